@@ -1,0 +1,71 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { Database } from './platform/db/database.js';
+import type { KeyValueStore } from './platform/kv/index.js';
+import { registerDocs } from './platform/http/docs.js';
+import { registerErrorHandling } from './platform/http/errors.js';
+import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
+import { registerValidation } from './platform/http/validation.js';
+import { systemRoutes } from './modules/system/routes.js';
+import type { WebSocketStats } from './modules/system/service.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    database: Database;
+    kv: KeyValueStore;
+    /** Replaced by the WebSocket module; health reports it. */
+    websocketStats: () => WebSocketStats;
+  }
+}
+
+/** What the app needs from outside; the caller opens and closes them (tests inject their own). */
+export interface AppDependencies {
+  database: Database;
+  kv: KeyValueStore;
+}
+
+export interface BuildOptions {
+  /** false silences logging; a stream receives the JSON log lines (tests read them). */
+  logger?: false | { stream: NodeJS.WritableStream };
+  /** Registered after the modules, before the app is ready (tests add probe routes here). */
+  extraRoutes?: (app: FastifyInstance) => Promise<void>;
+}
+
+/**
+ * Wires the plugins and modules together in a fixed order: platform
+ * (validation, errors, logging, docs), then the feature modules.
+ */
+export async function buildApp(config: Config, deps: AppDependencies, options: BuildOptions = {}) {
+  const app = Fastify({
+    logger: options.logger === false ? false : loggerOptions(config.logLevel, options.logger?.stream),
+    // Fastify's two lines per request are replaced by one line of our own (registerRequestLogging).
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    genReqId: (request) => requestIdFor(request.headers['x-request-id']),
+    bodyLimit: config.bodyLimitBytes,
+    // Fastify accepts a hop count here although its typings only list the other forms.
+    trustProxy: config.trustProxy as boolean | string,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorate('config', config);
+  app.decorate('database', deps.database);
+  app.decorate('kv', deps.kv);
+  app.decorate('websocketStats', (): WebSocketStats => ({ status: 'disabled', connections: 0, subscriptions: 0 }));
+
+  // The API speaks JSON only; anything else is answered 415 instead of reaching a handler as text.
+  app.removeContentTypeParser('text/plain');
+  registerValidation(app);
+  registerErrorHandling(app);
+  registerRequestLogging(app);
+  await registerDocs(app, config);
+
+  await app.register(systemRoutes);
+  if (options.extraRoutes) await app.register(options.extraRoutes);
+
+  await app.ready();
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      redisUrl: undefined,
+      publicUrl: undefined,
+      mailFrom: 'Waygate <no-reply@localhost>',
+      bootstrapAdmin: undefined,
+      idAppAssertionTtlSecs: 30,
+      internalToken: '',
+      openapiEnabled: true,
+      swaggerUiEnabled: true,
+      rateLimit: { enabled: true, windowSecs: 60, anonymous: 120, user: 600, apiKey: 1200, gpsWrite: 30 },
+      registrationEnabled: true,
+      supportedLocales: ['en', 'de'],
+      logLevel: 'info',
+    });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('reads values and normalises URLs', () => {
+    const config = loadConfig({
+      PORT: '0',
+      PUBLIC_URL: 'https://gps.example.org/',
+      OPENAPI_ENABLED: 'false',
+      SUPPORTED_LOCALES: 'en, fr ,de',
+      BOOTSTRAP_ADMIN_EMAIL: 'a@example.org',
+      BOOTSTRAP_ADMIN_USERNAME: 'admin',
+      BOOTSTRAP_ADMIN_PASSWORD: 'long-password',
+    });
+    expect(config.port).toBe(0);
+    expect(config.publicUrl).toBe('https://gps.example.org');
+    expect(config.openapiEnabled).toBe(false);
+    expect(config.supportedLocales).toEqual(['en', 'fr', 'de']);
+    expect(config.bootstrapAdmin).toEqual({ email: 'a@example.org', username: 'admin', password: 'long-password' });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'PORT must be an integer from 0 to 65535, got "eighty"'],
+    [{ PORT: '70000' }, 'PORT must be an integer from 0 to 65535, got "70000"'],
+    [{ RATE_LIMIT_USER: '0' }, /^RATE_LIMIT_USER must be an integer/],
+    [{ OPENAPI_ENABLED: 'maybe' }, 'OPENAPI_ENABLED must be true or false, got "maybe"'],
+    [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL must use postgres: or postgresql:, got mysql:'],
+    [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL (redis: or rediss://...)'],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+  ])('stops on %j with a message naming the variable', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('never echoes a database URL, which may hold a password', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://user:hunter2@db/x' })).toThrow(/^(?!.*hunter2)/);
+  });
+});

@@ -1,0 +1,180 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/**
+ * Every setting comes from the environment (plus `.env`). A bad value stops the
+ * start with one line naming the variable. The README's configuration table
+ * lists the same names and defaults.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  publicUrl: string | undefined;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  bootstrapAdmin: { email: string; username: string; password: string } | undefined;
+  systemApiKey: string | undefined;
+  internalAppSecrets: { id?: string; backend?: string; policies?: string };
+  idAppAssertionTtlSecs: number;
+  internalToken: string;
+  openapiEnabled: boolean;
+  swaggerUiEnabled: boolean;
+  rateLimit: {
+    enabled: boolean;
+    windowSecs: number;
+    anonymous: number;
+    user: number;
+    apiKey: number;
+    gpsWrite: number;
+  };
+  registrationEnabled: boolean;
+  supportedLocales: string[];
+  botProtection: { secret: string | undefined; verifyUrl: string };
+  waterLevelApiUrl: string | undefined;
+  geoipDb: string | undefined;
+  secretKey: string | undefined;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  bodyLimitBytes: number;
+  shutdownTimeoutSecs: number;
+  trustProxy: boolean | number | string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env = process.env): Config {
+  const read = new EnvReader(env);
+  const adminParts = ['BOOTSTRAP_ADMIN_EMAIL', 'BOOTSTRAP_ADMIN_USERNAME', 'BOOTSTRAP_ADMIN_PASSWORD'] as const;
+  const [adminEmail, adminUsername, adminPassword] = adminParts.map((name) => read.optional(name));
+  return {
+    port: read.integer('PORT', 8080, 0, 65535),
+    host: read.string('HOST', '0.0.0.0'),
+    dataDir: resolve(read.string('DATA_DIR', './data')),
+    databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
+    redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
+    publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    smtpUrl: read.url('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: read.string('MAIL_FROM', 'Waygate <no-reply@localhost>'),
+    bootstrapAdmin:
+      adminEmail && adminUsername && adminPassword
+        ? { email: adminEmail, username: adminUsername, password: adminPassword }
+        : undefined,
+    systemApiKey: read.optional('SYSTEM_API_KEY'),
+    internalAppSecrets: {
+      id: read.optional('INTERNAL_APP_ID_SECRET'),
+      backend: read.optional('INTERNAL_APP_BACKEND_SECRET'),
+      policies: read.optional('INTERNAL_APP_POLICIES_SECRET'),
+    },
+    idAppAssertionTtlSecs: read.integer('ID_APP_ASSERTION_TTL_SECS', 30, 1, 3600),
+    internalToken: read.string('INTERNAL_TOKEN', ''),
+    openapiEnabled: read.boolean('OPENAPI_ENABLED', true),
+    swaggerUiEnabled: read.boolean('SWAGGER_UI_ENABLED', true),
+    rateLimit: {
+      enabled: read.boolean('RATE_LIMIT_ENABLED', true),
+      windowSecs: read.integer('RATE_LIMIT_WINDOW_SECS', 60, 1, 86_400),
+      anonymous: read.integer('RATE_LIMIT_ANONYMOUS', 120, 1),
+      user: read.integer('RATE_LIMIT_USER', 600, 1),
+      apiKey: read.integer('RATE_LIMIT_API_KEY', 1200, 1),
+      gpsWrite: read.integer('RATE_LIMIT_GPS_WRITE', 30, 1),
+    },
+    registrationEnabled: read.boolean('REGISTRATION_ENABLED', true),
+    supportedLocales: read.list('SUPPORTED_LOCALES', ['en', 'de']),
+    botProtection: {
+      secret: read.optional('BOT_PROTECTION_SECRET'),
+      verifyUrl:
+        read.url('BOT_PROTECTION_VERIFY_URL', ['http:', 'https:']) ??
+        'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    },
+    waterLevelApiUrl: read.url('WATER_LEVEL_API_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    geoipDb: read.optional('GEOIP_DB'),
+    secretKey: read.optional('SECRET_KEY'),
+    logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
+    bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
+    shutdownTimeoutSecs: read.integer('SHUTDOWN_TIMEOUT_SECS', 10, 1, 600),
+    trustProxy: read.trustProxy('TRUST_PROXY'),
+  };
+}
+
+/** Reads `.env` from the working directory without overriding variables already set. */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+class EnvReader {
+  constructor(private readonly env: Env) {}
+
+  optional(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value ? value : undefined;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.env[name] ?? fallback;
+  }
+
+  integer(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw) || value < min || value > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return value;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const raw = this.optional(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+    if (['false', '0', 'no', 'off'].includes(raw)) return false;
+    throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const raw = this.optional(name);
+    if (raw === undefined) return undefined;
+    let url: URL;
+    try {
+      url = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name} must be a URL (${protocols.join(' or ')}//...)`);
+    }
+    if (!protocols.includes(url.protocol)) {
+      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${url.protocol}`);
+    }
+    return raw;
+  }
+
+  list(name: string, fallback: string[]): string[] {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+    if (items.length === 0) throw new ConfigError(`${name} must list at least one value`);
+    return items;
+  }
+
+  /** false (default), true, a hop count, or a comma-separated list of proxy addresses/CIDRs. */
+  trustProxy(name: string): boolean | number | string {
+    const raw = this.optional(name);
+    if (raw === undefined || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+    if (['true', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+    if (/^\d+$/.test(raw)) return Number(raw);
+    if (/^[0-9a-fA-F.:/, ]+$/.test(raw)) return raw;
+    throw new ConfigError(`${name} must be true, false, a hop count or a list of addresses, got "${raw}"`);
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+    return raw as T;
+  }
+}

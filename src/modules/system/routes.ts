@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import UAParser from 'ua-parser-js';
+import { requestUrl } from '../../platform/http/envelopes.js';
+import { VERSION } from '../../version.js';
+import { HealthResponse, InfoResponse } from './schemas.js';
+import { createHealthService, uptimeOf } from './service.js';
+
+export async function systemRoutes(app: FastifyInstance): Promise<void> {
+  const health = createHealthService({
+    database: app.database,
+    kv: app.kv,
+    websocket: () => app.websocketStats(),
+  });
+
+  const healthRoute = {
+    schema: {
+      tags: ['Health'],
+      summary: 'Service health',
+      description: 'Answers 503 when the database does not answer.',
+      response: { 200: HealthResponse, 503: HealthResponse },
+    },
+  };
+  const healthHandler = async (request: FastifyRequest, response: import('fastify').FastifyReply) => {
+    const { status, services } = await health.report();
+    return response.status(status === 'unhealthy' ? 503 : 200).send({
+      status,
+      version: VERSION,
+      timestamp: new Date().toISOString(),
+      uptime: uptimeOf(process.uptime()),
+      services,
+      _links: { self: requestUrl(request) },
+    });
+  };
+  app.get('/health', healthRoute, healthHandler);
+  app.get('/v1/health', healthRoute, healthHandler);
+
+  app.get(
+    '/v1',
+    { schema: { tags: ['Health'], summary: 'Service and client information', response: { 200: InfoResponse } } },
+    async (request) => {
+      const userAgent = request.headers['user-agent'] || null;
+      const parsed = new UAParser(userAgent ?? '').getResult();
+      return {
+        version: VERSION,
+        server: { uptime: uptimeOf(process.uptime()) },
+        client: {
+          ip: request.ip,
+          userAgent,
+          browser: nameAndVersion(parsed.browser),
+          os: nameAndVersion(parsed.os),
+        },
+        timestamp: new Date().toISOString(),
+        _links: { self: requestUrl(request) },
+      };
+    },
+  );
+}
+
+function nameAndVersion(part: { name?: string; version?: string }): string | null {
+  return part.name ? [part.name, part.version].filter(Boolean).join(' ') : null;
+}

@@ -1,0 +1,114 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/helpers.js';
+import { VERSION } from '../../version.js';
+
+const CHROME_ON_WINDOWS =
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+
+describe('health and info', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it.each(['/health', '/v1/health'])('GET %s reports every service', async (path) => {
+    const response = await t.app.inject({ method: 'GET', url: path, headers: { host: 'waygate.test' } });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toEqual({
+      status: 'healthy',
+      version: VERSION,
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      uptime: {
+        days: expect.any(Number),
+        hours: expect.any(Number),
+        minutes: expect.any(Number),
+        seconds: expect.any(Number),
+        total: expect.any(Number),
+      },
+      services: {
+        database: { status: 'up', responseTime: expect.any(Number) },
+        cache: { status: 'up', responseTime: expect.any(Number) },
+        websocket: { status: expect.any(String), connections: 0, subscriptions: 0 },
+      },
+      _links: { self: `http://waygate.test${path}` },
+    });
+    expect(Math.abs(Date.parse(body.timestamp) - Date.now())).toBeLessThan(5000);
+  });
+
+  it('GET /v1 describes the server and the client', async () => {
+    const response = await t.app.inject({
+      method: 'GET',
+      url: '/v1',
+      headers: { host: 'waygate.test', 'user-agent': CHROME_ON_WINDOWS },
+    });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      version: VERSION,
+      server: { uptime: expect.objectContaining({ total: expect.any(Number) }) },
+      client: { ip: '127.0.0.1', userAgent: CHROME_ON_WINDOWS, browser: 'Chrome 120.0.0.0', os: 'Windows 10' },
+      timestamp: expect.any(String),
+      _links: { self: 'http://waygate.test/v1' },
+    });
+  });
+
+  it('GET /v1 without a user agent reports nulls', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1', headers: { 'user-agent': '' } });
+    expect(response.json().client).toEqual({ ip: '127.0.0.1', userAgent: null, browser: null, os: null });
+  });
+
+  it('serves a valid OpenAPI 3.1 document listing every route', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1/openapi.json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document.openapi).toBe('3.1.0');
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(['/health', '/v1/health', '/v1']));
+    expect(document.paths['/v1/health'].get.responses).toHaveProperty('503');
+  });
+
+  it('serves Swagger UI', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1/swagger-ui/' });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/html');
+  });
+});
+
+describe('health when the database does not answer', () => {
+  it('says so and answers 503', async () => {
+    const t = await buildTestApp();
+    const ping = t.database.ping;
+    (t.database as { ping: () => Promise<void> }).ping = async () => {
+      throw new Error('connection refused');
+    };
+    try {
+      const response = await t.app.inject({ method: 'GET', url: '/health' });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({
+        status: 'unhealthy',
+        services: { database: { status: 'down' }, cache: { status: 'up' } },
+      });
+    } finally {
+      (t.database as { ping: () => Promise<void> }).ping = ping;
+      await t.close();
+    }
+  });
+});
+
+describe('documentation surfaces switched off', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { openapiEnabled: false, swaggerUiEnabled: false } });
+  });
+  afterAll(() => t.close());
+
+  it.each(['/v1/openapi.json', '/v1/swagger-ui/', '/v1/swagger-ui/json'])('GET %s answers 404', async (url) => {
+    const response = await t.app.inject({ method: 'GET', url });
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'NotFound', message: expect.any(String) });
+  });
+});

@@ -1,0 +1,71 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { PGliteDialect } from './pglite-dialect.js';
+import type { Schema } from './schema.js';
+
+export type DatabaseTarget =
+  | { kind: 'embedded'; dataDir?: string; loadDataDir?: Blob }
+  | { kind: 'postgres'; url: string; poolSize?: number };
+
+export interface Database {
+  readonly kind: DatabaseTarget['kind'];
+  readonly db: Kysely<Schema>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+  /** Embedded only: a tarball of the data directory (a consistent copy, e.g. for backups or test templates). */
+  dump?(): Promise<Blob>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+// Counts (int8) and numeric columns come back as JavaScript numbers on both back
+// ends; the values we store in them stay far below 2^53.
+const numericParsers = { [INT8_OID]: Number, [NUMERIC_OID]: Number };
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  return target.kind === 'embedded' ? openEmbedded(target) : openPostgres(target);
+}
+
+async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }>): Promise<Database> {
+  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+  const pglite = await PGlite.create(target.dataDir, {
+    parsers: numericParsers,
+    ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
+  });
+  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+  return {
+    kind: 'embedded',
+    db,
+    ping: () => selectOne(db),
+    dump: () => pglite.dumpDataDir('none'),
+    close: async () => {
+      await db.destroy();
+      await pglite.close();
+    },
+  };
+}
+
+async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: target.url,
+    max: target.poolSize ?? 10,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid in numericParsers
+          ? numericParsers[oid as keyof typeof numericParsers]
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server emits 'error'; without a listener the process would crash.
+  pool.on('error', () => {});
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  await selectOne(db);
+  return { kind: 'postgres', db, ping: () => selectOne(db), close: () => db.destroy() };
+}
+
+async function selectOne(db: Kysely<Schema>): Promise<void> {
+  await sql`select 1`.execute(db);
+}

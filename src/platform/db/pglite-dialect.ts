@@ -1,0 +1,99 @@
+import type { PGlite } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+} from 'kysely';
+
+/**
+ * Kysely dialect for embedded PGlite. Written here because the published
+ * `kysely-pglite-dialect` does not support PGlite 0.5. PGlite is one database
+ * session, so connections are handed out one at a time: a transaction holds the
+ * session until it ends, and other queries wait for it.
+ */
+export class PGliteDialect implements Dialect {
+  constructor(private readonly pglite: PGlite) {}
+
+  createAdapter(): DialectAdapter {
+    return new PostgresAdapter();
+  }
+  createDriver(): Driver {
+    return new PGliteDriver(this.pglite);
+  }
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new PostgresIntrospector(db);
+  }
+  createQueryCompiler(): QueryCompiler {
+    return new PostgresQueryCompiler();
+  }
+}
+
+class PGliteDriver implements Driver {
+  readonly #connection: PGliteConnection;
+  #queue: Promise<void> = Promise.resolve();
+
+  constructor(pglite: PGlite) {
+    this.#connection = new PGliteConnection(pglite);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    let release!: () => void;
+    const previous = this.#queue;
+    this.#queue = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    this.#connection.release = release;
+    return this.#connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin'));
+  }
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    (connection as PGliteConnection).release();
+  }
+
+  // The PGlite instance is owned (and closed) by whoever created it.
+  async destroy(): Promise<void> {}
+}
+
+class PGliteConnection implements DatabaseConnection {
+  release: () => void = () => {};
+
+  constructor(private readonly pglite: PGlite) {}
+
+  // Like node-postgres, a query without parameters goes over the simple query
+  // protocol, so a migration script with several statements runs the same on both.
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (query.parameters.length === 0) {
+      const results = await this.pglite.exec(query.sql);
+      return { rows: (results.at(-1)?.rows ?? []) as R[] };
+    }
+    const result = await this.pglite.query<R>(query.sql, [...query.parameters]);
+    return result.affectedRows === undefined
+      ? { rows: result.rows }
+      : { rows: result.rows, numAffectedRows: BigInt(result.affectedRows) };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('Streaming queries are not supported on the embedded database');
+  }
+}

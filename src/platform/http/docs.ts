@@ -1,0 +1,37 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.js';
+import { VERSION } from '../../version.js';
+import { ErrorBody } from './envelopes.js';
+
+/**
+ * OpenAPI 3.1 generated from the route schemas. Must be registered before the
+ * routes so it sees every one of them. Each surface answers 404 when its flag
+ * is false (the routes are then never registered).
+ */
+export async function registerDocs(app: FastifyInstance, config: Config): Promise<void> {
+  app.addSchema(ErrorBody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Waygate API',
+        version: VERSION,
+        description: 'GPS tracking together with identity and access. Errors are `{ error, message }`.',
+      },
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'API key, session token (ses_…) or OAuth access token' },
+        },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  if (config.openapiEnabled) {
+    app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  }
+  if (config.swaggerUiEnabled) {
+    await app.register(swaggerUi, { routePrefix: '/v1/swagger-ui', uiConfig: { docExpansion: 'list' } });
+  }
+}

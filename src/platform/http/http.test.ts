@@ -1,0 +1,202 @@
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/helpers.js';
+import { conflict } from './errors.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from './envelopes.js';
+
+const Item = Type.Object({ id: Type.Integer(), item_name: Type.String() });
+const ITEMS = Array.from({ length: 25 }, (_, i) => ({ id: i + 1, item_name: `item ${i + 1}`, secret_column: 'hidden' }));
+
+/** Probe routes that exercise the shared conventions the way feature routes will. */
+async function probeRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/v1/probe/items', { schema: { querystring: PageQuery(10), response: { 200: PageEnvelope(Item) } } }, async (request) => {
+    const page = request.query as { page: number; limit: number };
+    const offset = offsetOf(page);
+    return paginated(request, ITEMS.slice(offset, offset + page.limit), ITEMS.length, page);
+  });
+  app.post(
+    '/v1/probe/items',
+    {
+      schema: {
+        body: Type.Object({ item_name: Type.String({ minLength: 1 }), count: Type.Integer({ maximum: 5 }) }),
+        response: { 201: SingleEnvelope(Item), ...errorResponses(400) },
+      },
+    },
+    async (request, response) => response.status(201).send(single(request, ITEMS[0])),
+  );
+  app.get('/v1/probe/boom', async () => {
+    throw new Error('connection string postgres://admin:hunter2@db/internal');
+  });
+  app.get('/v1/probe/conflict', async () => {
+    throw conflict('Username is already taken');
+  });
+  app.get('/v1/probe/duplicate', async () => {
+    const row = { key: 'dup', value: JSON.stringify(1) };
+    await app.database.db.insertInto('settings').values(row).execute();
+    await app.database.db.insertInto('settings').values(row).execute();
+  });
+}
+
+describe('HTTP conventions', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ extraRoutes: probeRoutes, config: { bodyLimitBytes: 2048 }, captureLogs: true });
+  });
+  afterAll(() => t.close());
+
+  const get = (url: string, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'GET', url, headers: { host: 'api.test', ...headers } });
+
+  it('answers unknown routes with 404 NotFound', async () => {
+    const response = await get('/v1/nothing-here?x=1');
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No route for GET /v1/nothing-here' });
+  });
+
+  it('wraps a page with pagination and absolute links that keep other query parameters', async () => {
+    const response = await get('/v1/probe/items?page=2&limit=10&sort=name');
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.data).toHaveLength(10);
+    expect(body.data[0]).toEqual({ id: 11, item_name: 'item 11' }); // no column the schema does not name
+    expect(body.pagination).toEqual({ page: 2, limit: 10, total: 25, total_pages: 3 });
+    expect(body._links).toEqual({
+      self: 'http://api.test/v1/probe/items?page=2&limit=10&sort=name',
+      first: 'http://api.test/v1/probe/items?page=1&limit=10&sort=name',
+      prev: 'http://api.test/v1/probe/items?page=1&limit=10&sort=name',
+      next: 'http://api.test/v1/probe/items?page=3&limit=10&sort=name',
+      last: 'http://api.test/v1/probe/items?page=3&limit=10&sort=name',
+    });
+  });
+
+  it('uses the endpoint default limit and omits prev on the first page and next on the last', async () => {
+    const first = (await get('/v1/probe/items')).json();
+    expect(first.pagination).toEqual({ page: 1, limit: 10, total: 25, total_pages: 3 });
+    expect(first._links).not.toHaveProperty('prev');
+    expect(first._links.next).toBe('http://api.test/v1/probe/items?page=2&limit=10');
+    const last = (await get('/v1/probe/items?page=3')).json();
+    expect(last.data).toHaveLength(5);
+    expect(last._links).not.toHaveProperty('next');
+  });
+
+  it.each([
+    ['limit=101', "Query parameter 'limit' must be <= 100"],
+    ['limit=0', "Query parameter 'limit' must be >= 1"],
+    ['page=0', "Query parameter 'page' must be >= 1"],
+    ['page=abc', "Query parameter 'page' must be integer"],
+  ])('rejects %s with 400 naming the parameter', async (query, message) => {
+    const response = await get(`/v1/probe/items?${query}`);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('wraps one resource as { data, _links: { self } }', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/probe/items',
+      headers: { host: 'api.test' },
+      payload: { item_name: 'x', count: 1 },
+    });
+    expect(response.statusCode).toBe(201);
+    expect(response.json()).toEqual({ data: { id: 1, item_name: 'item 1' }, _links: { self: 'http://api.test/v1/probe/items' } });
+  });
+
+  it.each([
+    [{ count: 1 }, "Body field 'item_name' is required"],
+    [{ item_name: 'x', count: 9 }, "Body field 'count' must be <= 5"],
+    [{ item_name: 'x', count: '3' }, "Body field 'count' must be integer"],
+    [{ item_name: '', count: 1 }, "Body field 'item_name' must NOT have fewer than 1 characters"],
+  ])('rejects the body %j with 400 naming the field', async (payload, message) => {
+    const response = await t.app.inject({ method: 'POST', url: '/v1/probe/items', payload });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('rejects malformed JSON with 400', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/probe/items',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"item_name": "x",',
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: expect.stringMatching(/^Malformed JSON body/) });
+  });
+
+  it('rejects an oversized body with 413', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/probe/items',
+      payload: { item_name: 'x'.repeat(4096), count: 1 },
+    });
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toEqual({ error: 'PayloadTooLarge', message: 'Request body is too large' });
+  });
+
+  it('rejects a body that is not JSON with 415', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/probe/items',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json().error).toBe('UnsupportedMediaType');
+  });
+
+  it('passes an AppError through as { error, message }', async () => {
+    const response = await get('/v1/probe/conflict');
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken' });
+  });
+
+  it('turns a unique violation from the database into 409 and writes nothing twice', async () => {
+    const response = await get('/v1/probe/duplicate');
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'A resource with the same unique value already exists' });
+    const rows = await t.database.db.selectFrom('settings').select('key').where('key', '=', 'dup').execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('answers unexpected faults with 500 and leaks no internals', async () => {
+    const response = await get('/v1/probe/boom');
+    expect(response.statusCode).toBe(500);
+    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'An unexpected error occurred' });
+    expect(response.body).not.toContain('hunter2');
+  });
+
+  it('logs one JSON line per request with method, path, status, latency and request id, and no credentials', async () => {
+    await get('/v1/probe/items?page=1&token=query-secret', {
+      authorization: 'Bearer ses_super_secret_token',
+      'x-request-id': 'trace-abc-123',
+    });
+    const lines = t.logs().filter((line) => line.request_id === 'trace-abc-123');
+    expect(lines).toEqual([
+      expect.objectContaining({ msg: 'request completed', method: 'GET', path: '/v1/probe/items', status: 200, latency_ms: expect.any(Number) }),
+    ]);
+    const everything = JSON.stringify(t.logs());
+    expect(everything).not.toContain('ses_super_secret_token');
+    expect(everything).not.toContain('query-secret');
+  });
+
+  it('returns the request id to the client', async () => {
+    const response = await get('/v1/probe/items', { 'x-request-id': 'trace-xyz' });
+    expect(response.headers['x-request-id']).toBe('trace-xyz');
+    const generated = await get('/v1/probe/items', { 'x-request-id': 'not a valid id!' });
+    expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('links with PUBLIC_URL', () => {
+  it('builds absolute links from PUBLIC_URL, including a path prefix', async () => {
+    const t = await buildTestApp({ extraRoutes: probeRoutes, config: { publicUrl: 'https://gps.example.org/api' } });
+    try {
+      const body = (await t.app.inject({ method: 'GET', url: '/v1/probe/items?page=3' })).json();
+      expect(body._links.self).toBe('https://gps.example.org/api/v1/probe/items?page=3&limit=10');
+      expect(body._links.prev).toBe('https://gps.example.org/api/v1/probe/items?page=2&limit=10');
+    } finally {
+      await t.close();
+    }
+  });
+});

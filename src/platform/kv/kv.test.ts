@@ -1,0 +1,100 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openTestKeyValueStore, usesRedis } from '../../../test/helpers.js';
+import type { KeyValueStore } from './index.js';
+
+// The same suite runs against the in-process store (embedded project) and Redis (postgres+redis project).
+describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
+  let kv: KeyValueStore;
+  beforeAll(async () => {
+    kv = await openTestKeyValueStore();
+  });
+  afterAll(() => kv.close());
+
+  it('is the implementation this run is meant to test', () => {
+    expect(kv.kind).toBe(usesRedis ? 'redis' : 'memory');
+  });
+
+  it('stores, reads and deletes values', async () => {
+    expect(await kv.get('greeting')).toBeNull();
+    await kv.set('greeting', 'hello');
+    expect(await kv.get('greeting')).toBe('hello');
+    await kv.set('greeting', 'again');
+    expect(await kv.get('greeting')).toBe('again');
+    await kv.delete('greeting');
+    expect(await kv.get('greeting')).toBeNull();
+  });
+
+  it('expires values after their TTL', async () => {
+    await kv.set('short', 'lived', 0.2);
+    await kv.set('long', 'lived', 60);
+    expect(await kv.get('short')).toBe('lived');
+    await sleep(300);
+    expect(await kv.get('short')).toBeNull();
+    expect(await kv.get('long')).toBe('lived');
+  });
+
+  it('sets a value only when absent, exactly once under concurrency', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => kv.setIfAbsent('nonce', `claim-${i}`, 60)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    const winner = results.indexOf(true);
+    expect(await kv.get('nonce')).toBe(`claim-${winner}`);
+  });
+
+  it('lets a single-use key be claimed again once its TTL has passed', async () => {
+    expect(await kv.setIfAbsent('ticket', 'a', 0.2)).toBe(true);
+    expect(await kv.setIfAbsent('ticket', 'b', 0.2)).toBe(false);
+    await sleep(300);
+    expect(await kv.setIfAbsent('ticket', 'c', 0.2)).toBe(true);
+  });
+
+  it('counts hits atomically in a fixed window and reports the window end', async () => {
+    const now = futureWindowStart() + 30_000; // 30 s into a 60 s window
+    const counts = await Promise.all(Array.from({ length: 25 }, () => kv.hitWindow('rl:client', 60, now)));
+    expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+    expect(new Set(counts.map((c) => c.resetAt))).toEqual(new Set([(now + 30_000) / 1000]));
+  });
+
+  it('starts a new count in the next window and keeps keys apart', async () => {
+    const start = futureWindowStart();
+    await kv.hitWindow('rl:a', 60, start);
+    expect((await kv.hitWindow('rl:a', 60, start + 59_000)).count).toBe(2);
+    expect((await kv.hitWindow('rl:b', 60, start + 59_000)).count).toBe(1);
+    const next = await kv.hitWindow('rl:a', 60, start + 60_000);
+    expect(next).toEqual({ count: 1, resetAt: start / 1000 + 120 });
+  });
+
+  it('delivers published messages to every subscriber until they unsubscribe', async () => {
+    const first: string[] = [];
+    const second: string[] = [];
+    const stopFirst = await kv.subscribe('events', (m) => first.push(m));
+    const stopSecond = await kv.subscribe('events', (m) => second.push(m));
+    await kv.publish('events', 'one');
+    await kv.publish('other-channel', 'ignored');
+    await waitFor(() => first.length === 1 && second.length === 1);
+    await stopFirst();
+    await kv.publish('events', 'two');
+    await waitFor(() => second.length === 2);
+    await sleep(50);
+    expect(first).toEqual(['one']);
+    expect(second).toEqual(['one', 'two']);
+    await stopSecond();
+  });
+
+  it('answers ping', async () => {
+    await expect(kv.ping()).resolves.toBeUndefined();
+  });
+});
+
+// Counters expire at their window's end in real time, so tests use windows that have not ended yet.
+function futureWindowStart(): number {
+  return (Math.floor(Date.now() / 60_000) + 2) * 60_000;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 2000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(10);
+  }
+}

@@ -1,0 +1,81 @@
+import { EventEmitter } from 'node:events';
+import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+
+interface Entry {
+  value: string;
+  expiresAt: number; // epoch ms; Infinity when it never expires
+}
+
+const SWEEP_INTERVAL_MS = 30_000;
+
+/** Single-process store: the default when no REDIS_URL is configured. */
+export class MemoryStore implements KeyValueStore {
+  readonly kind = 'memory';
+  readonly #entries = new Map<string, Entry>();
+  readonly #bus = new EventEmitter().setMaxListeners(0);
+  readonly #sweeper = setInterval(() => this.#sweep(), SWEEP_INTERVAL_MS).unref();
+
+  async get(key: string): Promise<string | null> {
+    return this.#live(key)?.value ?? null;
+  }
+
+  async set(key: string, value: string, ttlSecs?: number): Promise<void> {
+    this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
+  }
+
+  async delete(key: string): Promise<void> {
+    this.#entries.delete(key);
+  }
+
+  async setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
+    if (this.#live(key)) return false;
+    this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
+    return true;
+  }
+
+  async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
+    const { index, resetAt } = windowOf(windowSecs, now);
+    const windowKey = `${key}:${index}`;
+    const count = Number(this.#live(windowKey, now)?.value ?? 0) + 1;
+    this.#entries.set(windowKey, { value: String(count), expiresAt: resetAt * 1000 });
+    return { count, resetAt };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    // Delivered asynchronously, as Redis would.
+    queueMicrotask(() => this.#bus.emit(channel, message));
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    this.#bus.on(channel, onMessage);
+    return async () => {
+      this.#bus.off(channel, onMessage);
+    };
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#bus.removeAllListeners();
+    this.#entries.clear();
+  }
+
+  #live(key: string, now = Date.now()): Entry | undefined {
+    const entry = this.#entries.get(key);
+    if (entry && entry.expiresAt <= now) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
+  }
+}
+
+function expiry(ttlSecs: number | undefined): number {
+  return ttlSecs === undefined ? Infinity : Date.now() + ttlSecs * 1000;
+}

@@ -1,0 +1,102 @@
+import { Redis } from 'ioredis';
+import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+
+export interface RedisStoreOptions {
+  url: string;
+  /** Prepended to every key and channel, so several deployments (or test runs) can share one Redis. */
+  namespace?: string;
+}
+
+/**
+ * Redis-backed store shared by every node. Commands fail fast while Redis is
+ * down (no offline queue) so callers such as the rate limiter can fail open
+ * instead of hanging.
+ */
+export class RedisStore implements KeyValueStore {
+  readonly kind = 'redis';
+  readonly #client: Redis;
+  readonly #subscriber: Redis;
+  readonly #ns: string;
+  readonly #handlers = new Map<string, Set<(message: string) => void>>();
+
+  constructor(options: RedisStoreOptions) {
+    const connection = {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
+    };
+    this.#client = new Redis(options.url, connection);
+    // The subscriber queues its SUBSCRIBE commands until it is connected, and re-subscribes after a reconnect.
+    this.#subscriber = new Redis(options.url, { ...connection, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    this.#ns = options.namespace ?? '';
+    // ioredis reports connection failures as 'error' events; commands reject on their own.
+    this.#client.on('error', () => {});
+    this.#subscriber.on('error', () => {});
+    this.#subscriber.on('message', (channel: string, message: string) => {
+      for (const handler of this.#handlers.get(channel) ?? []) handler(message);
+    });
+  }
+
+  async connect(): Promise<void> {
+    await Promise.all([this.#client.connect(), this.#subscriber.connect()]);
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.#client.get(this.#ns + key);
+  }
+
+  async set(key: string, value: string, ttlSecs?: number): Promise<void> {
+    if (ttlSecs === undefined) await this.#client.set(this.#ns + key, value);
+    else await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.#client.del(this.#ns + key);
+  }
+
+  async setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
+    const result = await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX');
+    return result === 'OK';
+  }
+
+  async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
+    const { index, resetAt } = windowOf(windowSecs, now);
+    const windowKey = `${this.#ns}${key}:${index}`;
+    const results = await this.#client.multi().incr(windowKey).pexpireat(windowKey, resetAt * 1000).exec();
+    const [error, count] = results?.[0] ?? [new Error('Redis transaction was discarded')];
+    if (error) throw error;
+    return { count: Number(count), resetAt };
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.#client.publish(this.#ns + channel, message);
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    const name = this.#ns + channel;
+    let handlers = this.#handlers.get(name);
+    if (!handlers) {
+      handlers = new Set();
+      this.#handlers.set(name, handlers);
+      await this.#subscriber.subscribe(name);
+    }
+    handlers.add(onMessage);
+    return async () => {
+      handlers.delete(onMessage);
+      if (handlers.size === 0 && this.#handlers.get(name) === handlers) {
+        this.#handlers.delete(name);
+        await this.#subscriber.unsubscribe(name);
+      }
+    };
+  }
+
+  async ping(): Promise<void> {
+    await this.#client.ping();
+  }
+
+  async close(): Promise<void> {
+    this.#client.disconnect();
+    this.#subscriber.disconnect();
+  }
+}

@@ -1,0 +1,90 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend } from './helpers.js';
+
+const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
+
+function run(args: string[], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [MAIN, ...args], { env: { ...cleanEnv(), ...env }, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** The parent's environment without anything that would point the CLI at another database or store. */
+function cleanEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !/^(DATABASE_URL|REDIS_URL|PORT|DATA_DIR|TEST_)/.test(name)) env[name] = value;
+  }
+  return env;
+}
+
+// The CLI is the same on every back end; it runs once, on the embedded default.
+describe.runIf(backend === 'embedded')('waygate CLI', () => {
+  let dataDir: string;
+  beforeAll(() => {
+    if (!existsSync(MAIN)) throw new Error('dist/main.js is missing: npm test builds it first');
+    dataDir = mkdtempSync(join(tmpdir(), 'waygate-cli-'));
+  });
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('stops with one line naming a bad variable', () => {
+    const result = run(['serve'], { PORT: 'eighty' });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toBe('waygate: PORT must be an integer from 0 to 65535, got "eighty"\n');
+  });
+
+  it('refuses an unknown command', () => {
+    const result = run(['frobnicate']);
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim()).toBe('waygate: Unknown command "frobnicate". Run "waygate help" for the list.');
+  });
+
+  it('migrate applies the migrations once', () => {
+    const first = run(['migrate'], { DATA_DIR: dataDir });
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    expect(first.stdout).toMatch(/^Applied migrations: 0001/);
+    const second = run(['migrate'], { DATA_DIR: dataDir });
+    expect(second.stdout.trim()).toBe('Database is up to date');
+  });
+
+  it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    });
+    const lines: Record<string, unknown>[] = [];
+    let buffered = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const parts = buffered.split('\n');
+      buffered = parts.pop()!;
+      lines.push(...parts.filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>));
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+
+    const address = await waitFor(() => lines.find((line) => typeof line.address === 'string')?.address as string);
+    const health = await fetch(`${address}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { services: { database: { status: string } } }).services.database.status).toBe('up');
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(lines.map((line) => line.msg)).toEqual(
+      expect.arrayContaining(['shutting down: finishing in-flight requests', 'stopped']),
+    );
+    const requestLine = lines.find((line) => line.path === '/health');
+    expect(requestLine).toMatchObject({ method: 'GET', status: 200, request_id: expect.any(String) });
+  });
+});
+
+async function waitFor<T>(read: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

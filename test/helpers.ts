@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
+import pg from 'pg';
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { buildApp, type BuildOptions } from '../src/app.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { openDatabase, type Database } from '../src/platform/db/database.js';
+import { openKeyValueStore, type KeyValueStore } from '../src/platform/kv/index.js';
+import { withDatabaseName } from './database-url.js';
+
+/** 'embedded' (PGlite + in-process store) or 'external' (PostgreSQL and/or Redis from TEST_*_URL). */
+export const backend = process.env.WAYGATE_TEST_BACKEND === 'external' ? 'external' : 'embedded';
+export const usesPostgres = backend === 'external' && Boolean(process.env.TEST_DATABASE_URL);
+export const usesRedis = backend === 'external' && Boolean(process.env.TEST_REDIS_URL);
+
+/** A fresh, migrated database of this run's back end: a clone of the template made by global-setup. */
+export async function openTestDatabase(): Promise<Database> {
+  if (!usesPostgres) {
+    const template = readFileSync(inject('pgliteTemplate'));
+    return openDatabase({ kind: 'embedded', loadDataDir: new Blob([template]) });
+  }
+  const url = process.env.TEST_DATABASE_URL!;
+  const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+  await withAdminClient(url, (client) => client.query(`create database ${name} template ${inject('postgresTemplate')}`));
+  const database = await openDatabase({ kind: 'postgres', url: withDatabaseName(url, name), poolSize: 5 });
+  return {
+    ...database,
+    close: async () => {
+      await database.close();
+      await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+/** The run's key-value store; on Redis each call gets its own namespace so test files never share keys. */
+export function openTestKeyValueStore(): Promise<KeyValueStore> {
+  return usesRedis
+    ? openKeyValueStore({ kind: 'redis', url: process.env.TEST_REDIS_URL!, namespace: `test:${randomUUID()}:` })
+    : openKeyValueStore({ kind: 'memory' });
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  database: Database;
+  kv: KeyValueStore;
+  config: Config;
+  /** JSON log lines written so far (only when built with `captureLogs`). */
+  logs: () => Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+export interface TestAppOptions extends Pick<BuildOptions, 'extraRoutes'> {
+  config?: Partial<Config>;
+  captureLogs?: boolean;
+}
+
+/** Builds the real app on a fresh database and store of this run's back end. */
+export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const config = testConfig(options.config);
+  const [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
+  const lines: string[] = [];
+  let logger: BuildOptions['logger'] = false;
+  if (options.captureLogs) {
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
+    logger = { stream };
+    config.logLevel = 'info';
+  }
+  const app = await buildApp(config, { database, kv }, { logger, extraRoutes: options.extraRoutes });
+  return {
+    app,
+    database,
+    kv,
+    config,
+    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    close: async () => {
+      await app.close();
+      await Promise.all([kv.close(), database.close()]);
+    },
+  };
+}
+
+async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -12,6 +12,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  embeddedSharedBuffers: string;
   redisUrl: string | undefined;
   redisPrefix: string;
   publicUrl: string | undefined;
@@ -58,6 +59,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(read.string('DATA_DIR', './data')),
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
+    embeddedSharedBuffers: read.pattern('EMBEDDED_SHARED_BUFFERS', '32MB', /^\d+(kB|MB|GB)$/, 'a size such as 32MB'),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
@@ -169,6 +171,13 @@ class EnvReader {
     if (/^\d+$/.test(raw)) return Number(raw);
     if (/^[0-9a-fA-F.:/, ]+$/.test(raw)) return raw;
     throw new ConfigError(`${name} must be true, false, a hop count or a list of addresses, got "${raw}"`);
+  }
+
+  pattern(name: string, fallback: string, format: RegExp, expected: string): string {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    if (!format.test(raw)) throw new ConfigError(`${name} must be ${expected}, got "${raw}"`);
+    return raw;
   }
 
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
+import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
-import { openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
+import { embeddedDataDirExists } from './platform/db/database.js';
+import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
 
 const USAGE = `Usage: waygate <command>
 
@@ -24,6 +26,7 @@ const commands: Record<string, Command> = {
 };
 
 async function serve(config: Config): Promise<void> {
+  if (!config.databaseUrl && !embeddedDataDirExists(embeddedDataDir(config))) initialiseEmbeddedDatabase();
   const { database, applied } = await openMigratedDatabase(config);
   const kv = await openConfiguredKeyValueStore(config);
   const app = await buildApp(config, { database, kv });
@@ -54,6 +57,18 @@ async function serve(config: Config): Promise<void> {
 
   const address = await app.listen({ port: config.port, host: config.host });
   app.log.info({ address, database: database.kind, kv: kv.kind }, `Waygate listening on ${address}`);
+}
+
+/**
+ * Creating a PGlite data directory (initdb) peaks near 800 MB and leaves the
+ * process that did it about 150 MB larger for good, so a first start runs it in
+ * a short-lived `waygate migrate` child and the server only ever opens an
+ * existing directory.
+ */
+function initialiseEmbeddedDatabase(): void {
+  console.error('waygate: creating the embedded database (first start; takes a few seconds)');
+  const child = spawnSync(process.execPath, [process.argv[1]!, 'migrate'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (child.status !== 0) throw new Error('creating the embedded database failed');
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -4,11 +4,13 @@ import { openDatabase, type Database } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { openKeyValueStore, type KeyValueStore } from './platform/kv/index.js';
 
+export const embeddedDataDir = (config: Config) => join(config.dataDir, 'pgdata');
+
 /** Opens the configured database (embedded under DATA_DIR unless DATABASE_URL is set). */
 export function openConfiguredDatabase(config: Config): Promise<Database> {
   return config.databaseUrl
     ? openDatabase({ kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize })
-    : openDatabase({ kind: 'embedded', dataDir: join(config.dataDir, 'pgdata') });
+    : openDatabase({ kind: 'embedded', dataDir: embeddedDataDir(config), sharedBuffers: config.embeddedSharedBuffers });
 }
 
 export function openConfiguredKeyValueStore(config: Config): Promise<KeyValueStore> {

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -6,7 +7,7 @@ import { PGliteDialect } from './pglite-dialect.js';
 import type { Schema } from './schema.js';
 
 export type DatabaseTarget =
-  | { kind: 'embedded'; dataDir?: string; loadDataDir?: Blob }
+  | { kind: 'embedded'; dataDir?: string; loadDataDir?: Blob; sharedBuffers?: string }
   | { kind: 'postgres'; url: string; poolSize?: number };
 
 export interface Database {
@@ -25,6 +26,11 @@ const NUMERIC_OID = 1700;
 // ends; the values we store in them stay far below 2^53.
 const numericParsers = { [INT8_OID]: Number, [NUMERIC_OID]: Number };
 
+/** True when an embedded data directory has been initialised (PostgreSQL writes PG_VERSION at initdb). */
+export function embeddedDataDirExists(dataDir: string): boolean {
+  return existsSync(join(dataDir, 'PG_VERSION'));
+}
+
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return target.kind === 'embedded' ? openEmbedded(target) : openPostgres(target);
 }
@@ -33,6 +39,9 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
   const pglite = await PGlite.create(target.dataDir, {
     parsers: numericParsers,
+    // PostgreSQL's default 128MB of shared buffers costs ~140MB of resident memory in PGlite;
+    // an embedded single-node service does well with less.
+    postgresqlconf: [`shared_buffers=${target.sharedBuffers ?? '32MB'}`],
     ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
   });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });

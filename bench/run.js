@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Starts the built service and a bare Fastify server on loopback, runs each
+// scenario against both, and reports throughput and p99 as ratios to the
+// baseline measured in the same run, plus the service's idle and peak RSS.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { scenarios } from './scenarios.js';
+
+const ROOT = join(import.meta.dirname, '..');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const ONLY = process.env.BENCH_ONLY; // substring of a scenario name
+
+const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-'));
+const children = [];
+
+try {
+  const baseline = await start('baseline', [join(ROOT, 'bench', 'baseline.js')], {}, '/hello');
+  const service = await start(
+    'service',
+    [join(ROOT, 'dist', 'main.js'), 'serve'],
+    { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
+    '/v1/health',
+  );
+  await sleep(1000);
+  const idleRssMb = rssMb(service.child.pid, 'VmRSS');
+  console.log(`service idle RSS: ${idleRssMb} MB (database: embedded PGlite)\n`);
+
+  const results = [];
+  for (const scenario of scenarios.filter((s) => !ONLY || s.name.includes(ONLY))) {
+    const extra = scenario.prepare ? await scenario.prepare(service.url) : {};
+    await load(baseline.url, { method: 'GET', path: '/hello' }, 2); // warm-up
+    await load(service.url, { ...scenario.request, ...extra }, 2);
+    const base = await load(baseline.url, { method: 'GET', path: '/hello' }, DURATION);
+    const measured = await load(service.url, { ...scenario.request, ...extra }, DURATION);
+    const row = {
+      scenario: scenario.name,
+      req_per_sec: Math.round(measured.requests.average),
+      p99_ms: measured.latency.p99,
+      baseline_req_per_sec: Math.round(base.requests.average),
+      baseline_p99_ms: base.latency.p99,
+      throughput_ratio: round(measured.requests.average / base.requests.average),
+      p99_ratio: round(measured.latency.p99 / Math.max(base.latency.p99, 1)),
+      non_2xx: measured.non2xx,
+      errors: measured.errors,
+    };
+    results.push(row);
+    console.log(
+      `${row.scenario.padEnd(34)} ${String(row.req_per_sec).padStart(7)} req/s  p99 ${String(row.p99_ms).padStart(4)} ms` +
+        `  | baseline ${String(row.baseline_req_per_sec).padStart(7)} req/s  p99 ${String(row.baseline_p99_ms).padStart(4)} ms` +
+        `  | ratio ${row.throughput_ratio.toFixed(2)}  p99 x${row.p99_ratio.toFixed(2)}` +
+        (row.non_2xx || row.errors ? `  (non-2xx ${row.non_2xx}, errors ${row.errors})` : ''),
+    );
+  }
+  const peakRssMb = rssMb(service.child.pid, 'VmHWM');
+  console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
+  console.log(`(${DURATION} s per run, ${CONNECTIONS} connections, node ${process.version})`);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench', 'results', 'latest.json'),
+    JSON.stringify({ date: new Date().toISOString(), duration_secs: DURATION, connections: CONNECTIONS, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
+  );
+} finally {
+  for (const child of children) child.kill('SIGTERM');
+  await sleep(500);
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function start(name, args, env, readyPath) {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  children.push(child);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url + readyPath)).ok) return { child, url };
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  throw new Error(`${name} did not start`);
+}
+
+function load(url, request, duration) {
+  return autocannon({ url, connections: CONNECTIONS, duration, requests: [request] });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function rssMb(pid, field) {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
+  return Math.round(Number(line.split(/\s+/)[1]) / 1024);
+}
+
+function round(n) {
+  return Math.round(n * 100) / 100;
+}
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -7,14 +7,21 @@ import { registerDocs } from './platform/http/docs.js';
 import { registerErrorHandling } from './platform/http/errors.js';
 import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
+import { registerAuth } from './platform/auth/hooks.js';
+import { registerRateLimit } from './platform/rate-limit.js';
+import { accessRoutes } from './modules/access/routes.js';
+import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { authRoutes } from './modules/auth/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
+import { createServices, type Services } from './services.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     config: Config;
     database: Database;
     kv: KeyValueStore;
+    services: Services;
     /** Replaced by the WebSocket module; health reports it. */
     websocketStats: () => WebSocketStats;
   }
@@ -63,9 +70,35 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerRequestLogging(app);
   await registerDocs(app, config);
 
+  const services = createServices(deps.database.db, deps.kv, app.log);
+  app.decorate('services', services);
+  await services.credentials.start();
+  app.addHook('onClose', () => services.credentials.stop());
+  registerAuth(app, services.credentials, (caller) => {
+    if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
+  });
+  registerRateLimit(app, deps.kv, config);
+
   await app.register(systemRoutes);
+  await app.register(authRoutes, { auth: services.auth });
+  await app.register(accessRoutes, { access: services.access, users: services.users });
+  await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   if (options.extraRoutes) await app.register(options.extraRoutes);
+
+  await bootstrap(app, config, services);
 
   await app.ready();
   return app as unknown as FastifyInstance;
+}
+
+/** BOOTSTRAP_ADMIN_* and SYSTEM_API_KEY: make sure the first super admin and the system key exist. */
+async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, services: Services): Promise<void> {
+  if (config.bootstrapAdmin) {
+    const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin);
+    app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
+  }
+  if (config.systemApiKey) {
+    const outcome = await services.apiKeys.ensureSystemKey(config.systemApiKey);
+    app.log.info(outcome === 'created' ? 'created the system API key from SYSTEM_API_KEY' : 'system API key from SYSTEM_API_KEY exists');
+  }
 }

@@ -69,7 +69,7 @@ export function loadConfig(env: Env = process.env): Config {
       adminEmail && adminUsername && adminPassword
         ? { email: adminEmail, username: adminUsername, password: adminPassword }
         : undefined,
-    systemApiKey: read.optional('SYSTEM_API_KEY'),
+    systemApiKey: read.secret('SYSTEM_API_KEY', 32),
     internalAppSecrets: {
       id: read.optional('INTERNAL_APP_ID_SECRET'),
       backend: read.optional('INTERNAL_APP_BACKEND_SECRET'),
@@ -171,6 +171,13 @@ class EnvReader {
     if (/^\d+$/.test(raw)) return Number(raw);
     if (/^[0-9a-fA-F.:/, ]+$/.test(raw)) return raw;
     throw new ConfigError(`${name} must be true, false, a hop count or a list of addresses, got "${raw}"`);
+  }
+
+  /** A secret that must be long enough to resist guessing; the value is never echoed. */
+  secret(name: string, minLength: number): string | undefined {
+    const value = this.optional(name);
+    if (value !== undefined && value.length < minLength) throw new ConfigError(`${name} must be at least ${minLength} characters`);
+    return value;
   }
 
   pattern(name: string, fallback: string, format: RegExp, expected: string): string {

@@ -2,15 +2,21 @@
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
+import { AppError } from './platform/http/errors.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
+import type { Services } from './services.js';
 import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
 
 const USAGE = `Usage: waygate <command>
 
 Commands:
-  serve      apply pending migrations, then serve HTTP (what npm start runs)
-  migrate    apply pending migrations and exit
+  serve                      apply pending migrations, then serve HTTP (what npm start runs)
+  migrate                    apply pending migrations and exit
+  admin create --email E --username U --password P
+                             create a super admin (or make the user with that email one); prints the user id
+  system-key create [--name N]
+                             create a system API key and print its value once
 
 Configuration is read from the environment and ./.env; see the README.`;
 
@@ -18,12 +24,48 @@ type Command = (config: Config, args: string[]) => Promise<void>;
 
 const commands: Record<string, Command> = {
   serve,
+  admin: async (config, args) => {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { email: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' } },
+    });
+    if (positionals[0] !== 'create') throw new UsageError('Usage: waygate admin create --email E --username U --password P');
+    const { email, username, password } = values;
+    if (!email || !username || !password) throw new UsageError('admin create needs --email, --username and --password');
+    const userId = await withServices(config, async (services) => (await services.auth.ensureSuperAdmin({ email, username, password })).userId);
+    console.log(userId);
+  },
+  'system-key': async (config, args) => {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: 'string' } } });
+    if (positionals[0] !== 'create') throw new UsageError('Usage: waygate system-key create [--name N]');
+    const { key } = await withServices(config, (services) => services.apiKeys.createSystemKey(values.name ?? 'System key'));
+    console.log(key);
+  },
   migrate: async (config) => {
     const { database, applied } = await openMigratedDatabase(config);
     await database.close();
     console.log(applied.length ? `Applied migrations: ${applied.join(', ')}` : 'Database is up to date');
   },
 };
+
+/** Runs a CLI task against the configured (migrated) database with the app's services. */
+async function withServices<T>(config: Config, task: (services: Services) => Promise<T>): Promise<T> {
+  if (!config.databaseUrl && !embeddedDataDirExists(embeddedDataDir(config))) initialiseEmbeddedDatabase();
+  const { database } = await openMigratedDatabase(config);
+  const kv = await openConfiguredKeyValueStore(config);
+  try {
+    const app = await buildApp(config, { database, kv }, { logger: false });
+    try {
+      return await task(app.services);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await kv.close();
+    await database.close();
+  }
+}
 
 async function serve(config: Config): Promise<void> {
   if (!config.databaseUrl && !embeddedDataDirExists(embeddedDataDir(config))) initialiseEmbeddedDatabase();
@@ -72,9 +114,8 @@ function initialiseEmbeddedDatabase(): void {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
-  const [name = 'serve', ...rest] = positionals;
-  if (name === 'help' || argv.includes('--help') || argv.includes('-h')) {
+  const [name = 'serve', ...rest] = argv;
+  if (name === 'help' || name === '--help' || name === '-h') {
     console.log(USAGE);
     return;
   }
@@ -87,7 +128,11 @@ async function main(argv: string[]): Promise<void> {
 class UsageError extends Error {}
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  const known = error instanceof ConfigError || error instanceof UsageError;
+  const known =
+    error instanceof ConfigError ||
+    error instanceof UsageError ||
+    error instanceof AppError ||
+    (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   const message = error instanceof Error ? error.message : String(error);
   console.error(`waygate: ${known ? message : `failed: ${message}`}`);
   process.exit(known ? 2 : 1);

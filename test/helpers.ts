@@ -41,8 +41,63 @@ export function openTestKeyValueStore(): Promise<KeyValueStore> {
     : openKeyValueStore({ kind: 'memory' });
 }
 
+export const TEST_ADMIN = { email: 'admin@waygate.test', username: 'admin', password: 'admin-password-1' };
+export const TEST_SYSTEM_KEY = 'wg_test_system_key_0123456789abcdefghijklmnop';
+
+/** Test configuration: a bootstrap super admin and a system key exist in every test app. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ LOG_LEVEL: 'silent' }), ...overrides };
+  return {
+    ...loadConfig({ LOG_LEVEL: 'silent' }),
+    bootstrapAdmin: TEST_ADMIN,
+    systemApiKey: TEST_SYSTEM_KEY,
+    ...overrides,
+  };
+}
+
+export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+/** Signs in over HTTP and returns the session token. */
+export async function login(app: FastifyInstance, identifier: string, password: string): Promise<string> {
+  const response = await app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.statusCode} ${response.body}`);
+  return response.json().session_token as string;
+}
+
+let userCounter = 0;
+
+/**
+ * A user with an email/password account and these roles, signed in. (Created
+ * through the users service until registration lands with the accounts area.)
+ */
+export async function createUser(app: FastifyInstance, roles: string[] = ['role_user']) {
+  const username = `user_${process.pid}_${++userCounter}`;
+  const password = 'correct-horse-battery';
+  const { users, access } = app.services;
+  const user = await app.database.db.transaction().execute(async (trx) => {
+    const created = await users.createEmailUser(trx, { username, email: `${username}@example.org`, password });
+    for (const role of roles) await access.grantRoleDirectly(created.id, role, trx);
+    return created;
+  });
+  return { id: user.id, username, password, token: await login(app, username, password) };
+}
+
+/** A custom role holding exactly these permissions (created directly, for test setup). */
+export async function createRoleWith(app: FastifyInstance, name: string, permissions: string[]): Promise<string> {
+  const role = await app.services.access.createRole({ name });
+  const catalogue = await app.services.access.repo.listPermissions();
+  for (const permission of permissions) {
+    const found = catalogue.find((p) => `${p.resource}:${p.action}` === permission);
+    if (!found) throw new Error(`no permission ${permission}`);
+    await app.services.access.repo.grantPermission(role.id, found.id);
+  }
+  return role.id;
+}
+
+/** Creates an API key over HTTP as `token`; returns the created body. */
+export async function createApiKey(app: FastifyInstance, token: string, body: Record<string, unknown>) {
+  const response = await app.inject({ method: 'POST', url: '/v1/api-keys', headers: bearer(token), payload: body });
+  if (response.statusCode !== 201) throw new Error(`key creation failed: ${response.statusCode} ${response.body}`);
+  return response.json() as { id: string; key: string; name: string; scopes: string[]; expires_at: string | null };
 }
 
 export interface TestApp {

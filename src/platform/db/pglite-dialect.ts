@@ -37,6 +37,11 @@ export class PGliteDialect implements Dialect {
   }
 }
 
+const ACQUIRE_TIMEOUT_MS = 30_000;
+// The usual cause: code inside a transaction that queries through `db` instead of `trx`,
+// which waits forever for the one connection its own transaction holds.
+const STUCK_MESSAGE = 'Timed out waiting for the embedded database connection (a query outside its transaction?)';
+
 class PGliteDriver implements Driver {
   readonly #connection: PGliteConnection;
   #queue: Promise<void> = Promise.resolve();
@@ -51,7 +56,19 @@ class PGliteDriver implements Driver {
     let release!: () => void;
     const previous = this.#queue;
     this.#queue = new Promise<void>((resolve) => (release = resolve));
-    await previous;
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(STUCK_MESSAGE)), ACQUIRE_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([previous, stuck]);
+    } catch (error) {
+      // Leave our place in the queue so later queries are not blocked behind us as well.
+      void previous.then(release);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
     this.#connection.release = release;
     return this.#connection;
   }

@@ -28,9 +28,127 @@ export interface SystemConfigTable {
   updated_at: UpdatedAt;
 }
 
+type Id = Generated<string>;
+
+export interface PlatformsTable {
+  id: Id;
+  name: string;
+  slug: string;
+  is_oauth: Generated<boolean>;
+  enabled: Generated<boolean>;
+  two_factor_supported: Generated<boolean>;
+  two_factor_required: Generated<boolean>;
+  registration_enabled: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface UsersTable {
+  id: Id;
+  username: string;
+  primary_platform_account_id: string | null;
+  privacy_mode: Generated<boolean>;
+  avatars_enabled: Generated<boolean>;
+  preferred_locale: string | null;
+  last_login_at: Date | null;
+  deleted_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PlatformAccountsTable {
+  id: Id;
+  user_id: string;
+  platform_id: string;
+  platform_user_id: string;
+  username: string | null;
+  email: string | null;
+  avatar_url: string | null;
+  password_hash: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface RolesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  is_system: Generated<boolean>;
+  is_super_admin: Generated<boolean>;
+  requires_two_factor: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PermissionsTable {
+  id: Id;
+  resource: string;
+  action: string;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ApiKeysTable {
+  id: Id;
+  key_hash: string;
+  key_prefix: string;
+  name: string;
+  description: string | null;
+  scopes: Generated<string[]>;
+  is_active: Generated<boolean>;
+  is_system: Generated<boolean>;
+  user_id: string | null;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface SessionsTable {
+  id: Id;
+  token_hash: string;
+  user_id: string;
+  provider: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  last_activity_at: Generated<Date>;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
+export interface AuditEventsTable {
+  id: Id;
+  user_id: string | null;
+  event_type: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  actor_id: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  description: string | null;
+  metadata: ColumnType<Record<string, unknown>, string | undefined, string>;
+  status: Generated<'success' | 'failure'>;
+  error_message: string | null;
+  source_service: Generated<string>;
+  is_reported: Generated<boolean>;
+  created_at: CreatedAt;
+}
+
 /** Every table of the one PostgreSQL schema, as Kysely sees it. Modules add theirs here. */
 export interface Schema {
   schema_migrations: SchemaMigrationsTable;
   settings: SettingsTable;
   system_config: SystemConfigTable;
+  platforms: PlatformsTable;
+  users: UsersTable;
+  platform_accounts: PlatformAccountsTable;
+  roles: RolesTable;
+  permissions: PermissionsTable;
+  role_permissions: { role_id: string; permission_id: string };
+  user_roles: { user_id: string; role_id: string; created_at: CreatedAt };
+  api_keys: ApiKeysTable;
+  api_key_roles: { api_key_id: string; role_id: string };
+  sessions: SessionsTable;
+  audit_events: AuditEventsTable;
 }

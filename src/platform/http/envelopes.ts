@@ -82,3 +82,6 @@ export function paginated<T>(request: FastifyRequest, data: T[], total: number, 
 
 /** SQL `offset` for a page. */
 export const offsetOf = ({ page, limit }: PageRequest) => (page - 1) * limit;
+
+/** `{ data: [...], _links: { self } }`: a whole (unpaginated) collection. */
+export const ListEnvelope = <T extends TSchema>(resource: T) => Type.Object({ data: Type.Array(resource), _links: SelfLinks });

@@ -1,0 +1,55 @@
+import { Type } from 'typebox';
+import { PERMISSION_PATTERN } from '../../platform/auth/caller.js';
+import { DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+
+export const RoleId = Type.String({ pattern: '^role_[a-z0-9_]{1,60}$', description: 'Role identifier, e.g. role_developer' });
+
+export const Role = Type.Object({
+  id: RoleId,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  is_system: Type.Boolean(),
+  requires_two_factor: Type.Boolean(),
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+
+export const RoleSummary = Type.Object({ id: RoleId, name: Type.String(), description: Nullable(Type.String()) });
+
+export const Permission = Type.Object({
+  id: Uuid,
+  resource: Type.String(),
+  action: Type.String(),
+  description: Nullable(Type.String()),
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+
+export const PermissionName = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action; * is a wildcard' });
+
+export const CreateRoleBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100 }),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+  requires_two_factor: Type.Optional(Type.Boolean()),
+});
+
+export const UpdateRoleBody = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+    requires_two_factor: Type.Optional(Type.Boolean()),
+  },
+  { minProperties: 1 },
+);
+
+export const CreatePermissionBody = Type.Object({
+  resource: Type.String({ pattern: '^([a-z][a-z0-9_]*|\\*)$', maxLength: 60 }),
+  action: Type.String({ pattern: '^([a-z][a-z0-9_.]*|\\*)$', maxLength: 60 }),
+  description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
+});
+
+export const RoleParams = Type.Object({ id: RoleId });
+export const RolePermissionParams = Type.Object({ id: RoleId, permission_id: Uuid });
+export const UserRoleParams = Type.Object({ id: Uuid, role_id: RoleId });
+export const RoleIdBody = Type.Object({ role_id: RoleId });
+export const PermissionIdBody = Type.Object({ permission_id: Uuid });

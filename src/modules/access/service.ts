@@ -1,0 +1,183 @@
+import type { Kysely } from 'kysely';
+import { grants, type Caller } from '../../platform/auth/caller.js';
+import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import type { Schema } from '../../platform/db/schema.js';
+import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { createAccessRepo } from './repo.js';
+
+export const SUPER_ADMIN_ROLE = 'role_admin';
+export const DEFAULT_USER_ROLE = 'role_user';
+export const DEVELOPER_ROLE = 'role_developer';
+
+export interface EffectiveAccess {
+  roles: string[];
+  permissions: string[];
+  isSuperAdmin: boolean;
+}
+
+/**
+ * Roles, permissions and who holds them. Changes that alter what existing
+ * credentials may do start a new credential-cache generation, so they apply
+ * from the next request on every node.
+ */
+export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pick<CredentialResolver, 'invalidateAll'> }) {
+  const repo = createAccessRepo(deps.db);
+
+  async function requireRole(roleId: string) {
+    const role = await repo.getRole(roleId);
+    if (!role) throw notFound('Role not found');
+    return role;
+  }
+
+  /** Non-super-admins may hand out only roles they hold themselves, and never a super-admin role. */
+  async function assertMayHandOut(caller: Caller, roleId: string) {
+    const role = await requireRole(roleId);
+    if (caller.isSuperAdmin) return role;
+    if (role.is_super_admin || !caller.roles.includes(roleId)) throw forbidden('You can only assign roles you hold yourself');
+    return role;
+  }
+
+  return {
+    repo,
+
+    async accessOfUser(userId: string): Promise<EffectiveAccess> {
+      const roles = await repo.rolesOfUser(userId);
+      const isSuperAdmin = roles.some((role) => role.is_super_admin);
+      const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
+      return { roles: roles.map((role) => role.id), permissions: unique(permissions), isSuperAdmin };
+    },
+
+    async accessOfApiKey(apiKeyId: string, scopes: string[]): Promise<EffectiveAccess> {
+      const roles = await repo.rolesOfApiKey(apiKeyId);
+      const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
+      return { roles: roles.map((role) => role.id), permissions: unique([...scopes, ...permissions]), isSuperAdmin: false };
+    },
+
+    /** Scopes a caller hands to a key must be covered by the caller's own permissions (super admins: any). */
+    assertScopesWithin(caller: Caller, scopes: string[]): void {
+      if (caller.isSuperAdmin) return;
+      const beyond = scopes.find((scope) => !grants(caller.permissions, scope));
+      if (beyond) throw forbidden(`Scope '${beyond}' exceeds your own permissions`);
+    },
+
+    async createRole(input: { name: string; description?: string | null; requires_two_factor?: boolean }) {
+      const id = roleIdFor(input.name);
+      if ((await repo.getRole(id)) || (await repo.findRoleByName(input.name))) throw conflict('A role with this name already exists');
+      return repo.createRole({
+        id,
+        name: input.name,
+        description: input.description ?? null,
+        requires_two_factor: input.requires_two_factor ?? false,
+      });
+    },
+
+    async updateRole(caller: Caller, id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
+      const role = await requireRole(id);
+      if (role.is_super_admin && !caller.isSuperAdmin) throw forbidden('Only super admins may change a super-admin role');
+      if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw badRequest('System roles cannot be renamed');
+      if (changes.name !== undefined && changes.name !== role.name && (await repo.findRoleByName(changes.name))) {
+        throw conflict('A role with this name already exists');
+      }
+      const updated = await repo.updateRole(id, changes);
+      if (changes.requires_two_factor !== undefined) await deps.credentials.invalidateAll();
+      return updated!;
+    },
+
+    async deleteRole(id: string) {
+      const role = await requireRole(id);
+      if (role.is_system) throw forbidden('System roles cannot be deleted');
+      await repo.deleteRole(id);
+      await deps.credentials.invalidateAll();
+    },
+
+    async permissionsOfRole(id: string) {
+      await requireRole(id);
+      return repo.permissionsOfRole(id);
+    },
+
+    /** Non-super-admins may grant only permissions they hold, and may not touch super-admin roles. */
+    async grantPermission(caller: Caller, roleId: string, permissionId: string) {
+      const role = await requireRole(roleId);
+      const permission = await repo.getPermission(permissionId);
+      if (!permission) throw notFound('Permission not found');
+      if (!caller.isSuperAdmin) {
+        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        if (!grants(caller.permissions, `${permission.resource}:${permission.action}`)) {
+          throw forbidden('You can only grant permissions you hold yourself');
+        }
+      }
+      if (!(await repo.grantPermission(roleId, permissionId))) throw conflict('The role already has this permission');
+      await deps.credentials.invalidateAll();
+      return permission;
+    },
+
+    async revokePermission(caller: Caller, roleId: string, permissionId: string) {
+      const role = await requireRole(roleId);
+      if (role.is_super_admin && !caller.isSuperAdmin) throw forbidden('Only super admins may change a super-admin role');
+      if (!(await repo.revokePermission(roleId, permissionId))) throw notFound('The role does not have this permission');
+      await deps.credentials.invalidateAll();
+    },
+
+    async getPermission(id: string) {
+      const permission = await repo.getPermission(id);
+      if (!permission) throw notFound('Permission not found');
+      return permission;
+    },
+
+    async createPermission(input: { resource: string; action: string; description?: string | null }) {
+      const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
+      if (existing) throw conflict(`Permission '${input.resource}:${input.action}' already exists`);
+      return repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
+    },
+
+    async assignRoleToUser(caller: Caller, userId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
+      if (!(await repo.assignRoleToUser(userId, roleId))) throw conflict('The user already has this role');
+      await deps.credentials.invalidateAll();
+    },
+
+    async removeRoleFromUser(userId: string, roleId: string) {
+      const role = await requireRole(roleId);
+      if (role.is_super_admin && (await repo.countSuperAdmins()) <= 1) {
+        const holders = await repo.rolesOfUser(userId);
+        if (holders.some((held) => held.id === roleId)) throw conflict('The last super admin cannot lose that role');
+      }
+      if (!(await repo.removeRoleFromUser(userId, roleId))) throw notFound('The user does not have this role');
+      await deps.credentials.invalidateAll();
+    },
+
+    /** Assigns a role without the caller checks (bootstrap, CLI, registration). */
+    grantRoleDirectly: (userId: string, roleId: string, executor?: Kysely<Schema>) => repo.assignRoleToUser(userId, roleId, executor),
+
+    rolesOfApiKey: (apiKeyId: string) => repo.rolesOfApiKey(apiKeyId),
+
+    async assignRoleToApiKey(caller: Caller, apiKeyId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
+      if (!(await repo.assignRoleToApiKey(apiKeyId, roleId))) throw conflict('The API key already has this role');
+    },
+
+    async removeRoleFromApiKey(apiKeyId: string, roleId: string) {
+      if (!(await repo.removeRoleFromApiKey(apiKeyId, roleId))) throw notFound('The API key does not have this role');
+    },
+
+    async userHoldsRole(userId: string, roleId: string): Promise<boolean> {
+      return (await repo.rolesOfUser(userId)).some((role) => role.id === roleId);
+    },
+  };
+}
+
+/** `Fleet Managers` becomes `role_fleet_managers`. */
+export function roleIdFor(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 60);
+  if (!slug) throw badRequest('name must contain letters or digits');
+  return `role_${slug}`;
+}
+
+const unique = (values: string[]) => [...new Set(values)].sort();
+
+export type AccessService = ReturnType<typeof createAccessService>;

@@ -1,0 +1,95 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { IdParams } from '../../platform/http/schemas.js';
+import { Role, RoleIdBody } from '../access/schemas.js';
+import { ApiKey, ApiKeyRoleParams, CreateApiKeyBody, CreatedApiKey, RegeneratedApiKey, UpdateApiKeyBody } from './schemas.js';
+import type { ApiKeysService } from './service.js';
+
+const tags = ['API keys'];
+const visibility = 'Super admins see every key; everybody else the keys they own.';
+
+export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/api-keys', {
+    config: { auth: requirePermission('api_keys:read') },
+    schema: { tags, summary: 'List API keys (never their values)', description: visibility, response: { 200: ListEnvelope(ApiKey) } },
+  }, async (request) => single(request, await apiKeys.list(callerOf(request))));
+
+  app.get('/v1/api-keys/:id', {
+    config: { auth: requirePermission('api_keys:read') },
+    schema: { tags, summary: 'Get an API key', description: visibility, params: IdParams, response: { 200: SingleEnvelope(ApiKey), ...errorResponses(404) } },
+  }, async (request) => single(request, await apiKeys.get(callerOf(request), request.params.id)));
+
+  app.post('/v1/api-keys', {
+    config: { auth: requirePermission('api_keys:write') },
+    schema: {
+      tags,
+      summary: 'Create an API key',
+      description:
+        'The full key is in this response only. Scopes must be covered by your own permissions; ' +
+        'is_system and user_id are for super admins.',
+      body: CreateApiKeyBody,
+      response: { 201: CreatedApiKey, ...errorResponses(400, 403) },
+    },
+  }, async (request, reply) => reply.status(201).send(await apiKeys.create(callerOf(request), request.body, request)));
+
+  app.patch('/v1/api-keys/:id', {
+    config: { auth: requirePermission('api_keys:write') },
+    schema: {
+      tags,
+      summary: 'Update an API key',
+      params: IdParams,
+      body: UpdateApiKeyBody,
+      response: { 200: SingleEnvelope(ApiKey), ...errorResponses(400, 403, 404) },
+    },
+  }, async (request) => single(request, await apiKeys.update(callerOf(request), request.params.id, request.body)));
+
+  app.post('/v1/api-keys/:id/regenerate', {
+    config: { auth: requirePermission('api_keys:write') },
+    schema: {
+      tags,
+      summary: 'Replace the key value; the old value stops working at once',
+      description: 'System keys: super admins only.',
+      params: IdParams,
+      response: { 200: RegeneratedApiKey, ...errorResponses(403, 404) },
+    },
+  }, async (request) => apiKeys.regenerate(callerOf(request), request.params.id));
+
+  app.delete('/v1/api-keys/:id', {
+    config: { auth: requirePermission('api_keys:delete') },
+    schema: { tags, summary: 'Delete an API key (system keys cannot be deleted)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(403, 404) } },
+  }, async (request, reply) => {
+    await apiKeys.remove(callerOf(request), request.params.id, request);
+    return reply.status(204).send(null);
+  });
+
+  app.get('/v1/api-keys/:id/roles', {
+    config: { auth: requirePermission('api_keys:read') },
+    schema: { tags, summary: "An API key's roles", params: IdParams, response: { 200: ListEnvelope(Role), ...errorResponses(404) } },
+  }, async (request) => single(request, await apiKeys.roles(callerOf(request), request.params.id)));
+
+  app.post('/v1/api-keys/:id/roles', {
+    config: { auth: requirePermission('api_keys:write') },
+    schema: {
+      tags,
+      summary: 'Give an API key a role',
+      description: 'You may assign only roles you hold yourself (super admins: any).',
+      params: IdParams,
+      body: RoleIdBody,
+      response: { 201: ListEnvelope(Role), ...errorResponses(403, 404, 409) },
+    },
+  }, async (request, reply) =>
+    reply.status(201).send(single(request, await apiKeys.assignRole(callerOf(request), request.params.id, request.body.role_id))));
+
+  app.delete('/v1/api-keys/:id/roles/:role_id', {
+    config: { auth: requirePermission('api_keys:write') },
+    schema: { tags, summary: 'Take a role from an API key', params: ApiKeyRoleParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+  }, async (request, reply) => {
+    await apiKeys.removeRole(callerOf(request), request.params.id, request.params.role_id);
+    return reply.status(204).send(null);
+  });
+}

@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+describe('login and logout', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  const loginRequest = (identifier: string, password: string, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password }, headers });
+
+  const auditEvents = (eventType: string) =>
+    t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).orderBy('created_at').execute();
+
+  it('signs in by username and answers an AuthResponse with a 30-day ses_ session', async () => {
+    const response = await loginRequest('admin', TEST_ADMIN.password, { 'user-agent': 'login-test' });
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toEqual({
+      user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      email: TEST_ADMIN.email,
+      username: 'admin',
+      session_token: expect.stringMatching(/^ses_[A-Za-z0-9_-]{43}$/),
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expires_at: expect.any(String),
+      provider: 'email',
+      requires_2fa: false,
+      temp_token: null,
+      preferred_locale: null,
+    });
+    const lifetimeDays = (Date.parse(body.expires_at) - Date.now()) / 86_400_000;
+    expect(lifetimeDays).toBeGreaterThan(29.9);
+    expect(lifetimeDays).toBeLessThanOrEqual(30);
+    const [event] = (await auditEvents('login')).filter((e) => e.resource_id === body.session_id);
+    expect(event).toMatchObject({ user_id: body.user_id, status: 'success', user_agent: 'login-test', ip_address: '127.0.0.1' });
+  });
+
+  it('matches the email account case-insensitively', async () => {
+    const response = await loginRequest('  ADMIN@Waygate.Test ', TEST_ADMIN.password);
+    expect(response.statusCode).toBe(200);
+    expect(response.json().username).toBe('admin');
+  });
+
+  it('stores only the hash of the session token', async () => {
+    const token = await login(t.app, 'admin', TEST_ADMIN.password);
+    const rows = await t.database.db.selectFrom('sessions').select('token_hash').execute();
+    expect(rows.map((r) => r.token_hash)).not.toContain(token);
+    expect(rows.every((r) => /^[0-9a-f]{64}$/.test(r.token_hash))).toBe(true);
+  });
+
+  it.each([
+    ['a wrong password', 'admin', 'not-the-password'],
+    ['an unknown username', 'nobody_here', 'whatever-password'],
+    ['an unknown email', 'nobody@example.org', 'whatever-password'],
+  ])('refuses %s with the same 401 and records login_failed', async (_case, identifier, password) => {
+    const before = (await auditEvents('login_failed')).length;
+    const response = await loginRequest(identifier, password);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials' });
+    const events = await auditEvents('login_failed');
+    expect(events).toHaveLength(before + 1);
+    expect(events.at(-1)).toMatchObject({ status: 'failure' });
+  });
+
+  it('records the user on a failed login of a known account', async () => {
+    const user = await createUser(t.app);
+    await loginRequest(user.username, 'wrong-password');
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'wrong password' });
+  });
+
+  it('rejects a login body without identifier with 400 naming the field', async () => {
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { password: 'x' } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'identifier' is required" });
+  });
+
+  it('logs out: the session is refused on the very next request and a logout event is written', async () => {
+    const user = await createUser(t.app);
+    const rolesUrl = `/v1/users/${user.id}/roles`;
+    expect((await t.app.inject({ method: 'GET', url: rolesUrl, headers: bearer(user.token) })).statusCode).toBe(200);
+    const logout = await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) });
+    expect(logout.statusCode).toBe(200);
+    expect(logout.json()).toEqual({ message: 'Logged out' });
+    const after = await t.app.inject({ method: 'GET', url: rolesUrl, headers: bearer(user.token) });
+    expect(after.statusCode).toBe(401);
+    expect(after.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+    expect((await auditEvents('logout')).at(-1)).toMatchObject({ user_id: user.id });
+  });
+
+  it('answers logout without a session token with 401', async () => {
+    const none = await t.app.inject({ method: 'POST', url: '/v1/auth/logout' });
+    expect(none.statusCode).toBe(401);
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const { key } = await createApiKey(t.app, admin, { name: 'not a session' });
+    const withKey = await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(key) });
+    expect(withKey.statusCode).toBe(401);
+  });
+});
+
+describe('bootstrap', () => {
+  it('creates the super admin once and never resets the password on a later start', async () => {
+    const t = await buildTestApp();
+    try {
+      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+      expect((await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).statusCode).toBe(200);
+      const { buildApp } = await import('../../app.js');
+      const restarted = await buildApp(
+        { ...t.config, bootstrapAdmin: { ...TEST_ADMIN, password: 'a-different-password' } },
+        { database: t.database, kv: t.kv },
+        { logger: false },
+      );
+      expect(await login(restarted, 'admin', TEST_ADMIN.password)).toMatch(/^ses_/);
+      const users = await t.database.db.selectFrom('users').select('id').execute();
+      expect(users).toHaveLength(1);
+      await restarted.close();
+    } finally {
+      await t.close();
+    }
+  });
+});

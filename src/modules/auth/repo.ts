@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema.js';
+
+export function createSessionsRepo(db: Kysely<Schema>) {
+  return {
+    create: (session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date }) =>
+      db.insertInto('sessions').values(session).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
+
+    /** A live session by token hash, with its (not deleted) user. */
+    findLive: (tokenHash: string) =>
+      db
+        .selectFrom('sessions as s')
+        .innerJoin('users as u', 'u.id', 's.user_id')
+        .select(['s.id', 's.token_hash', 's.user_id', 's.provider', 's.expires_at'])
+        .where('s.token_hash', '=', tokenHash)
+        .where('s.expires_at', '>', new Date())
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst(),
+
+    /** Deletes a session; returns its token hash, or undefined when there was none. */
+    async delete(id: string): Promise<string | undefined> {
+      const row = await db.deleteFrom('sessions').where('id', '=', id).returning('token_hash').executeTakeFirst();
+      return row?.token_hash;
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { errorResponses } from '../../platform/http/envelopes.js';
+import { MessageBody } from '../../platform/http/schemas.js';
+import { AuthResponse, LoginBody } from './schemas.js';
+import type { AuthService } from './service.js';
+
+const tags = ['Authentication'];
+
+export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: AuthService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.post('/v1/auth/login', {
+    schema: {
+      tags,
+      summary: 'Sign in with username or email and password',
+      description: 'Starts a 30-day session. Wrong or unknown credentials answer 401 without telling which.',
+      body: LoginBody,
+      response: { 200: AuthResponse, ...errorResponses(400, 401) },
+    },
+  }, async (request) => auth.login(request, request.body));
+
+  app.post('/v1/auth/logout', {
+    schema: {
+      tags,
+      summary: 'End the session whose token is the bearer credential',
+      security: [{ bearer: [] }],
+      response: { 200: MessageBody, ...errorResponses(401) },
+    },
+  }, async (request) => {
+    await auth.logout(request, request.caller);
+    return { message: 'Logged out' };
+  });
+}

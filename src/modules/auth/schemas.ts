@@ -1,0 +1,21 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable } from '../../platform/http/schemas.js';
+
+export const LoginBody = Type.Object({
+  identifier: Type.String({ minLength: 1, maxLength: 320, description: 'Username or email (case-insensitive)' }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+  turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
+});
+
+export const AuthResponse = Type.Object({
+  user_id: Type.String(),
+  email: Type.String(),
+  username: Type.String(),
+  session_token: Type.Optional(Nullable(Type.String({ description: 'ses_…; omitted when 2FA is required' }))),
+  session_id: Type.Optional(Nullable(Type.String())),
+  expires_at: Type.Optional(Nullable(DateTime)),
+  provider: Nullable(Type.String()),
+  requires_2fa: Type.Boolean(),
+  temp_token: Type.Optional(Nullable(Type.String({ description: '2fa_…; only when requires_2fa is true' }))),
+  preferred_locale: Nullable(Type.String()),
+});

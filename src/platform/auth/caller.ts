@@ -1,0 +1,43 @@
+/** Who is making a request, as resolved from its bearer credential. */
+export interface Caller {
+  kind: 'session' | 'api_key';
+  userId: string | null;
+  apiKeyId: string | null;
+  sessionId: string | null;
+  /** Effective permissions: key scopes and role permissions, or the user's role permissions. */
+  permissions: string[];
+  roles: string[];
+  isSystem: boolean;
+  isSuperAdmin: boolean;
+  /** Login provider slug of a session. */
+  provider: string | null;
+  /** Epoch ms after which the credential is no longer valid; null when it never expires. */
+  expiresAt: number | null;
+}
+
+/**
+ * Whether one held permission covers a requested one. `*` in the held
+ * permission matches anything in that position; a requested wildcard is only
+ * covered by a held wildcard in the same position (`gps:read` does not cover `gps:*`).
+ */
+export function covers(held: string, requested: string): boolean {
+  const [heldResource, heldAction] = splitPermission(held);
+  const [resource, action] = splitPermission(requested);
+  return (heldResource === '*' || heldResource === resource) && (heldAction === '*' || heldAction === action);
+}
+
+export function grants(held: readonly string[], requested: string): boolean {
+  return held.some((permission) => covers(permission, requested));
+}
+
+/** Super admins and system keys hold everything; everybody else what their permissions cover. */
+export function hasPermission(caller: Caller, permission: string): boolean {
+  return caller.isSuperAdmin || caller.isSystem || grants(caller.permissions, permission);
+}
+
+export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';
+
+function splitPermission(permission: string): [string, string] {
+  const colon = permission.indexOf(':');
+  return colon < 0 ? [permission, ''] : [permission.slice(0, colon), permission.slice(colon + 1)];
+}

@@ -1,0 +1,130 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { KeyValueStore } from '../kv/index.js';
+import type { Caller } from './caller.js';
+import { hashToken, SESSION_TOKEN_PREFIX } from './tokens.js';
+
+/** Looks a credential up by the SHA-256 hash of its token; null when unknown, inactive or revoked. */
+export type CredentialLookup = (tokenHash: string) => Promise<Caller | null>;
+
+export interface CredentialLookups {
+  session: CredentialLookup;
+  apiKey: CredentialLookup;
+}
+
+const SHARED_TTL_SECS = 300;
+const LOCAL_TTL_MS = 15_000;
+const LOCAL_MAX_ENTRIES = 10_000;
+const UNKNOWN_TTL_SECS = 10;
+const UNKNOWN = 'unknown';
+const CHANNEL = 'credentials:invalidate';
+const GENERATION_KEY = 'credentials:generation';
+
+type InvalidationMessage = { hashes: string[] } | { generation: string };
+
+/**
+ * Resolves bearer tokens to callers without touching the database on the hot
+ * path: a small per-process cache in front of the shared key-value cache, both
+ * filled from the database on a miss. Revocations delete the shared entry and
+ * tell every node over pub/sub to drop its local one; a change that affects
+ * many credentials (a role's permissions) starts a new cache generation.
+ */
+export class CredentialResolver {
+  readonly #local = new Map<string, { caller: Caller | null; until: number }>();
+  #generation = '0';
+  #unsubscribe: (() => Promise<void>) | undefined;
+
+  constructor(
+    private readonly kv: KeyValueStore,
+    private readonly lookups: CredentialLookups,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async start(): Promise<void> {
+    this.#generation = (await this.kv.get(GENERATION_KEY)) ?? '0';
+    this.#unsubscribe = await this.kv.subscribe(CHANNEL, (message) => this.#onInvalidation(message));
+  }
+
+  async stop(): Promise<void> {
+    await this.#unsubscribe?.();
+  }
+
+  async resolve(token: string): Promise<Caller | null> {
+    const hash = hashToken(token);
+    const local = this.#local.get(hash);
+    const caller = local && local.until > Date.now() ? local.caller : await this.#resolveShared(hash, token);
+    if (caller?.expiresAt != null && caller.expiresAt <= Date.now()) return null;
+    return caller;
+  }
+
+  /** Forgets these credentials on every node (after a revoke, regenerate, delete or role change). */
+  async invalidate(tokenHashes: string[]): Promise<void> {
+    if (tokenHashes.length === 0) return;
+    for (const hash of tokenHashes) this.#local.delete(hash);
+    await this.#deleteShared(tokenHashes);
+    await this.#publish({ hashes: tokenHashes });
+    // A request that read the database just before the change may write its stale result back
+    // after our delete; a second delete a moment later closes that window.
+    setTimeout(() => void this.#deleteShared(tokenHashes), 1000).unref();
+  }
+
+  /** Forgets every cached credential on every node (after a change to a role's permissions). */
+  async invalidateAll(): Promise<void> {
+    const generation = String(Date.now());
+    this.#applyGeneration(generation);
+    await this.#safely(() => this.kv.set(GENERATION_KEY, generation));
+    await this.#publish({ generation });
+  }
+
+  async #resolveShared(hash: string, token: string): Promise<Caller | null> {
+    const key = this.#sharedKey(hash);
+    const cached = await this.#safely(() => this.kv.get(key));
+    let caller: Caller | null;
+    if (cached != null) {
+      caller = cached === UNKNOWN ? null : (JSON.parse(cached) as Caller);
+    } else {
+      caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.lookups.session : this.lookups.apiKey)(hash);
+      const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;
+      await this.#safely(() => this.kv.set(key, caller ? JSON.stringify(caller) : UNKNOWN, ttl));
+    }
+    this.#remember(hash, caller);
+    return caller;
+  }
+
+  #remember(hash: string, caller: Caller | null): void {
+    if (this.#local.size >= LOCAL_MAX_ENTRIES) this.#local.clear();
+    this.#local.set(hash, { caller, until: Date.now() + LOCAL_TTL_MS });
+  }
+
+  #onInvalidation(raw: string): void {
+    const message = JSON.parse(raw) as InvalidationMessage;
+    if ('generation' in message) this.#applyGeneration(message.generation);
+    else for (const hash of message.hashes) this.#local.delete(hash);
+  }
+
+  #applyGeneration(generation: string): void {
+    this.#generation = generation;
+    this.#local.clear();
+  }
+
+  #sharedKey(hash: string): string {
+    return `credentials:${this.#generation}:${hash}`;
+  }
+
+  async #deleteShared(hashes: string[]): Promise<void> {
+    await Promise.all(hashes.map((hash) => this.#safely(() => this.kv.delete(this.#sharedKey(hash)))));
+  }
+
+  async #publish(message: InvalidationMessage): Promise<void> {
+    await this.#safely(() => this.kv.publish(CHANNEL, JSON.stringify(message)));
+  }
+
+  /** The cache is an optimisation: when the store is down, fall through to the database. */
+  async #safely<T>(operation: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await operation();
+    } catch (err) {
+      this.log.warn({ err }, 'credential cache unavailable');
+      return undefined;
+    }
+  }
+}

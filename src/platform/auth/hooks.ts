@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import { forbidden, unauthorized } from '../http/errors.js';
+import { hasPermission, type Caller } from './caller.js';
+import type { CredentialResolver } from './credentials.js';
+import { systemKeyAllowed } from './system-allowlist.js';
+
+/** What a route demands of its caller; set as the route's `config.auth`. */
+export interface RouteAuth {
+  /** `resource:action` the caller must hold (wildcards and super admin honoured). */
+  permission?: string;
+  /** Path parameter holding a user id: a caller acting on their own user needs no permission. */
+  orSelf?: string;
+  /** Any valid credential will do. */
+  authenticated?: true;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The resolved credential, or null for an anonymous request. */
+    caller: Caller | null;
+  }
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+}
+
+export const requirePermission = (permission: string, options: { orSelf?: string } = {}): RouteAuth => ({
+  permission,
+  ...options,
+});
+export const requireAuthenticated = (): RouteAuth => ({ authenticated: true });
+
+/** The caller of a route that declared `config.auth` (the pre-handler guarantees one). */
+export function callerOf(request: FastifyRequest): Caller {
+  if (!request.caller) throw unauthorized();
+  return request.caller;
+}
+
+/**
+ * Resolves `Authorization: Bearer` on every request (public routes too: rate
+ * limits and the system-key allowlist need the identity), confines system keys
+ * to their allowlist, and enforces each route's `config.auth`. Must be
+ * registered before the routes. The X-User-Id header is never read.
+ */
+export function registerAuth(app: FastifyInstance, resolver: CredentialResolver, onResolved: (caller: Caller) => void): void {
+  app.decorateRequest('caller', null);
+
+  app.addHook('onRequest', async (request) => {
+    const token = bearerToken(request.headers.authorization);
+    request.caller = token ? await resolver.resolve(token) : null;
+    if (request.caller) onResolved(request.caller);
+    if (request.caller?.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) {
+      throw forbidden('System key not permitted on this route');
+    }
+  });
+
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const auth = route.config?.auth;
+    if (!auth) return;
+    documentRequirement(route, auth);
+    const check = async (request: FastifyRequest) => enforce(request, auth);
+    route.preHandler = [check, ...(route.preHandler ? [route.preHandler].flat() : [])];
+  });
+}
+
+function enforce(request: FastifyRequest, auth: RouteAuth): void {
+  const caller = request.caller;
+  if (!caller) throw unauthorized();
+  if (!auth.permission) return;
+  const params = request.params as Record<string, string> | undefined;
+  if (auth.orSelf && caller.userId && params?.[auth.orSelf] === caller.userId) return;
+  if (!hasPermission(caller, auth.permission)) throw forbidden();
+}
+
+function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
+  const schema = (route.schema ??= {}) as Record<string, unknown>;
+  schema.security = [{ bearer: [] }];
+  const requirement = auth.permission
+    ? `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
+    : 'Requires any valid credential.';
+  schema.description = [schema.description, requirement].filter(Boolean).join('\n\n');
+  if (auth.permission) schema['x-permission'] = auth.permission;
+}
+
+function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
+  return match ? match[1]! : null;
+}

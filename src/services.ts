@@ -1,0 +1,28 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import { createAuditWriter } from './platform/audit.js';
+import { CredentialResolver } from './platform/auth/credentials.js';
+import type { Schema } from './platform/db/schema.js';
+import type { KeyValueStore } from './platform/kv/index.js';
+import { createAccessService } from './modules/access/service.js';
+import { createApiKeysService } from './modules/api-keys/service.js';
+import { createAuthService } from './modules/auth/service.js';
+import { createUsersService } from './modules/users/service.js';
+
+/** Every module's service, built once over the shared database and key-value store. */
+export function createServices(db: Kysely<Schema>, kv: KeyValueStore, log: FastifyBaseLogger) {
+  // The resolver and the services that look credentials up need each other; the lookups are late-bound.
+  const credentials: CredentialResolver = new CredentialResolver(
+    kv,
+    { session: (hash) => auth.lookupSession(hash), apiKey: (hash) => apiKeys.lookup(hash) },
+    log,
+  );
+  const audit = createAuditWriter(db);
+  const users = createUsersService(db);
+  const access = createAccessService({ db, credentials });
+  const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
+  const auth = createAuthService({ db, users, access, credentials, audit });
+  return { credentials, audit, users, access, apiKeys, auth };
+}
+
+export type Services = ReturnType<typeof createServices>;

@@ -40,7 +40,7 @@ export class CredentialResolver {
   ) {}
 
   async start(): Promise<void> {
-    this.#generation = (await this.kv.get(GENERATION_KEY)) ?? '0';
+    this.#generation = (await this.#safely(() => this.kv.get(GENERATION_KEY))) ?? '0';
     this.#unsubscribe = await this.kv.subscribe(CHANNEL, (message) => this.#onInvalidation(message));
   }
 

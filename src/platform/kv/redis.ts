@@ -86,7 +86,9 @@ export class RedisStore implements KeyValueStore {
       handlers.delete(onMessage);
       if (handlers.size === 0 && this.#handlers.get(name) === handlers) {
         this.#handlers.delete(name);
-        await this.#subscriber.unsubscribe(name);
+        // While Redis is unreachable the command would wait in the offline queue; don't wait for it.
+        const unsubscribed = this.#subscriber.unsubscribe(name).catch(() => {});
+        if (this.#subscriber.status === 'ready') await unsubscribed;
       }
     };
   }

@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createUser, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { covers, grants } from './caller.js';
+import { systemKeyAllowed } from './system-allowlist.js';
+
+describe('permission matching', () => {
+  it.each([
+    ['gps:read', 'gps:read', true],
+    ['gps:read', 'gps:write', false],
+    ['gps:*', 'gps:write', true],
+    ['gps:*', 'gps:*', true],
+    ['gps:*', 'trips:read', false],
+    ['*:*', 'anything:at_all', true],
+    ['*:*', '*:*', true],
+    ['*:read', 'trips:read', true],
+    ['*:read', 'trips:write', false],
+    ['gps:read', 'gps:*', false],
+    ['gps:*', '*:*', false],
+    ['community:guild.sync', 'community:guild.sync', true],
+    ['community:guild', 'community:guild.sync', false],
+  ])('%s covers %s: %s', (held, requested, expected) => {
+    expect(covers(held, requested)).toBe(expected);
+  });
+
+  it('grants when any held permission covers the request', () => {
+    expect(grants(['trips:read', 'gps:*'], 'gps:delete')).toBe(true);
+    expect(grants([], 'gps:read')).toBe(false);
+  });
+});
+
+const ALLOWED: [string, string][] = [
+  ['POST', '/v1/users/oauth'],
+  ['GET', '/v1/users/email'],
+  ['GET', '/v1/users/email/someone@example.org'],
+  ['POST', '/v1/sessions'],
+  ['GET', '/v1/sessions/ses_abc'],
+  ['POST', '/v1/auth/login'],
+  ['POST', '/v1/auth/2fa/check'],
+  ['POST', '/v1/auth/verify-email'],
+  ['POST', '/v1/auth/reset-password'],
+  ['POST', '/v1/auth/reset-password/complete'],
+  ['POST', '/v1/auth/register/verify'],
+  ['POST', '/v1/internal/audit'],
+  ['POST', '/v1/gql'],
+  ['GET', '/v1/ws'],
+];
+
+const REFUSED: [string, string][] = [
+  ['GET', '/health'],
+  ['GET', '/v1/health'],
+  ['GET', '/v1'],
+  ['GET', '/v1/openapi.json'],
+  ['GET', '/v1/roles'],
+  ['GET', '/v1/api-keys'],
+  ['POST', '/v1/auth/logout'],
+  ['POST', '/v1/auth/register'],
+  ['POST', '/v1/users/oauth/extra'], // exact match only
+  ['POST', '/v1/auth/login/extra'],
+  ['GET', '/v1/sessions-old'], // a prefix matches whole path segments
+  ['POST', '/v1/users/email-link/verify'],
+  ['GET', '/v1/users/me'],
+];
+
+describe('system key allowlist', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  const asSystem = (method: string, url: string) =>
+    t.app.inject({ method: method as 'GET', url, headers: bearer(TEST_SYSTEM_KEY), payload: method === 'GET' ? undefined : {} });
+
+  it.each(ALLOWED)('lets the system key through on %s %s', async (method, url) => {
+    expect(systemKeyAllowed(url)).toBe(true);
+    const response = await asSystem(method, url);
+    expect(response.statusCode).not.toBe(403);
+  });
+
+  it.each(REFUSED)('refuses the system key on %s %s', async (method, url) => {
+    expect(systemKeyAllowed(url)).toBe(false);
+    const response = await asSystem(method, url);
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+  });
+
+  it('ignores the query string when matching', async () => {
+    expect(systemKeyAllowed('/v1/auth/login')).toBe(true);
+    const response = await t.app.inject({ method: 'GET', url: '/v1/roles?x=/v1/auth/login', headers: bearer(TEST_SYSTEM_KEY) });
+    expect(response.statusCode).toBe(403);
+  });
+
+  it('is never rate limited', async () => {
+    for (let i = 0; i < 5; i++) {
+      const response = await asSystem('POST', '/v1/auth/login');
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+});
+
+describe('credential resolution', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it.each([
+    ['no header', {}],
+    ['an unknown token', bearer('wg_not_a_real_key_at_all_0000000000000000')],
+    ['an unknown session', bearer('ses_not_a_real_session_00000000000000000000')],
+    ['a non-bearer scheme', { authorization: 'Basic YWRtaW46YWRtaW4=' }],
+    ['an empty bearer', { authorization: 'Bearer ' }],
+  ])('answers a protected route called with %s with 401', async (_case, headers) => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers });
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+  });
+
+  it('treats an invalid credential on a public route as anonymous', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1', headers: bearer('wg_garbage') });
+    expect(response.statusCode).toBe(200);
+  });
+
+  it('ignores X-User-Id', async () => {
+    const user = await createUser(t.app);
+    const admin = await createUser(t.app, ['role_admin']);
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${admin.id}/roles`,
+      headers: { ...bearer(user.token), 'x-user-id': admin.id },
+    });
+    expect(response.statusCode).toBe(403);
+    const anonymous = await t.app.inject({ method: 'GET', url: '/v1/roles', headers: { 'x-user-id': admin.id } });
+    expect(anonymous.statusCode).toBe(401);
+  });
+
+  it('refuses a session whose user was deleted', async () => {
+    const user = await createUser(t.app);
+    await t.database.db.updateTable('users').set({ deleted_at: new Date() }).where('id', '=', user.id).execute();
+    await t.app.services.credentials.invalidateAll();
+    const response = await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(user.token) });
+    expect(response.statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,191 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../app.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, openTestDatabase, TEST_ADMIN, testConfig, usesRedis, type TestApp } from '../../test/helpers.js';
+import { RedisStore } from './kv/redis.js';
+import type { KeyValueStore } from './kv/index.js';
+
+// An hour-long window, so no test straddles a window boundary in practice.
+const LIMITS = { enabled: true, windowSecs: 3600, anonymous: 3, user: 4, apiKey: 5, gpsWrite: 2 };
+
+async function gpsProbe(app: FastifyInstance): Promise<void> {
+  app.post('/v1/probe/gps', { config: { extraRateLimit: 'gpsWrite' } }, async () => ({ ok: true }));
+}
+
+let nextIp = 1;
+const freshIp = () => `198.51.100.${nextIp++}`;
+
+describe('rate limiting', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { rateLimit: LIMITS, internalToken: 'internal-secret' }, extraRoutes: gpsProbe });
+  });
+  afterAll(() => t.close());
+
+  const get = (url: string, ip: string, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'GET', url, remoteAddress: ip, headers });
+
+  it('counts anonymous requests per IP and answers 429 with the limit headers', async () => {
+    const ip = freshIp();
+    const windowEnd = (Math.floor(Date.now() / 1000 / 3600) + 1) * 3600;
+    for (const remaining of ['2', '1', '0']) {
+      const ok = await get('/v1', ip);
+      expect(ok.statusCode).toBe(200);
+      expect(ok.headers['x-ratelimit-limit']).toBe('3');
+      expect(ok.headers['x-ratelimit-remaining']).toBe(remaining);
+      expect(ok.headers['x-ratelimit-reset']).toBe(String(windowEnd));
+    }
+    const limited = await get('/v1', ip);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({ error: 'TooManyRequests', message: 'Rate limit of 3 requests per 3600 seconds exceeded' });
+    expect(limited.headers['x-ratelimit-limit']).toBe('3');
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    expect(limited.headers['x-ratelimit-reset']).toBe(String(windowEnd));
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    expect(Math.abs(Math.floor(Date.now() / 1000) + retryAfter - windowEnd)).toBeLessThanOrEqual(1);
+    expect((await get('/v1', freshIp())).statusCode).toBe(200); // another IP has its own counter
+  });
+
+  it.each(['/health', '/v1/health', '/v1/openapi.json', '/v1/swagger-ui/'])('never limits %s', async (url) => {
+    const ip = freshIp();
+    for (let i = 0; i < 5; i++) {
+      const response = await get(url, ip);
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+  });
+
+  it('limits unknown routes too', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 3; i++) expect((await get('/v1/nope', ip)).statusCode).toBe(404);
+    expect((await get('/v1/nope', ip)).statusCode).toBe(429);
+  });
+
+  it('lets the configured X-Internal-Token skip the anonymous limit, and only that token', async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 6; i++) {
+      const response = await get('/v1', ip, { 'x-internal-token': 'internal-secret' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+    const wrong = freshIp();
+    for (let i = 0; i < 3; i++) await get('/v1', wrong, { 'x-internal-token': 'guess' });
+    expect((await get('/v1', wrong, { 'x-internal-token': 'guess' })).statusCode).toBe(429);
+  });
+
+  it('counts a signed-in user by user, not by IP, with the user limit', async () => {
+    const user = await createUser(t.app);
+    const url = `/v1/users/${user.id}/roles`;
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await get(url, freshIp(), bearer(user.token))).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 429]);
+    const last = await get(url, freshIp(), bearer(user.token));
+    expect(last.headers['x-ratelimit-limit']).toBe('4');
+  });
+
+  it('counts an API key by key, with the API key limit', async () => {
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const { key } = await createApiKey(t.app, admin, { name: 'limited', scopes: ['roles:read'] });
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await get('/v1/roles', freshIp(), bearer(key))).statusCode);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
+  it('adds the stricter per-route limit and reports the tighter bucket', async () => {
+    const ip = freshIp();
+    const first = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['x-ratelimit-limit']).toBe('2');
+    expect(first.headers['x-ratelimit-remaining']).toBe('1');
+    await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
+    const third = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
+    expect(third.statusCode).toBe(429);
+    expect(third.json().message).toBe('Rate limit of 2 requests per 3600 seconds exceeded');
+  });
+});
+
+describe('rate limiting switched off', () => {
+  it('sends no headers and never answers 429', async () => {
+    const t = await buildTestApp({ config: { rateLimit: { ...LIMITS, enabled: false } } });
+    try {
+      for (let i = 0; i < 5; i++) {
+        const response = await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: '203.0.113.9' });
+        expect(response.statusCode).toBe(200);
+        expect(response.headers['x-ratelimit-limit']).toBeUndefined();
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.runIf(usesRedis)('when Redis stops', () => {
+  let redis: ChildProcess;
+  let kv: KeyValueStore;
+  let app: FastifyInstance;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const store = new RedisStore({ url: `redis://127.0.0.1:${port}` });
+    await retry(() => store.connect());
+    kv = store;
+    const database = await openTestDatabase();
+    app = await buildApp(testConfig({ rateLimit: LIMITS }), { database, kv }, { logger: false });
+    close = async () => {
+      await app.close();
+      await kv.close();
+      await database.close();
+    };
+  });
+  afterAll(async () => {
+    await close();
+    redis.kill('SIGKILL');
+  });
+
+  it('lets requests through (fail-open) and still resolves credentials from the database', async () => {
+    const token = await login(app, 'admin', TEST_ADMIN.password);
+    const before = await app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(token) });
+    expect(before.headers['x-ratelimit-limit']).toBe('4'); // the user limit of LIMITS
+
+    redis.kill('SIGKILL');
+    await new Promise((resolve) => redis.once('exit', resolve));
+
+    for (let i = 0; i < 6; i++) {
+      const anonymous = await app.inject({ method: 'GET', url: '/v1', remoteAddress: '192.0.2.77' });
+      expect(anonymous.statusCode).toBe(200);
+      expect(anonymous.headers['x-ratelimit-limit']).toBeUndefined();
+    }
+    const signedIn = await login(app, 'admin', TEST_ADMIN.password);
+    expect((await app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(signedIn) })).statusCode).toBe(200);
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(200);
+    expect(health.json()).toMatchObject({ status: 'degraded', services: { cache: { status: 'down' }, database: { status: 'up' } } });
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function retry(attempt: () => Promise<void>, tries = 50): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (i >= tries) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}

@@ -50,6 +50,39 @@ describe.runIf(backend === 'embedded')('waygate CLI', () => {
     expect(second.stdout.trim()).toBe('Database is up to date');
   });
 
+  let adminId: string;
+  let systemKey: string;
+
+  it('admin create makes a super admin, and on a second run grants the existing user', () => {
+    const args = ['admin', 'create', '--email', 'Boss@Example.org', '--username', 'boss', '--password', 'boss-password-1'];
+    const first = run(args, { DATA_DIR: dataDir });
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    adminId = first.stdout.trim();
+    expect(adminId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    const again = run(args, { DATA_DIR: dataDir });
+    expect(again.stdout.trim()).toBe(adminId);
+  });
+
+  it.each([
+    [['admin', 'create', '--email', 'x@example.org'], 'waygate: admin create needs --email, --username and --password\n'],
+    [['admin', 'create', '--email', 'x@example.org', '--username', 'x_y', '--password', 'short'], 'waygate: password must be at least 8 characters\n'],
+    [['admin', 'create', '--bogus'], /^waygate: Unknown option '--bogus'/],
+    [['system-key', 'rotate'], 'waygate: Usage: waygate system-key create [--name N]\n'],
+  ])('refuses %j with one line and exit code 2', (args, message) => {
+    const result = run(args, { DATA_DIR: dataDir });
+    expect(result.status).toBe(2);
+    if (typeof message === 'string') expect(result.stderr).toBe(message);
+    else expect(result.stderr).toMatch(message);
+  });
+
+  it('system-key create prints a new key once', () => {
+    const result = run(['system-key', 'create', '--name', 'ci'], { DATA_DIR: dataDir });
+    expect(result.status).toBe(0);
+    systemKey = result.stdout.trim();
+    expect(systemKey).toMatch(/^wg_[A-Za-z0-9_-]{43}$/);
+  });
+
   it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
@@ -68,6 +101,17 @@ describe.runIf(backend === 'embedded')('waygate CLI', () => {
     const health = await fetch(`${address}/health`);
     expect(health.status).toBe(200);
     expect(((await health.json()) as { services: { database: { status: string } } }).services.database.status).toBe('up');
+
+    const signIn = await fetch(`${address}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identifier: 'boss@example.org', password: 'boss-password-1' }),
+    });
+    expect(signIn.status).toBe(200);
+    expect(((await signIn.json()) as { user_id: string }).user_id).toBe(adminId);
+    const withSystemKey = await fetch(`${address}/v1/roles`, { headers: { authorization: `Bearer ${systemKey}` } });
+    expect(withSystemKey.status).toBe(403);
+    expect(await withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

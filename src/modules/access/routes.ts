@@ -158,10 +158,10 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.delete('/v1/users/:id/roles/:role_id', {
     config: { auth: requirePermission('users:write') },
-    schema: { tags: userTags, summary: 'Remove a role from a user', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(404, 409) } },
+    schema: { tags: userTags, summary: 'Remove a role from a user', description: 'Non-super-admins may remove only roles they hold themselves.', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(403, 404, 409) } },
   }, async (request, reply) => {
     await requireUser(request.params.id);
-    await access.removeRoleFromUser(request.params.id, request.params.role_id);
+    await access.removeRoleFromUser(callerOf(request), request.params.id, request.params.role_id);
     return reply.status(204).send(null);
   });
 }

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { PERMISSION_PATTERN } from '../../platform/auth/caller.js';
-import { DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 export const RoleId = Type.String({ pattern: '^role_[a-z0-9_]{1,60}$', description: 'Role identifier, e.g. role_developer' });
 
@@ -27,13 +27,13 @@ export const Permission = Type.Object({
 
 export const PermissionName = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action; * is a wildcard' });
 
-export const CreateRoleBody = Type.Object({
+export const CreateRoleBody = Body({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   requires_two_factor: Type.Optional(Type.Boolean()),
 });
 
-export const UpdateRoleBody = Type.Object(
+export const UpdateRoleBody = Body(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
@@ -42,7 +42,7 @@ export const UpdateRoleBody = Type.Object(
   { minProperties: 1 },
 );
 
-export const CreatePermissionBody = Type.Object({
+export const CreatePermissionBody = Body({
   resource: Type.String({ pattern: '^([a-z][a-z0-9_]*|\\*)$', maxLength: 60 }),
   action: Type.String({ pattern: '^([a-z][a-z0-9_.]*|\\*)$', maxLength: 60 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
@@ -51,5 +51,5 @@ export const CreatePermissionBody = Type.Object({
 export const RoleParams = Type.Object({ id: RoleId });
 export const RolePermissionParams = Type.Object({ id: RoleId, permission_id: Uuid });
 export const UserRoleParams = Type.Object({ id: Uuid, role_id: RoleId });
-export const RoleIdBody = Type.Object({ role_id: RoleId });
-export const PermissionIdBody = Type.Object({ permission_id: Uuid });
+export const RoleIdBody = Body({ role_id: RoleId });
+export const PermissionIdBody = Body({ permission_id: Uuid });

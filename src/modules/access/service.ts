@@ -29,11 +29,11 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
     return role;
   }
 
-  /** Non-super-admins may hand out only roles they hold themselves, and never a super-admin role. */
+  /** Non-super-admins may give or take only roles they hold themselves, and never a super-admin role. */
   async function assertMayHandOut(caller: Caller, roleId: string) {
     const role = await requireRole(roleId);
     if (caller.isSuperAdmin) return role;
-    if (role.is_super_admin || !caller.roles.includes(roleId)) throw forbidden('You can only assign roles you hold yourself');
+    if (role.is_super_admin || !caller.roles.includes(roleId)) throw forbidden('You can only assign or remove roles you hold yourself');
     return role;
   }
 
@@ -78,7 +78,11 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       if (changes.name !== undefined && changes.name !== role.name && (await repo.findRoleByName(changes.name))) {
         throw conflict('A role with this name already exists');
       }
-      const updated = await repo.updateRole(id, changes);
+      const updated = await repo.updateRole(id, {
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        ...(changes.requires_two_factor !== undefined && { requires_two_factor: changes.requires_two_factor }),
+      });
       if (changes.requires_two_factor !== undefined) await deps.credentials.invalidateAll();
       return updated!;
     },
@@ -113,7 +117,13 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
 
     async revokePermission(caller: Caller, roleId: string, permissionId: string) {
       const role = await requireRole(roleId);
-      if (role.is_super_admin && !caller.isSuperAdmin) throw forbidden('Only super admins may change a super-admin role');
+      if (!caller.isSuperAdmin) {
+        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        const permission = await repo.getPermission(permissionId);
+        if (permission && !grants(caller.permissions, `${permission.resource}:${permission.action}`)) {
+          throw forbidden('You can only revoke permissions you hold yourself');
+        }
+      }
       if (!(await repo.revokePermission(roleId, permissionId))) throw notFound('The role does not have this permission');
       await deps.credentials.invalidateAll();
     },
@@ -136,8 +146,8 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       await deps.credentials.invalidateAll();
     },
 
-    async removeRoleFromUser(userId: string, roleId: string) {
-      const role = await requireRole(roleId);
+    async removeRoleFromUser(caller: Caller, userId: string, roleId: string) {
+      const role = await assertMayHandOut(caller, roleId);
       if (role.is_super_admin && (await repo.countSuperAdmins()) <= 1) {
         const holders = await repo.rolesOfUser(userId);
         if (holders.some((held) => held.id === roleId)) throw conflict('The last super admin cannot lose that role');
@@ -156,7 +166,8 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       if (!(await repo.assignRoleToApiKey(apiKeyId, roleId))) throw conflict('The API key already has this role');
     },
 
-    async removeRoleFromApiKey(apiKeyId: string, roleId: string) {
+    async removeRoleFromApiKey(caller: Caller, apiKeyId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
       if (!(await repo.removeRoleFromApiKey(apiKeyId, roleId))) throw notFound('The API key does not have this role');
     },
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
 
 export const ApiKey = Type.Object({
@@ -19,7 +19,7 @@ export const ApiKey = Type.Object({
 
 const Scopes = Type.Array(PermissionName, { maxItems: 200, description: 'Must be covered by your own permissions' });
 
-export const CreateApiKeyBody = Type.Object({
+export const CreateApiKeyBody = Body({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   scopes: Type.Optional(Scopes),
@@ -28,7 +28,7 @@ export const CreateApiKeyBody = Type.Object({
   user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
 });
 
-export const UpdateApiKeyBody = Type.Object(
+export const UpdateApiKeyBody = Body(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),

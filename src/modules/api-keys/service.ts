@@ -171,7 +171,7 @@ export function createApiKeysService(deps: Deps) {
 
     async removeRole(caller: Caller, id: string, roleId: string) {
       const key = await visibleKey(caller, id);
-      await deps.access.removeRoleFromApiKey(id, roleId);
+      await deps.access.removeRoleFromApiKey(caller, id, roleId);
       await deps.credentials.invalidate([key.key_hash]);
     },
 

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { DateTime, Nullable } from '../../platform/http/schemas.js';
+import { Body, DateTime, Nullable } from '../../platform/http/schemas.js';
 
-export const LoginBody = Type.Object({
+export const LoginBody = Body({
   identifier: Type.String({ minLength: 1, maxLength: 320, description: 'Username or email (case-insensitive)' }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),

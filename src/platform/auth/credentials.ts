@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../kv/index.js';
 import type { Caller } from './caller.js';
@@ -69,7 +70,7 @@ export class CredentialResolver {
 
   /** Forgets every cached credential on every node (after a change to a role's permissions). */
   async invalidateAll(): Promise<void> {
-    const generation = String(Date.now());
+    const generation = randomUUID();
     this.#applyGeneration(generation);
     await this.#safely(() => this.kv.set(GENERATION_KEY, generation));
     await this.#publish({ generation });

@@ -30,7 +30,7 @@ export const requirePermission = (permission: string, options: { orSelf?: string
 });
 export const requireAuthenticated = (): RouteAuth => ({ authenticated: true });
 
-/** The caller of a route that declared `config.auth` (the pre-handler guarantees one). */
+/** The caller of a route that declared `config.auth` (its pre-validation check guarantees one). */
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw unauthorized();
   return request.caller;
@@ -58,8 +58,9 @@ export function registerAuth(app: FastifyInstance, resolver: CredentialResolver,
     const auth = route.config?.auth;
     if (!auth) return;
     documentRequirement(route, auth);
+    // Before validation: a caller without the right gets 401/403, never a hint about the expected input.
     const check = async (request: FastifyRequest) => enforce(request, auth);
-    route.preHandler = [check, ...(route.preHandler ? [route.preHandler].flat() : [])];
+    route.preValidation = [check, ...(route.preValidation ? [route.preValidation].flat() : [])];
   });
 }
 

@@ -1,0 +1,800 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bearer, buildTestApp, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const HOST = 'waygate.test';
+const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
+const ISO_DATE = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+
+const BUILT_IN_ROLES = [
+  { id: 'role_admin', name: 'Admin', description: 'Super administrator: may do everything' },
+  { id: 'role_api_full_access', name: 'API Full Access', description: 'Create, update and delete all tracking resources' },
+  { id: 'role_api_read_only', name: 'API Read Only', description: 'View GPS and tracking data, users and roles' },
+  { id: 'role_developer', name: 'Developer', description: 'May own API keys and OAuth clients' },
+  { id: 'role_user', name: 'User', description: 'Default role of registered users' },
+];
+const summaryOf = (id: string) => BUILT_IN_ROLES.find((role) => role.id === id)!;
+
+const READ_ONLY_PERMISSIONS = [
+  'devices:read',
+  'geofences:read',
+  'gps:read',
+  'locations:read',
+  'pegel:read',
+  'roles:read',
+  'trip_categories:read',
+  'trips:read',
+  'users:read',
+];
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** One HTTP request through the app, with an optional bearer token and JSON body. */
+function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
+  return app.inject({ method, url, payload, headers: { host: HOST, ...(token ? bearer(token) : {}) } });
+}
+
+const ERROR_NAMES: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict' };
+
+/** Asserts status and the `{ error, message }` body together, so a failure shows both. */
+function expectError(response: LightMyRequestResponse, status: number, message: string | RegExp) {
+  expect({ status: response.statusCode, body: response.json() }).toEqual({
+    status,
+    body: { error: ERROR_NAMES[status], message: typeof message === 'string' ? message : expect.stringMatching(message) },
+  });
+}
+
+function expectStatus(response: LightMyRequestResponse, status: number) {
+  expect(response.statusCode, response.body).toBe(status);
+}
+
+const UNAUTHORIZED = 'Invalid or missing authentication token';
+const FORBIDDEN = 'Insufficient permissions for this operation';
+
+/** Signs the bootstrap super admin in; returns its user id and session token. */
+async function signInAdmin(app: FastifyInstance) {
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/auth/login',
+    payload: { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password },
+  });
+  expectStatus(response, 200);
+  const body = response.json();
+  return { id: body.user_id as string, token: body.session_token as string };
+}
+
+/** `resource:action` -> permission id, read over HTTP as the admin. */
+async function permissionIds(app: FastifyInstance, adminToken: string): Promise<Map<string, string>> {
+  const response = await call(app, 'GET', '/v1/permissions', adminToken);
+  expectStatus(response, 200);
+  const permissions = response.json().data as { id: string; resource: string; action: string }[];
+  return new Map(permissions.map((p) => [`${p.resource}:${p.action}`, p.id]));
+}
+
+const names = (permissions: { resource: string; action: string }[]) => permissions.map((p) => `${p.resource}:${p.action}`);
+
+describe('authentication and authorisation of the access endpoints', () => {
+  let t: TestApp;
+  let plainUser: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    plainUser = await createUser(t.app, ['role_user']);
+  });
+  afterAll(() => t.close());
+
+  // Each request is valid apart from its credentials; user ids are not the caller's own.
+  const endpoints: [Method, string, object?][] = [
+    ['GET', '/v1/roles'],
+    ['GET', '/v1/roles/role_user'],
+    ['POST', '/v1/roles', { name: 'Intruders' }],
+    ['PATCH', '/v1/roles/role_user', { description: 'changed' }],
+    ['DELETE', '/v1/roles/role_developer'],
+    ['GET', '/v1/roles/role_user/permissions'],
+    ['POST', '/v1/roles/role_user/permissions', { permission_id: UNKNOWN_UUID }],
+    ['DELETE', `/v1/roles/role_developer/permissions/${UNKNOWN_UUID}`],
+    ['GET', '/v1/permissions'],
+    ['GET', `/v1/permissions/${UNKNOWN_UUID}`],
+    ['POST', '/v1/permissions', { resource: 'intrusion', action: 'read' }],
+    ['GET', `/v1/users/${UNKNOWN_UUID}/permissions`],
+    ['GET', `/v1/users/${UNKNOWN_UUID}/roles`],
+    ['POST', `/v1/users/${UNKNOWN_UUID}/roles`, { role_id: 'role_admin' }],
+    ['DELETE', `/v1/users/${UNKNOWN_UUID}/roles/role_user`],
+  ];
+
+  it.each(endpoints)('%s %s without credentials is 401', async (method, url, payload) => {
+    expectError(await call(t.app, method, url, undefined, payload), 401, UNAUTHORIZED);
+  });
+
+  it.each(endpoints)('%s %s with a garbage bearer token is 401', async (method, url, payload) => {
+    expectError(await call(t.app, method, url, 'not-a-real-token', payload), 401, UNAUTHORIZED);
+  });
+
+  it.each(endpoints)('%s %s by a signed-in user without the permission is 403', async (method, url, payload) => {
+    expectError(await call(t.app, method, url, plainUser.token, payload), 403, FORBIDDEN);
+  });
+
+  it('rejects a non-Bearer Authorization header with 401', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers: { authorization: `Basic ${plainUser.token}` } });
+    expectError(response, 401, UNAUTHORIZED);
+  });
+
+  it('answers an anonymous request with an invalid body or path 401, not a validation error', async () => {
+    expectError(await call(t.app, 'POST', '/v1/roles', undefined, {}), 401, UNAUTHORIZED);
+    expectError(await call(t.app, 'GET', '/v1/roles/not-a-role-id'), 401, UNAUTHORIZED);
+  });
+
+  it('answers a caller lacking the permission 403 even when the body is invalid', async () => {
+    expectError(await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }), 403, FORBIDDEN);
+  });
+});
+
+describe('roles', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = (await signInAdmin(t.app)).token;
+  });
+  afterAll(() => t.close());
+
+  const getRole = (id: string) => call(t.app, 'GET', `/v1/roles/${id}`, admin);
+  const createRole = (body: object) => call(t.app, 'POST', '/v1/roles', admin, body);
+  const patchRole = (id: string, body: object) => call(t.app, 'PATCH', `/v1/roles/${id}`, admin, body);
+
+  const customRole = (fields: { id: string; name: string; description?: string | null; requires_two_factor?: boolean }) => ({
+    description: null,
+    requires_two_factor: false,
+    ...fields,
+    is_system: false,
+    created_at: ISO_DATE,
+    updated_at: ISO_DATE,
+  });
+
+  it('lists the five built-in system roles in a { data, _links } envelope without is_super_admin', async () => {
+    const response = await call(t.app, 'GET', '/v1/roles', admin);
+    expectStatus(response, 200);
+    const body = response.json();
+    expect(body._links).toEqual({ self: `http://${HOST}/v1/roles` });
+    const roles = [...body.data].sort((a, b) => a.id.localeCompare(b.id));
+    expect(roles).toEqual(
+      BUILT_IN_ROLES.map((role) => ({ ...role, is_system: true, requires_two_factor: false, created_at: ISO_DATE, updated_at: ISO_DATE })),
+    );
+    for (const role of roles) expect(role).not.toHaveProperty('is_super_admin');
+  });
+
+  it('gets one role by id', async () => {
+    const response = await getRole('role_admin');
+    expectStatus(response, 200);
+    expect(response.json()).toEqual({
+      data: { ...summaryOf('role_admin'), is_system: true, requires_two_factor: false, created_at: ISO_DATE, updated_at: ISO_DATE },
+      _links: { self: `http://${HOST}/v1/roles/role_admin` },
+    });
+  });
+
+  it('answers 404 for an unknown role and 400 for an id that is not role_...', async () => {
+    expectError(await getRole('role_nonexistent'), 404, 'Role not found');
+    expectError(await getRole('admin'), 400, /^Path parameter 'id' must match pattern/);
+    expectError(await getRole('role_UPPER'), 400, /^Path parameter 'id' must match pattern/);
+  });
+
+  it('creates a role whose id is derived from its name', async () => {
+    const response = await createRole({ name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
+    expectStatus(response, 201);
+    const expected = customRole({ id: 'role_fleet_managers', name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
+    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles` } });
+    expect((await getRole('role_fleet_managers')).json().data).toEqual(expected);
+  });
+
+  it('defaults description to null and requires_two_factor to false', async () => {
+    const response = await createRole({ name: 'Night Shift 2' });
+    expectStatus(response, 201);
+    expect(response.json().data).toEqual(customRole({ id: 'role_night_shift_2', name: 'Night Shift 2' }));
+  });
+
+  it('refuses a duplicate role name, and a name that maps to an existing id, with 409', async () => {
+    await createRole({ name: 'Auditors' });
+    expectError(await createRole({ name: 'Auditors' }), 409, 'A role with this name already exists');
+    expectError(await createRole({ name: 'auditors!' }), 409, 'A role with this name already exists');
+  });
+
+  it('refuses a role without a usable name with 400', async () => {
+    expectError(await createRole({ description: 'no name' }), 400, "Body field 'name' is required");
+    expectError(await createRole({ name: '' }), 400, /^Body field 'name' must NOT have fewer than 1 characters$/);
+    expectError(await createRole({ name: '!!!' }), 400, 'name must contain letters or digits');
+  });
+
+  it('ignores is_system in a create body: a created role is never a system role', async () => {
+    const response = await createRole({ name: 'Pretenders', is_system: true });
+    expectStatus(response, 201);
+    expect(response.json().data.is_system).toBe(false);
+  });
+
+  it('updates only the fields provided', async () => {
+    await createRole({ name: 'Patch Target', description: 'before' });
+    const described = await patchRole('role_patch_target', { description: 'after' });
+    expectStatus(described, 200);
+    expect(described.json()).toEqual({
+      data: customRole({ id: 'role_patch_target', name: 'Patch Target', description: 'after' }),
+      _links: { self: `http://${HOST}/v1/roles/role_patch_target` },
+    });
+    const flagged = await patchRole('role_patch_target', { requires_two_factor: true });
+    expect(flagged.json().data).toEqual(
+      customRole({ id: 'role_patch_target', name: 'Patch Target', description: 'after', requires_two_factor: true }),
+    );
+    const cleared = await patchRole('role_patch_target', { description: null });
+    expect(cleared.json().data).toMatchObject({ name: 'Patch Target', description: null, requires_two_factor: true });
+  });
+
+  it('renames a custom role and keeps its id', async () => {
+    await createRole({ name: 'Old Name' });
+    const response = await patchRole('role_old_name', { name: 'New Name' });
+    expectStatus(response, 200);
+    expect(response.json().data).toMatchObject({ id: 'role_old_name', name: 'New Name' });
+    expect((await getRole('role_old_name')).json().data.name).toBe('New Name');
+  });
+
+  it('refuses renaming a role to a name another role has with 409', async () => {
+    await createRole({ name: 'Rename Clash' });
+    expectError(await patchRole('role_rename_clash', { name: 'Admin' }), 409, 'A role with this name already exists');
+  });
+
+  it('refuses an empty PATCH body with 400', async () => {
+    await createRole({ name: 'Empty Patch' });
+    expectError(await patchRole('role_empty_patch', {}), 400, /^Request body must NOT have fewer than 1 properties$/);
+  });
+
+  it('refuses renaming a system role with 400 but lets its description change', async () => {
+    expectError(await patchRole('role_user', { name: 'Members' }), 400, 'System roles cannot be renamed');
+    expect((await getRole('role_user')).json().data.name).toBe('User');
+    const described = await patchRole('role_developer', { name: 'Developer', description: 'Builds integrations' });
+    expectStatus(described, 200);
+    expect(described.json().data).toMatchObject({ id: 'role_developer', name: 'Developer', description: 'Builds integrations', is_system: true });
+  });
+
+  it('answers PATCH of an unknown role with 404', async () => {
+    expectError(await patchRole('role_nonexistent', { description: 'x' }), 404, 'Role not found');
+  });
+
+  // Unknown body fields are stripped, as on POST (the Pretenders case above).
+  it('ignores is_system and is_super_admin in a PATCH body', async () => {
+    await createRole({ name: 'Climbers' });
+    const response = await patchRole('role_climbers', { description: 'climbing', is_system: true, is_super_admin: true });
+    expectStatus(response, 200);
+    expect(response.json().data).toMatchObject({ id: 'role_climbers', description: 'climbing', is_system: false });
+    const freshHolder = await createUser(t.app, ['role_climbers']);
+    expectError(await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token), 403, FORBIDDEN);
+    expectStatus(await call(t.app, 'DELETE', '/v1/roles/role_climbers', admin), 204);
+  });
+
+  it('a role manager cannot turn their own role into a super-admin role through PATCH', async () => {
+    const escalators = await createRoleWith(t.app, 'Escalators', ['roles:read', 'roles:write']);
+    const manager = await createUser(t.app, [escalators]);
+    // Whether the unknown field is stripped (200) or refused (400) is secondary; it must never take effect.
+    const patch = await call(t.app, 'PATCH', `/v1/roles/${escalators}`, manager.token, { description: 'trying', is_super_admin: true });
+    expect([200, 400]).toContain(patch.statusCode);
+    const freshSession = await login(t.app, manager.username, manager.password);
+    const attempt = await call(t.app, 'POST', '/v1/permissions', freshSession, { resource: 'escalation', action: 'done' });
+    expectError(attempt, 403, FORBIDDEN);
+  });
+
+  it('deletes a custom role with 204 and an empty body', async () => {
+    await createRole({ name: 'Short Lived' });
+    const response = await call(t.app, 'DELETE', '/v1/roles/role_short_lived', admin);
+    expectStatus(response, 204);
+    expect(response.body).toBe('');
+    expectError(await getRole('role_short_lived'), 404, 'Role not found');
+  });
+
+  it.each(BUILT_IN_ROLES.map((role) => role.id))('refuses deleting the system role %s with 403', async (id) => {
+    expectError(await call(t.app, 'DELETE', `/v1/roles/${id}`, admin), 403, 'System roles cannot be deleted');
+    expectStatus(await getRole(id), 200);
+  });
+
+  it('answers DELETE of an unknown role with 404', async () => {
+    expectError(await call(t.app, 'DELETE', '/v1/roles/role_nonexistent', admin), 404, 'Role not found');
+  });
+});
+
+describe('role permissions', () => {
+  let t: TestApp;
+  let admin: string;
+  let ids: Map<string, string>;
+  let roleManager: string;
+  const id = (permission: string) => ids.get(permission)!;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = (await signInAdmin(t.app)).token;
+    // The seeded catalogue has no roles:*; add it so a wildcard beyond roles:read + roles:write can be tried.
+    expectStatus(await call(t.app, 'POST', '/v1/permissions', admin, { resource: 'roles', action: '*' }), 201);
+    ids = await permissionIds(t.app, admin);
+    await createRoleWith(t.app, 'Grant Target', []);
+    const managers = await createRoleWith(t.app, 'Role Managers', ['roles:read', 'roles:write']);
+    roleManager = (await createUser(t.app, [managers])).token;
+  });
+  afterAll(() => t.close());
+
+  const listOf = (role: string, token = admin) => call(t.app, 'GET', `/v1/roles/${role}/permissions`, token);
+  const grant = (role: string, permission: string, token = admin) =>
+    call(t.app, 'POST', `/v1/roles/${role}/permissions`, token, { permission_id: id(permission) });
+  const revoke = (role: string, permission: string, token = admin) =>
+    call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${id(permission)}`, token);
+  const heldBy = async (role: string) => names((await listOf(role)).json().data).sort();
+
+  it("lists a role's permissions as full permission objects", async () => {
+    const response = await listOf('role_api_read_only');
+    expectStatus(response, 200);
+    const body = response.json();
+    expect(body._links).toEqual({ self: `http://${HOST}/v1/roles/role_api_read_only/permissions` });
+    expect(names(body.data).sort()).toEqual(READ_ONLY_PERMISSIONS);
+    expect(body.data.find((p: { action: string; resource: string }) => p.resource === 'gps')).toEqual({
+      id: id('gps:read'),
+      resource: 'gps',
+      action: 'read',
+      description: 'Read gps',
+      created_at: ISO_DATE,
+      updated_at: ISO_DATE,
+    });
+  });
+
+  it('lists *:* for the Admin role and nothing for a role without permissions', async () => {
+    expect(await heldBy('role_admin')).toEqual(['*:*']);
+    expect(await heldBy('role_grant_target')).toEqual([]);
+  });
+
+  it('answers 404 for the permissions of an unknown role', async () => {
+    expectError(await listOf('role_nonexistent'), 404, 'Role not found');
+  });
+
+  it('grants a permission with 201 and the permission in the body', async () => {
+    const response = await grant('role_grant_target', 'trips:delete');
+    expectStatus(response, 201);
+    expect(response.json()).toEqual({
+      data: { id: id('trips:delete'), resource: 'trips', action: 'delete', description: 'Delete trips', created_at: ISO_DATE, updated_at: ISO_DATE },
+      _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions` },
+    });
+    expect(await heldBy('role_grant_target')).toContain('trips:delete');
+  });
+
+  it('refuses granting a permission the role already has with 409', async () => {
+    expectStatus(await grant('role_grant_target', 'trips:read'), 201);
+    expectError(await grant('role_grant_target', 'trips:read'), 409, 'The role already has this permission');
+  });
+
+  it('answers granting an unknown permission or to an unknown role with 404', async () => {
+    const unknownPermission = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, { permission_id: UNKNOWN_UUID });
+    expectError(unknownPermission, 404, 'Permission not found');
+    expectError(await grant('role_nonexistent', 'trips:read'), 404, 'Role not found');
+  });
+
+  it('refuses a permission_id that is missing or not a uuid with 400', async () => {
+    expectError(await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {}), 400, "Body field 'permission_id' is required");
+    const notUuid = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, { permission_id: 'trips:read' });
+    expectError(notUuid, 400, /^Body field 'permission_id' must match format "uuid"$/);
+  });
+
+  it('revokes a granted permission with 204, and answers 404 once it is gone', async () => {
+    expectStatus(await grant('role_grant_target', 'devices:write'), 201);
+    const response = await revoke('role_grant_target', 'devices:write');
+    expectStatus(response, 204);
+    expect(response.body).toBe('');
+    expect(await heldBy('role_grant_target')).not.toContain('devices:write');
+    expectError(await revoke('role_grant_target', 'devices:write'), 404, 'The role does not have this permission');
+  });
+
+  it('answers revoking an unknown permission or from an unknown role with 404', async () => {
+    const unknownPermission = await call(t.app, 'DELETE', `/v1/roles/role_grant_target/permissions/${UNKNOWN_UUID}`, admin);
+    expectError(unknownPermission, 404, 'The role does not have this permission');
+    expectError(await revoke('role_nonexistent', 'trips:read'), 404, 'Role not found');
+  });
+
+  describe('a role manager who is not a super admin', () => {
+    it('may grant a permission they hold', async () => {
+      expectStatus(await grant('role_grant_target', 'roles:read', roleManager), 201);
+      expect(await heldBy('role_grant_target')).toContain('roles:read');
+    });
+
+    it.each(['users:write', 'roles:delete', 'roles:*', '*:*'])('may not grant %s, which they do not hold', async (permission) => {
+      expectError(await grant('role_grant_target', permission, roleManager), 403, 'You can only grant permissions you hold yourself');
+      expect(await heldBy('role_grant_target')).not.toContain(permission);
+    });
+
+    it('may not grant to, revoke from or update the Admin role', async () => {
+      const message = 'Only super admins may change a super-admin role';
+      expectError(await grant('role_admin', 'roles:read', roleManager), 403, message);
+      expectError(await revoke('role_admin', '*:*', roleManager), 403, message);
+      expectError(await call(t.app, 'PATCH', '/v1/roles/role_admin', roleManager, { description: 'mine now' }), 403, message);
+      expect(await heldBy('role_admin')).toEqual(['*:*']);
+      expect((await call(t.app, 'GET', '/v1/roles/role_admin', admin)).json().data.description).toBe('Super administrator: may do everything');
+    });
+
+    it('may not delete roles without roles:delete', async () => {
+      expectError(await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager), 403, FORBIDDEN);
+    });
+  });
+});
+
+describe('role and permission changes apply to live credentials', () => {
+  let t: TestApp;
+  let admin: string;
+  let ids: Map<string, string>;
+  let other: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = (await signInAdmin(t.app)).token;
+    ids = await permissionIds(t.app, admin);
+    other = await createUser(t.app);
+  });
+  afterAll(() => t.close());
+
+  const grant = (role: string, permission: string) =>
+    call(t.app, 'POST', `/v1/roles/${role}/permissions`, admin, { permission_id: ids.get(permission) });
+  const revoke = (role: string, permission: string) => call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${ids.get(permission)}`, admin);
+  /** Needs users:read: the other user's roles. */
+  const readOthersRoles = (token: string) => call(t.app, 'GET', `/v1/users/${other.id}/roles`, token);
+
+  it('a permission granted to a held role works on the next request, and stops working once revoked', async () => {
+    const role = await createRoleWith(t.app, 'Live Grants', []);
+    const user = await createUser(t.app, ['role_user', role]);
+    expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+
+    expectStatus(await grant(role, 'users:read'), 201);
+    const allowed = await readOthersRoles(user.token);
+    expectStatus(allowed, 200);
+    expect(allowed.json()).toEqual({ roles: [summaryOf('role_user')] });
+
+    expectStatus(await revoke(role, 'users:read'), 204);
+    expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+  });
+
+  it('a role assigned to a user works on the next request, and stops working once removed', async () => {
+    const user = await createUser(t.app);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+
+    expectStatus(await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_api_read_only' }), 201);
+    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
+
+    expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+  });
+
+  it('deleting a custom role takes its permissions from holders on the next request', async () => {
+    const role = await createRoleWith(t.app, 'Doomed', ['roles:read']);
+    const user = await createUser(t.app, [role]);
+    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
+    expectStatus(await call(t.app, 'DELETE', `/v1/roles/${role}`, admin), 204);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+  });
+
+  it('a revoke takes effect even when it lands in the same millisecond as the grant before it', async () => {
+    const role = await createRoleWith(t.app, 'Same Millisecond', []);
+    const user = await createUser(t.app, [role]);
+    const now = Date.now();
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      expectStatus(await grant(role, 'users:read'), 201);
+      expectStatus(await readOthersRoles(user.token), 200);
+      expectStatus(await revoke(role, 'users:read'), 204);
+      expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+});
+
+describe('permission catalogue', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = (await signInAdmin(t.app)).token;
+  });
+  afterAll(() => t.close());
+
+  const createPermission = (body: object) => call(t.app, 'POST', '/v1/permissions', admin, body);
+  const listPermissions = async () =>
+    (await call(t.app, 'GET', '/v1/permissions', admin)).json().data as { id: string; resource: string; action: string }[];
+
+  it('lists the seeded catalogue in a { data, _links } envelope', async () => {
+    const response = await call(t.app, 'GET', '/v1/permissions', admin);
+    expectStatus(response, 200);
+    const body = response.json();
+    expect(body._links).toEqual({ self: `http://${HOST}/v1/permissions` });
+    expect(names(body.data)).toEqual(
+      expect.arrayContaining(['gps:read', 'trips:delete', 'community:guild.sync', 'two_factor:manage', '*:*', 'gps:*', 'permissions:write']),
+    );
+    expect(body.data).toHaveLength(new Set(names(body.data)).size);
+    expect(body.data.find((p: { resource: string }) => p.resource === '*')).toEqual({
+      id: UUID,
+      resource: '*',
+      action: '*',
+      description: 'Everything',
+      created_at: ISO_DATE,
+      updated_at: ISO_DATE,
+    });
+  });
+
+  it('gets one permission by id', async () => {
+    const twoFactor = (await listPermissions()).find((p) => p.resource === 'two_factor' && p.action === 'manage')!;
+    const response = await call(t.app, 'GET', `/v1/permissions/${twoFactor.id}`, admin);
+    expectStatus(response, 200);
+    expect(response.json()).toEqual({
+      data: {
+        id: twoFactor.id,
+        resource: 'two_factor',
+        action: 'manage',
+        description: 'Manage two factor',
+        created_at: ISO_DATE,
+        updated_at: ISO_DATE,
+      },
+      _links: { self: `http://${HOST}/v1/permissions/${twoFactor.id}` },
+    });
+  });
+
+  it('answers 404 for an unknown permission id and 400 for one that is not a uuid', async () => {
+    expectError(await call(t.app, 'GET', `/v1/permissions/${UNKNOWN_UUID}`, admin), 404, 'Permission not found');
+    expectError(await call(t.app, 'GET', '/v1/permissions/gps:read', admin), 400, /^Path parameter 'id' must match format "uuid"$/);
+  });
+
+  it('creates a permission with 201; it is then listed and retrievable', async () => {
+    const response = await createPermission({ resource: 'reports', action: 'export', description: 'Export reports' });
+    expectStatus(response, 201);
+    const created = response.json();
+    expect(created).toEqual({
+      data: { id: UUID, resource: 'reports', action: 'export', description: 'Export reports', created_at: ISO_DATE, updated_at: ISO_DATE },
+      _links: { self: `http://${HOST}/v1/permissions` },
+    });
+    expect(names(await listPermissions())).toContain('reports:export');
+    expect((await call(t.app, 'GET', `/v1/permissions/${created.data.id}`, admin)).json().data).toEqual(created.data);
+  });
+
+  it('creates a permission without a description and with a dotted action', async () => {
+    const response = await createPermission({ resource: 'community', action: 'channel.sync' });
+    expectStatus(response, 201);
+    expect(response.json().data).toMatchObject({ resource: 'community', action: 'channel.sync', description: null });
+  });
+
+  it('refuses a duplicate permission with 409', async () => {
+    expectError(await createPermission({ resource: 'gps', action: 'read' }), 409, "Permission 'gps:read' already exists");
+  });
+
+  it.each([
+    [{ resource: 'Bad Resource', action: 'read' }, /^Body field 'resource' must match pattern/],
+    [{ resource: 'reports', action: 'Read' }, /^Body field 'action' must match pattern/],
+    [{ resource: 'reports:x', action: 'read' }, /^Body field 'resource' must match pattern/],
+    [{ action: 'read' }, /^Body field 'resource' is required$/],
+    [{ resource: 'reports' }, /^Body field 'action' is required$/],
+  ])('refuses %j with 400', async (body, message) => {
+    expectError(await createPermission(body), 400, message);
+  });
+});
+
+describe('wildcard permissions', () => {
+  let t: TestApp;
+  let admin: string;
+  let ids: Map<string, string>;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = (await signInAdmin(t.app)).token;
+    ids = await permissionIds(t.app, admin);
+    await createRoleWith(t.app, 'Wildcard Target', []);
+  });
+  afterAll(() => t.close());
+
+  const grant = (role: string, permission: string, token: string) =>
+    call(t.app, 'POST', `/v1/roles/${role}/permissions`, token, { permission_id: ids.get(permission) });
+
+  it('API Full Access (gps:*, users:read, roles:read) may list roles but not create them', async () => {
+    const user = await createUser(t.app, ['role_api_full_access']);
+    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
+    expectError(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/permissions', user.token), 403, FORBIDDEN);
+  });
+
+  it('a held resource:* covers every action of that resource when granting, but not other resources', async () => {
+    const managers = await createRoleWith(t.app, 'Role Managers', ['roles:read', 'roles:write']);
+    const user = await createUser(t.app, ['role_api_full_access', managers]);
+    expectStatus(await grant('role_wildcard_target', 'gps:read', user.token), 201);
+    expectStatus(await grant('role_wildcard_target', 'gps:*', user.token), 201);
+    expectError(await grant('role_wildcard_target', 'users:write', user.token), 403, 'You can only grant permissions you hold yourself');
+    expectError(await grant('role_wildcard_target', '*:*', user.token), 403, 'You can only grant permissions you hold yourself');
+  });
+
+  it('a custom role holding *:* allows everything, yet its holder is not a super admin', async () => {
+    const created = await call(t.app, 'POST', '/v1/roles', admin, { name: 'Everything Custom' });
+    expectStatus(created, 201);
+    expectStatus(await grant('role_everything_custom', '*:*', admin), 201);
+    const user = await createUser(t.app);
+    const other = await createUser(t.app);
+    expectStatus(await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_everything_custom' }), 201);
+
+    expectStatus(await call(t.app, 'GET', `/v1/users/${other.id}/roles`, user.token), 200);
+    expectStatus(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Made By Wildcard' }), 201);
+    expectStatus(await call(t.app, 'POST', '/v1/permissions', user.token, { resource: 'wildcard', action: 'made' }), 201);
+    expectStatus(await grant('role_made_by_wildcard', 'users:delete', user.token), 201);
+
+    const superAdminOnly = 'Only super admins may change a super-admin role';
+    expectError(await call(t.app, 'PATCH', '/v1/roles/role_admin', user.token, { description: 'x' }), 403, superAdminOnly);
+    const assignAdmin = await call(t.app, 'POST', `/v1/users/${other.id}/roles`, user.token, { role_id: 'role_admin' });
+    expectError(assignAdmin, 403, 'You can only assign or remove roles you hold yourself');
+    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({ permissions: ['*:*'] });
+  });
+});
+
+describe('roles and permissions of users', () => {
+  let t: TestApp;
+  let admin: { id: string; token: string };
+  let userManager: Awaited<ReturnType<typeof createUser>>;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await signInAdmin(t.app);
+    const managers = await createRoleWith(t.app, 'User Managers', ['users:read', 'users:write']);
+    userManager = await createUser(t.app, [managers]);
+  });
+  afterAll(() => t.close());
+
+  const rolesOf = (userId: string, token: string) => call(t.app, 'GET', `/v1/users/${userId}/roles`, token);
+  const permissionsOf = (userId: string, token: string) => call(t.app, 'GET', `/v1/users/${userId}/permissions`, token);
+  const assign = (userId: string, roleId: string, token = admin.token) =>
+    call(t.app, 'POST', `/v1/users/${userId}/roles`, token, { role_id: roleId });
+  const remove = (userId: string, roleId: string, token = admin.token) => call(t.app, 'DELETE', `/v1/users/${userId}/roles/${roleId}`, token);
+  const roleIdsOf = async (userId: string) => ((await rolesOf(userId, admin.token)).json().roles as { id: string }[]).map((r) => r.id).sort();
+
+  it('a user without users:read sees their own roles and permissions', async () => {
+    const user = await createUser(t.app);
+    const roles = await rolesOf(user.id, user.token);
+    expectStatus(roles, 200);
+    expect(roles.json()).toEqual({ roles: [summaryOf('role_user')] });
+    const permissions = await permissionsOf(user.id, user.token);
+    expectStatus(permissions, 200);
+    expect(permissions.json()).toEqual({ permissions: [] });
+  });
+
+  it("a user without users:read may not see another user's roles or permissions", async () => {
+    const user = await createUser(t.app);
+    const other = await createUser(t.app);
+    expectError(await rolesOf(other.id, user.token), 403, FORBIDDEN);
+    expectError(await permissionsOf(other.id, user.token), 403, FORBIDDEN);
+  });
+
+  it("the super admin sees anyone's roles and permissions", async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer']);
+    const roles = await rolesOf(user.id, admin.token);
+    expectStatus(roles, 200);
+    expect(roles.json()).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
+    expect((await permissionsOf(user.id, admin.token)).json()).toEqual({ permissions: ['api_keys:delete', 'api_keys:read', 'api_keys:write'] });
+    expect((await permissionsOf(admin.id, admin.token)).json()).toEqual({ permissions: ['*:*'] });
+  });
+
+  it('returns effective permissions sorted and without duplicates across roles', async () => {
+    const user = await createUser(t.app, ['role_api_read_only', 'role_api_full_access']);
+    const response = await permissionsOf(user.id, user.token);
+    expectStatus(response, 200);
+    const { permissions } = response.json();
+    expect(permissions).toEqual([...permissions].sort());
+    expect(permissions.filter((p: string) => p === 'users:read')).toEqual(['users:read']);
+    expect(permissions).toEqual(expect.arrayContaining(['gps:*', 'gps:read', 'roles:read', 'settings:*']));
+  });
+
+  it('lists exactly the API Read Only permissions for its holder', async () => {
+    const user = await createUser(t.app, ['role_api_read_only']);
+    expect((await permissionsOf(user.id, user.token)).json()).toEqual({ permissions: READ_ONLY_PERMISSIONS });
+  });
+
+  it('answers 404 for an unknown user and 400 for an id that is not a uuid', async () => {
+    expectError(await rolesOf(UNKNOWN_UUID, admin.token), 404, 'User not found');
+    expectError(await permissionsOf(UNKNOWN_UUID, admin.token), 404, 'User not found');
+    expectError(await rolesOf('admin', admin.token), 400, /^Path parameter 'id' must match format "uuid"$/);
+  });
+
+  it('the super admin assigns any role with 201 and the resulting roles in the body', async () => {
+    const user = await createUser(t.app);
+    const response = await assign(user.id, 'role_api_full_access');
+    expectStatus(response, 201);
+    expect(response.json()).toEqual({ roles: [summaryOf('role_api_full_access'), summaryOf('role_user')] });
+    expect(await roleIdsOf(user.id)).toEqual(['role_api_full_access', 'role_user']);
+  });
+
+  it('refuses assigning a role the user already has with 409', async () => {
+    const user = await createUser(t.app);
+    expectError(await assign(user.id, 'role_user'), 409, 'The user already has this role');
+  });
+
+  it('answers assigning an unknown role or to an unknown user with 404, and a bad role id with 400', async () => {
+    const user = await createUser(t.app);
+    expectError(await assign(user.id, 'role_nonexistent'), 404, 'Role not found');
+    expectError(await assign(UNKNOWN_UUID, 'role_user'), 404, 'User not found');
+    expectError(await assign(user.id, 'developer'), 400, /^Body field 'role_id' must match pattern/);
+    expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+  });
+
+  describe('a user manager who is not a super admin', () => {
+    it('may read other users and assign a role they hold', async () => {
+      const user = await createUser(t.app);
+      expectStatus(await rolesOf(user.id, userManager.token), 200);
+      const response = await assign(user.id, 'role_user_managers', userManager.token);
+      expectStatus(response, 201);
+      expect(response.json()).toEqual({
+        roles: [summaryOf('role_user'), { id: 'role_user_managers', name: 'User Managers', description: null }],
+      });
+    });
+
+    it.each(['role_api_full_access', 'role_admin', 'role_developer'])('may not assign %s, which they do not hold', async (roleId) => {
+      const user = await createUser(t.app);
+      expectError(await assign(user.id, roleId, userManager.token), 403, 'You can only assign or remove roles you hold yourself');
+      expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+    });
+
+    it('may not remove a role they do not hold, such as Admin from another super admin', async () => {
+      const other = await createUser(t.app, ['role_user', 'role_admin']);
+      expectError(await remove(other.id, 'role_admin', userManager.token), 403, 'You can only assign or remove roles you hold yourself');
+      expectError(await remove(other.id, 'role_user', userManager.token), 403, 'You can only assign or remove roles you hold yourself');
+      expect(await roleIdsOf(other.id)).toEqual(expect.arrayContaining(['role_admin', 'role_user']));
+      expectStatus(await remove(other.id, 'role_admin'), 204); // the bootstrap admin is the only super admin again
+    });
+  });
+
+  it('removes a role with 204, and answers 404 when the user does not hold it', async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer']);
+    const response = await remove(user.id, 'role_developer');
+    expectStatus(response, 204);
+    expect(response.body).toBe('');
+    expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+    expectError(await remove(user.id, 'role_developer'), 404, 'The user does not have this role');
+  });
+
+  it('answers removing from an unknown user or an unknown role with 404', async () => {
+    const user = await createUser(t.app);
+    expectError(await remove(UNKNOWN_UUID, 'role_user'), 404, 'User not found');
+    expectError(await remove(user.id, 'role_nonexistent'), 404, 'Role not found');
+  });
+
+  it('refuses removing the Admin role from the only super admin with 409', async () => {
+    expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
+    expect(await roleIdsOf(admin.id)).toContain('role_admin');
+    expectStatus(await call(t.app, 'GET', '/v1/roles', admin.token), 200);
+  });
+
+  it('lets a second super admin lose the Admin role while the bootstrap admin keeps it', async () => {
+    const second = await createUser(t.app);
+    expectStatus(await assign(second.id, 'role_admin'), 201);
+    expectStatus(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Made' }), 201);
+    expectStatus(await remove(second.id, 'role_admin'), 204);
+    expectError(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }), 403, FORBIDDEN);
+    expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
+  });
+});
+
+describe('OpenAPI document of the access endpoints', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('marks GET /v1/roles as bearer-protected and requiring roles:read', async () => {
+    const response = await call(t.app, 'GET', '/v1/openapi.json');
+    expectStatus(response, 200);
+    const { paths } = response.json();
+    expect(paths['/v1/roles'].get).toMatchObject({
+      security: [{ bearer: [] }],
+      'x-permission': 'roles:read',
+      description: expect.stringContaining('Requires permission `roles:read`.'),
+    });
+    expect(paths['/v1/roles'].post['x-permission']).toBe('roles:write');
+    expect(paths['/v1/roles/{id}'].delete['x-permission']).toBe('roles:delete');
+    expect(paths['/v1/permissions'].get['x-permission']).toBe('permissions:read');
+  });
+
+  it('documents the "or self" rule on a user\'s roles and permissions', async () => {
+    const { paths } = (await call(t.app, 'GET', '/v1/openapi.json')).json();
+    for (const path of ['/v1/users/{id}/roles', '/v1/users/{id}/permissions']) {
+      expect(paths[path].get).toMatchObject({
+        security: [{ bearer: [] }],
+        'x-permission': 'users:read',
+        description: expect.stringContaining('(or acting on your own user)'),
+      });
+    }
+  });
+});

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { scenarios } from './scenarios.js';
+import { serviceEnv } from './service-env.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -23,7 +24,7 @@ try {
   const service = await start(
     'service',
     [join(ROOT, 'dist', 'main.js'), 'serve'],
-    { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
+    { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
     '/v1/health',
   );
   await sleep(1000);

@@ -128,6 +128,7 @@ export function createApiKeysService(deps: Deps) {
     async update(caller: Caller, id: string, input: ApiKeyInput) {
       const existing = await visibleKey(caller, id);
       if (existing.is_system && !caller.isSuperAdmin) throw forbidden('Only super admins may change system keys');
+      deps.access.assertScopesWithin(caller, existing.scopes);
       const updated = await repo.update(id, await checkedChanges(caller, input));
       await deps.credentials.invalidate([existing.key_hash]);
       return updated;
@@ -136,6 +137,8 @@ export function createApiKeysService(deps: Deps) {
     async regenerate(caller: Caller, id: string) {
       const existing = await visibleKey(caller, id);
       if (existing.is_system && !caller.isSuperAdmin) throw forbidden('Only super admins may regenerate system keys');
+      // Regenerating hands out the key's powers: a sibling key with fewer scopes must not get them.
+      deps.access.assertScopesWithin(caller, existing.scopes);
       const key = newToken(API_KEY_PREFIX);
       const updated = await repo.update(id, { key_hash: hashToken(key), key_prefix: displayPrefix(key) });
       await deps.credentials.invalidate([existing.key_hash]);

@@ -20,7 +20,9 @@ const UNKNOWN = 'unknown';
 const CHANNEL = 'credentials:invalidate';
 const GENERATION_KEY = 'credentials:generation';
 
-type InvalidationMessage = { hashes: string[] } | { generation: string };
+const DELIVERY_WAIT_MS = 250;
+
+type InvalidationMessage = { id: string } & ({ hashes: string[] } | { generation: string });
 
 /**
  * Resolves bearer tokens to callers without touching the database on the hot
@@ -31,6 +33,7 @@ type InvalidationMessage = { hashes: string[] } | { generation: string };
  */
 export class CredentialResolver {
   readonly #local = new Map<string, { caller: Caller | null; until: number }>();
+  readonly #awaitingDelivery = new Map<string, () => void>();
   #generation = '0';
   #unsubscribe: (() => Promise<void>) | undefined;
 
@@ -62,7 +65,7 @@ export class CredentialResolver {
     if (tokenHashes.length === 0) return;
     for (const hash of tokenHashes) this.#local.delete(hash);
     await this.#deleteShared(tokenHashes);
-    await this.#publish({ hashes: tokenHashes });
+    await this.#publish({ id: randomUUID(), hashes: tokenHashes });
     // A request that read the database just before the change may write its stale result back
     // after our delete; a second delete a moment later closes that window.
     setTimeout(() => void this.#deleteShared(tokenHashes), 1000).unref();
@@ -73,7 +76,7 @@ export class CredentialResolver {
     const generation = randomUUID();
     this.#applyGeneration(generation);
     await this.#safely(() => this.kv.set(GENERATION_KEY, generation));
-    await this.#publish({ generation });
+    await this.#publish({ id: randomUUID(), generation });
   }
 
   async #resolveShared(hash: string, token: string): Promise<Caller | null> {
@@ -98,6 +101,7 @@ export class CredentialResolver {
 
   #onInvalidation(raw: string): void {
     const message = JSON.parse(raw) as InvalidationMessage;
+    this.#awaitingDelivery.get(message.id)?.();
     if ('generation' in message) this.#applyGeneration(message.generation);
     else for (const hash of message.hashes) this.#local.delete(hash);
   }
@@ -115,8 +119,27 @@ export class CredentialResolver {
     await Promise.all(hashes.map((hash) => this.#safely(() => this.kv.delete(this.#sharedKey(hash)))));
   }
 
+  /**
+   * Publishes and waits (briefly) until this node hears its own message back: the
+   * store delivers to every subscriber at once, so by then the other nodes have it
+   * too, and the revoking response does not race ahead of their local caches.
+   */
   async #publish(message: InvalidationMessage): Promise<void> {
-    await this.#safely(() => this.kv.publish(CHANNEL, JSON.stringify(message)));
+    let timer: NodeJS.Timeout | undefined;
+    const delivered = new Promise<void>((resolve) => {
+      this.#awaitingDelivery.set(message.id, resolve);
+      timer = setTimeout(resolve, DELIVERY_WAIT_MS);
+    });
+    try {
+      const published = await this.#safely(async () => {
+        await this.kv.publish(CHANNEL, JSON.stringify(message));
+        return true;
+      });
+      if (published) await delivered;
+    } finally {
+      clearTimeout(timer);
+      this.#awaitingDelivery.delete(message.id);
+    }
   }
 
   /** The cache is an optimisation: when the store is down, fall through to the database. */

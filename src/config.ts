@@ -59,7 +59,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: resolve(read.string('DATA_DIR', './data')),
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
-    embeddedSharedBuffers: read.pattern('EMBEDDED_SHARED_BUFFERS', '32MB', /^\d+(kB|MB|GB)$/, 'a size such as 32MB'),
+    embeddedSharedBuffers: read.pattern('EMBEDDED_SHARED_BUFFERS', '16MB', /^\d+(kB|MB|GB)$/, 'a size such as 32MB'),
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),

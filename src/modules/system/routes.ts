@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import UAParser from 'ua-parser-js';
 import { requestUrl } from '../../platform/http/envelopes.js';
+import { parseUserAgent } from '../../platform/http/user-agent.js';
 import { VERSION } from '../../version.js';
 import { HealthResponse, InfoResponse } from './schemas.js';
 import { createHealthService, uptimeOf } from './service.js';
@@ -39,23 +39,19 @@ export async function systemRoutes(app: FastifyInstance): Promise<void> {
     { schema: { tags: ['Health'], summary: 'Service and client information', response: { 200: InfoResponse } } },
     async (request) => {
       const userAgent = request.headers['user-agent'] || null;
-      const parsed = new UAParser(userAgent ?? '').getResult();
+      const parsed = userAgent ? parseUserAgent(userAgent) : { browser: null, os: null };
       return {
         version: VERSION,
         server: { uptime: uptimeOf(process.uptime()) },
         client: {
           ip: request.ip,
           userAgent,
-          browser: nameAndVersion(parsed.browser),
-          os: nameAndVersion(parsed.os),
+          browser: parsed.browser,
+          os: parsed.os,
         },
         timestamp: new Date().toISOString(),
         _links: { self: requestUrl(request) },
       };
     },
   );
-}
-
-function nameAndVersion(part: { name?: string; version?: string }): string | null {
-  return part.name ? [part.name, part.version].filter(Boolean).join(' ') : null;
 }

@@ -41,7 +41,7 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     parsers: numericParsers,
     // PostgreSQL's default 128MB of shared buffers costs ~140MB of resident memory in PGlite;
     // an embedded single-node service does well with less.
-    postgresqlconf: [`shared_buffers=${target.sharedBuffers ?? '32MB'}`],
+    postgresqlconf: [`shared_buffers=${target.sharedBuffers ?? '16MB'}`],
     ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
   });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });

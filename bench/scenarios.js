@@ -6,17 +6,48 @@
 import { BENCH_ADMIN } from './service-env.js';
 
 let apiKey;
+let adminToken;
 
-/** One API key for every authenticated scenario, created through the API as the bootstrap admin. */
+async function admin(baseUrl) {
+  adminToken ??= (await post(baseUrl, '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+  return adminToken;
+}
+
+/** One API key for the read scenarios, created through the API as the bootstrap admin. */
 async function benchKey(baseUrl) {
-  if (apiKey) return apiKey;
-  const login = await post(baseUrl, '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password });
-  const created = await post(baseUrl, '/v1/api-keys', { name: 'bench', scopes: ['roles:read', 'gps:read'] }, login.session_token);
-  apiKey = created.key;
+  apiKey ??= (await post(baseUrl, '/v1/api-keys', { name: 'bench', scopes: ['roles:read', 'gps:read', 'gps:write'] }, await admin(baseUrl))).key;
   return apiKey;
 }
 
 const withKey = async (baseUrl) => ({ headers: { authorization: `Bearer ${await benchKey(baseUrl)}` } });
+
+const POINT = { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 };
+
+/** A latest point to read. */
+async function withLatestPoint(baseUrl) {
+  const key = await benchKey(baseUrl);
+  await post(baseUrl, '/v1/gps', { ...POINT, timestamp: Math.floor(Date.now() / 1000) }, key);
+  return withKey(baseUrl);
+}
+
+/** 50 devices, each with its own key; autocannon sends each request with the next one. */
+async function withDeviceKeys(baseUrl) {
+  const token = await admin(baseUrl);
+  const keys = [];
+  for (let i = 0; i < 50; i++) {
+    const created = await post(baseUrl, '/v1/api-keys', { name: `device ${i}`, scopes: ['gps:write'] }, token);
+    await post(baseUrl, '/v1/devices', { name: `device ${i}`, api_key_id: created.id }, token);
+    keys.push(created.key);
+  }
+  let next = 0;
+  return {
+    setupRequest: (request) => ({
+      ...request,
+      headers: { ...request.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
+      body: JSON.stringify({ ...POINT, timestamp: Math.floor(Date.now() / 1000) }),
+    }),
+  };
+}
 
 export const scenarios = [
   { name: 'GET /v1/health', request: { method: 'GET', path: '/v1/health' } },
@@ -24,6 +55,8 @@ export const scenarios = [
   // The same cheap route with a credential: the difference is the cost of authentication.
   { name: 'GET /v1 (API key)', request: { method: 'GET', path: '/v1' }, prepare: withKey },
   { name: 'GET /v1/roles (API key)', request: { method: 'GET', path: '/v1/roles' }, prepare: withKey },
+  { name: 'GET /v1/gps/current (API key)', request: { method: 'GET', path: '/v1/gps/current' }, prepare: withLatestPoint },
+  { name: 'POST /v1/gps (50 device keys)', request: { method: 'POST', path: '/v1/gps' }, prepare: withDeviceKeys },
 ];
 
 async function post(baseUrl, path, body, token) {

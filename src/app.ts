@@ -12,6 +12,8 @@ import { registerRateLimit } from './platform/rate-limit.js';
 import { accessRoutes } from './modules/access/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { deviceRoutes } from './modules/devices/routes.js';
+import { gpsRoutes } from './modules/gps/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
@@ -83,6 +85,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(authRoutes, { auth: services.auth });
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+  await app.register(gpsRoutes, { gps: services.gps });
+  await app.register(deviceRoutes, { devices: services.devices });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
   await bootstrap(app, config, services);

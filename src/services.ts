@@ -7,6 +7,8 @@ import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './modules/access/service.js';
 import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
+import { createDevicesService } from './modules/devices/service.js';
+import { createGpsService } from './modules/gps/service.js';
 import { createUsersService } from './modules/users/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
@@ -22,7 +24,9 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, log: Fasti
   const access = createAccessService({ db, credentials });
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
   const auth = createAuthService({ db, users, access, credentials, audit });
-  return { credentials, audit, users, access, apiKeys, auth };
+  const devices = createDevicesService({ db, apiKeys });
+  const gps = createGpsService({ db, kv, devices, log });
+  return { credentials, audit, users, access, apiKeys, auth, devices, gps };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -4,6 +4,9 @@ import type { Schema } from '../../platform/db/schema.js';
 const ROLE_COLUMNS = ['id', 'name', 'description', 'is_system', 'is_super_admin', 'requires_two_factor', 'created_at', 'updated_at'] as const;
 const PERMISSION_COLUMNS = ['id', 'resource', 'action', 'description', 'created_at', 'updated_at'] as const;
 
+const inserted = (result: { numInsertedOrUpdatedRows?: bigint }) => Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows) > 0;
+
 export function createAccessRepo(db: Kysely<Schema>) {
   return {
     listRoles: () => db.selectFrom('roles').select(ROLE_COLUMNS).orderBy('name').execute(),
@@ -34,7 +37,7 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .values({ role_id: roleId, permission_id: permissionId })
         .onConflict((oc) => oc.doNothing())
         .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+      return inserted(result);
     },
 
     async revokePermission(roleId: string, permissionId: string): Promise<boolean> {
@@ -43,7 +46,7 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .where('role_id', '=', roleId)
         .where('permission_id', '=', permissionId)
         .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleted(result);
     },
 
     listPermissions: () => db.selectFrom('permissions').select(PERMISSION_COLUMNS).orderBy('resource').orderBy('action').execute(),
@@ -66,12 +69,12 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .values({ user_id: userId, role_id: roleId })
         .onConflict((oc) => oc.doNothing())
         .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+      return inserted(result);
     },
 
     async removeRoleFromUser(userId: string, roleId: string): Promise<boolean> {
       const result = await db.deleteFrom('user_roles').where('user_id', '=', userId).where('role_id', '=', roleId).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleted(result);
     },
 
     /** Users (not deleted) holding any super-admin role. */
@@ -102,12 +105,12 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .values({ api_key_id: apiKeyId, role_id: roleId })
         .onConflict((oc) => oc.doNothing())
         .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+      return inserted(result);
     },
 
     async removeRoleFromApiKey(apiKeyId: string, roleId: string): Promise<boolean> {
       const result = await db.deleteFrom('api_key_roles').where('api_key_id', '=', apiKeyId).where('role_id', '=', roleId).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return deleted(result);
     },
 
     /** `resource:action` strings granted by these roles. */

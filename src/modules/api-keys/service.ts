@@ -97,6 +97,12 @@ export function createApiKeysService(deps: Deps) {
       repo.touch(keyId).catch(onError);
     },
 
+    /** What the devices area needs to decide whether a key may be linked to a device. */
+    async linkable(id: string): Promise<{ is_system: boolean; user_id: string | null } | undefined> {
+      const key = await repo.get(id);
+      return key && { is_system: key.is_system, user_id: key.user_id };
+    },
+
     list: (caller: Caller) => (caller.isSuperAdmin ? repo.list() : caller.userId ? repo.list(caller.userId) : Promise.resolve([])),
 
     get: (caller: Caller, id: string) => visibleKey(caller, id),

@@ -135,6 +135,36 @@ export interface AuditEventsTable {
   created_at: CreatedAt;
 }
 
+export interface DevicesTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  device_type: string | null;
+  is_active: Generated<boolean>;
+  api_key_id: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface GpsPointsTable {
+  id: Id;
+  device_id: string | null;
+  trip_id: string | null;
+  latitude: number;
+  longitude: number;
+  altitude: number | null;
+  heading: number | null;
+  timestamp: Date;
+  speed_kmh: number;
+  speed_mps: number;
+  speed_mph: number;
+  speed_knots: number;
+  pdop: number | null;
+  hdop: number | null;
+  vdop: number | null;
+  created_at: CreatedAt;
+}
+
 /** Every table of the one PostgreSQL schema, as Kysely sees it. Modules add theirs here. */
 export interface Schema {
   schema_migrations: SchemaMigrationsTable;
@@ -151,4 +181,6 @@ export interface Schema {
   api_key_roles: { api_key_id: string; role_id: string };
   sessions: SessionsTable;
   audit_events: AuditEventsTable;
+  devices: DevicesTable;
+  gps_points: GpsPointsTable;
 }

@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+describe('devices', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, token = admin, payload?: object) =>
+    t.app.inject({ method, url, headers: bearer(token), payload });
+
+  it('creates a device with 201 and reads it back', async () => {
+    const created = await call('POST', '/v1/devices', admin, { name: 'Sailboat', description: 'Blue hull', device_type: 'tracker-v2' });
+    expect(created.statusCode).toBe(201);
+    const device = created.json().data;
+    expect(device).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'Sailboat',
+      description: 'Blue hull',
+      device_type: 'tracker-v2',
+      is_active: true,
+      api_key_id: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await call('GET', `/v1/devices/${device.id}`)).json().data).toEqual(device);
+  });
+
+  it('requires a name, and PATCH at least one field', async () => {
+    expect((await call('POST', '/v1/devices', admin, { description: 'x' })).json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'name' is required",
+    });
+    const device = (await call('POST', '/v1/devices', admin, { name: 'n' })).json().data;
+    const empty = await call('PATCH', `/v1/devices/${device.id}`, admin, {});
+    expect(empty.statusCode).toBe(400);
+  });
+
+  it('changes only the fields sent', async () => {
+    const device = (await call('POST', '/v1/devices', admin, { name: 'Van', description: 'White' })).json().data;
+    const response = await call('PATCH', `/v1/devices/${device.id}`, admin, { is_active: false });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
+  });
+
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    for (const [method, url] of [['GET', `/v1/devices/${unknown}`], ['PATCH', `/v1/devices/${unknown}`], ['DELETE', `/v1/devices/${unknown}`]] as const) {
+      const response = await call(method, url, admin, method === 'PATCH' ? { name: 'x' } : undefined);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Device not found' });
+    }
+    expect((await call('GET', '/v1/devices/boat-1')).statusCode).toBe(400);
+  });
+
+  it('pages devices with a default limit of 10', async () => {
+    for (let i = 0; i < 11; i++) await call('POST', '/v1/devices', admin, { name: `fleet ${i}` });
+    const body = (await call('GET', '/v1/devices')).json();
+    expect(body.data).toHaveLength(10);
+    expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
+    expect(body._links.next).toContain('page=2');
+  });
+
+  it('deletes with 204', async () => {
+    const device = (await call('POST', '/v1/devices', admin, { name: 'gone' })).json().data;
+    const response = await call('DELETE', `/v1/devices/${device.id}`);
+    expect(response.statusCode).toBe(204);
+    expect((await call('GET', `/v1/devices/${device.id}`)).statusCode).toBe(404);
+  });
+
+  describe('linking an API key', () => {
+    it('links the key and unlinks any key the device had before, and moves a key from another device', async () => {
+      const first = await createApiKey(t.app, admin, { name: 'first', scopes: ['gps:write'] });
+      const second = await createApiKey(t.app, admin, { name: 'second', scopes: ['gps:write'] });
+      const device = (await call('POST', '/v1/devices', admin, { name: 'linked', api_key_id: first.id })).json().data;
+      expect(device.api_key_id).toBe(first.id);
+      const relinked = await call('PATCH', `/v1/devices/${device.id}`, admin, { api_key_id: second.id });
+      expect(relinked.json().data.api_key_id).toBe(second.id);
+      const other = (await call('POST', '/v1/devices', admin, { name: 'other', api_key_id: second.id })).json().data;
+      expect(other.api_key_id).toBe(second.id);
+      expect((await call('GET', `/v1/devices/${device.id}`)).json().data.api_key_id).toBeNull();
+    });
+
+    it('lets a user link only a key they own, or a system key', async () => {
+      const roleId = await createRoleWith(t.app, 'Fleet Operators', ['devices:read', 'devices:write', 'api_keys:read', 'api_keys:write', 'gps:write']);
+      const operator = await createUser(t.app, [roleId]);
+      const own = await createApiKey(t.app, operator.token, { name: 'mine', scopes: ['gps:write'] });
+      const foreign = await createApiKey(t.app, admin, { name: 'not theirs', scopes: ['gps:write'] });
+      const systemKeyId = (await t.database.db.selectFrom('api_keys').select('id').where('is_system', '=', true).executeTakeFirstOrThrow()).id;
+
+      expect((await call('POST', '/v1/devices', operator.token, { name: 'ok', api_key_id: own.id })).statusCode).toBe(201);
+      expect((await call('POST', '/v1/devices', operator.token, { name: 'sys', api_key_id: systemKeyId })).statusCode).toBe(201);
+      const refused = await call('POST', '/v1/devices', operator.token, { name: 'no', api_key_id: foreign.id });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device' });
+      const count = await t.database.db.selectFrom('devices').select('id').where('name', '=', 'no').execute();
+      expect(count).toHaveLength(0);
+    });
+
+    it('answers an unknown key with 400', async () => {
+      const response = await call('POST', '/v1/devices', admin, { name: 'x', api_key_id: '00000000-0000-4000-8000-000000000000' });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().message).toBe('api_key_id does not name an existing API key');
+    });
+  });
+
+  it('needs devices:read, devices:write and devices:delete', async () => {
+    const reader = await createApiKey(t.app, admin, { name: 'device reader', scopes: ['devices:read'] });
+    expect((await call('GET', '/v1/devices', reader.key)).statusCode).toBe(200);
+    expect((await call('POST', '/v1/devices', reader.key, { name: 'x' })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/devices' })).statusCode).toBe(401);
+  });
+});

@@ -1,0 +1,26 @@
+import { Type } from 'typebox';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+
+export const Device = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  device_type: Nullable(Type.String()),
+  is_active: Type.Boolean(),
+  api_key_id: Nullable(Uuid),
+  created_at: DateTime,
+  updated_at: DateTime,
+});
+
+const fields = {
+  description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+  device_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  api_key_id: Type.Optional(Type.String({ format: 'uuid', description: 'Link this API key to the device: a key you own, or a system key' })),
+};
+
+export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields });
+
+export const UpdateDeviceBody = Body(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...fields, is_active: Type.Optional(Type.Boolean()) },
+  { minProperties: 1 },
+);

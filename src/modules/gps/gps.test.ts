@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+
+const POINT = {
+  latitude: 53.55,
+  longitude: 9.99,
+  altitude: 12.5,
+  heading: 90,
+  timestamp: 1_767_225_600, // 2026-01-01T00:00:00Z
+  speed_kmh: 18.52,
+  speed_mps: 5.14,
+  speed_mph: 11.51,
+  speed_knots: 10,
+};
+
+describe('GPS points', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } } });
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const send = (token: string, point: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
+  const get = (token: string, url: string) => t.app.inject({ method: 'GET', url, headers: bearer(token) });
+  const newDevice = async (body: Record<string, unknown> = {}) =>
+    (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'boat', ...body } })).json().data;
+
+  it('records a point: epoch seconds in, ISO 8601 out', async () => {
+    const response = await send(admin, POINT);
+    expect(response.statusCode).toBe(201);
+    expect(response.json()).toEqual({
+      data: {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        device_id: null,
+        trip_id: null,
+        ...POINT,
+        timestamp: '2026-01-01T00:00:00.000Z',
+        pdop: null,
+        hdop: null,
+        vdop: null,
+        created_at: expect.any(String),
+      },
+      _links: { self: expect.stringMatching(/\/v1\/gps$/) },
+    });
+  });
+
+  it.each([
+    ['speed_knots', "Body field 'speed_knots' is required"],
+    ['timestamp', "Body field 'timestamp' is required"],
+    ['latitude', "Body field 'latitude' is required"],
+  ])('requires %s', async (field, message) => {
+    const { [field]: _omitted, ...rest } = POINT as Record<string, unknown>;
+    const response = await send(admin, rest);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it.each([
+    [{ latitude: 91 }, "Body field 'latitude' must be <= 90"],
+    [{ longitude: -181 }, "Body field 'longitude' must be >= -180"],
+    [{ timestamp: 1.5 }, "Body field 'timestamp' must be integer"],
+    [{ timestamp: '1767225600' }, "Body field 'timestamp' must be integer"],
+    [{ device_id: 'boat-1' }, 'Body field \'device_id\' must match format "uuid"'],
+  ])('rejects %j with 400', async (change, message) => {
+    const response = await send(admin, { ...POINT, ...change });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('rejects a device_id that names no device with 400', async () => {
+    const response = await send(admin, { ...POINT, device_id: '00000000-0000-4000-8000-000000000000' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe('device_id does not name an existing device');
+  });
+
+  it('takes the device from the API key linked to it when the body names none', async () => {
+    const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'tracker', scopes: ['gps:write', 'gps:read'] });
+    const device = await newDevice({ api_key_id: keyId });
+    const response = await send(key, { ...POINT, timestamp: POINT.timestamp + 60 });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data.device_id).toBe(device.id);
+  });
+
+  it('serves the latest point overall and per device, and a new point is visible at once', async () => {
+    const device = await newDevice();
+    const first = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_800_000_000 })).json().data;
+    const current = await get(admin, '/v1/gps/current');
+    expect(current.statusCode).toBe(200);
+    expect(current.json().data).toEqual(first);
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data).toEqual(first);
+
+    const second = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_800_000_060 })).json().data;
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(second.id);
+
+    // A late point with an older timestamp does not replace the latest one.
+    await send(admin, { ...POINT, device_id: device.id, timestamp: 1_799_999_000 });
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
+  });
+
+  it('answers the latest point from the cache, without the database', async () => {
+    await get(admin, '/v1/gps/current');
+    const reads = vi.spyOn(t.database.db, 'selectFrom');
+    for (let i = 0; i < 5; i++) expect((await get(admin, '/v1/gps/current')).statusCode).toBe(200);
+    expect(reads).not.toHaveBeenCalled();
+    reads.mockRestore();
+  });
+
+  it('answers 404 for a device without points', async () => {
+    const device = await newDevice();
+    const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No GPS point for this device' });
+    await send(admin, { ...POINT, device_id: device.id });
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(200);
+  });
+
+  it('lists the latest point of every device as a bare array', async () => {
+    const a = await newDevice({ name: 'a' });
+    const b = await newDevice({ name: 'b' });
+    await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_000 });
+    const aLatest = (await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_100 })).json().data;
+    const bLatest = (await send(admin, { ...POINT, device_id: b.id, timestamp: 1_700_000_050 })).json().data;
+    const body = (await get(admin, '/v1/gps/current/devices')).json();
+    expect(Array.isArray(body)).toBe(true);
+    expect(body).toEqual(expect.arrayContaining([aLatest, bLatest]));
+    expect(body.filter((p: { device_id: string }) => p.device_id === a.id)).toHaveLength(1);
+  });
+
+  it('pages points newest first with a default limit of 10', async () => {
+    const body = (await get(admin, '/v1/gps')).json();
+    expect(body.pagination).toEqual({ page: 1, limit: 10, total: expect.any(Number), total_pages: expect.any(Number) });
+    const times = body.data.map((p: { timestamp: string }) => Date.parse(p.timestamp));
+    expect(times).toEqual([...times].sort((x, y) => y - x));
+    expect((await get(admin, '/v1/gps?limit=101')).statusCode).toBe(400);
+  });
+
+  it('gets and deletes a point; 404 afterwards; the latest cache forgets it', async () => {
+    const device = await newDevice();
+    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_900_000_000 })).json().data;
+    expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(point);
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(point.id);
+    const deleted = await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(admin) });
+    expect(deleted.statusCode).toBe(204);
+    expect((await get(admin, `/v1/gps/${point.id}`)).statusCode).toBe(404);
+    expect((await get(admin, '/v1/gps/current')).json().data.id).not.toBe(point.id);
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
+  });
+
+  it('refuses to delete a point that belongs to a trip with 409', async () => {
+    const point = (await send(admin, POINT)).json().data;
+    // Trips arrive with the trips area; link the point directly for now.
+    await t.database.db.updateTable('gps_points').set({ trip_id: '11111111-1111-4111-8111-111111111111' }).where('id', '=', point.id).execute();
+    const response = await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(admin) });
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'The GPS point belongs to a trip and cannot be deleted' });
+  });
+
+  it('needs gps:read, gps:write and gps:delete', async () => {
+    const { key } = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
+    expect((await get(key, '/v1/gps/current')).statusCode).not.toBe(403);
+    expect((await send(key, POINT)).statusCode).toBe(403);
+    const point = (await send(admin, POINT)).json().data;
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(key) })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/gps' })).statusCode).toBe(401);
+  });
+});
+
+describe('GPS write limit', () => {
+  it('counts POST /v1/gps against RATE_LIMIT_GPS_WRITE per identity', async () => {
+    const t = await buildTestApp({ config: { rateLimit: { enabled: true, windowSecs: 3600, anonymous: 100, user: 100, apiKey: 100, gpsWrite: 2 } } });
+    try {
+      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+      const statuses = [];
+      for (let i = 0; i < 3; i++) {
+        statuses.push((await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: POINT })).statusCode);
+      }
+      expect(statuses).toEqual([201, 201, 429]);
+      expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(admin) })).statusCode).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { notFound } from '../../platform/http/errors.js';
+import { IdParams } from '../../platform/http/schemas.js';
+import { CreateGpsPointBody, CurrentQuery, GpsPoint } from './schemas.js';
+import type { GpsService } from './service.js';
+
+const tags = ['GPS data'];
+
+export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/gps', {
+    config: { auth: requirePermission('gps:read') },
+    schema: { tags, summary: 'List GPS points, newest first', querystring: PageQuery(10), response: { 200: PageEnvelope(GpsPoint) } },
+  }, async (request) => {
+    const { rows, total } = await gps.page(request.query.limit, offsetOf(request.query));
+    return paginated(request, rows, total, request.query);
+  });
+
+  app.get('/v1/gps/current', {
+    config: { auth: requirePermission('gps:read') },
+    schema: {
+      tags,
+      summary: 'The latest GPS point, overall or of one device',
+      description: 'Served from a cache (5 minutes) that every new point refreshes.',
+      querystring: CurrentQuery,
+      response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const point = await gps.latest(request.query.device_id);
+    if (!point) throw notFound(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
+    return single(request, point);
+  });
+
+  app.get('/v1/gps/current/devices', {
+    config: { auth: requirePermission('gps:read') },
+    schema: { tags, summary: 'The latest GPS point of every device (bare array)', response: { 200: Type.Array(GpsPoint) } },
+  }, async () => gps.latestPerDevice());
+
+  app.get('/v1/gps/:id', {
+    config: { auth: requirePermission('gps:read') },
+    schema: { tags, summary: 'Get a GPS point', params: IdParams, response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) } },
+  }, async (request) => single(request, await gps.get(request.params.id)));
+
+  app.post('/v1/gps', {
+    config: { auth: requirePermission('gps:write'), extraRateLimit: 'gpsWrite' },
+    schema: {
+      tags,
+      summary: 'Record a GPS point',
+      description:
+        'timestamp is Unix seconds (answered as ISO 8601). Without device_id the point belongs to the device linked to ' +
+        'the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE).',
+      body: CreateGpsPointBody,
+      response: { 201: SingleEnvelope(GpsPoint), ...errorResponses(400, 429) },
+    },
+  }, async (request, reply) => reply.status(201).send(single(request, await gps.record(callerOf(request), request.body))));
+
+  app.delete('/v1/gps/:id', {
+    config: { auth: requirePermission('gps:delete') },
+    schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(404, 409) } },
+  }, async (request, reply) => {
+    await gps.remove(request.params.id);
+    return reply.status(204).send(null);
+  });
+}

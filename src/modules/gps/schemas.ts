@@ -1,0 +1,42 @@
+import { Type } from 'typebox';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+
+export const GpsPoint = Type.Object({
+  id: Uuid,
+  device_id: Nullable(Type.String()),
+  trip_id: Nullable(Uuid),
+  latitude: Type.Number(),
+  longitude: Type.Number(),
+  altitude: Nullable(Type.Number()),
+  heading: Nullable(Type.Number()),
+  timestamp: DateTime,
+  speed_kmh: Type.Number(),
+  speed_mps: Type.Number(),
+  speed_mph: Type.Number(),
+  speed_knots: Type.Number(),
+  pdop: Nullable(Type.Number()),
+  hdop: Nullable(Type.Number()),
+  vdop: Nullable(Type.Number()),
+  created_at: DateTime,
+});
+
+const speed = Type.Number({ minimum: 0 });
+const dop = Type.Optional(Nullable(Type.Number({ minimum: 0 })));
+
+export const CreateGpsPointBody = Body({
+  latitude: Type.Number({ minimum: -90, maximum: 90 }),
+  longitude: Type.Number({ minimum: -180, maximum: 180 }),
+  altitude: Type.Optional(Nullable(Type.Number())),
+  heading: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 360 }))),
+  timestamp: Type.Integer({ minimum: 0, maximum: 32503680000, description: 'Unix time in seconds' }),
+  speed_kmh: speed,
+  speed_mps: speed,
+  speed_mph: speed,
+  speed_knots: speed,
+  pdop: dop,
+  hdop: dop,
+  vdop: dop,
+  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Default: the device linked to the calling API key' })),
+});
+
+export const CurrentQuery = Type.Object({ device_id: Type.Optional(Type.String({ format: 'uuid' })) });

@@ -1,0 +1,121 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { Schema } from '../../platform/db/schema.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { DevicesService } from '../devices/service.js';
+import { createGpsRepo } from './repo.js';
+
+const LATEST_TTL_SECS = 300;
+const NO_POINT = 'none';
+
+export interface GpsPointInput {
+  latitude: number;
+  longitude: number;
+  altitude?: number | null;
+  heading?: number | null;
+  timestamp: number;
+  speed_kmh: number;
+  speed_mps: number;
+  speed_mph: number;
+  speed_knots: number;
+  pdop?: number | null;
+  hdop?: number | null;
+  vdop?: number | null;
+  device_id?: string;
+}
+
+type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
+
+const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:device:${deviceId}` : 'gps:latest:all');
+
+/**
+ * GPS points. The latest point overall and per device is served from the
+ * key-value cache (5 minutes) and written through on every new point, so the
+ * hot read never reaches the database and a new point is visible at once.
+ */
+export function createGpsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; devices: Pick<DevicesService, 'byApiKey' | 'get'>; log: FastifyBaseLogger }) {
+  const repo = createGpsRepo(deps.db);
+
+  async function cached<T>(operation: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await operation();
+    } catch (err) {
+      deps.log.warn({ err }, 'latest-point cache unavailable');
+      return undefined;
+    }
+  }
+
+  /** Stores the point as the latest of its key unless a newer one is cached already. */
+  async function offerAsLatest(key: string, point: GpsPoint): Promise<void> {
+    const current = await cached(() => deps.kv.get(key));
+    if (current && current !== NO_POINT && Date.parse((JSON.parse(current) as { timestamp: string }).timestamp) > point.timestamp.getTime()) return;
+    await cached(() => deps.kv.set(key, JSON.stringify(point), LATEST_TTL_SECS));
+  }
+
+  /** Without a device_id in the body, a point belongs to the device linked to the calling API key. */
+  async function deviceFor(caller: Caller, deviceId: string | undefined): Promise<string | null> {
+    if (deviceId !== undefined) {
+      await deps.devices.get(deviceId).catch(() => {
+        throw badRequest('device_id does not name an existing device');
+      });
+      return deviceId;
+    }
+    return caller.apiKeyId ? ((await deps.devices.byApiKey(caller.apiKeyId))?.id ?? null) : null;
+  }
+
+  return {
+    page: repo.page,
+
+    async get(id: string) {
+      const point = await repo.get(id);
+      if (!point) throw notFound('GPS point not found');
+      return point;
+    },
+
+    async record(caller: Caller, input: GpsPointInput) {
+      const { device_id: deviceId, timestamp, ...fields } = input;
+      const point = await repo.insert({
+        altitude: null,
+        heading: null,
+        pdop: null,
+        hdop: null,
+        vdop: null,
+        ...fields,
+        timestamp: new Date(timestamp * 1000),
+        device_id: await deviceFor(caller, deviceId),
+        trip_id: null,
+      });
+      await offerAsLatest(latestKey(), point);
+      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point);
+      return point;
+    },
+
+    /** The newest point overall or of one device; null when there is none. */
+    async latest(deviceId?: string): Promise<GpsPoint | null> {
+      const key = latestKey(deviceId);
+      const hit = await cached(() => deps.kv.get(key));
+      if (hit === NO_POINT) return null;
+      if (hit) return JSON.parse(hit) as GpsPoint;
+      const point = (await repo.latest(deviceId)) ?? null;
+      await cached(() => deps.kv.set(key, point ? JSON.stringify(point) : NO_POINT, LATEST_TTL_SECS));
+      return point;
+    },
+
+    latestPerDevice: repo.latestPerDevice,
+
+    async remove(id: string) {
+      const point = await repo.get(id);
+      if (!point) throw notFound('GPS point not found');
+      const outcome = await repo.deleteUnlinked(id);
+      if (outcome === 'missing') throw notFound('GPS point not found');
+      if (outcome === 'linked') throw conflict('The GPS point belongs to a trip and cannot be deleted');
+      // The deleted point may have been the cached latest one.
+      await cached(() => deps.kv.delete(latestKey()));
+      if (point.device_id) await cached(() => deps.kv.delete(latestKey(point.device_id!)));
+    },
+  };
+}
+
+export type GpsService = ReturnType<typeof createGpsService>;

@@ -14,6 +14,7 @@ import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { gpsRoutes } from './modules/gps/routes.js';
+import { tripRoutes } from './modules/trips/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
@@ -87,6 +88,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
+  await app.register(tripRoutes, { trips: services.trips });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
   await bootstrap(app, config, services);

@@ -9,6 +9,7 @@ import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
 import { createDevicesService } from './modules/devices/service.js';
 import { createGpsService } from './modules/gps/service.js';
+import { createTripsService } from './modules/trips/service.js';
 import { createUsersService } from './modules/users/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
@@ -25,8 +26,10 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, log: Fasti
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
   const auth = createAuthService({ db, users, access, credentials, audit });
   const devices = createDevicesService({ db, apiKeys });
-  const gps = createGpsService({ db, kv, devices, log });
-  return { credentials, audit, users, access, apiKeys, auth, devices, gps };
+  // GPS points join the active logging trip of their device; trips read the latest point of theirs.
+  const gps = createGpsService({ db, kv, devices, trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) }, log });
+  const trips = createTripsService({ db, latestPositionOf: (deviceId) => gps.latest(deviceId) });
+  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips };
 }
 
 export type Services = ReturnType<typeof createServices>;

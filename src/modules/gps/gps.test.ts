@@ -150,14 +150,7 @@ describe('GPS points', () => {
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
   });
 
-  it('refuses to delete a point that belongs to a trip with 409', async () => {
-    const point = (await send(admin, POINT)).json().data;
-    // Trips arrive with the trips area; link the point directly for now.
-    await t.database.db.updateTable('gps_points').set({ trip_id: '11111111-1111-4111-8111-111111111111' }).where('id', '=', point.id).execute();
-    const response = await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(admin) });
-    expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'The GPS point belongs to a trip and cannot be deleted' });
-  });
+  // A point that belongs to a trip cannot be deleted: see trips.test.ts.
 
   it('needs gps:read, gps:write and gps:delete', async () => {
     const { key } = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });

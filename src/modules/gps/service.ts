@@ -35,7 +35,15 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:device:${device
  * key-value cache (5 minutes) and written through on every new point, so the
  * hot read never reaches the database and a new point is visible at once.
  */
-export function createGpsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; devices: Pick<DevicesService, 'byApiKey' | 'get'>; log: FastifyBaseLogger }) {
+interface Deps {
+  db: Kysely<Schema>;
+  kv: KeyValueStore;
+  devices: Pick<DevicesService, 'byApiKey' | 'get'>;
+  trips: { loggingTripOf(deviceId: string): Promise<{ id: string } | undefined> };
+  log: FastifyBaseLogger;
+}
+
+export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
 
   async function cached<T>(operation: () => Promise<T>): Promise<T | undefined> {
@@ -54,7 +62,10 @@ export function createGpsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; 
     await cached(() => deps.kv.set(key, JSON.stringify(point), LATEST_TTL_SECS));
   }
 
-  /** Without a device_id in the body, a point belongs to the device linked to the calling API key. */
+  /**
+   * Without a device_id in the body, a point belongs to the device linked to the calling API key;
+   * a point of a device joins that device's active GPS-logging trip.
+   */
   async function deviceFor(caller: Caller, deviceId: string | undefined): Promise<string | null> {
     if (deviceId !== undefined) {
       await deps.devices.get(deviceId).catch(() => {
@@ -75,7 +86,9 @@ export function createGpsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; 
     },
 
     async record(caller: Caller, input: GpsPointInput) {
-      const { device_id: deviceId, timestamp, ...fields } = input;
+      const { device_id: requestedDevice, timestamp, ...fields } = input;
+      const deviceId = await deviceFor(caller, requestedDevice);
+      const trip = deviceId ? await deps.trips.loggingTripOf(deviceId) : undefined;
       const point = await repo.insert({
         altitude: null,
         heading: null,
@@ -84,8 +97,8 @@ export function createGpsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; 
         vdop: null,
         ...fields,
         timestamp: new Date(timestamp * 1000),
-        device_id: await deviceFor(caller, deviceId),
-        trip_id: null,
+        device_id: deviceId,
+        trip_id: trip?.id ?? null,
       });
       await offerAsLatest(latestKey(), point);
       if (point.device_id) await offerAsLatest(latestKey(point.device_id), point);

@@ -165,6 +165,42 @@ export interface GpsPointsTable {
   created_at: CreatedAt;
 }
 
+export type TripStatus = 'draft' | 'active' | 'paused' | 'completed';
+
+export interface TripsTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  status: Generated<TripStatus>;
+  gps_logging_enabled: Generated<boolean>;
+  device_id: string | null;
+  category_id: string | null;
+  origin_id: string | null;
+  destination_id: string | null;
+  weight_kg: number | null;
+  notes: string | null;
+  tags: Generated<string[]>;
+  start_latitude: number | null;
+  start_longitude: number | null;
+  end_latitude: number | null;
+  end_longitude: number | null;
+  started_at: Date | null;
+  ended_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface TripStatusHistoryTable {
+  id: Id;
+  trip_id: string;
+  old_status: TripStatus;
+  new_status: TripStatus;
+  changed_by: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  changed_at: CreatedAt;
+}
+
 /** Every table of the one PostgreSQL schema, as Kysely sees it. Modules add theirs here. */
 export interface Schema {
   schema_migrations: SchemaMigrationsTable;
@@ -183,4 +219,6 @@ export interface Schema {
   audit_events: AuditEventsTable;
   devices: DevicesTable;
   gps_points: GpsPointsTable;
+  trips: TripsTable;
+  trip_status_history: TripStatusHistoryTable;
 }

@@ -46,7 +46,6 @@ interface ErrorBody {
 // PostgreSQL error classes that mean "bad input" rather than a fault of ours.
 const DATABASE_ERRORS: Record<string, [number, string]> = {
   '23505': [409, 'A resource with the same unique value already exists'],
-  '23503': [409, 'A referenced resource does not exist or is still referenced'],
   '23514': [400, 'A value is outside its allowed range'],
   '22P02': [400, 'A value has an invalid format'],
   '22003': [400, 'A number is out of range'],
@@ -73,11 +72,24 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
       return reply(415, 'Unsupported Content-Type; send application/json');
   }
   if (err instanceof SyntaxError && fastifyError.statusCode === 400) return reply(400, `Malformed JSON body: ${err.message}`);
+  if (fastifyError.code === '23503') return reply(...foreignKeyViolation(err as { detail?: string }));
   const database = fastifyError.code ? DATABASE_ERRORS[fastifyError.code] : undefined;
   if (database) return reply(database[0], database[1]);
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) return reply(status, fastifyError.message ?? errorNameFor(status));
   return { ...reply(500, 'An unexpected error occurred'), unexpected: true };
+}
+
+/**
+ * A foreign key violation on a write names the column whose id points nowhere (400);
+ * on a delete, the row is still referenced (409).
+ */
+function foreignKeyViolation(err: { detail?: string }): [number, string] {
+  const missing = /^Key \((\w+)\)=\(.*\) is not present in table "(\w+)"/.exec(err.detail ?? '');
+  if (!missing) return [409, 'The resource is still referenced by other resources'];
+  const [, column, table] = missing as unknown as [string, string, string];
+  const thing = table.replace(/ies$/, 'y').replace(/s$/, '').replaceAll('_', ' ');
+  return [400, `${column} does not name an existing ${thing}`];
 }
 
 function reply(status: number, message: string, error = errorNameFor(status)) {

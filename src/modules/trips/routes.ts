@@ -1,0 +1,92 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { IdParams } from '../../platform/http/schemas.js';
+import { GpsPoint } from '../gps/schemas.js';
+import { CreateTripBody, Trip, TripHistoryEntry, TripListQuery, UpdateTripBody } from './schemas.js';
+import type { TripsService } from './service.js';
+
+const tags = ['Trips'];
+
+export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: TripsService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/trips', {
+    config: { auth: requirePermission('trips:read') },
+    schema: {
+      tags,
+      summary: 'List trips, newest first',
+      querystring: Type.Intersect([PageQuery(20), TripListQuery]),
+      response: { 200: PageEnvelope(Trip) },
+    },
+  }, async (request) => {
+    const { page, limit, status } = request.query;
+    const { rows, total } = await trips.page(limit, offsetOf({ page, limit }), status);
+    return paginated(request, rows, total, { page, limit });
+  });
+
+  app.get('/v1/trips/:id', {
+    config: { auth: requirePermission('trips:read') },
+    schema: { tags, summary: 'Get a trip', params: IdParams, response: { 200: SingleEnvelope(Trip), ...errorResponses(404) } },
+  }, async (request) => single(request, await trips.get(request.params.id)));
+
+  app.post('/v1/trips', {
+    config: { auth: requirePermission('trips:write') },
+    schema: { tags, summary: 'Create a trip (as a draft)', body: CreateTripBody, response: { 201: SingleEnvelope(Trip), ...errorResponses(400) } },
+  }, async (request, reply) => reply.status(201).send(single(request, await trips.create(request.body))));
+
+  app.patch('/v1/trips/:id', {
+    config: { auth: requirePermission('trips:write') },
+    schema: {
+      tags,
+      summary: 'Update a trip, or move it through its status lifecycle',
+      description:
+        'status: draft → active, active → paused or completed, paused → active or completed; anything else is 400. ' +
+        'Activating a GPS-logging trip while another one logs on the same device is 409. Each status change is ' +
+        'recorded in the history with the start (activation) or end (completion) coordinates of the request, else ' +
+        "the device's latest position.",
+      params: IdParams,
+      body: UpdateTripBody,
+      response: { 200: SingleEnvelope(Trip), ...errorResponses(400, 404, 409) },
+    },
+  }, async (request) => single(request, await trips.update(callerOf(request), request.params.id, request.body)));
+
+  app.delete('/v1/trips/:id', {
+    config: { auth: requirePermission('trips:delete') },
+    schema: {
+      tags,
+      summary: 'Delete a draft or completed trip (its GPS points stay)',
+      params: IdParams,
+      response: { 204: Type.Null(), ...errorResponses(404, 409) },
+    },
+  }, async (request, reply) => {
+    await trips.remove(request.params.id);
+    return reply.status(204).send(null);
+  });
+
+  app.get('/v1/trips/:id/gps', {
+    config: { auth: requirePermission('trips:read') },
+    schema: {
+      tags,
+      summary: "A trip's GPS points, oldest first",
+      params: IdParams,
+      querystring: PageQuery(10),
+      response: { 200: PageEnvelope(GpsPoint), ...errorResponses(404) },
+    },
+  }, async (request) => {
+    const { rows, total } = await trips.points(request.params.id, request.query.limit, offsetOf(request.query));
+    return paginated(request, rows, total, request.query);
+  });
+
+  app.get('/v1/trips/:id/history', {
+    config: { auth: requirePermission('trips:read') },
+    schema: {
+      tags,
+      summary: "A trip's status changes, oldest first (bare array)",
+      params: IdParams,
+      response: { 200: Type.Array(TripHistoryEntry), ...errorResponses(404) },
+    },
+  }, async (request) => trips.history(request.params.id));
+}

@@ -1,0 +1,214 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+
+const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+describe('trips', () => {
+  let t: TestApp;
+  let admin: string;
+  let adminId: string;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 10_000, user: 10_000 } } });
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: TEST_ADMIN.password } });
+    admin = response.json().session_token;
+    adminId = response.json().user_id;
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
+    t.app.inject({ method, url, headers: bearer(admin), payload });
+  const newDevice = async () => (await call('POST', '/v1/devices', { name: 'tracker' })).json().data.id as string;
+  const newTrip = async (body: Record<string, unknown> = {}) => (await call('POST', '/v1/trips', { name: 'Kiel to Fehmarn', ...body })).json().data;
+  const setStatus = (id: string, status: string, extra: Record<string, unknown> = {}) => call('PATCH', `/v1/trips/${id}`, { status, ...extra });
+  const sendPoint = async (deviceId: string | null, timestamp: number) =>
+    (await call('POST', '/v1/gps', { ...POINT, timestamp, ...(deviceId ? { device_id: deviceId } : {}) })).json().data;
+
+  it('creates a trip as a draft with every field', async () => {
+    const body = { name: 'Cargo run', description: 'd', gps_logging_enabled: true, weight_kg: 1200.5, notes: 'n', tags: ['a', 'b'] };
+    const response = await call('POST', '/v1/trips', body);
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data).toEqual({
+      id: expect.any(String),
+      ...body,
+      status: 'draft',
+      device_id: null,
+      category_id: null,
+      origin_id: null,
+      destination_id: null,
+      start_latitude: null,
+      start_longitude: null,
+      end_latitude: null,
+      end_longitude: null,
+      started_at: null,
+      ended_at: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+  });
+
+  it('ignores a status in the create body and defaults gps_logging_enabled to false', async () => {
+    const response = await call('POST', '/v1/trips', { name: 'x', status: 'active' });
+    expect(response.json().data).toMatchObject({ status: 'draft', gps_logging_enabled: false, tags: [] });
+  });
+
+  it.each([
+    [{}, "Body field 'name' is required"],
+    [{ name: 'x', device_id: UNKNOWN }, 'device_id does not name an existing device'],
+    [{ name: 'x', category_id: UNKNOWN }, 'category_id does not name an existing trip category'],
+    [{ name: 'x', origin_id: UNKNOWN }, 'origin_id does not name an existing location'],
+    [{ name: 'x', weight_kg: -1 }, "Body field 'weight_kg' must be >= 0"],
+  ])('rejects %j with 400', async (body, message) => {
+    const response = await call('POST', '/v1/trips', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('walks draft → active → paused → active → completed, stamping times and history', async () => {
+    const device = await newDevice();
+    await sendPoint(device, 1_800_000_000);
+    const trip = await newTrip({ device_id: device });
+
+    const activated = await setStatus(trip.id, 'active', { start_latitude: 54.1, start_longitude: 10.2 });
+    expect(activated.statusCode).toBe(200);
+    const started = activated.json().data;
+    expect(started).toMatchObject({ status: 'active', start_latitude: 54.1, start_longitude: 10.2, ended_at: null });
+    expect(Date.parse(started.started_at)).toBeGreaterThan(Date.now() - 10_000);
+
+    expect((await setStatus(trip.id, 'paused')).json().data.status).toBe('paused');
+    const resumed = (await setStatus(trip.id, 'active')).json().data;
+    expect(resumed.started_at).toBe(started.started_at); // resuming keeps the first start
+    const completed = (await setStatus(trip.id, 'completed', { end_latitude: 54.4, end_longitude: 11.1 })).json().data;
+    expect(completed.status).toBe('completed');
+    expect(completed.ended_at).not.toBeNull();
+
+    const history = await call('GET', `/v1/trips/${trip.id}/history`);
+    expect(history.statusCode).toBe(200);
+    expect(history.json()).toEqual([
+      expect.objectContaining({ trip_id: trip.id, old_status: 'draft', new_status: 'active', changed_by: adminId, latitude: 54.1, longitude: 10.2 }),
+      expect.objectContaining({ old_status: 'active', new_status: 'paused', latitude: POINT.latitude, longitude: POINT.longitude }),
+      expect.objectContaining({ old_status: 'paused', new_status: 'active', latitude: POINT.latitude }),
+      expect.objectContaining({ old_status: 'active', new_status: 'completed', latitude: 54.4, longitude: 11.1 }),
+    ]);
+    const times = history.json().map((entry: { changed_at: string }) => Date.parse(entry.changed_at));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+  });
+
+  it('records no position when neither the request nor a device gives one', async () => {
+    const trip = await newTrip();
+    await setStatus(trip.id, 'active');
+    expect((await call('GET', `/v1/trips/${trip.id}/history`)).json()[0]).toMatchObject({ latitude: null, longitude: null });
+  });
+
+  it.each([
+    [[], 'paused', 'A trip cannot go from draft to paused'],
+    [[], 'completed', 'A trip cannot go from draft to completed'],
+    [[], 'draft', 'A trip cannot go from draft to draft'],
+    [['active'], 'draft', 'A trip cannot go from active to draft'],
+    [['active'], 'active', 'A trip cannot go from active to active'],
+    [['active', 'completed'], 'active', 'A trip cannot go from completed to active'],
+    [['active', 'paused'], 'paused', 'A trip cannot go from paused to paused'],
+  ])('after %j refuses status %s with 400 and changes nothing', async (path, status, message) => {
+    const trip = await newTrip();
+    for (const step of path) expect((await setStatus(trip.id, step)).statusCode).toBe(200);
+    const before = (await call('GET', `/v1/trips/${trip.id}`)).json().data;
+    const response = await setStatus(trip.id, status, { name: 'renamed' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect((await call('GET', `/v1/trips/${trip.id}`)).json().data).toEqual(before);
+    expect((await call('GET', `/v1/trips/${trip.id}/history`)).json()).toHaveLength(path.length);
+  });
+
+  it('refuses a second active GPS-logging trip on the same device with 409, also when resuming', async () => {
+    const device = await newDevice();
+    const first = await newTrip({ device_id: device, gps_logging_enabled: true });
+    const second = await newTrip({ device_id: device, gps_logging_enabled: true });
+    const notLogging = await newTrip({ device_id: device });
+    expect((await setStatus(first.id, 'active')).statusCode).toBe(200);
+    const conflict = await setStatus(second.id, 'active');
+    expect(conflict.statusCode).toBe(409);
+    expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Another active trip is already logging GPS on this device' });
+    expect((await setStatus(notLogging.id, 'active')).statusCode).toBe(200);
+
+    expect((await setStatus(first.id, 'paused')).statusCode).toBe(200);
+    expect((await setStatus(second.id, 'active')).statusCode).toBe(200);
+    expect((await setStatus(first.id, 'active')).statusCode).toBe(409);
+  });
+
+  it('lets exactly one of two concurrent activations on one device succeed', async () => {
+    const device = await newDevice();
+    const trips = await Promise.all([1, 2, 3].map(() => newTrip({ device_id: device, gps_logging_enabled: true })));
+    const responses = await Promise.all(trips.map((trip) => setStatus(trip.id, 'active')));
+    expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 409, 409]);
+    const active = await t.database.db.selectFrom('trips').select('id').where('device_id', '=', device).where('status', '=', 'active').execute();
+    expect(active).toHaveLength(1);
+  });
+
+  it('links new points of the device to its active logging trip, and lists them oldest first', async () => {
+    const device = await newDevice();
+    const trip = await newTrip({ device_id: device, gps_logging_enabled: true });
+    const before = await sendPoint(device, 1_700_000_000);
+    expect(before.trip_id).toBeNull();
+    await setStatus(trip.id, 'active');
+    const later = await sendPoint(device, 1_700_000_200);
+    const earlier = await sendPoint(device, 1_700_000_100);
+    expect(later.trip_id).toBe(trip.id);
+    const page = (await call('GET', `/v1/trips/${trip.id}/gps`)).json();
+    expect(page.data.map((p: { id: string }) => p.id)).toEqual([earlier.id, later.id]);
+    expect(page.pagination).toEqual({ page: 1, limit: 10, total: 2, total_pages: 1 });
+
+    await setStatus(trip.id, 'paused');
+    expect((await sendPoint(device, 1_700_000_300)).trip_id).toBeNull();
+  });
+
+  it('deletes only draft and completed trips; the points of a deleted trip stay', async () => {
+    const device = await newDevice();
+    const trip = await newTrip({ device_id: device, gps_logging_enabled: true });
+    await setStatus(trip.id, 'active');
+    const point = await sendPoint(device, 1_750_000_000);
+    const refused = await call('DELETE', `/v1/trips/${trip.id}`);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json()).toEqual({ error: 'Conflict', message: 'A active trip cannot be deleted; complete it first' });
+    expect((await call('DELETE', `/v1/gps/${point.id}`)).statusCode).toBe(409);
+    await setStatus(trip.id, 'paused');
+    expect((await call('DELETE', `/v1/trips/${trip.id}`)).statusCode).toBe(409);
+    await setStatus(trip.id, 'completed');
+    expect((await call('DELETE', `/v1/trips/${trip.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/v1/trips/${trip.id}`)).statusCode).toBe(404);
+    expect((await call('GET', `/v1/gps/${point.id}`)).json().data.trip_id).toBeNull();
+    const draft = await newTrip();
+    expect((await call('DELETE', `/v1/trips/${draft.id}`)).statusCode).toBe(204);
+  });
+
+  it('filters the list by status, 20 per page by default', async () => {
+    const body = (await call('GET', '/v1/trips?status=completed')).json();
+    expect(body.pagination.limit).toBe(20);
+    expect(body.data.length).toBeGreaterThan(0);
+    expect(body.data.every((trip: { status: string }) => trip.status === 'completed')).toBe(true);
+    expect((await call('GET', '/v1/trips?status=lost')).statusCode).toBe(400);
+  });
+
+  it('answers 404 for unknown trips on every route and 400 for a PATCH without fields', async () => {
+    for (const [method, url] of [
+      ['GET', `/v1/trips/${UNKNOWN}`],
+      ['PATCH', `/v1/trips/${UNKNOWN}`],
+      ['DELETE', `/v1/trips/${UNKNOWN}`],
+      ['GET', `/v1/trips/${UNKNOWN}/gps`],
+      ['GET', `/v1/trips/${UNKNOWN}/history`],
+    ] as const) {
+      const response = await call(method, url, method === 'PATCH' ? { name: 'x' } : undefined);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip not found' });
+    }
+    const trip = await newTrip();
+    expect((await call('PATCH', `/v1/trips/${trip.id}`, {})).statusCode).toBe(400);
+  });
+
+  it('needs trips:read, trips:write and trips:delete', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/v1/trips' })).statusCode).toBe(401);
+    const user = (await t.app.services.users.repo.findByUsername('admin'))!;
+    expect(user.id).toBe(adminId);
+    const plain = await login(t.app, 'admin', TEST_ADMIN.password);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/trips', headers: bearer(plain) })).statusCode).toBe(200);
+  });
+});

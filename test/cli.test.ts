@@ -118,7 +118,7 @@ describe.runIf(backend === 'embedded')('waygate CLI', () => {
     expect(lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining(['shutting down: finishing in-flight requests', 'stopped']),
     );
-    const requestLine = lines.find((line) => line.path === '/health');
+    const requestLine = lines.find((line) => line.route === '/health');
     expect(requestLine).toMatchObject({ method: 'GET', status: 200, request_id: expect.any(String) });
   });
 });

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { grants, type Caller } from '../../platform/auth/caller.js';
+import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
@@ -56,7 +56,7 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
     /** Scopes a caller hands to a key must be covered by the caller's own permissions (super admins: any). */
     assertScopesWithin(caller: Caller, scopes: string[]): void {
       if (caller.isSuperAdmin) return;
-      const beyond = scopes.find((scope) => !grants(caller.permissions, scope));
+      const beyond = scopes.find((scope) => !hasPermission(caller, scope));
       if (beyond) throw forbidden(`Scope '${beyond}' exceeds your own permissions`);
     },
 
@@ -106,7 +106,7 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       if (!permission) throw notFound('Permission not found');
       if (!caller.isSuperAdmin) {
         if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
-        if (!grants(caller.permissions, `${permission.resource}:${permission.action}`)) {
+        if (!hasPermission(caller, `${permission.resource}:${permission.action}`)) {
           throw forbidden('You can only grant permissions you hold yourself');
         }
       }
@@ -120,7 +120,7 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       if (!caller.isSuperAdmin) {
         if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
         const permission = await repo.getPermission(permissionId);
-        if (permission && !grants(caller.permissions, `${permission.resource}:${permission.action}`)) {
+        if (permission && !hasPermission(caller, `${permission.resource}:${permission.action}`)) {
           throw forbidden('You can only revoke permissions you hold yourself');
         }
       }

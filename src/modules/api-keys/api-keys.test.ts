@@ -480,7 +480,30 @@ describe('roles of API keys', () => {
       'You can only assign or remove roles you hold yourself',
     );
     expect(roleIds(await call(t.app, 'GET', rolesUrl(id), keyMaker.token))).toEqual(['role_api_read_only']);
-    expectResponse(await readRoles(t.app, key), 200);
+    // The role stays, but the key still cannot exceed its owner, who lacks roles:read.
+    expectResponse(await readRoles(t.app, key), 403, INSUFFICIENT);
+  });
+
+  it('limits a key to what its owner may do now', async () => {
+    const owner = await createUser(t.app, ['role_key_makers']);
+    const { key } = await createApiKey(t.app, owner.token, { name: 'owner-bound', scopes: ['gps:read', 'api_keys:read'] });
+    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 200);
+    const removed = await call(t.app, 'DELETE', `/v1/users/${owner.id}/roles/role_key_makers`, admin);
+    expect(removed.statusCode).toBe(204);
+    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, INSUFFICIENT);
+  });
+
+  it('does not let a device key act on its owner through "or self" routes', async () => {
+    const { key } = await createApiKey(t.app, keyMaker.token, { name: 'device', scopes: ['gps:read'] });
+    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, key), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, keyMaker.token), 200);
+  });
+
+  it('does not let a narrower sibling key delete a wider one', async () => {
+    const wide = await createApiKey(t.app, admin, { name: 'wide', scopes: ['gps:read', 'api_keys:read'] });
+    const narrow = await createApiKey(t.app, admin, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:delete'] });
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), "Scope 'gps:read' exceeds your own permissions");
+    expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
   });
 
   it("hides another owner's key roles behind 404 and answers 404 for an unknown role", async () => {

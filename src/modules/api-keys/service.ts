@@ -46,6 +46,18 @@ export function createApiKeysService(deps: Deps) {
     return key;
   }
 
+  /**
+   * A key the caller may change, regenerate, delete or give roles: visible to them, not a system key
+   * (unless they are a super admin), and no wider than the caller, so a narrower sibling key cannot
+   * take over, remove or obtain a wider one.
+   */
+  async function mutableKey(caller: Caller, id: string, action: string) {
+    const key = await visibleKey(caller, id);
+    if (key.is_system && !caller.isSuperAdmin) throw forbidden(`Only super admins may ${action} system keys`);
+    deps.access.assertScopesWithin(caller, key.scopes);
+    return key;
+  }
+
   /** user_id: super admins only, and the owner must hold role_developer. */
   async function checkedOwner(caller: Caller, userId: string): Promise<string> {
     if (!caller.isSuperAdmin) throw forbidden('Only super admins may set user_id');
@@ -74,6 +86,7 @@ export function createApiKeysService(deps: Deps) {
       const key = await repo.findUsable(keyHash);
       if (!key || !sameSecret(key.key_hash, keyHash)) return null;
       const access = key.is_system ? { roles: [], permissions: ['*:*'] } : await deps.access.accessOfApiKey(key.id, key.scopes);
+      const owner = key.user_id && !key.is_system ? await deps.access.accessOfUser(key.user_id) : null;
       return {
         kind: 'api_key',
         userId: key.user_id,
@@ -85,6 +98,7 @@ export function createApiKeysService(deps: Deps) {
         isSuperAdmin: false,
         provider: null,
         expiresAt: key.expires_at ? key.expires_at.getTime() : null,
+        ownerPermissions: owner && !owner.isSuperAdmin ? owner.permissions : null,
       };
     },
 
@@ -132,19 +146,14 @@ export function createApiKeysService(deps: Deps) {
     },
 
     async update(caller: Caller, id: string, input: ApiKeyInput) {
-      const existing = await visibleKey(caller, id);
-      if (existing.is_system && !caller.isSuperAdmin) throw forbidden('Only super admins may change system keys');
-      deps.access.assertScopesWithin(caller, existing.scopes);
+      const existing = await mutableKey(caller, id, 'change');
       const updated = await repo.update(id, await checkedChanges(caller, input));
       await deps.credentials.invalidate([existing.key_hash]);
       return updated;
     },
 
     async regenerate(caller: Caller, id: string) {
-      const existing = await visibleKey(caller, id);
-      if (existing.is_system && !caller.isSuperAdmin) throw forbidden('Only super admins may regenerate system keys');
-      // Regenerating hands out the key's powers: a sibling key with fewer scopes must not get them.
-      deps.access.assertScopesWithin(caller, existing.scopes);
+      const existing = await mutableKey(caller, id, 'regenerate');
       const key = newToken(API_KEY_PREFIX);
       const updated = await repo.update(id, { key_hash: hashToken(key), key_prefix: displayPrefix(key) });
       await deps.credentials.invalidate([existing.key_hash]);
@@ -154,6 +163,7 @@ export function createApiKeysService(deps: Deps) {
     async remove(caller: Caller, id: string, request: FastifyRequest) {
       const existing = await visibleKey(caller, id);
       if (existing.is_system) throw forbidden('System keys cannot be deleted');
+      deps.access.assertScopesWithin(caller, existing.scopes);
       await repo.delete(id);
       await deps.credentials.invalidate([existing.key_hash]);
       await deps.audit.record(request, {
@@ -172,14 +182,14 @@ export function createApiKeysService(deps: Deps) {
     },
 
     async assignRole(caller: Caller, id: string, roleId: string) {
-      const key = await visibleKey(caller, id);
+      const key = await mutableKey(caller, id, 'change');
       await deps.access.assignRoleToApiKey(caller, id, roleId);
       await deps.credentials.invalidate([key.key_hash]);
       return deps.access.rolesOfApiKey(id);
     },
 
     async removeRole(caller: Caller, id: string, roleId: string) {
-      const key = await visibleKey(caller, id);
+      const key = await mutableKey(caller, id, 'change');
       await deps.access.removeRoleFromApiKey(caller, id, roleId);
       await deps.credentials.invalidate([key.key_hash]);
     },

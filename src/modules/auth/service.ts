@@ -114,6 +114,7 @@ export function createAuthService(deps: Deps) {
         isSuperAdmin: access.isSuperAdmin,
         provider: session.provider,
         expiresAt: session.expires_at.getTime(),
+        ownerPermissions: null,
       };
     },
 

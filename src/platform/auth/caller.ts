@@ -13,6 +13,11 @@ export interface Caller {
   provider: string | null;
   /** Epoch ms after which the credential is no longer valid; null when it never expires. */
   expiresAt: number | null;
+  /**
+   * An API key never does more than its owner may do now: the owner's current permissions,
+   * or null when there is no limit (owner is a super admin, system keys, sessions).
+   */
+  ownerPermissions: string[] | null;
 }
 
 /**
@@ -30,9 +35,10 @@ export function grants(held: readonly string[], requested: string): boolean {
   return held.some((permission) => covers(permission, requested));
 }
 
-/** Super admins and system keys hold everything; everybody else what their permissions cover. */
+/** Super admins and system keys hold everything; everybody else what their permissions (and a key's owner's) cover. */
 export function hasPermission(caller: Caller, permission: string): boolean {
-  return caller.isSuperAdmin || caller.isSystem || grants(caller.permissions, permission);
+  if (caller.isSuperAdmin || caller.isSystem) return true;
+  return grants(caller.permissions, permission) && (caller.ownerPermissions === null || grants(caller.ownerPermissions, permission));
 }
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

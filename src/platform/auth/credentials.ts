@@ -34,6 +34,8 @@ type InvalidationMessage = { id: string } & ({ hashes: string[] } | { generation
 export class CredentialResolver {
   readonly #local = new Map<string, { caller: Caller | null; until: number }>();
   readonly #awaitingDelivery = new Map<string, () => void>();
+  /** Counts invalidations seen by this process; a lookup that overlapped one does not fill the caches. */
+  #invalidations = 0;
   #generation = '0';
   #unsubscribe: (() => Promise<void>) | undefined;
 
@@ -63,12 +65,15 @@ export class CredentialResolver {
   /** Forgets these credentials on every node (after a revoke, regenerate, delete or role change). */
   async invalidate(tokenHashes: string[]): Promise<void> {
     if (tokenHashes.length === 0) return;
+    this.#invalidations++;
     for (const hash of tokenHashes) this.#local.delete(hash);
     await this.#deleteShared(tokenHashes);
     await this.#publish({ id: randomUUID(), hashes: tokenHashes });
-    // A request that read the database just before the change may write its stale result back
-    // after our delete; a second delete a moment later closes that window.
-    setTimeout(() => void this.#deleteShared(tokenHashes), 1000).unref();
+    // A request on another node that read the database just before the change may write its stale
+    // result back after our delete; a second round a moment later closes that window.
+    setTimeout(() => {
+      void this.#deleteShared(tokenHashes).then(() => this.#publish({ id: randomUUID(), hashes: tokenHashes }));
+    }, 1000).unref();
   }
 
   /** Forgets every cached credential on every node (after a change to a role's permissions). */
@@ -86,9 +91,13 @@ export class CredentialResolver {
     if (cached != null) {
       caller = cached === UNKNOWN ? null : (JSON.parse(cached) as Caller);
     } else {
+      const seen = this.#invalidations;
       caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.lookups.session : this.lookups.apiKey)(hash);
+      // The database may have been read just before a revocation landed: answer, but cache nothing.
+      if (seen !== this.#invalidations) return caller;
       const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;
       await this.#safely(() => this.kv.set(key, caller ? JSON.stringify(caller) : UNKNOWN, ttl));
+      if (seen !== this.#invalidations) return caller;
     }
     this.#remember(hash, caller);
     return caller;
@@ -100,13 +109,21 @@ export class CredentialResolver {
   }
 
   #onInvalidation(raw: string): void {
-    const message = JSON.parse(raw) as InvalidationMessage;
+    let message: InvalidationMessage;
+    try {
+      message = JSON.parse(raw) as InvalidationMessage;
+    } catch {
+      this.log.warn('ignoring a malformed credential invalidation message');
+      return;
+    }
+    this.#invalidations++;
     this.#awaitingDelivery.get(message.id)?.();
     if ('generation' in message) this.#applyGeneration(message.generation);
     else for (const hash of message.hashes) this.#local.delete(hash);
   }
 
   #applyGeneration(generation: string): void {
+    this.#invalidations++;
     this.#generation = generation;
     this.#local.clear();
   }

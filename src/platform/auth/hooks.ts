@@ -30,7 +30,7 @@ export const requirePermission = (permission: string, options: { orSelf?: string
 });
 export const requireAuthenticated = (): RouteAuth => ({ authenticated: true });
 
-/** The caller of a route that declared `config.auth` (its pre-validation check guarantees one). */
+/** The caller of a route that declared `config.auth` (its onRequest check guarantees one). */
 export function callerOf(request: FastifyRequest): Caller {
   if (!request.caller) throw unauthorized();
   return request.caller;
@@ -58,9 +58,9 @@ export function registerAuth(app: FastifyInstance, resolver: CredentialResolver,
     const auth = route.config?.auth;
     if (!auth) return;
     documentRequirement(route, auth);
-    // Before validation: a caller without the right gets 401/403, never a hint about the expected input.
+    // Before the body is even parsed: a caller without the right gets 401/403, never a hint about the input.
     const check = async (request: FastifyRequest) => enforce(request, auth);
-    route.preValidation = [check, ...(route.preValidation ? [route.preValidation].flat() : [])];
+    route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), check];
   });
 }
 
@@ -69,7 +69,9 @@ function enforce(request: FastifyRequest, auth: RouteAuth): void {
   if (!caller) throw unauthorized();
   if (!auth.permission) return;
   const params = request.params as Record<string, string> | undefined;
-  if (auth.orSelf && caller.userId && params?.[auth.orSelf] === caller.userId) return;
+  // "Or self" is for the person: a session. An API key acts only within its permissions, so a
+  // device key cannot reach its owner's account through it.
+  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf] === caller.userId) return;
   if (!hasPermission(caller, auth.permission)) throw forbidden();
 }
 

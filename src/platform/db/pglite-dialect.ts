@@ -101,7 +101,9 @@ class PGliteConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (query.parameters.length === 0) {
       const results = await this.pglite.exec(query.sql);
-      return { rows: (results.at(-1)?.rows ?? []) as R[] };
+      const last = results.at(-1);
+      const rows = (last?.rows ?? []) as R[];
+      return last?.affectedRows === undefined ? { rows } : { rows, numAffectedRows: BigInt(last.affectedRows) };
     }
     const result = await this.pglite.query<R>(query.sql, [...query.parameters]);
     return result.affectedRows === undefined

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/helpers.js';
@@ -27,6 +28,9 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
   );
   app.get('/v1/probe/boom', async () => {
     throw new Error('connection string postgres://admin:hunter2@db/internal');
+  });
+  app.get('/v1/probe/:id/query-failure', async () => {
+    await sql`select * from no_such_table where token = ${'ses_secret_query_parameter'}`.execute(app.database.db);
   });
   app.get('/v1/probe/conflict', async () => {
     throw conflict('Username is already taken');
@@ -173,11 +177,23 @@ describe('HTTP conventions', () => {
     });
     const lines = t.logs().filter((line) => line.request_id === 'trace-abc-123');
     expect(lines).toEqual([
-      expect.objectContaining({ msg: 'request completed', method: 'GET', path: '/v1/probe/items', status: 200, latency_ms: expect.any(Number) }),
+      expect.objectContaining({ msg: 'request completed', method: 'GET', route: '/v1/probe/items', status: 200, latency_ms: expect.any(Number) }),
     ]);
     const everything = JSON.stringify(t.logs());
     expect(everything).not.toContain('ses_super_secret_token');
     expect(everything).not.toContain('query-secret');
+  });
+
+  it('logs the route pattern (never the path) and a failed query without its parameters', async () => {
+    const response = await get('/v1/probe/ses_in_the_path/query-failure', { 'x-request-id': 'trace-query' });
+    expect(response.statusCode).toBe(500);
+    const lines = t.logs().filter((line) => line.request_id === 'trace-query');
+    expect(lines.map((line) => line.msg)).toEqual(['unexpected error', 'request completed']);
+    expect(lines[1]).toMatchObject({ route: '/v1/probe/:id/query-failure', status: 500 });
+    const logged = JSON.stringify(lines);
+    expect(logged).toContain('no_such_table');
+    expect(logged).not.toContain('ses_secret_query_parameter');
+    expect(logged).not.toContain('ses_in_the_path');
   });
 
   it('returns the request id to the client', async () => {

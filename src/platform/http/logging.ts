@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { stdSerializers } from 'pino';
 
 type LoggerOptions = Exclude<FastifyServerOptions['logger'], boolean | undefined>;
 
@@ -14,6 +15,7 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Lo
   return {
     level,
     ...(stream ? { stream } : {}),
+    serializers: { err: serializeError },
     redact: {
       paths: [
         'req.headers.authorization',
@@ -30,6 +32,19 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Lo
   };
 }
 
+/**
+ * Database drivers attach the failing query and its parameters to their errors; the parameters
+ * can be token hashes, password hashes or emails, so neither reaches the log.
+ */
+function serializeError(err: Error): ReturnType<typeof stdSerializers.err> {
+  const serialized = stdSerializers.err(err) as ReturnType<typeof stdSerializers.err> & Record<string, unknown>;
+  delete serialized.params;
+  delete serialized.query;
+  delete serialized.queryOptions;
+  delete serialized.parameters;
+  return serialized;
+}
+
 /** Honours a sane incoming X-Request-Id so a proxy's id follows the request; otherwise a fresh UUID. */
 export function requestIdFor(header: string | string[] | undefined): string {
   return typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
@@ -44,7 +59,8 @@ export function registerRequestLogging(app: FastifyInstance): void {
     request.log.info(
       {
         method: request.method,
-        path: request.url.split('?')[0],
+        // The route pattern, not the path: paths may carry tokens or email addresses.
+        route: request.routeOptions.url ?? '(no route)',
         status: response.statusCode,
         latency_ms: Math.round(response.elapsedTime * 100) / 100,
       },

@@ -322,6 +322,18 @@ describe('role permissions', () => {
     call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${id(permission)}`, token);
   const heldBy = async (role: string) => names((await listOf(role)).json().data).sort();
 
+  it('lets a role manager change or delete only roles whose permissions they all hold', async () => {
+    const wide = await createRoleWith(t.app, 'Wide Role', ['users:delete', 'roles:read']);
+    const narrow = await createRoleWith(t.app, 'Narrow Role', ['roles:read']);
+    const refusal = "The role holds 'users:delete', which you do not hold";
+    expectError(await call(t.app, 'PATCH', `/v1/roles/${wide}`, roleManager, { requires_two_factor: true }), 403, refusal);
+    expectStatus(await call(t.app, 'PATCH', `/v1/roles/${narrow}`, roleManager, { requires_two_factor: true }), 200);
+    const deleter = await createRoleWith(t.app, 'Role Deleters', ['roles:read', 'roles:delete']);
+    const deleterToken = (await createUser(t.app, [deleter])).token;
+    expectError(await call(t.app, 'DELETE', `/v1/roles/${wide}`, deleterToken), 403, refusal);
+    expectStatus(await call(t.app, 'DELETE', `/v1/roles/${narrow}`, deleterToken), 204);
+  });
+
   it("lists a role's permissions as full permission objects", async () => {
     const response = await listOf('role_api_read_only');
     expectStatus(response, 200);

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema.js';
 
 const ROLE_COLUMNS = ['id', 'name', 'description', 'is_system', 'is_super_admin', 'requires_two_factor', 'created_at', 'updated_at'] as const;
@@ -72,22 +72,23 @@ export function createAccessRepo(db: Kysely<Schema>) {
       return inserted(result);
     },
 
-    async removeRoleFromUser(userId: string, roleId: string): Promise<boolean> {
-      const result = await db.deleteFrom('user_roles').where('user_id', '=', userId).where('role_id', '=', roleId).executeTakeFirst();
+    async removeRoleFromUser(userId: string, roleId: string, executor: Kysely<Schema> = db): Promise<boolean> {
+      const result = await executor.deleteFrom('user_roles').where('user_id', '=', userId).where('role_id', '=', roleId).executeTakeFirst();
       return deleted(result);
     },
 
-    /** Users (not deleted) holding any super-admin role. */
-    async countSuperAdmins(): Promise<number> {
-      const row = await db
+    /** Users (not deleted) holding a super-admin role; their memberships stay locked until the transaction ends. */
+    async lockSuperAdmins(trx: Kysely<Schema>): Promise<Set<string>> {
+      const rows = await trx
         .selectFrom('user_roles as ur')
         .innerJoin('roles as r', 'r.id', 'ur.role_id')
         .innerJoin('users as u', 'u.id', 'ur.user_id')
-        .select((eb) => eb.fn.count<number>('ur.user_id').distinct().as('n'))
+        .select('ur.user_id')
         .where('r.is_super_admin', '=', true)
         .where('u.deleted_at', 'is', null)
-        .executeTakeFirstOrThrow();
-      return Number(row.n);
+        .modifyEnd(sql`for update of ur`)
+        .execute();
+      return new Set(rows.map((row) => row.user_id));
     },
 
     rolesOfApiKey: (apiKeyId: string) =>

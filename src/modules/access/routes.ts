@@ -66,7 +66,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
     config: { auth: requirePermission('roles:delete') },
     schema: { tags: roleTags, summary: 'Delete a role (not a system role)', params: RoleParams, response: { 204: Type.Null(), ...errorResponses(403, 404) } },
   }, async (request, reply) => {
-    await access.deleteRole(request.params.id);
+    await access.deleteRole(callerOf(request), request.params.id);
     return reply.status(204).send(null);
   });
 

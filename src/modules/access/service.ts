@@ -37,6 +37,14 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
     return role;
   }
 
+  /** Non-super-admins may change or delete only roles whose every permission they hold themselves. */
+  async function assertCoversRole(caller: Caller, role: { id: string; is_super_admin: boolean }) {
+    if (caller.isSuperAdmin) return;
+    if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+    const beyond = (await repo.permissionsOfRole(role.id)).find((p) => !hasPermission(caller, `${p.resource}:${p.action}`));
+    if (beyond) throw forbidden(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
+  }
+
   return {
     repo,
 
@@ -73,7 +81,7 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
 
     async updateRole(caller: Caller, id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
       const role = await requireRole(id);
-      if (role.is_super_admin && !caller.isSuperAdmin) throw forbidden('Only super admins may change a super-admin role');
+      await assertCoversRole(caller, role);
       if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw badRequest('System roles cannot be renamed');
       if (changes.name !== undefined && changes.name !== role.name && (await repo.findRoleByName(changes.name))) {
         throw conflict('A role with this name already exists');
@@ -87,9 +95,10 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
       return updated!;
     },
 
-    async deleteRole(id: string) {
+    async deleteRole(caller: Caller, id: string) {
       const role = await requireRole(id);
       if (role.is_system) throw forbidden('System roles cannot be deleted');
+      await assertCoversRole(caller, role);
       await repo.deleteRole(id);
       await deps.credentials.invalidateAll();
     },
@@ -148,11 +157,15 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
 
     async removeRoleFromUser(caller: Caller, userId: string, roleId: string) {
       const role = await assertMayHandOut(caller, roleId);
-      if (role.is_super_admin && (await repo.countSuperAdmins()) <= 1) {
-        const holders = await repo.rolesOfUser(userId);
-        if (holders.some((held) => held.id === roleId)) throw conflict('The last super admin cannot lose that role');
-      }
-      if (!(await repo.removeRoleFromUser(userId, roleId))) throw notFound('The user does not have this role');
+      // Under a lock on every super-admin membership, so two admins removing each other at once
+      // cannot leave nobody in charge.
+      await deps.db.transaction().execute(async (trx) => {
+        if (role.is_super_admin) {
+          const admins = await repo.lockSuperAdmins(trx);
+          if (admins.size === 1 && admins.has(userId)) throw conflict('The last super admin cannot lose that role');
+        }
+        if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw notFound('The user does not have this role');
+      });
       await deps.credentials.invalidateAll();
     },
 

@@ -51,15 +51,19 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
         .where((eb) => eb.or([eb('k.user_id', 'is', null), eb('u.deleted_at', 'is', null)]))
         .executeTakeFirst(),
 
-    findByHash: (keyHash: string) => db.selectFrom('api_keys').select(['id', 'is_system', 'is_active']).where('key_hash', '=', keyHash).executeTakeFirst(),
+    findByHash: (keyHash: string) =>
+      db.selectFrom('api_keys').select(['id', 'is_system', 'is_active', 'expires_at']).where('key_hash', '=', keyHash).executeTakeFirst(),
 
-    insert: (key: { key_hash: string; key_prefix: string; name: string; description: string | null; scopes: string[]; is_system: boolean; user_id: string | null; expires_at: Date | null }) =>
-      db.insertInto('api_keys').values(key).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
+    insert: (
+      key: { key_hash: string; key_prefix: string; name: string; description: string | null; scopes: string[]; is_system: boolean; user_id: string | null; expires_at: Date | null },
+      executor: Kysely<Schema> = db,
+    ) =>
+      executor.insertInto('api_keys').values(key).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
 
     update: (id: string, changes: ApiKeyChanges) =>
       db.updateTable('api_keys').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
 
-    delete: (id: string) => db.deleteFrom('api_keys').where('id', '=', id).execute(),
+    delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
     async touch(id: string): Promise<void> {
       await db.updateTable('api_keys').set({ last_used_at: new Date() }).where('id', '=', id).execute();

@@ -124,23 +124,34 @@ export function createApiKeysService(deps: Deps) {
     async create(caller: Caller, input: ApiKeyInput & { name: string }, request: FastifyRequest) {
       const changes = await checkedChanges(caller, input);
       const key = newToken(API_KEY_PREFIX);
-      const created = await repo.insert({
-        key_hash: hashToken(key),
-        key_prefix: displayPrefix(key),
-        name: input.name,
-        description: changes.description ?? null,
-        scopes: changes.scopes ?? [],
-        is_system: changes.is_system ?? false,
-        user_id: changes.user_id ?? caller.userId,
-        expires_at: changes.expires_at ?? null,
-      });
-      await deps.audit.record(request, {
-        eventType: 'api_key_created',
-        userId: created.user_id,
-        actorId: caller.userId,
-        resourceType: 'api_key',
-        resourceId: created.id,
-        metadata: { name: created.name, scopes: created.scopes, is_system: created.is_system },
+      // The key and its audit event commit together: a key is never created without a trace.
+      const created = await deps.db.transaction().execute(async (trx) => {
+        const inserted = await repo.insert(
+          {
+            key_hash: hashToken(key),
+            key_prefix: displayPrefix(key),
+            name: input.name,
+            description: changes.description ?? null,
+            scopes: changes.scopes ?? [],
+            is_system: changes.is_system ?? false,
+            user_id: changes.user_id ?? caller.userId,
+            expires_at: changes.expires_at ?? null,
+          },
+          trx,
+        );
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'api_key_created',
+            userId: inserted.user_id,
+            actorId: caller.userId,
+            resourceType: 'api_key',
+            resourceId: inserted.id,
+            metadata: { name: inserted.name, scopes: inserted.scopes, is_system: inserted.is_system },
+          },
+          trx,
+        );
+        return inserted;
       });
       return { ...created, key };
     },
@@ -164,16 +175,15 @@ export function createApiKeysService(deps: Deps) {
       const existing = await visibleKey(caller, id);
       if (existing.is_system) throw forbidden('System keys cannot be deleted');
       deps.access.assertScopesWithin(caller, existing.scopes);
-      await repo.delete(id);
-      await deps.credentials.invalidate([existing.key_hash]);
-      await deps.audit.record(request, {
-        eventType: 'api_key_revoked',
-        userId: existing.user_id,
-        actorId: caller.userId,
-        resourceType: 'api_key',
-        resourceId: id,
-        metadata: { name: existing.name },
+      await deps.db.transaction().execute(async (trx) => {
+        await repo.delete(id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'api_key_revoked', userId: existing.user_id, actorId: caller.userId, resourceType: 'api_key', resourceId: id, metadata: { name: existing.name } },
+          trx,
+        );
       });
+      await deps.credentials.invalidate([existing.key_hash]);
     },
 
     async roles(caller: Caller, id: string) {
@@ -199,7 +209,8 @@ export function createApiKeysService(deps: Deps) {
       const keyHash = hashToken(value);
       const existing = await repo.findByHash(keyHash);
       if (existing) {
-        if (!existing.is_system || !existing.is_active) {
+        const expired = existing.expires_at !== null && existing.expires_at.getTime() <= Date.now();
+        if (!existing.is_system || !existing.is_active || expired) {
           await repo.update(existing.id, { is_system: true, is_active: true, expires_at: null });
           await deps.credentials.invalidate([keyHash]);
         }
@@ -207,7 +218,8 @@ export function createApiKeysService(deps: Deps) {
       }
       await repo.insert({
         key_hash: keyHash,
-        key_prefix: displayPrefix(value),
+        // The operator chose this secret; show less of it than of a generated key.
+        key_prefix: `${value.slice(0, 4)}…`,
         name: 'System key (SYSTEM_API_KEY)',
         description: 'Ensured at start-up from the SYSTEM_API_KEY setting',
         scopes: ['*:*'],

@@ -3,8 +3,11 @@ import type { Schema } from '../../platform/db/schema.js';
 
 export function createSessionsRepo(db: Kysely<Schema>) {
   return {
-    create: (session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date }) =>
-      db.insertInto('sessions').values(session).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
+    create: (
+      session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date },
+      executor: Kysely<Schema> = db,
+    ) =>
+      executor.insertInto('sessions').values(session).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
 
     /** A live session by token hash, with its (not deleted) user. */
     findLive: (tokenHash: string) =>

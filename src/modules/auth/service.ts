@@ -55,21 +55,25 @@ export function createAuthService(deps: Deps) {
       }
 
       const token = newToken(SESSION_TOKEN_PREFIX);
-      const session = await sessions.create({
-        token_hash: hashToken(token),
-        user_id: user.id,
-        provider: EMAIL_PLATFORM,
-        ip_address: request.ip,
-        user_agent: request.headers['user-agent'] ?? null,
-        expires_at: new Date(Date.now() + SESSION_LIFETIME_MS),
-      });
-      await deps.users.repo.recordLogin(user.id);
-      await deps.audit.record(request, {
-        eventType: 'login',
-        userId: user.id,
-        resourceType: 'session',
-        resourceId: session.id,
-        metadata: { provider: EMAIL_PLATFORM },
+      const session = await deps.db.transaction().execute(async (trx) => {
+        const created = await sessions.create(
+          {
+            token_hash: hashToken(token),
+            user_id: user.id,
+            provider: EMAIL_PLATFORM,
+            ip_address: request.ip,
+            user_agent: request.headers['user-agent'] ?? null,
+            expires_at: new Date(Date.now() + SESSION_LIFETIME_MS),
+          },
+          trx,
+        );
+        await deps.users.repo.recordLogin(user.id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'login', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { provider: EMAIL_PLATFORM } },
+          trx,
+        );
+        return created;
       });
       return {
         user_id: user.id,

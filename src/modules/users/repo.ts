@@ -57,8 +57,8 @@ export function createUsersRepo(db: Kysely<Schema>) {
       return { ...user, primary_platform_account_id: account.id };
     },
 
-    async recordLogin(userId: string) {
-      await db.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', userId).execute();
+    async recordLogin(userId: string, executor: Kysely<Schema> = db) {
+      await executor.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', userId).execute();
     },
   };
 }

@@ -73,7 +73,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerRequestLogging(app);
   await registerDocs(app, config);
 
-  const services = createServices(deps.database.db, deps.kv, app.log);
+  const services = createServices(deps.database.db, deps.kv, config, app.log);
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());

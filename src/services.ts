@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Config } from './config.js';
 import { createAuditWriter } from './platform/audit.js';
+import { createBotProtection } from './platform/bot-protection.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import type { Schema } from './platform/db/schema.js';
 import type { KeyValueStore } from './platform/kv/index.js';
@@ -13,7 +15,7 @@ import { createTripsService } from './modules/trips/service.js';
 import { createUsersService } from './modules/users/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
-export function createServices(db: Kysely<Schema>, kv: KeyValueStore, log: FastifyBaseLogger) {
+export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
   // The resolver and the services that look credentials up need each other; the lookups are late-bound.
   const credentials: CredentialResolver = new CredentialResolver(
     kv,
@@ -24,7 +26,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, log: Fasti
   const users = createUsersService(db);
   const access = createAccessService({ db, credentials });
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
-  const auth = createAuthService({ db, users, access, credentials, audit });
+  const auth = createAuthService({ db, botProtection: createBotProtection(config.botProtection), users, access, credentials, audit });
   const devices = createDevicesService({ db, apiKeys });
   // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({ db, kv, devices, trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) }, log });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('login and logout', () => {
@@ -117,6 +118,65 @@ describe('bootstrap', () => {
       await restarted.close();
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('bot protection on login', () => {
+  let verifier: Awaited<ReturnType<typeof startFakeBotVerifier>>;
+  let t: TestApp;
+  beforeAll(async () => {
+    verifier = await startFakeBotVerifier();
+    t = await buildTestApp({ config: { botProtection: { secret: 'bot-secret', verifyUrl: verifier.url } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await verifier.close();
+  });
+
+  const attempt = (payload: Record<string, unknown>) =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: TEST_ADMIN.password, ...payload } });
+
+  it('requires turnstile_token', async () => {
+    const response = await attempt({});
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required' });
+  });
+
+  it('refuses a token the verifier rejects with 400', async () => {
+    const response = await attempt({ turnstile_token: 'robot' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed' });
+  });
+
+  it('signs in with a token the verifier accepts, sending secret, response and remoteip', async () => {
+    const response = await attempt({ turnstile_token: 'human' });
+    expect(response.statusCode).toBe(200);
+    expect(verifier.requests.at(-1)).toEqual({ secret: 'bot-secret', response: 'human', remoteip: '127.0.0.1' });
+  });
+
+  it('fails closed with 503 when the verifier cannot be reached', async () => {
+    const offline = await buildTestApp({ config: { botProtection: { secret: 'bot-secret', verifyUrl: 'http://127.0.0.1:1/siteverify' } } });
+    try {
+      const response = await offline.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: 'x', turnstile_token: 'human' } });
+      expect(response.statusCode).toBe(503);
+      expect(response.json().error).toBe('ServiceUnavailable');
+    } finally {
+      await offline.close();
+    }
+  });
+
+  it('ignores the field when bot protection is off', async () => {
+    const plain = await buildTestApp();
+    try {
+      const response = await plain.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        payload: { identifier: 'admin', password: TEST_ADMIN.password, turnstile_token: 'anything' },
+      });
+      expect(response.statusCode).toBe(200);
+    } finally {
+      await plain.close();
     }
   });
 });

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
+import type { BotProtection } from '../../platform/bot-protection.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { verifyPassword } from '../../platform/auth/passwords.js';
@@ -17,6 +18,7 @@ const INVALID_CREDENTIALS = 'Invalid credentials';
 
 interface Deps {
   db: Kysely<Schema>;
+  botProtection: BotProtection;
   users: UsersService;
   access: AccessService;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
@@ -36,7 +38,8 @@ export function createAuthService(deps: Deps) {
   }
 
   return {
-    async login(request: FastifyRequest, input: { identifier: string; password: string }) {
+    async login(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }) {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
       const { user, account } = await findLogin(identifier);
       // The password is checked (against a dummy hash when there is no account) before anything

@@ -15,6 +15,8 @@ import { authRoutes } from './modules/auth/routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { gpsRoutes } from './modules/gps/routes.js';
 import { tripRoutes } from './modules/trips/routes.js';
+import { settingsRoutes } from './modules/settings/routes.js';
+import { statsRoutes } from './modules/stats/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
@@ -89,6 +91,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });
+  await app.register(settingsRoutes, { settings: services.settings });
+  await app.register(statsRoutes, { stats: services.stats });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
   await bootstrap(app, config, services);

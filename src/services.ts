@@ -11,6 +11,8 @@ import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
 import { createDevicesService } from './modules/devices/service.js';
 import { createGpsService } from './modules/gps/service.js';
+import { createSettingsService } from './modules/settings/service.js';
+import { createStatsService } from './modules/stats/service.js';
 import { createTripsService } from './modules/trips/service.js';
 import { createUsersService } from './modules/users/service.js';
 
@@ -30,8 +32,14 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const devices = createDevicesService({ db, apiKeys });
   // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({ db, kv, devices, trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) }, log });
-  const trips = createTripsService({ db, latestPositionOf: (deviceId) => gps.latest(deviceId) });
-  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips };
+  const settings = createSettingsService({ db });
+  const trips = createTripsService({
+    db,
+    latestPositionOf: (deviceId) => gps.latest(deviceId),
+    defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
+  });
+  const stats = createStatsService({ db, kv, log });
+  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips, settings, stats };
 }
 
 export type Services = ReturnType<typeof createServices>;

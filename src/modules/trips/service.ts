@@ -26,6 +26,8 @@ interface Deps {
   db: Kysely<Schema>;
   /** The latest GPS point of a device (from the GPS area's cache). */
   latestPositionOf: (deviceId: string) => Promise<Position | null>;
+  /** gps_logging_enabled of a new trip that does not say (system config trips.default_gps_logging). */
+  defaultGpsLogging: () => Promise<boolean>;
 }
 
 export function createTripsService(deps: Deps) {
@@ -59,7 +61,10 @@ export function createTripsService(deps: Deps) {
     loggingTripOf: repo.loggingTripOf,
 
     /** New trips start as drafts. */
-    create: (input: TripInput & { name: string }) => repo.insert({ ...input, status: 'draft' }),
+    async create(input: TripInput & { name: string }) {
+      const gpsLogging = input.gps_logging_enabled ?? (await deps.defaultGpsLogging()) === true;
+      return repo.insert({ ...input, gps_logging_enabled: gpsLogging, status: 'draft' });
+    },
 
     /**
      * Applies field changes and, with `status`, one step of the state machine:

@@ -1,0 +1,89 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import {
+  ConfigEntry,
+  ConfigKeyParams,
+  ConfigQuery,
+  CreateSettingBody,
+  PutSettingBody,
+  Setting,
+  SettingKeyParams,
+  UpdateConfigBody,
+} from './schemas.js';
+import type { SettingsService } from './service.js';
+
+export async function settingsRoutes(fastify: FastifyInstance, { settings }: { settings: SettingsService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const tags = ['Settings'];
+
+  app.get('/v1/settings', {
+    config: { auth: requirePermission('settings:read') },
+    schema: { tags, summary: 'List settings, by key', response: { 200: ListEnvelope(Setting) } },
+  }, async (request) => single(request, await settings.list()));
+
+  app.get('/v1/settings/public', {
+    schema: { tags, summary: 'The public settings (no credentials needed)', response: { 200: ListEnvelope(Setting) } },
+  }, async (request) => single(request, await settings.listPublic()));
+
+  app.get('/v1/settings/:key', {
+    config: { auth: requirePermission('settings:read') },
+    schema: { tags, summary: 'Get a setting', params: SettingKeyParams, response: { 200: SingleEnvelope(Setting), ...errorResponses(404) } },
+  }, async (request) => single(request, await settings.get(request.params.key)));
+
+  app.post('/v1/settings', {
+    config: { auth: requirePermission('settings:write') },
+    schema: { tags, summary: 'Create a setting', body: CreateSettingBody, response: { 201: SingleEnvelope(Setting), ...errorResponses(400, 409) } },
+  }, async (request, reply) => {
+    const { key, ...fields } = request.body;
+    return reply.status(201).send(single(request, await settings.create(key, fields)));
+  });
+
+  app.put('/v1/settings/:key', {
+    config: { auth: requirePermission('settings:write') },
+    schema: {
+      tags,
+      summary: 'Replace a setting, or create it',
+      description: '201 when created, 200 when replaced; description and is_public stay as they were when not sent.',
+      params: SettingKeyParams,
+      body: PutSettingBody,
+      response: { 200: SingleEnvelope(Setting), 201: SingleEnvelope(Setting), ...errorResponses(400) },
+    },
+  }, async (request, reply) => {
+    const { setting, created } = await settings.put(request.params.key, request.body);
+    return reply.status(created ? 201 : 200).send(single(request, setting));
+  });
+
+  app.delete('/v1/settings/:key', {
+    config: { auth: requirePermission('settings:delete') },
+    schema: { tags, summary: 'Delete a setting', params: SettingKeyParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+  }, async (request, reply) => {
+    await settings.remove(request.params.key);
+    return reply.status(204).send(null);
+  });
+
+  const configTags = ['System config'];
+
+  app.get('/v1/system-config', {
+    config: { auth: requirePermission('settings:read') },
+    schema: { tags: configTags, summary: 'The pre-seeded config entries, by key (bare array)', querystring: ConfigQuery, response: { 200: Type.Array(ConfigEntry) } },
+  }, async (request) => settings.listConfig(request.query.prefix));
+
+  app.get('/v1/system-config/:key', {
+    config: { auth: requirePermission('settings:read') },
+    schema: { tags: configTags, summary: 'Get a config entry', params: ConfigKeyParams, response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(404) } },
+  }, async (request) => single(request, await settings.getConfig(request.params.key)));
+
+  app.patch('/v1/system-config/:key', {
+    config: { auth: requirePermission('settings:write') },
+    schema: {
+      tags: configTags,
+      summary: "Change a config entry's value (entries are never created or deleted)",
+      params: ConfigKeyParams,
+      body: UpdateConfigBody,
+      response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(400, 404) },
+    },
+  }, async (request) => single(request, await settings.updateConfig(request.params.key, request.body.value)));
+}

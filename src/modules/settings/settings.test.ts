@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+describe('settings', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: object, token: string | null = admin) =>
+    t.app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
+
+  it('creates a setting holding any JSON value and reads it back', async () => {
+    const value = { units: 'nautical', layers: ['sea', 'wind'], limit: 3, on: true };
+    const created = await call('POST', '/v1/settings', { key: 'map.defaults', value, description: 'Map defaults' });
+    expect(created.statusCode).toBe(201);
+    expect(created.json().data).toEqual({
+      key: 'map.defaults',
+      value,
+      description: 'Map defaults',
+      is_public: false,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await call('GET', '/v1/settings/map.defaults')).json().data.value).toEqual(value);
+    expect((await call('GET', '/v1/settings')).json().data.map((s: { key: string }) => s.key)).toContain('map.defaults');
+  });
+
+  it.each([null, 0, 'text', [1, 2]])('stores the value %j as given', async (value) => {
+    const key = `value.${typeof value}.${Array.isArray(value) ? 'array' : 'x'}`;
+    await call('DELETE', `/v1/settings/${key}`);
+    expect((await call('POST', '/v1/settings', { key, value })).json().data.value).toEqual(value);
+  });
+
+  it('answers a duplicate key with 409, a missing value or a bad key with 400', async () => {
+    await call('POST', '/v1/settings', { key: 'dup', value: 1 });
+    expect((await call('POST', '/v1/settings', { key: 'dup', value: 2 })).json()).toEqual({ error: 'Conflict', message: "Setting 'dup' already exists" });
+    expect((await call('POST', '/v1/settings', { key: 'no-value' })).json()).toEqual({ error: 'BadRequest', message: "Body field 'value' is required" });
+    expect((await call('POST', '/v1/settings', { key: 'Bad Key', value: 1 })).statusCode).toBe(400);
+    expect((await call('POST', '/v1/settings', { key: 'public', value: 1 })).statusCode).toBe(400);
+  });
+
+  it('PUT creates (201) or replaces (200), keeping what it is not sent', async () => {
+    const created = await call('PUT', '/v1/settings/feature.flag', { value: false, description: 'A flag', is_public: true });
+    expect(created.statusCode).toBe(201);
+    const replaced = await call('PUT', '/v1/settings/feature.flag', { value: true });
+    expect(replaced.statusCode).toBe(200);
+    expect(replaced.json().data).toMatchObject({ value: true, description: 'A flag', is_public: true });
+  });
+
+  it('serves only public settings without credentials', async () => {
+    await call('PUT', '/v1/settings/site.name', { value: 'Harbour', is_public: true });
+    await call('PUT', '/v1/settings/secret.thing', { value: 'hidden', is_public: false });
+    const response = await call('GET', '/v1/settings/public', undefined, null);
+    expect(response.statusCode).toBe(200);
+    const keys = response.json().data.map((s: { key: string }) => s.key);
+    expect(keys).toContain('site.name');
+    expect(keys).not.toContain('secret.thing');
+    expect(response.json().data.every((s: { is_public: boolean }) => s.is_public)).toBe(true);
+  });
+
+  it('deletes with 204, then 404', async () => {
+    await call('PUT', '/v1/settings/temp', { value: 1 });
+    expect((await call('DELETE', '/v1/settings/temp')).statusCode).toBe(204);
+    expect((await call('GET', '/v1/settings/temp')).json()).toEqual({ error: 'NotFound', message: 'Setting not found' });
+    expect((await call('DELETE', '/v1/settings/temp')).statusCode).toBe(404);
+  });
+
+  it('needs settings:read, settings:write and settings:delete', async () => {
+    const reader = await createApiKey(t.app, admin, { name: 'settings reader', scopes: ['settings:read'] });
+    expect((await call('GET', '/v1/settings', undefined, reader.key)).statusCode).toBe(200);
+    expect((await call('POST', '/v1/settings', { key: 'x', value: 1 }, reader.key)).statusCode).toBe(403);
+    expect((await call('DELETE', '/v1/settings/dup', undefined, reader.key)).statusCode).toBe(403);
+    expect((await call('GET', '/v1/settings', undefined, null)).statusCode).toBe(401);
+  });
+});
+
+describe('system config', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'PATCH' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, payload, headers: bearer(admin) });
+
+  it('lists the seeded entries by key as a bare array, filtered by prefix', async () => {
+    const all = (await call('GET', '/v1/system-config')).json();
+    expect(Array.isArray(all)).toBe(true);
+    expect(all.map((e: { key: string }) => e.key)).toEqual(['map.default_center', 'tracking.units', 'trips.default_gps_logging']);
+    const trips = (await call('GET', '/v1/system-config?prefix=trips.')).json();
+    expect(trips).toEqual([{ key: 'trips.default_gps_logging', value: false, description: expect.any(String), updated_at: expect.any(String) }]);
+    expect((await call('GET', '/v1/system-config?prefix=%25')).json()).toEqual([]);
+  });
+
+  it('updates a value; entries are never created', async () => {
+    const updated = await call('PATCH', '/v1/system-config/tracking.units', { value: 'nautical' });
+    expect(updated.statusCode).toBe(200);
+    expect(updated.json().data).toMatchObject({ key: 'tracking.units', value: 'nautical' });
+    expect((await call('GET', '/v1/system-config/tracking.units')).json().data.value).toBe('nautical');
+    expect((await call('PATCH', '/v1/system-config/no.such.key', { value: 1 })).statusCode).toBe(404);
+    expect((await call('PATCH', '/v1/system-config/tracking.units', {})).statusCode).toBe(400);
+    expect((await call('POST', '/v1/system-config', { key: 'x', value: 1 })).statusCode).toBe(404);
+  });
+
+  it('trips.default_gps_logging decides gps_logging_enabled of new trips that do not say', async () => {
+    expect((await call('PATCH', '/v1/system-config/trips.default_gps_logging', { value: true })).statusCode).toBe(200);
+    const trip = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'defaulted' } })).json().data;
+    expect(trip.gps_logging_enabled).toBe(true);
+    const explicit = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'explicit', gps_logging_enabled: false } })).json().data;
+    expect(explicit.gps_logging_enabled).toBe(false);
+  });
+});

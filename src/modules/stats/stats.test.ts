@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+describe('public statistics', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('counts users, devices, trips by status and GPS points, without credentials', async () => {
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const post = (url: string, payload: object) => t.app.inject({ method: 'POST', url, payload, headers: bearer(admin) });
+    await post('/v1/devices', { name: 'd' });
+    const trip = (await post('/v1/trips', { name: 'a' })).json().data;
+    await post('/v1/trips', { name: 'b' });
+    await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip.id}`, payload: { status: 'active' }, headers: bearer(admin) });
+    await post('/v1/gps', { latitude: 1, longitude: 2, timestamp: 1_700_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 });
+
+    const response = await t.app.inject({ method: 'GET', url: '/v1/stats/public' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      users: 1,
+      devices: 1,
+      trips: { draft: 1, active: 1, paused: 0, completed: 0, total: 2 },
+      gps_points: 1,
+      generated_at: expect.any(String),
+    });
+  });
+
+  it('serves the counts from a one-minute cache', async () => {
+    const first = (await t.app.inject({ method: 'GET', url: '/v1/stats/public' })).json();
+    await t.database.db.insertInto('devices').values({ name: 'late' }).execute();
+    const second = (await t.app.inject({ method: 'GET', url: '/v1/stats/public' })).json();
+    expect(second).toEqual(first);
+  });
+});

@@ -3,7 +3,10 @@
  * repeats; `prepare` may create what the request needs (keys, data) through
  * the service's own API and return extra request options.
  */
+import autocannon from 'autocannon';
 import { BENCH_ADMIN } from './service-env.js';
+
+const TRIP_POINTS = Number(process.env.BENCH_TRIP_POINTS ?? 100_000);
 
 let apiKey;
 let adminToken;
@@ -15,7 +18,7 @@ async function admin(baseUrl) {
 
 /** One API key for the read scenarios, created through the API as the bootstrap admin. */
 async function benchKey(baseUrl) {
-  apiKey ??= (await post(baseUrl, '/v1/api-keys', { name: 'bench', scopes: ['roles:read', 'gps:read', 'gps:write'] }, await admin(baseUrl))).key;
+  apiKey ??= (await post(baseUrl, '/v1/api-keys', { name: 'bench', scopes: ['roles:read', 'gps:read', 'gps:write', 'trips:read'] }, await admin(baseUrl))).key;
   return apiKey;
 }
 
@@ -49,6 +52,32 @@ async function withDeviceKeys(baseUrl) {
   };
 }
 
+/** A GPS-logging trip filled with TRIP_POINTS points, sent through POST /v1/gps by its device. */
+async function withLongTrip(baseUrl) {
+  const token = await admin(baseUrl);
+  const key = await post(baseUrl, '/v1/api-keys', { name: 'long trip device', scopes: ['gps:write'] }, token);
+  const device = await post(baseUrl, '/v1/devices', { name: 'long trip device', api_key_id: key.id }, token);
+  const trip = await post(baseUrl, '/v1/trips', { name: 'long trip', device_id: device.data.id, gps_logging_enabled: true }, token);
+  await request(baseUrl, 'PATCH', `/v1/trips/${trip.data.id}`, { status: 'active' }, token);
+  let second = 1_700_000_000;
+  const started = Date.now();
+  await autocannon({
+    url: baseUrl,
+    connections: 20,
+    amount: TRIP_POINTS,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/gps',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key.key}` },
+        setupRequest: (req) => ({ ...req, body: JSON.stringify({ ...POINT, timestamp: second++ }) }),
+      },
+    ],
+  });
+  console.log(`(filled a trip with ${TRIP_POINTS} points in ${Math.round((Date.now() - started) / 1000)} s)`);
+  return { path: `/v1/trips/${trip.data.id}/gps`, ...(await withKey(baseUrl)) };
+}
+
 export const scenarios = [
   { name: 'GET /v1/health', request: { method: 'GET', path: '/v1/health' } },
   { name: 'GET /v1 (anonymous)', request: { method: 'GET', path: '/v1' } },
@@ -57,11 +86,14 @@ export const scenarios = [
   { name: 'GET /v1/roles (API key)', request: { method: 'GET', path: '/v1/roles' }, prepare: withKey },
   { name: 'GET /v1/gps/current (API key)', request: { method: 'GET', path: '/v1/gps/current' }, prepare: withLatestPoint },
   { name: 'POST /v1/gps (50 device keys)', request: { method: 'POST', path: '/v1/gps' }, prepare: withDeviceKeys },
+  { name: 'GET /v1/trips/{id}/gps (100k points)', request: { method: 'GET', path: '/v1/trips' }, prepare: withLongTrip },
 ];
 
-async function post(baseUrl, path, body, token) {
+const post = (baseUrl, path, body, token) => request(baseUrl, 'POST', path, body, token);
+
+async function request(baseUrl, method, path, body, token) {
   const response = await fetch(baseUrl + path, {
-    method: 'POST',
+    method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(body),
   });

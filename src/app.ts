@@ -15,8 +15,13 @@ import { authRoutes } from './modules/auth/routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { gpsRoutes } from './modules/gps/routes.js';
 import { tripRoutes } from './modules/trips/routes.js';
+import { locationRoutes } from './modules/locations/routes.js';
+import { tripCategoryRoutes } from './modules/trip-categories/routes.js';
+import { geofenceRoutes } from './modules/geofences/routes.js';
+import { tripTemplateRoutes } from './modules/trip-templates/routes.js';
 import { settingsRoutes } from './modules/settings/routes.js';
 import { statsRoutes } from './modules/stats/routes.js';
+import { pegelRoutes } from './modules/pegel/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
@@ -91,8 +96,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });
+  await app.register(locationRoutes, { locations: services.locations });
+  await app.register(tripCategoryRoutes, { tripCategories: services.tripCategories });
+  await app.register(geofenceRoutes, { geofences: services.geofences });
+  await app.register(tripTemplateRoutes, { tripTemplates: services.tripTemplates });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(statsRoutes, { stats: services.stats });
+  if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
   await bootstrap(app, config, services);

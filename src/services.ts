@@ -11,10 +11,15 @@ import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
 import { createDevicesService } from './modules/devices/service.js';
 import { createGpsService } from './modules/gps/service.js';
+import { createPegelService } from './modules/pegel/service.js';
 import { createSettingsService } from './modules/settings/service.js';
 import { createStatsService } from './modules/stats/service.js';
 import { createTripsService } from './modules/trips/service.js';
 import { createUsersService } from './modules/users/service.js';
+import { createLocationsService } from './modules/locations/service.js';
+import { createTripCategoriesService } from './modules/trip-categories/service.js';
+import { createGeofencesService } from './modules/geofences/service.js';
+import { createTripTemplatesService } from './modules/trip-templates/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
@@ -39,7 +44,14 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
   });
   const stats = createStatsService({ db, kv, log });
-  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips, settings, stats };
+  const pegel = config.waterLevelApiUrl
+    ? createPegelService({ baseUrl: config.waterLevelApiUrl, kv, currentPosition: () => gps.latest(), log })
+    : null;
+  const locations = createLocationsService({ db });
+  const tripCategories = createTripCategoriesService({ db });
+  const geofences = createGeofencesService({ db });
+  const tripTemplates = createTripTemplatesService({ db, trips });
+  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { TrackingTables } from '../../modules/tracking-tables.js';
 
 /** Timestamp columns: read as Date, written as Date or ISO string, defaulted by the database. */
 export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -202,7 +203,7 @@ export interface TripStatusHistoryTable {
 }
 
 /** Every table of the one PostgreSQL schema, as Kysely sees it. Modules add theirs here. */
-export interface Schema {
+export interface Schema extends TrackingTables {
   schema_migrations: SchemaMigrationsTable;
   settings: SettingsTable;
   system_config: SystemConfigTable;

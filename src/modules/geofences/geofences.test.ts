@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+const CENTRE = { latitude: 54.32, longitude: 10.14, radius_km: 1.5 };
+
+describe('geofences', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, token = admin) =>
+    t.app.inject({ method, url, headers: bearer(token), payload });
+  const newGeofence = async (body: Record<string, unknown> = {}) => (await call('POST', '/v1/geofences', { name: 'Harbour', ...CENTRE, ...body })).json().data;
+
+  it('creates a geofence and reads it back', async () => {
+    const metadata = { zone: 'port', levels: [1, 2], nested: { alarm: true } };
+    const response = await call('POST', '/v1/geofences', { name: 'Kiel port', description: 'inner basin', ...CENTRE, metadata });
+    expect(response.statusCode).toBe(201);
+    const geofence = response.json().data;
+    expect(geofence).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: 'Kiel port',
+      description: 'inner basin',
+      ...CENTRE,
+      is_active: true,
+      metadata,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await call('GET', `/v1/geofences/${geofence.id}`)).json().data).toEqual(geofence);
+  });
+
+  it('defaults metadata to an empty object', async () => {
+    expect((await newGeofence()).metadata).toEqual({});
+  });
+
+  it.each([
+    [{ latitude: 1, longitude: 1, radius_km: 1 }, "Body field 'name' is required"],
+    [{ name: 'x', longitude: 1, radius_km: 1 }, "Body field 'latitude' is required"],
+    [{ name: 'x', latitude: 1, longitude: 1 }, "Body field 'radius_km' is required"],
+    [{ name: 'x', ...CENTRE, radius_km: 0 }, "Body field 'radius_km' must be > 0"],
+    [{ name: 'x', ...CENTRE, radius_km: -2 }, "Body field 'radius_km' must be > 0"],
+    [{ name: 'x', ...CENTRE, latitude: 90.5 }, "Body field 'latitude' must be <= 90"],
+    [{ name: 'x', ...CENTRE, longitude: 180.5 }, "Body field 'longitude' must be <= 180"],
+    [{ name: 'x', ...CENTRE, metadata: [1, 2] }, "Body field 'metadata' must be object"],
+    [{ name: 'x', ...CENTRE, metadata: 'text' }, "Body field 'metadata' must be object"],
+    [{ name: 'x', ...CENTRE, metadata: null }, "Body field 'metadata' must be object"],
+  ])('rejects %j with 400', async (body, message) => {
+    const response = await call('POST', '/v1/geofences', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('pages newest first with a default limit of 10', async () => {
+    for (let i = 0; i < 11; i++) await newGeofence({ name: `fence ${i}` });
+    const body = (await call('GET', '/v1/geofences')).json();
+    expect(body.data).toHaveLength(10);
+    expect(body.data[0].name).toBe('fence 10');
+    expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
+    expect(body._links.next).toContain('page=2');
+    expect((await call('GET', '/v1/geofences?limit=101')).json()).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100" });
+  });
+
+  it('updates the fields sent, replaces metadata whole, and needs at least one field', async () => {
+    const geofence = await newGeofence({ metadata: { a: 1 } });
+    const response = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ name: 'Harbour', latitude: CENTRE.latitude, radius_km: 0.25, is_active: false, metadata: { b: 2 } });
+    const empty = await call('PATCH', `/v1/geofences/${geofence.id}`, {});
+    expect(empty.json()).toEqual({ error: 'BadRequest', message: 'Request body must NOT have fewer than 1 properties' });
+    const zero = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0 });
+    expect(zero.json()).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0" });
+  });
+
+  it('deletes with 204', async () => {
+    const geofence = await newGeofence();
+    expect((await call('DELETE', `/v1/geofences/${geofence.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/v1/geofences/${geofence.id}`)).statusCode).toBe(404);
+  });
+
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
+    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const response = await call(method, `/v1/geofences/${UNKNOWN}`, payload);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Geofence not found' });
+    }
+    expect((await call('GET', '/v1/geofences/port')).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+  });
+
+  it('needs geofences:read, geofences:write and geofences:delete', async () => {
+    const geofence = await newGeofence();
+    const reader = await createApiKey(t.app, admin, { name: 'fence reader', scopes: ['geofences:read'] });
+    const writer = await createApiKey(t.app, admin, { name: 'fence writer', scopes: ['geofences:write'] });
+    expect((await call('GET', '/v1/geofences', undefined, reader.key)).statusCode).toBe(200);
+    expect((await call('POST', '/v1/geofences', { name: 'x', ...CENTRE }, reader.key)).statusCode).toBe(403);
+    expect((await call('DELETE', `/v1/geofences/${geofence.id}`, undefined, writer.key)).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/geofences' })).statusCode).toBe(401);
+  });
+});

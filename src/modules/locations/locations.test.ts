@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+describe('locations', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, token = admin) =>
+    t.app.inject({ method, url, headers: bearer(token), payload });
+  const newLocation = async (body: Record<string, unknown> = {}) => (await call('POST', '/v1/locations', { name: 'Harbour', ...body })).json().data;
+  const countNamed = async (name: string) => (await t.database.db.selectFrom('locations').select('id').where('name', '=', name).execute()).length;
+
+  it('creates a location with its contacts and reads it back', async () => {
+    const body = { name: 'Kiel port', street: 'Kai 1', zip: '24103', city: 'Kiel', country: 'DE', latitude: 54.32, longitude: 10.14, notes: 'gate 3' };
+    const response = await call('POST', '/v1/locations', { ...body, contacts: [{ name: 'Bea', phone: '+49 1', email: 'bea@example.org', role: 'harbour master' }, { name: 'Al' }] });
+    expect(response.statusCode).toBe(201);
+    const location = response.json().data;
+    const contact = { id: expect.stringMatching(/^[0-9a-f-]{36}$/), location_id: location.id, created_at: expect.any(String) };
+    expect(location).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      ...body,
+      is_active: true,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+      contacts: [
+        { ...contact, name: 'Al', phone: null, email: null, role: null },
+        { ...contact, name: 'Bea', phone: '+49 1', email: 'bea@example.org', role: 'harbour master' },
+      ],
+    });
+    expect((await call('GET', `/v1/locations/${location.id}`)).json()).toEqual({ data: location, _links: { self: `http://localhost/v1/locations/${location.id}` } });
+  });
+
+  it('creates nothing when a nested contact is invalid', async () => {
+    const response = await call('POST', '/v1/locations', { name: 'Half written', contacts: [{ name: 'ok' }, { phone: '1' }] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'contacts.1.name' is required" });
+    expect(await countNamed('Half written')).toBe(0);
+    // Past the schema, the database refuses the second contact: the location insert is rolled back with it.
+    await expect(t.app.services.locations.create({ name: 'Rolled back', contacts: [{ name: 'ok' }, { name: null as unknown as string }] })).rejects.toThrow();
+    expect(await countNamed('Rolled back')).toBe(0);
+  });
+
+  it.each([
+    [{}, "Body field 'name' is required"],
+    [{ name: '' }, "Body field 'name' must NOT have fewer than 1 characters"],
+    [{ name: 'x', latitude: 91 }, "Body field 'latitude' must be <= 90"],
+    [{ name: 'x', longitude: -181 }, "Body field 'longitude' must be >= -180"],
+    [{ name: 'x', country: 'Germany' }, `Body field 'country' must match pattern "^[A-Za-z]{2,3}$"`],
+    [{ name: 'x', contacts: [{ name: 'c', email: 'nope' }] }, `Body field 'contacts.0.email' must match format "email"`],
+  ])('rejects %j with 400', async (body, message) => {
+    const response = await call('POST', '/v1/locations', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('lists by name with a default page size of 10', async () => {
+    for (const name of ['zz 3', 'zz 1', 'zz 2']) await newLocation({ name });
+    for (let i = 0; i < 8; i++) await newLocation({ name: `aa ${i}` });
+    const body = (await call('GET', '/v1/locations')).json();
+    expect(body.data).toHaveLength(10);
+    const names = body.data.map((l: { name: string }) => l.name);
+    expect(names).toEqual([...names].sort());
+    expect(body.data[0]).not.toHaveProperty('contacts');
+    expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
+    expect(body._links.next).toContain('page=2');
+    const last = (await call('GET', `/v1/locations?page=${body.pagination.total_pages}`)).json().data;
+    expect(last.at(-1).name).toBe('zz 3');
+  });
+
+  it('updates the fields sent, needs at least one, and leaves the contacts alone', async () => {
+    const location = await newLocation({ city: 'Kiel', contacts: [{ name: 'Bea' }] });
+    const response = await call('PATCH', `/v1/locations/${location.id}`, { is_active: false, notes: 'closed', contacts: [] });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ city: 'Kiel', is_active: false, notes: 'closed', contacts: [{ name: 'Bea' }] });
+    const empty = await call('PATCH', `/v1/locations/${location.id}`, {});
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toEqual({ error: 'BadRequest', message: 'Request body must NOT have fewer than 1 properties' });
+  });
+
+  it('deletes a location and its contacts', async () => {
+    const location = await newLocation({ contacts: [{ name: 'Bea' }] });
+    expect((await call('DELETE', `/v1/locations/${location.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/v1/locations/${location.id}`)).statusCode).toBe(404);
+    expect(await t.database.db.selectFrom('location_contacts').select('id').where('location_id', '=', location.id).execute()).toEqual([]);
+  });
+
+  describe('contacts', () => {
+    it('adds, changes and removes a contact', async () => {
+      const location = await newLocation();
+      const created = await call('POST', `/v1/locations/${location.id}/contacts`, { name: 'Cy', role: 'crane', extra: 'dropped' });
+      expect(created.statusCode).toBe(201);
+      const contact = created.json().data;
+      expect(contact).toEqual({ id: expect.any(String), location_id: location.id, name: 'Cy', phone: null, email: null, role: 'crane', created_at: expect.any(String) });
+
+      const changed = await call('PATCH', `/v1/locations/${location.id}/contacts/${contact.id}`, { phone: '+49 2' });
+      expect(changed.statusCode).toBe(200);
+      expect(changed.json().data).toEqual({ ...contact, phone: '+49 2' });
+      expect((await call('PATCH', `/v1/locations/${location.id}/contacts/${contact.id}`, {})).statusCode).toBe(400);
+
+      expect((await call('DELETE', `/v1/locations/${location.id}/contacts/${contact.id}`)).statusCode).toBe(204);
+      expect((await call('GET', `/v1/locations/${location.id}`)).json().data.contacts).toEqual([]);
+    });
+
+    it('answers 404 for a contact of another location, and for an unknown location', async () => {
+      const owner = await newLocation({ contacts: [{ name: 'Di' }] });
+      const other = await newLocation();
+      const contactId = owner.contacts[0].id;
+      for (const [method, payload] of [['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+        const response = await call(method, `/v1/locations/${other.id}/contacts/${contactId}`, payload);
+        expect(response.statusCode).toBe(404);
+        expect(response.json()).toEqual({ error: 'NotFound', message: 'Contact not found' });
+      }
+      const missing = await call('POST', `/v1/locations/${UNKNOWN}/contacts`, { name: 'x' });
+      expect(missing.json()).toEqual({ error: 'NotFound', message: 'Location not found' });
+      expect((await call('GET', `/v1/locations/${owner.id}`)).json().data.contacts).toHaveLength(1);
+      expect((await call('DELETE', `/v1/locations/${owner.id}/contacts/not-a-uuid`)).statusCode).toBe(400);
+    });
+
+    it('requires a contact name', async () => {
+      const location = await newLocation();
+      const response = await call('POST', `/v1/locations/${location.id}/contacts`, { phone: '1' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'name' is required" });
+    });
+  });
+
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
+    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const response = await call(method, `/v1/locations/${UNKNOWN}`, payload);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Location not found' });
+    }
+    const response = await call('GET', '/v1/locations/harbour');
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+  });
+
+  it('needs locations:read, locations:write and locations:delete', async () => {
+    const location = await newLocation();
+    const reader = await createApiKey(t.app, admin, { name: 'location reader', scopes: ['locations:read'] });
+    const writer = await createApiKey(t.app, admin, { name: 'location writer', scopes: ['locations:write'] });
+    expect((await call('GET', '/v1/locations', undefined, reader.key)).statusCode).toBe(200);
+    expect((await call('POST', '/v1/locations', { name: 'x' }, reader.key)).statusCode).toBe(403);
+    expect((await call('POST', `/v1/locations/${location.id}/contacts`, { name: 'x' }, reader.key)).statusCode).toBe(403);
+    expect((await call('DELETE', `/v1/locations/${location.id}`, undefined, writer.key)).json()).toEqual({
+      error: 'Forbidden',
+      message: 'Insufficient permissions for this operation',
+    });
+    const anonymous = await t.app.inject({ method: 'GET', url: '/v1/locations' });
+    expect(anonymous.statusCode).toBe(401);
+    expect(anonymous.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+  });
+});

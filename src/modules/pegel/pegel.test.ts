@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeWaterLevelApi, type FakeWaterLevelApi } from '../../../test/fakes/water-level.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { distanceKm } from './service.js';
+
+const BONN = { latitude: 50.737167, longitude: 7.10675 };
+
+describe('great-circle distance', () => {
+  it('matches known distances', () => {
+    expect(distanceKm(BONN, BONN)).toBe(0);
+    // Bonn to Hamburg St. Pauli by the spherical law of cosines: 368.32 km.
+    expect(distanceKm(BONN, { latitude: 53.545742, longitude: 9.970116 })).toBeCloseTo(368.32, 1);
+    expect(distanceKm({ latitude: 0, longitude: 0 }, { latitude: 0, longitude: 180 })).toBeCloseTo(20015.1, 0);
+  });
+});
+
+describe('water levels', () => {
+  let upstream: FakeWaterLevelApi;
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    upstream = await startFakeWaterLevelApi();
+    t = await buildTestApp({ config: { waterLevelApiUrl: upstream.url } });
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(async () => {
+    await t.close();
+    await upstream.close();
+  });
+
+  const get = (url: string) => t.app.inject({ method: 'GET', url, headers: bearer(admin) });
+
+  it('lists the stations of a water with their current level', async () => {
+    const response = await get('/v1/pegel/stations?water=ELBE&latitude=53.55&longitude=9.99');
+    expect(response.statusCode).toBe(200);
+    const stations = response.json();
+    expect(stations.map((s: { shortname: string }) => s.shortname)).toEqual(['DRESDEN', 'MAGDEBURG-STROMBRÜCKE', 'HAMBURG ST. PAULI']);
+    expect(stations[2]).toEqual({
+      station_id: expect.any(String),
+      shortname: 'HAMBURG ST. PAULI',
+      longname: expect.any(String),
+      water_shortname: 'ELBE',
+      water_longname: expect.any(String),
+      latitude: 53.545742,
+      longitude: 9.970116,
+      km: expect.any(Number),
+      agency: expect.any(String),
+      level_cm: 512,
+      trend: expect.any(Number),
+      distance_km: expect.any(Number),
+    });
+    expect(stations[2].distance_km).toBeLessThan(2);
+    expect(upstream.requests.at(-1)?.get('waters')).toBe('ELBE');
+    expect(upstream.requests.at(-1)?.get('includeCurrentMeasurement')).toBe('true');
+  });
+
+  it('finds the nearest station to given coordinates, with its distance', async () => {
+    const response = await get('/v1/pegel/nearest?latitude=50.74&longitude=7.1');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ shortname: 'BONN', water_shortname: 'RHEIN', level_cm: 212 });
+    expect(response.json().distance_km).toBeLessThan(1);
+  });
+
+  it('searches from the latest GPS point when no coordinates are given', async () => {
+    const none = await get('/v1/pegel/nearest');
+    expect(none.statusCode).toBe(404);
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/gps',
+      headers: bearer(admin),
+      payload: { latitude: 51.0, longitude: 13.7, timestamp: 1_800_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 },
+    });
+    expect((await get('/v1/pegel/nearest')).json().shortname).toBe('DRESDEN');
+    expect((await get('/v1/pegel/nearest?water=MOSEL')).json().shortname).toBe('KOBLENZ UP');
+  });
+
+  it('answers 404 when no station lies within the radius', async () => {
+    const response = await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=50');
+    expect(response.statusCode).toBe(404);
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No station within 50 km' });
+    expect((await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=100')).json().shortname).toBe('HAMBURG ST. PAULI');
+    expect((await get('/v1/pegel/nearest?radius=0')).statusCode).toBe(400);
+  });
+
+  it('caches the upstream answer briefly, and answers 503 when the upstream fails', async () => {
+    const before = upstream.requests.length;
+    await get('/v1/pegel/stations?water=RHEIN');
+    await get('/v1/pegel/stations?water=RHEIN');
+    expect(upstream.requests.length - before).toBeLessThanOrEqual(1);
+    upstream.failing = true;
+    try {
+      const response = await get('/v1/pegel/stations?water=DONAU');
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toEqual({ error: 'ServiceUnavailable', message: 'The water-level service is unavailable; try again shortly' });
+    } finally {
+      upstream.failing = false;
+    }
+  });
+
+  it('needs pegel:read', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/v1/pegel/stations' })).statusCode).toBe(401);
+  });
+});
+
+describe('water levels without WATER_LEVEL_API_URL', () => {
+  it('answers 404 on /v1/pegel/*', async () => {
+    const t = await buildTestApp();
+    try {
+      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+      for (const url of ['/v1/pegel/stations', '/v1/pegel/nearest']) {
+        const response = await t.app.inject({ method: 'GET', url, headers: bearer(admin) });
+        expect(response.statusCode).toBe(404);
+        expect(response.json().error).toBe('NotFound');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});

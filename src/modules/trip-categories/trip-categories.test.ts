@@ -1,0 +1,122 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+
+describe('trip categories', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, token = admin) =>
+    t.app.inject({ method, url, headers: bearer(token), payload });
+  const newCategory = async (body: Record<string, unknown> = {}) => (await call('POST', '/v1/trip-categories', { name: 'Cargo', ...body })).json().data;
+
+  it('creates a category with defaults and reads it back', async () => {
+    const response = await call('POST', '/v1/trip-categories', { name: 'Freight', description: 'heavy', color: '#1a2B3c', is_active: false });
+    expect(response.statusCode).toBe(201);
+    const category = response.json().data;
+    expect(category).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      parent_id: null,
+      name: 'Freight',
+      description: 'heavy',
+      color: '#1a2B3c',
+      is_active: true, // not a create field: dropped
+      sort_order: 0,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    expect((await call('GET', `/v1/trip-categories/${category.id}`)).json().data).toEqual(category);
+  });
+
+  it.each([
+    [{}, "Body field 'name' is required"],
+    [{ name: 'x', color: 'red' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`],
+    [{ name: 'x', color: '#12345g' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`],
+    [{ name: 'x', sort_order: 1.5 }, "Body field 'sort_order' must be integer"],
+    [{ name: 'x', sort_order: '2' }, "Body field 'sort_order' must be integer"],
+    [{ name: 'x', parent_id: UNKNOWN }, 'parent_id does not name an existing trip category'],
+    [{ name: 'x', parent_id: 'cargo' }, `Body field 'parent_id' must match format "uuid"`],
+  ])('rejects %j with 400', async (body, message) => {
+    const response = await call('POST', '/v1/trip-categories', body);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('lists every category as a bare array by sort_order, then name', async () => {
+    const late = await newCategory({ name: 'A late', sort_order: 5 });
+    const b = await newCategory({ name: 'B first', sort_order: -1 });
+    const a = await newCategory({ name: 'A first', sort_order: -1 });
+    for (let i = 0; i < 10; i++) await newCategory({ name: `filler ${i}` });
+    const response = await call('GET', '/v1/trip-categories');
+    expect(response.statusCode).toBe(200);
+    const list = response.json();
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.length).toBeGreaterThanOrEqual(13);
+    expect(list.slice(0, 2).map((c: { id: string }) => c.id)).toEqual([a.id, b.id]);
+    expect(list.at(-1).id).toBe(late.id);
+  });
+
+  it('keeps the hierarchy a tree', async () => {
+    const root = await newCategory({ name: 'root' });
+    const child = await newCategory({ name: 'child', parent_id: root.id });
+    const grandchild = await newCategory({ name: 'grandchild', parent_id: child.id });
+    expect(grandchild.parent_id).toBe(child.id);
+
+    const own = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: root.id });
+    expect(own.json()).toEqual({ error: 'BadRequest', message: 'A category cannot be its own parent' });
+    const loop = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: grandchild.id });
+    expect(loop.statusCode).toBe(400);
+    expect(loop.json()).toEqual({ error: 'BadRequest', message: 'parent_id would make the category an ancestor of itself' });
+    expect((await call('GET', `/v1/trip-categories/${root.id}`)).json().data.parent_id).toBeNull();
+    const unknown = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: UNKNOWN });
+    expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'parent_id does not name an existing trip category' });
+
+    // Moving a subtree elsewhere, and back to the top level, is fine.
+    const other = await newCategory({ name: 'other' });
+    expect((await call('PATCH', `/v1/trip-categories/${child.id}`, { parent_id: other.id })).json().data.parent_id).toBe(other.id);
+    expect((await call('PATCH', `/v1/trip-categories/${child.id}`, { parent_id: null })).json().data.parent_id).toBeNull();
+  });
+
+  it('updates the fields sent and needs at least one', async () => {
+    const category = await newCategory({ color: '#000000' });
+    const response = await call('PATCH', `/v1/trip-categories/${category.id}`, { is_active: false, sort_order: 3 });
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data).toMatchObject({ name: 'Cargo', color: '#000000', is_active: false, sort_order: 3 });
+    const empty = await call('PATCH', `/v1/trip-categories/${category.id}`, {});
+    expect(empty.json()).toEqual({ error: 'BadRequest', message: 'Request body must NOT have fewer than 1 properties' });
+  });
+
+  it('deletes a category; its children move to the top level', async () => {
+    const parent = await newCategory();
+    const child = await newCategory({ parent_id: parent.id });
+    expect((await call('DELETE', `/v1/trip-categories/${parent.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/v1/trip-categories/${parent.id}`)).statusCode).toBe(404);
+    expect((await call('GET', `/v1/trip-categories/${child.id}`)).json().data.parent_id).toBeNull();
+  });
+
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
+    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+      const response = await call(method, `/v1/trip-categories/${UNKNOWN}`, payload);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip category not found' });
+    }
+    expect((await call('GET', '/v1/trip-categories/cargo')).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+  });
+
+  it('needs trip_categories:read, trip_categories:write and trip_categories:delete', async () => {
+    const category = await newCategory();
+    const reader = await createApiKey(t.app, admin, { name: 'category reader', scopes: ['trip_categories:read'] });
+    const writer = await createApiKey(t.app, admin, { name: 'category writer', scopes: ['trip_categories:write'] });
+    expect((await call('GET', '/v1/trip-categories', undefined, reader.key)).statusCode).toBe(200);
+    expect((await call('POST', '/v1/trip-categories', { name: 'x' }, reader.key)).statusCode).toBe(403);
+    expect((await call('PATCH', `/v1/trip-categories/${category.id}`, { name: 'y' }, writer.key)).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/trip-categories/${category.id}`, undefined, writer.key)).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/trip-categories' })).statusCode).toBe(401);
+  });
+});

@@ -61,12 +61,13 @@ export function createTripsRepo(db: Kysely<Schema>) {
     history: (tripId: string) =>
       db.selectFrom('trip_status_history').selectAll().where('trip_id', '=', tripId).orderBy('changed_at').orderBy('id').execute(),
 
+    /** A page of the trip's points by time; the total is the count the gps_points trigger keeps on the trip. */
     async points(tripId: string, limit: number, offset: number) {
-      const [rows, count] = await Promise.all([
+      const [rows, trip] = await Promise.all([
         db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset).execute(),
-        db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).where('trip_id', '=', tripId).executeTakeFirstOrThrow(),
+        db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst(),
       ]);
-      return { rows, total: Number(count.n) };
+      return trip ? { rows, total: Number(trip.gps_point_count) } : undefined;
     },
 
     /** Deletes a draft or completed trip; its points stay, without trip. */

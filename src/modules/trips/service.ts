@@ -55,8 +55,9 @@ export function createTripsService(deps: Deps) {
       return repo.history(id);
     },
     points: async (id: string, limit: number, offset: number) => {
-      await requireTrip(id);
-      return repo.points(id, limit, offset);
+      const page = await repo.points(id, limit, offset);
+      if (!page) throw notFound('Trip not found');
+      return page;
     },
     loggingTripOf: repo.loggingTripOf,
 

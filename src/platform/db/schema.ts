@@ -187,6 +187,8 @@ export interface TripsTable {
   end_longitude: number | null;
   started_at: Date | null;
   ended_at: Date | null;
+  /** Kept by the gps_points_count_trip trigger. */
+  gps_point_count: ColumnType<number, never, never>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

@@ -84,6 +84,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
+  app.addHook('onClose', async () => services.mailer.close());
   registerAuth(app, services.credentials, (caller) => {
     if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
   });

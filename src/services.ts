@@ -3,6 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import { createAuditWriter } from './platform/audit.js';
 import { createBotProtection } from './platform/bot-protection.js';
+import { createMailer } from './platform/mail/mailer.js';
+import { createSecretBox } from './platform/secret-box.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import type { Schema } from './platform/db/schema.js';
 import type { KeyValueStore } from './platform/kv/index.js';
@@ -30,6 +32,8 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     log,
   );
   const audit = createAuditWriter(db);
+  const mailer = createMailer(config, log);
+  const secretBox = createSecretBox(config.secretKey, config.dataDir);
   const users = createUsersService(db);
   const access = createAccessService({ db, credentials });
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
@@ -51,7 +55,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
-  return { credentials, audit, users, access, apiKeys, auth, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates };
+  return { credentials, audit, mailer, secretBox, users, access, apiKeys, auth, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates };
 }
 
 export type Services = ReturnType<typeof createServices>;

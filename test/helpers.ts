@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
@@ -48,6 +50,9 @@ export const TEST_SYSTEM_KEY = 'wg_test_system_key_0123456789abcdefghijklmnop';
 export function testConfig(overrides: Partial<Config> = {}): Config {
   return {
     ...loadConfig({ LOG_LEVEL: 'silent' }),
+    // Mail outbox and generated keys go to a throwaway directory, never the repository's ./data.
+    dataDir: mkdtempSync(join(tmpdir(), 'waygate-test-')),
+    secretKey: 'test-secret-key-for-sealing-secrets-at-rest',
     bootstrapAdmin: TEST_ADMIN,
     systemApiKey: TEST_SYSTEM_KEY,
     ...overrides,

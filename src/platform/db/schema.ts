@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { AccountTables } from '../../modules/account-tables.js';
 import type { TrackingTables } from '../../modules/tracking-tables.js';
 
 /** Timestamp columns: read as Date, written as Date or ISO string, defaulted by the database. */
@@ -205,7 +206,7 @@ export interface TripStatusHistoryTable {
 }
 
 /** Every table of the one PostgreSQL schema, as Kysely sees it. Modules add theirs here. */
-export interface Schema extends TrackingTables {
+export interface Schema extends TrackingTables, AccountTables {
   schema_migrations: SchemaMigrationsTable;
   settings: SettingsTable;
   system_config: SystemConfigTable;

@@ -54,10 +54,14 @@ export interface PageRequest {
  * protocol and host.
  */
 export function requestUrl(request: FastifyRequest, query: Record<string, string> = {}): string {
-  const base = request.server.config.publicUrl ?? `${request.protocol}://${request.host}`;
-  const url = new URL(base + request.url);
+  const url = new URL(publicBaseUrl(request) + request.url);
   for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
   return url.toString();
+}
+
+/** PUBLIC_URL when configured, else the request's own protocol and host (no trailing slash). */
+export function publicBaseUrl(request: FastifyRequest): string {
+  return (request.server.config.publicUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
 }
 
 export function single<T>(request: FastifyRequest, data: T) {

@@ -1,0 +1,94 @@
+/** One email: subject plus plain-text and HTML parts saying the same thing. */
+export interface MailMessage {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+interface TokenMail {
+  /** Absolute link carrying `token=<the token>` in its query string. */
+  link: string;
+  expiresAt: Date;
+}
+
+const PRODUCT = 'Waygate';
+
+/** The link a mail carries: `<base><path>?token=<token>` (operations.md: the token sits in the query string). */
+export function tokenLink(baseUrl: string, path: string, token: string): string {
+  const url = new URL(baseUrl + path);
+  url.searchParams.set('token', token);
+  return url.toString();
+}
+
+export function registrationMail({ link, expiresAt }: TokenMail, username: string): MailMessage {
+  return linkMail({
+    subject: `Confirm your email address for ${PRODUCT}`,
+    greeting: `Hello ${username},`,
+    body: `please confirm your email address to finish creating your ${PRODUCT} account.`,
+    action: 'Confirm email address',
+    link,
+    expiresAt,
+    closing: 'If you did not sign up, ignore this email and no account will be created.',
+  });
+}
+
+export function emailChangeMail({ link, expiresAt }: TokenMail, username: string): MailMessage {
+  return linkMail({
+    subject: `Confirm your new email address for ${PRODUCT}`,
+    greeting: `Hello ${username},`,
+    body: `please confirm that this is the new email address of your ${PRODUCT} account.`,
+    action: 'Confirm new email address',
+    link,
+    expiresAt,
+    closing: 'If you did not ask for this change, ignore this email and nothing changes.',
+  });
+}
+
+export function emailLinkMail({ link, expiresAt }: TokenMail, username: string): MailMessage {
+  return linkMail({
+    subject: `Confirm adding email sign-in to your ${PRODUCT} account`,
+    greeting: `Hello ${username},`,
+    body: `please confirm this address to add email and password sign-in to your ${PRODUCT} account.`,
+    action: 'Add email sign-in',
+    link,
+    expiresAt,
+    closing: 'If you did not ask for this, ignore this email and nothing changes.',
+  });
+}
+
+export function passwordResetMail({ link, expiresAt }: TokenMail): MailMessage {
+  return linkMail({
+    subject: `Reset your ${PRODUCT} password`,
+    greeting: 'Hello,',
+    body: `someone asked to reset the password of the ${PRODUCT} account with this email address.`,
+    action: 'Choose a new password',
+    link,
+    expiresAt,
+    closing: 'If it was not you, ignore this email: your password stays as it is.',
+  });
+}
+
+export function lowBackupCodesMail(username: string, remaining: number): MailMessage {
+  const body = `you have ${remaining} two-factor backup code${remaining === 1 ? '' : 's'} left for your ${PRODUCT} account. Sign in and generate new backup codes before you run out.`;
+  return {
+    subject: `Only ${remaining} ${PRODUCT} backup code${remaining === 1 ? '' : 's'} left`,
+    text: `Hello ${username},\n\n${body}\n`,
+    html: `<p>Hello ${escapeHtml(username)},</p><p>${escapeHtml(body)}</p>`,
+  };
+}
+
+function linkMail(parts: { subject: string; greeting: string; body: string; action: string; link: string; expiresAt: Date; closing: string }): MailMessage {
+  const expiry = `The link is valid until ${parts.expiresAt.toISOString()}.`;
+  return {
+    subject: parts.subject,
+    text: `${parts.greeting}\n\n${parts.body}\n\n${parts.action}:\n${parts.link}\n\n${expiry}\n\n${parts.closing}\n`,
+    html:
+      `<p>${escapeHtml(parts.greeting)}</p><p>${escapeHtml(parts.body)}</p>` +
+      `<p><a href="${escapeHtml(parts.link)}">${escapeHtml(parts.action)}</a></p>` +
+      `<p>${escapeHtml(expiry)}</p><p>${escapeHtml(parts.closing)}</p>`,
+  };
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

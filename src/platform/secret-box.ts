@@ -1,0 +1,49 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const VERSION = 'v1';
+
+/**
+ * Secrets at rest (TOTP secrets, third-party tokens) are sealed with
+ * AES-256-GCM: `v1.<iv>.<tag>.<ciphertext>`, base64url. The key is SHA-256 of
+ * SECRET_KEY, or 32 random bytes generated once and kept in DATA_DIR/secret.key
+ * (several nodes must then share SECRET_KEY instead).
+ */
+export function createSecretBox(secretKey: string | undefined, dataDir: string) {
+  const key = secretKey ? createHash('sha256').update(secretKey).digest() : keyFromFile(join(dataDir, 'secret.key'));
+  return {
+    seal(plaintext: string): string {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+    },
+
+    /** Throws when the value was not sealed with this key or was altered. */
+    open(sealed: string): string {
+      const [version, iv, tag, ciphertext] = sealed.split('.');
+      if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed secret');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    },
+  };
+}
+
+export type SecretBox = ReturnType<typeof createSecretBox>;
+
+function keyFromFile(file: string): Buffer {
+  if (!existsSync(file)) {
+    mkdirSync(join(file, '..'), { recursive: true });
+    // 'wx' fails when another process created the file meanwhile; its key is then read below.
+    try {
+      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${file} does not hold a 32-byte key`);
+  return key;
+}

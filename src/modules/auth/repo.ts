@@ -20,6 +20,12 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .where('u.deleted_at', 'is', null)
         .executeTakeFirst(),
 
+    /** Deletes every session of a user; returns their token hashes (to drop from the credential cache). */
+    async deleteAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
+      const rows = await executor.deleteFrom('sessions').where('user_id', '=', userId).returning('token_hash').execute();
+      return rows.map((row) => row.token_hash);
+    },
+
     /** Deletes a session; returns its token hash, or undefined when there was none. */
     async delete(id: string): Promise<string | undefined> {
       const row = await db.deleteFrom('sessions').where('id', '=', id).returning('token_hash').executeTakeFirst();

@@ -13,6 +13,19 @@ import { EMAIL_PLATFORM } from '../users/repo.js';
 import { normaliseEmail, type NewEmailUser, type UsersService } from '../users/service.js';
 import { createSessionsRepo } from './repo.js';
 
+export interface AuthResult {
+  user_id: string;
+  email: string;
+  username: string;
+  session_token?: string | null;
+  session_id?: string | null;
+  expires_at?: Date | null;
+  provider: string | null;
+  requires_2fa: boolean;
+  temp_token?: string | null;
+  preferred_locale: string | null;
+}
+
 export const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 const INVALID_CREDENTIALS = 'Invalid credentials';
 
@@ -37,8 +50,59 @@ export function createAuthService(deps: Deps) {
     return { user: account ? await deps.users.repo.findById(account.user_id) : undefined, account };
   }
 
+  /**
+   * Starts a 30-day session for a signed-in user and records `auditEvent` with it; returns the
+   * AuthResponse. Runs in the caller's transaction so the session and its audit event commit together.
+   */
+  async function issueSession(
+    request: FastifyRequest,
+    input: { user: { id: string; username: string; preferred_locale: string | null }; email: string; provider: string; auditEvent: string },
+    trx: Kysely<Schema>,
+  ): Promise<AuthResult> {
+    const token = newToken(SESSION_TOKEN_PREFIX);
+    const session = await sessions.create(
+      {
+        token_hash: hashToken(token),
+        user_id: input.user.id,
+        provider: input.provider,
+        ip_address: request.ip,
+        user_agent: request.headers['user-agent'] ?? null,
+        expires_at: new Date(Date.now() + SESSION_LIFETIME_MS),
+      },
+      trx,
+    );
+    await deps.audit.record(
+      request,
+      { eventType: input.auditEvent, userId: input.user.id, resourceType: 'session', resourceId: session.id, metadata: { provider: input.provider } },
+      trx,
+    );
+    return {
+      user_id: input.user.id,
+      email: input.email,
+      username: input.user.username,
+      session_token: token,
+      session_id: session.id,
+      expires_at: session.expires_at,
+      provider: input.provider,
+      requires_2fa: false,
+      temp_token: null,
+      preferred_locale: input.user.preferred_locale,
+    };
+  }
+
   return {
-    async login(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }) {
+    issueSession,
+
+    /**
+     * Ends every session of the user (password reset, deletion, ban): deletes them in the caller's
+     * transaction; the returned function drops them from the credential cache once that committed.
+     */
+    async revokeAllSessions(userId: string, trx: Kysely<Schema>): Promise<{ count: number; invalidate: () => Promise<void> }> {
+      const hashes = await sessions.deleteAllOfUser(userId, trx);
+      return { count: hashes.length, invalidate: () => (hashes.length ? deps.credentials.invalidate(hashes) : Promise.resolve()) };
+    },
+
+    async login(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
       const { user, account } = await findLogin(identifier);
@@ -57,39 +121,10 @@ export function createAuthService(deps: Deps) {
         throw unauthorized(INVALID_CREDENTIALS);
       }
 
-      const token = newToken(SESSION_TOKEN_PREFIX);
-      const session = await deps.db.transaction().execute(async (trx) => {
-        const created = await sessions.create(
-          {
-            token_hash: hashToken(token),
-            user_id: user.id,
-            provider: EMAIL_PLATFORM,
-            ip_address: request.ip,
-            user_agent: request.headers['user-agent'] ?? null,
-            expires_at: new Date(Date.now() + SESSION_LIFETIME_MS),
-          },
-          trx,
-        );
+      return deps.db.transaction().execute(async (trx) => {
         await deps.users.repo.recordLogin(user.id, trx);
-        await deps.audit.record(
-          request,
-          { eventType: 'login', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { provider: EMAIL_PLATFORM } },
-          trx,
-        );
-        return created;
+        return issueSession(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login' }, trx);
       });
-      return {
-        user_id: user.id,
-        email: account.email ?? '',
-        username: user.username,
-        session_token: token,
-        session_id: session.id,
-        expires_at: session.expires_at,
-        provider: EMAIL_PLATFORM,
-        requires_2fa: false,
-        temp_token: null,
-        preferred_locale: user.preferred_locale,
-      };
     },
 
     async logout(request: FastifyRequest, caller: Caller | null) {

@@ -11,7 +11,9 @@ import { registerAuth } from './platform/auth/hooks.js';
 import { registerRateLimit } from './platform/rate-limit.js';
 import { accessRoutes } from './modules/access/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
+import { userRoutes } from './modules/users/routes.js';
 import { authRoutes } from './modules/auth/routes.js';
+import { registrationRoutes } from './modules/auth/registration-routes.js';
 import { deviceRoutes } from './modules/devices/routes.js';
 import { gpsRoutes } from './modules/gps/routes.js';
 import { tripRoutes } from './modules/trips/routes.js';
@@ -23,6 +25,10 @@ import { settingsRoutes } from './modules/settings/routes.js';
 import { statsRoutes } from './modules/stats/routes.js';
 import { pegelRoutes } from './modules/pegel/routes.js';
 import { systemRoutes } from './modules/system/routes.js';
+import { platformRoutes } from './modules/platforms/routes.js';
+import { platformAccountRoutes } from './modules/accounts/routes.js';
+import { sessionRoutes } from './modules/sessions/routes.js';
+import { twoFactorRoutes } from './modules/two-factor/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
 
@@ -85,15 +91,20 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
   app.addHook('onClose', async () => services.mailer.close());
+  services.sessions.activity.start();
+  app.addHook('onClose', () => services.sessions.activity.stop());
   registerAuth(app, services.credentials, (caller) => {
     if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
+    if (caller.sessionId) services.sessions.noteActivity(caller.sessionId);
   });
   registerRateLimit(app, deps.kv, config);
 
   await app.register(systemRoutes);
   await app.register(authRoutes, { auth: services.auth });
+  await app.register(registrationRoutes, { registration: services.registration, passwordReset: services.passwordReset, verifyEmail: services.verifyEmail });
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
+  await app.register(userRoutes, { users: services.users });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });
@@ -103,6 +114,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(tripTemplateRoutes, { tripTemplates: services.tripTemplates });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(statsRoutes, { stats: services.stats });
+  await app.register(platformRoutes, { platforms: services.platforms });
+  await app.register(platformAccountRoutes, { accounts: services.accounts });
+  await app.register(sessionRoutes, { sessions: services.sessions });
+  await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 

@@ -11,6 +11,11 @@ import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './modules/access/service.js';
 import { createApiKeysService } from './modules/api-keys/service.js';
 import { createAuthService } from './modules/auth/service.js';
+import { createPasswordResetService } from './modules/auth/password-reset.js';
+import { createRegistrationService } from './modules/auth/registration.js';
+import { createSignInThrottle } from './modules/auth/sign-in-throttle.js';
+import { createTokensRepo } from './modules/auth/tokens-repo.js';
+import { createEmailVerification } from './modules/auth/verify-email.js';
 import { createDevicesService } from './modules/devices/service.js';
 import { createGpsService } from './modules/gps/service.js';
 import { createPegelService } from './modules/pegel/service.js';
@@ -18,6 +23,10 @@ import { createSettingsService } from './modules/settings/service.js';
 import { createStatsService } from './modules/stats/service.js';
 import { createTripsService } from './modules/trips/service.js';
 import { createUsersService } from './modules/users/service.js';
+import { createPlatformsService } from './modules/platforms/service.js';
+import { createSessionsService } from './modules/sessions/service.js';
+import { createAccountsService } from './modules/accounts/service.js';
+import { createTwoFactorService } from './modules/two-factor/service.js';
 import { createLocationsService } from './modules/locations/service.js';
 import { createTripCategoriesService } from './modules/trip-categories/service.js';
 import { createGeofencesService } from './modules/geofences/service.js';
@@ -34,10 +43,38 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const audit = createAuditWriter(db);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
-  const users = createUsersService(db);
+  const platforms = createPlatformsService({ db, audit });
   const access = createAccessService({ db, credentials });
+  // Late-bound: deleting a user revokes their sessions (auth) and API keys, and both of those use users.
+  const users = createUsersService({
+    db, config, mailer, audit, log, access,
+    revokeAllSessions: (userId, trx) => auth.revokeAllSessions(userId, trx),
+    revokeAllApiKeys: (userId, trx) => apiKeys.revokeAllOfUser(userId, trx),
+  });
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
-  const auth = createAuthService({ db, botProtection: createBotProtection(config.botProtection), users, access, credentials, audit });
+  const botProtection = createBotProtection(config.botProtection);
+  const signInThrottle = createSignInThrottle(kv, log);
+  // Late-bound: the two-factor service signs in through auth.issueSession; login opens its challenges.
+  const auth = createAuthService({
+    db, botProtection, users, access, credentials, audit, signInThrottle,
+    twoFactor: { startLoginChallenge: (userId, provider) => twoFactor.startLoginChallenge(userId, provider) },
+  });
+  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, auth });
+  const registration = createRegistrationService({
+    db, botProtection, mailer, users, access, auth, audit, log,
+    registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
+  });
+  const passwordReset = createPasswordResetService({
+    db, botProtection, mailer, users, auth, audit, log,
+    clearSignInFailures: (identifiers) => signInThrottle.clear(identifiers),
+  });
+  const tokens = createTokensRepo(db);
+  const verifyEmail = createEmailVerification({
+    registration,
+    purposeOf: (tokenHash) => tokens.purposeOf(tokenHash),
+    completeEmailChange: (request, token) => users.completeEmailChange(request, token),
+    completeEmailLink: (request, token) => accounts.completeEmailLink(request, token),
+  });
   const devices = createDevicesService({ db, apiKeys });
   // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({ db, kv, devices, trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) }, log });
@@ -55,7 +92,10 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
-  return { credentials, audit, mailer, secretBox, users, access, apiKeys, auth, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates };
+  const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
+  // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
+  const sessions = createSessionsService({ db, kv, credentials, audit, log, platformName: (slug) => platforms.displayName(slug) });
+  return { credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -65,6 +65,18 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
 
     delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
+    /** Deactivates every active key the user owns; returns their hashes (for the credential cache). */
+    async deactivateAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
+      const rows = await executor
+        .updateTable('api_keys')
+        .set({ is_active: false, updated_at: new Date() })
+        .where('user_id', '=', userId)
+        .where('is_active', '=', true)
+        .returning('key_hash')
+        .execute();
+      return rows.map((row) => row.key_hash);
+    },
+
     async touch(id: string): Promise<void> {
       await db.updateTable('api_keys').set({ last_used_at: new Date() }).where('id', '=', id).execute();
     },

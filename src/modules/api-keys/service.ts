@@ -204,6 +204,15 @@ export function createApiKeysService(deps: Deps) {
       await deps.credentials.invalidate([key.key_hash]);
     },
 
+    /**
+     * Revokes every key of a user (account deletion, bans): deactivates them in the caller's
+     * transaction; the returned function drops them from the credential cache once that committed.
+     */
+    async revokeAllOfUser(userId: string, trx: Kysely<Schema>): Promise<{ count: number; invalidate: () => Promise<void> }> {
+      const hashes = await repo.deactivateAllOfUser(userId, trx);
+      return { count: hashes.length, invalidate: () => (hashes.length ? deps.credentials.invalidate(hashes) : Promise.resolve()) };
+    },
+
     /** Start-up: makes sure a system key with exactly this value exists and is usable. */
     async ensureSystemKey(value: string): Promise<'created' | 'exists'> {
       const keyHash = hashToken(value);

@@ -19,3 +19,36 @@ export const AuthResponse = Type.Object({
   temp_token: Type.Optional(Nullable(Type.String({ description: '2fa_…; only when requires_2fa is true' }))),
   preferred_locale: Nullable(Type.String()),
 });
+
+const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
+const Password = (name: string) => Type.String({ minLength: 1, maxLength: 1024, description: `${name}; at least 8 characters` });
+
+export const RegisterBody = Body({
+  email: Type.String({ minLength: 3, maxLength: 320, description: 'Stored lower case' }),
+  username: Type.String({ minLength: 1, maxLength: 64, description: '3-30 letters, digits, underscores; stored lower case' }),
+  password: Password('Password'),
+  turnstile_token: TurnstileToken,
+});
+
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) });
+
+export const Registered = Type.Object({ message: Type.String(), expires_at: DateTime });
+
+export const VerifiedEmail = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  verification_type: Type.Union([Type.Literal('registration'), Type.Literal('email_link'), Type.Literal('email_change')]),
+  user_id: Type.String(),
+  redirect_url: Type.String(),
+});
+
+export const ResetPasswordBody = Body({
+  email: Type.String({ minLength: 1, maxLength: 320 }),
+  turnstile_token: TurnstileToken,
+});
+
+export const CompleteResetBody = Body({
+  token: Type.String({ minLength: 1, maxLength: 512 }),
+  new_password: Password('New password'),
+  turnstile_token: TurnstileToken,
+});

@@ -12,6 +12,7 @@ import { DEFAULT_USER_ROLE, SUPER_ADMIN_ROLE, type AccessService } from '../acce
 import { EMAIL_PLATFORM } from '../users/repo.js';
 import { normaliseEmail, type NewEmailUser, type UsersService } from '../users/service.js';
 import { createSessionsRepo } from './repo.js';
+import type { SignInThrottle } from './sign-in-throttle.js';
 
 export interface AuthResult {
   user_id: string;
@@ -36,6 +37,9 @@ interface Deps {
   access: AccessService;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
   audit: AuditWriter;
+  signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
+  /** Late-bound (the two-factor service needs this one): opens a 2FA login challenge when the user has 2FA on. */
+  twoFactor: { startLoginChallenge(userId: string, provider: string): Promise<string | null> };
 }
 
 /** Email/password sign-in, sessions, and the super-admin bootstrap. */
@@ -105,6 +109,7 @@ export function createAuthService(deps: Deps) {
     async login(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
+      await deps.signInThrottle.ensureAllowed(identifier, request.ip);
       const { user, account } = await findLogin(identifier);
       // The password is checked (against a dummy hash when there is no account) before anything
       // else, so the response time does not tell whether the account exists.
@@ -118,7 +123,22 @@ export function createAuthService(deps: Deps) {
           errorMessage: !user ? 'unknown identifier' : !account?.password_hash ? 'no password sign-in' : !passwordOk ? 'wrong password' : 'email sign-in disabled',
           metadata: { provider: EMAIL_PLATFORM },
         });
+        await deps.signInThrottle.recordFailure(identifier, request.ip);
         throw unauthorized(INVALID_CREDENTIALS);
+      }
+
+      // With 2FA on, the password only earns a temporary token; POST /v1/auth/2fa/verify makes the session.
+      const tempToken = await deps.twoFactor.startLoginChallenge(user.id, EMAIL_PLATFORM);
+      if (tempToken) {
+        return {
+          user_id: user.id,
+          email: account.email ?? '',
+          username: user.username,
+          provider: EMAIL_PLATFORM,
+          requires_2fa: true,
+          temp_token: tempToken,
+          preferred_locale: user.preferred_locale,
+        };
       }
 
       return deps.db.transaction().execute(async (trx) => {

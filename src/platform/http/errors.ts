@@ -26,6 +26,8 @@ export class AppError extends Error {
     readonly status: number,
     message: string,
     readonly error: string = errorNameFor(status),
+    /** Response headers that belong to the error (e.g. Retry-After). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'AppError';
@@ -37,6 +39,8 @@ export const unauthorized = (message = 'Invalid or missing authentication token'
 export const forbidden = (message = 'Insufficient permissions for this operation') => new AppError(403, message);
 export const notFound = (message = 'Resource not found') => new AppError(404, message);
 export const conflict = (message: string) => new AppError(409, message);
+export const tooManyRequests = (message: string, retryAfterSecs: number) =>
+  new AppError(429, message, errorNameFor(429), { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) });
 
 interface ErrorBody {
   error: string;
@@ -100,6 +104,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, response) => {
     const { status, body, unexpected } = toErrorResponse(err);
     if (unexpected) request.log.error({ err }, 'unexpected error');
+    if (err instanceof AppError) response.headers(err.headers);
     return response.status(status).send(body);
   });
   app.setNotFoundHandler((request, response) =>

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
+import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
+
+describe('password reset', () => {
+  let smtp: FakeSmtp;
+  let t: TestApp;
+  beforeAll(async () => {
+    smtp = await startFakeSmtp();
+    t = await buildTestApp({ config: { smtpUrl: smtp.url } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  const post = (url: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url, payload });
+  const emailOf = (user: { username: string }) => `${user.username}@example.org`;
+
+  async function requestReset(email: string) {
+    const before = smtp.received.filter((mail) => mail.to === email).length;
+    const response = await post('/v1/auth/reset-password', { email: email.toUpperCase() });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    // The mail goes out after the response (its timing must not reveal the account): wait for the new one.
+    await smtp.waitFor(email, () => smtp.received.filter((mail) => mail.to === email).length > before);
+    return tokenFromMail(smtp.received.filter((mail) => mail.to === email).at(-1)!);
+  }
+
+  it('answers the same 200 for an unknown address and sends nothing', async () => {
+    const before = smtp.received.length;
+    const response = await post('/v1/auth/reset-password', { email: 'nobody@example.org' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(smtp.received.length).toBe(before);
+  });
+
+  it('mails a 1-hour link; completing it sets the password, ends every session and works once', async () => {
+    const user = await createUser(t.app);
+    const otherSession = await login(t.app, user.username, user.password);
+    const token = await requestReset(emailOf(user));
+    const row = await t.database.db.selectFrom('account_tokens').selectAll().where('user_id', '=', user.id).where('purpose', '=', 'password_reset').executeTakeFirstOrThrow();
+    const minutes = (row.expires_at.getTime() - Date.now()) / 60_000;
+    expect(minutes).toBeGreaterThan(59);
+    expect(minutes).toBeLessThanOrEqual(60);
+    expect(row.token_hash).not.toBe(token);
+
+    const done = await post('/v1/auth/reset-password/complete', { token, new_password: 'a brand new password' });
+    expect(done.statusCode).toBe(200);
+    expect(done.json()).toEqual({ message: expect.any(String) });
+
+    for (const session of [user.token, otherSession]) {
+      expect((await t.app.inject({ url: `/v1/users/${user.id}/permissions`, headers: bearer(session) })).statusCode).toBe(401);
+    }
+    expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(401);
+    expect((await post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' })).statusCode).toBe(200);
+    const again = await post('/v1/auth/reset-password/complete', { token, new_password: 'yet another password' });
+    expect(again.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', user.id).execute();
+    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['password_reset_requested', 'password_changed']));
+  });
+
+  it('a newer request replaces the older token', async () => {
+    const user = await createUser(t.app);
+    const first = await requestReset(emailOf(user));
+    const second = await requestReset(emailOf(user));
+    expect(second).not.toBe(first);
+    expect((await post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' })).statusCode).toBe(400);
+    expect((await post('/v1/auth/reset-password/complete', { token: second, new_password: 'long enough pw' })).statusCode).toBe(200);
+  });
+
+  it('400 for an expired token, an unknown token and a short password (the token stays usable)', async () => {
+    const user = await createUser(t.app);
+    const token = await requestReset(emailOf(user));
+    const short = await post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
+    expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters' });
+    expect((await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode).toBe(400);
+    await t.database.db.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' });
+    expect(expired.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(200);
+  });
+});

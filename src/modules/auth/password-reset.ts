@@ -1,0 +1,84 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { BotProtection } from '../../platform/bot-protection.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema.js';
+import { publicBaseUrl } from '../../platform/http/envelopes.js';
+import { badRequest } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { passwordResetMail, tokenLink } from '../../platform/mail/messages.js';
+import { MIN_PASSWORD_LENGTH, type UsersService } from '../users/service.js';
+import { INVALID_TOKEN } from './registration.js';
+import type { AuthService } from './service.js';
+import { createTokensRepo } from './tokens-repo.js';
+
+export const RESET_LIFETIME_MS = 3600 * 1000;
+export const RESET_PASSWORD_PATH = '/reset-password';
+export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
+
+interface Deps {
+  db: Kysely<Schema>;
+  botProtection: BotProtection;
+  mailer: Mailer;
+  users: UsersService;
+  auth: Pick<AuthService, 'revokeAllSessions'>;
+  audit: AuditWriter;
+  /** Clears sign-in lockouts of the account once its password is new. */
+  clearSignInFailures: (identifiers: string[]) => Promise<void>;
+  log: FastifyBaseLogger;
+}
+
+/** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
+export function createPasswordResetService(deps: Deps) {
+  const tokens = createTokensRepo(deps.db);
+
+  async function sendResetMail(request: FastifyRequest, account: { user_id: string; email: string }) {
+    const token = newToken('');
+    const expiresAt = new Date(Date.now() + RESET_LIFETIME_MS);
+    await deps.db.transaction().execute(async (trx) => {
+      await tokens.replaceResetToken(account.user_id, hashToken(token), expiresAt, trx);
+      await deps.audit.record(request, { eventType: 'password_reset_requested', userId: account.user_id, resourceType: 'user', resourceId: account.user_id }, trx);
+    });
+    await deps.mailer.send(account.email, passwordResetMail({ link: tokenLink(publicBaseUrl(request), RESET_PASSWORD_PATH, token), expiresAt }));
+  }
+
+  return {
+    async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
+      const email = input.email.trim().toLowerCase();
+      const account = await deps.users.repo.findEmailAccount(email);
+      if (!account?.email) return;
+      // Not awaited: answering only after the mail went out would tell, by the response time,
+      // that the address has an account. A failure is logged, never shown.
+      void sendResetMail(request, { user_id: account.user_id, email: account.email }).catch((err: unknown) =>
+        deps.log.error({ err }, 'could not start a password reset'),
+      );
+    },
+
+    /** Sets the new password, uses up the token and ends every session of the user, all at once. */
+    async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
+      if (input.new_password.length < MIN_PASSWORD_LENGTH) throw badRequest(`new_password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+      const passwordHash = await hashPassword(input.new_password);
+      const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
+        const consumed = await tokens.consumeResetToken(hashToken(input.token), trx);
+        if (!consumed) throw badRequest(INVALID_TOKEN);
+        const account = await deps.users.repo.setEmailPassword(consumed.user_id, passwordHash, trx);
+        if (!account) throw badRequest(INVALID_TOKEN);
+        const revoked = await deps.auth.revokeAllSessions(consumed.user_id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked.count } },
+          trx,
+        );
+        return { revoked, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
+      });
+      await revoked.invalidate();
+      await deps.clearSignInFailures(identifiers);
+    },
+  };
+}
+
+export type PasswordResetService = ReturnType<typeof createPasswordResetService>;

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeBotVerifier, type FakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
+import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+describe('registration', () => {
+  let smtp: FakeSmtp;
+  let t: TestApp;
+  beforeAll(async () => {
+    smtp = await startFakeSmtp();
+    t = await buildTestApp({ config: { smtpUrl: smtp.url, publicUrl: 'https://app.waygate.test' } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  const post = (url: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url, payload });
+  let n = 0;
+  const fresh = () => {
+    n += 1;
+    return { email: `New.Person${n}@Example.org`, username: `New_Person${n}`, password: 'long enough pw' };
+  };
+
+  async function registerAndGetToken(input = fresh()) {
+    const response = await post('/v1/auth/register', input);
+    expect(response.statusCode).toBe(200);
+    return { input, token: tokenFromMail(await smtp.waitFor(input.email.toLowerCase())) };
+  }
+
+  it('starts a 24-hour pending registration and mails a link to PUBLIC_URL/verify-email', async () => {
+    const input = fresh();
+    const response = await post('/v1/auth/register', input);
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toEqual({ message: expect.any(String), expires_at: expect.any(String) });
+    const hours = (Date.parse(body.expires_at) - Date.now()) / 3_600_000;
+    expect(hours).toBeGreaterThan(23.9);
+    expect(hours).toBeLessThanOrEqual(24);
+    const mail = await smtp.waitFor(input.email.toLowerCase());
+    expect(mail.subject).toMatch(/confirm your email address/i);
+    expect(mail.text).toMatch(/https:\/\/app\.waygate\.test\/verify-email\?token=/);
+    expect(mail.html).toContain('https://app.waygate.test/verify-email?token=');
+    const pending = await t.database.db.selectFrom('pending_registrations').selectAll().where('email', '=', input.email.toLowerCase()).executeTakeFirstOrThrow();
+    expect(pending.username).toBe(input.username.toLowerCase());
+    expect(pending.token_hash).not.toContain(tokenFromMail(mail));
+    expect(pending.password_hash).toMatch(/^\$argon2id\$/);
+    // Nothing exists until the link is followed.
+    expect(await t.app.services.users.repo.findByUsername(input.username.toLowerCase())).toBeUndefined();
+  });
+
+  it('register/verify creates the user with role_user and signs in (201 AuthResponse, lower-cased names)', async () => {
+    const { input, token } = await registerAndGetToken();
+    const response = await post('/v1/auth/register/verify', { token });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    expect(body).toEqual({
+      user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      email: input.email.toLowerCase(),
+      username: input.username.toLowerCase(),
+      session_token: expect.stringMatching(/^ses_/),
+      session_id: expect.any(String),
+      expires_at: expect.any(String),
+      provider: 'email',
+      requires_2fa: false,
+      temp_token: null,
+      preferred_locale: null,
+    });
+    const roles = await t.app.inject({ url: `/v1/users/${body.user_id}/roles`, headers: bearer(body.session_token) });
+    expect(roles.statusCode).toBe(200);
+    expect(roles.json().roles.map((r: { id: string }) => r.id)).toEqual(['role_user']);
+    const signIn = await post('/v1/auth/login', { identifier: input.email.toUpperCase(), password: input.password });
+    expect(signIn.statusCode).toBe(200);
+    expect(signIn.json().user_id).toBe(body.user_id);
+    const created = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', body.user_id).execute();
+    expect(created.map((e) => e.event_type)).toEqual(expect.arrayContaining(['user_created', 'session_created']));
+    // The token worked once.
+    expect((await post('/v1/auth/register/verify', { token })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+  });
+
+  it('verify-email completes a registration without a session and says it was one', async () => {
+    const { input, token } = await registerAndGetToken();
+    const response = await post('/v1/auth/verify-email', { token });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      success: true,
+      message: expect.any(String),
+      verification_type: 'registration',
+      user_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      redirect_url: 'https://app.waygate.test/login',
+    });
+    expect(response.json()).not.toHaveProperty('session_token');
+    expect((await post('/v1/auth/login', { identifier: input.username, password: input.password })).statusCode).toBe(200);
+    expect((await post('/v1/auth/verify-email', { token })).statusCode).toBe(400);
+  });
+
+  it('refuses unknown and expired tokens with 400', async () => {
+    expect((await post('/v1/auth/verify-email', { token: 'no-such-token' })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect((await post('/v1/auth/register/verify', { token: 'no-such-token' })).statusCode).toBe(400);
+    const { input, token } = await registerAndGetToken();
+    await t.database.db.updateTable('pending_registrations').set({ expires_at: new Date(Date.now() - 1000) }).where('email', '=', input.email.toLowerCase()).execute();
+    expect((await post('/v1/auth/register/verify', { token })).statusCode).toBe(400);
+    // An expired registration no longer holds the email or username.
+    expect((await post('/v1/auth/register', input)).statusCode).toBe(200);
+  });
+
+  it.each([
+    [{ username: 'ab' }, 'username must be 3-30 characters of letters, digits and underscores'],
+    [{ username: 'a'.repeat(31) }, 'username must be 3-30 characters of letters, digits and underscores'],
+    [{ username: 'bad-name' }, 'username must be 3-30 characters of letters, digits and underscores'],
+    [{ password: 'short12' }, 'password must be at least 8 characters'],
+    [{ email: 'not-an-email' }, 'email is not a valid email address'],
+  ])('400 for %j', async (change, message) => {
+    const response = await post('/v1/auth/register', { ...fresh(), ...change });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+  });
+
+  it('400 for a missing field, naming it', async () => {
+    const { password: _, ...input } = fresh();
+    const response = await post('/v1/auth/register', input);
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toContain('password');
+  });
+
+  it('409 when the email is registered, the username taken, or a registration is pending', async () => {
+    const taken = [
+      [{ ...fresh(), email: TEST_ADMIN.email.toUpperCase() }, 'Email is already registered'],
+      [{ ...fresh(), username: 'Admin' }, 'Username is already taken'],
+    ] as const;
+    for (const [input, message] of taken) {
+      expect((await post('/v1/auth/register', input)).json()).toEqual({ error: 'Conflict', message });
+    }
+    const { input } = await registerAndGetToken();
+    const sameEmail = await post('/v1/auth/register', { ...fresh(), email: input.email });
+    expect(sameEmail.statusCode).toBe(409);
+    expect(sameEmail.json().message).toMatch(/registration for this email is already waiting/);
+    const sameName = await post('/v1/auth/register', { ...fresh(), username: input.username });
+    expect(sameName.statusCode).toBe(409);
+    expect(sameName.json().message).toMatch(/registration for this username is already waiting/);
+  });
+
+  it('409 on verify when the username was taken meanwhile; the pending row is kept for nobody', async () => {
+    const { input, token } = await registerAndGetToken();
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, { email: 'other@example.org', username: input.username, password: 'another password' }),
+    );
+    const response = await post('/v1/auth/register/verify', { token });
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken' });
+  });
+
+  it('400 when registration is switched off', async () => {
+    const closed = await buildTestApp({ config: { smtpUrl: smtp.url, registrationEnabled: false } });
+    try {
+      const response = await closed.app.inject({ method: 'POST', url: '/v1/auth/register', payload: fresh() });
+      expect(response.statusCode).toBe(400);
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled' });
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('400 while the email platform is disabled or closed for registration', async () => {
+    const admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    for (const setting of ['registration_enabled', 'enabled']) {
+      const patch = (value: boolean) =>
+        t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/settings', headers: bearer(admin), payload: { [setting]: value } });
+      expect((await patch(false)).statusCode).toBe(200);
+      const response = await post('/v1/auth/register', fresh());
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled' });
+      expect((await patch(true)).statusCode).toBe(200);
+    }
+    expect((await post('/v1/auth/register', fresh())).statusCode).toBe(200);
+  });
+
+  it('500 when the verification mail cannot be sent, and the pending row is rolled back', async () => {
+    const broken = await buildTestApp({ config: { smtpUrl: 'smtp://127.0.0.1:1' } });
+    try {
+      const input = fresh();
+      const response = await broken.app.inject({ method: 'POST', url: '/v1/auth/register', payload: input });
+      expect(response.statusCode).toBe(500);
+      expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later' });
+      const rows = await broken.database.db.selectFrom('pending_registrations').select('id').execute();
+      expect(rows).toEqual([]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  it('signin and validate are 501 stubs', async () => {
+    for (const url of ['/v1/auth/signin', '/v1/auth/validate']) {
+      const response = await post(url, {});
+      expect(response.statusCode).toBe(501);
+      expect(response.json()).toEqual({ message: 'Not implemented' });
+    }
+  });
+});
+
+describe('bot protection on register and password reset', () => {
+  let verifier: FakeBotVerifier;
+  let smtp: FakeSmtp;
+  let t: TestApp;
+  beforeAll(async () => {
+    [verifier, smtp] = await Promise.all([startFakeBotVerifier(), startFakeSmtp()]);
+    t = await buildTestApp({ config: { smtpUrl: smtp.url, botProtection: { secret: 'bot-secret', verifyUrl: verifier.url } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([verifier.close(), smtp.close()]);
+  });
+
+  const cases = [
+    ['/v1/auth/register', { email: 'bot@example.org', username: 'bot_user', password: 'long enough pw' }],
+    ['/v1/auth/reset-password', { email: TEST_ADMIN.email }],
+    ['/v1/auth/reset-password/complete', { token: 'whatever', new_password: 'long enough pw' }],
+  ] as const;
+
+  it.each(cases)('%s: 400 without or with a failing turnstile_token', async (url, body) => {
+    const missing = await t.app.inject({ method: 'POST', url, payload: body });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required' });
+    const failing = await t.app.inject({ method: 'POST', url, payload: { ...body, turnstile_token: 'robot' } });
+    expect(failing.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed' });
+  });
+
+  it('a passing token lets register through and is verified with the secret', async () => {
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { ...cases[0][1], turnstile_token: 'human' } });
+    expect(response.statusCode).toBe(200);
+    expect(verifier.requests.at(-1)).toMatchObject({ secret: 'bot-secret', response: 'human', remoteip: '127.0.0.1' });
+  });
+});

@@ -1,0 +1,122 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { BotProtection } from '../../platform/bot-protection.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema.js';
+import { publicBaseUrl } from '../../platform/http/envelopes.js';
+import { AppError, badRequest, conflict } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { registrationMail, tokenLink } from '../../platform/mail/messages.js';
+import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
+import { EMAIL_PLATFORM } from '../users/repo.js';
+import { MIN_PASSWORD_LENGTH, normaliseEmail, USERNAME_PATTERN, type UsersService } from '../users/service.js';
+import type { AuthResult, AuthService } from './service.js';
+import { createTokensRepo } from './tokens-repo.js';
+
+export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
+export const INVALID_TOKEN = 'Invalid or expired token';
+/** Path of the page that mail links point to (under PUBLIC_URL); it posts the token to verify-email. */
+export const VERIFY_EMAIL_PATH = '/verify-email';
+
+interface Deps {
+  db: Kysely<Schema>;
+  botProtection: BotProtection;
+  mailer: Mailer;
+  users: UsersService;
+  access: Pick<AccessService, 'grantRoleDirectly'>;
+  auth: Pick<AuthService, 'issueSession'>;
+  audit: AuditWriter;
+  /** REGISTRATION_ENABLED and the email platform's own switches (enabled, registration_enabled). */
+  registrationOpen: () => Promise<boolean>;
+  log: FastifyBaseLogger;
+}
+
+export interface RegistrationInput {
+  email: string;
+  username: string;
+  password: string;
+  turnstile_token?: string;
+}
+
+/**
+ * Sign-up by email: a pending registration (24 hours) whose mailed token creates the
+ * user, the email account and the default role in one transaction.
+ */
+export function createRegistrationService(deps: Deps) {
+  const tokens = createTokensRepo(deps.db);
+
+  function validate(input: RegistrationInput) {
+    const username = input.username.trim().toLowerCase();
+    if (!USERNAME_PATTERN.test(username)) throw badRequest('username must be 3-30 characters of letters, digits and underscores');
+    if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    return { email: normaliseEmail(input.email), username };
+  }
+
+  async function ensureFree(email: string, username: string, trx: Kysely<Schema>) {
+    if (await deps.users.repo.findEmailAccount(email, trx)) throw conflict('Email is already registered');
+    if (await deps.users.repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
+  }
+
+  /** Turns a live pending registration into a user; the caller decides whether a session follows. */
+  async function completeRegistration(request: FastifyRequest, tokenHash: string, trx: Kysely<Schema>) {
+    const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
+    if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw badRequest(INVALID_TOKEN);
+    await ensureFree(pending.email, pending.username, trx);
+    const user = await deps.users.repo.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
+    await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
+    await deps.audit.record(request, { eventType: 'user_created', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { provider: EMAIL_PLATFORM } }, trx);
+    return { user, email: pending.email };
+  }
+
+  return {
+    async register(request: FastifyRequest, input: RegistrationInput): Promise<{ message: string; expires_at: Date }> {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
+      if (!(await deps.registrationOpen())) throw badRequest('Registration is disabled');
+      const { email, username } = validate(input);
+      const token = newToken('');
+      const passwordHash = await hashPassword(input.password);
+      const pending = await deps.db.transaction().execute(async (trx) => {
+        await ensureFree(email, username, trx);
+        await tokens.deleteExpiredRegistrations(email, username, trx);
+        const holder = await tokens.pendingRegistrationHolds(email, username, trx);
+        if (holder) throw conflict(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);
+        return tokens.insertPendingRegistration(
+          { email, username, password_hash: passwordHash, token_hash: hashToken(token), expires_at: new Date(Date.now() + REGISTRATION_LIFETIME_MS) },
+          trx,
+        );
+      });
+
+      // Mail goes out after the commit (an open transaction would hold the embedded database's
+      // only connection during SMTP); a failed send removes the row so the user can try again.
+      const link = tokenLink(publicBaseUrl(request), VERIFY_EMAIL_PATH, token);
+      try {
+        await deps.mailer.send(email, registrationMail({ link, expiresAt: pending.expires_at }, username));
+      } catch (err) {
+        deps.log.error({ err }, 'could not send the registration email');
+        await tokens.deletePendingRegistration(pending.id);
+        throw new AppError(500, 'The verification email could not be sent; please try again later');
+      }
+      return { message: 'Registration started; check your email to confirm your address', expires_at: pending.expires_at };
+    },
+
+    /** POST /v1/auth/register/verify: creates the account and signs the new user in. */
+    async verifyAndSignIn(request: FastifyRequest, token: string): Promise<AuthResult> {
+      return deps.db.transaction().execute(async (trx) => {
+        const { user, email } = await completeRegistration(request, hashToken(token), trx);
+        return deps.auth.issueSession(request, { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' }, trx);
+      });
+    },
+
+    /** The verify-email path for registration tokens: the account is created, no session. Undefined when the token is not one. */
+    async verifyWithoutSession(request: FastifyRequest, token: string): Promise<{ userId: string } | undefined> {
+      const tokenHash = hashToken(token);
+      if (!(await tokens.findLivePendingRegistration(tokenHash))) return undefined;
+      const { user } = await deps.db.transaction().execute((trx) => completeRegistration(request, tokenHash, trx));
+      return { userId: user.id };
+    },
+  };
+}
+
+export type RegistrationService = ReturnType<typeof createRegistrationService>;

@@ -1,0 +1,96 @@
+import { sql, type Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema.js';
+
+/** Rows per UPDATE when writing activity: keeps each statement well under the parameter limit. */
+const ACTIVITY_BATCH = 1000;
+
+export function createSessionsRepo(db: Kysely<Schema>) {
+  return {
+    /** The user's unexpired sessions, newest activity first. */
+    listLiveOfUser: (userId: string) =>
+      db
+        .selectFrom('sessions')
+        .select(['id', 'ip_address', 'user_agent', 'provider', 'last_activity_at', 'created_at', 'expires_at'])
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', new Date())
+        .orderBy('last_activity_at', 'desc')
+        .orderBy('created_at', 'desc')
+        .execute(),
+
+    /** Display name of the platform with this slug (used only when no platforms service is wired). */
+    async platformName(slug: string): Promise<string | undefined> {
+      const row = await db.selectFrom('platforms').select('name').where('slug', '=', slug).executeTakeFirst();
+      return row?.name;
+    },
+
+    /** An unexpired session of a user that is not deleted, by token hash. */
+    findLiveByHash: (tokenHash: string) =>
+      db
+        .selectFrom('sessions as s')
+        .innerJoin('users as u', 'u.id', 's.user_id')
+        .select(['s.id', 's.user_id', 's.expires_at', 's.created_at'])
+        .where('s.token_hash', '=', tokenHash)
+        .where('s.expires_at', '>', new Date())
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst(),
+
+    /**
+     * A user that is not deleted, with the slug of their primary sign-in platform (the provider
+     * recorded on sessions created for them through the internal endpoint).
+     */
+    findUserWithPrimaryProvider: (userId: string) =>
+      db
+        .selectFrom('users as u')
+        .leftJoin('platform_accounts as pa', 'pa.id', 'u.primary_platform_account_id')
+        .leftJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .select(['u.id', 'p.slug as provider'])
+        .where('u.id', '=', userId)
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst(),
+
+    create: (
+      session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date },
+      executor: Kysely<Schema> = db,
+    ) => executor.insertInto('sessions').values(session).returning(['id', 'expires_at', 'created_at']).executeTakeFirstOrThrow(),
+
+    /** Deletes one session of this user; returns its token hash, or undefined when the user has no such session. */
+    async deleteOfUser(userId: string, sessionId: string): Promise<string | undefined> {
+      const row = await db
+        .deleteFrom('sessions')
+        .where('id', '=', sessionId)
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', new Date())
+        .returning('token_hash')
+        .executeTakeFirst();
+      return row?.token_hash;
+    },
+
+    /** Deletes the user's unexpired sessions except one; returns what was deleted. */
+    deleteOthersOfUser: (userId: string, keepSessionId: string) =>
+      db
+        .deleteFrom('sessions')
+        .where('user_id', '=', userId)
+        .where('id', '!=', keepSessionId)
+        .where('expires_at', '>', new Date())
+        .returning(['id', 'token_hash'])
+        .execute(),
+
+    /** Deletes the session with this token hash; returns it, or undefined when there was none. */
+    deleteByHash: (tokenHash: string) =>
+      db.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
+
+    /** One UPDATE per batch: last_activity_at only ever moves forward (several nodes may write). */
+    async recordActivity(entries: [string, Date][]): Promise<void> {
+      for (let start = 0; start < entries.length; start += ACTIVITY_BATCH) {
+        const rows = entries.slice(start, start + ACTIVITY_BATCH).map(([id, at]) => sql`(${id}::uuid, ${at.toISOString()}::timestamptz)`);
+        await sql`
+          update sessions as s set last_activity_at = v.at
+          from (values ${sql.join(rows)}) as v (id, at)
+          where s.id = v.id and s.last_activity_at < v.at
+        `.execute(db);
+      }
+    },
+  };
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -1,0 +1,439 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { buildApp } from '../../app.js';
+import { hashToken } from '../../platform/auth/tokens.js';
+import { ActivityRecorder } from './activity.js';
+import { WS_BROADCAST_CHANNEL } from './service.js';
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
+const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
+const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token' };
+
+let t: TestApp;
+let adminToken: string;
+let adminKey: string;
+beforeAll(async () => {
+  t = await buildTestApp();
+  adminToken = await login(t.app, 'admin', TEST_ADMIN.password);
+  adminKey = (await createApiKey(t.app, adminToken, { name: 'sessions test key' })).key;
+});
+afterAll(() => t.close());
+
+const auditEvents = (eventType: string, userId: string) =>
+  t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
+
+const signIn = async (username: string, password: string, userAgent: string) => {
+  const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'user-agent': userAgent }, payload: { identifier: username, password } });
+  const body = response.json();
+  return { token: body.session_token as string, id: body.session_id as string };
+};
+
+const mySessions = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(token) });
+const stillSignedIn = async (token: string) => (await mySessions(token)).statusCode === 200;
+const sessionRow = (id: string) => t.database.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+describe('GET /v1/users/me/sessions', () => {
+  it('lists the live sessions with parsed agents, provider names and the current one marked', async () => {
+    const user = await createUser(t.app);
+    const phone = await signIn(user.username, user.password, IPHONE);
+    const desktop = await signIn(user.username, user.password, CHROME_LINUX);
+    const expired = await signIn(user.username, user.password, IPAD);
+    await t.database.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', expired.id).execute();
+
+    const response = await mySessions(desktop.token);
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.current_session_id).toBe(desktop.id);
+    expect(body._links).toEqual({ self: 'http://localhost/v1/users/me/sessions' });
+    expect(body.sessions).toHaveLength(3);
+    expect(body.sessions.map((s: { id: string }) => s.id)).not.toContain(expired.id);
+    // The session making the request was used last.
+    expect(body.sessions[0]).toEqual({
+      id: desktop.id,
+      ip_address: '127.0.0.1',
+      user_agent: CHROME_LINUX,
+      device_type: 'desktop',
+      browser_name: 'Chrome 120.0.0.0',
+      os_name: 'Linux',
+      provider: 'email',
+      provider_name: 'Email',
+      last_activity_at: expect.any(String),
+      created_at: expect.any(String),
+      expires_at: expect.any(String),
+      is_current: true,
+    });
+    const phoneEntry = body.sessions.find((s: { id: string }) => s.id === phone.id);
+    expect(phoneEntry).toMatchObject({ device_type: 'mobile', browser_name: 'Mobile Safari 17.0', os_name: 'iOS 17.0', is_current: false });
+    const dates = body.sessions.map((s: { last_activity_at: string }) => Date.parse(s.last_activity_at));
+    expect(dates).toEqual([...dates].sort((a, b) => b - a));
+  });
+
+  it('recognises tablets', async () => {
+    const user = await createUser(t.app);
+    const tablet = await signIn(user.username, user.password, IPAD);
+    const [entry] = (await mySessions(tablet.token)).json().sessions.filter((s: { id: string }) => s.id === tablet.id);
+    expect(entry.device_type).toBe('tablet');
+  });
+
+  it('needs a session token: 401 without credentials, 403 for API keys and the system key', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me/sessions' })).json()).toEqual(UNAUTHORIZED);
+    const withKey = await mySessions(adminKey);
+    expect(withKey.statusCode).toBe(403);
+    expect(withKey.json()).toEqual(SESSION_ONLY);
+    const withSystemKey = await mySessions(TEST_SYSTEM_KEY);
+    expect(withSystemKey.statusCode).toBe(403);
+    expect(withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+  });
+});
+
+describe('DELETE /v1/users/me/sessions/{session_id}', () => {
+  const revoke = (token: string, id: string) => t.app.inject({ method: 'DELETE', url: `/v1/users/me/sessions/${id}`, headers: bearer(token) });
+
+  it('signs another session out at once and records session_revoked', async () => {
+    const user = await createUser(t.app);
+    const other = await signIn(user.username, user.password, IPHONE);
+    expect(await stillSignedIn(other.token)).toBe(true);
+    const response = await revoke(user.token, other.id);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ success: true, message: 'Session revoked' });
+    expect((await mySessions(other.token)).statusCode).toBe(401);
+    expect(await stillSignedIn(user.token)).toBe(true);
+    expect((await auditEvents('session_revoked', user.id)).at(-1)).toMatchObject({ resource_type: 'session', resource_id: other.id });
+  });
+
+  it('refuses the current session with 400 { success: false, message }', async () => {
+    const user = await createUser(t.app);
+    const current = (await mySessions(user.token)).json().current_session_id;
+    const response = await revoke(user.token, current);
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      success: false,
+      message: 'Cannot revoke the current session; use POST /v1/auth/logout instead',
+    });
+    expect(await stillSignedIn(user.token)).toBe(true);
+  });
+
+  it("answers 404 for someone else's session and unknown ids, 400 for a malformed id", async () => {
+    const owner = await createUser(t.app);
+    const stranger = await createUser(t.app);
+    const ownerSession = (await mySessions(owner.token)).json().current_session_id;
+    for (const id of [ownerSession, randomUUID()]) {
+      const response = await revoke(stranger.token, id);
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found' });
+    }
+    expect(await stillSignedIn(owner.token)).toBe(true);
+    const malformed = await revoke(stranger.token, 'not-a-uuid');
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().message).toMatch(/path parameter 'session_id'/i);
+  });
+
+  it('refuses API keys before looking at the id', async () => {
+    const response = await revoke(adminKey, 'not-a-uuid');
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toEqual(SESSION_ONLY);
+  });
+});
+
+describe('DELETE /v1/users/me/sessions', () => {
+  const revokeOthers = (token: string) => t.app.inject({ method: 'DELETE', url: '/v1/users/me/sessions', headers: bearer(token) });
+
+  it('signs every other session out and keeps the current one', async () => {
+    const user = await createUser(t.app);
+    const others = [await signIn(user.username, user.password, IPHONE), await signIn(user.username, user.password, IPAD)];
+    const bystander = await createUser(t.app);
+    const response = await revokeOthers(user.token);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ success: true, revoked_count: 2, message: 'Revoked 2 other sessions' });
+    for (const other of others) expect((await mySessions(other.token)).statusCode).toBe(401);
+    expect((await mySessions(user.token)).json().sessions).toHaveLength(1);
+    expect(await stillSignedIn(bystander.token)).toBe(true);
+    const [event] = await auditEvents('session_revoked', user.id);
+    expect(event!.metadata).toMatchObject({ session_ids: expect.arrayContaining(others.map((o) => o.id)) });
+
+    expect((await revokeOthers(user.token)).json()).toEqual({ success: true, revoked_count: 0, message: 'Revoked 0 other sessions' });
+  });
+
+  it('needs a session token', async () => {
+    expect((await t.app.inject({ method: 'DELETE', url: '/v1/users/me/sessions' })).statusCode).toBe(401);
+    expect((await revokeOthers(adminKey)).json()).toEqual(SESSION_ONLY);
+  });
+});
+
+describe('session activity', () => {
+  it('notes activity in memory (no write per request) and writes it in one batch on flush', async () => {
+    const user = await createUser(t.app);
+    const current = (await mySessions(user.token)).json().current_session_id;
+    await t.app.services.sessions.activity.flush();
+    const anHourAgo = new Date(Date.now() - 3600_000);
+    await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
+
+    const before = Date.now();
+    const listed = (await mySessions(user.token)).json().sessions.find((s: { id: string }) => s.id === current);
+    expect((await sessionRow(current)).last_activity_at).toEqual(anHourAgo);
+    // The list shows the value noted in memory.
+    expect(Date.parse(listed.last_activity_at)).toBeGreaterThanOrEqual(before - 1000);
+
+    await t.app.services.sessions.activity.flush();
+    expect((await sessionRow(current)).last_activity_at.getTime()).toBeGreaterThanOrEqual(before - 1000);
+  });
+
+  it('never moves last_activity_at backwards', async () => {
+    const user = await createUser(t.app);
+    const current = (await mySessions(user.token)).json().current_session_id;
+    await t.app.services.sessions.activity.flush();
+    const stored = (await sessionRow(current)).last_activity_at;
+    t.app.services.sessions.activity.note(current, new Date(stored.getTime() - 60_000));
+    await t.app.services.sessions.activity.flush();
+    expect((await sessionRow(current)).last_activity_at).toEqual(stored);
+  });
+
+  it('writes noted activity when the app closes', async () => {
+    const user = await createUser(t.app);
+    const current = (await mySessions(user.token)).json().current_session_id;
+    await t.app.services.sessions.activity.flush();
+    const anHourAgo = new Date(Date.now() - 3600_000);
+    await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
+    const second = await buildApp(t.config, { database: t.database, kv: t.kv }, { logger: false });
+    expect((await second.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect((await sessionRow(current)).last_activity_at).toEqual(anHourAgo);
+    await second.close();
+    expect((await sessionRow(current)).last_activity_at.getTime()).toBeGreaterThan(anHourAgo.getTime());
+  });
+
+  it('keeps a batch that could not be written for the next flush', async () => {
+    const writes: [string, Date][][] = [];
+    let fail = true;
+    const recorder = new ActivityRecorder(async (entries) => {
+      if (fail) throw new Error('database unavailable');
+      writes.push(entries);
+    }, t.app.log);
+    const early = new Date(1000);
+    const late = new Date(2000);
+    recorder.note('a', late);
+    recorder.note('a', early);
+    recorder.note('b', early);
+    await recorder.flush();
+    expect(recorder.pendingFor('a')).toEqual(late);
+    fail = false;
+    await recorder.stop();
+    expect(writes).toEqual([[['a', late], ['b', early]]]);
+    expect(recorder.pendingFor('a')).toBeUndefined();
+  });
+
+  it('puts the session used most recently first', async () => {
+    const user = await createUser(t.app);
+    const first = await signIn(user.username, user.password, IPHONE);
+    const second = await signIn(user.username, user.password, CHROME_LINUX);
+    await t.app.services.sessions.activity.flush();
+    await t.database.db.updateTable('sessions').set({ last_activity_at: new Date(Date.now() - 3600_000) }).where('user_id', '=', user.id).execute();
+    await stillSignedIn(second.token);
+    expect((await mySessions(first.token)).json().sessions.map((s: { id: string }) => s.id).slice(0, 2)).toEqual([first.id, second.id]);
+  });
+});
+
+describe('internal session endpoints', () => {
+  const system = { ...bearer(TEST_SYSTEM_KEY), 'x-source-service': 'id' };
+  const inAWeek = () => new Date(Date.now() + 7 * 86_400_000).toISOString();
+  const create = (payload: Record<string, unknown>, headers: Record<string, string> = system) =>
+    t.app.inject({ method: 'POST', url: '/v1/sessions', headers, payload });
+
+  it('creates a ses_ session the person can use, stored hashed, and records session_created', async () => {
+    const user = await createUser(t.app);
+    const expires = inAWeek();
+    const response = await create({ userId: user.id, expires });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    expect(body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      sessionToken: expect.stringMatching(/^ses_[A-Za-z0-9_-]{43}$/),
+      userId: user.id,
+      expires,
+      created_at: expect.any(String),
+    });
+    expect((await sessionRow(body.id)).token_hash).toBe(hashToken(body.sessionToken));
+    const listed = (await mySessions(body.sessionToken)).json();
+    expect(listed.current_session_id).toBe(body.id);
+    expect(listed.sessions.find((s: { id: string }) => s.id === body.id)).toMatchObject({ provider: 'email', provider_name: 'Email' });
+    const event = (await auditEvents('session_created', user.id)).at(-1);
+    expect(event).toMatchObject({ resource_id: body.id, source_service: 'id', metadata: { app: 'id' } });
+  });
+
+  it('validates the body: past expiry, bad or unknown user', async () => {
+    const user = await createUser(t.app);
+    const past = await create({ userId: user.id, expires: new Date(Date.now() - 1000).toISOString() });
+    expect(past.statusCode).toBe(400);
+    expect(past.json()).toEqual({ error: 'BadRequest', message: 'expires must be in the future' });
+    const badId = await create({ userId: 'nope', expires: inAWeek() });
+    expect(badId.statusCode).toBe(400);
+    expect(badId.json().message).toMatch(/'userId'/);
+    const badDate = await create({ userId: user.id, expires: 'tomorrow' });
+    expect(badDate.statusCode).toBe(400);
+    expect(badDate.json().message).toMatch(/'expires'/);
+    const missing = await create({ userId: user.id });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'expires' is required" });
+    const unknown = await create({ userId: randomUUID(), expires: inAWeek() });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found' });
+  });
+
+  it('is for the system key only: 401 without credentials, 403 for sessions and API keys (before validation)', async () => {
+    const user = await createUser(t.app);
+    const routes = [
+      { method: 'POST' as const, url: '/v1/sessions', payload: { junk: true } },
+      { method: 'GET' as const, url: '/v1/sessions/ses_whatever' },
+      { method: 'DELETE' as const, url: '/v1/sessions/ses_whatever?reason=bogus' },
+    ];
+    for (const route of routes) {
+      expect((await t.app.inject(route)).json()).toEqual(UNAUTHORIZED);
+      for (const credential of [user.token, adminToken, adminKey]) {
+        const response = await t.app.inject({ ...route, headers: bearer(credential) });
+        expect(response.statusCode).toBe(403);
+        expect(response.json()).toEqual(FORBIDDEN);
+      }
+    }
+  });
+
+  it('looks a live session up by its token', async () => {
+    const user = await createUser(t.app);
+    const created = (await create({ userId: user.id, expires: inAWeek() })).json();
+    const response = await t.app.inject({ method: 'GET', url: `/v1/sessions/${created.sessionToken}`, headers: system });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual(created);
+    // A login session is found the same way.
+    const viaLogin = await t.app.inject({ method: 'GET', url: `/v1/sessions/${user.token}`, headers: system });
+    expect(viaLogin.json()).toMatchObject({ sessionToken: user.token, userId: user.id });
+  });
+
+  it('answers 404 for unknown and expired tokens', async () => {
+    const user = await createUser(t.app);
+    const created = (await create({ userId: user.id, expires: inAWeek() })).json();
+    await t.database.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', created.id).execute();
+    for (const token of [created.sessionToken, 'ses_unknown']) {
+      const response = await t.app.inject({ method: 'GET', url: `/v1/sessions/${token}`, headers: system });
+      expect(response.statusCode).toBe(404);
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found' });
+    }
+  });
+
+  it('ends a session: 204, refused on the next request, logout event with reason, session and app', async () => {
+    const user = await createUser(t.app);
+    const created = (await create({ userId: user.id, expires: inAWeek() })).json();
+    expect(await stillSignedIn(created.sessionToken)).toBe(true);
+    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${created.sessionToken}?reason=no_access`, headers: system });
+    expect(response.statusCode).toBe(204);
+    expect(response.body).toBe('');
+    expect((await mySessions(created.sessionToken)).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${created.sessionToken}`, headers: system })).statusCode).toBe(404);
+    const event = (await auditEvents('logout', user.id)).at(-1);
+    expect(event).toMatchObject({ resource_id: created.id, source_service: 'id' });
+    expect(event!.metadata).toEqual({ reason: 'no_access', session_id: created.id, app: 'id' });
+  });
+
+  it('defaults the reason to user_initiated and records no app without X-Source-Service', async () => {
+    const user = await createUser(t.app);
+    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${user.token}`, headers: bearer(TEST_SYSTEM_KEY) });
+    expect(response.statusCode).toBe(204);
+    const event = (await auditEvents('logout', user.id)).at(-1);
+    expect(event!.metadata).toEqual({ reason: 'user_initiated', session_id: expect.any(String), app: null });
+    expect(event!.source_service).toBe('api');
+  });
+
+  it('accepts every listed reason and refuses others with 400', async () => {
+    for (const reason of ['user_initiated', 'token_deleted', 'session_expired', 'revoked', 'no_access']) {
+      const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/ses_gone?reason=${reason}`, headers: system });
+      expect(response.statusCode).toBe(204);
+    }
+    const user = await createUser(t.app);
+    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${user.token}?reason=because`, headers: system });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'reason' must be equal to one of the allowed values" });
+    expect(await stillSignedIn(user.token)).toBe(true);
+  });
+
+  it('answers an unknown or already ended token with 204 and writes no event', async () => {
+    const user = await createUser(t.app);
+    const url = `/v1/sessions/${user.token}`;
+    expect((await t.app.inject({ method: 'DELETE', url, headers: system })).statusCode).toBe(204);
+    expect((await t.app.inject({ method: 'DELETE', url, headers: system })).statusCode).toBe(204);
+    expect(await auditEvents('logout', user.id)).toHaveLength(1);
+  });
+});
+
+describe('logout-everywhere and logout-app', () => {
+  let received: Record<string, unknown>[];
+  let unsubscribe: () => Promise<void>;
+  beforeAll(async () => {
+    received = [];
+    unsubscribe = await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => received.push(JSON.parse(message) as Record<string, unknown>));
+  });
+  afterAll(() => unsubscribe());
+
+  const broadcastFor = async (userId: string, type: string) => {
+    for (let waited = 0; waited < 2000; waited += 20) {
+      const found = received.filter((m) => m.user_id === userId && m.type === type);
+      if (found.length) return found;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return [];
+  };
+
+  it('broadcasts forceLogout with the default reason sso_logout and records it; sessions stay', async () => {
+    const user = await createUser(t.app);
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ message: 'Signed out of all apps' });
+    expect(await broadcastFor(user.id, 'forceLogout')).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'sso_logout' }]);
+    expect((await auditEvents('logout', user.id)).at(-1)!.metadata).toEqual({ reason: 'sso_logout' });
+    expect(await stillSignedIn(user.token)).toBe(true);
+  });
+
+  it('carries the given reason, also for an API key of the user', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-everywhere',
+      headers: bearer(adminKey),
+      payload: { reason: 'password_changed' },
+    });
+    expect(response.statusCode).toBe(200);
+    const adminId = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${adminToken}`, headers: bearer(TEST_SYSTEM_KEY) })).json().userId;
+    expect(await broadcastFor(adminId, 'forceLogout')).toEqual([{ type: 'forceLogout', user_id: adminId, reason: 'password_changed' }]);
+    expect((await auditEvents('logout', adminId)).at(-1)!.metadata).toEqual({ reason: 'password_changed' });
+  });
+
+  it('refuses anonymous callers, the system key and malformed reasons', async () => {
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere' })).json()).toEqual(UNAUTHORIZED);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(TEST_SYSTEM_KEY) })).statusCode).toBe(403);
+    const user = await createUser(t.app);
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token), payload: { reason: 42 } });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toMatch(/'reason'/);
+  });
+
+  it('signs out of one app: appLogout broadcast and a logout event with the client id', async () => {
+    const user = await createUser(t.app);
+    const clientId = randomUUID();
+    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId } });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ message: 'Signed out of the app' });
+    expect(await broadcastFor(user.id, 'appLogout')).toEqual([{ type: 'appLogout', user_id: user.id, client_id: clientId }]);
+    expect((await auditEvents('logout', user.id)).at(-1)!.metadata).toEqual({ client_id: clientId });
+    expect(await stillSignedIn(user.token)).toBe(true);
+  });
+
+  it('requires a UUID clientId and a credential', async () => {
+    const user = await createUser(t.app);
+    const missing = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: {} });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'clientId' is required" });
+    const malformed = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId: 'web' } });
+    expect(malformed.statusCode).toBe(400);
+    expect(malformed.json().message).toMatch(/'clientId'/);
+    const anonymous = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', payload: { clientId: randomUUID() } });
+    expect(anonymous.json()).toEqual(UNAUTHORIZED);
+  });
+});

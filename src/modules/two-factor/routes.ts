@@ -1,0 +1,131 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { errorResponses } from '../../platform/http/envelopes.js';
+import { badRequest, forbidden } from '../../platform/http/errors.js';
+import { AuthResponse } from '../auth/schemas.js';
+import {
+  AnyCodeBody,
+  BackupCodesIssued,
+  CheckBody,
+  CheckResult,
+  SetupBody,
+  SuccessMessage,
+  TotpBody,
+  TwoFactorRequirement,
+  TwoFactorSetup,
+  TwoFactorStatus,
+  UserIdQuery,
+  VerifyLoginBody,
+} from './schemas.js';
+import type { TwoFactorService } from './service.js';
+
+const tags = ['Two-factor authentication'];
+const whom =
+  'Acts on yourself, or on `user_id` (query or body), which needs `two_factor:manage` or super admin; ' +
+  'a system key must name `user_id`.';
+
+/** `user_id` may come in the query or the body; both at once must agree. */
+function userIdOf(query: { user_id?: string }, body: { user_id?: string }): string | undefined {
+  if (query.user_id && body.user_id && query.user_id.toLowerCase() !== body.user_id.toLowerCase()) {
+    throw badRequest('user_id in the query and in the body differ');
+  }
+  return body.user_id ?? query.user_id;
+}
+
+export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: { twoFactor: TwoFactorService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const auth = requireAuthenticated();
+
+  app.get('/v1/users/me/2fa/status', {
+    config: { auth },
+    schema: { tags, summary: 'Whether two-factor authentication is on', description: whom, querystring: UserIdQuery, response: { 200: TwoFactorStatus, ...errorResponses(400, 403, 404) } },
+  }, async (request) => twoFactor.status(callerOf(request), request.query.user_id));
+
+  app.get('/v1/users/me/2fa/requirement', {
+    config: { auth },
+    schema: {
+      tags,
+      summary: 'Whether two-factor authentication is required, and why',
+      description: `Required when a role of the user has requires_two_factor, or a platform the user has an account on has two_factor_required. ${whom}`,
+      querystring: UserIdQuery,
+      response: { 200: TwoFactorRequirement, ...errorResponses(400, 403, 404) },
+    },
+  }, async (request) => twoFactor.requirement(callerOf(request), request.query.user_id));
+
+  app.post('/v1/users/me/2fa/setup', {
+    config: { auth },
+    schema: {
+      tags,
+      summary: 'Start setting up TOTP: a new secret and its QR code, valid 10 minutes',
+      description: `Confirm with POST /v1/users/me/2fa/verify. 409 when already enabled. ${whom}`,
+      querystring: UserIdQuery,
+      body: SetupBody,
+      response: { 200: TwoFactorSetup, ...errorResponses(400, 403, 404, 409) },
+    },
+  }, async (request) => twoFactor.setup(callerOf(request), { ...request.body, user_id: userIdOf(request.query, request.body) }));
+
+  app.post('/v1/users/me/2fa/verify', {
+    config: { auth },
+    schema: {
+      tags,
+      summary: 'Confirm the setup with a code: enables 2FA and returns 8 backup codes (shown once)',
+      description: `400 when no setup is pending, it expired, or the code is wrong. ${whom}`,
+      querystring: UserIdQuery,
+      body: TotpBody,
+      response: { 200: BackupCodesIssued, ...errorResponses(400, 403, 404, 409) },
+    },
+  }, async (request) => twoFactor.enable(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
+
+  app.delete('/v1/users/me/2fa', {
+    config: { auth },
+    schema: {
+      tags,
+      summary: 'Turn two-factor authentication off (TOTP or backup code); deletes the backup codes',
+      description: whom,
+      querystring: UserIdQuery,
+      body: AnyCodeBody,
+      response: { 200: SuccessMessage, ...errorResponses(400, 403, 404) },
+    },
+  }, async (request) => twoFactor.disable(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
+
+  app.post('/v1/users/me/2fa/backup-codes/regenerate', {
+    config: { auth },
+    schema: {
+      tags,
+      summary: 'Replace all backup codes (TOTP code required); the previous ones stop working',
+      description: whom,
+      querystring: UserIdQuery,
+      body: TotpBody,
+      response: { 200: BackupCodesIssued, ...errorResponses(400, 403, 404) },
+    },
+  }, async (request) =>
+    twoFactor.regenerateBackupCodes(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
+
+  app.post('/v1/auth/2fa/verify', {
+    schema: {
+      tags,
+      summary: 'Finish a sign-in: the temporary 2fa_ token plus a TOTP or backup code give a session',
+      description:
+        'The temporary token (valid 10 minutes, 5 wrong codes at most) is the credential. The session keeps the provider of the original sign-in. ' +
+        'When a backup code leaves 3 or fewer, a reminder mail is sent.',
+      body: VerifyLoginBody,
+      response: { 200: AuthResponse, ...errorResponses(400, 401) },
+    },
+  }, async (request) => twoFactor.verifyLogin(request, request.body));
+
+  app.post('/v1/auth/2fa/check', {
+    config: { auth },
+    // Before the body is read: any credential but the system key is refused outright.
+    onRequest: async (request) => {
+      if (request.caller && !request.caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
+    },
+    schema: {
+      tags,
+      summary: 'For a sign-in done elsewhere (OAuth): whether the user needs a 2FA code; if so, a temporary token',
+      description: 'System key only (403 for any other credential).',
+      body: CheckBody,
+      response: { 200: CheckResult, ...errorResponses(400, 401, 403) },
+    },
+  }, async (request) => twoFactor.check(callerOf(request), request.body));
+}

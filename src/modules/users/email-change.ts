@@ -1,0 +1,116 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema.js';
+import { publicBaseUrl } from '../../platform/http/envelopes.js';
+import { AppError, badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { emailChangeMail, tokenLink } from '../../platform/mail/messages.js';
+import { createEmailChangeRepo } from './email-change-repo.js';
+import type { UsersRepo } from './repo.js';
+
+export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
+const INVALID_TOKEN = 'Invalid or expired token';
+const IN_USE = 'Email is already in use';
+/** The page mail links point to (under PUBLIC_URL); it posts the token to a verify endpoint. */
+const VERIFY_EMAIL_PATH = '/verify-email';
+
+interface Deps {
+  db: Kysely<Schema>;
+  repo: UsersRepo;
+  mailer: Pick<Mailer, 'send'>;
+  audit: AuditWriter;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Changing the address of a user's email/password account: a token mailed to the new
+ * address (24 hours) proves the user owns it before anything changes.
+ */
+export function createEmailChangeService(deps: Deps) {
+  const { repo } = deps;
+  const tokens = createEmailChangeRepo(deps.db);
+
+  async function requireUser(userId: string) {
+    const user = await repo.findById(userId);
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  return {
+    async request(request: FastifyRequest, userId: string, email: string): Promise<{ message: string; expires_at: Date }> {
+      const user = await requireUser(userId);
+      const account = await repo.findEmailAccountOfUser(userId);
+      if (!account) throw badRequest('Email change is only for accounts created with email; this user has no email/password account');
+      if (account.email === email) throw badRequest('email is already the address of this account');
+      const token = newToken('');
+      const pending = await deps.db.transaction().execute(async (trx) => {
+        if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+        return tokens.replace({ user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
+      });
+
+      // Mail goes out after the commit (an open transaction would hold the embedded database's only
+      // connection during SMTP); a failed send removes the token so nothing waits on a lost mail.
+      const link = tokenLink(publicBaseUrl(request), VERIFY_EMAIL_PATH, token);
+      try {
+        await deps.mailer.send(email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username));
+      } catch (err) {
+        deps.log.error({ err }, 'could not send the email-change verification');
+        await tokens.deleteById(pending.id);
+        throw new AppError(500, 'The verification email could not be sent; please try again later');
+      }
+      return { message: 'A verification link was sent to the new address; the change takes effect when it is opened', expires_at: pending.expires_at };
+    },
+
+    /** Applies the change a token stands for; 400 when the token is unknown, expired or used, 409 when the address was taken meanwhile. */
+    async complete(request: FastifyRequest, token: string): Promise<{ userId: string }> {
+      return deps.db.transaction().execute(async (trx) => {
+        const row = await tokens.consume(hashToken(token), trx);
+        const user = row && (await repo.findById(row.user_id, trx));
+        const account = user && (await repo.findEmailAccountOfUser(user.id, trx));
+        if (!row?.email || !user || !account) throw badRequest(INVALID_TOKEN);
+        if (account.email !== row.email) {
+          if (await repo.emailAccountExists(row.email, trx)) throw conflict(IN_USE);
+          await repo.setEmailAccountAddress(account.id, row.email, trx);
+        }
+        await deps.audit.record(
+          request,
+          { eventType: 'user_updated', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { fields: ['email'], via: 'email_change' } },
+          trx,
+        );
+        return { userId: user.id };
+      });
+    },
+
+    async pending(userId: string) {
+      await requireUser(userId);
+      const row = await tokens.pendingOf(userId);
+      return { pending: Boolean(row), new_email: row?.email ?? null, expires_at: row?.expires_at ?? null };
+    },
+
+    async cancel(userId: string) {
+      await requireUser(userId);
+      if ((await tokens.removePending(userId)) === 0) throw notFound('No pending email change');
+      return { success: true, message: 'The pending email change was cancelled' };
+    },
+
+    /**
+     * Sets the address without verification (administrators only; the caller checked that); in the
+     * caller's transaction. Returns whether anything changed. A pending change is dropped: it is stale.
+     */
+    async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<boolean> {
+      const account = await repo.findEmailAccountOfUser(userId, trx);
+      if (!account) throw badRequest('email can only be changed for accounts created with email; this user has no email/password account');
+      if (account.email === email) return false;
+      if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+      await repo.setEmailAccountAddress(account.id, email, trx);
+      await tokens.removePending(userId, trx);
+      return true;
+    },
+
+    removePending: (userId: string, trx: Kysely<Schema>) => tokens.removePending(userId, trx),
+  };
+}
+
+export type EmailChangeService = ReturnType<typeof createEmailChangeService>;

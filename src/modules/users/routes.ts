@@ -1,0 +1,161 @@
+import type { FastifyInstance } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { unauthorized } from '../../platform/http/errors.js';
+import { IdParams } from '../../platform/http/schemas.js';
+import {
+  EmailBody,
+  EmailChangeRequested,
+  EmailParams,
+  FlatUser,
+  LocaleBody,
+  OAuthSignInBody,
+  PendingEmailChange,
+  Profile,
+  SuccessBody,
+  TokenBody,
+  UpdateUserBody,
+  User,
+  UserListQuery,
+  UsernameBody,
+} from './schemas.js';
+import type { UsersService } from './service.js';
+
+const tags = ['Users'];
+const FlatEnvelope = Type.Object({ data: FlatUser });
+
+export async function userRoutes(fastify: FastifyInstance, { users }: { users: UsersService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/users', {
+    config: { auth: requirePermission('users:read') },
+    schema: {
+      tags,
+      summary: 'List users, oldest first (deleted users are left out)',
+      querystring: Type.Intersect([PageQuery(20), UserListQuery]),
+      response: { 200: PageEnvelope(User) },
+    },
+  }, async (request) => {
+    const { page, limit, role_id } = request.query;
+    const { rows, total } = await users.list({ limit, offset: offsetOf({ page, limit }) }, role_id);
+    return paginated(request, rows, total, { page, limit });
+  });
+
+  app.get('/v1/users/me', {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Your own user',
+      description: 'A credential without a user (an API key with no owner) gets 404.',
+      response: { 200: SingleEnvelope(User), ...errorResponses(404) },
+    },
+  }, async (request) => single(request, await users.me(callerOf(request))));
+
+  app.get('/v1/users/:id', {
+    config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
+    schema: { tags, summary: 'Get a user', params: IdParams, response: { 200: SingleEnvelope(User), ...errorResponses(404) } },
+  }, async (request) => single(request, await users.get(request.params.id)));
+
+  app.get('/v1/users/:id/profile', {
+    config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
+    schema: { tags, summary: "A user's profile (from the primary platform account)", params: IdParams, response: { 200: Profile, ...errorResponses(404) } },
+  }, async (request) => users.profile(callerOf(request), request.params.id));
+
+  app.patch('/v1/users/:id', {
+    config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
+    schema: {
+      tags,
+      summary: 'Update a user; only the fields given change',
+      description:
+        'email changes the address of the email/password account at once, so it is for administrators: another user ' +
+        '(users:write, and not a user holding permissions you lack) or yourself as a super admin. Everybody else changes ' +
+        'their own address with POST /v1/users/{id}/email/request-change. avatars_enabled=false removes the avatar URLs of all the user\'s accounts.',
+      params: IdParams,
+      body: UpdateUserBody,
+      response: { 200: SingleEnvelope(User), ...errorResponses(400, 403, 404, 409) },
+    },
+  }, async (request) => single(request, await users.update(request, callerOf(request), request.params.id, request.body)));
+
+  app.patch('/v1/users/:id/locale', {
+    config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
+    schema: { tags, summary: 'Set the preferred locale (null clears it)', params: IdParams, body: LocaleBody, response: { 200: SingleEnvelope(User), ...errorResponses(400, 404) } },
+  }, async (request) => single(request, await users.setLocale(request, callerOf(request), request.params.id, request.body.locale)));
+
+  app.patch('/v1/users/:id/username', {
+    config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
+    schema: { tags, summary: 'Change the username', params: IdParams, body: UsernameBody, response: { 200: SingleEnvelope(User), ...errorResponses(400, 404, 409) } },
+  }, async (request) => single(request, await users.setUsername(request, callerOf(request), request.params.id, request.body.username)));
+
+  app.delete('/v1/users/:id', {
+    config: { auth: requirePermission('users:delete') },
+    schema: {
+      tags,
+      summary: 'Delete a user (soft delete; revokes all their sessions and API keys)',
+      description: 'The last super admin cannot be deleted (409).',
+      params: IdParams,
+      response: { 204: Type.Null(), ...errorResponses(404, 409) },
+    },
+  }, async (request, reply) => {
+    await users.remove(request, callerOf(request), request.params.id);
+    return reply.status(204).send(null);
+  });
+
+  app.post('/v1/users/:id/email/request-change', {
+    config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
+    schema: {
+      tags,
+      summary: 'Start an email change: a link valid 24 hours goes to the new address',
+      description: 'Only for users with an email/password account.',
+      params: IdParams,
+      body: EmailBody,
+      response: { 200: EmailChangeRequested, ...errorResponses(400, 403, 404, 409, 500) },
+    },
+  }, async (request) => users.requestEmailChange(request, callerOf(request), request.params.id, request.body.email));
+
+  app.post('/v1/users/email/verify', {
+    config: { auth: requireAuthenticated() },
+    schema: { tags, summary: 'Confirm an email change with the mailed token', body: TokenBody, response: { 200: SuccessBody, ...errorResponses(400, 409) } },
+  }, async (request) => {
+    await users.completeEmailChange(request, request.body.token);
+    return { success: true, message: 'The email address was changed' };
+  });
+
+  app.get('/v1/users/:id/email/pending', {
+    config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
+    schema: { tags, summary: 'The pending email change, if any', params: IdParams, response: { 200: PendingEmailChange, ...errorResponses(404) } },
+  }, async (request) => users.pendingEmailChange(request.params.id));
+
+  app.delete('/v1/users/:id/email/pending', {
+    config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
+    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessBody, ...errorResponses(404) } },
+  }, async (request) => users.cancelEmailChange(request.params.id));
+
+  app.post('/v1/users/oauth', {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Social sign-in: create or update the account of a provider identity (system key only)',
+      description:
+        'A new identity whose email matches an existing user is linked to that user; otherwise a user is created ' +
+        '(username derived from name) with role_user. Any caller other than the system key gets 401.',
+      body: OAuthSignInBody,
+      response: { 200: FlatEnvelope, ...errorResponses(400, 401, 403) },
+    },
+  }, async (request) => {
+    if (!callerOf(request).isSystem) throw unauthorized('This endpoint requires the system API key');
+    return { data: await users.oauthSignIn(request, request.body) };
+  });
+
+  app.get('/v1/users/email/:email', {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Find a user by email address',
+      description: 'The system key (and super admins) may look up any address; everybody else only their own (403 otherwise).',
+      params: EmailParams,
+      response: { 200: FlatEnvelope, ...errorResponses(403, 404) },
+    },
+  }, async (request) => ({ data: await users.findByEmail(callerOf(request), request.params.email) }));
+}

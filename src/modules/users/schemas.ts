@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+
+export const User = Type.Object({
+  id: Uuid,
+  username: Type.String(),
+  primary_platform_account_id: Nullable(Uuid),
+  created_at: DateTime,
+  updated_at: DateTime,
+  last_login_at: Nullable(DateTime),
+  deleted_at: Nullable(DateTime),
+  privacy_mode: Type.Boolean(),
+  avatars_enabled: Type.Boolean(),
+  preferred_locale: Nullable(Type.String()),
+});
+
+/** The flatter shape of the email lookup and the OAuth upsert: one platform account's email, avatar and provider. */
+export const FlatUser = Type.Object({
+  id: Uuid,
+  primary_platform_account_id: Nullable(Uuid),
+  username: Type.String(),
+  email: Nullable(Type.String()),
+  avatar_url: Nullable(Type.String()),
+  platform: Type.String({ description: 'Provider slug of the account' }),
+  created_at: DateTime,
+  updated_at: DateTime,
+  last_login_at: Nullable(DateTime),
+  privacy_mode: Type.Boolean(),
+  is_banned: Type.Boolean(),
+});
+
+export const Profile = Type.Object({
+  name: Type.String({ description: 'The username' }),
+  display_name: Type.String({ description: "The primary account's name at its provider (else the username)" }),
+  picture: Nullable(Type.String({ description: "The primary account's avatar URL; null when avatars are off" })),
+  provider: Nullable(Type.String({ description: "Your session's sign-in provider when you view yourself, else the primary provider" })),
+  primary_provider: Nullable(Type.String({ description: "The primary account's provider slug" })),
+  last_login_at: Nullable(DateTime),
+  created_at: DateTime,
+  privacy_mode: Type.Boolean(),
+  avatars_enabled: Type.Boolean(),
+});
+
+const Username = Type.String({ maxLength: 100, description: '3-30 letters, digits and underscores; stored lower case' });
+const Email = Type.String({ maxLength: 254 });
+
+export const UserListQuery = Type.Object({
+  role_id: Type.Optional(Type.String({ maxLength: 70, description: 'Only users holding this role' })),
+});
+
+export const UpdateUserBody = Body({
+  username: Type.Optional(Username),
+  email: Type.Optional(Type.String({ maxLength: 254, description: "Another user's email (users:write), or your own as a super admin" })),
+  avatar_url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'http(s) URL; set on the primary account' }))),
+  privacy_mode: Type.Optional(Type.Boolean()),
+  avatars_enabled: Type.Optional(Type.Boolean({ description: 'false removes the avatar URLs of all your accounts' })),
+});
+
+export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) });
+export const UsernameBody = Body({ username: Username });
+export const EmailBody = Body({ email: Email });
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
+
+export const EmailChangeRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
+export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
+export const PendingEmailChange = Type.Object({ pending: Type.Boolean(), new_email: Nullable(Type.String()), expires_at: Nullable(DateTime) });
+
+export const OAuthSignInBody = Body({
+  email: Type.Optional(Nullable(Email)),
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  oauthProvider: Type.String({ minLength: 1, maxLength: 60, description: 'Provider slug' }),
+  oauthProviderId: Type.String({ minLength: 1, maxLength: 255, description: "The user's id at the provider" }),
+  image: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+});

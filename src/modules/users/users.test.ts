@@ -1,0 +1,322 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type TestUser = Awaited<ReturnType<typeof createUser>>;
+
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
+const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
+const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found' };
+const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores' };
+const USERNAME_TAKEN = { error: 'Conflict', message: 'Username is already taken' };
+const NO_FIELDS = { error: 'BadRequest', message: 'Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled' };
+
+function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
+  return app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
+}
+
+function expectResponse(response: Response, status: number, body?: unknown) {
+  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({ status, body });
+}
+
+const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
+
+/** The User resource as the API shows it, from what a test knows. */
+function userBody(id: string, username: string, extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    username,
+    primary_platform_account_id: expect.any(String),
+    created_at: ISO,
+    updated_at: ISO,
+    last_login_at: ISO,
+    deleted_at: null,
+    privacy_mode: false,
+    avatars_enabled: true,
+    preferred_locale: null,
+    ...extra,
+  };
+}
+
+const auditOf = (t: TestApp, eventType: string, userId: string) =>
+  t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
+
+async function adminId(t: TestApp): Promise<string> {
+  return (await t.database.db.selectFrom('users').select('id').where('username', '=', TEST_ADMIN.username).executeTakeFirstOrThrow()).id;
+}
+
+/** A key with no owner (as an operator might create one in the database), holding these scopes. */
+async function ownerlessKey(t: TestApp, scopes: string[]): Promise<string> {
+  const key = `wg_ownerless_${randomUUID()}`;
+  await t.database.db
+    .insertInto('api_keys')
+    .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 11), name: 'ownerless', scopes, user_id: null })
+    .execute();
+  return key;
+}
+
+describe('reading users', () => {
+  let t: TestApp;
+  let admin: string;
+  let alice: TestUser;
+  let bob: TestUser;
+  let developer: TestUser;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    alice = await createUser(t.app);
+    bob = await createUser(t.app);
+    developer = await createUser(t.app, ['role_user', 'role_developer']);
+  });
+  afterAll(() => t.close());
+
+  it('lists users page by page, oldest first, for users:read', async () => {
+    const response = await call(t.app, 'GET', '/v1/users?limit=2', admin);
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body.data.map((u: { username: string }) => u.username)).toEqual([TEST_ADMIN.username, alice.username]);
+    expect(body.data[1]).toEqual(userBody(alice.id, alice.username));
+    expect(body.pagination).toEqual({ page: 1, limit: 2, total: 4, total_pages: 2 });
+    expect(body._links.next).toMatch(/page=2/);
+    expect(body._links.prev).toBeUndefined();
+
+    const second = (await call(t.app, 'GET', '/v1/users?page=2&limit=2', admin)).json();
+    expect(second.data.map((u: { id: string }) => u.id)).toEqual([bob.id, developer.id]);
+  });
+
+  it('filters by role_id and defaults to 20 per page', async () => {
+    const response = await call(t.app, 'GET', '/v1/users?role_id=role_developer', admin);
+    expect(response.json().data.map((u: { id: string }) => u.id)).toEqual([developer.id]);
+    expect(response.json().pagination).toEqual({ page: 1, limit: 20, total: 1, total_pages: 1 });
+    expect(response.json()._links.self).toContain('role_id=role_developer');
+    expect((await call(t.app, 'GET', '/v1/users?role_id=role_nobody_has', admin)).json().data).toEqual([]);
+  });
+
+  it('refuses a limit over 100, anonymous callers and callers without users:read', async () => {
+    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100" });
+    expectResponse(await call(t.app, 'GET', '/v1/users'), 401, UNAUTHORIZED);
+    expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, INSUFFICIENT);
+  });
+
+  it('shows a user to themselves and to users:read holders, nobody else', async () => {
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, alice.token), 200, { data: userBody(alice.id, alice.username), _links: { self: expect.stringContaining(`/v1/users/${alice.id}`) } });
+    expect((await call(t.app, 'GET', `/v1/users/${alice.id}`, admin)).statusCode).toBe(200);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, { error: 'BadRequest', message: "Path parameter 'id' must match format \"uuid\"" });
+  });
+
+  it('GET /v1/users/me answers the caller; a key without an owner has no user (404); the system key is refused (403)', async () => {
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', bob.token), 200, { data: userBody(bob.id, bob.username), _links: { self: expect.stringContaining('/v1/users/me') } });
+    const devKey = await createApiKey(t.app, developer.token, { name: 'dev key', scopes: [] });
+    expect((await call(t.app, 'GET', '/v1/users/me', devKey.key)).json().data.id).toBe(developer.id);
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, { error: 'NotFound', message: 'This credential does not belong to a user' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, { error: 'Forbidden', message: 'System key not permitted on this route' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me'), 401, UNAUTHORIZED);
+  });
+
+  it('documents every users route in a valid OpenAPI document, with its permission', async () => {
+    const document = (await call(t.app, 'GET', '/v1/openapi.json')).json();
+    const result = await new Validator().validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(document.paths['/v1/users'].get['x-permission']).toBe('users:read');
+    expect(document.paths['/v1/users/{id}'].delete['x-permission']).toBe('users:delete');
+    for (const path of ['/v1/users/me', '/v1/users/{id}/profile', '/v1/users/{id}/locale', '/v1/users/{id}/username', '/v1/users/{id}/email/request-change',
+      '/v1/users/email/verify', '/v1/users/{id}/email/pending', '/v1/users/oauth', '/v1/users/email/{email}']) {
+      expect(document.paths).toHaveProperty([path]);
+    }
+  });
+
+  it('shows the profile from the primary account', async () => {
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, alice.token), 200, {
+      name: alice.username,
+      display_name: alice.username,
+      picture: null,
+      provider: 'email',
+      primary_provider: 'email',
+      last_login_at: ISO,
+      created_at: ISO,
+      privacy_mode: false,
+      avatars_enabled: true,
+    });
+    expect((await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, admin)).statusCode).toBe(200);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, bob.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}/profile`, admin), 404, USER_NOT_FOUND);
+  });
+});
+
+describe('updating users', () => {
+  let t: TestApp;
+  let admin: string;
+  let alice: TestUser;
+  let bob: TestUser;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    alice = await createUser(t.app);
+    bob = await createUser(t.app);
+  });
+  afterAll(() => t.close());
+
+  const patch = (id: string, token: string | undefined, body: object, suffix = '') => call(t.app, 'PATCH', `/v1/users/${id}${suffix}`, token, body);
+
+  it('changes only the fields given and records user_updated with their names', async () => {
+    const response = await patch(alice.id, alice.token, { privacy_mode: true });
+    expectResponse(response, 200, { data: userBody(alice.id, alice.username, { privacy_mode: true }), _links: { self: expect.any(String) } });
+    const events = await auditOf(t, 'user_updated', alice.id);
+    expect(events.map((e) => [e.metadata, e.actor_id, e.resource_id])).toEqual([[{ fields: ['privacy_mode'] }, alice.id, alice.id]]);
+    // The same value again changes nothing and records nothing.
+    expect((await patch(alice.id, alice.token, { privacy_mode: true })).statusCode).toBe(200);
+    expect(await auditOf(t, 'user_updated', alice.id)).toHaveLength(1);
+  });
+
+  it('needs at least one known field', async () => {
+    expectResponse(await patch(alice.id, alice.token, {}), 400, NO_FIELDS);
+    expectResponse(await patch(alice.id, alice.token, { nickname: 'x' }), 400, NO_FIELDS);
+    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, { error: 'BadRequest', message: "Body field 'privacy_mode' must be boolean" });
+  });
+
+  it('lets only the user or a users:write holder change a user', async () => {
+    expectResponse(await patch(alice.id, bob.token, { privacy_mode: false }), 403, INSUFFICIENT);
+    expectResponse(await patch(alice.id, undefined, { privacy_mode: false }), 401, UNAUTHORIZED);
+    expect((await patch(alice.id, admin, { privacy_mode: false })).json().data.privacy_mode).toBe(false);
+    expectResponse(await patch(randomUUID(), admin, { privacy_mode: false }), 404, USER_NOT_FOUND);
+  });
+
+  it('changes the username (stored lower case) with the length, character and uniqueness rules', async () => {
+    const name = `Renamed_${process.pid}`;
+    expect((await patch(alice.id, alice.token, { username: name })).json().data.username).toBe(name.toLowerCase());
+    alice.username = name.toLowerCase();
+    expectResponse(await patch(alice.id, alice.token, { username: 'ab' }), 400, BAD_USERNAME);
+    expectResponse(await patch(alice.id, alice.token, { username: 'a'.repeat(31) }), 400, BAD_USERNAME);
+    expectResponse(await patch(alice.id, alice.token, { username: 'no-dashes' }), 400, BAD_USERNAME);
+    expectResponse(await patch(alice.id, alice.token, { username: bob.username }), 409, USERNAME_TAKEN);
+    expectResponse(await patch(alice.id, alice.token, { username: TEST_ADMIN.username.toUpperCase() }), 409, USERNAME_TAKEN);
+    // Signing in works with the new name.
+    expect(await login(t.app, alice.username, alice.password)).toMatch(/^ses_/);
+  });
+
+  it('PATCH /v1/users/{id}/username: 200, 400, 404, 409', async () => {
+    const name = `only_name_${process.pid}`;
+    expect((await patch(bob.id, bob.token, { username: name }, '/username')).json().data.username).toBe(name);
+    bob.username = name;
+    expectResponse(await patch(bob.id, bob.token, { username: 'x y z' }, '/username'), 400, BAD_USERNAME);
+    expectResponse(await patch(randomUUID(), admin, { username: 'free_name' }, '/username'), 404, USER_NOT_FOUND);
+    expectResponse(await patch(bob.id, bob.token, { username: alice.username }, '/username'), 409, USERNAME_TAKEN);
+    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, { error: 'BadRequest', message: "Body field 'username' is required" });
+    expectResponse(await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'), 403, INSUFFICIENT);
+    const events = await auditOf(t, 'user_updated', bob.id);
+    expect(events.at(-1)!.metadata).toEqual({ fields: ['username'] });
+  });
+
+  it('PATCH /v1/users/{id}/locale accepts the supported locales and null', async () => {
+    expect((await patch(alice.id, alice.token, { locale: 'de' }, '/locale')).json().data.preferred_locale).toBe('de');
+    expect((await call(t.app, 'GET', '/v1/users/me', alice.token)).json().data.preferred_locale).toBe('de');
+    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, { error: 'BadRequest', message: 'locale must be one of: en, de (or null)' });
+    expect((await patch(alice.id, alice.token, { locale: null }, '/locale')).json().data.preferred_locale).toBe(null);
+    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, { error: 'BadRequest', message: "Body field 'locale' is required" });
+    expectResponse(await patch(randomUUID(), admin, { locale: 'en' }, '/locale'), 404, USER_NOT_FOUND);
+    expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, INSUFFICIENT);
+    expect((await auditOf(t, 'user_updated', alice.id)).at(-1)!.metadata).toEqual({ fields: ['preferred_locale'] });
+  });
+
+  it('sets avatar_url on the primary account; avatars_enabled=false removes every avatar and refuses new ones', async () => {
+    const picture = 'https://img.example.org/a.png';
+    expect((await patch(bob.id, bob.token, { avatar_url: picture })).statusCode).toBe(200);
+    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json().picture).toBe(picture);
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, { error: 'BadRequest', message: 'avatar_url must be an http or https URL' });
+
+    const off = await patch(bob.id, bob.token, { avatars_enabled: false });
+    expect(off.json().data.avatars_enabled).toBe(false);
+    const stored = await t.database.db.selectFrom('platform_accounts').select('avatar_url').where('user_id', '=', bob.id).execute();
+    expect(stored).toEqual([{ avatar_url: null }]);
+    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json()).toMatchObject({ picture: null, avatars_enabled: false });
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: picture }), 400, { error: 'BadRequest', message: 'avatar_url cannot be set while avatars_enabled is false' });
+    expect((await patch(bob.id, bob.token, { avatars_enabled: true, avatar_url: picture })).statusCode).toBe(200);
+    expect((await auditOf(t, 'user_updated', bob.id)).at(-1)!.metadata).toEqual({ fields: ['avatars_enabled', 'avatar_url'] });
+  });
+
+  it('email in PATCH: administrators change another user\'s address directly; users must confirm their own', async () => {
+    const carol = await createUser(t.app);
+    expectResponse(await patch(carol.id, carol.token, { email: 'carol.new@example.org' }), 400, {
+      error: 'BadRequest',
+      message: `To change your own email, use POST /v1/users/${carol.id}/email/request-change: the new address must be confirmed first`,
+    });
+    expect((await patch(carol.id, admin, { email: 'Carol.New@Example.org' })).statusCode).toBe(200);
+    expect(await login(t.app, 'carol.new@example.org', carol.password)).toMatch(/^ses_/);
+    await expect(login(t.app, `${carol.username}@example.org`, carol.password)).rejects.toThrow(/401/);
+    expect((await auditOf(t, 'user_updated', carol.id)).at(-1)!.metadata).toEqual({ fields: ['email'] });
+
+    const dave = await createUser(t.app);
+    expectResponse(await patch(carol.id, admin, { email: `${dave.username}@example.org` }), 409, { error: 'Conflict', message: 'Email is already in use' });
+    expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address' });
+  });
+
+  it('a users:write holder may not change the email of a user with permissions beyond their own', async () => {
+    await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
+    const editor = await createUser(t.app, ['role_user_editors']);
+    const plain = await createUser(t.app);
+    const denied = { error: 'Forbidden', message: 'You cannot change the email of a user who holds permissions you do not hold' };
+    expectResponse(await patch(await adminId(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
+    expectResponse(await call(t.app, 'POST', `/v1/users/${await adminId(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
+    expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);
+  });
+});
+
+describe('deleting users', () => {
+  let t: TestApp;
+  let admin: string;
+
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  it('soft-deletes: 204, the user disappears, their sessions and API keys stop working, user_deleted is recorded', async () => {
+    const dev = await createUser(t.app, ['role_user', 'role_developer']);
+    const secondSession = await login(t.app, dev.username, dev.password);
+    const key = await createApiKey(t.app, dev.token, { name: 'doomed', scopes: ['api_keys:read'] });
+    expect((await call(t.app, 'GET', '/v1/api-keys', key.key)).statusCode).toBe(200);
+
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 204);
+    for (const token of [dev.token, secondSession, key.key]) expectResponse(await call(t.app, 'GET', '/v1/users/me', token), 401, UNAUTHORIZED);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}/profile`, admin), 404, USER_NOT_FOUND);
+    expect((await call(t.app, 'GET', '/v1/users', admin)).json().data.map((u: { id: string }) => u.id)).not.toContain(dev.id);
+
+    const row = await t.database.db.selectFrom('users').select('deleted_at').where('id', '=', dev.id).executeTakeFirstOrThrow();
+    expect(row.deleted_at).toBeInstanceOf(Date);
+    const keyRow = await t.database.db.selectFrom('api_keys').select('is_active').where('id', '=', key.id).executeTakeFirstOrThrow();
+    expect(keyRow.is_active).toBe(false);
+    const events = await auditOf(t, 'user_deleted', dev.id);
+    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1 }, await adminId(t)]]);
+
+    // Gone means gone for every user endpoint, and the name stays reserved.
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await call(t.app, 'PATCH', `/v1/users/${dev.id}`, admin, { privacy_mode: true }), 404, USER_NOT_FOUND);
+    const other = await createUser(t.app);
+    expectResponse(await call(t.app, 'PATCH', `/v1/users/${other.id}/username`, other.token, { username: dev.username }), 409, USERNAME_TAKEN);
+  });
+
+  it('needs users:delete (not even oneself without it); unknown users are 404', async () => {
+    const user = await createUser(t.app);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, user.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`), 401, UNAUTHORIZED);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
+  });
+
+  it('keeps the last super admin', async () => {
+    const id = await adminId(t);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted' });
+    const second = await createUser(t.app, ['role_admin']);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted' });
+    expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
+  });
+});

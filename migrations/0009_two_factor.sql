@@ -37,7 +37,8 @@ create table two_factor_challenges (
   user_id uuid not null references users (id) on delete cascade,
   -- Provider slug the session will carry once the code is verified.
   provider text not null,
-  failed_attempts integer not null default 0,
+  -- Codes tried so far; counted before each check, so the limit holds under parallel guesses.
+  attempts integer not null default 0,
   expires_at timestamptz not null,
   consumed_at timestamptz,
   created_at timestamptz not null default now()

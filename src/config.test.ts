@@ -24,6 +24,18 @@ describe('configuration', () => {
     expect(config.dataDir).toMatch(/\/data$/);
   });
 
+  it('requires PUBLIC_URL with SMTP_URL, so mail links never come from the Host header', () => {
+    expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.org:25' })).toThrow(
+      new ConfigError('PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)'),
+    );
+    expect(loadConfig({ SMTP_URL: 'smtp://mail.example.org:25', PUBLIC_URL: 'https://gps.example.org' }).smtpUrl).toBe('smtp://mail.example.org:25');
+  });
+
+  it('trims INTERNAL_TOKEN; blank disables it', () => {
+    expect(loadConfig({ INTERNAL_TOKEN: '  secret-token ' }).internalToken).toBe('secret-token');
+    expect(loadConfig({ INTERNAL_TOKEN: '   ' }).internalToken).toBe('');
+  });
+
   it('reads values and normalises URLs', () => {
     const config = loadConfig({
       PORT: '0',

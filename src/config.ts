@@ -50,6 +50,16 @@ export class ConfigError extends Error {}
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {
+  const config = readConfig(env);
+  // Mail links are built from PUBLIC_URL; without it they would take their host from the request's
+  // Host header, which a client chooses (a reset link pointing at an attacker's site).
+  if (config.smtpUrl && !config.publicUrl) {
+    throw new ConfigError('PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)');
+  }
+  return config;
+}
+
+function readConfig(env: Env): Config {
   const read = new EnvReader(env);
   const adminParts = ['BOOTSTRAP_ADMIN_EMAIL', 'BOOTSTRAP_ADMIN_USERNAME', 'BOOTSTRAP_ADMIN_PASSWORD'] as const;
   const [adminEmail, adminUsername, adminPassword] = adminParts.map((name) => read.optional(name));
@@ -76,7 +86,7 @@ export function loadConfig(env: Env = process.env): Config {
       policies: read.optional('INTERNAL_APP_POLICIES_SECRET'),
     },
     idAppAssertionTtlSecs: read.integer('ID_APP_ASSERTION_TTL_SECS', 30, 1, 3600),
-    internalToken: read.string('INTERNAL_TOKEN', ''),
+    internalToken: read.optional('INTERNAL_TOKEN') ?? '',
     openapiEnabled: read.boolean('OPENAPI_ENABLED', true),
     swaggerUiEnabled: read.boolean('SWAGGER_UI_ENABLED', true),
     rateLimit: {

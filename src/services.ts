@@ -14,7 +14,7 @@ import { createAuthService } from './modules/auth/service.js';
 import { createPasswordResetService } from './modules/auth/password-reset.js';
 import { createRegistrationService } from './modules/auth/registration.js';
 import { createSignInThrottle } from './modules/auth/sign-in-throttle.js';
-import { createTokensRepo } from './modules/auth/tokens-repo.js';
+import { createAccountTokens } from './modules/account-tokens.js';
 import { createEmailVerification } from './modules/auth/verify-email.js';
 import { createDevicesService } from './modules/devices/service.js';
 import { createGpsService } from './modules/gps/service.js';
@@ -59,7 +59,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     db, botProtection, users, access, credentials, audit, signInThrottle,
     twoFactor: { startLoginChallenge: (userId, provider) => twoFactor.startLoginChallenge(userId, provider) },
   });
-  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, auth });
+  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, auth, signInThrottle });
   const registration = createRegistrationService({
     db, botProtection, mailer, users, access, auth, audit, log,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
@@ -67,11 +67,12 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const passwordReset = createPasswordResetService({
     db, botProtection, mailer, users, auth, audit, log,
     clearSignInFailures: (identifiers) => signInThrottle.clear(identifiers),
+    closeTwoFactorChallenges: (userId, trx) => twoFactor.closeChallengesOf(userId, trx),
   });
-  const tokens = createTokensRepo(db);
+  const accountTokens = createAccountTokens(db);
   const verifyEmail = createEmailVerification({
     registration,
-    purposeOf: (tokenHash) => tokens.purposeOf(tokenHash),
+    purposeOf: (tokenHash) => accountTokens.purposeOf(tokenHash),
     completeEmailChange: (request, token) => users.completeEmailChange(request, token),
     completeEmailLink: (request, token) => accounts.completeEmailLink(request, token),
   });

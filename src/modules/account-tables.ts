@@ -48,7 +48,7 @@ export interface AccountTables {
     token_hash: string;
     user_id: string;
     provider: string;
-    failed_attempts: Generated<number>;
+    attempts: Generated<number>;
     expires_at: Date;
     consumed_at: Date | null;
     created_at: CreatedAt;

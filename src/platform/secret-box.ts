@@ -22,10 +22,13 @@ export function createSecretBox(secretKey: string | undefined, dataDir: string) 
 
     /** Throws when the value was not sealed with this key or was altered. */
     open(sealed: string): string {
-      const [version, iv, tag, ciphertext] = sealed.split('.');
-      if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not a sealed secret');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+      const [version, ivText, tagText, ciphertext] = sealed.split('.');
+      const iv = Buffer.from(ivText ?? '', 'base64url');
+      const tag = Buffer.from(tagText ?? '', 'base64url');
+      // A full-length tag is demanded: GCM would otherwise accept truncated (weaker) tags.
+      if (version !== VERSION || iv.length !== 12 || tag.length !== 16 || ciphertext === undefined) throw new Error('not a sealed secret');
+      const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
+      decipher.setAuthTag(tag);
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
     },
   };

@@ -62,7 +62,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       body: EmailLinkRequestBody,
       response: { 200: EmailLinkRequested, ...errorResponses(400, 404, 409, 500) },
     },
-  }, async (request) => accounts.requestEmailLink(request, request.params.id, request.body));
+  }, async (request) => accounts.requestEmailLink(request, callerOf(request), request.params.id, request.body));
 
   app.post('/v1/users/email-link/verify', {
     config: { auth: requireAuthenticated() },

@@ -5,25 +5,23 @@ import type { Caller } from '../../platform/auth/caller.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
-import { publicBaseUrl } from '../../platform/http/envelopes.js';
-import { AppError, badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { emailLinkMail, tokenLink } from '../../platform/mail/messages.js';
+import { emailLinkMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import type { PlatformsService } from '../platforms/service.js';
 import { EMAIL_PLATFORM } from '../users/repo.js';
 import { normaliseEmail, type UsersService } from '../users/service.js';
+import { createAccountTokens } from '../account-tokens.js';
 import { createAccountsRepo, type PlatformAccount } from './repo.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
-/** The page mail links point to (under PUBLIC_URL); it posts the token to /v1/auth/verify-email. */
-const VERIFY_EMAIL_PATH = '/verify-email';
-const INVALID_TOKEN = 'Invalid or expired token';
 const ADDRESS_TAKEN = 'Email is already in use';
 const ALREADY_LINKED = 'User already has an email account';
 
 interface Deps {
   db: Kysely<Schema>;
-  users: Pick<UsersService, 'repo'>;
+  users: Pick<UsersService, 'repo' | 'assertMayManage'>;
   platforms: Pick<PlatformsService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
@@ -33,6 +31,7 @@ interface Deps {
 /** A user's platform accounts (linked login providers) and adding email/password sign-in to a user. */
 export function createAccountsService(deps: Deps) {
   const repo = createAccountsRepo(deps.db);
+  const tokens = createAccountTokens(deps.db);
 
   async function existingUser(userId: string) {
     const user = await deps.users.repo.findById(userId);
@@ -56,13 +55,13 @@ export function createAccountsService(deps: Deps) {
    */
   async function completeEmailLink(request: FastifyRequest, token: string): Promise<{ userId: string; platformAccountId: string }> {
     return deps.db.transaction().execute(async (trx) => {
-      const link = await repo.consumeLinkToken(hashToken(token), trx);
+      const link = await tokens.consume('email_link', hashToken(token), trx);
       if (!link?.email || !link.password_hash) throw badRequest(INVALID_TOKEN);
       const user = await repo.lockUser(link.user_id, trx);
       if (!user) throw badRequest(INVALID_TOKEN);
-      if (await repo.hasEmailAccount(user.id, trx)) throw conflict(ALREADY_LINKED);
-      if (await repo.emailAddressTaken(link.email, trx)) throw conflict(ADDRESS_TAKEN);
-      const platformAccountId = await repo
+      if (await deps.users.repo.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.repo.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
+      const platformAccountId = await deps.users.repo
         .createEmailAccount(trx, { userId: user.id, email: link.email, username: user.username, passwordHash: link.password_hash })
         // A registration or link that committed between the check and the insert hits the unique key.
         .catch((err: unknown) => {
@@ -95,6 +94,7 @@ export function createAccountsService(deps: Deps) {
     },
 
     async makePrimary(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<PlatformAccount> {
+      await deps.users.assertMayManage(caller, userId);
       return deps.db.transaction().execute(async (trx) => {
         const { user, account } = await lockedAccount(userId, accountId, trx);
         if (!account.is_primary) {
@@ -119,6 +119,7 @@ export function createAccountsService(deps: Deps) {
 
     /** Unlinks a login provider; never the email account, the only account or the primary one. */
     async unlink(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<void> {
+      await deps.users.assertMayManage(caller, userId);
       await deps.db.transaction().execute(async (trx) => {
         const { account } = await lockedAccount(userId, accountId, trx);
         if (account.platform_slug === EMAIL_PLATFORM) throw badRequest('The email account cannot be unlinked');
@@ -141,27 +142,22 @@ export function createAccountsService(deps: Deps) {
     },
 
     /** Mails a 24-hour link that adds an email/password account to the user; replaces an older pending link. */
-    async requestEmailLink(request: FastifyRequest, userId: string, input: { email: string; password: string }) {
+    async requestEmailLink(request: FastifyRequest, caller: Caller, userId: string, input: { email: string; password: string }) {
       const user = await existingUser(userId);
+      // Whoever links an address and password to a user can sign in as them.
+      await deps.users.assertMayManage(caller, userId);
       const email = normaliseEmail(input.email);
       if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw badRequest('Email sign-in is disabled');
-      if (await repo.hasEmailAccount(userId)) throw conflict(ALREADY_LINKED);
-      if (await repo.emailAddressTaken(email)) throw conflict(ADDRESS_TAKEN);
+      if (await deps.users.repo.findEmailAccountOfUser(userId)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.repo.emailAccountExists(email)) throw conflict(ADDRESS_TAKEN);
 
       const token = newToken('');
       const expiresAt = new Date(Date.now() + EMAIL_LINK_LIFETIME_MS);
       const passwordHash = await hashPassword(input.password);
-      // The older pending link is replaced only once the new mail is out, so a failed send loses nothing.
-      const tokenId = await repo.insertLinkToken({ userId, email, passwordHash, tokenHash: hashToken(token), expiresAt });
-      const link = tokenLink(publicBaseUrl(request), VERIFY_EMAIL_PATH, token);
-      try {
-        await deps.mailer.send(email, emailLinkMail({ link, expiresAt }, user.username));
-      } catch (err) {
-        deps.log.error({ err }, 'could not send the email-link email');
-        await repo.deleteToken(tokenId);
-        throw new AppError(500, 'The verification email could not be sent; please try again later');
-      }
-      await repo.deleteOtherLinkTokens(userId, tokenId);
+      const issued = await tokens.issue('email_link', { user_id: userId, email, password_hash: passwordHash, token_hash: hashToken(token), expires_at: expiresAt });
+      const link = mailLink(request, VERIFY_EMAIL_PATH, token);
+      await sendOrUndo(deps, email, emailLinkMail({ link, expiresAt }, user.username), () => tokens.deleteById(issued.id));
+      await tokens.removeOthers('email_link', userId, issued.id);
       return { message: 'Verification email sent; follow its link to add email sign-in', expires_at: expiresAt };
     },
 
@@ -172,14 +168,14 @@ export function createAccountsService(deps: Deps) {
 
     async pendingEmailLink(userId: string) {
       await existingUser(userId);
-      const pending = await repo.pendingLinkOf(userId);
+      const pending = await tokens.pendingOf('email_link', userId);
       return { pending: Boolean(pending), email: pending?.email ?? null, expires_at: pending?.expires_at ?? null };
     },
 
     /** 404 when nothing is pending (as for email changes). */
     async cancelEmailLink(userId: string) {
       await existingUser(userId);
-      if ((await repo.cancelPendingLinks(userId)) === 0) throw notFound('No pending email link');
+      if ((await tokens.removePending('email_link', userId)) === 0) throw notFound('No pending email link');
       return { message: 'Pending email link cancelled' };
     },
   };

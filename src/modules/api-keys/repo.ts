@@ -48,7 +48,8 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
         .where('k.key_hash', '=', keyHash)
         .where('k.is_active', '=', true)
         .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', new Date())]))
-        .where((eb) => eb.or([eb('k.user_id', 'is', null), eb('u.deleted_at', 'is', null)]))
+        // A key dies with its owner; a system key serves the installation, not its owner.
+        .where((eb) => eb.or([eb('k.user_id', 'is', null), eb('k.is_system', '=', true), eb('u.deleted_at', 'is', null)]))
         .executeTakeFirst(),
 
     findByHash: (keyHash: string) =>
@@ -72,6 +73,8 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
         .set({ is_active: false, updated_at: new Date() })
         .where('user_id', '=', userId)
         .where('is_active', '=', true)
+        // System keys outlive their owner: they cannot be deleted through the API, nor switched off by a deletion.
+        .where('is_system', '=', false)
         .returning('key_hash')
         .execute();
       return rows.map((row) => row.key_hash);

@@ -5,17 +5,15 @@ import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
-import { publicBaseUrl } from '../../platform/http/envelopes.js';
 import { badRequest } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { passwordResetMail, tokenLink } from '../../platform/mail/messages.js';
-import { MIN_PASSWORD_LENGTH, type UsersService } from '../users/service.js';
-import { INVALID_TOKEN } from './registration.js';
+import { passwordResetMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, RESET_PASSWORD_PATH } from '../../platform/mail/token-mail.js';
+import { MIN_PASSWORD_LENGTH, normaliseEmail, type UsersService } from '../users/service.js';
 import type { AuthService } from './service.js';
-import { createTokensRepo } from './tokens-repo.js';
+import { createAccountTokens } from '../account-tokens.js';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
-export const RESET_PASSWORD_PATH = '/reset-password';
 export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
 
 interface Deps {
@@ -25,6 +23,8 @@ interface Deps {
   users: UsersService;
   auth: Pick<AuthService, 'revokeAllSessions'>;
   audit: AuditWriter;
+  /** A 2FA challenge opened with the old password must not outlive it. */
+  closeTwoFactorChallenges: (userId: string, trx: Kysely<Schema>) => Promise<void>;
   /** Clears sign-in lockouts of the account once its password is new. */
   clearSignInFailures: (identifiers: string[]) => Promise<void>;
   log: FastifyBaseLogger;
@@ -32,22 +32,29 @@ interface Deps {
 
 /** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
 export function createPasswordResetService(deps: Deps) {
-  const tokens = createTokensRepo(deps.db);
+  const tokens = createAccountTokens(deps.db);
 
   async function sendResetMail(request: FastifyRequest, account: { user_id: string; email: string }) {
     const token = newToken('');
     const expiresAt = new Date(Date.now() + RESET_LIFETIME_MS);
-    await deps.db.transaction().execute(async (trx) => {
-      await tokens.replaceResetToken(account.user_id, hashToken(token), expiresAt, trx);
+    const issued = await deps.db.transaction().execute(async (trx) => {
       await deps.audit.record(request, { eventType: 'password_reset_requested', userId: account.user_id, resourceType: 'user', resourceId: account.user_id }, trx);
+      return tokens.issue('password_reset', { user_id: account.user_id, token_hash: hashToken(token), expires_at: expiresAt }, trx);
     });
-    await deps.mailer.send(account.email, passwordResetMail({ link: tokenLink(publicBaseUrl(request), RESET_PASSWORD_PATH, token), expiresAt }));
+    try {
+      await deps.mailer.send(account.email, passwordResetMail({ link: mailLink(request, RESET_PASSWORD_PATH, token), expiresAt }));
+    } catch (err) {
+      await tokens.deleteById(issued.id);
+      throw err;
+    }
+    // Only a mail that went out replaces the older link.
+    await tokens.removeOthers('password_reset', account.user_id, issued.id);
   }
 
   return {
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
-      const email = input.email.trim().toLowerCase();
+      const email = normaliseEmail(input.email);
       const account = await deps.users.repo.findEmailAccount(email);
       if (!account?.email) return;
       // Not awaited: answering only after the mail went out would tell, by the response time,
@@ -63,11 +70,12 @@ export function createPasswordResetService(deps: Deps) {
       if (input.new_password.length < MIN_PASSWORD_LENGTH) throw badRequest(`new_password must be at least ${MIN_PASSWORD_LENGTH} characters`);
       const passwordHash = await hashPassword(input.new_password);
       const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
-        const consumed = await tokens.consumeResetToken(hashToken(input.token), trx);
+        const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw badRequest(INVALID_TOKEN);
         const account = await deps.users.repo.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw badRequest(INVALID_TOKEN);
         const revoked = await deps.auth.revokeAllSessions(consumed.user_id, trx);
+        await deps.closeTwoFactorChallenges(consumed.user_id, trx);
         await deps.audit.record(
           request,
           { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked.count } },

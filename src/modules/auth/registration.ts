@@ -5,20 +5,17 @@ import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
-import { publicBaseUrl } from '../../platform/http/envelopes.js';
-import { AppError, badRequest, conflict } from '../../platform/http/errors.js';
+import { badRequest, conflict } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { registrationMail, tokenLink } from '../../platform/mail/messages.js';
+import { registrationMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import { EMAIL_PLATFORM } from '../users/repo.js';
 import { MIN_PASSWORD_LENGTH, normaliseEmail, USERNAME_PATTERN, type UsersService } from '../users/service.js';
 import type { AuthResult, AuthService } from './service.js';
-import { createTokensRepo } from './tokens-repo.js';
+import { createRegistrationRepo } from './registration-repo.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
-export const INVALID_TOKEN = 'Invalid or expired token';
-/** Path of the page that mail links point to (under PUBLIC_URL); it posts the token to verify-email. */
-export const VERIFY_EMAIL_PATH = '/verify-email';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -45,7 +42,7 @@ export interface RegistrationInput {
  * user, the email account and the default role in one transaction.
  */
 export function createRegistrationService(deps: Deps) {
-  const tokens = createTokensRepo(deps.db);
+  const tokens = createRegistrationRepo(deps.db);
 
   function validate(input: RegistrationInput) {
     const username = input.username.trim().toLowerCase();
@@ -55,7 +52,7 @@ export function createRegistrationService(deps: Deps) {
   }
 
   async function ensureFree(email: string, username: string, trx: Kysely<Schema>) {
-    if (await deps.users.repo.findEmailAccount(email, trx)) throw conflict('Email is already registered');
+    if (await deps.users.repo.emailAccountExists(email, trx)) throw conflict('Email is already registered');
     if (await deps.users.repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
   }
 
@@ -88,16 +85,8 @@ export function createRegistrationService(deps: Deps) {
         );
       });
 
-      // Mail goes out after the commit (an open transaction would hold the embedded database's
-      // only connection during SMTP); a failed send removes the row so the user can try again.
-      const link = tokenLink(publicBaseUrl(request), VERIFY_EMAIL_PATH, token);
-      try {
-        await deps.mailer.send(email, registrationMail({ link, expiresAt: pending.expires_at }, username));
-      } catch (err) {
-        deps.log.error({ err }, 'could not send the registration email');
-        await tokens.deletePendingRegistration(pending.id);
-        throw new AppError(500, 'The verification email could not be sent; please try again later');
-      }
+      const link = mailLink(request, VERIFY_EMAIL_PATH, token);
+      await sendOrUndo(deps, email, registrationMail({ link, expiresAt: pending.expires_at }, username), () => tokens.deletePendingRegistration(pending.id));
       return { message: 'Registration started; check your email to confirm your address', expires_at: pending.expires_at };
     },
 

@@ -27,8 +27,8 @@ export function createSessionsRepo(db: Kysely<Schema>) {
     },
 
     /** Deletes a session; returns its token hash, or undefined when there was none. */
-    async delete(id: string): Promise<string | undefined> {
-      const row = await db.deleteFrom('sessions').where('id', '=', id).returning('token_hash').executeTakeFirst();
+    async delete(id: string, executor: Kysely<Schema> = db): Promise<string | undefined> {
+      const row = await executor.deleteFrom('sessions').where('id', '=', id).returning('token_hash').executeTakeFirst();
       return row?.token_hash;
     },
   };

@@ -149,15 +149,17 @@ export function createAuthService(deps: Deps) {
 
     async logout(request: FastifyRequest, caller: Caller | null) {
       if (caller?.kind !== 'session' || !caller.sessionId) throw unauthorized();
-      const tokenHash = await sessions.delete(caller.sessionId);
-      if (tokenHash) await deps.credentials.invalidate([tokenHash]);
-      await deps.audit.record(request, {
-        eventType: 'logout',
-        userId: caller.userId,
-        resourceType: 'session',
-        resourceId: caller.sessionId,
-        metadata: { reason: 'user_initiated', session_id: caller.sessionId },
+      const sessionId = caller.sessionId;
+      const tokenHash = await deps.db.transaction().execute(async (trx) => {
+        const deleted = await sessions.delete(sessionId, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'logout', userId: caller.userId, resourceType: 'session', resourceId: sessionId, metadata: { reason: 'user_initiated', session_id: sessionId } },
+          trx,
+        );
+        return deleted;
       });
+      if (tokenHash) await deps.credentials.invalidate([tokenHash]);
     },
 
     /** Credential lookup for the resolver: the caller a session token stands for, or null. */

@@ -58,5 +58,8 @@ describe('sign-in throttle', () => {
     const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'fresh password 1' } });
     expect(reset.statusCode).toBe(200);
     expect((await signIn(email, 'fresh password 1', '10.0.3.2')).statusCode).toBe(200);
+    // The failures were forgotten too: one typo after the reset does not lock the account again.
+    expect((await signIn(email, 'typo', '10.0.3.2')).statusCode).toBe(401);
+    expect((await signIn(email, 'fresh password 1', '10.0.3.2')).statusCode).toBe(200);
   });
 });

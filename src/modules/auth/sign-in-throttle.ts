@@ -50,9 +50,13 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
       }, undefined);
     },
 
-    /** Lifts the lock of these identifiers (the IP locks stay). */
+    /** Lifts the lock of these identifiers and forgets their failures (the IP locks stay). */
     async clear(identifiers: string[]): Promise<void> {
-      await failOpen(() => Promise.all(identifiers.map((identifier) => kv.delete(`${subjects(identifier, '')[0]!.key}:lock`))), []);
+      const keys = identifiers.map((identifier) => subjects(identifier, '')[0]!.key);
+      await failOpen(
+        () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs)])),
+        [],
+      );
     },
   };
 }

@@ -3,7 +3,8 @@ import { hashToken } from '../../platform/auth/tokens.js';
 import { publicBaseUrl } from '../../platform/http/envelopes.js';
 import { badRequest } from '../../platform/http/errors.js';
 import type { AccountTokenPurpose } from '../account-tables.js';
-import { INVALID_TOKEN, type RegistrationService } from './registration.js';
+import { INVALID_TOKEN } from '../../platform/mail/token-mail.js';
+import type { RegistrationService } from './registration.js';
 
 interface Deps {
   registration: Pick<RegistrationService, 'verifyWithoutSession'>;

@@ -54,8 +54,8 @@ export function createSessionsRepo(db: Kysely<Schema>) {
     ) => executor.insertInto('sessions').values(session).returning(['id', 'expires_at', 'created_at']).executeTakeFirstOrThrow(),
 
     /** Deletes one session of this user; returns its token hash, or undefined when the user has no such session. */
-    async deleteOfUser(userId: string, sessionId: string): Promise<string | undefined> {
-      const row = await db
+    async deleteOfUser(userId: string, sessionId: string, executor: Kysely<Schema> = db): Promise<string | undefined> {
+      const row = await executor
         .deleteFrom('sessions')
         .where('id', '=', sessionId)
         .where('user_id', '=', userId)
@@ -66,8 +66,8 @@ export function createSessionsRepo(db: Kysely<Schema>) {
     },
 
     /** Deletes the user's unexpired sessions except one; returns what was deleted. */
-    deleteOthersOfUser: (userId: string, keepSessionId: string) =>
-      db
+    deleteOthersOfUser: (userId: string, keepSessionId: string, executor: Kysely<Schema> = db) =>
+      executor
         .deleteFrom('sessions')
         .where('user_id', '=', userId)
         .where('id', '!=', keepSessionId)
@@ -76,8 +76,8 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .execute(),
 
     /** Deletes the session with this token hash; returns it, or undefined when there was none. */
-    deleteByHash: (tokenHash: string) =>
-      db.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
+    deleteByHash: (tokenHash: string, executor: Kysely<Schema> = db) =>
+      executor.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
 
     /** One UPDATE per batch: last_activity_at only ever moves forward (several nodes may write). */
     async recordActivity(entries: [string, Date][]): Promise<void> {

@@ -127,33 +127,41 @@ export function createSessionsService(deps: Deps) {
     /** 'current' when asked to end the session making the request (that is POST /v1/auth/logout). */
     async revokeMine(request: FastifyRequest, caller: Caller, targetId: string): Promise<'revoked' | 'current'> {
       const { userId, sessionId } = sessionOf(caller);
-      if (targetId === sessionId) return 'current';
-      const tokenHash = await repo.deleteOfUser(userId, targetId);
-      if (!tokenHash) throw notFound('Session not found');
-      await deps.credentials.invalidate([tokenHash]);
-      await deps.audit.record(request, {
-        eventType: 'session_revoked',
-        userId,
-        actorId: userId,
-        resourceType: 'session',
-        resourceId: targetId,
-        metadata: { session_id: targetId, reason: 'user_revoked' },
+      if (targetId.toLowerCase() === sessionId) return 'current';
+      // The deletion and its audit event commit together; the cache is dropped once they have.
+      const tokenHash = await deps.db.transaction().execute(async (trx) => {
+        const deleted = await repo.deleteOfUser(userId, targetId, trx);
+        if (!deleted) throw notFound('Session not found');
+        await deps.audit.record(
+          request,
+          { eventType: 'session_revoked', userId, actorId: userId, resourceType: 'session', resourceId: targetId, metadata: { session_id: targetId, reason: 'user_revoked' } },
+          trx,
+        );
+        return deleted;
       });
+      await deps.credentials.invalidate([tokenHash]);
       return 'revoked';
     },
 
     async revokeMyOthers(request: FastifyRequest, caller: Caller): Promise<number> {
       const { userId, sessionId } = sessionOf(caller);
-      const revoked = await repo.deleteOthersOfUser(userId, sessionId);
-      if (revoked.length === 0) return 0;
-      await deps.credentials.invalidate(revoked.map((session) => session.token_hash));
-      await deps.audit.record(request, {
-        eventType: 'session_revoked',
-        userId,
-        actorId: userId,
-        resourceType: 'session',
-        metadata: { reason: 'user_revoked_others', kept_session_id: sessionId, session_ids: revoked.map((session) => session.id) },
+      const revoked = await deps.db.transaction().execute(async (trx) => {
+        const deleted = await repo.deleteOthersOfUser(userId, sessionId, trx);
+        if (deleted.length === 0) return deleted;
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'session_revoked',
+            userId,
+            actorId: userId,
+            resourceType: 'session',
+            metadata: { reason: 'user_revoked_others', kept_session_id: sessionId, session_ids: deleted.map((session) => session.id) },
+          },
+          trx,
+        );
+        return deleted;
       });
+      if (revoked.length > 0) await deps.credentials.invalidate(revoked.map((session) => session.token_hash));
       return revoked.length;
     },
 
@@ -199,18 +207,25 @@ export function createSessionsService(deps: Deps) {
     /** DELETE /v1/sessions/{token}: idempotent; the logout event is written only when a session ended. */
     async endForApp(request: FastifyRequest, token: string, reason: SessionEndReason): Promise<void> {
       const tokenHash = hashToken(token);
-      const ended = await repo.deleteByHash(tokenHash);
-      if (!ended) return;
-      await deps.credentials.invalidate([tokenHash]);
       const app = sourceServiceOf(request);
-      await deps.audit.record(request, {
-        eventType: 'logout',
-        userId: ended.user_id,
-        resourceType: 'session',
-        resourceId: ended.id,
-        metadata: { reason, session_id: ended.id, app },
-        sourceService: app ?? undefined,
+      const ended = await deps.db.transaction().execute(async (trx) => {
+        const deleted = await repo.deleteByHash(tokenHash, trx);
+        if (!deleted) return undefined;
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'logout',
+            userId: deleted.user_id,
+            resourceType: 'session',
+            resourceId: deleted.id,
+            metadata: { reason, session_id: deleted.id, app },
+            sourceService: app ?? undefined,
+          },
+          trx,
+        );
+        return deleted;
       });
+      if (ended) await deps.credentials.invalidate([tokenHash]);
     },
 
     /**

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema.js';
 
-/** Wrong codes a login challenge survives; the next wrong one ends it (sign in again). */
-export const MAX_CHALLENGE_FAILURES = 5;
+/** Codes that may be tried on one login challenge; after that it is closed (sign in again). */
+export const MAX_CHALLENGE_ATTEMPTS = 5;
 
 export function createTwoFactorRepo(db: Kysely<Schema>) {
   return {
@@ -87,14 +87,20 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
     createChallenge: (challenge: { token_hash: string; user_id: string; provider: string; expires_at: Date }) =>
       db.insertInto('two_factor_challenges').values(challenge).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
 
-    /** An open challenge: not consumed, not expired, not worn out by wrong codes. */
-    openChallenge: (tokenHash: string) =>
+    /**
+     * Takes one attempt on an open challenge (not consumed, not expired, fewer than the allowed
+     * attempts used) and returns it; undefined when none is left. Counting before the code is
+     * checked, in the same statement as the check, means parallel guesses cannot exceed the limit.
+     */
+    claimAttempt: (tokenHash: string) =>
       db
-        .selectFrom('two_factor_challenges')
-        .selectAll()
+        .updateTable('two_factor_challenges')
+        .set({ attempts: sql`attempts + 1` })
         .where('token_hash', '=', tokenHash)
         .where('consumed_at', 'is', null)
         .where('expires_at', '>', new Date())
+        .where('attempts', '<', MAX_CHALLENGE_ATTEMPTS)
+        .returningAll()
         .executeTakeFirst(),
 
     /** Closes a challenge once; false when another request got there first. */
@@ -108,16 +114,9 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
       return Number(result.numUpdatedRows) > 0;
     },
 
-    /** Counts a wrong code; the challenge is closed when it reaches the limit. */
-    async recordFailure(id: string): Promise<void> {
-      await db
-        .updateTable('two_factor_challenges')
-        .set({
-          failed_attempts: sql`failed_attempts + 1`,
-          consumed_at: sql`case when failed_attempts + 1 >= ${MAX_CHALLENGE_FAILURES} then now() else consumed_at end`,
-        })
-        .where('id', '=', id)
-        .execute();
+    /** Closes every open challenge of the user (their password changed). */
+    async closeChallengesOf(userId: string, executor: Kysely<Schema> = db): Promise<void> {
+      await executor.updateTable('two_factor_challenges').set({ consumed_at: new Date() }).where('user_id', '=', userId).where('consumed_at', 'is', null).execute();
     },
   };
 }

@@ -16,6 +16,7 @@ import { EMAIL_PLATFORM } from '../users/repo.js';
 import type { UsersService } from '../users/service.js';
 import { BACKUP_CODE_COUNT, hashBackupCode, LOW_BACKUP_CODES, newBackupCode } from './backup-codes.js';
 import { createTwoFactorRepo } from './repo.js';
+import type { SignInThrottle } from '../auth/sign-in-throttle.js';
 import { newTotpSecret, totpStepOf, totpUrl } from './totp.js';
 
 export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
@@ -34,6 +35,8 @@ interface Deps {
   access: Pick<AccessService, 'accessOfUser' | 'repo'>;
   platforms: Pick<PlatformsService, 'bySlug'>;
   auth: Pick<AuthService, 'issueSession'>;
+  /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
+  signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
 }
 
 type CodeKind = 'totp' | 'backup';
@@ -48,7 +51,7 @@ export function createTwoFactorService(deps: Deps) {
    */
   async function targetOf(caller: Caller, userId: string | undefined) {
     if (!userId && caller.isSystem) throw badRequest('user_id is required when calling with the system key');
-    const target = userId ?? caller.userId;
+    const target = (userId ?? caller.userId)?.toLowerCase();
     if (!target) throw badRequest('user_id is required for a credential without a user');
     const self = caller.kind === 'session' && caller.userId === target;
     if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw forbidden();
@@ -199,6 +202,9 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/check: for a sign-in done elsewhere (OAuth), whether a code is needed. */
+    /** Ends every pending sign-in challenge of the user (their password was reset). */
+    closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
+
     async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
       if (!caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
       const user = await deps.users.repo.findById(input.user_id);
@@ -216,7 +222,8 @@ export function createTwoFactorService(deps: Deps) {
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
     async verifyLogin(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<AuthResult> {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw unauthorized(INVALID_CHALLENGE);
-      const challenge = await repo.openChallenge(hashToken(input.temp_token));
+      const challenge = await repo.claimAttempt(hashToken(input.temp_token));
+      if (challenge) await deps.signInThrottle.ensureAllowed(`2fa:${challenge.user_id}`, request.ip);
       const user = challenge ? await deps.users.repo.findById(challenge.user_id) : undefined;
       const state = user ? await enabledState(user.id) : undefined;
       if (!challenge || !user || !state) throw unauthorized(INVALID_CHALLENGE);
@@ -237,7 +244,7 @@ export function createTwoFactorService(deps: Deps) {
       });
 
       if (!outcome) {
-        await repo.recordFailure(challenge.id);
+        await deps.signInThrottle.recordFailure(`2fa:${user.id}`, request.ip);
         await deps.audit.record(request, {
           eventType: '2fa_verified',
           userId: user.id,

@@ -3,18 +3,15 @@ import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
-import { publicBaseUrl } from '../../platform/http/envelopes.js';
-import { AppError, badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { emailChangeMail, tokenLink } from '../../platform/mail/messages.js';
-import { createEmailChangeRepo } from './email-change-repo.js';
+import { emailChangeMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import { createAccountTokens } from '../account-tokens.js';
 import type { UsersRepo } from './repo.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
-const INVALID_TOKEN = 'Invalid or expired token';
 const IN_USE = 'Email is already in use';
-/** The page mail links point to (under PUBLIC_URL); it posts the token to a verify endpoint. */
-const VERIFY_EMAIL_PATH = '/verify-email';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -30,7 +27,7 @@ interface Deps {
  */
 export function createEmailChangeService(deps: Deps) {
   const { repo } = deps;
-  const tokens = createEmailChangeRepo(deps.db);
+  const tokens = createAccountTokens(deps.db);
 
   async function requireUser(userId: string) {
     const user = await repo.findById(userId);
@@ -47,32 +44,26 @@ export function createEmailChangeService(deps: Deps) {
       const token = newToken('');
       const pending = await deps.db.transaction().execute(async (trx) => {
         if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
-        return tokens.replace({ user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
+        return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
       });
 
-      // Mail goes out after the commit (an open transaction would hold the embedded database's only
-      // connection during SMTP); a failed send removes the token so nothing waits on a lost mail.
-      const link = tokenLink(publicBaseUrl(request), VERIFY_EMAIL_PATH, token);
-      try {
-        await deps.mailer.send(email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username));
-      } catch (err) {
-        deps.log.error({ err }, 'could not send the email-change verification');
-        await tokens.deleteById(pending.id);
-        throw new AppError(500, 'The verification email could not be sent; please try again later');
-      }
+      const link = mailLink(request, VERIFY_EMAIL_PATH, token);
+      await sendOrUndo(deps, email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username), () => tokens.deleteById(pending.id));
+      await tokens.removeOthers('email_change', userId, pending.id);
       return { message: 'A verification link was sent to the new address; the change takes effect when it is opened', expires_at: pending.expires_at };
     },
 
     /** Applies the change a token stands for; 400 when the token is unknown, expired or used, 409 when the address was taken meanwhile. */
     async complete(request: FastifyRequest, token: string): Promise<{ userId: string }> {
       return deps.db.transaction().execute(async (trx) => {
-        const row = await tokens.consume(hashToken(token), trx);
+        const row = await tokens.consume('email_change', hashToken(token), trx);
         const user = row && (await repo.findById(row.user_id, trx));
         const account = user && (await repo.findEmailAccountOfUser(user.id, trx));
         if (!row?.email || !user || !account) throw badRequest(INVALID_TOKEN);
         if (account.email !== row.email) {
           if (await repo.emailAccountExists(row.email, trx)) throw conflict(IN_USE);
           await repo.setEmailAccountAddress(account.id, row.email, trx);
+          await tokens.removeAllOf(user.id, ['password_reset'], trx);
         }
         await deps.audit.record(
           request,
@@ -85,19 +76,19 @@ export function createEmailChangeService(deps: Deps) {
 
     async pending(userId: string) {
       await requireUser(userId);
-      const row = await tokens.pendingOf(userId);
+      const row = await tokens.pendingOf('email_change', userId);
       return { pending: Boolean(row), new_email: row?.email ?? null, expires_at: row?.expires_at ?? null };
     },
 
     async cancel(userId: string) {
       await requireUser(userId);
-      if ((await tokens.removePending(userId)) === 0) throw notFound('No pending email change');
+      if ((await tokens.removePending('email_change', userId)) === 0) throw notFound('No pending email change');
       return { success: true, message: 'The pending email change was cancelled' };
     },
 
     /**
      * Sets the address without verification (administrators only; the caller checked that); in the
-     * caller's transaction. Returns whether anything changed. A pending change is dropped: it is stale.
+     * caller's transaction. Returns whether anything changed.
      */
     async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<boolean> {
       const account = await repo.findEmailAccountOfUser(userId, trx);
@@ -105,11 +96,13 @@ export function createEmailChangeService(deps: Deps) {
       if (account.email === email) return false;
       if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
       await repo.setEmailAccountAddress(account.id, email, trx);
-      await tokens.removePending(userId, trx);
+      // A pending change is stale now, and a reset link mailed to the old address must not work.
+      await tokens.removeAllOf(userId, ['email_change', 'password_reset'], trx);
       return true;
     },
 
-    removePending: (userId: string, trx: Kysely<Schema>) => tokens.removePending(userId, trx),
+    /** A deleted user's mailed links all stop working. */
+    removeAllTokensOf: (userId: string, trx: Kysely<Schema>) => tokens.removeAllOf(userId, ['email_change', 'email_link', 'password_reset'], trx),
   };
 }
 

@@ -20,6 +20,8 @@ interface Deps {
   repo: UsersRepo;
   audit: AuditWriter;
   access: Pick<AccessService, 'grantRoleDirectly'>;
+  /** REGISTRATION_ENABLED: the global switch covers sign-ups through OAuth too. */
+  registrationEnabled: boolean;
 }
 
 const USERNAME_MAX = 30;
@@ -83,8 +85,10 @@ export function createOAuthSignIn(deps: Deps) {
         return repo.flatUserOfAccount(existing.id, trx);
       }
 
+      // The interface links by email across platforms, trusting the address the provider reports
+      // (only the system key, i.e. the sign-in app that did the OAuth exchange, may call this).
       const owner = input.email ? (await repo.accountsWithEmail(input.email, trx))[0] : undefined;
-      if (!owner && !platform.registration_enabled) throw badRequest(`Registration through '${platform.slug}' is disabled`);
+      if (!owner && !(deps.registrationEnabled && platform.registration_enabled)) throw badRequest(`Registration through '${platform.slug}' is disabled`);
       const user = owner ? (await repo.lockById(owner.user_id, trx))! : await repo.insertUser({ username: await freeUsername(input.name, trx) }, trx);
       const account = await repo.insertAccount(
         {

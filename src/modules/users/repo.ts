@@ -16,6 +16,24 @@ export interface UserChanges {
 }
 
 export function createUsersRepo(db: Kysely<Schema>) {
+  /** Adds an email/password account (sign-in name = the address) to a user; returns its id. */
+  async function createEmailAccount(trx: Kysely<Schema>, input: { userId: string; email: string; username: string; passwordHash: string }) {
+    const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();
+    const account = await trx
+      .insertInto('platform_accounts')
+      .values({
+        user_id: input.userId,
+        platform_id: platform.id,
+        platform_user_id: input.email,
+        email: input.email,
+        username: input.username,
+        password_hash: input.passwordHash,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return account.id;
+  }
+
   return {
     findById(id: string, executor: Kysely<Schema> = db) {
       return executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
@@ -49,24 +67,14 @@ export function createUsersRepo(db: Kysely<Schema>) {
         .executeTakeFirst();
     },
 
+    createEmailAccount,
+
     /** Creates a user with an email/password account as its primary account; run inside a transaction. */
     async createWithEmailAccount(trx: Kysely<Schema>, input: { username: string; email: string; passwordHash: string }) {
       const user = await trx.insertInto('users').values({ username: input.username }).returningAll().executeTakeFirstOrThrow();
-      const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();
-      const account = await trx
-        .insertInto('platform_accounts')
-        .values({
-          user_id: user.id,
-          platform_id: platform.id,
-          platform_user_id: input.email,
-          email: input.email,
-          username: input.username,
-          password_hash: input.passwordHash,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      await trx.updateTable('users').set({ primary_platform_account_id: account.id }).where('id', '=', user.id).execute();
-      return { ...user, primary_platform_account_id: account.id };
+      const accountId = await createEmailAccount(trx, { userId: user.id, ...input });
+      await trx.updateTable('users').set({ primary_platform_account_id: accountId }).where('id', '=', user.id).execute();
+      return { ...user, primary_platform_account_id: accountId };
     },
 
     /** Sets the password of the user's email account; returns its address and the username, or undefined without one. */
@@ -76,6 +84,7 @@ export function createUsersRepo(db: Kysely<Schema>) {
         .set({ password_hash: passwordHash, updated_at: new Date() })
         .where('user_id', '=', userId)
         .where('platform_id', '=', (eb) => eb.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM))
+        .where('user_id', 'in', (eb) => eb.selectFrom('users').select('id').where('deleted_at', 'is', null))
         .returning('email')
         .executeTakeFirst();
       if (!account) return undefined;

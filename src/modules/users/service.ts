@@ -34,7 +34,7 @@ type Revoke = (userId: string, trx: Kysely<Schema>) => Promise<{ count: number; 
 
 export interface UsersDeps {
   db: Kysely<Schema>;
-  config: Pick<Config, 'supportedLocales'>;
+  config: Pick<Config, 'supportedLocales' | 'registrationEnabled'>;
   mailer: Pick<Mailer, 'send'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
@@ -50,7 +50,7 @@ export function createUsersService(deps: UsersDeps) {
   const { db } = deps;
   const repo = createUsersRepo(db);
   const emailChange = createEmailChangeService({ db, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
-  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access });
+  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);
@@ -59,15 +59,15 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   /**
-   * Changing another user's email hands whoever controls the new address that account (a password
-   * reset follows the address), so a non-super-admin may do it only to users who hold nothing beyond
-   * the caller's own permissions.
+   * Changing another user's sign-in (email, linked accounts) hands whoever controls it that account,
+   * and deleting a user outranks them, so a non-super-admin may do these only to users who hold
+   * nothing beyond the caller's own permissions (the same rule that guards role changes).
    */
-  async function assertMayChangeEmailOf(caller: Caller, userId: string): Promise<void> {
-    if (caller.isSuperAdmin || caller.userId === userId) return;
+  async function assertMayManage(caller: Caller, userId: string): Promise<void> {
+    if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
     const target = await deps.access.accessOfUser(userId);
     const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
-    if (beyond) throw forbidden("You cannot change the email of a user who holds permissions you do not hold");
+    if (beyond) throw forbidden('You cannot manage the sign-in of a user who holds permissions you do not hold');
   }
 
   async function withFlatExtras<T extends { id: string }>(row: T) {
@@ -79,12 +79,12 @@ export function createUsersService(deps: UsersDeps) {
     if (given.length === 0) throw badRequest('Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled');
     const username = input.username === undefined ? undefined : checkedUsername(input.username);
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
-    if (input.avatar_url) checkedHttpUrl('avatar_url', input.avatar_url);
+    if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
     if (email !== undefined) {
       if (caller.userId === id && !caller.isSuperAdmin) {
         throw badRequest(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
       }
-      await assertMayChangeEmailOf(caller, id);
+      await assertMayManage(caller, id);
     }
 
     return db.transaction().execute(async (trx) => {
@@ -200,6 +200,7 @@ export function createUsersService(deps: UsersDeps) {
      * transaction. The last super admin is kept (under the same lock the role removal takes).
      */
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
+      await assertMayManage(caller, id);
       const revoked = await db.transaction().execute(async (trx) => {
         const admins = await deps.access.repo.lockSuperAdmins(trx);
         if (!(await repo.lockById(id, trx))) throw notFound('User not found');
@@ -207,7 +208,7 @@ export function createUsersService(deps: UsersDeps) {
         await repo.update(id, { deleted_at: new Date() }, trx);
         const sessions = await deps.revokeAllSessions(id, trx);
         const apiKeys = await deps.revokeAllApiKeys(id, trx);
-        await emailChange.removePending(id, trx);
+        await emailChange.removeAllTokensOf(id, trx);
         await deps.audit.record(
           request,
           {
@@ -227,9 +228,11 @@ export function createUsersService(deps: UsersDeps) {
 
     async requestEmailChange(request: FastifyRequest, caller: Caller, id: string, email: string) {
       const address = normaliseEmail(email);
-      await assertMayChangeEmailOf(caller, id);
+      await assertMayManage(caller, id);
       return emailChange.request(request, id, address);
     },
+
+    assertMayManage,
 
     /** Completes an email change from its mailed token (also used by POST /v1/auth/verify-email). */
     completeEmailChange: (request: FastifyRequest, token: string) => emailChange.complete(request, token),
@@ -242,11 +245,15 @@ export function createUsersService(deps: UsersDeps) {
      */
     async findByEmail(caller: Caller, email: string) {
       const address = email.trim().toLowerCase();
-      if (!caller.isSystem && !caller.isSuperAdmin) {
+      let account: { id: string } | undefined;
+      if (caller.isSystem || caller.isSuperAdmin) {
+        account = (await repo.accountsWithEmail(address))[0];
+      } else {
+        // The caller's own account with that address, never another user's who happens to share it.
         const own = caller.userId ? await repo.accountsOf(caller.userId) : [];
-        if (!own.some((account) => account.email?.toLowerCase() === address)) throw forbidden('You may only look up your own email address');
+        account = own.find((candidate) => candidate.email?.toLowerCase() === address);
+        if (!account) throw forbidden('You may only look up your own email address');
       }
-      const account = (await repo.accountsWithEmail(address))[0];
       if (!account) throw notFound('No user has this email address');
       return withFlatExtras(await repo.flatUserOfAccount(account.id));
     },

@@ -261,7 +261,7 @@ describe('updating users', () => {
     await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
     const editor = await createUser(t.app, ['role_user_editors']);
     const plain = await createUser(t.app);
-    const denied = { error: 'Forbidden', message: 'You cannot change the email of a user who holds permissions you do not hold' };
+    const denied = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold' };
     expectResponse(await patch(await adminId(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
     expectResponse(await call(t.app, 'POST', `/v1/users/${await adminId(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
     expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);

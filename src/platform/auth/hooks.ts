@@ -69,9 +69,10 @@ function enforce(request: FastifyRequest, auth: RouteAuth): void {
   if (!caller) throw unauthorized();
   if (!auth.permission) return;
   const params = request.params as Record<string, string> | undefined;
+  // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.
-  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf] === caller.userId) return;
+  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return;
   if (!hasPermission(caller, auth.permission)) throw forbidden();
 }
 

@@ -64,6 +64,16 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     expect(next).toEqual({ count: 1, resetAt: start / 1000 + 120 });
   });
 
+  it('resets the count of the current window only', async () => {
+    const start = futureWindowStart();
+    await kv.hitWindow('rl:reset', 60, start);
+    await kv.hitWindow('rl:reset', 60, start);
+    await kv.hitWindow('rl:reset', 60, start + 60_000);
+    await kv.resetWindow('rl:reset', 60, start + 1_000);
+    expect((await kv.hitWindow('rl:reset', 60, start + 2_000)).count).toBe(1);
+    expect((await kv.hitWindow('rl:reset', 60, start + 60_000)).count).toBe(2);
+  });
+
   it('delivers published messages to every subscriber until they unsubscribe', async () => {
     const first: string[] = [];
     const second: string[] = [];

@@ -12,6 +12,8 @@ export interface KeyValueStore {
   setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean>;
   /** Counts one hit in the fixed window that contains `now` (window aligned to the Unix epoch). */
   hitWindow(key: string, windowSecs: number, now?: number): Promise<WindowCount>;
+  /** Forgets the hits counted in the window that contains `now`. */
+  resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;
   /** Resolves once the subscription is active; the returned function ends it. */
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;

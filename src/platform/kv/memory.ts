@@ -41,6 +41,10 @@ export class MemoryStore implements KeyValueStore {
     return { count, resetAt };
   }
 
+  async resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
+    this.#entries.delete(`${key}:${windowOf(windowSecs, now).index}`);
+  }
+
   async publish(channel: string, message: string): Promise<void> {
     // Delivered asynchronously, as Redis would.
     queueMicrotask(() => this.#bus.emit(channel, message));

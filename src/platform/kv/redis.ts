@@ -69,6 +69,10 @@ export class RedisStore implements KeyValueStore {
     return { count: Number(count), resetAt };
   }
 
+  async resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
+    await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`);
+  }
+
   async publish(channel: string, message: string): Promise<void> {
     await this.#client.publish(this.#ns + channel, message);
   }

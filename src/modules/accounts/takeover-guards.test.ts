@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from 'otplib';
+import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+
+/**
+ * The rules that keep one account from being taken over through another area:
+ * whoever can change a user's sign-in (email, linked accounts) or delete them
+ * must outrank them, and tokens tied to an old state stop working.
+ */
+describe('account takeover guards', () => {
+  let smtp: FakeSmtp;
+  let t: TestApp;
+  let admin: string;
+  let helpdesk: Awaited<ReturnType<typeof createUser>>;
+  let adminId: string;
+
+  beforeAll(async () => {
+    smtp = await startFakeSmtp();
+    t = await buildTestApp({ config: { smtpUrl: smtp.url, publicUrl: 'https://id.example.org' } });
+    admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    const role = await createRoleWith(t.app, 'Helpdesk', ['users:read', 'users:write', 'users:delete']);
+    helpdesk = await createUser(t.app, ['role_user', role]);
+    adminId = (await t.app.services.users.repo.findByUsername(TEST_ADMIN.username))!.id;
+  });
+  afterAll(async () => {
+    await t.close();
+    await smtp.close();
+  });
+
+  const call = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'GET', url: string, token: string, payload?: object) =>
+    t.app.inject({ method, url, payload, headers: bearer(token) });
+  const OUTRANKED = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold' };
+
+  it('a users:write holder cannot link an email and password to a super admin', async () => {
+    const response = await call('POST', `/v1/users/${adminId}/email-link/request`, helpdesk.token, { email: 'mine@evil.example', password: 'attacker password' });
+    expect(response.statusCode).toBe(403);
+    expect(response.json()).toEqual(OUTRANKED);
+    expect(smtp.received.some((mail) => mail.to === 'mine@evil.example')).toBe(false);
+  });
+
+  it('a users:write holder cannot unlink or re-prime the accounts of a super admin', async () => {
+    const accounts = (await call('GET', `/v1/users/${adminId}/accounts`, admin)).json().data as { id: string }[];
+    for (const [method, url] of [
+      ['PUT', `/v1/users/${adminId}/accounts/${accounts[0]!.id}/primary`],
+      ['DELETE', `/v1/users/${adminId}/accounts/${accounts[0]!.id}`],
+    ] as const) {
+      expect((await call(method, url, helpdesk.token)).json()).toEqual(OUTRANKED);
+    }
+  });
+
+  it('a users:delete holder cannot delete a super admin, but can delete a plain user', async () => {
+    expect((await call('DELETE', `/v1/users/${adminId}`, helpdesk.token)).json()).toEqual(OUTRANKED);
+    const plain = await createUser(t.app);
+    expect((await call('DELETE', `/v1/users/${plain.id}`, helpdesk.token)).statusCode).toBe(204);
+  });
+
+  it('deleting the owner of a system key leaves the key working', async () => {
+    const owner = await createUser(t.app, ['role_user', 'role_admin']);
+    const key = await createApiKey(t.app, admin, { name: 'owned system key', is_system: true, user_id: undefined });
+    await t.database.db.updateTable('api_keys').set({ user_id: owner.id }).where('id', '=', key.id).execute();
+    expect((await call('DELETE', `/v1/users/${owner.id}`, admin)).statusCode).toBe(204);
+    const row = await t.database.db.selectFrom('api_keys').select('is_active').where('id', '=', key.id).executeTakeFirstOrThrow();
+    expect(row.is_active).toBe(true);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/2fa/check', headers: bearer(key.key), payload: { user_id: owner.id } })).statusCode).not.toBe(401);
+  });
+
+  it('a reset link mailed to the old address stops working once the address changes', async () => {
+    const user = await createUser(t.app);
+    const oldAddress = `${user.username}@example.org`;
+    await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email: oldAddress } });
+    const resetToken = tokenFromMail(await smtp.waitFor(oldAddress, (mail) => /reset/i.test(mail.subject)));
+    const changed = await call('PATCH', `/v1/users/${user.id}`, admin, { email: `${user.username}@new.example.org` });
+    expect(changed.statusCode).toBe(200);
+    const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token: resetToken, new_password: 'taken over!!' } });
+    expect(reset.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+  });
+
+  it('a user who looks up their own address gets their own record, even if another account shares it', async () => {
+    const user = await createUser(t.app);
+    const response = await call('GET', `/v1/users/email/${user.username}@example.org`, user.token);
+    expect(response.statusCode).toBe(200);
+    expect(response.json().data.id).toBe(user.id);
+  });
+
+  it('REGISTRATION_ENABLED=false stops new users through OAuth too', async () => {
+    const closed = await buildTestApp({ config: { registrationEnabled: false } });
+    try {
+      await closed.database.db.insertInto('platforms').values({ name: 'Forge', slug: 'forge', is_oauth: true }).execute();
+      const response = await closed.app.inject({
+        method: 'POST',
+        url: '/v1/users/oauth',
+        headers: bearer(TEST_SYSTEM_KEY),
+        payload: { email: null, name: 'New Person', oauthProvider: 'forge', oauthProviderId: 'x-1', image: null },
+      });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: "Registration through 'forge' is disabled" });
+    } finally {
+      await closed.close();
+    }
+  });
+
+  describe('two-factor sign-in', () => {
+    async function userWithTwoFactor() {
+      const user = await createUser(t.app);
+      const setup = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
+      const code = await generate({ secret: setup.secret });
+      expect((await call('POST', '/v1/users/me/2fa/verify', user.token, { code })).statusCode).toBe(200);
+      const signIn = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: user.password } });
+      return { user, secret: setup.secret as string, tempToken: signIn.json().temp_token as string };
+    }
+
+    it('parallel guesses on one temporary token cannot exceed its five attempts', async () => {
+      const { user, secret, tempToken } = await userWithTwoFactor();
+      const guesses = await Promise.all(
+        Array.from({ length: 12 }, () => t.app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload: { temp_token: tempToken, code: '000000' } })),
+      );
+      expect(guesses.every((response) => response.statusCode === 401)).toBe(true);
+      const row = await t.database.db.selectFrom('two_factor_challenges').select('attempts').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      expect(row.attempts).toBe(5);
+      const right = await t.app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload: { temp_token: tempToken, code: await generate({ secret }) } });
+      expect(right.statusCode).toBe(401);
+    });
+
+    it('a password reset closes the temporary tokens opened with the old password', async () => {
+      const { user, secret, tempToken } = await userWithTwoFactor();
+      const email = `${user.username}@example.org`;
+      await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
+      const token = tokenFromMail(await smtp.waitFor(email, (mail) => /reset/i.test(mail.subject)));
+      expect((await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'brand new pass' } })).statusCode).toBe(200);
+      const late = await t.app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload: { temp_token: tempToken, code: await generate({ secret }) } });
+      expect(late.statusCode).toBe(401);
+    });
+  });
+});

@@ -1,0 +1,42 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import { publicBaseUrl } from '../http/envelopes.js';
+import { AppError } from '../http/errors.js';
+import type { Mailer } from './mailer.js';
+import { tokenLink, type MailMessage } from './messages.js';
+
+/** Pages under PUBLIC_URL that mail links open; the front end there posts the token to the API. */
+export const VERIFY_EMAIL_PATH = '/verify-email';
+export const RESET_PASSWORD_PATH = '/reset-password';
+
+/** The one answer for a mailed token that is unknown, used or expired. */
+export const INVALID_TOKEN = 'Invalid or expired token';
+
+/**
+ * The link a mail carries. With SMTP_URL the configuration requires PUBLIC_URL, so
+ * real mail never takes its host from the client-controlled Host header; only the
+ * local outbox (no SMTP) falls back to the request's origin.
+ */
+export function mailLink(request: FastifyRequest, path: string, token: string): string {
+  return tokenLink(publicBaseUrl(request), path, token);
+}
+
+/**
+ * Sends a mail whose token is already stored. Mail goes out after the token's
+ * transaction committed (an open transaction would hold the embedded database's
+ * only connection during SMTP); when sending fails, `undo` removes the token and
+ * the request fails with 500, so nothing waits on a mail that never left.
+ */
+export async function sendOrUndo(
+  deps: { mailer: Pick<Mailer, 'send'>; log: FastifyBaseLogger },
+  to: string,
+  message: MailMessage,
+  undo: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await deps.mailer.send(to, message);
+  } catch (err) {
+    deps.log.error({ err, subject: message.subject }, 'could not send a verification mail');
+    await undo();
+    throw new AppError(500, 'The verification email could not be sent; please try again later');
+  }
+}

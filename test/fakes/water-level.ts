@@ -3,7 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-const FIXTURE = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures', 'water-level', 'stations.json');
+// A copy of ../shared/fixtures/water-level/stations.json, kept in the repository so a clean checkout tests alone.
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'water-level', 'stations.json');
 
 export interface FakeWaterLevelApi {
   /** Base URL, as WATER_LEVEL_API_URL takes it (…/webservices/rest-api/v2). */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { sameSecret } from './auth/tokens.js';
 import { AppError } from './http/errors.js';
-import type { KeyValueStore } from './kv/index.js';
+import type { KeyValueStore, WindowCount } from './kv/index.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -35,9 +35,10 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     if (isExempt(request.url) || request.caller?.isSystem) return;
     const buckets = bucketsFor(request, config);
     if (buckets.length === 0) return;
-    let counts;
+    let counts: WindowCount[];
     try {
-      counts = await Promise.all(buckets.map((bucket) => kv.hitWindow(bucket.key, limits.windowSecs)));
+      // Most requests count in one bucket: no Promise.all for them (this runs on every request).
+      counts = buckets.length === 1 ? [await kv.hitWindow(buckets[0]!.key, limits.windowSecs)] : await Promise.all(buckets.map((bucket) => kv.hitWindow(bucket.key, limits.windowSecs)));
     } catch (err) {
       if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
         lastFailureLog = Date.now();
@@ -46,13 +47,18 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
       return;
     }
     // The headers describe the tightest bucket: the one with the fewest requests left.
-    const states = buckets.map((bucket, i) => ({ ...bucket, ...counts[i]!, remaining: bucket.limit - counts[i]!.count }));
-    const tightest = states.reduce((a, b) => (b.remaining < a.remaining ? b : a));
-    const exceeded = states.find((state) => state.count > state.limit);
-    setHeaders(response, exceeded ?? tightest);
-    if (exceeded) {
-      response.header('retry-after', String(Math.max(1, exceeded.resetAt - Math.floor(Date.now() / 1000))));
-      throw new AppError(429, `Rate limit of ${exceeded.limit} requests per ${limits.windowSecs} seconds exceeded`);
+    let tightest = { limit: 0, remaining: Infinity, resetAt: 0, exceeded: false };
+    for (let i = 0; i < buckets.length; i++) {
+      const { count, resetAt } = counts[i]!;
+      const { limit } = buckets[i]!;
+      const exceeded = count > limit;
+      if (exceeded || (!tightest.exceeded && limit - count < tightest.remaining)) tightest = { limit, remaining: limit - count, resetAt, exceeded };
+      if (exceeded) break;
+    }
+    setHeaders(response, tightest);
+    if (tightest.exceeded) {
+      response.header('retry-after', String(Math.max(1, tightest.resetAt - Math.floor(Date.now() / 1000))));
+      throw new AppError(429, `Rate limit of ${tightest.limit} requests per ${limits.windowSecs} seconds exceeded`);
     }
   });
 }

@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import QRCode from 'qrcode';
 import type { AuditWriter } from '../../platform/audit.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
@@ -144,7 +143,7 @@ export function createTwoFactorService(deps: Deps) {
       const expiresAt = new Date(Date.now() + SETUP_LIFETIME_MS);
       await repo.savePending(user.id, platform.id, deps.secretBox.seal(secret), expiresAt);
       const url = totpUrl(secret, user.username);
-      return { secret, qr_code_url: url, qr_code_image: await QRCode.toDataURL(url), expires_at: expiresAt, platform_slug: platform.slug };
+      return { secret, qr_code_url: url, qr_code_image: await qrCodeDataUrl(url), expires_at: expiresAt, platform_slug: platform.slug };
     },
 
     /** Confirms a setup with its first code: 2FA is on and the backup codes are issued. */
@@ -272,3 +271,9 @@ export function createTwoFactorService(deps: Deps) {
 }
 
 export type TwoFactorService = ReturnType<typeof createTwoFactorService>;
+
+/** The QR code library is loaded on the first setup, not at start (it is only needed there). */
+async function qrCodeDataUrl(text: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode');
+  return QRCode.toDataURL(text);
+}

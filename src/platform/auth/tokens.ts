@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SESSION_TOKEN_PREFIX = 'ses_';
 export const API_KEY_PREFIX = 'wg_';
@@ -10,7 +10,8 @@ export function newToken(prefix: string): string {
 
 /** Tokens and keys are stored only as this SHA-256 hash (hex). */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  // The one-shot form: this runs on every authenticated request.
+  return hash('sha256', token, 'hex');
 }
 
 /** Constant-time comparison of two hex hashes (or any two strings). */

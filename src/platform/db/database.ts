@@ -1,8 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Schema } from './schema.js';
 
@@ -31,12 +29,15 @@ export function embeddedDataDirExists(dataDir: string): boolean {
   return existsSync(join(dataDir, 'PG_VERSION'));
 }
 
+// Each back end's driver is imported when it is opened, so a process loads only the one it uses
+// (the embedded default's idle memory matters; pg and PGlite together cost tens of megabytes).
 export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return target.kind === 'embedded' ? openEmbedded(target) : openPostgres(target);
 }
 
 async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }>): Promise<Database> {
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(target.dataDir, {
     parsers: numericParsers,
     // PostgreSQL's default 128MB of shared buffers costs ~140MB of resident memory in PGlite;
@@ -58,6 +59,7 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
 }
 
 async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>): Promise<Database> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({
     connectionString: target.url,
     max: target.poolSize ?? 10,

@@ -1,5 +1,4 @@
 import { MemoryStore } from './memory.js';
-import { RedisStore } from './redis.js';
 import type { KeyValueStore } from './kv.js';
 
 export type { KeyValueStore, WindowCount } from './kv.js';
@@ -8,6 +7,8 @@ export type KeyValueTarget = { kind: 'memory' } | { kind: 'redis'; url: string; 
 
 export async function openKeyValueStore(target: KeyValueTarget): Promise<KeyValueStore> {
   if (target.kind === 'memory') return new MemoryStore();
+  // Imported only when Redis is configured: the in-process default does not pay for ioredis.
+  const { RedisStore } = await import('./redis.js');
   const store = new RedisStore(target);
   await store.connect();
   return store;

@@ -9,6 +9,7 @@ import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/
 import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { registerRateLimit } from './platform/rate-limit.js';
+import { createScheduler } from './platform/scheduler.js';
 import { accessRoutes } from './modules/access/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
 import { userRoutes } from './modules/users/routes.js';
@@ -31,6 +32,9 @@ import { sessionRoutes } from './modules/sessions/routes.js';
 import { twoFactorRoutes } from './modules/two-factor/routes.js';
 import type { WebSocketStats } from './modules/system/service.js';
 import { createServices, type Services } from './services.js';
+
+/** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
+const PURGE_INTERVAL_MS = 3600 * 1000;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -91,6 +95,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
   app.addHook('onClose', async () => services.mailer.close());
+  const scheduler = createScheduler(deps.kv, app.log);
+  scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);
+  app.addHook('onClose', async () => scheduler.stop());
   services.sessions.activity.start();
   app.addHook('onClose', () => services.sessions.activity.stop());
   registerAuth(app, services.credentials, (caller) => {

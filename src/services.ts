@@ -96,7 +96,14 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
   // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
   const sessions = createSessionsService({ db, kv, credentials, audit, log, platformName: (slug) => platforms.displayName(slug) });
-  return { credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  /** Hourly: rows that can never be used again, several of them holding password hashes. */
+  const purgeExpired = async () => ({
+    sessions: await sessions.purgeExpired(),
+    pending_registrations: await registration.purgeExpired(),
+    account_tokens: await accountTokens.purgeSpent(),
+    two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
+  });
+  return { purgeExpired, credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -73,6 +73,15 @@ export function createAccountTokens(db: Kysely<Schema>) {
         .executeTakeFirst();
     },
 
+    /** Removes used and expired tokens (a used email link still held a password hash); returns how many. */
+    async purgeSpent(): Promise<number> {
+      const result = await db
+        .deleteFrom('account_tokens')
+        .where((eb) => eb.or([eb('expires_at', '<=', new Date()), eb('used_at', 'is not', null)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     /** What a live token is for, or undefined. */
     async purposeOf(tokenHash: string): Promise<AccountTokenPurpose | undefined> {
       const row = await db

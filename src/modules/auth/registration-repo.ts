@@ -15,6 +15,12 @@ export function createRegistrationRepo(db: Kysely<Schema>) {
       return row ? { email: row.email === email, username: row.username === username } : undefined;
     },
 
+    /** Removes every expired pending registration (each holds a password hash); returns how many. */
+    async purgeExpiredRegistrations(): Promise<number> {
+      const result = await db.deleteFrom('pending_registrations').where('expires_at', '<=', new Date()).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     /** Expired rows no longer reserve their email or username. */
     async deleteExpiredRegistrations(email: string, username: string, executor: Kysely<Schema> = db) {
       await executor

@@ -68,6 +68,8 @@ export function createRegistrationService(deps: Deps) {
   }
 
   return {
+    purgeExpired: () => tokens.purgeExpiredRegistrations(),
+
     async register(request: FastifyRequest, input: RegistrationInput): Promise<{ message: string; expires_at: Date }> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       if (!(await deps.registrationOpen())) throw badRequest('Registration is disabled');

@@ -80,6 +80,12 @@ export function createSessionsRepo(db: Kysely<Schema>) {
       executor.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
 
     /** One UPDATE per batch: last_activity_at only ever moves forward (several nodes may write). */
+    /** Removes sessions past their expiry (they no longer authenticate anyway); returns how many. */
+    async deleteExpired(): Promise<number> {
+      const result = await db.deleteFrom('sessions').where('expires_at', '<=', new Date()).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     async recordActivity(entries: [string, Date][]): Promise<void> {
       for (let start = 0; start < entries.length; start += ACTIVITY_BATCH) {
         const rows = entries.slice(start, start + ACTIVITY_BATCH).map(([id, at]) => sql`(${id}::uuid, ${at.toISOString()}::timestamptz)`);

@@ -89,6 +89,8 @@ export function createSessionsService(deps: Deps) {
   });
 
   return {
+    purgeExpired: () => repo.deleteExpired(),
+
     activity,
 
     /** Called for every request made with a session token: remembered in memory, written in batches. */

@@ -114,6 +114,15 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
       return Number(result.numUpdatedRows) > 0;
     },
 
+    /** Removes sign-in challenges that can no longer be used; returns how many. */
+    async deleteFinishedChallenges(): Promise<number> {
+      const result = await db
+        .deleteFrom('two_factor_challenges')
+        .where((eb) => eb.or([eb('expires_at', '<=', new Date()), eb('consumed_at', 'is not', null)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     /** Closes every open challenge of the user (their password changed). */
     async closeChallengesOf(userId: string, executor: Kysely<Schema> = db): Promise<void> {
       await executor.updateTable('two_factor_challenges').set({ consumed_at: new Date() }).where('user_id', '=', userId).where('consumed_at', 'is', null).execute();

@@ -201,6 +201,8 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/check: for a sign-in done elsewhere (OAuth), whether a code is needed. */
+    purgeFinishedChallenges: () => repo.deleteFinishedChallenges(),
+
     /** Ends every pending sign-in challenge of the user (their password was reset). */
     closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
 

@@ -7,7 +7,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
       session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date },
       executor: Kysely<Schema> = db,
     ) =>
-      executor.insertInto('sessions').values(session).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
+      executor.insertInto('sessions').values(session).returning(['id', 'expires_at', 'created_at']).executeTakeFirstOrThrow(),
 
     /** A live session by token hash, with its (not deleted) user. */
     findLive: (tokenHash: string) =>

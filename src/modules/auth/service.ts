@@ -58,23 +58,32 @@ export function createAuthService(deps: Deps) {
    * Starts a 30-day session for a signed-in user and records `auditEvent` with it; returns the
    * AuthResponse. Runs in the caller's transaction so the session and its audit event commit together.
    */
+  /**
+   * A new session row for the request's client: a fresh ses_ token, stored only as its hash. Every way
+   * of signing in goes through here (login, 2FA, registration, sessions made by sign-in apps).
+   */
+  async function createSession(request: FastifyRequest, input: { userId: string; provider: string; expiresAt: Date }, trx: Kysely<Schema>) {
+    const token = newToken(SESSION_TOKEN_PREFIX);
+    const session = await sessions.create(
+      {
+        token_hash: hashToken(token),
+        user_id: input.userId,
+        provider: input.provider,
+        ip_address: request.ip,
+        user_agent: request.headers['user-agent'] ?? null,
+        expires_at: input.expiresAt,
+      },
+      trx,
+    );
+    return { ...session, token };
+  }
+
   async function issueSession(
     request: FastifyRequest,
     input: { user: { id: string; username: string; preferred_locale: string | null }; email: string; provider: string; auditEvent: string },
     trx: Kysely<Schema>,
   ): Promise<AuthResult> {
-    const token = newToken(SESSION_TOKEN_PREFIX);
-    const session = await sessions.create(
-      {
-        token_hash: hashToken(token),
-        user_id: input.user.id,
-        provider: input.provider,
-        ip_address: request.ip,
-        user_agent: request.headers['user-agent'] ?? null,
-        expires_at: new Date(Date.now() + SESSION_LIFETIME_MS),
-      },
-      trx,
-    );
+    const session = await createSession(request, { userId: input.user.id, provider: input.provider, expiresAt: new Date(Date.now() + SESSION_LIFETIME_MS) }, trx);
     await deps.audit.record(
       request,
       { eventType: input.auditEvent, userId: input.user.id, resourceType: 'session', resourceId: session.id, metadata: { provider: input.provider } },
@@ -84,7 +93,7 @@ export function createAuthService(deps: Deps) {
       user_id: input.user.id,
       email: input.email,
       username: input.user.username,
-      session_token: token,
+      session_token: session.token,
       session_id: session.id,
       expires_at: session.expires_at,
       provider: input.provider,
@@ -95,6 +104,7 @@ export function createAuthService(deps: Deps) {
   }
 
   return {
+    createSession,
     issueSession,
 
     /**

@@ -48,11 +48,6 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .where('u.deleted_at', 'is', null)
         .executeTakeFirst(),
 
-    create: (
-      session: { token_hash: string; user_id: string; provider: string; ip_address: string | null; user_agent: string | null; expires_at: Date },
-      executor: Kysely<Schema> = db,
-    ) => executor.insertInto('sessions').values(session).returning(['id', 'expires_at', 'created_at']).executeTakeFirstOrThrow(),
-
     /** Deletes one session of this user; returns its token hash, or undefined when the user has no such session. */
     async deleteOfUser(userId: string, sessionId: string, executor: Kysely<Schema> = db): Promise<string | undefined> {
       const row = await executor

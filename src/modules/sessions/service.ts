@@ -3,11 +3,12 @@ import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
-import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../../platform/auth/tokens.js';
+import { hashToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
 import { parseUserAgent } from '../../platform/http/user-agent.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { AuthService } from '../auth/service.js';
 import { EMAIL_PLATFORM } from '../users/repo.js';
 import { ActivityRecorder } from './activity.js';
 import { createSessionsRepo } from './repo.js';
@@ -41,6 +42,8 @@ interface Deps {
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
+  /** The auth service's one way to make a session row. */
+  createSession: AuthService['createSession'];
   revokeOAuthTokens?: OAuthTokenRevoker;
   /** The platforms service's display name of a provider slug; a plain read of the platform when absent. */
   platformName?: (slug: string) => Promise<string>;
@@ -173,21 +176,10 @@ export function createSessionsService(deps: Deps) {
       if (!(expires.getTime() > Date.now())) throw badRequest('expires must be in the future');
       const user = await repo.findUserWithPrimaryProvider(input.userId);
       if (!user) throw notFound('User not found');
-      const token = newToken(SESSION_TOKEN_PREFIX);
       const app = sourceServiceOf(request);
       const session = await deps.db.transaction().execute(async (trx) => {
-        const created = await repo.create(
-          {
-            token_hash: hashToken(token),
-            user_id: user.id,
-            provider: user.provider ?? EMAIL_PLATFORM,
-            // The app may forward the person's address (X-Forwarded-For with TRUST_PROXY) and agent.
-            ip_address: request.ip,
-            user_agent: request.headers['user-agent'] ?? null,
-            expires_at: expires,
-          },
-          trx,
-        );
+        // IP and agent are the request's: the app may forward the person's (X-Forwarded-For with TRUST_PROXY).
+        const created = await deps.createSession(request, { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires }, trx);
         await deps.audit.record(
           request,
           { eventType: 'session_created', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { app }, sourceService: app ?? undefined },
@@ -195,7 +187,7 @@ export function createSessionsService(deps: Deps) {
         );
         return created;
       });
-      return internalShape(session, token, user.id);
+      return internalShape(session, session.token, user.id);
     },
 
     async getForApp(token: string) {

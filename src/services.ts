@@ -65,7 +65,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, botProtection, mailer, users, auth, audit, log,
+    db, botProtection, mailer, users, auth, audit, kv, log,
     clearSignInFailures: (identifiers) => signInThrottle.clear(identifiers),
     closeTwoFactorChallenges: (userId, trx) => twoFactor.closeChallengesOf(userId, trx),
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { bearer, buildTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
+import { hashToken } from '../../platform/auth/tokens.js';
 import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
 
 describe('password reset', () => {
@@ -62,9 +63,21 @@ describe('password reset', () => {
     expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['password_reset_requested', 'password_changed']));
   });
 
-  it('a newer request replaces the older token', async () => {
+  it('sends one mail per address per minute, whatever the number of requests', async () => {
+    const user = await createUser(t.app);
+    await requestReset(emailOf(user));
+    const again = await post('/v1/auth/reset-password', { email: emailOf(user) });
+    expect(again.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(smtp.received.filter((mail) => mail.to === emailOf(user))).toHaveLength(1);
+    const rows = await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute();
+    expect(rows).toHaveLength(1);
+  });
+
+  it('a newer request (after the cooldown) replaces the older token', async () => {
     const user = await createUser(t.app);
     const first = await requestReset(emailOf(user));
+    await t.kv.delete(`reset:cooldown:${hashToken(emailOf(user))}`); // the minute has passed
     const second = await requestReset(emailOf(user));
     expect(second).not.toBe(first);
     expect((await post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' })).statusCode).toBe(400);

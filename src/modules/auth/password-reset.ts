@@ -6,6 +6,7 @@ import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest } from '../../platform/http/errors.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { passwordResetMail } from '../../platform/mail/messages.js';
 import { INVALID_TOKEN, mailLink, RESET_PASSWORD_PATH } from '../../platform/mail/token-mail.js';
@@ -14,6 +15,7 @@ import type { AuthService } from './service.js';
 import { createAccountTokens } from '../account-tokens.js';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
+export const RESET_COOLDOWN_SECS = 60;
 export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
 
 interface Deps {
@@ -27,12 +29,27 @@ interface Deps {
   closeTwoFactorChallenges: (userId: string, trx: Kysely<Schema>) => Promise<void>;
   /** Clears sign-in lockouts of the account once its password is new. */
   clearSignInFailures: (identifiers: string[]) => Promise<void>;
+  kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
 }
 
 /** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
 export function createPasswordResetService(deps: Deps) {
   const tokens = createAccountTokens(deps.db);
+
+  /**
+   * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
+   * an inbox. Checked for every address, with or without an account, so it reveals nothing; a failing
+   * store lets the request through.
+   */
+  async function firstRequestInCooldown(email: string): Promise<boolean> {
+    try {
+      return await deps.kv.setIfAbsent(`reset:cooldown:${hashToken(email)}`, '1', RESET_COOLDOWN_SECS);
+    } catch (err) {
+      deps.log.warn({ err }, 'password reset cooldown unavailable');
+      return true;
+    }
+  }
 
   async function sendResetMail(request: FastifyRequest, account: { user_id: string; email: string }) {
     const token = newToken('');
@@ -55,6 +72,7 @@ export function createPasswordResetService(deps: Deps) {
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const email = normaliseEmail(input.email);
+      if (!(await firstRequestInCooldown(email))) return;
       const account = await deps.users.repo.findEmailAccount(email);
       if (!account?.email) return;
       // Not awaited: answering only after the mail went out would tell, by the response time,

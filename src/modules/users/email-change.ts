@@ -5,7 +5,7 @@ import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { emailChangeMail } from '../../platform/mail/messages.js';
+import { emailChangedNoticeMail, emailChangeMail } from '../../platform/mail/messages.js';
 import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import { createAccountTokens } from '../account-tokens.js';
 import type { UsersRepo } from './repo.js';
@@ -55,7 +55,7 @@ export function createEmailChangeService(deps: Deps) {
 
     /** Applies the change a token stands for; 400 when the token is unknown, expired or used, 409 when the address was taken meanwhile. */
     async complete(request: FastifyRequest, token: string): Promise<{ userId: string }> {
-      return deps.db.transaction().execute(async (trx) => {
+      const changed = await deps.db.transaction().execute(async (trx) => {
         const row = await tokens.consume('email_change', hashToken(token), trx);
         const user = row && (await repo.findById(row.user_id, trx));
         const account = user && (await repo.findEmailAccountOfUser(user.id, trx));
@@ -70,8 +70,15 @@ export function createEmailChangeService(deps: Deps) {
           { eventType: 'user_updated', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { fields: ['email'], via: 'email_change' } },
           trx,
         );
-        return { userId: user.id };
+        return { userId: user.id, username: user.username, oldEmail: account.email, newEmail: row.email };
       });
+      // The old address hears of the change, so a hijacked session cannot move an account away unnoticed.
+      if (changed.oldEmail && changed.oldEmail !== changed.newEmail) {
+        deps.mailer
+          .send(changed.oldEmail, emailChangedNoticeMail(changed.username, changed.newEmail))
+          .catch((err: unknown) => deps.log.warn({ err }, 'could not send the email-changed notice'));
+      }
+      return { userId: changed.userId };
     },
 
     async pending(userId: string) {

@@ -76,6 +76,10 @@ describe('email change', () => {
     expect(stored.token_hash).not.toBe(token);
 
     expectResponse(await verify(token), 200, { success: true, message: 'The email address was changed' });
+    const notice = await smtp.waitFor(emailOf(alice), (m) => /was changed/.test(m.subject));
+    expect(notice.subject).toBe('The email address of your Waygate account was changed');
+    expect(notice.text).toContain('changed to alice.new@example.org');
+    expect(notice.text).not.toMatch(/token=/);
     expect(await login(t.app, 'alice.new@example.org', alice.password)).toMatch(/^ses_/);
     await expect(login(t.app, emailOf(alice), alice.password)).rejects.toThrow(/401/);
     expectResponse(await pending(alice.id, alice.token), 200, { pending: false, new_email: null, expires_at: null });

@@ -44,6 +44,15 @@ export function emailChangeMail({ link, expiresAt }: TokenMail, username: string
   });
 }
 
+/** To the old address once an email change is done: no link, just the news and what to do if it was not them. */
+export function emailChangedNoticeMail(username: string, newEmail: string): MailMessage {
+  return noticeMail(
+    `The email address of your ${PRODUCT} account was changed`,
+    username,
+    `the email address of your ${PRODUCT} account was changed to ${newEmail}. If you did not do this, reset your password at once and contact your administrator.`,
+  );
+}
+
 export function emailLinkMail({ link, expiresAt }: TokenMail, username: string): MailMessage {
   return linkMail({
     subject: `Confirm adding email sign-in to your ${PRODUCT} account`,
@@ -69,9 +78,18 @@ export function passwordResetMail({ link, expiresAt }: TokenMail): MailMessage {
 }
 
 export function lowBackupCodesMail(username: string, remaining: number): MailMessage {
-  const body = `you have ${remaining} two-factor backup code${remaining === 1 ? '' : 's'} left for your ${PRODUCT} account. Sign in and generate new backup codes before you run out.`;
+  const codes = `backup code${remaining === 1 ? '' : 's'}`;
+  return noticeMail(
+    `Only ${remaining} ${PRODUCT} ${codes} left`,
+    username,
+    `you have ${remaining} two-factor ${codes} left for your ${PRODUCT} account. Sign in and generate new backup codes before you run out.`,
+  );
+}
+
+/** A mail that only tells something: no link, no token. */
+function noticeMail(subject: string, username: string, body: string): MailMessage {
   return {
-    subject: `Only ${remaining} ${PRODUCT} backup code${remaining === 1 ? '' : 's'} left`,
+    subject,
     text: `Hello ${username},\n\n${body}\n`,
     html: `<p>Hello ${escapeHtml(username)},</p><p>${escapeHtml(body)}</p>`,
   };

@@ -47,7 +47,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const access = createAccessService({ db, credentials });
   // Late-bound: deleting a user revokes their sessions (auth) and API keys, and both of those use users.
   const users = createUsersService({
-    db, config, mailer, audit, log, access,
+    db, config, mailer, audit, log, access, platforms,
     revokeAllSessions: (userId, trx) => auth.revokeAllSessions(userId, trx),
     revokeAllApiKeys: (userId, trx) => apiKeys.revokeAllOfUser(userId, trx),
   });

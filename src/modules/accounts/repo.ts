@@ -38,19 +38,6 @@ export function createAccountsRepo(db: Kysely<Schema>) {
      * The live user row, locked until the transaction ends: account changes of one user (unlink,
      * make primary, link) then run one after the other, so "never remove the last account" holds.
      */
-    lockUser: (userId: string, trx: Kysely<Schema>) =>
-      trx
-        .selectFrom('users')
-        .select(['id', 'username', 'primary_platform_account_id'])
-        .where('id', '=', userId)
-        .where('deleted_at', 'is', null)
-        .forUpdate()
-        .executeTakeFirst(),
-
-    setPrimary: async (userId: string, accountId: string, trx: Kysely<Schema>) => {
-      await trx.updateTable('users').set({ primary_platform_account_id: accountId, updated_at: new Date() }).where('id', '=', userId).execute();
-    },
-
     deleteAccount: async (accountId: string, trx: Kysely<Schema>) => {
       await trx.deleteFrom('platform_accounts').where('id', '=', accountId).execute();
     },

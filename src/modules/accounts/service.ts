@@ -41,7 +41,7 @@ export function createAccountsService(deps: Deps) {
 
   /** The locked user and one of their accounts, or 404 (an account of another user is not found either). */
   async function lockedAccount(userId: string, accountId: string, trx: Kysely<Schema>) {
-    const user = await repo.lockUser(userId, trx);
+    const user = await deps.users.repo.lockById(userId, trx);
     if (!user) throw notFound('User not found');
     const account = await repo.findOfUser(userId, accountId, trx);
     if (!account) throw notFound('Platform account not found');
@@ -57,7 +57,7 @@ export function createAccountsService(deps: Deps) {
     return deps.db.transaction().execute(async (trx) => {
       const link = await tokens.consume('email_link', hashToken(token), trx);
       if (!link?.email || !link.password_hash) throw badRequest(INVALID_TOKEN);
-      const user = await repo.lockUser(link.user_id, trx);
+      const user = await deps.users.repo.lockById(link.user_id, trx);
       if (!user) throw badRequest(INVALID_TOKEN);
       if (await deps.users.repo.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
       if (await deps.users.repo.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
@@ -67,7 +67,7 @@ export function createAccountsService(deps: Deps) {
         .catch((err: unknown) => {
           throw (err as { code?: string }).code === '23505' ? conflict(ADDRESS_TAKEN) : err;
         });
-      if (!user.primary_platform_account_id) await repo.setPrimary(user.id, platformAccountId, trx);
+      if (!user.primary_platform_account_id) await deps.users.repo.update(user.id, { primary_platform_account_id: platformAccountId }, trx);
       await deps.audit.record(
         request,
         {
@@ -98,7 +98,7 @@ export function createAccountsService(deps: Deps) {
       return deps.db.transaction().execute(async (trx) => {
         const { user, account } = await lockedAccount(userId, accountId, trx);
         if (!account.is_primary) {
-          await repo.setPrimary(userId, accountId, trx);
+          await deps.users.repo.update(userId, { primary_platform_account_id: accountId }, trx);
           await deps.audit.record(
             request,
             {

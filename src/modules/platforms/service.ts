@@ -64,7 +64,8 @@ export function createPlatformsService(deps: Deps) {
     get,
 
     /** The platform with this slug, or undefined (for other modules; never throws). */
-    bySlug: (slug: string) => repo.find(slug),
+    /** Pass the transaction when calling inside one (the embedded database has a single connection). */
+    bySlug: (slug: string, executor?: Kysely<Schema>) => repo.find(slug, executor),
 
     /** New logins through the platform are allowed. */
     async isEnabled(slug: string): Promise<boolean> {

@@ -5,6 +5,7 @@ import type { AuditWriter } from '../../platform/audit.js';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, forbidden } from '../../platform/http/errors.js';
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
+import type { PlatformsService } from '../platforms/service.js';
 import type { UsersRepo } from './repo.js';
 
 export interface OAuthSignInInput {
@@ -20,6 +21,7 @@ interface Deps {
   repo: UsersRepo;
   audit: AuditWriter;
   access: Pick<AccessService, 'grantRoleDirectly'>;
+  platforms: Pick<PlatformsService, 'bySlug'>;
   /** REGISTRATION_ENABLED: the global switch covers sign-ups through OAuth too. */
   registrationEnabled: boolean;
 }
@@ -65,7 +67,7 @@ export function createOAuthSignIn(deps: Deps) {
   }
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
-    const platform = await repo.findPlatformBySlug(slug, trx);
+    const platform = await deps.platforms.bySlug(slug, trx);
     if (!platform?.is_oauth) throw badRequest(`oauthProvider '${slug}' is not a known OAuth provider`);
     if (!platform.enabled) throw badRequest(`Sign-in through '${slug}' is disabled`);
     return platform;

@@ -196,10 +196,6 @@ export function createUsersRepo(db: Kysely<Schema>) {
         .execute();
     },
 
-    findPlatformBySlug(slug: string, executor: Kysely<Schema> = db) {
-      return executor.selectFrom('platforms').select(['id', 'slug', 'is_oauth', 'enabled', 'registration_enabled']).where('slug', '=', slug).executeTakeFirst();
-    },
-
     /** The account of this provider identity, with its user's deletion marker. */
     findAccountOfIdentity(platformId: string, platformUserId: string, executor: Kysely<Schema> = db) {
       return executor

@@ -7,6 +7,7 @@ import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
+import type { PlatformsService } from '../platforms/service.js';
 import type { AccessService } from '../access/service.js';
 import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
@@ -39,6 +40,7 @@ export interface UsersDeps {
   audit: AuditWriter;
   log: FastifyBaseLogger;
   access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'repo'>;
+  platforms: Pick<PlatformsService, 'bySlug'>;
   revokeAllSessions: Revoke;
   revokeAllApiKeys: Revoke;
   /** Whether a user is banned now; wired by the bans area (false until then). */
@@ -50,7 +52,7 @@ export function createUsersService(deps: UsersDeps) {
   const { db } = deps;
   const repo = createUsersRepo(db);
   const emailChange = createEmailChangeService({ db, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
-  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, registrationEnabled: deps.config.registrationEnabled });
+  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);

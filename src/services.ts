@@ -95,7 +95,12 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const tripTemplates = createTripTemplatesService({ db, trips });
   const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
   // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
-  const sessions = createSessionsService({ db, kv, credentials, audit, log, createSession: (request, input, trx) => auth.createSession(request, input, trx), platformName: (slug) => platforms.displayName(slug) });
+  const sessions = createSessionsService({
+    db, kv, credentials, audit, log,
+    createSession: (request, input, trx) => auth.createSession(request, input, trx),
+    platformName: (slug) => platforms.displayName(slug),
+    userWithPrimaryProvider: (userId) => users.repo.findWithPrimaryProvider(userId),
+  });
   /** Hourly: rows that can never be used again, several of them holding password hashes. */
   const purgeExpired = async () => ({
     sessions: await sessions.purgeExpired(),

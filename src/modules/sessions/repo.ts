@@ -17,12 +17,6 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .orderBy('created_at', 'desc')
         .execute(),
 
-    /** Display name of the platform with this slug (used only when no platforms service is wired). */
-    async platformName(slug: string): Promise<string | undefined> {
-      const row = await db.selectFrom('platforms').select('name').where('slug', '=', slug).executeTakeFirst();
-      return row?.name;
-    },
-
     /** An unexpired session of a user that is not deleted, by token hash. */
     findLiveByHash: (tokenHash: string) =>
       db
@@ -31,20 +25,6 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .select(['s.id', 's.user_id', 's.expires_at', 's.created_at'])
         .where('s.token_hash', '=', tokenHash)
         .where('s.expires_at', '>', new Date())
-        .where('u.deleted_at', 'is', null)
-        .executeTakeFirst(),
-
-    /**
-     * A user that is not deleted, with the slug of their primary sign-in platform (the provider
-     * recorded on sessions created for them through the internal endpoint).
-     */
-    findUserWithPrimaryProvider: (userId: string) =>
-      db
-        .selectFrom('users as u')
-        .leftJoin('platform_accounts as pa', 'pa.id', 'u.primary_platform_account_id')
-        .leftJoin('platforms as p', 'p.id', 'pa.platform_id')
-        .select(['u.id', 'p.slug as provider'])
-        .where('u.id', '=', userId)
         .where('u.deleted_at', 'is', null)
         .executeTakeFirst(),
 

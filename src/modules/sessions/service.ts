@@ -45,8 +45,10 @@ interface Deps {
   /** The auth service's one way to make a session row. */
   createSession: AuthService['createSession'];
   revokeOAuthTokens?: OAuthTokenRevoker;
-  /** The platforms service's display name of a provider slug; a plain read of the platform when absent. */
-  platformName?: (slug: string) => Promise<string>;
+  /** The platforms service's display name of a provider slug. */
+  platformName: (slug: string) => Promise<string>;
+  /** A user that is not deleted, with the slug of their primary sign-in platform (null without one). */
+  userWithPrimaryProvider: (userId: string) => Promise<{ id: string; provider: string | null } | undefined>;
 }
 
 /** The caller's own session, or 403 for any other credential (the routes need to know the current session). */
@@ -72,7 +74,6 @@ export function createSessionsService(deps: Deps) {
   const repo = createSessionsRepo(deps.db);
   const activity = new ActivityRecorder((entries) => repo.recordActivity(entries), deps.log);
   const revokeOAuthTokens = deps.revokeOAuthTokens ?? revokeNoOAuthTokens;
-  const platformName = deps.platformName ?? (async (slug: string) => (await repo.platformName(slug)) ?? slug);
 
   async function broadcast(message: SessionBroadcast): Promise<void> {
     try {
@@ -105,7 +106,7 @@ export function createSessionsService(deps: Deps) {
       const { userId, sessionId } = sessionOf(caller);
       const rows = await repo.listLiveOfUser(userId);
       const providers = [...new Set(rows.map((row) => row.provider))];
-      const names = new Map(await Promise.all(providers.map(async (slug) => [slug, await platformName(slug)] as const)));
+      const names = new Map(await Promise.all(providers.map(async (slug) => [slug, await deps.platformName(slug)] as const)));
       const sessions = rows.map((row) => {
         const pending = activity.pendingFor(row.id);
         const agent = parseUserAgent(row.user_agent ?? '');
@@ -174,7 +175,7 @@ export function createSessionsService(deps: Deps) {
     async createForApp(request: FastifyRequest, input: { userId: string; expires: string }) {
       const expires = new Date(input.expires);
       if (!(expires.getTime() > Date.now())) throw badRequest('expires must be in the future');
-      const user = await repo.findUserWithPrimaryProvider(input.userId);
+      const user = await deps.userWithPrimaryProvider(input.userId);
       if (!user) throw notFound('User not found');
       const app = sourceServiceOf(request);
       const session = await deps.db.transaction().execute(async (trx) => {

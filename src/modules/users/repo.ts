@@ -196,6 +196,20 @@ export function createUsersRepo(db: Kysely<Schema>) {
         .execute();
     },
 
+    /**
+     * A user that is not deleted, with the slug of their primary sign-in platform (the provider
+     * recorded on sessions created for them through the internal endpoint).
+     */
+    findWithPrimaryProvider: (userId: string) =>
+      db
+        .selectFrom('users as u')
+        .leftJoin('platform_accounts as pa', 'pa.id', 'u.primary_platform_account_id')
+        .leftJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .select(['u.id', 'p.slug as provider'])
+        .where('u.id', '=', userId)
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst(),
+
     /** The account of this provider identity, with its user's deletion marker. */
     findAccountOfIdentity(platformId: string, platformUserId: string, executor: Kysely<Schema> = db) {
       return executor

@@ -8,7 +8,7 @@ import { registerErrorHandling } from './platform/http/errors.js';
 import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
-import { registerRateLimit } from './platform/rate-limit.js';
+import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
 import { createScheduler } from './platform/scheduler.js';
 import { accessRoutes } from './modules/access/routes.js';
 import { apiKeyRoutes } from './modules/api-keys/routes.js';
@@ -100,9 +100,12 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', async () => scheduler.stop());
   services.sessions.activity.start();
   app.addHook('onClose', () => services.sessions.activity.stop());
-  registerAuth(app, services.credentials, (caller) => {
-    if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
-    if (caller.sessionId) services.sessions.noteActivity(caller.sessionId);
+  registerAuth(app, services.credentials, {
+    onResolved: (caller) => {
+      if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
+      if (caller.sessionId) services.sessions.noteActivity(caller.sessionId);
+    },
+    beforeDatabaseLookup: credentialLookupLimit(deps.kv, config, app.log),
   });
   registerRateLimit(app, deps.kv, config);
 

@@ -27,6 +27,30 @@ describe('rate limiting', () => {
   const get = (url: string, ip: string, headers: Record<string, string> = {}) =>
     t.app.inject({ method: 'GET', url, remoteAddress: ip, headers });
 
+  it('stops made-up tokens before they reach the database: unknown credentials count per IP', async () => {
+    const { auth, apiKeys } = t.app.services;
+    const [lookupSession, lookupKey] = [auth.lookupSession, apiKeys.lookup];
+    let databaseLookups = 0;
+    auth.lookupSession = async (hash) => (databaseLookups++, lookupSession(hash));
+    apiKeys.lookup = async (hash) => (databaseLookups++, lookupKey(hash));
+    try {
+      const ip = freshIp();
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await get('/v1/gps/current', ip, bearer(`wg_made_up_${i}_${Date.now()}`))).statusCode);
+      expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+      expect(databaseLookups).toBe(LIMITS.anonymous);
+      const refused = await get('/v1/gps/current', ip, bearer('ses_another_made_up_token'));
+      expect(refused.json()).toEqual({ error: 'TooManyRequests', message: 'Too many unknown credentials from this address; at most 3 per 3600 seconds' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      // Another address is not affected, and X-Internal-Token skips the count as it skips the anonymous limit.
+      expect((await get('/v1/gps/current', freshIp(), bearer('wg_made_up_elsewhere'))).statusCode).toBe(401);
+      expect((await get('/v1/gps/current', ip, { ...bearer('wg_made_up_internal'), 'x-internal-token': 'internal-secret' })).statusCode).toBe(401);
+    } finally {
+      Object.assign(auth, { lookupSession });
+      Object.assign(apiKeys, { lookup: lookupKey });
+    }
+  });
+
   it('counts anonymous requests per IP and answers 429 with the limit headers', async () => {
     const ip = freshIp();
     const windowEnd = (Math.floor(Date.now() / 1000 / 3600) + 1) * 3600;

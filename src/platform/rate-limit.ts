@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { sameSecret } from './auth/tokens.js';
-import { AppError } from './http/errors.js';
+import { AppError, tooManyRequests } from './http/errors.js';
 import type { KeyValueStore, WindowCount } from './kv/index.js';
 
 declare module 'fastify' {
@@ -61,6 +61,28 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
       throw new AppError(429, `Rate limit of ${tightest.limit} requests per ${limits.windowSecs} seconds exceeded`);
     }
   });
+}
+
+/**
+ * Credentials neither cache knows are read from the database; made-up tokens would all be such reads.
+ * They count per client IP against the anonymous limit (X-Internal-Token skips it, as it does that
+ * limit); beyond it the request gets 429 before the database is asked. A failing store lets it through.
+ */
+export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
+  const limits = config.rateLimit;
+  return async (request: FastifyRequest): Promise<void> => {
+    if (!limits.enabled || hasInternalToken(request, config.internalToken)) return;
+    let hit: WindowCount;
+    try {
+      hit = await kv.hitWindow(`ratelimit:lookup:${request.ip}`, limits.windowSecs);
+    } catch (err) {
+      log.warn({ err }, 'credential lookup counter unavailable; not limiting');
+      return;
+    }
+    if (hit.count > limits.anonymous) {
+      throw tooManyRequests(`Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`, hit.resetAt - Date.now() / 1000);
+    }
+  };
 }
 
 function bucketsFor(request: FastifyRequest, config: Config): Bucket[] {

@@ -54,10 +54,14 @@ export class CredentialResolver {
     await this.#unsubscribe?.();
   }
 
-  async resolve(token: string): Promise<Caller | null> {
+  /**
+   * `beforeDatabase` runs only when neither cache knows the token, right before the database is asked:
+   * the caller may refuse there (made-up tokens must not turn into a flood of queries).
+   */
+  async resolve(token: string, beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
     const hash = hashToken(token);
     const local = this.#local.get(hash);
-    const caller = local && local.until > Date.now() ? local.caller : await this.#resolveShared(hash, token);
+    const caller = local && local.until > Date.now() ? local.caller : await this.#resolveShared(hash, token, beforeDatabase);
     if (caller?.expiresAt != null && caller.expiresAt <= Date.now()) return null;
     return caller;
   }
@@ -84,13 +88,14 @@ export class CredentialResolver {
     await this.#publish({ id: randomUUID(), generation });
   }
 
-  async #resolveShared(hash: string, token: string): Promise<Caller | null> {
+  async #resolveShared(hash: string, token: string, beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
     const key = this.#sharedKey(hash);
     const cached = await this.#safely(() => this.kv.get(key));
     let caller: Caller | null;
     if (cached != null) {
       caller = cached === UNKNOWN ? null : (JSON.parse(cached) as Caller);
     } else {
+      await beforeDatabase?.();
       const seen = this.#invalidations;
       caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.lookups.session : this.lookups.apiKey)(hash);
       // The database may have been read just before a revocation landed: answer, but cache nothing.

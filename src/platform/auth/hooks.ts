@@ -42,12 +42,17 @@ export function callerOf(request: FastifyRequest): Caller {
  * to their allowlist, and enforces each route's `config.auth`. Must be
  * registered before the routes. The X-User-Id header is never read.
  */
-export function registerAuth(app: FastifyInstance, resolver: CredentialResolver, onResolved: (caller: Caller) => void): void {
+export function registerAuth(
+  app: FastifyInstance,
+  resolver: CredentialResolver,
+  hooks: { onResolved: (caller: Caller) => void; beforeDatabaseLookup?: (request: FastifyRequest) => Promise<void> },
+): void {
   app.decorateRequest('caller', null);
+  const { onResolved, beforeDatabaseLookup } = hooks;
 
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request.headers.authorization);
-    request.caller = token ? await resolver.resolve(token) : null;
+    request.caller = token ? await resolver.resolve(token, beforeDatabaseLookup && (() => beforeDatabaseLookup(request))) : null;
     if (request.caller) onResolved(request.caller);
     if (request.caller?.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) {
       throw forbidden('System key not permitted on this route');

@@ -135,6 +135,18 @@ describe('credential resolution', () => {
     expect(anonymous.statusCode).toBe(401);
   });
 
+  it('a node that missed a generation message catches up when it re-reads the generation', async () => {
+    const user = await createUser(t.app);
+    const roles = () => t.app.inject({ url: '/v1/roles', headers: bearer(user.token) });
+    expect((await roles()).statusCode).toBe(403);
+    // The change happens behind this node's back: the database and the shared generation, no message.
+    await t.database.db.insertInto('user_roles').values({ user_id: user.id, role_id: 'role_admin' }).execute();
+    await t.kv.set('credentials:generation', 'changed-elsewhere');
+    expect((await roles()).statusCode).toBe(403);
+    await t.app.services.credentials.syncGeneration();
+    expect((await roles()).statusCode).toBe(200);
+  });
+
   it('refuses a session whose user was deleted', async () => {
     const user = await createUser(t.app);
     await t.database.db.updateTable('users').set({ deleted_at: new Date() }).where('id', '=', user.id).execute();

@@ -21,6 +21,8 @@ const CHANNEL = 'credentials:invalidate';
 const GENERATION_KEY = 'credentials:generation';
 
 const DELIVERY_WAIT_MS = 250;
+/** Pub/sub does not redeliver: this often, each node re-reads the shared generation in case it missed one. */
+const GENERATION_CHECK_MS = 30_000;
 
 type InvalidationMessage = { id: string } & ({ hashes: string[] } | { generation: string });
 
@@ -38,6 +40,7 @@ export class CredentialResolver {
   #invalidations = 0;
   #generation = '0';
   #unsubscribe: (() => Promise<void>) | undefined;
+  #generationCheck: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly kv: KeyValueStore,
@@ -48,10 +51,18 @@ export class CredentialResolver {
   async start(): Promise<void> {
     this.#generation = (await this.#safely(() => this.kv.get(GENERATION_KEY))) ?? '0';
     this.#unsubscribe = await this.kv.subscribe(CHANNEL, (message) => this.#onInvalidation(message));
+    this.#generationCheck = setInterval(() => void this.syncGeneration(), GENERATION_CHECK_MS).unref();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.#generationCheck);
     await this.#unsubscribe?.();
+  }
+
+  /** Adopts the shared generation when another node started a new one this node did not hear of. */
+  async syncGeneration(): Promise<void> {
+    const shared = await this.#safely(() => this.kv.get(GENERATION_KEY));
+    if (shared && shared !== this.#generation) this.#applyGeneration(shared);
   }
 
   /**

@@ -44,7 +44,10 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
   const platforms = createPlatformsService({ db, audit });
-  const access = createAccessService({ db, credentials });
+  const access = createAccessService({
+    db, credentials,
+    credentialHashesOfUser: async (userId) => [...(await auth.sessionHashesOf(userId)), ...(await apiKeys.keyHashesOf(userId))],
+  });
   // Late-bound: deleting a user revokes their sessions (auth) and API keys, and both of those use users.
   const users = createUsersService({
     db, config, mailer, audit, log, access, platforms,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const HOST = 'waygate.test';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
@@ -469,6 +469,19 @@ describe('role and permission changes apply to live credentials', () => {
 
     expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
     expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+  });
+
+  it("a user's role change drops only that user's credentials, their own keys included", async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
+    const key = await createApiKey(t.app, user.token, { name: 'reader', scopes: ['roles:read'] });
+    expectStatus(await call(t.app, 'GET', '/v1/roles', key.key), 200);
+    const generation = await t.kv.get('credentials:generation');
+
+    expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/roles', key.key), 403, FORBIDDEN);
+    // No new generation: everybody else's cached credentials stay where they are.
+    expect(await t.kv.get('credentials:generation')).toBe(generation);
   });
 
   it('deleting a custom role takes its permissions from holders on the next request', async () => {

@@ -17,11 +17,24 @@ export interface EffectiveAccess {
 
 /**
  * Roles, permissions and who holds them. Changes that alter what existing
- * credentials may do start a new credential-cache generation, so they apply
- * from the next request on every node.
+ * credentials may do apply from the next request on every node: a change to
+ * one user's roles drops that user's cached credentials, a change to a role
+ * starts a new credential-cache generation.
  */
-export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pick<CredentialResolver, 'invalidateAll'> }) {
+interface Deps {
+  db: Kysely<Schema>;
+  credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
+  /** Token hashes of everything that acts for a user: their sessions and the API keys they own. */
+  credentialHashesOfUser: (userId: string) => Promise<string[]>;
+}
+
+export function createAccessService(deps: Deps) {
   const repo = createAccessRepo(deps.db);
+
+  /** A user's roles changed: only their own credentials are re-read, not every cached one. */
+  async function invalidateUser(userId: string): Promise<void> {
+    await deps.credentials.invalidate(await deps.credentialHashesOfUser(userId));
+  }
 
   async function requireRole(roleId: string) {
     const role = await repo.getRole(roleId);
@@ -152,7 +165,7 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
     async assignRoleToUser(caller: Caller, userId: string, roleId: string) {
       await assertMayHandOut(caller, roleId);
       if (!(await repo.assignRoleToUser(userId, roleId))) throw conflict('The user already has this role');
-      await deps.credentials.invalidateAll();
+      await invalidateUser(userId);
     },
 
     async removeRoleFromUser(caller: Caller, userId: string, roleId: string) {
@@ -166,8 +179,10 @@ export function createAccessService(deps: { db: Kysely<Schema>; credentials: Pic
         }
         if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw notFound('The user does not have this role');
       });
-      await deps.credentials.invalidateAll();
+      await invalidateUser(userId);
     },
+
+    invalidateUser,
 
     /** Assigns a role without the caller checks (bootstrap, CLI, registration). */
     grantRoleDirectly: (userId: string, roleId: string, executor?: Kysely<Schema>) => repo.assignRoleToUser(userId, roleId, executor),

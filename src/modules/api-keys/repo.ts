@@ -37,6 +37,11 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
       return query.execute();
     },
 
+    async keyHashesOfOwner(userId: string): Promise<string[]> {
+      const rows = await db.selectFrom('api_keys').select('key_hash').where('user_id', '=', userId).execute();
+      return rows.map((row) => row.key_hash);
+    },
+
     get: (id: string) => db.selectFrom('api_keys').select([...API_KEY_COLUMNS, 'key_hash']).where('id', '=', id).executeTakeFirst(),
 
     /** A usable key by its hash: active, unexpired, and not owned by a deleted user. */

@@ -81,6 +81,8 @@ export function createApiKeysService(deps: Deps) {
   }
 
   return {
+    keyHashesOf: (userId: string) => repo.keyHashesOfOwner(userId),
+
     /** Credential lookup for the resolver: the caller a key stands for, or null. */
     async lookup(keyHash: string): Promise<Caller | null> {
       const key = await repo.findUsable(keyHash);

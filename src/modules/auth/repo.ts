@@ -20,6 +20,11 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .where('u.deleted_at', 'is', null)
         .executeTakeFirst(),
 
+    async tokenHashesOfUser(userId: string): Promise<string[]> {
+      const rows = await db.selectFrom('sessions').select('token_hash').where('user_id', '=', userId).execute();
+      return rows.map((row) => row.token_hash);
+    },
+
     /** Deletes every session of a user; returns their token hashes (to drop from the credential cache). */
     async deleteAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
       const rows = await executor.deleteFrom('sessions').where('user_id', '=', userId).returning('token_hash').execute();

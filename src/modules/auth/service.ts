@@ -104,6 +104,7 @@ export function createAuthService(deps: Deps) {
   }
 
   return {
+    sessionHashesOf: (userId: string) => sessions.tokenHashesOfUser(userId),
     createSession,
     issueSession,
 
@@ -200,7 +201,7 @@ export function createAuthService(deps: Deps) {
     async ensureSuperAdmin(input: NewEmailUser): Promise<{ userId: string; created: boolean }> {
       const existing = await deps.users.repo.findEmailAccount(normaliseEmail(input.email));
       if (existing) {
-        if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE)) await deps.credentials.invalidateAll();
+        if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE)) await deps.access.invalidateUser(existing.user_id);
         return { userId: existing.user_id, created: false };
       }
       const user = await deps.db.transaction().execute(async (trx) => {

@@ -4,7 +4,7 @@ import type { Config } from './config.js';
 import type { Database } from './platform/db/database.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
-import { registerErrorHandling } from './platform/http/errors.js';
+import { AppError, registerErrorHandling } from './platform/http/errors.js';
 import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
@@ -131,7 +131,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
-  await bootstrap(app, config, services);
+  try {
+    await bootstrap(app, config, services);
+  } catch (err) {
+    // Stop what the services started (subscriptions, timers) before giving up.
+    await app.close();
+    throw err;
+  }
 
   await app.ready();
   return app as unknown as FastifyInstance;
@@ -140,7 +146,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 /** BOOTSTRAP_ADMIN_* and SYSTEM_API_KEY: make sure the first super admin and the system key exist. */
 async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, services: Services): Promise<void> {
   if (config.bootstrapAdmin) {
-    const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin);
+    const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin).catch((err: unknown) => {
+      // One clear line at start: which setting is wrong and why.
+      throw err instanceof AppError ? new AppError(err.status, `BOOTSTRAP_ADMIN_*: ${err.message}`) : err;
+    });
     app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
   }
   if (config.systemApiKey) {

@@ -120,6 +120,19 @@ describe('bootstrap', () => {
       await t.close();
     }
   });
+
+  it('refuses to start, naming the setting, when the bootstrap email belongs to a deleted user', async () => {
+    const t = await buildTestApp();
+    try {
+      await t.database.db.updateTable('users').set({ deleted_at: new Date() }).execute();
+      const { buildApp } = await import('../../app.js');
+      await expect(buildApp(t.config, { database: t.database, kv: t.kv }, { logger: false })).rejects.toThrow(
+        'BOOTSTRAP_ADMIN_*: This email belongs to a deleted user; choose another address',
+      );
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('bot protection on login', () => {

@@ -7,7 +7,7 @@ import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { verifyPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken, sameSecret, SESSION_TOKEN_PREFIX } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema.js';
-import { unauthorized } from '../../platform/http/errors.js';
+import { conflict, unauthorized } from '../../platform/http/errors.js';
 import { DEFAULT_USER_ROLE, SUPER_ADMIN_ROLE, type AccessService } from '../access/service.js';
 import { EMAIL_PLATFORM } from '../users/repo.js';
 import { normaliseEmail, type NewEmailUser, type UsersService } from '../users/service.js';
@@ -199,11 +199,13 @@ export function createAuthService(deps: Deps) {
      * leaves the password alone.
      */
     async ensureSuperAdmin(input: NewEmailUser): Promise<{ userId: string; created: boolean }> {
-      const existing = await deps.users.repo.findEmailAccount(normaliseEmail(input.email));
+      const email = normaliseEmail(input.email);
+      const existing = await deps.users.repo.findEmailAccount(email);
       if (existing) {
         if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE)) await deps.access.invalidateUser(existing.user_id);
         return { userId: existing.user_id, created: false };
       }
+      if (await deps.users.repo.emailAccountExists(email)) throw conflict('This email belongs to a deleted user; choose another address');
       const user = await deps.db.transaction().execute(async (trx) => {
         const created = await deps.users.createEmailUser(trx, input);
         await deps.access.grantRoleDirectly(created.id, SUPER_ADMIN_ROLE, trx);

@@ -135,7 +135,8 @@ export function createUsersService(deps: UsersDeps) {
       const email = normaliseEmail(input.email);
       const username = checkedUsername(input.username);
       if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-      if (await repo.findEmailAccount(email, trx)) throw conflict('Email is already registered');
+      // Addresses and names of deleted users stay reserved, as in registration.
+      if (await repo.emailAccountExists(email, trx)) throw conflict('Email is already registered');
       if (await repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
       return repo.createWithEmailAccount(trx, { username, email, passwordHash: await hashPassword(input.password) });
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses, requestUrl } from '../../platform/http/envelopes.js';
 import { forbidden, unauthorized } from '../../platform/http/errors.js';
 import { MessageBody } from '../../platform/http/schemas.js';
@@ -29,11 +29,6 @@ const security = [{ bearer: [] }];
 async function sessionTokenOnly(request: FastifyRequest): Promise<void> {
   if (!request.caller) throw unauthorized();
   if (request.caller.kind !== 'session') throw forbidden('This endpoint requires a session token');
-}
-
-async function systemKeyOnly(request: FastifyRequest): Promise<void> {
-  if (!request.caller) throw unauthorized();
-  if (!request.caller.isSystem) throw forbidden();
 }
 
 export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { sessions: SessionsService }): Promise<void> {
@@ -87,7 +82,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   });
 
   app.post('/v1/sessions', {
-    onRequest: systemKeyOnly,
+    config: { auth: requireSystemKey() },
     schema: {
       tags: internalTags,
       summary: 'Create a session for a user (system key only)',
@@ -99,7 +94,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   }, async (request, reply) => reply.status(201).send(await sessions.createForApp(request, request.body)));
 
   app.get('/v1/sessions/:token', {
-    onRequest: systemKeyOnly,
+    config: { auth: requireSystemKey() },
     schema: {
       tags: internalTags,
       summary: 'Look a session up by its token (system key only)',
@@ -111,7 +106,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   }, async (request) => sessions.getForApp(request.params.token));
 
   app.delete('/v1/sessions/:token', {
-    onRequest: systemKeyOnly,
+    config: { auth: requireSystemKey() },
     schema: {
       tags: internalTags,
       summary: 'End a session by its token (system key only)',

@@ -9,7 +9,7 @@ import { WS_BROADCAST_CHANNEL } from './service.js';
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
 const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
+const SYSTEM_KEY_ONLY = { error: 'Forbidden', message: 'Only the system API key may call this endpoint' };
 const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
 const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token' };
 
@@ -295,7 +295,7 @@ describe('internal session endpoints', () => {
       for (const credential of [user.token, adminToken, adminKey]) {
         const response = await t.app.inject({ ...route, headers: bearer(credential) });
         expect(response.statusCode).toBe(403);
-        expect(response.json()).toEqual(FORBIDDEN);
+        expect(response.json()).toEqual(SYSTEM_KEY_ONLY);
       }
     }
   });

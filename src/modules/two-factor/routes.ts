@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
-import { badRequest, forbidden } from '../../platform/http/errors.js';
+import { badRequest } from '../../platform/http/errors.js';
 import { AuthResponse } from '../auth/schemas.js';
 import {
   AnyCodeBody,
@@ -115,11 +115,7 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
   }, async (request) => twoFactor.verifyLogin(request, request.body));
 
   app.post('/v1/auth/2fa/check', {
-    config: { auth },
-    // Before the body is read: any credential but the system key is refused outright.
-    onRequest: async (request) => {
-      if (request.caller && !request.caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
-    },
+    config: { auth: requireSystemKey() },
     schema: {
       tags,
       summary: 'For a sign-in done elsewhere (OAuth): whether the user needs a 2FA code; if so, a temporary token',

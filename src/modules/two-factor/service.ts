@@ -207,7 +207,6 @@ export function createTwoFactorService(deps: Deps) {
     closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
 
     async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
-      if (!caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
       const user = await deps.users.repo.findById(input.user_id);
       if (!user) throw badRequest('user_id does not name an existing user');
       const state = await enabledState(user.id);

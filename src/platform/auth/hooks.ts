@@ -12,6 +12,8 @@ export interface RouteAuth {
   orSelf?: string;
   /** Any valid credential will do. */
   authenticated?: true;
+  /** Only the system API key (internal endpoints): 401 without a credential, 403 with any other. */
+  systemKey?: true;
 }
 
 declare module 'fastify' {
@@ -29,6 +31,7 @@ export const requirePermission = (permission: string, options: { orSelf?: string
   ...options,
 });
 export const requireAuthenticated = (): RouteAuth => ({ authenticated: true });
+export const requireSystemKey = (): RouteAuth => ({ systemKey: true });
 
 /** The caller of a route that declared `config.auth` (its onRequest check guarantees one). */
 export function callerOf(request: FastifyRequest): Caller {
@@ -72,6 +75,7 @@ export function registerAuth(
 function enforce(request: FastifyRequest, auth: RouteAuth): void {
   const caller = request.caller;
   if (!caller) throw unauthorized();
+  if (auth.systemKey && !caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
   if (!auth.permission) return;
   const params = request.params as Record<string, string> | undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
@@ -84,9 +88,11 @@ function enforce(request: FastifyRequest, auth: RouteAuth): void {
 function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
   const schema = (route.schema ??= {}) as Record<string, unknown>;
   schema.security = [{ bearer: [] }];
-  const requirement = auth.permission
-    ? `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
-    : 'Requires any valid credential.';
+  const requirement = auth.systemKey
+    ? 'Requires the system API key.'
+    : auth.permission
+      ? `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
+      : 'Requires any valid credential.';
   schema.description = [schema.description, requirement].filter(Boolean).join('\n\n');
   if (auth.permission) schema['x-permission'] = auth.permission;
 }

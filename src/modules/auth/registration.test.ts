@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier, type FakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 describe('registration', () => {
   let smtp: FakeSmtp;
@@ -92,6 +92,50 @@ describe('registration', () => {
     expect(response.json()).not.toHaveProperty('session_token');
     expect((await post('/v1/auth/login', { identifier: input.username, password: input.password })).statusCode).toBe(200);
     expect((await post('/v1/auth/verify-email', { token })).statusCode).toBe(400);
+  });
+
+  it('verify-email also completes an email change (409 when the address was taken meanwhile) and an email link', async () => {
+    const user = await createUser(t.app);
+    const change = (email: string) =>
+      t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/email/request-change`, headers: bearer(user.token), payload: { email } });
+    expect((await change('moved@example.org')).statusCode).toBe(200);
+    const changeToken = tokenFromMail(await smtp.waitFor('moved@example.org'));
+    const changed = await post('/v1/auth/verify-email', { token: changeToken });
+    expect(changed.json()).toEqual({
+      success: true,
+      message: 'Your new email address is confirmed',
+      verification_type: 'email_change',
+      user_id: user.id,
+      redirect_url: 'https://app.waygate.test/account',
+    });
+
+    expect((await change('contested@example.org')).statusCode).toBe(200);
+    const contestedToken = tokenFromMail(await smtp.waitFor('contested@example.org'));
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, { email: 'contested@example.org', username: 'contender', password: 'long enough pw' }),
+    );
+    expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({ error: 'Conflict', message: 'Email is already in use' });
+
+    // An OAuth-only user adds email sign-in.
+    await t.database.db.insertInto('platforms').values({ name: 'Forge', slug: 'forge', is_oauth: true }).onConflict((oc) => oc.column('slug').doNothing()).execute();
+    const oauth = await t.app.inject({
+      method: 'POST',
+      url: '/v1/users/oauth',
+      headers: bearer(TEST_SYSTEM_KEY),
+      payload: { email: null, name: 'Link Me', oauthProvider: 'forge', oauthProviderId: 'forge-link-1', image: null },
+    });
+    const linkUserId = oauth.json().data.id as string;
+    const admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    const linkRequest = await t.app.inject({
+      method: 'POST',
+      url: `/v1/users/${linkUserId}/email-link/request`,
+      headers: bearer(admin),
+      payload: { email: 'linked@example.org', password: 'linked password' },
+    });
+    expect(linkRequest.statusCode).toBe(200);
+    const linked = await post('/v1/auth/verify-email', { token: tokenFromMail(await smtp.waitFor('linked@example.org')) });
+    expect(linked.json()).toMatchObject({ success: true, verification_type: 'email_link', user_id: linkUserId });
+    expect((await post('/v1/auth/login', { identifier: 'linked@example.org', password: 'linked password' })).statusCode).toBe(200);
   });
 
   it('refuses unknown and expired tokens with 400', async () => {

@@ -101,6 +101,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   const sessions = createSessionsService({
     db, kv, credentials, audit, log,
     createSession: (request, input, trx) => auth.createSession(request, input, trx),
+    liveSession: (tokenHash) => auth.liveSession(tokenHash),
     platformName: (slug) => platforms.displayName(slug),
     userWithPrimaryProvider: (userId) => users.repo.findWithPrimaryProvider(userId),
   });

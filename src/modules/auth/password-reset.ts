@@ -10,7 +10,7 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { passwordResetMail } from '../../platform/mail/messages.js';
 import { INVALID_TOKEN, mailLink, RESET_PASSWORD_PATH } from '../../platform/mail/token-mail.js';
-import { MIN_PASSWORD_LENGTH, normaliseEmail, type UsersService } from '../users/service.js';
+import { checkedPassword, normaliseEmail, type UsersService } from '../users/service.js';
 import type { AuthService } from './service.js';
 import { createAccountTokens } from '../account-tokens.js';
 
@@ -85,8 +85,7 @@ export function createPasswordResetService(deps: Deps) {
     /** Sets the new password, uses up the token and ends every session of the user, all at once. */
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
-      if (input.new_password.length < MIN_PASSWORD_LENGTH) throw badRequest(`new_password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-      const passwordHash = await hashPassword(input.new_password);
+      const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
       const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw badRequest(INVALID_TOKEN);

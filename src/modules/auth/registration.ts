@@ -11,7 +11,7 @@ import { registrationMail } from '../../platform/mail/messages.js';
 import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import { EMAIL_PLATFORM } from '../users/repo.js';
-import { MIN_PASSWORD_LENGTH, normaliseEmail, USERNAME_PATTERN, type UsersService } from '../users/service.js';
+import { checkedNewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, AuthService } from './service.js';
 import { createRegistrationRepo } from './registration-repo.js';
 
@@ -44,23 +44,11 @@ export interface RegistrationInput {
 export function createRegistrationService(deps: Deps) {
   const tokens = createRegistrationRepo(deps.db);
 
-  function validate(input: RegistrationInput) {
-    const username = input.username.trim().toLowerCase();
-    if (!USERNAME_PATTERN.test(username)) throw badRequest('username must be 3-30 characters of letters, digits and underscores');
-    if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-    return { email: normaliseEmail(input.email), username };
-  }
-
-  async function ensureFree(email: string, username: string, trx: Kysely<Schema>) {
-    if (await deps.users.repo.emailAccountExists(email, trx)) throw conflict('Email is already registered');
-    if (await deps.users.repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
-  }
-
   /** Turns a live pending registration into a user; the caller decides whether a session follows. */
   async function completeRegistration(request: FastifyRequest, tokenHash: string, trx: Kysely<Schema>) {
     const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
     if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw badRequest(INVALID_TOKEN);
-    await ensureFree(pending.email, pending.username, trx);
+    await deps.users.assertEmailUserFree(pending.email, pending.username, trx);
     const user = await deps.users.repo.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
     await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
     await deps.audit.record(request, { eventType: 'user_created', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { provider: EMAIL_PLATFORM } }, trx);
@@ -73,11 +61,11 @@ export function createRegistrationService(deps: Deps) {
     async register(request: FastifyRequest, input: RegistrationInput): Promise<{ message: string; expires_at: Date }> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       if (!(await deps.registrationOpen())) throw badRequest('Registration is disabled');
-      const { email, username } = validate(input);
+      const { email, username } = checkedNewEmailUser(input);
       const token = newToken('');
       const passwordHash = await hashPassword(input.password);
       const pending = await deps.db.transaction().execute(async (trx) => {
-        await ensureFree(email, username, trx);
+        await deps.users.assertEmailUserFree(email, username, trx);
         await tokens.deleteExpiredRegistrations(email, username, trx);
         const holder = await tokens.pendingRegistrationHolds(email, username, trx);
         if (holder) throw conflict(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);

@@ -14,7 +14,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
       db
         .selectFrom('sessions as s')
         .innerJoin('users as u', 'u.id', 's.user_id')
-        .select(['s.id', 's.token_hash', 's.user_id', 's.provider', 's.expires_at'])
+        .select(['s.id', 's.token_hash', 's.user_id', 's.provider', 's.expires_at', 's.created_at'])
         .where('s.token_hash', '=', tokenHash)
         .where('s.expires_at', '>', new Date())
         .where('u.deleted_at', 'is', null)

@@ -105,6 +105,8 @@ export function createAuthService(deps: Deps) {
 
   return {
     sessionHashesOf: (userId: string) => sessions.tokenHashesOfUser(userId),
+    /** An unexpired session of a user that is not deleted, by token hash. */
+    liveSession: (tokenHash: string) => sessions.findLive(tokenHash),
     createSession,
     issueSession,
 

@@ -171,13 +171,14 @@ describe('platforms', () => {
       const { platforms } = t.app.services;
       expect(await platforms.isEnabled('discord')).toBe(true);
       expect(await platforms.registrationOpen('discord')).toBe(false);
-      expect(await platforms.twoFactorRequired('discord')).toBe(true);
       expect(await platforms.displayName('discord')).toBe('Discord');
       expect(await platforms.registrationOpen('email')).toBe(true);
       expect(await platforms.isEnabled('nope')).toBe(false);
       expect(await platforms.registrationOpen('nope')).toBe(false);
       expect(await platforms.displayName('nope')).toBe('nope');
-      expect((await platforms.bySlug('email'))?.name).toBe('Email');
+      expect((await platforms.find('email'))?.name).toBe('Email');
+      const email = (await platforms.find('email'))!;
+      expect((await platforms.find(email.id))?.slug).toBe('email');
       await patch('/v1/platforms/discord/settings', { enabled: false, registration_enabled: true });
       expect(await platforms.registrationOpen('discord')).toBe(false);
     });

@@ -63,9 +63,11 @@ export function createPlatformsService(deps: Deps) {
     listEnabled: () => repo.list(true),
     get,
 
-    /** The platform with this slug, or undefined (for other modules; never throws). */
-    /** Pass the transaction when calling inside one (the embedded database has a single connection). */
-    bySlug: (slug: string, executor?: Kysely<Schema>) => repo.find(slug, executor),
+    /**
+     * The platform with this id or slug, or undefined (for other modules; never throws). Pass the
+     * transaction when calling inside one (the embedded database has a single connection).
+     */
+    find: (idOrSlug: string, executor?: Kysely<Schema>) => repo.find(idOrSlug, executor),
 
     /** New logins through the platform are allowed. */
     async isEnabled(slug: string): Promise<boolean> {
@@ -76,10 +78,6 @@ export function createPlatformsService(deps: Deps) {
     async registrationOpen(slug: string): Promise<boolean> {
       const platform = await repo.find(slug);
       return platform !== undefined && platform.enabled && platform.registration_enabled;
-    },
-
-    async twoFactorRequired(slug: string): Promise<boolean> {
-      return (await repo.find(slug))?.two_factor_required === true;
     },
 
     /** The platform's display name (e.g. "Email"); the slug itself when there is no such platform. */

@@ -17,17 +17,6 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .orderBy('created_at', 'desc')
         .execute(),
 
-    /** An unexpired session of a user that is not deleted, by token hash. */
-    findLiveByHash: (tokenHash: string) =>
-      db
-        .selectFrom('sessions as s')
-        .innerJoin('users as u', 'u.id', 's.user_id')
-        .select(['s.id', 's.user_id', 's.expires_at', 's.created_at'])
-        .where('s.token_hash', '=', tokenHash)
-        .where('s.expires_at', '>', new Date())
-        .where('u.deleted_at', 'is', null)
-        .executeTakeFirst(),
-
     /** Deletes one session of this user; returns its token hash, or undefined when the user has no such session. */
     async deleteOfUser(userId: string, sessionId: string, executor: Kysely<Schema> = db): Promise<string | undefined> {
       const row = await executor

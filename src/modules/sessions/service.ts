@@ -44,6 +44,7 @@ interface Deps {
   log: FastifyBaseLogger;
   /** The auth service's one way to make a session row. */
   createSession: AuthService['createSession'];
+  liveSession: AuthService['liveSession'];
   revokeOAuthTokens?: OAuthTokenRevoker;
   /** The platforms service's display name of a provider slug. */
   platformName: (slug: string) => Promise<string>;
@@ -192,7 +193,7 @@ export function createSessionsService(deps: Deps) {
     },
 
     async getForApp(token: string) {
-      const session = await repo.findLiveByHash(hashToken(token));
+      const session = await deps.liveSession(hashToken(token));
       if (!session) throw notFound('Session not found');
       // An app looks its session up on each page view of the person: that is activity too.
       activity.note(session.id);

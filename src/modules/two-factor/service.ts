@@ -32,7 +32,7 @@ interface Deps {
   mailer: Mailer;
   users: UsersService;
   access: Pick<AccessService, 'accessOfUser' | 'repo'>;
-  platforms: Pick<PlatformsService, 'bySlug'>;
+  platforms: Pick<PlatformsService, 'find'>;
   auth: Pick<AuthService, 'issueSession'>;
   /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
   signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
@@ -89,7 +89,7 @@ export function createTwoFactorService(deps: Deps) {
   }
 
   async function platformSlugOf(platformId: string): Promise<string | null> {
-    return (await deps.platforms.bySlug(platformId))?.slug ?? null;
+    return (await deps.platforms.find(platformId))?.slug ?? null;
   }
 
   /** A login challenge for the user; returns its temporary token (stored only hashed). */
@@ -127,7 +127,7 @@ export function createTwoFactorService(deps: Deps) {
       const role = (await deps.access.repo.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
       if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication` };
       for (const slug of new Set((await deps.users.repo.accountsOf(user.id)).map((account) => account.platform))) {
-        const platform = await deps.platforms.bySlug(slug);
+        const platform = await deps.platforms.find(slug);
         if (platform?.two_factor_required) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
       }
       return { required: false, enabled, reason: null };
@@ -135,7 +135,7 @@ export function createTwoFactorService(deps: Deps) {
 
     async setup(caller: Caller, input: { user_id?: string; platform_id?: string }) {
       const user = await targetOf(caller, input.user_id);
-      const platform = await deps.platforms.bySlug(input.platform_id ?? EMAIL_PLATFORM);
+      const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw badRequest('platform_id does not name an existing platform');
       if (!platform.two_factor_supported) throw badRequest(`Platform '${platform.slug}' does not support two-factor authentication`);
       if (await enabledState(user.id)) throw conflict('Two-factor authentication is already enabled');
@@ -213,7 +213,7 @@ export function createTwoFactorService(deps: Deps) {
       if (!state) return { requires_2fa: false };
       let provider = await platformSlugOf(state.platform_id);
       if (input.oauth_provider !== undefined) {
-        provider = (await deps.platforms.bySlug(input.oauth_provider))?.slug ?? null;
+        provider = (await deps.platforms.find(input.oauth_provider))?.slug ?? null;
         if (!provider) throw badRequest('oauth_provider does not name an existing platform');
       }
       return { requires_2fa: true, temp_token: await openChallenge(user.id, provider ?? EMAIL_PLATFORM) };

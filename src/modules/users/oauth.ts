@@ -21,7 +21,7 @@ interface Deps {
   repo: UsersRepo;
   audit: AuditWriter;
   access: Pick<AccessService, 'grantRoleDirectly'>;
-  platforms: Pick<PlatformsService, 'bySlug'>;
+  platforms: Pick<PlatformsService, 'find'>;
   /** REGISTRATION_ENABLED: the global switch covers sign-ups through OAuth too. */
   registrationEnabled: boolean;
 }
@@ -67,7 +67,7 @@ export function createOAuthSignIn(deps: Deps) {
   }
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
-    const platform = await deps.platforms.bySlug(slug, trx);
+    const platform = await deps.platforms.find(slug, trx);
     if (!platform?.is_oauth) throw badRequest(`oauthProvider '${slug}' is not a known OAuth provider`);
     if (!platform.enabled) throw badRequest(`Sign-in through '${slug}' is disabled`);
     return platform;

@@ -40,7 +40,7 @@ export interface UsersDeps {
   audit: AuditWriter;
   log: FastifyBaseLogger;
   access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'repo'>;
-  platforms: Pick<PlatformsService, 'bySlug'>;
+  platforms: Pick<PlatformsService, 'find'>;
   revokeAllSessions: Revoke;
   revokeAllApiKeys: Revoke;
   /** Whether a user is banned now; wired by the bans area (false until then). */
@@ -70,6 +70,12 @@ export function createUsersService(deps: UsersDeps) {
     const target = await deps.access.accessOfUser(userId);
     const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
     if (beyond) throw forbidden('You cannot manage the sign-in of a user who holds permissions you do not hold');
+  }
+
+  /** 409 when an email account has the address or a user the name (deleted users' stay reserved). */
+  async function assertEmailUserFree(email: string, username: string, executor: Kysely<Schema>): Promise<void> {
+    if (await repo.emailAccountExists(email, executor)) throw conflict('Email is already registered');
+    if (await repo.usernameTaken(username, executor)) throw conflict('Username is already taken');
   }
 
   async function withFlatExtras<T extends { id: string }>(row: T) {
@@ -132,14 +138,12 @@ export function createUsersService(deps: UsersDeps) {
      * caller's transaction (every query goes through `trx`: the embedded database has one connection).
      */
     async createEmailUser(trx: Kysely<Schema>, input: NewEmailUser) {
-      const email = normaliseEmail(input.email);
-      const username = checkedUsername(input.username);
-      if (input.password.length < MIN_PASSWORD_LENGTH) throw badRequest(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
-      // Addresses and names of deleted users stay reserved, as in registration.
-      if (await repo.emailAccountExists(email, trx)) throw conflict('Email is already registered');
-      if (await repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
+      const { email, username } = checkedNewEmailUser(input);
+      await assertEmailUserFree(email, username, trx);
       return repo.createWithEmailAccount(trx, { username, email, passwordHash: await hashPassword(input.password) });
     },
+
+    assertEmailUserFree,
 
     async exists(userId: string): Promise<boolean> {
       return Boolean(await repo.findById(userId));
@@ -276,6 +280,19 @@ export function createUsersService(deps: UsersDeps) {
 }
 
 /** Usernames are stored lower case: 3-30 letters, digits and underscores. */
+/** The rules for a new email/password user (400 naming the field); returns the normalised email and username. */
+export function checkedNewEmailUser(input: { email: string; username: string; password: string }): { email: string; username: string } {
+  const username = checkedUsername(input.username);
+  checkedPassword('password', input.password);
+  return { email: normaliseEmail(input.email), username };
+}
+
+/** Passwords: at least 8 characters on register, reset and email link (400 naming the field). */
+export function checkedPassword(field: string, password: string): string {
+  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  return password;
+}
+
 export function checkedUsername(raw: string): string {
   const username = raw.trim().toLowerCase();
   if (!USERNAME_PATTERN.test(username)) throw badRequest('username must be 3-30 characters of letters, digits and underscores');

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type Database } from '../src/platform/db/database.js';
@@ -154,4 +154,23 @@ async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promis
   } finally {
     await client.end();
   }
+}
+
+/** A well-formed id that names nothing. */
+export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
+
+/**
+ * The id rules every resource shares: an unknown id answers 404 with `notFoundMessage` on GET, PATCH
+ * and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
+ */
+export async function expectIdChecks(app: FastifyInstance, token: string, collection: string, notFoundMessage: string): Promise<void> {
+  for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+    const response = await app.inject({ method, url: `${collection}/${UNKNOWN_ID}`, headers: bearer(token), payload });
+    expect({ method, status: response.statusCode, body: response.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: notFoundMessage } });
+  }
+  const malformed = await app.inject({ method: 'GET', url: `${collection}/not-a-uuid`, headers: bearer(token) });
+  expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
+    status: 400,
+    body: { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` },
+  });
 }

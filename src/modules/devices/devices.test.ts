@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('devices', () => {
   let t: TestApp;
@@ -47,15 +47,7 @@ describe('devices', () => {
     expect(response.json().data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
-    const unknown = '00000000-0000-4000-8000-000000000000';
-    for (const [method, url] of [['GET', `/v1/devices/${unknown}`], ['PATCH', `/v1/devices/${unknown}`], ['DELETE', `/v1/devices/${unknown}`]] as const) {
-      const response = await call(method, url, admin, method === 'PATCH' ? { name: 'x' } : undefined);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Device not found' });
-    }
-    expect((await call('GET', '/v1/devices/boat-1')).statusCode).toBe(400);
-  });
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', 'Device not found'));
 
   it('pages devices with a default limit of 10', async () => {
     for (let i = 0; i < 11; i++) await call('POST', '/v1/devices', admin, { name: `fleet ${i}` });

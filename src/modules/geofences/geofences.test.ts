@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
-const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 const CENTRE = { latitude: 54.32, longitude: 10.14, radius_km: 1.5 };
 
 describe('geofences', () => {
@@ -83,14 +82,7 @@ describe('geofences', () => {
     expect((await call('GET', `/v1/geofences/${geofence.id}`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
-      const response = await call(method, `/v1/geofences/${UNKNOWN}`, payload);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Geofence not found' });
-    }
-    expect((await call('GET', '/v1/geofences/port')).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
-  });
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/geofences', 'Geofence not found'));
 
   it('needs geofences:read, geofences:write and geofences:delete', async () => {
     const geofence = await newGeofence();

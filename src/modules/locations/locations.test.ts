@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
-
-const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 describe('locations', () => {
   let t: TestApp;
@@ -117,7 +115,7 @@ describe('locations', () => {
         expect(response.statusCode).toBe(404);
         expect(response.json()).toEqual({ error: 'NotFound', message: 'Contact not found' });
       }
-      const missing = await call('POST', `/v1/locations/${UNKNOWN}/contacts`, { name: 'x' });
+      const missing = await call('POST', `/v1/locations/${UNKNOWN_ID}/contacts`, { name: 'x' });
       expect(missing.json()).toEqual({ error: 'NotFound', message: 'Location not found' });
       expect((await call('GET', `/v1/locations/${owner.id}`)).json().data.contacts).toHaveLength(1);
       expect((await call('DELETE', `/v1/locations/${owner.id}/contacts/not-a-uuid`)).statusCode).toBe(400);
@@ -130,16 +128,7 @@ describe('locations', () => {
     });
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
-      const response = await call(method, `/v1/locations/${UNKNOWN}`, payload);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Location not found' });
-    }
-    const response = await call('GET', '/v1/locations/harbour');
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
-  });
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/locations', 'Location not found'));
 
   it('needs locations:read, locations:write and locations:delete', async () => {
     const location = await newLocation();

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
-
-const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 describe('trip categories', () => {
   let t: TestApp;
@@ -40,7 +38,7 @@ describe('trip categories', () => {
     [{ name: 'x', color: '#12345g' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`],
     [{ name: 'x', sort_order: 1.5 }, "Body field 'sort_order' must be integer"],
     [{ name: 'x', sort_order: '2' }, "Body field 'sort_order' must be integer"],
-    [{ name: 'x', parent_id: UNKNOWN }, 'parent_id does not name an existing trip category'],
+    [{ name: 'x', parent_id: UNKNOWN_ID }, 'parent_id does not name an existing trip category'],
     [{ name: 'x', parent_id: 'cargo' }, `Body field 'parent_id' must match format "uuid"`],
   ])('rejects %j with 400', async (body, message) => {
     const response = await call('POST', '/v1/trip-categories', body);
@@ -74,7 +72,7 @@ describe('trip categories', () => {
     expect(loop.statusCode).toBe(400);
     expect(loop.json()).toEqual({ error: 'BadRequest', message: 'parent_id would make the category an ancestor of itself' });
     expect((await call('GET', `/v1/trip-categories/${root.id}`)).json().data.parent_id).toBeNull();
-    const unknown = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: UNKNOWN });
+    const unknown = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: UNKNOWN_ID });
     expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'parent_id does not name an existing trip category' });
 
     // Moving a subtree elsewhere, and back to the top level, is fine.
@@ -100,14 +98,7 @@ describe('trip categories', () => {
     expect((await call('GET', `/v1/trip-categories/${child.id}`)).json().data.parent_id).toBeNull();
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
-      const response = await call(method, `/v1/trip-categories/${UNKNOWN}`, payload);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip category not found' });
-    }
-    expect((await call('GET', '/v1/trip-categories/cargo')).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
-  });
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-categories', 'Trip category not found'));
 
   it('needs trip_categories:read, trip_categories:write and trip_categories:delete', async () => {
     const category = await newCategory();

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
-
-const UNKNOWN = '00000000-0000-4000-8000-000000000000';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 describe('trip templates', () => {
   let t: TestApp;
@@ -49,10 +47,10 @@ describe('trip templates', () => {
 
   it.each([
     [{}, "Body field 'name' is required"],
-    [{ name: 'x', category_id: UNKNOWN }, 'category_id does not name an existing trip category'],
-    [{ name: 'x', origin_id: UNKNOWN }, 'origin_id does not name an existing location'],
-    [{ name: 'x', destination_id: UNKNOWN }, 'destination_id does not name an existing location'],
-    [{ name: 'x', device_id: UNKNOWN }, 'device_id does not name an existing device'],
+    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category'],
+    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location'],
+    [{ name: 'x', destination_id: UNKNOWN_ID }, 'destination_id does not name an existing location'],
+    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device'],
     [{ name: 'x', default_weight_kg: -1 }, "Body field 'default_weight_kg' must be >= 0"],
     [{ name: 'x', tags: 'a' }, "Body field 'tags' must be array"],
   ])('rejects %j with 400', async (body, message) => {
@@ -112,7 +110,7 @@ describe('trip templates', () => {
     expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' is required" });
     const text = await call('POST', `/v1/trip-templates/${template.id}/create-trip`, { weight_kg: '5' });
     expect(text.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' must be number" });
-    const unknown = await call('POST', `/v1/trip-templates/${UNKNOWN}/create-trip`, { weight_kg: 5 });
+    const unknown = await call('POST', `/v1/trip-templates/${UNKNOWN_ID}/create-trip`, { weight_kg: 5 });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual({ error: 'NotFound', message: 'Trip template not found' });
   });
@@ -126,14 +124,7 @@ describe('trip templates', () => {
     expect((await call('GET', `/v1/trip-templates/${template.id}`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', async () => {
-    for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
-      const response = await call(method, `/v1/trip-templates/${UNKNOWN}`, payload);
-      expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip template not found' });
-    }
-    expect((await call('GET', '/v1/trip-templates/weekly')).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
-  });
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-templates', 'Trip template not found'));
 
   it('needs trips:read, trips:write and trips:delete', async () => {
     const template = await newTemplate();

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
-const UNKNOWN = '00000000-0000-4000-8000-000000000000';
-
 describe('trips', () => {
   let t: TestApp;
   let admin: string;
@@ -54,9 +52,9 @@ describe('trips', () => {
 
   it.each([
     [{}, "Body field 'name' is required"],
-    [{ name: 'x', device_id: UNKNOWN }, 'device_id does not name an existing device'],
-    [{ name: 'x', category_id: UNKNOWN }, 'category_id does not name an existing trip category'],
-    [{ name: 'x', origin_id: UNKNOWN }, 'origin_id does not name an existing location'],
+    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device'],
+    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category'],
+    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location'],
     [{ name: 'x', weight_kg: -1 }, "Body field 'weight_kg' must be >= 0"],
   ])('rejects %j with 400', async (body, message) => {
     const response = await call('POST', '/v1/trips', body);
@@ -190,11 +188,11 @@ describe('trips', () => {
 
   it('answers 404 for unknown trips on every route and 400 for a PATCH without fields', async () => {
     for (const [method, url] of [
-      ['GET', `/v1/trips/${UNKNOWN}`],
-      ['PATCH', `/v1/trips/${UNKNOWN}`],
-      ['DELETE', `/v1/trips/${UNKNOWN}`],
-      ['GET', `/v1/trips/${UNKNOWN}/gps`],
-      ['GET', `/v1/trips/${UNKNOWN}/history`],
+      ['GET', `/v1/trips/${UNKNOWN_ID}`],
+      ['PATCH', `/v1/trips/${UNKNOWN_ID}`],
+      ['DELETE', `/v1/trips/${UNKNOWN_ID}`],
+      ['GET', `/v1/trips/${UNKNOWN_ID}/gps`],
+      ['GET', `/v1/trips/${UNKNOWN_ID}/history`],
     ] as const) {
       const response = await call(method, url, method === 'PATCH' ? { name: 'x' } : undefined);
       expect(response.statusCode).toBe(404);

@@ -5,7 +5,7 @@ import type { Database } from './platform/db/database.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
 import { AppError, registerErrorHandling } from './platform/http/errors.js';
-import { loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
+import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
@@ -65,8 +65,10 @@ export interface BuildOptions {
  * (validation, errors, logging, docs), then the feature modules.
  */
 export async function buildApp(config: Config, deps: AppDependencies, options: BuildOptions = {}) {
+  const logging = options.logger === false ? false : loggerOptions(config.logLevel, options.logger?.stream);
   const app = Fastify({
-    logger: options.logger === false ? false : loggerOptions(config.logLevel, options.logger?.stream),
+    logger: logging,
+    ...(logging ? { childLoggerFactory: lazyChildLogger } : {}),
     // Fastify's two lines per request are replaced by one line of our own (registerRequestLogging).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     genReqId: (request) => requestIdFor(request.headers['x-request-id']),

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { sameSecret } from './auth/tokens.js';
 import { AppError, tooManyRequests } from './http/errors.js';
@@ -8,6 +8,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** An additional, stricter limit counted per identity on this route (e.g. POST /v1/gps). */
     extraRateLimit?: 'gpsWrite';
+  }
+  interface FastifyRequest {
+    /** The identity bucket's state once counted: a stricter route limit reports itself only if tighter. */
+    rateLimit: BucketState | null;
   }
 }
 
@@ -20,46 +24,74 @@ interface Bucket {
   limit: number;
 }
 
+interface BucketState {
+  limit: number;
+  remaining: number;
+  resetAt: number;
+}
+
 /**
  * Fixed-window limits per identity (Limits in the interface spec): system keys
  * are never counted; API keys, users and anonymous IPs each have their own
  * limit, and a route may add a stricter one. Counters live in the key-value
  * store so every node shares them; when the store fails, requests go through.
+ * The X-RateLimit-* headers describe the bucket with the fewest requests left.
  */
 export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, config: Config): void {
   const limits = config.rateLimit;
   if (!limits.enabled) return;
   let lastFailureLog = 0;
 
-  app.addHook('onRequest', async (request, response) => {
-    if (isExempt(request.url) || request.caller?.isSystem) return;
-    const buckets = bucketsFor(request, config);
-    if (buckets.length === 0) return;
-    let counts: WindowCount[];
+  /** Counts one hit; the state, or null when the store failed (fail-open). */
+  async function hit(request: FastifyRequest, bucket: Bucket): Promise<BucketState | null> {
     try {
-      // Most requests count in one bucket: no Promise.all for them (this runs on every request).
-      counts = buckets.length === 1 ? [await kv.hitWindow(buckets[0]!.key, limits.windowSecs)] : await Promise.all(buckets.map((bucket) => kv.hitWindow(bucket.key, limits.windowSecs)));
+      const { count, resetAt } = await kv.hitWindow(bucket.key, limits.windowSecs);
+      return { limit: bucket.limit, remaining: bucket.limit - count, resetAt };
     } catch (err) {
       if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
         lastFailureLog = Date.now();
         request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
       }
-      return;
+      return null;
     }
-    // The headers describe the tightest bucket: the one with the fewest requests left.
-    let tightest = { limit: 0, remaining: Infinity, resetAt: 0, exceeded: false };
-    for (let i = 0; i < buckets.length; i++) {
-      const { count, resetAt } = counts[i]!;
-      const { limit } = buckets[i]!;
-      const exceeded = count > limit;
-      if (exceeded || (!tightest.exceeded && limit - count < tightest.remaining)) tightest = { limit, remaining: limit - count, resetAt, exceeded };
-      if (exceeded) break;
-    }
-    setHeaders(response, tightest);
-    if (tightest.exceeded) {
-      response.header('retry-after', String(Math.max(1, tightest.resetAt - Math.floor(Date.now() / 1000))));
-      throw new AppError(429, `Rate limit of ${tightest.limit} requests per ${limits.windowSecs} seconds exceeded`);
-    }
+  }
+
+  function exceeded(response: FastifyReply, state: BucketState): AppError {
+    setHeaders(response, state);
+    response.header('retry-after', String(Math.max(1, state.resetAt - Math.floor(Date.now() / 1000))));
+    return new AppError(429, `Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
+  }
+
+  app.decorateRequest('rateLimit', null);
+
+  // Every request counts against its identity (callback-style hooks: this runs on every request).
+  app.addHook('onRequest', (request, response, done) => {
+    if (request.caller?.isSystem || isExempt(request.url)) return done();
+    const bucket = identityBucket(request, config);
+    if (!bucket) return done();
+    hit(request, bucket).then((state) => {
+      if (!state) return done();
+      if (state.remaining < 0) return done(exceeded(response, state));
+      request.rateLimit = state;
+      setHeaders(response, state);
+      done();
+    }, done);
+  });
+
+  // A route's stricter limit counts after the identity's, on that route only.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.extraRateLimit !== 'gpsWrite') return;
+    const countGpsWrite: onRequestHookHandler = (request, response, done) => {
+      if (request.caller?.isSystem) return done();
+      const who = request.caller?.apiKeyId ?? request.caller?.userId ?? request.ip;
+      hit(request, { key: `ratelimit:gps:${who}`, limit: limits.gpsWrite }).then((state) => {
+        if (!state) return done();
+        if (state.remaining < 0) return done(exceeded(response, state));
+        if (!request.rateLimit || state.remaining < request.rateLimit.remaining) setHeaders(response, state);
+        done();
+      }, done);
+    };
+    route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), countGpsWrite];
   });
 }
 
@@ -85,21 +117,13 @@ export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: Fa
   };
 }
 
-function bucketsFor(request: FastifyRequest, config: Config): Bucket[] {
+function identityBucket(request: FastifyRequest, config: Config): Bucket | null {
   const limits = config.rateLimit;
   const caller = request.caller;
-  let identity: Bucket | null;
-  if (caller?.apiKeyId) identity = { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey };
-  else if (caller?.userId) identity = { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
-  else if (hasInternalToken(request, config.internalToken)) identity = null;
-  else identity = { key: `ratelimit:ip:${request.ip}`, limit: limits.anonymous };
-
-  const buckets = identity ? [identity] : [];
-  if (request.routeOptions.config?.extraRateLimit === 'gpsWrite') {
-    const who = caller?.apiKeyId ?? caller?.userId ?? request.ip;
-    buckets.push({ key: `ratelimit:gps:${who}`, limit: limits.gpsWrite });
-  }
-  return buckets;
+  if (caller?.apiKeyId) return { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey };
+  if (caller?.userId) return { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
+  if (hasInternalToken(request, config.internalToken)) return null;
+  return { key: `ratelimit:ip:${request.ip}`, limit: limits.anonymous };
 }
 
 /** X-Internal-Token skips only the anonymous limit, and only when a token is configured. */
@@ -108,13 +132,14 @@ function hasInternalToken(request: FastifyRequest, configured: string): boolean 
   return configured !== '' && typeof sent === 'string' && sameSecret(sent, configured);
 }
 
-function setHeaders(response: FastifyReply, state: { limit: number; remaining: number; resetAt: number }): void {
+function setHeaders(response: FastifyReply, state: BucketState): void {
   response.header('x-ratelimit-limit', String(state.limit));
   response.header('x-ratelimit-remaining', String(Math.max(0, state.remaining)));
   response.header('x-ratelimit-reset', String(state.resetAt));
 }
 
 function isExempt(url: string): boolean {
-  const path = url.split('?')[0]!;
+  const query = url.indexOf('?');
+  const path = query === -1 ? url : url.slice(0, query);
   return EXEMPT_EXACT.has(path) || path.startsWith(EXEMPT_PREFIX);
 }

@@ -9,6 +9,8 @@ import { createGpsRepo } from './repo.js';
 
 const LATEST_TTL_SECS = 300;
 const NO_POINT = 'none';
+/** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
+const PARSED_LATEST_MAX = 10_000;
 
 export interface GpsPointInput {
   latitude: number;
@@ -45,6 +47,21 @@ interface Deps {
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
+  const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
+
+  /**
+   * The cache holds JSON; parsing it again on every read of an unchanged point is most of the hot
+   * read's own work, so the last parse per key is kept and reused while the cached text is the same.
+   * The shared object is frozen: no caller may change it.
+   */
+  function parseLatest(key: string, raw: string): GpsPoint {
+    const memo = parsedLatest.get(key);
+    if (memo?.raw === raw) return memo.point;
+    const point = Object.freeze(JSON.parse(raw) as GpsPoint);
+    if (parsedLatest.size >= PARSED_LATEST_MAX) parsedLatest.clear();
+    parsedLatest.set(key, { raw, point });
+    return point;
+  }
 
   async function cached<T>(operation: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -110,7 +127,7 @@ export function createGpsService(deps: Deps) {
       const key = latestKey(deviceId);
       const hit = await cached(() => deps.kv.get(key));
       if (hit === NO_POINT) return null;
-      if (hit) return JSON.parse(hit) as GpsPoint;
+      if (hit) return parseLatest(key, hit);
       const point = (await repo.latest(deviceId)) ?? null;
       await cached(() => deps.kv.set(key, point ? JSON.stringify(point) : NO_POINT, LATEST_TTL_SECS));
       return point;

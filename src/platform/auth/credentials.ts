@@ -66,15 +66,21 @@ export class CredentialResolver {
   }
 
   /**
+   * The caller as this process's own cache knows it (null: a token known to be invalid), or
+   * undefined when `resolve` must ask further. Synchronous: the common case costs no promise.
+   */
+  resolveLocally(tokenHash: string): Caller | null | undefined {
+    const local = this.#local.get(tokenHash);
+    return local && local.until > Date.now() ? unexpired(local.caller) : undefined;
+  }
+
+  /**
    * `beforeDatabase` runs only when neither cache knows the token, right before the database is asked:
    * the caller may refuse there (made-up tokens must not turn into a flood of queries).
    */
-  async resolve(token: string, beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
-    const hash = hashToken(token);
-    const local = this.#local.get(hash);
-    const caller = local && local.until > Date.now() ? local.caller : await this.#resolveShared(hash, token, beforeDatabase);
-    if (caller?.expiresAt != null && caller.expiresAt <= Date.now()) return null;
-    return caller;
+  async resolve(token: string, beforeDatabase?: () => Promise<void>, tokenHash = hashToken(token)): Promise<Caller | null> {
+    const local = this.resolveLocally(tokenHash);
+    return local !== undefined ? local : unexpired(await this.#resolveShared(tokenHash, token, beforeDatabase));
   }
 
   /** Forgets these credentials on every node (after a revoke, regenerate, delete or role change). */
@@ -184,4 +190,8 @@ export class CredentialResolver {
       return undefined;
     }
   }
+}
+
+function unexpired(caller: Caller | null): Caller | null {
+  return caller?.expiresAt != null && caller.expiresAt <= Date.now() ? null : caller;
 }

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
-import { forbidden, unauthorized } from '../http/errors.js';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import { forbidden, unauthorized, type AppError } from '../http/errors.js';
 import { hasPermission, type Caller } from './caller.js';
 import type { CredentialResolver } from './credentials.js';
 import { systemKeyAllowed } from './system-allowlist.js';
+import { hashToken } from './tokens.js';
 
 /** What a route demands of its caller; set as the route's `config.auth`. */
 export interface RouteAuth {
@@ -53,36 +54,50 @@ export function registerAuth(
   app.decorateRequest('caller', null);
   const { onResolved, beforeDatabaseLookup } = hooks;
 
-  app.addHook('onRequest', async (request) => {
+  // Callback-style hooks: a token this process already knows is resolved without a promise.
+  app.addHook('onRequest', (request, _reply, done) => {
     const token = bearerToken(request.headers.authorization);
-    request.caller = token ? await resolver.resolve(token, beforeDatabaseLookup && (() => beforeDatabaseLookup(request))) : null;
-    if (request.caller) onResolved(request.caller);
-    if (request.caller?.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) {
-      throw forbidden('System key not permitted on this route');
-    }
+    if (!token) return done();
+    const hash = hashToken(token);
+    const known = resolver.resolveLocally(hash);
+    if (known !== undefined) return done(admit(request, known));
+    resolver.resolve(token, beforeDatabaseLookup && (() => beforeDatabaseLookup(request)), hash).then(
+      (caller) => done(admit(request, caller)),
+      (err: Error) => done(err),
+    );
   });
+
+  /** Records the caller; a system key outside its allowlist is refused here (returned, for `done`). */
+  function admit(request: FastifyRequest, caller: Caller | null): AppError | undefined {
+    request.caller = caller;
+    if (!caller) return undefined;
+    onResolved(caller);
+    if (caller.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) return forbidden('System key not permitted on this route');
+    return undefined;
+  }
 
   app.addHook('onRoute', (route: RouteOptions) => {
     const auth = route.config?.auth;
     if (!auth) return;
     documentRequirement(route, auth);
     // Before the body is even parsed: a caller without the right gets 401/403, never a hint about the input.
-    const check = async (request: FastifyRequest) => enforce(request, auth);
+    const check: onRequestHookHandler = (request, _reply, done) => done(refusal(request, auth));
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), check];
   });
 }
 
-function enforce(request: FastifyRequest, auth: RouteAuth): void {
+/** Why this caller may not use the route, or undefined when it may. */
+function refusal(request: FastifyRequest, auth: RouteAuth): AppError | undefined {
   const caller = request.caller;
-  if (!caller) throw unauthorized();
-  if (auth.systemKey && !caller.isSystem) throw forbidden('Only the system API key may call this endpoint');
-  if (!auth.permission) return;
+  if (!caller) return unauthorized();
+  if (auth.systemKey && !caller.isSystem) return forbidden('Only the system API key may call this endpoint');
+  if (!auth.permission) return undefined;
   const params = request.params as Record<string, string> | undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.
-  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return;
-  if (!hasPermission(caller, auth.permission)) throw forbidden();
+  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return undefined;
+  return hasPermission(caller, auth.permission) ? undefined : forbidden();
 }
 
 function documentRequirement(route: RouteOptions, auth: RouteAuth): void {

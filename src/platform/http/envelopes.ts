@@ -48,20 +48,40 @@ export interface PageRequest {
   limit: number;
 }
 
+/** Request targets `new URL` would hand back unchanged: no dot segments, nothing it percent-encodes. */
+const CANONICAL_TARGET = /^\/(?!.*\/\.)[A-Za-z0-9\-._~!$&()*+,;=:@%/?]*$/;
+const CANONICAL_BASES_MAX = 100;
+const canonicalBases = new Map<string, string>();
+
 /**
  * Absolute URL of this request (or of the same request with other query
  * values). The base is PUBLIC_URL when configured, else the request's own
  * protocol and host.
  */
-export function requestUrl(request: FastifyRequest, query: Record<string, string> = {}): string {
-  const url = new URL(publicBaseUrl(request) + request.url);
-  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+export function requestUrl(request: FastifyRequest, query?: Record<string, string>): string {
+  const base = publicBaseUrl(request);
+  // Most self links need no parsing at all; this runs on every single-resource read.
+  if (!query && CANONICAL_TARGET.test(request.url)) return canonicalBase(base) + request.url;
+  const url = new URL(base + request.url);
+  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
   return url.toString();
 }
 
-/** PUBLIC_URL when configured, else the request's own protocol and host (no trailing slash). */
+/** PUBLIC_URL when configured (stored without a trailing slash), else the request's own protocol and host. */
 export function publicBaseUrl(request: FastifyRequest): string {
-  return (request.server.config.publicUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+  return request.server.config.publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+/** The base as the URL standard writes it (no default port, lower-case host), remembered per base. */
+function canonicalBase(base: string): string {
+  let canonical = canonicalBases.get(base);
+  if (canonical === undefined) {
+    canonical = new URL(`${base}/`).href.slice(0, -1);
+    // Host headers are the client's to choose: the memo stays small.
+    if (canonicalBases.size >= CANONICAL_BASES_MAX) canonicalBases.clear();
+    canonicalBases.set(base, canonical);
+  }
+  return canonical;
 }
 
 export function single<T>(request: FastifyRequest, data: T) {

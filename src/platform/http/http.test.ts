@@ -26,6 +26,7 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, response) => response.status(201).send(single(request, ITEMS[0])),
   );
+  app.get('/v1/probe/one', { schema: { response: { 200: SingleEnvelope(Item) } } }, async (request) => single(request, ITEMS[0]));
   app.get('/v1/probe/boom', async () => {
     throw new Error('connection string postgres://admin:hunter2@db/internal');
   });
@@ -104,6 +105,22 @@ describe('HTTP conventions', () => {
     });
     expect(response.statusCode).toBe(201);
     expect(response.json()).toEqual({ data: { id: 1, item_name: 'item 1' }, _links: { self: 'http://api.test/v1/probe/items' } });
+  });
+
+  it.each([
+    '/v1/probe/one',
+    '/v1/probe/one?device=abc-1&at=2024-01-01T00:00:00Z',
+    '/v1/probe/one?q=a%20b&next=/v1/x',
+    "/v1/probe/one?q='quoted'",
+    '/v1/probe/one?q=<tag>&r={x}|^`',
+    '/v1/probe/one?path=/./x/../y',
+    '/v1/probe/one?a=1//2',
+  ])('gives %s the self link the URL standard would (with or without parsing it)', async (target) => {
+    const response = await get(target);
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()._links.self).toBe(new URL(`http://api.test${target}`).toString());
+    const withPort = await get(target, { host: 'API.test:80' });
+    expect(withPort.json()._links.self).toBe(new URL(`http://API.test:80${target}`).toString());
   });
 
   it.each([

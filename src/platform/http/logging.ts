@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
-import { stdSerializers } from 'pino';
+import type { FastifyBaseLogger, FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
+import { levels, stdSerializers, type Level } from 'pino';
 
 type LoggerOptions = Exclude<FastifyServerOptions['logger'], boolean | undefined>;
 
@@ -50,14 +51,19 @@ export function requestIdFor(header: string | string[] | undefined): string {
   return typeof header === 'string' && INCOMING_REQUEST_ID.test(header) ? header : randomUUID();
 }
 
-/** One log line per request: method, path, status, latency and request id. */
+/** One log line per request (at info): method, route, status, latency and request id. */
 export function registerRequestLogging(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, response) => {
+  // Hooks in callback form: no promise per request.
+  app.addHook('onRequest', (request, response, done) => {
     response.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async (request, response) => {
-    request.log.info(
+  if (!isEnabled(app.log, 'info')) return;
+  app.addHook('onResponse', (request, response, done) => {
+    // The parent logger with the id as a field: the same line without building a child logger.
+    app.log.info(
       {
+        request_id: request.id,
         method: request.method,
         // The route pattern, not the path: paths may carry tokens or email addresses.
         route: request.routeOptions.url ?? '(no route)',
@@ -66,5 +72,70 @@ export function registerRequestLogging(app: FastifyInstance): void {
       },
       'request completed',
     );
+    done();
   });
+}
+
+/**
+ * Fastify's `childLoggerFactory`: every request gets a logger bound to its id, but building a pino
+ * child costs more than the rest of a cached read, and most requests never log. This one builds
+ * the child on the first line written at an enabled level.
+ */
+export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options);
+}
+
+class LazyChildLogger implements FastifyBaseLogger {
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  get level(): string {
+    return this.#child?.level ?? this.options.level ?? this.parent.level;
+  }
+  set level(level: string) {
+    this.#built().level = level;
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#write('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#built().child(bindings, options);
+  }
+
+  #write(level: Level, args: unknown[]): void {
+    if (this.#child || isEnabled(this, level)) (this.#built()[level] as (...args: unknown[]) => void)(...args);
+  }
+
+  #built(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+}
+
+function isEnabled(logger: FastifyBaseLogger, level: Level): boolean {
+  const threshold = levels.values[logger.level];
+  // A level pino does not know (a custom one) is treated as enabled: the real logger decides.
+  return threshold === undefined || levels.values[level]! >= threshold;
 }

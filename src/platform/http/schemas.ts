@@ -1,10 +1,22 @@
-import { Type } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 /** Shared field schemas. */
 export const Uuid = Type.String({ format: 'uuid' });
 /** A timestamp: handlers return Date objects, the serialiser writes ISO 8601. */
 export const DateTime = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean']);
+
+/**
+ * The schema or null. A plain scalar becomes `type: [scalar, 'null']` rather than `anyOf`: the
+ * response serialiser runs a full validator per `anyOf` branch on every value, a type list costs it
+ * one `typeof`. Enumerations and composite schemas keep `anyOf` (an `enum` would have to list null).
+ */
+export function Nullable<T extends TSchema>(schema: T) {
+  const { type } = schema as { type?: unknown };
+  const plainScalar = typeof type === 'string' && SCALAR_TYPES.has(type) && !('enum' in schema) && !('const' in schema);
+  return Type.Unsafe<Static<T> | null>(plainScalar ? { ...schema, type: [type, 'null'] } : Type.Union([schema, Type.Null()]));
+}
 export const IdParams = Type.Object({ id: Uuid });
 export const MessageBody = Type.Object({ message: Type.String() });
 

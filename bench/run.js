@@ -2,10 +2,15 @@
 // Starts the built service and a bare Fastify server on loopback, runs each
 // scenario against both, and reports throughput and p99 as ratios to the
 // baseline measured in the same run, plus the service's idle and peak RSS.
-import { spawn } from 'node:child_process';
+//
+// With two or more CPUs and taskset (util-linux), the load generator (this
+// process) runs on CPU 0 and the servers on CPU 1: otherwise the scheduler
+// moves them onto the same core at random and runs differ by a factor of two.
+// BENCH_PIN=0 turns that off.
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { scenarios } from './scenarios.js';
@@ -15,6 +20,7 @@ const ROOT = join(import.meta.dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const ONLY = process.env.BENCH_ONLY; // substring of a scenario name
+const PINNED = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && pin(process.pid, 0);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-'));
 const children = [];
@@ -59,11 +65,11 @@ try {
   }
   const peakRssMb = rssMb(service.child.pid, 'VmHWM');
   console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
-  console.log(`(${DURATION} s per run, ${CONNECTIONS} connections, node ${process.version})`);
+  console.log(`(${DURATION} s per run, ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'})`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), duration_secs: DURATION, connections: CONNECTIONS, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
+    JSON.stringify({ date: new Date().toISOString(), duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');
@@ -73,7 +79,8 @@ try {
 
 async function start(name, args, env, readyPath) {
   const port = await freePort();
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const command = PINNED ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, args];
+  const child = spawn(...command, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 300; i++) {
@@ -86,6 +93,11 @@ async function start(name, args, env, readyPath) {
     await sleep(100);
   }
   throw new Error(`${name} did not start`);
+}
+
+/** Pins every thread of a process to one CPU; false when taskset is not there. */
+function pin(pid, cpu) {
+  return spawnSync('taskset', ['-a', '-cp', String(cpu), String(pid)], { stdio: 'ignore' }).status === 0;
 }
 
 function load(url, request, duration) {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
+import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
 import { AppError, tooManyRequests } from './http/errors.js';
 import type { KeyValueStore, WindowCount } from './kv/index.js';
@@ -41,19 +42,20 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   const limits = config.rateLimit;
   if (!limits.enabled) return;
   let lastFailureLog = 0;
+  const callerBuckets = new WeakMap<Caller, Bucket>();
 
   /** Counts one hit; the state, or null when the store failed (fail-open). */
-  async function hit(request: FastifyRequest, bucket: Bucket): Promise<BucketState | null> {
-    try {
-      const { count, resetAt } = await kv.hitWindow(bucket.key, limits.windowSecs);
-      return { limit: bucket.limit, remaining: bucket.limit - count, resetAt };
-    } catch (err) {
-      if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
-        lastFailureLog = Date.now();
-        request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
-      }
-      return null;
-    }
+  function hit(request: FastifyRequest, bucket: Bucket): Promise<BucketState | null> {
+    return kv.hitWindow(bucket.key, limits.windowSecs).then(
+      ({ count, resetAt }) => ({ limit: bucket.limit, remaining: bucket.limit - count, resetAt }),
+      (err: unknown) => {
+        if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
+          lastFailureLog = Date.now();
+          request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
+        }
+        return null;
+      },
+    );
   }
 
   function exceeded(response: FastifyReply, state: BucketState): AppError {
@@ -67,7 +69,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   // Every request counts against its identity (callback-style hooks: this runs on every request).
   app.addHook('onRequest', (request, response, done) => {
     if (request.caller?.isSystem || isExempt(request.url)) return done();
-    const bucket = identityBucket(request, config);
+    const bucket = identityBucket(request, config, callerBuckets);
     if (!bucket) return done();
     hit(request, bucket).then((state) => {
       if (!state) return done();
@@ -117,11 +119,18 @@ export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: Fa
   };
 }
 
-function identityBucket(request: FastifyRequest, config: Config): Bucket | null {
+/** `callerBuckets` keeps a credential's bucket while the credential cache keeps its caller (one key string, not one per request). */
+function identityBucket(request: FastifyRequest, config: Config, callerBuckets: WeakMap<Caller, Bucket>): Bucket | null {
   const limits = config.rateLimit;
   const caller = request.caller;
-  if (caller?.apiKeyId) return { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey };
-  if (caller?.userId) return { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
+  if (caller?.apiKeyId || caller?.userId) {
+    let bucket = callerBuckets.get(caller);
+    if (!bucket) {
+      bucket = caller.apiKeyId ? { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey } : { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
+      callerBuckets.set(caller, bucket);
+    }
+    return bucket;
+  }
   if (hasInternalToken(request, config.internalToken)) return null;
   return { key: `ratelimit:ip:${request.ip}`, limit: limits.anonymous };
 }

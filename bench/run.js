@@ -2,6 +2,9 @@
 // Starts the built service and a bare Fastify server on loopback, runs each
 // scenario against both, and reports throughput and p99 as ratios to the
 // baseline measured in the same run, plus the service's idle and peak RSS.
+// Baseline and service take turns in BENCH_ROUNDS short rounds and each figure
+// is the median over the rounds: the machine's speed drifts over minutes, and
+// alternating keeps both sides of a ratio in the same conditions.
 //
 // With two or more CPUs and taskset (util-linux), the load generator (this
 // process) runs on CPU 0 and the servers on CPU 1: otherwise the scheduler
@@ -17,7 +20,8 @@ import { scenarios } from './scenarios.js';
 import { serviceEnv } from './service-env.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const DURATION = Number(process.env.BENCH_DURATION ?? 5); // seconds per round and side
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const ONLY = process.env.BENCH_ONLY; // substring of a scenario name
 const PINNED = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && pin(process.pid, 0);
@@ -42,34 +46,39 @@ try {
     const extra = scenario.prepare ? await scenario.prepare(service.url) : {};
     await load(baseline.url, { method: 'GET', path: '/hello' }, 2); // warm-up
     await load(service.url, { ...scenario.request, ...extra }, 2);
-    const base = await load(baseline.url, { method: 'GET', path: '/hello' }, DURATION);
-    const measured = await load(service.url, { ...scenario.request, ...extra }, DURATION);
+    const rounds = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const base = await load(baseline.url, { method: 'GET', path: '/hello' }, DURATION);
+      const measured = await load(service.url, { ...scenario.request, ...extra }, DURATION);
+      rounds.push({ base, measured });
+    }
     const row = {
       scenario: scenario.name,
-      req_per_sec: Math.round(measured.requests.average),
-      p99_ms: measured.latency.p99,
-      baseline_req_per_sec: Math.round(base.requests.average),
-      baseline_p99_ms: base.latency.p99,
-      throughput_ratio: round(measured.requests.average / base.requests.average),
-      p99_ratio: round(measured.latency.p99 / Math.max(base.latency.p99, 1)),
-      non_2xx: measured.non2xx,
-      errors: measured.errors,
+      req_per_sec: Math.round(median(rounds.map((r) => r.measured.requests.average))),
+      p99_ms: median(rounds.map((r) => r.measured.latency.p99)),
+      baseline_req_per_sec: Math.round(median(rounds.map((r) => r.base.requests.average))),
+      baseline_p99_ms: median(rounds.map((r) => r.base.latency.p99)),
+      throughput_ratio: round(median(rounds.map((r) => r.measured.requests.average / r.base.requests.average))),
+      p99_ratio: round(median(rounds.map((r) => r.measured.latency.p99 / Math.max(r.base.latency.p99, 1)))),
+      round_ratios: rounds.map((r) => round(r.measured.requests.average / r.base.requests.average)),
+      non_2xx: rounds.reduce((sum, r) => sum + r.measured.non2xx, 0),
+      errors: rounds.reduce((sum, r) => sum + r.measured.errors, 0),
     };
     results.push(row);
     console.log(
       `${row.scenario.padEnd(34)} ${String(row.req_per_sec).padStart(7)} req/s  p99 ${String(row.p99_ms).padStart(4)} ms` +
         `  | baseline ${String(row.baseline_req_per_sec).padStart(7)} req/s  p99 ${String(row.baseline_p99_ms).padStart(4)} ms` +
-        `  | ratio ${row.throughput_ratio.toFixed(2)}  p99 x${row.p99_ratio.toFixed(2)}` +
+        `  | ratio ${row.throughput_ratio.toFixed(2)} (rounds ${row.round_ratios.join(', ')})  p99 x${row.p99_ratio.toFixed(2)}` +
         (row.non_2xx || row.errors ? `  (non-2xx ${row.non_2xx}, errors ${row.errors})` : ''),
     );
   }
   const peakRssMb = rssMb(service.child.pid, 'VmHWM');
   console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
-  console.log(`(${DURATION} s per run, ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'})`);
+  console.log(`(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'})`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
+    JSON.stringify({ date: new Date().toISOString(), rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');
@@ -117,6 +126,12 @@ function freePort() {
 function rssMb(pid, field) {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 function round(n) {

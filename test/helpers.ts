@@ -130,7 +130,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     const stream = new PassThrough();
     stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean)));
     logger = { stream };
-    config.logLevel = 'info';
+    config.logLevel = options.config?.logLevel ?? 'info';
   }
   const app = await buildApp(config, { database, kv }, { logger, extraRoutes: options.extraRoutes });
   return {

@@ -221,6 +221,29 @@ describe('HTTP conventions', () => {
   });
 });
 
+describe('logging above info', () => {
+  it('writes no request lines, and a handler\'s warning still carries its request id', async () => {
+    const t = await buildTestApp({
+      captureLogs: true,
+      config: { logLevel: 'warn' },
+      extraRoutes: async (app) => {
+        app.get('/v1/probe/chatty', async (request) => {
+          request.log.info('not written at warn');
+          request.log.warn({ detail: 1 }, 'written at warn');
+          return { ok: true };
+        });
+      },
+    });
+    try {
+      await t.app.inject({ method: 'GET', url: '/v1/probe/chatty', headers: { 'x-request-id': 'trace-warn' } });
+      await t.app.inject({ method: 'GET', url: '/v1' });
+      expect(t.logs()).toEqual([expect.objectContaining({ level: 40, msg: 'written at warn', detail: 1, request_id: 'trace-warn' })]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('links with PUBLIC_URL', () => {
   it('builds absolute links from PUBLIC_URL, including a path prefix', async () => {
     const t = await buildTestApp({ extraRoutes: probeRoutes, config: { publicUrl: 'https://gps.example.org/api' } });

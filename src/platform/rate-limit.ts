@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
@@ -11,7 +11,7 @@ declare module 'fastify' {
     extraRateLimit?: 'gpsWrite';
   }
   interface FastifyRequest {
-    /** The identity bucket's state once counted: a stricter route limit reports itself only if tighter. */
+    /** The tightest bucket counted so far (the one the X-RateLimit-* headers describe). */
     rateLimit: BucketState | null;
   }
 }
@@ -64,6 +64,19 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     return new AppError(429, `Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
   }
 
+  /** Counts the hit, refuses a spent bucket with 429, and reports the tightest bucket so far in the headers. */
+  function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: HookHandlerDoneFunction): void {
+    hit(request, bucket).then((state) => {
+      if (!state) return done();
+      if (state.remaining < 0) return done(exceeded(response, state));
+      if (!request.rateLimit || state.remaining < request.rateLimit.remaining) {
+        request.rateLimit = state;
+        setHeaders(response, state);
+      }
+      done();
+    }, done);
+  }
+
   app.decorateRequest('rateLimit', null);
 
   // Every request counts against its identity (callback-style hooks: this runs on every request).
@@ -71,13 +84,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     if (request.caller?.isSystem || isExempt(request.url)) return done();
     const bucket = identityBucket(request, config, callerBuckets);
     if (!bucket) return done();
-    hit(request, bucket).then((state) => {
-      if (!state) return done();
-      if (state.remaining < 0) return done(exceeded(response, state));
-      request.rateLimit = state;
-      setHeaders(response, state);
-      done();
-    }, done);
+    count(request, response, bucket, done);
   });
 
   // A route's stricter limit counts after the identity's, on that route only.
@@ -86,12 +93,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     const countGpsWrite: onRequestHookHandler = (request, response, done) => {
       if (request.caller?.isSystem) return done();
       const who = request.caller?.apiKeyId ?? request.caller?.userId ?? request.ip;
-      hit(request, { key: `ratelimit:gps:${who}`, limit: limits.gpsWrite }).then((state) => {
-        if (!state) return done();
-        if (state.remaining < 0) return done(exceeded(response, state));
-        if (!request.rateLimit || state.remaining < request.rateLimit.remaining) setHeaders(response, state);
-        done();
-      }, done);
+      count(request, response, { key: `ratelimit:gps:${who}`, limit: limits.gpsWrite }, done);
     };
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), countGpsWrite];
   });

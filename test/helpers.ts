@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type Database } from '../src/platform/db/database.js';
 import { openKeyValueStore, type KeyValueStore } from '../src/platform/kv/index.js';
 import { withDatabaseName } from './database-url.js';
+import { startFakeSmtp, type FakeSmtp } from './fakes/smtp.js';
 
 /** 'embedded' (PGlite + in-process store) or 'external' (PostgreSQL and/or Redis from TEST_*_URL). */
 export const backend = process.env.WAYGATE_TEST_BACKEND === 'external' ? 'external' : 'embedded';
@@ -146,6 +147,18 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   };
 }
 
+/** A test app that mails through a fake SMTP server of its own; closing the app stops the server too. */
+export async function buildMailingTestApp(options: TestAppOptions = {}): Promise<{ t: TestApp; smtp: FakeSmtp }> {
+  const smtp = await startFakeSmtp();
+  const t = await buildTestApp({ ...options, config: { smtpUrl: smtp.url, ...options.config } });
+  const closeApp = t.close;
+  t.close = async () => {
+    await closeApp();
+    await smtp.close();
+  };
+  return { t, smtp };
+}
+
 async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
@@ -154,6 +167,29 @@ async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promis
   } finally {
     await client.end();
   }
+}
+
+/** The body of a completed sign-in (login, register/verify, 2FA verify) with nothing left to confirm. */
+export function signedInBody(user: { email: string; username: string; user_id?: string }) {
+  return {
+    user_id: user.user_id ?? expect.stringMatching(/^[0-9a-f-]{36}$/),
+    email: user.email,
+    username: user.username,
+    session_token: expect.stringMatching(/^ses_[A-Za-z0-9_-]{43}$/),
+    session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    expires_at: expect.any(String),
+    provider: 'email',
+    requires_2fa: false,
+    temp_token: null,
+    preferred_locale: null,
+  };
+}
+
+/** `expiresAt` lies `hours` ahead (to within six minutes: the time the test took). */
+export function expectExpiresIn(expiresAt: string, hours: number): void {
+  const ahead = (Date.parse(expiresAt) - Date.now()) / 3_600_000;
+  expect(ahead).toBeGreaterThan(hours - 0.1);
+  expect(ahead).toBeLessThanOrEqual(hours);
 }
 
 /** A well-formed id that names nothing. */

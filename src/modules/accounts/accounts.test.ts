@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildMailingTestApp, buildTestApp, createUser, expectExpiresIn, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../../platform/auth/tokens.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -13,8 +13,7 @@ describe('platform accounts and email linking', () => {
   let counter = 0;
 
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    t = await buildTestApp({ config: { smtpUrl: smtp.url } });
+    ({ t, smtp } = await buildMailingTestApp());
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
     await t.database.db
       .insertInto('platforms')
@@ -24,10 +23,7 @@ describe('platform accounts and email linking', () => {
       ])
       .execute();
   });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  afterAll(() => t.close());
 
   /** Links an OAuth account directly (the OAuth sign-in is another area's); optionally makes it primary. */
   async function addOAuthAccount(userId: string, slug: string, primary = false) {
@@ -202,9 +198,7 @@ describe('platform accounts and email linking', () => {
       expect(response.statusCode).toBe(200);
       const body = response.json();
       expect(body).toEqual({ message: expect.any(String), expires_at: expect.any(String) });
-      const hours = (Date.parse(body.expires_at) - Date.now()) / 3_600_000;
-      expect(hours).toBeGreaterThan(23.9);
-      expect(hours).toBeLessThanOrEqual(24);
+      expectExpiresIn(body.expires_at, 24);
 
       const pending = await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token);
       expect(pending.json()).toEqual({ pending: true, email: address, expires_at: body.expires_at });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from 'otplib';
-import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildMailingTestApp, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 /**
  * The rules that keep one account from being taken over through another area:
@@ -16,17 +16,13 @@ describe('account takeover guards', () => {
   let adminId: string;
 
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    t = await buildTestApp({ config: { smtpUrl: smtp.url, publicUrl: 'https://id.example.org' } });
+    ({ t, smtp } = await buildMailingTestApp({ config: { publicUrl: 'https://id.example.org' } }));
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     const role = await createRoleWith(t.app, 'Helpdesk', ['users:read', 'users:write', 'users:delete']);
     helpdesk = await createUser(t.app, ['role_user', role]);
     adminId = (await t.app.services.users.repo.findByUsername(TEST_ADMIN.username))!.id;
   });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  afterAll(() => t.close());
 
   const call = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'GET', url: string, token: string, payload?: object) =>
     t.app.inject({ method, url, payload, headers: bearer(token) });

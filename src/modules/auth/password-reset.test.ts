@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildMailingTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
 
@@ -8,13 +8,9 @@ describe('password reset', () => {
   let smtp: FakeSmtp;
   let t: TestApp;
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    t = await buildTestApp({ config: { smtpUrl: smtp.url } });
+    ({ t, smtp } = await buildMailingTestApp());
   });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  afterAll(() => t.close());
 
   const post = (url: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url, payload });
   const emailOf = (user: { username: string }) => `${user.username}@example.org`;

@@ -1,19 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { buildTestApp, createUser, type TestApp } from '../../../test/helpers.js';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { buildMailingTestApp, createUser, type TestApp } from '../../../test/helpers.js';
 import { SIGN_IN_POLICY } from './sign-in-throttle.js';
 
 describe('sign-in throttle', () => {
   let smtp: FakeSmtp;
   let t: TestApp;
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    t = await buildTestApp({ config: { smtpUrl: smtp.url } });
+    ({ t, smtp } = await buildMailingTestApp());
   });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  afterAll(() => t.close());
 
   const signIn = (identifier: string, password: string, ip = '127.0.0.1') =>
     t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password }, remoteAddress: ip });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
-import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { bearer, buildMailingTestApp, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -43,16 +43,12 @@ describe('email change', () => {
   let bob: TestUser;
 
   beforeAll(async () => {
-    smtp = await startFakeSmtp();
-    t = await buildTestApp({ config: { smtpUrl: smtp.url, publicUrl: 'https://id.example.org' } });
+    ({ t, smtp } = await buildMailingTestApp({ config: { publicUrl: 'https://id.example.org' } }));
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     alice = await createUser(t.app);
     bob = await createUser(t.app);
   });
-  afterAll(async () => {
-    await t.close();
-    await smtp.close();
-  });
+  afterAll(() => t.close());
 
   const requestChange = (id: string, token: string | undefined, email: string) => call(t.app, 'POST', `/v1/users/${id}/email/request-change`, token, { email });
   const verify = (token: string, credential: string | undefined = alice.token) => call(t.app, 'POST', '/v1/users/email/verify', credential, { token });

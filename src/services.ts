@@ -103,7 +103,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     createSession: (request, input, trx) => auth.createSession(request, input, trx),
     liveSession: (tokenHash) => auth.liveSession(tokenHash),
     platformName: (slug) => platforms.displayName(slug),
-    userWithPrimaryProvider: (userId) => users.repo.findWithPrimaryProvider(userId),
+    userWithPrimaryProvider: (userId) => users.findWithPrimaryProvider(userId),
   });
   /** Hourly: rows that can never be used again, several of them holding password hashes. */
   const purgeExpired = async () => ({

@@ -90,11 +90,11 @@ export async function createUser(app: FastifyInstance, roles: string[] = ['role_
 /** A custom role holding exactly these permissions (created directly, for test setup). */
 export async function createRoleWith(app: FastifyInstance, name: string, permissions: string[]): Promise<string> {
   const role = await app.services.access.createRole({ name });
-  const catalogue = await app.services.access.repo.listPermissions();
+  const catalogue = await app.services.access.listPermissions();
   for (const permission of permissions) {
     const found = catalogue.find((p) => `${p.resource}:${p.action}` === permission);
     if (!found) throw new Error(`no permission ${permission}`);
-    await app.services.access.repo.grantPermission(role.id, found.id);
+    await app.database.db.insertInto('role_permissions').values({ role_id: role.id, permission_id: found.id }).execute();
   }
   return role.id;
 }

@@ -35,13 +35,13 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
   app.get('/v1/roles', {
     config: { auth: requirePermission('roles:read') },
     schema: { tags: roleTags, summary: 'List roles', response: { 200: ListEnvelope(Role) } },
-  }, async (request) => list(request, await access.repo.listRoles()));
+  }, async (request) => list(request, await access.listRoles()));
 
   app.get('/v1/roles/:id', {
     config: { auth: requirePermission('roles:read') },
     schema: { tags: roleTags, summary: 'Get a role', params: RoleParams, response: { 200: SingleEnvelope(Role), ...errorResponses(404) } },
   }, async (request) => {
-    const role = await access.repo.getRole(request.params.id);
+    const role = await access.getRole(request.params.id);
     if (!role) throw notFound('Role not found');
     return single(request, role);
   });
@@ -99,7 +99,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
   app.get('/v1/permissions', {
     config: { auth: requirePermission('permissions:read') },
     schema: { tags: roleTags, summary: 'List permissions', response: { 200: ListEnvelope(Permission) } },
-  }, async (request) => list(request, await access.repo.listPermissions()));
+  }, async (request) => list(request, await access.listPermissions()));
 
   app.get('/v1/permissions/:id', {
     config: { auth: requirePermission('permissions:read') },
@@ -116,7 +116,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
     if (!(await users.exists(id))) throw notFound('User not found');
   };
   const rolesOf = async (userId: string) =>
-    (await access.repo.rolesOfUser(userId)).map(({ id, name, description }) => ({ id, name, description }));
+    (await access.rolesOfUser(userId)).map(({ id, name, description }) => ({ id, name, description }));
   const RolesBody = Type.Object({ roles: Type.Array(RoleSummary) });
 
   app.get('/v1/users/:id/permissions', {

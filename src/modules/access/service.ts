@@ -59,7 +59,12 @@ export function createAccessService(deps: Deps) {
   }
 
   return {
-    repo,
+    // Reads the routes and other areas need as they are (the rules live in the functions below).
+    listRoles: repo.listRoles,
+    getRole: repo.getRole,
+    listPermissions: repo.listPermissions,
+    rolesOfUser: repo.rolesOfUser,
+    lockSuperAdmins: repo.lockSuperAdmins,
 
     async accessOfUser(userId: string): Promise<EffectiveAccess> {
       const roles = await repo.rolesOfUser(userId);

@@ -21,7 +21,7 @@ const ALREADY_LINKED = 'User already has an email account';
 
 interface Deps {
   db: Kysely<Schema>;
-  users: Pick<UsersService, 'repo' | 'assertMayManage'>;
+  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage'>;
   platforms: Pick<PlatformsService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
@@ -34,14 +34,14 @@ export function createAccountsService(deps: Deps) {
   const tokens = createAccountTokens(deps.db);
 
   async function existingUser(userId: string) {
-    const user = await deps.users.repo.findById(userId);
+    const user = await deps.users.findById(userId);
     if (!user) throw notFound('User not found');
     return user;
   }
 
   /** The locked user and one of their accounts, or 404 (an account of another user is not found either). */
   async function lockedAccount(userId: string, accountId: string, trx: Kysely<Schema>) {
-    const user = await deps.users.repo.lockById(userId, trx);
+    const user = await deps.users.lockById(userId, trx);
     if (!user) throw notFound('User not found');
     const account = await repo.findOfUser(userId, accountId, trx);
     if (!account) throw notFound('Platform account not found');
@@ -57,17 +57,17 @@ export function createAccountsService(deps: Deps) {
     return deps.db.transaction().execute(async (trx) => {
       const link = await tokens.consume('email_link', hashToken(token), trx);
       if (!link?.email || !link.password_hash) throw badRequest(INVALID_TOKEN);
-      const user = await deps.users.repo.lockById(link.user_id, trx);
+      const user = await deps.users.lockById(link.user_id, trx);
       if (!user) throw badRequest(INVALID_TOKEN);
-      if (await deps.users.repo.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
-      if (await deps.users.repo.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
-      const platformAccountId = await deps.users.repo
+      if (await deps.users.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
+      const platformAccountId = await deps.users
         .createEmailAccount(trx, { userId: user.id, email: link.email, username: user.username, passwordHash: link.password_hash })
         // A registration or link that committed between the check and the insert hits the unique key.
         .catch((err: unknown) => {
           throw (err as { code?: string }).code === '23505' ? conflict(ADDRESS_TAKEN) : err;
         });
-      if (!user.primary_platform_account_id) await deps.users.repo.update(user.id, { primary_platform_account_id: platformAccountId }, trx);
+      if (!user.primary_platform_account_id) await deps.users.setPrimaryAccount(user.id, platformAccountId, trx);
       await deps.audit.record(
         request,
         {
@@ -98,7 +98,7 @@ export function createAccountsService(deps: Deps) {
       return deps.db.transaction().execute(async (trx) => {
         const { user, account } = await lockedAccount(userId, accountId, trx);
         if (!account.is_primary) {
-          await deps.users.repo.update(userId, { primary_platform_account_id: accountId }, trx);
+          await deps.users.setPrimaryAccount(userId, accountId, trx);
           await deps.audit.record(
             request,
             {
@@ -148,8 +148,8 @@ export function createAccountsService(deps: Deps) {
       await deps.users.assertMayManage(caller, userId);
       const email = normaliseEmail(input.email);
       if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw badRequest('Email sign-in is disabled');
-      if (await deps.users.repo.findEmailAccountOfUser(userId)) throw conflict(ALREADY_LINKED);
-      if (await deps.users.repo.emailAccountExists(email)) throw conflict(ADDRESS_TAKEN);
+      if (await deps.users.findEmailAccountOfUser(userId)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.emailAccountExists(email)) throw conflict(ADDRESS_TAKEN);
 
       const token = newToken('');
       const expiresAt = new Date(Date.now() + EMAIL_LINK_LIFETIME_MS);

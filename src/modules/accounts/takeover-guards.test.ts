@@ -20,7 +20,7 @@ describe('account takeover guards', () => {
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     const role = await createRoleWith(t.app, 'Helpdesk', ['users:read', 'users:write', 'users:delete']);
     helpdesk = await createUser(t.app, ['role_user', role]);
-    adminId = (await t.app.services.users.repo.findByUsername(TEST_ADMIN.username))!.id;
+    adminId = (await t.app.services.users.findByUsername(TEST_ADMIN.username))!.id;
   });
   afterAll(() => t.close());
 

@@ -73,7 +73,7 @@ export function createPasswordResetService(deps: Deps) {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const email = normaliseEmail(input.email);
       if (!(await firstRequestInCooldown(email))) return;
-      const account = await deps.users.repo.findEmailAccount(email);
+      const account = await deps.users.findEmailAccount(email);
       if (!account?.email) return;
       // Not awaited: answering only after the mail went out would tell, by the response time,
       // that the address has an account. A failure is logged, never shown.
@@ -89,7 +89,7 @@ export function createPasswordResetService(deps: Deps) {
       const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw badRequest(INVALID_TOKEN);
-        const account = await deps.users.repo.setEmailPassword(consumed.user_id, passwordHash, trx);
+        const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw badRequest(INVALID_TOKEN);
         const revoked = await deps.auth.revokeAllSessions(consumed.user_id, trx);
         await deps.closeTwoFactorChallenges(consumed.user_id, trx);

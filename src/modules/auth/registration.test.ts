@@ -40,7 +40,7 @@ describe('registration', () => {
     expect(pending.token_hash).not.toContain(tokenFromMail(mail));
     expect(pending.password_hash).toMatch(/^\$argon2id\$/);
     // Nothing exists until the link is followed.
-    expect(await t.app.services.users.repo.findByUsername(input.username.toLowerCase())).toBeUndefined();
+    expect(await t.app.services.users.findByUsername(input.username.toLowerCase())).toBeUndefined();
   });
 
   it('register/verify creates the user with role_user and signs in (201 AuthResponse, lower-cased names)', async () => {

@@ -49,7 +49,7 @@ export function createRegistrationService(deps: Deps) {
     const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
     if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw badRequest(INVALID_TOKEN);
     await deps.users.assertEmailUserFree(pending.email, pending.username, trx);
-    const user = await deps.users.repo.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
+    const user = await deps.users.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
     await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
     await deps.audit.record(request, { eventType: 'user_created', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { provider: EMAIL_PLATFORM } }, trx);
     return { user, email: pending.email };

@@ -48,10 +48,10 @@ export function createAuthService(deps: Deps) {
 
   /** Identifier is matched to a username first, then to an email account. */
   async function findLogin(identifier: string) {
-    const byUsername = await deps.users.repo.findByUsername(identifier);
-    if (byUsername) return { user: byUsername, account: await deps.users.repo.findEmailAccountOfUser(byUsername.id) };
-    const account = await deps.users.repo.findEmailAccount(identifier);
-    return { user: account ? await deps.users.repo.findById(account.user_id) : undefined, account };
+    const byUsername = await deps.users.findByUsername(identifier);
+    if (byUsername) return { user: byUsername, account: await deps.users.findEmailAccountOfUser(byUsername.id) };
+    const account = await deps.users.findEmailAccount(identifier);
+    return { user: account ? await deps.users.findById(account.user_id) : undefined, account };
   }
 
   /**
@@ -155,7 +155,7 @@ export function createAuthService(deps: Deps) {
       }
 
       return deps.db.transaction().execute(async (trx) => {
-        await deps.users.repo.recordLogin(user.id, trx);
+        await deps.users.recordLogin(user.id, trx);
         return issueSession(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login' }, trx);
       });
     },
@@ -202,12 +202,12 @@ export function createAuthService(deps: Deps) {
      */
     async ensureSuperAdmin(input: NewEmailUser): Promise<{ userId: string; created: boolean }> {
       const email = normaliseEmail(input.email);
-      const existing = await deps.users.repo.findEmailAccount(email);
+      const existing = await deps.users.findEmailAccount(email);
       if (existing) {
         if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE)) await deps.access.invalidateUser(existing.user_id);
         return { userId: existing.user_id, created: false };
       }
-      if (await deps.users.repo.emailAccountExists(email)) throw conflict('This email belongs to a deleted user; choose another address');
+      if (await deps.users.emailAccountExists(email)) throw conflict('This email belongs to a deleted user; choose another address');
       const user = await deps.db.transaction().execute(async (trx) => {
         const created = await deps.users.createEmailUser(trx, input);
         await deps.access.grantRoleDirectly(created.id, SUPER_ADMIN_ROLE, trx);

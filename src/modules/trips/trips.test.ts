@@ -204,7 +204,7 @@ describe('trips', () => {
 
   it('needs trips:read, trips:write and trips:delete', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/trips' })).statusCode).toBe(401);
-    const user = (await t.app.services.users.repo.findByUsername('admin'))!;
+    const user = (await t.app.services.users.findByUsername('admin'))!;
     expect(user.id).toBe(adminId);
     const plain = await login(t.app, 'admin', TEST_ADMIN.password);
     expect((await t.app.inject({ method: 'GET', url: '/v1/trips', headers: bearer(plain) })).statusCode).toBe(200);

@@ -31,7 +31,7 @@ interface Deps {
   audit: AuditWriter;
   mailer: Mailer;
   users: UsersService;
-  access: Pick<AccessService, 'accessOfUser' | 'repo'>;
+  access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
   platforms: Pick<PlatformsService, 'find'>;
   auth: Pick<AuthService, 'issueSession'>;
   /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
@@ -54,7 +54,7 @@ export function createTwoFactorService(deps: Deps) {
     if (!target) throw badRequest('user_id is required for a credential without a user');
     const self = caller.kind === 'session' && caller.userId === target;
     if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw forbidden();
-    const user = await deps.users.repo.findById(target);
+    const user = await deps.users.findById(target);
     if (!user) throw notFound('User not found');
     return user;
   }
@@ -124,9 +124,9 @@ export function createTwoFactorService(deps: Deps) {
       const user = await targetOf(caller, userId);
       const enabled = Boolean((await repo.state(user.id))?.enabled_at);
       const held = new Set((await deps.access.accessOfUser(user.id)).roles);
-      const role = (await deps.access.repo.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
+      const role = (await deps.access.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
       if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication` };
-      for (const slug of new Set((await deps.users.repo.accountsOf(user.id)).map((account) => account.platform))) {
+      for (const slug of new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform))) {
         const platform = await deps.platforms.find(slug);
         if (platform?.two_factor_required) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
       }
@@ -207,7 +207,7 @@ export function createTwoFactorService(deps: Deps) {
     closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
 
     async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
-      const user = await deps.users.repo.findById(input.user_id);
+      const user = await deps.users.findById(input.user_id);
       if (!user) throw badRequest('user_id does not name an existing user');
       const state = await enabledState(user.id);
       if (!state) return { requires_2fa: false };
@@ -224,16 +224,16 @@ export function createTwoFactorService(deps: Deps) {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw unauthorized(INVALID_CHALLENGE);
       const challenge = await repo.claimAttempt(hashToken(input.temp_token));
       if (challenge) await deps.signInThrottle.ensureAllowed(`2fa:${challenge.user_id}`, request.ip);
-      const user = challenge ? await deps.users.repo.findById(challenge.user_id) : undefined;
+      const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
       const state = user ? await enabledState(user.id) : undefined;
       if (!challenge || !user || !state) throw unauthorized(INVALID_CHALLENGE);
-      const email = (await deps.users.repo.findEmailAccountOfUser(user.id))?.email ?? '';
+      const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
 
       const outcome = await deps.db.transaction().execute(async (trx) => {
         const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
         if (!accepted) return null;
         if (!(await repo.consumeChallenge(challenge.id, trx))) throw unauthorized(INVALID_CHALLENGE);
-        await deps.users.repo.recordLogin(user.id, trx);
+        await deps.users.recordLogin(user.id, trx);
         const result = await deps.auth.issueSession(request, { user, email, provider: challenge.provider, auditEvent: 'login' }, trx);
         await deps.audit.record(
           request,

@@ -300,7 +300,7 @@ describe('two-factor authentication', () => {
       const disabled = await call('DELETE', '/v1/users/me/2fa', admin, { user_id: other.id, code: other.backupCodes[0] });
       expect(disabled.statusCode).toBe(200);
       const [event] = await auditEvents('2fa_disabled', other.id);
-      const adminId = (await t.app.services.users.repo.findByUsername('admin'))!.id;
+      const adminId = (await t.app.services.users.findByUsername('admin'))!.id;
       expect(event).toMatchObject({ actor_id: adminId });
     });
 

@@ -39,7 +39,7 @@ export interface UsersDeps {
   mailer: Pick<Mailer, 'send'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
-  access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'repo'>;
+  access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'lockSuperAdmins'>;
   platforms: Pick<PlatformsService, 'find'>;
   revokeAllSessions: Revoke;
   revokeAllApiKeys: Revoke;
@@ -131,7 +131,21 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   return {
-    repo,
+    // The user records other areas read and write; the rules around them stay in those areas' services.
+    findById: repo.findById,
+    lockById: repo.lockById,
+    findByUsername: repo.findByUsername,
+    findEmailAccount: repo.findEmailAccount,
+    findEmailAccountOfUser: repo.findEmailAccountOfUser,
+    findWithPrimaryProvider: repo.findWithPrimaryProvider,
+    emailAccountExists: repo.emailAccountExists,
+    accountsOf: repo.accountsOf,
+    recordLogin: repo.recordLogin,
+    setEmailPassword: repo.setEmailPassword,
+    createWithEmailAccount: repo.createWithEmailAccount,
+    createEmailAccount: repo.createEmailAccount,
+    setPrimaryAccount: (userId: string, accountId: string, executor?: Kysely<Schema>) =>
+      repo.update(userId, { primary_platform_account_id: accountId }, executor),
 
     /**
      * Validates and creates a user with an email/password account; returns the user. Runs inside the
@@ -209,7 +223,7 @@ export function createUsersService(deps: UsersDeps) {
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
       await assertMayManage(caller, id);
       const revoked = await db.transaction().execute(async (trx) => {
-        const admins = await deps.access.repo.lockSuperAdmins(trx);
+        const admins = await deps.access.lockSuperAdmins(trx);
         if (!(await repo.lockById(id, trx))) throw notFound('User not found');
         if (admins.size === 1 && admins.has(id)) throw conflict('The last super admin cannot be deleted');
         await repo.update(id, { deleted_at: new Date() }, trx);

@@ -44,18 +44,13 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   let lastFailureLog = 0;
   const callerBuckets = new WeakMap<Caller, Bucket>();
 
-  /** Counts one hit; the state, or null when the store failed (fail-open). */
-  function hit(request: FastifyRequest, bucket: Bucket): Promise<BucketState | null> {
-    return kv.hitWindow(bucket.key, limits.windowSecs).then(
-      ({ count, resetAt }) => ({ limit: bucket.limit, remaining: bucket.limit - count, resetAt }),
-      (err: unknown) => {
-        if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
-          lastFailureLog = Date.now();
-          request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
-        }
-        return null;
-      },
-    );
+  /** A failing counter store lets requests through (fail-open), logged at most every few seconds. */
+  function storeFailed(request: FastifyRequest, err: unknown): null {
+    if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
+      lastFailureLog = Date.now();
+      request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
+    }
+    return null;
   }
 
   function exceeded(response: FastifyReply, state: BucketState): AppError {
@@ -64,17 +59,35 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     return new AppError(429, `Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
   }
 
-  /** Counts the hit, refuses a spent bucket with 429, and reports the tightest bucket so far in the headers. */
+  /** Counts the hit, then lets the request on or refuses it (see `settle`). */
   function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: HookHandlerDoneFunction): void {
-    hit(request, bucket).then((state) => {
-      if (!state) return done();
-      if (state.remaining < 0) return done(exceeded(response, state));
-      if (!request.rateLimit || state.remaining < request.rateLimit.remaining) {
-        request.rateLimit = state;
-        setHeaders(response, state);
-      }
-      done();
-    }, done);
+    let counted: WindowCount | Promise<WindowCount>;
+    try {
+      counted = kv.hitWindow(bucket.key, limits.windowSecs);
+    } catch (err) {
+      return settle(request, response, bucket, storeFailed(request, err), done);
+    }
+    // The in-process store answers at once; Redis answers later.
+    if (counted instanceof Promise) {
+      counted.then(
+        (later) => settle(request, response, bucket, later, done),
+        (err: unknown) => settle(request, response, bucket, storeFailed(request, err), done),
+      );
+    } else {
+      settle(request, response, bucket, counted, done);
+    }
+  }
+
+  /** Refuses a spent bucket with 429, and reports the tightest bucket so far in the headers. */
+  function settle(request: FastifyRequest, response: FastifyReply, bucket: Bucket, counted: WindowCount | null, done: HookHandlerDoneFunction): void {
+    if (!counted) return done();
+    const state = { limit: bucket.limit, remaining: bucket.limit - counted.count, resetAt: counted.resetAt };
+    if (state.remaining < 0) return done(exceeded(response, state));
+    if (!request.rateLimit || state.remaining < request.rateLimit.remaining) {
+      request.rateLimit = state;
+      setHeaders(response, state);
+    }
+    done();
   }
 
   app.decorateRequest('rateLimit', null);

@@ -109,6 +109,18 @@ describe('GPS points', () => {
     reads.mockRestore();
   });
 
+  it('answers the cached latest point as JSON with the self link of each request', async () => {
+    const point = (await send(admin, { ...POINT, timestamp: 1_900_000_000 })).json().data;
+    const via = (host: string, url = '/v1/gps/current') => t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });
+    for (const [host, url] of [['a.example', '/v1/gps/current'], ['b.example:8080', '/v1/gps/current'], ['a.example', '/v1/gps/current?x=1']]) {
+      const response = await via(host!, url);
+      expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(response.json()).toEqual({ data: point, _links: { self: `http://${host}${url}` } });
+      // Serialized by the response schema: its fields, in its order.
+      expect(Object.keys(response.json().data)).toEqual(Object.keys(point));
+    }
+  });
+
   it('answers 404 for a device without points', async () => {
     const device = await newDevice();
     const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { notFound } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateGpsPointBody, CurrentQuery, GpsPoint } from './schemas.js';
@@ -30,10 +30,10 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
       querystring: CurrentQuery,
       response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const point = await gps.latest(request.query.device_id);
     if (!point) throw notFound(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
-    return single(request, point);
+    return sendSerializedSingle(request, reply, point);
   });
 
   app.get('/v1/gps/current/devices', {

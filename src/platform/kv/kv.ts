@@ -10,8 +10,12 @@ export interface KeyValueStore {
   delete(key: string): Promise<void>;
   /** Stores the value only when the key is absent; true when it was stored. */
   setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean>;
-  /** Counts one hit in the fixed window that contains `now` (window aligned to the Unix epoch). */
-  hitWindow(key: string, windowSecs: number, now?: number): Promise<WindowCount>;
+  /**
+   * Counts one hit in the fixed window that contains `now` (window aligned to the Unix epoch).
+   * The in-process store answers at once: this runs on every request, and a promise per request
+   * was a measurable part of a cached read. Callers that do not care simply await it.
+   */
+  hitWindow(key: string, windowSecs: number, now?: number): WindowCount | Promise<WindowCount>;
   /** Forgets the hits counted in the window that contains `now`. */
   resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;

@@ -35,7 +35,7 @@ export class MemoryStore implements KeyValueStore {
     return true;
   }
 
-  async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
+  hitWindow(key: string, windowSecs: number, now = Date.now()): WindowCount {
     const { index, resetAt } = windowOf(windowSecs, now);
     const windowKey = `${key}:${index}`;
     const window = this.#windows.get(windowKey);

@@ -16,7 +16,7 @@ describe('configuration', () => {
       internalToken: '',
       openapiEnabled: true,
       swaggerUiEnabled: true,
-      rateLimit: { enabled: true, windowSecs: 60, anonymous: 120, user: 600, apiKey: 1200, gpsWrite: 30 },
+      rateLimit: { enabled: true, windowSecs: 60, anonymous: 120, user: 600, apiKey: 1200, gpsWrite: 30, headers: 'near-limit' },
       registrationEnabled: true,
       supportedLocales: ['en', 'de'],
       logLevel: 'info',
@@ -61,6 +61,7 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'mysql://localhost/db' }, 'DATABASE_URL must use postgres: or postgresql:, got mysql:'],
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL (redis: or rediss://...)'],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
+    [{ RATE_LIMIT_HEADERS: 'sometimes' }, /^RATE_LIMIT_HEADERS must be one of/],
   ])('stops on %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

@@ -32,6 +32,8 @@ export interface Config {
     user: number;
     apiKey: number;
     gpsWrite: number;
+    /** When successful responses carry the X-RateLimit-* headers (429 always does). */
+    headers: 'near-limit' | 'always';
   };
   registrationEnabled: boolean;
   supportedLocales: string[];
@@ -96,6 +98,7 @@ function readConfig(env: Env): Config {
       user: read.integer('RATE_LIMIT_USER', 600, 1),
       apiKey: read.integer('RATE_LIMIT_API_KEY', 1200, 1),
       gpsWrite: read.integer('RATE_LIMIT_GPS_WRITE', 30, 1),
+      headers: read.oneOf('RATE_LIMIT_HEADERS', 'near-limit', ['near-limit', 'always'] as const),
     },
     registrationEnabled: read.boolean('REGISTRATION_ENABLED', true),
     supportedLocales: read.list('SUPPORTED_LOCALES', ['en', 'de']),

@@ -7,8 +7,9 @@ import { bearer, buildTestApp, createApiKey, createUser, login, openTestDatabase
 import { RedisStore } from './kv/redis.js';
 import type { KeyValueStore } from './kv/index.js';
 
-// An hour-long window, so no test straddles a window boundary in practice.
-const LIMITS = { enabled: true, windowSecs: 3600, anonymous: 3, user: 4, apiKey: 5, gpsWrite: 2 };
+// An hour-long window, so no test straddles a window boundary in practice. Headers on every
+// counted response, so they can be checked from the first one (the default is below).
+const LIMITS = { enabled: true, windowSecs: 3600, anonymous: 3, user: 4, apiKey: 5, gpsWrite: 2, headers: 'always' as const };
 
 async function gpsProbe(app: FastifyInstance): Promise<void> {
   app.post('/v1/probe/gps', { config: { extraRateLimit: 'gpsWrite' } }, async () => ({ ok: true }));
@@ -129,6 +130,39 @@ describe('rate limiting', () => {
     const third = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
     expect(third.statusCode).toBe(429);
     expect(third.json().message).toBe('Rate limit of 2 requests per 3600 seconds exceeded');
+  });
+});
+
+describe('rate limit headers by default (near the limit)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { rateLimit: { ...LIMITS, headers: 'near-limit', anonymous: 10, gpsWrite: 5 } }, extraRoutes: gpsProbe });
+  });
+  afterAll(() => t.close());
+
+  const limitHeaders = (response: { headers: Record<string, unknown> }) =>
+    [response.headers['x-ratelimit-limit'], response.headers['x-ratelimit-remaining']].join('/');
+
+  it('sends them on successful responses once the bucket is half used, and always with 429', async () => {
+    const ip = '203.0.113.50';
+    const seen = [];
+    for (let i = 0; i < 11; i++) {
+      const response = await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
+      seen.push(`${response.statusCode} ${limitHeaders(response)}`);
+    }
+    expect(seen).toEqual(['200 /', '200 /', '200 /', '200 /', '200 10/5', '200 10/4', '200 10/3', '200 10/2', '200 10/1', '200 10/0', '429 10/0']);
+  });
+
+  it('describes the tightest bucket, and sends none while that one is less than half used', async () => {
+    const ip = '203.0.113.51';
+    for (let i = 0; i < 4; i++) await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
+    const seen = [];
+    for (let i = 0; i < 4; i++) {
+      // The identity bucket (10) is half used from here on; the probe's own bucket (5) has fewer left.
+      const response = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
+      seen.push(`${response.statusCode} ${limitHeaders(response)}`);
+    }
+    expect(seen).toEqual(['200 /', '200 /', '200 5/2', '200 5/1']);
   });
 });
 

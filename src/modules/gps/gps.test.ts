@@ -176,7 +176,7 @@ describe('GPS points', () => {
 
 describe('GPS write limit', () => {
   it('counts POST /v1/gps against RATE_LIMIT_GPS_WRITE per identity', async () => {
-    const t = await buildTestApp({ config: { rateLimit: { enabled: true, windowSecs: 3600, anonymous: 100, user: 100, apiKey: 100, gpsWrite: 2 } } });
+    const t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, enabled: true, windowSecs: 3600, anonymous: 100, user: 100, apiKey: 100, gpsWrite: 2 } } });
     try {
       const admin = await login(t.app, 'admin', TEST_ADMIN.password);
       const statuses = [];

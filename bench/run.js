@@ -12,14 +12,13 @@
 // BENCH_PIN=0 turns that off.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { BASELINE, freePort, ROOT, sleep, waitUntilReady } from './lib.js';
 import { scenarios } from './scenarios.js';
 import { serviceEnv } from './service-env.js';
 
-const ROOT = join(import.meta.dirname, '..');
 const DURATION = Number(process.env.BENCH_DURATION ?? 5); // seconds per round and side
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -30,7 +29,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-'));
 const children = [];
 
 try {
-  const baseline = await start('baseline', [join(ROOT, 'bench', 'baseline.js')], {}, '/hello');
+  const baseline = await start('baseline', BASELINE.args, {}, BASELINE.readyPath);
   const service = await start(
     'service',
     [join(ROOT, 'dist', 'main.js'), 'serve'],
@@ -44,11 +43,11 @@ try {
   const results = [];
   for (const scenario of scenarios.filter((s) => !ONLY || s.name.includes(ONLY))) {
     const extra = scenario.prepare ? await scenario.prepare(service.url) : {};
-    await load(baseline.url, { method: 'GET', path: '/hello' }, 2); // warm-up
+    await load(baseline.url, BASELINE.request, 2); // warm-up
     await load(service.url, { ...scenario.request, ...extra }, 2);
     const rounds = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const base = await load(baseline.url, { method: 'GET', path: '/hello' }, DURATION);
+      const base = await load(baseline.url, BASELINE.request, DURATION);
       const measured = await load(service.url, { ...scenario.request, ...extra }, DURATION);
       rounds.push({ base, measured });
     }
@@ -92,16 +91,8 @@ async function start(name, args, env, readyPath) {
   const child = spawn(...command, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url + readyPath)).ok) return { child, url };
-    } catch {
-      // not listening yet
-    }
-    await sleep(100);
-  }
-  throw new Error(`${name} did not start`);
+  await waitUntilReady(name, child, url + readyPath, 30);
+  return { child, url };
 }
 
 /** Pins every thread of a process to one CPU; false when taskset is not there. */
@@ -111,16 +102,6 @@ function pin(pid, cpu) {
 
 function load(url, request, duration) {
   return autocannon({ url, connections: CONNECTIONS, duration, requests: [request] });
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 function rssMb(pid, field) {
@@ -136,7 +117,4 @@ function median(values) {
 
 function round(n) {
   return Math.round(n * 100) / 100;
-}
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -189,4 +189,22 @@ describe('GPS write limit', () => {
       await t.close();
     }
   });
+
+  it('does not count a write the caller may not make', async () => {
+    const limits = { ...testConfig().rateLimit, enabled: true, windowSecs: 3600, apiKey: 100, gpsWrite: 2, headers: 'always' as const };
+    const t = await buildTestApp({ config: { rateLimit: limits } });
+    try {
+      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+      const { key: reader } = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
+      for (let i = 0; i < 3; i++) {
+        const refused = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(reader), payload: POINT });
+        expect(refused.statusCode).toBe(403);
+        // Only the key's own bucket was counted: the write bucket would be the tighter one.
+        expect(refused.headers['x-ratelimit-limit']).toBe('100');
+        expect(refused.headers['x-ratelimit-remaining']).toBe(String(99 - i));
+      }
+    } finally {
+      await t.close();
+    }
+  });
 });

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// Counts the CPU instructions per request of the service and of the bare Fastify baseline with
+// valgrind's callgrind. Requests per second on a shared 2-core machine spread by ±0.1 in ratio from
+// round to round; an instruction count repeats to within about 1% whatever else the machine does, so
+// this is the measure to judge a change to a hot path by. It leaves out the kernel (socket reads and
+// writes, about the same for both sides) and V8's background threads: under valgrind the optimising
+// compiler keeps recompiling long after a native process would have settled.
+//
+// Each side runs in its own process under callgrind, takes WARMUP requests with instrumentation off
+// (faster, and the JIT settles), then MEASURED requests counted. Needs valgrind (with
+// callgrind_control and callgrind_annotate); takes about a minute per process.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { BASELINE, freePort, ROOT, sleep, waitUntilReady } from './lib.js';
+import { scenarios } from './scenarios.js';
+import { serviceEnv } from './service-env.js';
+
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 20_000);
+const MEASURED = Number(process.env.BENCH_MEASURED ?? 5_000);
+// The cached reads by default: the rest are bound by the database, where instructions say little.
+const ONLY = process.env.BENCH_ONLY;
+const selected = scenarios.filter((s) => (ONLY ? s.name.includes(ONLY) : s.cachedRead));
+
+if (spawnSync('valgrind', ['--version'], { stdio: 'ignore' }).status !== 0) {
+  console.error('valgrind is not installed (Debian: apt-get install valgrind)');
+  process.exit(1);
+}
+
+const work = mkdtempSync(join(tmpdir(), 'waygate-instructions-'));
+const dataDir = join(work, 'data');
+try {
+  // Creating the embedded database under valgrind would take minutes: done natively first.
+  const migrate = spawnSync(process.execPath, [join(ROOT, 'dist', 'main.js'), 'migrate'], { env: { ...process.env, DATA_DIR: dataDir }, stdio: 'ignore' });
+  if (migrate.status !== 0) throw new Error('waygate migrate failed');
+  const baseline = await count('baseline', BASELINE.args, {}, BASELINE.readyPath, async () => BASELINE.request);
+  console.log(`baseline (GET /hello): ${baseline.toLocaleString('en')} instructions per request\n`);
+  for (const scenario of selected) {
+    const env = { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1' };
+    const service = await count('service', [join(ROOT, 'dist', 'main.js'), 'serve'], env, '/v1/health', async (url) => ({
+      ...scenario.request,
+      ...(scenario.prepare ? await scenario.prepare(url) : {}),
+    }));
+    console.log(
+      `${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request` +
+        `  | ratio to baseline ${(baseline / service).toFixed(2)}`,
+    );
+  }
+  console.log(`\n(main thread, user space; ${WARMUP} requests of warm-up, ${MEASURED} counted; node ${process.version})`);
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** Starts `args` under callgrind, warms it up, counts MEASURED requests and returns instructions per request. */
+async function count(name, args, env, readyPath, prepare) {
+  const port = await freePort();
+  const out = join(work, `${name}-${port}`);
+  const child = spawn(
+    'valgrind',
+    ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, ...args],
+    { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] },
+  );
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    await waitUntilReady(name, child, url + readyPath, 300);
+    const request = await prepare(url);
+    await load(url, request, WARMUP);
+    callgrind(['--instr=on', String(child.pid)]);
+    await sleep(1000);
+    await load(url, request, MEASURED);
+    callgrind(['--dump', String(child.pid)]);
+    const dump = join(work, readdirSync(work).find((f) => f.startsWith(`${name}-${port}.`) && f.endsWith('.1')));
+    const total = Number(/^totals: (\d+)/m.exec(readFileSync(dump, 'utf8'))[1]);
+    return Math.round((total - backgroundThreads(dump)) / MEASURED);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
+/** Instructions of V8's worker threads (compiler, GC helpers): callgrind_annotate's inclusive cost. */
+function backgroundThreads(dump) {
+  const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', dump], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+  const line = annotated.split('\n').find((l) => l.includes('PlatformWorkerThread'));
+  return line ? Number(line.trim().split(/\s+/)[0].replaceAll(',', '')) : 0;
+}
+
+function callgrind(args) {
+  const result = spawnSync('callgrind_control', args, { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`callgrind_control ${args.join(' ')}: ${result.stderr}`);
+}
+
+async function load(url, request, amount) {
+  const result = await autocannon({ url, connections: 10, amount, requests: [request] });
+  if (result.non2xx || result.errors) throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors`);
+}

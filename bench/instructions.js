@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Counts the CPU instructions per request of the service and of the bare Fastify baseline with
 // valgrind's callgrind. Requests per second on a shared 2-core machine spread by ±0.1 in ratio from
-// round to round; an instruction count repeats to within about 1% whatever else the machine does, so
+// round to round; an instruction count repeats to within about 2% whatever else the machine does, so
 // this is the measure to judge a change to a hot path by. It leaves out the kernel (socket reads and
 // writes, about the same for both sides) and V8's background threads: under valgrind the optimising
 // compiler keeps recompiling long after a native process would have settled.
@@ -10,7 +10,7 @@
 // (faster, and the JIT settles), then MEASURED requests counted. Needs valgrind (with
 // callgrind_control and callgrind_annotate); takes about a minute per process.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -37,18 +37,23 @@ try {
   if (migrate.status !== 0) throw new Error('waygate migrate failed');
   const baseline = await count('baseline', BASELINE.args, {}, BASELINE.readyPath, async () => BASELINE.request);
   console.log(`baseline (GET /hello): ${baseline.toLocaleString('en')} instructions per request\n`);
+  const results = [];
   for (const scenario of selected) {
     const env = { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1' };
     const service = await count('service', [join(ROOT, 'dist', 'main.js'), 'serve'], env, '/v1/health', async (url) => ({
       ...scenario.request,
       ...(scenario.prepare ? await scenario.prepare(url) : {}),
     }));
-    console.log(
-      `${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request` +
-        `  | ratio to baseline ${(baseline / service).toFixed(2)}`,
-    );
+    const ratio = Math.round((baseline / service) * 100) / 100;
+    results.push({ scenario: scenario.name, instructions_per_request: service, ratio });
+    console.log(`${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request  | ratio to baseline ${ratio.toFixed(2)}`);
   }
   console.log(`\n(main thread, user space; ${WARMUP} requests of warm-up, ${MEASURED} counted; node ${process.version})`);
+  mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+  writeFileSync(
+    join(ROOT, 'bench', 'results', 'instructions.json'),
+    JSON.stringify({ date: new Date().toISOString(), node: process.version, warmup: WARMUP, measured: MEASURED, baseline_instructions_per_request: baseline, results }, null, 2),
+  );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
@@ -57,26 +62,38 @@ try {
 async function count(name, args, env, readyPath, prepare) {
   const port = await freePort();
   const out = join(work, `${name}-${port}`);
+  const childEnv = { ...process.env, ...env, PORT: String(port) };
   const child = spawn(
     'valgrind',
     ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, ...args],
-    { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'ignore'] },
+    { env: childEnv, stdio: ['ignore', 'ignore', 'ignore'] },
   );
   try {
     const url = `http://127.0.0.1:${port}`;
     await waitUntilReady(name, child, url + readyPath, 300);
     const request = await prepare(url);
     await load(url, request, WARMUP);
-    callgrind(['--instr=on', String(child.pid)]);
+    callgrind(['--instr=on', String(child.pid)], childEnv);
     await sleep(1000);
     await load(url, request, MEASURED);
-    callgrind(['--dump', String(child.pid)]);
-    const dump = join(work, readdirSync(work).find((f) => f.startsWith(`${name}-${port}.`) && f.endsWith('.1')));
+    callgrind(['--dump', String(child.pid)], childEnv);
+    const dump = await dumpFile(`${name}-${port}.`);
     const total = Number(/^totals: (\d+)/m.exec(readFileSync(dump, 'utf8'))[1]);
     return Math.round((total - backgroundThreads(dump)) / MEASURED);
   } finally {
     child.kill('SIGKILL');
   }
+}
+
+/** The first dump of a process: callgrind writes it when it next looks at its commands. */
+async function dumpFile(prefix) {
+  for (let i = 0; i < 300; i++) {
+    const file = readdirSync(work).find((f) => f.startsWith(prefix) && f.endsWith('.1'));
+    // Written in one go, ending with the totals line.
+    if (file && /^totals: /m.test(readFileSync(join(work, file), 'utf8'))) return join(work, file);
+    await sleep(100);
+  }
+  throw new Error(`no callgrind dump ${prefix}*.1 after 30 s`);
 }
 
 /** Instructions of V8's worker threads (compiler, GC helpers): callgrind_annotate's inclusive cost. */
@@ -86,9 +103,10 @@ function backgroundThreads(dump) {
   return line ? Number(line.trim().split(/\s+/)[0].replaceAll(',', '')) : 0;
 }
 
-function callgrind(args) {
-  const result = spawnSync('callgrind_control', args, { encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`callgrind_control ${args.join(' ')}: ${result.stderr}`);
+/** With the child's environment: valgrind names its command pipe after USER and HOST (the listen address here). */
+function callgrind(args, env) {
+  const result = spawnSync('callgrind_control', args, { encoding: 'utf8', env });
+  if (result.status !== 0 || /error|failed/i.test(result.stderr)) throw new Error(`callgrind_control ${args.join(' ')}: ${result.stderr}`);
 }
 
 async function load(url, request, amount) {

@@ -39,7 +39,7 @@ export const UpdateRoleBody = Body(
     description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
     requires_two_factor: Type.Optional(Type.Boolean()),
   },
-  { minProperties: 1 },
+  { atLeastOne: true },
 );
 
 export const CreatePermissionBody = Body({

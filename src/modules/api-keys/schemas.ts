@@ -38,7 +38,7 @@ export const UpdateApiKeyBody = Body(
     is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
     user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
   },
-  { minProperties: 1 },
+  { atLeastOne: true },
 );
 
 export const CreatedApiKey = Type.Object({

@@ -36,8 +36,12 @@ describe('devices', () => {
       message: "Body field 'name' is required",
     });
     const device = (await call('POST', '/v1/devices', admin, { name: 'n' })).json().data;
-    const empty = await call('PATCH', `/v1/devices/${device.id}`, admin, {});
-    expect(empty.statusCode).toBe(400);
+    for (const body of [{}, { id: device.id, type: 'boat' }]) {
+      expect((await call('PATCH', `/v1/devices/${device.id}`, admin, body)).json()).toEqual({
+        error: 'BadRequest',
+        message: 'Give at least one of: name, description, device_type, api_key_id, is_active',
+      });
+    }
   });
 
   it('changes only the fields sent', async () => {

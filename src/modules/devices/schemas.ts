@@ -22,5 +22,5 @@ export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLeng
 
 export const UpdateDeviceBody = Body(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...fields, is_active: Type.Optional(Type.Boolean()) },
-  { minProperties: 1 },
+  { atLeastOne: true },
 );

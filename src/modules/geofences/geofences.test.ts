@@ -70,8 +70,14 @@ describe('geofences', () => {
     const response = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toMatchObject({ name: 'Harbour', latitude: CENTRE.latitude, radius_km: 0.25, is_active: false, metadata: { b: 2 } });
-    const empty = await call('PATCH', `/v1/geofences/${geofence.id}`, {});
-    expect(empty.json()).toEqual({ error: 'BadRequest', message: 'Request body must NOT have fewer than 1 properties' });
+    for (const body of [{}, { radius: 2 }]) {
+      const refused = await call('PATCH', `/v1/geofences/${geofence.id}`, body);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Give at least one of: name, latitude, longitude, radius_km, description, metadata, is_active',
+      });
+    }
     const zero = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0 });
     expect(zero.json()).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0" });
   });

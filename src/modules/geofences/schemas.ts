@@ -40,5 +40,5 @@ export const UpdateGeofenceBody = Body(
     ...optional,
     is_active: Type.Optional(Type.Boolean()),
   },
-  { minProperties: 1 },
+  { atLeastOne: true },
 );

@@ -48,9 +48,9 @@ const locationFields = {
 };
 
 export const CreateContactBody = Body({ name, ...contactFields });
-export const UpdateContactBody = Body({ name: Type.Optional(name), ...contactFields }, { minProperties: 1 });
+export const UpdateContactBody = Body({ name: Type.Optional(name), ...contactFields }, { atLeastOne: true });
 
 export const CreateLocationBody = Body({ name, ...locationFields, contacts: Type.Optional(Type.Array(CreateContactBody, { maxItems: 100 })) });
-export const UpdateLocationBody = Body({ name: Type.Optional(name), ...locationFields, is_active: Type.Optional(Type.Boolean()) }, { minProperties: 1 });
+export const UpdateLocationBody = Body({ name: Type.Optional(name), ...locationFields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true });
 
 export const ContactParams = Type.Object({ id: Uuid, cid: Uuid });

@@ -24,4 +24,4 @@ const fields = {
 
 export const CreateTripCategoryBody = Body({ name, ...fields });
 
-export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { minProperties: 1 });
+export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true });

@@ -86,8 +86,11 @@ describe('trip categories', () => {
     const response = await call('PATCH', `/v1/trip-categories/${category.id}`, { is_active: false, sort_order: 3 });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toMatchObject({ name: 'Cargo', color: '#000000', is_active: false, sort_order: 3 });
-    const empty = await call('PATCH', `/v1/trip-categories/${category.id}`, {});
-    expect(empty.json()).toEqual({ error: 'BadRequest', message: 'Request body must NOT have fewer than 1 properties' });
+    for (const body of [{}, { colour: '#ffffff' }]) {
+      const refused = await call('PATCH', `/v1/trip-categories/${category.id}`, body);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json()).toEqual({ error: 'BadRequest', message: 'Give at least one of: name, parent_id, description, color, sort_order, is_active' });
+    }
   });
 
   it('deletes a category; its children move to the top level', async () => {

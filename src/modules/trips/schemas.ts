@@ -68,7 +68,7 @@ export const UpdateTripBody = Body(
     end_latitude: Type.Optional(Latitude),
     end_longitude: Type.Optional(Longitude),
   },
-  { minProperties: 1 },
+  { atLeastOne: true },
 );
 
 export const TripListQuery = Type.Object({ status: Type.Optional(TripStatus) });

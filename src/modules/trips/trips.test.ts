@@ -199,7 +199,11 @@ describe('trips', () => {
       expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip not found' });
     }
     const trip = await newTrip();
-    expect((await call('PATCH', `/v1/trips/${trip.id}`, {})).statusCode).toBe(400);
+    for (const body of [{}, { state: 'active' }]) {
+      const refused = await call('PATCH', `/v1/trips/${trip.id}`, body);
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().message).toMatch(/^Give at least one of: name, description, gps_logging_enabled, /);
+    }
   });
 
   it('needs trips:read, trips:write and trips:delete', async () => {

@@ -23,6 +23,12 @@ export const MessageBody = Type.Object({ message: Type.String() });
 /**
  * A request body: properties the route does not declare are dropped before the
  * handler sees them, so a body can never set a column the route did not mean to expose.
+ * `atLeastOne` (PATCH): one of the declared properties must be there. Written as
+ * "any of: required a, required b, ..." because `minProperties` is checked before the
+ * unknown properties are dropped, so `{ "foo": 1 }` would pass it.
  */
-export const Body = <T extends Parameters<typeof Type.Object>[0]>(properties: T, options: { minProperties?: number } = {}) =>
-  Type.Object(properties, { ...options, additionalProperties: false });
+export const Body = <T extends Parameters<typeof Type.Object>[0]>(properties: T, options: { atLeastOne?: boolean } = {}) =>
+  Type.Object(properties, {
+    additionalProperties: false,
+    ...(options.atLeastOne ? { anyOf: Object.keys(properties).map((name) => ({ required: [name] })) } : {}),
+  });

@@ -30,9 +30,18 @@ export function registerValidation(app: FastifyInstance): void {
     (httpPart === 'body' ? strict : coercing).compile(schema);
   app.setValidatorCompiler(compile);
   app.setSchemaErrorFormatter((errors, dataVar) => {
-    const message = describeValidationError(errors[0], dataVar);
+    const message = missingAllOf(errors) ?? describeValidationError(errors[0], dataVar);
     return new Error(message.charAt(0).toUpperCase() + message.slice(1));
   });
+}
+
+/** For a body that needs at least one of its fields (`Body(..., { atLeastOne: true })`) and has none. */
+function missingAllOf(errors: ErrorObject[]): string | undefined {
+  const last = errors[errors.length - 1];
+  if (last?.keyword !== 'anyOf' || last.instancePath !== '') return undefined;
+  const names = errors.filter((e) => e.keyword === 'required' && /^#\/anyOf\/\d+\/required$/.test(e.schemaPath));
+  if (names.length === 0) return undefined;
+  return `Give at least one of: ${names.map((e) => (e.params as { missingProperty: string }).missingProperty).join(', ')}`;
 }
 
 /** One sentence that names the offending field, e.g. `query parameter 'limit' must be <= 100`. */

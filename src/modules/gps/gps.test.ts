@@ -162,6 +162,27 @@ describe('GPS points', () => {
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
   });
 
+  // (Newer than every point above: kept after the tests that expect theirs to be the latest.)
+  it('never takes a late, older point for the latest, also when nothing is cached', async () => {
+    const device = await newDevice();
+    const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_950_000_000 })).json().data;
+    // The cached entries expire (5 minutes) or go with a deleted point; then a late point arrives.
+    await t.kv.delete('gps:latest:all');
+    await t.kv.delete(`gps:latest:device:${device.id}`);
+    await send(admin, { ...POINT, device_id: device.id, timestamp: 1_949_999_000 });
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(newest.id);
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(newest.id);
+
+    // Points of one device sent at once, out of order: the newest wins.
+    const other = await newDevice();
+    const sent = await Promise.all(
+      [5, 1, 4, 2, 3].map(async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: 1_960_000_000 + n })).json().data),
+    );
+    const latest = sent.find((p) => p.timestamp === new Date((1_960_000_000 + 5) * 1000).toISOString());
+    expect((await get(admin, `/v1/gps/current?device_id=${other.id}`)).json().data.id).toBe(latest.id);
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(latest.id);
+  });
+
   // A point that belongs to a trip cannot be deleted: see trips.test.ts.
 
   it('needs gps:read, gps:write and gps:delete', async () => {

@@ -35,7 +35,8 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:device:${device
 /**
  * GPS points. The latest point overall and per device is served from the
  * key-value cache (5 minutes) and written through on every new point, so the
- * hot read never reaches the database and a new point is visible at once.
+ * hot read never reaches the database and a new point is visible at once; the
+ * cache keeps the newest by timestamp (`keepNewest`), whatever order points arrive in.
  */
 interface Deps {
   db: Kysely<Schema>;
@@ -72,11 +73,23 @@ export function createGpsService(deps: Deps) {
     }
   }
 
-  /** Stores the point as the latest of its key unless a newer one is cached already. */
-  async function offerAsLatest(key: string, point: GpsPoint): Promise<void> {
-    const current = await cached(() => deps.kv.get(key));
-    if (current && current !== NO_POINT && Date.parse((JSON.parse(current) as { timestamp: string }).timestamp) > point.timestamp.getTime()) return;
-    await cached(() => deps.kv.set(key, JSON.stringify(point), LATEST_TTL_SECS));
+  /**
+   * The newest point of one key as the database has it, cached unless a newer one got there first
+   * (a point written meanwhile): every cache write compares, so concurrent writers and a reader
+   * filling the cache cannot leave an older point behind.
+   */
+  async function loadLatest(key: string, deviceId?: string): Promise<GpsPoint | null> {
+    const point = (await repo.latest(deviceId)) ?? null;
+    await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, LATEST_TTL_SECS, 'set'));
+    return point;
+  }
+
+  /** Makes a new point the latest of its key unless a newer one is cached. */
+  async function offerAsLatest(key: string, point: GpsPoint, deviceId?: string): Promise<void> {
+    const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), LATEST_TTL_SECS, 'skip'));
+    // Nothing cached (expired, or the latest was deleted): only the database knows whether this point
+    // is the newest (a late point may be older than others), so the cache is filled from there.
+    if (outcome === 'absent') await loadLatest(key, deviceId);
   }
 
   /**
@@ -118,7 +131,7 @@ export function createGpsService(deps: Deps) {
         trip_id: trip?.id ?? null,
       });
       await offerAsLatest(latestKey(), point);
-      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point);
+      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
       return point;
     },
 
@@ -128,9 +141,7 @@ export function createGpsService(deps: Deps) {
       const hit = await cached(() => deps.kv.get(key));
       if (hit === NO_POINT) return null;
       if (hit) return parseLatest(key, hit);
-      const point = (await repo.latest(deviceId)) ?? null;
-      await cached(() => deps.kv.set(key, point ? JSON.stringify(point) : NO_POINT, LATEST_TTL_SECS));
-      return point;
+      return loadLatest(key, deviceId);
     },
 
     latestPerDevice: repo.latestPerDevice,

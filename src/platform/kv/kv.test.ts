@@ -48,6 +48,23 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     expect(await kv.setIfAbsent('ticket', 'c', 0.2)).toBe(true);
   });
 
+  it('keeps the newest record by timestamp, also under concurrency', async () => {
+    const record = (second: number) => JSON.stringify({ id: `p${second}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+    expect(await kv.keepNewest('latest', record(10), 60, 'skip')).toBe('absent');
+    expect(await kv.get('latest')).toBeNull();
+    expect(await kv.keepNewest('latest', 'none', 60, 'set')).toBe('stored');
+    expect(await kv.keepNewest('latest', record(10), 60, 'skip')).toBe('stored'); // a record replaces a placeholder
+    expect(await kv.keepNewest('latest', 'none', 60, 'set')).toBe('kept'); // ... but not the other way round
+    expect(await kv.keepNewest('latest', record(9), 60, 'skip')).toBe('kept');
+    expect(await kv.keepNewest('latest', record(11), 60, 'skip')).toBe('stored');
+    expect(await kv.keepNewest('latest', record(11), 60, 'skip')).toBe('stored'); // of equal ones, the last wins
+    expect(await kv.get('latest')).toBe(record(11));
+
+    const seconds = Array.from({ length: 30 }, (_, i) => (i * 17) % 30); // 0..29 shuffled
+    await Promise.all(seconds.map((s) => kv.keepNewest('latest:race', record(s), 60, 'set')));
+    expect(await kv.get('latest:race')).toBe(record(29));
+  });
+
   it('counts hits atomically in a fixed window and reports the window end', async () => {
     const now = futureWindowStart() + 30_000; // 30 s into a 60 s window
     const counts = await Promise.all(Array.from({ length: 25 }, () => kv.hitWindow('rl:client', 60, now)));

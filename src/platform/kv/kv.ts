@@ -16,6 +16,13 @@ export interface KeyValueStore {
    * was a measurable part of a cached read. Callers that do not care simply await it.
    */
   hitWindow(key: string, windowSecs: number, now?: number): WindowCount | Promise<WindowCount>;
+  /**
+   * Keeps the newest of a series of records under `key`: `value` is stored unless the key holds a
+   * newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC `timestamp` (compared as
+   * text); any other value (a placeholder such as "none") is older than every record and never replaces
+   * one. Atomic across nodes. With `ifAbsent: 'skip'` a missing key stays missing ('absent').
+   */
+  keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
   /** Forgets the hits counted in the window that contains `now`. */
   resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;
@@ -29,6 +36,23 @@ export interface WindowCount {
   count: number;
   /** Unix time (seconds) at which the window ends and the count starts over. */
   resetAt: number;
+}
+
+/** Whether `keepNewest` replaces `stored` with `candidate` (the Redis store runs the same rule in Lua). */
+export function replaces(candidate: string, stored: string): boolean {
+  const current = timestampOf(stored);
+  if (current === undefined) return true;
+  const next = timestampOf(candidate);
+  return next !== undefined && next >= current;
+}
+
+function timestampOf(value: string): string | undefined {
+  try {
+    const timestamp = (JSON.parse(value) as { timestamp?: unknown } | null)?.timestamp;
+    return typeof timestamp === 'string' ? timestamp : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function windowOf(windowSecs: number, now: number): { index: number; resetAt: number } {

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+import { replaces, windowOf, type KeyValueStore, type WindowCount } from './kv.js';
 
 interface Entry {
   value: string;
@@ -33,6 +33,14 @@ export class MemoryStore implements KeyValueStore {
     if (this.#live(key)) return false;
     this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
     return true;
+  }
+
+  async keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
+    const current = this.#live(key);
+    if (!current && ifAbsent === 'skip') return 'absent';
+    if (current && !replaces(value, current.value)) return 'kept';
+    this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
+    return 'stored';
   }
 
   hitWindow(key: string, windowSecs: number, now = Date.now()): WindowCount {

@@ -1,6 +1,27 @@
 import { Redis } from 'ioredis';
 import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
 
+/** `keepNewest` in one step on the server: the same rule as `replaces` in kv.ts. */
+const KEEP_NEWEST = `
+local function timestamp(text)
+  local ok, value = pcall(cjson.decode, text)
+  if ok and type(value) == 'table' and type(value.timestamp) == 'string' then return value.timestamp end
+  return nil
+end
+local stored = redis.call('GET', KEYS[1])
+if not stored then
+  if ARGV[3] == 'skip' then return 'absent' end
+else
+  local current = timestamp(stored)
+  if current then
+    local candidate = timestamp(ARGV[1])
+    if not candidate or candidate < current then return 'kept' end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 'stored'
+`;
+
 export interface RedisStoreOptions {
   url: string;
   /** Prepended to every key and channel, so several deployments (or test runs) can share one Redis. */
@@ -58,6 +79,11 @@ export class RedisStore implements KeyValueStore {
   async setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
     const result = await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX');
     return result === 'OK';
+  }
+
+  async keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
+    const ttlMs = String(Math.max(1, Math.round(ttlSecs * 1000)));
+    return (await this.#client.eval(KEEP_NEWEST, 1, this.#ns + key, value, ttlMs, ifAbsent)) as 'stored' | 'kept' | 'absent';
   }
 
   async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {

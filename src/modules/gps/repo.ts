@@ -22,11 +22,43 @@ export const GPS_COLUMNS = [
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
+/**
+ * The hot reads, built apart from their execution so that the query-plan test explains exactly
+ * these queries (each must walk an index, whatever the table size).
+ */
+export function gpsQueries(db: Kysely<Schema>) {
+  return {
+    /** The newest point overall, or of one device (walks gps_points_time / gps_points_device_time). */
+    latest(deviceId?: string) {
+      const query = db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').limit(1);
+      return deviceId === undefined ? query : query.where('device_id', '=', deviceId);
+    },
+
+    /**
+     * The newest point of every device: one index probe per device. (DISTINCT ON over gps_points
+     * would walk every row of the index, which grows with the points, not with the devices.)
+     */
+    latestPerDevice: () =>
+      db
+        .selectFrom('devices')
+        .innerJoinLateral(
+          (eb) => eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.device_id', '=', 'devices.id').orderBy('timestamp', 'desc').limit(1).as('latest'),
+          (join) => join.onTrue(),
+        )
+        .selectAll('latest')
+        .orderBy('devices.id'),
+
+    page: (limit: number, offset: number) =>
+      db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').orderBy('id').limit(limit).offset(offset),
+  };
+}
+
 export function createGpsRepo(db: Kysely<Schema>) {
+  const queries = gpsQueries(db);
   return {
     async page(limit: number, offset: number) {
       const [rows, count] = await Promise.all([
-        db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+        queries.page(limit, offset).execute(),
         db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { rows, total: Number(count.n) };
@@ -36,23 +68,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
 
     insert: (point: NewGpsPoint) => db.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow(),
 
-    /** The newest point overall, or of one device (walks gps_points_time / gps_points_device_time). */
-    latest(deviceId?: string) {
-      let query = db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').limit(1);
-      if (deviceId !== undefined) query = query.where('device_id', '=', deviceId);
-      return query.executeTakeFirst();
-    },
+    latest: (deviceId?: string) => queries.latest(deviceId).executeTakeFirst(),
 
-    /** The newest point of every device. */
-    latestPerDevice: () =>
-      db
-        .selectFrom('gps_points')
-        .select(GPS_COLUMNS)
-        .distinctOn('device_id')
-        .where('device_id', 'is not', null)
-        .orderBy('device_id')
-        .orderBy('timestamp', 'desc')
-        .execute(),
+    latestPerDevice: () => queries.latestPerDevice().execute(),
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */
     async deleteUnlinked(id: string): Promise<'deleted' | 'missing' | 'linked'> {

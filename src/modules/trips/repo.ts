@@ -10,6 +10,10 @@ export const TRIP_COLUMNS = [
 
 export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' | 'updated_at'>;
 
+/** A page of a trip's points, oldest first (explained by gps/query-plans.test.ts: walks gps_points_trip_time). */
+export const tripPointsQuery = (db: Kysely<Schema>, tripId: string, limit: number, offset: number) =>
+  db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset);
+
 export function createTripsRepo(db: Kysely<Schema>) {
   return {
     async page(limit: number, offset: number, status?: TripStatus) {
@@ -64,7 +68,7 @@ export function createTripsRepo(db: Kysely<Schema>) {
     /** A page of the trip's points by time; the total is the count the gps_points trigger keeps on the trip. */
     async points(tripId: string, limit: number, offset: number) {
       const [rows, trip] = await Promise.all([
-        db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset).execute(),
+        tripPointsQuery(db, tripId, limit, offset).execute(),
         db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst(),
       ]);
       return trip ? { rows, total: Number(trip.gps_point_count) } : undefined;

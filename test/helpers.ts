@@ -199,6 +199,42 @@ export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
  * The id rules every resource shares: an unknown id answers 404 with `notFoundMessage` on GET, PATCH
  * and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
  */
+export interface GuardedRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  permission: string;
+  payload?: object;
+}
+
+/**
+ * Each route refuses a key that holds every other permission of the list with 403, and lets a
+ * key holding just its own permission past the check: a route guarded by the wrong permission fails.
+ */
+export async function expectPermissionChecks(app: FastifyInstance, adminToken: string, routes: GuardedRoute[]): Promise<void> {
+  const all = [...new Set(routes.map((r) => r.permission))];
+  const keys = new Map<string, { without: string; only: string }>();
+  for (const permission of all) {
+    const others = all.filter((p) => p !== permission);
+    const without = others.length ? (await createApiKey(app, adminToken, { name: `without ${permission}`, scopes: others })).key : undefined;
+    const only = (await createApiKey(app, adminToken, { name: `only ${permission}`, scopes: [permission] })).key;
+    keys.set(permission, { without: without ?? '', only });
+  }
+  for (const { method, url, permission, payload } of routes) {
+    const { without, only } = keys.get(permission)!;
+    if (without) {
+      const refused = await app.inject({ method, url, payload, headers: bearer(without) });
+      expect({ method, url, status: refused.statusCode, body: refused.json() }).toEqual({
+        method,
+        url,
+        status: 403,
+        body: { error: 'Forbidden', message: 'Insufficient permissions for this operation' },
+      });
+    }
+    const allowed = await app.inject({ method, url, payload, headers: bearer(only) });
+    expect({ method, url, passed: ![401, 403].includes(allowed.statusCode) }).toEqual({ method, url, passed: true });
+  }
+}
+
 export async function expectIdChecks(app: FastifyInstance, token: string, collection: string, notFoundMessage: string): Promise<void> {
   for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
     const response = await app.inject({ method, url: `${collection}/${UNKNOWN_ID}`, headers: bearer(token), payload });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, expectPermissionChecks, login, UNKNOWN_ID, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('devices', () => {
   let t: TestApp;
@@ -109,5 +109,12 @@ describe('devices', () => {
     expect((await call('GET', '/v1/devices', reader.key)).statusCode).toBe(200);
     expect((await call('POST', '/v1/devices', reader.key, { name: 'x' })).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: '/v1/devices' })).statusCode).toBe(401);
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/devices', permission: 'devices:read' },
+      { method: 'GET', url: `/v1/devices/${UNKNOWN_ID}`, permission: 'devices:read' },
+      { method: 'POST', url: '/v1/devices', permission: 'devices:write', payload: {} },
+      { method: 'PATCH', url: `/v1/devices/${UNKNOWN_ID}`, permission: 'devices:write', payload: { name: 'x' } },
+      { method: 'DELETE', url: `/v1/devices/${UNKNOWN_ID}`, permission: 'devices:delete' },
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 const POINT = {
   latitude: 53.55,
@@ -192,6 +192,23 @@ describe('GPS points', () => {
     const point = (await send(admin, POINT)).json().data;
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(key) })).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: '/v1/gps' })).statusCode).toBe(401);
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/gps', permission: 'gps:read' },
+      { method: 'GET', url: '/v1/gps/current', permission: 'gps:read' },
+      { method: 'GET', url: '/v1/gps/current/devices', permission: 'gps:read' },
+      { method: 'GET', url: `/v1/gps/${UNKNOWN_ID}`, permission: 'gps:read' },
+      { method: 'POST', url: '/v1/gps', permission: 'gps:write', payload: {} },
+      { method: 'DELETE', url: `/v1/gps/${UNKNOWN_ID}`, permission: 'gps:delete' },
+    ]);
+  });
+
+  it('answers 404 for unknown points and 400 for ids that are not UUIDs', async () => {
+    for (const method of ['GET', 'DELETE'] as const) {
+      const unknown = await t.app.inject({ method, url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
+      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: 'GPS point not found' } });
+      const malformed = await t.app.inject({ method, url: '/v1/gps/not-a-uuid', headers: bearer(admin) });
+      expect(malformed.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+    }
   });
 });
 

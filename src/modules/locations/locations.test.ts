@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 describe('locations', () => {
   let t: TestApp;
@@ -149,6 +149,16 @@ describe('locations', () => {
       error: 'Forbidden',
       message: 'Insufficient permissions for this operation',
     });
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/locations', permission: 'locations:read' },
+      { method: 'GET', url: `/v1/locations/${location.id}`, permission: 'locations:read' },
+      { method: 'POST', url: '/v1/locations', permission: 'locations:write', payload: {} },
+      { method: 'PATCH', url: `/v1/locations/${location.id}`, permission: 'locations:write', payload: {} },
+      { method: 'DELETE', url: `/v1/locations/${UNKNOWN_ID}`, permission: 'locations:delete' },
+      { method: 'POST', url: `/v1/locations/${location.id}/contacts`, permission: 'locations:write', payload: {} },
+      { method: 'PATCH', url: `/v1/locations/${location.id}/contacts/${UNKNOWN_ID}`, permission: 'locations:write', payload: { name: 'x' } },
+      { method: 'DELETE', url: `/v1/locations/${location.id}/contacts/${UNKNOWN_ID}`, permission: 'locations:write' },
+    ]);
     const anonymous = await t.app.inject({ method: 'GET', url: '/v1/locations' });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeWaterLevelApi, type FakeWaterLevelApi } from '../../../test/fakes/water-level.js';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, expectPermissionChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { distanceKm } from './service.js';
 
 const BONN = { latitude: 50.737167, longitude: 7.10675 };
@@ -99,6 +99,12 @@ describe('water levels', () => {
 
   it('needs pegel:read', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/pegel/stations' })).statusCode).toBe(401);
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/pegel/stations?water=ELBE', permission: 'pegel:read' },
+      { method: 'GET', url: '/v1/pegel/nearest?latitude=53.5&longitude=10', permission: 'pegel:read' },
+      // A key with every other permission of the area is refused: here, one that may only read GPS.
+      { method: 'GET', url: '/v1/gps/current', permission: 'gps:read' },
+    ]);
   });
 });
 

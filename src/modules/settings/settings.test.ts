@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('settings', () => {
   let t: TestApp;
@@ -75,6 +75,17 @@ describe('settings', () => {
     expect((await call('POST', '/v1/settings', { key: 'x', value: 1 }, reader.key)).statusCode).toBe(403);
     expect((await call('DELETE', '/v1/settings/dup', undefined, reader.key)).statusCode).toBe(403);
     expect((await call('GET', '/v1/settings', undefined, null)).statusCode).toBe(401);
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/settings', permission: 'settings:read' },
+      { method: 'GET', url: '/v1/settings/nothing.here', permission: 'settings:read' },
+      { method: 'POST', url: '/v1/settings', permission: 'settings:write', payload: {} },
+      { method: 'PUT', url: '/v1/settings/nothing.here', permission: 'settings:write', payload: {} },
+      { method: 'DELETE', url: '/v1/settings/nothing.here', permission: 'settings:delete' },
+      { method: 'GET', url: '/v1/system-config', permission: 'settings:read' },
+      { method: 'GET', url: '/v1/system-config/nothing.here', permission: 'settings:read' },
+      { method: 'PATCH', url: '/v1/system-config/nothing.here', permission: 'settings:write', payload: { value: 1 } },
+    ]);
+    expect((await call('GET', '/v1/system-config', undefined, null)).statusCode).toBe(401);
   });
 });
 

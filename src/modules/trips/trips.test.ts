@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, expectPermissionChecks, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
 describe('trips', () => {
@@ -212,5 +212,20 @@ describe('trips', () => {
     expect(user.id).toBe(adminId);
     const plain = await login(t.app, 'admin', TEST_ADMIN.password);
     expect((await t.app.inject({ method: 'GET', url: '/v1/trips', headers: bearer(plain) })).statusCode).toBe(200);
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'GET', url: '/v1/trips', permission: 'trips:read' },
+      { method: 'GET', url: `/v1/trips/${UNKNOWN_ID}`, permission: 'trips:read' },
+      { method: 'GET', url: `/v1/trips/${UNKNOWN_ID}/gps`, permission: 'trips:read' },
+      { method: 'GET', url: `/v1/trips/${UNKNOWN_ID}/history`, permission: 'trips:read' },
+      { method: 'POST', url: '/v1/trips', permission: 'trips:write', payload: { name: 'x' } },
+      { method: 'PATCH', url: `/v1/trips/${UNKNOWN_ID}`, permission: 'trips:write', payload: { name: 'x' } },
+      { method: 'DELETE', url: `/v1/trips/${UNKNOWN_ID}`, permission: 'trips:delete' },
+    ]);
+  });
+
+  it('answers 400 for ids that are not UUIDs', async () => {
+    for (const url of ['/v1/trips/not-a-uuid', '/v1/trips/not-a-uuid/gps', '/v1/trips/not-a-uuid/history']) {
+      expect((await call('GET', url)).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+    }
   });
 });

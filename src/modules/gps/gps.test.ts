@@ -34,7 +34,6 @@ describe('GPS points', () => {
     expect(response.json()).toEqual({
       data: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
-        device_id: null,
         trip_id: null,
         ...POINT,
         timestamp: '2026-01-01T00:00:00.000Z',
@@ -45,6 +44,13 @@ describe('GPS points', () => {
       },
       _links: { self: expect.stringMatching(/\/v1\/gps$/) },
     });
+    // No device: no device_id at all (the spec's "present when the point belongs to a device").
+    expect(response.body).not.toContain('device_id');
+    const { id } = response.json().data;
+    expect((await get(admin, `/v1/gps/${id}`)).json().data).not.toHaveProperty('device_id');
+    const listed = (await get(admin, '/v1/gps?limit=100')).json().data.find((p: { id: string }) => p.id === id);
+    expect(listed).toMatchObject({ id, trip_id: null });
+    expect(listed).not.toHaveProperty('device_id');
   });
 
   it.each([

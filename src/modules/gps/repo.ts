@@ -20,6 +20,13 @@ export const GPS_COLUMNS = [
   'created_at',
 ] as const;
 
+/** A point as the API shows it: `device_id` only when the point belongs to a device (the spec's "present when"). */
+export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit<T, 'device_id'> & { device_id?: string } {
+  if (row.device_id !== null) return row as Omit<T, 'device_id'> & { device_id: string };
+  const { device_id: _none, ...point } = row;
+  return point;
+}
+
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
 /**
@@ -58,19 +65,25 @@ export function createGpsRepo(db: Kysely<Schema>) {
   return {
     async page(limit: number, offset: number) {
       const [rows, count] = await Promise.all([
-        queries.page(limit, offset).execute(),
+        queries.page(limit, offset).execute().then((rows) => rows.map(toGpsPoint)),
         db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
       ]);
       return { rows, total: Number(count.n) };
     },
 
-    get: (id: string) => db.selectFrom('gps_points').select(GPS_COLUMNS).where('id', '=', id).executeTakeFirst(),
+    get: async (id: string) => {
+      const row = await db.selectFrom('gps_points').select(GPS_COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row && toGpsPoint(row);
+    },
 
-    insert: (point: NewGpsPoint) => db.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow(),
+    insert: async (point: NewGpsPoint) => toGpsPoint(await db.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
 
-    latest: (deviceId?: string) => queries.latest(deviceId).executeTakeFirst(),
+    latest: async (deviceId?: string) => {
+      const row = await queries.latest(deviceId).executeTakeFirst();
+      return row && toGpsPoint(row);
+    },
 
-    latestPerDevice: () => queries.latestPerDevice().execute(),
+    latestPerDevice: async () => (await queries.latestPerDevice().execute()).map(toGpsPoint),
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */
     async deleteUnlinked(id: string): Promise<'deleted' | 'missing' | 'linked'> {

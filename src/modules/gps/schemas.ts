@@ -3,7 +3,7 @@ import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 export const GpsPoint = Type.Object({
   id: Uuid,
-  device_id: Nullable(Type.String()),
+  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Present when the point belongs to a device' })),
   trip_id: Nullable(Uuid),
   latitude: Type.Number(),
   longitude: Type.Number(),

@@ -1,6 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Schema, TripStatus } from '../../platform/db/schema.js';
-import { GPS_COLUMNS } from '../gps/repo.js';
+import { GPS_COLUMNS, toGpsPoint } from '../gps/repo.js';
 
 export const TRIP_COLUMNS = [
   'id', 'name', 'description', 'status', 'gps_logging_enabled', 'device_id', 'category_id', 'origin_id', 'destination_id',
@@ -68,7 +68,7 @@ export function createTripsRepo(db: Kysely<Schema>) {
     /** A page of the trip's points by time; the total is the count the gps_points trigger keeps on the trip. */
     async points(tripId: string, limit: number, offset: number) {
       const [rows, trip] = await Promise.all([
-        tripPointsQuery(db, tripId, limit, offset).execute(),
+        tripPointsQuery(db, tripId, limit, offset).execute().then((rows) => rows.map(toGpsPoint)),
         db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst(),
       ]);
       return trip ? { rows, total: Number(trip.gps_point_count) } : undefined;

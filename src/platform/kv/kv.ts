@@ -18,9 +18,10 @@ export interface KeyValueStore {
   hitWindow(key: string, windowSecs: number, now?: number): WindowCount | Promise<WindowCount>;
   /**
    * Keeps the newest of a series of records under `key`: `value` is stored unless the key holds a
-   * newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC `timestamp` (compared as
-   * text); any other value (a placeholder such as "none") is older than every record and never replaces
-   * one. Atomic across nodes. With `ifAbsent: 'skip'` a missing key stays missing ('absent').
+   * newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC
+   * `timestamp` (compared as text); any other value (a placeholder such as "none") is older than every
+   * record and never replaces one. Atomic across nodes. With `ifAbsent: 'skip'` a missing key stays
+   * missing ('absent').
    */
   keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
   /** Forgets the hits counted in the window that contains `now`. */

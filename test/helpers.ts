@@ -195,10 +195,6 @@ export function expectExpiresIn(expiresAt: string, hours: number): void {
 /** A well-formed id that names nothing. */
 export const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
-/**
- * The id rules every resource shares: an unknown id answers 404 with `notFoundMessage` on GET, PATCH
- * and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
- */
 export interface GuardedRoute {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   url: string;
@@ -212,12 +208,12 @@ export interface GuardedRoute {
  */
 export async function expectPermissionChecks(app: FastifyInstance, adminToken: string, routes: GuardedRoute[]): Promise<void> {
   const all = [...new Set(routes.map((r) => r.permission))];
-  const keys = new Map<string, { without: string; only: string }>();
+  const keys = new Map<string, { without?: string; only: string }>();
   for (const permission of all) {
     const others = all.filter((p) => p !== permission);
     const without = others.length ? (await createApiKey(app, adminToken, { name: `without ${permission}`, scopes: others })).key : undefined;
     const only = (await createApiKey(app, adminToken, { name: `only ${permission}`, scopes: [permission] })).key;
-    keys.set(permission, { without: without ?? '', only });
+    keys.set(permission, { without, only });
   }
   for (const { method, url, permission, payload } of routes) {
     const { without, only } = keys.get(permission)!;
@@ -235,6 +231,10 @@ export async function expectPermissionChecks(app: FastifyInstance, adminToken: s
   }
 }
 
+/**
+ * The id rules every resource shares: an unknown id answers 404 with `notFoundMessage` on GET, PATCH
+ * and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
+ */
 export async function expectIdChecks(app: FastifyInstance, token: string, collection: string, notFoundMessage: string): Promise<void> {
   for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
     const response = await app.inject({ method, url: `${collection}/${UNKNOWN_ID}`, headers: bearer(token), payload });

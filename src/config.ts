@@ -32,7 +32,7 @@ export interface Config {
     user: number;
     apiKey: number;
     gpsWrite: number;
-    /** When successful responses carry the X-RateLimit-* headers (429 always does). */
+    /** When responses other than 429 carry the X-RateLimit-* headers (429 always does). */
     headers: 'near-limit' | 'always';
   };
   registrationEnabled: boolean;

@@ -13,6 +13,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The tightest bucket counted so far (the one the X-RateLimit-* headers describe). */
     rateLimit: BucketState | null;
+    /** Whether some bucket counted so far is half used (the headers are then sent). */
+    rateLimitNear: boolean;
   }
 }
 
@@ -37,7 +39,7 @@ interface BucketState {
  * limit, and a route may add a stricter one. Counters live in the key-value
  * store so every node shares them; when the store fails, requests go through.
  * The X-RateLimit-* headers describe the bucket with the fewest requests left
- * (on successful responses: see `headersShown`).
+ * (on other responses than 429: see `rateLimitNear`).
  */
 export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, config: Config): void {
   const limits = config.rateLimit;
@@ -69,13 +71,13 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
       return settle(request, response, bucket, storeFailed(request, err), done);
     }
     // The in-process store answers at once; Redis answers later.
-    if (counted instanceof Promise) {
-      counted.then(
+    if (typeof (counted as Promise<WindowCount>).then === 'function') {
+      (counted as Promise<WindowCount>).then(
         (later) => settle(request, response, bucket, later, done),
         (err: unknown) => settle(request, response, bucket, storeFailed(request, err), done),
       );
     } else {
-      settle(request, response, bucket, counted, done);
+      settle(request, response, bucket, counted as WindowCount, done);
     }
   }
 
@@ -84,26 +86,19 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     if (!counted) return done();
     const state = { limit: bucket.limit, remaining: bucket.limit - counted.count, resetAt: counted.resetAt };
     if (state.remaining < 0) return done(exceeded(response, state));
-    const tightest = request.rateLimit;
-    if (!tightest || state.remaining < tightest.remaining) {
-      request.rateLimit = state;
-      if (headersShown(state)) setHeaders(response, state);
-      else if (tightest && headersShown(tightest)) removeHeaders(response);
-    }
+    if (!request.rateLimit || state.remaining < request.rateLimit.remaining) request.rateLimit = state;
+    request.rateLimitNear ||= limits.headers === 'always' || state.remaining <= state.limit / 2;
+    if (request.rateLimitNear) setHeaders(response, request.rateLimit);
     done();
   }
 
-  /**
-   * Node checks and writes every response header one by one: these three cost about 8% of the CPU
-   * of a cached read (GET /v1/gps/current). So by default successful responses carry them only once
-   * the bucket is at least half used, when a client has a reason to pace itself (the IETF RateLimit
-   * fields draft suggests the same trade-off); RATE_LIMIT_HEADERS=always sends them on every one.
-   */
-  function headersShown(state: BucketState): boolean {
-    return limits.headers === 'always' || state.remaining <= state.limit / 2;
-  }
-
+  // Node checks and writes every response header one by one: the three X-RateLimit-* headers cost about
+  // 8% of the CPU of a cached read (GET /v1/gps/current). So by default responses other than 429 carry
+  // them only once some bucket of the caller is at least half used, when a client has a reason to pace
+  // itself (the IETF RateLimit fields draft suggests the same trade-off); RATE_LIMIT_HEADERS=always
+  // sends them on every counted response. They always describe the tightest bucket.
   app.decorateRequest('rateLimit', null);
+  app.decorateRequest('rateLimitNear', false);
 
   // Every request counts against its identity (callback-style hooks: this runs on every request).
   app.addHook('onRequest', (request, response, done) => {
@@ -167,10 +162,6 @@ function identityBucket(request: FastifyRequest, config: Config, callerBuckets: 
 function hasInternalToken(request: FastifyRequest, configured: string): boolean {
   const sent = request.headers['x-internal-token'];
   return configured !== '' && typeof sent === 'string' && sameSecret(sent, configured);
-}
-
-function removeHeaders(response: FastifyReply): void {
-  for (const name of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) response.removeHeader(name);
 }
 
 function setHeaders(response: FastifyReply, state: BucketState): void {

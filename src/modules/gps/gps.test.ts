@@ -173,8 +173,8 @@ describe('GPS points', () => {
     const device = await newDevice();
     const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_950_000_000 })).json().data;
     // The cached entries expire (5 minutes) or go with a deleted point; then a late point arrives.
-    await t.kv.delete('gps:latest:all');
-    await t.kv.delete(`gps:latest:device:${device.id}`);
+    await t.kv.delete('gps:latest:v2:all');
+    await t.kv.delete(`gps:latest:v2:device:${device.id}`);
     await send(admin, { ...POINT, device_id: device.id, timestamp: 1_949_999_000 });
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(newest.id);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(newest.id);

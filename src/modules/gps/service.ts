@@ -30,7 +30,9 @@ export interface GpsPointInput {
 
 type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
 
-const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:device:${deviceId}` : 'gps:latest:all');
+// v2: points without a device leave device_id out. A new name, so nodes of the previous version
+// sharing Redis during a rolling deploy never read entries of the other shape.
+const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${deviceId}` : 'gps:latest:v2:all');
 
 /**
  * GPS points. The latest point overall and per device is served from the

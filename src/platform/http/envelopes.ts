@@ -101,7 +101,8 @@ export function sendSerializedSingle(request: FastifyRequest, reply: FastifyRepl
   let memo = serializedSingles.get(data);
   if (memo?.self !== self) {
     memo = { self, body: reply.serialize({ data, _links: { self } }) as string };
-    serializedSingles.set(data, memo);
+    // Only an object nobody can change may answer for later requests.
+    if (Object.isFrozen(data)) serializedSingles.set(data, memo);
   }
   // With a JSON content type, Fastify sends a string as it is.
   return reply.type('application/json; charset=utf-8').send(memo.body);

@@ -70,9 +70,13 @@ export function createGpsService(deps: Deps) {
     try {
       return await operation();
     } catch (err) {
-      deps.log.warn({ err }, 'latest-point cache unavailable');
+      cacheFailed(err);
       return undefined;
     }
+  }
+
+  function cacheFailed(err: unknown): void {
+    deps.log.warn({ err }, 'latest-point cache unavailable');
   }
 
   /**
@@ -140,7 +144,13 @@ export function createGpsService(deps: Deps) {
     /** The newest point overall or of one device; null when there is none. */
     async latest(deviceId?: string): Promise<GpsPoint | null> {
       const key = latestKey(deviceId);
-      const hit = await cached(() => deps.kv.get(key));
+      // Without `cached`: a closure and a promise fewer on the hottest read.
+      let hit: string | null | undefined;
+      try {
+        hit = await deps.kv.get(key);
+      } catch (err) {
+        cacheFailed(err);
+      }
       if (hit === NO_POINT) return null;
       if (hit) return parseLatest(key, hit);
       return loadLatest(key, deviceId);

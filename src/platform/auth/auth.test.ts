@@ -1,3 +1,5 @@
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 import { covers, grants } from './caller.js';
@@ -153,5 +155,44 @@ describe('credential resolution', () => {
     await t.app.services.credentials.invalidateAll();
     const response = await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(user.token) });
     expect(response.statusCode).toBe(401);
+  });
+});
+
+describe('credentials on one keep-alive connection', () => {
+  let t: TestApp;
+  let agent: Agent;
+  let port: number;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+    agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await t.close();
+  });
+
+  /** Status of a request sent on the agent's one connection; every request after the first must reuse it. */
+  function send(method: string, path: string, headers: Record<string, string>, first = false): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const sent = request({ agent, host: '127.0.0.1', port, method, path, headers }, (response) => {
+        response.resume();
+        response.on('end', () => (first || sent.reusedSocket ? resolve(response.statusCode!) : reject(new Error('a new connection was opened'))));
+      });
+      sent.on('error', reject).end();
+    });
+  }
+
+  it('resolves each request by its own header, and a revoked session at once', async () => {
+    const admin = await createUser(t.app, ['role_admin']);
+    const user = await createUser(t.app);
+    expect(await send('GET', '/v1/roles', bearer(admin.token), true)).toBe(200);
+    expect(await send('GET', '/v1/roles', bearer(user.token))).toBe(403);
+    expect(await send('GET', '/v1/roles', {})).toBe(401);
+    expect(await send('GET', '/v1/roles', { authorization: `Bearer ${admin.token} extra` })).toBe(401);
+    expect(await send('GET', '/v1/roles', bearer(admin.token))).toBe(200);
+    expect(await send('POST', '/v1/auth/logout', bearer(admin.token))).toBe(200);
+    expect(await send('GET', '/v1/roles', bearer(admin.token))).toBe(401);
   });
 });

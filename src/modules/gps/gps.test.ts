@@ -115,6 +115,25 @@ describe('GPS points', () => {
     reads.mockRestore();
   });
 
+  it('answers the latest point from the database while the cache store fails', async () => {
+    const point = (await send(admin, { ...POINT, timestamp: 1_850_000_000 })).json().data;
+    const failing = (key: string) => key.startsWith('gps:latest:');
+    const { get: realGet, keepNewest: realKeepNewest } = t.kv;
+    const kvGet = vi.spyOn(t.kv, 'get').mockImplementation((key) => (failing(key) ? Promise.reject(new Error('store down')) : realGet.call(t.kv, key)));
+    const kvKeepNewest = vi
+      .spyOn(t.kv, 'keepNewest')
+      .mockImplementation((key, ...rest) => (failing(key) ? Promise.reject(new Error('store down')) : realKeepNewest.call(t.kv, key, ...rest)));
+    try {
+      const response = await get(admin, '/v1/gps/current');
+      expect(response.statusCode).toBe(200);
+      expect(response.json().data).toEqual(point);
+      expect(kvGet).toHaveBeenCalled();
+    } finally {
+      kvGet.mockRestore();
+      kvKeepNewest.mockRestore();
+    }
+  });
+
   it('answers the cached latest point as JSON with the self link of each request', async () => {
     const point = (await send(admin, { ...POINT, timestamp: 1_900_000_000 })).json().data;
     const via = (host: string, url = '/v1/gps/current') => t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });

@@ -81,8 +81,15 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
   });
   const devices = createDevicesService({ db, apiKeys });
   // GPS points join the active logging trip of their device; trips read the latest point of theirs.
-  const gps = createGpsService({ db, kv, devices, trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) }, log });
   const settings = createSettingsService({ db });
+  const gps = createGpsService({
+    db,
+    kv,
+    devices,
+    trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) },
+    log,
+    latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', 300),
+  });
   const trips = createTripsService({
     db,
     latestPositionOf: (deviceId) => gps.latest(deviceId),

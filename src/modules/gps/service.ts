@@ -7,7 +7,6 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGpsRepo } from './repo.js';
 
-const LATEST_TTL_SECS = 300;
 const NO_POINT = 'none';
 /** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
 const PARSED_LATEST_MAX = 10_000;
@@ -36,7 +35,7 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${dev
 
 /**
  * GPS points. The latest point overall and per device is served from the
- * key-value cache (5 minutes) and written through on every new point, so the
+ * key-value cache (gps.latest_cache_ttl_secs, 5 minutes) and written through on every new point, so the
  * hot read never reaches the database and a new point is visible at once; the
  * cache keeps the newest by timestamp (`keepNewest`), whatever order points arrive in.
  */
@@ -46,6 +45,8 @@ interface Deps {
   devices: Pick<DevicesService, 'byApiKey' | 'get'>;
   trips: { loggingTripOf(deviceId: string): Promise<{ id: string } | undefined> };
   log: FastifyBaseLogger;
+  /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
+  latestCacheTtlSecs: () => Promise<number>;
 }
 
 export function createGpsService(deps: Deps) {
@@ -86,13 +87,15 @@ export function createGpsService(deps: Deps) {
    */
   async function loadLatest(key: string, deviceId?: string): Promise<GpsPoint | null> {
     const point = (await repo.latest(deviceId)) ?? null;
-    await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, LATEST_TTL_SECS, 'set'));
+    const ttl = await deps.latestCacheTtlSecs();
+    await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, ttl, 'set'));
     return point;
   }
 
   /** Makes a new point the latest of its key unless a newer one is cached. */
   async function offerAsLatest(key: string, point: GpsPoint, deviceId?: string): Promise<void> {
-    const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), LATEST_TTL_SECS, 'skip'));
+    const ttl = await deps.latestCacheTtlSecs();
+    const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), ttl, 'skip'));
     // Nothing cached (expired, or the latest was deleted): only the database knows whether this point
     // is the newest (a late point may be older than others), so the cache is filled from there.
     if (outcome === 'absent') await loadLatest(key, deviceId);

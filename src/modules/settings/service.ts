@@ -1,11 +1,19 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema.js';
-import { conflict, notFound } from '../../platform/http/errors.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import { configValueProblem } from './config-values.js';
 import { createSettingsRepo, type SettingFields } from './repo.js';
+
+/**
+ * How long a node keeps a config value it read. A change takes effect at once on the node that made
+ * it and within this time on the others.
+ */
+const CONFIG_MEMO_MS = 10_000;
 
 /** Operator settings (created, replaced, deleted) and the pre-seeded system config (update only). */
 export function createSettingsService(deps: { db: Kysely<Schema> }) {
   const repo = createSettingsRepo(deps.db);
+  const configMemo = new Map<string, { value: unknown; until: number }>();
 
   return {
     list: () => repo.list(),
@@ -42,15 +50,25 @@ export function createSettingsService(deps: { db: Kysely<Schema> }) {
       return entry;
     },
 
-    /** A config value for the service's own use, or the fallback when the entry is missing. */
+    /**
+     * A config value for the service's own use; the fallback when the entry is missing or its value
+     * is not of the entry's shape. Remembered for CONFIG_MEMO_MS: some are read on every GPS write.
+     */
     async configValue<T>(key: string, fallback: T): Promise<T> {
+      const memo = configMemo.get(key);
+      if (memo && memo.until > Date.now()) return memo.value as T;
       const entry = await repo.getConfig(key);
-      return entry === undefined ? fallback : (entry.value as T);
+      const value = entry === undefined || configValueProblem(key, entry.value) ? fallback : entry.value;
+      configMemo.set(key, { value, until: Date.now() + CONFIG_MEMO_MS });
+      return value as T;
     },
 
     async updateConfig(key: string, value: unknown) {
+      const problem = configValueProblem(key, value);
+      if (problem) throw badRequest(problem);
       const entry = await repo.updateConfig(key, value);
       if (!entry) throw notFound('System config entry not found');
+      configMemo.delete(key);
       return entry;
     },
   };

@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { CONFIG_KEYS } from './config-values.js';
 
 describe('settings', () => {
   let t: TestApp;
@@ -103,7 +104,9 @@ describe('system config', () => {
   it('lists the seeded entries by key as a bare array, filtered by prefix', async () => {
     const all = (await call('GET', '/v1/system-config')).json();
     expect(Array.isArray(all)).toBe(true);
-    expect(all.map((e: { key: string }) => e.key)).toEqual(['map.default_center', 'tracking.units', 'trips.default_gps_logging']);
+    expect(all.map((e: { key: string }) => e.key)).toEqual(['gps.latest_cache_ttl_secs', 'map.default_center', 'tracking.units', 'trips.default_gps_logging']);
+    // Every seeded entry has a value rule, and every rule an entry.
+    expect(all.map((e: { key: string }) => e.key)).toEqual(CONFIG_KEYS);
     const trips = (await call('GET', '/v1/system-config?prefix=trips.')).json();
     expect(trips).toEqual([{ key: 'trips.default_gps_logging', value: false, description: expect.any(String), updated_at: expect.any(String) }]);
     expect((await call('GET', '/v1/system-config?prefix=%25')).json()).toEqual([]);
@@ -117,6 +120,49 @@ describe('system config', () => {
     expect((await call('PATCH', '/v1/system-config/no.such.key', { value: 1 })).statusCode).toBe(404);
     expect((await call('PATCH', '/v1/system-config/tracking.units', {})).statusCode).toBe(400);
     expect((await call('POST', '/v1/system-config', { key: 'x', value: 1 })).statusCode).toBe(404);
+  });
+
+  it.each([
+    ['trips.default_gps_logging', 'yes', "Body field 'value' must be boolean"],
+    ['gps.latest_cache_ttl_secs', 0, "Body field 'value' must be >= 1"],
+    ['gps.latest_cache_ttl_secs', 1.5, "Body field 'value' must be integer"],
+    ['gps.latest_cache_ttl_secs', '60', "Body field 'value' must be integer"],
+    ['tracking.units', 'furlongs', "Body field 'value' must be one of: metric, imperial, nautical"],
+    ['map.default_center', { latitude: 91, longitude: 0, zoom: 3 }, "Body field 'value.latitude' must be <= 90"],
+    ['map.default_center', { latitude: 0, longitude: 0 }, "Body field 'value.zoom' is required"],
+  ])('refuses a value %s cannot use (%j) with 400 and keeps the old one', async (key, value, message) => {
+    const before = (await call('GET', `/v1/system-config/${key}`)).json().data.value;
+    const response = await call('PATCH', `/v1/system-config/${key}`, { value });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect((await call('GET', `/v1/system-config/${key}`)).json().data.value).toEqual(before);
+  });
+
+  it('gps.latest_cache_ttl_secs sets how long a new latest point stays cached', async () => {
+    expect((await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 60 })).statusCode).toBe(200);
+    const writes = vi.spyOn(t.kv, 'keepNewest');
+    try {
+      const point = { latitude: 1, longitude: 2, timestamp: 1_767_225_600, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+      expect((await call('POST', '/v1/gps', point)).statusCode).toBe(201);
+      expect(writes).toHaveBeenCalledWith('gps:latest:v2:all', expect.any(String), 60, 'skip');
+    } finally {
+      writes.mockRestore();
+      await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 });
+    }
+  });
+
+  it('uses the default for a stored value the service cannot use (written before the rules existed)', async () => {
+    await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 }); // forgets the remembered value
+    await t.database.db.updateTable('system_config').set({ value: JSON.stringify('soon') }).where('key', '=', 'gps.latest_cache_ttl_secs').execute();
+    const writes = vi.spyOn(t.kv, 'keepNewest');
+    try {
+      const point = { latitude: 1, longitude: 2, timestamp: 1_767_225_700, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+      expect((await call('POST', '/v1/gps', point)).statusCode).toBe(201);
+      expect(writes).toHaveBeenCalledWith('gps:latest:v2:all', expect.any(String), 300, 'skip');
+    } finally {
+      writes.mockRestore();
+      await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 });
+    }
   });
 
   it('trips.default_gps_logging decides gps_logging_enabled of new trips that do not say', async () => {

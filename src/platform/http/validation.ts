@@ -29,10 +29,41 @@ export function registerValidation(app: FastifyInstance): void {
   const compile: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
     (httpPart === 'body' ? strict : coercing).compile(schema);
   app.setValidatorCompiler(compile);
-  app.setSchemaErrorFormatter((errors, dataVar) => {
-    const message = missingAllOf(errors) ?? describeValidationError(errors[0], dataVar);
-    return new Error(message.charAt(0).toUpperCase() + message.slice(1));
-  });
+  app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)));
+}
+
+/** The 400 message for failed validation: one sentence naming the field, capitalised. */
+export function validationMessage(errors: ErrorObject[], dataVar: string): string {
+  const message = missingAllOf(errors) ?? notOneOf(errors, dataVar) ?? describeValidationError(errors[0], dataVar);
+  return message.charAt(0).toUpperCase() + message.slice(1);
+}
+
+let plainValidator: Ajv | undefined;
+
+/**
+ * A check of data against a schema outside a route's own (a value whose shape depends on another
+ * field), with the rules of request bodies (nothing coerced): the 400 message, or undefined when valid.
+ */
+export function compileBodyCheck(schema: object): (data: unknown) => string | undefined {
+  const validate = (plainValidator ??= createAjv(false)).compile(schema);
+  return (data) => (validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body'));
+}
+
+/** A union of constants (`Type.Union([Type.Literal(...)])`) that matched none: the message lists them. */
+function notOneOf(errors: ErrorObject[], dataVar: string): string | undefined {
+  const last = errors[errors.length - 1];
+  if (last?.keyword !== 'anyOf' && last?.keyword !== 'enum') return undefined;
+  const allowed =
+    last.keyword === 'enum'
+      ? (last.params as { allowedValues: unknown[] }).allowedValues
+      : errors.slice(0, -1).every((e) => e.keyword === 'const' && e.instancePath === last.instancePath)
+        ? errors.slice(0, -1).map((e) => (e.params as { allowedValue: unknown }).allowedValue)
+        : undefined;
+  if (!allowed || allowed.length === 0) return undefined;
+  const path = last.instancePath.split('/').filter(Boolean).join('.');
+  const where = LOCATION[dataVar] ?? dataVar;
+  const subject = path ? `${where} '${path}'` : dataVar === 'body' ? 'Request body' : `${where}s`;
+  return `${subject} must be one of: ${allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ')}`;
 }
 
 /** For a body that needs at least one of its fields (`Body(..., { atLeastOne: true })`) and has none. */

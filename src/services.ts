@@ -80,8 +80,8 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     completeEmailLink: (request, token) => accounts.completeEmailLink(request, token),
   });
   const devices = createDevicesService({ db, apiKeys });
-  // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const settings = createSettingsService({ db });
+  // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({
     db,
     kv,
@@ -94,8 +94,13 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     db,
     latestPositionOf: (deviceId) => gps.latest(deviceId),
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
+    pointsOfTrip: (tripId, limit, offset) => gps.pointsOfTrip(tripId, limit, offset),
   });
-  const stats = createStatsService({ db, kv, log });
+  const stats = createStatsService({
+    kv,
+    log,
+    counts: { users: users.count, devices: devices.count, gpsPoints: gps.count, tripsByStatus: trips.countByStatus },
+  });
   const pegel = config.waterLevelApiUrl
     ? createPegelService({ baseUrl: config.waterLevelApiUrl, kv, currentPosition: () => gps.latest(), log })
     : null;

@@ -12,6 +12,10 @@ export interface DeviceFields {
 
 export function createDevicesRepo(db: Kysely<Schema>) {
   return {
+    ids: async () => (await db.selectFrom('devices').select('id').execute()).map((row) => row.id),
+
+    count: async () => Number((await db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
+
     async page(limit: number, offset: number) {
       const [rows, count] = await Promise.all([
         db.selectFrom('devices').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),

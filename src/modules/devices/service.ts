@@ -34,6 +34,8 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: Pick<A
 
   return {
     page: repo.page,
+    count: repo.count,
+    ids: repo.ids,
 
     async get(id: string) {
       const device = await repo.get(id);

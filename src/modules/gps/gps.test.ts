@@ -161,10 +161,15 @@ describe('GPS points', () => {
     await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_000 });
     const aLatest = (await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_100 })).json().data;
     const bLatest = (await send(admin, { ...POINT, device_id: b.id, timestamp: 1_700_000_050 })).json().data;
+    const silent = await newDevice({ name: 'silent' });
     const body = (await get(admin, '/v1/gps/current/devices')).json();
     expect(Array.isArray(body)).toBe(true);
     expect(body).toEqual(expect.arrayContaining([aLatest, bLatest]));
     expect(body.filter((p: { device_id: string }) => p.device_id === a.id)).toHaveLength(1);
+    // By device id; a device without points is not listed.
+    const ids = body.map((p: { device_id: string }) => p.device_id);
+    expect(ids).toEqual([...ids].sort());
+    expect(ids).not.toContain(silent.id);
   });
 
   it('pages points newest first with a default limit of 10', async () => {

@@ -42,34 +42,40 @@ export function gpsQueries(db: Kysely<Schema>) {
     },
 
     /**
-     * The newest point of every device: one index probe per device. (DISTINCT ON over gps_points
-     * would walk every row of the index, which grows with the points, not with the devices.)
+     * The newest point of each of these devices: one index probe per device. (DISTINCT ON over
+     * gps_points would walk every row of the index, which grows with the points, not the devices.)
      */
-    latestPerDevice: () =>
+    latestPerDevice: (deviceIds: string[]) =>
       db
-        .selectFrom('devices')
+        .selectFrom(sql<{ device_id: string }>`unnest(${deviceIds}::uuid[])`.as('device_id'))
         .innerJoinLateral(
-          (eb) => eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.device_id', '=', 'devices.id').orderBy('timestamp', 'desc').limit(1).as('latest'),
+          (eb) =>
+            eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.device_id', '=', 'device_id.device_id').orderBy('timestamp', 'desc').limit(1).as('latest'),
           (join) => join.onTrue(),
         )
-        .selectAll('latest')
-        .orderBy('devices.id'),
+        .selectAll('latest'),
 
     page: (limit: number, offset: number) =>
       db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').orderBy('id').limit(limit).offset(offset),
+
+    /** A page of a trip's points, oldest first (walks gps_points_trip_time). */
+    tripPage: (tripId: string, limit: number, offset: number) =>
+      db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset),
   };
 }
 
 export function createGpsRepo(db: Kysely<Schema>) {
   const queries = gpsQueries(db);
+  const count = async () => Number((await db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   return {
     async page(limit: number, offset: number) {
-      const [rows, count] = await Promise.all([
-        queries.page(limit, offset).execute().then((rows) => rows.map(toGpsPoint)),
-        db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
-      ]);
-      return { rows, total: Number(count.n) };
+      const [rows, total] = await Promise.all([queries.page(limit, offset).execute().then((rows) => rows.map(toGpsPoint)), count()]);
+      return { rows, total };
     },
+
+    pointsOfTrip: async (tripId: string, limit: number, offset: number) => (await queries.tripPage(tripId, limit, offset).execute()).map(toGpsPoint),
+
+    count,
 
     get: async (id: string) => {
       const row = await db.selectFrom('gps_points').select(GPS_COLUMNS).where('id', '=', id).executeTakeFirst();
@@ -83,7 +89,12 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return row && toGpsPoint(row);
     },
 
-    latestPerDevice: async () => (await queries.latestPerDevice().execute()).map(toGpsPoint),
+    /** By device id: sorted here rather than in SQL, one row per device, so the query stays one index probe per id. */
+    async latestPerDevice(deviceIds: string[]) {
+      if (deviceIds.length === 0) return [];
+      const rows = await queries.latestPerDevice(deviceIds).execute();
+      return rows.sort((a, b) => (a.device_id! < b.device_id! ? -1 : 1)).map(toGpsPoint);
+    },
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */
     async deleteUnlinked(id: string): Promise<'deleted' | 'missing' | 'linked'> {

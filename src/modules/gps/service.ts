@@ -42,7 +42,7 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${dev
 interface Deps {
   db: Kysely<Schema>;
   kv: KeyValueStore;
-  devices: Pick<DevicesService, 'byApiKey' | 'get'>;
+  devices: Pick<DevicesService, 'byApiKey' | 'get' | 'ids'>;
   trips: { loggingTripOf(deviceId: string): Promise<{ id: string } | undefined> };
   log: FastifyBaseLogger;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
@@ -117,6 +117,9 @@ export function createGpsService(deps: Deps) {
 
   return {
     page: repo.page,
+    /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
+    pointsOfTrip: repo.pointsOfTrip,
+    count: repo.count,
 
     async get(id: string) {
       const point = await repo.get(id);
@@ -159,7 +162,8 @@ export function createGpsService(deps: Deps) {
       return loadLatest(key, deviceId);
     },
 
-    latestPerDevice: repo.latestPerDevice,
+    /** The latest point of every device that has one, by device id. */
+    latestPerDevice: async () => repo.latestPerDevice(await deps.devices.ids()),
 
     async remove(id: string) {
       const point = await repo.get(id);

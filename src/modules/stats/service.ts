@@ -1,6 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Schema } from '../../platform/db/schema.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 
 const CACHE_KEY = 'stats:public';
@@ -15,26 +13,21 @@ export interface PublicStats {
   generated_at: string;
 }
 
-/** Counts that are safe to publish: no names, no positions. */
-export function createStatsService(deps: { db: Kysely<Schema>; kv: KeyValueStore; log: FastifyBaseLogger }) {
-  const count = async (table: 'users' | 'devices' | 'gps_points') => {
-    let query = deps.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n'));
-    if (table === 'users') query = query.where('deleted_at', 'is', null);
-    return Number((await query.executeTakeFirstOrThrow()).n);
-  };
+type TripCounts = PublicStats['trips'];
 
+/** Where the counts come from: each area's own service. */
+interface Counts {
+  users: () => Promise<number>;
+  devices: () => Promise<number>;
+  gpsPoints: () => Promise<number>;
+  tripsByStatus: () => Promise<TripCounts>;
+}
+
+/** Counts that are safe to publish: no names, no positions. */
+export function createStatsService(deps: { counts: Counts; kv: KeyValueStore; log: FastifyBaseLogger }) {
   async function compute(): Promise<PublicStats> {
-    const [users, devices, gpsPoints, tripRows] = await Promise.all([
-      count('users'),
-      count('devices'),
-      count('gps_points'),
-      deps.db.selectFrom('trips').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
-    ]);
-    const trips = { draft: 0, active: 0, paused: 0, completed: 0, total: 0 };
-    for (const row of tripRows) {
-      trips[row.status] = Number(row.n);
-      trips.total += Number(row.n);
-    }
+    const { counts } = deps;
+    const [users, devices, gpsPoints, trips] = await Promise.all([counts.users(), counts.devices(), counts.gpsPoints(), counts.tripsByStatus()]);
     return { users, devices, trips, gps_points: gpsPoints, generated_at: new Date().toISOString() };
   }
 

@@ -1,6 +1,5 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Schema, TripStatus } from '../../platform/db/schema.js';
-import { GPS_COLUMNS, toGpsPoint } from '../gps/repo.js';
 
 export const TRIP_COLUMNS = [
   'id', 'name', 'description', 'status', 'gps_logging_enabled', 'device_id', 'category_id', 'origin_id', 'destination_id',
@@ -9,10 +8,6 @@ export const TRIP_COLUMNS = [
 ] as const;
 
 export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' | 'updated_at'>;
-
-/** A page of a trip's points, oldest first (explained by gps/query-plans.test.ts: walks gps_points_trip_time). */
-export const tripPointsQuery = (db: Kysely<Schema>, tripId: string, limit: number, offset: number) =>
-  db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset);
 
 export function createTripsRepo(db: Kysely<Schema>) {
   return {
@@ -65,14 +60,13 @@ export function createTripsRepo(db: Kysely<Schema>) {
     history: (tripId: string) =>
       db.selectFrom('trip_status_history').selectAll().where('trip_id', '=', tripId).orderBy('changed_at').orderBy('id').execute(),
 
-    /** A page of the trip's points by time; the total is the count the gps_points trigger keeps on the trip. */
-    async points(tripId: string, limit: number, offset: number) {
-      const [rows, trip] = await Promise.all([
-        tripPointsQuery(db, tripId, limit, offset).execute().then((rows) => rows.map(toGpsPoint)),
-        db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst(),
-      ]);
-      return trip ? { rows, total: Number(trip.gps_point_count) } : undefined;
+    /** How many points the trip has (a trigger on gps_points keeps the count); undefined for no such trip. */
+    async pointCount(tripId: string): Promise<number | undefined> {
+      const trip = await db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst();
+      return trip && Number(trip.gps_point_count);
     },
+
+    countByStatus: () => db.selectFrom('trips').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
 
     /** Deletes a draft or completed trip; its points stay, without trip. */
     async deleteIfSettled(id: string): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema, TripStatus } from '../../platform/db/schema.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { GpsService } from '../gps/service.js';
 import { createTripsRepo, type TripFields } from './repo.js';
 
 /** The trip state machine: draft → active ⇄ paused → completed (active → completed too). */
@@ -28,6 +29,8 @@ interface Deps {
   latestPositionOf: (deviceId: string) => Promise<Position | null>;
   /** gps_logging_enabled of a new trip that does not say (system config trips.default_gps_logging). */
   defaultGpsLogging: () => Promise<boolean>;
+  /** A page of a trip's points by time (the GPS area's). */
+  pointsOfTrip: GpsService['pointsOfTrip'];
 }
 
 export function createTripsService(deps: Deps) {
@@ -54,10 +57,21 @@ export function createTripsService(deps: Deps) {
       await requireTrip(id);
       return repo.history(id);
     },
+    /** A page of the trip's points by time; the total is the trip's own count. */
     points: async (id: string, limit: number, offset: number) => {
-      const page = await repo.points(id, limit, offset);
-      if (!page) throw notFound('Trip not found');
-      return page;
+      const [rows, total] = await Promise.all([deps.pointsOfTrip(id, limit, offset), repo.pointCount(id)]);
+      if (total === undefined) throw notFound('Trip not found');
+      return { rows, total };
+    },
+
+    /** Trips per status and in all (public statistics). */
+    async countByStatus() {
+      const counts = { draft: 0, active: 0, paused: 0, completed: 0, total: 0 };
+      for (const row of await repo.countByStatus()) {
+        counts[row.status] = Number(row.n);
+        counts.total += Number(row.n);
+      }
+      return counts;
     },
     loggingTripOf: repo.loggingTripOf,
 

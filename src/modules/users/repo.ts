@@ -35,6 +35,10 @@ export function createUsersRepo(db: Kysely<Schema>) {
   }
 
   return {
+    /** Users not deleted. */
+    count: async () =>
+      Number((await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n),
+
     findById(id: string, executor: Kysely<Schema> = db) {
       return executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
     },

@@ -133,6 +133,7 @@ export function createUsersService(deps: UsersDeps) {
   return {
     // The user records other areas read and write; the rules around them stay in those areas' services.
     findById: repo.findById,
+    count: repo.count,
     lockById: repo.lockById,
     findByUsername: repo.findByUsername,
     findEmailAccount: repo.findEmailAccount,

@@ -54,7 +54,7 @@ export const UpdateUserBody = Body({
   avatar_url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'http(s) URL; set on the primary account' }))),
   privacy_mode: Type.Optional(Type.Boolean()),
   avatars_enabled: Type.Optional(Type.Boolean({ description: 'false removes the avatar URLs of all your accounts' })),
-});
+}, { atLeastOne: true });
 
 export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) });
 export const UsernameBody = Body({ username: Username });

@@ -83,8 +83,6 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   async function update(request: FastifyRequest, caller: Caller, id: string, input: UserUpdate) {
-    const given = (Object.keys(input) as (keyof UserUpdate)[]).filter((field) => input[field] !== undefined);
-    if (given.length === 0) throw badRequest('Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled');
     const username = input.username === undefined ? undefined : checkedUsername(input.username);
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestKeyValueStore, usesRedis } from '../../../test/helpers.js';
 import type { KeyValueStore } from './index.js';
@@ -63,6 +64,18 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     const seconds = Array.from({ length: 30 }, (_, i) => (i * 17) % 30); // 0..29 shuffled
     await Promise.all(seconds.map((s) => kv.keepNewest('latest:race', record(s), 60, 'set')));
     expect(await kv.get('latest:race')).toBe(record(29));
+  });
+
+  it.runIf(usesRedis)('keeps working after Redis forgot its scripts (restart, SCRIPT FLUSH)', async () => {
+    const admin = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      const record = JSON.stringify({ id: 'p1', timestamp: '2026-01-01T00:00:01.000Z' });
+      expect(await kv.keepNewest('latest:flushed', record, 60, 'set')).toBe('stored');
+      await admin.script('FLUSH');
+      expect(await kv.keepNewest('latest:flushed', record, 60, 'set')).toBe('stored');
+    } finally {
+      admin.disconnect();
+    }
   });
 
   it('counts hits atomically in a fixed window and reports the window end', async () => {

@@ -22,6 +22,11 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 'stored'
 `;
 
+/** The client with KEEP_NEWEST defined: sent as EVALSHA, the script itself only when Redis lacks it. */
+type ScriptedRedis = Redis & {
+  keepNewest(key: string, value: string, ttlMs: string, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
+};
+
 export interface RedisStoreOptions {
   url: string;
   /** Prepended to every key and channel, so several deployments (or test runs) can share one Redis. */
@@ -35,7 +40,7 @@ export interface RedisStoreOptions {
  */
 export class RedisStore implements KeyValueStore {
   readonly kind = 'redis';
-  readonly #client: Redis;
+  readonly #client: ScriptedRedis;
   readonly #subscriber: Redis;
   readonly #ns: string;
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
@@ -47,7 +52,8 @@ export class RedisStore implements KeyValueStore {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
     };
-    this.#client = new Redis(options.url, connection);
+    this.#client = new Redis(options.url, connection) as ScriptedRedis;
+    this.#client.defineCommand('keepNewest', { numberOfKeys: 1, lua: KEEP_NEWEST });
     // The subscriber queues its SUBSCRIBE commands until it is connected, and re-subscribes after a reconnect.
     this.#subscriber = new Redis(options.url, { ...connection, enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.#ns = options.namespace ?? '';
@@ -83,7 +89,7 @@ export class RedisStore implements KeyValueStore {
 
   async keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
     const ttlMs = String(Math.max(1, Math.round(ttlSecs * 1000)));
-    return (await this.#client.eval(KEEP_NEWEST, 1, this.#ns + key, value, ttlMs, ifAbsent)) as 'stored' | 'kept' | 'absent';
+    return this.#client.keepNewest(this.#ns + key, value, ttlMs, ifAbsent);
   }
 
   async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {

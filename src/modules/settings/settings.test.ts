@@ -138,15 +138,23 @@ describe('system config', () => {
     expect((await call('GET', `/v1/system-config/${key}`)).json().data.value).toEqual(before);
   });
 
-  it('gps.latest_cache_ttl_secs sets how long a new latest point stays cached', async () => {
-    expect((await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 60 })).statusCode).toBe(200);
+  /** The TTL the latest-point cache is written with when a new point arrives. */
+  async function latestPointTtl(timestamp: number): Promise<unknown> {
     const writes = vi.spyOn(t.kv, 'keepNewest');
     try {
-      const point = { latitude: 1, longitude: 2, timestamp: 1_767_225_600, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+      const point = { latitude: 1, longitude: 2, timestamp, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
       expect((await call('POST', '/v1/gps', point)).statusCode).toBe(201);
-      expect(writes).toHaveBeenCalledWith('gps:latest:v2:all', expect.any(String), 60, 'skip');
+      return writes.mock.calls.find(([key]) => key === 'gps:latest:v2:all')?.[2];
     } finally {
       writes.mockRestore();
+    }
+  }
+
+  it('gps.latest_cache_ttl_secs sets how long a new latest point stays cached', async () => {
+    expect((await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 60 })).statusCode).toBe(200);
+    try {
+      expect(await latestPointTtl(1_767_225_600)).toBe(60);
+    } finally {
       await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 });
     }
   });
@@ -154,13 +162,9 @@ describe('system config', () => {
   it('uses the default for a stored value the service cannot use (written before the rules existed)', async () => {
     await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 }); // forgets the remembered value
     await t.database.db.updateTable('system_config').set({ value: JSON.stringify('soon') }).where('key', '=', 'gps.latest_cache_ttl_secs').execute();
-    const writes = vi.spyOn(t.kv, 'keepNewest');
     try {
-      const point = { latitude: 1, longitude: 2, timestamp: 1_767_225_700, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
-      expect((await call('POST', '/v1/gps', point)).statusCode).toBe(201);
-      expect(writes).toHaveBeenCalledWith('gps:latest:v2:all', expect.any(String), 300, 'skip');
+      expect(await latestPointTtl(1_767_225_700)).toBe(300);
     } finally {
-      writes.mockRestore();
       await call('PATCH', '/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 });
     }
   });

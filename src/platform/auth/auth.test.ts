@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 import { covers, grants } from './caller.js';
 import { systemKeyAllowed } from './system-allowlist.js';
+import { sameTextConstantTime } from './tokens.js';
 
 describe('permission matching', () => {
   it.each([
@@ -27,6 +28,18 @@ describe('permission matching', () => {
   it('grants when any held permission covers the request', () => {
     expect(grants(['trips:read', 'gps:*'], 'gps:delete')).toBe(true);
     expect(grants([], 'gps:read')).toBe(false);
+  });
+});
+
+describe('constant-time text comparison', () => {
+  it.each([
+    ['Bearer wg_abc', 'Bearer wg_abc', true],
+    ['Bearer wg_abc', 'Bearer wg_abd', false],
+    ['Bearer wg_abc', 'Bearer wg_ab', false],
+    ['', '', true],
+    ['é', 'e', false],
+  ])('%j equals %j: %s', (a, b, expected) => {
+    expect(sameTextConstantTime(a, b)).toBe(expected);
   });
 });
 

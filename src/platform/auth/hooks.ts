@@ -119,17 +119,18 @@ const lastAuthorization = new WeakMap<object, { header: string; tokenHash: strin
  * The SHA-256 hash of the request's bearer token. A keep-alive connection sends the same header with
  * every request, so the hash is worked out once per connection (hashing was about 3% of a cached
  * read). Behind a proxy one connection carries many clients' requests: the header is compared with
- * the previous one in constant time, and only the connection's own socket holds it.
+ * the previous one in constant time, and the memo goes with the connection (a WeakMap keyed by its socket).
  */
 function bearerTokenHash(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
-  const socket = request.raw.socket;
-  const last = lastAuthorization.get(socket);
+  const socket = request.raw.socket as object | null;
+  const last = socket && lastAuthorization.get(socket);
   if (last && sameTextConstantTime(last.header, header)) return last.tokenHash;
   const token = bearerToken(header);
   const tokenHash = token ? hashToken(token) : null;
-  lastAuthorization.set(socket, { header, tokenHash });
+  // (A request whose connection is already gone has no socket to remember it on.)
+  if (socket) lastAuthorization.set(socket, { header, tokenHash });
   return tokenHash;
 }
 

@@ -33,7 +33,7 @@ export function registerValidation(app: FastifyInstance): void {
 }
 
 /** The 400 message for failed validation: one sentence naming the field, capitalised. */
-export function validationMessage(errors: ErrorObject[], dataVar: string): string {
+function validationMessage(errors: ErrorObject[], dataVar: string): string {
   const message = missingAllOf(errors) ?? notOneOf(errors, dataVar) ?? describeValidationError(errors[0], dataVar);
   return message.charAt(0).toUpperCase() + message.slice(1);
 }

@@ -2,21 +2,13 @@ import { Type, type TSchema } from 'typebox';
 import { compileBodyCheck } from '../../platform/http/validation.js';
 
 /**
- * The shape each pre-seeded config entry's value must have: the service itself reads these, so a
- * PATCH with a value it could not use is refused with 400 instead of breaking the feature later.
- * An entry listed here must be seeded by a migration (and the other way round: settings.test.ts).
+ * The shape the value of each config entry the service itself reads must have: a PATCH with a value it
+ * could not use is refused with 400 instead of breaking the feature later. Entries kept for client apps
+ * (tracking.units, map.default_center) take any JSON value, as the interface says. Each key listed here
+ * is seeded by a migration (settings.test.ts checks).
  */
 const CONFIG_VALUES: Record<string, TSchema> = {
   'gps.latest_cache_ttl_secs': Type.Integer({ minimum: 1, maximum: 86_400 }),
-  'map.default_center': Type.Object(
-    {
-      latitude: Type.Number({ minimum: -90, maximum: 90 }),
-      longitude: Type.Number({ minimum: -180, maximum: 180 }),
-      zoom: Type.Integer({ minimum: 0, maximum: 22 }),
-    },
-    { additionalProperties: false },
-  ),
-  'tracking.units': Type.Union([Type.Literal('metric'), Type.Literal('imperial'), Type.Literal('nautical')]),
   'trips.default_gps_logging': Type.Boolean(),
 };
 

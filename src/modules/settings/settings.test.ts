@@ -105,8 +105,8 @@ describe('system config', () => {
     const all = (await call('GET', '/v1/system-config')).json();
     expect(Array.isArray(all)).toBe(true);
     expect(all.map((e: { key: string }) => e.key)).toEqual(['gps.latest_cache_ttl_secs', 'map.default_center', 'tracking.units', 'trips.default_gps_logging']);
-    // Every seeded entry has a value rule, and every rule an entry.
-    expect(all.map((e: { key: string }) => e.key)).toEqual(CONFIG_KEYS);
+    // Every value rule belongs to a seeded entry.
+    expect(all.map((e: { key: string }) => e.key)).toEqual(expect.arrayContaining(CONFIG_KEYS));
     const trips = (await call('GET', '/v1/system-config?prefix=trips.')).json();
     expect(trips).toEqual([{ key: 'trips.default_gps_logging', value: false, description: expect.any(String), updated_at: expect.any(String) }]);
     expect((await call('GET', '/v1/system-config?prefix=%25')).json()).toEqual([]);
@@ -117,6 +117,9 @@ describe('system config', () => {
     expect(updated.statusCode).toBe(200);
     expect(updated.json().data).toMatchObject({ key: 'tracking.units', value: 'nautical' });
     expect((await call('GET', '/v1/system-config/tracking.units')).json().data.value).toBe('nautical');
+    // An entry for client apps takes any JSON value; only entries the service reads have a shape.
+    const center = { latitude: 1, longitude: 2, zoom: 3, bearing: 45 };
+    expect((await call('PATCH', '/v1/system-config/map.default_center', { value: center })).json().data.value).toEqual(center);
     expect((await call('PATCH', '/v1/system-config/no.such.key', { value: 1 })).statusCode).toBe(404);
     expect((await call('PATCH', '/v1/system-config/tracking.units', {})).statusCode).toBe(400);
     expect((await call('POST', '/v1/system-config', { key: 'x', value: 1 })).statusCode).toBe(404);
@@ -127,9 +130,6 @@ describe('system config', () => {
     ['gps.latest_cache_ttl_secs', 0, "Body field 'value' must be >= 1"],
     ['gps.latest_cache_ttl_secs', 1.5, "Body field 'value' must be integer"],
     ['gps.latest_cache_ttl_secs', '60', "Body field 'value' must be integer"],
-    ['tracking.units', 'furlongs', "Body field 'value' must be one of: metric, imperial, nautical"],
-    ['map.default_center', { latitude: 91, longitude: 0, zoom: 3 }, "Body field 'value.latitude' must be <= 90"],
-    ['map.default_center', { latitude: 0, longitude: 0 }, "Body field 'value.zoom' is required"],
   ])('refuses a value %s cannot use (%j) with 400 and keeps the old one', async (key, value, message) => {
     const before = (await call('GET', `/v1/system-config/${key}`)).json().data.value;
     const response = await call('PATCH', `/v1/system-config/${key}`, { value });

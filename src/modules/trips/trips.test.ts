@@ -183,7 +183,9 @@ describe('trips', () => {
     expect(body.pagination.limit).toBe(20);
     expect(body.data.length).toBeGreaterThan(0);
     expect(body.data.every((trip: { status: string }) => trip.status === 'completed')).toBe(true);
-    expect((await call('GET', '/v1/trips?status=lost')).statusCode).toBe(400);
+    const lost = await call('GET', '/v1/trips?status=lost');
+    expect(lost.statusCode).toBe(400);
+    expect(lost.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'status' must be one of: draft, active, paused, completed" });
   });
 
   it('answers 404 for unknown trips on every route and 400 for a PATCH without fields', async () => {

@@ -17,7 +17,7 @@ import { createSignInThrottle } from './modules/auth/sign-in-throttle.js';
 import { createAccountTokens } from './modules/account-tokens.js';
 import { createEmailVerification } from './modules/auth/verify-email.js';
 import { createDevicesService } from './modules/devices/service.js';
-import { createGpsService } from './modules/gps/service.js';
+import { createGpsService, LATEST_CACHE_TTL_SECS } from './modules/gps/service.js';
 import { createPegelService } from './modules/pegel/service.js';
 import { createSettingsService } from './modules/settings/service.js';
 import { createStatsService } from './modules/stats/service.js';
@@ -80,7 +80,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     completeEmailLink: (request, token) => accounts.completeEmailLink(request, token),
   });
   const devices = createDevicesService({ db, apiKeys });
-  const settings = createSettingsService({ db });
+  const settings = createSettingsService({ db, log });
   // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({
     db,
@@ -88,7 +88,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     devices,
     trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) },
     log,
-    latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', 300),
+    latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
   });
   const trips = createTripsService({
     db,

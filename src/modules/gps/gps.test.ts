@@ -134,6 +134,18 @@ describe('GPS points', () => {
     }
   });
 
+  it('stores a point (201) even when the cache TTL setting cannot be read', async () => {
+    const configRead = vi.spyOn(t.app.services.settings, 'configValue').mockRejectedValue(new Error('database busy'));
+    try {
+      const response = await send(admin, { ...POINT, timestamp: 1_860_000_000 });
+      expect(response.statusCode).toBe(201);
+      expect(configRead).toHaveBeenCalledWith('gps.latest_cache_ttl_secs', 300);
+      expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(response.json().data.id);
+    } finally {
+      configRead.mockRestore();
+    }
+  });
+
   it('answers the cached latest point as JSON with the self link of each request', async () => {
     const point = (await send(admin, { ...POINT, timestamp: 1_900_000_000 })).json().data;
     const via = (host: string, url = '/v1/gps/current') => t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });

@@ -26,7 +26,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
     schema: {
       tags,
       summary: 'The latest GPS point, overall or of one device',
-      description: 'Served from a cache (5 minutes; system config gps.latest_cache_ttl_secs) that every new point refreshes.',
+      description: 'Served from a cache (by default 5 minutes: system config gps.latest_cache_ttl_secs) that every new point refreshes.',
       querystring: CurrentQuery,
       response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) },
     },

@@ -7,6 +7,8 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGpsRepo } from './repo.js';
 
+/** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
+export const LATEST_CACHE_TTL_SECS = 300;
 const NO_POINT = 'none';
 /** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
 const PARSED_LATEST_MAX = 10_000;
@@ -80,6 +82,14 @@ export function createGpsService(deps: Deps) {
     deps.log.warn({ err }, 'latest-point cache unavailable');
   }
 
+  /** The configured TTL; the default when it cannot be read (the point is stored by then: no 500). */
+  function cacheTtl(): Promise<number> {
+    return deps.latestCacheTtlSecs().catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not read gps.latest_cache_ttl_secs; using the default');
+      return LATEST_CACHE_TTL_SECS;
+    });
+  }
+
   /**
    * The newest point of one key as the database has it, cached unless a newer one got there first
    * (a point written meanwhile): every cache write compares, so concurrent writers and a reader
@@ -87,14 +97,14 @@ export function createGpsService(deps: Deps) {
    */
   async function loadLatest(key: string, deviceId?: string): Promise<GpsPoint | null> {
     const point = (await repo.latest(deviceId)) ?? null;
-    const ttl = await deps.latestCacheTtlSecs();
+    const ttl = await cacheTtl();
     await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, ttl, 'set'));
     return point;
   }
 
   /** Makes a new point the latest of its key unless a newer one is cached. */
   async function offerAsLatest(key: string, point: GpsPoint, deviceId?: string): Promise<void> {
-    const ttl = await deps.latestCacheTtlSecs();
+    const ttl = await cacheTtl();
     const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), ttl, 'skip'));
     // Nothing cached (expired, or the latest was deleted): only the database knows whether this point
     // is the newest (a late point may be older than others), so the cache is filled from there.

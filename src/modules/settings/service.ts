@@ -1,3 +1,4 @@
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema.js';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
@@ -11,9 +12,18 @@ import { createSettingsRepo, type SettingFields } from './repo.js';
 const CONFIG_MEMO_MS = 10_000;
 
 /** Operator settings (created, replaced, deleted) and the pre-seeded system config (update only). */
-export function createSettingsService(deps: { db: Kysely<Schema> }) {
+export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger }) {
   const repo = createSettingsRepo(deps.db);
-  const configMemo = new Map<string, { value: unknown; until: number }>();
+  const configMemo = new Map<string, { value: Promise<unknown>; until: number }>();
+
+  async function readConfigValue(key: string, fallback: unknown): Promise<unknown> {
+    const entry = await repo.getConfig(key);
+    if (entry === undefined) return fallback;
+    const problem = configValueProblem(key, entry.value);
+    if (!problem) return entry.value;
+    deps.log.warn({ key, problem }, 'stored system config value has the wrong shape; using the default');
+    return fallback;
+  }
 
   return {
     list: () => repo.list(),
@@ -56,11 +66,13 @@ export function createSettingsService(deps: { db: Kysely<Schema> }) {
      */
     async configValue<T>(key: string, fallback: T): Promise<T> {
       const memo = configMemo.get(key);
-      if (memo && memo.until > Date.now()) return memo.value as T;
-      const entry = await repo.getConfig(key);
-      const value = entry === undefined || configValueProblem(key, entry.value) ? fallback : entry.value;
-      configMemo.set(key, { value, until: Date.now() + CONFIG_MEMO_MS });
-      return value as T;
+      if (memo && memo.until > Date.now()) return (await memo.value) as T;
+      // Concurrent callers share one read; an update made meanwhile drops it (see updateConfig).
+      const value = readConfigValue(key, fallback);
+      const entry = { value, until: Date.now() + CONFIG_MEMO_MS };
+      configMemo.set(key, entry);
+      value.catch(() => configMemo.get(key) === entry && configMemo.delete(key));
+      return (await value) as T;
     },
 
     async updateConfig(key: string, value: unknown) {
@@ -68,6 +80,7 @@ export function createSettingsService(deps: { db: Kysely<Schema> }) {
       if (problem) throw badRequest(problem);
       const entry = await repo.updateConfig(key, value);
       if (!entry) throw notFound('System config entry not found');
+      // Reads that started before the change are forgotten with it.
       configMemo.delete(key);
       return entry;
     },

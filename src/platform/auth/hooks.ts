@@ -112,8 +112,8 @@ function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
   if (auth.permission) schema['x-permission'] = auth.permission;
 }
 
-/** Per connection: the last Authorization header and the hash of its bearer token (null: none). */
-const lastAuthorization = new WeakMap<object, { header: string; tokenHash: string | null }>();
+/** Per connection: the last bearer Authorization header and the hash of its token. */
+const lastAuthorization = new WeakMap<object, { header: string; tokenHash: string }>();
 
 /**
  * The SHA-256 hash of the request's bearer token. A keep-alive connection sends the same header with
@@ -128,7 +128,9 @@ function bearerTokenHash(request: FastifyRequest): string | null {
   const last = socket && lastAuthorization.get(socket);
   if (last && sameTextConstantTime(last.header, header)) return last.tokenHash;
   const token = bearerToken(header);
-  const tokenHash = token ? hashToken(token) : null;
+  // Other schemes (Basic credentials) are never remembered.
+  if (!token) return null;
+  const tokenHash = hashToken(token);
   // (A request whose connection is already gone has no socket to remember it on.)
   if (socket) lastAuthorization.set(socket, { header, tokenHash });
   return tokenHash;

@@ -11,17 +11,18 @@ export interface DeviceFields {
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {
+  const count = async () => Number((await db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
   return {
     ids: async () => (await db.selectFrom('devices').select('id').execute()).map((row) => row.id),
 
-    count: async () => Number((await db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
+    count,
 
     async page(limit: number, offset: number) {
-      const [rows, count] = await Promise.all([
+      const [rows, total] = await Promise.all([
         db.selectFrom('devices').select(COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
-        db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow(),
+        count(),
       ]);
-      return { rows, total: Number(count.n) };
+      return { rows, total };
     },
 
     get: (id: string) => db.selectFrom('devices').select(COLUMNS).where('id', '=', id).executeTakeFirst(),

@@ -121,6 +121,9 @@ describe('system config', () => {
     const center = { latitude: 1, longitude: 2, zoom: 3, bearing: 45 };
     expect((await call('PATCH', '/v1/system-config/map.default_center', { value: center })).json().data.value).toEqual(center);
     expect((await call('PATCH', '/v1/system-config/no.such.key', { value: 1 })).statusCode).toBe(404);
+    const unknown = await call('GET', '/v1/system-config/no.such.key');
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'System config entry not found' });
     expect((await call('PATCH', '/v1/system-config/tracking.units', {})).statusCode).toBe(400);
     expect((await call('POST', '/v1/system-config', { key: 'x', value: 1 })).statusCode).toBe(404);
   });

@@ -49,22 +49,25 @@ export function compileBodyCheck(schema: object): (data: unknown) => string | un
   return (data) => (validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body'));
 }
 
-/** A union of constants (`Type.Union([Type.Literal(...)])`) that matched none: the message lists them. */
+/** A field that must be one of some values (an enum, or a union of literals) and is none: the message lists them. */
 function notOneOf(errors: ErrorObject[], dataVar: string): string | undefined {
   const last = errors[errors.length - 1];
-  if (last?.keyword !== 'anyOf' && last?.keyword !== 'enum') return undefined;
-  const allowed =
-    last.keyword === 'enum'
-      ? (last.params as { allowedValues: unknown[] }).allowedValues
-      : errors.slice(0, -1).every((e) => e.keyword === 'const' && e.instancePath === last.instancePath)
-        ? errors.slice(0, -1).map((e) => (e.params as { allowedValue: unknown }).allowedValue)
-        : undefined;
-  if (!allowed || allowed.length === 0) return undefined;
-  const path = last.instancePath.split('/').filter(Boolean).join('.');
-  const where = LOCATION[dataVar] ?? dataVar;
-  const subject = path ? `${where} '${path}'` : dataVar === 'body' ? 'Request body' : `${where}s`;
-  return `${subject} must be one of: ${allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(', ')}`;
+  const path = last && dottedPath(last.instancePath);
+  const allowed = last && path ? allowedValues(last, errors.slice(0, -1)) : undefined;
+  if (!allowed?.length) return undefined;
+  const values = allowed.map((value) => (typeof value === 'string' ? value : JSON.stringify(value)));
+  return `${LOCATION[dataVar] ?? dataVar} '${path}' must be one of: ${values.join(', ')}`;
 }
+
+/** The values an `enum` error allows, or those of the `const` branches of a failed `anyOf`. */
+function allowedValues(last: ErrorObject, branches: ErrorObject[]): unknown[] | undefined {
+  if (last.keyword === 'enum') return (last.params as { allowedValues: unknown[] }).allowedValues;
+  if (last.keyword !== 'anyOf' || !branches.every((e) => e.keyword === 'const' && e.instancePath === last.instancePath)) return undefined;
+  return branches.map((e) => (e.params as { allowedValue: unknown }).allowedValue);
+}
+
+/** `/value/latitude` → `value.latitude`. */
+const dottedPath = (instancePath: string) => instancePath.split('/').filter(Boolean).join('.');
 
 /** For a body that needs at least one of its fields (`Body(..., { atLeastOne: true })`) and has none. */
 function missingAllOf(errors: ErrorObject[]): string | undefined {
@@ -79,7 +82,7 @@ function missingAllOf(errors: ErrorObject[]): string | undefined {
 export function describeValidationError(error: ErrorObject | undefined, dataVar: string): string {
   const where = LOCATION[dataVar] ?? dataVar;
   if (!error) return `Invalid ${where}`;
-  const path = error.instancePath.split('/').filter(Boolean).join('.');
+  const path = dottedPath(error.instancePath);
   const params = error.params as Record<string, unknown>;
   if (error.keyword === 'required') {
     const field = [path, params.missingProperty].filter(Boolean).join('.');

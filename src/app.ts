@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { Database } from './platform/db/database.js';
+import { systemClock, type Clock } from './platform/clock.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
 import { AppError, registerErrorHandling } from './platform/http/errors.js';
@@ -10,27 +11,27 @@ import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
 import { createScheduler } from './platform/scheduler.js';
-import { accessRoutes } from './modules/access/routes.js';
-import { apiKeyRoutes } from './modules/api-keys/routes.js';
-import { userRoutes } from './modules/users/routes.js';
-import { authRoutes } from './modules/auth/routes.js';
-import { registrationRoutes } from './modules/auth/registration-routes.js';
-import { deviceRoutes } from './modules/devices/routes.js';
-import { gpsRoutes } from './modules/gps/routes.js';
-import { tripRoutes } from './modules/trips/routes.js';
-import { locationRoutes } from './modules/locations/routes.js';
-import { tripCategoryRoutes } from './modules/trip-categories/routes.js';
-import { geofenceRoutes } from './modules/geofences/routes.js';
-import { tripTemplateRoutes } from './modules/trip-templates/routes.js';
-import { settingsRoutes } from './modules/settings/routes.js';
-import { statsRoutes } from './modules/stats/routes.js';
-import { pegelRoutes } from './modules/pegel/routes.js';
-import { systemRoutes } from './modules/system/routes.js';
-import { platformRoutes } from './modules/platforms/routes.js';
-import { platformAccountRoutes } from './modules/accounts/routes.js';
-import { sessionRoutes } from './modules/sessions/routes.js';
-import { twoFactorRoutes } from './modules/two-factor/routes.js';
-import type { WebSocketStats } from './modules/system/service.js';
+import { accessRoutes } from './identity/access/routes.js';
+import { apiKeyRoutes } from './identity/api-keys/routes.js';
+import { userRoutes } from './identity/users/routes.js';
+import { authRoutes } from './identity/auth/routes.js';
+import { registrationRoutes } from './identity/auth/registration-routes.js';
+import { deviceRoutes } from './tracking/devices/routes.js';
+import { gpsRoutes } from './tracking/gps/routes.js';
+import { tripRoutes } from './tracking/trips/routes.js';
+import { locationRoutes } from './tracking/locations/routes.js';
+import { tripCategoryRoutes } from './tracking/trip-categories/routes.js';
+import { geofenceRoutes } from './tracking/geofences/routes.js';
+import { tripTemplateRoutes } from './tracking/trip-templates/routes.js';
+import { settingsRoutes } from './operations/settings/routes.js';
+import { statsRoutes } from './operations/stats/routes.js';
+import { pegelRoutes } from './tracking/pegel/routes.js';
+import { systemRoutes } from './operations/system/routes.js';
+import { platformRoutes } from './identity/platforms/routes.js';
+import { platformAccountRoutes } from './identity/accounts/routes.js';
+import { sessionRoutes } from './identity/sessions/routes.js';
+import { twoFactorRoutes } from './identity/two-factor/routes.js';
+import type { WebSocketStats } from './operations/system/service.js';
 import { createServices, type Services } from './services.js';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
@@ -51,6 +52,8 @@ declare module 'fastify' {
 export interface AppDependencies {
   database: Database;
   kv: KeyValueStore;
+  /** The one source of "now" (tests pass one they can move); the system clock by default. */
+  clock?: Clock;
 }
 
 export interface BuildOptions {
@@ -92,7 +95,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerRequestLogging(app);
   await registerDocs(app, config);
 
-  const services = createServices(deps.database.db, deps.kv, config, app.log);
+  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock });
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
@@ -150,7 +153,7 @@ async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, s
   if (config.bootstrapAdmin) {
     const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin).catch((err: unknown) => {
       // One clear line at start: which setting is wrong and why.
-      throw err instanceof AppError ? new AppError(err.status, `BOOTSTRAP_ADMIN_*: ${err.message}`) : err;
+      throw err instanceof AppError ? new AppError(err.status, err.code, `BOOTSTRAP_ADMIN_*: ${err.message}`) : err;
     });
     app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
   }

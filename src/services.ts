@@ -1,39 +1,50 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
+import type { Clock } from './platform/clock.js';
+import { createDomainEventBus } from './platform/events.js';
 import { createAuditWriter } from './platform/audit.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
-import type { Schema } from './platform/db/schema.js';
+import type { Schema } from './platform/db/schema/index.js';
 import type { KeyValueStore } from './platform/kv/index.js';
-import { createAccessService } from './modules/access/service.js';
-import { createApiKeysService } from './modules/api-keys/service.js';
-import { createAuthService } from './modules/auth/service.js';
-import { createPasswordResetService } from './modules/auth/password-reset.js';
-import { createRegistrationService } from './modules/auth/registration.js';
-import { createSignInThrottle } from './modules/auth/sign-in-throttle.js';
-import { createAccountTokens } from './modules/account-tokens.js';
-import { createEmailVerification } from './modules/auth/verify-email.js';
-import { createDevicesService } from './modules/devices/service.js';
-import { createGpsService, LATEST_CACHE_TTL_SECS } from './modules/gps/service.js';
-import { createPegelService } from './modules/pegel/service.js';
-import { createSettingsService } from './modules/settings/service.js';
-import { createStatsService } from './modules/stats/service.js';
-import { createTripsService } from './modules/trips/service.js';
-import { createUsersService } from './modules/users/service.js';
-import { createPlatformsService } from './modules/platforms/service.js';
-import { createSessionsService } from './modules/sessions/service.js';
-import { createAccountsService } from './modules/accounts/service.js';
-import { createTwoFactorService } from './modules/two-factor/service.js';
-import { createLocationsService } from './modules/locations/service.js';
-import { createTripCategoriesService } from './modules/trip-categories/service.js';
-import { createGeofencesService } from './modules/geofences/service.js';
-import { createTripTemplatesService } from './modules/trip-templates/service.js';
+import { createAccessService } from './identity/access/service.js';
+import { createApiKeysService } from './identity/api-keys/service.js';
+import { createAuthService } from './identity/auth/service.js';
+import { createPasswordResetService } from './identity/auth/password-reset.js';
+import { createRegistrationService } from './identity/auth/registration.js';
+import { createSignInThrottle } from './identity/sign-in-throttle/service.js';
+import { createAccountTokens } from './identity/account-tokens/service.js';
+import { createEmailVerification } from './identity/auth/verify-email.js';
+import { createDevicesService } from './tracking/devices/service.js';
+import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
+import { createPegelService } from './tracking/pegel/service.js';
+import { createSettingsService } from './operations/settings/service.js';
+import { createStatsService } from './operations/stats/service.js';
+import { createTripsService } from './tracking/trips/service.js';
+import { createUsersService } from './identity/users/service.js';
+import { createPlatformsService } from './identity/platforms/service.js';
+import { createSessionsService } from './identity/sessions/service.js';
+import { createAccountsService } from './identity/accounts/service.js';
+import { createTwoFactorService } from './identity/two-factor/service.js';
+import { createLocationsService } from './tracking/locations/service.js';
+import { createTripCategoriesService } from './tracking/trip-categories/service.js';
+import { createGeofencesService } from './tracking/geofences/service.js';
+import { createTripTemplatesService } from './tracking/trip-templates/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
-export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
+export interface Infrastructure {
+  db: Kysely<Schema>;
+  kv: KeyValueStore;
+  config: Config;
+  log: FastifyBaseLogger;
+  clock: Clock;
+}
+
+export function createServices({ db, kv, config, log, clock }: Infrastructure) {
+  const events = createDomainEventBus();
   // The resolver and the services that look credentials up need each other; the lookups are late-bound.
   const credentials: CredentialResolver = new CredentialResolver(
     kv,
@@ -124,7 +135,7 @@ export function createServices(db: Kysely<Schema>, kv: KeyValueStore, config: Co
     account_tokens: await accountTokens.purgeSpent(),
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
   });
-  return { purgeExpired, credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

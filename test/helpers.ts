@@ -11,6 +11,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type Database } from '../src/platform/db/database.js';
 import { openKeyValueStore, type KeyValueStore } from '../src/platform/kv/index.js';
 import { withDatabaseName } from './database-url.js';
+import { createTestClock, type TestClock } from './clock.js';
 import { startFakeSmtp, type FakeSmtp } from './fakes/smtp.js';
 
 /** 'embedded' (PGlite + in-process store) or 'external' (PostgreSQL and/or Redis from TEST_*_URL). */
@@ -111,6 +112,8 @@ export interface TestApp {
   database: Database;
   kv: KeyValueStore;
   config: Config;
+  /** The app's clock: `t.clock.advance(ms)` moves time for expiry rules without waiting. */
+  clock: TestClock;
   /** JSON log lines written so far (only when built with `captureLogs`). */
   logs: () => Record<string, unknown>[];
   close(): Promise<void>;
@@ -133,12 +136,14 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     logger = { stream };
     config.logLevel = options.config?.logLevel ?? 'info';
   }
-  const app = await buildApp(config, { database, kv }, { logger, extraRoutes: options.extraRoutes });
+  const clock = createTestClock();
+  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes });
   return {
     app,
     database,
     kv,
     config,
+    clock,
     logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
     close: async () => {
       await app.close();

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Schema } from './db/schema.js';
+import type { Schema } from './db/schema/index.js';
 
 export type AuditEventType =
   | 'login'

@@ -1,5 +1,11 @@
 import type { Config } from '../config.js';
-import { AppError, badRequest } from './http/errors.js';
+import { defineErrors } from './http/errors.js';
+
+export const BotCheckErrors = defineErrors('bot_check', {
+  token_missing: [400, 'turnstile_token is required'],
+  failed: [400, 'Bot check failed'],
+  unavailable: [503, 'The bot check is unavailable; try again shortly'],
+});
 
 const VERIFY_TIMEOUT_MS = 5000;
 
@@ -13,7 +19,7 @@ export function createBotProtection(config: Config['botProtection']) {
   return {
     async verify(token: string | undefined, remoteIp: string): Promise<void> {
       if (!config.secret) return;
-      if (!token) throw badRequest('turnstile_token is required');
+      if (!token) throw BotCheckErrors.token_missing();
       let success: unknown;
       try {
         const response = await fetch(config.verifyUrl, {
@@ -24,9 +30,9 @@ export function createBotProtection(config: Config['botProtection']) {
         success = ((await response.json()) as { success?: unknown }).success;
       } catch {
         // Fail closed: without a verdict the request is not let through.
-        throw new AppError(503, 'The bot check is unavailable; try again shortly');
+        throw BotCheckErrors.unavailable();
       }
-      if (success !== true) throw badRequest('Bot check failed');
+      if (success !== true) throw BotCheckErrors.failed();
     },
   };
 }

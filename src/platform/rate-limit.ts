@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
-import { AppError, tooManyRequests } from './http/errors.js';
+import { RequestErrors, tooManyRequests, type AppError } from './http/errors.js';
 import type { KeyValueStore, WindowCount } from './kv/index.js';
 
 declare module 'fastify' {
@@ -59,7 +59,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   function exceeded(response: FastifyReply, state: BucketState): AppError {
     setHeaders(response, state);
     response.header('retry-after', String(Math.max(1, state.resetAt - Math.floor(Date.now() / 1000))));
-    return new AppError(429, `Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
+    return RequestErrors.rate_limited(`Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
   }
 
   /** Counts the hit, then lets the request on or refuses it (see `settle`). */
@@ -137,7 +137,7 @@ export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: Fa
       return;
     }
     if (hit.count > limits.anonymous) {
-      throw tooManyRequests(`Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`, hit.resetAt - Date.now() / 1000);
+      throw tooManyRequests(RequestErrors.rate_limited, `Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`, hit.resetAt - Date.now() / 1000);
     }
   };
 }

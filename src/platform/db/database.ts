@@ -2,7 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from './pglite-dialect.js';
-import type { Schema } from './schema.js';
+import type { Schema } from './schema/index.js';
 
 export type DatabaseTarget =
   | { kind: 'embedded'; dataDir?: string; loadDataDir?: Blob; sharedBuffers?: string }

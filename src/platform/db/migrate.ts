@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql, type Kysely } from 'kysely';
-import type { Schema } from './schema.js';
+import type { Schema } from './schema/index.js';
 
 /** The repository's `migrations/` folder, from both `src/platform/db` and `dist/platform/db`. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations', import.meta.url));

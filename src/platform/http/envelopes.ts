@@ -1,9 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ErrorDefinition } from './errors.js';
 import { Type, type TSchema } from 'typebox';
 
-/** `{ error, message }`: the body of every error response. */
+/** `{ error, message, code }`: the body of every error response. */
 export const ErrorBody = Type.Object(
-  { error: Type.String({ examples: ['NotFound'] }), message: Type.String() },
+  {
+    error: Type.String({ description: 'Name of the HTTP status', examples: ['NotFound'] }),
+    message: Type.String({ description: 'What went wrong, for people' }),
+    code: Type.Optional(Type.String({ description: 'Stable machine code `<area>.<reason>`; the codes a route answers are listed with its responses', examples: ['trip.not_found'] })),
+  },
   { $id: 'ErrorBody', title: 'Error' },
 );
 
@@ -38,9 +43,25 @@ export const PageQuery = (defaultLimit: number) =>
     limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: 'Items per page, at most 100' }),
   });
 
-/** Error responses for the OpenAPI document, e.g. `...errorResponses(400, 404)`. */
-export function errorResponses(...statuses: number[]): Record<number, { $ref: string }> {
-  return Object.fromEntries(statuses.map((status) => [status, Type.Ref('ErrorBody')]));
+/**
+ * Error responses for the OpenAPI document: `...errorResponses(TripErrors.not_found, TripErrors.invalid_transition)`.
+ * Errors of one status share a response whose description lists their codes (also as `x-error-codes`);
+ * a bare status (`400`) documents the status without naming codes.
+ */
+export function errorResponses(...errors: (number | ErrorDefinition)[]): Record<number, object> {
+  const codesByStatus = new Map<number, string[]>();
+  for (const error of errors) {
+    const status = typeof error === 'number' ? error : error.status;
+    const codes = codesByStatus.get(status) ?? [];
+    if (typeof error !== 'number' && !codes.includes(error.code)) codes.push(error.code);
+    codesByStatus.set(status, codes);
+  }
+  return Object.fromEntries(
+    [...codesByStatus].map(([status, codes]) => [
+      status,
+      codes.length ? Type.Ref('ErrorBody', { description: `Codes: ${codes.join(', ')}`, 'x-error-codes': codes }) : Type.Ref('ErrorBody'),
+    ]),
+  );
 }
 
 export interface PageRequest {

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { classifyDatabaseError, type DatabaseError } from '../db/errors.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'BadRequest',
@@ -13,6 +14,7 @@ const ERROR_NAMES: Record<number, string> = {
   429: 'TooManyRequests',
   500: 'InternalServerError',
   501: 'NotImplemented',
+  502: 'BadGateway',
   503: 'ServiceUnavailable',
 };
 
@@ -20,94 +22,187 @@ export function errorNameFor(status: number): string {
   return ERROR_NAMES[status] ?? (status >= 500 ? 'InternalServerError' : 'BadRequest');
 }
 
-/** The one error type of the service: an HTTP status, a stable `error` name and a message for people. */
+/**
+ * The one error type of the service: an HTTP status, a stable machine `code` (`<area>.<reason>`, e.g.
+ * `trip.invalid_transition`) and a message for people. The body is `{ error, message, code }`, where
+ * `error` is the status's name as the interface fixes it.
+ */
 export class AppError extends Error {
   constructor(
     readonly status: number,
+    readonly code: string,
     message: string,
-    readonly error: string = errorNameFor(status),
     /** Response headers that belong to the error (e.g. Retry-After). */
     readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = 'AppError';
   }
+
+  get error(): string {
+    return errorNameFor(this.status);
+  }
 }
 
-export const badRequest = (message: string) => new AppError(400, message);
-export const unauthorized = (message = 'Invalid or missing authentication token') => new AppError(401, message);
-export const forbidden = (message = 'Insufficient permissions for this operation') => new AppError(403, message);
-export const notFound = (message = 'Resource not found') => new AppError(404, message);
-export const conflict = (message: string) => new AppError(409, message);
-export const tooManyRequests = (message: string, retryAfterSecs: number) =>
-  new AppError(429, message, errorNameFor(429), { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) });
+/** One declared error: call it for an AppError (with its default message, or another one). */
+export interface ErrorDefinition {
+  (message?: string, headers?: Record<string, string>): AppError;
+  readonly status: number;
+  readonly code: string;
+  readonly message: string;
+}
+
+type ErrorSpec = readonly [status: number, message: string, options?: { constraint?: string }];
+
+/** Constraint or index name → the error a violation of it means (declared beside the errors). */
+const constraintErrors = new Map<string, ErrorDefinition>();
+
+/**
+ * Declares the errors of an area once: `defineErrors('trip', { not_found: [404, 'Trip not found'] })`
+ * gives `TripErrors.not_found()` with the code `trip.not_found`. An error declared with a `constraint`
+ * is what the error handler answers when that database constraint or unique index is violated, so a
+ * race that slips past a service's check still gets the interface's message.
+ */
+export function defineErrors<const T extends Record<string, ErrorSpec>>(area: string, specs: T): { [K in keyof T]: ErrorDefinition } {
+  const definitions = {} as Record<string, ErrorDefinition>;
+  for (const [reason, [status, defaultMessage, options]] of Object.entries(specs)) {
+    const code = `${area}.${reason}`;
+    const definition = Object.assign(
+      (message: string = defaultMessage, headers?: Record<string, string>) => new AppError(status, code, message, headers),
+      { status, code, message: defaultMessage },
+    );
+    if (options?.constraint) constraintErrors.set(options.constraint, definition);
+    definitions[reason] = definition;
+  }
+  return definitions as { [K in keyof T]: ErrorDefinition };
+}
+
+/** Errors of the HTTP layer and the platform, answered by every route. */
+export const RequestErrors = defineErrors('request', {
+  validation: [400, 'Invalid request'],
+  malformed_json: [400, 'Malformed JSON body'],
+  body_too_large: [413, 'Request body is too large'],
+  unsupported_media_type: [415, 'Unsupported Content-Type; send application/json'],
+  route_not_found: [404, 'No route for this method and path'],
+  rate_limited: [429, 'Rate limit exceeded'],
+  internal: [500, 'An unexpected error occurred'],
+});
+
+export const AuthErrors = defineErrors('auth', {
+  unauthorized: [401, 'Invalid or missing authentication token'],
+  forbidden: [403, 'Insufficient permissions for this operation'],
+});
+
+/** Database faults that reach the handler without a service turning them into an error of its own. */
+export const DatabaseErrors = defineErrors('database', {
+  unique_violation: [409, 'A resource with the same unique value already exists'],
+  still_referenced: [409, 'The resource is still referenced by other resources'],
+  missing_reference: [400, 'A referenced resource does not exist'],
+  check_violation: [400, 'A value is outside its allowed range'],
+  invalid_text: [400, 'Text must not contain NUL characters or invalid byte sequences'],
+  invalid_value: [400, 'A value has an invalid format or is out of range'],
+  unavailable: [503, 'The database is unavailable; try again shortly'],
+});
+
+export const tooManyRequests = (definition: ErrorDefinition, message: string, retryAfterSecs: number) =>
+  definition(message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) });
 
 interface ErrorBody {
   error: string;
   message: string;
+  code: string;
 }
 
-// PostgreSQL error classes that mean "bad input" rather than a fault of ours.
-const DATABASE_ERRORS: Record<string, [number, string]> = {
-  '23505': [409, 'A resource with the same unique value already exists'],
-  '23514': [400, 'A value is outside its allowed range'],
-  '22P02': [400, 'A value has an invalid format'],
-  '22003': [400, 'A number is out of range'],
-  '22007': [400, 'A date or time has an invalid format'],
-  '22008': [400, 'A date or time is out of range'],
-};
-
-/**
- * Turns anything thrown by a route (our AppError, schema validation, Fastify's
- * body parsing errors, database constraint violations, unknown faults) into
- * `{ error, message }`. Unknown faults become a 500 that leaks no internals.
- */
-export function toErrorResponse(err: unknown): { status: number; body: ErrorBody; unexpected: boolean } {
-  if (err instanceof AppError) return reply(err.status, err.message, err.error);
-  const fastifyError = err as Partial<FastifyError> & { code?: string };
-  if (fastifyError.validation) return reply(400, fastifyError.message ?? 'Invalid request');
-  switch (fastifyError.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return reply(400, `Malformed JSON body: ${fastifyError.message}`);
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply(413, 'Request body is too large');
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return reply(415, 'Unsupported Content-Type; send application/json');
+/** A database error as the API answers it: the declared error of its constraint, else one by fault. */
+export function databaseAppError(fault: DatabaseError): AppError {
+  const declared = fault.constraint ? constraintErrors.get(fault.constraint) : undefined;
+  if (declared) return declared();
+  switch (fault.fault) {
+    case 'unique_violation':
+      return DatabaseErrors.unique_violation();
+    case 'foreign_key_violation':
+      return foreignKeyViolation(fault.detail);
+    case 'check_violation':
+      return DatabaseErrors.check_violation();
+    case 'invalid_text':
+      return DatabaseErrors.invalid_text();
+    case 'invalid_value':
+      return DatabaseErrors.invalid_value();
+    case 'unavailable':
+      return DatabaseErrors.unavailable();
   }
-  if (err instanceof SyntaxError && fastifyError.statusCode === 400) return reply(400, `Malformed JSON body: ${err.message}`);
-  if (fastifyError.code === '23503') return reply(...foreignKeyViolation(err as { detail?: string }));
-  const database = fastifyError.code ? DATABASE_ERRORS[fastifyError.code] : undefined;
-  if (database) return reply(database[0], database[1]);
-  const status = fastifyError.statusCode;
-  if (status && status >= 400 && status < 500) return reply(status, fastifyError.message ?? errorNameFor(status));
-  return { ...reply(500, 'An unexpected error occurred'), unexpected: true };
 }
 
 /**
  * A foreign key violation on a write names the column whose id points nowhere (400);
  * on a delete, the row is still referenced (409).
  */
-function foreignKeyViolation(err: { detail?: string }): [number, string] {
-  const missing = /^Key \((\w+)\)=\(.*\) is not present in table "(\w+)"/.exec(err.detail ?? '');
-  if (!missing) return [409, 'The resource is still referenced by other resources'];
+function foreignKeyViolation(detail = ''): AppError {
+  const missing = /^Key \((\w+)\)=\(.*\) is not present in table "(\w+)"/.exec(detail);
+  if (!missing) return DatabaseErrors.still_referenced();
   const [, column, table] = missing as unknown as [string, string, string];
   const thing = table.replace(/ies$/, 'y').replace(/s$/, '').replaceAll('_', ' ');
-  return [400, `${column} does not name an existing ${thing}`];
+  return DatabaseErrors.missing_reference(`${column} does not name an existing ${thing}`);
 }
 
-function reply(status: number, message: string, error = errorNameFor(status)) {
-  return { status, body: { error, message }, unexpected: false };
+/**
+ * Turns anything thrown by a route (our AppError, schema validation, Fastify's
+ * body parsing errors, database errors, unknown faults) into `{ error, message, code }`.
+ * Unknown faults become a 500 that leaks no internals.
+ */
+export function toErrorResponse(err: unknown): { status: number; body: ErrorBody; unexpected: boolean } {
+  if (err instanceof AppError) return reply(err);
+  const fastifyError = err as Partial<FastifyError> & { code?: string };
+  if (fastifyError.validation) return reply(RequestErrors.validation(fastifyError.message));
+  switch (fastifyError.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return reply(RequestErrors.malformed_json(`Malformed JSON body: ${fastifyError.message}`));
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return reply(RequestErrors.body_too_large());
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return reply(RequestErrors.unsupported_media_type());
+  }
+  if (err instanceof SyntaxError && fastifyError.statusCode === 400) {
+    return reply(RequestErrors.malformed_json(`Malformed JSON body: ${err.message}`));
+  }
+  const database = classifyDatabaseError(err);
+  if (database) return { ...reply(databaseAppError(database)), unexpected: database.fault === 'unavailable' };
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return reply(new AppError(status, 'request.invalid', fastifyError.message ?? errorNameFor(status)));
+  }
+  return { ...reply(RequestErrors.internal()), unexpected: true };
+}
+
+function reply(err: AppError) {
+  // TRANSITIONAL: `code` joins the body once every throw site declares its error.
+  return { status: err.status, body: { error: err.error, message: err.message } as ErrorBody, unexpected: false };
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err, request, response) => {
     const { status, body, unexpected } = toErrorResponse(err);
-    if (unexpected) request.log.error({ err }, 'unexpected error');
+    if (unexpected) request.log.error({ err }, status === 503 ? 'database unavailable' : 'unexpected error');
     if (err instanceof AppError) response.headers(err.headers);
     return response.status(status).send(body);
   });
   app.setNotFoundHandler((request, response) =>
-    response.status(404).send({ error: 'NotFound', message: `No route for ${request.method} ${request.url.split('?')[0]}` }),
+    response.status(404).send({
+      error: 'NotFound',
+      message: `No route for ${request.method} ${request.url.split('?')[0]}`,
+    }),
   );
 }
+
+// Transitional: throw sites not yet moved to their area's declared errors. Removed once none is left.
+/** @deprecated declare the area's errors with defineErrors */
+export const badRequest = (message: string) => new AppError(400, 'request.bad_request', message);
+/** @deprecated */
+export const unauthorized = (message = AuthErrors.unauthorized.message) => AuthErrors.unauthorized(message);
+/** @deprecated */
+export const forbidden = (message = AuthErrors.forbidden.message) => AuthErrors.forbidden(message);
+/** @deprecated */
+export const notFound = (message = 'Resource not found') => new AppError(404, 'request.not_found', message);
+/** @deprecated */
+export const conflict = (message: string) => new AppError(409, 'request.conflict', message);

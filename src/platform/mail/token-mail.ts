@@ -1,6 +1,10 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { publicBaseUrl } from '../http/envelopes.js';
-import { AppError } from '../http/errors.js';
+import { defineErrors } from '../http/errors.js';
+
+export const MailErrors = defineErrors('mail', {
+  not_sent: [500, 'The verification email could not be sent; please try again later'],
+});
 import type { Mailer } from './mailer.js';
 import { tokenLink, type MailMessage } from './messages.js';
 
@@ -37,6 +41,6 @@ export async function sendOrUndo(
   } catch (err) {
     deps.log.error({ err, subject: message.subject }, 'could not send a verification mail');
     await undo();
-    throw new AppError(500, 'The verification email could not be sent; please try again later');
+    throw MailErrors.not_sent();
   }
 }

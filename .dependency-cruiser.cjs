@@ -1,0 +1,68 @@
+/**
+ * The dependency rules of ARCHITECTURE.md, checked by `npm run lint:deps` (part of `npm test`).
+ * Contexts: src/identity, src/tracking, src/operations; each holds modules (one folder each).
+ * A module's public entry is its service.ts, schemas.ts (the shapes it publishes) or index.ts.
+ */
+const CONTEXTS = '(identity|tracking|operations)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules and the platform form a graph without cycles; reactions go through events instead.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'platform-imports-no-module',
+      severity: 'error',
+      comment: 'The platform (db, kv, http, credentials, audit) serves every module and knows none of them.',
+      from: { path: '^src/platform/' },
+      to: { path: `^src/${CONTEXTS}/` },
+    },
+    {
+      name: 'platform-imports-no-composition-root',
+      severity: 'error',
+      from: { path: '^src/(platform|identity|tracking|operations)/', pathNot: '\\.test\\.ts$' },
+      to: { path: '^src/(app|services|main|server)\\.ts$' },
+    },
+    {
+      name: 'module-through-public-entry',
+      severity: 'error',
+      comment: "A module uses another only through its service.ts, schemas.ts or index.ts, never its repo, routes or helpers.",
+      from: { path: `^src/${CONTEXTS}/([^/]+)/` },
+      to: {
+        path: `^src/${CONTEXTS}/[^/]+/`,
+        pathNot: [`^src/$1/$2/`, `^src/${CONTEXTS}/[^/]+/(service|schemas|index)\\.ts$`],
+      },
+    },
+    {
+      name: 'tracking-knows-no-identity',
+      severity: 'error',
+      comment: 'Tracking gets the caller through the platform credential port (platform/auth), never identity code.',
+      from: { path: '^src/tracking/' },
+      to: { path: '^src/identity/' },
+    },
+    {
+      name: 'table-types-import-nothing',
+      severity: 'error',
+      comment: 'The table types are a leaf: Kysely types and each other only.',
+      from: { path: '^src/platform/db/schema/' },
+      to: { pathNot: ['^src/platform/db/schema/', 'kysely'] },
+    },
+    {
+      name: 'no-test-code-in-src',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '\\.test\\.ts$' },
+      to: { path: '(^test/|\\.test\\.ts$)' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};

@@ -1,0 +1,227 @@
+import type { Kysely } from 'kysely';
+import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { createAccessRepo } from './repo.js';
+
+export const SUPER_ADMIN_ROLE = 'role_admin';
+export const DEFAULT_USER_ROLE = 'role_user';
+export const DEVELOPER_ROLE = 'role_developer';
+
+export interface EffectiveAccess {
+  roles: string[];
+  permissions: string[];
+  isSuperAdmin: boolean;
+}
+
+/**
+ * Roles, permissions and who holds them. Changes that alter what existing
+ * credentials may do apply from the next request on every node: a change to
+ * one user's roles drops that user's cached credentials, a change to a role
+ * starts a new credential-cache generation.
+ */
+interface Deps {
+  db: Kysely<Schema>;
+  credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
+  /** Token hashes of everything that acts for a user: their sessions and the API keys they own. */
+  credentialHashesOfUser: (userId: string) => Promise<string[]>;
+}
+
+export function createAccessService(deps: Deps) {
+  const repo = createAccessRepo(deps.db);
+
+  /** A user's roles changed: only their own credentials are re-read, not every cached one. */
+  async function invalidateUser(userId: string): Promise<void> {
+    await deps.credentials.invalidate(await deps.credentialHashesOfUser(userId));
+  }
+
+  async function requireRole(roleId: string) {
+    const role = await repo.getRole(roleId);
+    if (!role) throw notFound('Role not found');
+    return role;
+  }
+
+  /** Non-super-admins may give or take only roles they hold themselves, and never a super-admin role. */
+  async function assertMayHandOut(caller: Caller, roleId: string) {
+    const role = await requireRole(roleId);
+    if (caller.isSuperAdmin) return role;
+    if (role.is_super_admin || !caller.roles.includes(roleId)) throw forbidden('You can only assign or remove roles you hold yourself');
+    return role;
+  }
+
+  /** Non-super-admins may change or delete only roles whose every permission they hold themselves. */
+  async function assertCoversRole(caller: Caller, role: { id: string; is_super_admin: boolean }) {
+    if (caller.isSuperAdmin) return;
+    if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+    const beyond = (await repo.permissionsOfRole(role.id)).find((p) => !hasPermission(caller, `${p.resource}:${p.action}`));
+    if (beyond) throw forbidden(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
+  }
+
+  return {
+    // Reads the routes and other areas need as they are (the rules live in the functions below).
+    listRoles: repo.listRoles,
+    getRole: repo.getRole,
+    listPermissions: repo.listPermissions,
+    rolesOfUser: repo.rolesOfUser,
+    lockSuperAdmins: repo.lockSuperAdmins,
+
+    async accessOfUser(userId: string): Promise<EffectiveAccess> {
+      const roles = await repo.rolesOfUser(userId);
+      const isSuperAdmin = roles.some((role) => role.is_super_admin);
+      const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
+      return { roles: roles.map((role) => role.id), permissions: unique(permissions), isSuperAdmin };
+    },
+
+    async accessOfApiKey(apiKeyId: string, scopes: string[]): Promise<EffectiveAccess> {
+      const roles = await repo.rolesOfApiKey(apiKeyId);
+      const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
+      return { roles: roles.map((role) => role.id), permissions: unique([...scopes, ...permissions]), isSuperAdmin: false };
+    },
+
+    /** Scopes a caller hands to a key must be covered by the caller's own permissions (super admins: any). */
+    assertScopesWithin(caller: Caller, scopes: string[]): void {
+      if (caller.isSuperAdmin) return;
+      const beyond = scopes.find((scope) => !hasPermission(caller, scope));
+      if (beyond) throw forbidden(`Scope '${beyond}' exceeds your own permissions`);
+    },
+
+    async createRole(input: { name: string; description?: string | null; requires_two_factor?: boolean }) {
+      const id = roleIdFor(input.name);
+      if ((await repo.getRole(id)) || (await repo.findRoleByName(input.name))) throw conflict('A role with this name already exists');
+      return repo.createRole({
+        id,
+        name: input.name,
+        description: input.description ?? null,
+        requires_two_factor: input.requires_two_factor ?? false,
+      });
+    },
+
+    async updateRole(caller: Caller, id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
+      const role = await requireRole(id);
+      await assertCoversRole(caller, role);
+      if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw badRequest('System roles cannot be renamed');
+      if (changes.name !== undefined && changes.name !== role.name && (await repo.findRoleByName(changes.name))) {
+        throw conflict('A role with this name already exists');
+      }
+      const updated = await repo.updateRole(id, {
+        ...(changes.name !== undefined && { name: changes.name }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        ...(changes.requires_two_factor !== undefined && { requires_two_factor: changes.requires_two_factor }),
+      });
+      if (changes.requires_two_factor !== undefined) await deps.credentials.invalidateAll();
+      return updated!;
+    },
+
+    async deleteRole(caller: Caller, id: string) {
+      const role = await requireRole(id);
+      if (role.is_system) throw forbidden('System roles cannot be deleted');
+      await assertCoversRole(caller, role);
+      await repo.deleteRole(id);
+      await deps.credentials.invalidateAll();
+    },
+
+    async permissionsOfRole(id: string) {
+      await requireRole(id);
+      return repo.permissionsOfRole(id);
+    },
+
+    /** Non-super-admins may grant only permissions they hold, and may not touch super-admin roles. */
+    async grantPermission(caller: Caller, roleId: string, permissionId: string) {
+      const role = await requireRole(roleId);
+      const permission = await repo.getPermission(permissionId);
+      if (!permission) throw notFound('Permission not found');
+      if (!caller.isSuperAdmin) {
+        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        if (!hasPermission(caller, `${permission.resource}:${permission.action}`)) {
+          throw forbidden('You can only grant permissions you hold yourself');
+        }
+      }
+      if (!(await repo.grantPermission(roleId, permissionId))) throw conflict('The role already has this permission');
+      await deps.credentials.invalidateAll();
+      return permission;
+    },
+
+    async revokePermission(caller: Caller, roleId: string, permissionId: string) {
+      const role = await requireRole(roleId);
+      if (!caller.isSuperAdmin) {
+        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        const permission = await repo.getPermission(permissionId);
+        if (permission && !hasPermission(caller, `${permission.resource}:${permission.action}`)) {
+          throw forbidden('You can only revoke permissions you hold yourself');
+        }
+      }
+      if (!(await repo.revokePermission(roleId, permissionId))) throw notFound('The role does not have this permission');
+      await deps.credentials.invalidateAll();
+    },
+
+    async getPermission(id: string) {
+      const permission = await repo.getPermission(id);
+      if (!permission) throw notFound('Permission not found');
+      return permission;
+    },
+
+    async createPermission(input: { resource: string; action: string; description?: string | null }) {
+      const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
+      if (existing) throw conflict(`Permission '${input.resource}:${input.action}' already exists`);
+      return repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
+    },
+
+    async assignRoleToUser(caller: Caller, userId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
+      if (!(await repo.assignRoleToUser(userId, roleId))) throw conflict('The user already has this role');
+      await invalidateUser(userId);
+    },
+
+    async removeRoleFromUser(caller: Caller, userId: string, roleId: string) {
+      const role = await assertMayHandOut(caller, roleId);
+      // Under a lock on every super-admin membership, so two admins removing each other at once
+      // cannot leave nobody in charge.
+      await deps.db.transaction().execute(async (trx) => {
+        if (role.is_super_admin) {
+          const admins = await repo.lockSuperAdmins(trx);
+          if (admins.size === 1 && admins.has(userId)) throw conflict('The last super admin cannot lose that role');
+        }
+        if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw notFound('The user does not have this role');
+      });
+      await invalidateUser(userId);
+    },
+
+    invalidateUser,
+
+    /** Assigns a role without the caller checks (bootstrap, CLI, registration). */
+    grantRoleDirectly: (userId: string, roleId: string, executor?: Kysely<Schema>) => repo.assignRoleToUser(userId, roleId, executor),
+
+    rolesOfApiKey: (apiKeyId: string) => repo.rolesOfApiKey(apiKeyId),
+
+    async assignRoleToApiKey(caller: Caller, apiKeyId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
+      if (!(await repo.assignRoleToApiKey(apiKeyId, roleId))) throw conflict('The API key already has this role');
+    },
+
+    async removeRoleFromApiKey(caller: Caller, apiKeyId: string, roleId: string) {
+      await assertMayHandOut(caller, roleId);
+      if (!(await repo.removeRoleFromApiKey(apiKeyId, roleId))) throw notFound('The API key does not have this role');
+    },
+
+    async userHoldsRole(userId: string, roleId: string): Promise<boolean> {
+      return (await repo.rolesOfUser(userId)).some((role) => role.id === roleId);
+    },
+  };
+}
+
+/** `Fleet Managers` becomes `role_fleet_managers`. */
+export function roleIdFor(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 60);
+  if (!slug) throw badRequest('name must contain letters or digits');
+  return `role_${slug}`;
+}
+
+const unique = (values: string[]) => [...new Set(values)].sort();
+
+export type AccessService = ReturnType<typeof createAccessService>;

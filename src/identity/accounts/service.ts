@@ -1,0 +1,184 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { Caller } from '../../platform/auth/caller.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { emailLinkMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import type { PlatformsService } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../platforms/service.js';
+import { normaliseEmail, type UsersService } from '../users/service.js';
+import { createAccountTokens } from '../account-tokens/service.js';
+import { createAccountsRepo, type PlatformAccount } from './repo.js';
+
+export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
+const ADDRESS_TAKEN = 'Email is already in use';
+const ALREADY_LINKED = 'User already has an email account';
+
+interface Deps {
+  db: Kysely<Schema>;
+  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage'>;
+  platforms: Pick<PlatformsService, 'isEnabled'>;
+  mailer: Mailer;
+  audit: AuditWriter;
+  log: FastifyBaseLogger;
+}
+
+/** A user's platform accounts (linked login providers) and adding email/password sign-in to a user. */
+export function createAccountsService(deps: Deps) {
+  const repo = createAccountsRepo(deps.db);
+  const tokens = createAccountTokens(deps.db);
+
+  async function existingUser(userId: string) {
+    const user = await deps.users.findById(userId);
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  /** The locked user and one of their accounts, or 404 (an account of another user is not found either). */
+  async function lockedAccount(userId: string, accountId: string, trx: Kysely<Schema>) {
+    const user = await deps.users.lockById(userId, trx);
+    if (!user) throw notFound('User not found');
+    const account = await repo.findOfUser(userId, accountId, trx);
+    if (!account) throw notFound('Platform account not found');
+    return { user, account };
+  }
+
+  /**
+   * Consumes an email-link token and creates the user's email account from it, in one transaction.
+   * 400 for unknown, expired or used tokens (and users deleted since); 409 when the user got an email
+   * account or the address was taken in the meantime (the token then stays usable).
+   */
+  async function completeEmailLink(request: FastifyRequest, token: string): Promise<{ userId: string; platformAccountId: string }> {
+    return deps.db.transaction().execute(async (trx) => {
+      const link = await tokens.consume('email_link', hashToken(token), trx);
+      if (!link?.email || !link.password_hash) throw badRequest(INVALID_TOKEN);
+      const user = await deps.users.lockById(link.user_id, trx);
+      if (!user) throw badRequest(INVALID_TOKEN);
+      if (await deps.users.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
+      const platformAccountId = await deps.users
+        .createEmailAccount(trx, { userId: user.id, email: link.email, username: user.username, passwordHash: link.password_hash })
+        // A registration or link that committed between the check and the insert hits the unique key.
+        .catch((err: unknown) => {
+          throw (err as { code?: string }).code === '23505' ? conflict(ADDRESS_TAKEN) : err;
+        });
+      if (!user.primary_platform_account_id) await deps.users.setPrimaryAccount(user.id, platformAccountId, trx);
+      await deps.audit.record(
+        request,
+        {
+          eventType: 'account_linked',
+          userId: user.id,
+          actorId: user.id,
+          resourceType: 'platform_account',
+          resourceId: platformAccountId,
+          metadata: { platform: EMAIL_PLATFORM },
+        },
+        trx,
+      );
+      return { userId: user.id, platformAccountId };
+    });
+  }
+
+  return {
+    repo,
+    completeEmailLink,
+
+    async list(userId: string): Promise<PlatformAccount[]> {
+      await existingUser(userId);
+      return repo.listOfUser(userId);
+    },
+
+    async makePrimary(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<PlatformAccount> {
+      await deps.users.assertMayManage(caller, userId);
+      return deps.db.transaction().execute(async (trx) => {
+        const { user, account } = await lockedAccount(userId, accountId, trx);
+        if (!account.is_primary) {
+          await deps.users.setPrimaryAccount(userId, accountId, trx);
+          await deps.audit.record(
+            request,
+            {
+              eventType: 'user_updated',
+              userId,
+              actorId: caller.userId,
+              resourceType: 'user',
+              resourceId: userId,
+              description: 'primary platform account changed',
+              metadata: { field: 'primary_platform_account_id', old_value: user.primary_platform_account_id, new_value: accountId, platform: account.platform_slug },
+            },
+            trx,
+          );
+        }
+        return { ...account, is_primary: true };
+      });
+    },
+
+    /** Unlinks a login provider; never the email account, the only account or the primary one. */
+    async unlink(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<void> {
+      await deps.users.assertMayManage(caller, userId);
+      await deps.db.transaction().execute(async (trx) => {
+        const { account } = await lockedAccount(userId, accountId, trx);
+        if (account.platform_slug === EMAIL_PLATFORM) throw badRequest('The email account cannot be unlinked');
+        if ((await repo.listOfUser(userId, trx)).length <= 1) throw badRequest('The last remaining account cannot be unlinked');
+        if (account.is_primary) throw badRequest('The primary account cannot be unlinked; make another account primary first');
+        await repo.deleteAccount(accountId, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'account_unlinked',
+            userId,
+            actorId: caller.userId,
+            resourceType: 'platform_account',
+            resourceId: accountId,
+            metadata: { platform: account.platform_slug, platform_user_id: account.platform_user_id },
+          },
+          trx,
+        );
+      });
+    },
+
+    /** Mails a 24-hour link that adds an email/password account to the user; replaces an older pending link. */
+    async requestEmailLink(request: FastifyRequest, caller: Caller, userId: string, input: { email: string; password: string }) {
+      const user = await existingUser(userId);
+      // Whoever links an address and password to a user can sign in as them.
+      await deps.users.assertMayManage(caller, userId);
+      const email = normaliseEmail(input.email);
+      if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw badRequest('Email sign-in is disabled');
+      if (await deps.users.findEmailAccountOfUser(userId)) throw conflict(ALREADY_LINKED);
+      if (await deps.users.emailAccountExists(email)) throw conflict(ADDRESS_TAKEN);
+
+      const token = newToken('');
+      const expiresAt = new Date(Date.now() + EMAIL_LINK_LIFETIME_MS);
+      const passwordHash = await hashPassword(input.password);
+      const issued = await tokens.issue('email_link', { user_id: userId, email, password_hash: passwordHash, token_hash: hashToken(token), expires_at: expiresAt });
+      const link = mailLink(request, VERIFY_EMAIL_PATH, token);
+      await sendOrUndo(deps, email, emailLinkMail({ link, expiresAt }, user.username), () => tokens.deleteById(issued.id));
+      await tokens.removeOthers('email_link', userId, issued.id);
+      return { message: 'Verification email sent; follow its link to add email sign-in', expires_at: expiresAt };
+    },
+
+    async verifyEmailLink(request: FastifyRequest, token: string) {
+      const { platformAccountId } = await completeEmailLink(request, token);
+      return { message: 'Email account linked', platform_account_id: platformAccountId };
+    },
+
+    async pendingEmailLink(userId: string) {
+      await existingUser(userId);
+      const pending = await tokens.pendingOf('email_link', userId);
+      return { pending: Boolean(pending), email: pending?.email ?? null, expires_at: pending?.expires_at ?? null };
+    },
+
+    /** 404 when nothing is pending (as for email changes). */
+    async cancelEmailLink(userId: string) {
+      await existingUser(userId);
+      if ((await tokens.removePending('email_link', userId)) === 0) throw notFound('No pending email link');
+      return { message: 'Pending email link cancelled' };
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

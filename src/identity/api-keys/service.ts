@@ -1,0 +1,270 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
+import type { UsersService } from '../users/service.js';
+import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
+
+const LAST_USED_WRITE_INTERVAL_MS = 60_000;
+
+export interface ApiKeyInput {
+  name?: string;
+  description?: string | null;
+  scopes?: string[];
+  expires_at?: string | null;
+  is_active?: boolean;
+  is_system?: boolean;
+  user_id?: string;
+}
+
+interface Deps {
+  db: Kysely<Schema>;
+  access: AccessService;
+  users: UsersService;
+  credentials: Pick<CredentialResolver, 'invalidate'>;
+  audit: AuditWriter;
+}
+
+/**
+ * API keys: random values shown once and stored as SHA-256 hashes. The rules
+ * on who may hand out which scopes, owners and system keys live here.
+ */
+export function createApiKeysService(deps: Deps) {
+  const repo = createApiKeysRepo(deps.db);
+  const lastUsedWrites = new Map<string, number>();
+
+  async function visibleKey(caller: Caller, id: string) {
+    const key = await repo.get(id);
+    if (!key || !(caller.isSuperAdmin || (caller.userId !== null && key.user_id === caller.userId))) {
+      throw notFound('API key not found');
+    }
+    return key;
+  }
+
+  /**
+   * A key the caller may change, regenerate, delete or give roles: visible to them, not a system key
+   * (unless they are a super admin), and no wider than the caller, so a narrower sibling key cannot
+   * take over, remove or obtain a wider one.
+   */
+  async function mutableKey(caller: Caller, id: string, action: string) {
+    const key = await visibleKey(caller, id);
+    if (key.is_system && !caller.isSuperAdmin) throw forbidden(`Only super admins may ${action} system keys`);
+    deps.access.assertScopesWithin(caller, key.scopes);
+    return key;
+  }
+
+  /** user_id: super admins only, and the owner must hold role_developer. */
+  async function checkedOwner(caller: Caller, userId: string): Promise<string> {
+    if (!caller.isSuperAdmin) throw forbidden('Only super admins may set user_id');
+    if (!(await deps.users.exists(userId))) throw badRequest('user_id does not name an existing user');
+    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE))) throw badRequest(`The user_id owner must hold ${DEVELOPER_ROLE}`);
+    return userId;
+  }
+
+  async function checkedChanges(caller: Caller, input: ApiKeyInput): Promise<ApiKeyChanges> {
+    if (input.scopes) deps.access.assertScopesWithin(caller, input.scopes);
+    if (input.is_system !== undefined && !caller.isSuperAdmin) throw forbidden('Only super admins may set is_system');
+    const changes: ApiKeyChanges = {};
+    if (input.name !== undefined) changes.name = input.name;
+    if (input.description !== undefined) changes.description = input.description;
+    if (input.scopes !== undefined) changes.scopes = [...new Set(input.scopes)];
+    if (input.is_active !== undefined) changes.is_active = input.is_active;
+    if (input.is_system !== undefined) changes.is_system = input.is_system;
+    if (input.expires_at !== undefined) changes.expires_at = futureDate(input.expires_at);
+    if (input.user_id !== undefined) changes.user_id = await checkedOwner(caller, input.user_id);
+    return changes;
+  }
+
+  return {
+    keyHashesOf: (userId: string) => repo.keyHashesOfOwner(userId),
+
+    /** Credential lookup for the resolver: the caller a key stands for, or null. */
+    async lookup(keyHash: string): Promise<Caller | null> {
+      const key = await repo.findUsable(keyHash);
+      if (!key || !sameSecret(key.key_hash, keyHash)) return null;
+      const access = key.is_system ? { roles: [], permissions: ['*:*'] } : await deps.access.accessOfApiKey(key.id, key.scopes);
+      const owner = key.user_id && !key.is_system ? await deps.access.accessOfUser(key.user_id) : null;
+      return {
+        kind: 'api_key',
+        userId: key.user_id,
+        apiKeyId: key.id,
+        sessionId: null,
+        permissions: access.permissions,
+        roles: access.roles,
+        isSystem: key.is_system,
+        isSuperAdmin: false,
+        provider: null,
+        expiresAt: key.expires_at ? key.expires_at.getTime() : null,
+        ownerPermissions: owner && !owner.isSuperAdmin ? owner.permissions : null,
+      };
+    },
+
+    /** Records last_used_at at most once a minute per key and process, off the request path. */
+    noteUsed(keyId: string, onError: (err: unknown) => void): void {
+      const now = Date.now();
+      if (now - (lastUsedWrites.get(keyId) ?? 0) < LAST_USED_WRITE_INTERVAL_MS) return;
+      if (lastUsedWrites.size > 10_000) lastUsedWrites.clear();
+      lastUsedWrites.set(keyId, now);
+      repo.touch(keyId).catch(onError);
+    },
+
+    /** What the devices area needs to decide whether a key may be linked to a device. */
+    async linkable(id: string): Promise<{ is_system: boolean; user_id: string | null } | undefined> {
+      const key = await repo.get(id);
+      return key && { is_system: key.is_system, user_id: key.user_id };
+    },
+
+    list: (caller: Caller) => (caller.isSuperAdmin ? repo.list() : caller.userId ? repo.list(caller.userId) : Promise.resolve([])),
+
+    get: (caller: Caller, id: string) => visibleKey(caller, id),
+
+    async create(caller: Caller, input: ApiKeyInput & { name: string }, request: FastifyRequest) {
+      const changes = await checkedChanges(caller, input);
+      const key = newToken(API_KEY_PREFIX);
+      // The key and its audit event commit together: a key is never created without a trace.
+      const created = await deps.db.transaction().execute(async (trx) => {
+        const inserted = await repo.insert(
+          {
+            key_hash: hashToken(key),
+            key_prefix: displayPrefix(key),
+            name: input.name,
+            description: changes.description ?? null,
+            scopes: changes.scopes ?? [],
+            is_system: changes.is_system ?? false,
+            user_id: changes.user_id ?? caller.userId,
+            expires_at: changes.expires_at ?? null,
+          },
+          trx,
+        );
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'api_key_created',
+            userId: inserted.user_id,
+            actorId: caller.userId,
+            resourceType: 'api_key',
+            resourceId: inserted.id,
+            metadata: { name: inserted.name, scopes: inserted.scopes, is_system: inserted.is_system },
+          },
+          trx,
+        );
+        return inserted;
+      });
+      return { ...created, key };
+    },
+
+    async update(caller: Caller, id: string, input: ApiKeyInput) {
+      const existing = await mutableKey(caller, id, 'change');
+      const updated = await repo.update(id, await checkedChanges(caller, input));
+      await deps.credentials.invalidate([existing.key_hash]);
+      return updated;
+    },
+
+    async regenerate(caller: Caller, id: string) {
+      const existing = await mutableKey(caller, id, 'regenerate');
+      const key = newToken(API_KEY_PREFIX);
+      const updated = await repo.update(id, { key_hash: hashToken(key), key_prefix: displayPrefix(key) });
+      await deps.credentials.invalidate([existing.key_hash]);
+      return { ...updated, key };
+    },
+
+    async remove(caller: Caller, id: string, request: FastifyRequest) {
+      const existing = await visibleKey(caller, id);
+      if (existing.is_system) throw forbidden('System keys cannot be deleted');
+      deps.access.assertScopesWithin(caller, existing.scopes);
+      await deps.db.transaction().execute(async (trx) => {
+        await repo.delete(id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'api_key_revoked', userId: existing.user_id, actorId: caller.userId, resourceType: 'api_key', resourceId: id, metadata: { name: existing.name } },
+          trx,
+        );
+      });
+      await deps.credentials.invalidate([existing.key_hash]);
+    },
+
+    async roles(caller: Caller, id: string) {
+      await visibleKey(caller, id);
+      return deps.access.rolesOfApiKey(id);
+    },
+
+    async assignRole(caller: Caller, id: string, roleId: string) {
+      const key = await mutableKey(caller, id, 'change');
+      await deps.access.assignRoleToApiKey(caller, id, roleId);
+      await deps.credentials.invalidate([key.key_hash]);
+      return deps.access.rolesOfApiKey(id);
+    },
+
+    async removeRole(caller: Caller, id: string, roleId: string) {
+      const key = await mutableKey(caller, id, 'change');
+      await deps.access.removeRoleFromApiKey(caller, id, roleId);
+      await deps.credentials.invalidate([key.key_hash]);
+    },
+
+    /**
+     * Revokes every key of a user (account deletion, bans): deactivates them in the caller's
+     * transaction; the returned function drops them from the credential cache once that committed.
+     */
+    async revokeAllOfUser(userId: string, trx: Kysely<Schema>): Promise<{ count: number; invalidate: () => Promise<void> }> {
+      const hashes = await repo.deactivateAllOfUser(userId, trx);
+      return { count: hashes.length, invalidate: () => (hashes.length ? deps.credentials.invalidate(hashes) : Promise.resolve()) };
+    },
+
+    /** Start-up: makes sure a system key with exactly this value exists and is usable. */
+    async ensureSystemKey(value: string): Promise<'created' | 'exists'> {
+      const keyHash = hashToken(value);
+      const existing = await repo.findByHash(keyHash);
+      if (existing) {
+        const expired = existing.expires_at !== null && existing.expires_at.getTime() <= Date.now();
+        if (!existing.is_system || !existing.is_active || expired) {
+          await repo.update(existing.id, { is_system: true, is_active: true, expires_at: null });
+          await deps.credentials.invalidate([keyHash]);
+        }
+        return 'exists';
+      }
+      await repo.insert({
+        key_hash: keyHash,
+        // The operator chose this secret; show less of it than of a generated key.
+        key_prefix: `${value.slice(0, 4)}…`,
+        name: 'System key (SYSTEM_API_KEY)',
+        description: 'Ensured at start-up from the SYSTEM_API_KEY setting',
+        scopes: ['*:*'],
+        is_system: true,
+        user_id: null,
+        expires_at: null,
+      });
+      return 'created';
+    },
+
+    /** CLI: a new system key; the value is returned once. */
+    async createSystemKey(name: string): Promise<{ id: string; key: string }> {
+      const key = newToken(API_KEY_PREFIX);
+      const created = await repo.insert({
+        key_hash: hashToken(key),
+        key_prefix: displayPrefix(key),
+        name,
+        description: 'Created with waygate system-key create',
+        scopes: ['*:*'],
+        is_system: true,
+        user_id: null,
+        expires_at: null,
+      });
+      return { id: created.id, key };
+    },
+  };
+}
+
+function futureDate(value: string | null): Date | null {
+  if (value === null) return null;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw badRequest('expires_at must be an ISO 8601 date-time');
+  if (date.getTime() <= Date.now()) throw badRequest('expires_at must be in the future');
+  return date;
+}
+
+export type ApiKeysService = ReturnType<typeof createApiKeysService>;

@@ -1,0 +1,109 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { BotProtection } from '../../platform/bot-protection.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest } from '../../platform/http/errors.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { passwordResetMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, RESET_PASSWORD_PATH } from '../../platform/mail/token-mail.js';
+import { checkedPassword, normaliseEmail, type UsersService } from '../users/service.js';
+import type { AuthService } from './service.js';
+import { createAccountTokens } from '../account-tokens/service.js';
+
+export const RESET_LIFETIME_MS = 3600 * 1000;
+export const RESET_COOLDOWN_SECS = 60;
+export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
+
+interface Deps {
+  db: Kysely<Schema>;
+  botProtection: BotProtection;
+  mailer: Mailer;
+  users: UsersService;
+  auth: Pick<AuthService, 'revokeAllSessions'>;
+  audit: AuditWriter;
+  /** A 2FA challenge opened with the old password must not outlive it. */
+  closeTwoFactorChallenges: (userId: string, trx: Kysely<Schema>) => Promise<void>;
+  /** Clears sign-in lockouts of the account once its password is new. */
+  clearSignInFailures: (identifiers: string[]) => Promise<void>;
+  kv: Pick<KeyValueStore, 'setIfAbsent'>;
+  log: FastifyBaseLogger;
+}
+
+/** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
+export function createPasswordResetService(deps: Deps) {
+  const tokens = createAccountTokens(deps.db);
+
+  /**
+   * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
+   * an inbox. Checked for every address, with or without an account, so it reveals nothing; a failing
+   * store lets the request through.
+   */
+  async function firstRequestInCooldown(email: string): Promise<boolean> {
+    try {
+      return await deps.kv.setIfAbsent(`reset:cooldown:${hashToken(email)}`, '1', RESET_COOLDOWN_SECS);
+    } catch (err) {
+      deps.log.warn({ err }, 'password reset cooldown unavailable');
+      return true;
+    }
+  }
+
+  async function sendResetMail(request: FastifyRequest, account: { user_id: string; email: string }) {
+    const token = newToken('');
+    const expiresAt = new Date(Date.now() + RESET_LIFETIME_MS);
+    const issued = await deps.db.transaction().execute(async (trx) => {
+      await deps.audit.record(request, { eventType: 'password_reset_requested', userId: account.user_id, resourceType: 'user', resourceId: account.user_id }, trx);
+      return tokens.issue('password_reset', { user_id: account.user_id, token_hash: hashToken(token), expires_at: expiresAt }, trx);
+    });
+    try {
+      await deps.mailer.send(account.email, passwordResetMail({ link: mailLink(request, RESET_PASSWORD_PATH, token), expiresAt }));
+    } catch (err) {
+      await tokens.deleteById(issued.id);
+      throw err;
+    }
+    // Only a mail that went out replaces the older link.
+    await tokens.removeOthers('password_reset', account.user_id, issued.id);
+  }
+
+  return {
+    async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
+      const email = normaliseEmail(input.email);
+      if (!(await firstRequestInCooldown(email))) return;
+      const account = await deps.users.findEmailAccount(email);
+      if (!account?.email) return;
+      // Not awaited: answering only after the mail went out would tell, by the response time,
+      // that the address has an account. A failure is logged, never shown.
+      void sendResetMail(request, { user_id: account.user_id, email: account.email }).catch((err: unknown) =>
+        deps.log.error({ err }, 'could not start a password reset'),
+      );
+    },
+
+    /** Sets the new password, uses up the token and ends every session of the user, all at once. */
+    async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
+      await deps.botProtection.verify(input.turnstile_token, request.ip);
+      const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
+      const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
+        const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
+        if (!consumed) throw badRequest(INVALID_TOKEN);
+        const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
+        if (!account) throw badRequest(INVALID_TOKEN);
+        const revoked = await deps.auth.revokeAllSessions(consumed.user_id, trx);
+        await deps.closeTwoFactorChallenges(consumed.user_id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked.count } },
+          trx,
+        );
+        return { revoked, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
+      });
+      await revoked.invalidate();
+      await deps.clearSignInFailures(identifiers);
+    },
+  };
+}
+
+export type PasswordResetService = ReturnType<typeof createPasswordResetService>;

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { defineErrors, tooManyRequests } from '../../platform/http/errors.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+
+/**
+ * Brute-force protection for password sign-in, beyond the request rate limits:
+ * failures are counted per identifier (whatever was typed, whether or not an
+ * account has it, so a lockout says nothing about existence) and per client IP
+ * in a 15-minute window; reaching the limit locks that identifier or IP out of
+ * password sign-in for 15 minutes (429 with Retry-After). A password reset
+ * lifts the lock of its account. Counters live in the key-value store, so
+ * every node shares them; when it fails, sign-in is not blocked.
+ */
+export const SIGN_IN_POLICY = { windowSecs: 15 * 60, maxFailuresPerIdentifier: 10, maxFailuresPerIp: 50, lockSecs: 15 * 60 };
+
+const LOCKED_MESSAGE = 'Too many failed sign-in attempts; try again later';
+
+export const SignInErrors = defineErrors('sign_in', {
+  locked_out: [429, LOCKED_MESSAGE],
+});
+
+export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, policy = SIGN_IN_POLICY) {
+  // Identifiers are hashed so the store never holds email addresses.
+  const subjects = (identifier: string, ip: string) => [
+    { key: `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`, max: policy.maxFailuresPerIdentifier },
+    { key: `signin:ip:${ip}`, max: policy.maxFailuresPerIp },
+  ];
+
+  async function failOpen<T>(operation: () => Promise<T>, fallback: T): Promise<T> {
+    try {
+      return await operation();
+    } catch (err) {
+      log.error({ err }, 'sign-in throttle store unavailable; not throttling');
+      return fallback;
+    }
+  }
+
+  return {
+    /** Throws 429 while the identifier or the IP is locked out. */
+    async ensureAllowed(identifier: string, ip: string): Promise<void> {
+      const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
+      const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
+      const leftMs = lockedUntilMs - Date.now();
+      if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
+    },
+
+    async recordFailure(identifier: string, ip: string): Promise<void> {
+      await failOpen(async () => {
+        for (const subject of subjects(identifier, ip)) {
+          const { count } = await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs);
+          if (count >= subject.max) await kv.set(`${subject.key}:lock`, String(Date.now() + policy.lockSecs * 1000), policy.lockSecs);
+        }
+      }, undefined);
+    },
+
+    /** Lifts the lock of these identifiers and forgets their failures (the IP locks stay). */
+    async clear(identifiers: string[]): Promise<void> {
+      const keys = identifiers.map((identifier) => subjects(identifier, '')[0]!.key);
+      await failOpen(
+        () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs)])),
+        [],
+      );
+    },
+  };
+}
+
+export type SignInThrottle = ReturnType<typeof createSignInThrottle>;

@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
+import { buildMailingTestApp, createUser, type TestApp } from '../../../test/helpers.js';
+import { SIGN_IN_POLICY } from './service.js';
+
+describe('sign-in throttle', () => {
+  let smtp: FakeSmtp;
+  let t: TestApp;
+  beforeAll(async () => {
+    ({ t, smtp } = await buildMailingTestApp());
+  });
+  afterAll(() => t.close());
+
+  const signIn = (identifier: string, password: string, ip = '127.0.0.1') =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password }, remoteAddress: ip });
+
+  async function failTimes(identifier: string, times: number, ip?: string) {
+    for (let i = 0; i < times; i++) expect((await signIn(identifier, 'wrong password', ip)).statusCode).toBe(401);
+  }
+
+  it(`locks an account after ${SIGN_IN_POLICY.maxFailuresPerIdentifier} wrong passwords, even for the right one`, async () => {
+    const user = await createUser(t.app);
+    await failTimes(user.username, SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.0.1');
+    const locked = await signIn(user.username, user.password, '10.0.0.2');
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json()).toEqual({ error: 'TooManyRequests', message: 'Too many failed sign-in attempts; try again later' });
+    const retryAfter = Number(locked.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(SIGN_IN_POLICY.lockSecs - 5);
+    expect(retryAfter).toBeLessThanOrEqual(SIGN_IN_POLICY.lockSecs);
+    // Other accounts are unaffected.
+    const other = await createUser(t.app);
+    expect((await signIn(other.username, other.password, '10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('treats an identifier nobody has exactly like an existing one (no account enumeration)', async () => {
+    await failTimes('nobody_here', SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.1.1');
+    expect((await signIn('nobody_here', 'anything', '10.0.1.2')).statusCode).toBe(429);
+  });
+
+  it('locks an IP that keeps failing across many identifiers', async () => {
+    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIp; i++) expect((await signIn(`guess_${i}`, 'x', '10.0.2.1')).statusCode).toBe(401);
+    const user = await createUser(t.app);
+    expect((await signIn(user.username, user.password, '10.0.2.1')).statusCode).toBe(429);
+    expect((await signIn(user.username, user.password, '10.0.2.2')).statusCode).toBe(200);
+  });
+
+  it('a completed password reset lifts the lock of the account', async () => {
+    const user = await createUser(t.app);
+    const email = `${user.username}@example.org`;
+    await failTimes(email, SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.3.1');
+    expect((await signIn(email, user.password, '10.0.3.2')).statusCode).toBe(429);
+    await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
+    const token = tokenFromMail(await smtp.waitFor(email));
+    const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'fresh password 1' } });
+    expect(reset.statusCode).toBe(200);
+    expect((await signIn(email, 'fresh password 1', '10.0.3.2')).statusCode).toBe(200);
+    // The failures were forgotten too: one typo after the reset does not lock the account again.
+    expect((await signIn(email, 'typo', '10.0.3.2')).statusCode).toBe(401);
+    expect((await signIn(email, 'fresh password 1', '10.0.3.2')).statusCode).toBe(200);
+  });
+});

@@ -1,0 +1,280 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { lowBackupCodesMail } from '../../platform/mail/messages.js';
+import type { SecretBox } from '../../platform/secret-box.js';
+import type { AccessService } from '../access/service.js';
+import type { AuthResult, AuthService } from '../auth/service.js';
+import type { PlatformsService } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../platforms/service.js';
+import type { UsersService } from '../users/service.js';
+import { BACKUP_CODE_COUNT, hashBackupCode, LOW_BACKUP_CODES, newBackupCode } from './backup-codes.js';
+import { createTwoFactorRepo } from './repo.js';
+import type { SignInThrottle } from '../sign-in-throttle/service.js';
+import { newTotpSecret, totpStepOf, totpUrl } from './totp.js';
+
+export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
+export const SETUP_LIFETIME_MS = 10 * 60 * 1000;
+export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
+const MANAGE_PERMISSION = 'two_factor:manage';
+const INVALID_CHALLENGE = 'Invalid or expired two-factor token';
+const INVALID_CODE = 'Invalid two-factor code';
+
+interface Deps {
+  db: Kysely<Schema>;
+  secretBox: SecretBox;
+  audit: AuditWriter;
+  mailer: Mailer;
+  users: UsersService;
+  access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
+  platforms: Pick<PlatformsService, 'find'>;
+  auth: Pick<AuthService, 'issueSession'>;
+  /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
+  signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
+}
+
+type CodeKind = 'totp' | 'backup';
+
+/** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
+export function createTwoFactorService(deps: Deps) {
+  const repo = createTwoFactorRepo(deps.db);
+
+  /**
+   * The user a /users/me/2fa request acts on: `user_id` (required for the system key) or the caller.
+   * Acting on oneself takes a session; anyone else takes two_factor:manage (or super admin).
+   */
+  async function targetOf(caller: Caller, userId: string | undefined) {
+    if (!userId && caller.isSystem) throw badRequest('user_id is required when calling with the system key');
+    const target = (userId ?? caller.userId)?.toLowerCase();
+    if (!target) throw badRequest('user_id is required for a credential without a user');
+    const self = caller.kind === 'session' && caller.userId === target;
+    if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw forbidden();
+    const user = await deps.users.findById(target);
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  /** The acting user for audit events, when it is not the user acted on. */
+  const actorOf = (caller: Caller, userId: string) => (caller.userId === userId ? null : (caller.userId ?? caller.apiKeyId));
+
+  async function enabledState(userId: string, executor: Kysely<Schema> = deps.db) {
+    const state = await repo.state(userId, executor);
+    return state?.secret_sealed ? { ...state, secret_sealed: state.secret_sealed } : undefined;
+  }
+
+  /**
+   * Accepts a code for the user's active secret inside `executor`'s transaction: a TOTP code whose
+   * time step is later than the last one used, or (when allowed) an unused backup code, which is
+   * then used up. Returns what was accepted, or null.
+   */
+  async function acceptCode(userId: string, sealedSecret: string, code: string, allowBackup: boolean, executor: Kysely<Schema>): Promise<CodeKind | null> {
+    const trimmed = code.trim();
+    if (/^\d{6}$/.test(trimmed)) {
+      const step = totpStepOf(deps.secretBox.open(sealedSecret), trimmed);
+      return step !== null && (await repo.claimStep(userId, step, executor)) ? 'totp' : null;
+    }
+    if (!allowBackup) return null;
+    return (await repo.useBackupCode(userId, hashBackupCode(trimmed), executor)) ? 'backup' : null;
+  }
+
+  async function issueBackupCodes(userId: string, trx: Kysely<Schema>): Promise<string[]> {
+    const codes = Array.from({ length: BACKUP_CODE_COUNT }, newBackupCode);
+    await repo.replaceBackupCodes(userId, codes.map(hashBackupCode), trx);
+    return codes;
+  }
+
+  async function platformSlugOf(platformId: string): Promise<string | null> {
+    return (await deps.platforms.find(platformId))?.slug ?? null;
+  }
+
+  /** A login challenge for the user; returns its temporary token (stored only hashed). */
+  async function openChallenge(userId: string, provider: string): Promise<string> {
+    const token = newToken(TWO_FACTOR_TOKEN_PREFIX);
+    await repo.createChallenge({ token_hash: hashToken(token), user_id: userId, provider, expires_at: new Date(Date.now() + CHALLENGE_LIFETIME_MS) });
+    return token;
+  }
+
+  /** Opens a login challenge when the user has 2FA on; returns its temporary token, or null. */
+  async function startLoginChallenge(userId: string, provider: string): Promise<string | null> {
+    return (await enabledState(userId)) ? openChallenge(userId, provider) : null;
+  }
+
+  return {
+    startLoginChallenge,
+
+    async status(caller: Caller, userId: string | undefined) {
+      const user = await targetOf(caller, userId);
+      const state = await repo.state(user.id);
+      const enabled = Boolean(state?.enabled_at);
+      return {
+        enabled,
+        enabled_at: state?.enabled_at ?? null,
+        backup_codes_remaining: enabled ? await repo.unusedBackupCodes(user.id) : 0,
+        platform_slug: state ? await platformSlugOf(state.platform_id) : null,
+      };
+    },
+
+    /** Required when a role of the user, or a platform the user signs in with, demands it. */
+    async requirement(caller: Caller, userId: string | undefined) {
+      const user = await targetOf(caller, userId);
+      const enabled = Boolean((await repo.state(user.id))?.enabled_at);
+      const held = new Set((await deps.access.accessOfUser(user.id)).roles);
+      const role = (await deps.access.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
+      if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication` };
+      for (const slug of new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform))) {
+        const platform = await deps.platforms.find(slug);
+        if (platform?.two_factor_required) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
+      }
+      return { required: false, enabled, reason: null };
+    },
+
+    async setup(caller: Caller, input: { user_id?: string; platform_id?: string }) {
+      const user = await targetOf(caller, input.user_id);
+      const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
+      if (!platform) throw badRequest('platform_id does not name an existing platform');
+      if (!platform.two_factor_supported) throw badRequest(`Platform '${platform.slug}' does not support two-factor authentication`);
+      if (await enabledState(user.id)) throw conflict('Two-factor authentication is already enabled');
+      const secret = newTotpSecret();
+      const expiresAt = new Date(Date.now() + SETUP_LIFETIME_MS);
+      await repo.savePending(user.id, platform.id, deps.secretBox.seal(secret), expiresAt);
+      const url = totpUrl(secret, user.username);
+      return { secret, qr_code_url: url, qr_code_image: await qrCodeDataUrl(url), expires_at: expiresAt, platform_slug: platform.slug };
+    },
+
+    /** Confirms a setup with its first code: 2FA is on and the backup codes are issued. */
+    async enable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
+      const user = await targetOf(caller, input.user_id);
+      const state = await repo.state(user.id);
+      if (state?.enabled_at) throw conflict('Two-factor authentication is already enabled');
+      if (!state?.pending_secret_sealed || !state.pending_expires_at) throw badRequest('No two-factor setup is pending; start one first');
+      if (state.pending_expires_at.getTime() <= Date.now()) throw badRequest('The two-factor setup has expired; start it again');
+      const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code);
+      if (step === null) throw badRequest(INVALID_CODE);
+      const backupCodes = await deps.db.transaction().execute(async (trx) => {
+        if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx))) throw conflict('The setup changed meanwhile; start it again');
+        await deps.audit.record(request, { eventType: '2fa_enabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id }, trx);
+        return issueBackupCodes(user.id, trx);
+      });
+      return {
+        success: true,
+        backup_codes: backupCodes,
+        message: 'Two-factor authentication enabled. Keep the backup codes somewhere safe: they are shown only once.',
+      };
+    },
+
+    async disable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
+      const user = await targetOf(caller, input.user_id);
+      const state = await enabledState(user.id);
+      if (!state) throw badRequest('Two-factor authentication is not enabled');
+      await deps.db.transaction().execute(async (trx) => {
+        const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
+        if (!accepted) throw badRequest(INVALID_CODE);
+        await repo.removeAll(user.id, trx);
+        await deps.audit.record(
+          request,
+          { eventType: '2fa_disabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id, metadata: { code_type: accepted } },
+          trx,
+        );
+      });
+      return { success: true, message: 'Two-factor authentication disabled' };
+    },
+
+    async regenerateBackupCodes(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
+      const user = await targetOf(caller, input.user_id);
+      const state = await enabledState(user.id);
+      if (!state) throw badRequest('Two-factor authentication is not enabled');
+      const backupCodes = await deps.db.transaction().execute(async (trx) => {
+        if (!(await acceptCode(user.id, state.secret_sealed, input.code, false, trx))) throw badRequest(INVALID_CODE);
+        await deps.audit.record(
+          request,
+          { eventType: '2fa_backup_codes_regenerated', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id },
+          trx,
+        );
+        return issueBackupCodes(user.id, trx);
+      });
+      return { success: true, backup_codes: backupCodes, message: 'New backup codes generated; the previous ones no longer work' };
+    },
+
+    /** POST /v1/auth/2fa/check: for a sign-in done elsewhere (OAuth), whether a code is needed. */
+    purgeFinishedChallenges: () => repo.deleteFinishedChallenges(),
+
+    /** Ends every pending sign-in challenge of the user (their password was reset). */
+    closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
+
+    async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
+      const user = await deps.users.findById(input.user_id);
+      if (!user) throw badRequest('user_id does not name an existing user');
+      const state = await enabledState(user.id);
+      if (!state) return { requires_2fa: false };
+      let provider = await platformSlugOf(state.platform_id);
+      if (input.oauth_provider !== undefined) {
+        provider = (await deps.platforms.find(input.oauth_provider))?.slug ?? null;
+        if (!provider) throw badRequest('oauth_provider does not name an existing platform');
+      }
+      return { requires_2fa: true, temp_token: await openChallenge(user.id, provider ?? EMAIL_PLATFORM) };
+    },
+
+    /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
+    async verifyLogin(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<AuthResult> {
+      if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw unauthorized(INVALID_CHALLENGE);
+      const challenge = await repo.claimAttempt(hashToken(input.temp_token));
+      if (challenge) await deps.signInThrottle.ensureAllowed(`2fa:${challenge.user_id}`, request.ip);
+      const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
+      const state = user ? await enabledState(user.id) : undefined;
+      if (!challenge || !user || !state) throw unauthorized(INVALID_CHALLENGE);
+      const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
+
+      const outcome = await deps.db.transaction().execute(async (trx) => {
+        const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
+        if (!accepted) return null;
+        if (!(await repo.consumeChallenge(challenge.id, trx))) throw unauthorized(INVALID_CHALLENGE);
+        await deps.users.recordLogin(user.id, trx);
+        const result = await deps.auth.issueSession(request, { user, email, provider: challenge.provider, auditEvent: 'login' }, trx);
+        await deps.audit.record(
+          request,
+          { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },
+          trx,
+        );
+        return { result, remaining: accepted === 'backup' ? await repo.unusedBackupCodes(user.id, trx) : null };
+      });
+
+      if (!outcome) {
+        await deps.signInThrottle.recordFailure(`2fa:${user.id}`, request.ip);
+        await deps.audit.record(request, {
+          eventType: '2fa_verified',
+          userId: user.id,
+          resourceType: 'user',
+          resourceId: user.id,
+          status: 'failure',
+          errorMessage: 'invalid two-factor code',
+          metadata: { provider: challenge.provider },
+        });
+        throw unauthorized(INVALID_CODE);
+      }
+      if (outcome.remaining !== null && outcome.remaining <= LOW_BACKUP_CODES) {
+        // A reminder, not part of the sign-in: a mail failure is logged, the session stands.
+        const to = email;
+        if (!to) request.log.warn({ user_id: user.id }, 'low backup codes: the user has no email address to remind');
+        else {
+          deps.mailer
+            .send(to, lowBackupCodesMail(user.username, outcome.remaining))
+            .catch((err: unknown) => request.log.warn({ err, user_id: user.id }, 'could not send the low backup codes reminder'));
+        }
+      }
+      return outcome.result;
+    },
+  };
+}
+
+export type TwoFactorService = ReturnType<typeof createTwoFactorService>;
+
+/** The QR code library is loaded on the first setup, not at start (it is only needed there). */
+async function qrCodeDataUrl(text: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode');
+  return QRCode.toDataURL(text);
+}

@@ -1,0 +1,116 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import { emailChangedNoticeMail, emailChangeMail } from '../../platform/mail/messages.js';
+import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import { createAccountTokens } from '../account-tokens/service.js';
+import type { UsersRepo } from './repo.js';
+
+export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
+const IN_USE = 'Email is already in use';
+
+interface Deps {
+  db: Kysely<Schema>;
+  repo: UsersRepo;
+  mailer: Pick<Mailer, 'send'>;
+  audit: AuditWriter;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * Changing the address of a user's email/password account: a token mailed to the new
+ * address (24 hours) proves the user owns it before anything changes.
+ */
+export function createEmailChangeService(deps: Deps) {
+  const { repo } = deps;
+  const tokens = createAccountTokens(deps.db);
+
+  async function requireUser(userId: string) {
+    const user = await repo.findById(userId);
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  return {
+    async request(request: FastifyRequest, userId: string, email: string): Promise<{ message: string; expires_at: Date }> {
+      const user = await requireUser(userId);
+      const account = await repo.findEmailAccountOfUser(userId);
+      if (!account) throw badRequest('Email change is only for accounts created with email; this user has no email/password account');
+      if (account.email === email) throw badRequest('email is already the address of this account');
+      const token = newToken('');
+      const pending = await deps.db.transaction().execute(async (trx) => {
+        if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+        return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
+      });
+
+      const link = mailLink(request, VERIFY_EMAIL_PATH, token);
+      await sendOrUndo(deps, email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username), () => tokens.deleteById(pending.id));
+      await tokens.removeOthers('email_change', userId, pending.id);
+      return { message: 'A verification link was sent to the new address; the change takes effect when it is opened', expires_at: pending.expires_at };
+    },
+
+    /** Applies the change a token stands for; 400 when the token is unknown, expired or used, 409 when the address was taken meanwhile. */
+    async complete(request: FastifyRequest, token: string): Promise<{ userId: string }> {
+      const changed = await deps.db.transaction().execute(async (trx) => {
+        const row = await tokens.consume('email_change', hashToken(token), trx);
+        const user = row && (await repo.findById(row.user_id, trx));
+        const account = user && (await repo.findEmailAccountOfUser(user.id, trx));
+        if (!row?.email || !user || !account) throw badRequest(INVALID_TOKEN);
+        if (account.email !== row.email) {
+          if (await repo.emailAccountExists(row.email, trx)) throw conflict(IN_USE);
+          await repo.setEmailAccountAddress(account.id, row.email, trx);
+          await tokens.removeAllOf(user.id, ['password_reset'], trx);
+        }
+        await deps.audit.record(
+          request,
+          { eventType: 'user_updated', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { fields: ['email'], via: 'email_change' } },
+          trx,
+        );
+        return { userId: user.id, username: user.username, oldEmail: account.email, newEmail: row.email };
+      });
+      // The old address hears of the change, so a hijacked session cannot move an account away unnoticed.
+      if (changed.oldEmail && changed.oldEmail !== changed.newEmail) {
+        deps.mailer
+          .send(changed.oldEmail, emailChangedNoticeMail(changed.username, changed.newEmail))
+          .catch((err: unknown) => deps.log.warn({ err }, 'could not send the email-changed notice'));
+      }
+      return { userId: changed.userId };
+    },
+
+    async pending(userId: string) {
+      await requireUser(userId);
+      const row = await tokens.pendingOf('email_change', userId);
+      return { pending: Boolean(row), new_email: row?.email ?? null, expires_at: row?.expires_at ?? null };
+    },
+
+    async cancel(userId: string) {
+      await requireUser(userId);
+      if ((await tokens.removePending('email_change', userId)) === 0) throw notFound('No pending email change');
+      return { success: true, message: 'The pending email change was cancelled' };
+    },
+
+    /**
+     * Sets the address without verification (administrators only; the caller checked that); in the
+     * caller's transaction. Returns whether anything changed.
+     */
+    async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<boolean> {
+      const account = await repo.findEmailAccountOfUser(userId, trx);
+      if (!account) throw badRequest('email can only be changed for accounts created with email; this user has no email/password account');
+      if (account.email === email) return false;
+      if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+      await repo.setEmailAccountAddress(account.id, email, trx);
+      // A pending change is stale now, and a reset link mailed to the old address must not work.
+      await tokens.removeAllOf(userId, ['email_change', 'password_reset'], trx);
+      return true;
+    },
+
+    /** A deleted user's mailed links all stop working. */
+    removeAllTokensOf: (userId: string, trx: Kysely<Schema>) => tokens.removeAllOf(userId, ['email_change', 'email_link', 'password_reset'], trx),
+  };
+}
+
+export type EmailChangeService = ReturnType<typeof createEmailChangeService>;

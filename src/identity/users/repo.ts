@@ -1,0 +1,268 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { EMAIL_PLATFORM } from '../platforms/service.js';
+
+const ACCOUNT_COLUMNS = ['pa.id', 'pa.user_id', 'pa.platform_user_id', 'pa.username', 'pa.email', 'pa.avatar_url'] as const;
+
+export interface UserChanges {
+  username?: string;
+  privacy_mode?: boolean;
+  avatars_enabled?: boolean;
+  preferred_locale?: string | null;
+  primary_platform_account_id?: string;
+  deleted_at?: Date;
+  last_login_at?: Date;
+}
+
+export function createUsersRepo(db: Kysely<Schema>) {
+  /** Adds an email/password account (sign-in name = the address) to a user; returns its id. */
+  async function createEmailAccount(trx: Kysely<Schema>, input: { userId: string; email: string; username: string; passwordHash: string }) {
+    const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();
+    const account = await trx
+      .insertInto('platform_accounts')
+      .values({
+        user_id: input.userId,
+        platform_id: platform.id,
+        platform_user_id: input.email,
+        email: input.email,
+        username: input.username,
+        password_hash: input.passwordHash,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return account.id;
+  }
+
+  return {
+    /** Users not deleted. */
+    count: async () =>
+      Number((await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n),
+
+    findById(id: string, executor: Kysely<Schema> = db) {
+      return executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    },
+
+    findByUsername(username: string, executor: Kysely<Schema> = db) {
+      return executor.selectFrom('users').selectAll().where('username', '=', username).where('deleted_at', 'is', null).executeTakeFirst();
+    },
+
+    /** The email/password account with this address, with its user (when not deleted). */
+    findEmailAccount(email: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .innerJoin('users as u', 'u.id', 'pa.user_id')
+        .select(['pa.id', 'pa.user_id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
+        .where('p.slug', '=', EMAIL_PLATFORM)
+        .where('pa.platform_user_id', '=', email)
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst();
+    },
+
+    /** The user's email/password account, if they have one. */
+    findEmailAccountOfUser(userId: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .select(['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
+        .where('p.slug', '=', EMAIL_PLATFORM)
+        .where('pa.user_id', '=', userId)
+        .executeTakeFirst();
+    },
+
+    createEmailAccount,
+
+    /** Creates a user with an email/password account as its primary account; run inside a transaction. */
+    async createWithEmailAccount(trx: Kysely<Schema>, input: { username: string; email: string; passwordHash: string }) {
+      const user = await trx.insertInto('users').values({ username: input.username }).returningAll().executeTakeFirstOrThrow();
+      const accountId = await createEmailAccount(trx, { userId: user.id, ...input });
+      await trx.updateTable('users').set({ primary_platform_account_id: accountId }).where('id', '=', user.id).execute();
+      return { ...user, primary_platform_account_id: accountId };
+    },
+
+    /** Sets the password of the user's email account; returns its address and the username, or undefined without one. */
+    async setEmailPassword(userId: string, passwordHash: string, executor: Kysely<Schema> = db) {
+      const account = await executor
+        .updateTable('platform_accounts')
+        .set({ password_hash: passwordHash, updated_at: new Date() })
+        .where('user_id', '=', userId)
+        .where('platform_id', '=', (eb) => eb.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM))
+        .where('user_id', 'in', (eb) => eb.selectFrom('users').select('id').where('deleted_at', 'is', null))
+        .returning('email')
+        .executeTakeFirst();
+      if (!account) return undefined;
+      const user = await executor.selectFrom('users').select('username').where('id', '=', userId).executeTakeFirst();
+      return { email: account.email, username: user?.username ?? null };
+    },
+
+    async recordLogin(userId: string, executor: Kysely<Schema> = db) {
+      await executor.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', userId).execute();
+    },
+
+    /** One page of users (not deleted), oldest first; only holders of `roleId` when given. */
+    async page(limit: number, offset: number, roleId?: string) {
+      let query = db.selectFrom('users').where('deleted_at', 'is', null);
+      // Role membership is read here (not through the access service) so the filter and the
+      // paging stay one query; it is a read of user_roles, never a write.
+      if (roleId !== undefined) {
+        query = query.where('id', 'in', (eb) => eb.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId));
+      }
+      const [rows, count] = await Promise.all([
+        query.selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute(),
+        query.select((eb) => eb.fn.countAll<string>().as('total')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(count.total) };
+    },
+
+    /** Whether any user, deleted ones included (their names stay reserved), has this username. */
+    async usernameTaken(username: string, executor: Kysely<Schema> = db): Promise<boolean> {
+      return Boolean(await executor.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst());
+    },
+
+    update(id: string, changes: UserChanges, executor: Kysely<Schema> = db) {
+      return executor
+        .updateTable('users')
+        .set({ ...changes, updated_at: new Date() })
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .returningAll()
+        .executeTakeFirst();
+    },
+
+    /** The user row locked for the rest of the transaction (not deleted). */
+    lockById(id: string, trx: Kysely<Schema>) {
+      return trx.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+    },
+
+    /** Whether an email/password account (of any user, deleted ones included) has this address. */
+    async emailAccountExists(email: string, executor: Kysely<Schema> = db): Promise<boolean> {
+      const row = await executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .select('pa.id')
+        .where('p.slug', '=', EMAIL_PLATFORM)
+        .where('pa.platform_user_id', '=', email)
+        .executeTakeFirst();
+      return Boolean(row);
+    },
+
+    /** Points an email/password account at a new address (its sign-in name and its email). */
+    async setEmailAccountAddress(accountId: string, email: string, executor: Kysely<Schema> = db) {
+      await executor
+        .updateTable('platform_accounts')
+        .set({ platform_user_id: email, email, updated_at: new Date() })
+        .where('id', '=', accountId)
+        .execute();
+    },
+
+    /** Every platform account of a user with its provider, primary first, then oldest first. */
+    accountsOf(userId: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .innerJoin('users as u', 'u.id', 'pa.user_id')
+        .select([...ACCOUNT_COLUMNS, 'p.slug as platform'])
+        .where('pa.user_id', '=', userId)
+        .orderBy((eb) => eb.case().when('pa.id', '=', eb.ref('u.primary_platform_account_id')).then(0).else(1).end())
+        .orderBy('pa.created_at')
+        .execute();
+    },
+
+    async setAvatar(accountId: string, avatarUrl: string | null, executor: Kysely<Schema> = db) {
+      await executor.updateTable('platform_accounts').set({ avatar_url: avatarUrl, updated_at: new Date() }).where('id', '=', accountId).execute();
+    },
+
+    async clearAvatars(userId: string, executor: Kysely<Schema> = db) {
+      await executor
+        .updateTable('platform_accounts')
+        .set({ avatar_url: null, updated_at: new Date() })
+        .where('user_id', '=', userId)
+        .where('avatar_url', 'is not', null)
+        .execute();
+    },
+
+    /**
+     * Accounts (of users not deleted) carrying this email address: the email/password account
+     * first, then a user's primary account, then the oldest.
+     */
+    accountsWithEmail(email: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .innerJoin('users as u', 'u.id', 'pa.user_id')
+        .select([...ACCOUNT_COLUMNS, 'p.slug as platform'])
+        .where('pa.email', '=', email)
+        .where('u.deleted_at', 'is', null)
+        .orderBy((eb) => eb.case().when('p.slug', '=', EMAIL_PLATFORM).then(0).else(1).end())
+        .orderBy((eb) => eb.case().when('pa.id', '=', eb.ref('u.primary_platform_account_id')).then(0).else(1).end())
+        .orderBy('pa.created_at')
+        .execute();
+    },
+
+    /**
+     * A user that is not deleted, with the slug of their primary sign-in platform (the provider
+     * recorded on sessions created for them through the internal endpoint).
+     */
+    findWithPrimaryProvider: (userId: string) =>
+      db
+        .selectFrom('users as u')
+        .leftJoin('platform_accounts as pa', 'pa.id', 'u.primary_platform_account_id')
+        .leftJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .select(['u.id', 'p.slug as provider'])
+        .where('u.id', '=', userId)
+        .where('u.deleted_at', 'is', null)
+        .executeTakeFirst(),
+
+    /** The account of this provider identity, with its user's deletion marker. */
+    findAccountOfIdentity(platformId: string, platformUserId: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('users as u', 'u.id', 'pa.user_id')
+        .select([...ACCOUNT_COLUMNS, 'u.deleted_at'])
+        .where('pa.platform_id', '=', platformId)
+        .where('pa.platform_user_id', '=', platformUserId)
+        .forUpdate()
+        .executeTakeFirst();
+    },
+
+    insertAccount(
+      account: { user_id: string; platform_id: string; platform_user_id: string; username: string | null; email: string | null; avatar_url: string | null },
+      executor: Kysely<Schema> = db,
+    ) {
+      return executor.insertInto('platform_accounts').values(account).returning('id').executeTakeFirstOrThrow();
+    },
+
+    async updateAccountProfile(accountId: string, profile: { username: string | null; email: string | null; avatar_url: string | null }, executor: Kysely<Schema> = db) {
+      await executor.updateTable('platform_accounts').set({ ...profile, updated_at: new Date() }).where('id', '=', accountId).execute();
+    },
+
+    /** The flat user shape (user fields plus one account's email, avatar and provider). */
+    flatUserOfAccount(accountId: string, executor: Kysely<Schema> = db) {
+      return executor
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .innerJoin('users as u', 'u.id', 'pa.user_id')
+        .select([
+          'u.id',
+          'u.primary_platform_account_id',
+          'u.username',
+          'pa.email',
+          'pa.avatar_url',
+          'p.slug as platform',
+          'u.created_at',
+          'u.updated_at',
+          'u.last_login_at',
+          'u.privacy_mode',
+          'u.preferred_locale',
+        ])
+        .where('pa.id', '=', accountId)
+        .executeTakeFirstOrThrow();
+    },
+
+    insertUser(user: { username: string }, executor: Kysely<Schema> = db) {
+      return executor.insertInto('users').values(user).returningAll().executeTakeFirstOrThrow();
+    },
+  };
+}
+
+export type UsersRepo = ReturnType<typeof createUsersRepo>;

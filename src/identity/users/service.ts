@@ -1,0 +1,331 @@
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Config } from '../../config.js';
+import type { AuditWriter } from '../../platform/audit.js';
+import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
+import type { Mailer } from '../../platform/mail/mailer.js';
+import type { PlatformsService } from '../platforms/service.js';
+import type { AccessService } from '../access/service.js';
+import { createEmailChangeService } from './email-change.js';
+import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
+import { createUsersRepo, type UserChanges } from './repo.js';
+
+export const USERNAME_PATTERN = /^[a-z0-9_]{3,30}$/;
+export const MIN_PASSWORD_LENGTH = 8;
+
+export interface NewEmailUser {
+  email: string;
+  username: string;
+  password: string;
+}
+
+export interface UserUpdate {
+  username?: string;
+  email?: string;
+  avatar_url?: string | null;
+  privacy_mode?: boolean;
+  avatars_enabled?: boolean;
+}
+
+/** Revocation hooks of other areas: they change rows in the caller's transaction and return a cache flush for after the commit. */
+type Revoke = (userId: string, trx: Kysely<Schema>) => Promise<{ count: number; invalidate: () => Promise<void> }>;
+
+export interface UsersDeps {
+  db: Kysely<Schema>;
+  config: Pick<Config, 'supportedLocales' | 'registrationEnabled'>;
+  mailer: Pick<Mailer, 'send'>;
+  audit: AuditWriter;
+  log: FastifyBaseLogger;
+  access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'lockSuperAdmins'>;
+  platforms: Pick<PlatformsService, 'find'>;
+  revokeAllSessions: Revoke;
+  revokeAllApiKeys: Revoke;
+  /** Whether a user is banned now; wired by the bans area (false until then). */
+  isBanned?: (userId: string) => Promise<boolean>;
+}
+
+/** User records: profile, username, locale, email change, deletion, and the social sign-in upsert. */
+export function createUsersService(deps: UsersDeps) {
+  const { db } = deps;
+  const repo = createUsersRepo(db);
+  const emailChange = createEmailChangeService({ db, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
+  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
+
+  async function requireUser(id: string) {
+    const user = await repo.findById(id);
+    if (!user) throw notFound('User not found');
+    return user;
+  }
+
+  /**
+   * Changing another user's sign-in (email, linked accounts) hands whoever controls it that account,
+   * and deleting a user outranks them, so a non-super-admin may do these only to users who hold
+   * nothing beyond the caller's own permissions (the same rule that guards role changes).
+   */
+  async function assertMayManage(caller: Caller, userId: string): Promise<void> {
+    if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
+    const target = await deps.access.accessOfUser(userId);
+    const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
+    if (beyond) throw forbidden('You cannot manage the sign-in of a user who holds permissions you do not hold');
+  }
+
+  /** 409 when an email account has the address or a user the name (deleted users' stay reserved). */
+  async function assertEmailUserFree(email: string, username: string, executor: Kysely<Schema>): Promise<void> {
+    if (await repo.emailAccountExists(email, executor)) throw conflict('Email is already registered');
+    if (await repo.usernameTaken(username, executor)) throw conflict('Username is already taken');
+  }
+
+  async function withFlatExtras<T extends { id: string }>(row: T) {
+    return { ...row, is_banned: deps.isBanned ? await deps.isBanned(row.id) : false };
+  }
+
+  async function update(request: FastifyRequest, caller: Caller, id: string, input: UserUpdate) {
+    const username = input.username === undefined ? undefined : checkedUsername(input.username);
+    const email = input.email === undefined ? undefined : normaliseEmail(input.email);
+    if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
+    if (email !== undefined) {
+      if (caller.userId === id && !caller.isSuperAdmin) {
+        throw badRequest(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
+      }
+      await assertMayManage(caller, id);
+    }
+
+    return db.transaction().execute(async (trx) => {
+      const user = await repo.lockById(id, trx);
+      if (!user) throw notFound('User not found');
+      const changes: UserChanges = {};
+      const changed: string[] = [];
+      if (username !== undefined && username !== user.username) {
+        if (await repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
+        changes.username = username;
+      }
+      if (input.privacy_mode !== undefined && input.privacy_mode !== user.privacy_mode) changes.privacy_mode = input.privacy_mode;
+      if (input.avatars_enabled !== undefined && input.avatars_enabled !== user.avatars_enabled) changes.avatars_enabled = input.avatars_enabled;
+      changed.push(...Object.keys(changes));
+
+      const avatarsEnabled = input.avatars_enabled ?? user.avatars_enabled;
+      if (input.avatar_url !== undefined) {
+        if (input.avatar_url !== null && !avatarsEnabled) throw badRequest('avatar_url cannot be set while avatars_enabled is false');
+        if (!user.primary_platform_account_id) throw badRequest('The user has no primary platform account to carry avatar_url');
+        await repo.setAvatar(user.primary_platform_account_id, input.avatar_url, trx);
+        changed.push('avatar_url');
+      }
+      // Turning avatars off removes every stored avatar URL, not only the primary account's.
+      if (input.avatars_enabled === false) await repo.clearAvatars(id, trx);
+      if (email !== undefined && (await emailChange.changeDirectly(id, email, trx))) changed.push('email');
+
+      if (changed.length === 0) return user;
+      const updated = (await repo.update(id, changes, trx))!;
+      await deps.audit.record(
+        request,
+        { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: changed } },
+        trx,
+      );
+      return updated;
+    });
+  }
+
+  return {
+    // The user records other areas read and write; the rules around them stay in those areas' services.
+    findById: repo.findById,
+    count: repo.count,
+    lockById: repo.lockById,
+    findByUsername: repo.findByUsername,
+    findEmailAccount: repo.findEmailAccount,
+    findEmailAccountOfUser: repo.findEmailAccountOfUser,
+    findWithPrimaryProvider: repo.findWithPrimaryProvider,
+    emailAccountExists: repo.emailAccountExists,
+    accountsOf: repo.accountsOf,
+    recordLogin: repo.recordLogin,
+    setEmailPassword: repo.setEmailPassword,
+    createWithEmailAccount: repo.createWithEmailAccount,
+    createEmailAccount: repo.createEmailAccount,
+    setPrimaryAccount: (userId: string, accountId: string, executor?: Kysely<Schema>) =>
+      repo.update(userId, { primary_platform_account_id: accountId }, executor),
+
+    /**
+     * Validates and creates a user with an email/password account; returns the user. Runs inside the
+     * caller's transaction (every query goes through `trx`: the embedded database has one connection).
+     */
+    async createEmailUser(trx: Kysely<Schema>, input: NewEmailUser) {
+      const { email, username } = checkedNewEmailUser(input);
+      await assertEmailUserFree(email, username, trx);
+      return repo.createWithEmailAccount(trx, { username, email, passwordHash: await hashPassword(input.password) });
+    },
+
+    assertEmailUserFree,
+
+    async exists(userId: string): Promise<boolean> {
+      return Boolean(await repo.findById(userId));
+    },
+
+    list: (page: { limit: number; offset: number }, roleId?: string) => repo.page(page.limit, page.offset, roleId),
+
+    get: requireUser,
+
+    /** The caller's own user; credentials without a user (system and ownerless keys) have none: 404. */
+    async me(caller: Caller) {
+      if (!caller.userId) throw notFound('This credential does not belong to a user');
+      return requireUser(caller.userId);
+    },
+
+    /**
+     * Profile from the primary platform account: display_name and picture are that account's name and
+     * avatar at its provider. provider is the sign-in provider of the caller's own session when they
+     * look at themselves, else the primary provider.
+     */
+    async profile(caller: Caller, id: string) {
+      const user = await requireUser(id);
+      const accounts = await repo.accountsOf(id);
+      const primary = accounts[0];
+      const primaryProvider = primary?.platform ?? null;
+      const picture = user.avatars_enabled ? (primary?.avatar_url ?? accounts.find((a) => a.avatar_url)?.avatar_url ?? null) : null;
+      return {
+        name: user.username,
+        display_name: primary?.username ?? user.username,
+        picture,
+        provider: caller.userId === id && caller.provider ? caller.provider : primaryProvider,
+        primary_provider: primaryProvider,
+        last_login_at: user.last_login_at,
+        created_at: user.created_at,
+        privacy_mode: user.privacy_mode,
+        avatars_enabled: user.avatars_enabled,
+      };
+    },
+
+    update,
+
+    setUsername: (request: FastifyRequest, caller: Caller, id: string, username: string) => update(request, caller, id, { username }),
+
+    async setLocale(request: FastifyRequest, caller: Caller, id: string, locale: string | null) {
+      const supported = deps.config.supportedLocales;
+      if (locale !== null && !supported.includes(locale)) throw badRequest(`locale must be one of: ${supported.join(', ')} (or null)`);
+      return db.transaction().execute(async (trx) => {
+        const user = await repo.update(id, { preferred_locale: locale }, trx);
+        if (!user) throw notFound('User not found');
+        await deps.audit.record(
+          request,
+          { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: ['preferred_locale'] } },
+          trx,
+        );
+        return user;
+      });
+    },
+
+    /**
+     * Soft delete: deleted_at is set and every session and API key of the user is revoked, in one
+     * transaction. The last super admin is kept (under the same lock the role removal takes).
+     */
+    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
+      await assertMayManage(caller, id);
+      const revoked = await db.transaction().execute(async (trx) => {
+        const admins = await deps.access.lockSuperAdmins(trx);
+        if (!(await repo.lockById(id, trx))) throw notFound('User not found');
+        if (admins.size === 1 && admins.has(id)) throw conflict('The last super admin cannot be deleted');
+        await repo.update(id, { deleted_at: new Date() }, trx);
+        const sessions = await deps.revokeAllSessions(id, trx);
+        const apiKeys = await deps.revokeAllApiKeys(id, trx);
+        await emailChange.removeAllTokensOf(id, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'user_deleted',
+            userId: id,
+            actorId: caller.userId,
+            resourceType: 'user',
+            resourceId: id,
+            metadata: { sessions_revoked: sessions.count, api_keys_revoked: apiKeys.count },
+          },
+          trx,
+        );
+        return [sessions, apiKeys];
+      });
+      for (const { invalidate } of revoked) await invalidate();
+    },
+
+    async requestEmailChange(request: FastifyRequest, caller: Caller, id: string, email: string) {
+      const address = normaliseEmail(email);
+      await assertMayManage(caller, id);
+      return emailChange.request(request, id, address);
+    },
+
+    assertMayManage,
+
+    /** Completes an email change from its mailed token (also used by POST /v1/auth/verify-email). */
+    completeEmailChange: (request: FastifyRequest, token: string) => emailChange.complete(request, token),
+    pendingEmailChange: (id: string) => emailChange.pending(id),
+    cancelEmailChange: (id: string) => emailChange.cancel(id),
+
+    /**
+     * GET /v1/users/email/{email}: the system key and super admins may look up any address;
+     * everybody else only an address of their own (403 otherwise, whether or not it exists).
+     */
+    async findByEmail(caller: Caller, email: string) {
+      const address = email.trim().toLowerCase();
+      let account: { id: string } | undefined;
+      if (caller.isSystem || caller.isSuperAdmin) {
+        account = (await repo.accountsWithEmail(address))[0];
+      } else {
+        // The caller's own account with that address, never another user's who happens to share it.
+        const own = caller.userId ? await repo.accountsOf(caller.userId) : [];
+        account = own.find((candidate) => candidate.email?.toLowerCase() === address);
+        if (!account) throw forbidden('You may only look up your own email address');
+      }
+      if (!account) throw notFound('No user has this email address');
+      return withFlatExtras(await repo.flatUserOfAccount(account.id));
+    },
+
+    /** POST /v1/users/oauth (system key): create or update the account of a provider identity. */
+    async oauthSignIn(request: FastifyRequest, input: OAuthSignInInput) {
+      const name = input.name.trim();
+      const providerId = input.oauthProviderId.trim();
+      if (!name) throw badRequest('name must not be empty');
+      if (!providerId) throw badRequest('oauthProviderId must not be empty');
+      if (input.image) checkedHttpUrl('image', input.image);
+      const email = input.email ? normaliseEmail(input.email) : null;
+      const row = await oauthSignIn(request, { email, name, provider: input.oauthProvider.trim().toLowerCase(), providerId, image: input.image || null });
+      return withFlatExtras(row);
+    },
+  };
+}
+
+/** Usernames are stored lower case: 3-30 letters, digits and underscores. */
+/** The rules for a new email/password user (400 naming the field); returns the normalised email and username. */
+export function checkedNewEmailUser(input: { email: string; username: string; password: string }): { email: string; username: string } {
+  const username = checkedUsername(input.username);
+  checkedPassword('password', input.password);
+  return { email: normaliseEmail(input.email), username };
+}
+
+/** Passwords: at least 8 characters on register, reset and email link (400 naming the field). */
+export function checkedPassword(field: string, password: string): string {
+  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  return password;
+}
+
+export function checkedUsername(raw: string): string {
+  const username = raw.trim().toLowerCase();
+  if (!USERNAME_PATTERN.test(username)) throw badRequest('username must be 3-30 characters of letters, digits and underscores');
+  return username;
+}
+
+export function normaliseEmail(email: string): string {
+  const normalised = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalised)) throw badRequest('email is not a valid email address');
+  return normalised;
+}
+
+function checkedHttpUrl(field: string, value: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw badRequest(`${field} must be an http or https URL`);
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;

@@ -1,0 +1,165 @@
+import type { Generated } from 'kysely';
+import type { CreatedAt, Id, UpdatedAt } from './columns.js';
+
+export type AccountTokenPurpose = 'password_reset' | 'email_change' | 'email_link';
+
+export interface PlatformsTable {
+  id: Id;
+  name: string;
+  slug: string;
+  is_oauth: Generated<boolean>;
+  enabled: Generated<boolean>;
+  two_factor_supported: Generated<boolean>;
+  two_factor_required: Generated<boolean>;
+  registration_enabled: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface UsersTable {
+  id: Id;
+  username: string;
+  primary_platform_account_id: string | null;
+  privacy_mode: Generated<boolean>;
+  avatars_enabled: Generated<boolean>;
+  preferred_locale: string | null;
+  last_login_at: Date | null;
+  deleted_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PlatformAccountsTable {
+  id: Id;
+  user_id: string;
+  platform_id: string;
+  platform_user_id: string;
+  username: string | null;
+  email: string | null;
+  avatar_url: string | null;
+  password_hash: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface RolesTable {
+  id: string;
+  name: string;
+  description: string | null;
+  is_system: Generated<boolean>;
+  is_super_admin: Generated<boolean>;
+  requires_two_factor: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface PermissionsTable {
+  id: Id;
+  resource: string;
+  action: string;
+  description: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface ApiKeysTable {
+  id: Id;
+  key_hash: string;
+  key_prefix: string;
+  name: string;
+  description: string | null;
+  scopes: Generated<string[]>;
+  is_active: Generated<boolean>;
+  is_system: Generated<boolean>;
+  user_id: string | null;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface SessionsTable {
+  id: Id;
+  token_hash: string;
+  user_id: string;
+  provider: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  last_activity_at: Generated<Date>;
+  expires_at: Date;
+  created_at: CreatedAt;
+}
+
+export interface IdentityTables {
+  /** Owner: identity/platforms. */
+  platforms: PlatformsTable;
+  /** Owner: identity/users. */
+  users: UsersTable;
+  /** Owner: identity/users (a user's sign-in accounts; the accounts module serves them through the users service). */
+  platform_accounts: PlatformAccountsTable;
+  /** Owner: identity/access (roles, permissions and who holds them). */
+  roles: RolesTable;
+  permissions: PermissionsTable;
+  role_permissions: { role_id: string; permission_id: string };
+  user_roles: { user_id: string; role_id: string; created_at: CreatedAt };
+  /** Owner: identity/api-keys. */
+  api_keys: ApiKeysTable;
+  /** Owner: identity/access (which roles a key holds). */
+  api_key_roles: { api_key_id: string; role_id: string };
+  /** Owner: identity/sessions. */
+  sessions: SessionsTable;
+
+  /** Owner: identity/auth (registration). */
+  pending_registrations: {
+    id: Generated<string>;
+    email: string;
+    username: string;
+    password_hash: string;
+    token_hash: string;
+    expires_at: Date;
+    created_at: CreatedAt;
+  };
+  /** Owner: identity/account-tokens. */
+  account_tokens: {
+    id: Generated<string>;
+    purpose: AccountTokenPurpose;
+    token_hash: string;
+    user_id: string;
+    email: string | null;
+    password_hash: string | null;
+    expires_at: Date;
+    used_at: Date | null;
+    created_at: CreatedAt;
+  };
+  /** Owner: identity/two-factor (with the backup codes and challenges below). */
+  user_two_factor: {
+    user_id: string;
+    platform_id: string;
+    /** Sealed with the secret box; never the plain base32 secret. */
+    secret_sealed: string | null;
+    enabled_at: Date | null;
+    pending_secret_sealed: string | null;
+    pending_expires_at: Date | null;
+    /** RFC 6238 time step of the last accepted TOTP code (replay protection). */
+    last_used_step: number | null;
+    created_at: CreatedAt;
+    updated_at: UpdatedAt;
+  };
+  two_factor_backup_codes: {
+    id: Generated<string>;
+    user_id: string;
+    code_hash: string;
+    used_at: Date | null;
+    created_at: CreatedAt;
+  };
+  two_factor_challenges: {
+    id: Generated<string>;
+    token_hash: string;
+    user_id: string;
+    provider: string;
+    attempts: Generated<number>;
+    expires_at: Date;
+    consumed_at: Date | null;
+    created_at: CreatedAt;
+  };
+}

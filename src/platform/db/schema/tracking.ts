@@ -1,0 +1,156 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { CreatedAt, Id, JsonObject, UpdatedAt } from './columns.js';
+
+export type TripStatus = 'draft' | 'active' | 'paused' | 'completed';
+
+export interface DevicesTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  device_type: string | null;
+  is_active: Generated<boolean>;
+  api_key_id: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface GpsPointsTable {
+  id: Id;
+  device_id: string | null;
+  trip_id: string | null;
+  latitude: number;
+  longitude: number;
+  altitude: number | null;
+  heading: number | null;
+  timestamp: Date;
+  speed_kmh: number;
+  speed_mps: number;
+  speed_mph: number;
+  speed_knots: number;
+  pdop: number | null;
+  hdop: number | null;
+  vdop: number | null;
+  created_at: CreatedAt;
+}
+
+export interface TripsTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  status: Generated<TripStatus>;
+  gps_logging_enabled: Generated<boolean>;
+  device_id: string | null;
+  category_id: string | null;
+  origin_id: string | null;
+  destination_id: string | null;
+  weight_kg: number | null;
+  notes: string | null;
+  tags: Generated<string[]>;
+  start_latitude: number | null;
+  start_longitude: number | null;
+  end_latitude: number | null;
+  end_longitude: number | null;
+  started_at: Date | null;
+  ended_at: Date | null;
+  /** Kept by the gps_points_count_trip trigger. */
+  gps_point_count: ColumnType<number, never, never>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface TripStatusHistoryTable {
+  id: Id;
+  trip_id: string;
+  old_status: TripStatus;
+  new_status: TripStatus;
+  changed_by: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  changed_at: CreatedAt;
+}
+
+
+export interface LocationsTable {
+  id: Id;
+  name: string;
+  street: string | null;
+  zip: string | null;
+  city: string | null;
+  country: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  notes: string | null;
+  is_active: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface LocationContactsTable {
+  id: Id;
+  location_id: string;
+  name: string;
+  phone: string | null;
+  email: string | null;
+  role: string | null;
+  created_at: CreatedAt;
+}
+
+export interface TripCategoriesTable {
+  id: Id;
+  parent_id: string | null;
+  name: string;
+  description: string | null;
+  color: string | null;
+  is_active: Generated<boolean>;
+  sort_order: Generated<number>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface GeofencesTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  latitude: number;
+  longitude: number;
+  radius_km: number;
+  is_active: Generated<boolean>;
+  metadata: JsonObject;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface TripTemplatesTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  category_id: string | null;
+  origin_id: string | null;
+  destination_id: string | null;
+  device_id: string | null;
+  gps_logging_enabled: Generated<boolean>;
+  default_weight_kg: number | null;
+  notes: string | null;
+  tags: Generated<string[]>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface TrackingTables {
+  /** Owner: tracking/devices. */
+  devices: DevicesTable;
+  /** Owner: tracking/gps. */
+  gps_points: GpsPointsTable;
+  /** Owner: tracking/trips. */
+  trips: TripsTable;
+  trip_status_history: TripStatusHistoryTable;
+  /** Owner: tracking/locations. */
+  locations: LocationsTable;
+  location_contacts: LocationContactsTable;
+  /** Owner: tracking/trip-categories. */
+  trip_categories: TripCategoriesTable;
+  /** Owner: tracking/geofences. */
+  geofences: GeofencesTable;
+  /** Owner: tracking/trip-templates. */
+  trip_templates: TripTemplatesTable;
+}

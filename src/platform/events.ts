@@ -1,0 +1,45 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from './db/schema/index.js';
+
+/**
+ * Domain events: how one module reacts to another's change without either importing the other.
+ * The module that owns the change emits; the composition root registers the reactions at start-up.
+ *
+ * Events ending in `ing` run inside the emitter's transaction (`trx`), so the reactions commit or
+ * roll back with the change; a reaction that throws aborts it. The others are emitted after commit.
+ */
+export interface DomainEvents {
+  /** A user is being soft-deleted: their sessions, keys and mailed links end in the same transaction. */
+  'user.deleting': { userId: string; trx: Kysely<Schema> };
+  /** A user's password was reset: their sessions end and open two-factor sign-ins close, in the same transaction. */
+  'user.password_resetting': { userId: string; trx: Kysely<Schema> };
+  /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
+  'user.roles_changed': { userId: string };
+}
+
+export type DomainEventName = keyof DomainEvents;
+
+/** What a reaction reports back to the emitter, e.g. `{ sessions_revoked: 3 }` for an audit event. */
+export type ReactionReport = Record<string, number>;
+
+type Reaction<K extends DomainEventName> = (event: DomainEvents[K]) => Promise<ReactionReport | void> | ReactionReport | void;
+
+export interface DomainEventBus {
+  on<K extends DomainEventName>(name: K, reaction: Reaction<K>): void;
+  /** Runs the reactions one after the other (they may share a transaction); their reports merged. */
+  emit<K extends DomainEventName>(name: K, event: DomainEvents[K]): Promise<ReactionReport>;
+}
+
+export function createDomainEventBus(): DomainEventBus {
+  const reactions = new Map<DomainEventName, Reaction<never>[]>();
+  return {
+    on(name, reaction) {
+      reactions.set(name, [...(reactions.get(name) ?? []), reaction as Reaction<never>]);
+    },
+    async emit(name, event) {
+      const report: ReactionReport = {};
+      for (const reaction of reactions.get(name) ?? []) Object.assign(report, await (reaction as Reaction<typeof name>)(event));
+      return report;
+    },
+  };
+}

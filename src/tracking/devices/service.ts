@@ -1,0 +1,64 @@
+import type { Kysely } from 'kysely';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+import { createDevicesRepo, type DeviceFields } from './repo.js';
+
+export type DeviceInput = DeviceFields & { api_key_id?: string };
+
+/** What devices need to know of an API key: its owner and whether it is a system key (the API-key module answers). */
+export interface ApiKeyLookup {
+  linkable(id: string): Promise<{ is_system: boolean; user_id: string | null } | undefined>;
+}
+
+/** Devices, and the link from a device to the API key it sends with. */
+export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup }) {
+  const repo = createDevicesRepo(deps.db);
+
+  /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
+  async function assertLinkable(caller: Caller, apiKeyId: string): Promise<void> {
+    const key = await deps.apiKeys.linkable(apiKeyId);
+    if (!key) throw badRequest('api_key_id does not name an existing API key');
+    if (!caller.isSuperAdmin && !key.is_system && (caller.userId === null || key.user_id !== caller.userId)) {
+      throw forbidden('Only a key you own, or a system key, may be linked to a device');
+    }
+  }
+
+  type Device = NonNullable<Awaited<ReturnType<typeof repo.get>>>;
+
+  async function save(caller: Caller, input: DeviceInput, write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>) {
+    const { api_key_id: apiKeyId, ...fields } = input;
+    if (apiKeyId !== undefined) await assertLinkable(caller, apiKeyId);
+    return deps.db.transaction().execute(async (trx) => {
+      const device = await write(trx, fields);
+      if (!device) throw notFound('Device not found');
+      return apiKeyId === undefined ? device : repo.linkKey(trx, device.id, apiKeyId);
+    });
+  }
+
+  return {
+    page: repo.page,
+    count: repo.count,
+    ids: repo.ids,
+
+    async get(id: string) {
+      const device = await repo.get(id);
+      if (!device) throw notFound('Device not found');
+      return device;
+    },
+
+    /** The device linked to an API key, if any: GPS points sent with that key belong to it. */
+    byApiKey: repo.byApiKey,
+
+    create: (caller: Caller, input: DeviceInput & { name: string }) =>
+      save(caller, input, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
+
+    update: (caller: Caller, id: string, input: DeviceInput) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
+
+    async remove(id: string) {
+      if (!(await repo.delete(id))) throw notFound('Device not found');
+    },
+  };
+}
+
+export type DevicesService = ReturnType<typeof createDevicesService>;

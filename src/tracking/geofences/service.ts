@@ -1,0 +1,33 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { notFound } from '../../platform/http/errors.js';
+import { createGeofencesRepo, type GeofenceFields } from './repo.js';
+
+/** Circular geofences: a centre and a radius in kilometres (the route schemas and table checks hold the ranges). */
+export function createGeofencesService(deps: { db: Kysely<Schema> }) {
+  const repo = createGeofencesRepo(deps.db);
+
+  return {
+    page: repo.page,
+
+    async get(id: string) {
+      const geofence = await repo.get(id);
+      if (!geofence) throw notFound('Geofence not found');
+      return geofence;
+    },
+
+    create: repo.insert,
+
+    async update(id: string, fields: GeofenceFields) {
+      const geofence = await repo.update(id, fields);
+      if (!geofence) throw notFound('Geofence not found');
+      return geofence;
+    },
+
+    async remove(id: string) {
+      if (!(await repo.delete(id))) throw notFound('Geofence not found');
+    },
+  };
+}
+
+export type GeofencesService = ReturnType<typeof createGeofencesService>;

@@ -1,0 +1,107 @@
+import { sql, type Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+
+export const GPS_COLUMNS = [
+  'id',
+  'device_id',
+  'trip_id',
+  'latitude',
+  'longitude',
+  'altitude',
+  'heading',
+  'timestamp',
+  'speed_kmh',
+  'speed_mps',
+  'speed_mph',
+  'speed_knots',
+  'pdop',
+  'hdop',
+  'vdop',
+  'created_at',
+] as const;
+
+/** A point as the API shows it: `device_id` only when the point belongs to a device (the spec's "present when"). */
+export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit<T, 'device_id'> & { device_id?: string } {
+  if (row.device_id !== null) return row as Omit<T, 'device_id'> & { device_id: string };
+  const { device_id: _none, ...point } = row;
+  return point;
+}
+
+export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
+
+/**
+ * The hot reads, built apart from their execution so that the query-plan test explains exactly
+ * these queries (each must walk an index, whatever the table size).
+ */
+export function gpsQueries(db: Kysely<Schema>) {
+  return {
+    /** The newest point overall, or of one device (walks gps_points_time / gps_points_device_time). */
+    latest(deviceId?: string) {
+      const query = db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').limit(1);
+      return deviceId === undefined ? query : query.where('device_id', '=', deviceId);
+    },
+
+    /**
+     * The newest point of each of these devices: one index probe per device. (DISTINCT ON over
+     * gps_points would walk every row of the index, which grows with the points, not the devices.)
+     */
+    latestPerDevice: (deviceIds: string[]) =>
+      db
+        .selectFrom(sql<{ device_id: string }>`unnest(${deviceIds}::uuid[])`.as('device_id'))
+        .innerJoinLateral(
+          (eb) =>
+            eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.device_id', '=', 'device_id.device_id').orderBy('timestamp', 'desc').limit(1).as('latest'),
+          (join) => join.onTrue(),
+        )
+        .selectAll('latest'),
+
+    page: (limit: number, offset: number) =>
+      db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').orderBy('id').limit(limit).offset(offset),
+
+    /** A page of a trip's points, oldest first (walks gps_points_trip_time). */
+    tripPage: (tripId: string, limit: number, offset: number) =>
+      db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset),
+  };
+}
+
+export function createGpsRepo(db: Kysely<Schema>) {
+  const queries = gpsQueries(db);
+  const count = async () => Number((await db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return {
+    async page(limit: number, offset: number) {
+      const [rows, total] = await Promise.all([queries.page(limit, offset).execute().then((rows) => rows.map(toGpsPoint)), count()]);
+      return { rows, total };
+    },
+
+    pointsOfTrip: async (tripId: string, limit: number, offset: number) => (await queries.tripPage(tripId, limit, offset).execute()).map(toGpsPoint),
+
+    count,
+
+    get: async (id: string) => {
+      const row = await db.selectFrom('gps_points').select(GPS_COLUMNS).where('id', '=', id).executeTakeFirst();
+      return row && toGpsPoint(row);
+    },
+
+    insert: async (point: NewGpsPoint) => toGpsPoint(await db.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
+
+    latest: async (deviceId?: string) => {
+      const row = await queries.latest(deviceId).executeTakeFirst();
+      return row && toGpsPoint(row);
+    },
+
+    /** By device id: sorted here rather than in SQL, one row per device, so the query stays one index probe per id. */
+    async latestPerDevice(deviceIds: string[]) {
+      if (deviceIds.length === 0) return [];
+      const rows = await queries.latestPerDevice(deviceIds).execute();
+      return rows.sort((a, b) => (a.device_id! < b.device_id! ? -1 : 1)).map(toGpsPoint);
+    },
+
+    /** Deletes a point that no trip holds; reports what stood in the way otherwise. */
+    async deleteUnlinked(id: string): Promise<'deleted' | 'missing' | 'linked'> {
+      const result = await db.deleteFrom('gps_points').where('id', '=', id).where('trip_id', 'is', null).returning('device_id').executeTakeFirst();
+      if (result) return 'deleted';
+      const exists = await db.selectFrom('gps_points').select(sql<number>`1`.as('one')).where('id', '=', id).executeTakeFirst();
+      return exists ? 'linked' : 'missing';
+    },
+  };
+}

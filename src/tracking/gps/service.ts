@@ -1,0 +1,191 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { DevicesService } from '../devices/service.js';
+import { createGpsRepo } from './repo.js';
+
+/** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
+export const LATEST_CACHE_TTL_SECS = 300;
+const NO_POINT = 'none';
+/** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
+const PARSED_LATEST_MAX = 10_000;
+
+export interface GpsPointInput {
+  latitude: number;
+  longitude: number;
+  altitude?: number | null;
+  heading?: number | null;
+  timestamp: number;
+  speed_kmh: number;
+  speed_mps: number;
+  speed_mph: number;
+  speed_knots: number;
+  pdop?: number | null;
+  hdop?: number | null;
+  vdop?: number | null;
+  device_id?: string;
+}
+
+type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
+
+// v2: points without a device leave device_id out. A new name, so nodes of the previous version
+// sharing Redis during a rolling deploy never read entries of the other shape.
+const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${deviceId}` : 'gps:latest:v2:all');
+
+/**
+ * GPS points. The latest point overall and per device is served from the
+ * key-value cache (gps.latest_cache_ttl_secs, 5 minutes) and written through on every new point, so the
+ * hot read never reaches the database and a new point is visible at once; the
+ * cache keeps the newest by timestamp (`keepNewest`), whatever order points arrive in.
+ */
+interface Deps {
+  db: Kysely<Schema>;
+  kv: KeyValueStore;
+  devices: Pick<DevicesService, 'byApiKey' | 'get' | 'ids'>;
+  trips: { loggingTripOf(deviceId: string): Promise<{ id: string } | undefined> };
+  log: FastifyBaseLogger;
+  /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
+  latestCacheTtlSecs: () => Promise<number>;
+}
+
+export function createGpsService(deps: Deps) {
+  const repo = createGpsRepo(deps.db);
+  const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
+
+  /**
+   * The cache holds JSON; parsing it again on every read of an unchanged point is most of the hot
+   * read's own work, so the last parse per key is kept and reused while the cached text is the same.
+   * The shared object is frozen: no caller may change it.
+   */
+  function parseLatest(key: string, raw: string): GpsPoint {
+    const memo = parsedLatest.get(key);
+    if (memo?.raw === raw) return memo.point;
+    const point = Object.freeze(JSON.parse(raw) as GpsPoint);
+    if (parsedLatest.size >= PARSED_LATEST_MAX) parsedLatest.clear();
+    parsedLatest.set(key, { raw, point });
+    return point;
+  }
+
+  async function cached<T>(operation: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await operation();
+    } catch (err) {
+      cacheFailed(err);
+      return undefined;
+    }
+  }
+
+  function cacheFailed(err: unknown): void {
+    deps.log.warn({ err }, 'latest-point cache unavailable');
+  }
+
+  /** The configured TTL; the default when it cannot be read (the point is stored by then: no 500). */
+  function cacheTtl(): Promise<number> {
+    return deps.latestCacheTtlSecs().catch((err: unknown) => {
+      deps.log.warn({ err }, 'could not read gps.latest_cache_ttl_secs; using the default');
+      return LATEST_CACHE_TTL_SECS;
+    });
+  }
+
+  /**
+   * The newest point of one key as the database has it, cached unless a newer one got there first
+   * (a point written meanwhile): every cache write compares, so concurrent writers and a reader
+   * filling the cache cannot leave an older point behind.
+   */
+  async function loadLatest(key: string, deviceId?: string): Promise<GpsPoint | null> {
+    const point = (await repo.latest(deviceId)) ?? null;
+    const ttl = await cacheTtl();
+    await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, ttl, 'set'));
+    return point;
+  }
+
+  /** Makes a new point the latest of its key unless a newer one is cached. */
+  async function offerAsLatest(key: string, point: GpsPoint, deviceId?: string): Promise<void> {
+    const ttl = await cacheTtl();
+    const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), ttl, 'skip'));
+    // Nothing cached (expired, or the latest was deleted): only the database knows whether this point
+    // is the newest (a late point may be older than others), so the cache is filled from there.
+    if (outcome === 'absent') await loadLatest(key, deviceId);
+  }
+
+  /**
+   * Without a device_id in the body, a point belongs to the device linked to the calling API key;
+   * a point of a device joins that device's active GPS-logging trip.
+   */
+  async function deviceFor(caller: Caller, deviceId: string | undefined): Promise<string | null> {
+    if (deviceId !== undefined) {
+      await deps.devices.get(deviceId).catch(() => {
+        throw badRequest('device_id does not name an existing device');
+      });
+      return deviceId;
+    }
+    return caller.apiKeyId ? ((await deps.devices.byApiKey(caller.apiKeyId))?.id ?? null) : null;
+  }
+
+  return {
+    page: repo.page,
+    /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
+    pointsOfTrip: repo.pointsOfTrip,
+    count: repo.count,
+
+    async get(id: string) {
+      const point = await repo.get(id);
+      if (!point) throw notFound('GPS point not found');
+      return point;
+    },
+
+    async record(caller: Caller, input: GpsPointInput) {
+      const { device_id: requestedDevice, timestamp, ...fields } = input;
+      const deviceId = await deviceFor(caller, requestedDevice);
+      const trip = deviceId ? await deps.trips.loggingTripOf(deviceId) : undefined;
+      const point = await repo.insert({
+        altitude: null,
+        heading: null,
+        pdop: null,
+        hdop: null,
+        vdop: null,
+        ...fields,
+        timestamp: new Date(timestamp * 1000),
+        device_id: deviceId,
+        trip_id: trip?.id ?? null,
+      });
+      await offerAsLatest(latestKey(), point);
+      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
+      return point;
+    },
+
+    /** The newest point overall or of one device; null when there is none. */
+    async latest(deviceId?: string): Promise<GpsPoint | null> {
+      const key = latestKey(deviceId);
+      // Without `cached`: a closure and a promise fewer on the hottest read.
+      let hit: string | null | undefined;
+      try {
+        hit = await deps.kv.get(key);
+      } catch (err) {
+        cacheFailed(err);
+      }
+      if (hit === NO_POINT) return null;
+      if (hit) return parseLatest(key, hit);
+      return loadLatest(key, deviceId);
+    },
+
+    /** The latest point of every device that has one, by device id. */
+    latestPerDevice: async () => repo.latestPerDevice(await deps.devices.ids()),
+
+    async remove(id: string) {
+      const point = await repo.get(id);
+      if (!point) throw notFound('GPS point not found');
+      const outcome = await repo.deleteUnlinked(id);
+      if (outcome === 'missing') throw notFound('GPS point not found');
+      if (outcome === 'linked') throw conflict('The GPS point belongs to a trip and cannot be deleted');
+      // The deleted point may have been the cached latest one.
+      await cached(() => deps.kv.delete(latestKey()));
+      if (point.device_id) await cached(() => deps.kv.delete(latestKey(point.device_id!)));
+    },
+  };
+}
+
+export type GpsService = ReturnType<typeof createGpsService>;

@@ -1,0 +1,63 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { notFound } from '../../platform/http/errors.js';
+import { createLocationsRepo, type ContactFields, type LocationFields } from './repo.js';
+
+export type ContactInput = ContactFields & { name: string };
+export type LocationInput = LocationFields & { name: string; contacts?: ContactInput[] };
+
+/** Locations (trip origins and destinations) and the people to contact there. */
+export function createLocationsService(deps: { db: Kysely<Schema> }) {
+  const repo = createLocationsRepo(deps.db);
+
+  async function requireLocation(id: string) {
+    const location = await repo.get(id);
+    if (!location) throw notFound('Location not found');
+    return location;
+  }
+
+  const withContacts = async <T extends { id: string }>(location: T) => ({ ...location, contacts: await repo.contactsOf(location.id) });
+
+  return {
+    page: repo.page,
+
+    get: async (id: string) => withContacts(await requireLocation(id)),
+
+    /** The location and its contacts are written in one transaction: an invalid contact leaves nothing behind. */
+    create: ({ contacts = [], ...fields }: LocationInput) =>
+      deps.db.transaction().execute(async (trx) => {
+        const location = await repo.insert(trx, fields);
+        if (contacts.length > 0) await repo.insertContacts(trx, location.id, contacts);
+        return { ...location, contacts: await repo.contactsOf(location.id, trx) };
+      }),
+
+    /** Changes the location's own fields; its contacts are managed through the contact routes only. */
+    async update(id: string, fields: LocationFields) {
+      const location = await repo.update(id, fields);
+      if (!location) throw notFound('Location not found');
+      return withContacts(location);
+    },
+
+    async remove(id: string) {
+      if (!(await repo.delete(id))) throw notFound('Location not found');
+    },
+
+    async addContact(locationId: string, contact: ContactInput) {
+      await requireLocation(locationId);
+      const [created] = await repo.insertContacts(deps.db, locationId, [contact]);
+      return created!;
+    },
+
+    async updateContact(locationId: string, contactId: string, fields: ContactFields) {
+      const contact = await repo.updateContact(locationId, contactId, fields);
+      if (!contact) throw notFound('Contact not found');
+      return contact;
+    },
+
+    async removeContact(locationId: string, contactId: string) {
+      if (!(await repo.deleteContact(locationId, contactId))) throw notFound('Contact not found');
+    },
+  };
+}
+
+export type LocationsService = ReturnType<typeof createLocationsService>;

@@ -1,0 +1,53 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { badRequest, notFound } from '../../platform/http/errors.js';
+import { createTripCategoriesRepo, type CategoryFields } from './repo.js';
+
+const UNKNOWN_PARENT = 'parent_id does not name an existing trip category';
+
+/** Hierarchical trip categories: a category's parent must exist and the hierarchy stays a tree. */
+export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
+  const repo = createTripCategoriesRepo(deps.db);
+
+  /**
+   * Writes under the hierarchy lock after checking the new parent: it must exist
+   * and must not be the category itself or one of its descendants.
+   */
+  const save = <T>(id: string | null, parentId: string | null | undefined, write: (trx: Kysely<Schema>) => Promise<T>) =>
+    deps.db.transaction().execute(async (trx) => {
+      if (parentId) {
+        await repo.lockHierarchy(trx);
+        if (parentId === id) throw badRequest('A category cannot be its own parent');
+        const lineage = await repo.lineageOf(trx, parentId);
+        if (lineage.length === 0) throw badRequest(UNKNOWN_PARENT);
+        if (id && lineage.includes(id)) throw badRequest('parent_id would make the category an ancestor of itself');
+      }
+      return write(trx);
+    });
+
+  return {
+    list: repo.list,
+
+    async get(id: string) {
+      const category = await repo.get(id);
+      if (!category) throw notFound('Trip category not found');
+      return category;
+    },
+
+    create: (fields: CategoryFields & { name: string }) => save(null, fields.parent_id, (trx) => repo.insert(trx, fields)),
+
+    update: (id: string, fields: CategoryFields) =>
+      save(id, fields.parent_id, async (trx) => {
+        const category = await repo.update(trx, id, fields);
+        if (!category) throw notFound('Trip category not found');
+        return category;
+      }),
+
+    /** Children become top-level categories; trips and templates lose the reference (foreign keys set null). */
+    async remove(id: string) {
+      if (!(await repo.delete(id))) throw notFound('Trip category not found');
+    },
+  };
+}
+
+export type TripCategoriesService = ReturnType<typeof createTripCategoriesService>;

@@ -1,0 +1,56 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { notFound } from '../../platform/http/errors.js';
+import type { TripsService } from '../trips/service.js';
+import { createTripTemplatesRepo, type TemplateFields } from './repo.js';
+
+/** Trip templates: saved trip values that new trips are created from. */
+export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pick<TripsService, 'create'> }) {
+  const repo = createTripTemplatesRepo(deps.db);
+
+  async function requireTemplate(id: string) {
+    const template = await repo.get(id);
+    if (!template) throw notFound('Trip template not found');
+    return template;
+  }
+
+  return {
+    list: repo.list,
+    get: requireTemplate,
+    create: repo.insert,
+
+    /** Every field is optional; an empty body changes nothing and answers the template as it is. */
+    async update(id: string, fields: TemplateFields) {
+      if (Object.keys(fields).length === 0) return requireTemplate(id);
+      const template = await repo.update(id, fields);
+      if (!template) throw notFound('Trip template not found');
+      return template;
+    },
+
+    async remove(id: string) {
+      if (!(await repo.delete(id))) throw notFound('Trip template not found');
+    },
+
+    /**
+     * A new draft trip with every value of the template and the given weight.
+     * It goes through the trips service so trips keep one place for their rules.
+     */
+    async createTrip(id: string, weightKg: number) {
+      const template = await requireTemplate(id);
+      return deps.trips.create({
+        name: `${template.name} (from template)`,
+        description: template.description,
+        category_id: template.category_id,
+        origin_id: template.origin_id,
+        destination_id: template.destination_id,
+        device_id: template.device_id,
+        gps_logging_enabled: template.gps_logging_enabled,
+        notes: template.notes,
+        tags: template.tags,
+        weight_kg: weightKg,
+      });
+    },
+  };
+}
+
+export type TripTemplatesService = ReturnType<typeof createTripTemplatesService>;

@@ -1,0 +1,77 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
+
+export const TRIP_COLUMNS = [
+  'id', 'name', 'description', 'status', 'gps_logging_enabled', 'device_id', 'category_id', 'origin_id', 'destination_id',
+  'weight_kg', 'notes', 'tags', 'start_latitude', 'start_longitude', 'end_latitude', 'end_longitude', 'started_at', 'ended_at',
+  'created_at', 'updated_at',
+] as const;
+
+export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' | 'updated_at'>;
+
+export function createTripsRepo(db: Kysely<Schema>) {
+  return {
+    async page(limit: number, offset: number, status?: TripStatus) {
+      let rows = db.selectFrom('trips').select(TRIP_COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset);
+      let count = db.selectFrom('trips').select((eb) => eb.fn.countAll<number>().as('n'));
+      if (status) {
+        rows = rows.where('status', '=', status);
+        count = count.where('status', '=', status);
+      }
+      const [data, total] = await Promise.all([rows.execute(), count.executeTakeFirstOrThrow()]);
+      return { rows: data, total: Number(total.n) };
+    },
+
+    get: (id: string, executor: Kysely<Schema> = db) => executor.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).executeTakeFirst(),
+
+    /** The trip row, locked until the transaction ends, so status changes of one trip run one at a time. */
+    getForUpdate: (trx: Kysely<Schema>, id: string) => trx.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst(),
+
+    insert: (fields: TripFields & { name: string }, executor: Kysely<Schema> = db) =>
+      executor.insertInto('trips').values(fields).returning(TRIP_COLUMNS).executeTakeFirstOrThrow(),
+
+    update: (trx: Kysely<Schema>, id: string, fields: TripFields) =>
+      trx.updateTable('trips').set({ ...fields, updated_at: new Date() }).where('id', '=', id).returning(TRIP_COLUMNS).executeTakeFirstOrThrow(),
+
+    /** Another trip that is active and logging GPS on this device, if any. */
+    otherLoggingTrip: (trx: Kysely<Schema>, deviceId: string, tripId: string) =>
+      trx
+        .selectFrom('trips')
+        .select('id')
+        .where('device_id', '=', deviceId)
+        .where('status', '=', 'active')
+        .where('gps_logging_enabled', '=', true)
+        .where('id', '!=', tripId)
+        .executeTakeFirst(),
+
+    /** The active GPS-logging trip of a device: new points of the device belong to it. */
+    loggingTripOf: (deviceId: string) =>
+      db
+        .selectFrom('trips')
+        .select('id')
+        .where('device_id', '=', deviceId)
+        .where('status', '=', 'active')
+        .where('gps_logging_enabled', '=', true)
+        .executeTakeFirst(),
+
+    addHistory: (trx: Kysely<Schema>, entry: Omit<Schema['trip_status_history'], 'id' | 'changed_at'>) =>
+      trx.insertInto('trip_status_history').values(entry).execute(),
+
+    history: (tripId: string) =>
+      db.selectFrom('trip_status_history').selectAll().where('trip_id', '=', tripId).orderBy('changed_at').orderBy('id').execute(),
+
+    /** How many points the trip has (a trigger on gps_points keeps the count); undefined for no such trip. */
+    async pointCount(tripId: string): Promise<number | undefined> {
+      const trip = await db.selectFrom('trips').select('gps_point_count').where('id', '=', tripId).executeTakeFirst();
+      return trip && Number(trip.gps_point_count);
+    },
+
+    countByStatus: () => db.selectFrom('trips').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
+
+    /** Deletes a draft or completed trip; its points stay, without trip. */
+    async deleteIfSettled(id: string): Promise<boolean> {
+      const result = await db.deleteFrom('trips').where('id', '=', id).where('status', 'in', ['draft', 'completed']).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+  };
+}

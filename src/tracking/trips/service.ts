@@ -1,0 +1,140 @@
+import type { Kysely } from 'kysely';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+import type { GpsService } from '../gps/service.js';
+import { createTripsRepo, type TripFields } from './repo.js';
+
+/** The trip state machine: draft → active ⇄ paused → completed (active → completed too). */
+const NEXT_STATUSES: Record<TripStatus, TripStatus[]> = {
+  draft: ['active'],
+  active: ['paused', 'completed'],
+  paused: ['active', 'completed'],
+  completed: [],
+};
+
+const ONE_LOGGING_TRIP_INDEX = 'trips_one_logging_trip_per_device';
+const LOGGING_CONFLICT = 'Another active trip is already logging GPS on this device';
+
+export type TripInput = Omit<TripFields, 'started_at' | 'ended_at'>;
+
+interface Position {
+  latitude: number;
+  longitude: number;
+}
+
+interface Deps {
+  db: Kysely<Schema>;
+  /** The latest GPS point of a device (from the GPS area's cache). */
+  latestPositionOf: (deviceId: string) => Promise<Position | null>;
+  /** gps_logging_enabled of a new trip that does not say (system config trips.default_gps_logging). */
+  defaultGpsLogging: () => Promise<boolean>;
+  /** A page of a trip's points by time (the GPS area's). */
+  pointsOfTrip: GpsService['pointsOfTrip'];
+}
+
+export function createTripsService(deps: Deps) {
+  const repo = createTripsRepo(deps.db);
+
+  async function requireTrip(id: string) {
+    const trip = await repo.get(id);
+    if (!trip) throw notFound('Trip not found');
+    return trip;
+  }
+
+  /** Where a status change happened: the request's start/end coordinates, else the device's latest point. */
+  async function positionOf(status: TripStatus, input: TripInput, deviceId: string | null): Promise<Position | null> {
+    const [latitude, longitude] =
+      status === 'completed' ? [input.end_latitude, input.end_longitude] : [input.start_latitude, input.start_longitude];
+    if (typeof latitude === 'number' && typeof longitude === 'number') return { latitude, longitude };
+    return deviceId ? deps.latestPositionOf(deviceId) : null;
+  }
+
+  return {
+    page: repo.page,
+    get: requireTrip,
+    history: async (id: string) => {
+      await requireTrip(id);
+      return repo.history(id);
+    },
+    /** A page of the trip's points by time; the total is the trip's own count. */
+    points: async (id: string, limit: number, offset: number) => {
+      const [rows, total] = await Promise.all([deps.pointsOfTrip(id, limit, offset), repo.pointCount(id)]);
+      if (total === undefined) throw notFound('Trip not found');
+      return { rows, total };
+    },
+
+    /** Trips per status and in all (public statistics). */
+    async countByStatus() {
+      const counts = { draft: 0, active: 0, paused: 0, completed: 0, total: 0 };
+      for (const row of await repo.countByStatus()) {
+        counts[row.status] = Number(row.n);
+        counts.total += Number(row.n);
+      }
+      return counts;
+    },
+    loggingTripOf: repo.loggingTripOf,
+
+    /** New trips start as drafts. */
+    async create(input: TripInput & { name: string }) {
+      const gpsLogging = input.gps_logging_enabled ?? (await deps.defaultGpsLogging()) === true;
+      return repo.insert({ ...input, gps_logging_enabled: gpsLogging, status: 'draft' });
+    },
+
+    /**
+     * Applies field changes and, with `status`, one step of the state machine:
+     * started_at/ended_at are set, a history entry is written, and activating a
+     * GPS-logging trip fails with 409 while another one logs on the same device
+     * (checked under a row lock and guaranteed by a partial unique index).
+     */
+    async update(caller: Caller, id: string, input: TripInput) {
+      const { status, ...fields } = input;
+      const before = await requireTrip(id);
+      // Read outside the transaction: the embedded database has a single connection.
+      const position = status ? await positionOf(status, input, fields.device_id ?? before.device_id) : null;
+      try {
+        return await deps.db.transaction().execute(async (trx) => {
+          const trip = await repo.getForUpdate(trx, id);
+          if (!trip) throw notFound('Trip not found');
+          if (status !== undefined && !NEXT_STATUSES[trip.status].includes(status)) {
+            throw badRequest(`A trip cannot go from ${trip.status} to ${status}`);
+          }
+          const next = { ...trip, ...fields, status: status ?? trip.status };
+          if (next.status === 'active' && next.gps_logging_enabled && next.device_id) {
+            if (await repo.otherLoggingTrip(trx, next.device_id, id)) throw conflict(LOGGING_CONFLICT);
+          }
+          const changes: TripFields = { ...fields };
+          if (status) {
+            changes.status = status;
+            if (status === 'active' && !trip.started_at) changes.started_at = new Date();
+            if (status === 'completed') changes.ended_at = new Date();
+          }
+          const updated = await repo.update(trx, id, changes);
+          if (status) {
+            await repo.addHistory(trx, {
+              trip_id: id,
+              old_status: trip.status,
+              new_status: status,
+              changed_by: caller.userId,
+              latitude: position?.latitude ?? null,
+              longitude: position?.longitude ?? null,
+            });
+          }
+          return updated;
+        });
+      } catch (error) {
+        if ((error as { constraint?: string }).constraint === ONE_LOGGING_TRIP_INDEX) throw conflict(LOGGING_CONFLICT);
+        throw error;
+      }
+    },
+
+    async remove(id: string) {
+      const trip = await requireTrip(id);
+      if (!(await repo.deleteIfSettled(id))) {
+        throw conflict(`A ${trip.status} trip cannot be deleted; complete it first`);
+      }
+    },
+  };
+}
+
+export type TripsService = ReturnType<typeof createTripsService>;

@@ -1,7 +1,7 @@
 /**
  * The dependency rules of ARCHITECTURE.md, checked by `npm run lint:deps` (part of `npm test`).
  * Contexts: src/identity, src/tracking, src/operations; each holds modules (one folder each).
- * A module's public entry is its service.ts, schemas.ts (the shapes it publishes) or index.ts.
+ * A module's public entry is its service.ts, schemas.ts (the shapes it publishes), errors.ts (its error codes) or index.ts.
  */
 const CONTEXTS = '(identity|tracking|operations)';
 
@@ -31,11 +31,11 @@ module.exports = {
     {
       name: 'module-through-public-entry',
       severity: 'error',
-      comment: "A module uses another only through its service.ts, schemas.ts or index.ts, never its repo, routes or helpers.",
+      comment: 'A module uses another only through its service.ts, schemas.ts, errors.ts or index.ts, never its repo, routes or helpers.',
       from: { path: `^src/${CONTEXTS}/([^/]+)/` },
       to: {
         path: `^src/${CONTEXTS}/[^/]+/`,
-        pathNot: [`^src/$1/$2/`, `^src/${CONTEXTS}/[^/]+/(service|schemas|index)\\.ts$`],
+        pathNot: [`^src/$1/$2/`, `^src/${CONTEXTS}/[^/]+/(service|schemas|errors|index)\\.ts$`],
       },
     },
     {

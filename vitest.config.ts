@@ -7,12 +7,24 @@ import { defineConfig } from 'vitest/config';
  */
 const external = Boolean(process.env.TEST_DATABASE_URL || process.env.TEST_REDIS_URL);
 
+/**
+ * In CI (or with TEST_SEED) files and the tests in them run in a random order, so a test that leans on
+ * another's leftovers fails; the seed is printed so the order can be replayed.
+ */
+const shuffle = Boolean(process.env.CI || process.env.TEST_SEED);
+const seed = Number(process.env.TEST_SEED) || Math.floor(Math.random() * 1_000_000);
+if (shuffle && !process.env.VITEST_WORKER_ID && !(globalThis as { seedShown?: boolean }).seedShown) {
+  (globalThis as { seedShown?: boolean }).seedShown = true;
+  console.log(`Test order shuffled with seed ${seed}; replay it with TEST_SEED=${seed} npm test`);
+}
+
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
+    sequence: shuffle ? { shuffle: { files: true, tests: true }, seed } : {},
     hookTimeout: 60_000,
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: 'test-results.json' },

@@ -26,7 +26,7 @@ import { createStatsService } from './operations/stats/service.js';
 import { createTripsService } from './tracking/trips/service.js';
 import { createUsersService } from './identity/users/service.js';
 import { createPlatformsService } from './identity/platforms/service.js';
-import { createSessionsService } from './identity/sessions/service.js';
+import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
 import { createAccountsService } from './identity/accounts/service.js';
 import { createTwoFactorService } from './identity/two-factor/service.js';
 import { createLocationsService } from './tracking/locations/service.js';
@@ -45,67 +45,48 @@ export interface Infrastructure {
 
 export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const events = createDomainEventBus();
-  // The resolver and the services that look credentials up need each other; the lookups are late-bound.
-  const credentials: CredentialResolver = new CredentialResolver(
-    kv,
-    { session: (hash) => auth.lookupSession(hash), apiKey: (hash) => apiKeys.lookup(hash) },
-    log,
-  );
+  const credentials = new CredentialResolver(kv, log);
   const audit = createAuditWriter(db);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
   const platforms = createPlatformsService({ db, audit });
-  const access = createAccessService({
-    db, credentials,
-    credentialHashesOfUser: async (userId) => [...(await auth.sessionHashesOf(userId)), ...(await apiKeys.keyHashesOf(userId))],
-  });
-  // Late-bound: deleting a user revokes their sessions (auth) and API keys, and both of those use users.
-  const users = createUsersService({
-    db, config, mailer, audit, log, access, platforms,
-    revokeAllSessions: (userId, trx) => auth.revokeAllSessions(userId, trx),
-    revokeAllApiKeys: (userId, trx) => apiKeys.revokeAllOfUser(userId, trx),
-  });
+  const access = createAccessService({ db, credentials, events });
+  const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
+  const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser });
   const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(kv, log);
-  // Late-bound: the two-factor service signs in through auth.issueSession; login opens its challenges.
-  const auth = createAuthService({
-    db, botProtection, users, access, credentials, audit, signInThrottle,
-    twoFactor: { startLoginChallenge: (userId, provider) => twoFactor.startLoginChallenge(userId, provider) },
-  });
-  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, auth, signInThrottle });
+  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
+  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor });
   const registration = createRegistrationService({
-    db, botProtection, mailer, users, access, auth, audit, log,
+    db, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, botProtection, mailer, users, auth, audit, kv, log,
-    clearSignInFailures: (identifiers) => signInThrottle.clear(identifiers),
-    closeTwoFactorChallenges: (userId, trx) => twoFactor.closeChallengesOf(userId, trx),
+    db, botProtection, mailer, users, sessions: sessionStore, twoFactor, signInThrottle, audit, kv, log,
   });
   const accountTokens = createAccountTokens(db);
+  const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
   const verifyEmail = createEmailVerification({
     registration,
-    purposeOf: (tokenHash) => accountTokens.purposeOf(tokenHash),
-    completeEmailChange: (request, token) => users.completeEmailChange(request, token),
-    completeEmailLink: (request, token) => accounts.completeEmailLink(request, token),
+    purposeOf: accountTokens.purposeOf,
+    completeEmailChange: users.completeEmailChange,
+    completeEmailLink: accounts.completeEmailLink,
   });
   const devices = createDevicesService({ db, apiKeys });
   const settings = createSettingsService({ db, log });
-  // GPS points join the active logging trip of their device; trips read the latest point of theirs.
   const gps = createGpsService({
     db,
     kv,
     devices,
-    trips: { loggingTripOf: (deviceId) => trips.loggingTripOf(deviceId) },
     log,
     latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
   });
   const trips = createTripsService({
     db,
-    latestPositionOf: (deviceId) => gps.latest(deviceId),
+    latestPositionOf: gps.latest,
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
-    pointsOfTrip: (tripId, limit, offset) => gps.pointsOfTrip(tripId, limit, offset),
+    pointsOfTrip: gps.pointsOfTrip,
   });
   const stats = createStatsService({
     kv,
@@ -119,14 +100,22 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
-  const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
   // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
   const sessions = createSessionsService({
     db, kv, credentials, audit, log,
-    createSession: (request, input, trx) => auth.createSession(request, input, trx),
-    liveSession: (tokenHash) => auth.liveSession(tokenHash),
-    platformName: (slug) => platforms.displayName(slug),
-    userWithPrimaryProvider: (userId) => users.findWithPrimaryProvider(userId),
+    store: sessionStore,
+    platformName: platforms.displayName,
+    userWithPrimaryProvider: users.findWithPrimaryProvider,
+  });
+  // Reactions across modules, registered once every service exists.
+  gps.useLoggingTripOf(trips.loggingTripOf);
+  credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash) });
+  events.on('user.deleting', async ({ userId, trx, onCommit }) => ({
+    sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
+    api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
+  }));
+  events.on('user.roles_changed', async ({ userId }) => {
+    await credentials.invalidate([...(await sessionStore.tokenHashesOfUser(userId)), ...(await apiKeys.keyHashesOf(userId))]);
   });
   /** Hourly: rows that can never be used again, several of them holding password hashes. */
   const purgeExpired = async () => ({
@@ -135,7 +124,7 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
     account_tokens: await accountTokens.purgeSpent(),
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
   });
-  return { events, clock, purgeExpired, credentials, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, sessionStore, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

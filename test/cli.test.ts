@@ -21,7 +21,8 @@ function cleanEnv(): Record<string, string> {
 }
 
 // The CLI is the same on every back end; it runs once, on the embedded default.
-describe.runIf(backend === 'embedded')('waygate CLI', () => {
+// One data directory's life in order (migrate, admin create, serve): these tests are not shuffled.
+describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => {
   let dataDir: string;
   beforeAll(() => {
     if (!existsSync(MAIN)) throw new Error('dist/main.js is missing: npm test builds it first');
@@ -111,7 +112,7 @@ describe.runIf(backend === 'embedded')('waygate CLI', () => {
     expect(((await signIn.json()) as { user_id: string }).user_id).toBe(adminId);
     const withSystemKey = await fetch(`${address}/v1/roles`, { headers: { authorization: `Bearer ${systemKey}` } });
     expect(withSystemKey.status).toBe(403);
-    expect(await withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+    expect(await withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -228,7 +228,7 @@ export async function expectPermissionChecks(app: FastifyInstance, adminToken: s
       method,
       url,
       status: 403,
-      body: { error: 'Forbidden', message: 'Insufficient permissions for this operation' },
+      body: { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' },
     });
     // Past the permission check: any answer of the route itself (200, 400, 404, ...), never 401/403 or 5xx.
     const allowed = await app.inject({ method, url, payload, headers: bearer(only) });
@@ -237,17 +237,22 @@ export async function expectPermissionChecks(app: FastifyInstance, adminToken: s
 }
 
 /**
- * The id rules every resource shares: an unknown id answers 404 with `notFoundMessage` on GET, PATCH
- * and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
+ * The id rules every resource shares: an unknown id answers 404 with the resource's not-found error on
+ * GET, PATCH and DELETE of `<collection>/{id}`, and an id that is not a UUID answers 400 naming the parameter.
  */
-export async function expectIdChecks(app: FastifyInstance, token: string, collection: string, notFoundMessage: string): Promise<void> {
+export async function expectIdChecks(
+  app: FastifyInstance,
+  token: string,
+  collection: string,
+  notFound: { message: string; code: string },
+): Promise<void> {
   for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
     const response = await app.inject({ method, url: `${collection}/${UNKNOWN_ID}`, headers: bearer(token), payload });
-    expect({ method, status: response.statusCode, body: response.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: notFoundMessage } });
+    expect({ method, status: response.statusCode, body: response.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', ...notFound } });
   }
   const malformed = await app.inject({ method: 'GET', url: `${collection}/not-a-uuid`, headers: bearer(token) });
   expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
     status: 400,
-    body: { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` },
+    body: { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' },
   });
 }

@@ -6,15 +6,35 @@ import type { Schema } from './db/schema/index.js';
  * The module that owns the change emits; the composition root registers the reactions at start-up.
  *
  * Events ending in `ing` run inside the emitter's transaction (`trx`), so the reactions commit or
- * roll back with the change; a reaction that throws aborts it. The others are emitted after commit.
+ * roll back with the change; a reaction that throws aborts it. What must wait for the commit (dropping
+ * cached credentials, telling other nodes) a reaction hands to `onCommit`; the emitter runs those
+ * tasks once its transaction has committed (see `transactionalEvent`). Other events are emitted after commit.
  */
 export interface DomainEvents {
   /** A user is being soft-deleted: their sessions, keys and mailed links end in the same transaction. */
-  'user.deleting': { userId: string; trx: Kysely<Schema> };
-  /** A user's password was reset: their sessions end and open two-factor sign-ins close, in the same transaction. */
-  'user.password_resetting': { userId: string; trx: Kysely<Schema> };
+  'user.deleting': { userId: string } & TransactionalEvent;
   /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
   'user.roles_changed': { userId: string };
+}
+
+export interface TransactionalEvent {
+  trx: Kysely<Schema>;
+  /** Queues work for after the emitter's commit; it never runs when the transaction rolls back. */
+  onCommit(task: () => Promise<void>): void;
+}
+
+/**
+ * For the emitter of an `ing` event: pass `onCommit` in the payload (with the transaction), and call
+ * `committed()` once the transaction has committed, which runs what the reactions queued.
+ */
+export function afterCommit(): { onCommit: TransactionalEvent['onCommit']; committed: () => Promise<void> } {
+  const tasks: (() => Promise<void>)[] = [];
+  return {
+    onCommit: (task) => void tasks.push(task),
+    committed: async () => {
+      await Promise.all(tasks.map((task) => task()));
+    },
+  };
 }
 
 export type DomainEventName = keyof DomainEvents;

@@ -29,10 +29,10 @@ describe('rate limiting', () => {
     t.app.inject({ method: 'GET', url, remoteAddress: ip, headers });
 
   it('stops made-up tokens before they reach the database: unknown credentials count per IP', async () => {
-    const { auth, apiKeys } = t.app.services;
-    const [lookupSession, lookupKey] = [auth.lookupSession, apiKeys.lookup];
+    const { sessionStore, apiKeys } = t.app.services;
+    const [lookupSession, lookupKey] = [sessionStore.lookup, apiKeys.lookup];
     let databaseLookups = 0;
-    auth.lookupSession = async (hash) => (databaseLookups++, lookupSession(hash));
+    sessionStore.lookup = async (hash) => (databaseLookups++, lookupSession(hash));
     apiKeys.lookup = async (hash) => (databaseLookups++, lookupKey(hash));
     try {
       const ip = freshIp();
@@ -41,13 +41,13 @@ describe('rate limiting', () => {
       expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
       expect(databaseLookups).toBe(LIMITS.anonymous);
       const refused = await get('/v1/gps/current', ip, bearer('ses_another_made_up_token'));
-      expect(refused.json()).toEqual({ error: 'TooManyRequests', message: 'Too many unknown credentials from this address; at most 3 per 3600 seconds' });
+      expect(refused.json()).toEqual({ error: 'TooManyRequests', message: 'Too many unknown credentials from this address; at most 3 per 3600 seconds', code: 'request.rate_limited' });
       expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
       // Another address is not affected, and X-Internal-Token skips the count as it skips the anonymous limit.
       expect((await get('/v1/gps/current', freshIp(), bearer('wg_made_up_elsewhere'))).statusCode).toBe(401);
       expect((await get('/v1/gps/current', ip, { ...bearer('wg_made_up_internal'), 'x-internal-token': 'internal-secret' })).statusCode).toBe(401);
     } finally {
-      Object.assign(auth, { lookupSession });
+      Object.assign(sessionStore, { lookup: lookupSession });
       Object.assign(apiKeys, { lookup: lookupKey });
     }
   });
@@ -64,7 +64,7 @@ describe('rate limiting', () => {
     }
     const limited = await get('/v1', ip);
     expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({ error: 'TooManyRequests', message: 'Rate limit of 3 requests per 3600 seconds exceeded' });
+    expect(limited.json()).toEqual({ error: 'TooManyRequests', message: 'Rate limit of 3 requests per 3600 seconds exceeded', code: 'request.rate_limited' });
     expect(limited.headers['x-ratelimit-limit']).toBe('3');
     expect(limited.headers['x-ratelimit-remaining']).toBe('0');
     expect(limited.headers['x-ratelimit-reset']).toBe(String(windowEnd));

@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
-import { notFound } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import type { UsersService } from '../users/service.js';
 import {
@@ -20,10 +19,12 @@ import {
   UserRoleParams,
 } from './schemas.js';
 import type { AccessService } from './service.js';
+import { RoleErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
 
 export interface AccessRouteDeps {
   access: AccessService;
-  users: UsersService;
+  users: Pick<UsersService, 'exists'>;
 }
 
 const list = <T>(request: Parameters<typeof single>[0], data: T[]) => single(request, data);
@@ -42,7 +43,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
     schema: { tags: roleTags, summary: 'Get a role', params: RoleParams, response: { 200: SingleEnvelope(Role), ...errorResponses(404) } },
   }, async (request) => {
     const role = await access.getRole(request.params.id);
-    if (!role) throw notFound('Role not found');
+    if (!role) throw RoleErrors.not_found();
     return single(request, role);
   });
 
@@ -113,7 +114,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   const userTags = ['Users'];
   const requireUser = async (id: string) => {
-    if (!(await users.exists(id))) throw notFound('User not found');
+    if (!(await users.exists(id))) throw UserErrors.not_found();
   };
   const rolesOf = async (userId: string) =>
     (await access.rolesOfUser(userId)).map(({ id, name, description }) => ({ id, name, description }));

@@ -2,8 +2,11 @@ import type { Kysely } from 'kysely';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+
 import { createAccessRepo } from './repo.js';
+import { PermissionErrors, RoleErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import type { DomainEventBus } from '../../platform/events.js';
 
 export const SUPER_ADMIN_ROLE = 'role_admin';
 export const DEFAULT_USER_ROLE = 'role_user';
@@ -24,8 +27,8 @@ export interface EffectiveAccess {
 interface Deps {
   db: Kysely<Schema>;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
-  /** Token hashes of everything that acts for a user: their sessions and the API keys they own. */
-  credentialHashesOfUser: (userId: string) => Promise<string[]>;
+  /** `user.roles_changed` goes out after a change commits: the user's cached credentials are dropped. */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 export function createAccessService(deps: Deps) {
@@ -33,12 +36,12 @@ export function createAccessService(deps: Deps) {
 
   /** A user's roles changed: only their own credentials are re-read, not every cached one. */
   async function invalidateUser(userId: string): Promise<void> {
-    await deps.credentials.invalidate(await deps.credentialHashesOfUser(userId));
+    await deps.events.emit('user.roles_changed', { userId });
   }
 
   async function requireRole(roleId: string) {
     const role = await repo.getRole(roleId);
-    if (!role) throw notFound('Role not found');
+    if (!role) throw RoleErrors.not_found();
     return role;
   }
 
@@ -46,16 +49,16 @@ export function createAccessService(deps: Deps) {
   async function assertMayHandOut(caller: Caller, roleId: string) {
     const role = await requireRole(roleId);
     if (caller.isSuperAdmin) return role;
-    if (role.is_super_admin || !caller.roles.includes(roleId)) throw forbidden('You can only assign or remove roles you hold yourself');
+    if (role.is_super_admin || !caller.roles.includes(roleId)) throw RoleErrors.not_held();
     return role;
   }
 
   /** Non-super-admins may change or delete only roles whose every permission they hold themselves. */
   async function assertCoversRole(caller: Caller, role: { id: string; is_super_admin: boolean }) {
     if (caller.isSuperAdmin) return;
-    if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+    if (role.is_super_admin) throw RoleErrors.super_admin_role();
     const beyond = (await repo.permissionsOfRole(role.id)).find((p) => !hasPermission(caller, `${p.resource}:${p.action}`));
-    if (beyond) throw forbidden(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
+    if (beyond) throw RoleErrors.permission_not_held(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
   }
 
   return {
@@ -83,12 +86,12 @@ export function createAccessService(deps: Deps) {
     assertScopesWithin(caller: Caller, scopes: string[]): void {
       if (caller.isSuperAdmin) return;
       const beyond = scopes.find((scope) => !hasPermission(caller, scope));
-      if (beyond) throw forbidden(`Scope '${beyond}' exceeds your own permissions`);
+      if (beyond) throw RoleErrors.scope_beyond_caller(`Scope '${beyond}' exceeds your own permissions`);
     },
 
     async createRole(input: { name: string; description?: string | null; requires_two_factor?: boolean }) {
       const id = roleIdFor(input.name);
-      if ((await repo.getRole(id)) || (await repo.findRoleByName(input.name))) throw conflict('A role with this name already exists');
+      if ((await repo.getRole(id)) || (await repo.findRoleByName(input.name))) throw RoleErrors.name_taken();
       return repo.createRole({
         id,
         name: input.name,
@@ -100,9 +103,9 @@ export function createAccessService(deps: Deps) {
     async updateRole(caller: Caller, id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
       const role = await requireRole(id);
       await assertCoversRole(caller, role);
-      if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw badRequest('System roles cannot be renamed');
+      if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw RoleErrors.system_rename();
       if (changes.name !== undefined && changes.name !== role.name && (await repo.findRoleByName(changes.name))) {
-        throw conflict('A role with this name already exists');
+        throw RoleErrors.name_taken();
       }
       const updated = await repo.updateRole(id, {
         ...(changes.name !== undefined && { name: changes.name }),
@@ -115,7 +118,7 @@ export function createAccessService(deps: Deps) {
 
     async deleteRole(caller: Caller, id: string) {
       const role = await requireRole(id);
-      if (role.is_system) throw forbidden('System roles cannot be deleted');
+      if (role.is_system) throw RoleErrors.system_delete();
       await assertCoversRole(caller, role);
       await repo.deleteRole(id);
       await deps.credentials.invalidateAll();
@@ -130,14 +133,14 @@ export function createAccessService(deps: Deps) {
     async grantPermission(caller: Caller, roleId: string, permissionId: string) {
       const role = await requireRole(roleId);
       const permission = await repo.getPermission(permissionId);
-      if (!permission) throw notFound('Permission not found');
+      if (!permission) throw PermissionErrors.not_found();
       if (!caller.isSuperAdmin) {
-        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        if (role.is_super_admin) throw RoleErrors.super_admin_role();
         if (!hasPermission(caller, `${permission.resource}:${permission.action}`)) {
-          throw forbidden('You can only grant permissions you hold yourself');
+          throw PermissionErrors.grant_not_held();
         }
       }
-      if (!(await repo.grantPermission(roleId, permissionId))) throw conflict('The role already has this permission');
+      if (!(await repo.grantPermission(roleId, permissionId))) throw RoleErrors.permission_already_granted();
       await deps.credentials.invalidateAll();
       return permission;
     },
@@ -145,31 +148,31 @@ export function createAccessService(deps: Deps) {
     async revokePermission(caller: Caller, roleId: string, permissionId: string) {
       const role = await requireRole(roleId);
       if (!caller.isSuperAdmin) {
-        if (role.is_super_admin) throw forbidden('Only super admins may change a super-admin role');
+        if (role.is_super_admin) throw RoleErrors.super_admin_role();
         const permission = await repo.getPermission(permissionId);
         if (permission && !hasPermission(caller, `${permission.resource}:${permission.action}`)) {
-          throw forbidden('You can only revoke permissions you hold yourself');
+          throw PermissionErrors.revoke_not_held();
         }
       }
-      if (!(await repo.revokePermission(roleId, permissionId))) throw notFound('The role does not have this permission');
+      if (!(await repo.revokePermission(roleId, permissionId))) throw RoleErrors.permission_not_granted();
       await deps.credentials.invalidateAll();
     },
 
     async getPermission(id: string) {
       const permission = await repo.getPermission(id);
-      if (!permission) throw notFound('Permission not found');
+      if (!permission) throw PermissionErrors.not_found();
       return permission;
     },
 
     async createPermission(input: { resource: string; action: string; description?: string | null }) {
       const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
-      if (existing) throw conflict(`Permission '${input.resource}:${input.action}' already exists`);
+      if (existing) throw PermissionErrors.exists(`Permission '${input.resource}:${input.action}' already exists`);
       return repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
     },
 
     async assignRoleToUser(caller: Caller, userId: string, roleId: string) {
       await assertMayHandOut(caller, roleId);
-      if (!(await repo.assignRoleToUser(userId, roleId))) throw conflict('The user already has this role');
+      if (!(await repo.assignRoleToUser(userId, roleId))) throw RoleErrors.already_assigned();
       await invalidateUser(userId);
     },
 
@@ -180,9 +183,9 @@ export function createAccessService(deps: Deps) {
       await deps.db.transaction().execute(async (trx) => {
         if (role.is_super_admin) {
           const admins = await repo.lockSuperAdmins(trx);
-          if (admins.size === 1 && admins.has(userId)) throw conflict('The last super admin cannot lose that role');
+          if (admins.size === 1 && admins.has(userId)) throw UserErrors.last_super_admin_role();
         }
-        if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw notFound('The user does not have this role');
+        if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw RoleErrors.not_assigned();
       });
       await invalidateUser(userId);
     },
@@ -196,12 +199,12 @@ export function createAccessService(deps: Deps) {
 
     async assignRoleToApiKey(caller: Caller, apiKeyId: string, roleId: string) {
       await assertMayHandOut(caller, roleId);
-      if (!(await repo.assignRoleToApiKey(apiKeyId, roleId))) throw conflict('The API key already has this role');
+      if (!(await repo.assignRoleToApiKey(apiKeyId, roleId))) throw RoleErrors.already_on_key();
     },
 
     async removeRoleFromApiKey(caller: Caller, apiKeyId: string, roleId: string) {
       await assertMayHandOut(caller, roleId);
-      if (!(await repo.removeRoleFromApiKey(apiKeyId, roleId))) throw notFound('The API key does not have this role');
+      if (!(await repo.removeRoleFromApiKey(apiKeyId, roleId))) throw RoleErrors.not_on_key();
     },
 
     async userHoldsRole(userId: string, roleId: string): Promise<boolean> {
@@ -218,7 +221,7 @@ export function roleIdFor(name: string): string {
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^_+|_+$/g, '')
     .slice(0, 60);
-  if (!slug) throw badRequest('name must contain letters or digits');
+  if (!slug) throw RoleErrors.invalid_name();
   return `role_${slug}`;
 }
 

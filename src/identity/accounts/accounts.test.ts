@@ -94,7 +94,7 @@ describe('platform accounts and email linking', () => {
       expect(asAdmin.json().data).toHaveLength(1);
       const unknown = await call('GET', `/v1/users/${MISSING}/accounts`, admin);
       expect(unknown.statusCode).toBe(404);
-      expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found' });
+      expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
       expect((await call('GET', `/v1/users/${user.id}/accounts`)).statusCode).toBe(401);
     });
   });
@@ -123,15 +123,15 @@ describe('platform accounts and email linking', () => {
 
     it('answers 404 for an unknown user, an unknown account and an account of another user', async () => {
       const [user, other] = [await createUser(t.app), await createOAuthUser()];
-      const cases: [string, string][] = [
-        [`/v1/users/${MISSING}/accounts/${other.accountIds[0]}/primary`, 'User not found'],
-        [`/v1/users/${user.id}/accounts/${MISSING}/primary`, 'Platform account not found'],
-        [`/v1/users/${user.id}/accounts/${other.accountIds[0]}/primary`, 'Platform account not found'],
+      const cases: [string, string, string][] = [
+        [`/v1/users/${MISSING}/accounts/${other.accountIds[0]}/primary`, 'User not found', 'user.not_found'],
+        [`/v1/users/${user.id}/accounts/${MISSING}/primary`, 'Platform account not found', 'account.not_found'],
+        [`/v1/users/${user.id}/accounts/${other.accountIds[0]}/primary`, 'Platform account not found', 'account.not_found'],
       ];
-      for (const [url, message] of cases) {
+      for (const [url, message, code] of cases) {
         const response = await call('PUT', url, admin);
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message });
+        expect(response.json()).toEqual({ error: 'NotFound', message, code });
       }
     });
 
@@ -150,21 +150,21 @@ describe('platform accounts and email linking', () => {
       const [email] = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${email.id}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The email account cannot be unlinked' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The email account cannot be unlinked', code: 'account.unlink_email' });
     });
 
     it('refuses the last remaining account', async () => {
       const user = await createOAuthUser('github');
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The last remaining account cannot be unlinked' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The last remaining account cannot be unlinked', code: 'account.unlink_last' });
     });
 
     it('refuses the primary account', async () => {
       const user = await createOAuthUser('github', 'discord');
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The primary account cannot be unlinked; make another account primary first' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The primary account cannot be unlinked; make another account primary first', code: 'account.unlink_primary' });
     });
 
     it('unlinks another account: 204, gone from the list, account_unlinked audited', async () => {
@@ -184,7 +184,7 @@ describe('platform accounts and email linking', () => {
       const [user, other] = [await createOAuthUser('github', 'discord'), await createOAuthUser('github', 'discord')];
       const foreign = await call('DELETE', `/v1/users/${user.id}/accounts/${other.accountIds[1]}`, admin);
       expect(foreign.statusCode).toBe(404);
-      expect(foreign.json()).toEqual({ error: 'NotFound', message: 'Platform account not found' });
+      expect(foreign.json()).toEqual({ error: 'NotFound', message: 'Platform account not found', code: 'account.not_found' });
       expect((await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, other.token)).statusCode).toBe(403);
       expect((await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, admin)).statusCode).toBe(204);
     });
@@ -230,11 +230,11 @@ describe('platform accounts and email linking', () => {
 
       const reused = await verify(user.token, linkToken);
       expect(reused.statusCode).toBe(400);
-      expect(reused.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+      expect(reused.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
       // Now that the user has an email account, another link is refused and the email account stays.
       const again = await requestLink(user.id, user.token, `other_${counter}@example.org`);
       expect(again.statusCode).toBe(409);
-      expect(again.json()).toEqual({ error: 'Conflict', message: 'User already has an email account' });
+      expect(again.json()).toEqual({ error: 'Conflict', message: 'User already has an email account', code: 'account.email_already_linked' });
     });
 
     it('the email account becomes primary when the user had none', async () => {
@@ -251,25 +251,25 @@ describe('platform accounts and email linking', () => {
       const user = await createUser(t.app);
       const response = await requestLink(user.id, user.token, `fresh_${counter++}@example.org`);
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'User already has an email account' });
+      expect(response.json()).toEqual({ error: 'Conflict', message: 'User already has an email account', code: 'account.email_already_linked' });
     });
 
     it('answers 409 when the address belongs to another email account', async () => {
       const [owner, user] = [await createUser(t.app), await createOAuthUser()];
       const response = await requestLink(user.id, user.token, `${owner.username.toUpperCase()}@example.org`);
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'Email is already in use' });
+      expect(response.json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
     });
 
     it('rejects a short password, a bad email and missing fields with 400 naming the field', async () => {
       const user = await createOAuthUser();
       const short = await requestLink(user.id, user.token, 'short@example.org', 'seven77');
       expect(short.statusCode).toBe(400);
-      expect(short.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' must NOT have fewer than 8 characters" });
+      expect(short.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' must NOT have fewer than 8 characters", code: 'request.validation' });
       const bad = await requestLink(user.id, user.token, 'not-an-address');
-      expect(bad.json()).toEqual({ error: 'BadRequest', message: 'email is not a valid email address' });
+      expect(bad.json()).toEqual({ error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
       const missing = await call('POST', `/v1/users/${user.id}/email-link/request`, user.token, { email: 'x@example.org' });
-      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' is required" });
+      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' is required", code: 'request.validation' });
     });
 
     it('needs users:write for another user (admins may), 404 for an unknown user', async () => {
@@ -286,7 +286,7 @@ describe('platform accounts and email linking', () => {
         await call('DELETE', `/v1/users/${MISSING}/email-link/pending`, admin),
       ]) {
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message: 'User not found' });
+        expect(response.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
       }
     });
 
@@ -315,20 +315,20 @@ describe('platform accounts and email linking', () => {
       expect((await verify(user.token, linkToken)).statusCode).toBe(400);
       const none = await call('DELETE', `/v1/users/${user.id}/email-link/pending`, user.token);
       expect(none.statusCode).toBe(404);
-      expect(none.json()).toEqual({ error: 'NotFound', message: 'No pending email link' });
+      expect(none.json()).toEqual({ error: 'NotFound', message: 'No pending email link', code: 'account.no_email_link_pending' });
     });
 
     it('verify: 400 for unknown and expired tokens, 401 without credentials, 409 when the address was taken meanwhile', async () => {
       const user = await createOAuthUser();
       const unknown = await verify(user.token, 'no-such-token');
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
 
       const expiring = `expired_${counter}@example.org`;
       await requestLink(user.id, user.token, expiring);
       const expiredToken = tokenFromMail(await smtp.waitFor(expiring));
       await t.database.db.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', hashToken(expiredToken)).execute();
-      expect((await verify(user.token, expiredToken)).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+      expect((await verify(user.token, expiredToken)).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
       expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json().pending).toBe(false);
 
       const taken = `taken_${counter}@example.org`;
@@ -340,7 +340,7 @@ describe('platform accounts and email linking', () => {
       );
       const conflict = await verify(admin, linkToken);
       expect(conflict.statusCode).toBe(409);
-      expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Email is already in use' });
+      expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
       expect((await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data).toHaveLength(1);
     });
 
@@ -350,7 +350,7 @@ describe('platform accounts and email linking', () => {
       try {
         const response = await requestLink(user.id, user.token, `disabled_${counter}@example.org`);
         expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({ error: 'BadRequest', message: 'Email sign-in is disabled' });
+        expect(response.json()).toEqual({ error: 'BadRequest', message: 'Email sign-in is disabled', code: 'account.email_sign_in_disabled' });
       } finally {
         await t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/enabled', headers: bearer(admin), payload: { enabled: true } });
       }
@@ -387,7 +387,7 @@ describe('email link when the mail cannot be sent', () => {
       payload: { email: 'nomail@example.org', password: 'linked-password-1' },
     });
     expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later' });
+    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
     expect(await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
     const pending = await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/email-link/pending`, headers: bearer(admin) });
     expect(pending.json()).toEqual({ pending: false, email: null, expires_at: null });

@@ -34,13 +34,6 @@ export function createAccountsRepo(db: Kysely<Schema>) {
     findOfUser: (userId: string, accountId: string, executor: Kysely<Schema> = db) =>
       accounts(executor).where('pa.user_id', '=', userId).where('pa.id', '=', accountId).executeTakeFirst(),
 
-    /**
-     * The live user row, locked until the transaction ends: account changes of one user (unlink,
-     * make primary, link) then run one after the other, so "never remove the last account" holds.
-     */
-    deleteAccount: async (accountId: string, trx: Kysely<Schema>) => {
-      await trx.deleteFrom('platform_accounts').where('id', '=', accountId).execute();
-    },
   };
 }
 

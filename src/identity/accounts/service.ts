@@ -5,23 +5,24 @@ import type { Caller } from '../../platform/auth/caller.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { emailLinkMail } from '../../platform/mail/messages.js';
-import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import type { PlatformsService } from '../platforms/service.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { normaliseEmail, type UsersService } from '../users/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import { createAccountsRepo, type PlatformAccount } from './repo.js';
+import { AccountErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import { isConstraintViolation } from '../../platform/db/errors.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
-const ADDRESS_TAKEN = 'Email is already in use';
-const ALREADY_LINKED = 'User already has an email account';
 
 interface Deps {
   db: Kysely<Schema>;
-  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage'>;
+  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount'>;
   platforms: Pick<PlatformsService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
@@ -29,22 +30,25 @@ interface Deps {
 }
 
 /** A user's platform accounts (linked login providers) and adding email/password sign-in to a user. */
+/** Unique key of (platform, id at the platform); for email accounts the id is the address. */
+const EMAIL_ACCOUNT_KEY = 'platform_accounts_platform_id_platform_user_id_key';
+
 export function createAccountsService(deps: Deps) {
   const repo = createAccountsRepo(deps.db);
   const tokens = createAccountTokens(deps.db);
 
   async function existingUser(userId: string) {
     const user = await deps.users.findById(userId);
-    if (!user) throw notFound('User not found');
+    if (!user) throw UserErrors.not_found();
     return user;
   }
 
   /** The locked user and one of their accounts, or 404 (an account of another user is not found either). */
   async function lockedAccount(userId: string, accountId: string, trx: Kysely<Schema>) {
     const user = await deps.users.lockById(userId, trx);
-    if (!user) throw notFound('User not found');
+    if (!user) throw UserErrors.not_found();
     const account = await repo.findOfUser(userId, accountId, trx);
-    if (!account) throw notFound('Platform account not found');
+    if (!account) throw AccountErrors.not_found();
     return { user, account };
   }
 
@@ -56,16 +60,16 @@ export function createAccountsService(deps: Deps) {
   async function completeEmailLink(request: FastifyRequest, token: string): Promise<{ userId: string; platformAccountId: string }> {
     return deps.db.transaction().execute(async (trx) => {
       const link = await tokens.consume('email_link', hashToken(token), trx);
-      if (!link?.email || !link.password_hash) throw badRequest(INVALID_TOKEN);
+      if (!link?.email || !link.password_hash) throw MailedTokenErrors.invalid();
       const user = await deps.users.lockById(link.user_id, trx);
-      if (!user) throw badRequest(INVALID_TOKEN);
-      if (await deps.users.findEmailAccountOfUser(user.id, trx)) throw conflict(ALREADY_LINKED);
-      if (await deps.users.emailAccountExists(link.email, trx)) throw conflict(ADDRESS_TAKEN);
+      if (!user) throw MailedTokenErrors.invalid();
+      if (await deps.users.findEmailAccountOfUser(user.id, trx)) throw AccountErrors.email_already_linked();
+      if (await deps.users.emailAccountExists(link.email, trx)) throw UserErrors.email_in_use();
       const platformAccountId = await deps.users
         .createEmailAccount(trx, { userId: user.id, email: link.email, username: user.username, passwordHash: link.password_hash })
         // A registration or link that committed between the check and the insert hits the unique key.
         .catch((err: unknown) => {
-          throw (err as { code?: string }).code === '23505' ? conflict(ADDRESS_TAKEN) : err;
+          throw isConstraintViolation(err, EMAIL_ACCOUNT_KEY) ? UserErrors.email_in_use() : err;
         });
       if (!user.primary_platform_account_id) await deps.users.setPrimaryAccount(user.id, platformAccountId, trx);
       await deps.audit.record(
@@ -122,10 +126,10 @@ export function createAccountsService(deps: Deps) {
       await deps.users.assertMayManage(caller, userId);
       await deps.db.transaction().execute(async (trx) => {
         const { account } = await lockedAccount(userId, accountId, trx);
-        if (account.platform_slug === EMAIL_PLATFORM) throw badRequest('The email account cannot be unlinked');
-        if ((await repo.listOfUser(userId, trx)).length <= 1) throw badRequest('The last remaining account cannot be unlinked');
-        if (account.is_primary) throw badRequest('The primary account cannot be unlinked; make another account primary first');
-        await repo.deleteAccount(accountId, trx);
+        if (account.platform_slug === EMAIL_PLATFORM) throw AccountErrors.unlink_email();
+        if ((await repo.listOfUser(userId, trx)).length <= 1) throw AccountErrors.unlink_last();
+        if (account.is_primary) throw AccountErrors.unlink_primary();
+        await deps.users.deleteAccount(accountId, trx);
         await deps.audit.record(
           request,
           {
@@ -147,9 +151,9 @@ export function createAccountsService(deps: Deps) {
       // Whoever links an address and password to a user can sign in as them.
       await deps.users.assertMayManage(caller, userId);
       const email = normaliseEmail(input.email);
-      if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw badRequest('Email sign-in is disabled');
-      if (await deps.users.findEmailAccountOfUser(userId)) throw conflict(ALREADY_LINKED);
-      if (await deps.users.emailAccountExists(email)) throw conflict(ADDRESS_TAKEN);
+      if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw AccountErrors.email_sign_in_disabled();
+      if (await deps.users.findEmailAccountOfUser(userId)) throw AccountErrors.email_already_linked();
+      if (await deps.users.emailAccountExists(email)) throw UserErrors.email_in_use();
 
       const token = newToken('');
       const expiresAt = new Date(Date.now() + EMAIL_LINK_LIFETIME_MS);
@@ -175,7 +179,7 @@ export function createAccountsService(deps: Deps) {
     /** 404 when nothing is pending (as for email changes). */
     async cancelEmailLink(userId: string) {
       await existingUser(userId);
-      if ((await tokens.removePending('email_link', userId)) === 0) throw notFound('No pending email link');
+      if ((await tokens.removePending('email_link', userId)) === 0) throw AccountErrors.no_email_link_pending();
       return { message: 'Pending email link cancelled' };
     },
   };

@@ -26,7 +26,7 @@ describe('account takeover guards', () => {
 
   const call = (method: 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'GET', url: string, token: string, payload?: object) =>
     t.app.inject({ method, url, payload, headers: bearer(token) });
-  const OUTRANKED = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold' };
+  const OUTRANKED = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold', code: 'user.sign_in_beyond_caller' };
 
   it('a users:write holder cannot link an email and password to a super admin', async () => {
     const response = await call('POST', `/v1/users/${adminId}/email-link/request`, helpdesk.token, { email: 'mine@evil.example', password: 'attacker password' });
@@ -69,7 +69,7 @@ describe('account takeover guards', () => {
     const changed = await call('PATCH', `/v1/users/${user.id}`, admin, { email: `${user.username}@new.example.org` });
     expect(changed.statusCode).toBe(200);
     const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token: resetToken, new_password: 'taken over!!' } });
-    expect(reset.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect(reset.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
   });
 
   it('a user who looks up their own address gets their own record, even if another account shares it', async () => {
@@ -89,7 +89,7 @@ describe('account takeover guards', () => {
         headers: bearer(TEST_SYSTEM_KEY),
         payload: { email: null, name: 'New Person', oauthProvider: 'forge', oauthProviderId: 'x-1', image: null },
       });
-      expect(response.json()).toEqual({ error: 'BadRequest', message: "Registration through 'forge' is disabled" });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: "Registration through 'forge' is disabled", code: 'oauth_sign_in.registration_disabled' });
     } finally {
       await closed.close();
     }

@@ -18,9 +18,9 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A request: method, URL and optional JSON body. */
 type RouteCall = [Method, string, object?];
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
-const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found' };
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found', code: 'api_key.not_found' };
 
 /** One HTTP request, optionally as `token`. */
 function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object, headers: Record<string, string> = {}) {
@@ -31,9 +31,9 @@ function expectResponse(response: Response, status: number, body?: unknown) {
   expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({ status, body });
 }
 
-const expectForbidden = (response: Response, message: string) => expectResponse(response, 403, { error: 'Forbidden', message });
-const expectBadRequest = (response: Response, message: string | RegExp) =>
-  expectResponse(response, 400, { error: 'BadRequest', message: typeof message === 'string' ? message : expect.stringMatching(message) });
+const expectForbidden = (response: Response, message: string, code: string) => expectResponse(response, 403, { error: 'Forbidden', message, code });
+const expectBadRequest = (response: Response, message: string | RegExp, code: string) =>
+  expectResponse(response, 400, { error: 'BadRequest', message: typeof message === 'string' ? message : expect.stringMatching(message), code });
 
 /** A probe for what a credential may do: GET /v1/roles needs roles:read. */
 const readRoles = (app: FastifyInstance, token: string) => call(app, 'GET', '/v1/roles', token);
@@ -149,7 +149,7 @@ describe('creating and reading API keys', () => {
     });
 
     it.each(['gps:write', 'gps:*', '*:*'])('refuses a key maker the scope %s with 403', async (scope) => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'too much', scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`);
+      expectForbidden(await createAs(keyMaker.token, { name: 'too much', scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`, 'role.scope_beyond_caller');
     });
 
     it('lets the super admin hand out *:*', async () => {
@@ -160,7 +160,7 @@ describe('creating and reading API keys', () => {
     it('applies the same rule when PATCHing scopes, leaving the key unchanged on 403', async () => {
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'patched', scopes: ['gps:read'] });
       for (const scope of ['gps:write', 'gps:*', '*:*']) {
-        expectForbidden(await updateAs(keyMaker.token, id, { scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`);
+        expectForbidden(await updateAs(keyMaker.token, id, { scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`, 'role.scope_beyond_caller');
       }
       expect((await call(t.app, 'GET', keyUrl(id), keyMaker.token)).json().data.scopes).toEqual(['gps:read']);
 
@@ -173,36 +173,36 @@ describe('creating and reading API keys', () => {
     it('does not let a narrower sibling key regenerate or widen a key with scopes it lacks', async () => {
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'gps key', scopes: ['gps:read'] });
       const sibling = await createApiKey(t.app, keyMaker.token, { name: 'key manager', scopes: ['api_keys:read', 'api_keys:write'] });
-      expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), sibling.key), "Scope 'gps:read' exceeds your own permissions");
-      expectForbidden(await updateAs(sibling.key, id, { name: 'renamed' }), "Scope 'gps:read' exceeds your own permissions");
+      expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), sibling.key), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
+      expectForbidden(await updateAs(sibling.key, id, { name: 'renamed' }), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
       expectResponse(await call(t.app, 'POST', keyUrl(id, '/regenerate'), keyMaker.token), 200);
     });
 
     it.each(['gps', 'GPS:read'])('rejects the malformed scope %s with 400 on create and on PATCH', async (scope) => {
       const malformed = /^Body field 'scopes\.0' must match pattern/;
-      expectBadRequest(await createAs(admin, { name: 'malformed', scopes: [scope] }), malformed);
+      expectBadRequest(await createAs(admin, { name: 'malformed', scopes: [scope] }), malformed, 'request.validation');
       const { id } = await createApiKey(t.app, admin, { name: 'to patch' });
-      expectBadRequest(await updateAs(admin, id, { scopes: [scope] }), malformed);
+      expectBadRequest(await updateAs(admin, id, { scopes: [scope] }), malformed, 'request.validation');
     });
   });
 
   describe('is_system and user_id are for super admins', () => {
     it('refuses is_system from a non-super-admin with 403 on create and PATCH', async () => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'sneaky', is_system: true }), 'Only super admins may set is_system');
+      expectForbidden(await createAs(keyMaker.token, { name: 'sneaky', is_system: true }), 'Only super admins may set is_system', 'api_key.is_system_super_admin_only');
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'own key' });
-      expectForbidden(await updateAs(keyMaker.token, id, { is_system: true }), 'Only super admins may set is_system');
+      expectForbidden(await updateAs(keyMaker.token, id, { is_system: true }), 'Only super admins may set is_system', 'api_key.is_system_super_admin_only');
     });
 
     it('refuses user_id from a non-super-admin with 403 on create and PATCH', async () => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'for someone', user_id: developer.id }), 'Only super admins may set user_id');
+      expectForbidden(await createAs(keyMaker.token, { name: 'for someone', user_id: developer.id }), 'Only super admins may set user_id', 'api_key.owner_super_admin_only');
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'own key' });
-      expectForbidden(await updateAs(keyMaker.token, id, { user_id: developer.id }), 'Only super admins may set user_id');
+      expectForbidden(await updateAs(keyMaker.token, id, { user_id: developer.id }), 'Only super admins may set user_id', 'api_key.owner_super_admin_only');
     });
 
     it('refuses the super admin a user_id owner without role_developer with 400', async () => {
-      expectBadRequest(await createAs(admin, { name: 'for ordinary', user_id: ordinary.id }), 'The user_id owner must hold role_developer');
+      expectBadRequest(await createAs(admin, { name: 'for ordinary', user_id: ordinary.id }), 'The user_id owner must hold role_developer', 'api_key.owner_not_developer');
       const { id } = await createApiKey(t.app, admin, { name: 'admin key' });
-      expectBadRequest(await updateAs(admin, id, { user_id: ordinary.id }), 'The user_id owner must hold role_developer');
+      expectBadRequest(await updateAs(admin, id, { user_id: ordinary.id }), 'The user_id owner must hold role_developer', 'api_key.owner_not_developer');
     });
 
     it('gives the key to a developer owner, who then sees it while other key makers do not', async () => {
@@ -229,9 +229,9 @@ describe('creating and reading API keys', () => {
 
   it('refuses an expires_at in the past with 400', async () => {
     const past = new Date(Date.now() - 60_000).toISOString();
-    expectBadRequest(await createAs(admin, { name: 'already expired', expires_at: past }), 'expires_at must be in the future');
+    expectBadRequest(await createAs(admin, { name: 'already expired', expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
     const { id } = await createApiKey(t.app, admin, { name: 'to expire' });
-    expectBadRequest(await updateAs(admin, id, { expires_at: past }), 'expires_at must be in the future');
+    expectBadRequest(await updateAs(admin, id, { expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
   });
 
   it('writes an api_key_created audit event naming owner and actor', async () => {
@@ -374,7 +374,7 @@ describe('system keys', () => {
   afterAll(() => t.close());
 
   it('cannot be deleted, not even by the super admin', async () => {
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(bootstrapKeyId), admin), 'System keys cannot be deleted');
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(bootstrapKeyId), admin), 'System keys cannot be deleted', 'api_key.system_key_delete');
     expectResponse(await call(t.app, 'GET', keyUrl(bootstrapKeyId), admin), 200, expect.objectContaining({
       data: expect.objectContaining({ id: bootstrapKeyId, is_system: true, is_active: true }),
     }));
@@ -385,16 +385,16 @@ describe('system keys', () => {
     expect(created.statusCode).toBe(201);
     const { id } = created.json();
 
-    expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), developer.token), 'Only super admins may regenerate system keys');
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(id), developer.token), 'System keys cannot be deleted');
+    expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), developer.token), 'Only super admins may regenerate system keys', 'api_key.system_key_super_admin_only');
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(id), developer.token), 'System keys cannot be deleted', 'api_key.system_key_delete');
 
     const regenerated = await call(t.app, 'POST', keyUrl(id, '/regenerate'), admin);
     expectResponse(regenerated, 200, expect.objectContaining({ id, key: expect.stringMatching(/^wg_/), is_active: true }));
   });
 
   it('is refused on the api-keys routes, which are not on its allowlist', async () => {
-    expectForbidden(await call(t.app, 'GET', '/v1/api-keys', TEST_SYSTEM_KEY), 'System key not permitted on this route');
-    expectForbidden(await call(t.app, 'POST', '/v1/api-keys', TEST_SYSTEM_KEY, { name: 'from system' }), 'System key not permitted on this route');
+    expectForbidden(await call(t.app, 'GET', '/v1/api-keys', TEST_SYSTEM_KEY), 'System key not permitted on this route', 'auth.system_key_not_permitted');
+    expectForbidden(await call(t.app, 'POST', '/v1/api-keys', TEST_SYSTEM_KEY, { name: 'from system' }), 'System key not permitted on this route', 'auth.system_key_not_permitted');
   });
 });
 
@@ -451,13 +451,14 @@ describe('roles of API keys', () => {
     expectResponse(await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), admin), 404, {
       error: 'NotFound',
       message: 'The API key does not have this role',
+      code: 'role.not_on_key',
     });
   });
 
   it('lets a key maker assign only roles they hold, once', async () => {
     const { id } = await createApiKey(t.app, keyMaker.token, { name: 'key maker key' });
-    expectForbidden(await assign(keyMaker.token, id, 'role_api_full_access'), 'You can only assign or remove roles you hold yourself');
-    expectForbidden(await assign(keyMaker.token, id, 'role_admin'), 'You can only assign or remove roles you hold yourself');
+    expectForbidden(await assign(keyMaker.token, id, 'role_api_full_access'), 'You can only assign or remove roles you hold yourself', 'role.not_held');
+    expectForbidden(await assign(keyMaker.token, id, 'role_admin'), 'You can only assign or remove roles you hold yourself', 'role.not_held');
 
     const assigned = await assign(keyMaker.token, id, 'role_key_makers');
     expect(assigned.statusCode).toBe(201);
@@ -465,6 +466,7 @@ describe('roles of API keys', () => {
     expectResponse(await assign(keyMaker.token, id, 'role_key_makers'), 409, {
       error: 'Conflict',
       message: 'The API key already has this role',
+      code: 'role.already_on_key',
     });
 
     expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token)).statusCode).toBe(204);
@@ -478,6 +480,7 @@ describe('roles of API keys', () => {
     expectForbidden(
       await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), keyMaker.token),
       'You can only assign or remove roles you hold yourself',
+      'role.not_held',
     );
     expect(roleIds(await call(t.app, 'GET', rolesUrl(id), keyMaker.token))).toEqual(['role_api_read_only']);
     // The role stays, but the key still cannot exceed its owner, who lacks roles:read.
@@ -502,7 +505,7 @@ describe('roles of API keys', () => {
   it('does not let a narrower sibling key delete a wider one', async () => {
     const wide = await createApiKey(t.app, admin, { name: 'wide', scopes: ['gps:read', 'api_keys:read'] });
     const narrow = await createApiKey(t.app, admin, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:delete'] });
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), "Scope 'gps:read' exceeds your own permissions");
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
     expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
   });
 
@@ -510,7 +513,7 @@ describe('roles of API keys', () => {
     const { id } = await createApiKey(t.app, admin, { name: 'admin only' });
     expectResponse(await call(t.app, 'GET', rolesUrl(id), keyMaker.token), 404, KEY_NOT_FOUND);
     expectResponse(await assign(keyMaker.token, id, 'role_key_makers'), 404, KEY_NOT_FOUND);
-    expectResponse(await assign(admin, id, 'role_does_not_exist'), 404, { error: 'NotFound', message: 'Role not found' });
+    expectResponse(await assign(admin, id, 'role_does_not_exist'), 404, { error: 'NotFound', message: 'Role not found', code: 'role.not_found' });
   });
 });
 
@@ -572,7 +575,7 @@ describe('api-keys route guards', () => {
   });
 
   it('answers 400 for a key id that is not a UUID on every route that takes one', async () => {
-    await expectEveryRoute(routesOnAKey('not-a-uuid'), admin, 400, { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+    await expectEveryRoute(routesOnAKey('not-a-uuid'), admin, 400, { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
   });
 
   it('ignores X-User-Id: a key naming the super admin in it gains nothing', async () => {

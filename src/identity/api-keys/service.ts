@@ -5,10 +5,11 @@ import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
+import { ApiKeyErrors } from './errors.js';
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
@@ -25,7 +26,7 @@ export interface ApiKeyInput {
 interface Deps {
   db: Kysely<Schema>;
   access: AccessService;
-  users: UsersService;
+  users: Pick<UsersService, 'exists'>;
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
 }
@@ -41,7 +42,7 @@ export function createApiKeysService(deps: Deps) {
   async function visibleKey(caller: Caller, id: string) {
     const key = await repo.get(id);
     if (!key || !(caller.isSuperAdmin || (caller.userId !== null && key.user_id === caller.userId))) {
-      throw notFound('API key not found');
+      throw ApiKeyErrors.not_found();
     }
     return key;
   }
@@ -53,22 +54,22 @@ export function createApiKeysService(deps: Deps) {
    */
   async function mutableKey(caller: Caller, id: string, action: string) {
     const key = await visibleKey(caller, id);
-    if (key.is_system && !caller.isSuperAdmin) throw forbidden(`Only super admins may ${action} system keys`);
+    if (key.is_system && !caller.isSuperAdmin) throw ApiKeyErrors.system_key_super_admin_only(`Only super admins may ${action} system keys`);
     deps.access.assertScopesWithin(caller, key.scopes);
     return key;
   }
 
   /** user_id: super admins only, and the owner must hold role_developer. */
   async function checkedOwner(caller: Caller, userId: string): Promise<string> {
-    if (!caller.isSuperAdmin) throw forbidden('Only super admins may set user_id');
-    if (!(await deps.users.exists(userId))) throw badRequest('user_id does not name an existing user');
-    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE))) throw badRequest(`The user_id owner must hold ${DEVELOPER_ROLE}`);
+    if (!caller.isSuperAdmin) throw ApiKeyErrors.owner_super_admin_only();
+    if (!(await deps.users.exists(userId))) throw ApiKeyErrors.unknown_owner();
+    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE))) throw ApiKeyErrors.owner_not_developer(`The user_id owner must hold ${DEVELOPER_ROLE}`);
     return userId;
   }
 
   async function checkedChanges(caller: Caller, input: ApiKeyInput): Promise<ApiKeyChanges> {
     if (input.scopes) deps.access.assertScopesWithin(caller, input.scopes);
-    if (input.is_system !== undefined && !caller.isSuperAdmin) throw forbidden('Only super admins may set is_system');
+    if (input.is_system !== undefined && !caller.isSuperAdmin) throw ApiKeyErrors.is_system_super_admin_only();
     const changes: ApiKeyChanges = {};
     if (input.name !== undefined) changes.name = input.name;
     if (input.description !== undefined) changes.description = input.description;
@@ -175,7 +176,7 @@ export function createApiKeysService(deps: Deps) {
 
     async remove(caller: Caller, id: string, request: FastifyRequest) {
       const existing = await visibleKey(caller, id);
-      if (existing.is_system) throw forbidden('System keys cannot be deleted');
+      if (existing.is_system) throw ApiKeyErrors.system_key_delete();
       deps.access.assertScopesWithin(caller, existing.scopes);
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
@@ -210,9 +211,14 @@ export function createApiKeysService(deps: Deps) {
      * Revokes every key of a user (account deletion, bans): deactivates them in the caller's
      * transaction; the returned function drops them from the credential cache once that committed.
      */
-    async revokeAllOfUser(userId: string, trx: Kysely<Schema>): Promise<{ count: number; invalidate: () => Promise<void> }> {
+    /**
+     * Deactivates the user's keys (system keys excepted) in the caller's transaction; `onCommit` receives
+     * the work that drops them from the credential cache once it has committed.
+     */
+    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
       const hashes = await repo.deactivateAllOfUser(userId, trx);
-      return { count: hashes.length, invalidate: () => (hashes.length ? deps.credentials.invalidate(hashes) : Promise.resolve()) };
+      if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
+      return hashes.length;
     },
 
     /** Start-up: makes sure a system key with exactly this value exists and is usable. */
@@ -262,8 +268,8 @@ export function createApiKeysService(deps: Deps) {
 function futureDate(value: string | null): Date | null {
   if (value === null) return null;
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw badRequest('expires_at must be an ISO 8601 date-time');
-  if (date.getTime() <= Date.now()) throw badRequest('expires_at must be in the future');
+  if (Number.isNaN(date.getTime())) throw ApiKeyErrors.invalid_expiry();
+  if (date.getTime() <= Date.now()) throw ApiKeyErrors.expiry_in_past();
   return date;
 }
 

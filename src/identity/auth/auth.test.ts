@@ -46,7 +46,7 @@ describe('login and logout', () => {
     const before = (await auditEvents('login_failed')).length;
     const response = await loginRequest(identifier, password);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials' });
+    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials', code: 'login.invalid_credentials' });
     const events = await auditEvents('login_failed');
     expect(events).toHaveLength(before + 1);
     expect(events.at(-1)).toMatchObject({ status: 'failure' });
@@ -61,7 +61,7 @@ describe('login and logout', () => {
   it('rejects a login body without identifier with 400 naming the field', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { password: 'x' } });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'identifier' is required" });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'identifier' is required", code: 'request.validation' });
   });
 
   it('logs out: the session is refused on the very next request and a logout event is written', async () => {
@@ -73,7 +73,7 @@ describe('login and logout', () => {
     expect(logout.json()).toEqual({ message: 'Logged out' });
     const after = await t.app.inject({ method: 'GET', url: rolesUrl, headers: bearer(user.token) });
     expect(after.statusCode).toBe(401);
-    expect(after.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+    expect(after.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
     expect((await auditEvents('logout')).at(-1)).toMatchObject({ user_id: user.id });
   });
 
@@ -140,13 +140,13 @@ describe('bot protection on login', () => {
   it('requires turnstile_token', async () => {
     const response = await attempt({});
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required' });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required', code: 'bot_check.token_missing' });
   });
 
   it('refuses a token the verifier rejects with 400', async () => {
     const response = await attempt({ turnstile_token: 'robot' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed' });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed', code: 'bot_check.failed' });
   });
 
   it('signs in with a token the verifier accepts, sending secret, response and remoteip', async () => {

@@ -54,7 +54,7 @@ describe('password reset', () => {
     expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(401);
     expect((await post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' })).statusCode).toBe(200);
     const again = await post('/v1/auth/reset-password/complete', { token, new_password: 'yet another password' });
-    expect(again.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect(again.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
     const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', user.id).execute();
     expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['password_reset_requested', 'password_changed']));
   });
@@ -84,11 +84,11 @@ describe('password reset', () => {
     const user = await createUser(t.app);
     const token = await requestReset(emailOf(user));
     const short = await post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
-    expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters' });
+    expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters', code: 'user.password_too_short' });
     expect((await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode).toBe(400);
     await t.database.db.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
     const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' });
-    expect(expired.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect(expired.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
     expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(200);
   });
 });

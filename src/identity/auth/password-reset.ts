@@ -5,13 +5,16 @@ import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest } from '../../platform/http/errors.js';
+
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { passwordResetMail } from '../../platform/mail/messages.js';
-import { INVALID_TOKEN, mailLink, RESET_PASSWORD_PATH } from '../../platform/mail/token-mail.js';
+import { MailedTokenErrors, RESET_PASSWORD_PATH, mailLink } from '../../platform/mail/token-mail.js';
 import { checkedPassword, normaliseEmail, type UsersService } from '../users/service.js';
-import type { AuthService } from './service.js';
+import { afterCommit } from '../../platform/events.js';
+import type { SessionStore } from '../sessions/service.js';
+import type { SignInThrottle } from '../sign-in-throttle/service.js';
+import type { TwoFactorService } from '../two-factor/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
@@ -22,13 +25,13 @@ interface Deps {
   db: Kysely<Schema>;
   botProtection: BotProtection;
   mailer: Mailer;
-  users: UsersService;
-  auth: Pick<AuthService, 'revokeAllSessions'>;
+  users: Pick<UsersService, 'findEmailAccount' | 'setEmailPassword'>;
+  sessions: Pick<SessionStore, 'revokeAllOfUser'>;
   audit: AuditWriter;
   /** A 2FA challenge opened with the old password must not outlive it. */
-  closeTwoFactorChallenges: (userId: string, trx: Kysely<Schema>) => Promise<void>;
-  /** Clears sign-in lockouts of the account once its password is new. */
-  clearSignInFailures: (identifiers: string[]) => Promise<void>;
+  twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
+  /** Sign-in lockouts of the account end once its password is new. */
+  signInThrottle: Pick<SignInThrottle, 'clear'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
 }
@@ -86,22 +89,23 @@ export function createPasswordResetService(deps: Deps) {
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
-      const { revoked, identifiers } = await deps.db.transaction().execute(async (trx) => {
+      const { onCommit, committed } = afterCommit();
+      const identifiers = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
-        if (!consumed) throw badRequest(INVALID_TOKEN);
+        if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
-        if (!account) throw badRequest(INVALID_TOKEN);
-        const revoked = await deps.auth.revokeAllSessions(consumed.user_id, trx);
-        await deps.closeTwoFactorChallenges(consumed.user_id, trx);
+        if (!account) throw MailedTokenErrors.invalid();
+        const revoked = await deps.sessions.revokeAllOfUser(consumed.user_id, trx, onCommit);
+        await deps.twoFactor.closeChallengesOf(consumed.user_id, trx);
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked.count } },
+          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },
           trx,
         );
-        return { revoked, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
+        return [account.email, account.username].filter((id): id is string => Boolean(id));
       });
-      await revoked.invalidate();
-      await deps.clearSignInFailures(identifiers);
+      await committed();
+      await deps.signInThrottle.clear(identifiers);
     },
   };
 }

@@ -58,7 +58,7 @@ describe('registration', () => {
     const created = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', body.user_id).execute();
     expect(created.map((e) => e.event_type)).toEqual(expect.arrayContaining(['user_created', 'session_created']));
     // The token worked once.
-    expect((await post('/v1/auth/register/verify', { token })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect((await post('/v1/auth/register/verify', { token })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
   });
 
   it('verify-email completes a registration without a session and says it was one', async () => {
@@ -97,7 +97,7 @@ describe('registration', () => {
     await t.database.db.transaction().execute((trx) =>
       t.app.services.users.createEmailUser(trx, { email: 'contested@example.org', username: 'contender', password: 'long enough pw' }),
     );
-    expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({ error: 'Conflict', message: 'Email is already in use' });
+    expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
 
     // An OAuth-only user adds email sign-in.
     await t.database.db.insertInto('platforms').values({ name: 'Forge', slug: 'forge', is_oauth: true }).onConflict((oc) => oc.column('slug').doNothing()).execute();
@@ -122,7 +122,7 @@ describe('registration', () => {
   });
 
   it('refuses unknown and expired tokens with 400', async () => {
-    expect((await post('/v1/auth/verify-email', { token: 'no-such-token' })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token' });
+    expect((await post('/v1/auth/verify-email', { token: 'no-such-token' })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
     expect((await post('/v1/auth/register/verify', { token: 'no-such-token' })).statusCode).toBe(400);
     const { input, token } = await registerAndGetToken();
     await t.database.db.updateTable('pending_registrations').set({ expires_at: new Date(Date.now() - 1000) }).where('email', '=', input.email.toLowerCase()).execute();
@@ -132,15 +132,15 @@ describe('registration', () => {
   });
 
   it.each([
-    [{ username: 'ab' }, 'username must be 3-30 characters of letters, digits and underscores'],
-    [{ username: 'a'.repeat(31) }, 'username must be 3-30 characters of letters, digits and underscores'],
-    [{ username: 'bad-name' }, 'username must be 3-30 characters of letters, digits and underscores'],
-    [{ password: 'short12' }, 'password must be at least 8 characters'],
-    [{ email: 'not-an-email' }, 'email is not a valid email address'],
-  ])('400 for %j', async (change, message) => {
+    [{ username: 'ab' }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
+    [{ username: 'a'.repeat(31) }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
+    [{ username: 'bad-name' }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
+    [{ password: 'short12' }, 'password must be at least 8 characters', 'user.password_too_short'],
+    [{ email: 'not-an-email' }, 'email is not a valid email address', 'user.invalid_email'],
+  ])('400 for %j', async (change, message, code) => {
     const response = await post('/v1/auth/register', { ...fresh(), ...change });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('400 for a missing field, naming it', async () => {
@@ -152,11 +152,11 @@ describe('registration', () => {
 
   it('409 when the email is registered, the username taken, or a registration is pending', async () => {
     const taken = [
-      [{ ...fresh(), email: TEST_ADMIN.email.toUpperCase() }, 'Email is already registered'],
-      [{ ...fresh(), username: 'Admin' }, 'Username is already taken'],
+      [{ ...fresh(), email: TEST_ADMIN.email.toUpperCase() }, 'Email is already registered', 'user.email_registered'],
+      [{ ...fresh(), username: 'Admin' }, 'Username is already taken', 'user.username_taken'],
     ] as const;
-    for (const [input, message] of taken) {
-      expect((await post('/v1/auth/register', input)).json()).toEqual({ error: 'Conflict', message });
+    for (const [input, message, code] of taken) {
+      expect((await post('/v1/auth/register', input)).json()).toEqual({ error: 'Conflict', message, code });
     }
     const { input } = await registerAndGetToken();
     const sameEmail = await post('/v1/auth/register', { ...fresh(), email: input.email });
@@ -174,7 +174,7 @@ describe('registration', () => {
     );
     const response = await post('/v1/auth/register/verify', { token });
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken' });
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' });
   });
 
   it('400 when registration is switched off', async () => {
@@ -182,7 +182,7 @@ describe('registration', () => {
     try {
       const response = await closed.app.inject({ method: 'POST', url: '/v1/auth/register', payload: fresh() });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled', code: 'registration.disabled' });
     } finally {
       await closed.close();
     }
@@ -195,7 +195,7 @@ describe('registration', () => {
         t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/settings', headers: bearer(admin), payload: { [setting]: value } });
       expect((await patch(false)).statusCode).toBe(200);
       const response = await post('/v1/auth/register', fresh());
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled', code: 'registration.disabled' });
       expect((await patch(true)).statusCode).toBe(200);
     }
     expect((await post('/v1/auth/register', fresh())).statusCode).toBe(200);
@@ -207,7 +207,7 @@ describe('registration', () => {
       const input = fresh();
       const response = await broken.app.inject({ method: 'POST', url: '/v1/auth/register', payload: input });
       expect(response.statusCode).toBe(500);
-      expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later' });
+      expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
       const rows = await broken.database.db.selectFrom('pending_registrations').select('id').execute();
       expect(rows).toEqual([]);
     } finally {
@@ -245,9 +245,9 @@ describe('bot protection on register and password reset', () => {
 
   it.each(cases)('%s: 400 without or with a failing turnstile_token', async (url, body) => {
     const missing = await t.app.inject({ method: 'POST', url, payload: body });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required' });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required', code: 'bot_check.token_missing' });
     const failing = await t.app.inject({ method: 'POST', url, payload: { ...body, turnstile_token: 'robot' } });
-    expect(failing.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed' });
+    expect(failing.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed', code: 'bot_check.failed' });
   });
 
   it('a passing token lets register through and is verified with the secret', async () => {

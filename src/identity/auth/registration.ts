@@ -5,15 +5,16 @@ import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict } from '../../platform/http/errors.js';
+
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { registrationMail } from '../../platform/mail/messages.js';
-import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { checkedNewEmailUser, type UsersService } from '../users/service.js';
-import type { AuthResult, AuthService } from './service.js';
+import type { AuthResult, SessionStore } from '../sessions/service.js';
 import { createRegistrationRepo } from './registration-repo.js';
+import { RegistrationErrors } from './errors.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
 
@@ -21,9 +22,9 @@ interface Deps {
   db: Kysely<Schema>;
   botProtection: BotProtection;
   mailer: Mailer;
-  users: UsersService;
+  users: Pick<UsersService, 'assertEmailUserFree' | 'createWithEmailAccount'>;
   access: Pick<AccessService, 'grantRoleDirectly'>;
-  auth: Pick<AuthService, 'issueSession'>;
+  sessions: Pick<SessionStore, 'issue'>;
   audit: AuditWriter;
   /** REGISTRATION_ENABLED and the email platform's own switches (enabled, registration_enabled). */
   registrationOpen: () => Promise<boolean>;
@@ -47,7 +48,7 @@ export function createRegistrationService(deps: Deps) {
   /** Turns a live pending registration into a user; the caller decides whether a session follows. */
   async function completeRegistration(request: FastifyRequest, tokenHash: string, trx: Kysely<Schema>) {
     const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
-    if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw badRequest(INVALID_TOKEN);
+    if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw MailedTokenErrors.invalid();
     await deps.users.assertEmailUserFree(pending.email, pending.username, trx);
     const user = await deps.users.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
     await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
@@ -60,7 +61,7 @@ export function createRegistrationService(deps: Deps) {
 
     async register(request: FastifyRequest, input: RegistrationInput): Promise<{ message: string; expires_at: Date }> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
-      if (!(await deps.registrationOpen())) throw badRequest('Registration is disabled');
+      if (!(await deps.registrationOpen())) throw RegistrationErrors.disabled();
       const { email, username } = checkedNewEmailUser(input);
       const token = newToken('');
       const passwordHash = await hashPassword(input.password);
@@ -68,7 +69,7 @@ export function createRegistrationService(deps: Deps) {
         await deps.users.assertEmailUserFree(email, username, trx);
         await tokens.deleteExpiredRegistrations(email, username, trx);
         const holder = await tokens.pendingRegistrationHolds(email, username, trx);
-        if (holder) throw conflict(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);
+        if (holder) throw RegistrationErrors.pending(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);
         return tokens.insertPendingRegistration(
           { email, username, password_hash: passwordHash, token_hash: hashToken(token), expires_at: new Date(Date.now() + REGISTRATION_LIFETIME_MS) },
           trx,
@@ -84,7 +85,7 @@ export function createRegistrationService(deps: Deps) {
     async verifyAndSignIn(request: FastifyRequest, token: string): Promise<AuthResult> {
       return deps.db.transaction().execute(async (trx) => {
         const { user, email } = await completeRegistration(request, hashToken(token), trx);
-        return deps.auth.issueSession(request, { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' }, trx);
+        return deps.sessions.issue(request, { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' }, trx);
       });
     },
 

@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { publicBaseUrl } from '../../platform/http/envelopes.js';
-import { badRequest } from '../../platform/http/errors.js';
+
 import type { AccountTokenPurpose } from '../../platform/db/schema/index.js';
-import { INVALID_TOKEN } from '../../platform/mail/token-mail.js';
+import { MailedTokenErrors } from '../../platform/mail/token-mail.js';
 import type { RegistrationService } from './registration.js';
 
 interface Deps {
@@ -36,7 +36,7 @@ export function createEmailVerification(deps: Deps) {
         return result('email_link', userId, 'Email sign-in has been added to your account', `${base}/account`);
       }
       default:
-        throw badRequest(INVALID_TOKEN);
+        throw MailedTokenErrors.invalid();
     }
   };
 }

@@ -1,11 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('platforms', () => {
   let t: TestApp;
   let admin: string;
   let discordId: string;
-  beforeAll(async () => {
+  // A fresh app per test: the tests switch the same platforms on and off and count their audit events.
+  beforeEach(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const discord = await t.database.db
@@ -15,7 +16,7 @@ describe('platforms', () => {
       .executeTakeFirstOrThrow();
     discordId = discord.id;
   });
-  afterAll(() => t.close());
+  afterEach(() => t.close());
 
   const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
   const patch = (url: string, payload: unknown, token = admin) => t.app.inject({ method: 'PATCH', url, payload: payload as object, headers: bearer(token) });
@@ -61,7 +62,7 @@ describe('platforms', () => {
   it.each([['an unknown slug', 'nope'], ['an unknown id', '00000000-0000-4000-8000-000000000000']])('answers 404 for %s', async (_case, key) => {
     const response = await get(`/v1/platforms/${key}`);
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found' });
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found', code: 'platform.not_found' });
   });
 
   describe('PATCH enabled', () => {
@@ -71,13 +72,13 @@ describe('platforms', () => {
       const user = await createUser(t.app);
       const plain = await patch('/v1/platforms/discord/enabled', { enabled: true }, user.token);
       expect(plain.statusCode).toBe(403);
-      expect(plain.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation' });
+      expect(plain.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' });
     });
 
     it('rejects a missing or non-boolean enabled with 400 naming the field', async () => {
       const missing = await patch('/v1/platforms/discord/enabled', {});
       expect(missing.statusCode).toBe(400);
-      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'enabled' is required" });
+      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'enabled' is required", code: 'request.validation' });
       const wrong = await patch('/v1/platforms/discord/enabled', { enabled: 'yes' });
       expect(wrong.statusCode).toBe(400);
       expect(wrong.json().message).toBe("Body field 'enabled' must be boolean");
@@ -86,7 +87,7 @@ describe('platforms', () => {
     it('answers 404 for an unknown platform', async () => {
       const response = await patch('/v1/platforms/nope/enabled', { enabled: true });
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found' });
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found', code: 'platform.not_found' });
     });
 
     it('enables a platform, answers { data }, and audits the change once', async () => {
@@ -123,6 +124,7 @@ describe('platforms', () => {
 
     it('changes only the fields sent and writes one audit event per changed setting', async () => {
       const admins = await t.database.db.selectFrom('users').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow();
+      expect((await patch('/v1/platforms/discord/enabled', { enabled: true })).statusCode).toBe(200);
       const before = (await settingEvents()).length;
       const response = await patch('/v1/platforms/discord/settings', { two_factor_required: true, registration_enabled: false, enabled: true });
       expect(response.statusCode).toBe(200);
@@ -140,6 +142,7 @@ describe('platforms', () => {
     });
 
     it('says so when every value is already as requested, without audit events', async () => {
+      expect((await patch('/v1/platforms/discord/settings', { two_factor_required: true })).statusCode).toBe(200);
       const before = (await settingEvents()).length;
       const response = await patch('/v1/platforms/discord/settings', { two_factor_required: true });
       expect(response.statusCode).toBe(200);
@@ -151,7 +154,7 @@ describe('platforms', () => {
       for (const body of [{}, { enabled: false }]) {
         const response = await patch('/v1/platforms/nope/settings', body);
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found' });
+        expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found', code: 'platform.not_found' });
       }
     });
 
@@ -169,6 +172,7 @@ describe('platforms', () => {
 
     it('feeds the lookups other modules use', async () => {
       const { platforms } = t.app.services;
+      expect((await patch('/v1/platforms/discord/settings', { enabled: true, registration_enabled: false })).statusCode).toBe(200);
       expect(await platforms.isEnabled('discord')).toBe(true);
       expect(await platforms.registrationOpen('discord')).toBe(false);
       expect(await platforms.displayName('discord')).toBe('Discord');
@@ -191,7 +195,7 @@ describe('platforms', () => {
     try {
       const refused = await loginAs();
       expect(refused.statusCode).toBe(401);
-      expect(refused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials' });
+      expect(refused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials', code: 'login.invalid_credentials' });
       expect(await t.app.services.platforms.registrationOpen('email')).toBe(false);
       // Existing sessions keep working: disabling stops new sign-ins only.
       expect((await get(`/v1/users/${user.id}/accounts`, bearer(user.token))).statusCode).toBe(200);

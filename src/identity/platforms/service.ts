@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { notFound } from '../../platform/http/errors.js';
+
 import { createPlatformsRepo, type PlatformRow, type PlatformSetting } from './repo.js';
+import { PlatformErrors } from './errors.js';
 
 /** Slug of the built-in email-and-password platform. */
 export const EMAIL_PLATFORM = 'email';
@@ -27,7 +28,7 @@ export function createPlatformsService(deps: Deps) {
 
   async function get(idOrSlug: string): Promise<Platform> {
     const platform = await repo.find(idOrSlug);
-    if (!platform) throw notFound('Platform not found');
+    if (!platform) throw PlatformErrors.not_found();
     return platform;
   }
 

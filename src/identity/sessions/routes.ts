@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses, requestUrl } from '../../platform/http/envelopes.js';
-import { forbidden, unauthorized } from '../../platform/http/errors.js';
+import { AuthErrors } from '../../platform/http/errors.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import {
   CreateSessionBody,
@@ -19,6 +19,7 @@ import {
   SessionTokenParams,
 } from './schemas.js';
 import type { SessionsService } from './service.js';
+import { SessionErrors } from './errors.js';
 
 const userTags = ['Sessions'];
 const internalTags = ['Sessions (internal)'];
@@ -27,8 +28,8 @@ const security = [{ bearer: [] }];
 
 // Both checks run before the body or parameters are validated: a wrong caller learns nothing about its input.
 async function sessionTokenOnly(request: FastifyRequest): Promise<void> {
-  if (!request.caller) throw unauthorized();
-  if (request.caller.kind !== 'session') throw forbidden('This endpoint requires a session token');
+  if (!request.caller) throw AuthErrors.unauthorized();
+  if (request.caller.kind !== 'session') throw SessionErrors.session_required();
 }
 
 export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { sessions: SessionsService }): Promise<void> {

@@ -5,14 +5,19 @@ import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+
 import { parseUserAgent } from '../../platform/http/user-agent.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
-import type { AuthService } from '../auth/service.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { ActivityRecorder } from './activity.js';
 import { createSessionsRepo } from './repo.js';
 import type { SessionEndReason } from './schemas.js';
+import { SessionErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+
+import type { SessionStore } from './store.js';
+
+export { createSessionStore, SESSION_LIFETIME_MS, type AuthResult, type SessionStore } from './store.js';
 
 /** Pub/sub channel the WebSocket module relays to the sockets of `user_id`. */
 export const WS_BROADCAST_CHANNEL = 'ws:broadcast';
@@ -42,9 +47,8 @@ interface Deps {
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
-  /** The auth service's one way to make a session row. */
-  createSession: AuthService['createSession'];
-  liveSession: AuthService['liveSession'];
+  /** The session rows (this module's store). */
+  store: Pick<SessionStore, 'create' | 'findLive'>;
   revokeOAuthTokens?: OAuthTokenRevoker;
   /** The platforms service's display name of a provider slug. */
   platformName: (slug: string) => Promise<string>;
@@ -54,12 +58,12 @@ interface Deps {
 
 /** The caller's own session, or 403 for any other credential (the routes need to know the current session). */
 function sessionOf(caller: Caller): { userId: string; sessionId: string } {
-  if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw forbidden('This endpoint requires a session token');
+  if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
   return { userId: caller.userId, sessionId: caller.sessionId };
 }
 
 function userOf(caller: Caller): string {
-  if (!caller.userId) throw forbidden('This credential does not act for a user');
+  if (!caller.userId) throw SessionErrors.user_required();
   return caller.userId;
 }
 
@@ -138,7 +142,7 @@ export function createSessionsService(deps: Deps) {
       // The deletion and its audit event commit together; the cache is dropped once they have.
       const tokenHash = await deps.db.transaction().execute(async (trx) => {
         const deleted = await repo.deleteOfUser(userId, targetId, trx);
-        if (!deleted) throw notFound('Session not found');
+        if (!deleted) throw SessionErrors.not_found();
         await deps.audit.record(
           request,
           { eventType: 'session_revoked', userId, actorId: userId, resourceType: 'session', resourceId: targetId, metadata: { session_id: targetId, reason: 'user_revoked' } },
@@ -175,13 +179,13 @@ export function createSessionsService(deps: Deps) {
     /** POST /v1/sessions: a session a sign-in app created for a user it authenticated itself. */
     async createForApp(request: FastifyRequest, input: { userId: string; expires: string }) {
       const expires = new Date(input.expires);
-      if (!(expires.getTime() > Date.now())) throw badRequest('expires must be in the future');
+      if (!(expires.getTime() > Date.now())) throw SessionErrors.expires_in_past();
       const user = await deps.userWithPrimaryProvider(input.userId);
-      if (!user) throw notFound('User not found');
+      if (!user) throw UserErrors.not_found();
       const app = sourceServiceOf(request);
       const session = await deps.db.transaction().execute(async (trx) => {
         // IP and agent are the request's: the app may forward the person's (X-Forwarded-For with TRUST_PROXY).
-        const created = await deps.createSession(request, { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires }, trx);
+        const created = await deps.store.create(request, { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires }, trx);
         await deps.audit.record(
           request,
           { eventType: 'session_created', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { app }, sourceService: app ?? undefined },
@@ -193,8 +197,8 @@ export function createSessionsService(deps: Deps) {
     },
 
     async getForApp(token: string) {
-      const session = await deps.liveSession(hashToken(token));
-      if (!session) throw notFound('Session not found');
+      const session = await deps.store.findLive(hashToken(token));
+      if (!session) throw SessionErrors.not_found();
       // An app looks its session up on each page view of the person: that is activity too.
       activity.note(session.id);
       return internalShape(session, token, session.user_id);

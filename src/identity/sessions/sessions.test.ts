@@ -9,9 +9,9 @@ import { WS_BROADCAST_CHANNEL } from './service.js';
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
 const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const SYSTEM_KEY_ONLY = { error: 'Forbidden', message: 'Only the system API key may call this endpoint' };
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
-const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token' };
+const SYSTEM_KEY_ONLY = { error: 'Forbidden', message: 'Only the system API key may call this endpoint', code: 'auth.system_key_required' };
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token', code: 'session.session_required' };
 
 let t: TestApp;
 let adminToken: string;
@@ -86,7 +86,7 @@ describe('GET /v1/users/me/sessions', () => {
     expect(withKey.json()).toEqual(SESSION_ONLY);
     const withSystemKey = await mySessions(TEST_SYSTEM_KEY);
     expect(withSystemKey.statusCode).toBe(403);
-    expect(withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+    expect(withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
   });
 });
 
@@ -126,7 +126,7 @@ describe('DELETE /v1/users/me/sessions/{session_id}', () => {
     for (const id of [ownerSession, randomUUID()]) {
       const response = await revoke(stranger.token, id);
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found' });
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found', code: 'session.not_found' });
     }
     expect(await stillSignedIn(owner.token)).toBe(true);
     const malformed = await revoke(stranger.token, 'not-a-uuid');
@@ -269,7 +269,7 @@ describe('internal session endpoints', () => {
     const user = await createUser(t.app);
     const past = await create({ userId: user.id, expires: new Date(Date.now() - 1000).toISOString() });
     expect(past.statusCode).toBe(400);
-    expect(past.json()).toEqual({ error: 'BadRequest', message: 'expires must be in the future' });
+    expect(past.json()).toEqual({ error: 'BadRequest', message: 'expires must be in the future', code: 'session.expires_in_past' });
     const badId = await create({ userId: 'nope', expires: inAWeek() });
     expect(badId.statusCode).toBe(400);
     expect(badId.json().message).toMatch(/'userId'/);
@@ -277,10 +277,10 @@ describe('internal session endpoints', () => {
     expect(badDate.statusCode).toBe(400);
     expect(badDate.json().message).toMatch(/'expires'/);
     const missing = await create({ userId: user.id });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'expires' is required" });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'expires' is required", code: 'request.validation' });
     const unknown = await create({ userId: randomUUID(), expires: inAWeek() });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found' });
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
   });
 
   it('is for the system key only: 401 without credentials, 403 for sessions and API keys (before validation)', async () => {
@@ -318,7 +318,7 @@ describe('internal session endpoints', () => {
     for (const token of [created.sessionToken, 'ses_unknown']) {
       const response = await t.app.inject({ method: 'GET', url: `/v1/sessions/${token}`, headers: system });
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found' });
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Session not found', code: 'session.not_found' });
     }
   });
 
@@ -353,7 +353,7 @@ describe('internal session endpoints', () => {
     const user = await createUser(t.app);
     const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${user.token}?reason=because`, headers: system });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'reason' must be one of: user_initiated, token_deleted, session_expired, revoked, no_access" });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'reason' must be one of: user_initiated, token_deleted, session_expired, revoked, no_access", code: 'request.validation' });
     expect(await stillSignedIn(user.token)).toBe(true);
   });
 
@@ -430,7 +430,7 @@ describe('logout-everywhere and logout-app', () => {
   it('requires a UUID clientId and a credential', async () => {
     const user = await createUser(t.app);
     const missing = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: {} });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'clientId' is required" });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'clientId' is required", code: 'request.validation' });
     const malformed = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId: 'web' } });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().message).toMatch(/'clientId'/);

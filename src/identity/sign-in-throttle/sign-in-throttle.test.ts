@@ -23,7 +23,7 @@ describe('sign-in throttle', () => {
     await failTimes(user.username, SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.0.1');
     const locked = await signIn(user.username, user.password, '10.0.0.2');
     expect(locked.statusCode).toBe(429);
-    expect(locked.json()).toEqual({ error: 'TooManyRequests', message: 'Too many failed sign-in attempts; try again later' });
+    expect(locked.json()).toEqual({ error: 'TooManyRequests', message: 'Too many failed sign-in attempts; try again later', code: 'sign_in.locked_out' });
     const retryAfter = Number(locked.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(SIGN_IN_POLICY.lockSecs - 5);
     expect(retryAfter).toBeLessThanOrEqual(SIGN_IN_POLICY.lockSecs);

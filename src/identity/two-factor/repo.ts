@@ -15,7 +15,13 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
         .insertInto('user_two_factor')
         .values({ user_id: userId, platform_id: platformId, pending_secret_sealed: sealed, pending_expires_at: expiresAt })
         .onConflict((oc) =>
-          oc.column('user_id').doUpdateSet({ platform_id: platformId, pending_secret_sealed: sealed, pending_expires_at: expiresAt, updated_at: new Date() }),
+          oc.column('user_id').doUpdateSet({
+            // The platform belongs to the enabled 2FA; a setup started while it is on must not move it.
+            platform_id: sql<string>`case when user_two_factor.enabled_at is null then excluded.platform_id else user_two_factor.platform_id end`,
+            pending_secret_sealed: sealed,
+            pending_expires_at: expiresAt,
+            updated_at: new Date(),
+          }),
         )
         .execute();
     },
@@ -92,6 +98,16 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
      * attempts used) and returns it; undefined when none is left. Counting before the code is
      * checked, in the same statement as the check, means parallel guesses cannot exceed the limit.
      */
+    /** The user of an open challenge, without using one of its attempts. */
+    openChallenge: (tokenHash: string) =>
+      db
+        .selectFrom('two_factor_challenges')
+        .select('user_id')
+        .where('token_hash', '=', tokenHash)
+        .where('consumed_at', 'is', null)
+        .where('expires_at', '>', new Date())
+        .executeTakeFirst(),
+
     claimAttempt: (tokenHash: string) =>
       db
         .updateTable('two_factor_challenges')

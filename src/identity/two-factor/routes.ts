@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
-import { badRequest } from '../../platform/http/errors.js';
 import { AuthResponse } from '../auth/schemas.js';
 import {
   AnyCodeBody,
@@ -19,6 +18,7 @@ import {
   VerifyLoginBody,
 } from './schemas.js';
 import type { TwoFactorService } from './service.js';
+import { TwoFactorErrors } from './errors.js';
 
 const tags = ['Two-factor authentication'];
 const whom =
@@ -28,7 +28,7 @@ const whom =
 /** `user_id` may come in the query or the body; both at once must agree. */
 function userIdOf(query: { user_id?: string }, body: { user_id?: string }): string | undefined {
   if (query.user_id && body.user_id && query.user_id.toLowerCase() !== body.user_id.toLowerCase()) {
-    throw badRequest('user_id in the query and in the body differ');
+    throw TwoFactorErrors.user_id_mismatch();
   }
   return body.user_id ?? query.user_id;
 }

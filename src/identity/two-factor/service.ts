@@ -4,12 +4,12 @@ import type { AuditWriter } from '../../platform/audit.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, forbidden, notFound, unauthorized } from '../../platform/http/errors.js';
+import { AuthErrors } from '../../platform/http/errors.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { lowBackupCodesMail } from '../../platform/mail/messages.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
-import type { AuthResult, AuthService } from '../auth/service.js';
+import type { AuthResult, SessionStore } from '../sessions/service.js';
 import type { PlatformsService } from '../platforms/service.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import type { UsersService } from '../users/service.js';
@@ -17,23 +17,23 @@ import { BACKUP_CODE_COUNT, hashBackupCode, LOW_BACKUP_CODES, newBackupCode } fr
 import { createTwoFactorRepo } from './repo.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import { newTotpSecret, totpStepOf, totpUrl } from './totp.js';
+import { TwoFactorErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
 
 export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
 export const SETUP_LIFETIME_MS = 10 * 60 * 1000;
 export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
 const MANAGE_PERMISSION = 'two_factor:manage';
-const INVALID_CHALLENGE = 'Invalid or expired two-factor token';
-const INVALID_CODE = 'Invalid two-factor code';
 
 interface Deps {
   db: Kysely<Schema>;
   secretBox: SecretBox;
   audit: AuditWriter;
   mailer: Mailer;
-  users: UsersService;
+  users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin'>;
   access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
-  platforms: Pick<PlatformsService, 'find'>;
-  auth: Pick<AuthService, 'issueSession'>;
+  platforms: Pick<PlatformsService, 'find' | 'list'>;
+  sessions: Pick<SessionStore, 'issue'>;
   /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
   signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
 }
@@ -49,13 +49,13 @@ export function createTwoFactorService(deps: Deps) {
    * Acting on oneself takes a session; anyone else takes two_factor:manage (or super admin).
    */
   async function targetOf(caller: Caller, userId: string | undefined) {
-    if (!userId && caller.isSystem) throw badRequest('user_id is required when calling with the system key');
+    if (!userId && caller.isSystem) throw TwoFactorErrors.user_id_required_for_system_key();
     const target = (userId ?? caller.userId)?.toLowerCase();
-    if (!target) throw badRequest('user_id is required for a credential without a user');
+    if (!target) throw TwoFactorErrors.user_id_required();
     const self = caller.kind === 'session' && caller.userId === target;
-    if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw forbidden();
+    if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw AuthErrors.forbidden();
     const user = await deps.users.findById(target);
-    if (!user) throw notFound('User not found');
+    if (!user) throw UserErrors.not_found();
     return user;
   }
 
@@ -126,19 +126,19 @@ export function createTwoFactorService(deps: Deps) {
       const held = new Set((await deps.access.accessOfUser(user.id)).roles);
       const role = (await deps.access.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
       if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication` };
-      for (const slug of new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform))) {
-        const platform = await deps.platforms.find(slug);
-        if (platform?.two_factor_required) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
-      }
+      // One read of the platforms (a handful of rows), not one per account of the user.
+      const slugs = new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform));
+      const platform = (await deps.platforms.list()).find((p) => slugs.has(p.slug) && p.two_factor_required);
+      if (platform) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
       return { required: false, enabled, reason: null };
     },
 
     async setup(caller: Caller, input: { user_id?: string; platform_id?: string }) {
       const user = await targetOf(caller, input.user_id);
       const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
-      if (!platform) throw badRequest('platform_id does not name an existing platform');
-      if (!platform.two_factor_supported) throw badRequest(`Platform '${platform.slug}' does not support two-factor authentication`);
-      if (await enabledState(user.id)) throw conflict('Two-factor authentication is already enabled');
+      if (!platform) throw TwoFactorErrors.unknown_platform();
+      if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
+      if (await enabledState(user.id)) throw TwoFactorErrors.already_enabled();
       const secret = newTotpSecret();
       const expiresAt = new Date(Date.now() + SETUP_LIFETIME_MS);
       await repo.savePending(user.id, platform.id, deps.secretBox.seal(secret), expiresAt);
@@ -150,13 +150,13 @@ export function createTwoFactorService(deps: Deps) {
     async enable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
       const user = await targetOf(caller, input.user_id);
       const state = await repo.state(user.id);
-      if (state?.enabled_at) throw conflict('Two-factor authentication is already enabled');
-      if (!state?.pending_secret_sealed || !state.pending_expires_at) throw badRequest('No two-factor setup is pending; start one first');
-      if (state.pending_expires_at.getTime() <= Date.now()) throw badRequest('The two-factor setup has expired; start it again');
+      if (state?.enabled_at) throw TwoFactorErrors.already_enabled();
+      if (!state?.pending_secret_sealed || !state.pending_expires_at) throw TwoFactorErrors.no_setup_pending();
+      if (state.pending_expires_at.getTime() <= Date.now()) throw TwoFactorErrors.setup_expired();
       const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code);
-      if (step === null) throw badRequest(INVALID_CODE);
+      if (step === null) throw TwoFactorErrors.invalid_code();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
-        if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx))) throw conflict('The setup changed meanwhile; start it again');
+        if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx))) throw TwoFactorErrors.setup_changed();
         await deps.audit.record(request, { eventType: '2fa_enabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id }, trx);
         return issueBackupCodes(user.id, trx);
       });
@@ -170,10 +170,10 @@ export function createTwoFactorService(deps: Deps) {
     async disable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
       const user = await targetOf(caller, input.user_id);
       const state = await enabledState(user.id);
-      if (!state) throw badRequest('Two-factor authentication is not enabled');
+      if (!state) throw TwoFactorErrors.not_enabled();
       await deps.db.transaction().execute(async (trx) => {
         const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
-        if (!accepted) throw badRequest(INVALID_CODE);
+        if (!accepted) throw TwoFactorErrors.invalid_code();
         await repo.removeAll(user.id, trx);
         await deps.audit.record(
           request,
@@ -187,9 +187,9 @@ export function createTwoFactorService(deps: Deps) {
     async regenerateBackupCodes(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
       const user = await targetOf(caller, input.user_id);
       const state = await enabledState(user.id);
-      if (!state) throw badRequest('Two-factor authentication is not enabled');
+      if (!state) throw TwoFactorErrors.not_enabled();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
-        if (!(await acceptCode(user.id, state.secret_sealed, input.code, false, trx))) throw badRequest(INVALID_CODE);
+        if (!(await acceptCode(user.id, state.secret_sealed, input.code, false, trx))) throw TwoFactorErrors.invalid_code();
         await deps.audit.record(
           request,
           { eventType: '2fa_backup_codes_regenerated', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id },
@@ -208,33 +208,35 @@ export function createTwoFactorService(deps: Deps) {
 
     async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
       const user = await deps.users.findById(input.user_id);
-      if (!user) throw badRequest('user_id does not name an existing user');
+      if (!user) throw TwoFactorErrors.unknown_user();
       const state = await enabledState(user.id);
       if (!state) return { requires_2fa: false };
       let provider = await platformSlugOf(state.platform_id);
       if (input.oauth_provider !== undefined) {
         provider = (await deps.platforms.find(input.oauth_provider))?.slug ?? null;
-        if (!provider) throw badRequest('oauth_provider does not name an existing platform');
+        if (!provider) throw TwoFactorErrors.unknown_oauth_provider();
       }
       return { requires_2fa: true, temp_token: await openChallenge(user.id, provider ?? EMAIL_PLATFORM) };
     },
 
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
     async verifyLogin(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<AuthResult> {
-      if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw unauthorized(INVALID_CHALLENGE);
-      const challenge = await repo.claimAttempt(hashToken(input.temp_token));
-      if (challenge) await deps.signInThrottle.ensureAllowed(`2fa:${challenge.user_id}`, request.ip);
+      if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
+      // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
+      const open = await repo.openChallenge(hashToken(input.temp_token));
+      if (open) await deps.signInThrottle.ensureAllowed(`2fa:${open.user_id}`, request.ip);
+      const challenge = open && (await repo.claimAttempt(hashToken(input.temp_token)));
       const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
       const state = user ? await enabledState(user.id) : undefined;
-      if (!challenge || !user || !state) throw unauthorized(INVALID_CHALLENGE);
+      if (!challenge || !user || !state) throw TwoFactorErrors.invalid_challenge();
       const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
 
       const outcome = await deps.db.transaction().execute(async (trx) => {
         const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
         if (!accepted) return null;
-        if (!(await repo.consumeChallenge(challenge.id, trx))) throw unauthorized(INVALID_CHALLENGE);
+        if (!(await repo.consumeChallenge(challenge.id, trx))) throw TwoFactorErrors.invalid_challenge();
         await deps.users.recordLogin(user.id, trx);
-        const result = await deps.auth.issueSession(request, { user, email, provider: challenge.provider, auditEvent: 'login' }, trx);
+        const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login' }, trx);
         await deps.audit.record(
           request,
           { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },
@@ -254,7 +256,7 @@ export function createTwoFactorService(deps: Deps) {
           errorMessage: 'invalid two-factor code',
           metadata: { provider: challenge.provider },
         });
-        throw unauthorized(INVALID_CODE);
+        throw TwoFactorErrors.wrong_sign_in_code();
       }
       if (outcome.remaining !== null && outcome.remaining <= LOW_BACKUP_CODES) {
         // A reminder, not part of the sign-in: a mail failure is logged, the session stands.

@@ -1,9 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { generate } from 'otplib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
 import { bearer, buildMailingTestApp, buildTestApp, createApiKey, createRoleWith, createUser, login, signedInBody, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 import { hashBackupCode } from './backup-codes.js';
+import { createTwoFactorRepo } from './repo.js';
 import { totpCode, totpStepOf } from './totp.js';
 
 /** Codes are computed with otplib, a different TOTP implementation than the service's. */
@@ -144,7 +145,7 @@ describe('two-factor authentication', () => {
       expect((await call('POST', '/v1/users/me/2fa/setup', user.token, { platform_id: 'email' })).statusCode).toBe(200);
       const unknown = await call('POST', '/v1/users/me/2fa/setup', user.token, { platform_id: 'nowhere' });
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'platform_id does not name an existing platform' });
+      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'platform_id does not name an existing platform', code: 'two_factor.unknown_platform' });
     });
 
     it('enables with a correct code: 8 single-use backup codes shown once, stored hashed, 2fa_enabled recorded', async () => {
@@ -152,7 +153,7 @@ describe('two-factor authentication', () => {
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
       const wrong = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret, 10) });
       expect(wrong.statusCode).toBe(400);
-      expect(wrong.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code' });
+      expect(wrong.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
 
       const response = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) });
       expect(response.statusCode).toBe(200);
@@ -185,20 +186,20 @@ describe('two-factor authentication', () => {
       const user = await userWith2fa();
       const response = await call('POST', '/v1/users/me/2fa/setup', user.token, {});
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'Two-factor authentication is already enabled' });
+      expect(response.json()).toEqual({ error: 'Conflict', message: 'Two-factor authentication is already enabled', code: 'two_factor.already_enabled' });
     });
 
     it('answers 400 to verify without a pending setup, and once the setup expired', async () => {
       const user = await createUser(t.app);
       const none = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: '123456' });
       expect(none.statusCode).toBe(400);
-      expect(none.json()).toEqual({ error: 'BadRequest', message: 'No two-factor setup is pending; start one first' });
+      expect(none.json()).toEqual({ error: 'BadRequest', message: 'No two-factor setup is pending; start one first', code: 'two_factor.no_setup_pending' });
 
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
       await t.database.db.updateTable('user_two_factor').set({ pending_expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
       const expired = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) });
       expect(expired.statusCode).toBe(400);
-      expect(expired.json()).toEqual({ error: 'BadRequest', message: 'The two-factor setup has expired; start it again' });
+      expect(expired.json()).toEqual({ error: 'BadRequest', message: 'The two-factor setup has expired; start it again', code: 'two_factor.setup_expired' });
       expect((await call('GET', '/v1/users/me/2fa/status', user.token)).json().enabled).toBe(false);
     });
   });
@@ -212,7 +213,7 @@ describe('two-factor authentication', () => {
       const regenerate = (c: string) => call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, { code: c });
       const replay = await regenerate(code);
       expect(replay.statusCode).toBe(400);
-      expect(replay.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code' });
+      expect(replay.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
       expect((await regenerate(await codeAt(secret, -1))).statusCode).toBe(400);
       expect((await regenerate(await codeAt(secret, 1))).statusCode).toBe(200);
       expect((await regenerate(await codeAt(secret, 1))).statusCode).toBe(400);
@@ -233,7 +234,7 @@ describe('two-factor authentication', () => {
 
       const old = await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[0] });
       expect(old.statusCode).toBe(400);
-      expect(old.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code' });
+      expect(old.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
       expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: body.backup_codes[0].toUpperCase() })).statusCode).toBe(200);
     });
 
@@ -262,7 +263,7 @@ describe('two-factor authentication', () => {
       expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[3] })).statusCode).toBe(200);
       const again = await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[4] });
       expect(again.statusCode).toBe(400);
-      expect(again.json()).toEqual({ error: 'BadRequest', message: 'Two-factor authentication is not enabled' });
+      expect(again.json()).toEqual({ error: 'BadRequest', message: 'Two-factor authentication is not enabled', code: 'two_factor.not_enabled' });
     });
   });
 
@@ -270,7 +271,7 @@ describe('two-factor authentication', () => {
     it('needs a credential', async () => {
       const response = await call('GET', '/v1/users/me/2fa/status');
       expect(response.statusCode).toBe(401);
-      expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+      expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
     });
 
     it('refuses another user without two_factor:manage with 403', async () => {
@@ -285,7 +286,7 @@ describe('two-factor authentication', () => {
       ] as const) {
         const response = await call(method, url, me.token, payload);
         expect(response.statusCode, `${method} ${url}`).toBe(403);
-        expect(response.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation' });
+        expect(response.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' });
       }
       expect((await call('GET', `/v1/users/me/2fa/status?user_id=${me.id}`, me.token)).statusCode).toBe(200);
     });
@@ -307,7 +308,7 @@ describe('two-factor authentication', () => {
     it('answers 404 for an unknown user and 400 for a malformed user_id', async () => {
       const missing = await call('GET', '/v1/users/me/2fa/status?user_id=00000000-0000-4000-8000-000000000000', admin);
       expect(missing.statusCode).toBe(404);
-      expect(missing.json()).toEqual({ error: 'NotFound', message: 'User not found' });
+      expect(missing.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
       const malformed = await call('GET', '/v1/users/me/2fa/status?user_id=nope', admin);
       expect(malformed.statusCode).toBe(400);
       expect(malformed.json().message).toMatch(/^Query parameter 'user_id' must match format "uuid"/);
@@ -317,14 +318,14 @@ describe('two-factor authentication', () => {
       const user = await createUser(t.app);
       const response = await call('POST', `/v1/users/me/2fa/setup?user_id=${user.id}`, admin, { user_id: '00000000-0000-4000-8000-000000000000' });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'user_id in the query and in the body differ' });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: 'user_id in the query and in the body differ', code: 'two_factor.user_id_mismatch' });
     });
 
     it('refuses the system key on /v1/users/me/2fa (not on its allowlist)', async () => {
       const user = await createUser(t.app);
       const response = await call('GET', `/v1/users/me/2fa/status?user_id=${user.id}`, TEST_SYSTEM_KEY);
       expect(response.statusCode).toBe(403);
-      expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+      expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
     });
 
     it('an API key acts on its owner only with two_factor:manage (acting on oneself takes a session)', async () => {
@@ -400,7 +401,7 @@ describe('two-factor authentication', () => {
 
       const reused = await verify(body.temp_token, await codeAt(user.secret, 1));
       expect(reused.statusCode).toBe(401);
-      expect(reused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token' });
+      expect(reused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token', code: 'two_factor.invalid_challenge' });
     });
 
     it('refuses a wrong code with 401 and a failure event, keeping the token for another try', async () => {
@@ -408,7 +409,7 @@ describe('two-factor authentication', () => {
       const { temp_token } = (await loginRequest(user.username, user.password)).json();
       const wrong = await verify(temp_token, await codeAt(user.secret, 10));
       expect(wrong.statusCode).toBe(401);
-      expect(wrong.json()).toEqual({ error: 'Unauthorized', message: 'Invalid two-factor code' });
+      expect(wrong.json()).toEqual({ error: 'Unauthorized', message: 'Invalid two-factor code', code: 'two_factor.wrong_sign_in_code' });
       expect(await auditEvents('2fa_verified', user.id)).toEqual([expect.objectContaining({ status: 'failure', error_message: 'invalid two-factor code' })]);
       expect((await verify(temp_token, user.backupCodes[0])).statusCode).toBe(200);
     });
@@ -428,7 +429,7 @@ describe('two-factor authentication', () => {
       for (const token of [temp_token.replace(/^2fa_/, 'ses_'), temp_token.slice(4), `2fa_${'x'.repeat(43)}`]) {
         const response = await verify(token, user.backupCodes[0]);
         expect(response.statusCode).toBe(401);
-        expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token' });
+        expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token', code: 'two_factor.invalid_challenge' });
       }
       await t.database.db.updateTable('two_factor_challenges').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
       expect((await verify(temp_token, user.backupCodes[0])).statusCode).toBe(401);
@@ -460,7 +461,7 @@ describe('two-factor authentication', () => {
       expect(none.statusCode).toBe(401);
       const session = await check(user.token, { user_id: user.id });
       expect(session.statusCode).toBe(403);
-      expect(session.json()).toEqual({ error: 'Forbidden', message: 'Only the system API key may call this endpoint' });
+      expect(session.json()).toEqual({ error: 'Forbidden', message: 'Only the system API key may call this endpoint', code: 'auth.system_key_required' });
       const { key } = await createApiKey(t.app, admin, { name: 'not the system key' });
       expect((await check(key, { user_id: 'not-even-a-uuid' })).statusCode).toBe(403);
     });
@@ -471,7 +472,7 @@ describe('two-factor authentication', () => {
       expect(malformed.json().message).toMatch(/^Body field 'user_id' must match format "uuid"/);
       const unknown = await check(TEST_SYSTEM_KEY, { user_id: '00000000-0000-4000-8000-000000000000' });
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'user_id does not name an existing user' });
+      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'user_id does not name an existing user', code: 'two_factor.unknown_user' });
     });
 
     it('says no 2FA is needed for a user without it', async () => {
@@ -495,6 +496,46 @@ describe('two-factor authentication', () => {
 
       const unknown = await check(TEST_SYSTEM_KEY, { user_id: user.id, oauth_provider: 'nowhere' });
       expect(unknown.statusCode).toBe(400);
+    });
+  });
+
+  describe('defects found in review', () => {
+    it('a setup started while 2FA is on never moves the enabled 2FA to another platform', async () => {
+      const user = await userWith2fa();
+      const before = await twoFactorRow(user.id);
+      const other = await t.database.db
+        .insertInto('platforms')
+        .values({ name: 'Other', slug: `other_${user.id.slice(0, 8)}`, is_oauth: true, two_factor_supported: true })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      // The race: a setup whose "not enabled yet" check passed just before the verify committed.
+      await createTwoFactorRepo(t.database.db).savePending(user.id, other.id, 'sealed-pending', new Date(Date.now() + 60_000));
+      const after = await twoFactorRow(user.id);
+      expect(after).toMatchObject({ platform_id: before!.platform_id, secret_sealed: before!.secret_sealed, enabled_at: before!.enabled_at });
+    });
+
+    it('checks the requirement with one read of the platforms, whatever the number of accounts', async () => {
+      const user = await createUser(t.app);
+      const find = vi.spyOn(t.app.services.platforms, 'find');
+      const list = vi.spyOn(t.app.services.platforms, 'list');
+      try {
+        expect((await call('GET', '/v1/users/me/2fa/requirement', user.token)).json()).toEqual({ required: false, enabled: false, reason: null });
+        expect(find).not.toHaveBeenCalled();
+        expect(list).toHaveBeenCalledTimes(1);
+      } finally {
+        find.mockRestore();
+        list.mockRestore();
+      }
+    });
+
+    it('a locked-out user does not use up the attempts of their temporary token', async () => {
+      const user = await userWith2fa();
+      const tempToken = (await call('POST', '/v1/auth/login', undefined, { identifier: user.username, password: user.password })).json().temp_token as string;
+      for (let i = 0; i < 10; i++) await t.app.services.signInThrottle.recordFailure(`2fa:${user.id}`, '198.51.100.7');
+      const refused = await call('POST', '/v1/auth/2fa/verify', undefined, { temp_token: tempToken, code: '000000' });
+      expect(refused.statusCode).toBe(429);
+      const challenge = await t.database.db.selectFrom('two_factor_challenges').select('attempts').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      expect(challenge.attempts).toBe(0);
     });
   });
 });

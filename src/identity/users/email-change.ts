@@ -3,15 +3,15 @@ import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { emailChangedNoticeMail, emailChangeMail } from '../../platform/mail/messages.js';
-import { INVALID_TOKEN, mailLink, sendOrUndo, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
+import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { UsersRepo } from './repo.js';
+import { EmailChangeErrors, UserErrors } from './errors.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
-const IN_USE = 'Email is already in use';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -31,7 +31,7 @@ export function createEmailChangeService(deps: Deps) {
 
   async function requireUser(userId: string) {
     const user = await repo.findById(userId);
-    if (!user) throw notFound('User not found');
+    if (!user) throw UserErrors.not_found();
     return user;
   }
 
@@ -39,11 +39,11 @@ export function createEmailChangeService(deps: Deps) {
     async request(request: FastifyRequest, userId: string, email: string): Promise<{ message: string; expires_at: Date }> {
       const user = await requireUser(userId);
       const account = await repo.findEmailAccountOfUser(userId);
-      if (!account) throw badRequest('Email change is only for accounts created with email; this user has no email/password account');
-      if (account.email === email) throw badRequest('email is already the address of this account');
+      if (!account) throw EmailChangeErrors.no_email_account();
+      if (account.email === email) throw EmailChangeErrors.same_address();
       const token = newToken('');
       const pending = await deps.db.transaction().execute(async (trx) => {
-        if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+        if (await repo.emailAccountExists(email, trx)) throw UserErrors.email_in_use();
         return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
       });
 
@@ -59,9 +59,9 @@ export function createEmailChangeService(deps: Deps) {
         const row = await tokens.consume('email_change', hashToken(token), trx);
         const user = row && (await repo.findById(row.user_id, trx));
         const account = user && (await repo.findEmailAccountOfUser(user.id, trx));
-        if (!row?.email || !user || !account) throw badRequest(INVALID_TOKEN);
+        if (!row?.email || !user || !account) throw MailedTokenErrors.invalid();
         if (account.email !== row.email) {
-          if (await repo.emailAccountExists(row.email, trx)) throw conflict(IN_USE);
+          if (await repo.emailAccountExists(row.email, trx)) throw UserErrors.email_in_use();
           await repo.setEmailAccountAddress(account.id, row.email, trx);
           await tokens.removeAllOf(user.id, ['password_reset'], trx);
         }
@@ -89,7 +89,7 @@ export function createEmailChangeService(deps: Deps) {
 
     async cancel(userId: string) {
       await requireUser(userId);
-      if ((await tokens.removePending('email_change', userId)) === 0) throw notFound('No pending email change');
+      if ((await tokens.removePending('email_change', userId)) === 0) throw EmailChangeErrors.none_pending();
       return { success: true, message: 'The pending email change was cancelled' };
     },
 
@@ -99,9 +99,9 @@ export function createEmailChangeService(deps: Deps) {
      */
     async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<boolean> {
       const account = await repo.findEmailAccountOfUser(userId, trx);
-      if (!account) throw badRequest('email can only be changed for accounts created with email; this user has no email/password account');
+      if (!account) throw UserErrors.no_email_account();
       if (account.email === email) return false;
-      if (await repo.emailAccountExists(email, trx)) throw conflict(IN_USE);
+      if (await repo.emailAccountExists(email, trx)) throw UserErrors.email_in_use();
       await repo.setEmailAccountAddress(account.id, email, trx);
       // A pending change is stale now, and a reset link mailed to the old address must not work.
       await tokens.removeAllOf(userId, ['email_change', 'password_reset'], trx);

@@ -3,10 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, forbidden } from '../../platform/http/errors.js';
+
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import type { PlatformsService } from '../platforms/service.js';
 import type { UsersRepo } from './repo.js';
+import { OauthSignInErrors, UserErrors } from './errors.js';
 
 export interface OAuthSignInInput {
   email?: string | null;
@@ -68,8 +69,8 @@ export function createOAuthSignIn(deps: Deps) {
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
     const platform = await deps.platforms.find(slug, trx);
-    if (!platform?.is_oauth) throw badRequest(`oauthProvider '${slug}' is not a known OAuth provider`);
-    if (!platform.enabled) throw badRequest(`Sign-in through '${slug}' is disabled`);
+    if (!platform?.is_oauth) throw OauthSignInErrors.unknown_provider(`oauthProvider '${slug}' is not a known OAuth provider`);
+    if (!platform.enabled) throw OauthSignInErrors.provider_disabled(`Sign-in through '${slug}' is disabled`);
     return platform;
   }
 
@@ -79,8 +80,10 @@ export function createOAuthSignIn(deps: Deps) {
       const now = new Date();
       const existing = await repo.findAccountOfIdentity(platform.id, input.providerId, trx);
       if (existing) {
-        if (existing.deleted_at) throw forbidden('This user account has been deleted');
-        const user = (await repo.lockById(existing.user_id, trx))!;
+        if (existing.deleted_at) throw UserErrors.deleted();
+        // Deleted between the lookup and the lock (a concurrent DELETE): the same answer as deleted before.
+        const user = await repo.lockById(existing.user_id, trx);
+        if (!user) throw UserErrors.deleted();
         const avatar = user.avatars_enabled ? input.image : null;
         await repo.updateAccountProfile(existing.id, { username: input.name, email: input.email, avatar_url: avatar }, trx);
         await repo.update(user.id, { last_login_at: now }, trx);
@@ -90,8 +93,9 @@ export function createOAuthSignIn(deps: Deps) {
       // The interface links by email across platforms, trusting the address the provider reports
       // (only the system key, i.e. the sign-in app that did the OAuth exchange, may call this).
       const owner = input.email ? (await repo.accountsWithEmail(input.email, trx))[0] : undefined;
-      if (!owner && !(deps.registrationEnabled && platform.registration_enabled)) throw badRequest(`Registration through '${platform.slug}' is disabled`);
-      const user = owner ? (await repo.lockById(owner.user_id, trx))! : await repo.insertUser({ username: await freeUsername(input.name, trx) }, trx);
+      if (!owner && !(deps.registrationEnabled && platform.registration_enabled)) throw OauthSignInErrors.registration_disabled(`Registration through '${platform.slug}' is disabled`);
+      const user = owner ? await repo.lockById(owner.user_id, trx) : await repo.insertUser({ username: await freeUsername(input.name, trx) }, trx);
+      if (!user) throw UserErrors.deleted();
       const account = await repo.insertAccount(
         {
           user_id: user.id,

@@ -130,6 +130,10 @@ export function createUsersRepo(db: Kysely<Schema>) {
     },
 
     /** The user row locked for the rest of the transaction (not deleted). */
+    async deleteAccount(accountId: string, trx: Kysely<Schema>): Promise<void> {
+      await trx.deleteFrom('platform_accounts').where('id', '=', accountId).execute();
+    },
+
     lockById(id: string, trx: Kysely<Schema>) {
       return trx.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
     },

@@ -3,7 +3,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
-import { unauthorized } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import {
   EmailBody,
@@ -22,6 +21,7 @@ import {
   UsernameBody,
 } from './schemas.js';
 import type { UsersService } from './service.js';
+import { OauthSignInErrors } from './errors.js';
 
 const tags = ['Users'];
 const FlatEnvelope = Type.Object({ data: FlatUser });
@@ -144,7 +144,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       response: { 200: FlatEnvelope, ...errorResponses(400, 401, 403) },
     },
   }, async (request) => {
-    if (!callerOf(request).isSystem) throw unauthorized('This endpoint requires the system API key');
+    if (!callerOf(request).isSystem) throw OauthSignInErrors.system_key_only();
     return { data: await users.oauthSignIn(request, request.body) };
   });
 

@@ -4,14 +4,17 @@ import type { Config } from '../../config.js';
 import type { AuditWriter } from '../../platform/audit.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.js';
+
 import { hashPassword } from '../../platform/auth/passwords.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
+import type { Clock } from '../../platform/clock.js';
+import { afterCommit, type DomainEventBus } from '../../platform/events.js';
 import type { PlatformsService } from '../platforms/service.js';
 import type { AccessService } from '../access/service.js';
 import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
 import { createUsersRepo, type UserChanges } from './repo.js';
+import { OauthSignInErrors, UserErrors } from './errors.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9_]{3,30}$/;
 export const MIN_PASSWORD_LENGTH = 8;
@@ -31,7 +34,6 @@ export interface UserUpdate {
 }
 
 /** Revocation hooks of other areas: they change rows in the caller's transaction and return a cache flush for after the commit. */
-type Revoke = (userId: string, trx: Kysely<Schema>) => Promise<{ count: number; invalidate: () => Promise<void> }>;
 
 export interface UsersDeps {
   db: Kysely<Schema>;
@@ -39,10 +41,11 @@ export interface UsersDeps {
   mailer: Pick<Mailer, 'send'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
+  clock: Clock;
   access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'lockSuperAdmins'>;
   platforms: Pick<PlatformsService, 'find'>;
-  revokeAllSessions: Revoke;
-  revokeAllApiKeys: Revoke;
+  /** Reactions to a deletion (sessions, API keys) run inside its transaction and report what they revoked. */
+  events: Pick<DomainEventBus, 'emit'>;
   /** Whether a user is banned now; wired by the bans area (false until then). */
   isBanned?: (userId: string) => Promise<boolean>;
 }
@@ -56,7 +59,7 @@ export function createUsersService(deps: UsersDeps) {
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);
-    if (!user) throw notFound('User not found');
+    if (!user) throw UserErrors.not_found();
     return user;
   }
 
@@ -69,13 +72,13 @@ export function createUsersService(deps: UsersDeps) {
     if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
     const target = await deps.access.accessOfUser(userId);
     const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
-    if (beyond) throw forbidden('You cannot manage the sign-in of a user who holds permissions you do not hold');
+    if (beyond) throw UserErrors.sign_in_beyond_caller();
   }
 
   /** 409 when an email account has the address or a user the name (deleted users' stay reserved). */
   async function assertEmailUserFree(email: string, username: string, executor: Kysely<Schema>): Promise<void> {
-    if (await repo.emailAccountExists(email, executor)) throw conflict('Email is already registered');
-    if (await repo.usernameTaken(username, executor)) throw conflict('Username is already taken');
+    if (await repo.emailAccountExists(email, executor)) throw UserErrors.email_registered();
+    if (await repo.usernameTaken(username, executor)) throw UserErrors.username_taken();
   }
 
   async function withFlatExtras<T extends { id: string }>(row: T) {
@@ -88,18 +91,18 @@ export function createUsersService(deps: UsersDeps) {
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
     if (email !== undefined) {
       if (caller.userId === id && !caller.isSuperAdmin) {
-        throw badRequest(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
+        throw UserErrors.own_email_needs_confirmation(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
       }
       await assertMayManage(caller, id);
     }
 
     return db.transaction().execute(async (trx) => {
       const user = await repo.lockById(id, trx);
-      if (!user) throw notFound('User not found');
+      if (!user) throw UserErrors.not_found();
       const changes: UserChanges = {};
       const changed: string[] = [];
       if (username !== undefined && username !== user.username) {
-        if (await repo.usernameTaken(username, trx)) throw conflict('Username is already taken');
+        if (await repo.usernameTaken(username, trx)) throw UserErrors.username_taken();
         changes.username = username;
       }
       if (input.privacy_mode !== undefined && input.privacy_mode !== user.privacy_mode) changes.privacy_mode = input.privacy_mode;
@@ -108,8 +111,8 @@ export function createUsersService(deps: UsersDeps) {
 
       const avatarsEnabled = input.avatars_enabled ?? user.avatars_enabled;
       if (input.avatar_url !== undefined) {
-        if (input.avatar_url !== null && !avatarsEnabled) throw badRequest('avatar_url cannot be set while avatars_enabled is false');
-        if (!user.primary_platform_account_id) throw badRequest('The user has no primary platform account to carry avatar_url');
+        if (input.avatar_url !== null && !avatarsEnabled) throw UserErrors.avatars_disabled();
+        if (!user.primary_platform_account_id) throw UserErrors.no_primary_account();
         await repo.setAvatar(user.primary_platform_account_id, input.avatar_url, trx);
         changed.push('avatar_url');
       }
@@ -139,6 +142,8 @@ export function createUsersService(deps: UsersDeps) {
     findWithPrimaryProvider: repo.findWithPrimaryProvider,
     emailAccountExists: repo.emailAccountExists,
     accountsOf: repo.accountsOf,
+    /** Unlinks one sign-in account (the accounts module decides whether it may go). */
+    deleteAccount: repo.deleteAccount,
     recordLogin: repo.recordLogin,
     setEmailPassword: repo.setEmailPassword,
     createWithEmailAccount: repo.createWithEmailAccount,
@@ -168,7 +173,7 @@ export function createUsersService(deps: UsersDeps) {
 
     /** The caller's own user; credentials without a user (system and ownerless keys) have none: 404. */
     async me(caller: Caller) {
-      if (!caller.userId) throw notFound('This credential does not belong to a user');
+      if (!caller.userId) throw UserErrors.credential_without_user();
       return requireUser(caller.userId);
     },
 
@@ -202,10 +207,10 @@ export function createUsersService(deps: UsersDeps) {
 
     async setLocale(request: FastifyRequest, caller: Caller, id: string, locale: string | null) {
       const supported = deps.config.supportedLocales;
-      if (locale !== null && !supported.includes(locale)) throw badRequest(`locale must be one of: ${supported.join(', ')} (or null)`);
+      if (locale !== null && !supported.includes(locale)) throw UserErrors.unsupported_locale(`locale must be one of: ${supported.join(', ')} (or null)`);
       return db.transaction().execute(async (trx) => {
         const user = await repo.update(id, { preferred_locale: locale }, trx);
-        if (!user) throw notFound('User not found');
+        if (!user) throw UserErrors.not_found();
         await deps.audit.record(
           request,
           { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: ['preferred_locale'] } },
@@ -221,13 +226,13 @@ export function createUsersService(deps: UsersDeps) {
      */
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
       await assertMayManage(caller, id);
-      const revoked = await db.transaction().execute(async (trx) => {
+      const { onCommit, committed } = afterCommit();
+      await db.transaction().execute(async (trx) => {
         const admins = await deps.access.lockSuperAdmins(trx);
-        if (!(await repo.lockById(id, trx))) throw notFound('User not found');
-        if (admins.size === 1 && admins.has(id)) throw conflict('The last super admin cannot be deleted');
-        await repo.update(id, { deleted_at: new Date() }, trx);
-        const sessions = await deps.revokeAllSessions(id, trx);
-        const apiKeys = await deps.revokeAllApiKeys(id, trx);
+        if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
+        if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
+        await repo.update(id, { deleted_at: deps.clock.now() }, trx);
+        const revoked = await deps.events.emit('user.deleting', { userId: id, trx, onCommit });
         await emailChange.removeAllTokensOf(id, trx);
         await deps.audit.record(
           request,
@@ -237,13 +242,12 @@ export function createUsersService(deps: UsersDeps) {
             actorId: caller.userId,
             resourceType: 'user',
             resourceId: id,
-            metadata: { sessions_revoked: sessions.count, api_keys_revoked: apiKeys.count },
+            metadata: { sessions_revoked: revoked.sessions_revoked ?? 0, api_keys_revoked: revoked.api_keys_revoked ?? 0 },
           },
           trx,
         );
-        return [sessions, apiKeys];
       });
-      for (const { invalidate } of revoked) await invalidate();
+      await committed();
     },
 
     async requestEmailChange(request: FastifyRequest, caller: Caller, id: string, email: string) {
@@ -272,9 +276,9 @@ export function createUsersService(deps: UsersDeps) {
         // The caller's own account with that address, never another user's who happens to share it.
         const own = caller.userId ? await repo.accountsOf(caller.userId) : [];
         account = own.find((candidate) => candidate.email?.toLowerCase() === address);
-        if (!account) throw forbidden('You may only look up your own email address');
+        if (!account) throw UserErrors.email_lookup_not_own();
       }
-      if (!account) throw notFound('No user has this email address');
+      if (!account) throw UserErrors.email_not_found();
       return withFlatExtras(await repo.flatUserOfAccount(account.id));
     },
 
@@ -282,8 +286,8 @@ export function createUsersService(deps: UsersDeps) {
     async oauthSignIn(request: FastifyRequest, input: OAuthSignInInput) {
       const name = input.name.trim();
       const providerId = input.oauthProviderId.trim();
-      if (!name) throw badRequest('name must not be empty');
-      if (!providerId) throw badRequest('oauthProviderId must not be empty');
+      if (!name) throw OauthSignInErrors.name_empty();
+      if (!providerId) throw OauthSignInErrors.provider_id_empty();
       if (input.image) checkedHttpUrl('image', input.image);
       const email = input.email ? normaliseEmail(input.email) : null;
       const row = await oauthSignIn(request, { email, name, provider: input.oauthProvider.trim().toLowerCase(), providerId, image: input.image || null });
@@ -302,19 +306,19 @@ export function checkedNewEmailUser(input: { email: string; username: string; pa
 
 /** Passwords: at least 8 characters on register, reset and email link (400 naming the field). */
 export function checkedPassword(field: string, password: string): string {
-  if (password.length < MIN_PASSWORD_LENGTH) throw badRequest(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length < MIN_PASSWORD_LENGTH) throw UserErrors.password_too_short(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
   return password;
 }
 
 export function checkedUsername(raw: string): string {
   const username = raw.trim().toLowerCase();
-  if (!USERNAME_PATTERN.test(username)) throw badRequest('username must be 3-30 characters of letters, digits and underscores');
+  if (!USERNAME_PATTERN.test(username)) throw UserErrors.invalid_username();
   return username;
 }
 
 export function normaliseEmail(email: string): string {
   const normalised = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalised)) throw badRequest('email is not a valid email address');
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalised)) throw UserErrors.invalid_email();
   return normalised;
 }
 
@@ -325,7 +329,7 @@ function checkedHttpUrl(field: string, value: string): void {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw badRequest(`${field} must be an http or https URL`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw UserErrors.invalid_url(`${field} must be an http or https URL`);
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

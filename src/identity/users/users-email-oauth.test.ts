@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, buildMailingTestApp, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
@@ -8,12 +8,12 @@ import { usernameBase } from './oauth.js';
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
-const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found' };
-const INVALID_TOKEN = { error: 'BadRequest', message: 'Invalid or expired token' };
-const IN_USE = { error: 'Conflict', message: 'Email is already in use' };
-const SYSTEM_ONLY = { error: 'Unauthorized', message: 'This endpoint requires the system API key' };
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
+const INVALID_TOKEN = { error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' };
+const IN_USE = { error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' };
+const SYSTEM_ONLY = { error: 'Unauthorized', message: 'This endpoint requires the system API key', code: 'oauth_sign_in.system_key_only' };
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
 
 function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
@@ -42,13 +42,14 @@ describe('email change', () => {
   let alice: TestUser;
   let bob: TestUser;
 
-  beforeAll(async () => {
+  // A fresh app per test: the tests move alice's address and expect others to find it taken or free.
+  beforeEach(async () => {
     ({ t, smtp } = await buildMailingTestApp({ config: { publicUrl: 'https://id.example.org' } }));
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     alice = await createUser(t.app);
     bob = await createUser(t.app);
   });
-  afterAll(() => t.close());
+  afterEach(() => t.close());
 
   const requestChange = (id: string, token: string | undefined, email: string) => call(t.app, 'POST', `/v1/users/${id}/email/request-change`, token, { email });
   const verify = (token: string, credential: string | undefined = alice.token) => call(t.app, 'POST', '/v1/users/email/verify', credential, { token });
@@ -85,19 +86,20 @@ describe('email change', () => {
   });
 
   it('checks the address, the account kind, the user and the caller', async () => {
-    expectResponse(await requestChange(bob.id, bob.token, 'nope'), 400, { error: 'BadRequest', message: 'email is not a valid email address' });
-    expectResponse(await requestChange(bob.id, bob.token, emailOf(bob)), 400, { error: 'BadRequest', message: 'email is already the address of this account' });
-    expectResponse(await requestChange(bob.id, bob.token, 'alice.new@example.org'), 409, IN_USE);
+    expectResponse(await requestChange(bob.id, bob.token, 'nope'), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
+    expectResponse(await requestChange(bob.id, bob.token, emailOf(bob)), 400, { error: 'BadRequest', message: 'email is already the address of this account', code: 'email_change.same_address' });
+    expectResponse(await requestChange(bob.id, bob.token, emailOf(alice)), 409, IN_USE);
     expectResponse(await requestChange(randomUUID(), admin, 'someone@example.org'), 404, USER_NOT_FOUND);
     expectResponse(await requestChange(bob.id, alice.token, 'bob.elsewhere@example.org'), 403, INSUFFICIENT);
     expectResponse(await requestChange(bob.id, undefined, 'bob.elsewhere@example.org'), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, { error: 'BadRequest', message: "Body field 'email' is required" });
+    expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, { error: 'BadRequest', message: "Body field 'email' is required", code: 'request.validation' });
 
     await addPlatform(t, 'github');
     const social = await call(t.app, 'POST', '/v1/users/oauth', TEST_SYSTEM_KEY, { email: null, name: 'Social Only', oauthProvider: 'github', oauthProviderId: 'gh-social-1', image: null });
     expectResponse(await requestChange(social.json().data.id, admin, 'social@example.org'), 400, {
       error: 'BadRequest',
       message: 'Email change is only for accounts created with email; this user has no email/password account',
+      code: 'email_change.no_email_account',
     });
   });
 
@@ -118,7 +120,7 @@ describe('email change', () => {
 
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token), 403, INSUFFICIENT);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 200, { success: true, message: 'The pending email change was cancelled' });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, { error: 'NotFound', message: 'No pending email change' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, { error: 'NotFound', message: 'No pending email change', code: 'email_change.none_pending' });
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}/email/pending`, admin), 404, USER_NOT_FOUND);
     expectResponse(await verify(second, bob.token), 400, INVALID_TOKEN);
     expect(await login(t.app, emailOf(bob), bob.password)).toMatch(/^ses_/);
@@ -164,7 +166,7 @@ describe('email change when the mail cannot be sent', () => {
   it('answers 500 with a clear message and keeps no token', async () => {
     const user = await createUser(t.app);
     const response = await call(t.app, 'POST', `/v1/users/${user.id}/email/request-change`, user.token, { email: 'lost@example.org' });
-    expectResponse(response, 500, { error: 'InternalServerError', message: 'The verification email could not be sent; please try again later' });
+    expectResponse(response, 500, { error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
     expect(await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
     expectResponse(await call(t.app, 'GET', `/v1/users/${user.id}/email/pending`, user.token), 200, { pending: false, new_email: null, expires_at: null });
   });
@@ -175,7 +177,9 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   let admin: string;
   let alice: TestUser;
 
-  beforeAll(async () => {
+  // A fresh app per test: the tests derive usernames from the same names and link the same
+  // addresses, so each needs a directory in which no other test has signed anyone up.
+  beforeEach(async () => {
     t = await buildTestApp();
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     alice = await createUser(t.app);
@@ -184,7 +188,7 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     await addPlatform(t, 'closed', { enabled: false });
     await addPlatform(t, 'invite_only', { registration_enabled: false });
   });
-  afterAll(() => t.close());
+  afterEach(() => t.close());
 
   const oauth = (body: object, token: string | undefined = TEST_SYSTEM_KEY) => call(t.app, 'POST', '/v1/users/oauth', token, body);
   const identity = (overrides: object = {}) => ({
@@ -235,6 +239,7 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
 
   it('derives a free username from the name', async () => {
+    expect((await oauth(identity())).json().data.username).toBe('jane_doe');
     expect((await oauth(identity({ oauthProviderId: 'gh-4004', email: null }))).json().data.username).toBe('jane_doe_2');
     expect((await oauth(identity({ oauthProviderId: 'gh-4005', email: null, name: 'Al' }))).json().data.username).toBe('al_user');
     expect(usernameBase('Jürgen Müller-Lüdenscheidt')).toBe('jurgen_muller_ludenscheidt');
@@ -250,25 +255,26 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
 
   it('refuses unknown, disabled and non-OAuth providers, closed registration, bad input and deleted users', async () => {
-    expectResponse(await oauth(identity({ oauthProvider: 'myspace' })), 400, { error: 'BadRequest', message: "oauthProvider 'myspace' is not a known OAuth provider" });
-    expectResponse(await oauth(identity({ oauthProvider: 'email' })), 400, { error: 'BadRequest', message: "oauthProvider 'email' is not a known OAuth provider" });
-    expectResponse(await oauth(identity({ oauthProvider: 'closed' })), 400, { error: 'BadRequest', message: "Sign-in through 'closed' is disabled" });
+    expectResponse(await oauth(identity({ oauthProvider: 'myspace' })), 400, { error: 'BadRequest', message: "oauthProvider 'myspace' is not a known OAuth provider", code: 'oauth_sign_in.unknown_provider' });
+    expectResponse(await oauth(identity({ oauthProvider: 'email' })), 400, { error: 'BadRequest', message: "oauthProvider 'email' is not a known OAuth provider", code: 'oauth_sign_in.unknown_provider' });
+    expectResponse(await oauth(identity({ oauthProvider: 'closed' })), 400, { error: 'BadRequest', message: "Sign-in through 'closed' is disabled", code: 'oauth_sign_in.provider_disabled' });
     expectResponse(await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-1', email: 'stranger@example.org' })), 400, {
       error: 'BadRequest',
       message: "Registration through 'invite_only' is disabled",
+      code: 'oauth_sign_in.registration_disabled',
     });
     // ...but an existing user may still link that provider.
     expect((await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-2', email: emailOf(alice) }))).json().data.id).toBe(alice.id);
 
     const { name: _name, ...nameless } = identity();
-    expectResponse(await oauth(nameless), 400, { error: 'BadRequest', message: "Body field 'name' is required" });
-    expectResponse(await oauth(identity({ oauthProviderId: '   ' })), 400, { error: 'BadRequest', message: 'oauthProviderId must not be empty' });
-    expectResponse(await oauth(identity({ email: 'broken' })), 400, { error: 'BadRequest', message: 'email is not a valid email address' });
-    expectResponse(await oauth(identity({ image: 'ftp://x/y.png' })), 400, { error: 'BadRequest', message: 'image must be an http or https URL' });
+    expectResponse(await oauth(nameless), 400, { error: 'BadRequest', message: "Body field 'name' is required", code: 'request.validation' });
+    expectResponse(await oauth(identity({ oauthProviderId: '   ' })), 400, { error: 'BadRequest', message: 'oauthProviderId must not be empty', code: 'oauth_sign_in.provider_id_empty' });
+    expectResponse(await oauth(identity({ email: 'broken' })), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
+    expectResponse(await oauth(identity({ image: 'ftp://x/y.png' })), 400, { error: 'BadRequest', message: 'image must be an http or https URL', code: 'user.invalid_url' });
 
     const doomed = (await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))).json().data;
     expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
-    expectResponse(await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })), 403, { error: 'Forbidden', message: 'This user account has been deleted' });
+    expectResponse(await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })), 403, { error: 'Forbidden', message: 'This user account has been deleted', code: 'user.deleted' });
   });
 
   it('answers 401 to every caller but the system key', async () => {
@@ -280,17 +286,20 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
 
   it('looks users up by email: the system key any address, users only their own', async () => {
     const lookup = (email: string, token?: string) => call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
+    await oauth(identity());
+    const doomed = (await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))).json().data;
+    expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
     const own = await lookup(emailOf(alice).toUpperCase(), alice.token);
     expectResponse(own, 200, { data: flat({ id: alice.id, username: alice.username, email: emailOf(alice), avatar_url: null, platform: 'email' }) });
     expectResponse(await lookup(emailOf(alice), TEST_SYSTEM_KEY), 200, own.json());
     expect((await lookup('jane.doe@example.org', TEST_SYSTEM_KEY)).json().data).toMatchObject({ username: 'jane_doe', platform: 'github' });
 
-    const notYours = { error: 'Forbidden', message: 'You may only look up your own email address' };
+    const notYours = { error: 'Forbidden', message: 'You may only look up your own email address', code: 'user.email_lookup_not_own' };
     expectResponse(await lookup('jane.doe@example.org', alice.token), 403, notYours);
     // Unknown addresses look the same as others' addresses to a user: no probing who is registered.
     expectResponse(await lookup('nobody@example.org', alice.token), 403, notYours);
-    expectResponse(await lookup('nobody@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address' });
-    expectResponse(await lookup('doomed@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address' });
+    expectResponse(await lookup('nobody@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address', code: 'user.email_not_found' });
+    expectResponse(await lookup('doomed@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address', code: 'user.email_not_found' });
     expectResponse(await lookup(emailOf(alice)), 401, UNAUTHORIZED);
     expectResponse(await lookup(emailOf(alice), 'ses_invalid'), 401, UNAUTHORIZED);
   });

@@ -1,18 +1,18 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token' };
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation' };
-const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found' };
-const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores' };
-const USERNAME_TAKEN = { error: 'Conflict', message: 'Username is already taken' };
-const NO_FIELDS = { error: 'BadRequest', message: 'Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled' };
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
+const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores', code: 'user.invalid_username' };
+const USERNAME_TAKEN = { error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' };
+const NO_FIELDS = { error: 'BadRequest', message: 'Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled', code: 'request.validation' };
 
 function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
   return app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
@@ -97,7 +97,7 @@ describe('reading users', () => {
   });
 
   it('refuses a limit over 100, anonymous callers and callers without users:read', async () => {
-    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100" });
+    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
     expectResponse(await call(t.app, 'GET', '/v1/users'), 401, UNAUTHORIZED);
     expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, INSUFFICIENT);
   });
@@ -107,15 +107,15 @@ describe('reading users', () => {
     expect((await call(t.app, 'GET', `/v1/users/${alice.id}`, admin)).statusCode).toBe(200);
     expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, INSUFFICIENT);
     expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, { error: 'BadRequest', message: "Path parameter 'id' must match format \"uuid\"" });
+    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, { error: 'BadRequest', message: "Path parameter 'id' must match format \"uuid\"", code: 'request.validation' });
   });
 
   it('GET /v1/users/me answers the caller; a key without an owner has no user (404); the system key is refused (403)', async () => {
     expectResponse(await call(t.app, 'GET', '/v1/users/me', bob.token), 200, { data: userBody(bob.id, bob.username), _links: { self: expect.stringContaining('/v1/users/me') } });
     const devKey = await createApiKey(t.app, developer.token, { name: 'dev key', scopes: [] });
     expect((await call(t.app, 'GET', '/v1/users/me', devKey.key)).json().data.id).toBe(developer.id);
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, { error: 'NotFound', message: 'This credential does not belong to a user' });
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, { error: 'Forbidden', message: 'System key not permitted on this route' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, { error: 'NotFound', message: 'This credential does not belong to a user', code: 'user.credential_without_user' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, { error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
     expectResponse(await call(t.app, 'GET', '/v1/users/me'), 401, UNAUTHORIZED);
   });
 
@@ -158,10 +158,13 @@ describe('updating users', () => {
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+  // Fresh users for each test: the tests change them and count their audit events.
+  beforeEach(async () => {
     alice = await createUser(t.app);
     bob = await createUser(t.app);
   });
-  afterAll(() => t.close());
 
   const patch = (id: string, token: string | undefined, body: object, suffix = '') => call(t.app, 'PATCH', `/v1/users/${id}${suffix}`, token, body);
 
@@ -178,7 +181,7 @@ describe('updating users', () => {
   it('needs at least one known field', async () => {
     expectResponse(await patch(alice.id, alice.token, {}), 400, NO_FIELDS);
     expectResponse(await patch(alice.id, alice.token, { nickname: 'x' }), 400, NO_FIELDS);
-    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, { error: 'BadRequest', message: "Body field 'privacy_mode' must be boolean" });
+    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, { error: 'BadRequest', message: "Body field 'privacy_mode' must be boolean", code: 'request.validation' });
   });
 
   it('lets only the user or a users:write holder change a user', async () => {
@@ -208,7 +211,7 @@ describe('updating users', () => {
     expectResponse(await patch(bob.id, bob.token, { username: 'x y z' }, '/username'), 400, BAD_USERNAME);
     expectResponse(await patch(randomUUID(), admin, { username: 'free_name' }, '/username'), 404, USER_NOT_FOUND);
     expectResponse(await patch(bob.id, bob.token, { username: alice.username }, '/username'), 409, USERNAME_TAKEN);
-    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, { error: 'BadRequest', message: "Body field 'username' is required" });
+    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, { error: 'BadRequest', message: "Body field 'username' is required", code: 'request.validation' });
     expectResponse(await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'), 403, INSUFFICIENT);
     const events = await auditOf(t, 'user_updated', bob.id);
     expect(events.at(-1)!.metadata).toEqual({ fields: ['username'] });
@@ -217,9 +220,9 @@ describe('updating users', () => {
   it('PATCH /v1/users/{id}/locale accepts the supported locales and null', async () => {
     expect((await patch(alice.id, alice.token, { locale: 'de' }, '/locale')).json().data.preferred_locale).toBe('de');
     expect((await call(t.app, 'GET', '/v1/users/me', alice.token)).json().data.preferred_locale).toBe('de');
-    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, { error: 'BadRequest', message: 'locale must be one of: en, de (or null)' });
+    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, { error: 'BadRequest', message: 'locale must be one of: en, de (or null)', code: 'user.unsupported_locale' });
     expect((await patch(alice.id, alice.token, { locale: null }, '/locale')).json().data.preferred_locale).toBe(null);
-    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, { error: 'BadRequest', message: "Body field 'locale' is required" });
+    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, { error: 'BadRequest', message: "Body field 'locale' is required", code: 'request.validation' });
     expectResponse(await patch(randomUUID(), admin, { locale: 'en' }, '/locale'), 404, USER_NOT_FOUND);
     expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, INSUFFICIENT);
     expect((await auditOf(t, 'user_updated', alice.id)).at(-1)!.metadata).toEqual({ fields: ['preferred_locale'] });
@@ -229,14 +232,14 @@ describe('updating users', () => {
     const picture = 'https://img.example.org/a.png';
     expect((await patch(bob.id, bob.token, { avatar_url: picture })).statusCode).toBe(200);
     expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json().picture).toBe(picture);
-    expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, { error: 'BadRequest', message: 'avatar_url must be an http or https URL' });
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, { error: 'BadRequest', message: 'avatar_url must be an http or https URL', code: 'user.invalid_url' });
 
     const off = await patch(bob.id, bob.token, { avatars_enabled: false });
     expect(off.json().data.avatars_enabled).toBe(false);
     const stored = await t.database.db.selectFrom('platform_accounts').select('avatar_url').where('user_id', '=', bob.id).execute();
     expect(stored).toEqual([{ avatar_url: null }]);
     expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json()).toMatchObject({ picture: null, avatars_enabled: false });
-    expectResponse(await patch(bob.id, bob.token, { avatar_url: picture }), 400, { error: 'BadRequest', message: 'avatar_url cannot be set while avatars_enabled is false' });
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: picture }), 400, { error: 'BadRequest', message: 'avatar_url cannot be set while avatars_enabled is false', code: 'user.avatars_disabled' });
     expect((await patch(bob.id, bob.token, { avatars_enabled: true, avatar_url: picture })).statusCode).toBe(200);
     expect((await auditOf(t, 'user_updated', bob.id)).at(-1)!.metadata).toEqual({ fields: ['avatars_enabled', 'avatar_url'] });
   });
@@ -246,6 +249,7 @@ describe('updating users', () => {
     expectResponse(await patch(carol.id, carol.token, { email: 'carol.new@example.org' }), 400, {
       error: 'BadRequest',
       message: `To change your own email, use POST /v1/users/${carol.id}/email/request-change: the new address must be confirmed first`,
+      code: 'user.own_email_needs_confirmation',
     });
     expect((await patch(carol.id, admin, { email: 'Carol.New@Example.org' })).statusCode).toBe(200);
     expect(await login(t.app, 'carol.new@example.org', carol.password)).toMatch(/^ses_/);
@@ -253,15 +257,15 @@ describe('updating users', () => {
     expect((await auditOf(t, 'user_updated', carol.id)).at(-1)!.metadata).toEqual({ fields: ['email'] });
 
     const dave = await createUser(t.app);
-    expectResponse(await patch(carol.id, admin, { email: `${dave.username}@example.org` }), 409, { error: 'Conflict', message: 'Email is already in use' });
-    expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address' });
+    expectResponse(await patch(carol.id, admin, { email: `${dave.username}@example.org` }), 409, { error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
+    expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
   });
 
   it('a users:write holder may not change the email of a user with permissions beyond their own', async () => {
     await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
     const editor = await createUser(t.app, ['role_user_editors']);
     const plain = await createUser(t.app);
-    const denied = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold' };
+    const denied = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold', code: 'user.sign_in_beyond_caller' };
     expectResponse(await patch(await adminId(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
     expectResponse(await call(t.app, 'POST', `/v1/users/${await adminId(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
     expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);
@@ -313,10 +317,10 @@ describe('deleting users', () => {
 
   it('keeps the last super admin', async () => {
     const id = await adminId(t);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     const second = await createUser(t.app, ['role_admin']);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
   });
 });

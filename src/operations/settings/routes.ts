@@ -14,6 +14,8 @@ import {
   UpdateConfigBody,
 } from './schemas.js';
 import type { SettingsService } from './service.js';
+import { RequestErrors } from '../../platform/http/errors.js';
+import { SettingErrors, SystemConfigErrors } from './errors.js';
 
 export async function settingsRoutes(fastify: FastifyInstance, { settings }: { settings: SettingsService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -30,12 +32,12 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.get('/v1/settings/:key', {
     config: { auth: requirePermission('settings:read') },
-    schema: { tags, summary: 'Get a setting', params: SettingKeyParams, response: { 200: SingleEnvelope(Setting), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a setting', params: SettingKeyParams, response: { 200: SingleEnvelope(Setting), ...errorResponses(SettingErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await settings.get(request.params.key)));
 
   app.post('/v1/settings', {
     config: { auth: requirePermission('settings:write') },
-    schema: { tags, summary: 'Create a setting', body: CreateSettingBody, response: { 201: SingleEnvelope(Setting), ...errorResponses(400, 409) } },
+    schema: { tags, summary: 'Create a setting', body: CreateSettingBody, response: { 201: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation, SettingErrors.exists) } },
   }, async (request, reply) => {
     const { key, ...fields } = request.body;
     return reply.status(201).send(single(request, await settings.create(key, fields)));
@@ -49,7 +51,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
       description: '201 when created, 200 when replaced; description and is_public stay as they were when not sent.',
       params: SettingKeyParams,
       body: PutSettingBody,
-      response: { 200: SingleEnvelope(Setting), 201: SingleEnvelope(Setting), ...errorResponses(400) },
+      response: { 200: SingleEnvelope(Setting), 201: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation) },
     },
   }, async (request, reply) => {
     const { setting, created } = await settings.put(request.params.key, request.body);
@@ -58,7 +60,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.delete('/v1/settings/:key', {
     config: { auth: requirePermission('settings:delete') },
-    schema: { tags, summary: 'Delete a setting', params: SettingKeyParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: 'Delete a setting', params: SettingKeyParams, response: { 204: Type.Null(), ...errorResponses(SettingErrors.not_found, RequestErrors.validation) } },
   }, async (request, reply) => {
     await settings.remove(request.params.key);
     return reply.status(204).send(null);
@@ -73,7 +75,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.get('/v1/system-config/:key', {
     config: { auth: requirePermission('settings:read') },
-    schema: { tags: configTags, summary: 'Get a config entry', params: ConfigKeyParams, response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(404) } },
+    schema: { tags: configTags, summary: 'Get a config entry', params: ConfigKeyParams, response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(SystemConfigErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await settings.getConfig(request.params.key)));
 
   app.patch('/v1/system-config/:key', {
@@ -83,7 +85,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
       summary: "Change a config entry's value (entries are never created or deleted)",
       params: ConfigKeyParams,
       body: UpdateConfigBody,
-      response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(RequestErrors.validation, SystemConfigErrors.invalid_value, SystemConfigErrors.not_found) },
     },
   }, async (request) => single(request, await settings.updateConfig(request.params.key, request.body.value)));
 }

@@ -1,9 +1,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+
 import { configValueProblem } from './config-values.js';
 import { createSettingsRepo, type SettingFields } from './repo.js';
+import { SettingErrors, SystemConfigErrors } from './errors.js';
 
 /**
  * How long a node keeps a config value it read. A change takes effect at once on the node that made
@@ -31,13 +32,13 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
 
     async get(key: string) {
       const setting = await repo.get(key);
-      if (!setting) throw notFound('Setting not found');
+      if (!setting) throw SettingErrors.not_found();
       return setting;
     },
 
     async create(key: string, fields: SettingFields & { value: unknown }) {
       const created = await repo.insert(key, fields);
-      if (!created) throw conflict(`Setting '${key}' already exists`);
+      if (!created) throw SettingErrors.exists(`Setting '${key}' already exists`);
       return created;
     },
 
@@ -49,14 +50,14 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
     },
 
     async remove(key: string) {
-      if (!(await repo.delete(key))) throw notFound('Setting not found');
+      if (!(await repo.delete(key))) throw SettingErrors.not_found();
     },
 
     listConfig: (prefix?: string) => repo.listConfig(prefix),
 
     async getConfig(key: string) {
       const entry = await repo.getConfig(key);
-      if (!entry) throw notFound('System config entry not found');
+      if (!entry) throw SystemConfigErrors.not_found();
       return entry;
     },
 
@@ -77,9 +78,9 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
 
     async updateConfig(key: string, value: unknown) {
       const problem = configValueProblem(key, value);
-      if (problem) throw badRequest(problem);
+      if (problem) throw SystemConfigErrors.invalid_value(problem);
       const entry = await repo.updateConfig(key, value);
-      if (!entry) throw notFound('System config entry not found');
+      if (!entry) throw SystemConfigErrors.not_found();
       // Reads that started before the change are forgotten with it.
       configMemo.delete(key);
       return entry;

@@ -38,8 +38,8 @@ describe('settings', () => {
 
   it('answers a duplicate key with 409, a missing value or a bad key with 400', async () => {
     await call('POST', '/v1/settings', { key: 'dup', value: 1 });
-    expect((await call('POST', '/v1/settings', { key: 'dup', value: 2 })).json()).toEqual({ error: 'Conflict', message: "Setting 'dup' already exists" });
-    expect((await call('POST', '/v1/settings', { key: 'no-value' })).json()).toEqual({ error: 'BadRequest', message: "Body field 'value' is required" });
+    expect((await call('POST', '/v1/settings', { key: 'dup', value: 2 })).json()).toEqual({ error: 'Conflict', message: "Setting 'dup' already exists", code: 'setting.exists' });
+    expect((await call('POST', '/v1/settings', { key: 'no-value' })).json()).toEqual({ error: 'BadRequest', message: "Body field 'value' is required", code: 'request.validation' });
     expect((await call('POST', '/v1/settings', { key: 'Bad Key', value: 1 })).statusCode).toBe(400);
     expect((await call('POST', '/v1/settings', { key: 'public', value: 1 })).statusCode).toBe(400);
   });
@@ -66,7 +66,7 @@ describe('settings', () => {
   it('deletes with 204, then 404', async () => {
     await call('PUT', '/v1/settings/temp', { value: 1 });
     expect((await call('DELETE', '/v1/settings/temp')).statusCode).toBe(204);
-    expect((await call('GET', '/v1/settings/temp')).json()).toEqual({ error: 'NotFound', message: 'Setting not found' });
+    expect((await call('GET', '/v1/settings/temp')).json()).toEqual({ error: 'NotFound', message: 'Setting not found', code: 'setting.not_found' });
     expect((await call('DELETE', '/v1/settings/temp')).statusCode).toBe(404);
   });
 
@@ -123,21 +123,21 @@ describe('system config', () => {
     expect((await call('PATCH', '/v1/system-config/no.such.key', { value: 1 })).statusCode).toBe(404);
     const unknown = await call('GET', '/v1/system-config/no.such.key');
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'System config entry not found' });
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'System config entry not found', code: 'system_config.not_found' });
     expect((await call('PATCH', '/v1/system-config/tracking.units', {})).statusCode).toBe(400);
     expect((await call('POST', '/v1/system-config', { key: 'x', value: 1 })).statusCode).toBe(404);
   });
 
   it.each([
-    ['trips.default_gps_logging', 'yes', "Body field 'value' must be boolean"],
-    ['gps.latest_cache_ttl_secs', 0, "Body field 'value' must be >= 1"],
-    ['gps.latest_cache_ttl_secs', 1.5, "Body field 'value' must be integer"],
-    ['gps.latest_cache_ttl_secs', '60', "Body field 'value' must be integer"],
-  ])('refuses a value %s cannot use (%j) with 400 and keeps the old one', async (key, value, message) => {
+    ['trips.default_gps_logging', 'yes', "Body field 'value' must be boolean", 'system_config.invalid_value'],
+    ['gps.latest_cache_ttl_secs', 0, "Body field 'value' must be >= 1", 'system_config.invalid_value'],
+    ['gps.latest_cache_ttl_secs', 1.5, "Body field 'value' must be integer", 'system_config.invalid_value'],
+    ['gps.latest_cache_ttl_secs', '60', "Body field 'value' must be integer", 'system_config.invalid_value'],
+  ])('refuses a value %s cannot use (%j) with 400 and keeps the old one', async (key, value, message, code) => {
     const before = (await call('GET', `/v1/system-config/${key}`)).json().data.value;
     const response = await call('PATCH', `/v1/system-config/${key}`, { value });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
     expect((await call('GET', `/v1/system-config/${key}`)).json().data.value).toEqual(before);
   });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('public statistics', () => {
@@ -9,6 +9,9 @@ describe('public statistics', () => {
   afterAll(() => t.close());
 
   it('counts users, devices, trips by status and GPS points, without credentials', async () => {
+    // Exact counts: an app of its own, whatever the other tests of this file created.
+    const t = await buildTestApp();
+    onTestFinished(() => t.close());
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const post = (url: string, payload: object) => t.app.inject({ method: 'POST', url, payload, headers: bearer(admin) });
     await post('/v1/devices', { name: 'd' });

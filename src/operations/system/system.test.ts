@@ -109,6 +109,6 @@ describe('documentation surfaces switched off', () => {
   it.each(['/v1/openapi.json', '/v1/swagger-ui/', '/v1/swagger-ui/json'])('GET %s answers 404', async (url) => {
     const response = await t.app.inject({ method: 'GET', url });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: expect.any(String) });
+    expect(response.json()).toEqual({ error: 'NotFound', message: expect.any(String), code: 'request.route_not_found' });
   });
 });

@@ -96,7 +96,7 @@ describe('system key allowlist', () => {
     expect(systemKeyAllowed(url)).toBe(false);
     const response = await asSystem(method, url);
     expect(response.statusCode).toBe(403);
-    expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route' });
+    expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
   });
 
   it('ignores the query string when matching', async () => {
@@ -129,7 +129,7 @@ describe('credential resolution', () => {
   ])('answers a protected route called with %s with 401', async (_case, headers) => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers });
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
   });
 
   it('treats an invalid credential on a public route as anonymous', async () => {

@@ -42,11 +42,24 @@ export class CredentialResolver {
   #unsubscribe: (() => Promise<void>) | undefined;
   #generationCheck: NodeJS.Timeout | undefined;
 
+  /** Registered at start-up by the modules that own the credentials (sessions, API keys). */
+  #lookups: CredentialLookups = {
+    session: () => Promise.reject(new Error('no session lookup registered')),
+    apiKey: () => Promise.reject(new Error('no API key lookup registered')),
+  };
+
   constructor(
     private readonly kv: KeyValueStore,
-    private readonly lookups: CredentialLookups,
     private readonly log: FastifyBaseLogger,
   ) {}
+
+  /**
+   * Where a token not in the caches is looked up. The owners of the credentials need the resolver to
+   * invalidate their entries, so they are built first and register their lookups afterwards.
+   */
+  useLookups(lookups: CredentialLookups): void {
+    this.#lookups = lookups;
+  }
 
   async start(): Promise<void> {
     this.#generation = (await this.#safely(() => this.kv.get(GENERATION_KEY))) ?? '0';
@@ -114,7 +127,7 @@ export class CredentialResolver {
     } else {
       await beforeDatabase?.();
       const seen = this.#invalidations;
-      caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.lookups.session : this.lookups.apiKey)(hash);
+      caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.#lookups.session : this.#lookups.apiKey)(hash);
       // The database may have been read just before a revocation landed: answer, but cache nothing.
       if (seen !== this.#invalidations) return caller;
       const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
-import { forbidden, unauthorized, type AppError } from '../http/errors.js';
+import { type AppError, AuthErrors } from '../http/errors.js';
 import { hasPermission, type Caller } from './caller.js';
 import type { CredentialResolver } from './credentials.js';
 import { systemKeyAllowed } from './system-allowlist.js';
@@ -36,7 +36,7 @@ export const requireSystemKey = (): RouteAuth => ({ systemKey: true });
 
 /** The caller of a route that declared `config.auth` (its onRequest check guarantees one). */
 export function callerOf(request: FastifyRequest): Caller {
-  if (!request.caller) throw unauthorized();
+  if (!request.caller) throw AuthErrors.unauthorized();
   return request.caller;
 }
 
@@ -72,7 +72,7 @@ export function registerAuth(
     request.caller = caller;
     if (!caller) return undefined;
     onResolved(caller);
-    if (caller.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) return forbidden('System key not permitted on this route');
+    if (caller.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) return AuthErrors.system_key_not_permitted();
     return undefined;
   }
 
@@ -89,15 +89,15 @@ export function registerAuth(
 /** Why this caller may not use the route, or undefined when it may. */
 function refusal(request: FastifyRequest, auth: RouteAuth): AppError | undefined {
   const caller = request.caller;
-  if (!caller) return unauthorized();
-  if (auth.systemKey && !caller.isSystem) return forbidden('Only the system API key may call this endpoint');
+  if (!caller) return AuthErrors.unauthorized();
+  if (auth.systemKey && !caller.isSystem) return AuthErrors.system_key_required();
   if (!auth.permission) return undefined;
   const params = request.params as Record<string, string> | undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.
   if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return undefined;
-  return hasPermission(caller, auth.permission) ? undefined : forbidden();
+  return hasPermission(caller, auth.permission) ? undefined : AuthErrors.forbidden();
 }
 
 function documentRequirement(route: RouteOptions, auth: RouteAuth): void {

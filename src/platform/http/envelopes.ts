@@ -7,7 +7,7 @@ export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'Name of the HTTP status', examples: ['NotFound'] }),
     message: Type.String({ description: 'What went wrong, for people' }),
-    code: Type.Optional(Type.String({ description: 'Stable machine code `<area>.<reason>`; the codes a route answers are listed with its responses', examples: ['trip.not_found'] })),
+    code: Type.String({ description: 'Stable machine code `<area>.<reason>`; the codes a route answers are listed with its responses', examples: ['trip.not_found'] }),
   },
   { $id: 'ErrorBody', title: 'Error' },
 );

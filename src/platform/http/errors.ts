@@ -54,6 +54,8 @@ export interface ErrorDefinition {
 
 type ErrorSpec = readonly [status: number, message: string, options?: { constraint?: string }];
 
+/** Every declared code, so two areas cannot claim the same one. */
+const declaredCodes = new Set<string>();
 /** Constraint or index name → the error a violation of it means (declared beside the errors). */
 const constraintErrors = new Map<string, ErrorDefinition>();
 
@@ -67,11 +69,16 @@ export function defineErrors<const T extends Record<string, ErrorSpec>>(area: st
   const definitions = {} as Record<string, ErrorDefinition>;
   for (const [reason, [status, defaultMessage, options]] of Object.entries(specs)) {
     const code = `${area}.${reason}`;
+    if (declaredCodes.has(code)) throw new Error(`error code ${code} is declared twice`);
+    declaredCodes.add(code);
     const definition = Object.assign(
       (message: string = defaultMessage, headers?: Record<string, string>) => new AppError(status, code, message, headers),
       { status, code, message: defaultMessage },
     );
-    if (options?.constraint) constraintErrors.set(options.constraint, definition);
+    if (options?.constraint) {
+      if (constraintErrors.has(options.constraint)) throw new Error(`constraint ${options.constraint} has two errors`);
+      constraintErrors.set(options.constraint, definition);
+    }
     definitions[reason] = definition;
   }
   return definitions as { [K in keyof T]: ErrorDefinition };
@@ -91,6 +98,8 @@ export const RequestErrors = defineErrors('request', {
 export const AuthErrors = defineErrors('auth', {
   unauthorized: [401, 'Invalid or missing authentication token'],
   forbidden: [403, 'Insufficient permissions for this operation'],
+  system_key_not_permitted: [403, 'System key not permitted on this route'],
+  system_key_required: [403, 'Only the system API key may call this endpoint'],
 });
 
 /** Database faults that reach the handler without a service turning them into an error of its own. */
@@ -176,8 +185,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
 }
 
 function reply(err: AppError) {
-  // TRANSITIONAL: `code` joins the body once every throw site declares its error.
-  return { status: err.status, body: { error: err.error, message: err.message } as ErrorBody, unexpected: false };
+  return { status: err.status, body: { error: err.error, message: err.message, code: err.code }, unexpected: false };
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -191,18 +199,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     response.status(404).send({
       error: 'NotFound',
       message: `No route for ${request.method} ${request.url.split('?')[0]}`,
+      code: RequestErrors.route_not_found.code,
     }),
   );
 }
-
-// Transitional: throw sites not yet moved to their area's declared errors. Removed once none is left.
-/** @deprecated declare the area's errors with defineErrors */
-export const badRequest = (message: string) => new AppError(400, 'request.bad_request', message);
-/** @deprecated */
-export const unauthorized = (message = AuthErrors.unauthorized.message) => AuthErrors.unauthorized(message);
-/** @deprecated */
-export const forbidden = (message = AuthErrors.forbidden.message) => AuthErrors.forbidden(message);
-/** @deprecated */
-export const notFound = (message = 'Resource not found') => new AppError(404, 'request.not_found', message);
-/** @deprecated */
-export const conflict = (message: string) => new AppError(409, 'request.conflict', message);

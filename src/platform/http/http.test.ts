@@ -3,8 +3,15 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApp, type TestApp } from '../../../test/helpers.js';
-import { conflict } from './errors.js';
+import { classifyDatabaseError } from '../db/errors.js';
+import { defineErrors } from './errors.js';
 import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from './envelopes.js';
+
+/** Errors of the probe routes, as a module declares its own. */
+const ProbeErrors = defineErrors('probe', {
+  name_taken: [409, 'Username is already taken'],
+  key_taken: [409, 'A setting with this key already exists', { constraint: 'settings_pkey' }],
+});
 
 const Item = Type.Object({ id: Type.Integer(), item_name: Type.String() });
 const ITEMS = Array.from({ length: 25 }, (_, i) => ({ id: i + 1, item_name: `item ${i + 1}`, secret_column: 'hidden' }));
@@ -34,12 +41,30 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
     await sql`select * from no_such_table where token = ${'ses_secret_query_parameter'}`.execute(app.database.db);
   });
   app.get('/v1/probe/conflict', async () => {
-    throw conflict('Username is already taken');
+    throw ProbeErrors.name_taken();
   });
   app.get('/v1/probe/duplicate', async () => {
     const row = { key: 'dup', value: JSON.stringify(1) };
     await app.database.db.insertInto('settings').values(row).execute();
     await app.database.db.insertInto('settings').values(row).execute();
+  });
+  app.get('/v1/probe/duplicate-category', async () => {
+    const row = { name: 'dup', sort_order: 1 };
+    await app.database.db.insertInto('trip_categories').values(row).execute();
+    await app.database.db.insertInto('trip_categories').values(row).execute();
+  });
+  app.post('/v1/probe/text', { schema: { body: Type.Object({ text: Type.String() }) } }, async (request) => {
+    const { text } = request.body as { text: string };
+    await sql`select ${text}::text as echoed`.execute(app.database.db);
+  });
+  app.get('/v1/probe/bad-number', async () => {
+    await sql`select ${'twelve'}::integer as n`.execute(app.database.db);
+  });
+  app.get('/v1/probe/missing-reference', async () => {
+    await app.database.db.insertInto('trips').values({ name: 'x', device_id: '00000000-0000-4000-8000-000000000000' }).execute();
+  });
+  app.get('/v1/probe/connection-lost', async () => {
+    throw Object.assign(new Error('Connection terminated unexpectedly'), { code: undefined });
   });
 }
 
@@ -56,7 +81,7 @@ describe('HTTP conventions', () => {
   it('answers unknown routes with 404 NotFound', async () => {
     const response = await get('/v1/nothing-here?x=1');
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No route for GET /v1/nothing-here' });
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No route for GET /v1/nothing-here', code: 'request.route_not_found' });
   });
 
   it('wraps a page with pagination and absolute links that keep other query parameters', async () => {
@@ -93,7 +118,7 @@ describe('HTTP conventions', () => {
   ])('rejects %s with 400 naming the parameter', async (query, message) => {
     const response = await get(`/v1/probe/items?${query}`);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
   });
 
   it('wraps one resource as { data, _links: { self } }', async () => {
@@ -131,7 +156,7 @@ describe('HTTP conventions', () => {
   ])('rejects the body %j with 400 naming the field', async (payload, message) => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/probe/items', payload });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
   });
 
   it('rejects malformed JSON with 400', async () => {
@@ -142,7 +167,7 @@ describe('HTTP conventions', () => {
       payload: '{"item_name": "x",',
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: expect.stringMatching(/^Malformed JSON body/) });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: expect.stringMatching(/^Malformed JSON body/), code: 'request.malformed_json' });
   });
 
   it('rejects an oversized body with 413', async () => {
@@ -152,7 +177,7 @@ describe('HTTP conventions', () => {
       payload: { item_name: 'x'.repeat(4096), count: 1 },
     });
     expect(response.statusCode).toBe(413);
-    expect(response.json()).toEqual({ error: 'PayloadTooLarge', message: 'Request body is too large' });
+    expect(response.json()).toEqual({ error: 'PayloadTooLarge', message: 'Request body is too large', code: 'request.body_too_large' });
   });
 
   it('rejects a body that is not JSON with 415', async () => {
@@ -163,27 +188,87 @@ describe('HTTP conventions', () => {
       payload: 'hello',
     });
     expect(response.statusCode).toBe(415);
-    expect(response.json().error).toBe('UnsupportedMediaType');
+    expect(response.json()).toEqual({
+      error: 'UnsupportedMediaType',
+      message: 'Unsupported Content-Type; send application/json',
+      code: 'request.unsupported_media_type',
+    });
   });
 
-  it('passes an AppError through as { error, message }', async () => {
+  it('passes a declared error through as { error, message, code }', async () => {
     const response = await get('/v1/probe/conflict');
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken' });
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'probe.name_taken' });
   });
 
-  it('turns a unique violation from the database into 409 and writes nothing twice', async () => {
+  it('answers a violated constraint with the error declared for it, and writes nothing twice', async () => {
     const response = await get('/v1/probe/duplicate');
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'A resource with the same unique value already exists' });
+    expect(response.json()).toEqual({ error: 'Conflict', message: 'A setting with this key already exists', code: 'probe.key_taken' });
     const rows = await t.database.db.selectFrom('settings').select('key').where('key', '=', 'dup').execute();
     expect(rows).toHaveLength(1);
+  });
+
+  it('answers a unique violation nobody declared with the generic 409', async () => {
+    const response = await get('/v1/probe/duplicate-category');
+    if (response.statusCode === 200) return; // trip category names may repeat; then there is nothing to map
+    expect(response.statusCode).toBe(409);
+    expect(response.json()).toEqual({
+      error: 'Conflict',
+      message: 'A resource with the same unique value already exists',
+      code: 'database.unique_violation',
+    });
+  });
+
+  it('answers text with a NUL byte, which PostgreSQL cannot store, with 400 instead of 500', async () => {
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/probe/text',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ text: 'a\u0000b' }),
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: 'Text must not contain NUL characters or invalid byte sequences',
+      code: 'database.invalid_text',
+    });
+  });
+
+  it('answers a value the database cannot read as its type with 400', async () => {
+    const response = await get('/v1/probe/bad-number');
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: 'A value has an invalid format or is out of range',
+      code: 'database.invalid_value',
+    });
+  });
+
+  it('answers a reference to nothing with 400 naming the column', async () => {
+    const response = await get('/v1/probe/missing-reference');
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: 'device_id does not name an existing device',
+      code: 'database.missing_reference',
+    });
+  });
+
+  it('answers a lost database connection with 503', async () => {
+    const response = await get('/v1/probe/connection-lost');
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual({
+      error: 'ServiceUnavailable',
+      message: 'The database is unavailable; try again shortly',
+      code: 'database.unavailable',
+    });
   });
 
   it('answers unexpected faults with 500 and leaks no internals', async () => {
     const response = await get('/v1/probe/boom');
     expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'An unexpected error occurred' });
+    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'An unexpected error occurred', code: 'request.internal' });
     expect(response.body).not.toContain('hunter2');
   });
 

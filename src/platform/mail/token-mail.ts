@@ -1,10 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { publicBaseUrl } from '../http/envelopes.js';
 import { defineErrors } from '../http/errors.js';
-
-export const MailErrors = defineErrors('mail', {
-  not_sent: [500, 'The verification email could not be sent; please try again later'],
-});
 import type { Mailer } from './mailer.js';
 import { tokenLink, type MailMessage } from './messages.js';
 
@@ -12,8 +8,14 @@ import { tokenLink, type MailMessage } from './messages.js';
 export const VERIFY_EMAIL_PATH = '/verify-email';
 export const RESET_PASSWORD_PATH = '/reset-password';
 
-/** The one answer for a mailed token that is unknown, used or expired. */
-export const INVALID_TOKEN = 'Invalid or expired token';
+/** A mailed token (registration, reset, email change or link) that is unknown, used or expired. */
+export const MailedTokenErrors = defineErrors('mailed_token', {
+  invalid: [400, 'Invalid or expired token'],
+});
+
+export const MailErrors = defineErrors('mail', {
+  not_sent: [500, 'The verification email could not be sent; please try again later'],
+});
 
 /**
  * The link a mail carries. With SMTP_URL the configuration requires PUBLIC_URL, so

@@ -34,12 +34,14 @@ describe('devices', () => {
     expect((await call('POST', '/v1/devices', admin, { description: 'x' })).json()).toEqual({
       error: 'BadRequest',
       message: "Body field 'name' is required",
+      code: 'request.validation',
     });
     const device = (await call('POST', '/v1/devices', admin, { name: 'n' })).json().data;
     for (const body of [{}, { id: device.id, type: 'boat' }]) {
       expect((await call('PATCH', `/v1/devices/${device.id}`, admin, body)).json()).toEqual({
         error: 'BadRequest',
         message: 'Give at least one of: name, description, device_type, api_key_id, is_active',
+        code: 'request.validation',
       });
     }
   });
@@ -51,7 +53,7 @@ describe('devices', () => {
     expect(response.json().data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', 'Device not found'));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', { message: 'Device not found', code: 'device.not_found' }));
 
   it('pages devices with a default limit of 10', async () => {
     for (let i = 0; i < 11; i++) await call('POST', '/v1/devices', admin, { name: `fleet ${i}` });
@@ -92,7 +94,7 @@ describe('devices', () => {
       expect((await call('POST', '/v1/devices', operator.token, { name: 'sys', api_key_id: systemKeyId })).statusCode).toBe(201);
       const refused = await call('POST', '/v1/devices', operator.token, { name: 'no', api_key_id: foreign.id });
       expect(refused.statusCode).toBe(403);
-      expect(refused.json()).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device' });
+      expect(refused.json()).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device', code: 'device.api_key_not_linkable' });
       const count = await t.database.db.selectFrom('devices').select('id').where('name', '=', 'no').execute();
       expect(count).toHaveLength(0);
     });

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, forbidden, notFound } from '../../platform/http/errors.js';
+
 import { createDevicesRepo, type DeviceFields } from './repo.js';
+import { DeviceErrors } from './errors.js';
 
 export type DeviceInput = DeviceFields & { api_key_id?: string };
 
@@ -18,9 +19,9 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
   /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
   async function assertLinkable(caller: Caller, apiKeyId: string): Promise<void> {
     const key = await deps.apiKeys.linkable(apiKeyId);
-    if (!key) throw badRequest('api_key_id does not name an existing API key');
+    if (!key) throw DeviceErrors.unknown_api_key();
     if (!caller.isSuperAdmin && !key.is_system && (caller.userId === null || key.user_id !== caller.userId)) {
-      throw forbidden('Only a key you own, or a system key, may be linked to a device');
+      throw DeviceErrors.api_key_not_linkable();
     }
   }
 
@@ -31,7 +32,7 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     if (apiKeyId !== undefined) await assertLinkable(caller, apiKeyId);
     return deps.db.transaction().execute(async (trx) => {
       const device = await write(trx, fields);
-      if (!device) throw notFound('Device not found');
+      if (!device) throw DeviceErrors.not_found();
       return apiKeyId === undefined ? device : repo.linkKey(trx, device.id, apiKeyId);
     });
   }
@@ -43,7 +44,7 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
 
     async get(id: string) {
       const device = await repo.get(id);
-      if (!device) throw notFound('Device not found');
+      if (!device) throw DeviceErrors.not_found();
       return device;
     },
 
@@ -56,7 +57,7 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     update: (caller: Caller, id: string, input: DeviceInput) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
 
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw notFound('Device not found');
+      if (!(await repo.delete(id))) throw DeviceErrors.not_found();
     },
   };
 }

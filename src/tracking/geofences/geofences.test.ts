@@ -39,20 +39,20 @@ describe('geofences', () => {
   });
 
   it.each([
-    [{ latitude: 1, longitude: 1, radius_km: 1 }, "Body field 'name' is required"],
-    [{ name: 'x', longitude: 1, radius_km: 1 }, "Body field 'latitude' is required"],
-    [{ name: 'x', latitude: 1, longitude: 1 }, "Body field 'radius_km' is required"],
-    [{ name: 'x', ...CENTRE, radius_km: 0 }, "Body field 'radius_km' must be > 0"],
-    [{ name: 'x', ...CENTRE, radius_km: -2 }, "Body field 'radius_km' must be > 0"],
-    [{ name: 'x', ...CENTRE, latitude: 90.5 }, "Body field 'latitude' must be <= 90"],
-    [{ name: 'x', ...CENTRE, longitude: 180.5 }, "Body field 'longitude' must be <= 180"],
-    [{ name: 'x', ...CENTRE, metadata: [1, 2] }, "Body field 'metadata' must be object"],
-    [{ name: 'x', ...CENTRE, metadata: 'text' }, "Body field 'metadata' must be object"],
-    [{ name: 'x', ...CENTRE, metadata: null }, "Body field 'metadata' must be object"],
-  ])('rejects %j with 400', async (body, message) => {
+    [{ latitude: 1, longitude: 1, radius_km: 1 }, "Body field 'name' is required", 'request.validation'],
+    [{ name: 'x', longitude: 1, radius_km: 1 }, "Body field 'latitude' is required", 'request.validation'],
+    [{ name: 'x', latitude: 1, longitude: 1 }, "Body field 'radius_km' is required", 'request.validation'],
+    [{ name: 'x', ...CENTRE, radius_km: 0 }, "Body field 'radius_km' must be > 0", 'request.validation'],
+    [{ name: 'x', ...CENTRE, radius_km: -2 }, "Body field 'radius_km' must be > 0", 'request.validation'],
+    [{ name: 'x', ...CENTRE, latitude: 90.5 }, "Body field 'latitude' must be <= 90", 'request.validation'],
+    [{ name: 'x', ...CENTRE, longitude: 180.5 }, "Body field 'longitude' must be <= 180", 'request.validation'],
+    [{ name: 'x', ...CENTRE, metadata: [1, 2] }, "Body field 'metadata' must be object", 'request.validation'],
+    [{ name: 'x', ...CENTRE, metadata: 'text' }, "Body field 'metadata' must be object", 'request.validation'],
+    [{ name: 'x', ...CENTRE, metadata: null }, "Body field 'metadata' must be object", 'request.validation'],
+  ])('rejects %j with 400', async (body, message, code) => {
     const response = await call('POST', '/v1/geofences', body);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('pages newest first with a default limit of 10', async () => {
@@ -62,7 +62,7 @@ describe('geofences', () => {
     expect(body.data[0].name).toBe('fence 10');
     expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
     expect(body._links.next).toContain('page=2');
-    expect((await call('GET', '/v1/geofences?limit=101')).json()).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100" });
+    expect((await call('GET', '/v1/geofences?limit=101')).json()).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
   });
 
   it('updates the fields sent, replaces metadata whole, and needs at least one field', async () => {
@@ -76,10 +76,11 @@ describe('geofences', () => {
       expect(refused.json()).toEqual({
         error: 'BadRequest',
         message: 'Give at least one of: name, latitude, longitude, radius_km, description, metadata, is_active',
+        code: 'request.validation',
       });
     }
     const zero = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0 });
-    expect(zero.json()).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0" });
+    expect(zero.json()).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0", code: 'request.validation' });
   });
 
   it('deletes with 204', async () => {
@@ -88,7 +89,7 @@ describe('geofences', () => {
     expect((await call('GET', `/v1/geofences/${geofence.id}`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/geofences', 'Geofence not found'));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/geofences', { message: 'Geofence not found', code: 'geofence.not_found' }));
 
   it('needs geofences:read, geofences:write and geofences:delete', async () => {
     const geofence = await newGeofence();

@@ -6,6 +6,8 @@ import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, S
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateGeofenceBody, Geofence, UpdateGeofenceBody } from './schemas.js';
 import type { GeofencesService } from './service.js';
+import { RequestErrors } from '../../platform/http/errors.js';
+import { GeofenceErrors } from './errors.js';
 
 const tags = ['Geofences'];
 
@@ -22,12 +24,12 @@ export async function geofenceRoutes(fastify: FastifyInstance, { geofences }: { 
 
   app.get('/v1/geofences/:id', {
     config: { auth: requirePermission('geofences:read') },
-    schema: { tags, summary: 'Get a geofence', params: IdParams, response: { 200: SingleEnvelope(Geofence), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a geofence', params: IdParams, response: { 200: SingleEnvelope(Geofence), ...errorResponses(GeofenceErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await geofences.get(request.params.id)));
 
   app.post('/v1/geofences', {
     config: { auth: requirePermission('geofences:write') },
-    schema: { tags, summary: 'Create a circular geofence', body: CreateGeofenceBody, response: { 201: SingleEnvelope(Geofence), ...errorResponses(400) } },
+    schema: { tags, summary: 'Create a circular geofence', body: CreateGeofenceBody, response: { 201: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation) } },
   }, async (request, reply) => reply.status(201).send(single(request, await geofences.create(request.body))));
 
   app.patch('/v1/geofences/:id', {
@@ -37,13 +39,13 @@ export async function geofenceRoutes(fastify: FastifyInstance, { geofences }: { 
       summary: 'Update a geofence (at least one field; metadata is replaced as a whole)',
       params: IdParams,
       body: UpdateGeofenceBody,
-      response: { 200: SingleEnvelope(Geofence), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found) },
     },
   }, async (request) => single(request, await geofences.update(request.params.id, request.body)));
 
   app.delete('/v1/geofences/:id', {
     config: { auth: requirePermission('geofences:delete') },
-    schema: { tags, summary: 'Delete a geofence', params: IdParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: 'Delete a geofence', params: IdParams, response: { 204: Type.Null(), ...errorResponses(GeofenceErrors.not_found, RequestErrors.validation) } },
   }, async (request, reply) => {
     await geofences.remove(request.params.id);
     return reply.status(204).send(null);

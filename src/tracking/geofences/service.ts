@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { notFound } from '../../platform/http/errors.js';
+
 import { createGeofencesRepo, type GeofenceFields } from './repo.js';
+import { GeofenceErrors } from './errors.js';
 
 /** Circular geofences: a centre and a radius in kilometres (the route schemas and table checks hold the ranges). */
 export function createGeofencesService(deps: { db: Kysely<Schema> }) {
@@ -12,7 +13,7 @@ export function createGeofencesService(deps: { db: Kysely<Schema> }) {
 
     async get(id: string) {
       const geofence = await repo.get(id);
-      if (!geofence) throw notFound('Geofence not found');
+      if (!geofence) throw GeofenceErrors.not_found();
       return geofence;
     },
 
@@ -20,12 +21,12 @@ export function createGeofencesService(deps: { db: Kysely<Schema> }) {
 
     async update(id: string, fields: GeofenceFields) {
       const geofence = await repo.update(id, fields);
-      if (!geofence) throw notFound('Geofence not found');
+      if (!geofence) throw GeofenceErrors.not_found();
       return geofence;
     },
 
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw notFound('Geofence not found');
+      if (!(await repo.delete(id))) throw GeofenceErrors.not_found();
     },
   };
 }

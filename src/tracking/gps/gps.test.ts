@@ -27,6 +27,12 @@ describe('GPS points', () => {
   const get = (token: string, url: string) => t.app.inject({ method: 'GET', url, headers: bearer(token) });
   const newDevice = async (body: Record<string, unknown> = {}) =>
     (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'boat', ...body } })).json().data;
+  /**
+   * A base timestamp newer than any point sent before: the latest point overall is shared by the
+   * tests of this app, and they run in any order, so each test that checks it sends newer points.
+   */
+  let newestBase = 1_800_000_000;
+  const newerBase = () => (newestBase += 100_000);
 
   it('records a point: epoch seconds in, ISO 8601 out', async () => {
     const response = await send(admin, POINT);
@@ -54,26 +60,26 @@ describe('GPS points', () => {
   });
 
   it.each([
-    ['speed_knots', "Body field 'speed_knots' is required"],
-    ['timestamp', "Body field 'timestamp' is required"],
-    ['latitude', "Body field 'latitude' is required"],
-  ])('requires %s', async (field, message) => {
+    ['speed_knots', "Body field 'speed_knots' is required", 'request.validation'],
+    ['timestamp', "Body field 'timestamp' is required", 'request.validation'],
+    ['latitude', "Body field 'latitude' is required", 'request.validation'],
+  ])('requires %s', async (field, message, code) => {
     const { [field]: _omitted, ...rest } = POINT as Record<string, unknown>;
     const response = await send(admin, rest);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it.each([
-    [{ latitude: 91 }, "Body field 'latitude' must be <= 90"],
-    [{ longitude: -181 }, "Body field 'longitude' must be >= -180"],
-    [{ timestamp: 1.5 }, "Body field 'timestamp' must be integer"],
-    [{ timestamp: '1767225600' }, "Body field 'timestamp' must be integer"],
-    [{ device_id: 'boat-1' }, 'Body field \'device_id\' must match format "uuid"'],
-  ])('rejects %j with 400', async (change, message) => {
+    [{ latitude: 91 }, "Body field 'latitude' must be <= 90", 'request.validation'],
+    [{ longitude: -181 }, "Body field 'longitude' must be >= -180", 'request.validation'],
+    [{ timestamp: 1.5 }, "Body field 'timestamp' must be integer", 'request.validation'],
+    [{ timestamp: '1767225600' }, "Body field 'timestamp' must be integer", 'request.validation'],
+    [{ device_id: 'boat-1' }, 'Body field \'device_id\' must match format "uuid"', 'request.validation'],
+  ])('rejects %j with 400', async (change, message, code) => {
     const response = await send(admin, { ...POINT, ...change });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('rejects a device_id that names no device with 400', async () => {
@@ -92,22 +98,24 @@ describe('GPS points', () => {
 
   it('serves the latest point overall and per device, and a new point is visible at once', async () => {
     const device = await newDevice();
-    const first = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_800_000_000 })).json().data;
+    const at = newerBase();
+    const first = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
     const current = await get(admin, '/v1/gps/current');
     expect(current.statusCode).toBe(200);
     expect(current.json().data).toEqual(first);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data).toEqual(first);
 
-    const second = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_800_000_060 })).json().data;
+    const second = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 })).json().data;
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(second.id);
 
     // A late point with an older timestamp does not replace the latest one.
-    await send(admin, { ...POINT, device_id: device.id, timestamp: 1_799_999_000 });
+    await send(admin, { ...POINT, device_id: device.id, timestamp: at - 1000 });
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
   });
 
   it('answers the latest point from the cache, without the database', async () => {
+    await send(admin, { ...POINT, timestamp: newerBase() });
     await get(admin, '/v1/gps/current');
     const reads = vi.spyOn(t.database.db, 'selectFrom');
     for (let i = 0; i < 5; i++) expect((await get(admin, '/v1/gps/current')).statusCode).toBe(200);
@@ -116,7 +124,7 @@ describe('GPS points', () => {
   });
 
   it('answers the latest point from the database while the cache store fails', async () => {
-    const point = (await send(admin, { ...POINT, timestamp: 1_850_000_000 })).json().data;
+    const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
     const failing = (key: string) => key.startsWith('gps:latest:');
     const { get: realGet, keepNewest: realKeepNewest } = t.kv;
     const kvGet = vi.spyOn(t.kv, 'get').mockImplementation((key) => (failing(key) ? Promise.reject(new Error('store down')) : realGet.call(t.kv, key)));
@@ -137,7 +145,7 @@ describe('GPS points', () => {
   it('stores a point (201) even when the cache TTL setting cannot be read', async () => {
     const configRead = vi.spyOn(t.app.services.settings, 'configValue').mockRejectedValue(new Error('database busy'));
     try {
-      const response = await send(admin, { ...POINT, timestamp: 1_860_000_000 });
+      const response = await send(admin, { ...POINT, timestamp: newerBase() });
       expect(response.statusCode).toBe(201);
       expect(configRead).toHaveBeenCalledWith('gps.latest_cache_ttl_secs', 300);
       expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(response.json().data.id);
@@ -147,7 +155,7 @@ describe('GPS points', () => {
   });
 
   it('answers the cached latest point as JSON with the self link of each request', async () => {
-    const point = (await send(admin, { ...POINT, timestamp: 1_900_000_000 })).json().data;
+    const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
     const via = (host: string, url = '/v1/gps/current') => t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });
     for (const [host, url] of [['a.example', '/v1/gps/current'], ['b.example:8080', '/v1/gps/current'], ['a.example', '/v1/gps/current?x=1']]) {
       const response = await via(host!, url);
@@ -162,7 +170,7 @@ describe('GPS points', () => {
     const device = await newDevice();
     const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No GPS point for this device' });
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No GPS point for this device', code: 'gps.no_point' });
     await send(admin, { ...POINT, device_id: device.id });
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(200);
   });
@@ -185,7 +193,11 @@ describe('GPS points', () => {
   });
 
   it('pages points newest first with a default limit of 10', async () => {
+    const at = newerBase();
+    for (const n of [3, 1, 11, 2, 10, 4, 9, 5, 8, 6, 7]) await send(admin, { ...POINT, timestamp: at + n });
     const body = (await get(admin, '/v1/gps')).json();
+    expect(body.data).toHaveLength(10);
+    expect(body.data[0].timestamp).toBe(new Date((at + 11) * 1000).toISOString());
     expect(body.pagination).toEqual({ page: 1, limit: 10, total: expect.any(Number), total_pages: expect.any(Number) });
     const times = body.data.map((p: { timestamp: string }) => Date.parse(p.timestamp));
     expect(times).toEqual([...times].sort((x, y) => y - x));
@@ -194,33 +206,35 @@ describe('GPS points', () => {
 
   it('gets and deletes a point; 404 afterwards; the latest cache forgets it', async () => {
     const device = await newDevice();
-    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_900_000_000 })).json().data;
+    const at = newerBase();
+    const earlier = (await send(admin, { ...POINT, timestamp: at - 1 })).json().data;
+    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
     expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(point);
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(point.id);
     const deleted = await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(admin) });
     expect(deleted.statusCode).toBe(204);
     expect((await get(admin, `/v1/gps/${point.id}`)).statusCode).toBe(404);
-    expect((await get(admin, '/v1/gps/current')).json().data.id).not.toBe(point.id);
+    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(earlier.id);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
   });
 
-  // (Newer than every point above: kept after the tests that expect theirs to be the latest.)
   it('never takes a late, older point for the latest, also when nothing is cached', async () => {
     const device = await newDevice();
-    const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: 1_950_000_000 })).json().data;
+    const at = newerBase();
+    const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
     // The cached entries expire (5 minutes) or go with a deleted point; then a late point arrives.
     await t.kv.delete('gps:latest:v2:all');
     await t.kv.delete(`gps:latest:v2:device:${device.id}`);
-    await send(admin, { ...POINT, device_id: device.id, timestamp: 1_949_999_000 });
+    await send(admin, { ...POINT, device_id: device.id, timestamp: at - 1000 });
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(newest.id);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(newest.id);
 
     // Points of one device sent at once, out of order: the newest wins.
     const other = await newDevice();
     const sent = await Promise.all(
-      [5, 1, 4, 2, 3].map(async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: 1_960_000_000 + n })).json().data),
+      [5, 1, 4, 2, 3].map(async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: at + 10_000 + n })).json().data),
     );
-    const latest = sent.find((p) => p.timestamp === new Date((1_960_000_000 + 5) * 1000).toISOString());
+    const latest = sent.find((p) => p.timestamp === new Date((at + 10_000 + 5) * 1000).toISOString());
     expect((await get(admin, `/v1/gps/current?device_id=${other.id}`)).json().data.id).toBe(latest.id);
     expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(latest.id);
   });
@@ -247,9 +261,9 @@ describe('GPS points', () => {
   it('answers 404 for unknown points and 400 for ids that are not UUIDs', async () => {
     for (const method of ['GET', 'DELETE'] as const) {
       const unknown = await t.app.inject({ method, url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
-      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: 'GPS point not found' } });
+      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: 'GPS point not found', code: 'gps.point_not_found' } });
       const malformed = await t.app.inject({ method, url: '/v1/gps/not-a-uuid', headers: bearer(admin) });
-      expect(malformed.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+      expect(malformed.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
     }
   });
 });

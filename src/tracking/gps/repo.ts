@@ -82,7 +82,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return row && toGpsPoint(row);
     },
 
-    insert: async (point: NewGpsPoint) => toGpsPoint(await db.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
+    insert: async (point: NewGpsPoint, executor: Kysely<Schema> = db) =>
+      toGpsPoint(await executor.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
 
     latest: async (deviceId?: string) => {
       const row = await queries.latest(deviceId).executeTakeFirst();

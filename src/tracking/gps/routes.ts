@@ -3,10 +3,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
-import { notFound } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateGpsPointBody, CurrentQuery, GpsPoint } from './schemas.js';
 import type { GpsService } from './service.js';
+import { GpsErrors } from './errors.js';
+import { RequestErrors } from '../../platform/http/errors.js';
 
 const tags = ['GPS data'];
 
@@ -28,11 +29,11 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
       summary: 'The latest GPS point, overall or of one device',
       description: 'Served from a cache (by default 5 minutes: system config gps.latest_cache_ttl_secs) that every new point refreshes.',
       querystring: CurrentQuery,
-      response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) },
+      response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(GpsErrors.no_point, RequestErrors.validation) },
     },
   }, async (request, reply) => {
     const point = await gps.latest(request.query.device_id);
-    if (!point) throw notFound(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
+    if (!point) throw GpsErrors.no_point(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
     return sendSerializedSingle(request, reply, point);
   });
 
@@ -43,7 +44,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
 
   app.get('/v1/gps/:id', {
     config: { auth: requirePermission('gps:read') },
-    schema: { tags, summary: 'Get a GPS point', params: IdParams, response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a GPS point', params: IdParams, response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(GpsErrors.point_not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await gps.get(request.params.id)));
 
   app.post('/v1/gps', {
@@ -55,13 +56,13 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
         'timestamp is Unix seconds (answered as ISO 8601). Without device_id the point belongs to the device linked to ' +
         'the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE).',
       body: CreateGpsPointBody,
-      response: { 201: SingleEnvelope(GpsPoint), ...errorResponses(400, 429) },
+      response: { 201: SingleEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, GpsErrors.unknown_device, RequestErrors.rate_limited) },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await gps.record(callerOf(request), request.body))));
 
   app.delete('/v1/gps/:id', {
     config: { auth: requirePermission('gps:delete') },
-    schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(404, 409) } },
+    schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(GpsErrors.point_not_found, GpsErrors.point_linked_to_trip, RequestErrors.validation) } },
   }, async (request, reply) => {
     await gps.remove(request.params.id);
     return reply.status(204).send(null);

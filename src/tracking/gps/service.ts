@@ -2,10 +2,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGpsRepo } from './repo.js';
+import { AppError } from '../../platform/http/errors.js';
+import { DeviceErrors } from '../devices/errors.js';
+import { GpsErrors } from './errors.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
 export const LATEST_CACHE_TTL_SECS = 300;
@@ -45,14 +48,22 @@ interface Deps {
   db: Kysely<Schema>;
   kv: KeyValueStore;
   devices: Pick<DevicesService, 'byApiKey' | 'get' | 'ids'>;
-  trips: { loggingTripOf(deviceId: string): Promise<{ id: string } | undefined> };
   log: FastifyBaseLogger;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
   latestCacheTtlSecs: () => Promise<number>;
 }
 
+/**
+ * The trip a new point of a device joins (its active GPS-logging trip), asked inside the insert's
+ * transaction with the trip row locked, so a trip completed meanwhile never gains a point.
+ * The trips module registers it at start-up (trips read points through this service, so they cannot
+ * be a dependency of it).
+ */
+export type LoggingTripOf = (deviceId: string, trx: Kysely<Schema>) => Promise<string | null>;
+
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
+  let loggingTripOf: LoggingTripOf = async () => null;
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
   /**
@@ -117,8 +128,9 @@ export function createGpsService(deps: Deps) {
    */
   async function deviceFor(caller: Caller, deviceId: string | undefined): Promise<string | null> {
     if (deviceId !== undefined) {
-      await deps.devices.get(deviceId).catch(() => {
-        throw badRequest('device_id does not name an existing device');
+      await deps.devices.get(deviceId).catch((err: unknown) => {
+        // Only a device that does not exist is the caller's mistake; a database fault stays one (503).
+        throw err instanceof AppError && err.code === DeviceErrors.not_found.code ? GpsErrors.unknown_device() : err;
       });
       return deviceId;
     }
@@ -126,6 +138,9 @@ export function createGpsService(deps: Deps) {
   }
 
   return {
+    useLoggingTripOf(lookup: LoggingTripOf): void {
+      loggingTripOf = lookup;
+    },
     page: repo.page,
     /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
     pointsOfTrip: repo.pointsOfTrip,
@@ -133,15 +148,14 @@ export function createGpsService(deps: Deps) {
 
     async get(id: string) {
       const point = await repo.get(id);
-      if (!point) throw notFound('GPS point not found');
+      if (!point) throw GpsErrors.point_not_found();
       return point;
     },
 
     async record(caller: Caller, input: GpsPointInput) {
       const { device_id: requestedDevice, timestamp, ...fields } = input;
       const deviceId = await deviceFor(caller, requestedDevice);
-      const trip = deviceId ? await deps.trips.loggingTripOf(deviceId) : undefined;
-      const point = await repo.insert({
+      const row = {
         altitude: null,
         heading: null,
         pdop: null,
@@ -150,8 +164,11 @@ export function createGpsService(deps: Deps) {
         ...fields,
         timestamp: new Date(timestamp * 1000),
         device_id: deviceId,
-        trip_id: trip?.id ?? null,
-      });
+        trip_id: null,
+      };
+      const point = deviceId
+        ? await deps.db.transaction().execute(async (trx) => repo.insert({ ...row, trip_id: await loggingTripOf(deviceId, trx) }, trx))
+        : await repo.insert(row);
       await offerAsLatest(latestKey(), point);
       if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
       return point;
@@ -177,10 +194,10 @@ export function createGpsService(deps: Deps) {
 
     async remove(id: string) {
       const point = await repo.get(id);
-      if (!point) throw notFound('GPS point not found');
+      if (!point) throw GpsErrors.point_not_found();
       const outcome = await repo.deleteUnlinked(id);
-      if (outcome === 'missing') throw notFound('GPS point not found');
-      if (outcome === 'linked') throw conflict('The GPS point belongs to a trip and cannot be deleted');
+      if (outcome === 'missing') throw GpsErrors.point_not_found();
+      if (outcome === 'linked') throw GpsErrors.point_linked_to_trip();
       // The deleted point may have been the cached latest one.
       await cached(() => deps.kv.delete(latestKey()));
       if (point.device_id) await cached(() => deps.kv.delete(latestKey(point.device_id!)));

@@ -38,7 +38,7 @@ describe('locations', () => {
   it('creates nothing when a nested contact is invalid', async () => {
     const response = await call('POST', '/v1/locations', { name: 'Half written', contacts: [{ name: 'ok' }, { phone: '1' }] });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'contacts.1.name' is required" });
+    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'contacts.1.name' is required", code: 'request.validation' });
     expect(await countNamed('Half written')).toBe(0);
     // Past the schema, the database refuses the second contact: the location insert is rolled back with it.
     await expect(t.app.services.locations.create({ name: 'Rolled back', contacts: [{ name: 'ok' }, { name: null as unknown as string }] })).rejects.toThrow();
@@ -46,16 +46,16 @@ describe('locations', () => {
   });
 
   it.each([
-    [{}, "Body field 'name' is required"],
-    [{ name: '' }, "Body field 'name' must NOT have fewer than 1 characters"],
-    [{ name: 'x', latitude: 91 }, "Body field 'latitude' must be <= 90"],
-    [{ name: 'x', longitude: -181 }, "Body field 'longitude' must be >= -180"],
-    [{ name: 'x', country: 'Germany' }, `Body field 'country' must match pattern "^[A-Za-z]{2,3}$"`],
-    [{ name: 'x', contacts: [{ name: 'c', email: 'nope' }] }, `Body field 'contacts.0.email' must match format "email"`],
-  ])('rejects %j with 400', async (body, message) => {
+    [{}, "Body field 'name' is required", 'request.validation'],
+    [{ name: '' }, "Body field 'name' must NOT have fewer than 1 characters", 'request.validation'],
+    [{ name: 'x', latitude: 91 }, "Body field 'latitude' must be <= 90", 'request.validation'],
+    [{ name: 'x', longitude: -181 }, "Body field 'longitude' must be >= -180", 'request.validation'],
+    [{ name: 'x', country: 'Germany' }, `Body field 'country' must match pattern "^[A-Za-z]{2,3}$"`, 'request.validation'],
+    [{ name: 'x', contacts: [{ name: 'c', email: 'nope' }] }, `Body field 'contacts.0.email' must match format "email"`, 'request.validation'],
+  ])('rejects %j with 400', async (body, message, code) => {
     const response = await call('POST', '/v1/locations', body);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('lists by name with a default page size of 10', async () => {
@@ -81,7 +81,7 @@ describe('locations', () => {
     for (const body of [{}, { contacts: [] }, { nickname: 'x' }]) {
       const refused = await call('PATCH', `/v1/locations/${location.id}`, body);
       expect(refused.statusCode).toBe(400);
-      expect(refused.json()).toEqual({ error: 'BadRequest', message: 'Give at least one of: name, street, zip, city, country, latitude, longitude, notes, is_active' });
+      expect(refused.json()).toEqual({ error: 'BadRequest', message: 'Give at least one of: name, street, zip, city, country, latitude, longitude, notes, is_active', code: 'request.validation' });
     }
   });
 
@@ -107,6 +107,7 @@ describe('locations', () => {
         expect((await call('PATCH', `/v1/locations/${location.id}/contacts/${contact.id}`, body)).json()).toEqual({
           error: 'BadRequest',
           message: 'Give at least one of: name, phone, email, role',
+          code: 'request.validation',
         });
       }
 
@@ -121,10 +122,10 @@ describe('locations', () => {
       for (const [method, payload] of [['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
         const response = await call(method, `/v1/locations/${other.id}/contacts/${contactId}`, payload);
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message: 'Contact not found' });
+        expect(response.json()).toEqual({ error: 'NotFound', message: 'Contact not found', code: 'location.contact_not_found' });
       }
       const missing = await call('POST', `/v1/locations/${UNKNOWN_ID}/contacts`, { name: 'x' });
-      expect(missing.json()).toEqual({ error: 'NotFound', message: 'Location not found' });
+      expect(missing.json()).toEqual({ error: 'NotFound', message: 'Location not found', code: 'location.not_found' });
       expect((await call('GET', `/v1/locations/${owner.id}`)).json().data.contacts).toHaveLength(1);
       expect((await call('DELETE', `/v1/locations/${owner.id}/contacts/not-a-uuid`)).statusCode).toBe(400);
     });
@@ -132,11 +133,11 @@ describe('locations', () => {
     it('requires a contact name', async () => {
       const location = await newLocation();
       const response = await call('POST', `/v1/locations/${location.id}/contacts`, { phone: '1' });
-      expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'name' is required" });
+      expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'name' is required", code: 'request.validation' });
     });
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/locations', 'Location not found'));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/locations', { message: 'Location not found', code: 'location.not_found' }));
 
   it('needs locations:read, locations:write and locations:delete', async () => {
     const location = await newLocation();
@@ -148,6 +149,7 @@ describe('locations', () => {
     expect((await call('DELETE', `/v1/locations/${location.id}`, undefined, writer.key)).json()).toEqual({
       error: 'Forbidden',
       message: 'Insufficient permissions for this operation',
+      code: 'auth.forbidden',
     });
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: '/v1/locations', permission: 'locations:read' },
@@ -161,6 +163,6 @@ describe('locations', () => {
     ]);
     const anonymous = await t.app.inject({ method: 'GET', url: '/v1/locations' });
     expect(anonymous.statusCode).toBe(401);
-    expect(anonymous.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token' });
+    expect(anonymous.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
   });
 });

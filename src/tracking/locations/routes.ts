@@ -8,6 +8,8 @@ import {
   Contact, ContactParams, CreateContactBody, CreateLocationBody, Location, LocationWithContacts, UpdateContactBody, UpdateLocationBody,
 } from './schemas.js';
 import type { LocationsService } from './service.js';
+import { RequestErrors } from '../../platform/http/errors.js';
+import { LocationErrors } from './errors.js';
 
 const tags = ['Locations'];
 
@@ -24,7 +26,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
 
   app.get('/v1/locations/:id', {
     config: { auth: requirePermission('locations:read') },
-    schema: { tags, summary: 'Get a location with its contacts', params: IdParams, response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a location with its contacts', params: IdParams, response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(LocationErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await locations.get(request.params.id)));
 
   app.post('/v1/locations', {
@@ -33,7 +35,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
       tags,
       summary: 'Create a location, with its contacts in the same transaction',
       body: CreateLocationBody,
-      response: { 201: SingleEnvelope(LocationWithContacts), ...errorResponses(400) },
+      response: { 201: SingleEnvelope(LocationWithContacts), ...errorResponses(RequestErrors.validation) },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await locations.create(request.body))));
 
@@ -44,13 +46,13 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
       summary: 'Update a location (at least one field; contacts are not changed)',
       params: IdParams,
       body: UpdateLocationBody,
-      response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(RequestErrors.validation, LocationErrors.not_found) },
     },
   }, async (request) => single(request, await locations.update(request.params.id, request.body)));
 
   app.delete('/v1/locations/:id', {
     config: { auth: requirePermission('locations:delete') },
-    schema: { tags, summary: 'Delete a location and its contacts (trips and templates keep no reference)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: 'Delete a location and its contacts (trips and templates keep no reference)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(LocationErrors.not_found, RequestErrors.validation) } },
   }, async (request, reply) => {
     await locations.remove(request.params.id);
     return reply.status(204).send(null);
@@ -58,7 +60,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
 
   app.post('/v1/locations/:id/contacts', {
     config: { auth: requirePermission('locations:write') },
-    schema: { tags, summary: 'Add a contact to a location', params: IdParams, body: CreateContactBody, response: { 201: SingleEnvelope(Contact), ...errorResponses(400, 404) } },
+    schema: { tags, summary: 'Add a contact to a location', params: IdParams, body: CreateContactBody, response: { 201: SingleEnvelope(Contact), ...errorResponses(RequestErrors.validation, LocationErrors.not_found) } },
   }, async (request, reply) => reply.status(201).send(single(request, await locations.addContact(request.params.id, request.body))));
 
   app.patch('/v1/locations/:id/contacts/:cid', {
@@ -68,13 +70,13 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
       summary: "Update a location's contact (at least one field)",
       params: ContactParams,
       body: UpdateContactBody,
-      response: { 200: SingleEnvelope(Contact), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(Contact), ...errorResponses(RequestErrors.validation, LocationErrors.contact_not_found) },
     },
   }, async (request) => single(request, await locations.updateContact(request.params.id, request.params.cid, request.body)));
 
   app.delete('/v1/locations/:id/contacts/:cid', {
     config: { auth: requirePermission('locations:write') },
-    schema: { tags, summary: "Delete a location's contact", params: ContactParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: "Delete a location's contact", params: ContactParams, response: { 204: Type.Null(), ...errorResponses(LocationErrors.contact_not_found, RequestErrors.validation) } },
   }, async (request, reply) => {
     await locations.removeContact(request.params.id, request.params.cid);
     return reply.status(204).send(null);

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { notFound } from '../../platform/http/errors.js';
+
 import { createLocationsRepo, type ContactFields, type LocationFields } from './repo.js';
+import { LocationErrors } from './errors.js';
 
 export type ContactInput = ContactFields & { name: string };
 export type LocationInput = LocationFields & { name: string; contacts?: ContactInput[] };
@@ -12,7 +13,7 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
 
   async function requireLocation(id: string) {
     const location = await repo.get(id);
-    if (!location) throw notFound('Location not found');
+    if (!location) throw LocationErrors.not_found();
     return location;
   }
 
@@ -34,12 +35,12 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
     /** Changes the location's own fields; its contacts are managed through the contact routes only. */
     async update(id: string, fields: LocationFields) {
       const location = await repo.update(id, fields);
-      if (!location) throw notFound('Location not found');
+      if (!location) throw LocationErrors.not_found();
       return withContacts(location);
     },
 
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw notFound('Location not found');
+      if (!(await repo.delete(id))) throw LocationErrors.not_found();
     },
 
     async addContact(locationId: string, contact: ContactInput) {
@@ -50,12 +51,12 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
 
     async updateContact(locationId: string, contactId: string, fields: ContactFields) {
       const contact = await repo.updateContact(locationId, contactId, fields);
-      if (!contact) throw notFound('Contact not found');
+      if (!contact) throw LocationErrors.contact_not_found();
       return contact;
     },
 
     async removeContact(locationId: string, contactId: string) {
-      if (!(await repo.deleteContact(locationId, contactId))) throw notFound('Contact not found');
+      if (!(await repo.deleteContact(locationId, contactId))) throw LocationErrors.contact_not_found();
     },
   };
 }

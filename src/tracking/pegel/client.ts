@@ -1,4 +1,4 @@
-import { defineErrors } from '../../platform/http/errors.js';
+import { WaterLevelErrors } from './errors.js';
 
 const TIMEOUT_MS = 5000;
 
@@ -15,9 +15,6 @@ export interface UpstreamStation {
   timeseries?: { shortname: string; currentMeasurement?: { value: number; trend?: number } }[];
 }
 
-export const WaterLevelErrors = defineErrors('water_level', {
-  upstream_unavailable: [503, 'The water-level service is unavailable; try again shortly'],
-});
 
 /** Fetches stations with their current measurements, optionally of one water (shortname). */
 export async function fetchStations(baseUrl: string, water?: string): Promise<UpstreamStation[]> {

@@ -77,7 +77,7 @@ describe('water levels', () => {
   it('answers 404 when no station lies within the radius', async () => {
     const response = await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=50');
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No station within 50 km' });
+    expect(response.json()).toEqual({ error: 'NotFound', message: 'No station within 50 km', code: 'water_level.no_station' });
     expect((await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=100')).json().shortname).toBe('HAMBURG ST. PAULI');
     expect((await get('/v1/pegel/nearest?radius=0')).statusCode).toBe(400);
   });
@@ -91,7 +91,7 @@ describe('water levels', () => {
     try {
       const response = await get('/v1/pegel/stations?water=DONAU');
       expect(response.statusCode).toBe(503);
-      expect(response.json()).toEqual({ error: 'ServiceUnavailable', message: 'The water-level service is unavailable; try again shortly' });
+      expect(response.json()).toEqual({ error: 'ServiceUnavailable', message: 'The water-level service is unavailable; try again shortly', code: 'water_level.upstream_unavailable' });
     } finally {
       upstream.failing = false;
     }

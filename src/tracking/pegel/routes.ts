@@ -5,6 +5,7 @@ import { requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { Nullable } from '../../platform/http/schemas.js';
 import type { PegelService } from './service.js';
+import { WaterLevelErrors } from './errors.js';
 
 const Station = Type.Object({
   station_id: Type.String(),
@@ -41,7 +42,7 @@ export async function pegelRoutes(fastify: FastifyInstance, { pegel }: { pegel: 
       summary: 'Water-level stations with their current level',
       description: unavailable,
       querystring: Type.Object(position),
-      response: { 200: Type.Array(Station), ...errorResponses(503) },
+      response: { 200: Type.Array(Station), ...errorResponses(WaterLevelErrors.upstream_unavailable) },
     },
   }, async (request) => pegel.stations(request.query.water, request.query));
 
@@ -52,7 +53,7 @@ export async function pegelRoutes(fastify: FastifyInstance, { pegel }: { pegel: 
       summary: 'The station nearest to the current position',
       description: `404 when no station lies within radius km (or there is no position). ${unavailable}`,
       querystring: Type.Object({ ...position, radius: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'km' })) }),
-      response: { 200: Station, ...errorResponses(404, 503) },
+      response: { 200: Station, ...errorResponses(WaterLevelErrors.no_position, WaterLevelErrors.no_station, WaterLevelErrors.upstream_unavailable) },
     },
   }, async (request) => pegel.nearest({ ...request.query, radiusKm: request.query.radius }));
 }

@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { notFound } from '../../platform/http/errors.js';
+
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import { fetchStations, type UpstreamStation } from './client.js';
+import { WaterLevelErrors } from './errors.js';
 
 const CACHE_TTL_SECS = 60;
 const EARTH_RADIUS_KM = 6371.0088;
@@ -90,14 +91,14 @@ export function createPegelService(deps: {
 
     async nearest(options: { water?: string; radiusKm?: number } & Partial<Position>): Promise<Station> {
       const from = await referencePosition(options);
-      if (!from) throw notFound('No current position to search from; pass latitude and longitude');
+      if (!from) throw WaterLevelErrors.no_position();
       const candidates = (await upstream(options.water))
         .map((station) => toStation(station, from))
         .filter((station) => station.distance_km !== null)
         .sort((a, b) => a.distance_km! - b.distance_km!);
       const nearest = candidates[0];
       if (!nearest || (options.radiusKm !== undefined && nearest.distance_km! > options.radiusKm)) {
-        throw notFound(options.radiusKm !== undefined ? `No station within ${options.radiusKm} km` : 'No station found');
+        throw WaterLevelErrors.no_station(options.radiusKm !== undefined ? `No station within ${options.radiusKm} km` : 'No station found');
       }
       return nearest;
     },

@@ -6,6 +6,8 @@ import { errorResponses, single, SingleEnvelope } from '../../platform/http/enve
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateTripCategoryBody, TripCategory, UpdateTripCategoryBody } from './schemas.js';
 import type { TripCategoriesService } from './service.js';
+import { RequestErrors } from '../../platform/http/errors.js';
+import { TripCategoryErrors } from './errors.js';
 
 const tags = ['Trip categories'];
 const parentRule = 'parent_id must name an existing category, and not the category itself or one of its descendants (400).';
@@ -20,7 +22,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
 
   app.get('/v1/trip-categories/:id', {
     config: { auth: requirePermission('trip_categories:read') },
-    schema: { tags, summary: 'Get a trip category', params: IdParams, response: { 200: SingleEnvelope(TripCategory), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a trip category', params: IdParams, response: { 200: SingleEnvelope(TripCategory), ...errorResponses(TripCategoryErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await tripCategories.get(request.params.id)));
 
   app.post('/v1/trip-categories', {
@@ -30,7 +32,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       summary: 'Create a trip category',
       description: parentRule,
       body: CreateTripCategoryBody,
-      response: { 201: SingleEnvelope(TripCategory), ...errorResponses(400) },
+      response: { 201: SingleEnvelope(TripCategory), ...errorResponses(RequestErrors.validation, TripCategoryErrors.unknown_parent) },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await tripCategories.create(request.body))));
 
@@ -42,7 +44,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       description: parentRule,
       params: IdParams,
       body: UpdateTripCategoryBody,
-      response: { 200: SingleEnvelope(TripCategory), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(TripCategory), ...errorResponses(RequestErrors.validation, TripCategoryErrors.not_found, TripCategoryErrors.own_parent, TripCategoryErrors.unknown_parent, TripCategoryErrors.parent_cycle) },
     },
   }, async (request) => single(request, await tripCategories.update(request.params.id, request.body)));
 
@@ -52,7 +54,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       tags,
       summary: 'Delete a trip category (its children move to the top level)',
       params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(404) },
+      response: { 204: Type.Null(), ...errorResponses(TripCategoryErrors.not_found, RequestErrors.validation) },
     },
   }, async (request, reply) => {
     await tripCategories.remove(request.params.id);

@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { badRequest, notFound } from '../../platform/http/errors.js';
-import { createTripCategoriesRepo, type CategoryFields } from './repo.js';
 
-const UNKNOWN_PARENT = 'parent_id does not name an existing trip category';
+import { createTripCategoriesRepo, type CategoryFields } from './repo.js';
+import { TripCategoryErrors } from './errors.js';
+
 
 /** Hierarchical trip categories: a category's parent must exist and the hierarchy stays a tree. */
 export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
@@ -17,10 +17,10 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
     deps.db.transaction().execute(async (trx) => {
       if (parentId) {
         await repo.lockHierarchy(trx);
-        if (parentId === id) throw badRequest('A category cannot be its own parent');
+        if (parentId === id) throw TripCategoryErrors.own_parent();
         const lineage = await repo.lineageOf(trx, parentId);
-        if (lineage.length === 0) throw badRequest(UNKNOWN_PARENT);
-        if (id && lineage.includes(id)) throw badRequest('parent_id would make the category an ancestor of itself');
+        if (lineage.length === 0) throw TripCategoryErrors.unknown_parent();
+        if (id && lineage.includes(id)) throw TripCategoryErrors.parent_cycle();
       }
       return write(trx);
     });
@@ -30,7 +30,7 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
 
     async get(id: string) {
       const category = await repo.get(id);
-      if (!category) throw notFound('Trip category not found');
+      if (!category) throw TripCategoryErrors.not_found();
       return category;
     },
 
@@ -39,13 +39,13 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
     update: (id: string, fields: CategoryFields) =>
       save(id, fields.parent_id, async (trx) => {
         const category = await repo.update(trx, id, fields);
-        if (!category) throw notFound('Trip category not found');
+        if (!category) throw TripCategoryErrors.not_found();
         return category;
       }),
 
     /** Children become top-level categories; trips and templates lose the reference (foreign keys set null). */
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw notFound('Trip category not found');
+      if (!(await repo.delete(id))) throw TripCategoryErrors.not_found();
     },
   };
 }

@@ -33,17 +33,17 @@ describe('trip categories', () => {
   });
 
   it.each([
-    [{}, "Body field 'name' is required"],
-    [{ name: 'x', color: 'red' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`],
-    [{ name: 'x', color: '#12345g' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`],
-    [{ name: 'x', sort_order: 1.5 }, "Body field 'sort_order' must be integer"],
-    [{ name: 'x', sort_order: '2' }, "Body field 'sort_order' must be integer"],
-    [{ name: 'x', parent_id: UNKNOWN_ID }, 'parent_id does not name an existing trip category'],
-    [{ name: 'x', parent_id: 'cargo' }, `Body field 'parent_id' must match format "uuid"`],
-  ])('rejects %j with 400', async (body, message) => {
+    [{}, "Body field 'name' is required", 'request.validation'],
+    [{ name: 'x', color: 'red' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`, 'request.validation'],
+    [{ name: 'x', color: '#12345g' }, `Body field 'color' must match pattern "^#[0-9a-fA-F]{6}$"`, 'request.validation'],
+    [{ name: 'x', sort_order: 1.5 }, "Body field 'sort_order' must be integer", 'request.validation'],
+    [{ name: 'x', sort_order: '2' }, "Body field 'sort_order' must be integer", 'request.validation'],
+    [{ name: 'x', parent_id: UNKNOWN_ID }, 'parent_id does not name an existing trip category', 'trip_category.unknown_parent'],
+    [{ name: 'x', parent_id: 'cargo' }, `Body field 'parent_id' must match format "uuid"`, 'request.validation'],
+  ])('rejects %j with 400', async (body, message, code) => {
     const response = await call('POST', '/v1/trip-categories', body);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('lists every category as a bare array by sort_order, then name', async () => {
@@ -67,13 +67,13 @@ describe('trip categories', () => {
     expect(grandchild.parent_id).toBe(child.id);
 
     const own = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: root.id });
-    expect(own.json()).toEqual({ error: 'BadRequest', message: 'A category cannot be its own parent' });
+    expect(own.json()).toEqual({ error: 'BadRequest', message: 'A category cannot be its own parent', code: 'trip_category.own_parent' });
     const loop = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: grandchild.id });
     expect(loop.statusCode).toBe(400);
-    expect(loop.json()).toEqual({ error: 'BadRequest', message: 'parent_id would make the category an ancestor of itself' });
+    expect(loop.json()).toEqual({ error: 'BadRequest', message: 'parent_id would make the category an ancestor of itself', code: 'trip_category.parent_cycle' });
     expect((await call('GET', `/v1/trip-categories/${root.id}`)).json().data.parent_id).toBeNull();
     const unknown = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: UNKNOWN_ID });
-    expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'parent_id does not name an existing trip category' });
+    expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'parent_id does not name an existing trip category', code: 'trip_category.unknown_parent' });
 
     // Moving a subtree elsewhere, and back to the top level, is fine.
     const other = await newCategory({ name: 'other' });
@@ -89,7 +89,7 @@ describe('trip categories', () => {
     for (const body of [{}, { colour: '#ffffff' }]) {
       const refused = await call('PATCH', `/v1/trip-categories/${category.id}`, body);
       expect(refused.statusCode).toBe(400);
-      expect(refused.json()).toEqual({ error: 'BadRequest', message: 'Give at least one of: name, parent_id, description, color, sort_order, is_active' });
+      expect(refused.json()).toEqual({ error: 'BadRequest', message: 'Give at least one of: name, parent_id, description, color, sort_order, is_active', code: 'request.validation' });
     }
   });
 
@@ -101,7 +101,7 @@ describe('trip categories', () => {
     expect((await call('GET', `/v1/trip-categories/${child.id}`)).json().data.parent_id).toBeNull();
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-categories', 'Trip category not found'));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-categories', { message: 'Trip category not found', code: 'trip_category.not_found' }));
 
   it('needs trip_categories:read, trip_categories:write and trip_categories:delete', async () => {
     const category = await newCategory();

@@ -7,6 +7,8 @@ import { IdParams } from '../../platform/http/schemas.js';
 import { Trip } from '../trips/schemas.js';
 import { CreateTripFromTemplateBody, CreateTripTemplateBody, TripTemplate, UpdateTripTemplateBody } from './schemas.js';
 import type { TripTemplatesService } from './service.js';
+import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
+import { TripTemplateErrors } from './errors.js';
 
 const tags = ['Trip templates'];
 
@@ -20,12 +22,12 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
 
   app.get('/v1/trip-templates/:id', {
     config: { auth: requirePermission('trips:read') },
-    schema: { tags, summary: 'Get a trip template', params: IdParams, response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a trip template', params: IdParams, response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(TripTemplateErrors.not_found, RequestErrors.validation) } },
   }, async (request) => single(request, await tripTemplates.get(request.params.id)));
 
   app.post('/v1/trip-templates', {
     config: { auth: requirePermission('trips:write') },
-    schema: { tags, summary: 'Create a trip template', body: CreateTripTemplateBody, response: { 201: SingleEnvelope(TripTemplate), ...errorResponses(400) } },
+    schema: { tags, summary: 'Create a trip template', body: CreateTripTemplateBody, response: { 201: SingleEnvelope(TripTemplate), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference) } },
   }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.create(request.body))));
 
   app.patch('/v1/trip-templates/:id', {
@@ -35,13 +37,13 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
       summary: 'Update a trip template (every field optional)',
       params: IdParams,
       body: UpdateTripTemplateBody,
-      response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(400, 404) },
+      response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference, TripTemplateErrors.not_found) },
     },
   }, async (request) => single(request, await tripTemplates.update(request.params.id, request.body)));
 
   app.delete('/v1/trip-templates/:id', {
     config: { auth: requirePermission('trips:delete') },
-    schema: { tags, summary: 'Delete a trip template', params: IdParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: 'Delete a trip template', params: IdParams, response: { 204: Type.Null(), ...errorResponses(TripTemplateErrors.not_found, RequestErrors.validation) } },
   }, async (request, reply) => {
     await tripTemplates.remove(request.params.id);
     return reply.status(204).send(null);
@@ -55,7 +57,7 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
       description: "Every template value is copied; the name gets the suffix ' (from template)'; weight_kg comes from the body.",
       params: IdParams,
       body: CreateTripFromTemplateBody,
-      response: { 201: SingleEnvelope(Trip), ...errorResponses(400, 404) },
+      response: { 201: SingleEnvelope(Trip), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference, TripTemplateErrors.not_found) },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.createTrip(request.params.id, request.body.weight_kg))));
 }

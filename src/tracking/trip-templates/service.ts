@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { notFound } from '../../platform/http/errors.js';
+
 import type { TripsService } from '../trips/service.js';
 import { createTripTemplatesRepo, type TemplateFields } from './repo.js';
+import { TripTemplateErrors } from './errors.js';
 
 /** Trip templates: saved trip values that new trips are created from. */
 export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pick<TripsService, 'create'> }) {
@@ -10,7 +11,7 @@ export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pi
 
   async function requireTemplate(id: string) {
     const template = await repo.get(id);
-    if (!template) throw notFound('Trip template not found');
+    if (!template) throw TripTemplateErrors.not_found();
     return template;
   }
 
@@ -23,12 +24,12 @@ export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pi
     async update(id: string, fields: TemplateFields) {
       if (Object.keys(fields).length === 0) return requireTemplate(id);
       const template = await repo.update(id, fields);
-      if (!template) throw notFound('Trip template not found');
+      if (!template) throw TripTemplateErrors.not_found();
       return template;
     },
 
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw notFound('Trip template not found');
+      if (!(await repo.delete(id))) throw TripTemplateErrors.not_found();
     },
 
     /**

@@ -46,17 +46,17 @@ describe('trip templates', () => {
   });
 
   it.each([
-    [{}, "Body field 'name' is required"],
-    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category'],
-    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location'],
-    [{ name: 'x', destination_id: UNKNOWN_ID }, 'destination_id does not name an existing location'],
-    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device'],
-    [{ name: 'x', default_weight_kg: -1 }, "Body field 'default_weight_kg' must be >= 0"],
-    [{ name: 'x', tags: 'a' }, "Body field 'tags' must be array"],
-  ])('rejects %j with 400', async (body, message) => {
+    [{}, "Body field 'name' is required", 'request.validation'],
+    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category', 'database.missing_reference'],
+    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location', 'database.missing_reference'],
+    [{ name: 'x', destination_id: UNKNOWN_ID }, 'destination_id does not name an existing location', 'database.missing_reference'],
+    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device', 'database.missing_reference'],
+    [{ name: 'x', default_weight_kg: -1 }, "Body field 'default_weight_kg' must be >= 0", 'request.validation'],
+    [{ name: 'x', tags: 'a' }, "Body field 'tags' must be array", 'request.validation'],
+  ])('rejects %j with 400', async (body, message, code) => {
     const response = await call('POST', '/v1/trip-templates', body);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('lists every template as a bare array by name', async () => {
@@ -107,12 +107,12 @@ describe('trip templates', () => {
   it('needs weight_kg to create a trip, and an existing template', async () => {
     const template = await newTemplate();
     const missing = await call('POST', `/v1/trip-templates/${template.id}/create-trip`, {});
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' is required" });
+    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' is required", code: 'request.validation' });
     const text = await call('POST', `/v1/trip-templates/${template.id}/create-trip`, { weight_kg: '5' });
-    expect(text.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' must be number" });
+    expect(text.json()).toEqual({ error: 'BadRequest', message: "Body field 'weight_kg' must be number", code: 'request.validation' });
     const unknown = await call('POST', `/v1/trip-templates/${UNKNOWN_ID}/create-trip`, { weight_kg: 5 });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'Trip template not found' });
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: 'Trip template not found', code: 'trip_template.not_found' });
   });
 
   it('deletes with 204; deleting what a template refers to only clears the reference', async () => {
@@ -124,7 +124,7 @@ describe('trip templates', () => {
     expect((await call('GET', `/v1/trip-templates/${template.id}`)).statusCode).toBe(404);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-templates', 'Trip template not found'));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/trip-templates', { message: 'Trip template not found', code: 'trip_template.not_found' }));
 
   it('needs trips:read, trips:write and trips:delete', async () => {
     const template = await newTemplate();

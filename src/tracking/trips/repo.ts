@@ -44,15 +44,22 @@ export function createTripsRepo(db: Kysely<Schema>) {
         .where('id', '!=', tripId)
         .executeTakeFirst(),
 
-    /** The active GPS-logging trip of a device: new points of the device belong to it. */
-    loggingTripOf: (deviceId: string) =>
-      db
+    /**
+     * The active GPS-logging trip of a device (new points of the device belong to it), locked as the
+     * point-count trigger will lock it anyway (a share lock would deadlock with that trigger's update):
+     * completing the trip waits for the caller's commit.
+     */
+    loggingTripOf: async (deviceId: string, trx: Kysely<Schema>) => {
+      const trip = await trx
         .selectFrom('trips')
         .select('id')
         .where('device_id', '=', deviceId)
         .where('status', '=', 'active')
         .where('gps_logging_enabled', '=', true)
-        .executeTakeFirst(),
+        .forNoKeyUpdate()
+        .executeTakeFirst();
+      return trip?.id ?? null;
+    },
 
     addHistory: (trx: Kysely<Schema>, entry: Omit<Schema['trip_status_history'], 'id' | 'changed_at'>) =>
       trx.insertInto('trip_status_history').values(entry).execute(),

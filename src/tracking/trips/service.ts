@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.js';
+
 import type { GpsService } from '../gps/service.js';
 import { createTripsRepo, type TripFields } from './repo.js';
+import { TripErrors } from './errors.js';
 
 /** The trip state machine: draft → active ⇄ paused → completed (active → completed too). */
 const NEXT_STATUSES: Record<TripStatus, TripStatus[]> = {
@@ -13,8 +14,6 @@ const NEXT_STATUSES: Record<TripStatus, TripStatus[]> = {
   completed: [],
 };
 
-const ONE_LOGGING_TRIP_INDEX = 'trips_one_logging_trip_per_device';
-const LOGGING_CONFLICT = 'Another active trip is already logging GPS on this device';
 
 export type TripInput = Omit<TripFields, 'started_at' | 'ended_at'>;
 
@@ -38,7 +37,7 @@ export function createTripsService(deps: Deps) {
 
   async function requireTrip(id: string) {
     const trip = await repo.get(id);
-    if (!trip) throw notFound('Trip not found');
+    if (!trip) throw TripErrors.not_found();
     return trip;
   }
 
@@ -60,7 +59,7 @@ export function createTripsService(deps: Deps) {
     /** A page of the trip's points by time; the total is the trip's own count. */
     points: async (id: string, limit: number, offset: number) => {
       const [rows, total] = await Promise.all([deps.pointsOfTrip(id, limit, offset), repo.pointCount(id)]);
-      if (total === undefined) throw notFound('Trip not found');
+      if (total === undefined) throw TripErrors.not_found();
       return { rows, total };
     },
 
@@ -92,46 +91,43 @@ export function createTripsService(deps: Deps) {
       const before = await requireTrip(id);
       // Read outside the transaction: the embedded database has a single connection.
       const position = status ? await positionOf(status, input, fields.device_id ?? before.device_id) : null;
-      try {
-        return await deps.db.transaction().execute(async (trx) => {
-          const trip = await repo.getForUpdate(trx, id);
-          if (!trip) throw notFound('Trip not found');
-          if (status !== undefined && !NEXT_STATUSES[trip.status].includes(status)) {
-            throw badRequest(`A trip cannot go from ${trip.status} to ${status}`);
-          }
-          const next = { ...trip, ...fields, status: status ?? trip.status };
-          if (next.status === 'active' && next.gps_logging_enabled && next.device_id) {
-            if (await repo.otherLoggingTrip(trx, next.device_id, id)) throw conflict(LOGGING_CONFLICT);
-          }
-          const changes: TripFields = { ...fields };
-          if (status) {
-            changes.status = status;
-            if (status === 'active' && !trip.started_at) changes.started_at = new Date();
-            if (status === 'completed') changes.ended_at = new Date();
-          }
-          const updated = await repo.update(trx, id, changes);
-          if (status) {
-            await repo.addHistory(trx, {
-              trip_id: id,
-              old_status: trip.status,
-              new_status: status,
-              changed_by: caller.userId,
-              latitude: position?.latitude ?? null,
-              longitude: position?.longitude ?? null,
-            });
-          }
-          return updated;
-        });
-      } catch (error) {
-        if ((error as { constraint?: string }).constraint === ONE_LOGGING_TRIP_INDEX) throw conflict(LOGGING_CONFLICT);
-        throw error;
-      }
+      // A concurrent activation that slips past the check hits trips_one_logging_trip_per_device,
+      // which the error handler answers as trip.logging_conflict.
+      return deps.db.transaction().execute(async (trx) => {
+        const trip = await repo.getForUpdate(trx, id);
+        if (!trip) throw TripErrors.not_found();
+        if (status !== undefined && !NEXT_STATUSES[trip.status].includes(status)) {
+          throw TripErrors.invalid_transition(`A trip cannot go from ${trip.status} to ${status}`);
+        }
+        const next = { ...trip, ...fields, status: status ?? trip.status };
+        if (next.status === 'active' && next.gps_logging_enabled && next.device_id) {
+          if (await repo.otherLoggingTrip(trx, next.device_id, id)) throw TripErrors.logging_conflict();
+        }
+        const changes: TripFields = { ...fields };
+        if (status) {
+          changes.status = status;
+          if (status === 'active' && !trip.started_at) changes.started_at = new Date();
+          if (status === 'completed') changes.ended_at = new Date();
+        }
+        const updated = await repo.update(trx, id, changes);
+        if (status) {
+          await repo.addHistory(trx, {
+            trip_id: id,
+            old_status: trip.status,
+            new_status: status,
+            changed_by: caller.userId,
+            latitude: position?.latitude ?? null,
+            longitude: position?.longitude ?? null,
+          });
+        }
+        return updated;
+      });
     },
 
     async remove(id: string) {
       const trip = await requireTrip(id);
       if (!(await repo.deleteIfSettled(id))) {
-        throw conflict(`A ${trip.status} trip cannot be deleted; complete it first`);
+        throw TripErrors.not_deletable(`A ${trip.status} trip cannot be deleted; complete it first`);
       }
     },
   };

@@ -51,15 +51,15 @@ describe('trips', () => {
   });
 
   it.each([
-    [{}, "Body field 'name' is required"],
-    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device'],
-    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category'],
-    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location'],
-    [{ name: 'x', weight_kg: -1 }, "Body field 'weight_kg' must be >= 0"],
-  ])('rejects %j with 400', async (body, message) => {
+    [{}, "Body field 'name' is required", 'request.validation'],
+    [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device', 'database.missing_reference'],
+    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category', 'database.missing_reference'],
+    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location', 'database.missing_reference'],
+    [{ name: 'x', weight_kg: -1 }, "Body field 'weight_kg' must be >= 0", 'request.validation'],
+  ])('rejects %j with 400', async (body, message, code) => {
     const response = await call('POST', '/v1/trips', body);
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('walks draft → active → paused → active → completed, stamping times and history', async () => {
@@ -99,20 +99,20 @@ describe('trips', () => {
   });
 
   it.each([
-    [[], 'paused', 'A trip cannot go from draft to paused'],
-    [[], 'completed', 'A trip cannot go from draft to completed'],
-    [[], 'draft', 'A trip cannot go from draft to draft'],
-    [['active'], 'draft', 'A trip cannot go from active to draft'],
-    [['active'], 'active', 'A trip cannot go from active to active'],
-    [['active', 'completed'], 'active', 'A trip cannot go from completed to active'],
-    [['active', 'paused'], 'paused', 'A trip cannot go from paused to paused'],
-  ])('after %j refuses status %s with 400 and changes nothing', async (path, status, message) => {
+    [[], 'paused', 'A trip cannot go from draft to paused', 'trip.invalid_transition'],
+    [[], 'completed', 'A trip cannot go from draft to completed', 'trip.invalid_transition'],
+    [[], 'draft', 'A trip cannot go from draft to draft', 'trip.invalid_transition'],
+    [['active'], 'draft', 'A trip cannot go from active to draft', 'trip.invalid_transition'],
+    [['active'], 'active', 'A trip cannot go from active to active', 'trip.invalid_transition'],
+    [['active', 'completed'], 'active', 'A trip cannot go from completed to active', 'trip.invalid_transition'],
+    [['active', 'paused'], 'paused', 'A trip cannot go from paused to paused', 'trip.invalid_transition'],
+  ])('after %j refuses status %s with 400 and changes nothing', async (path, status, message, code) => {
     const trip = await newTrip();
     for (const step of path) expect((await setStatus(trip.id, step)).statusCode).toBe(200);
     const before = (await call('GET', `/v1/trips/${trip.id}`)).json().data;
     const response = await setStatus(trip.id, status, { name: 'renamed' });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message });
+    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
     expect((await call('GET', `/v1/trips/${trip.id}`)).json().data).toEqual(before);
     expect((await call('GET', `/v1/trips/${trip.id}/history`)).json()).toHaveLength(path.length);
   });
@@ -125,7 +125,7 @@ describe('trips', () => {
     expect((await setStatus(first.id, 'active')).statusCode).toBe(200);
     const conflict = await setStatus(second.id, 'active');
     expect(conflict.statusCode).toBe(409);
-    expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Another active trip is already logging GPS on this device' });
+    expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Another active trip is already logging GPS on this device', code: 'trip.logging_conflict' });
     expect((await setStatus(notLogging.id, 'active')).statusCode).toBe(200);
 
     expect((await setStatus(first.id, 'paused')).statusCode).toBe(200);
@@ -166,7 +166,7 @@ describe('trips', () => {
     const point = await sendPoint(device, 1_750_000_000);
     const refused = await call('DELETE', `/v1/trips/${trip.id}`);
     expect(refused.statusCode).toBe(409);
-    expect(refused.json()).toEqual({ error: 'Conflict', message: 'A active trip cannot be deleted; complete it first' });
+    expect(refused.json()).toEqual({ error: 'Conflict', message: 'A active trip cannot be deleted; complete it first', code: 'trip.not_deletable' });
     expect((await call('DELETE', `/v1/gps/${point.id}`)).statusCode).toBe(409);
     await setStatus(trip.id, 'paused');
     expect((await call('DELETE', `/v1/trips/${trip.id}`)).statusCode).toBe(409);
@@ -179,13 +179,18 @@ describe('trips', () => {
   });
 
   it('filters the list by status, 20 per page by default', async () => {
+    const completed = await newTrip();
+    await call('PATCH', `/v1/trips/${completed.id}`, { status: 'active' });
+    expect((await call('PATCH', `/v1/trips/${completed.id}`, { status: 'completed' })).statusCode).toBe(200);
+    await newTrip();
     const body = (await call('GET', '/v1/trips?status=completed')).json();
     expect(body.pagination.limit).toBe(20);
     expect(body.data.length).toBeGreaterThan(0);
     expect(body.data.every((trip: { status: string }) => trip.status === 'completed')).toBe(true);
+    expect(body.data.map((trip: { id: string }) => trip.id)).toContain(completed.id);
     const lost = await call('GET', '/v1/trips?status=lost');
     expect(lost.statusCode).toBe(400);
-    expect(lost.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'status' must be one of: draft, active, paused, completed" });
+    expect(lost.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'status' must be one of: draft, active, paused, completed", code: 'request.validation' });
   });
 
   it('answers 404 for unknown trips on every route and 400 for a PATCH without fields', async () => {
@@ -198,7 +203,7 @@ describe('trips', () => {
     ] as const) {
       const response = await call(method, url, method === 'PATCH' ? { name: 'x' } : undefined);
       expect(response.statusCode).toBe(404);
-      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip not found' });
+      expect(response.json()).toEqual({ error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' });
     }
     const trip = await newTrip();
     for (const body of [{}, { state: 'active' }]) {
@@ -227,7 +232,7 @@ describe('trips', () => {
 
   it('answers 400 for ids that are not UUIDs', async () => {
     for (const url of ['/v1/trips/not-a-uuid', '/v1/trips/not-a-uuid/gps', '/v1/trips/not-a-uuid/history']) {
-      expect((await call('GET', url)).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"` });
+      expect((await call('GET', url)).json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
     }
   });
 });

@@ -1,0 +1,10 @@
+import { defineErrors } from '../../platform/http/errors.js';
+
+export const LoginErrors = defineErrors('login', {
+  invalid_credentials: [401, 'Invalid credentials'],
+});
+
+export const RegistrationErrors = defineErrors('registration', {
+  disabled: [400, 'Registration is disabled'],
+  pending: [409, 'A registration for this email or username is already waiting for confirmation'],
+});

@@ -1,0 +1,8 @@
+import { defineErrors } from '../../platform/http/errors.js';
+
+export const GpsErrors = defineErrors('gps', {
+  unknown_device: [400, 'device_id does not name an existing device'],
+  point_not_found: [404, 'GPS point not found'],
+  point_linked_to_trip: [409, 'The GPS point belongs to a trip and cannot be deleted'],
+  no_point: [404, 'No GPS point yet'],
+});

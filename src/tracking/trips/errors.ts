@@ -1,0 +1,12 @@
+import { defineErrors } from '../../platform/http/errors.js';
+
+export const TripErrors = defineErrors('trip', {
+  not_found: [404, 'Trip not found'],
+  invalid_transition: [400, 'The trip cannot make this status change'],
+  logging_conflict: [
+    409,
+    'Another active trip is already logging GPS on this device',
+    { constraint: 'trips_one_logging_trip_per_device' },
+  ],
+  not_deletable: [409, 'An active or paused trip cannot be deleted; complete it first'],
+});

@@ -53,20 +53,20 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser });
-  const apiKeys = createApiKeysService({ db, access, users, credentials, audit });
+  const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(kv, log);
-  const twoFactor = createTwoFactorService({ db, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
+  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor });
   const registration = createRegistrationService({
-    db, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
+    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, botProtection, mailer, users, sessions: sessionStore, twoFactor, signInThrottle, audit, kv, log,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, signInThrottle, audit, kv, log,
   });
-  const accountTokens = createAccountTokens(db);
-  const accounts = createAccountsService({ db, users, platforms, mailer, audit, log });
+  const accountTokens = createAccountTokens(db, clock);
+  const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const verifyEmail = createEmailVerification({
     registration,
     purposeOf: accountTokens.purposeOf,
@@ -102,7 +102,7 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const tripTemplates = createTripTemplatesService({ db, trips });
   // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
   const sessions = createSessionsService({
-    db, kv, credentials, audit, log,
+    db, clock, kv, credentials, audit, log,
     store: sessionStore,
     platformName: platforms.displayName,
     userWithPrimaryProvider: users.findWithPrimaryProvider,

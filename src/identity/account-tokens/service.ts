@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { AccountTokenPurpose } from '../../platform/db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 /**
  * The single-use tokens mailed for password resets, email changes and email
@@ -10,7 +11,7 @@ import type { AccountTokenPurpose } from '../../platform/db/schema/index.js';
  * only then remove the user's older ones, so a failed send never loses a link
  * that still works.
  */
-export function createAccountTokens(db: Kysely<Schema>) {
+export function createAccountTokens(db: Kysely<Schema>, clock: Clock) {
   const unused = (executor: Kysely<Schema>, purpose: AccountTokenPurpose, userId: string) =>
     executor.deleteFrom('account_tokens').where('user_id', '=', userId).where('purpose', '=', purpose).where('used_at', 'is', null);
 
@@ -35,7 +36,7 @@ export function createAccountTokens(db: Kysely<Schema>) {
     /** Removes the user's unused tokens of a purpose; returns how many of them were still live. */
     async removePending(purpose: AccountTokenPurpose, userId: string, executor: Kysely<Schema> = db): Promise<number> {
       const rows = await unused(executor, purpose, userId).returning('expires_at').execute();
-      const now = Date.now();
+      const now = clock.now().getTime();
       return rows.filter((row) => row.expires_at.getTime() > now).length;
     },
 
@@ -52,7 +53,7 @@ export function createAccountTokens(db: Kysely<Schema>) {
         .where('user_id', '=', userId)
         .where('purpose', '=', purpose)
         .where('used_at', 'is', null)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .orderBy('created_at', 'desc')
         .executeTakeFirst();
     },
@@ -64,11 +65,11 @@ export function createAccountTokens(db: Kysely<Schema>) {
     consume(purpose: AccountTokenPurpose, tokenHash: string, executor: Kysely<Schema> = db) {
       return executor
         .updateTable('account_tokens')
-        .set({ used_at: new Date() })
+        .set({ used_at: clock.now() })
         .where('token_hash', '=', tokenHash)
         .where('purpose', '=', purpose)
         .where('used_at', 'is', null)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .returning(['id', 'user_id', 'email', 'password_hash'])
         .executeTakeFirst();
     },
@@ -77,7 +78,7 @@ export function createAccountTokens(db: Kysely<Schema>) {
     async purgeSpent(): Promise<number> {
       const result = await db
         .deleteFrom('account_tokens')
-        .where((eb) => eb.or([eb('expires_at', '<=', new Date()), eb('used_at', 'is not', null)]))
+        .where((eb) => eb.or([eb('expires_at', '<=', clock.now()), eb('used_at', 'is not', null)]))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
@@ -89,7 +90,7 @@ export function createAccountTokens(db: Kysely<Schema>) {
         .select('purpose')
         .where('token_hash', '=', tokenHash)
         .where('used_at', 'is', null)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .executeTakeFirst();
       return row?.purpose;
     },

@@ -17,11 +17,13 @@ import { createAccountsRepo, type PlatformAccount } from './repo.js';
 import { AccountErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { isConstraintViolation } from '../../platform/db/errors.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount'>;
   platforms: Pick<PlatformsService, 'isEnabled'>;
   mailer: Mailer;
@@ -35,7 +37,7 @@ const EMAIL_ACCOUNT_KEY = 'platform_accounts_platform_id_platform_user_id_key';
 
 export function createAccountsService(deps: Deps) {
   const repo = createAccountsRepo(deps.db);
-  const tokens = createAccountTokens(deps.db);
+  const tokens = createAccountTokens(deps.db, deps.clock);
 
   async function existingUser(userId: string) {
     const user = await deps.users.findById(userId);
@@ -156,7 +158,7 @@ export function createAccountsService(deps: Deps) {
       if (await deps.users.emailAccountExists(email)) throw UserErrors.email_in_use();
 
       const token = newToken('');
-      const expiresAt = new Date(Date.now() + EMAIL_LINK_LIFETIME_MS);
+      const expiresAt = new Date(deps.clock.now().getTime() + EMAIL_LINK_LIFETIME_MS);
       const passwordHash = await hashPassword(input.password);
       const issued = await tokens.issue('email_link', { user_id: userId, email, password_hash: passwordHash, token_hash: hashToken(token), expires_at: expiresAt });
       const link = mailLink(request, VERIFY_EMAIL_PATH, token);

@@ -10,6 +10,7 @@ import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
 import { ApiKeyErrors } from './errors.js';
+import type { Clock } from '../../platform/clock.js';
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
@@ -25,6 +26,7 @@ export interface ApiKeyInput {
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   access: AccessService;
   users: Pick<UsersService, 'exists'>;
   credentials: Pick<CredentialResolver, 'invalidate'>;
@@ -76,7 +78,7 @@ export function createApiKeysService(deps: Deps) {
     if (input.scopes !== undefined) changes.scopes = [...new Set(input.scopes)];
     if (input.is_active !== undefined) changes.is_active = input.is_active;
     if (input.is_system !== undefined) changes.is_system = input.is_system;
-    if (input.expires_at !== undefined) changes.expires_at = futureDate(input.expires_at);
+    if (input.expires_at !== undefined) changes.expires_at = futureDate(input.expires_at, deps.clock.now());
     if (input.user_id !== undefined) changes.user_id = await checkedOwner(caller, input.user_id);
     return changes;
   }
@@ -107,7 +109,7 @@ export function createApiKeysService(deps: Deps) {
 
     /** Records last_used_at at most once a minute per key and process, off the request path. */
     noteUsed(keyId: string, onError: (err: unknown) => void): void {
-      const now = Date.now();
+      const now = deps.clock.now().getTime();
       if (now - (lastUsedWrites.get(keyId) ?? 0) < LAST_USED_WRITE_INTERVAL_MS) return;
       if (lastUsedWrites.size > 10_000) lastUsedWrites.clear();
       lastUsedWrites.set(keyId, now);
@@ -226,7 +228,7 @@ export function createApiKeysService(deps: Deps) {
       const keyHash = hashToken(value);
       const existing = await repo.findByHash(keyHash);
       if (existing) {
-        const expired = existing.expires_at !== null && existing.expires_at.getTime() <= Date.now();
+        const expired = existing.expires_at !== null && existing.expires_at.getTime() <= deps.clock.now().getTime();
         if (!existing.is_system || !existing.is_active || expired) {
           await repo.update(existing.id, { is_system: true, is_active: true, expires_at: null });
           await deps.credentials.invalidate([keyHash]);
@@ -265,11 +267,11 @@ export function createApiKeysService(deps: Deps) {
   };
 }
 
-function futureDate(value: string | null): Date | null {
+function futureDate(value: string | null, now: Date): Date | null {
   if (value === null) return null;
   const date = new Date(value);
   if (Number.isNaN(date.getTime())) throw ApiKeyErrors.invalid_expiry();
-  if (date.getTime() <= Date.now()) throw ApiKeyErrors.expiry_in_past();
+  if (date.getTime() <= now.getTime()) throw ApiKeyErrors.expiry_in_past();
   return date;
 }
 

@@ -86,8 +86,10 @@ describe('password reset', () => {
     const short = await post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
     expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters', code: 'user.password_too_short' });
     expect((await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode).toBe(400);
-    await t.database.db.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
-    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' });
+    // An hour later (the app's clock moves; the test does not wait), for this request only.
+    const anHour = 60 * 60_000 + 1000;
+    t.clock.advance(anHour);
+    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' }).finally(() => t.clock.advance(-anHour));
     expect(expired.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
     expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(200);
   });

@@ -16,6 +16,7 @@ import type { SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
 export const RESET_COOLDOWN_SECS = 60;
@@ -23,6 +24,7 @@ export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a 
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   botProtection: BotProtection;
   mailer: Mailer;
   users: Pick<UsersService, 'findEmailAccount' | 'setEmailPassword'>;
@@ -38,7 +40,7 @@ interface Deps {
 
 /** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
 export function createPasswordResetService(deps: Deps) {
-  const tokens = createAccountTokens(deps.db);
+  const tokens = createAccountTokens(deps.db, deps.clock);
 
   /**
    * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
@@ -56,7 +58,7 @@ export function createPasswordResetService(deps: Deps) {
 
   async function sendResetMail(request: FastifyRequest, account: { user_id: string; email: string }) {
     const token = newToken('');
-    const expiresAt = new Date(Date.now() + RESET_LIFETIME_MS);
+    const expiresAt = new Date(deps.clock.now().getTime() + RESET_LIFETIME_MS);
     const issued = await deps.db.transaction().execute(async (trx) => {
       await deps.audit.record(request, { eventType: 'password_reset_requested', userId: account.user_id, resourceType: 'user', resourceId: account.user_id }, trx);
       return tokens.issue('password_reset', { user_id: account.user_id, token_hash: hashToken(token), expires_at: expiresAt }, trx);

@@ -1,8 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 /** SQL for pending registrations; their tokens are looked up by SHA-256 only. */
-export function createRegistrationRepo(db: Kysely<Schema>) {
+export function createRegistrationRepo(db: Kysely<Schema>, clock: Clock) {
   return {
     /** Whether an unexpired pending registration holds this email or username. */
     async pendingRegistrationHolds(email: string, username: string, executor: Kysely<Schema> = db) {
@@ -10,14 +11,14 @@ export function createRegistrationRepo(db: Kysely<Schema>) {
         .selectFrom('pending_registrations')
         .select(['email', 'username'])
         .where((eb) => eb.or([eb('email', '=', email), eb('username', '=', username)]))
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .executeTakeFirst();
       return row ? { email: row.email === email, username: row.username === username } : undefined;
     },
 
     /** Removes every expired pending registration (each holds a password hash); returns how many. */
     async purgeExpiredRegistrations(): Promise<number> {
-      const result = await db.deleteFrom('pending_registrations').where('expires_at', '<=', new Date()).executeTakeFirst();
+      const result = await db.deleteFrom('pending_registrations').where('expires_at', '<=', clock.now()).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 
@@ -26,7 +27,7 @@ export function createRegistrationRepo(db: Kysely<Schema>) {
       await executor
         .deleteFrom('pending_registrations')
         .where((eb) => eb.or([eb('email', '=', email), eb('username', '=', username)]))
-        .where('expires_at', '<=', new Date())
+        .where('expires_at', '<=', clock.now())
         .execute();
     },
 
@@ -42,7 +43,7 @@ export function createRegistrationRepo(db: Kysely<Schema>) {
         .selectFrom('pending_registrations')
         .selectAll()
         .where('token_hash', '=', tokenHash)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .executeTakeFirst();
     },
 

@@ -15,11 +15,13 @@ import { checkedNewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import { createRegistrationRepo } from './registration-repo.js';
 import { RegistrationErrors } from './errors.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   botProtection: BotProtection;
   mailer: Mailer;
   users: Pick<UsersService, 'assertEmailUserFree' | 'createWithEmailAccount'>;
@@ -43,7 +45,7 @@ export interface RegistrationInput {
  * user, the email account and the default role in one transaction.
  */
 export function createRegistrationService(deps: Deps) {
-  const tokens = createRegistrationRepo(deps.db);
+  const tokens = createRegistrationRepo(deps.db, deps.clock);
 
   /** Turns a live pending registration into a user; the caller decides whether a session follows. */
   async function completeRegistration(request: FastifyRequest, tokenHash: string, trx: Kysely<Schema>) {
@@ -71,7 +73,7 @@ export function createRegistrationService(deps: Deps) {
         const holder = await tokens.pendingRegistrationHolds(email, username, trx);
         if (holder) throw RegistrationErrors.pending(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);
         return tokens.insertPendingRegistration(
-          { email, username, password_hash: passwordHash, token_hash: hashToken(token), expires_at: new Date(Date.now() + REGISTRATION_LIFETIME_MS) },
+          { email, username, password_hash: passwordHash, token_hash: hashToken(token), expires_at: new Date(deps.clock.now().getTime() + REGISTRATION_LIFETIME_MS) },
           trx,
         );
       });

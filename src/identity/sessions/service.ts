@@ -16,6 +16,7 @@ import { SessionErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 
 import type { SessionStore } from './store.js';
+import type { Clock } from '../../platform/clock.js';
 
 export { createSessionStore, SESSION_LIFETIME_MS, type AuthResult, type SessionStore } from './store.js';
 
@@ -43,6 +44,7 @@ const SOURCE_SERVICE_MAX = 100;
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   kv: Pick<KeyValueStore, 'publish'>;
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
@@ -179,7 +181,7 @@ export function createSessionsService(deps: Deps) {
     /** POST /v1/sessions: a session a sign-in app created for a user it authenticated itself. */
     async createForApp(request: FastifyRequest, input: { userId: string; expires: string }) {
       const expires = new Date(input.expires);
-      if (!(expires.getTime() > Date.now())) throw SessionErrors.expires_in_past();
+      if (!(expires.getTime() > deps.clock.now().getTime())) throw SessionErrors.expires_in_past();
       const user = await deps.userWithPrimaryProvider(input.userId);
       if (!user) throw UserErrors.not_found();
       const app = sourceServiceOf(request);

@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 /** Codes that may be tried on one login challenge; after that it is closed (sign in again). */
 export const MAX_CHALLENGE_ATTEMPTS = 5;
 
-export function createTwoFactorRepo(db: Kysely<Schema>) {
+export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
   return {
     state: (userId: string, executor: Kysely<Schema> = db) =>
       executor.selectFrom('user_two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst(),
@@ -20,7 +21,7 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
             platform_id: sql<string>`case when user_two_factor.enabled_at is null then excluded.platform_id else user_two_factor.platform_id end`,
             pending_secret_sealed: sealed,
             pending_expires_at: expiresAt,
-            updated_at: new Date(),
+            updated_at: clock.now(),
           }),
         )
         .execute();
@@ -32,11 +33,11 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
         .updateTable('user_two_factor')
         .set({
           secret_sealed: pendingSealed,
-          enabled_at: new Date(),
+          enabled_at: clock.now(),
           pending_secret_sealed: null,
           pending_expires_at: null,
           last_used_step: step,
-          updated_at: new Date(),
+          updated_at: clock.now(),
         })
         .where('user_id', '=', userId)
         .where('pending_secret_sealed', '=', pendingSealed)
@@ -82,7 +83,7 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
     async useBackupCode(userId: string, codeHash: string, executor: Kysely<Schema> = db): Promise<boolean> {
       const result = await executor
         .updateTable('two_factor_backup_codes')
-        .set({ used_at: new Date() })
+        .set({ used_at: clock.now() })
         .where('user_id', '=', userId)
         .where('code_hash', '=', codeHash)
         .where('used_at', 'is', null)
@@ -105,7 +106,7 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
         .select('user_id')
         .where('token_hash', '=', tokenHash)
         .where('consumed_at', 'is', null)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .executeTakeFirst(),
 
     claimAttempt: (tokenHash: string) =>
@@ -114,7 +115,7 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
         .set({ attempts: sql`attempts + 1` })
         .where('token_hash', '=', tokenHash)
         .where('consumed_at', 'is', null)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .where('attempts', '<', MAX_CHALLENGE_ATTEMPTS)
         .returningAll()
         .executeTakeFirst(),
@@ -123,7 +124,7 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
     async consumeChallenge(id: string, trx: Kysely<Schema>): Promise<boolean> {
       const result = await trx
         .updateTable('two_factor_challenges')
-        .set({ consumed_at: new Date() })
+        .set({ consumed_at: clock.now() })
         .where('id', '=', id)
         .where('consumed_at', 'is', null)
         .executeTakeFirst();
@@ -134,14 +135,14 @@ export function createTwoFactorRepo(db: Kysely<Schema>) {
     async deleteFinishedChallenges(): Promise<number> {
       const result = await db
         .deleteFrom('two_factor_challenges')
-        .where((eb) => eb.or([eb('expires_at', '<=', new Date()), eb('consumed_at', 'is not', null)]))
+        .where((eb) => eb.or([eb('expires_at', '<=', clock.now()), eb('consumed_at', 'is not', null)]))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 
     /** Closes every open challenge of the user (their password changed). */
     async closeChallengesOf(userId: string, executor: Kysely<Schema> = db): Promise<void> {
-      await executor.updateTable('two_factor_challenges').set({ consumed_at: new Date() }).where('user_id', '=', userId).where('consumed_at', 'is', null).execute();
+      await executor.updateTable('two_factor_challenges').set({ consumed_at: clock.now() }).where('user_id', '=', userId).where('consumed_at', 'is', null).execute();
     },
   };
 }

@@ -19,6 +19,7 @@ import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import { newTotpSecret, totpStepOf, totpUrl } from './totp.js';
 import { TwoFactorErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
 export const SETUP_LIFETIME_MS = 10 * 60 * 1000;
@@ -27,6 +28,7 @@ const MANAGE_PERMISSION = 'two_factor:manage';
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   secretBox: SecretBox;
   audit: AuditWriter;
   mailer: Mailer;
@@ -42,7 +44,7 @@ type CodeKind = 'totp' | 'backup';
 
 /** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
 export function createTwoFactorService(deps: Deps) {
-  const repo = createTwoFactorRepo(deps.db);
+  const repo = createTwoFactorRepo(deps.db, deps.clock);
 
   /**
    * The user a /users/me/2fa request acts on: `user_id` (required for the system key) or the caller.
@@ -95,7 +97,7 @@ export function createTwoFactorService(deps: Deps) {
   /** A login challenge for the user; returns its temporary token (stored only hashed). */
   async function openChallenge(userId: string, provider: string): Promise<string> {
     const token = newToken(TWO_FACTOR_TOKEN_PREFIX);
-    await repo.createChallenge({ token_hash: hashToken(token), user_id: userId, provider, expires_at: new Date(Date.now() + CHALLENGE_LIFETIME_MS) });
+    await repo.createChallenge({ token_hash: hashToken(token), user_id: userId, provider, expires_at: new Date(deps.clock.now().getTime() + CHALLENGE_LIFETIME_MS) });
     return token;
   }
 
@@ -140,7 +142,7 @@ export function createTwoFactorService(deps: Deps) {
       if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
       if (await enabledState(user.id)) throw TwoFactorErrors.already_enabled();
       const secret = newTotpSecret();
-      const expiresAt = new Date(Date.now() + SETUP_LIFETIME_MS);
+      const expiresAt = new Date(deps.clock.now().getTime() + SETUP_LIFETIME_MS);
       await repo.savePending(user.id, platform.id, deps.secretBox.seal(secret), expiresAt);
       const url = totpUrl(secret, user.username);
       return { secret, qr_code_url: url, qr_code_image: await qrCodeDataUrl(url), expires_at: expiresAt, platform_slug: platform.slug };
@@ -152,7 +154,7 @@ export function createTwoFactorService(deps: Deps) {
       const state = await repo.state(user.id);
       if (state?.enabled_at) throw TwoFactorErrors.already_enabled();
       if (!state?.pending_secret_sealed || !state.pending_expires_at) throw TwoFactorErrors.no_setup_pending();
-      if (state.pending_expires_at.getTime() <= Date.now()) throw TwoFactorErrors.setup_expired();
+      if (state.pending_expires_at.getTime() <= deps.clock.now().getTime()) throw TwoFactorErrors.setup_expired();
       const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code);
       if (step === null) throw TwoFactorErrors.invalid_code();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {

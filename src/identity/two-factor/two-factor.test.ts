@@ -196,8 +196,10 @@ describe('two-factor authentication', () => {
       expect(none.json()).toEqual({ error: 'BadRequest', message: 'No two-factor setup is pending; start one first', code: 'two_factor.no_setup_pending' });
 
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
-      await t.database.db.updateTable('user_two_factor').set({ pending_expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
-      const expired = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) });
+      // Ten minutes later (the app's clock moves; the test does not wait), for this request only.
+      const tenMinutes = 10 * 60_000 + 1000;
+      t.clock.advance(tenMinutes);
+      const expired = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) }).finally(() => t.clock.advance(-tenMinutes));
       expect(expired.statusCode).toBe(400);
       expect(expired.json()).toEqual({ error: 'BadRequest', message: 'The two-factor setup has expired; start it again', code: 'two_factor.setup_expired' });
       expect((await call('GET', '/v1/users/me/2fa/status', user.token)).json().enabled).toBe(false);
@@ -509,7 +511,7 @@ describe('two-factor authentication', () => {
         .returning('id')
         .executeTakeFirstOrThrow();
       // The race: a setup whose "not enabled yet" check passed just before the verify committed.
-      await createTwoFactorRepo(t.database.db).savePending(user.id, other.id, 'sealed-pending', new Date(Date.now() + 60_000));
+      await createTwoFactorRepo(t.database.db, t.clock).savePending(user.id, other.id, 'sealed-pending', new Date(Date.now() + 60_000));
       const after = await twoFactorRow(user.id);
       expect(after).toMatchObject({ platform_id: before!.platform_id, secret_sealed: before!.secret_sealed, enabled_at: before!.enabled_at });
     });

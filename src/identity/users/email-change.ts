@@ -10,11 +10,13 @@ import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../.
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { UsersRepo } from './repo.js';
 import { EmailChangeErrors, UserErrors } from './errors.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   repo: UsersRepo;
   mailer: Pick<Mailer, 'send'>;
   audit: AuditWriter;
@@ -27,7 +29,7 @@ interface Deps {
  */
 export function createEmailChangeService(deps: Deps) {
   const { repo } = deps;
-  const tokens = createAccountTokens(deps.db);
+  const tokens = createAccountTokens(deps.db, deps.clock);
 
   async function requireUser(userId: string) {
     const user = await repo.findById(userId);
@@ -44,7 +46,7 @@ export function createEmailChangeService(deps: Deps) {
       const token = newToken('');
       const pending = await deps.db.transaction().execute(async (trx) => {
         if (await repo.emailAccountExists(email, trx)) throw UserErrors.email_in_use();
-        return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(Date.now() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
+        return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(deps.clock.now().getTime() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
       });
 
       const link = mailLink(request, VERIFY_EMAIL_PATH, token);

@@ -54,7 +54,7 @@ export interface UsersDeps {
 export function createUsersService(deps: UsersDeps) {
   const { db } = deps;
   const repo = createUsersRepo(db);
-  const emailChange = createEmailChangeService({ db, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
+  const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
   const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -9,6 +10,7 @@ import { createGpsRepo } from './repo.js';
 import { AppError } from '../../platform/http/errors.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { GpsErrors } from './errors.js';
+import type { CreateGpsPointBody } from './schemas.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
 export const LATEST_CACHE_TTL_SECS = 300;
@@ -16,21 +18,8 @@ const NO_POINT = 'none';
 /** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
 const PARSED_LATEST_MAX = 10_000;
 
-export interface GpsPointInput {
-  latitude: number;
-  longitude: number;
-  altitude?: number | null;
-  heading?: number | null;
-  timestamp: number;
-  speed_kmh: number;
-  speed_mps: number;
-  speed_mph: number;
-  speed_knots: number;
-  pdop?: number | null;
-  hdop?: number | null;
-  vdop?: number | null;
-  device_id?: string;
-}
+/** A new point as POST /v1/gps takes it (its route schema is the one source of the type). */
+export type GpsPointInput = Static<typeof CreateGpsPointBody>;
 
 type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
 

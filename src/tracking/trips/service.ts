@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 
 import type { GpsService } from '../gps/service.js';
 import { createTripsRepo, type TripFields } from './repo.js';
+import type { UpdateTripBody } from './schemas.js';
 import { TripErrors } from './errors.js';
 
 /** The trip state machine: draft → active ⇄ paused → completed (active → completed too). */
@@ -15,7 +17,8 @@ const NEXT_STATUSES: Record<TripStatus, TripStatus[]> = {
 };
 
 
-export type TripInput = Omit<TripFields, 'started_at' | 'ended_at'>;
+/** What create and update take: the fields of PATCH /v1/trips/{id} (its route schema is the one source of the type). */
+export type TripInput = Static<typeof UpdateTripBody>;
 
 interface Position {
   latitude: number;

@@ -50,8 +50,10 @@ describe('water levels', () => {
       distance_km: expect.any(Number),
     });
     expect(stations[2].distance_km).toBeLessThan(2);
-    expect(upstream.requests.at(-1)?.get('waters')).toBe('ELBE');
-    expect(upstream.requests.at(-1)?.get('includeCurrentMeasurement')).toBe('true');
+    // The list may come from the cache another test of this app filled; some request asked for it.
+    const elbe = upstream.requests.filter((query) => query.get('waters') === 'ELBE');
+    expect(elbe.length).toBeGreaterThan(0);
+    expect(elbe.every((query) => query.get('includeCurrentMeasurement') === 'true')).toBe(true);
   });
 
   it('finds the nearest station to given coordinates, with its distance', async () => {

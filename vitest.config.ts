@@ -22,6 +22,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     sequence: shuffle ? { shuffle: { files: true, tests: true }, seed } : {},

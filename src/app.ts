@@ -59,6 +59,8 @@ export interface AppDependencies {
 export interface BuildOptions {
   /** false silences logging; a stream receives the JSON log lines (tests read them). */
   logger?: false | { stream: NodeJS.WritableStream };
+  /** Called before any route is registered (tests watch every response here). */
+  instrument?: (app: FastifyInstance) => void;
   /** Registered after the modules, before the app is ready (tests add probe routes here). */
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
 }
@@ -94,6 +96,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerErrorHandling(app);
   registerRequestLogging(app);
   await registerDocs(app, config);
+  options.instrument?.(app as unknown as FastifyInstance);
 
   const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock });
   app.decorate('services', services);

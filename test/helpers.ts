@@ -13,6 +13,7 @@ import { openKeyValueStore, type KeyValueStore } from '../src/platform/kv/index.
 import { withDatabaseName } from './database-url.js';
 import { createTestClock, type TestClock } from './clock.js';
 import { startFakeSmtp, type FakeSmtp } from './fakes/smtp.js';
+import { watchErrorResponses } from './documented-errors.js';
 
 /** 'embedded' (PGlite + in-process store) or 'external' (PostgreSQL and/or Redis from TEST_*_URL). */
 export const backend = process.env.WAYGATE_TEST_BACKEND === 'external' ? 'external' : 'embedded';
@@ -137,7 +138,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     config.logLevel = options.config?.logLevel ?? 'info';
   }
   const clock = createTestClock();
-  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes });
+  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses });
   return {
     app,
     database,

@@ -19,7 +19,7 @@ import {
   UserRoleParams,
 } from './schemas.js';
 import type { AccessService } from './service.js';
-import { RoleErrors } from './errors.js';
+import { RoleErrors, PermissionErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 
 export interface AccessRouteDeps {
@@ -40,7 +40,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.get('/v1/roles/:id', {
     config: { auth: requirePermission('roles:read') },
-    schema: { tags: roleTags, summary: 'Get a role', params: RoleParams, response: { 200: SingleEnvelope(Role), ...errorResponses(404) } },
+    schema: { tags: roleTags, summary: 'Get a role', params: RoleParams, response: { 200: SingleEnvelope(Role), ...errorResponses(RoleErrors.not_found) } },
   }, async (request) => {
     const role = await access.getRole(request.params.id);
     if (!role) throw RoleErrors.not_found();
@@ -49,7 +49,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.post('/v1/roles', {
     config: { auth: requirePermission('roles:write') },
-    schema: { tags: roleTags, summary: 'Create a role', body: CreateRoleBody, response: { 201: SingleEnvelope(Role), ...errorResponses(400, 409) } },
+    schema: { tags: roleTags, summary: 'Create a role', body: CreateRoleBody, response: { 201: SingleEnvelope(Role), ...errorResponses(RoleErrors.invalid_name, RoleErrors.name_taken) } },
   }, async (request, reply) => reply.status(201).send(single(request, await access.createRole(request.body))));
 
   app.patch('/v1/roles/:id', {
@@ -59,13 +59,19 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
       summary: 'Update a role',
       params: RoleParams,
       body: UpdateRoleBody,
-      response: { 200: SingleEnvelope(Role), ...errorResponses(400, 403, 404, 409) },
+      response: {
+        200: SingleEnvelope(Role),
+        ...errorResponses(
+          RoleErrors.system_rename, RoleErrors.permission_not_held, RoleErrors.super_admin_role, RoleErrors.not_found,
+          RoleErrors.name_taken,
+        ),
+      },
     },
   }, async (request) => single(request, await access.updateRole(callerOf(request), request.params.id, request.body)));
 
   app.delete('/v1/roles/:id', {
     config: { auth: requirePermission('roles:delete') },
-    schema: { tags: roleTags, summary: 'Delete a role (not a system role)', params: RoleParams, response: { 204: Type.Null(), ...errorResponses(403, 404) } },
+    schema: { tags: roleTags, summary: 'Delete a role (not a system role)', params: RoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.permission_not_held, RoleErrors.system_delete, RoleErrors.not_found) } },
   }, async (request, reply) => {
     await access.deleteRole(callerOf(request), request.params.id);
     return reply.status(204).send(null);
@@ -73,7 +79,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.get('/v1/roles/:id/permissions', {
     config: { auth: requirePermission('roles:read') },
-    schema: { tags: roleTags, summary: "List a role's permissions", params: RoleParams, response: { 200: ListEnvelope(Permission), ...errorResponses(404) } },
+    schema: { tags: roleTags, summary: "List a role's permissions", params: RoleParams, response: { 200: ListEnvelope(Permission), ...errorResponses(RoleErrors.not_found) } },
   }, async (request) => list(request, await access.permissionsOfRole(request.params.id)));
 
   app.post('/v1/roles/:id/permissions', {
@@ -84,14 +90,20 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
       description: 'Non-super-admins may grant only permissions they hold, and may not change super-admin roles.',
       params: RoleParams,
       body: PermissionIdBody,
-      response: { 201: SingleEnvelope(Permission), ...errorResponses(403, 404, 409) },
+      response: {
+        201: SingleEnvelope(Permission),
+        ...errorResponses(
+          PermissionErrors.grant_not_held, RoleErrors.super_admin_role, PermissionErrors.not_found, RoleErrors.not_found,
+          RoleErrors.permission_already_granted,
+        ),
+      },
     },
   }, async (request, reply) =>
     reply.status(201).send(single(request, await access.grantPermission(callerOf(request), request.params.id, request.body.permission_id))));
 
   app.delete('/v1/roles/:id/permissions/:permission_id', {
     config: { auth: requirePermission('roles:write') },
-    schema: { tags: roleTags, summary: 'Take a permission from a role', params: RolePermissionParams, response: { 204: Type.Null(), ...errorResponses(403, 404) } },
+    schema: { tags: roleTags, summary: 'Take a permission from a role', params: RolePermissionParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.super_admin_role, RoleErrors.not_found, RoleErrors.permission_not_granted) } },
   }, async (request, reply) => {
     await access.revokePermission(callerOf(request), request.params.id, request.params.permission_id);
     return reply.status(204).send(null);
@@ -104,12 +116,12 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.get('/v1/permissions/:id', {
     config: { auth: requirePermission('permissions:read') },
-    schema: { tags: roleTags, summary: 'Get a permission', params: IdParams, response: { 200: SingleEnvelope(Permission), ...errorResponses(404) } },
+    schema: { tags: roleTags, summary: 'Get a permission', params: IdParams, response: { 200: SingleEnvelope(Permission), ...errorResponses(PermissionErrors.not_found) } },
   }, async (request) => single(request, await access.getPermission(request.params.id)));
 
   app.post('/v1/permissions', {
     config: { auth: requirePermission('permissions:write') },
-    schema: { tags: roleTags, summary: 'Create a permission', body: CreatePermissionBody, response: { 201: SingleEnvelope(Permission), ...errorResponses(400, 409) } },
+    schema: { tags: roleTags, summary: 'Create a permission', body: CreatePermissionBody, response: { 201: SingleEnvelope(Permission), ...errorResponses(PermissionErrors.exists) } },
   }, async (request, reply) => reply.status(201).send(single(request, await access.createPermission(request.body))));
 
   const userTags = ['Users'];
@@ -126,7 +138,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
       tags: userTags,
       summary: "A user's effective permissions (from all their roles)",
       params: IdParams,
-      response: { 200: Type.Object({ permissions: Type.Array(Type.String()) }), ...errorResponses(404) },
+      response: { 200: Type.Object({ permissions: Type.Array(Type.String()) }), ...errorResponses(UserErrors.not_found) },
     },
   }, async (request) => {
     await requireUser(request.params.id);
@@ -135,7 +147,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.get('/v1/users/:id/roles', {
     config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
-    schema: { tags: userTags, summary: "A user's roles", params: IdParams, response: { 200: RolesBody, ...errorResponses(404) } },
+    schema: { tags: userTags, summary: "A user's roles", params: IdParams, response: { 200: RolesBody, ...errorResponses(UserErrors.not_found) } },
   }, async (request) => {
     await requireUser(request.params.id);
     return { roles: await rolesOf(request.params.id) };
@@ -149,7 +161,10 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
       description: 'Non-super-admins may assign only roles they hold themselves.',
       params: IdParams,
       body: RoleIdBody,
-      response: { 201: RolesBody, ...errorResponses(403, 404, 409) },
+      response: {
+        201: RolesBody,
+        ...errorResponses(RoleErrors.not_held, RoleErrors.not_found, UserErrors.not_found, RoleErrors.already_assigned),
+      },
     },
   }, async (request, reply) => {
     await requireUser(request.params.id);
@@ -159,7 +174,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.delete('/v1/users/:id/roles/:role_id', {
     config: { auth: requirePermission('users:write') },
-    schema: { tags: userTags, summary: 'Remove a role from a user', description: 'Non-super-admins may remove only roles they hold themselves.', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(403, 404, 409) } },
+    schema: { tags: userTags, summary: 'Remove a role from a user', description: 'Non-super-admins may remove only roles they hold themselves.', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, RoleErrors.not_assigned, RoleErrors.not_found, UserErrors.not_found, UserErrors.last_super_admin_role) } },
   }, async (request, reply) => {
     await requireUser(request.params.id);
     await access.removeRoleFromUser(callerOf(request), request.params.id, request.params.role_id);

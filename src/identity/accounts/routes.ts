@@ -14,6 +14,9 @@ import {
   TokenBody,
 } from './schemas.js';
 import type { AccountsService } from './service.js';
+import { AccountErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Platform accounts'];
 
@@ -24,7 +27,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
 
   app.get('/v1/users/:id/accounts', {
     config: read,
-    schema: { tags, summary: "A user's linked login accounts", params: IdParams, response: { 200: ListEnvelope(PlatformAccount), ...errorResponses(404) } },
+    schema: { tags, summary: "A user's linked login accounts", params: IdParams, response: { 200: ListEnvelope(PlatformAccount), ...errorResponses(UserErrors.not_found) } },
   }, async (request) => single(request, await accounts.list(request.params.id)));
 
   app.put('/v1/users/:id/accounts/:account_id/primary', {
@@ -33,7 +36,10 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       tags,
       summary: "Make an account the user's primary account",
       params: AccountParams,
-      response: { 200: SingleEnvelope(PlatformAccount), ...errorResponses(404) },
+      response: {
+        200: SingleEnvelope(PlatformAccount),
+        ...errorResponses(UserErrors.sign_in_beyond_caller, AccountErrors.not_found, UserErrors.not_found),
+      },
     },
   }, async (request) =>
     single(request, await accounts.makePrimary(request, callerOf(request), request.params.id, request.params.account_id)));
@@ -45,7 +51,13 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       summary: 'Unlink a login account',
       description: 'Refused (400) for the email account, the last remaining account and the primary account.',
       params: AccountParams,
-      response: { 204: Type.Null(), ...errorResponses(400, 404) },
+      response: {
+        204: Type.Null(),
+        ...errorResponses(
+          AccountErrors.unlink_email, AccountErrors.unlink_last, AccountErrors.unlink_primary, UserErrors.sign_in_beyond_caller,
+          AccountErrors.not_found,
+        ),
+      },
     },
   }, async (request, reply) => {
     await accounts.unlink(request, callerOf(request), request.params.id, request.params.account_id);
@@ -60,7 +72,13 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       description: 'A new request replaces an older pending one. 409 when the user already has an email account or the address is in use.',
       params: IdParams,
       body: EmailLinkRequestBody,
-      response: { 200: EmailLinkRequested, ...errorResponses(400, 404, 409, 500) },
+      response: {
+        200: EmailLinkRequested,
+        ...errorResponses(
+          AccountErrors.email_sign_in_disabled, UserErrors.invalid_email, UserErrors.sign_in_beyond_caller, UserErrors.not_found,
+          AccountErrors.email_already_linked, UserErrors.email_in_use, MailErrors.not_sent,
+        ),
+      },
     },
   }, async (request) => accounts.requestEmailLink(request, callerOf(request), request.params.id, request.body));
 
@@ -71,13 +89,13 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       summary: 'Confirm an email link with the mailed token: creates the email account',
       description: 'The token decides the user (as with POST /v1/auth/verify-email).',
       body: TokenBody,
-      response: { 200: EmailLinked, ...errorResponses(400, 409) },
+      response: { 200: EmailLinked, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) },
     },
   }, async (request) => accounts.verifyEmailLink(request, request.body.token));
 
   app.get('/v1/users/:id/email-link/pending', {
     config: read,
-    schema: { tags, summary: 'The pending email link, if any', params: IdParams, response: { 200: PendingEmailLink, ...errorResponses(404) } },
+    schema: { tags, summary: 'The pending email link, if any', params: IdParams, response: { 200: PendingEmailLink, ...errorResponses(UserErrors.not_found) } },
   }, async (request) => accounts.pendingEmailLink(request.params.id));
 
   app.delete('/v1/users/:id/email-link/pending', {
@@ -87,7 +105,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       summary: 'Cancel the pending email link',
       description: '404 when none is pending.',
       params: IdParams,
-      response: { 200: MessageBody, ...errorResponses(404) },
+      response: { 200: MessageBody, ...errorResponses(AccountErrors.no_email_link_pending, UserErrors.not_found) },
     },
   }, async (request) => accounts.cancelEmailLink(request.params.id));
 }

@@ -7,6 +7,8 @@ import { IdParams } from '../../platform/http/schemas.js';
 import { Role, RoleIdBody } from '../access/schemas.js';
 import { ApiKey, ApiKeyRoleParams, CreateApiKeyBody, CreatedApiKey, RegeneratedApiKey, UpdateApiKeyBody } from './schemas.js';
 import type { ApiKeysService } from './service.js';
+import { ApiKeyErrors } from './errors.js';
+import { RoleErrors } from '../access/errors.js';
 
 const tags = ['API keys'];
 const visibility = 'Super admins see every key; everybody else the keys they own.';
@@ -21,7 +23,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
 
   app.get('/v1/api-keys/:id', {
     config: { auth: requirePermission('api_keys:read') },
-    schema: { tags, summary: 'Get an API key', description: visibility, params: IdParams, response: { 200: SingleEnvelope(ApiKey), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get an API key', description: visibility, params: IdParams, response: { 200: SingleEnvelope(ApiKey), ...errorResponses(ApiKeyErrors.not_found) } },
   }, async (request) => single(request, await apiKeys.get(callerOf(request), request.params.id)));
 
   app.post('/v1/api-keys', {
@@ -33,7 +35,13 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
         'The full key is in this response only. Scopes must be covered by your own permissions; ' +
         'is_system and user_id are for super admins.',
       body: CreateApiKeyBody,
-      response: { 201: CreatedApiKey, ...errorResponses(400, 403) },
+      response: {
+        201: CreatedApiKey,
+        ...errorResponses(
+          ApiKeyErrors.expiry_in_past, ApiKeyErrors.owner_not_developer, ApiKeyErrors.is_system_super_admin_only,
+          ApiKeyErrors.owner_super_admin_only, RoleErrors.scope_beyond_caller,
+        ),
+      },
     },
   }, async (request, reply) => reply.status(201).send(await apiKeys.create(callerOf(request), request.body, request)));
 
@@ -44,7 +52,13 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
       summary: 'Update an API key',
       params: IdParams,
       body: UpdateApiKeyBody,
-      response: { 200: SingleEnvelope(ApiKey), ...errorResponses(400, 403, 404) },
+      response: {
+        200: SingleEnvelope(ApiKey),
+        ...errorResponses(
+          ApiKeyErrors.expiry_in_past, ApiKeyErrors.owner_not_developer, ApiKeyErrors.is_system_super_admin_only,
+          ApiKeyErrors.owner_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found,
+        ),
+      },
     },
   }, async (request) => single(request, await apiKeys.update(callerOf(request), request.params.id, request.body)));
 
@@ -55,13 +69,16 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
       summary: 'Replace the key value; the old value stops working at once',
       description: 'System keys: super admins only.',
       params: IdParams,
-      response: { 200: RegeneratedApiKey, ...errorResponses(403, 404) },
+      response: {
+        200: RegeneratedApiKey,
+        ...errorResponses(ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found),
+      },
     },
   }, async (request) => apiKeys.regenerate(callerOf(request), request.params.id));
 
   app.delete('/v1/api-keys/:id', {
     config: { auth: requirePermission('api_keys:delete') },
-    schema: { tags, summary: 'Delete an API key (system keys cannot be deleted)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(403, 404) } },
+    schema: { tags, summary: 'Delete an API key (system keys cannot be deleted)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(ApiKeyErrors.system_key_delete, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found) } },
   }, async (request, reply) => {
     await apiKeys.remove(callerOf(request), request.params.id, request);
     return reply.status(204).send(null);
@@ -69,7 +86,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
 
   app.get('/v1/api-keys/:id/roles', {
     config: { auth: requirePermission('api_keys:read') },
-    schema: { tags, summary: "An API key's roles", params: IdParams, response: { 200: ListEnvelope(Role), ...errorResponses(404) } },
+    schema: { tags, summary: "An API key's roles", params: IdParams, response: { 200: ListEnvelope(Role), ...errorResponses(ApiKeyErrors.not_found) } },
   }, async (request) => single(request, await apiKeys.roles(callerOf(request), request.params.id)));
 
   app.post('/v1/api-keys/:id/roles', {
@@ -80,14 +97,17 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
       description: 'You may assign only roles you hold yourself (super admins: any).',
       params: IdParams,
       body: RoleIdBody,
-      response: { 201: ListEnvelope(Role), ...errorResponses(403, 404, 409) },
+      response: {
+        201: ListEnvelope(Role),
+        ...errorResponses(RoleErrors.not_held, ApiKeyErrors.not_found, RoleErrors.not_found, RoleErrors.already_on_key),
+      },
     },
   }, async (request, reply) =>
     reply.status(201).send(single(request, await apiKeys.assignRole(callerOf(request), request.params.id, request.body.role_id))));
 
   app.delete('/v1/api-keys/:id/roles/:role_id', {
     config: { auth: requirePermission('api_keys:write') },
-    schema: { tags, summary: 'Take a role from an API key', params: ApiKeyRoleParams, response: { 204: Type.Null(), ...errorResponses(404) } },
+    schema: { tags, summary: 'Take a role from an API key', params: ApiKeyRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, ApiKeyErrors.not_found, RoleErrors.not_on_key) } },
   }, async (request, reply) => {
     await apiKeys.removeRole(callerOf(request), request.params.id, request.params.role_id);
     return reply.status(204).send(null);

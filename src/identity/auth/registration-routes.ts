@@ -7,6 +7,10 @@ import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
 import type { RegistrationService } from './registration.js';
 import type { createEmailVerification } from './verify-email.js';
 import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
+import { BotCheckErrors } from '../../platform/bot-protection.js';
+import { RegistrationErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Authentication'];
 
@@ -26,7 +30,14 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Start a registration: mails a confirmation link valid 24 hours',
       description: 'Nothing is created until the link is followed. 400 when registration is disabled or the input breaks a rule; 409 when the email or username is taken or waiting for confirmation; 500 when the mail cannot be sent (nothing is kept).',
       body: RegisterBody,
-      response: { 200: Registered, ...errorResponses(400, 409, 500) },
+      response: {
+        200: Registered,
+        ...errorResponses(
+          BotCheckErrors.failed, BotCheckErrors.token_missing, RegistrationErrors.disabled, UserErrors.invalid_email,
+          UserErrors.invalid_username, UserErrors.password_too_short, RegistrationErrors.pending, UserErrors.email_registered,
+          UserErrors.username_taken, MailErrors.not_sent,
+        ),
+      },
     },
   }, async (request) => registration.register(request, request.body));
 
@@ -36,7 +47,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Confirm a registration and sign in',
       description: 'Creates the user with an email account and the default role, and starts a session.',
       body: TokenBody,
-      response: { 201: AuthResponse, ...errorResponses(400, 409) },
+      response: { 201: AuthResponse, ...errorResponses(MailedTokenErrors.invalid, UserErrors.username_taken) },
     },
   }, async (request, reply) => reply.status(201).send(await registration.verifyAndSignIn(request, request.body.token)));
 
@@ -46,7 +57,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Confirm an emailed link: registration, email change or email link',
       description: 'Says which kind the token was; never starts a session.',
       body: TokenBody,
-      response: { 200: VerifiedEmail, ...errorResponses(400, 409) },
+      response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) },
     },
   }, async (request) => verifyEmail(request, request.body.token));
 
@@ -56,7 +67,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Ask for a password reset link (valid 1 hour)',
       description: 'Always answers 200 with the same message, whether or not the address has an account.',
       body: ResetPasswordBody,
-      response: { 200: MessageBody, ...errorResponses(400) },
+      response: { 200: MessageBody, ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing) },
     },
   }, async (request) => {
     await passwordReset.request(request, request.body);
@@ -69,7 +80,10 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Set a new password with a reset token',
       description: 'The token works once; every session of the user ends.',
       body: CompleteResetBody,
-      response: { 200: MessageBody, ...errorResponses(400) },
+      response: {
+        200: MessageBody,
+        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, MailedTokenErrors.invalid, UserErrors.password_too_short),
+      },
     },
   }, async (request) => {
     await passwordReset.complete(request, request.body);

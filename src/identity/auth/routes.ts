@@ -4,6 +4,10 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import { AuthResponse, LoginBody } from './schemas.js';
 import type { AuthService } from './service.js';
+import { BotCheckErrors } from '../../platform/bot-protection.js';
+import { LoginErrors } from './errors.js';
+import { SignInErrors } from '../sign-in-throttle/service.js';
+import { AuthErrors } from '../../platform/http/errors.js';
 
 const tags = ['Authentication'];
 
@@ -16,7 +20,10 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
       summary: 'Sign in with username or email and password',
       description: 'Starts a 30-day session. Wrong or unknown credentials answer 401 without telling which.',
       body: LoginBody,
-      response: { 200: AuthResponse, ...errorResponses(400, 401) },
+      response: {
+        200: AuthResponse,
+        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, LoginErrors.invalid_credentials, SignInErrors.locked_out),
+      },
     },
   }, async (request) => auth.login(request, request.body));
 
@@ -25,7 +32,7 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
       tags,
       summary: 'End the session whose token is the bearer credential',
       security: [{ bearer: [] }],
-      response: { 200: MessageBody, ...errorResponses(401) },
+      response: { 200: MessageBody, ...errorResponses(AuthErrors.unauthorized) },
     },
   }, async (request) => {
     await auth.logout(request, request.caller);

@@ -4,6 +4,7 @@ import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { EnabledBody, Platform, PlatformData, PlatformList, PlatformParams, SettingsBody, SettingsResult } from './schemas.js';
 import type { PlatformsService } from './service.js';
+import { PlatformErrors } from './errors.js';
 
 const tags = ['Platforms'];
 
@@ -23,7 +24,7 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
       tags,
       summary: 'A login platform by id or slug (no credentials needed)',
       params: PlatformParams,
-      response: { 200: SingleEnvelope(Platform), ...errorResponses(404) },
+      response: { 200: SingleEnvelope(Platform), ...errorResponses(PlatformErrors.not_found) },
     },
   }, async (request) => single(request, await platforms.get(request.params.id_or_slug)));
 
@@ -35,7 +36,7 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
       description: 'A disabled platform refuses new logins and registrations; users keep access through their other platforms.',
       params: PlatformParams,
       body: EnabledBody,
-      response: { 200: PlatformData, ...errorResponses(400, 404) },
+      response: { 200: PlatformData, ...errorResponses(PlatformErrors.not_found) },
     },
   }, async (request) => ({ data: await platforms.setEnabled(request, callerOf(request), request.params.id_or_slug, request.body.enabled) }));
 
@@ -48,7 +49,7 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
         "Only the fields sent change. Each changed value writes a `platform_setting_changed` audit event; with no field the platform is returned unchanged ('No changes requested').",
       params: PlatformParams,
       body: SettingsBody,
-      response: { 200: SettingsResult, ...errorResponses(400, 404) },
+      response: { 200: SettingsResult, ...errorResponses(PlatformErrors.not_found) },
     },
     // A request with no body at all asks for no change, like `{}`.
     preValidation: async (request) => {

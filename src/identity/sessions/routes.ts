@@ -20,6 +20,7 @@ import {
 } from './schemas.js';
 import type { SessionsService } from './service.js';
 import { SessionErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
 
 const userTags = ['Sessions'];
 const internalTags = ['Sessions (internal)'];
@@ -42,7 +43,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       summary: 'Your active sessions',
       description: 'Unexpired sessions, most recent activity first. Needs a session token (API keys: 403).',
       security,
-      response: { 200: SessionList, ...errorResponses(401, 403) },
+      response: { 200: SessionList, ...errorResponses(AuthErrors.unauthorized, SessionErrors.session_required) },
     },
   }, async (request) => {
     const { sessions: list, currentSessionId } = await sessions.listMine(callerOf(request));
@@ -57,7 +58,10 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       description: 'The current session cannot be revoked here (400); end it with POST /v1/auth/logout.',
       security,
       params: SessionIdParams,
-      response: { 200: RevokedSession, 400: CurrentSessionRefused, ...errorResponses(401, 403, 404) },
+      response: {
+        200: RevokedSession, 400: CurrentSessionRefused,
+        ...errorResponses(AuthErrors.unauthorized, SessionErrors.session_required, SessionErrors.not_found),
+      },
     },
   }, async (request, reply) => {
     const outcome = await sessions.revokeMine(request, callerOf(request), request.params.session_id);
@@ -75,7 +79,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       summary: 'Sign all your other sessions out',
       description: 'The session making the request stays signed in.',
       security,
-      response: { 200: RevokedOtherSessions, ...errorResponses(401, 403) },
+      response: { 200: RevokedOtherSessions, ...errorResponses(AuthErrors.unauthorized, SessionErrors.session_required) },
     },
   }, async (request) => {
     const count = await sessions.revokeMyOthers(request, callerOf(request));
@@ -90,7 +94,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       description: 'For sign-in apps that authenticated the person themselves. The token is in this response only.',
       security,
       body: CreateSessionBody,
-      response: { 201: InternalSession, ...errorResponses(400, 401, 403, 404) },
+      response: { 201: InternalSession, ...errorResponses(SessionErrors.expires_in_past, UserErrors.not_found) },
     },
   }, async (request, reply) => reply.status(201).send(await sessions.createForApp(request, request.body)));
 
@@ -102,7 +106,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       description: '404 when the token is unknown or the session expired.',
       security,
       params: SessionTokenParams,
-      response: { 200: InternalSession, ...errorResponses(401, 403, 404) },
+      response: { 200: InternalSession, ...errorResponses(SessionErrors.not_found) },
     },
   }, async (request) => sessions.getForApp(request.params.token));
 
@@ -117,7 +121,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       security,
       params: SessionTokenParams,
       querystring: EndSessionQuery,
-      response: { 204: Type.Null(), ...errorResponses(400, 401, 403) },
+      response: { 204: Type.Null() },
     },
   }, async (request, reply) => {
     await sessions.endForApp(request, request.params.token, request.query.reason);
@@ -137,7 +141,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
         "Revokes all your OAuth access and refresh tokens (consent is kept) and tells open apps to sign out " +
         '(forceLogout). Your sessions with this service stay; see DELETE /v1/users/me/sessions. The body is optional.',
       body: LogoutEverywhereBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 403) },
+      response: { 200: MessageBody, ...errorResponses(SessionErrors.user_required) },
     },
   }, async (request) => {
     await sessions.logoutEverywhere(request, callerOf(request), request.body?.reason);
@@ -151,7 +155,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       summary: 'Sign out of one client app',
       description: 'Revokes your OAuth tokens for that client (consent is kept) and tells it to sign out (appLogout).',
       body: LogoutAppBody,
-      response: { 200: MessageBody, ...errorResponses(400, 401, 403) },
+      response: { 200: MessageBody, ...errorResponses(SessionErrors.user_required) },
     },
   }, async (request) => {
     await sessions.logoutApp(request, callerOf(request), request.body.clientId.toLowerCase());

@@ -19,6 +19,9 @@ import {
 } from './schemas.js';
 import type { TwoFactorService } from './service.js';
 import { TwoFactorErrors } from './errors.js';
+import { AuthErrors } from '../../platform/http/errors.js';
+import { UserErrors } from '../users/errors.js';
+import { SignInErrors } from '../sign-in-throttle/service.js';
 
 const tags = ['Two-factor authentication'];
 const whom =
@@ -33,13 +36,22 @@ function userIdOf(query: { user_id?: string }, body: { user_id?: string }): stri
   return body.user_id ?? query.user_id;
 }
 
+/** What choosing the user to act on can answer (see `whom`). */
+const targetErrors = [
+  TwoFactorErrors.user_id_required,
+  TwoFactorErrors.user_id_required_for_system_key,
+  AuthErrors.forbidden,
+  UserErrors.not_found,
+];
+const bodyTargetErrors = [...targetErrors, TwoFactorErrors.user_id_mismatch];
+
 export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: { twoFactor: TwoFactorService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const auth = requireAuthenticated();
 
   app.get('/v1/users/me/2fa/status', {
     config: { auth },
-    schema: { tags, summary: 'Whether two-factor authentication is on', description: whom, querystring: UserIdQuery, response: { 200: TwoFactorStatus, ...errorResponses(400, 403, 404) } },
+    schema: { tags, summary: 'Whether two-factor authentication is on', description: whom, querystring: UserIdQuery, response: { 200: TwoFactorStatus, ...errorResponses(...targetErrors) } },
   }, async (request) => twoFactor.status(callerOf(request), request.query.user_id));
 
   app.get('/v1/users/me/2fa/requirement', {
@@ -49,7 +61,7 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       summary: 'Whether two-factor authentication is required, and why',
       description: `Required when a role of the user has requires_two_factor, or a platform the user has an account on has two_factor_required. ${whom}`,
       querystring: UserIdQuery,
-      response: { 200: TwoFactorRequirement, ...errorResponses(400, 403, 404) },
+      response: { 200: TwoFactorRequirement, ...errorResponses(...targetErrors) },
     },
   }, async (request) => twoFactor.requirement(callerOf(request), request.query.user_id));
 
@@ -61,7 +73,10 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       description: `Confirm with POST /v1/users/me/2fa/verify. 409 when already enabled. ${whom}`,
       querystring: UserIdQuery,
       body: SetupBody,
-      response: { 200: TwoFactorSetup, ...errorResponses(400, 403, 404, 409) },
+      response: {
+        200: TwoFactorSetup,
+        ...errorResponses(...bodyTargetErrors, TwoFactorErrors.unknown_platform, TwoFactorErrors.platform_unsupported, TwoFactorErrors.already_enabled),
+      },
     },
   }, async (request) => twoFactor.setup(callerOf(request), { ...request.body, user_id: userIdOf(request.query, request.body) }));
 
@@ -73,7 +88,13 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       description: `400 when no setup is pending, it expired, or the code is wrong. ${whom}`,
       querystring: UserIdQuery,
       body: TotpBody,
-      response: { 200: BackupCodesIssued, ...errorResponses(400, 403, 404, 409) },
+      response: {
+        200: BackupCodesIssued,
+        ...errorResponses(
+          ...bodyTargetErrors, TwoFactorErrors.invalid_code, TwoFactorErrors.no_setup_pending, TwoFactorErrors.setup_expired,
+          TwoFactorErrors.already_enabled, TwoFactorErrors.setup_changed,
+        ),
+      },
     },
   }, async (request) => twoFactor.enable(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
 
@@ -85,7 +106,10 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       description: whom,
       querystring: UserIdQuery,
       body: AnyCodeBody,
-      response: { 200: SuccessMessage, ...errorResponses(400, 403, 404) },
+      response: {
+        200: SuccessMessage,
+        ...errorResponses(...bodyTargetErrors, TwoFactorErrors.invalid_code, TwoFactorErrors.not_enabled),
+      },
     },
   }, async (request) => twoFactor.disable(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
 
@@ -97,7 +121,7 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       description: whom,
       querystring: UserIdQuery,
       body: TotpBody,
-      response: { 200: BackupCodesIssued, ...errorResponses(400, 403, 404) },
+      response: { 200: BackupCodesIssued, ...errorResponses(...bodyTargetErrors, TwoFactorErrors.invalid_code, TwoFactorErrors.not_enabled) },
     },
   }, async (request) =>
     twoFactor.regenerateBackupCodes(request, callerOf(request), { code: request.body.code, user_id: userIdOf(request.query, request.body) }));
@@ -110,7 +134,10 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
         'The temporary token (valid 10 minutes, 5 wrong codes at most) is the credential. The session keeps the provider of the original sign-in. ' +
         'When a backup code leaves 3 or fewer, a reminder mail is sent.',
       body: VerifyLoginBody,
-      response: { 200: AuthResponse, ...errorResponses(400, 401) },
+      response: {
+        200: AuthResponse,
+        ...errorResponses(TwoFactorErrors.invalid_challenge, TwoFactorErrors.wrong_sign_in_code, SignInErrors.locked_out),
+      },
     },
   }, async (request) => twoFactor.verifyLogin(request, request.body));
 
@@ -121,7 +148,7 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       summary: 'For a sign-in done elsewhere (OAuth): whether the user needs a 2FA code; if so, a temporary token',
       description: 'System key only (403 for any other credential).',
       body: CheckBody,
-      response: { 200: CheckResult, ...errorResponses(400, 401, 403) },
+      response: { 200: CheckResult, ...errorResponses(TwoFactorErrors.unknown_oauth_provider, TwoFactorErrors.unknown_user) },
     },
   }, async (request) => twoFactor.check(callerOf(request), request.body));
 }

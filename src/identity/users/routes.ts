@@ -21,7 +21,8 @@ import {
   UsernameBody,
 } from './schemas.js';
 import type { UsersService } from './service.js';
-import { OauthSignInErrors } from './errors.js';
+import { OauthSignInErrors, UserErrors, EmailChangeErrors } from './errors.js';
+import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Users'];
 const FlatEnvelope = Type.Object({ data: FlatUser });
@@ -49,18 +50,18 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       tags,
       summary: 'Your own user',
       description: 'A credential without a user (an API key with no owner) gets 404.',
-      response: { 200: SingleEnvelope(User), ...errorResponses(404) },
+      response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.credential_without_user) },
     },
   }, async (request) => single(request, await users.me(callerOf(request))));
 
   app.get('/v1/users/:id', {
     config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Get a user', params: IdParams, response: { 200: SingleEnvelope(User), ...errorResponses(404) } },
+    schema: { tags, summary: 'Get a user', params: IdParams, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.not_found) } },
   }, async (request) => single(request, await users.get(request.params.id)));
 
   app.get('/v1/users/:id/profile', {
     config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
-    schema: { tags, summary: "A user's profile (from the primary platform account)", params: IdParams, response: { 200: Profile, ...errorResponses(404) } },
+    schema: { tags, summary: "A user's profile (from the primary platform account)", params: IdParams, response: { 200: Profile, ...errorResponses(UserErrors.not_found) } },
   }, async (request) => users.profile(callerOf(request), request.params.id));
 
   app.patch('/v1/users/:id', {
@@ -74,18 +75,25 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
         'their own address with POST /v1/users/{id}/email/request-change. avatars_enabled=false removes the avatar URLs of all the user\'s accounts.',
       params: IdParams,
       body: UpdateUserBody,
-      response: { 200: SingleEnvelope(User), ...errorResponses(400, 403, 404, 409) },
+      response: {
+        200: SingleEnvelope(User),
+        ...errorResponses(
+          UserErrors.avatars_disabled, UserErrors.invalid_email, UserErrors.invalid_url, UserErrors.invalid_username,
+          UserErrors.own_email_needs_confirmation, UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.email_in_use,
+          UserErrors.username_taken,
+        ),
+      },
     },
   }, async (request) => single(request, await users.update(request, callerOf(request), request.params.id, request.body)));
 
   app.patch('/v1/users/:id/locale', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Set the preferred locale (null clears it)', params: IdParams, body: LocaleBody, response: { 200: SingleEnvelope(User), ...errorResponses(400, 404) } },
+    schema: { tags, summary: 'Set the preferred locale (null clears it)', params: IdParams, body: LocaleBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.unsupported_locale, UserErrors.not_found) } },
   }, async (request) => single(request, await users.setLocale(request, callerOf(request), request.params.id, request.body.locale)));
 
   app.patch('/v1/users/:id/username', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Change the username', params: IdParams, body: UsernameBody, response: { 200: SingleEnvelope(User), ...errorResponses(400, 404, 409) } },
+    schema: { tags, summary: 'Change the username', params: IdParams, body: UsernameBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.invalid_username, UserErrors.not_found, UserErrors.username_taken) } },
   }, async (request) => single(request, await users.setUsername(request, callerOf(request), request.params.id, request.body.username)));
 
   app.delete('/v1/users/:id', {
@@ -95,7 +103,10 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       summary: 'Delete a user (soft delete; revokes all their sessions and API keys)',
       description: 'The last super admin cannot be deleted (409).',
       params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(404, 409) },
+      response: {
+        204: Type.Null(),
+        ...errorResponses(UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.last_super_admin),
+      },
     },
   }, async (request, reply) => {
     await users.remove(request, callerOf(request), request.params.id);
@@ -110,13 +121,19 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       description: 'Only for users with an email/password account.',
       params: IdParams,
       body: EmailBody,
-      response: { 200: EmailChangeRequested, ...errorResponses(400, 403, 404, 409, 500) },
+      response: {
+        200: EmailChangeRequested,
+        ...errorResponses(
+          EmailChangeErrors.no_email_account, EmailChangeErrors.same_address, UserErrors.invalid_email, UserErrors.sign_in_beyond_caller,
+          UserErrors.not_found, UserErrors.email_in_use, MailErrors.not_sent,
+        ),
+      },
     },
   }, async (request) => users.requestEmailChange(request, callerOf(request), request.params.id, request.body.email));
 
   app.post('/v1/users/email/verify', {
     config: { auth: requireAuthenticated() },
-    schema: { tags, summary: 'Confirm an email change with the mailed token', body: TokenBody, response: { 200: SuccessBody, ...errorResponses(400, 409) } },
+    schema: { tags, summary: 'Confirm an email change with the mailed token', body: TokenBody, response: { 200: SuccessBody, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) } },
   }, async (request) => {
     await users.completeEmailChange(request, request.body.token);
     return { success: true, message: 'The email address was changed' };
@@ -124,12 +141,12 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.get('/v1/users/:id/email/pending', {
     config: { auth: requirePermission('users:read', { orSelf: 'id' }) },
-    schema: { tags, summary: 'The pending email change, if any', params: IdParams, response: { 200: PendingEmailChange, ...errorResponses(404) } },
+    schema: { tags, summary: 'The pending email change, if any', params: IdParams, response: { 200: PendingEmailChange, ...errorResponses(UserErrors.not_found) } },
   }, async (request) => users.pendingEmailChange(request.params.id));
 
   app.delete('/v1/users/:id/email/pending', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessBody, ...errorResponses(404) } },
+    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessBody, ...errorResponses(EmailChangeErrors.none_pending, UserErrors.not_found) } },
   }, async (request) => users.cancelEmailChange(request.params.id));
 
   app.post('/v1/users/oauth', {
@@ -141,7 +158,14 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
         'A new identity whose email matches an existing user is linked to that user; otherwise a user is created ' +
         '(username derived from name) with role_user. Any caller other than the system key gets 401.',
       body: OAuthSignInBody,
-      response: { 200: FlatEnvelope, ...errorResponses(400, 401, 403) },
+      response: {
+        200: FlatEnvelope,
+        ...errorResponses(
+          OauthSignInErrors.provider_disabled, OauthSignInErrors.provider_id_empty, OauthSignInErrors.registration_disabled,
+          OauthSignInErrors.unknown_provider, OauthSignInErrors.name_empty, OauthSignInErrors.system_key_only, UserErrors.invalid_email,
+          UserErrors.invalid_url, UserErrors.deleted,
+        ),
+      },
     },
   }, async (request) => {
     if (!callerOf(request).isSystem) throw OauthSignInErrors.system_key_only();
@@ -155,7 +179,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       summary: 'Find a user by email address',
       description: 'The system key (and super admins) may look up any address; everybody else only their own (403 otherwise).',
       params: EmailParams,
-      response: { 200: FlatEnvelope, ...errorResponses(403, 404) },
+      response: { 200: FlatEnvelope, ...errorResponses(UserErrors.email_lookup_not_own, UserErrors.email_not_found) },
     },
   }, async (request) => ({ data: await users.findByEmail(callerOf(request), request.params.email) }));
 }

@@ -32,7 +32,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.get('/v1/settings/:key', {
     config: { auth: requirePermission('settings:read') },
-    schema: { tags, summary: 'Get a setting', params: SettingKeyParams, response: { 200: SingleEnvelope(Setting), ...errorResponses(SettingErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a setting', params: SettingKeyParams, response: { 200: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation, SettingErrors.not_found) } },
   }, async (request) => single(request, await settings.get(request.params.key)));
 
   app.post('/v1/settings', {
@@ -60,7 +60,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.delete('/v1/settings/:key', {
     config: { auth: requirePermission('settings:delete') },
-    schema: { tags, summary: 'Delete a setting', params: SettingKeyParams, response: { 204: Type.Null(), ...errorResponses(SettingErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a setting', params: SettingKeyParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, SettingErrors.not_found) } },
   }, async (request, reply) => {
     await settings.remove(request.params.key);
     return reply.status(204).send(null);
@@ -75,7 +75,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
 
   app.get('/v1/system-config/:key', {
     config: { auth: requirePermission('settings:read') },
-    schema: { tags: configTags, summary: 'Get a config entry', params: ConfigKeyParams, response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(SystemConfigErrors.not_found, RequestErrors.validation) } },
+    schema: { tags: configTags, summary: 'Get a config entry', params: ConfigKeyParams, response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(RequestErrors.validation, SystemConfigErrors.not_found) } },
   }, async (request) => single(request, await settings.getConfig(request.params.key)));
 
   app.patch('/v1/system-config/:key', {
@@ -85,7 +85,10 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
       summary: "Change a config entry's value (entries are never created or deleted)",
       params: ConfigKeyParams,
       body: UpdateConfigBody,
-      response: { 200: SingleEnvelope(ConfigEntry), ...errorResponses(RequestErrors.validation, SystemConfigErrors.invalid_value, SystemConfigErrors.not_found) },
+      response: {
+        200: SingleEnvelope(ConfigEntry),
+        ...errorResponses(RequestErrors.validation, SystemConfigErrors.invalid_value, SystemConfigErrors.not_found),
+      },
     },
   }, async (request) => single(request, await settings.updateConfig(request.params.key, request.body.value)));
 }

@@ -71,6 +71,22 @@ describe('health and info', () => {
     expect(document.paths['/v1/health'].get.responses).toHaveProperty('503');
   });
 
+  it('lists the error codes each operation answers: its own, its guard\'s and validation\'s', async () => {
+    const { paths } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const codes = (operation: { responses: Record<string, { 'x-error-codes'?: string[] }> }) =>
+      Object.fromEntries(Object.entries(operation.responses).filter(([status]) => status >= '400').map(([status, r]) => [status, r['x-error-codes']]));
+    expect(codes(paths['/v1/trips/{id}'].patch)).toEqual({
+      400: ['database.missing_reference', 'request.validation', 'trip.invalid_transition'],
+      401: ['auth.unauthorized'],
+      403: ['auth.forbidden'],
+      404: ['trip.not_found'],
+      409: ['trip.logging_conflict'],
+    });
+    expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.system_key_required'] });
+    // A GET route's HEAD twin shares its schema: the requirement is still stated once.
+    expect(paths['/v1/trips'].get.description).toBe('Requires permission `trips:read`.');
+  });
+
   it('serves Swagger UI', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/swagger-ui/' });
     expect(response.statusCode).toBe(200);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import { type AppError, AuthErrors } from '../http/errors.js';
+import { withErrorResponses } from '../http/envelopes.js';
 import { hasPermission, type Caller } from './caller.js';
 import type { CredentialResolver } from './credentials.js';
 import { systemKeyAllowed } from './system-allowlist.js';
@@ -100,8 +101,13 @@ function refusal(request: FastifyRequest, auth: RouteAuth): AppError | undefined
   return hasPermission(caller, auth.permission) ? undefined : AuthErrors.forbidden();
 }
 
+/** Schemas already documented: Fastify's HEAD twin of a GET route shares its schema object. */
+const documented = new WeakSet<object>();
+
 function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
   const schema = (route.schema ??= {}) as Record<string, unknown>;
+  if (documented.has(schema)) return;
+  documented.add(schema);
   schema.security = [{ bearer: [] }];
   const requirement = auth.systemKey
     ? 'Requires the system API key.'
@@ -110,6 +116,10 @@ function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
       : 'Requires any valid credential.';
   schema.description = [schema.description, requirement].filter(Boolean).join('\n\n');
   if (auth.permission) schema['x-permission'] = auth.permission;
+  const refusals = [AuthErrors.unauthorized];
+  if (auth.systemKey) refusals.push(AuthErrors.system_key_required);
+  if (auth.permission) refusals.push(AuthErrors.forbidden);
+  schema.response = withErrorResponses((schema.response ?? {}) as Record<string, unknown>, refusals);
 }
 
 /** Per connection: the last bearer Authorization header and the hash of its token. */

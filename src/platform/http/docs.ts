@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { VERSION } from '../../version.js';
 import { ErrorBody } from './envelopes.js';
+import { CODES_OF_ANY_ROUTE } from './errors.js';
 
 /**
  * OpenAPI 3.1 generated from the route schemas. Must be registered before the
@@ -18,7 +19,10 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
       info: {
         title: 'Waygate API',
         version: VERSION,
-        description: 'GPS tracking together with identity and access. Errors are `{ error, message }`.',
+        description:
+          'GPS tracking together with identity and access. Errors are `{ error, message, code }`: `error` names ' +
+          'the HTTP status, `code` is a stable `<area>.<reason>`. Each operation lists the codes it answers; any ' +
+          `operation can also answer ${CODES_OF_ANY_ROUTE.map((code) => `\`${code}\``).join(', ')}.`,
       },
       components: {
         securitySchemes: {
@@ -26,6 +30,7 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
         },
       },
     },
+    transformObject: (document) => withErrorCodeExtensions((document as { openapiObject: OpenApiDocument }).openapiObject) as object,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   if (config.openapiEnabled) {
@@ -34,4 +39,24 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
   if (config.swaggerUiEnabled) {
     await app.register(swaggerUi, { routePrefix: '/v1/swagger-ui', uiConfig: { docExpansion: 'list' } });
   }
+}
+
+interface OpenApiDocument {
+  paths?: Record<string, Record<string, { responses?: Record<string, { description?: string; 'x-error-codes'?: string[] }> }>>;
+}
+
+/**
+ * @fastify/swagger keeps only the description of a response, so the codes `errorResponses` lists there
+ * (`Codes: a, b`) are added back as `x-error-codes`, for client generators and tests to read.
+ */
+function withErrorCodeExtensions(document: OpenApiDocument): OpenApiDocument {
+  for (const operations of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(operations)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        const listed = /^Codes: (.+)$/.exec(response.description ?? '');
+        if (listed) response['x-error-codes'] = listed[1]!.split(', ');
+      }
+    }
+  }
+  return document;
 }

@@ -49,19 +49,24 @@ export const PageQuery = (defaultLimit: number) =>
  * a bare status (`400`) documents the status without naming codes.
  */
 export function errorResponses(...errors: (number | ErrorDefinition)[]): Record<number, object> {
-  const codesByStatus = new Map<number, string[]>();
+  return withErrorResponses({}, errors);
+}
+
+/** `responses` with `errors` added, merging their codes into the statuses already documented there. */
+export function withErrorResponses(responses: Record<string, unknown>, errors: (number | ErrorDefinition)[]): Record<number, object> {
+  const merged = { ...responses } as Record<number, object>;
   for (const error of errors) {
     const status = typeof error === 'number' ? error : error.status;
-    const codes = codesByStatus.get(status) ?? [];
+    const present = merged[status] as { $ref?: string; 'x-error-codes'?: string[] } | undefined;
+    // A status answered with a body of its own (not the error body) keeps its schema.
+    if (present && present.$ref !== 'ErrorBody') continue;
+    const codes = [...(present?.['x-error-codes'] ?? [])];
     if (typeof error !== 'number' && !codes.includes(error.code)) codes.push(error.code);
-    codesByStatus.set(status, codes);
+    merged[status] = codes.length
+      ? Type.Ref('ErrorBody', { description: `Codes: ${codes.join(', ')}`, 'x-error-codes': codes })
+      : Type.Ref('ErrorBody');
   }
-  return Object.fromEntries(
-    [...codesByStatus].map(([status, codes]) => [
-      status,
-      codes.length ? Type.Ref('ErrorBody', { description: `Codes: ${codes.join(', ')}`, 'x-error-codes': codes }) : Type.Ref('ErrorBody'),
-    ]),
-  );
+  return merged;
 }
 
 export interface PageRequest {

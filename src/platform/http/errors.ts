@@ -113,6 +113,22 @@ export const DatabaseErrors = defineErrors('database', {
   unavailable: [503, 'The database is unavailable; try again shortly'],
 });
 
+/**
+ * Codes any operation can answer, documented once in the API description rather than on each one:
+ * faults of the request as a whole, of the database, or a system key used outside its allowlist.
+ */
+export const CODES_OF_ANY_ROUTE: readonly string[] = [
+  RequestErrors.malformed_json.code,
+  RequestErrors.body_too_large.code,
+  RequestErrors.unsupported_media_type.code,
+  RequestErrors.rate_limited.code,
+  'request.invalid',
+  AuthErrors.system_key_not_permitted.code,
+  DatabaseErrors.invalid_text.code,
+  DatabaseErrors.invalid_value.code,
+  DatabaseErrors.unavailable.code,
+];
+
 export const tooManyRequests = (definition: ErrorDefinition, message: string, retryAfterSecs: number) =>
   definition(message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) });
 

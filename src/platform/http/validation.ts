@@ -1,6 +1,8 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchemaCompiler } from 'fastify';
+import type { FastifyInstance, FastifySchemaCompiler, RouteOptions } from 'fastify';
+import { withErrorResponses } from './envelopes.js';
+import { RequestErrors } from './errors.js';
 
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -30,6 +32,14 @@ export function registerValidation(app: FastifyInstance): void {
     (httpPart === 'body' ? strict : coercing).compile(schema);
   app.setValidatorCompiler(compile);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)));
+  app.addHook('onRoute', documentValidationError);
+}
+
+/** A route that validates its input answers 400 `request.validation`; its OpenAPI responses say so. */
+function documentValidationError(route: RouteOptions): void {
+  const schema = route.schema as Record<string, unknown> | undefined;
+  if (!schema || !(schema.body || schema.querystring || schema.params)) return;
+  schema.response = withErrorResponses((schema.response ?? {}) as Record<string, unknown>, [RequestErrors.validation]);
 }
 
 /** The 400 message for failed validation: one sentence naming the field, capitalised. */

@@ -25,12 +25,12 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
 
   app.get('/v1/devices/:id', {
     config: { auth: requirePermission('devices:read') },
-    schema: { tags, summary: 'Get a device', params: IdParams, response: { 200: SingleEnvelope(Device), ...errorResponses(DeviceErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a device', params: IdParams, response: { 200: SingleEnvelope(Device), ...errorResponses(RequestErrors.validation, DeviceErrors.not_found) } },
   }, async (request) => single(request, await devices.get(request.params.id)));
 
   app.post('/v1/devices', {
     config: { auth: requirePermission('devices:write') },
-    schema: { tags, summary: 'Create a device', description: linkRule, body: CreateDeviceBody, response: { 201: SingleEnvelope(Device), ...errorResponses(RequestErrors.validation, DeviceErrors.unknown_api_key, DeviceErrors.api_key_not_linkable) } },
+    schema: { tags, summary: 'Create a device', description: linkRule, body: CreateDeviceBody, response: { 201: SingleEnvelope(Device), ...errorResponses(DeviceErrors.unknown_api_key, RequestErrors.validation, DeviceErrors.api_key_not_linkable) } },
   }, async (request, reply) => reply.status(201).send(single(request, await devices.create(callerOf(request), request.body))));
 
   app.patch('/v1/devices/:id', {
@@ -41,13 +41,18 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
       description: linkRule,
       params: IdParams,
       body: UpdateDeviceBody,
-      response: { 200: SingleEnvelope(Device), ...errorResponses(RequestErrors.validation, DeviceErrors.unknown_api_key, DeviceErrors.api_key_not_linkable, DeviceErrors.not_found) },
+      response: {
+        200: SingleEnvelope(Device),
+        ...errorResponses(
+          DeviceErrors.unknown_api_key, RequestErrors.validation, DeviceErrors.api_key_not_linkable, DeviceErrors.not_found,
+        ),
+      },
     },
   }, async (request) => single(request, await devices.update(callerOf(request), request.params.id, request.body)));
 
   app.delete('/v1/devices/:id', {
     config: { auth: requirePermission('devices:delete') },
-    schema: { tags, summary: 'Delete a device (its points stay, without device)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(DeviceErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a device (its points stay, without device)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, DeviceErrors.not_found) } },
   }, async (request, reply) => {
     await devices.remove(request.params.id);
     return reply.status(204).send(null);

@@ -24,7 +24,7 @@ export async function geofenceRoutes(fastify: FastifyInstance, { geofences }: { 
 
   app.get('/v1/geofences/:id', {
     config: { auth: requirePermission('geofences:read') },
-    schema: { tags, summary: 'Get a geofence', params: IdParams, response: { 200: SingleEnvelope(Geofence), ...errorResponses(GeofenceErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a geofence', params: IdParams, response: { 200: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found) } },
   }, async (request) => single(request, await geofences.get(request.params.id)));
 
   app.post('/v1/geofences', {
@@ -45,7 +45,7 @@ export async function geofenceRoutes(fastify: FastifyInstance, { geofences }: { 
 
   app.delete('/v1/geofences/:id', {
     config: { auth: requirePermission('geofences:delete') },
-    schema: { tags, summary: 'Delete a geofence', params: IdParams, response: { 204: Type.Null(), ...errorResponses(GeofenceErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a geofence', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found) } },
   }, async (request, reply) => {
     await geofences.remove(request.params.id);
     return reply.status(204).send(null);

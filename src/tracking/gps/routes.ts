@@ -29,7 +29,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
       summary: 'The latest GPS point, overall or of one device',
       description: 'Served from a cache (by default 5 minutes: system config gps.latest_cache_ttl_secs) that every new point refreshes.',
       querystring: CurrentQuery,
-      response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(GpsErrors.no_point, RequestErrors.validation) },
+      response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, GpsErrors.no_point) },
     },
   }, async (request, reply) => {
     const point = await gps.latest(request.query.device_id);
@@ -44,7 +44,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
 
   app.get('/v1/gps/:id', {
     config: { auth: requirePermission('gps:read') },
-    schema: { tags, summary: 'Get a GPS point', params: IdParams, response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(GpsErrors.point_not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a GPS point', params: IdParams, response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found) } },
   }, async (request) => single(request, await gps.get(request.params.id)));
 
   app.post('/v1/gps', {
@@ -56,13 +56,16 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
         'timestamp is Unix seconds (answered as ISO 8601). Without device_id the point belongs to the device linked to ' +
         'the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE).',
       body: CreateGpsPointBody,
-      response: { 201: SingleEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, GpsErrors.unknown_device, RequestErrors.rate_limited) },
+      response: {
+        201: SingleEnvelope(GpsPoint),
+        ...errorResponses(GpsErrors.unknown_device, RequestErrors.validation, RequestErrors.rate_limited),
+      },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await gps.record(callerOf(request), request.body))));
 
   app.delete('/v1/gps/:id', {
     config: { auth: requirePermission('gps:delete') },
-    schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(GpsErrors.point_not_found, GpsErrors.point_linked_to_trip, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found, GpsErrors.point_linked_to_trip) } },
   }, async (request, reply) => {
     await gps.remove(request.params.id);
     return reply.status(204).send(null);

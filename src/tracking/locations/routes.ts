@@ -26,7 +26,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
 
   app.get('/v1/locations/:id', {
     config: { auth: requirePermission('locations:read') },
-    schema: { tags, summary: 'Get a location with its contacts', params: IdParams, response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(LocationErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a location with its contacts', params: IdParams, response: { 200: SingleEnvelope(LocationWithContacts), ...errorResponses(RequestErrors.validation, LocationErrors.not_found) } },
   }, async (request) => single(request, await locations.get(request.params.id)));
 
   app.post('/v1/locations', {
@@ -52,7 +52,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
 
   app.delete('/v1/locations/:id', {
     config: { auth: requirePermission('locations:delete') },
-    schema: { tags, summary: 'Delete a location and its contacts (trips and templates keep no reference)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(LocationErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a location and its contacts (trips and templates keep no reference)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, LocationErrors.not_found) } },
   }, async (request, reply) => {
     await locations.remove(request.params.id);
     return reply.status(204).send(null);
@@ -76,7 +76,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
 
   app.delete('/v1/locations/:id/contacts/:cid', {
     config: { auth: requirePermission('locations:write') },
-    schema: { tags, summary: "Delete a location's contact", params: ContactParams, response: { 204: Type.Null(), ...errorResponses(LocationErrors.contact_not_found, RequestErrors.validation) } },
+    schema: { tags, summary: "Delete a location's contact", params: ContactParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, LocationErrors.contact_not_found) } },
   }, async (request, reply) => {
     await locations.removeContact(request.params.id, request.params.cid);
     return reply.status(204).send(null);

@@ -53,7 +53,10 @@ export async function pegelRoutes(fastify: FastifyInstance, { pegel }: { pegel: 
       summary: 'The station nearest to the current position',
       description: `404 when no station lies within radius km (or there is no position). ${unavailable}`,
       querystring: Type.Object({ ...position, radius: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'km' })) }),
-      response: { 200: Station, ...errorResponses(WaterLevelErrors.no_position, WaterLevelErrors.no_station, WaterLevelErrors.upstream_unavailable) },
+      response: {
+        200: Station,
+        ...errorResponses(WaterLevelErrors.no_position, WaterLevelErrors.no_station, WaterLevelErrors.upstream_unavailable),
+      },
     },
   }, async (request) => pegel.nearest({ ...request.query, radiusKm: request.query.radius }));
 }

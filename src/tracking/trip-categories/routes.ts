@@ -22,7 +22,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
 
   app.get('/v1/trip-categories/:id', {
     config: { auth: requirePermission('trip_categories:read') },
-    schema: { tags, summary: 'Get a trip category', params: IdParams, response: { 200: SingleEnvelope(TripCategory), ...errorResponses(TripCategoryErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a trip category', params: IdParams, response: { 200: SingleEnvelope(TripCategory), ...errorResponses(RequestErrors.validation, TripCategoryErrors.not_found) } },
   }, async (request) => single(request, await tripCategories.get(request.params.id)));
 
   app.post('/v1/trip-categories', {
@@ -44,7 +44,13 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       description: parentRule,
       params: IdParams,
       body: UpdateTripCategoryBody,
-      response: { 200: SingleEnvelope(TripCategory), ...errorResponses(RequestErrors.validation, TripCategoryErrors.not_found, TripCategoryErrors.own_parent, TripCategoryErrors.unknown_parent, TripCategoryErrors.parent_cycle) },
+      response: {
+        200: SingleEnvelope(TripCategory),
+        ...errorResponses(
+          RequestErrors.validation, TripCategoryErrors.own_parent, TripCategoryErrors.parent_cycle, TripCategoryErrors.unknown_parent,
+          TripCategoryErrors.not_found,
+        ),
+      },
     },
   }, async (request) => single(request, await tripCategories.update(request.params.id, request.body)));
 
@@ -54,7 +60,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       tags,
       summary: 'Delete a trip category (its children move to the top level)',
       params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(TripCategoryErrors.not_found, RequestErrors.validation) },
+      response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, TripCategoryErrors.not_found) },
     },
   }, async (request, reply) => {
     await tripCategories.remove(request.params.id);

@@ -22,12 +22,12 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
 
   app.get('/v1/trip-templates/:id', {
     config: { auth: requirePermission('trips:read') },
-    schema: { tags, summary: 'Get a trip template', params: IdParams, response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(TripTemplateErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a trip template', params: IdParams, response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(RequestErrors.validation, TripTemplateErrors.not_found) } },
   }, async (request) => single(request, await tripTemplates.get(request.params.id)));
 
   app.post('/v1/trip-templates', {
     config: { auth: requirePermission('trips:write') },
-    schema: { tags, summary: 'Create a trip template', body: CreateTripTemplateBody, response: { 201: SingleEnvelope(TripTemplate), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference) } },
+    schema: { tags, summary: 'Create a trip template', body: CreateTripTemplateBody, response: { 201: SingleEnvelope(TripTemplate), ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation) } },
   }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.create(request.body))));
 
   app.patch('/v1/trip-templates/:id', {
@@ -37,13 +37,16 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
       summary: 'Update a trip template (every field optional)',
       params: IdParams,
       body: UpdateTripTemplateBody,
-      response: { 200: SingleEnvelope(TripTemplate), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference, TripTemplateErrors.not_found) },
+      response: {
+        200: SingleEnvelope(TripTemplate),
+        ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation, TripTemplateErrors.not_found),
+      },
     },
   }, async (request) => single(request, await tripTemplates.update(request.params.id, request.body)));
 
   app.delete('/v1/trip-templates/:id', {
     config: { auth: requirePermission('trips:delete') },
-    schema: { tags, summary: 'Delete a trip template', params: IdParams, response: { 204: Type.Null(), ...errorResponses(TripTemplateErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Delete a trip template', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, TripTemplateErrors.not_found) } },
   }, async (request, reply) => {
     await tripTemplates.remove(request.params.id);
     return reply.status(204).send(null);
@@ -57,7 +60,10 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
       description: "Every template value is copied; the name gets the suffix ' (from template)'; weight_kg comes from the body.",
       params: IdParams,
       body: CreateTripFromTemplateBody,
-      response: { 201: SingleEnvelope(Trip), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference, TripTemplateErrors.not_found) },
+      response: {
+        201: SingleEnvelope(Trip),
+        ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation, TripTemplateErrors.not_found),
+      },
     },
   }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.createTrip(request.params.id, request.body.weight_kg))));
 }

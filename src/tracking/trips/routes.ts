@@ -31,12 +31,12 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
 
   app.get('/v1/trips/:id', {
     config: { auth: requirePermission('trips:read') },
-    schema: { tags, summary: 'Get a trip', params: IdParams, response: { 200: SingleEnvelope(Trip), ...errorResponses(TripErrors.not_found, RequestErrors.validation) } },
+    schema: { tags, summary: 'Get a trip', params: IdParams, response: { 200: SingleEnvelope(Trip), ...errorResponses(RequestErrors.validation, TripErrors.not_found) } },
   }, async (request) => single(request, await trips.get(request.params.id)));
 
   app.post('/v1/trips', {
     config: { auth: requirePermission('trips:write') },
-    schema: { tags, summary: 'Create a trip (as a draft)', body: CreateTripBody, response: { 201: SingleEnvelope(Trip), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference) } },
+    schema: { tags, summary: 'Create a trip (as a draft)', body: CreateTripBody, response: { 201: SingleEnvelope(Trip), ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation) } },
   }, async (request, reply) => reply.status(201).send(single(request, await trips.create(request.body))));
 
   app.patch('/v1/trips/:id', {
@@ -51,7 +51,13 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
         "the device's latest position.",
       params: IdParams,
       body: UpdateTripBody,
-      response: { 200: SingleEnvelope(Trip), ...errorResponses(RequestErrors.validation, DatabaseErrors.missing_reference, TripErrors.invalid_transition, TripErrors.not_found, TripErrors.logging_conflict) },
+      response: {
+        200: SingleEnvelope(Trip),
+        ...errorResponses(
+          DatabaseErrors.missing_reference, RequestErrors.validation, TripErrors.invalid_transition, TripErrors.not_found,
+          TripErrors.logging_conflict,
+        ),
+      },
     },
   }, async (request) => single(request, await trips.update(callerOf(request), request.params.id, request.body)));
 
@@ -61,7 +67,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
       tags,
       summary: 'Delete a draft or completed trip (its GPS points stay)',
       params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(TripErrors.not_found, TripErrors.not_deletable, RequestErrors.validation) },
+      response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, TripErrors.not_found, TripErrors.not_deletable) },
     },
   }, async (request, reply) => {
     await trips.remove(request.params.id);
@@ -75,7 +81,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
       summary: "A trip's GPS points, oldest first",
       params: IdParams,
       querystring: PageQuery(10),
-      response: { 200: PageEnvelope(GpsPoint), ...errorResponses(TripErrors.not_found, RequestErrors.validation) },
+      response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, TripErrors.not_found) },
     },
   }, async (request) => {
     const { rows, total } = await trips.points(request.params.id, request.query.limit, offsetOf(request.query));
@@ -88,7 +94,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
       tags,
       summary: "A trip's status changes, oldest first (bare array)",
       params: IdParams,
-      response: { 200: Type.Array(TripHistoryEntry), ...errorResponses(TripErrors.not_found, RequestErrors.validation) },
+      response: { 200: Type.Array(TripHistoryEntry), ...errorResponses(RequestErrors.validation, TripErrors.not_found) },
     },
   }, async (request) => trips.history(request.params.id));
 }

@@ -45,7 +45,7 @@ export interface Infrastructure {
 
 export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const events = createDomainEventBus();
-  const credentials = new CredentialResolver(kv, log);
+  const credentials = new CredentialResolver(kv, log, clock);
   const audit = createAuditWriter(db);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
@@ -55,7 +55,7 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);
-  const signInThrottle = createSignInThrottle(kv, log);
+  const signInThrottle = createSignInThrottle(kv, log, clock);
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor });
   const registration = createRegistrationService({

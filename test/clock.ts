@@ -10,8 +10,10 @@ export interface TestClock extends Clock {
 export function createTestClock(): TestClock {
   let offsetMs = 0;
   let frozenAt: number | undefined;
+  const nowMs = () => frozenAt ?? Date.now() + offsetMs;
   return {
-    now: () => new Date(frozenAt ?? Date.now() + offsetMs),
+    now: () => new Date(nowMs()),
+    nowMs,
     advance(ms) {
       if (frozenAt === undefined) offsetMs += ms;
       else frozenAt += ms;

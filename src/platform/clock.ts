@@ -5,6 +5,8 @@
  */
 export interface Clock {
   now(): Date;
+  /** The same instant in milliseconds, for hot paths that need no Date. */
+  nowMs(): number;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = { now: () => new Date(), nowMs: Date.now };

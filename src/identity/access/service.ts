@@ -7,6 +7,8 @@ import { createAccessRepo } from './repo.js';
 import { PermissionErrors, RoleErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import type { DomainEventBus } from '../../platform/events.js';
+import type { Static } from 'typebox';
+import type { CreatePermissionBody, CreateRoleBody } from './schemas.js';
 
 export const SUPER_ADMIN_ROLE = 'role_admin';
 export const DEFAULT_USER_ROLE = 'role_user';
@@ -89,7 +91,7 @@ export function createAccessService(deps: Deps) {
       if (beyond) throw RoleErrors.scope_beyond_caller(`Scope '${beyond}' exceeds your own permissions`);
     },
 
-    async createRole(input: { name: string; description?: string | null; requires_two_factor?: boolean }) {
+    async createRole(input: Static<typeof CreateRoleBody>) {
       const id = roleIdFor(input.name);
       if ((await repo.getRole(id)) || (await repo.findRoleByName(input.name))) throw RoleErrors.name_taken();
       return repo.createRole({
@@ -164,7 +166,7 @@ export function createAccessService(deps: Deps) {
       return permission;
     },
 
-    async createPermission(input: { resource: string; action: string; description?: string | null }) {
+    async createPermission(input: Static<typeof CreatePermissionBody>) {
       const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
       if (existing) throw PermissionErrors.exists(`Permission '${input.resource}:${input.action}' already exists`);
       return repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });

@@ -18,6 +18,8 @@ import { AccountErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { isConstraintViolation } from '../../platform/db/errors.js';
 import type { Clock } from '../../platform/clock.js';
+import type { Static } from 'typebox';
+import type { EmailLinkRequestBody } from './schemas.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
 
@@ -148,7 +150,7 @@ export function createAccountsService(deps: Deps) {
     },
 
     /** Mails a 24-hour link that adds an email/password account to the user; replaces an older pending link. */
-    async requestEmailLink(request: FastifyRequest, caller: Caller, userId: string, input: { email: string; password: string }) {
+    async requestEmailLink(request: FastifyRequest, caller: Caller, userId: string, input: Static<typeof EmailLinkRequestBody>) {
       const user = await existingUser(userId);
       // Whoever links an address and password to a user can sign in as them.
       await deps.users.assertMayManage(caller, userId);

@@ -39,7 +39,6 @@ const expectBadRequest = (response: Response, message: string | RegExp, code: st
 const readRoles = (app: FastifyInstance, token: string) => call(app, 'GET', '/v1/roles', token);
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const keyUrl = (id: string, suffix = '') => `/v1/api-keys/${id}${suffix}`;
 
 async function adminIdOf(t: TestApp): Promise<string> {
@@ -228,7 +227,7 @@ describe('creating and reading API keys', () => {
   });
 
   it('refuses an expires_at in the past with 400', async () => {
-    const past = new Date(Date.now() - 60_000).toISOString();
+    const past = new Date(t.clock.nowMs() - 60_000).toISOString();
     expectBadRequest(await createAs(admin, { name: 'already expired', expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
     const { id } = await createApiKey(t.app, admin, { name: 'to expire' });
     expectBadRequest(await updateAs(admin, id, { expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
@@ -271,11 +270,14 @@ describe('expiry, revocation and regeneration', () => {
     createApiKey(t.app, admin, { name, scopes: ['roles:read'], ...extra });
 
   it('accepts a key until its expires_at, then refuses it with 401', async () => {
-    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    const expiresAt = new Date(t.clock.nowMs() + 60_000).toISOString();
     const { key, expires_at } = await roleReader('short-lived', { expires_at: expiresAt });
     expect(expires_at).toBe(expiresAt);
     expectResponse(await readRoles(t.app, key), 200);
-    await sleep(Date.parse(expires_at!) - Date.now() + 100);
+    t.clock.advance(59_000);
+    // Cached on this node now: the cache must honour the expiry too.
+    expectResponse(await readRoles(t.app, key), 200);
+    t.clock.advance(1_001);
     expectResponse(await readRoles(t.app, key), 401, UNAUTHORIZED);
   });
 

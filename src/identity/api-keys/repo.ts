@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 export const API_KEY_COLUMNS = [
   'id',
@@ -28,7 +29,7 @@ export interface ApiKeyChanges {
   key_prefix?: string;
 }
 
-export function createApiKeysRepo(db: Kysely<Schema>) {
+export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
   return {
     /** All keys, or only those owned by one user. */
     list(ownerId?: string) {
@@ -52,7 +53,7 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
         .select(['k.id', 'k.key_hash', 'k.scopes', 'k.is_system', 'k.user_id', 'k.expires_at'])
         .where('k.key_hash', '=', keyHash)
         .where('k.is_active', '=', true)
-        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', new Date())]))
+        .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', clock.now())]))
         // A key dies with its owner; a system key serves the installation, not its owner.
         .where((eb) => eb.or([eb('k.user_id', 'is', null), eb('k.is_system', '=', true), eb('u.deleted_at', 'is', null)]))
         .executeTakeFirst(),
@@ -67,7 +68,7 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
       executor.insertInto('api_keys').values(key).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
 
     update: (id: string, changes: ApiKeyChanges) =>
-      db.updateTable('api_keys').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
+      db.updateTable('api_keys').set({ ...changes, updated_at: clock.now() }).where('id', '=', id).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
 
     delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
@@ -75,7 +76,7 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
     async deactivateAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
       const rows = await executor
         .updateTable('api_keys')
-        .set({ is_active: false, updated_at: new Date() })
+        .set({ is_active: false, updated_at: clock.now() })
         .where('user_id', '=', userId)
         .where('is_active', '=', true)
         // System keys outlive their owner: they cannot be deleted through the API, nor switched off by a deletion.
@@ -86,7 +87,7 @@ export function createApiKeysRepo(db: Kysely<Schema>) {
     },
 
     async touch(id: string): Promise<void> {
-      await db.updateTable('api_keys').set({ last_used_at: new Date() }).where('id', '=', id).execute();
+      await db.updateTable('api_keys').set({ last_used_at: clock.now() }).where('id', '=', id).execute();
     },
   };
 }

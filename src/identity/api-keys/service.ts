@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
@@ -10,19 +11,13 @@ import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
 import { ApiKeyErrors } from './errors.js';
+import type { CreateApiKeyBody, UpdateApiKeyBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';
 
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
 
-export interface ApiKeyInput {
-  name?: string;
-  description?: string | null;
-  scopes?: string[];
-  expires_at?: string | null;
-  is_active?: boolean;
-  is_system?: boolean;
-  user_id?: string;
-}
+/** What creating or updating a key may set (the update body is the create body, all optional, plus is_active). */
+export type ApiKeyInput = Static<typeof UpdateApiKeyBody>;
 
 interface Deps {
   db: Kysely<Schema>;
@@ -38,7 +33,7 @@ interface Deps {
  * on who may hand out which scopes, owners and system keys live here.
  */
 export function createApiKeysService(deps: Deps) {
-  const repo = createApiKeysRepo(deps.db);
+  const repo = createApiKeysRepo(deps.db, deps.clock);
   const lastUsedWrites = new Map<string, number>();
 
   async function visibleKey(caller: Caller, id: string) {
@@ -126,7 +121,7 @@ export function createApiKeysService(deps: Deps) {
 
     get: (caller: Caller, id: string) => visibleKey(caller, id),
 
-    async create(caller: Caller, input: ApiKeyInput & { name: string }, request: FastifyRequest) {
+    async create(caller: Caller, input: Static<typeof CreateApiKeyBody>, request: FastifyRequest) {
       const changes = await checkedChanges(caller, input);
       const key = newToken(API_KEY_PREFIX);
       // The key and its audit event commit together: a key is never created without a trace.

@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
@@ -15,6 +16,7 @@ import { checkedNewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import { createRegistrationRepo } from './registration-repo.js';
 import { RegistrationErrors } from './errors.js';
+import type { RegisterBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
@@ -33,12 +35,7 @@ interface Deps {
   log: FastifyBaseLogger;
 }
 
-export interface RegistrationInput {
-  email: string;
-  username: string;
-  password: string;
-  turnstile_token?: string;
-}
+export type RegistrationInput = Static<typeof RegisterBody>;
 
 /**
  * Sign-up by email: a pending registration (24 hours) whose mailed token creates the

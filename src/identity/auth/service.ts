@@ -16,6 +16,8 @@ import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import { LoginErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
+import type { Static } from 'typebox';
+import type { LoginBody } from './schemas.js';
 
 export type { AuthResult } from '../sessions/service.js';
 
@@ -44,7 +46,7 @@ export function createAuthService(deps: Deps) {
   }
 
   return {
-    async login(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<AuthResult> {
+    async login(request: FastifyRequest, input: Static<typeof LoginBody>): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
       await deps.signInThrottle.ensureAllowed(identifier, request.ip);

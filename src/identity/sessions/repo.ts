@@ -1,10 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 /** Rows per UPDATE when writing activity: keeps each statement well under the parameter limit. */
 const ACTIVITY_BATCH = 1000;
 
-export function createSessionsRepo(db: Kysely<Schema>) {
+export function createSessionsRepo(db: Kysely<Schema>, clock: Clock) {
   return {
     /** The user's unexpired sessions, newest activity first. */
     listLiveOfUser: (userId: string) =>
@@ -12,7 +13,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .selectFrom('sessions')
         .select(['id', 'ip_address', 'user_agent', 'provider', 'last_activity_at', 'created_at', 'expires_at'])
         .where('user_id', '=', userId)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .orderBy('last_activity_at', 'desc')
         .orderBy('created_at', 'desc')
         .execute(),
@@ -23,7 +24,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .deleteFrom('sessions')
         .where('id', '=', sessionId)
         .where('user_id', '=', userId)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .returning('token_hash')
         .executeTakeFirst();
       return row?.token_hash;
@@ -35,7 +36,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
         .deleteFrom('sessions')
         .where('user_id', '=', userId)
         .where('id', '!=', keepSessionId)
-        .where('expires_at', '>', new Date())
+        .where('expires_at', '>', clock.now())
         .returning(['id', 'token_hash'])
         .execute(),
 
@@ -46,7 +47,7 @@ export function createSessionsRepo(db: Kysely<Schema>) {
     /** One UPDATE per batch: last_activity_at only ever moves forward (several nodes may write). */
     /** Removes sessions past their expiry (they no longer authenticate anyway); returns how many. */
     async deleteExpired(): Promise<number> {
-      const result = await db.deleteFrom('sessions').where('expires_at', '<=', new Date()).executeTakeFirst();
+      const result = await db.deleteFrom('sessions').where('expires_at', '<=', clock.now()).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 

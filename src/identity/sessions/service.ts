@@ -78,7 +78,7 @@ function sourceServiceOf(request: FastifyRequest): string | null {
 
 /** A user's active sessions, the internal session endpoints for sign-in apps, and sign-out broadcasts. */
 export function createSessionsService(deps: Deps) {
-  const repo = createSessionsRepo(deps.db);
+  const repo = createSessionsRepo(deps.db, deps.clock);
   const activity = new ActivityRecorder((entries) => repo.recordActivity(entries), deps.log);
   const revokeOAuthTokens = deps.revokeOAuthTokens ?? revokeNoOAuthTokens;
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { defineErrors, tooManyRequests } from '../../platform/http/errors.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { Clock } from '../../platform/clock.js';
 
 /**
  * Brute-force protection for password sign-in, beyond the request rate limits:
@@ -20,7 +21,7 @@ export const SignInErrors = defineErrors('sign_in', {
   locked_out: [429, LOCKED_MESSAGE],
 });
 
-export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, policy = SIGN_IN_POLICY) {
+export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, clock: Clock, policy = SIGN_IN_POLICY) {
   // Identifiers are hashed so the store never holds email addresses.
   const subjects = (identifier: string, ip: string) => [
     { key: `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`, max: policy.maxFailuresPerIdentifier },
@@ -41,7 +42,7 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     async ensureAllowed(identifier: string, ip: string): Promise<void> {
       const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
       const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
-      const leftMs = lockedUntilMs - Date.now();
+      const leftMs = lockedUntilMs - clock.nowMs();
       if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
     },
 
@@ -49,7 +50,7 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
       await failOpen(async () => {
         for (const subject of subjects(identifier, ip)) {
           const { count } = await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs);
-          if (count >= subject.max) await kv.set(`${subject.key}:lock`, String(Date.now() + policy.lockSecs * 1000), policy.lockSecs);
+          if (count >= subject.max) await kv.set(`${subject.key}:lock`, String(clock.nowMs() + policy.lockSecs * 1000), policy.lockSecs);
         }
       }, undefined);
     },

@@ -32,6 +32,15 @@ describe('sign-in throttle', () => {
     expect((await signIn(other.username, other.password, '10.0.0.2')).statusCode).toBe(200);
   });
 
+  it('lifts the lock when its time is up', async () => {
+    const user = await createUser(t.app);
+    await failTimes(user.username, SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.1.1');
+    t.clock.advance(SIGN_IN_POLICY.lockSecs * 1000 - 1000);
+    expect((await signIn(user.username, user.password, '10.0.1.2')).statusCode).toBe(429);
+    t.clock.advance(1001);
+    expect((await signIn(user.username, user.password, '10.0.1.2')).statusCode).toBe(200);
+  });
+
   it('treats an identifier nobody has exactly like an existing one (no account enumeration)', async () => {
     await failTimes('nobody_here', SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.1.1');
     expect((await signIn('nobody_here', 'anything', '10.0.1.2')).statusCode).toBe(429);

@@ -20,6 +20,8 @@ import { newTotpSecret, totpStepOf, totpUrl } from './totp.js';
 import { TwoFactorErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import type { Clock } from '../../platform/clock.js';
+import type { Static } from 'typebox';
+import type { CheckBody, SetupBody, VerifyLoginBody } from './schemas.js';
 
 export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
 export const SETUP_LIFETIME_MS = 10 * 60 * 1000;
@@ -135,7 +137,7 @@ export function createTwoFactorService(deps: Deps) {
       return { required: false, enabled, reason: null };
     },
 
-    async setup(caller: Caller, input: { user_id?: string; platform_id?: string }) {
+    async setup(caller: Caller, input: Static<typeof SetupBody>) {
       const user = await targetOf(caller, input.user_id);
       const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw TwoFactorErrors.unknown_platform();
@@ -208,7 +210,7 @@ export function createTwoFactorService(deps: Deps) {
     /** Ends every pending sign-in challenge of the user (their password was reset). */
     closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
 
-    async check(caller: Caller, input: { user_id: string; oauth_provider?: string }) {
+    async check(caller: Caller, input: Static<typeof CheckBody>) {
       const user = await deps.users.findById(input.user_id);
       if (!user) throw TwoFactorErrors.unknown_user();
       const state = await enabledState(user.id);
@@ -222,7 +224,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
-    async verifyLogin(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<AuthResult> {
+    async verifyLogin(request: FastifyRequest, input: Static<typeof VerifyLoginBody>): Promise<AuthResult> {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
       // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
       const open = await repo.openChallenge(hashToken(input.temp_token));

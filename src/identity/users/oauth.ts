@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -8,14 +9,9 @@ import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import type { PlatformsService } from '../platforms/service.js';
 import type { UsersRepo } from './repo.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
+import type { OAuthSignInBody } from './schemas.js';
 
-export interface OAuthSignInInput {
-  email?: string | null;
-  name: string;
-  oauthProvider: string;
-  oauthProviderId: string;
-  image?: string | null;
-}
+export type OAuthSignInInput = Static<typeof OAuthSignInBody>;
 
 interface Deps {
   db: Kysely<Schema>;

@@ -15,6 +15,8 @@ import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
 import { createUsersRepo, type UserChanges } from './repo.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
+import type { Static } from 'typebox';
+import type { UpdateUserBody } from './schemas.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9_]{3,30}$/;
 export const MIN_PASSWORD_LENGTH = 8;
@@ -25,13 +27,7 @@ export interface NewEmailUser {
   password: string;
 }
 
-export interface UserUpdate {
-  username?: string;
-  email?: string;
-  avatar_url?: string | null;
-  privacy_mode?: boolean;
-  avatars_enabled?: boolean;
-}
+export type UserUpdate = Static<typeof UpdateUserBody>;
 
 /** Revocation hooks of other areas: they change rows in the caller's transaction and return a cache flush for after the commit. */
 

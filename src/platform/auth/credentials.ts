@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../kv/index.js';
 import type { Caller } from './caller.js';
 import { hashToken, SESSION_TOKEN_PREFIX } from './tokens.js';
+import type { Clock } from '../clock.js';
 
 /** Looks a credential up by the SHA-256 hash of its token; null when unknown, inactive or revoked. */
 export type CredentialLookup = (tokenHash: string) => Promise<Caller | null>;
@@ -51,6 +52,7 @@ export class CredentialResolver {
   constructor(
     private readonly kv: KeyValueStore,
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -84,7 +86,7 @@ export class CredentialResolver {
    */
   resolveLocally(tokenHash: string): Caller | null | undefined {
     const local = this.#local.get(tokenHash);
-    return local && local.until > Date.now() ? unexpired(local.caller) : undefined;
+    return local && local.until > this.clock.nowMs() ? this.#unexpired(local.caller) : undefined;
   }
 
   /**
@@ -93,7 +95,7 @@ export class CredentialResolver {
    */
   async resolve(token: string, beforeDatabase?: () => Promise<void>, tokenHash = hashToken(token)): Promise<Caller | null> {
     const local = this.resolveLocally(tokenHash);
-    return local !== undefined ? local : unexpired(await this.#resolveShared(tokenHash, token, beforeDatabase));
+    return local !== undefined ? local : this.#unexpired(await this.#resolveShared(tokenHash, token, beforeDatabase));
   }
 
   /** Forgets these credentials on every node (after a revoke, regenerate, delete or role change). */
@@ -140,7 +142,7 @@ export class CredentialResolver {
 
   #remember(hash: string, caller: Caller | null): void {
     if (this.#local.size >= LOCAL_MAX_ENTRIES) this.#local.clear();
-    this.#local.set(hash, { caller, until: Date.now() + LOCAL_TTL_MS });
+    this.#local.set(hash, { caller, until: this.clock.nowMs() + LOCAL_TTL_MS });
   }
 
   #onInvalidation(raw: string): void {
@@ -195,6 +197,11 @@ export class CredentialResolver {
   }
 
   /** The cache is an optimisation: when the store is down, fall through to the database. */
+  /** A credential past its expiry (a session or key that ran out while cached) is no caller. */
+  #unexpired(caller: Caller | null): Caller | null {
+    return caller?.expiresAt != null && caller.expiresAt <= this.clock.nowMs() ? null : caller;
+  }
+
   async #safely<T>(operation: () => Promise<T>): Promise<T | undefined> {
     try {
       return await operation();
@@ -203,8 +210,4 @@ export class CredentialResolver {
       return undefined;
     }
   }
-}
-
-function unexpired(caller: Caller | null): Caller | null {
-  return caller?.expiresAt != null && caller.expiresAt <= Date.now() ? null : caller;
 }

@@ -27,6 +27,8 @@ import { settingsRoutes } from './operations/settings/routes.js';
 import { statsRoutes } from './operations/stats/routes.js';
 import { pegelRoutes } from './tracking/pegel/routes.js';
 import { systemRoutes } from './operations/system/routes.js';
+import { auditRoutes } from './operations/audit/routes.js';
+import { banRoutes } from './identity/bans/routes.js';
 import { platformRoutes } from './identity/platforms/routes.js';
 import { platformAccountRoutes } from './identity/accounts/routes.js';
 import { sessionRoutes } from './identity/sessions/routes.js';
@@ -136,6 +138,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(platformAccountRoutes, { accounts: services.accounts });
   await app.register(sessionRoutes, { sessions: services.sessions });
   await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
+  await app.register(auditRoutes, { audit: services.auditLog });
+  await app.register(banRoutes, { bans: services.bans });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 

@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Clock } from './platform/clock.js';
 import { createDomainEventBus } from './platform/events.js';
-import { createAuditWriter } from './platform/audit.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
@@ -22,9 +21,13 @@ import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
+import { createAuditService } from './operations/audit/service.js';
+import { createAuditWriter } from './operations/audit/writer.js';
+import { createAppAssertionVerifier } from './platform/auth/app-assertion.js';
 import { createStatsService } from './operations/stats/service.js';
 import { createTripsService } from './tracking/trips/service.js';
 import { createUsersService } from './identity/users/service.js';
+import { createBansService } from './identity/bans/service.js';
 import { createPlatformsService } from './identity/platforms/service.js';
 import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
 import { createAccountsService } from './identity/accounts/service.js';
@@ -52,12 +55,13 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const platforms = createPlatformsService({ db, audit });
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
-  const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser });
+  const bans = createBansService({ db, clock, audit, events, users, access });
+  const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(kv, log, clock);
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
-  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor });
+  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans });
   const registration = createRegistrationService({
     db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
@@ -100,6 +104,11 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
+  const assertions = createAppAssertionVerifier({ secrets: config.internalAppSecrets, ttlSecs: config.idAppAssertionTtlSecs, kv, clock });
+  const auditLog = createAuditService({
+    db, clock, writer: audit, mailer, log, assertions,
+    users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
+  });
   // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
   const sessions = createSessionsService({
     db, clock, kv, credentials, audit, log,
@@ -109,14 +118,21 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
   });
   // Reactions across modules, registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
+  users.useBanStatus(bans.isBanned);
   credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash) });
   events.on('user.deleting', async ({ userId, trx, onCommit }) => ({
     sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
     api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
   }));
-  events.on('user.roles_changed', async ({ userId }) => {
-    await credentials.invalidate([...(await sessionStore.tokenHashesOfUser(userId)), ...(await apiKeys.keyHashesOf(userId))]);
+  const forgetCredentialsOf = async (userId: string) =>
+    credentials.invalidate([...(await sessionStore.tokenHashesOfUser(userId)), ...(await apiKeys.keyHashesOf(userId))]);
+  events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
+  events.on('user.banning', async ({ userId, trx, onCommit }) => {
+    onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
+    return { sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit) };
   });
+  // Keys refused during the ban may sit in the short negative cache; re-read them now.
+  events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));
   /** Hourly: rows that can never be used again, several of them holding password hashes. */
   const purgeExpired = async () => ({
     sessions: await sessions.purgeExpired(),
@@ -124,7 +140,7 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
     account_tokens: await accountTokens.purgeSpent(),
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
   });
-  return { events, clock, purgeExpired, credentials, sessionStore, audit, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, sessionStore, bans, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

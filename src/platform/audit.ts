@@ -2,18 +2,54 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Schema } from './db/schema/index.js';
 
-export type AuditEventType =
-  | 'login'
-  | 'login_failed'
-  | 'logout'
-  | 'session_created'
-  | 'session_revoked'
-  | 'api_key_created'
-  | 'api_key_revoked'
-  | 'user_created'
-  | 'user_updated'
-  | 'user_deleted'
-  | (string & {});
+/** The event types of the interface, in its order. */
+export const AUDIT_EVENT_TYPES = [
+  'login',
+  'login_failed',
+  'logout',
+  'session_created',
+  'session_revoked',
+  '2fa_enabled',
+  '2fa_disabled',
+  '2fa_verified',
+  '2fa_backup_codes_regenerated',
+  'password_changed',
+  'password_reset_requested',
+  'user_created',
+  'user_updated',
+  'user_deleted',
+  'account_linked',
+  'account_unlinked',
+  'account_reconnected',
+  'data_exported',
+  'client_created',
+  'client_updated',
+  'client_secret_regenerated',
+  'client_deleted',
+  'consent_granted',
+  'consent_revoked',
+  'api_key_created',
+  'api_key_revoked',
+  'bot_command_executed',
+  'bot_guild_configured',
+] as const;
+
+/**
+ * Types beyond the interface's list: one event per changed platform setting, which the interface asks
+ * for, and bans being imposed and lifted, which an activity log of an identity service must show.
+ */
+export const EXTRA_AUDIT_EVENT_TYPES = ['platform_setting_changed', 'user_banned', 'user_unbanned'] as const;
+
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number] | (typeof EXTRA_AUDIT_EVENT_TYPES)[number];
+
+/** Where an event comes from: this API, an internal app, or a bot. */
+export const AUDIT_SOURCES = ['api', 'id', 'backend', 'policies', 'community_bot', 'stream_bot'] as const;
+export type AuditSource = (typeof AUDIT_SOURCES)[number];
+
+/** A source named by a caller (X-Source-Service), if it is one of the known sources. */
+export function auditSourceOf(name: string | null | undefined): AuditSource | undefined {
+  return (AUDIT_SOURCES as readonly string[]).includes(name ?? '') ? (name as AuditSource) : undefined;
+}
 
 export interface AuditEntry {
   eventType: AuditEventType;
@@ -25,36 +61,16 @@ export interface AuditEntry {
   metadata?: Record<string, unknown>;
   status?: 'success' | 'failure';
   errorMessage?: string;
-  sourceService?: string;
+  sourceService?: AuditSource;
+  /** The end user's address and client when an app reports for them; else the request's own. */
+  ipAddress?: string | null;
+  userAgent?: string | null;
 }
 
 /**
- * Writes audit events with the request's IP and user agent. Pass the
+ * The port every module writes the activity log through (the audit module implements it). Pass the
  * transaction when the event belongs to a change, so both commit together.
- * (The audit area extends this with GeoIP, reports and queries.)
  */
-export function createAuditWriter(db: Kysely<Schema>) {
-  return {
-    async record(request: FastifyRequest | null, entry: AuditEntry, executor: Kysely<Schema> = db): Promise<void> {
-      await executor
-        .insertInto('audit_events')
-        .values({
-          event_type: entry.eventType,
-          user_id: entry.userId ?? null,
-          actor_id: entry.actorId ?? null,
-          resource_type: entry.resourceType ?? null,
-          resource_id: entry.resourceId ?? null,
-          description: entry.description ?? null,
-          metadata: JSON.stringify(entry.metadata ?? {}),
-          status: entry.status ?? 'success',
-          error_message: entry.errorMessage ?? null,
-          source_service: entry.sourceService ?? 'api',
-          ip_address: request?.ip ?? null,
-          user_agent: request?.headers['user-agent'] ?? null,
-        })
-        .execute();
-    },
-  };
+export interface AuditWriter {
+  record(request: FastifyRequest | null, entry: AuditEntry, executor?: Kysely<Schema>): Promise<void>;
 }
-
-export type AuditWriter = ReturnType<typeof createAuditWriter>;

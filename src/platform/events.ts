@@ -13,6 +13,10 @@ import type { Schema } from './db/schema/index.js';
 export interface DomainEvents {
   /** A user is being soft-deleted: their sessions, keys and mailed links end in the same transaction. */
   'user.deleting': { userId: string } & TransactionalEvent;
+  /** A user is being banned: their sessions end in the same transaction, cached keys are dropped after it. */
+  'user.banning': { userId: string } & TransactionalEvent;
+  /** A ban was lifted (after commit): keys of the user refused while it lasted are re-read. */
+  'user.unbanned': { userId: string };
   /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
   'user.roles_changed': { userId: string };
 }

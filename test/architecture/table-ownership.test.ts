@@ -55,7 +55,7 @@ describe('table ownership', () => {
   it('names an owner for every table of the schema', () => {
     expect(owners.size).toBeGreaterThanOrEqual(25);
     expect(owners.get('sessions')).toBe('src/identity/sessions');
-    expect(owners.get('audit_events')).toBe('src/platform/audit');
+    expect(owners.get('audit_events')).toBe('src/operations/audit');
   });
 
   const files = sourceFiles(join(ROOT, 'src')).map((file) => ({ path: relative(ROOT, file), text: readFileSync(file, 'utf8') }));

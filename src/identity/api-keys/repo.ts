@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import { banInForce } from '../bans/index.js';
 import type { Clock } from '../../platform/clock.js';
 
 export const API_KEY_COLUMNS = [
@@ -45,7 +46,7 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
 
     get: (id: string) => db.selectFrom('api_keys').select([...API_KEY_COLUMNS, 'key_hash']).where('id', '=', id).executeTakeFirst(),
 
-    /** A usable key by its hash: active, unexpired, and not owned by a deleted user. */
+    /** A usable key by its hash: active, unexpired, and not owned by a deleted or banned user. */
     findUsable: (keyHash: string) =>
       db
         .selectFrom('api_keys as k')
@@ -54,8 +55,14 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
         .where('k.key_hash', '=', keyHash)
         .where('k.is_active', '=', true)
         .where((eb) => eb.or([eb('k.expires_at', 'is', null), eb('k.expires_at', '>', clock.now())]))
-        // A key dies with its owner; a system key serves the installation, not its owner.
-        .where((eb) => eb.or([eb('k.user_id', 'is', null), eb('k.is_system', '=', true), eb('u.deleted_at', 'is', null)]))
+        // A key dies with its owner and rests while they are banned; a system key serves the installation, not its owner.
+        .where((eb) =>
+          eb.or([
+            eb('k.user_id', 'is', null),
+            eb('k.is_system', '=', true),
+            eb.and([eb('u.deleted_at', 'is', null), eb.not(banInForce('k.user_id', clock.now()))]),
+          ]),
+        )
         .executeTakeFirst(),
 
     findByHash: (keyHash: string) =>

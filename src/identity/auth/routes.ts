@@ -8,6 +8,7 @@ import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { LoginErrors } from './errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 import { AuthErrors } from '../../platform/http/errors.js';
+import { BannedErrors } from '../bans/errors.js';
 
 const tags = ['Authentication'];
 
@@ -22,7 +23,7 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
       body: LoginBody,
       response: {
         200: AuthResponse,
-        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, LoginErrors.invalid_credentials, SignInErrors.locked_out),
+        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, LoginErrors.invalid_credentials, BannedErrors.banned, SignInErrors.locked_out),
       },
     },
   }, async (request) => auth.login(request, request.body));

@@ -14,6 +14,8 @@ import { normaliseEmail, type NewEmailUser, type UsersService } from '../users/s
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
+import { bannedError } from '../bans/errors.js';
+import type { BansService } from '../bans/service.js';
 import { LoginErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import type { Static } from 'typebox';
@@ -30,6 +32,7 @@ interface Deps {
   sessions: Pick<SessionStore, 'issue' | 'delete'>;
   audit: AuditWriter;
   signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
+  bans: Pick<BansService, 'inForce'>;
   /** Opens a 2FA login challenge when the user has 2FA on (the two-factor module's). */
   twoFactor: Pick<TwoFactorService, 'startLoginChallenge'>;
 }
@@ -65,6 +68,16 @@ export function createAuthService(deps: Deps) {
         });
         await deps.signInThrottle.recordFailure(identifier, request.ip);
         throw LoginErrors.invalid_credentials();
+      }
+
+      // A banned user learns so (and until when) only after giving the right password.
+      const ban = await deps.bans.inForce(user.id);
+      if (ban) {
+        await deps.audit.record(request, {
+          eventType: 'login_failed', userId: user.id, resourceType: 'session', status: 'failure', errorMessage: 'banned',
+          metadata: { provider: EMAIL_PLATFORM, ban_id: ban.id },
+        });
+        throw bannedError(ban);
       }
 
       // With 2FA on, the password only earns a temporary token; POST /v1/auth/2fa/verify makes the session.

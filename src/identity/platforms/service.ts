@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { AuditWriter } from '../../platform/audit.js';
+import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -14,7 +14,7 @@ export type Platform = PlatformRow;
 export type PlatformSettings = Partial<Record<PlatformSetting, boolean>>;
 
 /** Audit event written once per changed platform setting (metadata: platform, setting, old_value, new_value). */
-export const PLATFORM_SETTING_CHANGED = 'platform_setting_changed';
+export const PLATFORM_SETTING_CHANGED = 'platform_setting_changed' satisfies AuditEventType;
 const SETTINGS: readonly PlatformSetting[] = ['enabled', 'two_factor_required', 'registration_enabled'];
 
 interface Deps {

@@ -21,6 +21,7 @@ import {
 import type { SessionsService } from './service.js';
 import { SessionErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
+import { BannedErrors } from '../bans/errors.js';
 
 const userTags = ['Sessions'];
 const internalTags = ['Sessions (internal)'];
@@ -94,7 +95,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       description: 'For sign-in apps that authenticated the person themselves. The token is in this response only.',
       security,
       body: CreateSessionBody,
-      response: { 201: InternalSession, ...errorResponses(SessionErrors.expires_in_past, UserErrors.not_found) },
+      response: { 201: InternalSession, ...errorResponses(SessionErrors.expires_in_past, BannedErrors.banned, UserErrors.not_found) },
     },
   }, async (request, reply) => reply.status(201).send(await sessions.createForApp(request, request.body)));
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { AuditWriter } from '../../platform/audit.js';
+import { auditSourceOf, type AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { hashToken } from '../../platform/auth/tokens.js';
@@ -190,7 +190,7 @@ export function createSessionsService(deps: Deps) {
         const created = await deps.store.create(request, { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires }, trx);
         await deps.audit.record(
           request,
-          { eventType: 'session_created', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { app }, sourceService: app ?? undefined },
+          { eventType: 'session_created', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { app }, sourceService: auditSourceOf(app) },
           trx,
         );
         return created;
@@ -221,7 +221,7 @@ export function createSessionsService(deps: Deps) {
             resourceType: 'session',
             resourceId: deleted.id,
             metadata: { reason, session_id: deleted.id, app },
-            sourceService: app ?? undefined,
+            sourceService: auditSourceOf(app),
           },
           trx,
         );

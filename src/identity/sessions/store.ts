@@ -1,11 +1,12 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { AuditWriter } from '../../platform/audit.js';
+import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { hashToken, newToken, sameSecret, SESSION_TOKEN_PREFIX } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import { banInForce } from '../bans/index.js';
 
 export const SESSION_LIFETIME_MS = 30 * 24 * 3600 * 1000;
 
@@ -36,6 +37,8 @@ interface Deps {
   audit: AuditWriter;
   /** What the user may do now (the access module's). */
   accessOfUser: (userId: string) => Promise<UserAccess>;
+  /** Throws while a ban of the user is in force (the bans module's): no session is ever made for them. */
+  assertNotBanned: (userId: string, executor: Kysely<Schema>) => Promise<void>;
 }
 
 /**
@@ -46,7 +49,7 @@ interface Deps {
 export function createSessionStore(deps: Deps) {
   const { db } = deps;
 
-  /** An unexpired session of a user that is not deleted, by token hash. */
+  /** An unexpired session of a user that is neither deleted nor banned, by token hash. */
   const findLive = (tokenHash: string) =>
     db
       .selectFrom('sessions as s')
@@ -55,9 +58,12 @@ export function createSessionStore(deps: Deps) {
       .where('s.token_hash', '=', tokenHash)
       .where('s.expires_at', '>', deps.clock.now())
       .where('u.deleted_at', 'is', null)
+      // Sessions end when a ban starts; this also covers one made in a sign-in that raced the ban.
+      .where((eb) => eb.not(banInForce('u.id', deps.clock.now())))
       .executeTakeFirst();
 
   async function create(request: FastifyRequest, input: { userId: string; provider: string; expiresAt?: Date }, trx: Kysely<Schema>) {
+    await deps.assertNotBanned(input.userId, trx);
     const token = newToken(SESSION_TOKEN_PREFIX);
     const session = await trx
       .insertInto('sessions')
@@ -89,7 +95,7 @@ export function createSessionStore(deps: Deps) {
      */
     async issue(
       request: FastifyRequest,
-      input: { user: { id: string; username: string; preferred_locale: string | null }; email: string; provider: string; auditEvent: string },
+      input: { user: { id: string; username: string; preferred_locale: string | null }; email: string; provider: string; auditEvent: AuditEventType },
       trx: Kysely<Schema>,
     ): Promise<AuthResult> {
       const session = await create(request, { userId: input.user.id, provider: input.provider }, trx);

@@ -22,6 +22,7 @@ import { TwoFactorErrors } from './errors.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { UserErrors } from '../users/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
+import { BannedErrors } from '../bans/errors.js';
 
 const tags = ['Two-factor authentication'];
 const whom =
@@ -136,7 +137,7 @@ export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: {
       body: VerifyLoginBody,
       response: {
         200: AuthResponse,
-        ...errorResponses(TwoFactorErrors.invalid_challenge, TwoFactorErrors.wrong_sign_in_code, SignInErrors.locked_out),
+        ...errorResponses(TwoFactorErrors.invalid_challenge, TwoFactorErrors.wrong_sign_in_code, BannedErrors.banned, SignInErrors.locked_out),
       },
     },
   }, async (request) => twoFactor.verifyLogin(request, request.body));

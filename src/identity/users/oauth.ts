@@ -83,6 +83,8 @@ export function createOAuthSignIn(deps: Deps) {
         const avatar = user.avatars_enabled ? input.image : null;
         await repo.updateAccountProfile(existing.id, { username: input.name, email: input.email, avatar_url: avatar }, trx);
         await repo.update(user.id, { last_login_at: now }, trx);
+        const metadata = { provider: platform.slug };
+        await deps.audit.record(request, { eventType: 'account_reconnected', userId: user.id, resourceType: 'platform_account', resourceId: existing.id, metadata }, trx);
         return repo.flatUserOfAccount(existing.id, trx);
       }
 

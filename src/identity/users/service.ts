@@ -17,6 +17,7 @@ import { createUsersRepo, type UserChanges } from './repo.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
 import type { Static } from 'typebox';
 import type { UpdateUserBody } from './schemas.js';
+import { isUuid } from '../../platform/http/schemas.js';
 
 export const USERNAME_PATTERN = /^[a-z0-9_]{3,30}$/;
 export const MIN_PASSWORD_LENGTH = 8;
@@ -42,14 +43,14 @@ export interface UsersDeps {
   platforms: Pick<PlatformsService, 'find'>;
   /** Reactions to a deletion (sessions, API keys) run inside its transaction and report what they revoked. */
   events: Pick<DomainEventBus, 'emit'>;
-  /** Whether a user is banned now; wired by the bans area (false until then). */
-  isBanned?: (userId: string) => Promise<boolean>;
 }
 
 /** User records: profile, username, locale, email change, deletion, and the social sign-in upsert. */
 export function createUsersService(deps: UsersDeps) {
   const { db } = deps;
   const repo = createUsersRepo(db);
+  // Bans are read through the bans module, which is built after this one (`useBanStatus`).
+  let isBanned: (userId: string) => Promise<boolean> = async () => false;
   const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
   const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
 
@@ -78,7 +79,7 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   async function withFlatExtras<T extends { id: string }>(row: T) {
-    return { ...row, is_banned: deps.isBanned ? await deps.isBanned(row.id) : false };
+    return { ...row, is_banned: await isBanned(row.id) };
   }
 
   async function update(request: FastifyRequest, caller: Caller, id: string, input: UserUpdate) {
@@ -128,6 +129,10 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   return {
+    useBanStatus(lookup: (userId: string) => Promise<boolean>): void {
+      isBanned = lookup;
+    },
+
     // The user records other areas read and write; the rules around them stay in those areas' services.
     findById: repo.findById,
     count: repo.count,
@@ -161,6 +166,20 @@ export function createUsersService(deps: UsersDeps) {
 
     async exists(userId: string): Promise<boolean> {
       return Boolean(await repo.findById(userId));
+    },
+
+    /** Ids of the users a search term names: a user id, a username or an email address (exact, any case). */
+    async idsMatching(term: string): Promise<string[]> {
+      const lower = term.toLowerCase();
+      if (isUuid(lower)) return [lower];
+      const [byName, byEmail] = await Promise.all([repo.findByUsername(lower), repo.findEmailAccount(lower)]);
+      return [...new Set([byName?.id, byEmail?.user_id].filter((id): id is string => Boolean(id)))];
+    },
+
+    /** Where and how to mail a user: their email account's address, username and locale. */
+    async contactOf(userId: string) {
+      const [user, account] = await Promise.all([repo.findById(userId), repo.findEmailAccountOfUser(userId)]);
+      return user && { username: user.username, email: account?.email ?? null, locale: user.preferred_locale };
     },
 
     list: (page: { limit: number; offset: number }, roleId?: string) => repo.page(page.limit, page.offset, roleId),

@@ -227,6 +227,8 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     const again = await oauth(identity({ name: 'Jane D.', image: 'https://avatars.example.org/jane2.png' }));
     expect(again.json().data).toEqual(flat({ id, username: 'jane_doe', email: 'jane.doe@example.org', avatar_url: 'https://avatars.example.org/jane2.png', platform: 'github' }));
     expect(again.json().data.primary_platform_account_id).toBe(created.json().data.primary_platform_account_id);
+    const reconnected = await t.database.db.selectFrom('audit_events').select(['event_type', 'resource_id', 'metadata']).where('user_id', '=', id).where('event_type', '=', 'account_reconnected').execute();
+    expect(reconnected).toEqual([{ event_type: 'account_reconnected', resource_id: created.json().data.primary_platform_account_id, metadata: { provider: 'github' } }]);
 
     const profile = await call(t.app, 'GET', `/v1/users/${id}/profile`, admin);
     expect(profile.json()).toMatchObject({ name: 'jane_doe', display_name: 'Jane D.', picture: 'https://avatars.example.org/jane2.png', provider: 'github', primary_provider: 'github' });

@@ -82,7 +82,7 @@ describe('health and info', () => {
       404: ['trip.not_found'],
       409: ['trip.logging_conflict'],
     });
-    expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.system_key_required'] });
+    expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.banned', 'auth.system_key_required'] });
     // A GET route's HEAD twin shares its schema: the requirement is still stated once.
     expect(paths['/v1/trips'].get.description).toBe('Requires permission `trips:read`.');
   });

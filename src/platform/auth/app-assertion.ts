@@ -2,7 +2,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../config.js';
 import type { Clock } from '../clock.js';
 import { defineErrors } from '../http/errors.js';
+import { isUuid } from '../http/schemas.js';
 import type { KeyValueStore } from '../kv/index.js';
+import { sameSecret } from './tokens.js';
 
 /**
  * X-ID-App-Assertion: how an internal app (id, backend, policies) acts for an end user without a user
@@ -19,7 +21,6 @@ export type InternalApp = (typeof INTERNAL_APPS)[number];
  */
 export const ASSERTION_CLOCK_SKEW_SECS = 5;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISSUED_AT = /^\d{1,12}$/;
 const NONCE = /^idaa_[A-Za-z0-9_-]{1,200}$/;
 const SIGNATURE = /^[A-Za-z0-9_-]{43}$/;
@@ -60,7 +61,7 @@ export function createAppAssertionVerifier(deps: {
       const [app, subjectAsSent, issuedAtText, nonce, signature] = fields as [string, string, string, string, string];
       const secret = secretOf(app);
       if (!secret) throw AppAssertionErrors.unknown_app();
-      if (!UUID.test(subjectAsSent) || !ISSUED_AT.test(issuedAtText) || !NONCE.test(nonce) || !SIGNATURE.test(signature)) {
+      if (!isUuid(subjectAsSent) || !ISSUED_AT.test(issuedAtText) || !NONCE.test(nonce) || !SIGNATURE.test(signature)) {
         throw AppAssertionErrors.malformed();
       }
       const subject = subjectAsSent.toLowerCase();
@@ -81,4 +82,18 @@ export function createAppAssertionVerifier(deps: {
       return { app: app as InternalApp, subject, issuedAt: new Date(issuedAt * 1000) };
     },
   };
+}
+
+/**
+ * The internal app whose secret the `X-ID-App-Key` header carries, or null. Every configured secret
+ * is compared (in constant time), so the answer takes as long whichever app matches, or none.
+ */
+export function internalAppOfKey(header: string | undefined, secrets: Config['internalAppSecrets']): InternalApp | null {
+  if (!header) return null;
+  let found: InternalApp | null = null;
+  for (const app of INTERNAL_APPS) {
+    const secret = secrets[app];
+    if (secret && sameSecret(header, secret)) found = app;
+  }
+  return found;
 }

@@ -27,6 +27,7 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'API key, session token (ses_…) or OAuth access token' },
+          appKey: { type: 'apiKey', in: 'header', name: 'X-ID-App-Key', description: 'The secret of an internal app (id, backend, policies)' },
         },
       },
     },

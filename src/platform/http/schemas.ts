@@ -2,6 +2,10 @@ import { Type, type Static, type TSchema } from 'typebox';
 
 /** Shared field schemas. */
 export const Uuid = Type.String({ format: 'uuid' });
+
+const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Whether text is a UUID (any case), for values that may be one or something else. */
+export const isUuid = (text: string) => UUID_PATTERN.test(text);
 /** A timestamp: handlers return Date objects, the serialiser writes ISO 8601. */
 export const DateTime = Type.Unsafe<Date | string>({ type: 'string', format: 'date-time' });
 

@@ -110,3 +110,39 @@ function linkMail(parts: { subject: string; greeting: string; body: string; acti
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
+
+interface ReportReview {
+  eventType: string;
+  eventAt: Date;
+  status: string;
+  resolutionNotes: string | null;
+}
+
+const REPORT_REVIEWED_TEXT = {
+  en: {
+    subject: `Your ${PRODUCT} activity report was reviewed`,
+    greeting: (username: string) => `Hello ${username},`,
+    body: (r: ReportReview) =>
+      `an administrator reviewed your report about the "${r.eventType}" event of ${r.eventAt.toISOString()}. Its status is now: ${r.status}.`,
+    notes: 'Notes from the administrator:',
+  },
+  de: {
+    subject: `Deine ${PRODUCT}-Aktivitätsmeldung wurde geprüft`,
+    greeting: (username: string) => `Hallo ${username},`,
+    body: (r: ReportReview) =>
+      `ein Administrator hat deine Meldung zum Ereignis „${r.eventType}“ vom ${r.eventAt.toISOString()} geprüft. Ihr Status ist jetzt: ${r.status}.`,
+    notes: 'Anmerkungen des Administrators:',
+  },
+};
+
+/** To the user who reported an event, in their locale (English when it has no translation). */
+export function reportReviewedMail(locale: string | null, username: string, review: ReportReview): MailMessage {
+  const text = REPORT_REVIEWED_TEXT[(locale?.slice(0, 2) ?? 'en') as keyof typeof REPORT_REVIEWED_TEXT] ?? REPORT_REVIEWED_TEXT.en;
+  const notes = review.resolutionNotes ? [text.notes, review.resolutionNotes] : [];
+  const paragraphs = [text.greeting(username), text.body(review), ...notes];
+  return {
+    subject: text.subject,
+    text: `${paragraphs.join('\n\n')}\n`,
+    html: paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join(''),
+  };
+}

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Id, UpdatedAt } from './columns.js';
 
 export type AccountTokenPurpose = 'password_reset' | 'email_change' | 'email_link';
@@ -90,6 +90,19 @@ export interface SessionsTable {
   created_at: CreatedAt;
 }
 
+export interface UserBansTable {
+  id: Id;
+  user_id: string;
+  reason: string | null;
+  banned_by: string | null;
+  /** Written from the service's clock, so a ban's end is computed on the same time line. */
+  banned_at: ColumnType<Date, Date, never>;
+  /** null: permanent. */
+  expires_at: Date | null;
+  unbanned_at: Date | null;
+  unbanned_by: string | null;
+}
+
 export interface IdentityTables {
   /** Owner: identity/platforms. */
   platforms: PlatformsTable;
@@ -108,6 +121,8 @@ export interface IdentityTables {
   api_key_roles: { api_key_id: string; role_id: string };
   /** Owner: identity/sessions. */
   sessions: SessionsTable;
+  /** Owner: identity/bans. */
+  user_bans: UserBansTable;
 
   /** Owner: identity/auth (registration). */
   pending_registrations: {

@@ -13,3 +13,4 @@ export interface Schema extends PlatformTables, OperationsTables, IdentityTables
 export type { CreatedAt, UpdatedAt, Json } from './columns.js';
 export type { AccountTokenPurpose } from './identity.js';
 export type { TripStatus } from './tracking.js';
+export type { AuditReportReason, AuditReportStatus, AuditStatus } from './operations.js';

@@ -1,5 +1,9 @@
 import type { Generated } from 'kysely';
-import type { CreatedAt, Json, UpdatedAt } from './columns.js';
+import type { CreatedAt, Id, Json, JsonObject, UpdatedAt } from './columns.js';
+
+export type AuditStatus = 'success' | 'failure';
+export type AuditReportReason = 'not_me' | 'suspicious' | 'unknown_device' | 'unknown_location' | 'other';
+export type AuditReportStatus = 'pending' | 'reviewed' | 'resolved' | 'dismissed';
 
 export interface SettingsTable {
   key: string;
@@ -17,7 +21,47 @@ export interface SystemConfigTable {
   updated_at: UpdatedAt;
 }
 
+export interface AuditEventsTable {
+  id: Id;
+  /** Text, not a foreign key: bots record external ids, and events outlive users. */
+  user_id: string | null;
+  event_type: string;
+  resource_type: string | null;
+  resource_id: string | null;
+  actor_id: string | null;
+  ip_address: string | null;
+  user_agent: string | null;
+  description: string | null;
+  metadata: JsonObject;
+  status: Generated<AuditStatus>;
+  error_message: string | null;
+  source_service: Generated<string>;
+  country_code: string | null;
+  country_name: string | null;
+  city: string | null;
+  region: string | null;
+  created_at: CreatedAt;
+}
+
+export interface AuditReportsTable {
+  id: Id;
+  audit_event_id: string;
+  user_id: string;
+  reason: AuditReportReason;
+  description: string | null;
+  status: Generated<AuditReportStatus>;
+  reviewed_by: string | null;
+  reviewed_at: Date | null;
+  resolution_notes: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface OperationsTables {
+  /** Owner: operations/audit (the audit writer is the only code that inserts events). */
+  audit_events: AuditEventsTable;
+  /** Owner: operations/audit. */
+  audit_reports: AuditReportsTable;
   /** Owner: operations/settings. */
   settings: SettingsTable;
   /** Owner: operations/settings. */

@@ -1,0 +1,107 @@
+import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
+import type { AuditReportReason, AuditReportStatus, Schema } from '../../platform/db/schema/index.js';
+import type { SORT_FIELDS } from './schemas.js';
+
+export interface AuditFilters {
+  /** Events of these users only (an empty list matches nothing). */
+  userIds?: string[];
+  eventType?: string;
+  resourceType?: string;
+  status?: 'success' | 'failure';
+  sourceService?: string;
+  from?: Date;
+  to?: Date;
+  isReported?: boolean;
+}
+
+export interface AuditOrder {
+  field: (typeof SORT_FIELDS)[number];
+  direction: 'asc' | 'desc';
+}
+
+const EVENT_COLUMNS = [
+  'audit_events.id', 'audit_events.user_id', 'audit_events.event_type', 'audit_events.resource_type', 'audit_events.resource_id', 'audit_events.actor_id', 'audit_events.ip_address', 'audit_events.user_agent',
+  'audit_events.description', 'audit_events.metadata', 'audit_events.status', 'audit_events.error_message', 'audit_events.country_code', 'audit_events.country_name', 'audit_events.city', 'audit_events.region',
+  'audit_events.source_service', 'audit_events.created_at',
+] as const;
+
+const REPORT_COLUMNS = [
+  'id', 'audit_event_id', 'user_id', 'reason', 'description', 'status', 'reviewed_by', 'reviewed_at', 'resolution_notes',
+  'created_at', 'updated_at',
+] as const;
+
+type Events = SelectQueryBuilder<Schema, 'audit_events', object>;
+
+const reportOf = (eb: ExpressionBuilder<Schema, 'audit_events'>) =>
+  eb.selectFrom('audit_reports').select(sql<number>`1`.as('one')).whereRef('audit_reports.audit_event_id', '=', 'audit_events.id');
+
+function filtered(query: Events, filters: AuditFilters): Events {
+  let q = query;
+  if (filters.userIds) q = filters.userIds.length ? q.where('audit_events.user_id', 'in', filters.userIds) : q.where(sql<boolean>`false`);
+  if (filters.eventType) q = q.where('audit_events.event_type', '=', filters.eventType);
+  if (filters.resourceType) q = q.where('audit_events.resource_type', '=', filters.resourceType);
+  if (filters.status) q = q.where('audit_events.status', '=', filters.status);
+  if (filters.sourceService) q = q.where('audit_events.source_service', '=', filters.sourceService);
+  if (filters.from) q = q.where('audit_events.created_at', '>=', filters.from);
+  if (filters.to) q = q.where('audit_events.created_at', '<=', filters.to);
+  if (filters.isReported !== undefined) q = q.where((eb) => (filters.isReported ? eb.exists(reportOf(eb)) : eb.not(eb.exists(reportOf(eb)))));
+  return q;
+}
+
+/** SQL of the activity log and its reports. */
+export function createAuditRepo(db: Kysely<Schema>) {
+  return {
+    async page(filters: AuditFilters, order: AuditOrder, limit: number, offset: number) {
+      let query = filtered(db.selectFrom('audit_events'), filters)
+        .select(EVENT_COLUMNS)
+        .select((eb) => eb.exists(reportOf(eb)).$castTo<boolean>().as('is_reported'))
+        .orderBy(`audit_events.${order.field}`, order.direction);
+      // Ties (and every sort but time) continue by time, then id, so pages never overlap.
+      if (order.field !== 'created_at') query = query.orderBy('audit_events.created_at', order.direction);
+      return query.orderBy('audit_events.id', order.direction).limit(limit).offset(offset).execute();
+    },
+
+    async count(filters: AuditFilters): Promise<number> {
+      const row = await filtered(db.selectFrom('audit_events'), filters)
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /** The event if it is this user's. */
+    eventOfUser: (eventId: string, userId: string) =>
+      db.selectFrom('audit_events').select('id').where('id', '=', eventId).where('user_id', '=', userId).executeTakeFirst(),
+
+    eventById: (eventId: string) =>
+      db.selectFrom('audit_events').select(['event_type', 'created_at']).where('id', '=', eventId).executeTakeFirst(),
+
+    fileReport: (input: { eventId: string; userId: string; reason: AuditReportReason; description: string | null }) =>
+      db
+        .insertInto('audit_reports')
+        .values({ audit_event_id: input.eventId, user_id: input.userId, reason: input.reason, description: input.description })
+        .returning(REPORT_COLUMNS)
+        .executeTakeFirstOrThrow(),
+
+    reportsOfUser: (userId: string) =>
+      db.selectFrom('audit_reports').select(REPORT_COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute(),
+
+    reports: (status: AuditReportStatus | undefined, limit: number, offset: number) => {
+      let query = db.selectFrom('audit_reports').select(REPORT_COLUMNS);
+      if (status) query = query.where('status', '=', status);
+      return query.orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute();
+    },
+
+    review: (
+      reportId: string,
+      changes: { status?: AuditReportStatus; resolution_notes?: string | null; reviewed_by: string | null; reviewed_at: Date },
+    ) =>
+      db
+        .updateTable('audit_reports')
+        .set({ ...changes, updated_at: changes.reviewed_at })
+        .where('id', '=', reportId)
+        .returning(REPORT_COLUMNS)
+        .executeTakeFirst(),
+  };
+}
+
+export type AuditRepo = ReturnType<typeof createAuditRepo>;

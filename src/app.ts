@@ -29,6 +29,7 @@ import { pegelRoutes } from './tracking/pegel/routes.js';
 import { systemRoutes } from './operations/system/routes.js';
 import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
+import { userDeletionRoutes } from './identity/users/deletion-routes.js';
 import { platformRoutes } from './identity/platforms/routes.js';
 import { platformAccountRoutes } from './identity/accounts/routes.js';
 import { sessionRoutes } from './identity/sessions/routes.js';
@@ -140,6 +141,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
   await app.register(auditRoutes, { audit: services.auditLog });
   await app.register(banRoutes, { bans: services.bans });
+  await app.register(userDeletionRoutes, { users: services.users });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 

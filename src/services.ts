@@ -131,14 +131,20 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
     onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
     return { sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit) };
   });
+  events.on('user.purging', async ({ userId, trx, onCommit }) => ({
+    sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
+    api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
+    audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
+  }));
   // Keys refused during the ban may sit in the short negative cache; re-read them now.
   events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));
-  /** Hourly: rows that can never be used again, several of them holding password hashes. */
+  /** Hourly: rows that can never be used again (several hold password hashes), and users past their deletion grace period. */
   const purgeExpired = async () => ({
     sessions: await sessions.purgeExpired(),
     pending_registrations: await registration.purgeExpired(),
     account_tokens: await accountTokens.purgeSpent(),
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
+    deleted_users: await users.purgeDue(),
   });
   return { events, clock, purgeExpired, credentials, sessionStore, bans, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }

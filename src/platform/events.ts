@@ -13,6 +13,11 @@ import type { Schema } from './db/schema/index.js';
 export interface DomainEvents {
   /** A user is being soft-deleted: their sessions, keys and mailed links end in the same transaction. */
   'user.deleting': { userId: string } & TransactionalEvent;
+  /**
+   * A user is being removed for good (after the grace period, or forced): reactions end what is keyed
+   * to them and pseudonymise what must outlive them, in the same transaction as the removal.
+   */
+  'user.purging': { userId: string } & TransactionalEvent;
   /** A user is being banned: their sessions end in the same transaction, cached keys are dropped after it. */
   'user.banning': { userId: string } & TransactionalEvent;
   /** A ban was lifted (after commit): keys of the user refused while it lasted are re-read. */

@@ -80,6 +80,16 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
     delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
     /** Deactivates every active key the user owns; returns their hashes (for the credential cache). */
+    /**
+     * Before the user's removal: their system keys pass to the installation (no owner), their other
+     * keys are deleted; returns the deleted keys' hashes.
+     */
+    async removeAllOfUser(userId: string, trx: Kysely<Schema>): Promise<string[]> {
+      await trx.updateTable('api_keys').set({ user_id: null, updated_at: clock.now() }).where('user_id', '=', userId).where('is_system', '=', true).execute();
+      const rows = await trx.deleteFrom('api_keys').where('user_id', '=', userId).returning('key_hash').execute();
+      return rows.map((row) => row.key_hash);
+    },
+
     async deactivateAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
       const rows = await executor
         .updateTable('api_keys')

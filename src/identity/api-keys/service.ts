@@ -218,6 +218,13 @@ export function createApiKeysService(deps: Deps) {
       return hashes.length;
     },
 
+    /** For the removal of a user: system keys lose their owner, the others are deleted (`user.purging`). */
+    async removeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+      const hashes = await repo.removeAllOfUser(userId, trx);
+      if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
+      return hashes.length;
+    },
+
     /** Start-up: makes sure a system key with exactly this value exists and is usable. */
     async ensureSystemKey(value: string): Promise<'created' | 'exists'> {
       const keyHash = hashToken(value);

@@ -11,6 +11,7 @@ export const OauthSignInErrors = defineErrors('oauth_sign_in', {
 
 export const UserErrors = defineErrors('user', {
   deleted: [403, 'This user account has been deleted'],
+  not_scheduled_for_deletion: [400, 'The user is not scheduled for deletion'],
   not_found: [404, 'User not found'],
   email_in_use: [409, 'Email is already in use'],
   no_email_account: [

@@ -134,6 +134,29 @@ export function createUsersRepo(db: Kysely<Schema>) {
       await trx.deleteFrom('platform_accounts').where('id', '=', accountId).execute();
     },
 
+    /** The user row, deleted or not (the deletion lifecycle reads and restores deleted users). */
+    findAnyById: (id: string) => db.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).executeTakeFirst(),
+
+    lockAnyById: (id: string, trx: Kysely<Schema>) =>
+      trx.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).forUpdate().executeTakeFirst(),
+
+    restore: (id: string, trx: Kysely<Schema>) => trx.updateTable('users').set({ deleted_at: null, updated_at: new Date() }).where('id', '=', id).execute(),
+
+    /** Removes the user row; their accounts and everything else keyed to them go with it (foreign keys). */
+    purge: (id: string, trx: Kysely<Schema>) => trx.deleteFrom('users').where('id', '=', id).execute(),
+
+    /** One user deleted before `before` that no other transaction is purging, locked until commit. */
+    claimDeletedBefore: (before: Date, trx: Kysely<Schema>) =>
+      trx
+        .selectFrom('users')
+        .select('id')
+        .where('deleted_at', '<=', before)
+        .orderBy('deleted_at')
+        .limit(1)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst(),
+
     lockById(id: string, trx: Kysely<Schema>) {
       return trx.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
     },

@@ -73,3 +73,11 @@ export const OAuthSignInBody = Body({
   oauthProviderId: Type.String({ minLength: 1, maxLength: 255, description: "The user's id at the provider" }),
   image: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
 });
+
+export const DeletionStatus = Type.Object({
+  is_scheduled_for_deletion: Type.Boolean({ description: 'Deleted and waiting for the purge; cancel-deletion restores the user until then' }),
+  scheduled_deletion_at: Nullable(DateTime),
+  is_deleted: Type.Boolean({ description: 'Soft-deleted (deleted_at set)' }),
+  deleted_at: Nullable(DateTime),
+});
+export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) });

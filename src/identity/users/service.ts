@@ -14,6 +14,7 @@ import type { AccessService } from '../access/service.js';
 import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
 import { createUsersRepo, type UserChanges } from './repo.js';
+import { createUserDeletion, DELETION_GRACE_MS } from './deletion.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
 import type { Static } from 'typebox';
 import type { UpdateUserBody } from './schemas.js';
@@ -52,6 +53,7 @@ export function createUsersService(deps: UsersDeps) {
   // Bans are read through the bans module, which is built after this one (`useBanStatus`).
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
   const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
+  const deletion = createUserDeletion({ db, clock: deps.clock, repo, audit: deps.audit, events: deps.events, access: deps.access, log: deps.log });
   const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {
@@ -257,7 +259,11 @@ export function createUsersService(deps: UsersDeps) {
             actorId: caller.userId,
             resourceType: 'user',
             resourceId: id,
-            metadata: { sessions_revoked: revoked.sessions_revoked ?? 0, api_keys_revoked: revoked.api_keys_revoked ?? 0 },
+            metadata: {
+              sessions_revoked: revoked.sessions_revoked ?? 0,
+              api_keys_revoked: revoked.api_keys_revoked ?? 0,
+              scheduled_deletion_at: new Date(deps.clock.nowMs() + DELETION_GRACE_MS).toISOString(),
+            },
           },
           trx,
         );
@@ -272,6 +278,15 @@ export function createUsersService(deps: UsersDeps) {
     },
 
     assertMayManage,
+
+    deletionStatus: deletion.status,
+    cancelDeletion: deletion.cancel,
+    /** POST /v1/admin/users/{id}/force-delete: only for users who hold nothing beyond the caller. */
+    async forceDelete(request: FastifyRequest, caller: Caller, id: string, reason: string) {
+      await assertMayManage(caller, id);
+      await deletion.forceDelete(request, caller, id, reason);
+    },
+    purgeDue: deletion.purgeDue,
 
     /** Completes an email change from its mailed token (also used by POST /v1/auth/verify-email). */
     completeEmailChange: (request: FastifyRequest, token: string) => emailChange.complete(request, token),

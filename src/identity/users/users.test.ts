@@ -299,7 +299,7 @@ describe('deleting users', () => {
     const keyRow = await t.database.db.selectFrom('api_keys').select('is_active').where('id', '=', key.id).executeTakeFirstOrThrow();
     expect(keyRow.is_active).toBe(false);
     const events = await auditOf(t, 'user_deleted', dev.id);
-    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1 }, await adminId(t)]]);
+    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: expect.any(String) }, await adminId(t)]]);
 
     // Gone means gone for every user endpoint, and the name stays reserved.
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);

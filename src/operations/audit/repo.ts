@@ -51,6 +51,17 @@ function filtered(query: Events, filters: AuditFilters): Events {
 /** SQL of the activity log and its reports. */
 export function createAuditRepo(db: Kysely<Schema>) {
   return {
+    /** Strips what identifies a person (address, client, place) from the events of a user or by them. */
+    async pseudonymise(userId: string, trx: Kysely<Schema>): Promise<number> {
+      const rows = await trx
+        .updateTable('audit_events')
+        .set({ ip_address: null, user_agent: null, country_code: null, country_name: null, city: null, region: null })
+        .where((eb) => eb.or([eb('user_id', '=', userId), eb('actor_id', '=', userId)]))
+        .returning('id')
+        .execute();
+      return rows.length;
+    },
+
     async page(filters: AuditFilters, order: AuditOrder, limit: number, offset: number) {
       let query = filtered(db.selectFrom('audit_events'), filters)
         .select(EVENT_COLUMNS)

@@ -128,6 +128,9 @@ export function createAuditService(deps: Deps) {
       return repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
     },
 
+    /** For the removal of a user (`user.purging`): the trail stays, without what identifies them. */
+    pseudonymiseUser: repo.pseudonymise,
+
     reportsOf: (caller: Caller) => repo.reportsOfUser(userOf(caller)),
 
     reports: repo.reports,

@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { buildApp } from '../../app.js';
+
+const DAY_MS = 86_400_000;
+const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+
+let t: TestApp;
+let admin: string;
+let adminId: string;
+beforeAll(async () => {
+  t = await buildTestApp();
+  t.clock.freeze();
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  adminId = (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(admin) })).json().data.id;
+});
+afterAll(() => t.close());
+
+const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object, token = admin) =>
+  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+const status = (id: string) => call('GET', `/v1/admin/users/${id}/deletion-status`);
+const remove = async (id: string) => expect((await call('DELETE', `/v1/users/${id}`)).statusCode).toBe(204);
+const iso = (ms: number) => new Date(ms).toISOString();
+const eventsOf = (userId: string) =>
+  t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', userId).orderBy('created_at').execute();
+
+describe('deletion status and cancel-deletion', () => {
+  it('reports an active user, then a deleted one scheduled 7 days after the deletion', async () => {
+    const user = await createUser(t.app);
+    expect((await status(user.id)).json()).toEqual({ is_scheduled_for_deletion: false, scheduled_deletion_at: null, is_deleted: false, deleted_at: null });
+    const deletedAt = t.clock.nowMs();
+    await remove(user.id);
+    expect((await status(user.id)).json()).toEqual({
+      is_scheduled_for_deletion: true,
+      scheduled_deletion_at: iso(deletedAt + 7 * DAY_MS),
+      is_deleted: true,
+      deleted_at: iso(deletedAt),
+    });
+    expect((await status(UNKNOWN_ID)).json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
+  });
+
+  it('restores the user within the grace period; the ended sessions stay ended', async () => {
+    const user = await createUser(t.app);
+    await remove(user.id);
+    expect((await call('GET', '/v1/users/me', undefined, user.token)).json()).toEqual(UNAUTHORIZED);
+    const cancelled = await call('POST', `/v1/admin/users/${user.id}/cancel-deletion`);
+    expect({ status: cancelled.statusCode, body: cancelled.json() }).toEqual({
+      status: 200,
+      body: { success: true, message: 'Deletion cancelled; the user is active again' },
+    });
+    expect((await status(user.id)).json()).toMatchObject({ is_scheduled_for_deletion: false, is_deleted: false });
+    expect((await call('GET', '/v1/users/me', undefined, user.token)).statusCode).toBe(401);
+    expect((await login(t.app, user.username, user.password)).startsWith('ses_')).toBe(true);
+
+    const again = await call('POST', `/v1/admin/users/${user.id}/cancel-deletion`);
+    expect({ status: again.statusCode, body: again.json() }).toEqual({
+      status: 400,
+      body: { error: 'BadRequest', message: 'The user is not scheduled for deletion', code: 'user.not_scheduled_for_deletion' },
+    });
+    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/cancel-deletion`)).statusCode).toBe(404);
+  });
+
+  it('guards each route with its permission', async () => {
+    const user = await createUser(t.app);
+    const other = await createUser(t.app);
+    expect((await call('GET', `/v1/admin/users/${other.id}/deletion-status`, undefined, user.token)).statusCode).toBe(403);
+    expect((await call('POST', `/v1/admin/users/${other.id}/cancel-deletion`, undefined, user.token)).statusCode).toBe(403);
+    expect((await call('POST', `/v1/admin/users/${other.id}/force-delete`, { reason: 'x' }, user.token)).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'POST', url: `/v1/admin/users/${other.id}/force-delete`, payload: { reason: 'x' } })).statusCode).toBe(401);
+  });
+});
+
+describe('the purge', () => {
+  it('removes users past the grace period, keeps younger ones, and pseudonymises the audit trail', async () => {
+    const due = await createUser(t.app);
+    const young = await createUser(t.app);
+    await remove(due.id);
+    t.clock.advance(2 * DAY_MS);
+    await remove(young.id);
+    t.clock.advance(5 * DAY_MS + 1);
+
+    const { deleted_users } = await t.app.services.purgeExpired();
+    expect(deleted_users).toBeGreaterThanOrEqual(1);
+    expect((await status(due.id)).statusCode).toBe(404);
+    expect((await status(young.id)).json()).toMatchObject({ is_scheduled_for_deletion: true });
+    const accounts = await t.database.db.selectFrom('platform_accounts').select('id').where('user_id', '=', due.id).execute();
+    expect(accounts).toEqual([]);
+
+    const events = await eventsOf(due.id);
+    expect(events.map((e) => e.event_type)).toEqual(['login', 'user_deleted', 'user_deleted']);
+    expect(events.every((e) => e.ip_address === null && e.user_agent === null)).toBe(true);
+    expect(events[2]).toMatchObject({
+      actor_id: null,
+      metadata: { permanent: true, reason: 'grace period over', sessions_ended: 0, api_keys_removed: 0, audit_events_pseudonymised: 2 },
+    });
+    // The name is free again once nothing of its holder is left.
+    const reused = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email: 'new@example.org', username: due.username, password: 'password-123' } });
+    expect(reused.statusCode).not.toBe(409);
+  });
+
+  it('purges each due user exactly once when two nodes run it at the same time', async () => {
+    const users = await Promise.all(Array.from({ length: 6 }, () => createUser(t.app)));
+    for (const user of users) await remove(user.id);
+    t.clock.advance(7 * DAY_MS + 1);
+    const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
+    try {
+      const counts = await Promise.all([t.app.services.users.purgeDue(), second.services.users.purgeDue()]);
+      expect(counts[0] + counts[1]).toBeGreaterThanOrEqual(users.length);
+    } finally {
+      await second.close();
+    }
+    for (const user of users) {
+      const purges = (await eventsOf(user.id)).filter((e) => (e.metadata as { permanent?: boolean }).permanent);
+      expect(purges).toHaveLength(1);
+      expect((await status(user.id)).statusCode).toBe(404);
+    }
+  });
+});
+
+describe('POST /v1/admin/users/{id}/force-delete', () => {
+  it('removes an active user at once: sessions and keys end, a system key passes to the installation', async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
+    const own = await createApiKey(t.app, user.token, { name: 'own', scopes: ['gps:read'] });
+    const system = await createApiKey(t.app, admin, { name: 'installation', scopes: ['gps:read'], is_system: true });
+    await t.database.db.updateTable('api_keys').set({ user_id: user.id }).where('id', '=', system.id).execute();
+
+    const response = await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 200, body: { success: true, message: 'User permanently deleted' } });
+    expect((await status(user.id)).statusCode).toBe(404);
+    expect((await call('GET', '/v1/users/me', undefined, user.token)).json()).toEqual(UNAUTHORIZED);
+    expect((await call('GET', '/v1/gps', undefined, own.key)).json()).toEqual(UNAUTHORIZED);
+    const lookup = await call('GET', `/v1/users/email/${encodeURIComponent(TEST_ADMIN.email)}`, undefined, system.key);
+    expect(lookup.statusCode).toBe(200);
+    expect(await t.database.db.selectFrom('api_keys').select(['user_id', 'is_active']).where('id', '=', system.id).executeTakeFirst()).toEqual({ user_id: null, is_active: true });
+    const [event] = (await eventsOf(user.id)).filter((e) => e.event_type === 'user_deleted');
+    expect(event).toMatchObject({
+      actor_id: adminId,
+      metadata: { permanent: true, reason: 'requested by the user', sessions_ended: 1, api_keys_removed: 1 },
+    });
+  });
+
+  it('needs a reason, answers 404 for an unknown user, and keeps the last super admin', async () => {
+    const user = await createUser(t.app);
+    const missing = await call('POST', `/v1/admin/users/${user.id}/force-delete`, {});
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json().message).toContain('reason');
+    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).json()).toMatchObject({ code: 'user.not_found' });
+    const self = await call('POST', `/v1/admin/users/${adminId}/force-delete`, { reason: 'x' });
+    expect({ status: self.statusCode, code: self.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
+    expect((await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'x' }, TEST_SYSTEM_KEY)).statusCode).toBe(403);
+  });
+});

@@ -23,6 +23,7 @@ import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
 import { createAuditService } from './operations/audit/service.js';
 import { createAuditWriter } from './operations/audit/writer.js';
+import { createExportService } from './operations/export/service.js';
 import { createAppAssertionVerifier } from './platform/auth/app-assertion.js';
 import { createStatsService } from './operations/stats/service.js';
 import { createTripsService } from './tracking/trips/service.js';
@@ -116,6 +117,20 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
     platformName: platforms.displayName,
     userWithPrimaryProvider: users.findWithPrimaryProvider,
   });
+  const exports = createExportService({
+    db, clock, audit, log,
+    sources: {
+      user: users.findById,
+      platformAccounts: accounts.list,
+      apiKeys: apiKeys.ofUser,
+      roles: async (userId) => (await access.rolesOfUser(userId)).map((role) => role.name),
+      twoFactor: twoFactor.summaryOf,
+      deletionStatus: users.deletionStatus,
+      sessions: sessions.liveSessionsOf,
+      devicesOfApiKeys: devices.ofApiKeys,
+      pointsOfDevices: (deviceIds) => gps.pointsOfDevices(deviceIds),
+    },
+  });
   // Reactions across modules, registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
@@ -146,7 +161,7 @@ export function createServices({ db, kv, config, log, clock }: Infrastructure) {
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
     deleted_users: await users.purgeDue(),
   });
-  return { events, clock, purgeExpired, credentials, sessionStore, bans, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -121,6 +121,9 @@ export function createApiKeysService(deps: Deps) {
 
     get: (caller: Caller, id: string) => visibleKey(caller, id),
 
+    /** The keys a user owns, as their list shows them (never a hash). */
+    ofUser: (userId: string) => repo.list(userId),
+
     async create(caller: Caller, input: Static<typeof CreateApiKeyBody>, request: FastifyRequest) {
       const changes = await checkedChanges(caller, input);
       const key = newToken(API_KEY_PREFIX);

@@ -91,6 +91,34 @@ export function createSessionsService(deps: Deps) {
     }
   }
 
+  /** A user's live sessions, most recently active first; `is_current` marks `sessionId`. */
+  async function liveSessionsOf(userId: string, sessionId: string | null) {
+    const rows = await repo.listLiveOfUser(userId);
+    const providers = [...new Set(rows.map((row) => row.provider))];
+    const names = new Map(await Promise.all(providers.map(async (slug) => [slug, await deps.platformName(slug)] as const)));
+    const sessions = rows.map((row) => {
+      const pending = activity.pendingFor(row.id);
+      const agent = parseUserAgent(row.user_agent ?? '');
+      return {
+        id: row.id,
+        ip_address: row.ip_address ?? '',
+        user_agent: row.user_agent ?? '',
+        device_type: agent.deviceType,
+        browser_name: agent.browser ?? '',
+        os_name: agent.os ?? '',
+        provider: row.provider,
+        provider_name: names.get(row.provider) ?? row.provider,
+        last_activity_at: pending && pending > row.last_activity_at ? pending : row.last_activity_at,
+        created_at: row.created_at,
+        expires_at: row.expires_at,
+        is_current: row.id === sessionId,
+      };
+    });
+    // Not-yet-written activity can change the order the database returned.
+    sessions.sort((a, b) => b.last_activity_at.getTime() - a.last_activity_at.getTime() || b.created_at.getTime() - a.created_at.getTime());
+    return sessions;
+  }
+
   const internalShape = (session: { id: string; expires_at: Date; created_at: Date }, token: string, userId: string) => ({
     id: session.id,
     sessionToken: token,
@@ -111,31 +139,10 @@ export function createSessionsService(deps: Deps) {
 
     async listMine(caller: Caller) {
       const { userId, sessionId } = sessionOf(caller);
-      const rows = await repo.listLiveOfUser(userId);
-      const providers = [...new Set(rows.map((row) => row.provider))];
-      const names = new Map(await Promise.all(providers.map(async (slug) => [slug, await deps.platformName(slug)] as const)));
-      const sessions = rows.map((row) => {
-        const pending = activity.pendingFor(row.id);
-        const agent = parseUserAgent(row.user_agent ?? '');
-        return {
-          id: row.id,
-          ip_address: row.ip_address ?? '',
-          user_agent: row.user_agent ?? '',
-          device_type: agent.deviceType,
-          browser_name: agent.browser ?? '',
-          os_name: agent.os ?? '',
-          provider: row.provider,
-          provider_name: names.get(row.provider) ?? row.provider,
-          last_activity_at: pending && pending > row.last_activity_at ? pending : row.last_activity_at,
-          created_at: row.created_at,
-          expires_at: row.expires_at,
-          is_current: row.id === sessionId,
-        };
-      });
-      // Not-yet-written activity can change the order the database returned.
-      sessions.sort((a, b) => b.last_activity_at.getTime() - a.last_activity_at.getTime() || b.created_at.getTime() - a.created_at.getTime());
-      return { sessions, currentSessionId: sessionId };
+      return { sessions: await liveSessionsOf(userId, sessionId), currentSessionId: sessionId };
     },
+
+    liveSessionsOf,
 
     /** 'current' when asked to end the session making the request (that is POST /v1/auth/logout). */
     async revokeMine(request: FastifyRequest, caller: Caller, targetId: string): Promise<'revoked' | 'current'> {

@@ -111,6 +111,13 @@ export function createTwoFactorService(deps: Deps) {
   return {
     startLoginChallenge,
 
+    /** Whether the user has 2FA on, since when, and how many backup codes are left. */
+    async summaryOf(userId: string) {
+      const state = await repo.state(userId);
+      const enabled = Boolean(state?.enabled_at);
+      return { enabled, enabledAt: state?.enabled_at ?? null, backupCodesRemaining: enabled ? await repo.unusedBackupCodes(userId) : 0 };
+    },
+
     async status(caller: Caller, userId: string | undefined) {
       const user = await targetOf(caller, userId);
       const state = await repo.state(user.id);

@@ -27,6 +27,9 @@ export function createDevicesRepo(db: Kysely<Schema>) {
 
     get: (id: string) => db.selectFrom('devices').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
 
+    ofApiKeys: (apiKeyIds: string[]) =>
+      apiKeyIds.length === 0 ? Promise.resolve([]) : db.selectFrom('devices').select(COLUMNS).where('api_key_id', 'in', apiKeyIds).orderBy('created_at').execute(),
+
     byApiKey: (apiKeyId: string) => db.selectFrom('devices').select(['id', 'is_active']).where('api_key_id', '=', apiKeyId).executeTakeFirst(),
 
     insert: (trx: Kysely<Schema>, fields: DeviceFields & { name: string }) =>

@@ -50,6 +50,8 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
 
     /** The device linked to an API key, if any: GPS points sent with that key belong to it. */
     byApiKey: repo.byApiKey,
+    /** The devices that report with these API keys (a user's own, for their data export). */
+    ofApiKeys: repo.ofApiKeys,
 
     create: (caller: Caller, input: DeviceInput & { name: string }) =>
       save(caller, input, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),

@@ -73,6 +73,20 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return { rows, total };
     },
 
+    /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
+    pointsOfDeviceAfter: async (deviceId: string, after: { timestamp: Date; id: string } | null, limit: number) =>
+      (
+        await db
+          .selectFrom('gps_points')
+          .select(GPS_COLUMNS)
+          .where('device_id', '=', deviceId)
+          .$if(after !== null, (query) => query.where((eb) => eb(eb.refTuple('timestamp', 'id'), '>', eb.tuple(after!.timestamp, after!.id))))
+          .orderBy('timestamp')
+          .orderBy('id')
+          .limit(limit)
+          .execute()
+      ).map(toGpsPoint),
+
     pointsOfTrip: async (tripId: string, limit: number, offset: number) => (await queries.tripPage(tripId, limit, offset).execute()).map(toGpsPoint),
 
     count,

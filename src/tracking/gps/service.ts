@@ -133,6 +133,20 @@ export function createGpsService(deps: Deps) {
     page: repo.page,
     /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
     pointsOfTrip: repo.pointsOfTrip,
+
+    /** Every point of these devices, device by device in time order, a batch at a time (for streaming out). */
+    async *pointsOfDevices(deviceIds: string[], batchSize = 1000) {
+      for (const deviceId of deviceIds) {
+        let after: { timestamp: Date; id: string } | null = null;
+        for (;;) {
+          const batch = await repo.pointsOfDeviceAfter(deviceId, after, batchSize);
+          if (batch.length > 0) yield batch;
+          if (batch.length < batchSize) break;
+          const last = batch[batch.length - 1]!;
+          after = { timestamp: last.timestamp, id: last.id };
+        }
+      }
+    },
     count: repo.count,
 
     async get(id: string) {

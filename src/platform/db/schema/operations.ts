@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Id, Json, JsonObject, UpdatedAt } from './columns.js';
 
 export type AuditStatus = 'success' | 'failure';
@@ -57,11 +57,26 @@ export interface AuditReportsTable {
   updated_at: UpdatedAt;
 }
 
+export interface ExportLogsTable {
+  id: Id;
+  user_id: string;
+  exported_at: Date;
+  ip_address: string | null;
+  user_agent: string | null;
+  export_format: Generated<string>;
+  /** int8, read as a number (see database.ts). */
+  file_size_bytes: ColumnType<number, number, never>;
+  locale: string;
+  created_at: CreatedAt;
+}
+
 export interface OperationsTables {
   /** Owner: operations/audit (the audit writer is the only code that inserts events). */
   audit_events: AuditEventsTable;
   /** Owner: operations/audit. */
   audit_reports: AuditReportsTable;
+  /** Owner: operations/export. */
+  export_logs: ExportLogsTable;
   /** Owner: operations/settings. */
   settings: SettingsTable;
   /** Owner: operations/settings. */

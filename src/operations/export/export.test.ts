@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { pdfText, unzip } from '../../../test/archives.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+let t: TestApp;
+let admin: string;
+beforeAll(async () => {
+  t = await buildTestApp();
+  t.clock.freeze(new Date('2026-11-25T09:30:00Z'));
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+});
+afterAll(() => t.close());
+
+const get = (url: string, token: string) => t.app.inject({ method: 'GET', url, headers: { ...bearer(token), 'user-agent': 'export-test/1.0' } });
+
+/** A user with an API key, a device reporting with it, and `points` GPS points of that device. */
+async function trackedUser(points: number) {
+  const user = await createUser(t.app, ['role_user', 'role_developer']);
+  const key = await createApiKey(t.app, user.token, { name: 'boat tracker', scopes: [] });
+  const device = await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Boat', api_key_id: key.id } });
+  expect(device.statusCode).toBe(201);
+  const deviceId = device.json().data.id as string;
+  const start = Date.parse('2026-11-01T00:00:00Z');
+  const rows = Array.from({ length: points }, (_, i) => ({
+    device_id: deviceId,
+    latitude: 52 + i / 10_000,
+    longitude: 13,
+    timestamp: new Date(start + i * 1000),
+    speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
+  }));
+  for (let i = 0; i < rows.length; i += 1000) await t.database.db.insertInto('gps_points').values(rows.slice(i, i + 1000)).execute();
+  return { ...user, key, deviceId };
+}
+
+describe('GET /v1/user/export', () => {
+  it('streams a ZIP with data.json, report.pdf and README.txt, and logs it with its real size', async () => {
+    const user = await trackedUser(2500);
+    const response = await get('/v1/user/export', user.token);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toBe('application/zip');
+    expect(response.headers['content-disposition']).toBe('attachment; filename="service-data-export-2026-11-25.zip"');
+
+    const files = await unzip(response.rawPayload);
+    expect([...files.keys()]).toEqual(['data.json', 'report.pdf', 'README.txt']);
+    const data = JSON.parse(files.get('data.json')!.toString('utf8'));
+    expect(Object.keys(data)).toEqual([
+      'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',
+      'deletionStatus', 'exportLogs', 'sessions', 'devices', 'gpsPoints',
+    ]);
+    expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
+    expect(data.user).toEqual({ id: user.id, username: user.username, privacyMode: false, avatarsEnabled: true, createdAt: expect.any(String), lastLoginAt: expect.any(String) });
+    expect(data.platformAccounts).toEqual([expect.objectContaining({ email: `${user.username}@example.org`, platformSlug: 'email', isPrimary: true })]);
+    expect(data.apiKeys).toEqual([expect.objectContaining({ id: user.key.id, name: 'boat tracker', keyPrefix: expect.any(String), scopes: [] })]);
+    expect(data.roles.sort()).toEqual(['Developer', 'User']);
+    expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
+    expect(data.deletionStatus).toBeNull();
+    expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);
+    expect(data.devices).toEqual([expect.objectContaining({ id: user.deviceId, name: 'Boat' })]);
+    expect(data.gpsPoints).toHaveLength(2500);
+    expect(data.gpsPoints[0]).toMatchObject({ deviceId: user.deviceId, latitude: 52, timestamp: '2026-11-01T00:00:00.000Z', speedKmh: 0 });
+    expect(data.gpsPoints[2499].timestamp).toBe('2026-11-01T00:41:39.000Z');
+
+    // Nothing secret: not the key, not a hash, no password.
+    const text = files.get('data.json')!.toString('utf8');
+    expect(text).not.toContain(user.key.key);
+    expect(text).not.toMatch(/hash|password|secret/i);
+
+    const report = await pdfText(files.get('report.pdf')!);
+    expect(report).toContain('Your personal data');
+    expect(report).toContain(`Export for ${user.username}, made 2026-11-25 09:30 (UTC).`);
+    expect(report).toContain('GPS points of those devices: 2500');
+    expect(files.get('README.txt')!.toString('utf8')).toContain('data.json');
+
+    const logs = (await get('/v1/user/export/logs', user.token)).json();
+    expect(logs).toEqual({
+      logs: [{
+        id: expect.any(String),
+        exportedAt: '2026-11-25T09:30:00.000Z',
+        ipAddress: '127.0.0.1',
+        userAgent: 'export-test/1.0',
+        exportFormat: 'zip',
+        fileSizeBytes: response.rawPayload.length,
+        locale: 'en',
+        createdAt: expect.any(String),
+      }],
+      total: 1,
+      hasMore: false,
+    });
+    const events = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'data_exported').execute();
+    expect(events).toEqual([expect.objectContaining({ resource_type: 'export', resource_id: logs.logs[0].id, metadata: { format: 'zip', file_size_bytes: response.rawPayload.length, gps_points: 2500 } })]);
+  });
+
+  it("writes the report in the user's language and lists earlier exports in data.json", async () => {
+    const user = await createUser(t.app);
+    expect((await t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/locale`, headers: bearer(user.token), payload: { locale: 'de' } })).statusCode).toBe(200);
+    expect((await get('/v1/user/export', user.token)).statusCode).toBe(200);
+    const second = await get('/v1/user/export', user.token);
+    const files = await unzip(second.rawPayload);
+    expect(JSON.parse(files.get('data.json')!.toString('utf8')).exportLogs).toEqual([expect.objectContaining({ locale: 'de', exportFormat: 'zip' })]);
+    const report = await pdfText(files.get('report.pdf')!);
+    expect(report).toContain('Ihre persönlichen Daten');
+    expect(report).toContain('GPS-Punkte dieser Geräte: 0');
+  });
+
+  it('works with an API key of the user; needs credentials', async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer']);
+    const key = await createApiKey(t.app, user.token, { name: 'export', scopes: [] });
+    expect((await get('/v1/user/export', key.key)).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/user/export' })).statusCode).toBe(401);
+  });
+});
+
+describe('GET /v1/user/export/logs', () => {
+  it('clamps limit to 1..100 and pages with offset', async () => {
+    const user = await createUser(t.app);
+    for (let i = 0; i < 3; i++) {
+      expect((await get('/v1/user/export', user.token)).statusCode).toBe(200);
+      t.clock.advance(1000);
+    }
+    const page = (query: string) => get(`/v1/user/export/logs${query}`, user.token).then((r) => r.json());
+    expect((await page('')).logs).toHaveLength(3);
+    const first = await page('?limit=0');
+    expect({ count: first.logs.length, total: first.total, hasMore: first.hasMore }).toEqual({ count: 1, total: 3, hasMore: true });
+    expect((await page('?limit=5000')).logs).toHaveLength(3);
+    const last = await page('?limit=2&offset=2');
+    expect({ count: last.logs.length, hasMore: last.hasMore }).toEqual({ count: 1, hasMore: false });
+    const times = (await page('')).logs.map((log: { exportedAt: string }) => log.exportedAt);
+    expect(times).toEqual([...times].sort().reverse());
+    const bad = await get('/v1/user/export/logs?limit=abc', user.token);
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toContain('limit');
+  });
+});
+
+describe('a failure before the first byte', () => {
+  it('answers 500 export.failed and sends no archive', async () => {
+    const broken = await buildTestApp();
+    try {
+      const user = await createUser(broken.app);
+      await sql`drop table export_logs`.execute(broken.database.db);
+      const response = await broken.app.inject({ method: 'GET', url: '/v1/user/export', headers: bearer(user.token) });
+      expect({ status: response.statusCode, body: response.json() }).toEqual({
+        status: 500,
+        body: { error: 'InternalServerError', message: 'The export could not be generated; nothing was sent. Try again later', code: 'export.failed' },
+      });
+    } finally {
+      await broken.close();
+    }
+  });
+});

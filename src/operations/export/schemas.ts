@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+import { DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+
+export const EXPORT_LOGS_DEFAULT_LIMIT = 50;
+export const EXPORT_LOGS_MAX_LIMIT = 100;
+
+export const ExportLogsQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ default: EXPORT_LOGS_DEFAULT_LIMIT, description: 'Clamped to 1..100' })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+});
+
+export const ExportLog = Type.Object({
+  id: Uuid,
+  exportedAt: DateTime,
+  ipAddress: Nullable(Type.String()),
+  userAgent: Nullable(Type.String()),
+  exportFormat: Type.String({ examples: ['zip'] }),
+  fileSizeBytes: Type.Integer({ description: 'Size of the archive as sent' }),
+  locale: Type.String(),
+  createdAt: DateTime,
+});
+
+export const ExportLogList = Type.Object({ logs: Type.Array(ExportLog), total: Type.Integer(), hasMore: Type.Boolean() });
+
+export const ZipFile = Type.Unsafe<NodeJS.ReadableStream>({ type: 'string', format: 'binary', description: 'service-data-export-{date}.zip' });

@@ -1,0 +1,78 @@
+/** The words of report.pdf and README.txt, per language; a locale without a translation gets English. */
+const EN = {
+  title: 'Your personal data',
+  intro: (username: string, at: string) => `Export for ${username}, made ${at} (UTC).`,
+  account: 'Account',
+  created: 'Created',
+  lastLogin: 'Last sign-in',
+  never: 'never',
+  privacyMode: 'Privacy mode',
+  yes: 'yes',
+  no: 'no',
+  roles: 'Roles',
+  none: 'none',
+  twoFactor: 'Two-factor authentication',
+  twoFactorOn: (codes: number) => `on, ${codes} backup codes left`,
+  off: 'off',
+  counts: 'What the archive holds',
+  platformAccounts: 'Sign-in accounts',
+  sessions: 'Active sessions',
+  apiKeys: 'API keys (names and prefixes only)',
+  devices: 'Devices reporting with your keys',
+  gpsPoints: 'GPS points of those devices',
+  exports: 'Earlier exports',
+  footer: 'The complete data is in data.json, in the same archive.',
+  readme: (at: string) =>
+    `Personal data export, made ${at} (UTC).\n\n` +
+    'data.json   everything the service holds about you, as JSON (camelCase keys). Secrets are never\n' +
+    '            included: API keys appear with their name and prefix only, passwords and two-factor\n' +
+    '            secrets not at all.\n' +
+    'report.pdf  a readable summary of the same data.\n' +
+    'README.txt  this file.\n\n' +
+    'The activity log of your account is not part of this file; you can read it at GET /v1/users/me/audit.\n',
+};
+
+export type ExportTexts = typeof EN;
+
+const TEXTS: Record<string, ExportTexts> = {
+  en: EN,
+  de: {
+    title: 'Ihre persönlichen Daten',
+    intro: (username: string, at: string) => `Export für ${username}, erstellt ${at} (UTC).`,
+    account: 'Konto',
+    created: 'Angelegt',
+    lastLogin: 'Letzte Anmeldung',
+    never: 'nie',
+    privacyMode: 'Privatsphäre-Modus',
+    yes: 'ja',
+    no: 'nein',
+    roles: 'Rollen',
+    none: 'keine',
+    twoFactor: 'Zwei-Faktor-Authentifizierung',
+    twoFactorOn: (codes: number) => `an, ${codes} Backup-Codes übrig`,
+    off: 'aus',
+    counts: 'Inhalt des Archivs',
+    platformAccounts: 'Anmeldekonten',
+    sessions: 'Aktive Sitzungen',
+    apiKeys: 'API-Schlüssel (nur Namen und Präfixe)',
+    devices: 'Geräte, die mit Ihren Schlüsseln melden',
+    gpsPoints: 'GPS-Punkte dieser Geräte',
+    exports: 'Frühere Exporte',
+    footer: 'Die vollständigen Daten stehen in data.json im selben Archiv.',
+    readme: (at: string) =>
+      `Export persönlicher Daten, erstellt ${at} (UTC).\n\n` +
+      'data.json   alles, was der Dienst über Sie speichert, als JSON (Schlüssel in camelCase). Geheimnisse\n' +
+      '            sind nie enthalten: API-Schlüssel nur mit Namen und Präfix, Passwörter und\n' +
+      '            Zwei-Faktor-Geheimnisse gar nicht.\n' +
+      'report.pdf  eine lesbare Zusammenfassung derselben Daten.\n' +
+      'README.txt  diese Datei.\n\n' +
+      'Das Aktivitätsprotokoll Ihres Kontos ist nicht enthalten; Sie finden es unter GET /v1/users/me/audit.\n',
+  },
+};
+
+export function exportTexts(locale: string): ExportTexts {
+  return TEXTS[locale.slice(0, 2)] ?? EN;
+}
+
+/** The language the export is written in: the user's preferred one when translated, else English. */
+export const exportLocale = (preferred: string | null) => (preferred && preferred.slice(0, 2) in TEXTS ? preferred.slice(0, 2) : 'en');

@@ -79,7 +79,7 @@ export function createTwoFactorService(deps: Deps) {
   async function acceptCode(userId: string, sealedSecret: string, code: string, allowBackup: boolean, executor: Kysely<Schema>): Promise<CodeKind | null> {
     const trimmed = code.trim();
     if (/^\d{6}$/.test(trimmed)) {
-      const step = totpStepOf(deps.secretBox.open(sealedSecret), trimmed);
+      const step = totpStepOf(deps.secretBox.open(sealedSecret), trimmed, deps.clock.nowMs());
       return step !== null && (await repo.claimStep(userId, step, executor)) ? 'totp' : null;
     }
     if (!allowBackup) return null;
@@ -164,7 +164,7 @@ export function createTwoFactorService(deps: Deps) {
       if (state?.enabled_at) throw TwoFactorErrors.already_enabled();
       if (!state?.pending_secret_sealed || !state.pending_expires_at) throw TwoFactorErrors.no_setup_pending();
       if (state.pending_expires_at.getTime() <= deps.clock.now().getTime()) throw TwoFactorErrors.setup_expired();
-      const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code);
+      const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code, deps.clock.nowMs());
       if (step === null) throw TwoFactorErrors.invalid_code();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx))) throw TwoFactorErrors.setup_changed();

@@ -19,7 +19,7 @@ export function totpCode(secretBase32: string, timestampMs: number, digits: numb
  * The time step whose code `code` is, within one step either side of `timestampMs`
  * (clock drift), or null. Callers refuse a step at or before the last one accepted.
  */
-export function totpStepOf(secretBase32: string, code: string, timestampMs: number = Date.now()): number | null {
+export function totpStepOf(secretBase32: string, code: string, timestampMs: number): number | null {
   if (!/^\d{6}$/.test(code)) return null;
   const delta = TOTP.validate({
     token: code,

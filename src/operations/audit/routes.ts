@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { internalAppOfKey, AppAssertionErrors } from '../../platform/auth/app-assertion.js';
+import { internalAppOfKey, AppAssertionErrors, type InternalApp } from '../../platform/auth/app-assertion.js';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, paginated } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
@@ -102,7 +102,16 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
     },
   }, async (request) => audit.review(callerOf(request), request.params.report_id, request.body));
 
+  // Who sends the event is settled before the body is read: no credentials answer 401, not a validation error.
+  const appOfRequest = new WeakMap<FastifyRequest, InternalApp | null>();
   app.post('/v1/internal/audit', {
+    preValidation: async (request) => {
+      const key = request.headers['x-id-app-key'];
+      const appOfKey = internalAppOfKey(Array.isArray(key) ? key[0] : key, request.server.config.internalAppSecrets);
+      if (key && !appOfKey) throw AuditErrors.credentials_required('X-ID-App-Key is not the key of a configured internal app');
+      if (!appOfKey && !request.caller) throw AuditErrors.credentials_required();
+      appOfRequest.set(request, appOfKey);
+    },
     schema: {
       tags,
       summary: 'Record an event reported by an internal app or a bot',
@@ -123,10 +132,5 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
         ),
       },
     },
-  }, async (request, reply) => {
-    const key = request.headers['x-id-app-key'];
-    const appOfKey = internalAppOfKey(Array.isArray(key) ? key[0] : key, request.server.config.internalAppSecrets);
-    if (key && !appOfKey) throw AuditErrors.credentials_required('X-ID-App-Key is not the key of a configured internal app');
-    return reply.status(201).send(await audit.ingest(request, request.caller, appOfKey, request.body));
-  });
+  }, async (request, reply) => reply.status(201).send(await audit.ingest(request, request.caller, appOfRequest.get(request) ?? null, request.body)));
 }

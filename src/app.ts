@@ -11,6 +11,7 @@ import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
 import { createScheduler } from './platform/scheduler.js';
+import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
@@ -102,7 +103,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await registerDocs(app, config);
   options.instrument?.(app as unknown as FastifyInstance);
 
-  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock });
+  const locate = config.geoipDb ? await openGeoIp(config.geoipDb) : undefined;
+  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate });
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from './config.js';
 import type { Clock } from './platform/clock.js';
+import type { Locate } from './platform/geoip.js';
 import { createDomainEventBus } from './platform/events.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
@@ -45,12 +46,14 @@ export interface Infrastructure {
   config: Config;
   log: FastifyBaseLogger;
   clock: Clock;
+  /** Where an IP address is, when a GeoIP database is configured (GEOIP_DB). */
+  locate?: Locate;
 }
 
-export function createServices({ db, kv, config, log, clock }: Infrastructure) {
+export function createServices({ db, kv, config, log, clock, locate }: Infrastructure) {
   const events = createDomainEventBus();
   const credentials = new CredentialResolver(kv, log, clock);
-  const audit = createAuditWriter(db);
+  const audit = createAuditWriter(db, locate);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
   const platforms = createPlatformsService({ db, audit });

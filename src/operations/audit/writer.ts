@@ -2,16 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditEntry, AuditWriter } from '../../platform/audit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-
-/** Where an address is, from a GeoIP database; undefined fields are left out of the event. */
-export interface IpLocation {
-  country_code?: string;
-  country_name?: string;
-  city?: string;
-  region?: string;
-}
-
-export type Locate = (ip: string) => IpLocation | undefined;
+import type { Locate } from '../../platform/geoip.js';
 
 /**
  * The activity log's only writer: every module records through the platform's AuditWriter port,

@@ -79,5 +79,7 @@ export const DeletionStatus = Type.Object({
   scheduled_deletion_at: Nullable(DateTime),
   is_deleted: Type.Boolean({ description: 'Soft-deleted (deleted_at set)' }),
   deleted_at: Nullable(DateTime),
+}, {
+  examples: [{ is_scheduled_for_deletion: true, scheduled_deletion_at: '2026-12-02T09:30:00.000Z', is_deleted: true, deleted_at: '2026-11-25T09:30:00.000Z' }],
 });
 export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) });

@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
 import {
@@ -129,6 +130,22 @@ describe('GET /v1/users/{user_id}/audit', () => {
 });
 
 describe('GET /v1/admin/audit', () => {
+  it('counts totals exactly up to 10,000 and estimates beyond, saying so in a header', async () => {
+    const type = `bulk_${randomUUID().slice(0, 8)}`;
+    await sql`insert into audit_events (event_type, status, source_service, metadata)
+      select ${type}, 'success', 'api', '{}' from generate_series(1, 10050)`.execute(t.database.db);
+    await sql`analyze audit_events`.execute(t.database.db);
+    const large = await get(`/v1/admin/audit?event_type=${type}&limit=100`, admin);
+    expect(large.statusCode).toBe(200);
+    expect(large.headers['x-total-count-estimated']).toBe('true');
+    expect(large.json().total_count).toBeGreaterThan(10_000);
+    expect(large.json().events).toHaveLength(100);
+
+    const small = await get(`/v1/admin/audit?event_type=${type}&status=failure`, admin);
+    expect(small.headers['x-total-count-estimated']).toBeUndefined();
+    expect(small.json().total_count).toBe(0);
+  });
+
   it('finds the events of a user by id, username or email', async () => {
     const user = await createUser(t.app);
     const event = await eventOf(user.id, { event_type: 'account_linked' });

@@ -32,6 +32,9 @@ const REPORT_COLUMNS = [
 
 type Events = SelectQueryBuilder<Schema, 'audit_events', object>;
 
+/** Totals up to this many matching events are counted; larger ones are estimated. */
+export const COUNT_EXACT_UP_TO = 10_000;
+
 const reportOf = (eb: ExpressionBuilder<Schema, 'audit_events'>) =>
   eb.selectFrom('audit_reports').select(sql<number>`1`.as('one')).whereRef('audit_reports.audit_event_id', '=', 'audit_events.id');
 
@@ -72,11 +75,20 @@ export function createAuditRepo(db: Kysely<Schema>) {
       return query.orderBy('audit_events.id', order.direction).limit(limit).offset(offset).execute();
     },
 
-    async count(filters: AuditFilters): Promise<number> {
-      const row = await filtered(db.selectFrom('audit_events'), filters)
+    /**
+     * How many events match: exact up to COUNT_EXACT_UP_TO, beyond that PostgreSQL's estimate for the
+     * same query (from its statistics, no rows read), so no page costs a count of millions of rows.
+     */
+    async count(filters: AuditFilters): Promise<{ total: number; estimated: boolean }> {
+      const matching = () => filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'));
+      const row = await db
+        .selectFrom(matching().limit(COUNT_EXACT_UP_TO + 1).as('capped'))
         .select((eb) => eb.fn.countAll<string>().as('n'))
         .executeTakeFirstOrThrow();
-      return Number(row.n);
+      const exact = Number(row.n);
+      if (exact <= COUNT_EXACT_UP_TO) return { total: exact, estimated: false };
+      const [plan] = await matching().explain<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>('json');
+      return { total: Math.max(Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']), exact), estimated: true };
     },
 
     /** The event if it is this user's. */

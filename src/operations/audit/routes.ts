@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { internalAppOfKey, AppAssertionErrors, type InternalApp } from '../../platform/auth/app-assertion.js';
@@ -25,8 +25,13 @@ import type { AuditService } from './service.js';
 
 const tags = ['Audit'];
 
-/** The interface's list shape: `{ events, total_count, page, limit, total_pages, _links }`. */
-function auditList<T>(request: FastifyRequest, { rows, total }: { rows: T[]; total: number }, page: { page: number; limit: number }) {
+/**
+ * The interface's list shape: `{ events, total_count, page, limit, total_pages, _links }`. A total beyond
+ * COUNT_EXACT_UP_TO is PostgreSQL's estimate; the response then says so in `X-Total-Count-Estimated`.
+ */
+function auditList<T>(request: FastifyRequest, reply: FastifyReply, list: { rows: T[]; total: number; estimated: boolean }, page: { page: number; limit: number }) {
+  const { rows, total } = list;
+  if (list.estimated) void reply.header('x-total-count-estimated', 'true');
   const { pagination, _links } = paginated(request, rows, total, page);
   return { events: rows, total_count: total, page: page.page, limit: page.limit, total_pages: pagination.total_pages, _links };
 }
@@ -42,12 +47,12 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
       querystring: UserAuditQuery,
       response: { 200: AuditList, ...errorResponses(AuditErrors.user_required) },
     },
-  }, async (request) => auditList(request, await audit.ofCaller(callerOf(request), request.query), request.query));
+  }, async (request, reply) => auditList(request, reply, await audit.ofCaller(callerOf(request), request.query), request.query));
 
   app.get('/v1/users/:user_id/audit', {
     config: { auth: requirePermission('audit:read') },
     schema: { tags, summary: "A user's activity log, newest first", params: UserIdParams, querystring: UserAuditQuery, response: { 200: AuditList } },
-  }, async (request) => auditList(request, await audit.ofUser(request.params.user_id, request.query), request.query));
+  }, async (request, reply) => auditList(request, reply, await audit.ofUser(request.params.user_id, request.query), request.query));
 
   app.get('/v1/admin/audit', {
     config: { auth: requirePermission('audit:read') },
@@ -56,11 +61,12 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
       summary: 'The whole activity log, filtered and sorted',
       description:
         'user_search finds the user by id, username or email. start_date and end_date are inclusive; a date ' +
-        'without a time as end_date includes that whole day. Ties in the sort continue by time, then id.',
+        'without a time as end_date includes that whole day. Ties in the sort continue by time, then id. total_count is ' +
+        'exact up to 10,000 matching events; beyond, it is PostgreSQL\'s estimate and the response carries X-Total-Count-Estimated: true.',
       querystring: AdminAuditQuery,
       response: { 200: AuditList, ...errorResponses(AuditErrors.invalid_date) },
     },
-  }, async (request) => auditList(request, await audit.admin(request.query), request.query));
+  }, async (request, reply) => auditList(request, reply, await audit.admin(request.query), request.query));
 
   app.post('/v1/users/me/audit/:event_id/report', {
     config: { auth: requireAuthenticated() },

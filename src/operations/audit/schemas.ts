@@ -34,6 +34,14 @@ export const AuditEvent = Type.Object({
   source_service: Type.String(),
   created_at: DateTime,
   is_reported: Type.Boolean(),
+}, {
+  examples: [{
+    id: '6f1c2d3e-4a5b-4c6d-8e7f-901234567890', user_id: '0b8e9f10-1a2b-4c3d-9e4f-5a6b7c8d9e0f', event_type: 'login',
+    resource_type: 'session', resource_id: '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d', actor_id: null, ip_address: '203.0.113.9',
+    user_agent: 'Mozilla/5.0', description: null, metadata: { provider: 'email' }, status: 'success', error_message: null,
+    country_code: 'DE', country_name: 'Germany', city: 'Berlin', region: 'Land Berlin', source_service: 'api',
+    created_at: '2026-11-25T09:30:00.000Z', is_reported: false,
+  }],
 });
 
 export const AuditList = Type.Object({
@@ -89,6 +97,12 @@ export const AuditReport = Type.Object({
   resolution_notes: Nullable(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
+}, {
+  examples: [{
+    id: '2b3c4d5e-6f70-4a1b-8c2d-3e4f5a6b7c8d', audit_event_id: '6f1c2d3e-4a5b-4c6d-8e7f-901234567890', user_id: '0b8e9f10-1a2b-4c3d-9e4f-5a6b7c8d9e0f',
+    reason: 'not_me', description: 'I was asleep', status: 'resolved', reviewed_by: '7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a',
+    reviewed_at: '2026-11-26T08:00:00.000Z', resolution_notes: 'Password reset enforced', created_at: '2026-11-25T09:40:00.000Z', updated_at: '2026-11-26T08:00:00.000Z',
+  }],
 });
 
 export const ReportBody = Body({

@@ -64,8 +64,8 @@ export function createAuditService(deps: Deps) {
   const repo = createAuditRepo(deps.db);
 
   async function list(filters: AuditFilters, order: AuditOrder, page: { page: number; limit: number }) {
-    const [rows, total] = await Promise.all([repo.page(filters, order, page.limit, (page.page - 1) * page.limit), repo.count(filters)]);
-    return { rows: rows.map(shown), total };
+    const [rows, { total, estimated }] = await Promise.all([repo.page(filters, order, page.limit, (page.page - 1) * page.limit), repo.count(filters)]);
+    return { rows: rows.map(shown), total, estimated };
   }
 
   async function userIdsOf(query: Static<typeof AdminAuditQuery>): Promise<string[] | undefined> {

@@ -21,7 +21,6 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
         'never a key, hash or secret; also the devices reporting with your keys and their GPS points), report.pdf (a ' +
         'summary in your language) and README.txt. It is streamed as it is made. A failure before the first byte ' +
         'answers 500; one during the transfer cuts the connection, so a broken archive is never mistaken for a whole one.',
-      produces: ['application/zip'],
       response: {
         200: { description: 'The ZIP archive', content: { 'application/zip': { schema: ZipFile } } },
         ...errorResponses(ExportErrors.user_required, ExportErrors.failed),

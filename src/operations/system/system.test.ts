@@ -87,6 +87,31 @@ describe('health and info', () => {
     expect(paths['/v1/trips'].get.description).toBe('Requires permission `trips:read`.');
   });
 
+  it('documents the accountability routes with their security, their 4xx responses and examples', async () => {
+    const { paths } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const routes = [
+      ['get', '/v1/users/me/audit'], ['get', '/v1/users/{user_id}/audit'], ['get', '/v1/admin/audit'],
+      ['post', '/v1/users/me/audit/{event_id}/report'], ['get', '/v1/users/me/audit/reports'], ['get', '/v1/admin/audit/reports'],
+      ['patch', '/v1/admin/audit/reports/{report_id}'], ['post', '/v1/internal/audit'],
+      ['get', '/v1/users/{id}/ban'], ['post', '/v1/users/{id}/ban'], ['delete', '/v1/users/{id}/ban'], ['get', '/v1/users/{id}/bans'],
+      ['get', '/v1/admin/users/{id}/deletion-status'], ['post', '/v1/admin/users/{id}/force-delete'], ['post', '/v1/admin/users/{id}/cancel-deletion'],
+      ['get', '/v1/user/export'], ['get', '/v1/user/export/logs'],
+    ] as const;
+    type Response = { content?: Record<string, { example?: unknown }> };
+    const gaps = routes.flatMap(([method, path]) => {
+      const operation = paths[path]?.[method] as { security?: unknown[]; responses: Record<string, Response> } | undefined;
+      if (!operation) return [`${method} ${path}: missing`];
+      const errors = Object.entries(operation.responses).filter(([status]) => status >= '400' && status < '500');
+      return [
+        ...(operation.security?.length ? [] : [`${method} ${path}: no security`]),
+        ...(errors.length ? [] : [`${method} ${path}: no 4xx response`]),
+        ...errors.filter(([, response]) => !response.content?.['application/json']?.example).map(([status]) => `${method} ${path}: ${status} without example`),
+      ];
+    });
+    expect(gaps).toEqual([]);
+    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data.examples).toHaveLength(1);
+  });
+
   it('serves Swagger UI', async () => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/swagger-ui/' });
     expect(response.statusCode).toBe(200);

@@ -54,8 +54,11 @@ export interface ErrorDefinition {
 
 type ErrorSpec = readonly [status: number, message: string, options?: { constraint?: string }];
 
-/** Every declared code, so two areas cannot claim the same one. */
-const declaredCodes = new Set<string>();
+/** Every declared error by its code, so two areas cannot claim the same one. */
+const declaredCodes = new Map<string, ErrorDefinition>();
+
+/** The declared error with this code (the OpenAPI document shows its body as the example). */
+export const errorDefinitionOf = (code: string): ErrorDefinition | undefined => declaredCodes.get(code);
 /** Constraint or index name → the error a violation of it means (declared beside the errors). */
 const constraintErrors = new Map<string, ErrorDefinition>();
 
@@ -70,11 +73,12 @@ export function defineErrors<const T extends Record<string, ErrorSpec>>(area: st
   for (const [reason, [status, defaultMessage, options]] of Object.entries(specs)) {
     const code = `${area}.${reason}`;
     if (declaredCodes.has(code)) throw new Error(`error code ${code} is declared twice`);
-    declaredCodes.add(code);
+
     const definition = Object.assign(
       (message: string = defaultMessage, headers?: Record<string, string>) => new AppError(status, code, message, headers),
       { status, code, message: defaultMessage },
     );
+    declaredCodes.set(code, definition);
     if (options?.constraint) {
       if (constraintErrors.has(options.constraint)) throw new Error(`constraint ${options.constraint} has two errors`);
       constraintErrors.set(options.constraint, definition);

@@ -138,15 +138,19 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
   credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash) });
-  events.on('user.deleting', async ({ userId, trx, onCommit }) => ({
-    sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
-    api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
-  }));
+  events.on('user.deleting', async ({ userId, trx, onCommit }) => {
+    onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
+    return {
+      sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
+      api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
+    };
+  });
   const forgetCredentialsOf = async (userId: string) =>
     credentials.invalidate([...(await sessionStore.tokenHashesOfUser(userId)), ...(await apiKeys.keyHashesOf(userId))]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {
     onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
+    onCommit(() => sessions.forceLogout(userId, 'banned'));
     return { sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit) };
   });
   events.on('user.purging', async ({ userId, trx, onCommit }) => ({

@@ -11,6 +11,7 @@ import {
   UNKNOWN_ID,
   type TestApp,
 } from '../../../test/helpers.js';
+import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
 
 const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 
@@ -25,6 +26,11 @@ beforeAll(async () => {
   adminId = (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(admin) })).json().data.id;
 });
 afterAll(() => t.close());
+
+const broadcasts: Record<string, unknown>[] = [];
+beforeAll(async () => {
+  await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => broadcasts.push(JSON.parse(message) as Record<string, unknown>));
+});
 
 const call = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: object) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
@@ -60,6 +66,8 @@ describe('POST /v1/users/{id}/ban', () => {
 
     expect((await me(user.token)).json()).toEqual(UNAUTHORIZED);
     expect((await call('GET', '/v1/gps', user.key)).json()).toEqual(UNAUTHORIZED);
+    // Open apps of the user are told on every node (the WebSocket relays the channel).
+    await expect.poll(() => broadcasts.filter((m) => m.user_id === user.id)).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'banned' }]);
     const refused = await signIn(user);
     expect({ status: refused.statusCode, body: refused.json() }).toEqual({
       status: 403,

@@ -241,6 +241,9 @@ export function createSessionsService(deps: Deps) {
      * Signs the user out of every client app: their OAuth tokens are revoked (consent is kept) and
      * open apps are told over the WebSocket. The user's sessions with this service are not ended.
      */
+    /** Tells the user's open apps, on every node, to sign out now (a ban, a deletion), with the reason. */
+    forceLogout: (userId: string, reason: string) => broadcast({ type: 'forceLogout', user_id: userId, reason }),
+
     async logoutEverywhere(request: FastifyRequest, caller: Caller, reason = DEFAULT_LOGOUT_EVERYWHERE_REASON): Promise<void> {
       const userId = userOf(caller);
       await revokeOAuthTokens(userId);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
+import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
 
 const DAY_MS = 86_400_000;
 const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
@@ -67,6 +68,20 @@ describe('deletion status and cancel-deletion', () => {
     expect((await call('POST', `/v1/admin/users/${other.id}/cancel-deletion`, undefined, user.token)).statusCode).toBe(403);
     expect((await call('POST', `/v1/admin/users/${other.id}/force-delete`, { reason: 'x' }, user.token)).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'POST', url: `/v1/admin/users/${other.id}/force-delete`, payload: { reason: 'x' } })).statusCode).toBe(401);
+  });
+});
+
+describe('DELETE /v1/users/{id}', () => {
+  it("tells the user's open apps on every node to sign out", async () => {
+    const received: Record<string, unknown>[] = [];
+    const unsubscribe = await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => received.push(JSON.parse(message) as Record<string, unknown>));
+    try {
+      const user = await createUser(t.app);
+      await remove(user.id);
+      await expect.poll(() => received.filter((m) => m.user_id === user.id)).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'account_deleted' }]);
+    } finally {
+      await unsubscribe();
+    }
   });
 });
 

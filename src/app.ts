@@ -161,7 +161,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   return app as unknown as FastifyInstance;
 }
 
-/** BOOTSTRAP_ADMIN_* and SYSTEM_API_KEY: make sure the first super admin and the system key exist. */
+/** BOOTSTRAP_ADMIN_*, OAUTH_PLATFORMS and SYSTEM_API_KEY: make sure the first super admin, the configured login platforms and the system key exist. */
 async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, services: Services): Promise<void> {
   if (config.bootstrapAdmin) {
     const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin).catch((err: unknown) => {
@@ -170,6 +170,8 @@ async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, s
     });
     app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
   }
+  const added = await services.platforms.ensureOAuthPlatforms(config.oauthPlatforms);
+  if (added.length) app.log.info({ platforms: added }, 'added login platforms from OAUTH_PLATFORMS (disabled until enabled)');
   if (config.systemApiKey) {
     const outcome = await services.apiKeys.ensureSystemKey(config.systemApiKey);
     app.log.info(outcome === 'created' ? 'created the system API key from SYSTEM_API_KEY' : 'system API key from SYSTEM_API_KEY exists');

@@ -62,9 +62,19 @@ describe('configuration', () => {
     [{ REDIS_URL: 'not a url' }, 'REDIS_URL must be a URL (redis: or rediss://...)'],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL must be one of/],
     [{ RATE_LIMIT_HEADERS: 'sometimes' }, /^RATE_LIMIT_HEADERS must be one of/],
+    [{ OAUTH_PLATFORMS: 'GitLab Inc:GitLab' }, 'OAUTH_PLATFORMS: "GitLab Inc" is not a platform slug'],
   ])('stops on %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('reads OAUTH_PLATFORMS as slug:Name pairs, the name defaulting to the slug', () => {
+    expect(loadConfig({}).oauthPlatforms).toEqual([]);
+    expect(loadConfig({ OAUTH_PLATFORMS: 'gitlab:GitLab, forgejo , keycloak:Acme: Staff' }).oauthPlatforms).toEqual([
+      { slug: 'gitlab', name: 'GitLab' },
+      { slug: 'forgejo', name: 'forgejo' },
+      { slug: 'keycloak', name: 'Acme: Staff' },
+    ]);
   });
 
   it('never echoes a database URL, which may hold a password', () => {

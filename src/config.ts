@@ -40,6 +40,8 @@ export interface Config {
   botProtection: { secret: string | undefined; verifyUrl: string };
   waterLevelApiUrl: string | undefined;
   geoipDb: string | undefined;
+  /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
+  oauthPlatforms: { slug: string; name: string }[];
   secretKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
@@ -110,12 +112,25 @@ function readConfig(env: Env): Config {
     },
     waterLevelApiUrl: read.url('WATER_LEVEL_API_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     geoipDb: read.optional('GEOIP_DB'),
+    oauthPlatforms: read.list('OAUTH_PLATFORMS', []).map((item) => oauthPlatformOf(item)),
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
     shutdownTimeoutSecs: read.integer('SHUTDOWN_TIMEOUT_SECS', 10, 1, 600),
     trustProxy: read.trustProxy('TRUST_PROXY'),
   };
+}
+
+const PLATFORM_SLUG = /^[a-z0-9][a-z0-9_-]{0,39}$/;
+
+/** `slug:Display Name` (the name defaults to the slug). */
+function oauthPlatformOf(item: string): { slug: string; name: string } {
+  const [slug = '', ...rest] = item.split(':');
+  const name = rest.join(':').trim() || slug.trim();
+  if (!PLATFORM_SLUG.test(slug.trim())) {
+    throw new ConfigError(`OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`);
+  }
+  return { slug: slug.trim(), name: name.slice(0, 100) };
 }
 
 /** Reads `.env` from the working directory without overriding variables already set. */

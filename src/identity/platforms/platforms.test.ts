@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 describe('platforms', () => {
   let t: TestApp;
@@ -9,11 +9,7 @@ describe('platforms', () => {
   beforeEach(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const discord = await t.database.db
-      .insertInto('platforms')
-      .values({ name: 'Discord', slug: 'discord', is_oauth: true, enabled: false })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const discord = await t.database.db.selectFrom('platforms').select('id').where('slug', '=', 'discord').executeTakeFirstOrThrow();
     discordId = discord.id;
   });
   afterEach(() => t.close());
@@ -40,8 +36,27 @@ describe('platforms', () => {
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(Object.keys(body)).toEqual(['data']);
-    expect(body.data.map((p: { slug: string }) => p.slug)).toEqual(['discord', 'email']);
-    expect(body.data[1]).toEqual(platformShape);
+    expect(body.data.map((p: { slug: string }) => p.slug)).toEqual(['apple', 'discord', 'email', 'github', 'google', 'microsoft', 'twitch']);
+    expect(body.data[2]).toEqual(platformShape);
+  });
+
+  it('ships the common social login providers disabled; sign-in through one works once it is enabled', async () => {
+    const body = { email: null, name: 'Ada', oauthProvider: 'google', oauthProviderId: 'g-ada', image: null };
+    const signIn = () => t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: body });
+    expect((await signIn()).json()).toMatchObject({ code: 'oauth_sign_in.provider_disabled' });
+    expect((await patch('/v1/platforms/google/enabled', { enabled: true })).statusCode).toBe(200);
+    expect((await signIn()).statusCode).toBe(200);
+  });
+
+  it('adds the platforms OAUTH_PLATFORMS names at start, disabled, and leaves existing ones as they are', async () => {
+    const other = await buildTestApp({ config: { oauthPlatforms: [{ slug: 'gitlab', name: 'GitLab' }, { slug: 'email', name: 'Renamed' }] } });
+    try {
+      const gitlab = await other.app.inject({ method: 'GET', url: '/v1/platforms/gitlab' });
+      expect(gitlab.json().data).toMatchObject({ name: 'GitLab', slug: 'gitlab', is_oauth: true, enabled: false });
+      expect((await other.app.inject({ method: 'GET', url: '/v1/platforms/email' })).json().data).toMatchObject({ name: 'Email', is_oauth: false, enabled: true });
+    } finally {
+      await other.close();
+    }
   });
 
   it('lists only the enabled platforms', async () => {

@@ -13,6 +13,18 @@ export function createPlatformsRepo(db: Kysely<Schema>) {
       return query.execute();
     },
 
+    /** Adds the platforms that do not exist yet (disabled); returns the slugs added. */
+    async addMissing(platforms: { slug: string; name: string }[]): Promise<string[]> {
+      if (platforms.length === 0) return [];
+      const rows = await db
+        .insertInto('platforms')
+        .values(platforms.map(({ slug, name }) => ({ slug, name, is_oauth: true, enabled: false })))
+        .onConflict((oc) => oc.column('slug').doNothing())
+        .returning('slug')
+        .execute();
+      return rows.map((row) => row.slug);
+    },
+
     /** A UUID is looked up as the id, anything else as the (lower-case) slug. */
     find(idOrSlug: string, executor: Kysely<Schema> = db) {
       const query = executor.selectFrom('platforms').selectAll();

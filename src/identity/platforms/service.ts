@@ -64,6 +64,8 @@ export function createPlatformsService(deps: Deps) {
 
   return {
     list: () => repo.list(),
+    /** Start-up (OAUTH_PLATFORMS): the configured login providers exist; new ones start disabled. */
+    ensureOAuthPlatforms: (platforms: { slug: string; name: string }[]) => repo.addMissing(platforms),
     listEnabled: () => repo.list(true),
     get,
 

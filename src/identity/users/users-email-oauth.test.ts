@@ -31,7 +31,8 @@ async function addPlatform(t: TestApp, slug: string, options: { enabled?: boolea
   await t.database.db
     .insertInto('platforms')
     .values({ name: slug, slug, is_oauth: options.is_oauth ?? true, enabled: options.enabled ?? true, registration_enabled: options.registration_enabled ?? true })
-    .onConflict((oc) => oc.column('slug').doNothing())
+    // The common providers ship disabled: a test that names one sets it as it needs it.
+    .onConflict((oc) => oc.column('slug').doUpdateSet({ is_oauth: options.is_oauth ?? true, enabled: options.enabled ?? true, registration_enabled: options.registration_enabled ?? true }))
     .execute();
 }
 

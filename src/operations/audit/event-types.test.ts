@@ -27,7 +27,7 @@ let admin: string;
 beforeAll(async () => {
   ({ t, smtp } = await buildMailingTestApp());
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  await t.database.db.insertInto('platforms').values({ name: 'GitHub', slug: 'github', is_oauth: true, enabled: true }).execute();
+  await t.database.db.updateTable('platforms').set({ enabled: true }).where('slug', '=', 'github').execute();
 });
 afterAll(() => t.close());
 

@@ -30,6 +30,7 @@ import { pegelRoutes } from './tracking/pegel/routes.js';
 import { systemRoutes } from './operations/system/routes.js';
 import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
+import { oauthClientRoutes } from './identity/oauth-clients/routes.js';
 import { userDeletionRoutes } from './identity/users/deletion-routes.js';
 import { exportRoutes } from './operations/export/routes.js';
 import { platformRoutes } from './identity/platforms/routes.js';
@@ -144,6 +145,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
   await app.register(auditRoutes, { audit: services.auditLog });
   await app.register(banRoutes, { bans: services.bans });
+  await app.register(oauthClientRoutes, { clients: services.oauthClients });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });

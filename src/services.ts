@@ -30,6 +30,7 @@ import { createStatsService } from './operations/stats/service.js';
 import { createTripsService } from './tracking/trips/service.js';
 import { createUsersService } from './identity/users/service.js';
 import { createBansService } from './identity/bans/service.js';
+import { createOAuthClientsService } from './identity/oauth-clients/service.js';
 import { createPlatformsService } from './identity/platforms/service.js';
 import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
 import { createAccountsService } from './identity/accounts/service.js';
@@ -59,6 +60,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const platforms = createPlatformsService({ db, audit });
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
+  const oauthClients = createOAuthClientsService({ db, clock, audit, users, access });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
@@ -130,6 +132,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       twoFactor: twoFactor.summaryOf,
       deletionStatus: users.deletionStatus,
       sessions: sessions.liveSessionsOf,
+      ownedApps: oauthClients.listOfOwner,
       devicesOfApiKeys: devices.ofApiKeys,
       pointsOfDevices: (deviceIds) => gps.pointsOfDevices(deviceIds),
     },
@@ -168,7 +171,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
     deleted_users: await users.purgeDue(),
   });
-  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

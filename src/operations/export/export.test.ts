@@ -36,6 +36,8 @@ async function trackedUser(points: number) {
 describe('GET /v1/user/export', () => {
   it('streams a ZIP with data.json, report.pdf and README.txt, and logs it with its real size', async () => {
     const user = await trackedUser(2500);
+    const app = await t.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] } });
+    expect(app.statusCode).toBe(201);
     const response = await get('/v1/user/export', user.token);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/zip');
@@ -53,6 +55,8 @@ describe('GET /v1/user/export', () => {
     expect(data.platformAccounts).toEqual([expect.objectContaining({ email: `${user.username}@example.org`, platformSlug: 'email', isPrimary: true })]);
     expect(data.apiKeys).toEqual([expect.objectContaining({ id: user.key.id, name: 'boat tracker', keyPrefix: expect.any(String), scopes: [] })]);
     expect(data.roles.sort()).toEqual(['Developer', 'User']);
+    expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.json().client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
+    expect(data.connectedApps).toEqual([]);
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
     expect(data.deletionStatus).toBeNull();
     expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);
@@ -64,6 +68,7 @@ describe('GET /v1/user/export', () => {
     // Nothing secret: not the key, not a hash, no password.
     const text = files.get('data.json')!.toString('utf8');
     expect(text).not.toContain(user.key.key);
+    expect(text).not.toContain(app.json().client_secret);
     expect(text).not.toMatch(/hash|password|secret/i);
 
     const report = await pdfText(files.get('report.pdf')!);

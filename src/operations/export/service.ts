@@ -24,6 +24,8 @@ export interface PersonalDataSources {
   twoFactor(userId: string): Promise<{ enabled: boolean; enabledAt: Date | null; backupCodesRemaining: number }>;
   deletionStatus(userId: string): Promise<{ is_scheduled_for_deletion: boolean }>;
   sessions(userId: string, currentSessionId: string | null): Promise<object[]>;
+  /** OAuth clients the user owns (never a secret). */
+  ownedApps(userId: string): Promise<object[]>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   pointsOfDevices(deviceIds: string[]): AsyncIterable<object[]>;
 }
@@ -66,13 +68,14 @@ export function createExportService(deps: Deps) {
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
     if (!user) throw ExportErrors.user_required();
-    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, earlier] = await Promise.all([
+    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, earlier] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
       sources.roles(userId),
       sources.twoFactor(userId),
       sources.deletionStatus(userId),
       sources.sessions(userId, currentSessionId),
+      sources.ownedApps(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
@@ -80,9 +83,9 @@ export function createExportService(deps: Deps) {
       exportInfo: { exportedAt, format: 'json', version: FORMAT_VERSION },
       user: { id: user.id, username: user.username, privacyMode: user.privacy_mode, avatarsEnabled: user.avatars_enabled, createdAt: user.created_at, lastLoginAt: user.last_login_at },
       platformAccounts,
-      // OAuth apps you granted access to, and apps you own: none until the OAuth provider exists.
+      // Apps you granted access to: none until the OAuth provider records consents.
       connectedApps: [],
-      ownedApps: [],
+      ownedApps,
       apiKeys,
       roles,
       twoFactorAuth,

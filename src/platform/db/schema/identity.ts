@@ -103,6 +103,28 @@ export interface UserBansTable {
   unbanned_by: string | null;
 }
 
+export type OAuthClientType = 'confidential' | 'public';
+
+export interface OAuthClientsTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  logo_url: string | null;
+  homepage_url: string | null;
+  privacy_policy_url: string | null;
+  terms_of_service_url: string | null;
+  redirect_uris: string[];
+  allowed_scopes: Generated<string[]>;
+  client_type: OAuthClientType;
+  /** SHA-256 of the secret (confidential clients); null for public clients. */
+  secret_hash: string | null;
+  is_active: Generated<boolean>;
+  is_first_party: Generated<boolean>;
+  owner_user_id: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface IdentityTables {
   /** Owner: identity/platforms. */
   platforms: PlatformsTable;
@@ -123,6 +145,8 @@ export interface IdentityTables {
   sessions: SessionsTable;
   /** Owner: identity/bans. */
   user_bans: UserBansTable;
+  /** Owner: identity/oauth-clients. */
+  oauth_clients: OAuthClientsTable;
 
   /** Owner: identity/auth (registration). */
   pending_registrations: {

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { hashToken } from '../../platform/auth/tokens.js';
+
+let t: TestApp;
+let admin: string;
+beforeAll(async () => {
+  t = await buildTestApp();
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+});
+afterAll(() => t.close());
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+const call = (method: Method, url: string, token: string, payload?: object) =>
+  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
+const register = (token: string, body: object = {}) =>
+  call('POST', '/v1/oauth/clients', token, { name: 'Harbour log', redirect_uris: ['https://harbour.example.org/callback'], ...body });
+const secretHashOf = async (id: string) =>
+  (await t.database.db.selectFrom('oauth_clients').select('secret_hash').where('id', '=', id).executeTakeFirstOrThrow()).secret_hash;
+const eventsOf = (id: string) =>
+  t.database.db.selectFrom('audit_events').select(['event_type', 'metadata']).where('resource_id', '=', id).orderBy('created_at').execute();
+
+describe('POST /v1/oauth/clients', () => {
+  it('registers a confidential client: the secret is shown once and stored only as its hash', async () => {
+    const owner = await createUser(t.app);
+    const response = await register(owner.token, { description: 'Logbook', allowed_scopes: ['openid', 'gps:read'] });
+    expect(response.statusCode).toBe(201);
+    const body = response.json();
+    expect(body).toEqual({
+      client: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Harbour log', client_type: 'confidential', is_active: true },
+      client_secret: expect.stringMatching(/^wgcs_[A-Za-z0-9_-]{43}$/),
+    });
+    expect(await secretHashOf(body.client.id)).toBe(hashToken(body.client_secret));
+
+    const shown = await call('GET', `/v1/oauth/clients/${body.client.id}`, owner.token);
+    expect(shown.json()).toEqual({
+      id: body.client.id, name: 'Harbour log', description: 'Logbook', logo_url: null, homepage_url: null, privacy_policy_url: null,
+      terms_of_service_url: null, redirect_uris: ['https://harbour.example.org/callback'], allowed_scopes: ['openid', 'gps:read'],
+      client_type: 'confidential', is_active: true, is_first_party: false, owner_user_id: owner.id,
+      created_at: expect.any(String), updated_at: expect.any(String),
+    });
+    expect(shown.body).not.toContain('secret');
+    expect(await eventsOf(body.client.id)).toEqual([expect.objectContaining({ event_type: 'client_created' })]);
+  });
+
+  it('registers a public client without a secret, with the default scopes', async () => {
+    const owner = await createUser(t.app);
+    const response = await register(owner.token, { client_type: 'public', redirect_uris: ['http://127.0.0.1:8765/cb', 'http://[::1]/cb', 'http://localhost:3000/cb'] });
+    expect(response.json()).toMatchObject({ client: { client_type: 'public' }, client_secret: null });
+    const client = (await call('GET', `/v1/oauth/clients/${response.json().client.id}`, owner.token)).json();
+    expect(client.allowed_scopes).toEqual(['openid', 'profile', 'email']);
+    expect(await secretHashOf(client.id)).toBeNull();
+  });
+
+  it.each([
+    ['not absolute', '/callback', 'is not an absolute URL'],
+    ['a fragment', 'https://app.example.org/cb#x', 'has a fragment'],
+    ['plain http off loopback', 'http://app.example.org/cb', 'must use https'],
+    ['another scheme', 'ftp://app.example.org/cb', 'must use https'],
+  ])('refuses a redirect URI that is %s, naming it', async (_case, uri, reason) => {
+    const owner = await createUser(t.app);
+    const response = await register(owner.token, { redirect_uris: ['https://ok.example.org/cb', uri] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ code: 'oauth_client.invalid_redirect_uri' });
+    expect(response.json().message).toContain(reason);
+  });
+
+  it('rejects a missing name, no redirect URI and a bad homepage with 400 naming the field', async () => {
+    const owner = await createUser(t.app);
+    for (const [body, field] of [[{ name: '' }, 'name'], [{ redirect_uris: [] }, 'redirect_uris'], [{ homepage_url: 'javascript:alert(1)' }, 'homepage_url']] as const) {
+      const response = await register(owner.token, body);
+      expect(response.statusCode).toBe(400);
+      expect(response.json().message).toContain(field);
+    }
+  });
+
+  it('leaves is_first_party and owner_user_id to super admins; the owner must be a developer', async () => {
+    const user = await createUser(t.app);
+    expect((await register(user.token, { is_first_party: true })).json()).toMatchObject({ code: 'oauth_client.first_party_forbidden' });
+    expect((await register(user.token, { owner_user_id: user.id })).json()).toMatchObject({ code: 'oauth_client.owner_super_admin_only' });
+    expect((await register(admin, { owner_user_id: user.id })).json()).toMatchObject({ code: 'oauth_client.owner_not_developer' });
+    expect((await register(admin, { owner_user_id: UNKNOWN_ID })).json()).toMatchObject({ code: 'oauth_client.unknown_owner' });
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    const created = await register(admin, { owner_user_id: developer.id, is_first_party: true });
+    expect(created.statusCode).toBe(201);
+    const client = (await call('GET', `/v1/oauth/clients/${created.json().client.id}`, developer.token)).json();
+    expect(client).toMatchObject({ owner_user_id: developer.id, is_first_party: true });
+  });
+});
+
+describe('reading, changing and deleting clients', () => {
+  it('shows owners their own clients, admins all; others get 404', async () => {
+    const owner = await createUser(t.app);
+    const other = await createUser(t.app);
+    const id = (await register(owner.token)).json().client.id;
+    expect((await call('GET', '/v1/oauth/clients', owner.token)).json().data.map((c: { id: string }) => c.id)).toEqual([id]);
+    expect((await call('GET', '/v1/oauth/clients', other.token)).json()).toEqual({ data: [] });
+    expect((await call('GET', '/v1/oauth/clients/all', admin)).json().data.map((c: { id: string }) => c.id)).toContain(id);
+    expect((await call('GET', '/v1/oauth/clients/all', owner.token)).statusCode).toBe(403);
+    for (const [method, url, body] of [
+      ['GET', `/v1/oauth/clients/${id}`, undefined], ['PATCH', `/v1/oauth/clients/${id}`, { name: 'x' }],
+      ['POST', `/v1/oauth/clients/${id}/regenerate-secret`, undefined], ['DELETE', `/v1/oauth/clients/${id}`, undefined],
+    ] as const) {
+      expect((await call(method, url, other.token, body)).json()).toEqual({ error: 'NotFound', message: 'OAuth client not found', code: 'oauth_client.not_found' });
+    }
+    expect((await call('GET', `/v1/oauth/clients/${id}`, admin)).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/oauth/clients' })).statusCode).toBe(401);
+  });
+
+  it('changes only the fields sent and audits their names', async () => {
+    const owner = await createUser(t.app);
+    const id = (await register(owner.token)).json().client.id;
+    const response = await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { name: 'Harbour log 2', redirect_uris: ['https://new.example.org/cb'] });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ name: 'Harbour log 2', redirect_uris: ['https://new.example.org/cb'], description: null, client_type: 'confidential' });
+    expect((await eventsOf(id)).at(-1)).toEqual({ event_type: 'client_updated', metadata: { fields: ['name', 'redirect_uris'] } });
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, {})).statusCode).toBe(400);
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { is_first_party: true })).json()).toMatchObject({ code: 'oauth_client.first_party_forbidden' });
+  });
+
+  it('regenerates a secret: the new one is shown once, the old hash is gone', async () => {
+    const owner = await createUser(t.app);
+    const created = (await register(owner.token)).json();
+    const response = await call('POST', `/v1/oauth/clients/${created.client.id}/regenerate-secret`, owner.token);
+    expect(response.statusCode).toBe(200);
+    const body = response.json();
+    expect(body).toEqual({ client_id: created.client.id, client_secret: expect.stringMatching(/^wgcs_/), message: expect.any(String) });
+    expect(body.client_secret).not.toBe(created.client_secret);
+    expect(await secretHashOf(created.client.id)).toBe(hashToken(body.client_secret));
+    expect((await eventsOf(created.client.id)).map((e) => e.event_type)).toEqual(['client_created', 'client_secret_regenerated']);
+
+    const publicClient = (await register(owner.token, { client_type: 'public' })).json().client.id;
+    const refused = await call('POST', `/v1/oauth/clients/${publicClient}/regenerate-secret`, owner.token);
+    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({ status: 400, code: 'oauth_client.public_has_no_secret' });
+  });
+
+  it('keeps first-party clients out of their owner\'s hands; a super admin may change them', async () => {
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    const id = (await register(admin, { owner_user_id: developer.id, is_first_party: true })).json().client.id;
+    for (const [method, url, body] of [
+      ['PATCH', `/v1/oauth/clients/${id}`, { name: 'x' }], ['POST', `/v1/oauth/clients/${id}/regenerate-secret`, undefined], ['DELETE', `/v1/oauth/clients/${id}`, undefined],
+    ] as const) {
+      const response = await call(method, url, developer.token, body);
+      expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 403, code: 'oauth_client.first_party_locked' });
+    }
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, admin, { name: 'Official app' })).statusCode).toBe(200);
+  });
+
+  it('deletes a client (204) and audits it', async () => {
+    const owner = await createUser(t.app);
+    const id = (await register(owner.token)).json().client.id;
+    const response = await call('DELETE', `/v1/oauth/clients/${id}`, owner.token);
+    expect(response.statusCode).toBe(204);
+    expect((await call('GET', `/v1/oauth/clients/${id}`, owner.token)).statusCode).toBe(404);
+    expect((await eventsOf(id)).map((e) => e.event_type)).toEqual(['client_created', 'client_deleted']);
+  });
+});

@@ -1,0 +1,149 @@
+import type { FastifyRequest } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { Caller } from '../../platform/auth/caller.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
+import type { UsersService } from '../users/service.js';
+import { OAuthClientErrors } from './errors.js';
+import { createOAuthClientsRepo, type ClientChanges } from './repo.js';
+import type { CreateClientInput, UpdateClientInput } from './schemas.js';
+
+export const CLIENT_SECRET_PREFIX = 'wgcs_';
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+interface Deps {
+  db: Kysely<Schema>;
+  clock: Clock;
+  audit: AuditWriter;
+  users: Pick<UsersService, 'exists'>;
+  access: Pick<AccessService, 'userHoldsRole'>;
+}
+
+/** RFC 6749 3.1.2 and OAuth 2.1: absolute, no fragment; https, or http only back to this machine (RFC 8252 7.3). */
+export function checkedRedirectUri(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" is not an absolute URL`);
+  }
+  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" has a fragment`);
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" must use https (http only on a loopback address)`);
+  return value;
+}
+
+/**
+ * OAuth client applications: registered by their owner (or a super admin), matched exactly by redirect
+ * URI, authenticated by a secret shown once and stored as its SHA-256 hash.
+ */
+export function createOAuthClientsService(deps: Deps) {
+  const repo = createOAuthClientsRepo(deps.db);
+
+  /** A client the caller owns, or any client for a super admin; others are not found (no id probing). */
+  async function visible(caller: Caller, id: string) {
+    const client = await repo.get(id);
+    if (!client || !(caller.isSuperAdmin || (caller.userId !== null && client.owner_user_id === caller.userId))) throw OAuthClientErrors.not_found();
+    return client;
+  }
+
+  async function changeable(caller: Caller, id: string) {
+    const client = await visible(caller, id);
+    if (client.is_first_party && !caller.isSuperAdmin) throw OAuthClientErrors.first_party_locked();
+    return client;
+  }
+
+  async function checkedOwner(caller: Caller, userId: string): Promise<string> {
+    if (!caller.isSuperAdmin && !caller.isSystem) throw OAuthClientErrors.owner_super_admin_only();
+    if (!(await deps.users.exists(userId))) throw OAuthClientErrors.unknown_owner();
+    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE))) throw OAuthClientErrors.owner_not_developer();
+    return userId;
+  }
+
+  async function checkedChanges(caller: Caller, input: UpdateClientInput): Promise<ClientChanges> {
+    if (input.is_first_party !== undefined && !caller.isSuperAdmin && !caller.isSystem) throw OAuthClientErrors.first_party_forbidden();
+    const changes: ClientChanges = {};
+    for (const field of ['name', 'description', 'logo_url', 'homepage_url', 'privacy_policy_url', 'terms_of_service_url', 'is_active', 'is_first_party'] as const) {
+      if (input[field] !== undefined) (changes as Record<string, unknown>)[field] = input[field];
+    }
+    if (input.redirect_uris) changes.redirect_uris = [...new Set(input.redirect_uris.map(checkedRedirectUri))];
+    if (input.allowed_scopes) changes.allowed_scopes = [...new Set(input.allowed_scopes)];
+    if (input.owner_user_id !== undefined) changes.owner_user_id = await checkedOwner(caller, input.owner_user_id.toLowerCase());
+    return changes;
+  }
+
+  return {
+    listMine: (caller: Caller) => (caller.userId ? repo.list(caller.userId) : Promise.resolve([])),
+    listAll: () => repo.list(),
+    listOfOwner: (userId: string) => repo.list(userId),
+    get: visible,
+
+    async create(request: FastifyRequest, caller: Caller, input: CreateClientInput) {
+      const changes = await checkedChanges(caller, input);
+      const owner = changes.owner_user_id ?? caller.userId;
+      if (!owner) throw OAuthClientErrors.owner_required();
+      const clientType = input.client_type ?? 'confidential';
+      const secret = clientType === 'confidential' ? newToken(CLIENT_SECRET_PREFIX) : null;
+      const client = await deps.db.transaction().execute(async (trx) => {
+        const created = await repo.insert({
+          ...changes,
+          name: input.name,
+          redirect_uris: changes.redirect_uris!,
+          client_type: clientType,
+          secret_hash: secret && hashToken(secret),
+          owner_user_id: owner,
+        }, trx);
+        await deps.audit.record(request, {
+          eventType: 'client_created', userId: owner, actorId: caller.userId, resourceType: 'oauth_client', resourceId: created.id,
+          metadata: { name: created.name, client_type: clientType, is_first_party: created.is_first_party, redirect_uris: created.redirect_uris },
+        }, trx);
+        return created;
+      });
+      return { client: { id: client.id, name: client.name, client_type: client.client_type, is_active: client.is_active }, client_secret: secret };
+    },
+
+    async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
+      await changeable(caller, id);
+      const changes = await checkedChanges(caller, input);
+      return deps.db.transaction().execute(async (trx) => {
+        if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
+        const updated = await repo.update(id, changes, deps.clock.now(), trx);
+        await deps.audit.record(request, {
+          eventType: 'client_updated', userId: updated.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
+          metadata: { fields: Object.keys(changes) },
+        }, trx);
+        return updated;
+      });
+    },
+
+    /** A new secret, shown once; the old one stops working as this commits. */
+    async regenerateSecret(request: FastifyRequest, caller: Caller, id: string) {
+      const client = await changeable(caller, id);
+      if (client.client_type === 'public') throw OAuthClientErrors.public_has_no_secret();
+      const secret = newToken(CLIENT_SECRET_PREFIX);
+      await deps.db.transaction().execute(async (trx) => {
+        await repo.update(id, { secret_hash: hashToken(secret) }, deps.clock.now(), trx);
+        await deps.audit.record(request, {
+          eventType: 'client_secret_regenerated', userId: client.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
+        }, trx);
+      });
+      return { client_id: id, client_secret: secret, message: 'Client secret regenerated. Store it now: it is not shown again.' };
+    },
+
+    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
+      const client = await changeable(caller, id);
+      await deps.db.transaction().execute(async (trx) => {
+        await repo.delete(id, trx);
+        await deps.audit.record(request, {
+          eventType: 'client_deleted', userId: client.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
+          metadata: { name: client.name },
+        }, trx);
+      });
+    },
+  };
+}
+
+export type OAuthClientsService = ReturnType<typeof createOAuthClientsService>;

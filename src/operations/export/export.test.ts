@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
 import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
@@ -7,10 +7,11 @@ let t: TestApp;
 let admin: string;
 beforeAll(async () => {
   t = await buildTestApp();
-  t.clock.freeze(new Date('2026-11-25T09:30:00Z'));
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
 });
 afterAll(() => t.close());
+// Every test starts at the same moment, whatever ran before it and moved the clock.
+beforeEach(() => t.clock.freeze(new Date('2026-11-25T09:30:00Z')));
 
 const get = (url: string, token: string) => t.app.inject({ method: 'GET', url, headers: { ...bearer(token), 'user-agent': 'export-test/1.0' } });
 

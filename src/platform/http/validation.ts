@@ -29,10 +29,46 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = createAjv(false);
   const coercing = createAjv('array');
   const compile: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema);
+    storable((httpPart === 'body' ? strict : coercing).compile(schema));
   app.setValidatorCompiler(compile);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)));
   app.addHook('onRoute', documentValidationError);
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+
+/**
+ * Every validated input, on every route, is also checked for what PostgreSQL cannot store or JSON
+ * cannot carry back: a NUL character in any string (also in path and query parameters, where `%00`
+ * decodes to one) and a number that is not finite (`1e400` parses as Infinity). Refused here with the
+ * field's name, before a handler or the database sees it.
+ */
+function storable(validate: Validate): Validate {
+  const checked: Validate = (data) => {
+    const problem = unstorable(data, '');
+    if (problem) {
+      checked.errors = [{ instancePath: problem.path, schemaPath: '#', keyword: problem.keyword, params: {}, message: problem.message }];
+      return false;
+    }
+    const valid = validate(data);
+    checked.errors = validate.errors;
+    return valid;
+  };
+  return checked;
+}
+
+const MAX_DEPTH = 64;
+
+function unstorable(value: unknown, path: string, depth = 0): { path: string; keyword: string; message: string } | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? { path, keyword: 'nul', message: 'must not contain NUL characters' } : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, keyword: 'finite', message: 'must be a finite number' };
+  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key.includes('\u0000')) return { path, keyword: 'nul', message: 'must not have a key with NUL characters' };
+    const found = unstorable(inner, `${path}/${key}`, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
 }
 
 /** A route that validates its input answers 400 `request.validation`; its OpenAPI responses say so. */

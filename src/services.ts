@@ -31,6 +31,7 @@ import { createTripsService } from './tracking/trips/service.js';
 import { createUsersService } from './identity/users/service.js';
 import { createBansService } from './identity/bans/service.js';
 import { createOAuthClientsService } from './identity/oauth-clients/service.js';
+import { createOAuthService } from './identity/oauth/service.js';
 import { createPlatformsService } from './identity/platforms/service.js';
 import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
 import { createAccountsService } from './identity/accounts/service.js';
@@ -61,6 +62,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access });
+  const oauth = createOAuthService({ db, clock, secretBox, config, clients: oauthClients });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
@@ -170,8 +172,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     account_tokens: await accountTokens.purgeSpent(),
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
     deleted_users: await users.purgeDue(),
+    oauth_artifacts: await oauth.purgeExpired(),
   });
-  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -16,6 +16,9 @@ export function createOAuthClientsRepo(db: Kysely<Schema>) {
       return query.execute();
     },
 
+    /** The client with its secret hash, for the OAuth provider to authenticate it. */
+    withSecret: (id: string) => db.selectFrom('oauth_clients').select([...CLIENT_COLUMNS, 'secret_hash']).where('id', '=', id).executeTakeFirst(),
+
     get: (id: string) => db.selectFrom('oauth_clients').select(CLIENT_COLUMNS).where('id', '=', id).executeTakeFirst(),
 
     insert: (client: ClientChanges & { name: string; redirect_uris: string[]; client_type: 'confidential' | 'public' }, trx: Kysely<Schema>) =>

@@ -7,6 +7,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
+import { isUuid } from '../../platform/http/schemas.js';
 import { OAuthClientErrors } from './errors.js';
 import { createOAuthClientsRepo, type ClientChanges } from './repo.js';
 import type { CreateClientInput, UpdateClientInput } from './schemas.js';
@@ -79,6 +80,26 @@ export function createOAuthClientsService(deps: Deps) {
     listMine: (caller: Caller) => (caller.userId ? repo.list(caller.userId) : Promise.resolve([])),
     listAll: () => repo.list(),
     listOfOwner: (userId: string) => repo.list(userId),
+
+    /**
+     * An active client as the OAuth provider registers it (RFC 7591 metadata). `client_secret` is the
+     * secret's hash: the provider compares the hash of what a client presents (see oauth/provider.ts).
+     */
+    async providerMetadataOf(id: string) {
+      const client = isUuid(id) ? await repo.withSecret(id.toLowerCase()) : undefined;
+      if (!client?.is_active) return undefined;
+      const confidential = client.client_type === 'confidential';
+      return {
+        client_id: client.id,
+        ...(confidential ? { client_secret: client.secret_hash! } : {}),
+        client_name: client.name,
+        redirect_uris: client.redirect_uris,
+        response_types: ['code'],
+        grant_types: confidential ? ['authorization_code', 'refresh_token', 'client_credentials'] : ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
+        scope: client.allowed_scopes.join(' '),
+      };
+    },
     get: visible,
 
     async create(request: FastifyRequest, caller: Caller, input: CreateClientInput) {

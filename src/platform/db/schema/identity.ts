@@ -147,6 +147,24 @@ export interface IdentityTables {
   user_bans: UserBansTable;
   /** Owner: identity/oauth-clients. */
   oauth_clients: OAuthClientsTable;
+  /** Owner: identity/oauth (the provider's state, as oidc-provider stores it). */
+  oauth_artifacts: {
+    model: string;
+    id: string;
+    payload: ColumnType<Record<string, unknown>, string, string>;
+    grant_id: string | null;
+    uid: string | null;
+    user_code: string | null;
+    expires_at: Date | null;
+    consumed_at: Date | null;
+  };
+  oauth_signing_keys: {
+    kid: string;
+    algorithm: string;
+    private_jwk_sealed: string;
+    created_at: CreatedAt;
+    retired_at: Date | null;
+  };
 
   /** Owner: identity/auth (registration). */
   pending_registrations: {

@@ -1,0 +1,121 @@
+import { createServer } from 'node:net';
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createUser, type TestApp } from '../../../test/helpers.js';
+
+/** A port nobody listens on now, so the issuer (PUBLIC_URL) can be known before the app is built. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let t: TestApp;
+let base: string;
+let owner: Awaited<ReturnType<typeof createUser>>;
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  t = await buildTestApp({ config: { publicUrl: base } });
+  await t.app.listen({ host: '127.0.0.1', port });
+  owner = await createUser(t.app);
+});
+afterAll(() => t.close());
+
+async function registerClient(body: object = {}) {
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/oauth/clients',
+    headers: bearer(owner.token),
+    payload: { name: 'Relying party', redirect_uris: ['https://rp.example.org/cb'], ...body },
+  });
+  expect(response.statusCode).toBe(201);
+  return response.json() as { client: { id: string }; client_secret: string };
+}
+
+/** The OAuth error a failed request of openid-client carries (in its body or its WWW-Authenticate challenge). */
+async function oauthError(request: Promise<unknown>): Promise<string | undefined> {
+  const err = (await request.then(() => undefined, (e: unknown) => e)) as { error?: string; cause?: { parameters?: { error?: string } }[] } | undefined;
+  return err?.error ?? err?.cause?.[0]?.parameters?.error;
+}
+
+/** openid-client (OpenID Certified) configured by discovery, as any relying party would. */
+async function relyingParty(clientId: string, secret: string) {
+  return client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.ClientSecretBasic(secret), { execute: [client.allowInsecureRequests] });
+}
+
+describe('OAuth provider', () => {
+  it('publishes one issuer at the provider path and at the root, with the signing keys', async () => {
+    const underPrefix = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const atRoot = await (await fetch(`${base}/.well-known/openid-configuration`)).json();
+    expect(underPrefix.issuer).toBe(`${base}/v1/oauth`);
+    expect(atRoot).toEqual(underPrefix);
+    expect(underPrefix).toMatchObject({
+      token_endpoint: `${base}/v1/oauth/token`,
+      jwks_uri: `${base}/v1/oauth/jwks`,
+      introspection_endpoint: `${base}/v1/oauth/token/introspection`,
+      revocation_endpoint: `${base}/v1/oauth/token/revocation`,
+      code_challenge_methods_supported: ['S256'],
+    });
+    const jwks = (await (await fetch(`${base}/v1/oauth/jwks`)).json()) as { keys: unknown[] };
+    expect(jwks.keys).toEqual([expect.objectContaining({ kty: 'RSA', alg: 'RS256', use: 'sig', kid: expect.any(String) })]);
+    expect(JSON.stringify(jwks)).not.toMatch(/"d"|"p"|"q"/);
+  });
+
+  it('issues client-credentials tokens that introspect as active until revoked', async () => {
+    const { client: registered, client_secret } = await registerClient();
+    const rp = await relyingParty(registered.id, client_secret);
+    const tokens = await client.clientCredentialsGrant(rp, { scope: 'openid' });
+    expect(tokens.token_type.toLowerCase()).toBe('bearer');
+    expect(tokens.access_token).toEqual(expect.any(String));
+
+    const active = await client.tokenIntrospection(rp, tokens.access_token);
+    expect(active).toMatchObject({ active: true, client_id: registered.id });
+    await client.tokenRevocation(rp, tokens.access_token);
+    expect((await client.tokenIntrospection(rp, tokens.access_token)).active).toBe(false);
+  });
+
+  it('answers token requests with Cache-Control: no-store', async () => {
+    const { client: registered, client_secret } = await registerClient();
+    const response = await fetch(`${base}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${registered.id}:${client_secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('refuses a wrong secret, and the old secret at once after regeneration', async () => {
+    const { client: registered, client_secret } = await registerClient();
+    expect(await oauthError(client.clientCredentialsGrant(await relyingParty(registered.id, 'wgcs_not-the-secret')))).toBe('invalid_client');
+    const regenerated = await t.app.inject({ method: 'POST', url: `/v1/oauth/clients/${registered.id}/regenerate-secret`, headers: bearer(owner.token) });
+    expect(await oauthError(client.clientCredentialsGrant(await relyingParty(registered.id, client_secret)))).toBe('invalid_client');
+    const tokens = await client.clientCredentialsGrant(await relyingParty(registered.id, regenerated.json().client_secret));
+    expect(tokens.access_token).toEqual(expect.any(String));
+  });
+
+  it('refuses clients that are deactivated or deleted', async () => {
+    const { client: registered, client_secret } = await registerClient();
+    const rp = await relyingParty(registered.id, client_secret);
+    await t.app.inject({ method: 'PATCH', url: `/v1/oauth/clients/${registered.id}`, headers: bearer(owner.token), payload: { is_active: false } });
+    expect(await oauthError(client.clientCredentialsGrant(rp))).toBe('invalid_client');
+    await t.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${registered.id}`, headers: bearer(owner.token) });
+    expect(await oauthError(client.clientCredentialsGrant(rp))).toBe('invalid_client');
+  });
+});
+
+describe('without PUBLIC_URL', () => {
+  it('answers 503 naming the setting', async () => {
+    const other = await buildTestApp();
+    try {
+      const response = await other.app.inject({ method: 'GET', url: '/v1/oauth/.well-known/openid-configuration' });
+      expect(response.statusCode).toBe(503);
+      expect(response.json()).toMatchObject({ code: 'oauth.public_url_required' });
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -31,7 +31,7 @@ interface Deps {
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
   sessions: Pick<SessionStore, 'issue' | 'delete'>;
   audit: AuditWriter;
-  signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
+  signInThrottle: Pick<SignInThrottle, 'claim'>;
   bans: Pick<BansService, 'inForce'>;
   /** Opens a 2FA login challenge when the user has 2FA on (the two-factor module's). */
   twoFactor: Pick<TwoFactorService, 'startLoginChallenge'>;
@@ -52,7 +52,8 @@ export function createAuthService(deps: Deps) {
     async login(request: FastifyRequest, input: Static<typeof LoginBody>): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
-      await deps.signInThrottle.ensureAllowed(identifier, request.ip);
+      // Claimed before the password is checked, so a burst of guesses cannot outrun the lockout.
+      const attempt = await deps.signInThrottle.claim(identifier, request.ip);
       const { user, account } = await findLogin(identifier);
       // The password is checked (against a dummy hash when there is no account) before anything
       // else, so the response time does not tell whether the account exists.
@@ -66,9 +67,10 @@ export function createAuthService(deps: Deps) {
           errorMessage: !user ? 'unknown identifier' : !account?.password_hash ? 'no password sign-in' : !passwordOk ? 'wrong password' : 'email sign-in disabled',
           metadata: { provider: EMAIL_PLATFORM },
         });
-        await deps.signInThrottle.recordFailure(identifier, request.ip);
+        await attempt.failed();
         throw LoginErrors.invalid_credentials();
       }
+      await attempt.succeeded();
 
       // A banned user learns so (and until when) only after giving the right password.
       const ban = await deps.bans.inForce(user.id);

@@ -37,7 +37,35 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     }
   }
 
+  async function lock(key: string): Promise<void> {
+    await kv.set(`${key}:lock`, String(clock.nowMs() + policy.lockSecs * 1000), policy.lockSecs);
+  }
+
   return {
+    /**
+     * Claims one password attempt for the identifier and the IP before the password is checked: the
+     * failure counters are incremented first (atomically, on every node), so however many attempts
+     * arrive at once, at most the allowed number reach the check; the rest get 429 and lock. Report
+     * the outcome: a success takes its count back, a failure that used the last attempt locks.
+     */
+    async claim(identifier: string, ip: string): Promise<{ succeeded(): Promise<void>; failed(): Promise<void> }> {
+      await this.ensureAllowed(identifier, ip);
+      const at = clock.nowMs();
+      const claimed = await failOpen(
+        () => Promise.all(subjects(identifier, ip).map(async (subject) => ({ ...subject, count: (await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, at)).count }))),
+        [],
+      );
+      const over = claimed.filter((subject) => subject.count > subject.max);
+      if (over.length) {
+        await failOpen(() => Promise.all(over.map((subject) => lock(subject.key))), []);
+        throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, policy.lockSecs);
+      }
+      return {
+        succeeded: () => failOpen(async () => void (await Promise.all(claimed.map((s) => kv.unhitWindow(`${s.key}:failures`, policy.windowSecs, at)))), undefined),
+        failed: () => failOpen(async () => void (await Promise.all(claimed.filter((s) => s.count >= s.max).map((s) => lock(s.key)))), undefined),
+      };
+    },
+
     /** Throws 429 while the identifier or the IP is locked out. */
     async ensureAllowed(identifier: string, ip: string): Promise<void> {
       const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
@@ -49,8 +77,8 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     async recordFailure(identifier: string, ip: string): Promise<void> {
       await failOpen(async () => {
         for (const subject of subjects(identifier, ip)) {
-          const { count } = await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs);
-          if (count >= subject.max) await kv.set(`${subject.key}:lock`, String(clock.nowMs() + policy.lockSecs * 1000), policy.lockSecs);
+          const { count } = await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, clock.nowMs());
+          if (count >= subject.max) await lock(subject.key);
         }
       }, undefined);
     },
@@ -59,7 +87,7 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     async clear(identifiers: string[]): Promise<void> {
       const keys = identifiers.map((identifier) => subjects(identifier, '')[0]!.key);
       await failOpen(
-        () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs)])),
+        () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs, clock.nowMs())])),
         [],
       );
     },

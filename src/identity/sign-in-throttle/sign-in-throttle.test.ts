@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { buildMailingTestApp, createUser, type TestApp } from '../../../test/helpers.js';
+import { buildApp } from '../../app.js';
 import { SIGN_IN_POLICY } from './service.js';
 
 describe('sign-in throttle', () => {
@@ -30,6 +31,27 @@ describe('sign-in throttle', () => {
     // Other accounts are unaffected.
     const other = await createUser(t.app);
     expect((await signIn(other.username, other.password, '10.0.0.2')).statusCode).toBe(200);
+  });
+
+  it('lets no more than the allowed attempts reach the password check, however many arrive at once on two nodes', async () => {
+    const user = await createUser(t.app);
+    const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
+    try {
+      const attempt = (node: typeof t.app, password: string, i: number) =>
+        node.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password }, remoteAddress: `10.0.9.${i}` });
+      const burst = await Promise.all([
+        ...Array.from({ length: 60 }, (_, i) => attempt(i % 2 ? t.app : second, 'wrong password', i)),
+        attempt(second, user.password, 200),
+      ]);
+      const statuses = burst.map((response) => response.statusCode);
+      const checked = statuses.filter((status) => status === 401 || status === 200).length;
+      expect(checked).toBeLessThanOrEqual(SIGN_IN_POLICY.maxFailuresPerIdentifier);
+      expect(statuses.filter((status) => status === 429).length).toBe(statuses.length - checked);
+      // The lock holds afterwards, for the right password too.
+      expect((await attempt(t.app, user.password, 201)).statusCode).toBe(429);
+    } finally {
+      await second.close();
+    }
   });
 
   it('lifts the lock when its time is up', async () => {

@@ -94,10 +94,12 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     expect(next).toEqual({ count: 1, resetAt: start / 1000 + 120 });
   });
 
-  it('resets the count of the current window only', async () => {
+  it('takes back one hit, and resets the count of the current window only', async () => {
     const start = futureWindowStart();
     await kv.hitWindow('rl:reset', 60, start);
     await kv.hitWindow('rl:reset', 60, start);
+    await kv.unhitWindow('rl:reset', 60, start + 500);
+    expect((await kv.hitWindow('rl:reset', 60, start + 600)).count).toBe(2);
     await kv.hitWindow('rl:reset', 60, start + 60_000);
     await kv.resetWindow('rl:reset', 60, start + 1_000);
     expect((await kv.hitWindow('rl:reset', 60, start + 2_000)).count).toBe(1);

@@ -24,6 +24,8 @@ export interface KeyValueStore {
    * missing ('absent').
    */
   keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
+  /** Takes back one hit of the window that contains `now` (an attempt claimed and then refunded). */
+  unhitWindow(key: string, windowSecs: number, now: number): Promise<void>;
   /** Forgets the hits counted in the window that contains `now`. */
   resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;

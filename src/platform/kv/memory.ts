@@ -52,6 +52,11 @@ export class MemoryStore implements KeyValueStore {
     return { count: 1, resetAt };
   }
 
+  async unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {
+    const window = this.#windows.get(`${key}:${windowOf(windowSecs, now).index}`);
+    if (window && window.count > 0) window.count--;
+  }
+
   async resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
     this.#windows.delete(`${key}:${windowOf(windowSecs, now).index}`);
   }

@@ -101,6 +101,12 @@ export class RedisStore implements KeyValueStore {
     return { count: Number(count), resetAt };
   }
 
+  async unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {
+    const windowKey = `${this.#ns}${key}:${windowOf(windowSecs, now).index}`;
+    // A window that has expired meanwhile must not come back as a negative count.
+    if ((await this.#client.decr(windowKey)) <= 0) await this.#client.del(windowKey);
+  }
+
   async resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
     await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`);
   }

@@ -43,21 +43,22 @@ describe('constant-time text comparison', () => {
   });
 });
 
-const ALLOWED: [string, string][] = [
-  ['POST', '/v1/users/oauth'],
-  ['GET', '/v1/users/email'],
-  ['GET', '/v1/users/email/someone@example.org'],
-  ['POST', '/v1/sessions'],
-  ['GET', '/v1/sessions/ses_abc'],
-  ['POST', '/v1/auth/login'],
-  ['POST', '/v1/auth/2fa/check'],
-  ['POST', '/v1/auth/verify-email'],
-  ['POST', '/v1/auth/reset-password'],
-  ['POST', '/v1/auth/reset-password/complete'],
-  ['POST', '/v1/auth/register/verify'],
-  ['POST', '/v1/internal/audit'],
-  ['POST', '/v1/gql'],
-  ['GET', '/v1/ws'],
+/** [method, URL, the route pattern it resolves to]: one row per line of the spec's allowlist, or more. */
+const ALLOWED: [string, string, string][] = [
+  ['POST', '/v1/users/oauth', '/v1/users/oauth'],
+  ['GET', '/v1/users/email/someone@example.org', '/v1/users/email/:email'],
+  ['POST', '/v1/users/email/verify', '/v1/users/email/verify'],
+  ['POST', '/v1/sessions', '/v1/sessions'],
+  ['GET', '/v1/sessions/ses_abc', '/v1/sessions/:token'],
+  ['POST', '/v1/auth/login', '/v1/auth/login'],
+  ['POST', '/v1/auth/2fa/check', '/v1/auth/2fa/check'],
+  ['POST', '/v1/auth/verify-email', '/v1/auth/verify-email'],
+  ['POST', '/v1/auth/reset-password', '/v1/auth/reset-password'],
+  ['POST', '/v1/auth/reset-password/complete', '/v1/auth/reset-password/complete'],
+  ['POST', '/v1/auth/register/verify', '/v1/auth/register/verify'],
+  ['POST', '/v1/internal/audit', '/v1/internal/audit'],
+  ['POST', '/v1/gql', '/v1/gql'],
+  ['GET', '/v1/ws', '/v1/ws'],
 ];
 
 const REFUSED: [string, string][] = [
@@ -72,6 +73,8 @@ const REFUSED: [string, string][] = [
   ['POST', '/v1/users/oauth/extra'], // exact match only
   ['POST', '/v1/auth/login/extra'],
   ['GET', '/v1/sessions-old'], // a prefix matches whole path segments
+  ['GET', '/v1/sessions/ses_abc/extra'], // no such route: the route decides, not the path's prefix
+  ['DELETE', '/v1/users/email/someone@example.org/x'],
   ['POST', '/v1/users/email-link/verify'],
   ['GET', '/v1/users/me'],
 ];
@@ -86,14 +89,15 @@ describe('system key allowlist', () => {
   const asSystem = (method: string, url: string) =>
     t.app.inject({ method: method as 'GET', url, headers: bearer(TEST_SYSTEM_KEY), payload: method === 'GET' ? undefined : {} });
 
-  it.each(ALLOWED)('lets the system key through on %s %s', async (method, url) => {
-    expect(systemKeyAllowed(url)).toBe(true);
+  it.each(ALLOWED)('lets the system key through on %s %s', async (method, url, route) => {
+    expect(systemKeyAllowed(route)).toBe(true);
+    // Rows whose area has not landed yet (GraphQL, WebSocket) have no route to call.
+    if (!t.app.hasRoute({ method: method as 'GET', url: route })) return;
     const response = await asSystem(method, url);
     expect(response.statusCode).not.toBe(403);
   });
 
   it.each(REFUSED)('refuses the system key on %s %s', async (method, url) => {
-    expect(systemKeyAllowed(url)).toBe(false);
     const response = await asSystem(method, url);
     expect(response.statusCode).toBe(403);
     expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });

@@ -73,7 +73,10 @@ export function registerAuth(
     request.caller = caller;
     if (!caller) return undefined;
     onResolved(caller);
-    if (caller.isSystem && !systemKeyAllowed(request.url.split('?')[0]!)) return AuthErrors.system_key_not_permitted();
+    // Matched against the route Fastify resolved, as the spec's table means, not the raw path: no
+    // spelling of a URL reaches another route through an allowed prefix. No route: nothing to allow.
+    const route = request.routeOptions.url;
+    if (caller.isSystem && !(route !== undefined && systemKeyAllowed(route))) return AuthErrors.system_key_not_permitted();
     return undefined;
   }
 

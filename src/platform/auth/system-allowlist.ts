@@ -1,7 +1,7 @@
 /**
- * The only routes a system key may call (interface spec, Authentication 4).
- * A prefix matches the path itself and anything below it, segment-wise:
- * `/v1/sessions` matches `/v1/sessions/abc`, not `/v1/sessions-old`.
+ * The only routes a system key may call (interface spec, Authentication 4), matched against the route
+ * pattern (`/v1/sessions/:token`). A prefix matches the route itself and anything below it,
+ * segment-wise: `/v1/sessions` matches `/v1/sessions/:token`, not `/v1/sessions-old`.
  */
 const EXACT = new Set([
   '/v1/users/oauth',
@@ -15,7 +15,7 @@ const EXACT = new Set([
 ]);
 const PREFIXES = ['/v1/users/email', '/v1/sessions', '/v1/auth/reset-password'];
 
-export function systemKeyAllowed(path: string): boolean {
-  const normalised = path.length > 1 ? path.replace(/\/+$/, '') : path;
+export function systemKeyAllowed(route: string): boolean {
+  const normalised = route.length > 1 ? route.replace(/\/+$/, '') : route;
   return EXACT.has(normalised) || PREFIXES.some((prefix) => normalised === prefix || normalised.startsWith(`${prefix}/`));
 }

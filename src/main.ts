@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from './app.js';
 import { AppError } from './platform/http/errors.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
+import { DataDirInUseError } from './platform/db/data-dir-lock.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import type { Services } from './services.js';
 import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
@@ -122,6 +123,8 @@ async function main(argv: string[]): Promise<void> {
   const command = commands[name];
   if (!command) throw new UsageError(`Unknown command "${name}". Run "waygate help" for the list.`);
   loadDotEnv();
+  // Everything this process writes under DATA_DIR (database files, keys, mail outbox) is its owner's alone.
+  process.umask(0o077);
   await command(loadConfig(), rest);
 }
 
@@ -132,6 +135,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof ConfigError ||
     error instanceof UsageError ||
     error instanceof AppError ||
+    error instanceof DataDirInUseError ||
     (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   const message = error instanceof Error ? error.message : String(error);
   console.error(`waygate: ${known ? message : `failed: ${message}`}`);

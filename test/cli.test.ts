@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -114,8 +114,16 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     expect(withSystemKey.status).toBe(403);
     expect(await withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
 
+    // One owner per data directory: a CLI command against it refuses, saying why, instead of writing behind the server's back.
+    const meanwhile = run(['admin', 'create', '--email', 'late@example.org', '--username', 'late', '--password', 'late-password-1'], { DATA_DIR: dataDir });
+    expect(meanwhile.status).toBe(2);
+    expect(meanwhile.stderr).toMatch(/is in use by another Waygate process \(pid \d+\)/);
+    // Written owner-only.
+    expect(statSync(join(dataDir, 'pgdata')).mode & 0o077).toBe(0);
+
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(existsSync(join(dataDir, 'pgdata.lock'))).toBe(false);
     expect(lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining(['shutting down: finishing in-flight requests', 'stopped']),
     );

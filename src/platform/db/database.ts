@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync } from 'node:fs';
+import { lockDataDir } from './data-dir-lock.js';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { PGliteDialect } from './pglite-dialect.js';
@@ -36,7 +37,8 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 }
 
 async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }>): Promise<Database> {
-  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true });
+  if (target.dataDir) mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
+  const release = target.dataDir ? lockDataDir(target.dataDir) : () => undefined;
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(target.dataDir, {
     parsers: numericParsers,
@@ -44,6 +46,9 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     // an embedded single-node service does well with less.
     postgresqlconf: [`shared_buffers=${target.sharedBuffers ?? '16MB'}`],
     ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
+  }).catch((err: unknown) => {
+    release();
+    throw err;
   });
   const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
   return {
@@ -54,6 +59,7 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     close: async () => {
       await db.destroy();
       await pglite.close();
+      release();
     },
   };
 }

@@ -5,7 +5,7 @@ import type { Database } from './platform/db/database.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
-import { AppError, registerErrorHandling } from './platform/http/errors.js';
+import { AppError, frameworkErrorResponse, registerErrorHandling } from './platform/http/errors.js';
 import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
 import { registerAuth } from './platform/auth/hooks.js';
@@ -90,6 +90,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkErrorResponse,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyDatabaseError, type DatabaseError } from '../db/errors.js';
 
 const ERROR_NAMES: Record<number, string> = {
@@ -10,6 +10,7 @@ const ERROR_NAMES: Record<number, string> = {
   406: 'NotAcceptable',
   409: 'Conflict',
   413: 'PayloadTooLarge',
+  414: 'URITooLong',
   415: 'UnsupportedMediaType',
   429: 'TooManyRequests',
   500: 'InternalServerError',
@@ -94,6 +95,8 @@ export const RequestErrors = defineErrors('request', {
   malformed_json: [400, 'Malformed JSON body'],
   body_too_large: [413, 'Request body is too large'],
   unsupported_media_type: [415, 'Unsupported Content-Type; send application/json'],
+  bad_url: [400, 'The URL is not valid (a malformed percent-encoding)'],
+  uri_too_long: [414, 'A path parameter is too long'],
   route_not_found: [404, 'No route for this method and path'],
   rate_limited: [429, 'Rate limit exceeded'],
   internal: [500, 'An unexpected error occurred'],
@@ -125,6 +128,8 @@ export const CODES_OF_ANY_ROUTE: readonly string[] = [
   RequestErrors.malformed_json.code,
   RequestErrors.body_too_large.code,
   RequestErrors.unsupported_media_type.code,
+  RequestErrors.bad_url.code,
+  RequestErrors.uri_too_long.code,
   RequestErrors.rate_limited.code,
   'request.invalid',
   AuthErrors.system_key_not_permitted.code,
@@ -206,6 +211,15 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
 
 function reply(err: AppError) {
   return { status: err.status, body: { error: err.error, message: err.message, code: err.code }, unexpected: false };
+}
+
+/**
+ * Errors of Fastify's router, before any route or error handler: the same body as every other error,
+ * and never an echo of the offending URL (it can be kilobytes long).
+ */
+export function frameworkErrorResponse(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const error = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? RequestErrors.uri_too_long() : err.code === 'FST_ERR_BAD_URL' ? RequestErrors.bad_url() : RequestErrors.internal();
+  void reply.code(error.status).send({ error: error.error, message: error.message, code: error.code });
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

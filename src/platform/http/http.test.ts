@@ -240,6 +240,31 @@ describe('HTTP conventions', () => {
     }
   });
 
+  it('answers an overlong path parameter with 414 and a malformed URL with 400, echoing neither', async () => {
+    const long = await t.app.inject({ method: 'GET', url: `/v1/platforms/${'a'.repeat(5000)}` });
+    expect({ status: long.statusCode, body: long.json() }).toEqual({
+      status: 414,
+      body: { error: 'URITooLong', message: 'A path parameter is too long', code: 'request.uri_too_long' },
+    });
+    const malformed = await t.app.inject({ method: 'GET', url: '/v1/platforms/%E0%A4%A' });
+    expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
+      status: 400,
+      body: { error: 'BadRequest', message: 'The URL is not valid (a malformed percent-encoding)', code: 'request.bad_url' },
+    });
+  });
+
+  it('refuses compressed bodies and charsets other than UTF-8 with 415 saying what to send', async () => {
+    const login = (headers: Record<string, string>) =>
+      t.app.inject({ method: 'POST', url: '/v1/auth/login', headers, payload: '{"identifier":"admin","password":"x"}' });
+    expect((await login({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).json()).toEqual({
+      error: 'UnsupportedMediaType', message: 'Content-Encoding gzip is not supported; send the body uncompressed', code: 'request.unsupported_media_type',
+    });
+    expect((await login({ 'content-type': 'application/json; charset=utf-16' })).json()).toEqual({
+      error: 'UnsupportedMediaType', message: 'charset utf-16 is not supported; send UTF-8', code: 'request.unsupported_media_type',
+    });
+    expect((await login({ 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(401);
+  });
+
   it('refuses numbers JSON can write but not carry back (1e400 is Infinity) with 400 naming the field', async () => {
     const response = await t.app.inject({
       method: 'POST',

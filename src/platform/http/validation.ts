@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { FastifyInstance, FastifySchemaCompiler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler, RouteOptions } from 'fastify';
 import { withErrorResponses } from './envelopes.js';
 import { RequestErrors } from './errors.js';
 
@@ -33,6 +33,22 @@ export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(compile);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)));
   app.addHook('onRoute', documentValidationError);
+  app.addHook('preParsing', async (request) => refuseUnreadableBody(request.headers));
+}
+
+/**
+ * Bodies are read as UTF-8 JSON as sent: a compressed or otherwise encoded body, or another charset,
+ * would be misread as garbage, so they are refused with 415 saying what to send instead.
+ */
+function refuseUnreadableBody(headers: FastifyRequest['headers']): void {
+  const encoding = headers['content-encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') {
+    throw RequestErrors.unsupported_media_type(`Content-Encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`);
+  }
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (charset && charset !== 'utf-8' && charset !== 'utf8') {
+    throw RequestErrors.unsupported_media_type(`charset ${charset.slice(0, 40)} is not supported; send UTF-8`);
+  }
 }
 
 type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };

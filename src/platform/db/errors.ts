@@ -47,6 +47,12 @@ const SQLSTATE_FAULTS: Record<string, DatabaseFault> = {
   '57P03': 'unavailable',
 };
 
+/**
+ * Any other class 22 (data exception: a value too long, out of range, of the wrong form) is the
+ * request's value, not our fault: 400, never 500.
+ */
+const sqlstateClassFault = (code: string): DatabaseFault | undefined => (/^22[0-9A-Z]{3}$/.test(code) ? 'invalid_value' : undefined);
+
 /** Node socket errors of the `pg` driver when the server is gone. */
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
 
@@ -57,7 +63,7 @@ export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const { code, constraint, detail, message } = err as { code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown };
   const fault =
-    (typeof code === 'string' && (SQLSTATE_FAULTS[code] ?? (SOCKET_ERRORS.has(code) ? 'unavailable' : undefined))) ||
+    (typeof code === 'string' && (SQLSTATE_FAULTS[code] ?? sqlstateClassFault(code) ?? (SOCKET_ERRORS.has(code) ? 'unavailable' : undefined))) ||
     (typeof message === 'string' && CONNECTION_LOST.test(message) ? 'unavailable' : undefined);
   if (!fault) return undefined;
   return {

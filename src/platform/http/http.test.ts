@@ -62,6 +62,9 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/probe/bad-number', async () => {
     await sql`select ${'twelve'}::integer as n`.execute(app.database.db);
   });
+  app.get('/v1/probe/division', async () => {
+    await sql`select ${1}::int / ${0}::int as ratio`.execute(app.database.db);
+  });
   app.get('/v1/probe/missing-reference', async () => {
     await app.database.db.insertInto('trips').values({ name: 'x', device_id: '00000000-0000-4000-8000-000000000000' }).execute();
   });
@@ -289,6 +292,11 @@ describe('HTTP conventions', () => {
       message: 'Text must not contain NUL characters or invalid byte sequences',
       code: 'database.invalid_text',
     });
+  });
+
+  it('answers any other data exception of the database (class 22, here a division by zero) with 400', async () => {
+    const response = await get('/v1/probe/division');
+    expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 400, code: 'database.invalid_value' });
   });
 
   it('answers a value the database cannot read as its type with 400', async () => {

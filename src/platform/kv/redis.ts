@@ -38,6 +38,8 @@ export interface RedisStoreOptions {
  * down (no offline queue) so callers such as the rate limiter can fail open
  * instead of hanging.
  */
+export const COMMAND_TIMEOUT_MS = 500;
+
 export class RedisStore implements KeyValueStore {
   readonly kind = 'redis';
   readonly #client: ScriptedRedis;
@@ -52,7 +54,9 @@ export class RedisStore implements KeyValueStore {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt: number) => Math.min(attempt * 200, 2000),
     };
-    this.#client = new Redis(options.url, connection) as ScriptedRedis;
+    // A Redis that hangs (frozen, or a network that drops packets) must not hang every request with it:
+    // a command without an answer fails after this long, and callers fall back as for a Redis that is down.
+    this.#client = new Redis(options.url, { ...connection, commandTimeout: COMMAND_TIMEOUT_MS }) as ScriptedRedis;
     this.#client.defineCommand('keepNewest', { numberOfKeys: 1, lua: KEEP_NEWEST });
     // The subscriber queues its SUBSCRIBE commands until it is connected, and re-subscribes after a reconnect.
     this.#subscriber = new Redis(options.url, { ...connection, enableOfflineQueue: true, maxRetriesPerRequest: null });

@@ -1,0 +1,53 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backend } from '../../../test/helpers.js';
+import { openKeyValueStore, type KeyValueStore } from './index.js';
+import { COMMAND_TIMEOUT_MS } from './redis.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => resolve(true)).once('error', () => resolve(false));
+    socket.once('close', () => socket.destroy());
+    setTimeout(() => socket.end(), 50);
+  });
+
+// A Redis of its own (the binary CI installs), so it can be frozen with SIGSTOP and thawed with SIGCONT.
+describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen Redis', () => {
+  let redis: ChildProcess;
+  let kv: KeyValueStore;
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    for (let waited = 0; !(await listening(port)); waited += 50) {
+      if (waited > 5000) throw new Error('redis-server did not start');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    kv = await openKeyValueStore({ kind: 'redis', url: `redis://127.0.0.1:${port}`, namespace: 'frozen:' });
+    await kv.set('probe', '1', 60);
+  });
+  afterAll(async () => {
+    redis.kill('SIGCONT');
+    await kv?.close().catch(() => undefined);
+    redis.kill('SIGKILL');
+  });
+
+  it('fails a command within the timeout instead of hanging, and works again once Redis thaws', async () => {
+    redis.kill('SIGSTOP');
+    const started = performance.now();
+    await expect(kv.get('probe')).rejects.toThrow();
+    expect(performance.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS + 500);
+
+    redis.kill('SIGCONT');
+    await expect.poll(() => kv.get('probe').catch(() => 'failed'), { timeout: 5000 }).toBe('1');
+  });
+});

@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -196,6 +197,34 @@ export function expectExpiresIn(expiresAt: string, hours: number): void {
   const ahead = (Date.parse(expiresAt) - Date.now()) / 3_600_000;
   expect(ahead).toBeGreaterThan(hours - 0.1);
   expect(ahead).toBeLessThanOrEqual(hours);
+}
+
+/** The guard's refusals, exactly as every route answers them. */
+export const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
+export const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+
+/** The user id of the bootstrap admin (TEST_ADMIN). */
+export async function adminIdOf(t: TestApp): Promise<string> {
+  return (await t.database.db.selectFrom('users').select('id').where('username', '=', TEST_ADMIN.username).executeTakeFirstOrThrow()).id;
+}
+
+/** An API key with no owner (as an operator might create one in the database), holding these scopes. */
+export async function ownerlessKey(t: TestApp, scopes: string[]): Promise<string> {
+  const key = `wg_ownerless_${randomUUID()}`;
+  await t.database.db
+    .insertInto('api_keys')
+    .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 11), name: 'ownerless', scopes, user_id: null })
+    .execute();
+  return key;
+}
+
+/** A port nobody listens on now, so a URL (PUBLIC_URL, a server's address) can be known before listening on it. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** A well-formed id that names nothing. */

@@ -1,24 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import {
-  bearer,
-  buildTestApp,
-  createApiKey,
-  createRoleWith,
-  createUser,
-  login,
-  TEST_ADMIN,
-  TEST_SYSTEM_KEY,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A request: method, URL and optional JSON body. */
 type RouteCall = [Method, string, object?];
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found', code: 'api_key.not_found' };
 
@@ -40,11 +29,6 @@ const readRoles = (app: FastifyInstance, token: string) => call(app, 'GET', '/v1
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 const keyUrl = (id: string, suffix = '') => `/v1/api-keys/${id}${suffix}`;
-
-async function adminIdOf(t: TestApp): Promise<string> {
-  const row = await t.database.db.selectFrom('users').select('id').where('username', '=', TEST_ADMIN.username).executeTakeFirstOrThrow();
-  return row.id;
-}
 
 const auditEventsFor = (t: TestApp, eventType: string, resourceId: string) =>
   t.database.db

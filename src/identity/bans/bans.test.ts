@@ -1,19 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  buildTestApp,
-  createApiKey,
-  createRoleWith,
-  createUser,
-  login,
-  TEST_ADMIN,
-  TEST_SYSTEM_KEY,
-  UNKNOWN_ID,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 
 let t: TestApp;
 let admin: string;
@@ -23,7 +11,7 @@ beforeAll(async () => {
   // Stamps are compared exactly; time moves only when a test moves it.
   t.clock.freeze();
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  adminId = (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(admin) })).json().data.id;
+  adminId = await adminIdOf(t);
 });
 afterAll(() => t.close());
 

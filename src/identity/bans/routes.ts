@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { UserErrors } from '../users/errors.js';
 import { BanErrors } from './errors.js';
-import { BanBody, BanData, BanHistory, BanStatus, Success } from './schemas.js';
+import { BanBody, BanData, BanHistory, BanStatus } from './schemas.js';
 import type { BansService } from './service.js';
 
 const tags = ['Bans'];
@@ -48,7 +48,7 @@ export async function banRoutes(fastify: FastifyInstance, { bans }: { bans: Bans
       tags,
       summary: 'Lift the ban in force (the history keeps it)',
       params: IdParams,
-      response: { 200: Success, ...errorResponses(BanErrors.user_not_found, BanErrors.not_banned) },
+      response: { 200: SuccessMessage, ...errorResponses(BanErrors.user_not_found, BanErrors.not_banned) },
     },
   }, async (request) => {
     await bans.unban(request, callerOf(request), request.params.id);

@@ -36,4 +36,3 @@ export type BanInput = Static<typeof BanBody>;
 export const BanStatus = Type.Object({ is_banned: Type.Boolean(), active_ban: Nullable(Ban) });
 export const BanData = Type.Object({ data: Ban });
 export const BanHistory = Type.Object({ data: Type.Array(BanHistoryEntry) });
-export const Success = Type.Object({ success: Type.Boolean(), message: Type.String() });

@@ -107,6 +107,19 @@ describe('reading, changing and deleting clients', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/oauth/clients' })).statusCode).toBe(401);
   });
 
+  it('moves a client to another owner only by a super admin, and only to a developer', async () => {
+    const owner = await createUser(t.app, ['role_user', 'role_developer']);
+    const id = (await register(owner.token)).json().client.id;
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { owner_user_id: developer.id })).json()).toMatchObject({ code: 'oauth_client.owner_super_admin_only' });
+    const plain = await createUser(t.app);
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, admin, { owner_user_id: plain.id })).json()).toMatchObject({ code: 'oauth_client.owner_not_developer' });
+    const moved = await call('PATCH', `/v1/oauth/clients/${id}`, admin, { owner_user_id: developer.id });
+    expect(moved.json()).toMatchObject({ owner_user_id: developer.id });
+    expect((await call('GET', `/v1/oauth/clients/${id}`, owner.token)).statusCode).toBe(404);
+    expect((await call('GET', `/v1/oauth/clients/${id}`, developer.token)).statusCode).toBe(200);
+  });
+
   it('changes only the fields sent and audits their names', async () => {
     const owner = await createUser(t.app);
     const id = (await register(owner.token)).json().client.id;

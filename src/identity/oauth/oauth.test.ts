@@ -1,16 +1,6 @@
-import { createServer } from 'node:net';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, type TestApp } from '../../../test/helpers.js';
-
-/** A port nobody listens on now, so the issuer (PUBLIC_URL) can be known before the app is built. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { bearer, buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let base: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { ActivityRecorder } from './activity.js';
@@ -10,7 +10,6 @@ const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebK
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
 const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
 const SYSTEM_KEY_ONLY = { error: 'Forbidden', message: 'Only the system API key may call this endpoint', code: 'auth.system_key_required' };
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token', code: 'session.session_required' };
 
 let t: TestApp;

@@ -37,6 +37,14 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     }
   }
 
+  /** Throws 429 while the identifier or the IP is locked out. */
+  async function ensureAllowed(identifier: string, ip: string): Promise<void> {
+    const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
+    const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
+    const leftMs = lockedUntilMs - clock.nowMs();
+    if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
+  }
+
   async function lock(key: string): Promise<void> {
     await kv.set(`${key}:lock`, String(clock.nowMs() + policy.lockSecs * 1000), policy.lockSecs);
   }
@@ -49,7 +57,7 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
      * the outcome: a success takes its count back, a failure that used the last attempt locks.
      */
     async claim(identifier: string, ip: string): Promise<{ succeeded(): Promise<void>; failed(): Promise<void> }> {
-      await this.ensureAllowed(identifier, ip);
+      await ensureAllowed(identifier, ip);
       const at = clock.nowMs();
       const claimed = await failOpen(
         () => Promise.all(subjects(identifier, ip).map(async (subject) => ({ ...subject, count: (await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, at)).count }))),
@@ -66,13 +74,7 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
       };
     },
 
-    /** Throws 429 while the identifier or the IP is locked out. */
-    async ensureAllowed(identifier: string, ip: string): Promise<void> {
-      const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
-      const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
-      const leftMs = lockedUntilMs - clock.nowMs();
-      if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
-    },
+    ensureAllowed,
 
     async recordFailure(identifier: string, ip: string): Promise<void> {
       await failOpen(async () => {

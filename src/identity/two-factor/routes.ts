@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { AuthResponse } from '../auth/schemas.js';
 import {
   AnyCodeBody,
@@ -9,7 +9,6 @@ import {
   CheckBody,
   CheckResult,
   SetupBody,
-  SuccessMessage,
   TotpBody,
   TwoFactorRequirement,
   TwoFactorSetup,

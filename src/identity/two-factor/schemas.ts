@@ -41,7 +41,6 @@ export const BackupCodesIssued = Type.Object({
   message: Type.String(),
 });
 
-export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 export const VerifyLoginBody = Body({
   temp_token: Type.String({ minLength: 1, maxLength: 512, description: '2fa_… token from the login response' }),

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { UserErrors } from './errors.js';
-import { DeletionStatus, ForceDeleteBody, SuccessBody } from './schemas.js';
+import { DeletionStatus, ForceDeleteBody } from './schemas.js';
 import type { UsersService } from './service.js';
 
 const tags = ['Users'];
@@ -31,7 +31,7 @@ export async function userDeletionRoutes(fastify: FastifyInstance, { users }: { 
       summary: 'Restore a deleted user within the grace period',
       description: 'Sessions and API keys ended by the deletion stay ended: the user signs in again.',
       params: IdParams,
-      response: { 200: SuccessBody, ...errorResponses(UserErrors.not_scheduled_for_deletion, UserErrors.not_found) },
+      response: { 200: SuccessMessage, ...errorResponses(UserErrors.not_scheduled_for_deletion, UserErrors.not_found) },
     },
   }, async (request) => {
     await users.cancelDeletion(request, callerOf(request), request.params.id);
@@ -48,7 +48,7 @@ export async function userDeletionRoutes(fastify: FastifyInstance, { users }: { 
         'pass to the installation), 2FA, bans and reports; the audit trail stays, pseudonymised. The last super admin cannot be deleted (409).',
       params: IdParams,
       body: ForceDeleteBody,
-      response: { 200: SuccessBody, ...errorResponses(UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.last_super_admin) },
+      response: { 200: SuccessMessage, ...errorResponses(UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.last_super_admin) },
     },
   }, async (request) => {
     await users.forceDelete(request, callerOf(request), request.params.id, request.body.reason);

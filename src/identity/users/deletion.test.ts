@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
 
 const DAY_MS = 86_400_000;
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 
 let t: TestApp;
 let admin: string;
@@ -13,7 +12,7 @@ beforeAll(async () => {
   t = await buildTestApp();
   t.clock.freeze();
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  adminId = (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(admin) })).json().data.id;
+  adminId = await adminIdOf(t);
 });
 afterAll(() => t.close());
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope, SuccessMessage } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import {
   EmailBody,
@@ -13,7 +13,6 @@ import {
   OAuthSignInBody,
   PendingEmailChange,
   Profile,
-  SuccessBody,
   TokenBody,
   UpdateUserBody,
   User,
@@ -133,7 +132,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.post('/v1/users/email/verify', {
     config: { auth: requireAuthenticated() },
-    schema: { tags, summary: 'Confirm an email change with the mailed token', body: TokenBody, response: { 200: SuccessBody, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) } },
+    schema: { tags, summary: 'Confirm an email change with the mailed token', body: TokenBody, response: { 200: SuccessMessage, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) } },
   }, async (request) => {
     await users.completeEmailChange(request, request.body.token);
     return { success: true, message: 'The email address was changed' };
@@ -146,7 +145,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.delete('/v1/users/:id/email/pending', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessBody, ...errorResponses(EmailChangeErrors.none_pending, UserErrors.not_found) } },
+    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessMessage, ...errorResponses(EmailChangeErrors.none_pending, UserErrors.not_found) } },
   }, async (request) => users.cancelEmailChange(request.params.id));
 
   app.post('/v1/users/oauth', {

@@ -63,7 +63,6 @@ export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 20
 export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
 
 export const EmailChangeRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
-export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
 export const PendingEmailChange = Type.Object({ pending: Type.Boolean(), new_email: Nullable(Type.String()), expires_at: Nullable(DateTime) });
 
 export const OAuthSignInBody = Body({

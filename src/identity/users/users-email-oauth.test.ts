@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildMailingTestApp, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
 const INVALID_TOKEN = { error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' };

@@ -2,12 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
 const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores', code: 'user.invalid_username' };
@@ -43,20 +42,6 @@ function userBody(id: string, username: string, extra: Record<string, unknown> =
 
 const auditOf = (t: TestApp, eventType: string, userId: string) =>
   t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
-
-async function adminId(t: TestApp): Promise<string> {
-  return (await t.database.db.selectFrom('users').select('id').where('username', '=', TEST_ADMIN.username).executeTakeFirstOrThrow()).id;
-}
-
-/** A key with no owner (as an operator might create one in the database), holding these scopes. */
-async function ownerlessKey(t: TestApp, scopes: string[]): Promise<string> {
-  const key = `wg_ownerless_${randomUUID()}`;
-  await t.database.db
-    .insertInto('api_keys')
-    .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 11), name: 'ownerless', scopes, user_id: null })
-    .execute();
-  return key;
-}
 
 describe('reading users', () => {
   let t: TestApp;
@@ -266,8 +251,8 @@ describe('updating users', () => {
     const editor = await createUser(t.app, ['role_user_editors']);
     const plain = await createUser(t.app);
     const denied = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold', code: 'user.sign_in_beyond_caller' };
-    expectResponse(await patch(await adminId(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
-    expectResponse(await call(t.app, 'POST', `/v1/users/${await adminId(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
+    expectResponse(await patch(await adminIdOf(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
+    expectResponse(await call(t.app, 'POST', `/v1/users/${await adminIdOf(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
     expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);
   });
 });
@@ -299,7 +284,7 @@ describe('deleting users', () => {
     const keyRow = await t.database.db.selectFrom('api_keys').select('is_active').where('id', '=', key.id).executeTakeFirstOrThrow();
     expect(keyRow.is_active).toBe(false);
     const events = await auditOf(t, 'user_deleted', dev.id);
-    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: expect.any(String) }, await adminId(t)]]);
+    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: expect.any(String) }, await adminIdOf(t)]]);
 
     // Gone means gone for every user endpoint, and the name stays reserved.
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
@@ -316,7 +301,7 @@ describe('deleting users', () => {
   });
 
   it('keeps the last super admin', async () => {
-    const id = await adminId(t);
+    const id = await adminIdOf(t);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     const second = await createUser(t.app, ['role_admin']);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);

@@ -2,22 +2,10 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
-import {
-  bearer,
-  buildMailingTestApp,
-  createApiKey,
-  createRoleWith,
-  createUser,
-  login,
-  TEST_ADMIN,
-  TEST_SYSTEM_KEY,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, createApiKey, createRoleWith, createUser, FORBIDDEN, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 
 const APP_SECRETS = { id: 'id-app-secret-for-audit-tests-0123', backend: 'backend-app-secret-for-audit-tests' };
-const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
-const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 
 let t: TestApp;
 let smtp: FakeSmtp;
@@ -50,6 +38,18 @@ async function eventOf(userId: string, fields: Record<string, unknown> = {}) {
 }
 
 describe('GET /v1/users/me/audit', () => {
+  it('answers 403 auth.user_required to a credential that belongs to no user, on every "own" route', async () => {
+    const key = await ownerlessKey(t, ['audit:read']);
+    for (const [method, url] of [['GET', '/v1/users/me/audit'], ['GET', '/v1/users/me/audit/reports'], ['POST', `/v1/users/me/audit/${randomUUID()}/report`]] as const) {
+      const response = await t.app.inject({ method, url, headers: bearer(key), ...(method === 'POST' ? { payload: { reason: 'other' } } : {}) });
+      expect({ url, status: response.statusCode, body: response.json() }).toEqual({
+        url,
+        status: 403,
+        body: { error: 'Forbidden', message: 'This credential does not belong to a user', code: 'auth.user_required' },
+      });
+    }
+  });
+
   it("lists the caller's own events, newest first, in the interface's list shape", async () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);

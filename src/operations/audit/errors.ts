@@ -2,7 +2,6 @@ import { defineErrors } from '../../platform/http/errors.js';
 
 export const AuditErrors = defineErrors('audit', {
   event_not_found: [404, 'Audit event not found'],
-  user_required: [403, 'This credential does not belong to a user'],
   invalid_date: [400, 'start_date and end_date must be ISO 8601 dates or date-times'],
   unknown_user: [400, 'user_id does not name an existing user'],
   unknown_actor: [400, 'actor_id does not name an existing user'],

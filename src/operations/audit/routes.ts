@@ -45,7 +45,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
       tags,
       summary: 'Your own activity log, newest first',
       querystring: UserAuditQuery,
-      response: { 200: AuditList, ...errorResponses(AuditErrors.user_required) },
+      response: { 200: AuditList, ...errorResponses(AuthErrors.user_required) },
     },
   }, async (request, reply) => auditList(request, reply, await audit.ofCaller(callerOf(request), request.query), request.query));
 
@@ -78,7 +78,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
       body: ReportBody,
       response: {
         201: ReportFiled,
-        ...errorResponses(AuditErrors.user_required, AuditErrors.event_not_found, AuditReportErrors.already_reported),
+        ...errorResponses(AuthErrors.user_required, AuditErrors.event_not_found, AuditReportErrors.already_reported),
       },
     },
   }, async (request, reply) => {
@@ -88,7 +88,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
 
   app.get('/v1/users/me/audit/reports', {
     config: { auth: requireAuthenticated() },
-    schema: { tags, summary: 'Your reports, newest first (bare array)', response: { 200: Type.Array(AuditReport), ...errorResponses(AuditErrors.user_required) } },
+    schema: { tags, summary: 'Your reports, newest first (bare array)', response: { 200: Type.Array(AuditReport), ...errorResponses(AuthErrors.user_required) } },
   }, async (request) => audit.reportsOf(callerOf(request)));
 
   app.get('/v1/admin/audit/reports', {

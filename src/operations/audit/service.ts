@@ -4,6 +4,7 @@ import type { Static } from 'typebox';
 import type { AuditSource } from '../../platform/audit.js';
 import type { AppAssertionVerifier, InternalApp } from '../../platform/auth/app-assertion.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import { userIdOf } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { AuthErrors } from '../../platform/http/errors.js';
@@ -54,11 +55,6 @@ function dateOf(field: 'start_date' | 'end_date', value: string | undefined): Da
   return new Date(field === 'end_date' && DATE_ONLY.test(value) ? ms + DAY_MS - 1 : ms);
 }
 
-function userOf(caller: Caller): string {
-  if (!caller.userId) throw AuditErrors.user_required();
-  return caller.userId;
-}
-
 /** The activity log: reading it, reports on it, and events reported by internal apps and bots. */
 export function createAuditService(deps: Deps) {
   const repo = createAuditRepo(deps.db);
@@ -106,7 +102,7 @@ export function createAuditService(deps: Deps) {
   return {
     ofUser,
 
-    ofCaller: (caller: Caller, query: Static<typeof UserAuditQuery>) => ofUser(userOf(caller), query),
+    ofCaller: (caller: Caller, query: Static<typeof UserAuditQuery>) => ofUser(userIdOf(caller), query),
 
     async admin(query: Static<typeof AdminAuditQuery>) {
       const filters: AuditFilters = {
@@ -123,7 +119,7 @@ export function createAuditService(deps: Deps) {
     },
 
     async report(caller: Caller, eventId: string, input: Static<typeof ReportBody>) {
-      const userId = userOf(caller);
+      const userId = userIdOf(caller);
       if (!(await repo.eventOfUser(eventId, userId))) throw AuditErrors.event_not_found();
       return repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
     },
@@ -131,7 +127,7 @@ export function createAuditService(deps: Deps) {
     /** For the removal of a user (`user.purging`): the trail stays, without what identifies them. */
     pseudonymiseUser: repo.pseudonymise,
 
-    reportsOf: (caller: Caller) => repo.reportsOfUser(userOf(caller)),
+    reportsOf: (caller: Caller) => repo.reportsOfUser(userIdOf(caller)),
 
     reports: repo.reports,
 

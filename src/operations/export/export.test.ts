@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
-import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let admin: string;
@@ -107,6 +107,11 @@ describe('GET /v1/user/export', () => {
     const report = await pdfText(files.get('report.pdf')!);
     expect(report).toContain('Ihre persönlichen Daten');
     expect(report).toContain('GPS-Punkte dieser Geräte: 0');
+  });
+
+  it('answers 403 auth.user_required to a credential that belongs to no user', async () => {
+    const key = await ownerlessKey(t, []);
+    for (const url of ['/v1/user/export', '/v1/user/export/logs']) expect((await get(url, key)).json()).toMatchObject({ code: 'auth.user_required' });
   });
 
   it('works with an API key of the user; needs credentials', async () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
+import { AuthErrors } from '../../platform/http/errors.js';
 import { ExportErrors } from './errors.js';
 import { ExportLogList, ExportLogsQuery, ZipFile } from './schemas.js';
 import type { ExportService } from './service.js';
@@ -23,7 +24,7 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
         'answers 500; one during the transfer cuts the connection, so a broken archive is never mistaken for a whole one.',
       response: {
         200: { description: 'The ZIP archive', content: { 'application/zip': { schema: ZipFile } } },
-        ...errorResponses(ExportErrors.user_required, ExportErrors.failed),
+        ...errorResponses(AuthErrors.user_required, ExportErrors.failed),
       },
     },
   }, async (request, reply) => {
@@ -41,7 +42,7 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
       tags,
       summary: 'Your earlier exports, newest first',
       querystring: ExportLogsQuery,
-      response: { 200: ExportLogList, ...errorResponses(ExportErrors.user_required) },
+      response: { 200: ExportLogList, ...errorResponses(AuthErrors.user_required) },
     },
   }, async (request) => exports.logs(callerOf(request), request.query));
 }

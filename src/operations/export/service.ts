@@ -4,6 +4,8 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
+import { userIdOf } from '../../platform/auth/hooks.js';
+import { AppError, AuthErrors } from '../../platform/http/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { ExportErrors } from './errors.js';
@@ -60,14 +62,9 @@ export function createExportService(deps: Deps) {
   const repo = createExportRepo(deps.db);
   const { sources } = deps;
 
-  function userOf(caller: Caller): string {
-    if (!caller.userId) throw ExportErrors.user_required();
-    return caller.userId;
-  }
-
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
-    if (!user) throw ExportErrors.user_required();
+    if (!user) throw AuthErrors.user_required();
     const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, earlier] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
@@ -101,16 +98,16 @@ export function createExportService(deps: Deps) {
     async logs(caller: Caller, query: { limit?: number; offset?: number }) {
       const limit = Math.min(Math.max(query.limit ?? 50, 1), EXPORT_LOGS_MAX_LIMIT);
       const offset = query.offset ?? 0;
-      const { logs, total } = await repo.logsOf(userOf(caller), limit, offset);
+      const { logs, total } = await repo.logsOf(userIdOf(caller), limit, offset);
       return { logs, total, hasMore: offset + logs.length < total };
     },
 
     /** Starts the export: the file name and the archive stream to send. Throws before any byte is sent. */
     async start(request: FastifyRequest, caller: Caller): Promise<{ fileName: string; stream: Readable }> {
-      const userId = userOf(caller);
+      const userId = userIdOf(caller);
       const exportedAt = deps.clock.now();
       const snapshot = await snapshotOf(userId, caller.sessionId, exportedAt).catch((err: unknown) => {
-        if (err instanceof Error && 'status' in err) throw err;
+        if (err instanceof AppError) throw err;
         deps.log.error({ err, user_id: userId }, 'could not read the data to export');
         throw ExportErrors.failed();
       });

@@ -47,6 +47,12 @@ export function callerOf(request: FastifyRequest): Caller {
  * to their allowlist, and enforces each route's `config.auth`. Must be
  * registered before the routes. The X-User-Id header is never read.
  */
+/** The user a caller acts for; a credential without one (an ownerless key) gets 403 `auth.user_required`. */
+export function userIdOf(caller: Caller): string {
+  if (!caller.userId) throw AuthErrors.user_required();
+  return caller.userId;
+}
+
 export function registerAuth(
   app: FastifyInstance,
   resolver: CredentialResolver,

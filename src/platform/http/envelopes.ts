@@ -154,4 +154,7 @@ export function paginated<T>(request: FastifyRequest, data: T[], total: number, 
 export const offsetOf = ({ page, limit }: PageRequest) => (page - 1) * limit;
 
 /** `{ data: [...], _links: { self } }`: a whole (unpaginated) collection. */
+/** `{ success, message }`: the answer of an action that has nothing else to return. */
+export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
 export const ListEnvelope = <T extends TSchema>(resource: T) => Type.Object({ data: Type.Array(resource), _links: SelfLinks });

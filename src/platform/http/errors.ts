@@ -107,6 +107,7 @@ export const AuthErrors = defineErrors('auth', {
   forbidden: [403, 'Insufficient permissions for this operation'],
   system_key_not_permitted: [403, 'System key not permitted on this route'],
   system_key_required: [403, 'Only the system API key may call this endpoint'],
+  user_required: [403, 'This credential does not belong to a user'],
 });
 
 /** Database faults that reach the handler without a service turning them into an error of its own. */

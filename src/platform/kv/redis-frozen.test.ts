@@ -1,17 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend } from '../../../test/helpers.js';
+import { backend, freePort } from '../../../test/helpers.js';
 import { openKeyValueStore, type KeyValueStore } from './index.js';
 import { COMMAND_TIMEOUT_MS } from './redis.js';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {

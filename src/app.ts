@@ -32,6 +32,7 @@ import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
 import { oauthClientRoutes } from './identity/oauth-clients/routes.js';
 import { oauthRoutes } from './identity/oauth/routes.js';
+import { oauthInteractionRoutes } from './identity/oauth/interaction-routes.js';
 import { userDeletionRoutes } from './identity/users/deletion-routes.js';
 import { exportRoutes } from './operations/export/routes.js';
 import { platformRoutes } from './identity/platforms/routes.js';
@@ -148,7 +149,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(auditRoutes, { audit: services.auditLog });
   await app.register(banRoutes, { bans: services.bans });
   await app.register(oauthClientRoutes, { clients: services.oauthClients });
-  await app.register(oauthRoutes, { oauth: services.oauth });
+  await app.register(oauthRoutes, { oauth: services.oauth, assertions: services.assertions });
+  await app.register(oauthInteractionRoutes, {
+    oauth: services.oauth,
+    publicUrl: config.publicUrl,
+    signIn: (request, input) => services.auth.login(request, input),
+    verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input),
+  });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });

@@ -62,8 +62,8 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access });
-  const oauth = createOAuthService({ db, clock, secretBox, config, clients: oauthClients });
   const bans = createBansService({ db, clock, audit, events, users, access });
+  const oauth = createOAuthService({ db, clock, secretBox, audit, credentials, config, clients: oauthClients, users, bans, access });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);
@@ -117,9 +117,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     db, clock, writer: audit, mailer, log, assertions,
     users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
   });
-  // OAuth tokens do not exist yet: the OAuth area passes revokeOAuthTokens here when they do.
   const sessions = createSessionsService({
     db, clock, kv, credentials, audit, log,
+    revokeOAuthTokens: oauth.revokeTokensOf,
     store: sessionStore,
     platformName: platforms.displayName,
     userWithPrimaryProvider: users.findWithPrimaryProvider,
@@ -135,6 +135,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       deletionStatus: users.deletionStatus,
       sessions: sessions.liveSessionsOf,
       ownedApps: oauthClients.listOfOwner,
+      connectedApps: oauth.consentsOf,
       devicesOfApiKeys: devices.ofApiKeys,
       pointsOfDevices: (deviceIds) => gps.pointsOfDevices(deviceIds),
     },
@@ -142,21 +143,30 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   // Reactions across modules, registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
-  credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash) });
+  credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash), oauthToken: (hash) => oauth.lookup(hash) });
   events.on('user.deleting', async ({ userId, trx, onCommit }) => {
     onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
     return {
       sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
       api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
+      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
     };
   });
   const forgetCredentialsOf = async (userId: string) =>
-    credentials.invalidate([...(await sessionStore.tokenHashesOfUser(userId)), ...(await apiKeys.keyHashesOf(userId))]);
+    credentials.invalidate([
+      ...(await sessionStore.tokenHashesOfUser(userId)),
+      ...(await apiKeys.keyHashesOf(userId)),
+      ...(await oauth.accessTokenHashesOf(userId)),
+    ]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
+  events.on('permission.created', () => oauth.forgetProvider());
   events.on('user.banning', async ({ userId, trx, onCommit }) => {
     onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
     onCommit(() => sessions.forceLogout(userId, 'banned'));
-    return { sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit) };
+    return {
+      sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
+      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
+    };
   });
   events.on('user.purging', async ({ userId, trx, onCommit }) => ({
     sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),

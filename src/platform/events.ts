@@ -24,6 +24,8 @@ export interface DomainEvents {
   'user.unbanned': { userId: string };
   /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
   'user.roles_changed': { userId: string };
+  /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
+  'permission.created': { permission: string };
 }
 
 export interface TransactionalEvent {

@@ -169,7 +169,9 @@ export function createAccessService(deps: Deps) {
     async createPermission(input: Static<typeof CreatePermissionBody>) {
       const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
       if (existing) throw PermissionErrors.exists(`Permission '${input.resource}:${input.action}' already exists`);
-      return repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
+      const created = await repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
+      await deps.events.emit('permission.created', { permission: `${input.resource}:${input.action}` });
+      return created;
     },
 
     async assignRoleToUser(caller: Caller, userId: string, roleId: string) {

@@ -102,6 +102,12 @@ export function createOAuthClientsService(deps: Deps) {
     },
     get: visible,
 
+    /** An active client as the consent page and the provider's policies see it, or undefined. */
+    async activeClient(id: string) {
+      const client = isUuid(id) ? await repo.get(id.toLowerCase()) : undefined;
+      return client?.is_active ? client : undefined;
+    },
+
     async create(request: FastifyRequest, caller: Caller, input: CreateClientInput) {
       const changes = await checkedChanges(caller, input);
       const owner = changes.owner_user_id ?? caller.userId;

@@ -1,54 +1,92 @@
 import type { Kysely } from 'kysely';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 /**
- * oidc-provider's storage on our database: one row per artifact (model, id), with the grant id, the
- * interaction uid and the device user code in their own indexed columns for its lookups. Expired rows
- * are never returned and are removed by the hourly cleanup.
+ * Called with the ids (token hashes) of access tokens that were just revoked, so the credential cache
+ * forgets them on every node.
  */
-export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string): Adapter {
+export type AccessTokensRevoked = (tokenHashes: string[]) => Promise<void>;
+
+/**
+ * The provider's session id is its cookie's value, which is signed: it may stay in the payload, where
+ * `findByUid` needs it. Every other artifact's id is a bearer secret (a token, a code).
+ */
+const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
+
+/**
+ * oidc-provider's storage on our database: one row per artifact (model, id), with the grant, the user,
+ * the client, the interaction uid and the device user code in their own indexed columns for lookups.
+ * Ids are stored as their SHA-256 hash (an access token's row id is its credential hash), and never in
+ * the payload: a copy of the table holds no usable token. Expired rows are never returned and are
+ * removed by the hourly cleanup.
+ */
+export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
   const live = () =>
     db
       .selectFrom('oauth_artifacts')
       .select(['payload', 'consumed_at'])
       .where('model', '=', model)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', clock.now())]));
-  const shown = (row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined): AdapterPayload | undefined =>
-    row && { ...row.payload, ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}) };
+  const shown = (row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined, id?: string): AdapterPayload | undefined =>
+    row && { ...row.payload, ...(id ? { jti: id } : {}), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}) };
 
   return {
     async upsert(id, payload, expiresIn) {
+      const stored = { ...payload };
+      if (!KEEPS_ID_IN_PAYLOAD.has(model)) delete stored.jti;
       const row = {
         model,
-        id,
-        payload: JSON.stringify(payload),
+        id: hashToken(id),
+        payload: JSON.stringify(stored),
         grant_id: payload.grantId ?? null,
         uid: payload.uid ?? null,
         user_code: payload.userCode ?? null,
+        account_id: payload.accountId ?? null,
+        client_id: payload.clientId ?? null,
         expires_at: expiresIn ? new Date(clock.nowMs() + expiresIn * 1000) : null,
       };
-      await db
-        .insertInto('oauth_artifacts')
-        .values(row)
-        .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet({ payload: row.payload, grant_id: row.grant_id, uid: row.uid, user_code: row.user_code, expires_at: row.expires_at }))
-        .execute();
+      const { model: _model, id: _id, ...changes } = row;
+      await db.insertInto('oauth_artifacts').values(row).onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(changes)).execute();
     },
-    find: async (id) => shown(await live().where('id', '=', id).executeTakeFirst()),
+    find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),
     findByUserCode: async (userCode) => shown(await live().where('user_code', '=', userCode).executeTakeFirst()),
     async consume(id) {
-      await db.updateTable('oauth_artifacts').set({ consumed_at: clock.now() }).where('model', '=', model).where('id', '=', id).execute();
+      await db.updateTable('oauth_artifacts').set({ consumed_at: clock.now() }).where('model', '=', model).where('id', '=', hashToken(id)).execute();
     },
     async destroy(id) {
-      await db.deleteFrom('oauth_artifacts').where('model', '=', model).where('id', '=', id).execute();
+      const deleted = await db.deleteFrom('oauth_artifacts').where('model', '=', model).where('id', '=', hashToken(id)).returning('model').executeTakeFirst();
+      if (deleted?.model === 'AccessToken') await accessTokensRevoked([hashToken(id)]);
     },
     // Every artifact of the grant, whatever its model: revoking a grant ends its codes and tokens together.
     async revokeByGrantId(grantId) {
-      await db.deleteFrom('oauth_artifacts').where('grant_id', '=', grantId).execute();
+      const deleted = await db.deleteFrom('oauth_artifacts').where('grant_id', '=', grantId).returning(['model', 'id']).execute();
+      await accessTokensRevoked(deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id));
     },
   };
+}
+
+/**
+ * Revokes a user's tokens, codes, grants and provider sessions (of one client, or of all), in one
+ * statement; returns the access-token hashes removed and how many tokens went.
+ */
+export async function revokeArtifactsOf(db: Kysely<Schema>, userId: string, clientId?: string) {
+  let query = db.deleteFrom('oauth_artifacts').where('account_id', '=', userId);
+  if (clientId) query = query.where('client_id', '=', clientId);
+  const deleted = await query.returning(['model', 'id']).execute();
+  return {
+    accessTokenHashes: deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id),
+    tokens: deleted.filter((row) => row.model === 'AccessToken' || row.model === 'RefreshToken').length,
+  };
+}
+
+/** The hashes of a user's live access tokens (to forget them in the credential cache). */
+export async function accessTokenHashesOf(db: Kysely<Schema>, userId: string): Promise<string[]> {
+  const rows = await db.selectFrom('oauth_artifacts').select('id').where('account_id', '=', userId).where('model', '=', 'AccessToken').execute();
+  return rows.map((row) => row.id);
 }
 
 /** Hourly: artifacts past their expiry. */
@@ -56,4 +94,3 @@ export async function purgeExpiredArtifacts(db: Kysely<Schema>, clock: Clock): P
   const result = await db.deleteFrom('oauth_artifacts').where('expires_at', '<=', clock.now()).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
-

@@ -1,16 +1,35 @@
-import type { JsonWebKey } from 'node:crypto';
+import { randomBytes, type JsonWebKey } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Kysely } from 'kysely';
-import Provider, { type Configuration } from 'oidc-provider';
-import { hashToken, sameSecret } from '../../platform/auth/tokens.js';
+import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, sameSecret } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { artifactAdapter } from './adapter.js';
+import { artifactAdapter, type AccessTokensRevoked } from './adapter.js';
 import { SIGNING_ALGORITHM } from './keys.js';
 
 export const OAUTH_PREFIX = '/v1/oauth';
+/** Opaque refresh tokens are prefixed like access tokens, so secret scanners can find leaked ones. */
+export const REFRESH_TOKEN_PREFIX = 'wgrt_';
+export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email'];
 
 /** Lifetimes in seconds. */
 const TTL = { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 14 * 86_400, Interaction: 600, Session: 14 * 86_400, Grant: 14 * 86_400 };
+
+/** Set on the raw request by the authorize route when a first-party app's assertion names the user. */
+export const ASSERTED_USER = Symbol('asserted user');
+
+export interface AccountClaims {
+  [claim: string]: unknown;
+  sub: string;
+  preferred_username: string;
+  name: string;
+  picture?: string;
+  locale?: string;
+  updated_at: number;
+  email?: string;
+  email_verified?: boolean;
+}
 
 interface Deps {
   issuer: string;
@@ -19,21 +38,31 @@ interface Deps {
   keys: JsonWebKey[];
   cookieKeys: string[];
   trustProxy: boolean;
+  /** Permissions (resource:action) a client may ask for as scopes, besides the OpenID ones. */
+  permissionScopes: string[];
   /** The registered client as RFC 7591 metadata, its client_secret being the secret's hash. */
   clientMetadataOf(id: string): Promise<object | undefined>;
+  isFirstParty(clientId: string): Promise<boolean>;
+  /** A user who may sign in (not deleted, not banned), as ID token and userinfo claims. */
+  claimsOf(userId: string): Promise<AccountClaims | undefined>;
+  /** The scopes a user consented to for a third-party client (undefined: never asked). */
+  consentedScopes(userId: string, clientId: string): Promise<string[] | undefined>;
+  accessTokensRevoked: AccessTokensRevoked;
 }
 
 /**
  * The OAuth 2.1 / OpenID Connect provider: oidc-provider (OpenID Certified), on our database, with the
  * clients of the oauth-clients module. Client secrets are stored hashed, so the provider compares the
  * hash of what a client presents; symmetric algorithms keyed by the client secret are therefore off.
+ * Access tokens are opaque (`wgat_`): the API resolves them like sessions, so revocation takes effect
+ * at once, which a self-contained JWT could not promise.
  */
 export function createProvider(deps: Deps): Provider {
   const configuration: Configuration = {
     adapter: (name: string) =>
       name === 'Client'
-        ? { ...artifactAdapter(deps.db, deps.clock, name), find: async (id: string) => (await deps.clientMetadataOf(id)) as never }
-        : artifactAdapter(deps.db, deps.clock, name),
+        ? { ...artifactAdapter(deps.db, deps.clock, name, deps.accessTokensRevoked), find: async (id: string) => (await deps.clientMetadataOf(id)) as never }
+        : artifactAdapter(deps.db, deps.clock, name, deps.accessTokensRevoked),
     jwks: { keys: deps.keys as never },
     cookies: { keys: deps.cookieKeys },
     features: {
@@ -41,14 +70,32 @@ export function createProvider(deps: Deps): Provider {
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
+      userinfo: { enabled: true },
+      // Apps sign users out through POST /v1/auth/logout-app and logout-everywhere.
+      rpInitiatedLogout: { enabled: false },
     },
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
     enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALGORITHM], userinfoSigningAlgValues: [SIGNING_ALGORITHM], introspectionSigningAlgValues: [SIGNING_ALGORITHM] },
     pkce: { required: () => true, methods: ['S256'] },
-    scopes: ['openid', 'offline_access', 'profile', 'email'],
-    routes: { authorization: '/authorize', userinfo: '/userinfo', end_session: '/logout' },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    scopes: [...OIDC_SCOPES, ...deps.permissionScopes],
+    claims: {
+      openid: ['sub'],
+      profile: ['name', 'preferred_username', 'picture', 'locale', 'updated_at'],
+      email: ['email', 'email_verified'],
+    },
+    routes: { authorization: '/authorize', userinfo: '/userinfo' },
     ttl: TTL,
-    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    interactions: { url: (_ctx, interaction) => `${OAUTH_PREFIX}/interaction/${interaction.uid}` },
+    // A code-flow client allowed to refresh gets a refresh token without also having to send
+    // offline_access with prompt=consent; rotated at every use, and a reused one revokes its grant.
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    findAccount: async (_ctx, sub) => {
+      const claims = await deps.claimsOf(sub);
+      return claims && { accountId: sub, claims: async () => claims };
+    },
+    loadExistingGrant: (ctx) => grantFor(ctx, deps),
     // Errors in the JSON shape RFC 6749 defines, also for the browser-facing endpoints.
     renderError: async (ctx, out) => {
       ctx.type = 'json';
@@ -61,5 +108,57 @@ export function createProvider(deps: Deps): Provider {
   provider.Client.prototype.compareClientSecret = function compareHashed(this: { clientSecret?: string }, actual: string) {
     return Promise.resolve(Boolean(this.clientSecret) && sameSecret(this.clientSecret!, hashToken(actual)));
   };
+  // generateTokenId makes a model's ids (the type definitions leave it out); access tokens also record
+  // their format there, as the provider's own implementation does.
+  const prefixed = (prefix: string) =>
+    function generateTokenId(this: { format?: string }) {
+      this.format = 'opaque';
+      return prefix + randomBytes(32).toString('base64url');
+    };
+  const withIds = (model: { prototype: object }, prefix: string) => Object.assign(model.prototype, { generateTokenId: prefixed(prefix) });
+  withIds(provider.AccessToken, OAUTH_ACCESS_TOKEN_PREFIX);
+  withIds(provider.ClientCredentials, OAUTH_ACCESS_TOKEN_PREFIX);
+  withIds(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
+  signInAssertedUsers(provider);
   return provider;
+}
+
+/**
+ * The grant an authorization may proceed with, without asking the user: everything requested for a
+ * first-party client; for a third-party one, what the user consented to before (the consent page is
+ * shown when the request asks for more). The provider's own grant for the browser session is reused
+ * while it covers the request.
+ */
+async function grantFor(ctx: KoaContextWithOIDC, deps: Deps) {
+  const { client, session, provider } = ctx.oidc;
+  const accountId = session!.accountId!;
+  const clientId = client!.clientId;
+  const requested = [...(ctx.oidc as unknown as { requestParamOIDCScopes: Set<string> }).requestParamOIDCScopes];
+  const decided = ctx.oidc.result?.consent?.grantId ?? session!.grantIdFor(clientId);
+  if (decided) {
+    const grant = await provider.Grant.find(decided);
+    if (grant && grant.accountId === accountId && grant.clientId === clientId) return grant;
+  }
+  const allowed = (await deps.isFirstParty(clientId)) ? requested : await deps.consentedScopes(accountId, clientId);
+  if (!allowed || !requested.every((scope) => allowed.includes(scope))) return undefined;
+  const grant = new provider.Grant({ accountId, clientId });
+  grant.addOIDCScope(requested.join(' '));
+  await grant.save();
+  return grant;
+}
+
+/**
+ * The server-side handoff: when the authorize route has verified a first-party app's assertion for a
+ * user, the authorization runs as that user signed in, with no browser session (nothing is stored).
+ */
+function signInAssertedUsers(provider: Provider): void {
+  const sessionOf = provider.Session.get.bind(provider.Session);
+  provider.Session.get = async (ctx: KoaContextWithOIDC) => {
+    const asserted = (ctx.req as IncomingMessage & { [ASSERTED_USER]?: string })[ASSERTED_USER];
+    if (!asserted) return sessionOf(ctx);
+    const session = new provider.Session();
+    session.loginAccount({ accountId: asserted, amr: ['app_assertion'], transient: true });
+    ctx.oidc.entity('Session', session);
+    return session;
+  };
 }

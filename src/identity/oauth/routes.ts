@@ -1,9 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { AppAssertionErrors, type AppAssertionVerifier } from '../../platform/auth/app-assertion.js';
+import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
+import { Uuid } from '../../platform/http/schemas.js';
 import { OAuthErrors } from './errors.js';
-import { OAUTH_PREFIX } from './provider.js';
+import { ASSERTED_USER, OAUTH_PREFIX } from './provider.js';
 import type { OAuthService } from './service.js';
 
 const tags = ['OAuth / OpenID Connect'];
@@ -16,7 +19,7 @@ const Json = Type.Object({}, { additionalProperties: true });
  * platform's hooks), and handed to oidc-provider before its body is read: the provider parses
  * form bodies and client authentication itself.
  */
-export async function oauthRoutes(app: FastifyInstance, { oauth }: { oauth: OAuthService }): Promise<void> {
+export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: { oauth: OAuthService; assertions: AppAssertionVerifier }): Promise<void> {
   /** The provider sees its own path in `url`, and in `originalUrl` where it is mounted (as under Express). */
   const handOver = (originalUrl: (url: string) => string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const provider = await oauth.provider();
@@ -43,6 +46,65 @@ export async function oauthRoutes(app: FastifyInstance, { oauth }: { oauth: OAut
     onRequest: underPrefix,
     schema: { tags, summary: 'Public signing keys (RFC 7517); retired keys stay until tokens they signed expire', response: { 200: Json, ...unavailable } },
   }, handled);
+  /**
+   * The server-side handoff: a first-party app's backend carries X-ID-App-Assertion for the user instead
+   * of a browser session, and receives the redirect with the code (no page is shown).
+   */
+  const assertedOrBrowser = async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers['x-id-app-assertion'];
+    if (typeof header === 'string') {
+      const { subject } = await assertions.verify(header);
+      const clientId = new URL(request.url, 'http://x').searchParams.get('client_id') ?? '';
+      if (!(await oauth.activeClient(clientId))?.is_first_party) throw OAuthErrors.assertion_needs_first_party_client();
+      if (!(await oauth.claimsOf(subject))) throw OAuthErrors.assertion_user_unavailable();
+      (request.raw as IncomingMessage & { [ASSERTED_USER]?: string })[ASSERTED_USER] = subject;
+    }
+    return underPrefix(request, reply);
+  };
+  const authorizeSchema = {
+    tags,
+    summary: 'Authorization endpoint (RFC 6749, OpenID Connect): code flow with PKCE (S256)',
+    description: `${STANDARD} A browser is sent to the sign-in and consent pages as needed, then back to the redirect_uri ` +
+      'with the code. A first-party app\'s backend may instead send X-ID-App-Assertion for the user (GET only) and read the ' +
+      'code from the 303 Location; third-party clients always go through the browser.',
+    response: {
+      303: Type.Null({ description: 'To the sign-in page, or back to the client with code or error' }),
+      400: Json,
+      ...errorResponses(...Object.values(AppAssertionErrors), OAuthErrors.assertion_needs_first_party_client, OAuthErrors.assertion_user_unavailable, OAuthErrors.public_url_required),
+    },
+  };
+  app.get(`${OAUTH_PREFIX}/authorize`, { onRequest: assertedOrBrowser, schema: authorizeSchema }, handled);
+  app.post(`${OAUTH_PREFIX}/authorize`, { onRequest: underPrefix, schema: { ...authorizeSchema, consumes: ['application/x-www-form-urlencoded'], body: FormBody({}) } }, handled);
+  app.get(`${OAUTH_PREFIX}/authorize/:uid`, {
+    onRequest: underPrefix,
+    schema: { tags, summary: 'Where the sign-in and consent pages return to; continues the authorization', params: Type.Object({ uid: Type.String() }), response: { 303: Type.Null(), 400: Json, ...unavailable } },
+  }, handled);
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: `${OAUTH_PREFIX}/userinfo`,
+      onRequest: underPrefix,
+      schema: { tags, summary: 'Claims about the signed-in user (OpenID Connect UserInfo), for an access token', description: STANDARD, response: { 200: Json, 401: Json, ...unavailable } },
+      handler: handled,
+    });
+  }
+
+  app.post(`${OAUTH_PREFIX}/revoke`, {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Withdraw your consent to a third-party client',
+      description: 'Ends every token the client holds for you; the next authorization asks for consent again. ' +
+        'Needs your session or an OAuth access token. Records consent_revoked.',
+      body: Type.Object({ client_id: Uuid }, { additionalProperties: false }),
+      response: { 200: SuccessMessage, ...errorResponses(OAuthErrors.user_context_required, OAuthErrors.consent_not_found) },
+    },
+  }, async (request) => {
+    const { client_id: clientId } = request.body as { client_id: string };
+    await oauth.revokeConsent(request, callerOf(request), clientId.toLowerCase());
+    return { success: true, message: 'Consent withdrawn; the app has been signed out' };
+  });
+
   app.post(`${OAUTH_PREFIX}/token`, {
     onRequest: underPrefix,
     schema: {

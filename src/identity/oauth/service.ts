@@ -1,30 +1,61 @@
 import { createHash } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type Provider from 'oidc-provider';
 import type { Config } from '../../config.js';
+import type { AuditWriter } from '../../platform/audit.js';
+import type { Caller } from '../../platform/auth/caller.js';
+import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
+import type { AccessService } from '../access/service.js';
+import type { BansService } from '../bans/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
-import { purgeExpiredArtifacts } from './adapter.js';
+import type { UsersService } from '../users/service.js';
+import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf } from './adapter.js';
+import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { signingKeys } from './keys.js';
-import { createProvider, OAUTH_PREFIX } from './provider.js';
+import { createProvider, OAUTH_PREFIX, OIDC_SCOPES, type AccountClaims } from './provider.js';
 
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
   secretBox: SecretBox;
+  audit: AuditWriter;
+  credentials: Pick<CredentialResolver, 'invalidate'>;
   config: Pick<Config, 'publicUrl' | 'trustProxy'>;
-  clients: Pick<OAuthClientsService, 'providerMetadataOf'>;
+  clients: Pick<OAuthClientsService, 'providerMetadataOf' | 'activeClient'>;
+  users: Pick<UsersService, 'findById' | 'findEmailAccountOfUser'>;
+  bans: Pick<BansService, 'isBanned'>;
+  access: Pick<AccessService, 'accessOfUser' | 'listPermissions'>;
 }
 
-/** The OAuth provider, made on first use (its keys come from the database) and then kept. */
+/** The OAuth provider (made on first use: its keys come from the database), consents and OAuth tokens. */
 export function createOAuthService(deps: Deps) {
   let provider: Promise<Provider> | undefined;
+  const consents = createConsentsRepo(deps.db, deps.clock);
+
+  /** A user who may sign in, with the claims the `profile` and `email` scopes release. */
+  async function claimsOf(userId: string): Promise<AccountClaims | undefined> {
+    const user = await deps.users.findById(userId);
+    if (!user || (await deps.bans.isBanned(user.id))) return undefined;
+    const account = await deps.users.findEmailAccountOfUser(user.id);
+    return {
+      sub: user.id,
+      preferred_username: user.username,
+      name: user.username,
+      ...(user.preferred_locale ? { locale: user.preferred_locale } : {}),
+      updated_at: Math.floor(user.updated_at.getTime() / 1000),
+      // Email sign-in accounts exist only after the address was verified (registration confirms it).
+      ...(account?.email ? { email: account.email, email_verified: true } : {}),
+    };
+  }
 
   async function make(): Promise<Provider> {
     const keys = await signingKeys(deps.db, deps.secretBox);
+    const permissions = (await deps.access.listPermissions()).map((p) => `${p.resource}:${p.action}`);
     // The authorization flow's cookies are signed with a key derived from the oldest signing key's private
     // part: secret, and the same on every node, without another secret to configure.
     const cookieKey = createHash('sha256').update(`oauth-cookies:${keys.at(-1)!.d}`).digest('base64url');
@@ -35,8 +66,20 @@ export function createOAuthService(deps: Deps) {
       keys,
       cookieKeys: [cookieKey],
       trustProxy: Boolean(deps.config.trustProxy),
+      permissionScopes: permissions,
       clientMetadataOf: deps.clients.providerMetadataOf,
+      isFirstParty: async (clientId) => Boolean((await deps.clients.activeClient(clientId))?.is_first_party),
+      claimsOf,
+      consentedScopes: consents.scopesOf,
+      accessTokensRevoked: (hashes) => deps.credentials.invalidate(hashes),
     });
+  }
+
+  /** Ends tokens of the user (of one client, or all) and forgets them in the credential cache. */
+  async function revokeTokensOf(userId: string, clientId?: string): Promise<number> {
+    const revoked = await revokeArtifactsOf(deps.db, userId, clientId);
+    await deps.credentials.invalidate(revoked.accessTokenHashes);
+    return revoked.tokens;
   }
 
   return {
@@ -49,6 +92,87 @@ export function createOAuthService(deps: Deps) {
       });
       return provider;
     },
+
+    /** After a permission was created: the next use rebuilds the provider, which then offers it as a scope. */
+    forgetProvider(): void {
+      provider = undefined;
+    },
+
+    claimsOf,
+
+    /** A user's consents with each client's name (null once the client is inactive), for their data export. */
+    async consentsOf(userId: string) {
+      const rows = await consents.ofUser(userId);
+      return Promise.all(rows.map(async (row) => ({ ...row, client_name: (await deps.clients.activeClient(row.client_id))?.name ?? null })));
+    },
+
+    /** Ends every OAuth token of the user in the caller's transaction (a ban, a deletion); consents stay. */
+    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+      const revoked = await revokeArtifactsOf(trx, userId);
+      if (revoked.accessTokenHashes.length) onCommit(() => deps.credentials.invalidate(revoked.accessTokenHashes));
+      return revoked.tokens;
+    },
+    activeClient: deps.clients.activeClient,
+    revokeTokensOf,
+    accessTokenHashesOf: (userId: string) => accessTokenHashesOf(deps.db, userId),
+
+    /** Records what the user allowed a third-party client, in the transaction the grant is saved after. */
+    async recordConsent(request: FastifyRequest, userId: string, clientId: string, scopes: string[]): Promise<void> {
+      await deps.db.transaction().execute(async (trx) => {
+        const all = await consents.add(userId, clientId, scopes, trx);
+        await deps.audit.record(request, {
+          eventType: 'consent_granted', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: all, added: scopes },
+        }, trx);
+      });
+    },
+
+    /** POST /v1/oauth/revoke: withdraws the consent and ends every token the client holds for the user. */
+    async revokeConsent(request: FastifyRequest, caller: Caller, clientId: string): Promise<void> {
+      const userId = caller.userId;
+      if (!userId || caller.kind === 'api_key') throw OAuthErrors.user_context_required();
+      const scopes = await deps.db.transaction().execute(async (trx) => {
+        const removed = await consents.remove(userId, clientId, trx);
+        if (!removed) throw OAuthErrors.consent_not_found();
+        await deps.audit.record(request, {
+          eventType: 'consent_revoked', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: removed },
+        }, trx);
+        return removed;
+      });
+      const tokens = await revokeTokensOf(userId, clientId);
+      request.log.info({ clientId, scopes, tokens }, 'consent revoked');
+    },
+
+    /**
+     * Credential lookup for the resolver: the caller an access token stands for, or null. It acts for
+     * its user within the permission scopes granted: the user's permissions at each request, cut to them.
+     */
+    async lookup(tokenHash: string): Promise<Caller | null> {
+      const row = await deps.db
+        .selectFrom('oauth_artifacts')
+        .select(['payload', 'expires_at'])
+        .where('model', '=', 'AccessToken')
+        .where('id', '=', tokenHash)
+        .where('expires_at', '>', deps.clock.now())
+        .executeTakeFirst();
+      const userId = row?.payload.accountId;
+      if (!row || typeof userId !== 'string' || !(await claimsOf(userId))) return null;
+      const granted = String(row.payload.scope ?? '').split(' ').filter((scope) => scope && !OIDC_SCOPES.includes(scope));
+      const access = await deps.access.accessOfUser(userId);
+      return {
+        kind: 'oauth_token',
+        userId,
+        apiKeyId: null,
+        sessionId: null,
+        permissions: granted,
+        roles: access.roles,
+        isSystem: false,
+        isSuperAdmin: false,
+        provider: null,
+        expiresAt: row.expires_at!.getTime(),
+        ownerPermissions: access.isSuperAdmin ? null : access.permissions,
+      };
+    },
+
     purgeExpired: () => purgeExpiredArtifacts(deps.db, deps.clock),
   };
 }

@@ -8,11 +8,14 @@ import { AUDIT_EVENT_TYPES, EXTRA_AUDIT_EVENT_TYPES, type AuditEventType } from 
  * Every event type of the interface is written by the operation it names. Each entry performs the
  * operation through HTTP as its own user and names that user; the test finds the event among theirs.
  * Types whose operation belongs to an area still to come are listed in PENDING with that area: when
- * the area lands, its types move to OPERATIONS, and the first test fails until they do.
+ * the area lands, its types move to OPERATIONS, and the first test fails until they do. Types whose
+ * operation needs a browser flow on a real port are proven by the test named in PROVEN_ELSEWHERE.
  */
+const PROVEN_ELSEWHERE: Partial<Record<AuditEventType, string>> = {
+  consent_granted: 'src/identity/oauth/authorization.test.ts (the consent page)',
+  consent_revoked: 'src/identity/oauth/authorization.test.ts (POST /v1/oauth/revoke)',
+};
 const PENDING: Partial<Record<AuditEventType, string>> = {
-  consent_granted: 'OAuth provider',
-  consent_revoked: 'OAuth provider',
   bot_command_executed: 'community bot',
   bot_guild_configured: 'community bot',
 };
@@ -190,7 +193,7 @@ async function keyOwner() {
 
 describe('audit event types', () => {
   it('has an operation for every type of the interface, or names the area still to write it', () => {
-    const unaccounted = AUDIT_EVENT_TYPES.filter((type) => !(type in OPERATIONS) && !(type in PENDING));
+    const unaccounted = AUDIT_EVENT_TYPES.filter((type) => !(type in OPERATIONS) && !(type in PENDING) && !(type in PROVEN_ELSEWHERE));
     expect(unaccounted).toEqual([]);
     expect(Object.keys(PENDING).filter((type) => type in OPERATIONS)).toEqual([]);
   });

@@ -28,6 +28,8 @@ export interface PersonalDataSources {
   sessions(userId: string, currentSessionId: string | null): Promise<object[]>;
   /** OAuth clients the user owns (never a secret). */
   ownedApps(userId: string): Promise<object[]>;
+  /** Third-party apps the user consented to, with the scopes. */
+  connectedApps(userId: string): Promise<object[]>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   pointsOfDevices(deviceIds: string[]): AsyncIterable<object[]>;
 }
@@ -65,7 +67,7 @@ export function createExportService(deps: Deps) {
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
     if (!user) throw AuthErrors.user_required();
-    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, earlier] = await Promise.all([
+    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, earlier] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
       sources.roles(userId),
@@ -73,6 +75,7 @@ export function createExportService(deps: Deps) {
       sources.deletionStatus(userId),
       sources.sessions(userId, currentSessionId),
       sources.ownedApps(userId),
+      sources.connectedApps(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
@@ -80,8 +83,7 @@ export function createExportService(deps: Deps) {
       exportInfo: { exportedAt, format: 'json', version: FORMAT_VERSION },
       user: { id: user.id, username: user.username, privacyMode: user.privacy_mode, avatarsEnabled: user.avatars_enabled, createdAt: user.created_at, lastLoginAt: user.last_login_at },
       platformAccounts,
-      // Apps you granted access to: none until the OAuth provider records consents.
-      connectedApps: [],
+      connectedApps,
       ownedApps,
       apiKeys,
       roles,

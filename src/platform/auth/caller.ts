@@ -1,6 +1,6 @@
 /** Who is making a request, as resolved from its bearer credential. */
 export interface Caller {
-  kind: 'session' | 'api_key';
+  kind: 'session' | 'api_key' | 'oauth_token';
   userId: string | null;
   apiKeyId: string | null;
   sessionId: string | null;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../kv/index.js';
 import type { Caller } from './caller.js';
-import { hashToken, SESSION_TOKEN_PREFIX } from './tokens.js';
+import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.js';
 import type { Clock } from '../clock.js';
 
 /** Looks a credential up by the SHA-256 hash of its token; null when unknown, inactive or revoked. */
@@ -11,6 +11,8 @@ export type CredentialLookup = (tokenHash: string) => Promise<Caller | null>;
 export interface CredentialLookups {
   session: CredentialLookup;
   apiKey: CredentialLookup;
+  /** OAuth access tokens (`wgat_`), owned by the OAuth provider. */
+  oauthToken: CredentialLookup;
 }
 
 const SHARED_TTL_SECS = 300;
@@ -47,6 +49,7 @@ export class CredentialResolver {
   #lookups: CredentialLookups = {
     session: () => Promise.reject(new Error('no session lookup registered')),
     apiKey: () => Promise.reject(new Error('no API key lookup registered')),
+    oauthToken: () => Promise.reject(new Error('no OAuth token lookup registered')),
   };
 
   constructor(
@@ -129,7 +132,7 @@ export class CredentialResolver {
     } else {
       await beforeDatabase?.();
       const seen = this.#invalidations;
-      caller = await (token.startsWith(SESSION_TOKEN_PREFIX) ? this.#lookups.session : this.#lookups.apiKey)(hash);
+      caller = await this.#lookupFor(token)(hash);
       // The database may have been read just before a revocation landed: answer, but cache nothing.
       if (seen !== this.#invalidations) return caller;
       const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;
@@ -138,6 +141,11 @@ export class CredentialResolver {
     }
     this.#remember(hash, caller);
     return caller;
+  }
+
+  #lookupFor(token: string): CredentialLookup {
+    if (token.startsWith(SESSION_TOKEN_PREFIX)) return this.#lookups.session;
+    return token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX) ? this.#lookups.oauthToken : this.#lookups.apiKey;
   }
 
   #remember(hash: string, caller: Caller | null): void {

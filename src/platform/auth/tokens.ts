@@ -2,6 +2,8 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const SESSION_TOKEN_PREFIX = 'ses_';
 export const API_KEY_PREFIX = 'wg_';
+/** OAuth access tokens: opaque, resolved like sessions (the OAuth provider issues them). */
+export const OAUTH_ACCESS_TOKEN_PREFIX = 'wgat_';
 
 /** A new secret: the prefix plus 256 random bits, base64url. */
 export function newToken(prefix: string): string {

@@ -157,6 +157,16 @@ export interface IdentityTables {
     user_code: string | null;
     expires_at: Date | null;
     consumed_at: Date | null;
+    account_id: string | null;
+    client_id: string | null;
+  };
+  /** Owner: identity/oauth. */
+  oauth_consents: {
+    user_id: string;
+    client_id: string;
+    scopes: string[];
+    granted_at: CreatedAt;
+    updated_at: UpdatedAt;
   };
   oauth_signing_keys: {
     kid: string;

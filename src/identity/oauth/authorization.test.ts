@@ -1,0 +1,298 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import * as client from 'openid-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
+import { bearer, buildTestApp, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+
+const REDIRECT = 'https://rp.example.org/cb';
+const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
+
+let t: TestApp;
+let base: string;
+let owner: Awaited<ReturnType<typeof createUser>>;
+let admin: string;
+beforeAll(async () => {
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  // Every request here comes from 127.0.0.1: the anonymous rate limit would count the whole file as one client.
+  const config = testConfig({ publicUrl: base, internalAppSecrets: APP_SECRETS });
+  t = await buildTestApp({ config: { ...config, rateLimit: { ...config.rateLimit, enabled: false } } });
+  admin = await login(t.app, TEST_ADMIN.email, TEST_ADMIN.password);
+  await t.app.listen({ host: '127.0.0.1', port });
+  owner = await createUser(t.app, ['role_user', 'role_developer']);
+});
+afterAll(() => t.close());
+
+type Registered = { client: { id: string }; client_secret: string | null };
+
+async function registerClient(body: object = {}, token = owner.token): Promise<Registered> {
+  const response = await t.app.inject({
+    method: 'POST', url: '/v1/oauth/clients', headers: bearer(token),
+    payload: { name: 'Harbour Log', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'gps:read'], ...body },
+  });
+  expect(response.statusCode).toBe(201);
+  return response.json();
+}
+
+const firstPartyClient = () => registerClient({ is_first_party: true }, admin);
+
+async function relyingParty(registered: Registered) {
+  const auth = registered.client_secret ? client.ClientSecretBasic(registered.client_secret) : client.None();
+  return client.discovery(new URL(`${base}/v1/oauth`), registered.client.id, undefined, auth, { execute: [client.allowInsecureRequests] });
+}
+
+/** The start of a code flow as openid-client builds it: the URL to open, and what the callback is checked against. */
+async function startFlow(rp: client.Configuration, scope = 'openid profile email gps:read') {
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const url = client.buildAuthorizationUrl(rp, {
+    redirect_uri: REDIRECT, scope, state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+  });
+  return { url: url.href, verifier, state };
+}
+
+/** A browser signs in (and consents when asked); returns the URL the relying party is sent back to. */
+async function authorize(browser: FormBrowser, url: string, user: { username: string; password: string }, decision: 'allow' | 'deny' = 'allow') {
+  let { response, url: at } = await browser.follow(await browser.get(url));
+  while (at.startsWith(base)) {
+    const page = await response.text();
+    expect(response.status, page).toBe(200);
+    const form: Record<string, string> = page.includes('name="password"') ? { identifier: user.username, password: user.password } : { decision };
+    ({ response, url: at } = await browser.follow(await browser.post(formAction(page), form)));
+  }
+  return new URL(at);
+}
+
+async function codeFlow(registered: Registered, user = owner, scope?: string) {
+  const rp = await relyingParty(registered);
+  const flow = await startFlow(rp, scope);
+  const callback = await authorize(new FormBrowser(base), flow.url, user);
+  const tokens = await client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+  return { rp, tokens };
+}
+
+function mintAssertion(subject: string, app: 'id' | 'backend' = 'id', secret = APP_SECRETS[app]) {
+  const issuedAt = String(Math.floor(t.clock.nowMs() / 1000));
+  const nonce = `idaa_${randomUUID().replaceAll('-', '')}`;
+  const mac = createHmac('sha256', secret).update(`${app}|${subject}|${issuedAt}|${nonce}`).digest('base64url');
+  return [app, subject, issuedAt, nonce, mac].join('.');
+}
+
+const me = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });
+const auditOf = async (userId: string, eventType: string) =>
+  (await t.app.inject({ method: 'GET', url: `/v1/users/${userId}/audit?event_type=${eventType}`, headers: bearer(admin) })).json().events as { metadata: Record<string, unknown>; resource_id: string }[];
+
+describe('authorization code flow with PKCE', () => {
+  it('signs in, asks consent once, and gives the relying party verified ID token claims and userinfo', async () => {
+    const registered = await registerClient();
+    const user = await createUser(t.app);
+    const { rp, tokens } = await codeFlow(registered, user);
+
+    expect(tokens.access_token).toMatch(/^wgat_/);
+    expect(tokens.refresh_token).toMatch(/^wgrt_/);
+    expect(tokens.claims()).toMatchObject({ iss: `${base}/v1/oauth`, sub: user.id, aud: registered.client.id });
+    expect(await client.fetchUserInfo(rp, tokens.access_token, user.id)).toEqual({
+      sub: user.id, name: user.username, preferred_username: user.username, updated_at: expect.any(Number), email: `${user.username}@example.org`, email_verified: true,
+    });
+    expect(await auditOf(user.id, 'consent_granted')).toEqual([
+      expect.objectContaining({ resource_id: registered.client.id, metadata: { scopes: ['openid', 'profile', 'email', 'gps:read'], added: ['openid', 'profile', 'email', 'gps:read'] } }),
+    ]);
+
+    // The same user in a new browser signs in again, but is not asked again.
+    const again = await startFlow(rp);
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(again.url))).response.text();
+    const callback = new URL((await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).url);
+    expect(callback.searchParams.get('code')).toEqual(expect.any(String));
+  });
+
+  it('answers the access token as a bearer credential acting within the granted scopes', async () => {
+    const admin = { username: TEST_ADMIN.username, password: TEST_ADMIN.password };
+    const { tokens } = await codeFlow(await registerClient(), admin as never, 'openid gps:read');
+    expect((await me(tokens.access_token)).json().data.username).toBe(TEST_ADMIN.username);
+    // A super admin's token does only what it was granted: GPS reads, not the user list.
+    expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode).toBe(200);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users', headers: bearer(tokens.access_token) })).statusCode).toBe(403);
+  });
+
+  it('tells the relying party when the user denies access', async () => {
+    const registered = await registerClient();
+    const rp = await relyingParty(registered);
+    const flow = await startFlow(rp);
+    const callback = await authorize(new FormBrowser(base), flow.url, await createUser(t.app), 'deny');
+    expect(Object.fromEntries(callback.searchParams)).toMatchObject({ error: 'access_denied', state: flow.state });
+  });
+
+  it('shows the sign-in page again with the error after a wrong password', async () => {
+    const flow = await startFlow(await relyingParty(await registerClient()));
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    const retry = await browser.post(formAction(page), { identifier: owner.username, password: 'not-the-password' });
+    expect(retry.status).toBe(401);
+    expect(retry.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await retry.text();
+    expect(html).toContain('role="alert"');
+    expect(formField(html, 'identifier')).toBe(owner.username);
+  });
+
+  it('refuses a sign-in form posted from another site', async () => {
+    const flow = await startFlow(await relyingParty(await registerClient()));
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    const response = await browser.post(formAction(page), { identifier: owner.username, password: owner.password }, { origin: 'https://evil.example' });
+    expect(response.status).toBe(403);
+  });
+
+  it('refuses an unregistered redirect URI without redirecting, and a request without PKCE', async () => {
+    const registered = await registerClient();
+    const rp = await relyingParty(registered);
+    const flow = await startFlow(rp);
+    const altered = new URL(flow.url);
+    altered.searchParams.set('redirect_uri', 'https://rp.example.org/cb/../evil');
+    const wrongRedirect = await fetch(altered, { redirect: 'manual' });
+    expect(wrongRedirect.status).toBe(400);
+    expect(await wrongRedirect.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+
+    const withoutPkce = new URL(flow.url);
+    withoutPkce.searchParams.delete('code_challenge');
+    withoutPkce.searchParams.delete('code_challenge_method');
+    const refused = await fetch(withoutPkce, { redirect: 'manual' });
+    expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('refuses a wrong PKCE verifier and a code used twice (and ends the tokens of its first use)', async () => {
+    const registered = await registerClient();
+    const rp = await relyingParty(registered);
+    const flow = await startFlow(rp);
+    const callback = await authorize(new FormBrowser(base), flow.url, owner);
+    const wrong = client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: client.randomPKCECodeVerifier(), expectedState: flow.state });
+    expect(await wrong.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+
+    const second = await startFlow(rp);
+    const secondCallback = await authorize(new FormBrowser(base), second.url, owner);
+    const tokens = await client.authorizationCodeGrant(rp, secondCallback, { pkceCodeVerifier: second.verifier, expectedState: second.state });
+    const reused = client.authorizationCodeGrant(rp, secondCallback, { pkceCodeVerifier: second.verifier, expectedState: second.state });
+    expect(await reused.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+
+  it('works for a public client, which has no secret and must use PKCE', async () => {
+    const registered = await registerClient({ client_type: 'public' });
+    expect(registered.client_secret).toBeNull();
+    const { tokens } = await codeFlow(registered);
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+  });
+});
+
+describe('refresh tokens', () => {
+  it('rotate at each use; a reused one revokes the whole family', async () => {
+    const { rp, tokens } = await codeFlow(await registerClient());
+    const refreshed = await client.refreshTokenGrant(rp, tokens.refresh_token!);
+    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    expect((await me(refreshed.access_token)).statusCode).toBe(200);
+
+    const reuse = client.refreshTokenGrant(rp, tokens.refresh_token!);
+    expect(await reuse.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    expect((await me(refreshed.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await client.tokenIntrospection(rp, refreshed.refresh_token!)).active).toBe(false);
+  });
+});
+
+describe('revocation', () => {
+  it('ends an access token at the API at once (RFC 7009)', async () => {
+    const { rp, tokens } = await codeFlow(await registerClient());
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    await client.tokenRevocation(rp, tokens.access_token);
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+
+  it('logout-app ends one client\'s tokens and logout-everywhere all, keeping consent', async () => {
+    const user = await createUser(t.app);
+    const first = await registerClient();
+    const second = await registerClient();
+    const one = await codeFlow(first, user);
+    const two = await codeFlow(second, user);
+
+    await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId: first.client.id } });
+    expect((await me(one.tokens.access_token)).statusCode).toBe(401);
+    expect((await client.tokenIntrospection(one.rp, one.tokens.refresh_token!)).active).toBe(false);
+    expect((await me(two.tokens.access_token)).statusCode).toBe(200);
+
+    // With the app's own token, as a first-party backend does (rule 8).
+    const everywhere = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(two.tokens.access_token) });
+    expect(everywhere.statusCode).toBe(200);
+    expect((await me(two.tokens.access_token)).statusCode).toBe(401);
+    // Consent is kept: signing in again goes straight back to the app.
+    const again = await codeFlow(second, user);
+    expect((await me(again.tokens.access_token)).statusCode).toBe(200);
+    expect(await auditOf(user.id, 'consent_granted')).toHaveLength(2);
+  });
+
+  it('withdraws consent through /v1/oauth/revoke, ending the client\'s tokens', async () => {
+    const user = await createUser(t.app);
+    const registered = await registerClient();
+    const { tokens } = await codeFlow(registered, user);
+    const revoke = (token: string) => t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', headers: bearer(token), payload: { client_id: registered.client.id } });
+
+    const response = await revoke(user.token);
+    expect(response.json()).toEqual({ success: true, message: 'Consent withdrawn; the app has been signed out' });
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    expect(await auditOf(user.id, 'consent_revoked')).toEqual([expect.objectContaining({ resource_id: registered.client.id })]);
+    expect((await revoke(user.token)).json()).toMatchObject({ code: 'oauth.consent_not_found' });
+    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', headers: bearer(user.token), payload: { client_id: 'x' } })).statusCode).toBe(400);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', payload: { client_id: registered.client.id } })).statusCode).toBe(401);
+
+    // The next authorization asks again.
+    const flow = await startFlow(await relyingParty(registered));
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    const next = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
+    expect(next).toContain('name="decision"');
+  });
+
+  it('stops a banned user\'s tokens at once', async () => {
+    const user = await createUser(t.app);
+    const { tokens } = await codeFlow(await registerClient(), user);
+    const ban = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } });
+    expect(ban.statusCode).toBeLessThan(300);
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+});
+
+describe('X-ID-App-Assertion handoff', () => {
+  const codeOf = async (response: Response) => [response.status, ((await response.json()) as { code: string }).code];
+  const authorizeAs = async (registered: Registered, assertion: string) => {
+    const flow = await startFlow(await relyingParty(registered));
+    return { flow, response: await fetch(flow.url, { redirect: 'manual', headers: { 'x-id-app-assertion': assertion } }) };
+  };
+
+  it('gives a first-party client the code for the asserted user, without a page', async () => {
+    const registered = await firstPartyClient();
+    const user = await createUser(t.app);
+    const { flow, response } = await authorizeAs(registered, mintAssertion(user.id));
+    expect(response.status).toBe(303);
+    const callback = new URL(response.headers.get('location')!);
+    expect(callback.origin + callback.pathname).toBe(REDIRECT);
+    const tokens = await client.authorizationCodeGrant(await relyingParty(registered), callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    expect(tokens.claims()!.sub).toBe(user.id);
+  });
+
+  it('refuses a replayed assertion, one signed by another app, and a third-party client', async () => {
+    const registered = await firstPartyClient();
+    const user = await createUser(t.app);
+    const assertion = mintAssertion(user.id);
+    expect((await authorizeAs(registered, assertion)).response.status).toBe(303);
+    const replayed = (await authorizeAs(registered, assertion)).response;
+    expect(await codeOf(replayed)).toEqual([401, 'app_assertion.replayed']);
+    const forged = (await authorizeAs(registered, mintAssertion(user.id, 'id', APP_SECRETS.backend))).response;
+    expect(await codeOf(forged)).toEqual([401, 'app_assertion.bad_signature']);
+    const thirdParty = (await authorizeAs(await registerClient(), mintAssertion(user.id))).response;
+    expect(await codeOf(thirdParty)).toEqual([403, 'oauth.assertion_needs_first_party_client']);
+  });
+
+  it('is not a system-key route: the key alone never authorizes', async () => {
+    const flow = await startFlow(await relyingParty(await firstPartyClient()));
+    const response = await fetch(flow.url, { redirect: 'manual', headers: bearer(TEST_SYSTEM_KEY) });
+    expect(response.status).toBe(403);
+  });
+});

@@ -4,8 +4,9 @@
  * the service's own API and return extra request options. `cachedRead`: served
  * without the database (what `npm run bench:instructions` counts by default).
  */
+import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { BENCH_ADMIN } from './service-env.js';
+import { BENCH_ADMIN, BENCH_ID_APP_SECRET } from './service-env.js';
 
 const TRIP_POINTS = Number(process.env.BENCH_TRIP_POINTS ?? 100_000);
 
@@ -79,6 +80,67 @@ async function withLongTrip(baseUrl) {
   return { path: `/v1/trips/${trip.data.id}/gps`, ...(await withKey(baseUrl)) };
 }
 
+const CALLBACK = 'https://bench.example.org/cb';
+const form = (fields) => new URLSearchParams(fields).toString();
+
+/** A first-party confidential client, registered through the API by the bootstrap admin. */
+async function benchClient(baseUrl) {
+  const created = await post(baseUrl, '/v1/oauth/clients', { name: 'bench client', redirect_uris: [CALLBACK], is_first_party: true }, await admin(baseUrl));
+  return { id: created.client.id, basic: `Basic ${Buffer.from(`${created.client.id}:${created.client_secret}`).toString('base64')}` };
+}
+
+/** Client credentials: each request is a full grant (client authentication, token minted and stored). */
+async function withClientCredentials(baseUrl) {
+  const client = await benchClient(baseUrl);
+  return { headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' }, body: form({ grant_type: 'client_credentials' }) };
+}
+
+/** A refresh token of the bench admin: code flow through the first-party handoff (X-ID-App-Assertion). */
+async function refreshTokenOf(baseUrl, client, userId) {
+  const verifier = randomBytes(32).toString('base64url');
+  const issuedAt = String(Math.floor(Date.now() / 1000));
+  const nonce = `idaa_${randomUUID().replaceAll('-', '')}`;
+  const mac = createHmac('sha256', BENCH_ID_APP_SECRET).update(`id|${userId}|${issuedAt}|${nonce}`).digest('base64url');
+  const query = form({
+    client_id: client.id, response_type: 'code', redirect_uri: CALLBACK, scope: 'openid', state: nonce,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+  });
+  const authorized = await fetch(`${baseUrl}/v1/oauth/authorize?${query}`, { redirect: 'manual', headers: { 'x-id-app-assertion': [`id`, userId, issuedAt, nonce, mac].join('.') } });
+  const code = new URL(authorized.headers.get('location')).searchParams.get('code');
+  const tokens = await fetch(`${baseUrl}/v1/oauth/token`, {
+    method: 'POST',
+    headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier }),
+  });
+  if (!tokens.ok) throw new Error(`code exchange: ${tokens.status} ${await tokens.text()}`);
+  return (await tokens.json()).refresh_token;
+}
+
+/**
+ * Refresh grants: every request takes a refresh token off a queue, and its response puts the rotated
+ * one back, so no token is sent twice (a reused one would revoke its family). autocannon resets each
+ * connection's context between requests, hence the shared queue. A run that ends with requests in
+ * flight loses their families, so there is a spare family for every connection of every run.
+ */
+async function withRefreshTokens(baseUrl) {
+  const client = await benchClient(baseUrl);
+  const userId = (await request(baseUrl, 'GET', '/v1/users/me', undefined, await admin(baseUrl))).data.id;
+  const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+  const runs = Number(process.env.BENCH_ROUNDS ?? 3) + 1;
+  const queue = [];
+  for (let i = 0; i < connections * (runs + 1); i++) queue.push(await refreshTokenOf(baseUrl, client, userId));
+  return {
+    setupRequest: (request) => ({
+      ...request,
+      headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
+      body: form({ grant_type: 'refresh_token', refresh_token: queue.shift() }),
+    }),
+    onResponse: (status, body) => {
+      if (status === 200) queue.push(JSON.parse(body).refresh_token);
+    },
+  };
+}
+
 export const scenarios = [
   { name: 'GET /v1/health', request: { method: 'GET', path: '/v1/health' } },
   { name: 'GET /v1 (anonymous)', request: { method: 'GET', path: '/v1' }, cachedRead: true },
@@ -88,6 +150,8 @@ export const scenarios = [
   { name: 'GET /v1/gps/current (API key)', request: { method: 'GET', path: '/v1/gps/current' }, prepare: withLatestPoint, cachedRead: true },
   { name: 'POST /v1/gps (50 device keys)', request: { method: 'POST', path: '/v1/gps' }, prepare: withDeviceKeys },
   { name: 'GET /v1/trips/{id}/gps (100k points)', request: { method: 'GET', path: '/v1/trips' }, prepare: withLongTrip },
+  { name: 'POST /v1/oauth/token (client_credentials)', request: { method: 'POST', path: '/v1/oauth/token' }, prepare: withClientCredentials },
+  { name: 'POST /v1/oauth/token (refresh_token)', request: { method: 'POST', path: '/v1/oauth/token' }, prepare: withRefreshTokens },
 ];
 
 const post = (baseUrl, path, body, token) => request(baseUrl, 'POST', path, body, token);
@@ -96,7 +160,7 @@ async function request(baseUrl, method, path, body, token) {
   const response = await fetch(baseUrl + path, {
     method,
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: JSON.stringify(body),
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
   return response.json();

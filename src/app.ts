@@ -153,8 +153,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(oauthInteractionRoutes, {
     oauth: services.oauth,
     publicUrl: config.publicUrl,
-    signIn: (request, input) => services.auth.login(request, input),
-    verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input),
+    signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
+    verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),
   });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });

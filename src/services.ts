@@ -61,7 +61,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const platforms = createPlatformsService({ db, audit });
   const access = createAccessService({ db, credentials, events });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
-  const oauthClients = createOAuthClientsService({ db, clock, audit, users, access });
+  const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({ db, clock, secretBox, audit, credentials, config, clients: oauthClients, users, bans, access });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
@@ -160,6 +160,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     ]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
   events.on('permission.created', () => oauth.forgetProvider());
+  events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {
     onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
     onCommit(() => sessions.forceLogout(userId, 'banned'));

@@ -24,6 +24,11 @@ export interface DomainEvents {
   'user.unbanned': { userId: string };
   /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
   'user.roles_changed': { userId: string };
+  /**
+   * An OAuth client was deactivated, deleted or given other scopes (after commit): the tokens it holds
+   * for any user end, so none outlives what it may now do.
+   */
+  'oauth_client.restricted': { clientId: string };
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
   'permission.created': { permission: string };
 }

@@ -49,7 +49,8 @@ export function createAuthService(deps: Deps) {
   }
 
   return {
-    async login(request: FastifyRequest, input: Static<typeof LoginBody>): Promise<AuthResult> {
+    /** `withoutSession`: the OAuth sign-in page, which needs the user, not a session token. */
+    async login(request: FastifyRequest, input: Static<typeof LoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
       // Claimed before the password is checked, so a burst of guesses cannot outrun the lockout.
@@ -98,7 +99,7 @@ export function createAuthService(deps: Deps) {
 
       return deps.db.transaction().execute(async (trx) => {
         await deps.users.recordLogin(user.id, trx);
-        return deps.sessions.issue(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login' }, trx);
+        return deps.sessions.issue(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
       });
     },
 

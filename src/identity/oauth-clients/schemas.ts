@@ -2,7 +2,8 @@ import { Type, type Static } from 'typebox';
 import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 const WebUrl = (description: string) => Type.String({ maxLength: 2000, pattern: '^https?://[^\\s]+$', description });
-const Scope = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:*-]+$' });
+// No wildcards: an app is granted named permissions, never everything its user may do.
+const Scope = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9_.:-]+$' });
 
 export const ClientType = Type.Union([Type.Literal('confidential'), Type.Literal('public')], {
   description: 'confidential: has a secret (server-side apps); public: no secret, PKCE required (browser and native apps)',
@@ -46,7 +47,7 @@ const fields = {
     maxItems: 20,
     description: 'Exact redirect URIs: absolute https, or http on a loopback address (127.0.0.1, [::1], localhost), no fragment',
   }),
-  allowed_scopes: Type.Optional(Type.Array(Scope, { maxItems: 100, description: 'OpenID scopes and permissions (resource:action) the client may ask for; default openid, profile, email' })),
+  allowed_scopes: Type.Optional(Type.Array(Scope, { minItems: 1, maxItems: 100, description: 'OpenID scopes and permissions (resource:action) the client may ask for; default openid, profile, email' })),
   client_type: Type.Optional(ClientType),
   is_active: Type.Optional(Type.Boolean()),
   is_first_party: Type.Optional(Type.Boolean({ description: 'Super admins only' })),

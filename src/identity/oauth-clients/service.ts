@@ -5,6 +5,7 @@ import type { Caller } from '../../platform/auth/caller.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { DomainEventBus } from '../../platform/events.js';
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
 import { isUuid } from '../../platform/http/schemas.js';
@@ -21,6 +22,7 @@ interface Deps {
   audit: AuditWriter;
   users: Pick<UsersService, 'exists'>;
   access: Pick<AccessService, 'userHoldsRole'>;
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 /** RFC 6749 3.1.2 and OAuth 2.1: absolute, no fragment; https, or http only back to this machine (RFC 8252 7.3). */
@@ -135,15 +137,17 @@ export function createOAuthClientsService(deps: Deps) {
     async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
       await changeable(caller, id);
       const changes = await checkedChanges(caller, input);
-      return deps.db.transaction().execute(async (trx) => {
+      const updated = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
-        const updated = await repo.update(id, changes, deps.clock.now(), trx);
+        const changed = await repo.update(id, changes, deps.clock.now(), trx);
         await deps.audit.record(request, {
-          eventType: 'client_updated', userId: updated.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
+          eventType: 'client_updated', userId: changed.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
           metadata: { fields: Object.keys(changes) },
         }, trx);
-        return updated;
+        return changed;
       });
+      if (changes.is_active === false || changes.allowed_scopes) await deps.events.emit('oauth_client.restricted', { clientId: id });
+      return updated;
     },
 
     /** A new secret, shown once; the old one stops working as this commits. */
@@ -169,6 +173,7 @@ export function createOAuthClientsService(deps: Deps) {
           metadata: { name: client.name },
         }, trx);
       });
+      await deps.events.emit('oauth_client.restricted', { clientId: id });
     },
   };
 }

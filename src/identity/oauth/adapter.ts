@@ -83,6 +83,12 @@ export async function revokeArtifactsOf(db: Kysely<Schema>, userId: string, clie
   };
 }
 
+/** Revokes every artifact a client holds, for all users (the client was deactivated, deleted or narrowed). */
+export async function revokeArtifactsOfClient(db: Kysely<Schema>, clientId: string): Promise<string[]> {
+  const deleted = await db.deleteFrom('oauth_artifacts').where('client_id', '=', clientId).returning(['model', 'id']).execute();
+  return deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id);
+}
+
 /** The hashes of a user's live access tokens (to forget them in the credential cache). */
 export async function accessTokenHashesOf(db: Kysely<Schema>, userId: string): Promise<string[]> {
   const rows = await db.selectFrom('oauth_artifacts').select('id').where('account_id', '=', userId).where('model', '=', 'AccessToken').execute();

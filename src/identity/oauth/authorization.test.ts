@@ -115,6 +115,17 @@ describe('authorization code flow with PKCE', () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/users', headers: bearer(tokens.access_token) })).statusCode).toBe(403);
   });
 
+  it('stops answering an access token once it expires, cached or not', async () => {
+    const { tokens } = await codeFlow(await registerClient());
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    t.clock.advance(3601_000);
+    try {
+      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    } finally {
+      t.clock.advance(-3601_000);
+    }
+  });
+
   it('tells the relying party when the user denies access', async () => {
     const registered = await registerClient();
     const rp = await relyingParty(registered);
@@ -184,11 +195,74 @@ describe('authorization code flow with PKCE', () => {
   });
 });
 
+describe('what an access token may do', () => {
+  const OAUTH_TOKEN_REFUSED = { error: 'Forbidden', message: 'OAuth access tokens may not use this route; it needs a session or an API key', code: 'auth.oauth_token_not_permitted' };
+
+  it('reaches routes open to any credential only where the app needs them', async () => {
+    const { tokens } = await codeFlow(await registerClient(), owner, 'openid');
+    const as = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(tokens.access_token), ...(payload ? { payload } : {}) });
+    expect((await as('GET', '/v1/users/me')).statusCode).toBe(200);
+    for (const [method, url, payload] of [
+      ['GET', '/v1/user/export'],
+      ['GET', '/v1/users/me/audit'],
+      ['POST', '/v1/oauth/clients', { name: 'Sneaky', redirect_uris: [REDIRECT] }],
+      ['POST', '/v1/oauth/revoke', { client_id: randomUUID() }],
+    ] as const) {
+      const response = await as(method, url, payload);
+      expect([url, response.statusCode, response.json()]).toEqual([url, 403, OAUTH_TOKEN_REFUSED]);
+    }
+    // A permission scope it was not granted is refused like any missing permission.
+    expect((await as('GET', '/v1/gps')).statusCode).toBe(403);
+  });
+
+  it('is never granted a wildcard: clients cannot list one', async () => {
+    const response = await t.app.inject({
+      method: 'POST', url: '/v1/oauth/clients', headers: bearer(owner.token),
+      payload: { name: 'Greedy', redirect_uris: [REDIRECT], allowed_scopes: ['openid', '*:*'] },
+    });
+    expect(response.statusCode).toBe(400);
+    const discovery = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as { scopes_supported: string[] };
+    expect(discovery.scopes_supported).toContain('gps:read');
+    expect(discovery.scopes_supported.filter((scope) => scope.includes('*'))).toEqual([]);
+  });
+
+  it('stops when its client is deactivated', async () => {
+    const registered = await registerClient();
+    const { tokens } = await codeFlow(registered);
+    await t.app.inject({ method: 'PATCH', url: `/v1/oauth/clients/${registered.client.id}`, headers: bearer(owner.token), payload: { is_active: false } });
+    expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+  });
+
+  it('stops when its user is deleted', async () => {
+    const user = await createUser(t.app);
+    const { tokens } = await codeFlow(await registerClient(), user);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode).toBeLessThan(300);
+    expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+  });
+
+  it('is the only OAuth token the API accepts: refresh and client-credentials tokens are not credentials', async () => {
+    const registered = await registerClient();
+    const { rp, tokens } = await codeFlow(registered);
+    expect((await me(tokens.refresh_token!)).json()).toEqual(UNAUTHORIZED);
+    const machine = await client.clientCredentialsGrant(rp);
+    expect((await me(machine.access_token)).json()).toEqual(UNAUTHORIZED);
+  });
+
+  it('signing in on the provider\'s page starts no session of this API', async () => {
+    const user = await createUser(t.app);
+    const sessions = async () => (await t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).json().sessions.length as number;
+    const before = await sessions();
+    await codeFlow(await registerClient(), user);
+    expect(await sessions()).toBe(before);
+  });
+});
+
 describe('refresh tokens', () => {
   it('rotate at each use; a reused one revokes the whole family', async () => {
     const { rp, tokens } = await codeFlow(await registerClient());
-    const refreshed = await client.refreshTokenGrant(rp, tokens.refresh_token!);
-    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+    const first = await client.refreshTokenGrant(rp, tokens.refresh_token!);
+    const refreshed = await client.refreshTokenGrant(rp, first.refresh_token!);
+    expect(refreshed.refresh_token).not.toBe(first.refresh_token);
     expect((await me(refreshed.access_token)).statusCode).toBe(200);
 
     const reuse = client.refreshTokenGrant(rp, tokens.refresh_token!);
@@ -226,6 +300,17 @@ describe('revocation', () => {
     const again = await codeFlow(second, user);
     expect((await me(again.tokens.access_token)).statusCode).toBe(200);
     expect(await auditOf(user.id, 'consent_granted')).toHaveLength(2);
+  });
+
+  it('asks only for what was not consented to before', async () => {
+    const user = await createUser(t.app);
+    const registered = await registerClient();
+    await codeFlow(registered, user, 'openid profile');
+    const flow = await startFlow(await relyingParty(registered), 'openid profile email gps:read');
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    const consent = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
+    expect([...consent.matchAll(/<li>([^<]*)<\/li>/g)].map((match) => match[1])).toEqual(['See your email address', 'gps:read']);
   });
 
   it('withdraws consent through /v1/oauth/revoke, ending the client\'s tokens', async () => {
@@ -275,6 +360,28 @@ describe('X-ID-App-Assertion handoff', () => {
     expect(callback.origin + callback.pathname).toBe(REDIRECT);
     const tokens = await client.authorizationCodeGrant(await relyingParty(registered), callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
     expect(tokens.claims()!.sub).toBe(user.id);
+  });
+
+  it('leaves no browser session behind: no cookie, nothing stored', async () => {
+    const registered = await firstPartyClient();
+    const user = await createUser(t.app);
+    const { response } = await authorizeAs(registered, mintAssertion(user.id));
+    expect(response.status).toBe(303);
+    expect(response.headers.getSetCookie()).toEqual([]);
+    const stored = await t.database.db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Session').where('account_id', '=', user.id).execute();
+    expect(stored).toEqual([]);
+  });
+
+  it('answers an error to the client where a page would be needed (prompt=login)', async () => {
+    const registered = await firstPartyClient();
+    const user = await createUser(t.app);
+    const flow = await startFlow(await relyingParty(registered));
+    const url = new URL(flow.url);
+    url.searchParams.set('prompt', 'login');
+    const response = await fetch(url, { redirect: 'manual', headers: { 'x-id-app-assertion': mintAssertion(user.id) } });
+    expect(response.status).toBe(303);
+    const callback = new URL(response.headers.get('location')!);
+    expect(callback.searchParams.get('code')).toEqual(expect.any(String));
   });
 
   it('refuses a replayed assertion, one signed by another app, and a third-party client', async () => {

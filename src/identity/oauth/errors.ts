@@ -2,7 +2,7 @@ import { defineErrors } from '../../platform/http/errors.js';
 
 export const OAuthErrors = defineErrors('oauth', {
   public_url_required: [503, 'The OAuth provider needs PUBLIC_URL: its issuer is an absolute URL every client must agree on'],
-  user_context_required: [403, 'This needs a user session or an OAuth access token'],
+  user_context_required: [403, 'Withdrawing consent needs your own session'],
   consent_not_found: [404, 'You have not consented to this client'],
   assertion_needs_first_party_client: [403, 'X-ID-App-Assertion may only start an authorization for an active first-party client'],
   assertion_user_unavailable: [403, 'The user named by X-ID-App-Assertion cannot sign in'],

@@ -18,7 +18,7 @@ interface SignInResult {
 export interface InteractionDeps {
   oauth: OAuthService;
   publicUrl: string | undefined;
-  /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events. */
+  /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events; no session is made. */
   signIn(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<SignInResult>;
   verifyTwoFactor(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<SignInResult>;
 }
@@ -76,6 +76,7 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
   const ownOrigin = deps.publicUrl && new URL(deps.publicUrl).origin;
   const sameOrigin = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.headers.origin;
+    // ("null" is what a browser sends from these pages: they set no-referrer.)
     if (origin && origin !== 'null' && ownOrigin && origin !== ownOrigin) return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
   };
 

@@ -66,7 +66,7 @@ export function twoFactorPage(input: { action: string; clientName: string; tempT
 
 export function consentPage(input: { action: string; clientName: string; homepage?: string | null; scopes: string[]; username: string }): string {
   const scopes = input.scopes.map((scope) => `<li>${escapeHtml(SCOPE_DESCRIPTIONS[scope] ?? scope)}</li>`).join('');
-  const site = input.homepage ? ` (<a href="${escapeHtml(input.homepage)}" rel="noopener noreferrer">${escapeHtml(new URL(input.homepage).host)}</a>)` : '';
+  const site = input.homepage && URL.canParse(input.homepage) ? ` (<a href="${escapeHtml(input.homepage)}" rel="noopener noreferrer">${escapeHtml(new URL(input.homepage).host)}</a>)` : '';
   return page(`Allow ${input.clientName}?`, `
 <h1>${escapeHtml(input.clientName)}${site} wants access to your account</h1>
 <p>Signed in as <strong>${escapeHtml(input.username)}</strong>. It asks to:</p><ul>${scopes}</ul>

@@ -90,6 +90,9 @@ export function createProvider(deps: Deps): Provider {
     // A code-flow client allowed to refresh gets a refresh token without also having to send
     // offline_access with prompt=consent; rotated at every use, and a reused one revokes its grant.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Tokens live by their own lifetimes, not the provider's browser session (an asserted authorization
+    // has none); signing out ends them through logout-everywhere, logout-app or consent revocation.
+    expiresWithSession: async () => false,
     rotateRefreshToken: true,
     findAccount: async (_ctx, sub) => {
       const claims = await deps.claimsOf(sub);
@@ -124,32 +127,32 @@ export function createProvider(deps: Deps): Provider {
 }
 
 /**
- * The grant an authorization may proceed with, without asking the user: everything requested for a
- * first-party client; for a third-party one, what the user consented to before (the consent page is
- * shown when the request asks for more). The provider's own grant for the browser session is reused
- * while it covers the request.
+ * The grant an authorization proceeds with: the one this browser session (or the consent just given)
+ * holds, widened by what needs no asking: everything requested for a first-party client, for a
+ * third-party one what the user consented to before. Whatever is still missing, the provider asks for
+ * on the consent page. No grant at all while nothing is allowed yet.
  */
 async function grantFor(ctx: KoaContextWithOIDC, deps: Deps) {
   const { client, session, provider } = ctx.oidc;
   const accountId = session!.accountId!;
   const clientId = client!.clientId;
   const requested = [...(ctx.oidc as unknown as { requestParamOIDCScopes: Set<string> }).requestParamOIDCScopes];
+  const allowed = (await deps.isFirstParty(clientId)) ? requested : ((await deps.consentedScopes(accountId, clientId)) ?? []);
   const decided = ctx.oidc.result?.consent?.grantId ?? session!.grantIdFor(clientId);
-  if (decided) {
-    const grant = await provider.Grant.find(decided);
-    if (grant && grant.accountId === accountId && grant.clientId === clientId) return grant;
-  }
-  const allowed = (await deps.isFirstParty(clientId)) ? requested : await deps.consentedScopes(accountId, clientId);
-  if (!allowed || !requested.every((scope) => allowed.includes(scope))) return undefined;
-  const grant = new provider.Grant({ accountId, clientId });
-  grant.addOIDCScope(requested.join(' '));
+  const found = decided ? await provider.Grant.find(decided) : undefined;
+  const existing = found && found.accountId === accountId && found.clientId === clientId ? found : undefined;
+  const granted = requested.filter((scope) => allowed.includes(scope));
+  if (!existing && !granted.length) return undefined;
+  const grant = existing ?? new provider.Grant({ accountId, clientId });
+  if (granted.length) grant.addOIDCScope(granted.join(' '));
   await grant.save();
   return grant;
 }
 
 /**
  * The server-side handoff: when the authorize route has verified a first-party app's assertion for a
- * user, the authorization runs as that user signed in, with no browser session (nothing is stored).
+ * user, the authorization runs as that user signed in. The session is never stored and no cookie is
+ * set (it counts as destroyed): an assertion is good for one authorization, not a browser sign-in.
  */
 function signInAssertedUsers(provider: Provider): void {
   const sessionOf = provider.Session.get.bind(provider.Session);
@@ -158,6 +161,7 @@ function signInAssertedUsers(provider: Provider): void {
     if (!asserted) return sessionOf(ctx);
     const session = new provider.Session();
     session.loginAccount({ accountId: asserted, amr: ['app_assertion'], transient: true });
+    Object.defineProperty(session, 'destroyed', { value: true, writable: true });
     ctx.oidc.entity('Session', session);
     return session;
   };

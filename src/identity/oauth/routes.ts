@@ -54,10 +54,14 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     const header = request.headers['x-id-app-assertion'];
     if (typeof header === 'string') {
       const { subject } = await assertions.verify(header);
-      const clientId = new URL(request.url, 'http://x').searchParams.get('client_id') ?? '';
-      if (!(await oauth.activeClient(clientId))?.is_first_party) throw OAuthErrors.assertion_needs_first_party_client();
+      const url = new URL(request.url, 'http://localhost');
+      if (!(await oauth.activeClient(url.searchParams.get('client_id') ?? ''))?.is_first_party) throw OAuthErrors.assertion_needs_first_party_client();
       if (!(await oauth.claimsOf(subject))) throw OAuthErrors.assertion_user_unavailable();
-      (request.raw as IncomingMessage & { [ASSERTED_USER]?: string })[ASSERTED_USER] = subject;
+      const raw = request.raw as IncomingMessage & { [ASSERTED_USER]?: string };
+      raw[ASSERTED_USER] = subject;
+      // No page can be shown to a backend: anything that would need one comes back as an error instead.
+      url.searchParams.set('prompt', 'none');
+      raw.url = url.pathname + url.search;
     }
     return underPrefix(request, reply);
   };

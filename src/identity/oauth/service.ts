@@ -13,7 +13,7 @@ import type { AccessService } from '../access/service.js';
 import type { BansService } from '../bans/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf } from './adapter.js';
+import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { signingKeys } from './keys.js';
@@ -55,7 +55,8 @@ export function createOAuthService(deps: Deps) {
 
   async function make(): Promise<Provider> {
     const keys = await signingKeys(deps.db, deps.secretBox);
-    const permissions = (await deps.access.listPermissions()).map((p) => `${p.resource}:${p.action}`);
+    // Wildcard permissions are never scopes: a token names what it may do.
+    const permissions = (await deps.access.listPermissions()).map((p) => `${p.resource}:${p.action}`).filter((p) => !p.includes('*'));
     // The authorization flow's cookies are signed with a key derived from the oldest signing key's private
     // part: secret, and the same on every node, without another secret to configure.
     const cookieKey = createHash('sha256').update(`oauth-cookies:${keys.at(-1)!.d}`).digest('base64url');
@@ -113,6 +114,11 @@ export function createOAuthService(deps: Deps) {
       return revoked.tokens;
     },
     activeClient: deps.clients.activeClient,
+
+    /** Ends every token, code and grant of the client, for every user. */
+    async revokeClient(clientId: string): Promise<void> {
+      await deps.credentials.invalidate(await revokeArtifactsOfClient(deps.db, clientId));
+    },
     revokeTokensOf,
     accessTokenHashesOf: (userId: string) => accessTokenHashesOf(deps.db, userId),
 
@@ -129,7 +135,7 @@ export function createOAuthService(deps: Deps) {
     /** POST /v1/oauth/revoke: withdraws the consent and ends every token the client holds for the user. */
     async revokeConsent(request: FastifyRequest, caller: Caller, clientId: string): Promise<void> {
       const userId = caller.userId;
-      if (!userId || caller.kind === 'api_key') throw OAuthErrors.user_context_required();
+      if (!userId || caller.kind !== 'session') throw OAuthErrors.user_context_required();
       const scopes = await deps.db.transaction().execute(async (trx) => {
         const removed = await consents.remove(userId, clientId, trx);
         if (!removed) throw OAuthErrors.consent_not_found();
@@ -156,7 +162,10 @@ export function createOAuthService(deps: Deps) {
         .executeTakeFirst();
       const userId = row?.payload.accountId;
       if (!row || typeof userId !== 'string' || !(await claimsOf(userId))) return null;
-      const granted = String(row.payload.scope ?? '').split(' ').filter((scope) => scope && !OIDC_SCOPES.includes(scope));
+      const client = await deps.clients.activeClient(String(row.payload.clientId));
+      if (!client) return null;
+      // What the client may still ask for bounds what it was granted.
+      const granted = String(row.payload.scope ?? '').split(' ').filter((scope) => client.allowed_scopes.includes(scope) && !OIDC_SCOPES.includes(scope));
       const access = await deps.access.accessOfUser(userId);
       return {
         kind: 'oauth_token',
@@ -164,7 +173,8 @@ export function createOAuthService(deps: Deps) {
         apiKeyId: null,
         sessionId: null,
         permissions: granted,
-        roles: access.roles,
+        // No roles: handing out a role is checked against the caller's roles, and a token holds none.
+        roles: [],
         isSystem: false,
         isSuperAdmin: false,
         provider: null,

@@ -130,7 +130,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   });
 
   app.post('/v1/auth/logout-everywhere', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireAuthenticated({ oauthTokens: true }) },
     // The body is optional: a request without one is validated as `{}`.
     preValidation: async (request) => {
       request.body ??= {};
@@ -150,7 +150,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   });
 
   app.post('/v1/auth/logout-app', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireAuthenticated({ oauthTokens: true }) },
     schema: {
       tags: authTags,
       summary: 'Sign out of one client app',

@@ -95,22 +95,31 @@ export function createSessionStore(deps: Deps) {
      */
     async issue(
       request: FastifyRequest,
-      input: { user: { id: string; username: string; preferred_locale: string | null }; email: string; provider: string; auditEvent: AuditEventType },
+      input: {
+        user: { id: string; username: string; preferred_locale: string | null };
+        email: string;
+        provider: string;
+        auditEvent: AuditEventType;
+        /** A sign-in for the OAuth provider's pages: recorded like any other, but no session is made. */
+        withoutSession?: boolean;
+      },
       trx: Kysely<Schema>,
     ): Promise<AuthResult> {
-      const session = await create(request, { userId: input.user.id, provider: input.provider }, trx);
+      const session = input.withoutSession ? null : await create(request, { userId: input.user.id, provider: input.provider }, trx);
       await deps.audit.record(
         request,
-        { eventType: input.auditEvent, userId: input.user.id, resourceType: 'session', resourceId: session.id, metadata: { provider: input.provider } },
+        session
+          ? { eventType: input.auditEvent, userId: input.user.id, resourceType: 'session', resourceId: session.id, metadata: { provider: input.provider } }
+          : { eventType: input.auditEvent, userId: input.user.id, resourceType: 'user', resourceId: input.user.id, metadata: { provider: input.provider, via: 'oauth_authorize' } },
         trx,
       );
       return {
         user_id: input.user.id,
         email: input.email,
         username: input.user.username,
-        session_token: session.token,
-        session_id: session.id,
-        expires_at: session.expires_at,
+        session_token: session?.token ?? null,
+        session_id: session?.id ?? null,
+        expires_at: session?.expires_at ?? null,
         provider: input.provider,
         requires_2fa: false,
         temp_token: null,

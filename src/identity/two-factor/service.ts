@@ -231,7 +231,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
-    async verifyLogin(request: FastifyRequest, input: Static<typeof VerifyLoginBody>): Promise<AuthResult> {
+    async verifyLogin(request: FastifyRequest, input: Static<typeof VerifyLoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
       // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
       const open = await repo.openChallenge(hashToken(input.temp_token));
@@ -247,7 +247,7 @@ export function createTwoFactorService(deps: Deps) {
         if (!accepted) return null;
         if (!(await repo.consumeChallenge(challenge.id, trx))) throw TwoFactorErrors.invalid_challenge();
         await deps.users.recordLogin(user.id, trx);
-        const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login' }, trx);
+        const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
         await deps.audit.record(
           request,
           { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },

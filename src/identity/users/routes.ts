@@ -44,7 +44,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
   });
 
   app.get('/v1/users/me', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireAuthenticated({ oauthTokens: true }) },
     schema: {
       tags,
       summary: 'Your own user',

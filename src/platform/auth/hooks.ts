@@ -12,8 +12,13 @@ export interface RouteAuth {
   permission?: string;
   /** Path parameter holding a user id: a caller acting on their own user needs no permission. */
   orSelf?: string;
-  /** Any valid credential will do. */
+  /** Any valid credential will do (OAuth access tokens only where `oauthTokens` says so). */
   authenticated?: true;
+  /**
+   * An OAuth access token may call this route although it names no permission: routes an app needs
+   * for the user it acts for (who they are, signing them out). Elsewhere a token needs a permission scope.
+   */
+  oauthTokens?: true;
   /** Only the system API key (internal endpoints): 401 without a credential, 403 with any other. */
   systemKey?: true;
 }
@@ -32,7 +37,7 @@ export const requirePermission = (permission: string, options: { orSelf?: string
   permission,
   ...options,
 });
-export const requireAuthenticated = (): RouteAuth => ({ authenticated: true });
+export const requireAuthenticated = (options: { oauthTokens?: true } = {}): RouteAuth => ({ authenticated: true, ...options });
 export const requireSystemKey = (): RouteAuth => ({ systemKey: true });
 
 /** The caller of a route that declared `config.auth` (its onRequest check guarantees one). */
@@ -101,7 +106,9 @@ function refusal(request: FastifyRequest, auth: RouteAuth): AppError | undefined
   const caller = request.caller;
   if (!caller) return AuthErrors.unauthorized();
   if (auth.systemKey && !caller.isSystem) return AuthErrors.system_key_required();
-  if (!auth.permission) return undefined;
+  // An app's token acts only within what the user granted it: a route open to any credential (account
+  // management, data export) is not part of that unless it says so.
+  if (!auth.permission) return caller.kind === 'oauth_token' && !auth.oauthTokens ? AuthErrors.oauth_token_not_permitted() : undefined;
   const params = request.params as Record<string, string> | undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
@@ -128,6 +135,7 @@ function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
   const refusals = [AuthErrors.unauthorized];
   if (auth.systemKey) refusals.push(AuthErrors.system_key_required);
   if (auth.permission) refusals.push(AuthErrors.forbidden);
+  if (!auth.permission && !auth.systemKey && !auth.oauthTokens) refusals.push(AuthErrors.oauth_token_not_permitted);
   schema.response = withErrorResponses((schema.response ?? {}) as Record<string, unknown>, refusals);
 }
 

@@ -108,6 +108,7 @@ export const AuthErrors = defineErrors('auth', {
   system_key_not_permitted: [403, 'System key not permitted on this route'],
   system_key_required: [403, 'Only the system API key may call this endpoint'],
   user_required: [403, 'This credential does not belong to a user'],
+  oauth_token_not_permitted: [403, 'OAuth access tokens may not use this route; it needs a session or an API key'],
 });
 
 /** Database faults that reach the handler without a service turning them into an error of its own. */

@@ -18,6 +18,7 @@ Commands:
                              create a super admin (or make the user with that email one); prints the user id
   system-key create [--name N]
                              create a system API key and print its value once
+  oauth rotate-signing-key   add a new OAuth signing key (published now, signing in 10 minutes)
 
 Configuration is read from the environment and ./.env; see the README.`;
 
@@ -42,6 +43,11 @@ const commands: Record<string, Command> = {
     if (positionals[0] !== 'create') throw new UsageError('Usage: waygate system-key create [--name N]');
     const { key } = await withServices(config, (services) => services.apiKeys.createSystemKey(values.name ?? 'System key'));
     console.log(key);
+  },
+  oauth: async (config, args) => {
+    if (args[0] !== 'rotate-signing-key') throw new UsageError('Usage: waygate oauth rotate-signing-key');
+    const rotated = await withServices(config, (services) => services.oauth.rotateSigningKey());
+    console.log(`New signing key ${rotated.kid}: published now, signing from ${rotated.signs_from.toISOString()}`);
   },
   migrate: async (config) => {
     const { database, applied } = await openMigratedDatabase(config);

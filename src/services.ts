@@ -184,6 +184,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
     deleted_users: await users.purgeDue(),
     oauth_artifacts: await oauth.purgeExpired(),
+    oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
   });
   return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }

@@ -84,6 +84,14 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     expect(systemKey).toMatch(/^wg_[A-Za-z0-9_-]{43}$/);
   });
 
+  it('oauth rotate-signing-key adds a key and says when it starts signing', () => {
+    const result = run(['oauth', 'rotate-signing-key'], { DATA_DIR: dataDir });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^New signing key [A-Za-z0-9_-]{43}: published now, signing from \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+    expect(run(['oauth', 'rotate'], { DATA_DIR: dataDir }).status).toBe(2);
+  });
+
   it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },

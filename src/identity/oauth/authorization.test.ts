@@ -78,6 +78,12 @@ function mintAssertion(subject: string, app: 'id' | 'backend' = 'id', secret = A
   return [app, subject, issuedAt, nonce, mac].join('.');
 }
 
+/** A first-party backend's authorization for the user (X-ID-App-Assertion): the flow and the raw 303 answer. */
+async function authorizeAs(registered: Registered, assertion: string) {
+  const flow = await startFlow(await relyingParty(registered));
+  return { flow, response: await fetch(flow.url, { redirect: 'manual', headers: { 'x-id-app-assertion': assertion } }) };
+}
+
 const me = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });
 const auditOf = async (userId: string, eventType: string) =>
   (await t.app.inject({ method: 'GET', url: `/v1/users/${userId}/audit?event_type=${eventType}`, headers: bearer(admin) })).json().events as { metadata: Record<string, unknown>; resource_id: string }[];
@@ -346,10 +352,6 @@ describe('revocation', () => {
 
 describe('X-ID-App-Assertion handoff', () => {
   const codeOf = async (response: Response) => [response.status, ((await response.json()) as { code: string }).code];
-  const authorizeAs = async (registered: Registered, assertion: string) => {
-    const flow = await startFlow(await relyingParty(registered));
-    return { flow, response: await fetch(flow.url, { redirect: 'manual', headers: { 'x-id-app-assertion': assertion } }) };
-  };
 
   it('gives a first-party client the code for the asserted user, without a page', async () => {
     const registered = await firstPartyClient();
@@ -401,5 +403,45 @@ describe('X-ID-App-Assertion handoff', () => {
     const flow = await startFlow(await relyingParty(await firstPartyClient()));
     const response = await fetch(flow.url, { redirect: 'manual', headers: bearer(TEST_SYSTEM_KEY) });
     expect(response.status).toBe(403);
+  });
+});
+
+describe('signing key rotation', () => {
+  const kidOf = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+  const publishedKids = async () => ((await (await fetch(`${base}/v1/oauth/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
+  async function idTokenKid(registered: Registered, userId: string) {
+    const { flow, response } = await authorizeAs(registered, mintAssertion(userId));
+    const tokens = await client.authorizationCodeGrant(await relyingParty(registered), new URL(response.headers.get('location')!), { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    return kidOf(tokens.id_token!);
+  }
+  const MINUTE = 60_000;
+
+  it('publishes a new key at once, signs with it ten minutes later, and retires the old one after its tokens expired', async () => {
+    const registered = await firstPartyClient();
+    const user = await createUser(t.app);
+    const old = await idTokenKid(registered, user.id);
+    let moved = 0;
+    const advance = (ms: number) => {
+      t.clock.advance(ms);
+      moved += ms;
+    };
+    try {
+      const rotated = await t.app.services.oauth.rotateSigningKey();
+      advance(MINUTE + 1000); // every node re-reads its keys within a minute, beside a request
+      await expect.poll(publishedKids).toEqual([old, rotated.kid]);
+      expect(await idTokenKid(registered, user.id)).toBe(old);
+
+      advance(10 * MINUTE);
+      await expect.poll(publishedKids).toEqual([rotated.kid, old]);
+      expect(await idTokenKid(registered, user.id)).toBe(rotated.kid);
+
+      expect(await t.app.services.oauth.retireSupersededKeys()).toBe(0);
+      advance(2 * 60 * MINUTE);
+      expect(await t.app.services.oauth.retireSupersededKeys()).toBe(1);
+      advance(MINUTE + 1000);
+      await expect.poll(publishedKids).toEqual([rotated.kid]);
+    } finally {
+      t.clock.advance(-moved);
+    }
   });
 });

@@ -16,7 +16,7 @@ import type { UsersService } from '../users/service.js';
 import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
-import { signingKeys } from './keys.js';
+import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
 import { createProvider, OAUTH_PREFIX, OIDC_SCOPES, type AccountClaims } from './provider.js';
 
 interface Deps {
@@ -32,9 +32,14 @@ interface Deps {
   access: Pick<AccessService, 'accessOfUser' | 'listPermissions'>;
 }
 
+/** How often each node looks for a rotated or retired signing key. */
+const KEY_CHECK_INTERVAL_MS = 60_000;
+
 /** The OAuth provider (made on first use: its keys come from the database), consents and OAuth tokens. */
 export function createOAuthService(deps: Deps) {
   let provider: Promise<Provider> | undefined;
+  let keysVersion: string | undefined;
+  let keysCheckedAt = 0;
   const consents = createConsentsRepo(deps.db, deps.clock);
 
   /** A user who may sign in, with the claims the `profile` and `email` scopes release. */
@@ -54,18 +59,20 @@ export function createOAuthService(deps: Deps) {
   }
 
   async function make(): Promise<Provider> {
-    const keys = await signingKeys(deps.db, deps.secretBox);
+    keysVersion = await keySetVersion(deps.db, deps.clock);
+    keysCheckedAt = deps.clock.nowMs();
+    const keys = await signingKeys(deps.db, deps.secretBox, deps.clock);
     // Wildcard permissions are never scopes: a token names what it may do.
     const permissions = (await deps.access.listPermissions()).map((p) => `${p.resource}:${p.action}`).filter((p) => !p.includes('*'));
-    // The authorization flow's cookies are signed with a key derived from the oldest signing key's private
-    // part: secret, and the same on every node, without another secret to configure.
-    const cookieKey = createHash('sha256').update(`oauth-cookies:${keys.at(-1)!.d}`).digest('base64url');
+    // The authorization flow's cookies are signed with keys derived from the signing keys' private parts:
+    // secret, the same on every node, rotating with them (the first signs, all verify).
+    const cookieKeys = keys.map((key) => createHash('sha256').update(`oauth-cookies:${key.d}`).digest('base64url'));
     return createProvider({
       issuer: `${deps.config.publicUrl!.replace(/\/+$/, '')}${OAUTH_PREFIX}`,
       db: deps.db,
       clock: deps.clock,
       keys,
-      cookieKeys: [cookieKey],
+      cookieKeys,
       trustProxy: Boolean(deps.config.trustProxy),
       permissionScopes: permissions,
       clientMetadataOf: deps.clients.providerMetadataOf,
@@ -83,10 +90,23 @@ export function createOAuthService(deps: Deps) {
     return revoked.tokens;
   }
 
+  /** At most once a minute, off the request path: a new key set (a rotation on any node) rebuilds the provider. */
+  function checkKeysNow(): void {
+    if (!provider || deps.clock.nowMs() - keysCheckedAt < KEY_CHECK_INTERVAL_MS) return;
+    keysCheckedAt = deps.clock.nowMs();
+    keySetVersion(deps.db, deps.clock).then(
+      (version) => {
+        if (version !== keysVersion) provider = undefined;
+      },
+      () => undefined,
+    );
+  }
+
   return {
     /** 503 until PUBLIC_URL is configured. */
     provider(): Promise<Provider> {
       if (!deps.config.publicUrl) return Promise.reject(OAuthErrors.public_url_required());
+      checkKeysNow();
       provider ??= make().catch((err: unknown) => {
         provider = undefined;
         throw err;
@@ -184,6 +204,9 @@ export function createOAuthService(deps: Deps) {
     },
 
     purgeExpired: () => purgeExpiredArtifacts(deps.db, deps.clock),
+    retireSupersededKeys: () => retireSupersededKeys(deps.db, deps.clock),
+    /** `waygate oauth rotate-signing-key`: the new key signs once every node has had time to publish it. */
+    rotateSigningKey: () => rotateSigningKey(deps.db, deps.secretBox, deps.clock),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -33,6 +33,12 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
   const shown = (row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined, id?: string): AdapterPayload | undefined =>
     row && { ...row.payload, ...(id ? { jti: id } : {}), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}) };
 
+  // Every artifact of the grant, whatever its model: revoking a grant ends its codes and tokens together.
+  async function revokeByGrantId(grantId: string): Promise<void> {
+    const deleted = await db.deleteFrom('oauth_artifacts').where('grant_id', '=', grantId).returning(['model', 'id']).execute();
+    await accessTokensRevoked(deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id));
+  }
+
   return {
     async upsert(id, payload, expiresIn) {
       const stored = { ...payload };
@@ -54,18 +60,27 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
     find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),
     findByUserCode: async (userCode) => shown(await live().where('user_code', '=', userCode).executeTakeFirst()),
+    // Atomic: of two requests racing with one code or refresh token, only one may use it. The other
+    // counts as a reuse, as the provider treats a token seen consumed: the whole grant is revoked.
     async consume(id) {
-      await db.updateTable('oauth_artifacts').set({ consumed_at: clock.now() }).where('model', '=', model).where('id', '=', hashToken(id)).execute();
+      const used = await db
+        .updateTable('oauth_artifacts')
+        .set({ consumed_at: clock.now() })
+        .where('model', '=', model)
+        .where('id', '=', hashToken(id))
+        .where('consumed_at', 'is', null)
+        .returning('grant_id')
+        .executeTakeFirst();
+      if (used) return;
+      const row = await db.selectFrom('oauth_artifacts').select('grant_id').where('model', '=', model).where('id', '=', hashToken(id)).executeTakeFirst();
+      if (row?.grant_id) await revokeByGrantId(row.grant_id);
+      throw new errors.InvalidGrant(`${model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     },
     async destroy(id) {
       const deleted = await db.deleteFrom('oauth_artifacts').where('model', '=', model).where('id', '=', hashToken(id)).returning('model').executeTakeFirst();
       if (deleted?.model === 'AccessToken') await accessTokensRevoked([hashToken(id)]);
     },
-    // Every artifact of the grant, whatever its model: revoking a grant ends its codes and tokens together.
-    async revokeByGrantId(grantId) {
-      const deleted = await db.deleteFrom('oauth_artifacts').where('grant_id', '=', grantId).returning(['model', 'id']).execute();
-      await accessTokensRevoked(deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id));
-    },
+    revokeByGrantId,
   };
 }
 

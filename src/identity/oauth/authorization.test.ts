@@ -278,6 +278,31 @@ describe('refresh tokens', () => {
   });
 });
 
+describe('racing requests', () => {
+  const RACERS = 5;
+
+  it('let only one of several concurrent uses of a refresh token through, and then revoke the family', async () => {
+    const { rp, tokens } = await codeFlow(await registerClient());
+    const outcomes = await Promise.allSettled(Array.from({ length: RACERS }, () => client.refreshTokenGrant(rp, tokens.refresh_token!)));
+    const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(won.length).toBeLessThanOrEqual(1);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome.reason as { error?: string }).error)).toContain('invalid_grant');
+    for (const { value } of won as PromiseFulfilledResult<client.TokenEndpointResponse>[]) {
+      expect((await me(value.access_token)).statusCode).toBe(401);
+    }
+  });
+
+  it('redeem a code once when several exchanges race', async () => {
+    const registered = await registerClient();
+    const rp = await relyingParty(registered);
+    const flow = await startFlow(rp);
+    const callback = await authorize(new FormBrowser(base), flow.url, owner);
+    const exchange = () => client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const outcomes = await Promise.allSettled(Array.from({ length: RACERS }, exchange));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled').length).toBeLessThanOrEqual(1);
+  });
+});
+
 describe('revocation', () => {
   it('ends an access token at the API at once (RFC 7009)', async () => {
     const { rp, tokens } = await codeFlow(await registerClient());

@@ -88,8 +88,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     bodyLimit: config.bodyLimitBytes,
     // Fastify accepts a hop count here although its typings only list the other forms.
     trustProxy: config.trustProxy as boolean | string,
+    // On close, a request arriving on an open keep-alive connection is answered 503 with
+    // `Connection: close` rather than having its connection cut under it (see main.ts, stop).
     return503OnClosing: true,
-    forceCloseConnections: 'idle',
+    forceCloseConnections: false,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkErrorResponse,
   }).withTypeProvider<TypeBoxTypeProvider>();

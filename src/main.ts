@@ -89,8 +89,16 @@ async function serve(config: Config): Promise<void> {
     }
     stopping = true;
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
-    // Requests still running after the grace period are cut off so shutdown always completes.
-    const deadline = setTimeout(() => app.server.closeAllConnections(), config.shutdownTimeoutSecs * 1000).unref();
+    // Node's server.close() also drops idle keep-alive connections, and a client that sends on one at that
+    // moment sees a reset. Instead each connection is left to carry one more request, answered 503 with
+    // `Connection: close` (return503OnClosing), or to close on its own; what is left after the grace
+    // period (idle or still running) is cut off, so shutdown always completes.
+    const closeIdle = app.server.closeIdleConnections.bind(app.server);
+    app.server.closeIdleConnections = () => undefined;
+    const deadline = setTimeout(() => {
+      closeIdle();
+      app.server.closeAllConnections();
+    }, config.shutdownTimeoutSecs * 1000).unref();
     try {
       await app.close();
     } finally {

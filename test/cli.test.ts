@@ -138,6 +138,58 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     const requestLine = lines.find((line) => line.route === '/health');
     expect(requestLine).toMatchObject({ method: 'GET', status: 200, request_id: expect.any(String) });
   });
+
+  it('npm start hands SIGTERM to the server (no orphaned node process under a process manager)', async () => {
+    const npm = spawn('npm', ['start', '--ignore-scripts'], {
+      cwd: join(import.meta.dirname, '..'),
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
+    const address = await waitFor(() => /"address":"(http:[^"]+)"/.exec(output)?.[1]);
+    npm.kill('SIGTERM');
+    await exited;
+    await waitFor(() => (output.includes('"msg":"stopped"') ? true : undefined), 10_000);
+    const after = await fetch(`${address}/v1`).then(() => 'answered', (err: { cause?: { code?: string } }) => err.cause?.code);
+    expect(after).toBe('ECONNREFUSED');
+  });
+
+  it('on SIGTERM under keep-alive load, answers or refuses every request and resets none', async () => {
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false', SHUTDOWN_TIMEOUT_SECS: '5' },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const address = await waitFor(() => /"address":"(http:[^"]+)"/.exec(output)?.[1]);
+
+    // Clients on keep-alive connections (fetch's default agent) sending back to back until refused.
+    const outcomes: string[] = [];
+    const client = async () => {
+      for (;;) {
+        try {
+          const response = await fetch(`${address}/v1`);
+          await response.arrayBuffer();
+          outcomes.push(String(response.status));
+        } catch (err) {
+          const code = ((err as { cause?: { code?: string } }).cause?.code) ?? String(err);
+          outcomes.push(code);
+          if (code === 'ECONNREFUSED') return;
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    await waitFor(() => (outcomes.length > 200 ? true : undefined));
+    child.kill('SIGTERM');
+    await Promise.all(clients);
+
+    expect(await exited).toBe(0);
+    const counts = outcomes.reduce<Record<string, number>>((all, outcome) => ({ ...all, [outcome]: (all[outcome] ?? 0) + 1 }), {});
+    expect(Object.keys(counts).sort()).toEqual(expect.arrayContaining(['200', 'ECONNREFUSED']));
+    // Nothing but answers (200 before, 503 during the drain) and refused new connections after.
+    expect(Object.keys(counts).filter((outcome) => !['200', '503', 'ECONNREFUSED'].includes(outcome))).toEqual([]);
+  });
 });
 
 async function waitFor<T>(read: () => T | undefined, timeoutMs = 30_000): Promise<T> {

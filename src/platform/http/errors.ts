@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { classifyDatabaseError, type DatabaseError } from '../db/errors.js';
+import { KeyValueUnavailableError } from '../kv/kv.js';
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'BadRequest',
@@ -111,6 +112,10 @@ export const AuthErrors = defineErrors('auth', {
   oauth_token_not_permitted: [403, 'OAuth access tokens may not use this route; it needs a session or an API key'],
 });
 
+export const KeyValueErrors = defineErrors('kv', {
+  unavailable: [503, 'A shared service this request needs is unavailable; try again shortly'],
+});
+
 /** Database faults that reach the handler without a service turning them into an error of its own. */
 export const DatabaseErrors = defineErrors('database', {
   unique_violation: [409, 'A resource with the same unique value already exists'],
@@ -138,6 +143,7 @@ export const CODES_OF_ANY_ROUTE: readonly string[] = [
   DatabaseErrors.invalid_text.code,
   DatabaseErrors.invalid_value.code,
   DatabaseErrors.unavailable.code,
+  KeyValueErrors.unavailable.code,
 ];
 
 export const tooManyRequests = (definition: ErrorDefinition, message: string, retryAfterSecs: number) =>
@@ -202,6 +208,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof SyntaxError && fastifyError.statusCode === 400) {
     return reply(RequestErrors.malformed_json(`Malformed JSON body: ${err.message}`));
   }
+  if (err instanceof KeyValueUnavailableError) return { ...reply(KeyValueErrors.unavailable()), unexpected: true };
   const database = classifyDatabaseError(err);
   if (database) return { ...reply(databaseAppError(database)), unexpected: database.fault === 'unavailable' };
   const status = fastifyError.statusCode;

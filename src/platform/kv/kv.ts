@@ -62,3 +62,15 @@ export function windowOf(windowSecs: number, now: number): { index: number; rese
   const index = Math.floor(now / 1000 / windowSecs);
   return { index, resetAt: (index + 1) * windowSecs };
 }
+
+/**
+ * The shared store did not answer (down, frozen, unreachable). Callers that can do without it catch
+ * this and carry on (rate limits, caches); anything that needs it (single-use nonces and tickets)
+ * lets it through, and the request is answered 503: single use cannot be promised without the store.
+ */
+export class KeyValueUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super('The key-value store is unavailable', { cause });
+    this.name = 'KeyValueUnavailableError';
+  }
+}

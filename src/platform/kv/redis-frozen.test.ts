@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backend, freePort } from '../../../test/helpers.js';
+import { buildApp } from '../../app.js';
+import { backend, freePort, openTestDatabase, testConfig } from '../../../test/helpers.js';
 import { openKeyValueStore, type KeyValueStore } from './index.js';
 import { COMMAND_TIMEOUT_MS } from './redis.js';
 
@@ -41,5 +43,33 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
 
     redis.kill('SIGCONT');
     await expect.poll(() => kv.get('probe').catch(() => 'failed'), { timeout: 5000 }).toBe('1');
+  });
+
+  it('answers 503 where single use cannot be promised (an app assertion\'s nonce), at once, and recovers', async () => {
+    const secret = 'frozen-redis-id-app-secret-0123456789';
+    const database = await openTestDatabase();
+    const app = await buildApp(testConfig({ internalAppSecrets: { id: secret } }), { database, kv }, { logger: false });
+    const assertion = () => {
+      const [subject, issuedAt, nonce] = [randomUUID(), String(Math.floor(Date.now() / 1000)), `idaa_${randomUUID().replaceAll('-', '')}`];
+      const mac = createHmac('sha256', secret).update(`id|${subject}|${issuedAt}|${nonce}`).digest('base64url');
+      return ['id', subject, issuedAt, nonce, mac].join('.');
+    };
+    const send = () =>
+      app.inject({ method: 'POST', url: '/v1/internal/audit', headers: { 'x-id-app-key': secret, 'x-id-app-assertion': assertion() }, payload: { event_type: 'consent_granted' } });
+    try {
+      redis.kill('SIGSTOP');
+      const started = performance.now();
+      const refused = await send();
+      expect([refused.statusCode, refused.json().code]).toEqual([503, 'kv.unavailable']);
+      // The rate limiter's count and the nonce each wait at most one command timeout.
+      expect(performance.now() - started).toBeLessThan(3 * COMMAND_TIMEOUT_MS + 500);
+
+      redis.kill('SIGCONT');
+      await expect.poll(async () => (await send()).statusCode, { timeout: 5000 }).not.toBe(503);
+    } finally {
+      redis.kill('SIGCONT');
+      await app.close();
+      await database.close();
+    }
   });
 });

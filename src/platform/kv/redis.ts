@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+import { KeyValueUnavailableError, windowOf, type KeyValueStore, type WindowCount } from './kv.js';
 
 /** `keepNewest` in one step on the server: the same rule as `replaces` in kv.ts. */
 const KEEP_NEWEST = `
@@ -73,50 +73,64 @@ export class RedisStore implements KeyValueStore {
     await Promise.all([this.#client.connect(), this.#subscriber.connect()]);
   }
 
-  async get(key: string): Promise<string | null> {
-    return this.#client.get(this.#ns + key);
+  get(key: string): Promise<string | null> {
+    return this.#answer(() => this.#client.get(this.#ns + key));
   }
 
-  async set(key: string, value: string, ttlSecs?: number): Promise<void> {
-    if (ttlSecs === undefined) await this.#client.set(this.#ns + key, value);
-    else await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)));
+  set(key: string, value: string, ttlSecs?: number): Promise<void> {
+    return this.#answer(async () => {
+      if (ttlSecs === undefined) await this.#client.set(this.#ns + key, value);
+      else await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)));
+    });
   }
 
-  async delete(key: string): Promise<void> {
-    await this.#client.del(this.#ns + key);
+  delete(key: string): Promise<void> {
+    return this.#answer(async () => void (await this.#client.del(this.#ns + key)));
   }
 
-  async setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
-    const result = await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX');
-    return result === 'OK';
+  setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
+    return this.#answer(async () => (await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX')) === 'OK');
   }
 
-  async keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
+  keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
     const ttlMs = String(Math.max(1, Math.round(ttlSecs * 1000)));
-    return this.#client.keepNewest(this.#ns + key, value, ttlMs, ifAbsent);
+    return this.#answer(() => this.#client.keepNewest(this.#ns + key, value, ttlMs, ifAbsent));
   }
 
-  async hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
-    const { index, resetAt } = windowOf(windowSecs, now);
-    const windowKey = `${this.#ns}${key}:${index}`;
-    const results = await this.#client.multi().incr(windowKey).pexpireat(windowKey, resetAt * 1000).exec();
-    const [error, count] = results?.[0] ?? [new Error('Redis transaction was discarded')];
-    if (error) throw error;
-    return { count: Number(count), resetAt };
+  hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
+    return this.#answer(async () => {
+      const { index, resetAt } = windowOf(windowSecs, now);
+      const windowKey = `${this.#ns}${key}:${index}`;
+      const results = await this.#client.multi().incr(windowKey).pexpireat(windowKey, resetAt * 1000).exec();
+      const [error, count] = results?.[0] ?? [new Error('Redis transaction was discarded')];
+      if (error) throw error;
+      return { count: Number(count), resetAt };
+    });
   }
 
-  async unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {
-    const windowKey = `${this.#ns}${key}:${windowOf(windowSecs, now).index}`;
-    // A window that has expired meanwhile must not come back as a negative count.
-    if ((await this.#client.decr(windowKey)) <= 0) await this.#client.del(windowKey);
+  unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {
+    return this.#answer(async () => {
+      const windowKey = `${this.#ns}${key}:${windowOf(windowSecs, now).index}`;
+      // A window that has expired meanwhile must not come back as a negative count.
+      if ((await this.#client.decr(windowKey)) <= 0) await this.#client.del(windowKey);
+    });
   }
 
-  async resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
-    await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`);
+  resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
+    return this.#answer(async () => void (await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`)));
   }
 
-  async publish(channel: string, message: string): Promise<void> {
-    await this.#client.publish(this.#ns + channel, message);
+  publish(channel: string, message: string): Promise<void> {
+    return this.#answer(async () => void (await this.#client.publish(this.#ns + channel, message)));
+  }
+
+  /** A command's answer; any failure (down, timed out, refused) as the one error callers look for. */
+  async #answer<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (err) {
+      throw new KeyValueUnavailableError(err);
+    }
   }
 
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {

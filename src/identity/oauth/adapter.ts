@@ -33,9 +33,14 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
   const shown = (row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined, id?: string): AdapterPayload | undefined =>
     row && { ...row.payload, ...(id ? { jti: id } : {}), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}) };
 
-  // Every artifact of the grant, whatever its model: revoking a grant ends its codes and tokens together.
+  // Every artifact of the grant, whatever its model, and the grant itself: revoking a grant ends its codes
+  // and tokens together, and a token a racing request saves afterwards has no grant to stand on.
   async function revokeByGrantId(grantId: string): Promise<void> {
-    const deleted = await db.deleteFrom('oauth_artifacts').where('grant_id', '=', grantId).returning(['model', 'id']).execute();
+    const deleted = await db
+      .deleteFrom('oauth_artifacts')
+      .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', hashToken(grantId))])]))
+      .returning(['model', 'id'])
+      .execute();
     await accessTokensRevoked(deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id));
   }
 

@@ -6,6 +6,7 @@ import type { Config } from '../../config.js';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
@@ -82,6 +83,10 @@ export function createOAuthService(deps: Deps) {
       accessTokensRevoked: (hashes) => deps.credentials.invalidate(hashes),
     });
   }
+
+  /** A token whose grant was revoked (a reused refresh token) is void, even one a racing request saved after. */
+  const grantExists = async (grantId: string) =>
+    Boolean(await deps.db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Grant').where('id', '=', hashToken(grantId)).executeTakeFirst());
 
   /** Ends tokens of the user (of one client, or all) and forgets them in the credential cache. */
   async function revokeTokensOf(userId: string, clientId?: string): Promise<number> {
@@ -181,7 +186,7 @@ export function createOAuthService(deps: Deps) {
         .where('expires_at', '>', deps.clock.now())
         .executeTakeFirst();
       const userId = row?.payload.accountId;
-      if (!row || typeof userId !== 'string' || !(await claimsOf(userId))) return null;
+      if (!row || typeof userId !== 'string' || !(await grantExists(String(row.payload.grantId))) || !(await claimsOf(userId))) return null;
       const client = await deps.clients.activeClient(String(row.payload.clientId));
       if (!client) return null;
       // What the client may still ask for bounds what it was granted.

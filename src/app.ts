@@ -155,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(oauthInteractionRoutes, {
     oauth: services.oauth,
     publicUrl: config.publicUrl,
+    turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
     signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
     verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),
   });

@@ -37,7 +37,7 @@ export interface Config {
   };
   registrationEnabled: boolean;
   supportedLocales: string[];
-  botProtection: { secret: string | undefined; verifyUrl: string };
+  botProtection: { secret: string | undefined; verifyUrl: string; siteKey?: string };
   waterLevelApiUrl: string | undefined;
   geoipDb: string | undefined;
   /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
@@ -106,6 +106,7 @@ function readConfig(env: Env): Config {
     supportedLocales: read.list('SUPPORTED_LOCALES', ['en', 'de']),
     botProtection: {
       secret: read.optional('BOT_PROTECTION_SECRET'),
+      siteKey: read.optional('BOT_PROTECTION_SITE_KEY'),
       verifyUrl:
         read.url('BOT_PROTECTION_VERIFY_URL', ['http:', 'https:']) ??
         'https://challenges.cloudflare.com/turnstile/v0/siteverify',

@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
 import { bearer, buildTestApp, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
@@ -150,6 +151,36 @@ describe('authorization code flow with PKCE', () => {
     const html = await retry.text();
     expect(html).toContain('role="alert"');
     expect(formField(html, 'identifier')).toBe(owner.username);
+  });
+
+  it('shows the bot check when bot protection is on, and refuses a sign-in without its token', async () => {
+    const port = await freePort();
+    const verifier = await startFakeBotVerifier();
+    const guarded = await buildTestApp({
+      config: { publicUrl: `http://127.0.0.1:${port}`, botProtection: { secret: 'bot-secret', siteKey: '0x4AAAA-site-key', verifyUrl: verifier.url } },
+    });
+    try {
+      await guarded.app.listen({ host: '127.0.0.1', port });
+      const signedIn = await guarded.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: TEST_ADMIN.email, password: TEST_ADMIN.password, turnstile_token: 'human' } });
+      const created = await guarded.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(signedIn.json().session_token), payload: { name: 'Guarded', redirect_uris: [REDIRECT] } });
+      const rp = await client.discovery(new URL(`http://127.0.0.1:${port}/v1/oauth`), created.json().client.id, undefined, client.ClientSecretBasic(created.json().client_secret), { execute: [client.allowInsecureRequests] });
+      const flow = await startFlow(rp, 'openid profile');
+      const browser = new FormBrowser(`http://127.0.0.1:${port}`);
+      const { response } = await browser.follow(await browser.get(flow.url));
+      expect(response.headers.get('content-security-policy')).toContain('script-src https://challenges.cloudflare.com; frame-src https://challenges.cloudflare.com');
+      const page = await response.text();
+      expect(page).toContain('<div class="cf-turnstile" data-sitekey="0x4AAAA-site-key" data-response-field-name="turnstile_token"></div>');
+      const admin = { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password };
+      const refused = await browser.post(formAction(page), admin);
+      expect(refused.status).toBe(400);
+      const retry = await refused.text();
+      expect(retry).toContain('turnstile_token is required');
+      const passed = await browser.post(formAction(retry), { ...admin, turnstile_token: 'human' });
+      expect(passed.status).toBe(303);
+    } finally {
+      await guarded.close();
+      await verifier.close();
+    }
   });
 
   it('refuses a sign-in form posted from another site', async () => {

@@ -18,6 +18,8 @@ interface SignInResult {
 export interface InteractionDeps {
   oauth: OAuthService;
   publicUrl: string | undefined;
+  /** With bot protection on, the sign-in page shows Turnstile with this site key. */
+  turnstileSiteKey: string | undefined;
   /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events; no session is made. */
   signIn(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<SignInResult>;
   verifyTwoFactor(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<SignInResult>;
@@ -49,8 +51,10 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
   const base = `${OAUTH_PREFIX}/interaction/:uid`;
   const pathOf = (uid: string, step: string) => `${OAUTH_PREFIX}/interaction/${encodeURIComponent(uid)}/${step}`;
 
+  const turnstileSiteKey = deps.turnstileSiteKey;
   const html = (reply: FastifyReply, status: number, body: string, redirectUri?: unknown) =>
-    reply.status(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined))
+    reply.status(status).header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined, Boolean(turnstileSiteKey)))
       .header('cache-control', 'no-store').header('x-frame-options', 'DENY').send(body);
 
   /** The interaction this browser is in, or undefined when its cookie is missing, stale or for another page. */
@@ -87,7 +91,7 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
     if (!current) return expired(reply);
     const { details } = current;
     const clientName = await clientNameOf(details);
-    if (details.prompt.name === 'login') return html(reply, 200, loginPage({ action: pathOf(details.uid, 'login'), clientName }), details.params.redirect_uri);
+    if (details.prompt.name === 'login') return html(reply, 200, loginPage({ action: pathOf(details.uid, 'login'), clientName, turnstileSiteKey }), details.params.redirect_uri);
     const client = await oauth.activeClient(String(details.params.client_id));
     const user = await oauth.claimsOf(String(details.session?.accountId));
     if (!client || !user) return expired(reply);
@@ -117,7 +121,7 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
     schema: { tags, summary: 'Sign-in form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: LoginForm, response: { 200: Html, 303: Redirect, 400: Html, 401: Html, 403: Html, 429: Html } },
   }, (request, reply) =>
     signedIn(request, reply, () => deps.signIn(request, request.body), (clientName, error) =>
-      loginPage({ action: pathOf(request.params.uid, 'login'), clientName, error, identifier: request.body.identifier })));
+      loginPage({ action: pathOf(request.params.uid, 'login'), clientName, error, identifier: request.body.identifier, turnstileSiteKey })));
 
   app.post<{ Params: { uid: string }; Body: { temp_token: string; code: string } }>(`${base}/two-factor`, {
     onRequest: sameOrigin,

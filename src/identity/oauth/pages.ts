@@ -1,20 +1,23 @@
 /**
- * The provider's sign-in and consent pages: plain server-rendered HTML and CSS, no script and no
- * front-end build. Every value is escaped; the pages are only ever served with a CSP that allows
- * nothing but their own inline style and form posts to this origin.
+ * The provider's sign-in and consent pages: plain server-rendered HTML and CSS, no script of their own
+ * and no front-end build. Every value is escaped; the pages are only ever served with a CSP that allows
+ * their own inline style, form posts to this origin, and (with bot protection) Cloudflare's Turnstile.
  */
+
+const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
 
 /**
  * The pages' Content-Security-Policy. Browsers apply form-action to the redirects after a post too,
  * so the client's redirect URI (already checked against its registration) is allowed as well.
  */
-export function pageCsp(redirectUri?: string): string {
+export function pageCsp(redirectUri?: string, turnstile = false): string {
   let target = '';
   if (redirectUri && URL.canParse(redirectUri)) {
     const url = new URL(redirectUri);
     target = url.origin !== 'null' ? ` ${url.origin}` : ` ${url.protocol}`;
   }
-  return `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'${target}; frame-ancestors 'none'; base-uri 'none'`;
+  const widget = turnstile ? `; script-src ${TURNSTILE_ORIGIN}; frame-src ${TURNSTILE_ORIGIN}` : '';
+  return `default-src 'none'; style-src 'unsafe-inline'; img-src https: data:; form-action 'self'${target}; frame-ancestors 'none'; base-uri 'none'${widget}`;
 }
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -39,7 +42,12 @@ function page(title: string, body: string): string {
 
 const errorBox = (error?: string) => (error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '');
 
-export function loginPage(input: { action: string; clientName: string; error?: string; identifier?: string }): string {
+/** Cloudflare's Turnstile widget, posting its answer as `turnstile_token` (what the login check reads). */
+const turnstileWidget = (siteKey: string) =>
+  `<script src="${TURNSTILE_ORIGIN}/turnstile/v0/api.js" async defer></script>` +
+  `<div class="cf-turnstile" data-sitekey="${escapeHtml(siteKey)}" data-response-field-name="turnstile_token"></div>`;
+
+export function loginPage(input: { action: string; clientName: string; error?: string; identifier?: string; turnstileSiteKey?: string }): string {
   const described = input.error ? ' aria-describedby="error"' : '';
   return page(`Sign in to ${input.clientName}`, `
 <h1>Sign in to continue to ${escapeHtml(input.clientName)}</h1>${errorBox(input.error)}
@@ -48,6 +56,7 @@ export function loginPage(input: { action: string; clientName: string; error?: s
 <input id="identifier" name="identifier" autocomplete="username" required maxlength="320" value="${escapeHtml(input.identifier ?? '')}"${described} autofocus>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="1024"${described}>
+${input.turnstileSiteKey ? turnstileWidget(input.turnstileSiteKey) : ''}
 <button type="submit">Sign in</button>
 </form>`);
 }

@@ -33,11 +33,6 @@ export type SessionBroadcast =
  */
 export type OAuthTokenRevoker = (userId: string, clientId?: string) => Promise<number>;
 
-/**
- * Seam for the OAuth area: OAuth tokens do not exist yet, so there is nothing to revoke. The
- * OAuth service replaces this through `createSessionsService({ revokeOAuthTokens })`.
- */
-export const revokeNoOAuthTokens: OAuthTokenRevoker = async () => 0;
 
 export const DEFAULT_LOGOUT_EVERYWHERE_REASON = 'sso_logout';
 const SOURCE_SERVICE_MAX = 100;
@@ -51,7 +46,8 @@ interface Deps {
   log: FastifyBaseLogger;
   /** The session rows (this module's store). */
   store: Pick<SessionStore, 'create' | 'findLive'>;
-  revokeOAuthTokens?: OAuthTokenRevoker;
+  /** The OAuth provider's (the sessions module does not own OAuth tokens). */
+  revokeOAuthTokens: OAuthTokenRevoker;
   /** The platforms service's display name of a provider slug. */
   platformName: (slug: string) => Promise<string>;
   /** A user that is not deleted, with the slug of their primary sign-in platform (null without one). */
@@ -80,7 +76,7 @@ function sourceServiceOf(request: FastifyRequest): string | null {
 export function createSessionsService(deps: Deps) {
   const repo = createSessionsRepo(deps.db, deps.clock);
   const activity = new ActivityRecorder((entries) => repo.recordActivity(entries), deps.log);
-  const revokeOAuthTokens = deps.revokeOAuthTokens ?? revokeNoOAuthTokens;
+  const { revokeOAuthTokens } = deps;
 
   async function broadcast(message: SessionBroadcast): Promise<void> {
     try {
@@ -237,13 +233,13 @@ export function createSessionsService(deps: Deps) {
       if (ended) await deps.credentials.invalidate([tokenHash]);
     },
 
+    /** Tells the user's open apps, on every node, to sign out now (a ban, a deletion), with the reason. */
+    forceLogout: (userId: string, reason: string) => broadcast({ type: 'forceLogout', user_id: userId, reason }),
+
     /**
      * Signs the user out of every client app: their OAuth tokens are revoked (consent is kept) and
      * open apps are told over the WebSocket. The user's sessions with this service are not ended.
      */
-    /** Tells the user's open apps, on every node, to sign out now (a ban, a deletion), with the reason. */
-    forceLogout: (userId: string, reason: string) => broadcast({ type: 'forceLogout', user_id: userId, reason }),
-
     async logoutEverywhere(request: FastifyRequest, caller: Caller, reason = DEFAULT_LOGOUT_EVERYWHERE_REASON): Promise<void> {
       const userId = userOf(caller);
       await revokeOAuthTokens(userId);

@@ -40,10 +40,14 @@ import { platformAccountRoutes } from './identity/accounts/routes.js';
 import { sessionRoutes } from './identity/sessions/routes.js';
 import { twoFactorRoutes } from './identity/two-factor/routes.js';
 import type { WebSocketStats } from './operations/system/service.js';
+import { realtimeRoutes } from './operations/realtime/routes.js';
 import { createServices, type Services } from './services.js';
+import websocket from '@fastify/websocket';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
 const PURGE_INTERVAL_MS = 3600 * 1000;
+/** The largest WebSocket message a client may send (a Publish of the system key is the largest). */
+const WS_MAX_MESSAGE_BYTES = 64 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -51,7 +55,7 @@ declare module 'fastify' {
     database: Database;
     kv: KeyValueStore;
     services: Services;
-    /** Replaced by the WebSocket module; health reports it. */
+    /** The WebSocket connections of this node; health reports them. */
     websocketStats: () => WebSocketStats;
   }
 }
@@ -99,7 +103,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('config', config);
   app.decorate('database', deps.database);
   app.decorate('kv', deps.kv);
-  app.decorate('websocketStats', (): WebSocketStats => ({ status: 'disabled', connections: 0, subscriptions: 0 }));
 
   // The API speaks JSON only; anything else is answered 415 instead of reaching a handler as text.
   app.removeContentTypeParser('text/plain');
@@ -114,6 +117,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
+  await services.realtime.start();
+  // preClose: connections are told to go away (1001) before the server stops listening.
+  app.addHook('preClose', () => services.realtime.stop());
+  app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
   app.addHook('onClose', async () => services.mailer.close());
   const scheduler = createScheduler(deps.kv, app.log);
   scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);
@@ -128,6 +135,13 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     beforeDatabaseLookup: credentialLookupLimit(deps.kv, config, app.log),
   });
   registerRateLimit(app, deps.kv, config);
+  await app.register(websocket, {
+    options: {
+      maxPayload: WS_MAX_MESSAGE_BYTES,
+      // Browsers send the ticket as a second subprotocol entry and need the server to select one.
+      handleProtocols: (protocols) => (protocols.has('service-ticket') ? 'service-ticket' : false),
+    },
+  });
 
   await app.register(systemRoutes);
   await app.register(authRoutes, { auth: services.auth });
@@ -161,6 +175,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
+  await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);
 

@@ -40,6 +40,7 @@ import { createLocationsService } from './tracking/locations/service.js';
 import { createTripCategoriesService } from './tracking/trip-categories/service.js';
 import { createGeofencesService } from './tracking/geofences/service.js';
 import { createTripTemplatesService } from './tracking/trip-templates/service.js';
+import { createRealtimeService } from './operations/realtime/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export interface Infrastructure {
@@ -87,11 +88,17 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const devices = createDevicesService({ db, apiKeys });
   const settings = createSettingsService({ db, log });
+  const realtime = createRealtimeService({
+    kv, clock, log, credentials,
+    accessOfActiveUser: async (userId) =>
+      (await users.exists(userId)) && !(await bans.isBanned(userId)) ? access.accessOfUser(userId) : null,
+  });
   const gps = createGpsService({
     db,
     kv,
     devices,
     log,
+    events,
     latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
   });
   const trips = createTripsService({
@@ -118,7 +125,8 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
   });
   const sessions = createSessionsService({
-    db, clock, kv, credentials, audit, log,
+    db, clock, credentials, audit, log,
+    notifySignOut: realtime.signOut,
     revokeOAuthTokens: oauth.revokeTokensOf,
     store: sessionStore,
     platformName: platforms.displayName,
@@ -159,6 +167,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       ...(await oauth.accessTokenHashesOf(userId)),
     ]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
+  events.on('gps.point_recorded', ({ point }) => realtime.pointRecorded(point));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {
@@ -186,7 +195,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_artifacts: await oauth.purgeExpired(),
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
   });
-  return { events, clock, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, realtime, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -29,8 +29,21 @@ export interface DomainEvents {
    * for any user end, so none outlives what it may now do.
    */
   'oauth_client.restricted': { clientId: string };
+  /** A GPS point was stored (after commit): live subscribers are told. */
+  'gps.point_recorded': { point: RecordedGpsPoint };
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
   'permission.created': { permission: string };
+}
+
+/** A stored GPS point as the API shows it (the gps module's GpsPoint schema). */
+export interface RecordedGpsPoint {
+  id: string;
+  device_id?: string | null;
+  latitude: number;
+  longitude: number;
+  heading: number | null;
+  speed_knots: number;
+  timestamp: Date | string;
 }
 
 export interface TransactionalEvent {

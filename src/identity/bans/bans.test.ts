@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
-import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
+import { socketAs } from '../../../test/ws-client.js';
 
 
 let t: TestApp;
@@ -15,9 +15,9 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const broadcasts: Record<string, unknown>[] = [];
+let base: string;
 beforeAll(async () => {
-  await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => broadcasts.push(JSON.parse(message) as Record<string, unknown>));
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
 });
 
 const call = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: object) =>
@@ -38,6 +38,7 @@ async function userWithKey() {
 describe('POST /v1/users/{id}/ban', () => {
   it('bans permanently: sessions end, API keys are refused, signing in answers 403 naming the ban', async () => {
     const user = await userWithKey();
+    const openApp = await socketAs(base, user.key);
     const response = await ban(user.id, { reason: 'spam' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({
@@ -54,8 +55,9 @@ describe('POST /v1/users/{id}/ban', () => {
 
     expect((await me(user.token)).json()).toEqual(UNAUTHORIZED);
     expect((await call('GET', '/v1/gps', user.key)).json()).toEqual(UNAUTHORIZED);
-    // Open apps of the user are told on every node (the WebSocket relays the channel).
-    await expect.poll(() => broadcasts.filter((m) => m.user_id === user.id)).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'banned' }]);
+    // Open apps of the user are told, then disconnected.
+    expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'banned' });
+    expect((await openApp.closed).code).toBe(4001);
     const refused = await signIn(user);
     expect({ status: refused.statusCode, body: refused.json() }).toEqual({
       status: 403,

@@ -1,13 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../../../test/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
-/** Debian's Chromium, which .ci/run installs; flags for a machine without a network beyond loopback. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 let t: TestApp;
 let base: string;
@@ -29,7 +27,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => relyingParty.listen(0, '127.0.0.1', resolve));
   callbackUrl = `http://127.0.0.1:${(relyingParty.address() as AddressInfo).port}/cb`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

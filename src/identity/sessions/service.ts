@@ -7,7 +7,6 @@ import { hashToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { parseUserAgent } from '../../platform/http/user-agent.js';
-import type { KeyValueStore } from '../../platform/kv/index.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { ActivityRecorder } from './activity.js';
 import { createSessionsRepo } from './repo.js';
@@ -20,12 +19,11 @@ import type { Clock } from '../../platform/clock.js';
 
 export { createSessionStore, SESSION_LIFETIME_MS, type AuthResult, type SessionStore } from './store.js';
 
-/** Pub/sub channel the WebSocket module relays to the sockets of `user_id`. */
-export const WS_BROADCAST_CHANNEL = 'ws:broadcast';
+/** What a user's open apps are told when they must sign out. */
+export type SignOutNotice = { type: 'forceLogout'; reason: string } | { type: 'appLogout'; clientId: string };
 
-export type SessionBroadcast =
-  | { type: 'forceLogout'; user_id: string; reason: string }
-  | { type: 'appLogout'; user_id: string; client_id: string };
+/** Delivers a notice to every open WebSocket connection of the user, on every node (the realtime module). */
+export type SignOutNotifier = (userId: string, notice: SignOutNotice) => Promise<void>;
 
 /**
  * Revokes a user's OAuth access and refresh tokens (of one client, or of all when clientId is
@@ -40,7 +38,7 @@ const SOURCE_SERVICE_MAX = 100;
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
-  kv: Pick<KeyValueStore, 'publish'>;
+  notifySignOut: SignOutNotifier;
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
@@ -78,12 +76,12 @@ export function createSessionsService(deps: Deps) {
   const activity = new ActivityRecorder((entries) => repo.recordActivity(entries), deps.log);
   const { revokeOAuthTokens } = deps;
 
-  async function broadcast(message: SessionBroadcast): Promise<void> {
+  async function broadcast(userId: string, notice: SignOutNotice): Promise<void> {
     try {
-      await deps.kv.publish(WS_BROADCAST_CHANNEL, JSON.stringify(message));
+      await deps.notifySignOut(userId, notice);
     } catch (err) {
       // The revocation and its audit event stand; only the live notification of open apps is lost.
-      deps.log.warn({ err, type: message.type }, 'could not broadcast a sign-out');
+      deps.log.warn({ err, type: notice.type }, 'could not broadcast a sign-out');
     }
   }
 
@@ -234,7 +232,7 @@ export function createSessionsService(deps: Deps) {
     },
 
     /** Tells the user's open apps, on every node, to sign out now (a ban, a deletion), with the reason. */
-    forceLogout: (userId: string, reason: string) => broadcast({ type: 'forceLogout', user_id: userId, reason }),
+    forceLogout: (userId: string, reason: string) => broadcast(userId, { type: 'forceLogout', reason }),
 
     /**
      * Signs the user out of every client app: their OAuth tokens are revoked (consent is kept) and
@@ -244,7 +242,7 @@ export function createSessionsService(deps: Deps) {
       const userId = userOf(caller);
       await revokeOAuthTokens(userId);
       await deps.audit.record(request, { eventType: 'logout', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { reason } });
-      await broadcast({ type: 'forceLogout', user_id: userId, reason });
+      await broadcast(userId, { type: 'forceLogout', reason });
     },
 
     /** Signs the user out of one client app: its OAuth tokens for them are revoked, consent kept. */
@@ -259,7 +257,7 @@ export function createSessionsService(deps: Deps) {
         resourceId: clientId,
         metadata: { client_id: clientId },
       });
-      await broadcast({ type: 'appLogout', user_id: userId, client_id: clientId });
+      await broadcast(userId, { type: 'appLogout', clientId });
     },
   };
 }

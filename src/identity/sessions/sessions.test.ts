@@ -4,7 +4,7 @@ import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST
 import { buildApp } from '../../app.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { ActivityRecorder } from './activity.js';
-import { WS_BROADCAST_CHANNEL } from './service.js';
+import { socketAs } from '../../../test/ws-client.js';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
@@ -366,34 +366,25 @@ describe('internal session endpoints', () => {
 });
 
 describe('logout-everywhere and logout-app', () => {
-  let received: Record<string, unknown>[];
-  let unsubscribe: () => Promise<void>;
+  let base: string;
   beforeAll(async () => {
-    received = [];
-    unsubscribe = await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => received.push(JSON.parse(message) as Record<string, unknown>));
+    base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   });
-  afterAll(() => unsubscribe());
 
-  const broadcastFor = async (userId: string, type: string) => {
-    for (let waited = 0; waited < 2000; waited += 20) {
-      const found = received.filter((m) => m.user_id === userId && m.type === type);
-      if (found.length) return found;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return [];
-  };
-
-  it('broadcasts forceLogout with the default reason sso_logout and records it; sessions stay', async () => {
+  it('sends forceLogout with the default reason sso_logout to open apps, closes them and records it; sessions stay', async () => {
     const user = await createUser(t.app);
+    const socket = await socketAs(base, user.token);
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: 'Signed out of all apps' });
-    expect(await broadcastFor(user.id, 'forceLogout')).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'sso_logout' }]);
+    expect(await socket.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'sso_logout' });
+    expect(await socket.closed).toEqual({ code: 4001, reason: 'forceLogout' });
     expect((await auditEvents('logout', user.id)).at(-1)!.metadata).toEqual({ reason: 'sso_logout' });
     expect(await stillSignedIn(user.token)).toBe(true);
   });
 
   it('carries the given reason, also for an API key of the user', async () => {
+    const socket = await socketAs(base, adminKey);
     const response = await t.app.inject({
       method: 'POST',
       url: '/v1/auth/logout-everywhere',
@@ -402,7 +393,7 @@ describe('logout-everywhere and logout-app', () => {
     });
     expect(response.statusCode).toBe(200);
     const adminId = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${adminToken}`, headers: bearer(TEST_SYSTEM_KEY) })).json().userId;
-    expect(await broadcastFor(adminId, 'forceLogout')).toEqual([{ type: 'forceLogout', user_id: adminId, reason: 'password_changed' }]);
+    expect(await socket.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'password_changed' });
     expect((await auditEvents('logout', adminId)).at(-1)!.metadata).toEqual({ reason: 'password_changed' });
   });
 
@@ -415,13 +406,15 @@ describe('logout-everywhere and logout-app', () => {
     expect(response.json().message).toMatch(/'reason'/);
   });
 
-  it('signs out of one app: appLogout broadcast and a logout event with the client id', async () => {
+  it('signs out of one app: appLogout to open apps and a logout event with the client id', async () => {
     const user = await createUser(t.app);
+    const socket = await socketAs(base, user.token);
     const clientId = randomUUID();
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId } });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: 'Signed out of the app' });
-    expect(await broadcastFor(user.id, 'appLogout')).toEqual([{ type: 'appLogout', user_id: user.id, client_id: clientId }]);
+    expect(await socket.next('appLogout')).toEqual({ type: 'appLogout', clientId });
+    expect((await socket.closed).code).toBe(4001);
     expect((await auditEvents('logout', user.id)).at(-1)!.metadata).toEqual({ client_id: clientId });
     expect(await stillSignedIn(user.token)).toBe(true);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminIdOf, bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
-import { WS_BROADCAST_CHANNEL } from '../sessions/service.js';
+import { socketAs } from '../../../test/ws-client.js';
 
 const DAY_MS = 86_400_000;
 
@@ -71,16 +71,13 @@ describe('deletion status and cancel-deletion', () => {
 });
 
 describe('DELETE /v1/users/{id}', () => {
-  it("tells the user's open apps on every node to sign out", async () => {
-    const received: Record<string, unknown>[] = [];
-    const unsubscribe = await t.kv.subscribe(WS_BROADCAST_CHANNEL, (message) => received.push(JSON.parse(message) as Record<string, unknown>));
-    try {
-      const user = await createUser(t.app);
-      await remove(user.id);
-      await expect.poll(() => received.filter((m) => m.user_id === user.id)).toEqual([{ type: 'forceLogout', user_id: user.id, reason: 'account_deleted' }]);
-    } finally {
-      await unsubscribe();
-    }
+  it("tells the user's open apps to sign out and disconnects them", async () => {
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const user = await createUser(t.app);
+    const openApp = await socketAs(base, user.token);
+    await remove(user.id);
+    expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'account_deleted' });
+    expect((await openApp.closed).code).toBe(4001);
   });
 });
 

@@ -5,6 +5,12 @@ import type { Caller } from './caller.js';
 import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.js';
 import type { Clock } from '../clock.js';
 
+/** The kind of credential a bearer token is, by its prefix. */
+export function credentialKindOf(token: string): Caller['kind'] {
+  if (token.startsWith(SESSION_TOKEN_PREFIX)) return 'session';
+  return token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX) ? 'oauth_token' : 'api_key';
+}
+
 /** Looks a credential up by the SHA-256 hash of its token; null when unknown, inactive or revoked. */
 export type CredentialLookup = (tokenHash: string) => Promise<Caller | null>;
 
@@ -44,6 +50,7 @@ export class CredentialResolver {
   #generation = '0';
   #unsubscribe: (() => Promise<void>) | undefined;
   #generationCheck: NodeJS.Timeout | undefined;
+  readonly #listeners = new Set<(hashes: string[] | 'all') => void>();
 
   /** Registered at start-up by the modules that own the credentials (sessions, API keys). */
   #lookups: CredentialLookups = {
@@ -97,8 +104,25 @@ export class CredentialResolver {
    * the caller may refuse there (made-up tokens must not turn into a flood of queries).
    */
   async resolve(token: string, beforeDatabase?: () => Promise<void>, tokenHash = hashToken(token)): Promise<Caller | null> {
+    return this.resolveHash(tokenHash, credentialKindOf(token), beforeDatabase);
+  }
+
+  /**
+   * As `resolve`, for a credential known only by its hash and kind: an open WebSocket re-checks the
+   * credential it was opened with, which the server never keeps in clear.
+   */
+  async resolveHash(tokenHash: string, kind: Caller['kind'], beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
     const local = this.resolveLocally(tokenHash);
-    return local !== undefined ? local : this.#unexpired(await this.#resolveShared(tokenHash, token, beforeDatabase));
+    return local !== undefined ? local : this.#unexpired(await this.#resolveShared(tokenHash, kind, beforeDatabase));
+  }
+
+  /**
+   * Calls `listener` whenever credentials are forgotten on this node: the hashes, or 'all' for a new
+   * generation. Holders of long-lived connections re-check theirs then.
+   */
+  onInvalidated(listener: (hashes: string[] | 'all') => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** Forgets these credentials on every node (after a revoke, regenerate, delete or role change). */
@@ -123,7 +147,7 @@ export class CredentialResolver {
     await this.#publish({ id: randomUUID(), generation });
   }
 
-  async #resolveShared(hash: string, token: string, beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
+  async #resolveShared(hash: string, kind: Caller['kind'], beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
     const key = this.#sharedKey(hash);
     const cached = await this.#safely(() => this.kv.get(key));
     let caller: Caller | null;
@@ -132,7 +156,7 @@ export class CredentialResolver {
     } else {
       await beforeDatabase?.();
       const seen = this.#invalidations;
-      caller = await this.#lookupFor(token)(hash);
+      caller = await this.#lookupOf(kind)(hash);
       // The database may have been read just before a revocation landed: answer, but cache nothing.
       if (seen !== this.#invalidations) return caller;
       const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;
@@ -143,9 +167,8 @@ export class CredentialResolver {
     return caller;
   }
 
-  #lookupFor(token: string): CredentialLookup {
-    if (token.startsWith(SESSION_TOKEN_PREFIX)) return this.#lookups.session;
-    return token.startsWith(OAUTH_ACCESS_TOKEN_PREFIX) ? this.#lookups.oauthToken : this.#lookups.apiKey;
+  #lookupOf(kind: Caller['kind']): CredentialLookup {
+    return kind === 'session' ? this.#lookups.session : kind === 'oauth_token' ? this.#lookups.oauthToken : this.#lookups.apiKey;
   }
 
   #remember(hash: string, caller: Caller | null): void {
@@ -164,13 +187,27 @@ export class CredentialResolver {
     this.#invalidations++;
     this.#awaitingDelivery.get(message.id)?.();
     if ('generation' in message) this.#applyGeneration(message.generation);
-    else for (const hash of message.hashes) this.#local.delete(hash);
+    else {
+      for (const hash of message.hashes) this.#local.delete(hash);
+      this.#notify(message.hashes);
+    }
   }
 
   #applyGeneration(generation: string): void {
     this.#invalidations++;
     this.#generation = generation;
     this.#local.clear();
+    this.#notify('all');
+  }
+
+  #notify(hashes: string[] | 'all'): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(hashes);
+      } catch (err) {
+        this.log.error({ err }, 'a credential invalidation listener failed');
+      }
+    }
   }
 
   #sharedKey(hash: string): string {

@@ -148,7 +148,7 @@ const lastAuthorization = new WeakMap<object, { header: string; tokenHash: strin
  * read). Behind a proxy one connection carries many clients' requests: the header is compared with
  * the previous one in constant time, and the memo goes with the connection (a WeakMap keyed by its socket).
  */
-function bearerTokenHash(request: FastifyRequest): string | null {
+export function bearerTokenHash(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
   if (!header) return null;
   const socket = request.raw.socket as object | null;

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { DomainEventBus } from '../../platform/events.js';
 
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { DevicesService } from '../devices/service.js';
@@ -38,6 +39,7 @@ interface Deps {
   kv: KeyValueStore;
   devices: Pick<DevicesService, 'byApiKey' | 'get' | 'ids'>;
   log: FastifyBaseLogger;
+  events: Pick<DomainEventBus, 'emit'>;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
   latestCacheTtlSecs: () => Promise<number>;
 }
@@ -174,6 +176,7 @@ export function createGpsService(deps: Deps) {
         : await repo.insert(row);
       await offerAsLatest(latestKey(), point);
       if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
+      await deps.events.emit('gps.point_recorded', { point });
       return point;
     },
 

@@ -1,0 +1,277 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { Compile } from 'typebox/compile';
+import type { WebSocket, RawData } from 'ws';
+import { ClientMessages, CloseCodes, type ClientMessage, type ServerMessage } from './messages.js';
+
+/** The server pings every connection this often; one that has not answered the previous ping is dropped. */
+export const HEARTBEAT_MS = 30_000;
+/** Channels one connection may hold at once. */
+export const MAX_SUBSCRIPTIONS = 20;
+/** Bytes queued for a connection beyond which it is dropped rather than buffered without limit. */
+export const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** Messages a client may send per window before the connection is closed (1008). */
+const MESSAGE_BUDGET = 100;
+const MESSAGE_WINDOW_MS = 10_000;
+
+const validators = new Map(Object.entries(ClientMessages).map(([type, schema]) => [type, Compile(schema)]));
+
+/** Who is at the other end of a connection, and what they may receive. */
+export interface Peer {
+  /** The user the connection acts for; null when anonymous or the system key itself. */
+  userId: string | null;
+  isSystem: boolean;
+  /** Whether the peer holds a permission (super admins and the system key hold all). */
+  may(permission: string): boolean;
+  /** The credential the connection was opened with, re-checked when credentials are invalidated. */
+  credential: { hash: string; kind: 'session' | 'api_key' | 'oauth_token' } | null;
+  /** Epoch ms at which the credential runs out (the connection is closed then); null: never. */
+  expiresAt: number | null;
+  /** A user relayed by the system key (?userId=): only the key is re-checked. */
+  relayed?: true;
+}
+
+export interface Connection {
+  readonly socket: WebSocket;
+  peer: Peer;
+  readonly channels: Set<string>;
+  alive: boolean;
+  messages: number;
+  windowStart: number;
+}
+
+/** What a client may subscribe to; `undefined` means there is no such channel. */
+export function channelAccess(peer: Peer, channel: string): 'allowed' | 'forbidden' | undefined {
+  if (channel === 'vessels' || channel.startsWith('public')) return 'allowed';
+  if (channel === 'gps') return peer.may('gps:read') ? 'allowed' : 'forbidden';
+  return undefined;
+}
+
+export interface HubHandlers {
+  /** A system-key connection publishes on a public* channel (to every node). */
+  publish(channel: string, data: unknown): Promise<void>;
+}
+
+/**
+ * The connections of this node: who is subscribed to what, and delivery to them. Cross-node delivery
+ * (pub/sub) is the service's concern; the hub only ever talks to its own sockets.
+ */
+export class Hub {
+  readonly #connections = new Set<Connection>();
+  readonly #byChannel = new Map<string, Set<Connection>>();
+  readonly #byUser = new Map<string, Set<Connection>>();
+  readonly #byCredential = new Map<string, Set<Connection>>();
+  #heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly handlers: HubHandlers,
+    private readonly log: FastifyBaseLogger,
+    private readonly nowMs: () => number,
+  ) {}
+
+  start(recheck: (connections: Connection[]) => void): void {
+    this.#heartbeat = setInterval(() => {
+      for (const connection of this.#connections) {
+        if (!connection.alive) {
+          connection.socket.terminate();
+          continue;
+        }
+        connection.alive = false;
+        connection.socket.ping();
+      }
+      recheck([...this.#connections]);
+    }, HEARTBEAT_MS).unref();
+  }
+
+  /** Closes every connection with 1001 (going away): clients reconnect to another node. */
+  stop(): void {
+    clearInterval(this.#heartbeat);
+    for (const connection of this.#connections) connection.socket.close(CloseCodes.goingAway, 'server shutting down');
+  }
+
+  stats(): { connections: number; subscriptions: number } {
+    let subscriptions = 0;
+    for (const subscribers of this.#byChannel.values()) subscriptions += subscribers.size;
+    return { connections: this.#connections.size, subscriptions };
+  }
+
+  add(socket: WebSocket, peer: Peer): Connection {
+    const connection: Connection = { socket, peer, channels: new Set(), alive: true, messages: 0, windowStart: this.nowMs() };
+    this.#connections.add(connection);
+    this.#index(connection);
+    socket.on('pong', () => (connection.alive = true));
+    socket.on('message', (data, isBinary) => this.#onMessage(connection, data, isBinary));
+    socket.on('close', () => this.#remove(connection));
+    this.send(connection, { type: 'Welcome', userId: peer.userId, heartbeatSecs: HEARTBEAT_MS / 1000, maxSubscriptions: MAX_SUBSCRIPTIONS });
+    return connection;
+  }
+
+  /** Sends `frame` (serialised once by the caller) to every subscriber of `channel` on this node. */
+  deliver(channel: string, frame: Buffer): void {
+    const subscribers = this.#byChannel.get(channel);
+    if (!subscribers) return;
+    for (const connection of subscribers) this.#sendFrame(connection, frame);
+  }
+
+  /** Sends the message to every connection of the user, then closes them (forceLogout, appLogout). */
+  signOut(userId: string, message: ServerMessage): void {
+    for (const connection of this.#byUser.get(userId) ?? []) {
+      this.send(connection, message);
+      connection.socket.close(CloseCodes.signedOut, message.type);
+    }
+  }
+
+  /** Connections opened with one of these credentials (all connections with a credential for 'all'). */
+  withCredentials(hashes: string[] | 'all'): Connection[] {
+    if (hashes === 'all') return [...this.#connections].filter((connection) => connection.peer.credential);
+    return hashes.flatMap((hash) => [...(this.#byCredential.get(hash) ?? [])]);
+  }
+
+  /** Re-checked access: subscriptions the peer may no longer hold are ended with an Error naming them. */
+  updatePeer(connection: Connection, peer: Peer): void {
+    this.#unindex(connection);
+    connection.peer = peer;
+    this.#index(connection);
+    for (const channel of connection.channels) {
+      if (channelAccess(peer, channel) === 'allowed') continue;
+      this.#leave(connection, channel);
+      this.send(connection, { type: 'Error', code: 'ws.channel_forbidden', reason: 'Access to this channel was withdrawn', channel });
+    }
+  }
+
+  send(connection: Connection, message: ServerMessage): void {
+    this.#sendFrame(connection, Buffer.from(JSON.stringify(message)));
+  }
+
+  #sendFrame(connection: Connection, frame: Buffer): void {
+    const { socket } = connection;
+    if (socket.readyState !== socket.OPEN) return;
+    if (socket.bufferedAmount + frame.length > MAX_BUFFERED_BYTES) {
+      // The close frame would queue behind what the peer does not read: cut the connection.
+      this.log.info({ buffered: socket.bufferedAmount }, 'dropping a WebSocket client that does not keep up');
+      socket.terminate();
+      this.#remove(connection);
+      return;
+    }
+    socket.send(frame, { binary: false });
+  }
+
+  #onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
+    if (!this.#withinBudget(connection)) {
+      connection.socket.close(1008, 'too many messages');
+      return;
+    }
+    const message = isBinary ? undefined : validated(parse(data));
+    if (typeof message === 'string' || message === undefined) {
+      this.send(connection, { type: 'Error', code: 'ws.invalid_message', reason: message ?? 'Messages are JSON text frames' });
+      return;
+    }
+    switch (message.type) {
+      case 'Subscribe':
+        return this.#subscribe(connection, message.channel, message.id);
+      case 'Unsubscribe':
+        this.#leave(connection, message.channel);
+        return this.send(connection, { type: 'Unsubscribed', channel: message.channel, id: message.id });
+      case 'Ping':
+        return this.send(connection, { type: 'Pong', id: message.id });
+      case 'Publish':
+        return this.#publish(connection, message.channel, message.data, message.id);
+    }
+  }
+
+  #subscribe(connection: Connection, channel: string, id: string | undefined): void {
+    const access = channelAccess(connection.peer, channel);
+    if (access !== 'allowed') {
+      const code = access === 'forbidden' ? 'ws.channel_forbidden' : 'ws.unknown_channel';
+      const reason = access === 'forbidden' ? `Not allowed to subscribe to ${channel}` : `There is no channel ${channel}`;
+      return this.send(connection, { type: 'Error', code, reason, channel, id });
+    }
+    if (!connection.channels.has(channel) && connection.channels.size >= MAX_SUBSCRIPTIONS) {
+      return this.send(connection, {
+        type: 'Error', code: 'ws.too_many_subscriptions', reason: `At most ${MAX_SUBSCRIPTIONS} channels per connection`, channel, id,
+      });
+    }
+    connection.channels.add(channel);
+    let subscribers = this.#byChannel.get(channel);
+    if (!subscribers) this.#byChannel.set(channel, (subscribers = new Set()));
+    subscribers.add(connection);
+    this.send(connection, { type: 'Subscribed', channel, id });
+  }
+
+  #publish(connection: Connection, channel: string, data: unknown, id: string | undefined): void {
+    if (!connection.peer.isSystem || !channel.startsWith('public')) {
+      return this.send(connection, { type: 'Error', code: 'ws.publish_forbidden', reason: 'Only the system key publishes, on public* channels', channel, id });
+    }
+    this.handlers.publish(channel, data).then(
+      () => this.send(connection, { type: 'Published', channel, id }),
+      (err: unknown) => {
+        this.log.warn({ err }, 'could not publish a public WebSocket message');
+        this.send(connection, { type: 'Error', code: 'ws.publish_failed', reason: 'The message could not be published', channel, id });
+      },
+    );
+  }
+
+  #withinBudget(connection: Connection): boolean {
+    const now = this.nowMs();
+    if (now - connection.windowStart >= MESSAGE_WINDOW_MS) {
+      connection.windowStart = now;
+      connection.messages = 0;
+    }
+    return ++connection.messages <= MESSAGE_BUDGET;
+  }
+
+  #leave(connection: Connection, channel: string): void {
+    connection.channels.delete(channel);
+    const subscribers = this.#byChannel.get(channel);
+    subscribers?.delete(connection);
+    if (subscribers?.size === 0) this.#byChannel.delete(channel);
+  }
+
+  #remove(connection: Connection): void {
+    if (!this.#connections.delete(connection)) return;
+    for (const channel of connection.channels) this.#leave(connection, channel);
+    this.#unindex(connection);
+  }
+
+  #index(connection: Connection): void {
+    const { userId, credential } = connection.peer;
+    if (userId) addTo(this.#byUser, userId, connection);
+    if (credential) addTo(this.#byCredential, credential.hash, connection);
+  }
+
+  #unindex(connection: Connection): void {
+    const { userId, credential } = connection.peer;
+    if (userId) removeFrom(this.#byUser, userId, connection);
+    if (credential) removeFrom(this.#byCredential, credential.hash, connection);
+  }
+}
+
+function addTo(index: Map<string, Set<Connection>>, key: string, connection: Connection): void {
+  let set = index.get(key);
+  if (!set) index.set(key, (set = new Set()));
+  set.add(connection);
+}
+
+function removeFrom(index: Map<string, Set<Connection>>, key: string, connection: Connection): void {
+  const set = index.get(key);
+  set?.delete(connection);
+  if (set?.size === 0) index.delete(key);
+}
+
+function parse(data: RawData): unknown {
+  try {
+    return JSON.parse(Array.isArray(data) ? Buffer.concat(data).toString() : data.toString());
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message, or why it is not one (naming the field). */
+function validated(message: unknown): ClientMessage | string | undefined {
+  if (message === undefined) return undefined;
+  const type = (message as { type?: unknown } | null)?.type;
+  const validator = typeof type === 'string' ? validators.get(type) : undefined;
+  if (!validator) return `type must be one of ${[...validators.keys()].join(', ')}`;
+  if (validator.Check(message)) return message as ClientMessage;
+  const error = validator.Errors(message)[0];
+  return `${type}: ${error?.instancePath ? `${error.instancePath.slice(1)} ` : ''}${error?.message ?? 'malformed'}`;
+}

@@ -1,0 +1,265 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app.js';
+import {
+  bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, UNKNOWN_ID, type TestApp,
+} from '../../../test/helpers.js';
+import { openSocket, refusedHandshake, socketAs, type TestSocket } from '../../../test/ws-client.js';
+import { MAX_SUBSCRIPTIONS } from './service.js';
+
+const POINT = {
+  latitude: 53.55, longitude: 9.99, altitude: 3, heading: 270, timestamp: 1_767_225_600,
+  speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10,
+};
+
+let t: TestApp;
+let base: string;
+let admin: string;
+const opened: TestSocket[] = [];
+beforeAll(async () => {
+  t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } } });
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+});
+afterAll(async () => {
+  for (const socket of opened) socket.close();
+  await t.close();
+});
+
+/** Opens a socket (closed after the file) and takes its Welcome. */
+async function connect(options: Parameters<typeof openSocket>[1] = {}): Promise<{ socket: TestSocket; welcome: Record<string, unknown> }> {
+  const socket = await openSocket(base, options);
+  opened.push(socket);
+  return { socket, welcome: await socket.next('Welcome') };
+}
+const withBearer = (token: string) => connect({ headers: bearer(token) });
+const mintTicket = (token: string) => t.app.inject({ method: 'POST', url: '/v1/ws/ticket', headers: bearer(token) });
+const subscribe = (socket: TestSocket, channel: string) => socket.request({ type: 'Subscribe', channel, id: channel }, 'Subscribed');
+const refusal = (socket: TestSocket, message: object) => {
+  socket.send(message);
+  return socket.next('Error');
+};
+const newDevice = async () =>
+  (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Seeadler' } })).json().data as { id: string };
+const postPoint = async (point: object) => {
+  const response = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
+  expect(response.statusCode).toBe(201);
+  return response.json().data as Record<string, unknown>;
+};
+
+describe('POST /v1/ws/ticket', () => {
+  it('gives a signed-in user a short-lived ticket; API keys, the system key and anonymous callers get none', async () => {
+    const user = await createUser(t.app);
+    const minted = await mintTicket(user.token);
+    expect(minted.statusCode).toBe(200);
+    expect(minted.json()).toEqual({ ticket: expect.stringMatching(/^wst_[A-Za-z0-9_-]{43}$/), expiresIn: 30 });
+
+    const key = (await createApiKey(t.app, admin, { name: 'ws key', scopes: ['gps:read'] })).key;
+    expect((await mintTicket(key)).json()).toEqual({
+      error: 'Forbidden',
+      message: 'A WebSocket ticket needs a user session or OAuth access token; API keys connect with Authorization: Bearer',
+      code: 'ws.user_context_required',
+    });
+    expect((await mintTicket(TEST_SYSTEM_KEY)).json().code).toBe('auth.system_key_not_permitted');
+    expect((await t.app.inject({ method: 'POST', url: '/v1/ws/ticket' })).json()).toEqual(UNAUTHORIZED);
+  });
+});
+
+describe('GET /v1/ws authentication', () => {
+  it('accepts a ticket once, through the service-ticket subprotocol, as the user who minted it', async () => {
+    const user = await createUser(t.app);
+    const { ticket } = (await mintTicket(user.token)).json();
+    const { socket, welcome } = await connect({ protocols: ['service-ticket', ticket] });
+    expect(socket.socket.protocol).toBe('service-ticket');
+    expect(welcome).toEqual({ type: 'Welcome', userId: user.id, heartbeatSecs: 30, maxSubscriptions: MAX_SUBSCRIPTIONS });
+
+    expect(await refusedHandshake(base, { protocols: ['service-ticket', ticket] })).toEqual({
+      status: 401,
+      body: { error: 'Unauthorized', message: 'The WebSocket ticket is unknown, expired or already used', code: 'ws.ticket_invalid' },
+    });
+    expect((await refusedHandshake(base, { protocols: ['service-ticket', 'wst_made-up'] })).status).toBe(401);
+    expect((await refusedHandshake(base, { protocols: ['service-ticket'] })).body).toMatchObject({ code: 'ws.ticket_missing' });
+  });
+
+  it('refuses a ticket whose session ended before it was used', async () => {
+    const user = await createUser(t.app);
+    const { ticket } = (await mintTicket(user.token)).json();
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect((await refusedHandshake(base, { protocols: ['service-ticket', ticket] })).status).toBe(401);
+  });
+
+  it('takes a bearer credential; one that does not resolve is refused rather than made anonymous', async () => {
+    const user = await createUser(t.app);
+    expect((await withBearer(user.token)).welcome.userId).toBe(user.id);
+    expect(await refusedHandshake(base, { headers: bearer('ses_not-a-session') })).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+
+  it('lets anyone in anonymously, and a plain GET is told to upgrade', async () => {
+    expect((await connect()).welcome).toMatchObject({ type: 'Welcome', userId: null });
+    const plain = await t.app.inject({ method: 'GET', url: '/v1/ws' });
+    expect(plain.statusCode).toBe(426);
+    expect(plain.json().code).toBe('ws.upgrade_required');
+  });
+
+  it('lets only the system key relay a user with ?userId=, and only an existing one', async () => {
+    const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
+    const relayed = await connect({ path: `/v1/ws?userId=${user.id}`, headers: bearer(TEST_SYSTEM_KEY) });
+    expect(relayed.welcome.userId).toBe(user.id);
+    await subscribe(relayed.socket, 'gps');
+    expect((await refusedHandshake(base, { path: `/v1/ws?userId=${UNKNOWN_ID}`, headers: bearer(TEST_SYSTEM_KEY) })).body).toMatchObject({ code: 'ws.user_not_found' });
+    const other = await createUser(t.app);
+    expect((await refusedHandshake(base, { path: `/v1/ws?userId=${user.id}`, headers: bearer(other.token) })).body).toMatchObject({
+      code: 'ws.relay_requires_system_key',
+    });
+    expect((await refusedHandshake(base, { path: `/v1/ws?userId=${user.id}` })).status).toBe(403);
+  });
+});
+
+describe('channels', () => {
+  it('pushes a new point on gps, in its REST shape, to those who may read points, and the vessel view to anyone', async () => {
+    const reader = await withBearer((await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] })).key);
+    const anonymous = await connect();
+    await subscribe(reader.socket, 'gps');
+    await subscribe(reader.socket, 'vessels');
+    await subscribe(anonymous.socket, 'vessels');
+    expect(await refusal(anonymous.socket, { type: 'Subscribe', channel: 'gps', id: 'g' })).toEqual({
+      type: 'Error', code: 'ws.channel_forbidden', reason: 'Not allowed to subscribe to gps', channel: 'gps', id: 'g',
+    });
+
+    const device = await newDevice();
+    const stored = await postPoint({ ...POINT, device_id: device.id });
+    expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: stored });
+    const vessel = {
+      type: 'VesselPosition',
+      channel: 'vessels',
+      data: { device_id: device.id, latitude: 53.55, longitude: 9.99, heading: 270, speed_knots: 10, timestamp: '2026-01-01T00:00:00.000Z' },
+    };
+    expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
+    expect(await anonymous.socket.next('VesselPosition')).toEqual(vessel);
+
+    // A point without a device has no vessel; gps readers get it without device_id, as REST shows it.
+    const loose = await postPoint(POINT);
+    expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: loose });
+    expect(loose).not.toHaveProperty('device_id');
+    await anonymous.socket.request({ type: 'Ping' }, 'Pong');
+    expect(anonymous.socket.pending()).toEqual([]);
+  });
+
+  it('public* channels carry what the system key publishes to everyone; nobody else publishes', async () => {
+    const listener = await connect();
+    await subscribe(listener.socket, 'public.notices');
+    const system = await withBearer(TEST_SYSTEM_KEY);
+    expect(await system.socket.request({ type: 'Publish', channel: 'public.notices', data: { text: 'Harbour closed' }, id: 'p1' }, 'Published')).toEqual({
+      type: 'Published', channel: 'public.notices', id: 'p1',
+    });
+    expect(await listener.socket.next('PublicMessage')).toEqual({ type: 'PublicMessage', channel: 'public.notices', data: { text: 'Harbour closed' } });
+
+    const user = await withBearer((await createUser(t.app)).token);
+    expect(await refusal(user.socket, { type: 'Publish', channel: 'public.notices', data: 1 })).toMatchObject({ code: 'ws.publish_forbidden' });
+    expect(await refusal(system.socket, { type: 'Publish', channel: 'gps', data: 1 })).toMatchObject({ code: 'ws.publish_forbidden' });
+  });
+
+  it('unsubscribes, names unknown channels, and caps subscriptions per connection', async () => {
+    const { socket } = await connect();
+    expect(await refusal(socket, { type: 'Subscribe', channel: 'secrets' })).toEqual({
+      type: 'Error', code: 'ws.unknown_channel', reason: 'There is no channel secrets', channel: 'secrets',
+    });
+    for (let i = 0; i < MAX_SUBSCRIPTIONS; i++) await subscribe(socket, `public.${i}`);
+    expect(await refusal(socket, { type: 'Subscribe', channel: 'public.extra' })).toMatchObject({ code: 'ws.too_many_subscriptions', channel: 'public.extra' });
+    expect(await socket.request({ type: 'Unsubscribe', channel: 'public.0' }, 'Unsubscribed')).toEqual({ type: 'Unsubscribed', channel: 'public.0' });
+    await subscribe(socket, 'public.extra');
+  });
+
+  it('answers malformed messages with an error naming what is wrong, and keeps the connection', async () => {
+    const { socket } = await connect();
+    socket.socket.send('not json');
+    expect(await socket.next('Error')).toEqual({ type: 'Error', code: 'ws.invalid_message', reason: 'Messages are JSON text frames' });
+    expect((await refusal(socket, { type: 'Shout' })).reason).toBe('type must be one of Subscribe, Unsubscribe, Ping, Publish');
+    expect((await refusal(socket, { type: 'Subscribe' })).reason).toMatch(/^Subscribe: .*channel/);
+    expect((await refusal(socket, { type: 'Subscribe', channel: 'a b' })).reason).toMatch(/^Subscribe: channel /);
+    await subscribe(socket, 'vessels');
+  });
+});
+
+describe('the connection follows its credential', () => {
+  it('closes with 4003 when the session it was opened with ends', async () => {
+    const user = await createUser(t.app);
+    const { socket } = await withBearer(user.token);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(await socket.closed).toEqual({ code: 4003, reason: 'credential revoked' });
+  });
+
+  it('withdraws gps when the role that allowed it is taken away', async () => {
+    const roleId = await createRoleWith(t.app, `ws_reader_${Date.now()}`, ['gps:read']);
+    const user = await createUser(t.app, ['role_user', roleId]);
+    const { socket } = await withBearer(user.token);
+    await subscribe(socket, 'gps');
+    const removed = await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/roles/${roleId}`, headers: bearer(admin) });
+    expect(removed.statusCode).toBe(204);
+    expect(await socket.next('Error')).toEqual({
+      type: 'Error', code: 'ws.channel_forbidden', reason: 'Access to this channel was withdrawn', channel: 'gps',
+    });
+  });
+});
+
+describe('health and two nodes', () => {
+  it('health counts this node\'s connections and subscriptions', async () => {
+    const before = (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket;
+    const { socket } = await connect();
+    await subscribe(socket, 'vessels');
+    const after = (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket;
+    expect(after.status).toBe('up');
+    expect(after.connections).toBeGreaterThanOrEqual(1);
+    expect(after.subscriptions).toBeGreaterThanOrEqual(1);
+    expect(typeof before.connections).toBe('number');
+  });
+
+  it('a point recorded and a sign-out on one node reach a client of the other', async () => {
+    const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
+    try {
+      const secondBase = await second.listen({ host: '127.0.0.1', port: 0 });
+      const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
+      const onSecond = await socketAs(secondBase, user.token);
+      await subscribe(onSecond, 'gps');
+      const stored = await postPoint(POINT);
+      expect((await onSecond.next('GpsPoint')).data).toEqual(stored);
+      await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token), payload: { reason: 'lost_phone' } });
+      expect(await onSecond.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'lost_phone' });
+      expect((await onSecond.closed).code).toBe(4001);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('a client that stops reading', () => {
+  it('is dropped once its send buffer passes the bound, and the node stops holding its messages', async () => {
+    const { socket } = await connect();
+    await subscribe(socket, 'public.flood');
+    const connections = async () => (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket.connections as number;
+    const before = await connections();
+    // The client stops reading; whatever the kernel buffers fill with, the server's queue does not grow past 1 MiB.
+    (socket.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+    const chunk = JSON.stringify({ channel: 'public.flood', data: 'x'.repeat(60_000) });
+    let sent = 0;
+    while ((await connections()) === before && sent < 2000) {
+      for (let i = 0; i < 20; i++) await t.kv.publish('ws:public', chunk);
+      sent += 20;
+    }
+    expect(await connections()).toBe(before - 1);
+    expect(sent).toBeLessThan(2000);
+  });
+});
+
+describe('GET /v1/asyncapi.json', () => {
+  it('documents every message of the protocol as AsyncAPI 3.0', async () => {
+    const response = await t.app.inject({ method: 'GET', url: '/v1/asyncapi.json' });
+    expect(response.statusCode).toBe(200);
+    const document = response.json();
+    expect(document).toMatchObject({ asyncapi: '3.0.0', channels: { socket: { address: '/v1/ws' } } });
+    expect(Object.keys(document.components.messages)).toEqual(expect.arrayContaining(['Subscribe', 'serverForceLogout', 'serverAppLogout', 'serverGpsPoint']));
+    expect(document.operations.receiveSubscribe).toEqual({
+      action: 'receive', channel: { $ref: '#/channels/socket' }, messages: [{ $ref: '#/channels/socket/messages/Subscribe' }],
+    });
+    expect(document.components.messages.Subscribe.payload.required).toEqual(['type', 'channel']);
+  });
+});

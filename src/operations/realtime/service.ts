@@ -1,0 +1,233 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { WebSocket } from 'ws';
+import { grants, hasPermission, type Caller } from '../../platform/auth/caller.js';
+import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import { hashToken, newToken } from '../../platform/auth/tokens.js';
+import type { Clock } from '../../platform/clock.js';
+import type { RecordedGpsPoint } from '../../platform/events.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+import { AuthErrors } from '../../platform/http/errors.js';
+import { RealtimeErrors } from './errors.js';
+import { Hub, type Connection, type Peer } from './hub.js';
+import { CloseCodes, type ServerMessage } from './messages.js';
+
+export { HEARTBEAT_MS, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from './hub.js';
+
+/** A ticket is good for this long after it is minted, and for one upgrade. */
+export const TICKET_TTL_SECS = 30;
+const TICKET_PREFIX = 'wst_';
+/** Pub/sub channels between nodes: new points, messages for one user's connections, public broadcasts. */
+const POINTS = 'ws:points';
+const USERS = 'ws:users';
+const PUBLIC = 'ws:public';
+/** Re-checking credentials after an invalidation: this many lookups at a time. */
+const RECHECK_CONCURRENCY = 20;
+
+/** What a ticket stands for: the credential that minted it (by hash) and its user. */
+interface TicketGrant {
+  hash: string;
+  kind: Caller['kind'];
+  userId: string;
+}
+
+/** Messages that sign a user's open apps out (sent by the sessions module, on every node). */
+export type SignOutMessage = Extract<ServerMessage, { type: 'forceLogout' | 'appLogout' }>;
+
+/** How the upgrade request was authenticated (see `authenticate`). */
+export interface UpgradeCredentials {
+  /** Sec-WebSocket-Protocol entries, in order. */
+  protocols: string[];
+  /** Whether an Authorization header was sent, and what the auth hook resolved it to. */
+  authorization: { caller: Caller | null; hash: string | null } | null;
+  /** ?userId= (system key relaying a user). */
+  relayUserId?: string;
+}
+
+interface Deps {
+  kv: KeyValueStore;
+  credentials: Pick<CredentialResolver, 'resolveHash' | 'onInvalidated'>;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  /** The access of an active (not deleted, not banned) user, or null: for a system key relaying one. */
+  accessOfActiveUser: (userId: string) => Promise<{ permissions: string[]; isSuperAdmin: boolean } | null>;
+}
+
+/**
+ * Realtime delivery over /v1/ws: tickets for browsers, who may connect and subscribe to what, and
+ * fan-out of new points and sign-outs to every node through the key-value store's pub/sub (Redis
+ * with REDIS_URL, in-process otherwise). Each node serialises a message once and writes it to its own sockets.
+ */
+export function createRealtimeService(deps: Deps) {
+  const { kv, clock, log } = deps;
+  const hub = new Hub({ publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })) }, log, () => clock.nowMs());
+  const unsubscribers: (() => Promise<void> | void)[] = [];
+
+  function peerOf(caller: Caller, credential: Peer['credential']): Peer {
+    return {
+      userId: caller.userId,
+      isSystem: caller.isSystem,
+      may: (permission) => hasPermission(caller, permission),
+      credential,
+      expiresAt: caller.expiresAt,
+    };
+  }
+
+  async function peerFromTicket(ticket: string | undefined): Promise<Peer> {
+    if (!ticket) throw RealtimeErrors.ticket_missing();
+    const key = `ws:ticket:${hashToken(ticket)}`;
+    const stored = await kv.get(key);
+    // Claimed with set-if-absent, so of two upgrades racing with one ticket only one gets through, on any node.
+    if (!stored || !(await kv.setIfAbsent(`${key}:claimed`, '1', TICKET_TTL_SECS))) throw RealtimeErrors.ticket_invalid();
+    await kv.delete(key);
+    const grant = JSON.parse(stored) as TicketGrant;
+    const caller = await deps.credentials.resolveHash(grant.hash, grant.kind);
+    // The credential that minted the ticket may have ended since.
+    if (!caller || caller.userId !== grant.userId) throw RealtimeErrors.ticket_invalid();
+    return peerOf(caller, { hash: grant.hash, kind: grant.kind });
+  }
+
+  async function relayedPeer(system: Caller, hash: string, userId: string): Promise<Peer> {
+    if (!system.isSystem) throw RealtimeErrors.relay_requires_system_key();
+    const access = /^[0-9a-f-]{36}$/i.test(userId) ? await deps.accessOfActiveUser(userId.toLowerCase()) : null;
+    if (!access) throw RealtimeErrors.user_not_found();
+    return {
+      userId: userId.toLowerCase(),
+      isSystem: false,
+      may: (permission) => access.isSuperAdmin || grants(access.permissions, permission),
+      // Re-checked as the system key: when it is revoked the relay ends; a ban or deletion of the user signs them out.
+      credential: { hash, kind: 'api_key' },
+      expiresAt: null,
+      relayed: true,
+    };
+  }
+
+  /** Re-reads the credentials of these connections: revoked ones are closed, changed access applied. */
+  async function recheck(connections: Connection[]): Promise<void> {
+    const now = clock.nowMs();
+    const byHash = new Map<string, Connection[]>();
+    for (const connection of connections) {
+      const { credential, expiresAt } = connection.peer;
+      if (expiresAt !== null && expiresAt <= now) connection.socket.close(CloseCodes.credentialRevoked, 'credential expired');
+      else if (credential) byHash.set(credential.hash, [...(byHash.get(credential.hash) ?? []), connection]);
+    }
+    const pending = [...byHash];
+    const worker = async () => {
+      for (let next = pending.shift(); next; next = pending.shift()) await recheckCredential(...next);
+    };
+    await Promise.all(Array.from({ length: RECHECK_CONCURRENCY }, worker));
+  }
+
+  async function recheckCredential(hash: string, connections: Connection[]): Promise<void> {
+    const kind = connections[0]!.peer.credential!.kind;
+    let caller: Caller | null;
+    try {
+      caller = await deps.credentials.resolveHash(hash, kind);
+    } catch (err) {
+      // Not knowing is not a revocation: the next invalidation or heartbeat asks again.
+      log.warn({ err }, 'could not re-check the credential of a WebSocket connection');
+      return;
+    }
+    for (const connection of connections) {
+      if (!caller) connection.socket.close(CloseCodes.credentialRevoked, 'credential revoked');
+      else if (!connection.peer.relayed) hub.updatePeer(connection, peerOf(caller, connection.peer.credential));
+    }
+  }
+
+  function onPoint(raw: string): void {
+    const point = JSON.parse(raw) as RecordedGpsPoint;
+    hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`));
+    if (!point.device_id) return;
+    const vessel = {
+      device_id: point.device_id,
+      latitude: point.latitude,
+      longitude: point.longitude,
+      heading: point.heading,
+      speed_knots: point.speed_knots,
+      timestamp: point.timestamp,
+    };
+    hub.deliver('vessels', Buffer.from(JSON.stringify({ type: 'VesselPosition', channel: 'vessels', data: vessel })));
+  }
+
+  function onUserMessage(raw: string): void {
+    const { userId, message } = JSON.parse(raw) as { userId: string; message: SignOutMessage };
+    hub.signOut(userId, message);
+  }
+
+  function onPublic(raw: string): void {
+    const { channel, data } = JSON.parse(raw) as { channel: string; data: unknown };
+    hub.deliver(channel, Buffer.from(JSON.stringify({ type: 'PublicMessage', channel, data })));
+  }
+
+  /** A malformed pub/sub message (another version, a bug) is logged and skipped, never thrown into the store's client. */
+  const guarded = (handle: (raw: string) => void) => (raw: string) => {
+    try {
+      handle(raw);
+    } catch (err) {
+      log.warn({ err }, 'ignoring a malformed realtime message');
+    }
+  };
+
+  return {
+    stats: () => hub.stats(),
+
+    async start(): Promise<void> {
+      unsubscribers.push(
+        await kv.subscribe(POINTS, guarded(onPoint)),
+        await kv.subscribe(USERS, guarded(onUserMessage)),
+        await kv.subscribe(PUBLIC, guarded(onPublic)),
+        deps.credentials.onInvalidated((hashes) => void recheck(hub.withCredentials(hashes))),
+      );
+      hub.start((connections) => void recheck(connections));
+    },
+
+    async stop(): Promise<void> {
+      hub.stop();
+      await Promise.all(unsubscribers.splice(0).map((unsubscribe) => unsubscribe()));
+    },
+
+    /** POST /v1/ws/ticket: a single-use ticket standing for the caller's own credential. */
+    async mintTicket(caller: Caller, credentialHash: string): Promise<{ ticket: string; expiresIn: number }> {
+      if (!caller.userId || (caller.kind !== 'session' && caller.kind !== 'oauth_token')) throw RealtimeErrors.user_context_required();
+      const ticket = newToken(TICKET_PREFIX);
+      const grant: TicketGrant = { hash: credentialHash, kind: caller.kind, userId: caller.userId };
+      await kv.set(`ws:ticket:${hashToken(ticket)}`, JSON.stringify(grant), TICKET_TTL_SECS);
+      return { ticket, expiresIn: TICKET_TTL_SECS };
+    },
+
+    /**
+     * Who opens the connection, by the first applicable of: the service-ticket subprotocol, a bearer
+     * credential (a system key may relay ?userId=), none (anonymous: public* channels and vessels).
+     */
+    async authenticate(upgrade: UpgradeCredentials): Promise<Peer> {
+      const ticketAt = upgrade.protocols.indexOf('service-ticket');
+      if (ticketAt >= 0) return peerFromTicket(upgrade.protocols[ticketAt + 1]);
+      const { authorization } = upgrade;
+      if (authorization) {
+        const { caller, hash } = authorization;
+        // A credential that was sent but does not resolve is refused, not silently treated as anonymous.
+        if (!caller || !hash) throw AuthErrors.unauthorized();
+        if (upgrade.relayUserId !== undefined) return relayedPeer(caller, hash, upgrade.relayUserId);
+        return peerOf(caller, { hash, kind: caller.kind });
+      }
+      if (upgrade.relayUserId !== undefined) throw RealtimeErrors.relay_requires_system_key();
+      return { userId: null, isSystem: false, may: () => false, credential: null, expiresAt: null };
+    },
+
+    open: (socket: WebSocket, peer: Peer) => void hub.add(socket, peer),
+
+    /** Tells the user's open connections, on every node, to sign out, and closes them. */
+    async signOut(userId: string, message: SignOutMessage): Promise<void> {
+      await kv.publish(USERS, JSON.stringify({ userId, message }));
+    },
+
+    /** A new point, for the gps channel (and vessels, when it has a device) on every node. */
+    pointRecorded(point: RecordedGpsPoint): void {
+      const { device_id: deviceId, ...rest } = point;
+      // The REST shape: a point without a device leaves device_id out.
+      const data = deviceId ? point : rest;
+      kv.publish(POINTS, JSON.stringify(data)).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
+    },
+  };
+}
+
+export type RealtimeService = ReturnType<typeof createRealtimeService>;

@@ -19,6 +19,9 @@ if (shuffle && !process.env.VITEST_WORKER_ID && !(globalThis as { seedShown?: bo
 }
 
 export default defineConfig({
+  // graphql ships CommonJS and ESM builds; Node (and mercurius, which requires it) load the CommonJS one,
+  // so the tests must too: two copies of graphql refuse each other's schema types.
+  resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],

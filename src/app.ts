@@ -41,6 +41,7 @@ import { sessionRoutes } from './identity/sessions/routes.js';
 import { twoFactorRoutes } from './identity/two-factor/routes.js';
 import type { WebSocketStats } from './operations/system/service.js';
 import { realtimeRoutes } from './operations/realtime/routes.js';
+import { graphqlRoutes } from './operations/graphql/routes.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
 
@@ -175,6 +176,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
+  await app.register(graphqlRoutes, {
+    services: { ...services, audit: services.auditLog }, introspection: config.openapiEnabled, graphiql: config.swaggerUiEnabled, defaultLocale: config.supportedLocales[0] ?? 'en',
+  });
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);

@@ -1,3 +1,4 @@
+import { afterCommit } from '../../platform/events.js';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -29,7 +30,7 @@ interface Deps {
   users: Pick<UsersService, 'createEmailUser' | 'emailAccountExists' | 'findById' | 'findByUsername' | 'findEmailAccount' | 'findEmailAccountOfUser' | 'recordLogin'>;
   access: AccessService;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
-  sessions: Pick<SessionStore, 'issue' | 'delete'>;
+  sessions: Pick<SessionStore, 'issue' | 'delete' | 'revokeAllOfUser'>;
   audit: AuditWriter;
   signInThrottle: Pick<SignInThrottle, 'claim'>;
   bans: Pick<BansService, 'inForce'>;
@@ -116,6 +117,24 @@ export function createAuthService(deps: Deps) {
         return deleted;
       });
       if (tokenHash) await deps.credentials.invalidate([tokenHash]);
+    },
+
+    /** GraphQL `logout`: ends every session of the calling session's user (the spec's "deletes all sessions"). */
+    async logoutAllSessions(request: FastifyRequest, caller: Caller | null): Promise<number> {
+      if (caller?.kind !== 'session' || !caller.userId) throw AuthErrors.unauthorized();
+      const userId = caller.userId;
+      const { onCommit, committed } = afterCommit();
+      const ended = await deps.db.transaction().execute(async (trx) => {
+        const count = await deps.sessions.revokeAllOfUser(userId, trx, onCommit);
+        await deps.audit.record(
+          request,
+          { eventType: 'logout', userId, resourceType: 'user', resourceId: userId, metadata: { reason: 'user_initiated', sessions_ended: count } },
+          trx,
+        );
+        return count;
+      });
+      await committed();
+      return ended;
     },
 
     /**

@@ -96,20 +96,21 @@ export function registerAuth(
     if (!auth) return;
     documentRequirement(route, auth);
     // Before the body is even parsed: a caller without the right gets 401/403, never a hint about the input.
-    const check: onRequestHookHandler = (request, _reply, done) => done(refusal(request, auth));
+    const check: onRequestHookHandler = (request, _reply, done) => done(refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), check];
   });
 }
 
-/** Why this caller may not use the route, or undefined when it may. */
-function refusal(request: FastifyRequest, auth: RouteAuth): AppError | undefined {
-  const caller = request.caller;
+/**
+ * Why this caller may not use a route demanding `auth`, or undefined when it may. `params` are the
+ * route's path parameters (for `orSelf`). GraphQL resolvers gate themselves with the same rules.
+ */
+export function refusalFor(caller: Caller | null, auth: RouteAuth, params?: Record<string, string>): AppError | undefined {
   if (!caller) return AuthErrors.unauthorized();
   if (auth.systemKey && !caller.isSystem) return AuthErrors.system_key_required();
   // An app's token acts only within what the user granted it: a route open to any credential (account
   // management, data export) is not part of that unless it says so.
   if (!auth.permission) return caller.kind === 'oauth_token' && !auth.oauthTokens ? AuthErrors.oauth_token_not_permitted() : undefined;
-  const params = request.params as Record<string, string> | undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.

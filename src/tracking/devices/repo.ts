@@ -27,6 +27,9 @@ export function createDevicesRepo(db: Kysely<Schema>) {
 
     get: (id: string) => db.selectFrom('devices').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
 
+    byIds: (ids: readonly string[]) =>
+      ids.length === 0 ? Promise.resolve([]) : db.selectFrom('devices').select(COLUMNS).where('id', 'in', [...ids]).execute(),
+
     ofApiKeys: (apiKeyIds: string[]) =>
       apiKeyIds.length === 0 ? Promise.resolve([]) : db.selectFrom('devices').select(COLUMNS).where('api_key_id', 'in', apiKeyIds).orderBy('created_at').execute(),
 

@@ -48,6 +48,9 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
       return device;
     },
 
+    /** The devices of these ids that exist, in one query (GraphQL batches its lookups through this). */
+    byIds: repo.byIds,
+
     /** The device linked to an API key, if any: GPS points sent with that key belong to it. */
     byApiKey: repo.byApiKey,
     /** The devices that report with these API keys (a user's own, for their data export). */

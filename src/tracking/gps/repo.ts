@@ -89,6 +89,20 @@ export function createGpsRepo(db: Kysely<Schema>) {
 
     pointsOfTrip: async (tripId: string, limit: number, offset: number) => (await queries.tripPage(tripId, limit, offset).execute()).map(toGpsPoint),
 
+    /** The first `limit` points (by time) of each of these trips, in one query: one index range per trip. */
+    async firstPointsOfTrips(tripIds: readonly string[], limit: number) {
+      if (tripIds.length === 0) return [];
+      const rows = await db
+        .selectFrom(sql<{ trip_id: string }>`unnest(${[...tripIds]}::uuid[])`.as('trip_id'))
+        .innerJoinLateral(
+          (eb) => eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.trip_id', '=', 'trip_id.trip_id').orderBy('timestamp').orderBy('id').limit(limit).as('point'),
+          (join) => join.onTrue(),
+        )
+        .selectAll('point')
+        .execute();
+      return rows.map(toGpsPoint);
+    },
+
     count,
 
     get: async (id: string) => {

@@ -135,6 +135,7 @@ export function createGpsService(deps: Deps) {
     page: repo.page,
     /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
     pointsOfTrip: repo.pointsOfTrip,
+    firstPointsOfTrips: repo.firstPointsOfTrips,
 
     /** Every point of these devices, device by device in time order, a batch at a time (for streaming out). */
     async *pointsOfDevices(deviceIds: string[], batchSize = 1000) {

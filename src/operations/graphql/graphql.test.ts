@@ -1,0 +1,238 @@
+import { GraphQLClient } from 'graphql-request';
+import type { KyselyPlugin } from 'kysely';
+import { generate } from 'otplib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../app.js';
+import {
+  bearer, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNKNOWN_ID,
+} from '../../../test/helpers.js';
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../platform/db/database.js';
+import type { KeyValueStore } from '../../platform/kv/index.js';
+import { MAX_QUERY_COST, MAX_QUERY_DEPTH } from './routes.js';
+
+/** Counts the SQL statements the app runs (to prove list queries are batched). */
+let statements = 0;
+const countStatements: KyselyPlugin = {
+  transformQuery: (args) => {
+    statements++;
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
+let app: FastifyInstance;
+let database: Database;
+let kv: KeyValueStore;
+let url: string;
+let admin: string;
+beforeAll(async () => {
+  [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
+  const counted = { ...database, db: database.db.withPlugin(countStatements) };
+  app = await buildApp(testConfig(), { database: counted, kv }, { logger: false });
+  url = `${await app.listen({ host: '127.0.0.1', port: 0 })}/v1/gql`;
+  admin = await login(app, 'admin', TEST_ADMIN.password);
+});
+afterAll(async () => {
+  await app.close();
+  await Promise.all([kv.close(), database.close()]);
+});
+
+/** A GraphQL client library, as an app would use it; errors come back beside the data. */
+const client = (token?: string, headers: Record<string, string> = {}) =>
+  new GraphQLClient(url, { headers: { ...(token ? bearer(token) : {}), ...headers }, errorPolicy: 'all' });
+const run = (token: string | undefined, query: string, variables?: Record<string, unknown>) => client(token).rawRequest<Record<string, unknown>>(query, variables);
+/** A plain POST, for answers a client library would turn into an exception (non-200). */
+const post = (query: string, token?: string) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? bearer(token) : {}) }, body: JSON.stringify({ query }) });
+const codesOf = (result: { errors?: { extensions?: Record<string, unknown> }[] }) => result.errors?.map((error) => error.extensions?.code);
+
+describe('me', () => {
+  it('answers who the credential is, in camelCase; anonymous callers get auth.unauthorized', async () => {
+    const user = await createUser(app);
+    const { data } = await run(user.token, '{ me { userId apiKeyId roles permissions isSuperAdmin } }');
+    expect(data).toEqual({ me: { userId: user.id, apiKeyId: null, roles: ['role_user'], permissions: expect.any(Array), isSuperAdmin: false } });
+
+    const anonymous = await run(undefined, '{ me { userId } }');
+    expect(anonymous.data).toBeNull();
+    expect(anonymous.errors).toEqual([
+      { message: 'Invalid or missing authentication token', locations: [{ line: 1, column: 3 }], path: ['me'], extensions: { code: 'auth.unauthorized', status: 401 } },
+    ]);
+  });
+});
+
+describe('permission gates match the REST routes', () => {
+  it('needs the permission of the REST route; the system key only reaches the resolvers the allowlist means', async () => {
+    const device = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Kutter' } })).json().data;
+    const query = 'query ($id: ID!) { device(id: $id) { id name isActive createdAt } }';
+    const reader = (await createApiKey(app, admin, { name: 'gql reader', scopes: ['devices:read'] })).key;
+    expect((await run(reader, query, { id: device.id })).data).toEqual({ device: { id: device.id, name: 'Kutter', isActive: true, createdAt: device.created_at } });
+
+    const plainUser = await createUser(app);
+    expect(codesOf(await run(plainUser.token, query, { id: device.id }))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(TEST_SYSTEM_KEY, query, { id: device.id }))).toEqual(['auth.system_key_not_permitted']);
+    expect(codesOf(await run(reader, query, { id: UNKNOWN_ID }))).toEqual(['device.not_found']);
+    expect(codesOf(await run(reader, query, { id: 'not-a-uuid' }))).toEqual(['request.validation']);
+  });
+
+  it('lets only the system key sign in a social identity', async () => {
+    const mutation = 'mutation ($input: OAuthSignInInput!) { oauthSignin(input: $input) { user { id username email platform } message } }';
+    const input = { email: 'skipper@example.org', name: 'Skipper Jo', oauthProvider: 'discord', oauthProviderId: '80351110224678912' };
+    expect(codesOf(await run(admin, mutation, { input }))).toEqual(['auth.system_key_required']);
+    expect((await app.inject({ method: 'PATCH', url: '/v1/platforms/discord/enabled', headers: bearer(admin), payload: { enabled: true } })).statusCode).toBe(200);
+    const result = await run(TEST_SYSTEM_KEY, mutation, { input });
+    expect(codesOf(result)).toBeUndefined();
+    expect(result.data).toEqual({ oauthSignin: { user: { id: expect.any(String), username: expect.any(String), email: 'skipper@example.org', platform: 'discord' }, message: 'Signed in' } });
+    expect(codesOf(await run(TEST_SYSTEM_KEY, mutation, { input: { ...input, name: 'x'.repeat(201) } }))).toEqual(['request.validation']);
+  });
+
+  it('logs audit events for the system key or audit:write only', async () => {
+    const mutation = 'mutation ($input: AuditEventInput!) { logAuditEvent(input: $input) { id eventType sourceService metadata } }';
+    const input = { eventType: 'bot_command_executed', sourceService: 'community_bot', userId: '80351110224678912', metadata: { command: '/track' } };
+    const logged = await run(TEST_SYSTEM_KEY, mutation, { input });
+    expect(logged.data).toEqual({ logAuditEvent: { id: expect.any(String), eventType: 'bot_command_executed', sourceService: 'community_bot', metadata: { command: '/track' } } });
+    const user = await createUser(app);
+    expect(codesOf(await run(user.token, mutation, { input }))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(undefined, mutation, { input }))).toEqual(['auth.unauthorized']);
+  });
+
+  it('mints a WebSocket ticket for a session, not for an API key', async () => {
+    const user = await createUser(app);
+    expect((await run(user.token, 'mutation { mintWsTicket { ticket expiresIn } }')).data).toEqual({
+      mintWsTicket: { ticket: expect.stringMatching(/^wst_/), expiresIn: 30 },
+    });
+    const key = (await createApiKey(app, admin, { name: 'no tickets', scopes: ['gps:read'] })).key;
+    expect(codesOf(await run(key, 'mutation { mintWsTicket { ticket } }'))).toEqual(['ws.user_context_required']);
+  });
+
+  it('deletes a GPS point with gps:delete, and refuses one of a trip as REST does', async () => {
+    const point = { latitude: 1, longitude: 2, timestamp: 1_767_225_600, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+    const { id } = (await app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point })).json().data;
+    const mutation = 'mutation ($id: ID!) { deleteGpsData(id: $id) }';
+    const user = await createUser(app);
+    expect(codesOf(await run(user.token, mutation, { id }))).toEqual(['auth.forbidden']);
+    expect((await run(admin, mutation, { id })).data).toEqual({ deleteGpsData: true });
+    expect(codesOf(await run(admin, mutation, { id }))).toEqual(['gps.point_not_found']);
+  });
+});
+
+describe('sign-in and sign-out', () => {
+  it('finishes a 2FA sign-in with verifyTwoFactorLogin, and logout ends every session of the user', async () => {
+    const user = await createUser(app);
+    const secret = (await app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} })).json().secret as string;
+    const code = () => generate({ secret, epoch: Math.floor(Date.now() / 1000) });
+    expect((await app.inject({ method: 'POST', url: '/v1/users/me/2fa/verify', headers: bearer(user.token), payload: { code: await code() } })).statusCode).toBe(200);
+    const signIn = await app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: user.password } });
+    const tempToken = signIn.json().temp_token as string;
+
+    const mutation = 'mutation ($input: VerifyTwoFactorLoginInput!) { verifyTwoFactorLogin(input: $input) { userId email username sessionToken sessionId expiresAt provider preferredLocale } }';
+    expect(codesOf(await run(undefined, mutation, { input: { tempToken, code: '000000' } }))).toEqual(['two_factor.wrong_sign_in_code']);
+    expect(codesOf(await run(undefined, mutation, { input: { tempToken: '', code: '000000' } }))).toEqual(['request.validation']);
+    // A code of the next step: the one just used to enable 2FA cannot be used twice.
+    const next = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    const verified = await run(undefined, mutation, { input: { tempToken, code: next } });
+    expect(verified.errors).toBeUndefined();
+    expect(verified.data).toEqual({
+      verifyTwoFactorLogin: {
+        userId: user.id, email: `${user.username}@example.org`, username: user.username, sessionToken: expect.stringMatching(/^ses_/),
+        sessionId: expect.any(String), expiresAt: expect.any(String), provider: 'email', preferredLocale: expect.any(String),
+      },
+    });
+    const session = (verified.data as { verifyTwoFactorLogin: { sessionToken: string } }).verifyTwoFactorLogin.sessionToken;
+
+    const key = (await createApiKey(app, admin, { name: 'cannot log out', scopes: [] })).key;
+    expect(codesOf(await run(key, 'mutation { logout }'))).toEqual(['auth.forbidden']);
+    expect((await run(session, 'mutation { logout }')).data).toEqual({ logout: true });
+    for (const token of [session, user.token]) expect((await app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) })).statusCode).toBe(401);
+  });
+
+  it('logoutEverywhere and logoutApp answer true for a user and refuse the system key', async () => {
+    const user = await createUser(app);
+    expect((await run(user.token, 'mutation { logoutEverywhere(reason: "lost_phone") }')).data).toEqual({ logoutEverywhere: true });
+    expect((await run(user.token, `mutation { logoutApp(clientId: "${UNKNOWN_ID}") }`)).data).toEqual({ logoutApp: true });
+    expect(codesOf(await run(TEST_SYSTEM_KEY, 'mutation { logoutEverywhere }'))).toEqual(['auth.system_key_not_permitted']);
+  });
+});
+
+describe('tracking queries', () => {
+  it('lists trips with their devices and points in a bounded number of SQL statements, whatever the page size', async () => {
+    const device = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Ewer' } })).json().data;
+    for (let i = 0; i < 12; i++) {
+      const trip = (await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: `Run ${i}`, device_id: device.id } })).json().data;
+      await database.db.insertInto('gps_points').values([1, 2, 3].map((n) => ({
+        trip_id: trip.id, device_id: device.id, latitude: 50 + n, longitude: 8, timestamp: new Date(1_767_225_600_000 + n * 1000),
+        speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1,
+      }))).execute();
+    }
+    const query = 'query ($limit: Int!) { trips(limit: $limit) { pagination { total } data { name device { name } points(limit: 2) { latitude tripId } } } }';
+    const countFor = async (limit: number) => {
+      const before = statements;
+      const result = await run(admin, query, { limit });
+      expect(result.errors).toBeUndefined();
+      return { statements: statements - before, trips: (result.data as { trips: { data: { device: unknown; points: unknown[] }[] } }).trips.data };
+    };
+    const small = await countFor(2);
+    const large = await countFor(12);
+    expect(large.trips).toHaveLength(12);
+    expect(large.trips.every((trip) => (trip.device as { name: string }).name === 'Ewer' && trip.points.length === 2)).toBe(true);
+    // The page, its total, the devices, the points: the same few statements for 2 trips as for 12.
+    expect(large.statements).toBe(small.statements);
+    expect(large.statements).toBeLessThanOrEqual(4);
+  });
+
+  it('pages like REST, at most 100 per page', async () => {
+    const result = await run(admin, '{ gpsPoints(limit: 101) { data { id } } }');
+    expect(codesOf(result)).toEqual(['request.validation']);
+    expect(result.errors![0]!.message).toBe("Argument 'limit' must be between 1 and 100");
+    expect((await run(admin, '{ locations { pagination { page limit } } }')).data).toEqual({ locations: { pagination: { page: 1, limit: 10 } } });
+  });
+});
+
+describe('abusive queries', () => {
+  it(`refuses queries nested deeper than ${MAX_QUERY_DEPTH} levels with 400 graphql.too_deep`, async () => {
+    const deep = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }';
+    const response = await post(deep);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      data: null,
+      errors: [{ message: `Query nests deeper than ${MAX_QUERY_DEPTH} levels`, extensions: { code: 'graphql.too_deep', status: 400 } }],
+    });
+  });
+
+  it(`refuses queries costing more than ${MAX_QUERY_COST} with graphql.too_costly`, async () => {
+    const response = await post('{ trips(limit: 100) { data { name points(limit: 100) { latitude longitude } } } }', admin);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      data: null,
+      errors: [{ message: `Query costs 20301, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`, extensions: { code: 'graphql.too_costly', status: 400 } }],
+    });
+  });
+
+  it('answers a malformed query with 400 graphql.invalid_query naming the problem', async () => {
+    const response = await post('{ me { nope } }');
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { errors: unknown[] }).errors[0]).toMatchObject({ message: 'Cannot query field "nope" on type "Me".', extensions: { code: 'graphql.invalid_query' } });
+  });
+});
+
+describe('documentation surfaces', () => {
+  it('serves the SDL at /v1/schema and GraphiQL at /v1/graphiql', async () => {
+    const sdl = await app.inject({ method: 'GET', url: '/v1/schema' });
+    expect(sdl.statusCode).toBe(200);
+    expect(sdl.body).toContain('verifyTwoFactorLogin(input: VerifyTwoFactorLoginInput!): TwoFactorLogin!');
+    expect((await app.inject({ method: 'GET', url: '/v1/graphiql' })).statusCode).toBe(200);
+  });
+
+  it('with the documentation flags off: no SDL, no GraphiQL, no introspection', async () => {
+    const closed = await buildApp(testConfig({ openapiEnabled: false, swaggerUiEnabled: false }), { database, kv }, { logger: false });
+    try {
+      expect((await closed.inject({ method: 'GET', url: '/v1/schema' })).statusCode).toBe(404);
+      expect((await closed.inject({ method: 'GET', url: '/v1/graphiql' })).statusCode).toBe(404);
+      const introspection = await closed.inject({ method: 'POST', url: '/v1/gql', payload: { query: '{ __schema { queryType { name } } }' } });
+      expect(introspection.statusCode).toBe(400);
+      expect(introspection.json().errors[0].extensions.code).toBe('graphql.invalid_query');
+    } finally {
+      await closed.close();
+    }
+  });
+});

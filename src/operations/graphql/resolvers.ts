@@ -1,0 +1,234 @@
+import DataLoader from 'dataloader';
+import type { FastifyRequest } from 'fastify';
+import type { Caller } from '../../platform/auth/caller.js';
+import { refusalFor, requireAuthenticated, requirePermission, requireSystemKey, type RouteAuth } from '../../platform/auth/hooks.js';
+import { bearerTokenHash } from '../../platform/auth/hooks.js';
+import { offsetOf } from '../../platform/http/envelopes.js';
+import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
+import { compileBodyCheck } from '../../platform/http/validation.js';
+import { InternalAuditBody } from '../audit/schemas.js';
+import type { AuditService } from '../audit/service.js';
+import type { RealtimeService } from '../realtime/service.js';
+import type { AuthService } from '../../identity/auth/service.js';
+import type { ApiKeysService } from '../../identity/api-keys/service.js';
+import type { SessionsService } from '../../identity/sessions/service.js';
+import { LogoutEverywhereBody } from '../../identity/sessions/schemas.js';
+import type { TwoFactorService } from '../../identity/two-factor/service.js';
+import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
+import type { UsersService } from '../../identity/users/service.js';
+import { OAuthSignInBody } from '../../identity/users/schemas.js';
+import type { DevicesService } from '../../tracking/devices/service.js';
+import type { GpsService } from '../../tracking/gps/service.js';
+import type { LocationsService } from '../../tracking/locations/service.js';
+import type { TripsService } from '../../tracking/trips/service.js';
+
+/** The services the resolvers call: the same functions the REST routes call, so no rule lives twice. */
+export interface GraphQLServices {
+  users: Pick<UsersService, 'oauthSignIn'>;
+  auth: Pick<AuthService, 'logoutAllSessions'>;
+  twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
+  sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
+  apiKeys: Pick<ApiKeysService, 'list'>;
+  realtime: Pick<RealtimeService, 'mintTicket'>;
+  audit: Pick<AuditService, 'ingest'>;
+  devices: Pick<DevicesService, 'page' | 'get' | 'byIds'>;
+  trips: Pick<TripsService, 'page' | 'get'>;
+  gps: Pick<GpsService, 'page' | 'get' | 'latest' | 'latestPerDevice' | 'remove' | 'firstPointsOfTrips'>;
+  locations: Pick<LocationsService, 'page'>;
+}
+
+export interface GraphQLContext {
+  request: FastifyRequest;
+  caller: Caller | null;
+  loaders: ReturnType<typeof createLoaders>;
+}
+
+type Args = Record<string, unknown>;
+type Row = Record<string, unknown>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const MAX_LIMIT = 100;
+
+/**
+ * The REST guard's rules (`config.auth` of the matching route). The system key passes only where
+ * the REST allowlist would let it (`systemKeyAllowed`): /v1/gql is on the allowlist so that the
+ * resolvers meant for it are reachable, not to open every resolver to it.
+ */
+function guard(context: GraphQLContext, auth: RouteAuth, systemKeyAllowed = false): Caller {
+  const { caller } = context;
+  if (caller?.isSystem && !systemKeyAllowed && !auth.systemKey) throw AuthErrors.system_key_not_permitted();
+  const refused = refusalFor(caller, auth);
+  if (refused) throw refused;
+  return caller!;
+}
+
+function uuidArg(args: Args, name: string): string {
+  const value = args[name];
+  if (typeof value !== 'string' || !UUID.test(value)) throw RequestErrors.validation(`Argument '${name}' must be a UUID`);
+  return value.toLowerCase();
+}
+
+function pageArgs(args: Args): { page: number; limit: number } {
+  const page = args.page as number;
+  const limit = args.limit as number;
+  if (page < 1) throw RequestErrors.validation("Argument 'page' must be >= 1");
+  if (limit < 1 || limit > MAX_LIMIT) throw RequestErrors.validation(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`);
+  return { page, limit };
+}
+
+/** A paginated list resolver: the REST route's permission, its page function, the REST pagination object. */
+function pageOf(permission: string, load: (limit: number, offset: number, args: Args) => Promise<{ rows: unknown[]; total: number }>) {
+  return async (_: unknown, args: Args, context: GraphQLContext) => {
+    guard(context, requirePermission(permission));
+    const { page, limit } = pageArgs(args);
+    const { rows, total } = await load(limit, offsetOf({ page, limit }), args);
+    return { data: rows, pagination: { page, limit, total, total_pages: Math.max(1, Math.ceil(total / limit)) } };
+  };
+}
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
+
+/**
+ * A GraphQL input checked against the REST body schema of the same operation (the same limits, NUL
+ * and finiteness rules): 400 naming the input field otherwise. `keys` maps input names to body names.
+ */
+function bodyFrom<T>(check: (data: unknown) => string | undefined, input: Args, keys: (name: string) => string = snake): T {
+  const body = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined).map(([key, value]) => [keys(key), value]));
+  const problem = check(body);
+  if (problem) throw RequestErrors.validation(problem.replace(/^Body field '([^']+)'/, (_, field: string) => `Input field '${camel(field)}'`));
+  return body as T;
+}
+
+const checks = {
+  verifyLogin: compileBodyCheck(VerifyLoginBody),
+  logoutEverywhere: compileBodyCheck(LogoutEverywhereBody),
+  oauthSignIn: compileBodyCheck(OAuthSignInBody),
+  audit: compileBodyCheck(InternalAuditBody),
+};
+
+/** Per request: lookups that many parent objects make at once are batched into one query each. */
+export function createLoaders(services: GraphQLServices) {
+  return {
+    device: new DataLoader<string, Row | null>(async (ids) => {
+      const found = new Map((await services.devices.byIds(ids)).map((device) => [device.id, device as Row]));
+      return ids.map((id) => found.get(id) ?? null);
+    }),
+    /** Keyed by limit, then trip: the points of every trip on the page in one query. */
+    tripPoints: new Map<number, DataLoader<string, Row[]>>(),
+  };
+}
+
+function tripPointsLoader(services: GraphQLServices, context: GraphQLContext, limit: number): DataLoader<string, Row[]> {
+  let loader = context.loaders.tripPoints.get(limit);
+  if (!loader) {
+    loader = new DataLoader(async (tripIds) => {
+      const byTrip = new Map<string, Row[]>(tripIds.map((id) => [id, []]));
+      for (const point of await services.gps.firstPointsOfTrips(tripIds, limit)) byTrip.get(point.trip_id as string)?.push(point);
+      return tripIds.map((id) => byTrip.get(id)!);
+    });
+    context.loaders.tripPoints.set(limit, loader);
+  }
+  return loader;
+}
+
+/** `defaultLocale`: what a user without a preferred locale is shown (GraphQL's session fields are non-null). */
+export function createResolvers(services: GraphQLServices, defaultLocale: string) {
+  const { devices, trips, gps, locations } = services;
+  return {
+    Query: {
+      me: (_: unknown, __: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated({ oauthTokens: true }), true);
+        return { userId: caller.userId, apiKeyId: caller.apiKeyId, roles: caller.roles, permissions: caller.permissions, isSuperAdmin: caller.isSuperAdmin };
+      },
+      devices: pageOf('devices:read', (limit, offset) => devices.page(limit, offset)),
+      device: (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('devices:read'));
+        return devices.get(uuidArg(args, 'id'));
+      },
+      trips: pageOf('trips:read', (limit, offset, args) => trips.page(limit, offset, args.status as Parameters<typeof trips.page>[2])),
+      trip: (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('trips:read'));
+        return trips.get(uuidArg(args, 'id'));
+      },
+      gpsPoints: pageOf('gps:read', (limit, offset) => gps.page(limit, offset)),
+      gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:read'));
+        return gps.get(uuidArg(args, 'id'));
+      },
+      latestPosition: (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:read'));
+        return gps.latest(args.deviceId == null ? undefined : uuidArg(args, 'deviceId'));
+      },
+      latestPositions: (_: unknown, __: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:read'));
+        return gps.latestPerDevice();
+      },
+      locations: pageOf('locations:read', (limit, offset) => locations.page(limit, offset)),
+      mySessions: async (_: unknown, __: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated());
+        return (await services.sessions.listMine(caller)).sessions;
+      },
+      apiKeys: (_: unknown, __: Args, context: GraphQLContext) => services.apiKeys.list(guard(context, requirePermission('api_keys:read'))),
+    },
+
+    Mutation: {
+      // Anonymous by nature: the temporary token is the credential.
+      verifyTwoFactorLogin: (_: unknown, args: { input: Args }, context: GraphQLContext) =>
+        services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input)),
+      logout: async (_: unknown, __: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated());
+        if (caller.kind !== 'session') throw AuthErrors.forbidden('Only a session can log out; API keys are revoked instead');
+        await services.auth.logoutAllSessions(context.request, caller);
+        return true;
+      },
+      logoutEverywhere: async (_: unknown, args: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
+        const { reason } = bodyFrom<{ reason?: string }>(checks.logoutEverywhere, { reason: args.reason ?? undefined });
+        await services.sessions.logoutEverywhere(context.request, caller, reason);
+        return true;
+      },
+      logoutApp: async (_: unknown, args: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
+        await services.sessions.logoutApp(context.request, caller, uuidArg(args, 'clientId'));
+        return true;
+      },
+      oauthSignin: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
+        guard(context, requireSystemKey(), true);
+        const user = await services.users.oauthSignIn(context.request, bodyFrom(checks.oauthSignIn, args.input, (name) => name));
+        return { user, message: 'Signed in' };
+      },
+      mintWsTicket: (_: unknown, __: Args, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
+        return services.realtime.mintTicket(caller, bearerTokenHash(context.request)!);
+      },
+      deleteGpsData: async (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:delete'));
+        await gps.remove(uuidArg(args, 'id'));
+        return true;
+      },
+      // The service decides (system key, audit:write, the app assertion for end-user actors), as for POST /v1/internal/audit.
+      logAuditEvent: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
+        guard(context, requireAuthenticated(), true);
+        return services.audit.ingest(context.request, context.caller, null, bodyFrom(checks.audit, args.input));
+      },
+    },
+
+    Trip: {
+      device: (trip: Row, _: Args, context: GraphQLContext) => (trip.device_id ? context.loaders.device.load(trip.device_id as string) : null),
+      points: (trip: Row, args: Args, context: GraphQLContext) => {
+        const limit = args.limit as number;
+        if (limit < 1 || limit > MAX_LIMIT) throw RequestErrors.validation(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`);
+        return tripPointsLoader(services, context, limit).load(trip.id as string);
+      },
+    },
+
+    TwoFactorLogin: {
+      preferredLocale: (login: Row) => login.preferred_locale ?? defaultLocale,
+    },
+
+    Device: {
+      latestPosition: (device: Row) => gps.latest(device.id as string),
+    },
+  };
+}

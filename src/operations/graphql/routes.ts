@@ -1,0 +1,121 @@
+import type { FastifyInstance } from 'fastify';
+import { GraphQLError, GraphQLObjectType, GraphQLScalarType, NoSchemaIntrospectionCustomRule, printSchema, valueFromASTUntyped, type GraphQLSchema } from 'graphql';
+import { fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import mercurius from 'mercurius';
+import { toErrorResponse } from '../../platform/http/errors.js';
+import { createLoaders, createResolvers, type GraphQLContext, type GraphQLServices } from './resolvers.js';
+import { typeDefs } from './schema.js';
+
+/** Deepest selection a query may nest (me { … } is 2; trips { data { points { … } } } is 4). */
+export const MAX_QUERY_DEPTH = 8;
+/** Cost budget of one operation: a field costs 1, a list field its child cost times its `limit`. */
+export const MAX_QUERY_COST = 5000;
+
+const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+/** camelCase GraphQL fields read the snake_case REST shapes the services return. */
+function readSnakeCaseFields(schema: GraphQLSchema): GraphQLSchema {
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!(type instanceof GraphQLObjectType) || type.name.startsWith('__')) continue;
+    for (const field of Object.values(type.getFields())) {
+      if (field.resolve) continue;
+      const key = snake(field.name);
+      field.resolve = (parent: Record<string, unknown>) => (field.name in parent ? parent[field.name] : parent[key]);
+    }
+  }
+  return schema;
+}
+
+const DateTime = new GraphQLScalarType({
+  name: 'DateTime',
+  serialize: (value) => (value instanceof Date ? value.toISOString() : value),
+});
+const JSONScalar = new GraphQLScalarType({
+  name: 'JSON',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+  parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
+});
+
+/** A list field's cost is its items' cost times the `limit` it asks for (its default when not given). */
+const listEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
+  const limit = typeof args.limit === 'number' ? args.limit : undefined;
+  return limit !== undefined && field.args.some((arg) => arg.name === 'limit') ? 1 + limit * Math.max(1, childComplexity) : undefined;
+};
+
+/** GraphQL errors carry the REST codes: `extensions: { code, status }`. Validation failures answer 400. */
+function formatError(error: GraphQLError, log: FastifyInstance['log']) {
+  const extensions = error.extensions as { code?: string; status?: number };
+  if (extensions.code?.startsWith('graphql.')) return { ...error.toJSON(), extensions };
+  const original = error.originalError;
+  if (!original || original instanceof GraphQLError) return { ...error.toJSON(), extensions: { code: 'graphql.invalid_query', status: 400 } };
+  const { status, body, unexpected } = toErrorResponse(original);
+  if (unexpected) log.error({ err: original }, 'unexpected error in a GraphQL resolver');
+  return { message: body.message, locations: error.locations, path: error.path, extensions: { code: body.code, status } };
+}
+
+function validationError(error: Error & { code?: string }): GraphQLError {
+  const code = error.code === 'MER_ERR_GQL_QUERY_DEPTH' ? 'graphql.too_deep' : 'graphql.invalid_query';
+  const message = code === 'graphql.too_deep' ? `Query nests deeper than ${MAX_QUERY_DEPTH} levels` : error.message;
+  return new GraphQLError(message, { ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}), extensions: { code, status: 400 } });
+}
+
+/**
+ * GraphQL at /v1/gql (mercurius), its SDL at /v1/schema, GraphiQL at /v1/graphiql. Anonymous requests
+ * reach the resolvers, which gate themselves exactly as the matching REST routes do (rule 7 of the
+ * spec left this open: `verifyTwoFactorLogin` is anonymous by nature, every other resolver refuses
+ * anonymous callers with 401 auth.unauthorized).
+ */
+export async function graphqlRoutes(
+  app: FastifyInstance,
+  options: { services: GraphQLServices; introspection: boolean; graphiql: boolean; defaultLocale: string },
+): Promise<void> {
+  const { services } = options;
+  // Every route with a body documents 400 as { error, message, code }; GraphQL's 400 is { data, errors }
+  // (or that body for a request that is not JSON at all), so its serialiser must not be held to either.
+  app.addHook('onRoute', (route) => {
+    const response = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
+    if (response?.['400']) response['400'] = { description: 'Not valid GraphQL, too deep or too costly: `{ data: null, errors }`, each error with `extensions.code`' };
+  });
+  const resolvers = createResolvers(services, options.defaultLocale);
+  await app.register(mercurius, {
+    schema: typeDefs,
+    resolvers: { ...resolvers, DateTime, JSON: JSONScalar } as never,
+    schemaTransforms: [readSnakeCaseFields],
+    prefix: '/v1',
+    path: '/gql',
+    // GraphiQL's page loads its scripts from unpkg.com: an operator without internet access turns it off.
+    graphiql: options.graphiql,
+    queryDepth: MAX_QUERY_DEPTH,
+    validationRules: options.introspection ? [] : [NoSchemaIntrospectionCustomRule],
+    context: (request): GraphQLContext => ({ request, caller: request.caller, loaders: createLoaders(services) }),
+    errorFormatter: (execution, context) => {
+      const errors = execution.errors
+        .flatMap((error) => {
+          const inner = (error.originalError as { errors?: (Error & { code?: string })[] } | undefined)?.errors;
+          return Array.isArray(inner) ? inner.map(validationError) : [error];
+        })
+        .map((error) => formatError(error, context.reply?.log ?? app.log));
+      // An error without a path is about the request as a whole (not valid GraphQL, too deep, a body
+      // that is not JSON): its HTTP status. Errors of resolvers travel in a 200 beside the data.
+      const requestError = errors.find((error) => !error.path);
+      return { statusCode: requestError ? (requestError.extensions.status ?? 400) : 200, response: { data: execution.data ?? null, errors } as never };
+    },
+  });
+
+  app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
+    const cost = getComplexity({
+      schema, query: document, variables: variables ?? {}, estimators: [listEstimator, fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
+    });
+    if (cost > MAX_QUERY_COST) {
+      throw new GraphQLError(`Query costs ${cost}, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`, {
+        extensions: { code: 'graphql.too_costly', status: 400 },
+      });
+    }
+  });
+
+  if (options.introspection) {
+    const sdl = printSchema(app.graphql.schema);
+    app.get('/v1/schema', { schema: { hide: true } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl));
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The GraphQL schema (served as SDL at /v1/schema). Field names are camelCase; the resolvers return
+ * the REST shapes (snake_case) and the default field resolver reads `fooBar` from `foo_bar`.
+ * List fields take `page`/`limit` with the REST defaults and the same maximum of 100.
+ */
+export const typeDefs = /* GraphQL */ `
+  "An ISO 8601 date-time in UTC."
+  scalar DateTime
+  "Any JSON value."
+  scalar JSON
+
+  type Query {
+    "Who the credential is. Any credential."
+    me: Me!
+    "Devices, newest first. devices:read"
+    devices(page: Int = 1, limit: Int = 10): DevicePage!
+    "devices:read"
+    device(id: ID!): Device!
+    "Trips, newest first, optionally of one status. trips:read"
+    trips(page: Int = 1, limit: Int = 20, status: TripStatus): TripPage!
+    "trips:read"
+    trip(id: ID!): Trip!
+    "GPS points, newest first. gps:read"
+    gpsPoints(page: Int = 1, limit: Int = 10): GpsPointPage!
+    "gps:read"
+    gpsPoint(id: ID!): GpsPoint!
+    "The newest point overall, or of one device; null when there is none. gps:read"
+    latestPosition(deviceId: ID): GpsPoint
+    "The newest point of every device that has one. gps:read"
+    latestPositions: [GpsPoint!]!
+    "Locations by name. locations:read"
+    locations(page: Int = 1, limit: Int = 10): LocationPage!
+    "Your live sessions. A session token."
+    mySessions: [Session!]!
+    "API keys: your own (super admins: all). api_keys:read"
+    apiKeys: [ApiKey!]!
+  }
+
+  type Mutation {
+    "Finish a sign-in that needs a second factor: the temporary token and a TOTP or backup code give a session."
+    verifyTwoFactorLogin(input: VerifyTwoFactorLoginInput!): TwoFactorLogin!
+    "Ends the caller's session. A session token (API keys cannot log out)."
+    logout: Boolean!
+    "Revokes your OAuth tokens and signs your open apps out (forceLogout). Any credential of a user."
+    logoutEverywhere(reason: String): Boolean!
+    "Revokes your OAuth tokens of one client and signs it out (appLogout)."
+    logoutApp(clientId: ID!): Boolean!
+    "Social sign-in: create or update the account of a provider identity. System key only."
+    oauthSignin(input: OAuthSignInInput!): OAuthSignIn!
+    "A single-use WebSocket ticket. A session or OAuth access token."
+    mintWsTicket: WsTicket!
+    "Deletes a GPS point (not one of a trip). gps:delete"
+    deleteGpsData(id: ID!): Boolean!
+    "Records an audit event. System key or audit:write; end-user actors need the X-ID-App-Assertion header."
+    logAuditEvent(input: AuditEventInput!): AuditEvent!
+  }
+
+  type Me {
+    userId: ID
+    apiKeyId: ID
+    roles: [String!]!
+    permissions: [String!]!
+    isSuperAdmin: Boolean!
+  }
+
+  enum TripStatus {
+    draft
+    active
+    paused
+    completed
+  }
+
+  type Device {
+    id: ID!
+    name: String!
+    description: String
+    deviceType: String
+    isActive: Boolean!
+    apiKeyId: ID
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    "The newest point of the device (from the latest-point cache)."
+    latestPosition: GpsPoint
+  }
+
+  type Trip {
+    id: ID!
+    name: String!
+    description: String
+    status: TripStatus!
+    gpsLoggingEnabled: Boolean!
+    deviceId: ID
+    device: Device
+    categoryId: ID
+    originId: ID
+    destinationId: ID
+    weightKg: Float
+    notes: String
+    tags: [String!]!
+    startLatitude: Float
+    startLongitude: Float
+    endLatitude: Float
+    endLongitude: Float
+    startedAt: DateTime
+    endedAt: DateTime
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    "The first points of the trip by time (at most 100; GET /v1/trips/{id}/gps pages through all)."
+    points(limit: Int = 10): [GpsPoint!]!
+  }
+
+  type GpsPoint {
+    id: ID!
+    deviceId: ID
+    tripId: ID
+    latitude: Float!
+    longitude: Float!
+    altitude: Float
+    heading: Float
+    timestamp: DateTime!
+    speedKmh: Float!
+    speedMps: Float!
+    speedMph: Float!
+    speedKnots: Float!
+    pdop: Float
+    hdop: Float
+    vdop: Float
+    createdAt: DateTime!
+  }
+
+  type Location {
+    id: ID!
+    name: String!
+    street: String
+    zip: String
+    city: String
+    country: String
+    latitude: Float
+    longitude: Float
+    notes: String
+    isActive: Boolean!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+  }
+
+  type Pagination {
+    page: Int!
+    limit: Int!
+    total: Int!
+    totalPages: Int!
+  }
+
+  type DevicePage {
+    data: [Device!]!
+    pagination: Pagination!
+  }
+
+  type TripPage {
+    data: [Trip!]!
+    pagination: Pagination!
+  }
+
+  type GpsPointPage {
+    data: [GpsPoint!]!
+    pagination: Pagination!
+  }
+
+  type LocationPage {
+    data: [Location!]!
+    pagination: Pagination!
+  }
+
+  type Session {
+    id: ID!
+    ipAddress: String!
+    userAgent: String!
+    browser: String!
+    os: String!
+    deviceType: String!
+    provider: String!
+    createdAt: DateTime!
+    lastActivityAt: DateTime
+    expiresAt: DateTime!
+    isCurrent: Boolean!
+  }
+
+  type ApiKey {
+    id: ID!
+    name: String!
+    prefix: String
+    scopes: [String!]!
+    isActive: Boolean!
+    isSystem: Boolean!
+    userId: ID
+    expiresAt: DateTime
+    lastUsedAt: DateTime
+    createdAt: DateTime!
+  }
+
+  input VerifyTwoFactorLoginInput {
+    tempToken: String!
+    code: String!
+  }
+
+  type TwoFactorLogin {
+    userId: ID!
+    email: String!
+    username: String!
+    sessionToken: String!
+    sessionId: ID!
+    expiresAt: DateTime!
+    provider: String!
+    preferredLocale: String!
+  }
+
+  input OAuthSignInInput {
+    email: String
+    name: String!
+    oauthProvider: String!
+    oauthProviderId: String!
+    image: String
+  }
+
+  type OAuthSignInUser {
+    id: ID!
+    username: String!
+    email: String
+    avatarUrl: String
+    platform: String
+    preferredLocale: String
+  }
+
+  type OAuthSignIn {
+    user: OAuthSignInUser!
+    message: String!
+  }
+
+  type WsTicket {
+    ticket: String!
+    expiresIn: Int!
+  }
+
+  input AuditEventInput {
+    eventType: String!
+    userId: ID
+    actorId: ID
+    resourceType: String
+    resourceId: String
+    sourceService: String
+    metadata: JSON
+  }
+
+  type AuditEvent {
+    id: ID!
+    eventType: String!
+    userId: ID
+    actorId: ID
+    resourceType: String
+    resourceId: String
+    sourceService: String
+    ipAddress: String
+    userAgent: String
+    metadata: JSON
+    createdAt: DateTime!
+  }
+`;

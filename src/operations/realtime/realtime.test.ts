@@ -231,6 +231,16 @@ describe('health and two nodes', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('tells open connections the server is going away (1001) so clients reconnect elsewhere', async () => {
+    const node = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
+    const socket = await openSocket(await node.listen({ host: '127.0.0.1', port: 0 }));
+    await socket.next('Welcome');
+    await node.close();
+    expect(await socket.closed).toEqual({ code: 1001, reason: 'server shutting down' });
+  });
+});
+
 describe('a client that stops reading', () => {
   it('is dropped once its send buffer passes the bound, and the node stops holding its messages', async () => {
     const { socket } = await connect();

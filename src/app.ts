@@ -42,13 +42,14 @@ import { twoFactorRoutes } from './identity/two-factor/routes.js';
 import type { WebSocketStats } from './operations/system/service.js';
 import { realtimeRoutes } from './operations/realtime/routes.js';
 import { graphqlRoutes } from './operations/graphql/routes.js';
+import { communityRoutes } from './operations/community/routes.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
 const PURGE_INTERVAL_MS = 3600 * 1000;
-/** The largest WebSocket message a client may send (a Publish of the system key is the largest). */
-const WS_MAX_MESSAGE_BYTES = 64 * 1024;
+/** The largest WebSocket message the server reads: a batch of the community bot (others are held to 64 KiB). */
+const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -119,6 +120,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
   await services.realtime.start();
+  await services.community.start();
+  app.addHook('onClose', () => services.community.stop());
   // preClose: connections are told to go away (1001) before the server stops listening.
   app.addHook('preClose', () => services.realtime.stop());
   app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
@@ -179,6 +182,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(graphqlRoutes, {
     services: { ...services, audit: services.auditLog }, introspection: config.openapiEnabled, graphiql: config.swaggerUiEnabled, defaultLocale: config.supportedLocales[0] ?? 'en',
   });
+  await app.register(communityRoutes, { community: services.community });
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (options.extraRoutes) await app.register(options.extraRoutes);

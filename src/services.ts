@@ -41,6 +41,7 @@ import { createTripCategoriesService } from './tracking/trip-categories/service.
 import { createGeofencesService } from './tracking/geofences/service.js';
 import { createTripTemplatesService } from './tracking/trip-templates/service.js';
 import { createRealtimeService } from './operations/realtime/service.js';
+import { createCommunityService } from './operations/community/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export interface Infrastructure {
@@ -93,6 +94,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     accessOfActiveUser: async (userId) =>
       (await users.exists(userId)) && !(await bans.isBanned(userId)) ? access.accessOfUser(userId) : null,
   });
+  const community = createCommunityService({ db, kv, bot: realtime.bot, audit, clock, log });
   const gps = createGpsService({
     db,
     kv,
@@ -194,8 +196,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     deleted_users: await users.purgeDue(),
     oauth_artifacts: await oauth.purgeExpired(),
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
+    community_member_staging: await community.purgeStaleStaging(),
   });
-  return { events, clock, realtime, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, realtime, community, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

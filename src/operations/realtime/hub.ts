@@ -9,7 +9,9 @@ export const HEARTBEAT_MS = 30_000;
 export const MAX_SUBSCRIPTIONS = 20;
 /** Bytes queued for a connection beyond which it is dropped rather than buffered without limit. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** Messages a client may send per window before the connection is closed (1008). */
+/** The largest message of a connection that is not the system key's (the server accepts up to 1 MiB, for the bot's batches). */
+export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/** Messages a client may send per window before the connection is closed (1008); the system key is not counted. */
 const MESSAGE_BUDGET = 100;
 const MESSAGE_WINDOW_MS = 10_000;
 
@@ -46,9 +48,14 @@ export function channelAccess(peer: Peer, channel: string): 'allowed' | 'forbidd
   return undefined;
 }
 
+/** What the community bot sends besides the common messages. */
+export type BotMessage = Extract<ClientMessage, { type: 'SyncData' | 'SyncError' }>;
+
 export interface HubHandlers {
   /** A system-key connection publishes on a public* channel (to every node). */
   publish(channel: string, data: unknown): Promise<void>;
+  /** A message of the identified community bot. */
+  fromBot(message: BotMessage): void;
 }
 
 /**
@@ -60,6 +67,8 @@ export class Hub {
   readonly #byChannel = new Map<string, Set<Connection>>();
   readonly #byUser = new Map<string, Set<Connection>>();
   readonly #byCredential = new Map<string, Set<Connection>>();
+  /** The community bot's connection on this node, once it has identified itself. */
+  #bot: Connection | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -103,6 +112,11 @@ export class Hub {
     socket.on('close', () => this.#remove(connection));
     this.send(connection, { type: 'Welcome', userId: peer.userId, heartbeatSecs: HEARTBEAT_MS / 1000, maxSubscriptions: MAX_SUBSCRIPTIONS });
     return connection;
+  }
+
+  /** The community bot, when it is connected to this node. */
+  get bot(): Connection | undefined {
+    return this.#bot;
   }
 
   /** Sends `frame` (serialised once by the caller) to every subscriber of `channel` on this node. */
@@ -156,9 +170,9 @@ export class Hub {
   }
 
   #onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    if (!this.#withinBudget(connection)) {
-      connection.socket.close(1008, 'too many messages');
-      return;
+    if (!connection.peer.isSystem) {
+      if (!this.#withinBudget(connection)) return connection.socket.close(1008, 'too many messages');
+      if (byteLength(data) > MAX_CLIENT_MESSAGE_BYTES) return connection.socket.close(1009, 'message too big');
     }
     const message = isBinary ? undefined : validated(parse(data));
     if (typeof message === 'string' || message === undefined) {
@@ -175,6 +189,12 @@ export class Hub {
         return this.send(connection, { type: 'Pong', id: message.id });
       case 'Publish':
         return this.#publish(connection, message.channel, message.data, message.id);
+      case 'Identify':
+        return this.#identify(connection, message.id);
+      case 'SyncData':
+      case 'SyncError':
+        if (connection !== this.#bot) return this.send(connection, { type: 'Error', code: 'ws.not_the_bot', reason: 'Only the identified community bot sends sync answers' });
+        return this.handlers.fromBot(message);
     }
   }
 
@@ -210,6 +230,15 @@ export class Hub {
     );
   }
 
+  #identify(connection: Connection, id: string | undefined): void {
+    if (!connection.peer.isSystem || connection.peer.userId) {
+      return this.send(connection, { type: 'Error', code: 'ws.identify_forbidden', reason: 'Only the system key identifies as the community bot', id });
+    }
+    // The newest connection of the bot is the one asked (a reconnecting bot may overlap its old socket).
+    this.#bot = connection;
+    this.send(connection, { type: 'Identified', client: 'community_bot', id });
+  }
+
   #withinBudget(connection: Connection): boolean {
     const now = this.nowMs();
     if (now - connection.windowStart >= MESSAGE_WINDOW_MS) {
@@ -228,6 +257,7 @@ export class Hub {
 
   #remove(connection: Connection): void {
     if (!this.#connections.delete(connection)) return;
+    if (this.#bot === connection) this.#bot = undefined;
     for (const channel of connection.channels) this.#leave(connection, channel);
     this.#unindex(connection);
   }
@@ -256,6 +286,8 @@ function removeFrom(index: Map<string, Set<Connection>>, key: string, connection
   set?.delete(connection);
   if (set?.size === 0) index.delete(key);
 }
+
+const byteLength = (data: RawData) => (Array.isArray(data) ? data.reduce((sum, chunk) => sum + chunk.length, 0) : data.byteLength);
 
 function parse(data: RawData): unknown {
   try {

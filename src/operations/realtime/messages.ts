@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { GpsPoint } from '../../tracking/gps/schemas.js';
+import { BotChannel, BotGuild, BotMember, BotRole } from '../community/schemas.js';
 
 /**
  * Every message of the WebSocket protocol at /v1/ws, both directions, in one place: the server
@@ -39,6 +40,29 @@ export const ClientMessages = {
       id: RequestId,
     },
     { additionalProperties: false, description: 'System key only: broadcast on a public* channel to every node. Answered by Published.' },
+  ),
+  Identify: Type.Object(
+    { type: Type.Literal('Identify'), client: Type.Literal('community_bot'), id: RequestId },
+    { additionalProperties: false, description: 'System key only: this connection is the community bot, which answers SyncRequest. Answered by Identified.' },
+  ),
+  SyncData: Type.Object(
+    {
+      type: Type.Literal('SyncData'),
+      requestId: Type.String({ format: 'uuid', description: 'The SyncRequest this answers' }),
+      guilds: Type.Optional(Type.Array(BotGuild, { maxItems: 200 })),
+      channels: Type.Optional(Type.Array(BotChannel, { maxItems: 2000 })),
+      roles: Type.Optional(Type.Array(BotRole, { maxItems: 2000 })),
+      members: Type.Optional(Type.Array(BotMember, { maxItems: 1000 })),
+      done: Type.Boolean({ description: 'true on the last batch' }),
+    },
+    {
+      additionalProperties: false,
+      description: 'Bot only: one batch of a sync answer (guilds, channels and roles for scope guilds; members for scope members). Frames up to 1 MiB.',
+    },
+  ),
+  SyncError: Type.Object(
+    { type: Type.Literal('SyncError'), requestId: Type.String({ format: 'uuid' }), error: Type.String({ minLength: 1, maxLength: 500 }) },
+    { additionalProperties: false, description: 'Bot only: the sync cannot be done; nothing of it is written.' },
   ),
 } as const;
 
@@ -90,6 +114,17 @@ export const ServerMessages = {
   PublicMessage: Type.Object(
     { type: Type.Literal('PublicMessage'), channel: Channel, data: Type.Unknown() },
     { description: 'Broadcast by the system on a public* channel.' },
+  ),
+  Identified: Type.Object({ type: Type.Literal('Identified'), client: Type.Literal('community_bot'), id: RequestId }),
+  SyncRequest: Type.Object(
+    {
+      type: Type.Literal('SyncRequest'),
+      requestId: Type.String({ format: 'uuid' }),
+      scope: Type.Union([Type.Literal('guilds'), Type.Literal('members')]),
+      guildId: Type.Union([Type.String(), Type.Null()], { description: 'The guild snowflake; null: every guild (scope guilds only)' }),
+      deadline: Type.String({ format: 'date-time', description: 'Batches arriving after this are ignored and the sync fails' }),
+    },
+    { description: 'To the community bot: report guilds (with channels and roles) or the members of one guild, in SyncData batches.' },
   ),
   forceLogout: Type.Object(
     { type: Type.Literal('forceLogout'), reason: Type.String({ description: 'e.g. sso_logout, banned, account_deleted' }) },

@@ -173,10 +173,18 @@ describe('channels', () => {
     const { socket } = await connect();
     socket.socket.send('not json');
     expect(await socket.next('Error')).toEqual({ type: 'Error', code: 'ws.invalid_message', reason: 'Messages are JSON text frames' });
-    expect((await refusal(socket, { type: 'Shout' })).reason).toBe('type must be one of Subscribe, Unsubscribe, Ping, Publish');
+    expect((await refusal(socket, { type: 'Shout' })).reason).toBe('type must be one of Subscribe, Unsubscribe, Ping, Publish, Identify, SyncData, SyncError');
     expect((await refusal(socket, { type: 'Subscribe' })).reason).toMatch(/^Subscribe: .*channel/);
     expect((await refusal(socket, { type: 'Subscribe', channel: 'a b' })).reason).toMatch(/^Subscribe: channel /);
     await subscribe(socket, 'vessels');
+  });
+});
+
+describe('message limits', () => {
+  it('closes a connection that sends more than 64 KiB in one message (the bot alone may send up to 1 MiB)', async () => {
+    const { socket } = await connect();
+    socket.send({ type: 'Ping', id: 'x'.repeat(70 * 1024) });
+    expect((await socket.closed).code).toBe(1009);
   });
 });
 

@@ -8,10 +8,23 @@ import type { RecordedGpsPoint } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { RealtimeErrors } from './errors.js';
-import { Hub, type Connection, type Peer } from './hub.js';
+import { Hub, type BotMessage, type Connection, type Peer } from './hub.js';
 import { CloseCodes, type ServerMessage } from './messages.js';
 
-export { HEARTBEAT_MS, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS } from './hub.js';
+export { HEARTBEAT_MS, MAX_BUFFERED_BYTES, MAX_SUBSCRIPTIONS, type BotMessage } from './hub.js';
+
+/** A request to the community bot (see messages.ts). */
+export type BotSyncRequest = Extract<ServerMessage, { type: 'SyncRequest' }>;
+
+/** The community bot as this node sees it: the community module's way to ask it for data. */
+export interface BotLink {
+  /** Whether the bot is connected to this node. */
+  connected(): boolean;
+  /** Sends to the bot on this node; false when it is not connected here. */
+  send(request: BotSyncRequest): boolean;
+  /** Where the bot's sync answers go (one receiver, registered at start-up). */
+  onMessage(handler: (message: BotMessage) => void): void;
+}
 
 /** A ticket is good for this long after it is minted, and for one upgrade. */
 export const TICKET_TTL_SECS = 30;
@@ -59,7 +72,12 @@ interface Deps {
  */
 export function createRealtimeService(deps: Deps) {
   const { kv, clock, log } = deps;
-  const hub = new Hub({ publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })) }, log, () => clock.nowMs());
+  let onBotMessage: (message: BotMessage) => void = () => {};
+  const hub = new Hub(
+    { publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })), fromBot: (message) => onBotMessage(message) },
+    log,
+    () => clock.nowMs(),
+  );
   const unsubscribers: (() => Promise<void> | void)[] = [];
 
   function peerOf(caller: Caller, credential: Peer['credential']): Peer {
@@ -167,8 +185,22 @@ export function createRealtimeService(deps: Deps) {
     }
   };
 
+  const bot: BotLink = {
+    connected: () => hub.bot !== undefined,
+    send(request) {
+      const connection = hub.bot;
+      if (!connection) return false;
+      hub.send(connection, request);
+      return true;
+    },
+    onMessage(handler) {
+      onBotMessage = handler;
+    },
+  };
+
   return {
     stats: () => hub.stats(),
+    bot,
 
     async start(): Promise<void> {
       unsubscribers.push(

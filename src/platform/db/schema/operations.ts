@@ -70,7 +70,103 @@ export interface ExportLogsTable {
   created_at: CreatedAt;
 }
 
+export interface CommunityGuildsTable {
+  id: Id;
+  guild_id: string;
+  name: string;
+  icon: string | null;
+  owner_id: string | null;
+  member_count: number;
+  boost_count: number;
+  premium_tier: number;
+  bot_joined_at: Date | null;
+  last_synced_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface CommunityChannelsTable {
+  id: Id;
+  guild_id: string;
+  channel_id: string;
+  name: string;
+  channel_type: number;
+  parent_id: string | null;
+  position: number;
+  topic: string | null;
+  nsfw: boolean;
+}
+
+export interface CommunityRolesTable {
+  id: Id;
+  guild_id: string;
+  role_id: string;
+  name: string;
+  color: number;
+  position: number;
+  permissions: string;
+  managed: boolean;
+  mentionable: boolean;
+  hoist: boolean;
+}
+
+/** The member fields the bot reports (also the staging table's, with its sync id). */
+export interface CommunityMemberFields {
+  user_id: string;
+  username: string;
+  discriminator: string | null;
+  global_name: string | null;
+  nickname: string | null;
+  avatar: string | null;
+  bot: boolean;
+  system: boolean;
+  joined_at: Date | null;
+  premium_since: Date | null;
+  deaf: boolean;
+  mute: boolean;
+  pending: boolean;
+  communication_disabled_until: Date | null;
+  roles: string[];
+}
+
+export interface CommunityMembersTable extends CommunityMemberFields {
+  id: Id;
+  guild_id: string;
+}
+
+export interface CommunityMemberStagingTable extends CommunityMemberFields {
+  sync_id: string;
+  staged_at: CreatedAt;
+}
+
+export interface CommunityBotSettingsTable {
+  id: Id;
+  singleton: Generated<boolean>;
+  auto_sync_enabled: boolean;
+  sync_interval_seconds: number;
+  initial_delay_seconds: number;
+  default_language: string;
+  notify_on_guild_join: boolean;
+  notify_on_guild_leave: boolean;
+  command_cooldown_seconds: number;
+  updated_at: UpdatedAt;
+}
+
+export interface CommunityGuildSettingsTable {
+  guild_id: string;
+  default_language: string | null;
+  updated_at: UpdatedAt;
+}
+
 export interface OperationsTables {
+  /** Owner: operations/community (every community_* table). */
+  community_guilds: CommunityGuildsTable;
+  community_channels: CommunityChannelsTable;
+  community_roles: CommunityRolesTable;
+  community_members: CommunityMembersTable;
+  community_member_staging: CommunityMemberStagingTable;
+  community_bot_settings: CommunityBotSettingsTable;
+  community_guild_settings: CommunityGuildSettingsTable;
   /** Owner: operations/audit (the audit writer is the only code that inserts events). */
   audit_events: AuditEventsTable;
   /** Owner: operations/audit. */

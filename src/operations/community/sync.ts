@@ -54,7 +54,7 @@ const NO_BOT = 'No community bot is connected';
 export function createBotSync(deps: Deps) {
   const { kv, bot, repo, clock, log } = deps;
   const waiting = new Map<string, { accepted(): void; done(outcome: SyncOutcome): void }>();
-  const running = new Map<string, (message: BotMessage) => void>();
+  const running = new Map<string, (message: BotMessage) => Promise<void> | void>();
   const unsubscribers: (() => Promise<void>)[] = [];
 
   /** Resolves once the (injectable) clock reaches `deadline`; `stop` ends the wait early. */
@@ -174,15 +174,17 @@ export function createBotSync(deps: Deps) {
     return {
       finished,
       discard: () => chain.then(() => repo.dropStaging(order.requestId)).then(() => undefined),
-      receive(message: BotMessage) {
+      /** The returned promise settles once the batch is staged: the bot's socket reads no further until then. */
+      receive(message: BotMessage): Promise<void> | void {
         if (over) return;
         if (message.type === 'SyncError') return finish(failed(`The community bot reported an error: ${message.error}`));
-        const batch = (message.members ?? []).slice();
+        const batch = message.members ?? [];
         chain = chain.then(async () => {
           if (over) return;
           if (batch.length) await repo.stageMembers(order.requestId, batch);
           if (message.done) finish({ success: true, counts: { members: await repo.replaceMembers(order.guildUuid!, order.requestId) } });
         }).catch(stagingFailed);
+        return chain;
       },
     };
   }

@@ -9,7 +9,7 @@ import {
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../platform/db/database.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
-import { MAX_QUERY_COST, MAX_QUERY_DEPTH } from './routes.js';
+import { MAX_QUERY_COST, MAX_QUERY_DEPTH, MAX_ROOT_FIELDS } from './routes.js';
 
 /** Counts the SQL statements the app runs (to prove list queries are batched). */
 let statements = 0;
@@ -75,10 +75,21 @@ describe('permission gates match the REST routes', () => {
     expect(codesOf(await run(reader, query, { id: 'not-a-uuid' }))).toEqual(['request.validation']);
   });
 
+  it('shows a trip reader the device only with devices:read, and its position only with gps:read', async () => {
+    const device = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Jolle' } })).json().data;
+    await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'Nested', device_id: device.id } });
+    const tripReader = (await createApiKey(app, admin, { name: 'trips only', scopes: ['trips:read'] })).key;
+    const deviceReader = (await createApiKey(app, admin, { name: 'devices only', scopes: ['devices:read'] })).key;
+    expect(codesOf(await run(tripReader, '{ trips(limit: 1) { data { device { id } } } }'))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(deviceReader, `{ device(id: "${device.id}") { latestPosition { id } } }`))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(deviceReader, `{ device(id: "${device.id}") { name } }`))).toBeUndefined();
+  });
+
   it('lets only the system key sign in a social identity', async () => {
     const mutation = 'mutation ($input: OAuthSignInInput!) { oauthSignin(input: $input) { user { id username email platform } message } }';
     const input = { email: 'skipper@example.org', name: 'Skipper Jo', oauthProvider: 'discord', oauthProviderId: '80351110224678912' };
-    expect(codesOf(await run(admin, mutation, { input }))).toEqual(['auth.system_key_required']);
+    expect(codesOf(await run(admin, mutation, { input }))).toEqual(['oauth_sign_in.system_key_only']);
+    expect(codesOf(await run(undefined, mutation, { input }))).toEqual(['auth.unauthorized']);
     expect((await app.inject({ method: 'PATCH', url: '/v1/platforms/discord/enabled', headers: bearer(admin), payload: { enabled: true } })).statusCode).toBe(200);
     const result = await run(TEST_SYSTEM_KEY, mutation, { input });
     expect(codesOf(result)).toBeUndefined();
@@ -126,6 +137,7 @@ describe('sign-in and sign-out', () => {
     const tempToken = signIn.json().temp_token as string;
 
     const mutation = 'mutation ($input: VerifyTwoFactorLoginInput!) { verifyTwoFactorLogin(input: $input) { userId email username sessionToken sessionId expiresAt provider preferredLocale } }';
+    expect(codesOf(await run(TEST_SYSTEM_KEY, mutation, { input: { tempToken, code: '000000' } }))).toEqual(['auth.system_key_not_permitted']);
     expect(codesOf(await run(undefined, mutation, { input: { tempToken, code: '000000' } }))).toEqual(['two_factor.wrong_sign_in_code']);
     expect(codesOf(await run(undefined, mutation, { input: { tempToken: '', code: '000000' } }))).toEqual(['request.validation']);
     // A code of the next step: the one just used to enable 2FA cannot be used twice.
@@ -181,9 +193,11 @@ describe('tracking queries', () => {
   });
 
   it('pages like REST, at most 100 per page', async () => {
-    const result = await run(admin, '{ gpsPoints(limit: 101) { data { id } } }');
-    expect(codesOf(result)).toEqual(['request.validation']);
-    expect(result.errors![0]!.message).toBe("Argument 'limit' must be between 1 and 100");
+    const response = await post('{ gpsPoints(limit: 101) { data { id } } }', admin);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      data: null, errors: [{ message: "Argument 'limit' must be between 1 and 100", extensions: { code: 'request.validation', status: 400 } }],
+    });
     expect((await run(admin, '{ locations { pagination { page limit } } }')).data).toEqual({ locations: { pagination: { page: 1, limit: 10 } } });
   });
 });
@@ -202,10 +216,23 @@ describe('abusive queries', () => {
   it(`refuses queries costing more than ${MAX_QUERY_COST} with graphql.too_costly`, async () => {
     const response = await post('{ trips(limit: 100) { data { name points(limit: 100) { latitude longitude } } } }', admin);
     expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      data: null,
-      errors: [{ message: `Query costs 20301, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`, extensions: { code: 'graphql.too_costly', status: 400 } }],
-    });
+    const body = (await response.json()) as { data: unknown; errors: { message: string; extensions: unknown }[] };
+    expect(body.data).toBeNull();
+    expect(body.errors).toEqual([{ message: expect.stringMatching(/^Query costs \d+, more than the 2000 allowed/), extensions: { code: 'graphql.too_costly', status: 400 } }]);
+  });
+
+  it('refuses a limit outside 1..100 before anything runs, so a negative one cannot lower the total', async () => {
+    const sneaky = `{ neg: gpsPoints(limit: -100000) { data { id } } ${Array.from({ length: 15 }, (_, i) => `a${i}: latestPositions { id }`).join(' ')} }`;
+    expect((await (await post(sneaky, admin)).json() as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('request.validation');
+    const viaVariable = await client(admin).rawRequest('query ($n: Int!) { locations(limit: $n) { data { id } } }', { n: -1000 }).catch((err: { response: { status: number } }) => err.response);
+    expect((viaVariable as { status: number }).status).toBe(400);
+  });
+
+  it(`refuses more than ${MAX_ROOT_FIELDS} root fields, aliases included`, async () => {
+    const many = `{ ${Array.from({ length: MAX_ROOT_FIELDS + 1 }, (_, i) => `m${i}: me { userId }`).join(' ')} }`;
+    const response = await post(many, admin);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { errors: { message: string }[] }).errors[0]!.message).toBe(`At most ${MAX_ROOT_FIELDS} root fields (aliases included) per request`);
   });
 
   it('answers a malformed query with 400 graphql.invalid_query naming the problem', async () => {

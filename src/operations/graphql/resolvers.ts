@@ -1,8 +1,7 @@
 import DataLoader from 'dataloader';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
-import { refusalFor, requireAuthenticated, requirePermission, requireSystemKey, type RouteAuth } from '../../platform/auth/hooks.js';
-import { bearerTokenHash } from '../../platform/auth/hooks.js';
+import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, type RouteAuth } from '../../platform/auth/hooks.js';
 import { offsetOf } from '../../platform/http/envelopes.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
 import { compileBodyCheck } from '../../platform/http/validation.js';
@@ -17,6 +16,7 @@ import type { TwoFactorService } from '../../identity/two-factor/service.js';
 import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
 import type { UsersService } from '../../identity/users/service.js';
 import { OAuthSignInBody } from '../../identity/users/schemas.js';
+import { OauthSignInErrors } from '../../identity/users/errors.js';
 import type { DevicesService } from '../../tracking/devices/service.js';
 import type { GpsService } from '../../tracking/gps/service.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
@@ -86,7 +86,7 @@ function pageOf(permission: string, load: (limit: number, offset: number, args: 
   };
 }
 
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+export const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
 
 /**
@@ -173,9 +173,11 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     },
 
     Mutation: {
-      // Anonymous by nature: the temporary token is the credential.
-      verifyTwoFactorLogin: (_: unknown, args: { input: Args }, context: GraphQLContext) =>
-        services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input)),
+      // Anonymous by nature: the temporary token is the credential. (The system key is refused, as on REST.)
+      verifyTwoFactorLogin: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
+        if (context.caller?.isSystem) throw AuthErrors.system_key_not_permitted();
+        return services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input));
+      },
       logout: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
         if (caller.kind !== 'session') throw AuthErrors.forbidden('Only a session can log out; API keys are revoked instead');
@@ -194,7 +196,8 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         return true;
       },
       oauthSignin: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
-        guard(context, requireSystemKey(), true);
+        // As POST /v1/users/oauth: any other credential is told the system key is needed (401).
+        if (!guard(context, requireAuthenticated(), true).isSystem) throw OauthSignInErrors.system_key_only();
         const user = await services.users.oauthSignIn(context.request, bodyFrom(checks.oauthSignIn, args.input, (name) => name));
         return { user, message: 'Signed in' };
       },
@@ -214,8 +217,13 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
     },
 
+    // Nested fields demand what their own REST route does: a trip reader sees the trip's device only with
+    // devices:read, and a device's position only with gps:read.
     Trip: {
-      device: (trip: Row, _: Args, context: GraphQLContext) => (trip.device_id ? context.loaders.device.load(trip.device_id as string) : null),
+      device: (trip: Row, _: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('devices:read'));
+        return trip.device_id ? context.loaders.device.load(trip.device_id as string) : null;
+      },
       points: (trip: Row, args: Args, context: GraphQLContext) => {
         const limit = args.limit as number;
         if (limit < 1 || limit > MAX_LIMIT) throw RequestErrors.validation(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`);
@@ -228,7 +236,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     },
 
     Device: {
-      latestPosition: (device: Row) => gps.latest(device.id as string),
+      latestPosition: (device: Row, _: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:read'));
+        return gps.latest(device.id as string);
+      },
     },
   };
 }

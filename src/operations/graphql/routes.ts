@@ -1,17 +1,25 @@
 import type { FastifyInstance } from 'fastify';
-import { GraphQLError, GraphQLObjectType, GraphQLScalarType, NoSchemaIntrospectionCustomRule, printSchema, valueFromASTUntyped, type GraphQLSchema } from 'graphql';
-import { fieldExtensionsEstimator, getComplexity, simpleEstimator, type ComplexityEstimator } from 'graphql-query-complexity';
+import {
+  GraphQLError, GraphQLObjectType, GraphQLScalarType, Kind, NoSchemaIntrospectionCustomRule, printSchema, valueFromASTUntyped, type DocumentNode, type GraphQLSchema,
+} from 'graphql';
+import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import mercurius from 'mercurius';
 import { toErrorResponse } from '../../platform/http/errors.js';
-import { createLoaders, createResolvers, type GraphQLContext, type GraphQLServices } from './resolvers.js';
+import { createLoaders, createResolvers, snake, type GraphQLContext, type GraphQLServices } from './resolvers.js';
 import { typeDefs } from './schema.js';
 
 /** Deepest selection a query may nest (me { … } is 2; trips { data { points { … } } } is 4). */
 export const MAX_QUERY_DEPTH = 8;
-/** Cost budget of one operation: a field costs 1, a list field its child cost times its `limit`. */
-export const MAX_QUERY_COST = 5000;
-
-const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+/**
+ * Cost budget of one operation. A field costs 1; a field that reads the database (every root field,
+ * `Device.latestPosition`) 10 more; a list its items' cost times its `limit`; an unpaged list 100.
+ */
+export const MAX_QUERY_COST = 2000;
+/** Root fields (aliases included) per operation: each is at least one database read. */
+export const MAX_ROOT_FIELDS = 20;
+const MAX_LIMIT = 100;
+const UNPAGED_LIST_COST = 100;
+const UNPAGED_LISTS = new Set(['latestPositions', 'apiKeys', 'mySessions']);
 
 /** camelCase GraphQL fields read the snake_case REST shapes the services return. */
 function readSnakeCaseFields(schema: GraphQLSchema): GraphQLSchema {
@@ -37,16 +45,27 @@ const JSONScalar = new GraphQLScalarType({
   parseLiteral: (ast, variables) => valueFromASTUntyped(ast, variables),
 });
 
-/** A list field's cost is its items' cost times the `limit` it asks for (its default when not given). */
-const listEstimator: ComplexityEstimator = ({ field, args, childComplexity }) => {
-  const limit = typeof args.limit === 'number' ? args.limit : undefined;
-  return limit !== undefined && field.args.some((arg) => arg.name === 'limit') ? 1 + limit * Math.max(1, childComplexity) : undefined;
+/**
+ * What a field costs (see MAX_QUERY_COST). A `limit` outside 1..100 is reported through `badLimit` and
+ * refused before any resolver runs: a negative one must not lower the total.
+ */
+const costEstimator = (badLimit: () => void): ComplexityEstimator => ({ type, field, args, childComplexity }) => {
+  const reads = type.name === 'Query' || (type.name === 'Device' && field.name === 'latestPosition') ? 10 : 0;
+  if (UNPAGED_LISTS.has(field.name)) return UNPAGED_LIST_COST + childComplexity;
+  if (!field.args.some((arg) => arg.name === 'limit')) return 1 + reads + childComplexity;
+  const limit = args.limit as number;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) badLimit();
+  return 1 + reads + Math.max(1, limit) * Math.max(1, childComplexity);
 };
+
+function rootFieldCount(document: DocumentNode): number {
+  return document.definitions.reduce((sum, definition) => sum + (definition.kind === Kind.OPERATION_DEFINITION ? definition.selectionSet.selections.length : 0), 0);
+}
 
 /** GraphQL errors carry the REST codes: `extensions: { code, status }`. Validation failures answer 400. */
 function formatError(error: GraphQLError, log: FastifyInstance['log']) {
   const extensions = error.extensions as { code?: string; status?: number };
-  if (extensions.code?.startsWith('graphql.')) return { ...error.toJSON(), extensions };
+  if (extensions.code?.startsWith('graphql.') || extensions.code === 'request.validation') return { ...error.toJSON(), extensions };
   const original = error.originalError;
   if (!original || original instanceof GraphQLError) return { ...error.toJSON(), extensions: { code: 'graphql.invalid_query', status: 400 } };
   const { status, body, unexpected } = toErrorResponse(original);
@@ -104,9 +123,20 @@ export async function graphqlRoutes(
   });
 
   app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
-    const cost = getComplexity({
-      schema, query: document, variables: variables ?? {}, estimators: [listEstimator, fieldExtensionsEstimator(), simpleEstimator({ defaultComplexity: 1 })],
-    });
+    if (rootFieldCount(document) > MAX_ROOT_FIELDS) {
+      throw new GraphQLError(`At most ${MAX_ROOT_FIELDS} root fields (aliases included) per request`, { extensions: { code: 'graphql.too_costly', status: 400 } });
+    }
+    let cost: number;
+    let limitOutOfRange = false;
+    try {
+      cost = getComplexity({ schema, query: document, variables: variables ?? {}, estimators: [costEstimator(() => (limitOutOfRange = true))], maxQueryNodes: 1000 });
+    } catch {
+      // More nodes than maxQueryNodes (the library stops counting there).
+      cost = Number.POSITIVE_INFINITY;
+    }
+    if (limitOutOfRange) {
+      throw new GraphQLError(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`, { extensions: { code: 'request.validation', status: 400 } });
+    }
     if (cost > MAX_QUERY_COST) {
       throw new GraphQLError(`Query costs ${cost}, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`, {
         extensions: { code: 'graphql.too_costly', status: 400 },

@@ -11,6 +11,8 @@ export const MAX_SUBSCRIPTIONS = 20;
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** The largest message of a connection that is not the system key's (the server accepts up to 1 MiB, for the bot's batches). */
 export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/** Batches of the bot being written at once before its socket stops reading. */
+const MAX_BOT_BATCHES_IN_FLIGHT = 2;
 /** Messages a client may send per window before the connection is closed (1008); the system key is not counted. */
 const MESSAGE_BUDGET = 100;
 const MESSAGE_WINDOW_MS = 10_000;
@@ -54,8 +56,8 @@ export type BotMessage = Extract<ClientMessage, { type: 'SyncData' | 'SyncError'
 export interface HubHandlers {
   /** A system-key connection publishes on a public* channel (to every node). */
   publish(channel: string, data: unknown): Promise<void>;
-  /** A message of the identified community bot. */
-  fromBot(message: BotMessage): void;
+  /** A message of the identified community bot; while several are still being handled, the bot's socket is paused. */
+  fromBot(message: BotMessage): Promise<void> | void;
 }
 
 /**
@@ -69,6 +71,7 @@ export class Hub {
   readonly #byCredential = new Map<string, Set<Connection>>();
   /** The community bot's connection on this node, once it has identified itself. */
   #bot: Connection | undefined;
+  #botBatchesInFlight = 0;
   #heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -194,7 +197,7 @@ export class Hub {
       case 'SyncData':
       case 'SyncError':
         if (connection !== this.#bot) return this.send(connection, { type: 'Error', code: 'ws.not_the_bot', reason: 'Only the identified community bot sends sync answers' });
-        return this.handlers.fromBot(message);
+        return this.#fromBot(connection, message);
     }
   }
 
@@ -237,6 +240,19 @@ export class Hub {
     // The newest connection of the bot is the one asked (a reconnecting bot may overlap its old socket).
     this.#bot = connection;
     this.send(connection, { type: 'Identified', client: 'community_bot', id });
+  }
+
+  /**
+   * Backpressure for the bot's batches: while MAX_BOT_BATCHES_IN_FLIGHT are being written, the socket
+   * stops reading, so a 100,000-member guild never sits in memory waiting for the database.
+   */
+  #fromBot(connection: Connection, message: BotMessage): void {
+    const handled = this.handlers.fromBot(message);
+    if (!handled) return;
+    if (++this.#botBatchesInFlight >= MAX_BOT_BATCHES_IN_FLIGHT) connection.socket.pause();
+    void handled.finally(() => {
+      if (--this.#botBatchesInFlight < MAX_BOT_BATCHES_IN_FLIGHT) connection.socket.resume();
+    });
   }
 
   #withinBudget(connection: Connection): boolean {

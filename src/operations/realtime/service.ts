@@ -22,8 +22,11 @@ export interface BotLink {
   connected(): boolean;
   /** Sends to the bot on this node; false when it is not connected here. */
   send(request: BotSyncRequest): boolean;
-  /** Where the bot's sync answers go (one receiver, registered at start-up). */
-  onMessage(handler: (message: BotMessage) => void): void;
+  /**
+   * Where the bot's sync answers go (one receiver, registered at start-up). A returned promise holds
+   * back the bot's next batches until it settles.
+   */
+  onMessage(handler: (message: BotMessage) => Promise<void> | void): void;
 }
 
 /** A ticket is good for this long after it is minted, and for one upgrade. */
@@ -72,7 +75,7 @@ interface Deps {
  */
 export function createRealtimeService(deps: Deps) {
   const { kv, clock, log } = deps;
-  let onBotMessage: (message: BotMessage) => void = () => {};
+  let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
   const hub = new Hub(
     { publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })), fromBot: (message) => onBotMessage(message) },
     log,

@@ -43,6 +43,7 @@ import type { WebSocketStats } from './operations/system/service.js';
 import { realtimeRoutes } from './operations/realtime/routes.js';
 import { graphqlRoutes } from './operations/graphql/routes.js';
 import { communityRoutes } from './operations/community/routes.js';
+import { integrationRoutes } from './identity/integrations/routes.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
 
@@ -164,6 +165,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(statsRoutes, { stats: services.stats });
   await app.register(platformRoutes, { platforms: services.platforms });
   await app.register(platformAccountRoutes, { accounts: services.accounts });
+  await app.register(integrationRoutes, { integrations: services.integrations });
   await app.register(sessionRoutes, { sessions: services.sessions });
   await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
   await app.register(auditRoutes, { audit: services.auditLog });

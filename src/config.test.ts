@@ -68,6 +68,13 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it('configures Twitch integrations only with both client id and secret', () => {
+    expect(loadConfig({}).integrations).toEqual({ twitch: undefined });
+    expect(loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id', INTEGRATION_TWITCH_CLIENT_SECRET: 'secret', INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/' }).integrations)
+      .toEqual({ twitch: { clientId: 'id', clientSecret: 'secret', authUrl: 'https://id.twitch.tv/oauth2', apiUrl: 'http://127.0.0.1:9/helix' } });
+    expect(() => loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id' })).toThrow('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
+  });
+
   it('reads OAUTH_PLATFORMS as slug:Name pairs, the name defaulting to the slug', () => {
     expect(loadConfig({}).oauthPlatforms).toEqual([]);
     expect(loadConfig({ OAUTH_PLATFORMS: 'gitlab:GitLab, forgejo , keycloak:Acme: Staff' }).oauthPlatforms).toEqual([

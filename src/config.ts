@@ -42,6 +42,8 @@ export interface Config {
   geoipDb: string | undefined;
   /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
   oauthPlatforms: { slug: string; name: string }[];
+  /** INTEGRATION_TWITCH_*: streaming-platform integrations; a platform left out is listed as disabled. */
+  integrations: { twitch?: { clientId: string; clientSecret: string; authUrl: string; apiUrl: string } };
   secretKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
@@ -114,6 +116,7 @@ function readConfig(env: Env): Config {
     waterLevelApiUrl: read.url('WATER_LEVEL_API_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     geoipDb: read.optional('GEOIP_DB'),
     oauthPlatforms: read.list('OAUTH_PLATFORMS', []).map((item) => oauthPlatformOf(item)),
+    integrations: { twitch: twitchIntegrationOf(read) },
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
@@ -132,6 +135,17 @@ function oauthPlatformOf(item: string): { slug: string; name: string } {
     throw new ConfigError(`OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`);
   }
   return { slug: slug.trim(), name: name.slice(0, 100) };
+}
+
+/** Twitch is configured when client id and secret are both set (one without the other is a mistake); the URLs are checked either way. */
+function twitchIntegrationOf(read: EnvReader): Config['integrations']['twitch'] {
+  const clientId = read.optional('INTEGRATION_TWITCH_CLIENT_ID');
+  const clientSecret = read.optional('INTEGRATION_TWITCH_CLIENT_SECRET');
+  const authUrl = read.url('INTEGRATION_TWITCH_AUTH_URL', ['http:', 'https:']) ?? 'https://id.twitch.tv/oauth2';
+  const apiUrl = read.url('INTEGRATION_TWITCH_API_URL', ['http:', 'https:']) ?? 'https://api.twitch.tv/helix';
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId || !clientSecret) throw new ConfigError('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
+  return { clientId, clientSecret, authUrl: authUrl.replace(/\/+$/, ''), apiUrl: apiUrl.replace(/\/+$/, '') };
 }
 
 /** Reads `.env` from the working directory without overriding variables already set. */

@@ -42,6 +42,7 @@ import { createGeofencesService } from './tracking/geofences/service.js';
 import { createTripTemplatesService } from './tracking/trip-templates/service.js';
 import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
+import { createIntegrationsService } from './identity/integrations/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export interface Infrastructure {
@@ -81,6 +82,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
+  const integrations = createIntegrationsService({ db, kv, clock, secretBox, audit, log, options: config.integrations });
   const verifyEmail = createEmailVerification({
     registration,
     purposeOf: accountTokens.purposeOf,
@@ -198,7 +200,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
   });
-  return { events, clock, realtime, community, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -1,4 +1,5 @@
 import type { IdentityTables } from './identity.js';
+import type { IntegrationTables } from './integrations.js';
 import type { OperationsTables } from './operations.js';
 import type { PlatformTables } from './platform.js';
 import type { TrackingTables } from './tracking.js';
@@ -8,7 +9,7 @@ import type { TrackingTables } from './tracking.js';
  * imports nothing but Kysely, so the platform can type its database without knowing any module; each
  * table's owning module (the only one that reads or writes it) is named beside it.
  */
-export interface Schema extends PlatformTables, OperationsTables, IdentityTables, TrackingTables {}
+export interface Schema extends PlatformTables, OperationsTables, IdentityTables, TrackingTables, IntegrationTables {}
 
 export type { CreatedAt, UpdatedAt, Json } from './columns.js';
 export type { AccountTokenPurpose, OAuthClientsTable, OAuthClientType } from './identity.js';

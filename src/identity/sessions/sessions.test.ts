@@ -414,7 +414,8 @@ describe('logout-everywhere and logout-app', () => {
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: 'Signed out of the app' });
     expect(await socket.next('appLogout')).toEqual({ type: 'appLogout', clientId });
-    expect((await socket.closed).code).toBe(4001);
+    // The user's session connection stays: only that app's tokens (and their connections) end.
+    expect(await socket.request({ type: 'Ping' }, 'Pong')).toEqual({ type: 'Pong' });
     expect((await auditEvents('logout', user.id)).at(-1)!.metadata).toEqual({ client_id: clientId });
     expect(await stillSignedIn(user.token)).toBe(true);
   });

@@ -5,12 +5,18 @@ import { ClientMessages, CloseCodes, type ClientMessage, type ServerMessage } fr
 
 /** The server pings every connection this often; one that has not answered the previous ping is dropped. */
 export const HEARTBEAT_MS = 30_000;
+/** How often every connection's credential is read again, besides the invalidations that arrive at once. */
+export const RECHECK_EVERY_MS = 300_000;
 /** Channels one connection may hold at once. */
 export const MAX_SUBSCRIPTIONS = 20;
 /** Bytes queued for a connection beyond which it is dropped rather than buffered without limit. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
 /** The largest message of a connection that is not the system key's (the server accepts up to 1 MiB, for the bot's batches). */
 export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
+/** Connections one node holds at most; beyond, upgrades are refused with 503. */
+export const MAX_CONNECTIONS = 50_000;
+/** Anonymous connections from one address at most (credentialed ones are accountable and revocable). */
+export const MAX_ANONYMOUS_PER_ADDRESS = 100;
 /** Batches of the bot being written at once before its socket stops reading. */
 const MAX_BOT_BATCHES_IN_FLIGHT = 2;
 /** Messages a client may send per window before the connection is closed (1008); the system key is not counted. */
@@ -36,6 +42,8 @@ export interface Peer {
 
 export interface Connection {
   readonly socket: WebSocket;
+  /** The client's address (counted for anonymous connections). */
+  readonly address: string;
   peer: Peer;
   readonly channels: Set<string>;
   alive: boolean;
@@ -69,6 +77,7 @@ export class Hub {
   readonly #byChannel = new Map<string, Set<Connection>>();
   readonly #byUser = new Map<string, Set<Connection>>();
   readonly #byCredential = new Map<string, Set<Connection>>();
+  readonly #anonymousByAddress = new Map<string, number>();
   /** The community bot's connection on this node, once it has identified itself. */
   #bot: Connection | undefined;
   #botBatchesInFlight = 0;
@@ -80,18 +89,38 @@ export class Hub {
     private readonly nowMs: () => number,
   ) {}
 
+  /**
+   * Every HEARTBEAT_MS: drops peers that did not answer the last ping and closes connections whose
+   * credential ran out; every RECHECK_EVERY_MS also hands all connections to `recheck` (a safety net:
+   * revocations arrive through the credential cache's invalidations at once).
+   */
   start(recheck: (connections: Connection[]) => void): void {
+    let beats = 0;
     this.#heartbeat = setInterval(() => {
+      const now = this.nowMs();
       for (const connection of this.#connections) {
-        if (!connection.alive) {
-          connection.socket.terminate();
-          continue;
+        const { expiresAt } = connection.peer;
+        if (!connection.alive) connection.socket.terminate();
+        else if (expiresAt !== null && expiresAt <= now) connection.socket.close(CloseCodes.credentialRevoked, 'credential expired');
+        else {
+          connection.alive = false;
+          connection.socket.ping();
         }
-        connection.alive = false;
-        connection.socket.ping();
       }
-      recheck([...this.#connections]);
+      if (++beats % (RECHECK_EVERY_MS / HEARTBEAT_MS) === 0) recheck([...this.#connections]);
     }, HEARTBEAT_MS).unref();
+  }
+
+  /** Why a new connection of this peer from this address is refused, if it is. */
+  refusal(peer: Peer, address: string): 'node_full' | 'address_full' | undefined {
+    if (this.#connections.size >= MAX_CONNECTIONS) return 'node_full';
+    if (!peer.credential && (this.#anonymousByAddress.get(address) ?? 0) >= MAX_ANONYMOUS_PER_ADDRESS) return 'address_full';
+    return undefined;
+  }
+
+  /** Whether anyone on this node listens on the channel (so a message need not even be built). */
+  hasSubscribers(channel: string): boolean {
+    return this.#byChannel.has(channel);
   }
 
   /** Closes every connection with 1001 (going away): clients reconnect to another node. */
@@ -106,9 +135,10 @@ export class Hub {
     return { connections: this.#connections.size, subscriptions };
   }
 
-  add(socket: WebSocket, peer: Peer): Connection {
-    const connection: Connection = { socket, peer, channels: new Set(), alive: true, messages: 0, windowStart: this.nowMs() };
+  add(socket: WebSocket, peer: Peer, address: string): Connection {
+    const connection: Connection = { socket, address, peer, channels: new Set(), alive: true, messages: 0, windowStart: this.nowMs() };
     this.#connections.add(connection);
+    if (!peer.credential) this.#anonymousByAddress.set(address, (this.#anonymousByAddress.get(address) ?? 0) + 1);
     this.#index(connection);
     socket.on('pong', () => (connection.alive = true));
     socket.on('message', (data, isBinary) => this.#onMessage(connection, data, isBinary));
@@ -129,11 +159,11 @@ export class Hub {
     for (const connection of subscribers) this.#sendFrame(connection, frame);
   }
 
-  /** Sends the message to every connection of the user, then closes them (forceLogout, appLogout). */
-  signOut(userId: string, message: ServerMessage): void {
+  /** Sends the message to every connection of the user; with `close`, closes them after it (4001). */
+  signOut(userId: string, message: ServerMessage, close: boolean): void {
     for (const connection of this.#byUser.get(userId) ?? []) {
       this.send(connection, message);
-      connection.socket.close(CloseCodes.signedOut, message.type);
+      if (close) connection.socket.close(CloseCodes.signedOut, message.type);
     }
   }
 
@@ -174,8 +204,8 @@ export class Hub {
 
   #onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
     if (!connection.peer.isSystem) {
-      if (!this.#withinBudget(connection)) return connection.socket.close(1008, 'too many messages');
-      if (byteLength(data) > MAX_CLIENT_MESSAGE_BYTES) return connection.socket.close(1009, 'message too big');
+      if (!this.#withinBudget(connection)) return connection.socket.close(CloseCodes.tooManyMessages, 'too many messages');
+      if (byteLength(data) > MAX_CLIENT_MESSAGE_BYTES) return connection.socket.close(CloseCodes.messageTooBig, 'message too big');
     }
     const message = isBinary ? undefined : validated(parse(data));
     if (typeof message === 'string' || message === undefined) {
@@ -273,6 +303,11 @@ export class Hub {
 
   #remove(connection: Connection): void {
     if (!this.#connections.delete(connection)) return;
+    if (!connection.peer.credential) {
+      const left = (this.#anonymousByAddress.get(connection.address) ?? 1) - 1;
+      if (left > 0) this.#anonymousByAddress.set(connection.address, left);
+      else this.#anonymousByAddress.delete(connection.address);
+    }
     if (this.#bot === connection) this.#bot = undefined;
     for (const channel of connection.channels) this.#leave(connection, channel);
     this.#unindex(connection);

@@ -132,21 +132,27 @@ export const ServerMessages = {
   ),
   appLogout: Type.Object(
     { type: Type.Literal('appLogout'), clientId: Type.String() },
-    { description: 'The user signed out of this OAuth client (logout-app); the server closes the connection after it.' },
+    { description: 'The user signed out of this OAuth client (logout-app). Connections opened with that client\'s tokens close (4003) as the tokens are revoked; others stay.' },
   ),
 } as const;
 
 type ServerMessageName = keyof typeof ServerMessages;
 export type ServerMessage = { [K in ServerMessageName]: Static<(typeof ServerMessages)[K]> }[ServerMessageName];
 
-/** Close codes the server uses (4000-4999 is the range RFC 6455 leaves to applications). */
+/**
+ * Close codes the server sends (4000-4999 is the range RFC 6455 leaves to applications). A client that
+ * does not read fast enough is cut without a close frame (it sees 1006): the frame would queue behind
+ * what it does not read.
+ */
 export const CloseCodes = {
-  /** forceLogout or appLogout was sent. */
+  /** forceLogout was sent (logout-everywhere, ban, deletion). */
   signedOut: 4001,
   /** The credential the connection was opened with was revoked or expired. */
   credentialRevoked: 4003,
-  /** The client did not read fast enough: its send buffer passed the bound. */
-  slowConsumer: 4008,
+  /** More than 100 messages in 10 s. */
+  tooManyMessages: 1008,
+  /** A message over 64 KiB (1 MiB for the system key). */
+  messageTooBig: 1009,
   /** The server is shutting down; reconnect elsewhere. */
   goingAway: 1001,
 } as const;

@@ -144,6 +144,11 @@ describe('channels', () => {
     expect(anonymous.socket.pending()).toEqual([]);
   });
 
+  it('does not stream gps to the system key itself (REST refuses it /v1/gps too), only to a user it relays', async () => {
+    const system = await withBearer(TEST_SYSTEM_KEY);
+    expect(await refusal(system.socket, { type: 'Subscribe', channel: 'gps' })).toMatchObject({ code: 'ws.channel_forbidden' });
+  });
+
   it('public* channels carry what the system key publishes to everyone; nobody else publishes', async () => {
     const listener = await connect();
     await subscribe(listener.socket, 'public.notices');
@@ -177,6 +182,33 @@ describe('channels', () => {
     expect((await refusal(socket, { type: 'Subscribe' })).reason).toMatch(/^Subscribe: .*channel/);
     expect((await refusal(socket, { type: 'Subscribe', channel: 'a b' })).reason).toMatch(/^Subscribe: channel /);
     await subscribe(socket, 'vessels');
+  });
+});
+
+describe('connection limits', () => {
+  it('refuses more than 100 anonymous connections from one address with 429; credentialed ones are not counted', async () => {
+    const sockets: TestSocket[] = [];
+    let refused: { status: number; body: unknown } | undefined;
+    try {
+      while (!refused && sockets.length <= 100) {
+        try {
+          sockets.push(await openSocket(base));
+        } catch {
+          refused = await refusedHandshake(base);
+        }
+      }
+      expect(refused).toEqual({
+        status: 429,
+        body: { error: 'TooManyRequests', message: 'Too many anonymous WebSocket connections from this address', code: 'ws.too_many_from_address' },
+      });
+      expect((await withBearer((await createUser(t.app)).token)).welcome.type).toBe('Welcome');
+    } finally {
+      const connections = async () => (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket.connections as number;
+      const before = await connections();
+      for (const socket of sockets) socket.close();
+      // The next test may connect anonymously at once: wait until the server has let these go.
+      await expect.poll(connections).toBeLessThanOrEqual(before - sockets.length);
+    }
   });
 });
 

@@ -54,23 +54,25 @@ export async function realtimeRoutes(
       querystring: Type.Object({ userId: Type.Optional(Type.String({ maxLength: 36, description: 'System key only: the user to act for' })) }),
       response: errorResponses(
         AuthErrors.unauthorized, RealtimeErrors.ticket_invalid, RealtimeErrors.ticket_missing, RealtimeErrors.relay_requires_system_key,
-        RealtimeErrors.user_not_found, RealtimeErrors.upgrade_required,
+        RealtimeErrors.user_not_found, RealtimeErrors.upgrade_required, RealtimeErrors.node_full, RealtimeErrors.too_many_from_address,
       ),
     },
     // Before the upgrade: a refused handshake is an ordinary HTTP error response.
     preHandler: async (request) => {
       if (!request.ws) return;
       const hash = request.headers.authorization === undefined ? null : bearerTokenHash(request);
-      peers.set(request, await realtime.authenticate({
+      const peer = await realtime.authenticate({
         protocols: protocolsOf(request),
         authorization: request.headers.authorization === undefined ? null : { caller: request.caller, hash },
         relayUserId: (request.query as { userId?: string }).userId,
-      }));
+      });
+      realtime.admit(peer, request.ip);
+      peers.set(request, peer);
     },
     handler: async () => {
       throw RealtimeErrors.upgrade_required();
     },
-    wsHandler: (socket, request) => realtime.open(socket, peers.get(request)!),
+    wsHandler: (socket, request) => realtime.open(socket, peers.get(request)!, request.ip),
   });
 
   if (documented) {

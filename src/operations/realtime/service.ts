@@ -7,6 +7,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { RecordedGpsPoint } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import { AuthErrors } from '../../platform/http/errors.js';
+import { isUuid } from '../../platform/http/schemas.js';
 import { RealtimeErrors } from './errors.js';
 import { Hub, type BotMessage, type Connection, type Peer } from './hub.js';
 import { CloseCodes, type ServerMessage } from './messages.js';
@@ -87,9 +88,24 @@ export function createRealtimeService(deps: Deps) {
     return {
       userId: caller.userId,
       isSystem: caller.isSystem,
-      may: (permission) => hasPermission(caller, permission),
+      // The system key itself reads no channel a user needs a permission for (REST refuses it /v1/gps
+      // too); it publishes, relays users and identifies the bot.
+      may: caller.isSystem ? () => false : (permission) => hasPermission(caller, permission),
       credential,
       expiresAt: caller.expiresAt,
+    };
+  }
+
+  /** A user the system key acts for: their roles' permissions, re-read on every recheck. */
+  function relayedPeerOf(userId: string, access: { permissions: string[]; isSuperAdmin: boolean }, systemKeyHash: string): Peer {
+    return {
+      userId,
+      isSystem: false,
+      may: (permission) => access.isSuperAdmin || grants(access.permissions, permission),
+      // The key is what can be revoked; a ban or deletion of the user signs them out (forceLogout).
+      credential: { hash: systemKeyHash, kind: 'api_key' },
+      expiresAt: null,
+      relayed: true,
     };
   }
 
@@ -109,31 +125,26 @@ export function createRealtimeService(deps: Deps) {
 
   async function relayedPeer(system: Caller, hash: string, userId: string): Promise<Peer> {
     if (!system.isSystem) throw RealtimeErrors.relay_requires_system_key();
-    const access = /^[0-9a-f-]{36}$/i.test(userId) ? await deps.accessOfActiveUser(userId.toLowerCase()) : null;
+    const id = userId.toLowerCase();
+    const access = isUuid(id) ? await deps.accessOfActiveUser(id) : null;
     if (!access) throw RealtimeErrors.user_not_found();
-    return {
-      userId: userId.toLowerCase(),
-      isSystem: false,
-      may: (permission) => access.isSuperAdmin || grants(access.permissions, permission),
-      // Re-checked as the system key: when it is revoked the relay ends; a ban or deletion of the user signs them out.
-      credential: { hash, kind: 'api_key' },
-      expiresAt: null,
-      relayed: true,
-    };
+    return relayedPeerOf(id, access, hash);
   }
 
-  /** Re-reads the credentials of these connections: revoked ones are closed, changed access applied. */
+  /** Re-reads the credentials of these connections (each credential once): revoked ones are closed, changed access applied. */
   async function recheck(connections: Connection[]): Promise<void> {
-    const now = clock.nowMs();
     const byHash = new Map<string, Connection[]>();
     for (const connection of connections) {
-      const { credential, expiresAt } = connection.peer;
-      if (expiresAt !== null && expiresAt <= now) connection.socket.close(CloseCodes.credentialRevoked, 'credential expired');
-      else if (credential) byHash.set(credential.hash, [...(byHash.get(credential.hash) ?? []), connection]);
+      const { credential } = connection.peer;
+      if (!credential) continue;
+      const group = byHash.get(credential.hash);
+      if (group) group.push(connection);
+      else byHash.set(credential.hash, [connection]);
     }
     const pending = [...byHash];
+    let next = 0;
     const worker = async () => {
-      for (let next = pending.shift(); next; next = pending.shift()) await recheckCredential(...next);
+      while (next < pending.length) await recheckCredential(...pending[next++]!);
     };
     await Promise.all(Array.from({ length: RECHECK_CONCURRENCY }, worker));
   }
@@ -150,13 +161,23 @@ export function createRealtimeService(deps: Deps) {
     }
     for (const connection of connections) {
       if (!caller) connection.socket.close(CloseCodes.credentialRevoked, 'credential revoked');
-      else if (!connection.peer.relayed) hub.updatePeer(connection, peerOf(caller, connection.peer.credential));
+      else if (connection.peer.relayed) await recheckRelayed(connection, hash);
+      else hub.updatePeer(connection, peerOf(caller, connection.peer.credential));
     }
   }
 
+  async function recheckRelayed(connection: Connection, systemKeyHash: string): Promise<void> {
+    const userId = connection.peer.userId!;
+    const access = await deps.accessOfActiveUser(userId).catch(() => undefined);
+    if (access === undefined) return;
+    if (!access) connection.socket.close(CloseCodes.credentialRevoked, 'user no longer active');
+    else hub.updatePeer(connection, relayedPeerOf(userId, access, systemKeyHash));
+  }
+
   function onPoint(raw: string): void {
+    if (hub.hasSubscribers('gps')) hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`));
+    if (!hub.hasSubscribers('vessels')) return;
     const point = JSON.parse(raw) as RecordedGpsPoint;
-    hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`));
     if (!point.device_id) return;
     const vessel = {
       device_id: point.device_id,
@@ -171,7 +192,9 @@ export function createRealtimeService(deps: Deps) {
 
   function onUserMessage(raw: string): void {
     const { userId, message } = JSON.parse(raw) as { userId: string; message: SignOutMessage };
-    hub.signOut(userId, message);
+    // forceLogout ends the user's connections; appLogout only tells them (the app's own token
+    // connections close as its tokens are revoked, the user's other apps stay connected).
+    hub.signOut(userId, message, message.type === 'forceLogout');
   }
 
   function onPublic(raw: string): void {
@@ -248,19 +271,23 @@ export function createRealtimeService(deps: Deps) {
       return { userId: null, isSystem: false, may: () => false, credential: null, expiresAt: null };
     },
 
-    open: (socket: WebSocket, peer: Peer) => void hub.add(socket, peer),
+    /** Refuses a connection when the node is full, or an address already holds its share of anonymous ones. */
+    admit(peer: Peer, address: string): void {
+      const refusal = hub.refusal(peer, address);
+      if (refusal === 'node_full') throw RealtimeErrors.node_full();
+      if (refusal === 'address_full') throw RealtimeErrors.too_many_from_address();
+    },
+
+    open: (socket: WebSocket, peer: Peer, address: string) => void hub.add(socket, peer, address),
 
     /** Tells the user's open connections, on every node, to sign out, and closes them. */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {
       await kv.publish(USERS, JSON.stringify({ userId, message }));
     },
 
-    /** A new point, for the gps channel (and vessels, when it has a device) on every node. */
+    /** A new point (in its REST shape), for the gps channel (and vessels, when it has a device) on every node. */
     pointRecorded(point: RecordedGpsPoint): void {
-      const { device_id: deviceId, ...rest } = point;
-      // The REST shape: a point without a device leaves device_id out.
-      const data = deviceId ? point : rest;
-      kv.publish(POINTS, JSON.stringify(data)).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
+      kv.publish(POINTS, JSON.stringify(point)).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
     },
   };
 }

@@ -131,6 +131,8 @@ export class CredentialResolver {
     this.#invalidations++;
     for (const hash of tokenHashes) this.#local.delete(hash);
     await this.#deleteShared(tokenHashes);
+    // Told here rather than when the message comes back: a publish that fails must not skip this node.
+    this.#notify(tokenHashes);
     await this.#publish({ id: randomUUID(), hashes: tokenHashes });
     // A request on another node that read the database just before the change may write its stale
     // result back after our delete; a second round a moment later closes that window.
@@ -185,11 +187,14 @@ export class CredentialResolver {
       return;
     }
     this.#invalidations++;
-    this.#awaitingDelivery.get(message.id)?.();
-    if ('generation' in message) this.#applyGeneration(message.generation);
-    else {
+    const own = this.#awaitingDelivery.get(message.id);
+    own?.();
+    if ('generation' in message) {
+      if (message.generation !== this.#generation) this.#applyGeneration(message.generation);
+    } else {
       for (const hash of message.hashes) this.#local.delete(hash);
-      this.#notify(message.hashes);
+      // This node's own invalidations were announced when they were made.
+      if (!own) this.#notify(message.hashes);
     }
   }
 

@@ -10,6 +10,7 @@ export async function systemRoutes(app: FastifyInstance): Promise<void> {
     database: app.database,
     kv: app.kv,
     websocket: () => app.websocketStats(),
+    nowMs: () => app.services.clock.nowMs(),
   });
 
   const healthRoute = {

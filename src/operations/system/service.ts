@@ -52,14 +52,29 @@ export async function check(ping: () => Promise<void>): Promise<ServiceCheck> {
 
 const elapsedMs = (since: number) => Math.round((performance.now() - since) * 100) / 100;
 
-export function createHealthService(deps: { database: Database; kv: KeyValueStore; websocket: () => WebSocketStats }) {
+/** Dependency probes are shared for this long: health is exempt from rate limits, so it must not turn into database load. */
+export const PROBE_TTL_MS = 1000;
+
+export function createHealthService(deps: { database: Database; kv: KeyValueStore; websocket: () => WebSocketStats; nowMs: () => number }) {
+  let probe: { at: number; checks: Promise<[ServiceCheck, ServiceCheck]> } | undefined;
+
+  /** One probe of each dependency per second, whatever the number of callers (concurrent ones share it). */
+  function checks(): Promise<[ServiceCheck, ServiceCheck]> {
+    const now = deps.nowMs();
+    if (!probe || now - probe.at >= PROBE_TTL_MS || now < probe.at) {
+      probe = { at: now, checks: Promise.all([check(deps.database.ping), check(deps.kv.ping.bind(deps.kv))]) };
+    }
+    return probe.checks;
+  }
+
   return {
     /**
      * healthy: everything answers; degraded: the cache is down (rate limits fail
      * open, reads go to the database); unhealthy: the database is down (503).
+     * At most a second old.
      */
     async report() {
-      const [database, cache] = await Promise.all([check(deps.database.ping), check(deps.kv.ping.bind(deps.kv))]);
+      const [database, cache] = await checks();
       const status = database.status === 'down' ? 'unhealthy' : cache.status === 'down' ? 'degraded' : 'healthy';
       return { status, services: { database, cache, websocket: deps.websocket() } };
     },

@@ -119,6 +119,31 @@ describe('health and info', () => {
   });
 });
 
+describe('health probes', () => {
+  it('probe the database and the store at most once a second, shared by concurrent callers', async () => {
+    const t = await buildTestApp();
+    const ping = t.database.ping;
+    let pings = 0;
+    (t.database as { ping: () => Promise<void> }).ping = async () => {
+      pings++;
+      return ping();
+    };
+    try {
+      t.clock.freeze();
+      const answers = await Promise.all(Array.from({ length: 5 }, () => t.app.inject({ method: 'GET', url: '/v1/health' })));
+      await t.app.inject({ method: 'GET', url: '/health' });
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200]);
+      expect(pings).toBe(1);
+      t.clock.advance(1000);
+      await t.app.inject({ method: 'GET', url: '/v1/health' });
+      expect(pings).toBe(2);
+    } finally {
+      (t.database as { ping: () => Promise<void> }).ping = ping;
+      await t.close();
+    }
+  });
+});
+
 describe('health when the database does not answer', () => {
   it('says so and answers 503', async () => {
     const t = await buildTestApp();

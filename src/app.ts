@@ -46,6 +46,7 @@ import { communityRoutes } from './operations/community/routes.js';
 import { integrationRoutes } from './identity/integrations/routes.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
+import cors from '@fastify/cors';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
 const PURGE_INTERVAL_MS = 3600 * 1000;
@@ -140,6 +141,16 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     beforeDatabaseLookup: credentialLookupLimit(deps.kv, config, app.log),
   });
   registerRateLimit(app, deps.kv, config);
+  if (config.corsOrigins.length > 0) {
+    // Bearer tokens only, never cookies: no credentials mode, so `*` is safe where an operator wants it.
+    await app.register(cors, {
+      origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
+      methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'X-Source-Service'],
+      exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Location'],
+      maxAge: 600,
+    });
+  }
   await app.register(websocket, {
     options: {
       maxPayload: WS_MAX_MESSAGE_BYTES,

@@ -68,6 +68,12 @@ describe('configuration', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it('reads CORS_ORIGINS as origins, refusing anything with a path', () => {
+    expect(loadConfig({}).corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/' }).corsOrigins).toEqual(['https://app.example.org', 'http://localhost:5173']);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.org/admin' })).toThrow(ConfigError);
+  });
+
   it('configures Twitch integrations only with both client id and secret', () => {
     expect(loadConfig({}).integrations).toEqual({ twitch: undefined });
     expect(loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id', INTEGRATION_TWITCH_CLIENT_SECRET: 'secret', INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/' }).integrations)

@@ -42,6 +42,8 @@ export interface Config {
   geoipDb: string | undefined;
   /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
   oauthPlatforms: { slug: string; name: string }[];
+  /** CORS_ORIGINS: origins whose pages may call the API from a browser; empty: no CORS headers at all. */
+  corsOrigins: string[];
   /** INTEGRATION_TWITCH_*: streaming-platform integrations; a platform left out is listed as disabled. */
   integrations: { twitch?: { clientId: string; clientSecret: string; authUrl: string; apiUrl: string } };
   secretKey: string | undefined;
@@ -117,6 +119,7 @@ function readConfig(env: Env): Config {
     geoipDb: read.optional('GEOIP_DB'),
     oauthPlatforms: read.list('OAUTH_PLATFORMS', []).map((item) => oauthPlatformOf(item)),
     integrations: { twitch: twitchIntegrationOf(read) },
+    corsOrigins: read.list('CORS_ORIGINS', []).map(corsOriginOf),
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
@@ -135,6 +138,21 @@ function oauthPlatformOf(item: string): { slug: string; name: string } {
     throw new ConfigError(`OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`);
   }
   return { slug: slug.trim(), name: name.slice(0, 100) };
+}
+
+/** An origin as browsers send it (`https://app.example.org`, no path), or `*` for any. */
+function corsOriginOf(item: string): string {
+  if (item === '*') return item;
+  let url: URL;
+  try {
+    url = new URL(item);
+  } catch {
+    throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.org`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+    throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.org (scheme, host and port only)`);
+  }
+  return url.origin;
 }
 
 /** Twitch is configured when client id and secret are both set (one without the other is a mistake); the URLs are checked either way. */

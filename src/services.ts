@@ -82,7 +82,8 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
-  const integrations = createIntegrationsService({ db, kv, clock, secretBox, audit, log, options: config.integrations });
+  const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
+  const integrations = createIntegrationsService({ db, kv, clock, secretBox, audit, log, options: { ...config.integrations, returnOrigins } });
   const verifyEmail = createEmailVerification({
     registration,
     purposeOf: accountTokens.purposeOf,

@@ -6,7 +6,8 @@ import { startFakeStreamingProvider, type FakeStreamingProvider } from '../../..
 import { STATE_TTL_MS, type TwitchOptions } from './service.js';
 
 /** A test app with Twitch pointing at `twitch` (or not configured). */
-const buildIntegrationsApp = (twitch?: TwitchOptions): Promise<TestApp> => buildTestApp({ config: { integrations: { twitch } } });
+const buildIntegrationsApp = (twitch?: TwitchOptions): Promise<TestApp> =>
+  buildTestApp({ config: { integrations: { twitch }, corsOrigins: ['https://app.example.org'] } });
 
 const twitchOf = (fake: FakeStreamingProvider): TwitchOptions => ({ clientId: fake.clientId, clientSecret: fake.clientSecret, authUrl: fake.authUrl, apiUrl: fake.apiUrl });
 const refreshesOf = (fake: FakeStreamingProvider) => fake.calls.filter((c) => c === 'POST /oauth2/token refresh_token').length;
@@ -264,9 +265,9 @@ describe('integrations with Twitch', () => {
     expect({ status: bad.statusCode, code: bad.json().code }).toEqual({ status: 400, code: 'request.validation' });
   });
 
-  it('refuses a redirect_uri that is not an absolute http(s) URL, and scopes the platform does not offer', async () => {
+  it('refuses a redirect_uri that is not an absolute http(s) URL on a known origin, and scopes the platform does not offer', async () => {
     const user = await createUser(t.app);
-    for (const uri of ['/settings', 'javascript:alert(1)', 'https://app.example.org/cb#top', 'https://me:pw@app.example.org/cb']) {
+    for (const uri of ['/settings', 'javascript:alert(1)', 'https://app.example.org/cb#top', 'https://me:pw@app.example.org/cb', 'https://evil.example/cb']) {
       const response = await call('POST', '/v1/integrations/platform/twitch/connect', user.token, { redirect_uri: uri });
       expect({ uri, status: response.statusCode, code: response.json().code }).toEqual({ uri, status: 400, code: 'integration.invalid_redirect_uri' });
     }

@@ -28,6 +28,11 @@ const STATE_KIND = 'integration_state';
 /** A platform without options is listed as disabled and refuses connections. */
 export interface IntegrationOptions {
   twitch?: TwitchOptions;
+  /**
+   * Origins a browser may be sent back to after connecting (PUBLIC_URL and CORS_ORIGINS). Empty: any,
+   * for a development setup with neither configured; otherwise the callback is no open redirect.
+   */
+  returnOrigins?: string[];
 }
 
 interface Deps {
@@ -56,8 +61,11 @@ const isState = (value: unknown): value is State => {
   return s?.t === STATE_KIND && [s.n, s.u, s.p, s.r, s.c].every((part) => typeof part === 'string') && typeof s.e === 'number';
 };
 
-/** Where the browser returns after the platform: an absolute http(s) URL, without credentials or a fragment. */
-export function checkedRedirectUri(value: string): string {
+/**
+ * Where the browser returns after the platform: an absolute http(s) URL, without credentials or a
+ * fragment, on one of `allowedOrigins` when any are given.
+ */
+export function checkedRedirectUri(value: string, allowedOrigins: string[] = []): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -66,6 +74,9 @@ export function checkedRedirectUri(value: string): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw IntegrationErrors.invalid_redirect_uri('redirect_uri must use http or https');
   if (url.username || url.password || value.includes('#')) throw IntegrationErrors.invalid_redirect_uri();
+  if (allowedOrigins.length > 0 && !allowedOrigins.includes(url.origin)) {
+    throw IntegrationErrors.invalid_redirect_uri(`redirect_uri must be on one of: ${allowedOrigins.join(', ')} (PUBLIC_URL, CORS_ORIGINS)`);
+  }
   return url.href;
 }
 
@@ -226,7 +237,7 @@ export function createIntegrationsService(deps: Deps) {
     connect(userId: string, platformSlug: string, input: ConnectInput, callbackUrl: string) {
       const platform = platformOf(platformSlug);
       const client = clientOf(platformSlug);
-      const redirectUri = checkedRedirectUri(input.redirect_uri);
+      const redirectUri = checkedRedirectUri(input.redirect_uri, deps.options.returnOrigins);
       const scopes = scopesFor(platform, input.scopes ?? []);
       const state = issueState(userId, platformSlug, redirectUri, callbackUrl);
       return { authorization_url: client.authorizationUrl({ redirectUri: callbackUrl, scopes, state }), state };

@@ -7,6 +7,7 @@ import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { DataDirInUseError } from './platform/db/data-dir-lock.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import type { Services } from './services.js';
+import { VERSION } from './version.js';
 import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
 
 const USAGE = `Usage: waygate <command>
@@ -19,6 +20,7 @@ Commands:
   system-key create [--name N]
                              create a system API key and print its value once
   oauth rotate-signing-key   add a new OAuth signing key (published now, signing in 10 minutes)
+  --version                  print the version and exit
 
 Configuration is read from the environment and ./.env; see the README.`;
 
@@ -132,6 +134,10 @@ async function main(argv: string[]): Promise<void> {
   const [name = 'serve', ...rest] = argv;
   if (name === 'help' || name === '--help' || name === '-h') {
     console.log(USAGE);
+    return;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    console.log(VERSION);
     return;
   }
   const command = commands[name];

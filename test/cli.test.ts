@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +34,11 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     const result = run(['serve'], { PORT: 'eighty' });
     expect(result.status).toBe(2);
     expect(result.stderr).toBe('waygate: PORT must be an integer from 0 to 65535, got "eighty"\n');
+  });
+
+  it('prints its version', () => {
+    const result = run(['--version']);
+    expect({ status: result.status, stdout: result.stdout.trim() }).toEqual({ status: 0, stdout: JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version });
   });
 
   it('refuses an unknown command', () => {

@@ -47,6 +47,7 @@ import { integrationRoutes } from './identity/integrations/routes.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
 import cors from '@fastify/cors';
+import { registerMetrics } from './platform/metrics.js';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
 const PURGE_INTERVAL_MS = 3600 * 1000;
@@ -127,6 +128,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   // preClose: connections are told to go away (1001) before the server stops listening.
   app.addHook('preClose', () => services.realtime.stop());
   app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
+  if (config.metricsToken) registerMetrics(app, { token: config.metricsToken, websocket: services.realtime.stats });
   app.addHook('onClose', async () => services.mailer.close());
   const scheduler = createScheduler(deps.kv, app.log);
   scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);

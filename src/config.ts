@@ -42,6 +42,8 @@ export interface Config {
   geoipDb: string | undefined;
   /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
   oauthPlatforms: { slug: string; name: string }[];
+  /** METRICS_TOKEN: the bearer token Prometheus sends to GET /metrics; unset: no metrics. */
+  metricsToken?: string;
   /** CORS_ORIGINS: origins whose pages may call the API from a browser; empty: no CORS headers at all. */
   corsOrigins: string[];
   /** INTEGRATION_TWITCH_*: streaming-platform integrations; a platform left out is listed as disabled. */
@@ -120,6 +122,7 @@ function readConfig(env: Env): Config {
     oauthPlatforms: read.list('OAUTH_PLATFORMS', []).map((item) => oauthPlatformOf(item)),
     integrations: { twitch: twitchIntegrationOf(read) },
     corsOrigins: read.list('CORS_ORIGINS', []).map(corsOriginOf),
+    metricsToken: metricsTokenOf(read.optional('METRICS_TOKEN')),
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
@@ -138,6 +141,11 @@ function oauthPlatformOf(item: string): { slug: string; name: string } {
     throw new ConfigError(`OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`);
   }
   return { slug: slug.trim(), name: name.slice(0, 100) };
+}
+
+function metricsTokenOf(token: string | undefined): string | undefined {
+  if (token !== undefined && token.length < 16) throw new ConfigError('METRICS_TOKEN must be at least 16 characters');
+  return token;
 }
 
 /** An origin as browsers send it (`https://app.example.org`, no path), or `*` for any. */

@@ -30,6 +30,8 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     auth?: RouteAuth;
+    /** The route reads Authorization itself (/metrics): it is not resolved as a credential. */
+    ownAuthorization?: true;
   }
 }
 
@@ -68,6 +70,7 @@ export function registerAuth(
 
   // Callback-style hooks: a token this process already knows is resolved without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
+    if (request.routeOptions.config?.ownAuthorization) return done();
     const hash = bearerTokenHash(request);
     if (!hash) return done();
     const known = resolver.resolveLocally(hash);
@@ -164,7 +167,7 @@ export function bearerTokenHash(request: FastifyRequest): string | null {
   return tokenHash;
 }
 
-function bearerToken(header: string | undefined): string | null {
+export function bearerToken(header: string | undefined): string | null {
   if (!header) return null;
   const match = /^Bearer\s+(\S+)$/i.exec(header.trim());
   return match ? match[1]! : null;

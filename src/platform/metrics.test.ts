@@ -1,0 +1,43 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, login, TEST_ADMIN, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../test/helpers.js';
+
+const TOKEN = 'metrics-token-0123456789abcdef';
+
+describe('GET /metrics', () => {
+  let t: TestApp;
+  let off: TestApp;
+  beforeAll(async () => {
+    [t, off] = await Promise.all([buildTestApp({ config: { metricsToken: TOKEN } }), buildTestApp()]);
+  });
+  afterAll(async () => {
+    await Promise.all([t.close(), off.close()]);
+  });
+
+  it('serves Prometheus text with requests by route pattern and status, their latency, and the process', async () => {
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    await t.app.inject({ method: 'GET', url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
+    await t.app.inject({ method: 'GET', url: '/v1/health' });
+
+    const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) });
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['content-type']).toContain('text/plain');
+    const families = new Map(parsePrometheusTextFormat(response.body).map((family) => [family.name, family]));
+    const requests = families.get('waygate_http_requests_total')!;
+    expect(requests.type).toBe('COUNTER');
+    expect(requests.metrics).toContainEqual({ labels: { method: 'GET', route: '/v1/gps/:id', status: '404' }, value: '1' });
+    const latency = families.get('waygate_http_request_duration_seconds')!;
+    expect(latency.type).toBe('HISTOGRAM');
+    expect(latency.metrics.length).toBeGreaterThan(0);
+    // (The parser drops a histogram's labels; its count line is plain text.)
+    expect(response.body).toContain('waygate_http_request_duration_seconds_count{method="GET",route="/v1/health",status="200"} 1');
+    expect(families.get('waygate_websocket_connections')).toMatchObject({ type: 'GAUGE', metrics: [{ value: '0' }] });
+    expect(families.has('waygate_process_resident_memory_bytes')).toBe(true);
+  });
+
+  it('wants the token, and does not exist without one configured', async () => {
+    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).json()).toEqual(UNAUTHORIZED);
+    expect((await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer('wrong-token-0123456789') })).statusCode).toBe(401);
+    expect((await off.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).statusCode).toBe(404);
+  });
+});

@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AuthErrors } from './http/errors.js';
+import { bearerToken } from './auth/hooks.js';
+import { hashToken, sameSecret } from './auth/tokens.js';
+
+export interface MetricsOptions {
+  /** The bearer token a scraper must send; without one there is no /metrics. */
+  token: string;
+  /** This node's WebSocket connections and subscriptions, read at scrape time. */
+  websocket: () => { connections: number; subscriptions: number };
+}
+
+/**
+ * Prometheus metrics at GET /metrics (METRICS_TOKEN): requests by route pattern, method and status
+ * with their latency, rate-limit refusals, WebSocket connections and the process's own metrics. Nothing
+ * is recorded unless the token is configured (the hook costs a little on every request).
+ */
+export function registerMetrics(app: FastifyInstance, options: MetricsOptions): void {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'waygate_' });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'waygate_http_requests_total', help: 'HTTP requests answered', labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'waygate_http_request_duration_seconds',
+    help: 'Time from receiving a request to sending its answer',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({ name: 'waygate_rate_limited_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] });
+  const gauges = [
+    new Gauge({ name: 'waygate_websocket_connections', help: 'Open WebSocket connections on this node', registers: [registry], collect() { this.set(options.websocket().connections); } }),
+    new Gauge({ name: 'waygate_websocket_subscriptions', help: 'Channel subscriptions on this node', registers: [registry], collect() { this.set(options.websocket().subscriptions); } }),
+  ];
+  void gauges;
+
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
+    // The route pattern, never the raw URL: ids in paths would make a label per resource.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) rateLimited.inc({ route: labels.route });
+    done();
+  });
+
+  const expected = hashToken(options.token);
+  app.get('/metrics', { schema: { hide: true }, config: { ownAuthorization: true } }, async (request, reply) => {
+    const token = bearerToken(request.headers.authorization);
+    // Compared as hashes: equal lengths, constant time.
+    if (!token || !sameSecret(hashToken(token), expected)) throw AuthErrors.unauthorized();
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+}

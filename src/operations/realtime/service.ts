@@ -280,7 +280,7 @@ export function createRealtimeService(deps: Deps) {
 
     open: (socket: WebSocket, peer: Peer, address: string) => void hub.add(socket, peer, address),
 
-    /** Tells the user's open connections, on every node, to sign out, and closes them. */
+    /** Tells the user's open connections, on every node, to sign out (after forceLogout they are closed). */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {
       await kv.publish(USERS, JSON.stringify({ userId, message }));
     },

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import { backend, freePort, openTestDatabase, testConfig } from '../../../test/helpers.js';
 import { openKeyValueStore, type KeyValueStore } from './index.js';
-import { COMMAND_TIMEOUT_MS } from './redis.js';
+import { BREAKER_FAILURES, BREAKER_OPEN_MS, COMMAND_TIMEOUT_MS } from './redis.js';
 
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -42,6 +42,20 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
     expect(performance.now() - started).toBeLessThan(COMMAND_TIMEOUT_MS + 500);
 
     redis.kill('SIGCONT');
+    await expect.poll(() => kv.get('probe').catch(() => 'failed'), { timeout: 5000 }).toBe('1');
+  });
+
+  it(`stops waiting for it after ${BREAKER_FAILURES} timeouts in a row: commands fail at once until a probe finds it back`, async () => {
+    redis.kill('SIGSTOP');
+    try {
+      for (let i = 0; i < BREAKER_FAILURES; i++) await expect(kv.get('probe')).rejects.toThrow();
+      const started = performance.now();
+      await expect(kv.get('probe')).rejects.toThrow('unavailable');
+      expect(performance.now() - started).toBeLessThan(50);
+    } finally {
+      redis.kill('SIGCONT');
+    }
+    await new Promise((resolve) => setTimeout(resolve, BREAKER_OPEN_MS));
     await expect.poll(() => kv.get('probe').catch(() => 'failed'), { timeout: 5000 }).toBe('1');
   });
 

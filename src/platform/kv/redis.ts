@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, ReplyError } from 'ioredis';
 import { KeyValueUnavailableError, windowOf, type KeyValueStore, type WindowCount } from './kv.js';
 
 /** `keepNewest` in one step on the server: the same rule as `replaces` in kv.ts. */
@@ -39,6 +39,10 @@ export interface RedisStoreOptions {
  * instead of hanging.
  */
 export const COMMAND_TIMEOUT_MS = 500;
+/** After this many commands in a row found Redis unreachable (not an error Redis answered)… */
+export const BREAKER_FAILURES = 3;
+/** …commands fail at once for this long rather than each waiting out the timeout; then one is let through to see. */
+export const BREAKER_OPEN_MS = 2000;
 
 export class RedisStore implements KeyValueStore {
   readonly kind = 'redis';
@@ -46,6 +50,8 @@ export class RedisStore implements KeyValueStore {
   readonly #subscriber: Redis;
   readonly #ns: string;
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
+  #failuresInARow = 0;
+  #openUntil = 0;
 
   constructor(options: RedisStoreOptions) {
     const connection = {
@@ -125,10 +131,22 @@ export class RedisStore implements KeyValueStore {
   }
 
   /** A command's answer; any failure (down, timed out, refused) as the one error callers look for. */
+  /**
+   * Runs a command, turning any failure into KeyValueUnavailableError. A circuit breaker: while Redis
+   * is unreachable (frozen, down, cut off), requests would each wait COMMAND_TIMEOUT_MS for it; after
+   * BREAKER_FAILURES such failures in a row commands fail at once for BREAKER_OPEN_MS, then one tries
+   * again. Errors Redis itself answered (ReplyError) say nothing about reachability and do not count.
+   */
   async #answer<T>(command: () => Promise<T>): Promise<T> {
+    if (this.#failuresInARow >= BREAKER_FAILURES && Date.now() < this.#openUntil) {
+      throw new KeyValueUnavailableError(new Error('Redis circuit breaker open'));
+    }
     try {
-      return await command();
+      const result = await command();
+      this.#failuresInARow = 0;
+      return result;
     } catch (err) {
+      if (!(err instanceof ReplyError) && ++this.#failuresInARow >= BREAKER_FAILURES) this.#openUntil = Date.now() + BREAKER_OPEN_MS;
       throw new KeyValueUnavailableError(err);
     }
   }

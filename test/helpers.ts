@@ -22,7 +22,7 @@ export const usesPostgres = backend === 'external' && Boolean(process.env.TEST_D
 export const usesRedis = backend === 'external' && Boolean(process.env.TEST_REDIS_URL);
 
 /** A fresh, migrated database of this run's back end: a clone of the template made by global-setup. */
-export async function openTestDatabase(): Promise<Database> {
+export async function openTestDatabase(options: { viaUrl?: (url: string) => string } = {}): Promise<Database> {
   if (!usesPostgres) {
     const template = readFileSync(inject('pgliteTemplate'));
     return openDatabase({ kind: 'embedded', loadDataDir: new Blob([template]) });
@@ -30,7 +30,8 @@ export async function openTestDatabase(): Promise<Database> {
   const url = process.env.TEST_DATABASE_URL!;
   const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   await withAdminClient(url, (client) => client.query(`create database ${name} template ${inject('postgresTemplate')}`));
-  const database = await openDatabase({ kind: 'postgres', url: withDatabaseName(url, name), poolSize: 5 });
+  // `viaUrl` lets a test reach the server through something it can cut (a proxy standing in for an outage).
+  const database = await openDatabase({ kind: 'postgres', url: (options.viaUrl ?? ((same) => same))(withDatabaseName(url, name)), poolSize: 5 });
   return {
     ...database,
     close: async () => {

@@ -69,6 +69,9 @@ async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }
   const pool = new pg.Pool({
     connectionString: target.url,
     max: target.poolSize ?? 10,
+    // A server that accepts connections but never answers (frozen, a dead network path) must not hold a
+    // request forever: 503 database.unavailable after this long.
+    connectionTimeoutMillis: 5000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid in numericParsers

@@ -55,7 +55,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
         204: Type.Null(),
         ...errorResponses(
           AccountErrors.unlink_email, AccountErrors.unlink_last, AccountErrors.unlink_primary, UserErrors.sign_in_beyond_caller,
-          AccountErrors.not_found,
+          AccountErrors.not_found, UserErrors.not_found,
         ),
       },
     },

@@ -39,7 +39,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
         201: CreatedApiKey,
         ...errorResponses(
           ApiKeyErrors.expiry_in_past, ApiKeyErrors.owner_not_developer, ApiKeyErrors.is_system_super_admin_only,
-          ApiKeyErrors.owner_super_admin_only, RoleErrors.scope_beyond_caller,
+          ApiKeyErrors.owner_super_admin_only, ApiKeyErrors.unknown_owner, RoleErrors.scope_beyond_caller,
         ),
       },
     },

@@ -67,7 +67,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Ask for a password reset link (valid 1 hour)',
       description: 'Always answers 200 with the same message, whether or not the address has an account.',
       body: ResetPasswordBody,
-      response: { 200: MessageBody, ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing) },
+      response: { 200: MessageBody, ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, UserErrors.invalid_email) },
     },
   }, async (request) => {
     await passwordReset.request(request, request.body);

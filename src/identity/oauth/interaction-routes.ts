@@ -29,6 +29,12 @@ type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
 const tags = ['OAuth / OpenID Connect'];
 const Html = { description: 'An HTML page', content: { 'text/html': { schema: Type.String() } } };
+/** The pages' 400: a page saying what went wrong, or the usual error body for a request no form sends (a malformed uid or field). */
+const BadRequestPage = {
+  description: 'An HTML page; a request no form would send gets `{ error, message, code }` (request.validation)',
+  content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref('ErrorBody') } },
+  'x-error-codes': ['request.validation'],
+};
 const Redirect = { description: 'On to the next step of the authorization (Location)', type: 'null' };
 const Uid = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
 const LoginForm = Type.Object({
@@ -85,7 +91,7 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
   };
 
   app.get<{ Params: { uid: string } }>(base, {
-    schema: { tags, summary: 'The sign-in or consent page of an authorization in progress', params: Uid, response: { 200: Html, 400: Html } },
+    schema: { tags, summary: 'The sign-in or consent page of an authorization in progress', params: Uid, response: { 200: Html, 400: BadRequestPage } },
   }, async (request, reply) => {
     const current = await interactionOf(request, reply);
     if (!current) return expired(reply);
@@ -118,21 +124,21 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
 
   app.post<{ Params: { uid: string }; Body: { identifier: string; password: string; turnstile_token?: string } }>(`${base}/login`, {
     onRequest: sameOrigin,
-    schema: { tags, summary: 'Sign-in form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: LoginForm, response: { 200: Html, 303: Redirect, 400: Html, 401: Html, 403: Html, 429: Html } },
+    schema: { tags, summary: 'Sign-in form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: LoginForm, response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 403: Html, 429: Html } },
   }, (request, reply) =>
     signedIn(request, reply, () => deps.signIn(request, request.body), (clientName, error) =>
       loginPage({ action: pathOf(request.params.uid, 'login'), clientName, error, identifier: request.body.identifier, turnstileSiteKey })));
 
   app.post<{ Params: { uid: string }; Body: { temp_token: string; code: string } }>(`${base}/two-factor`, {
     onRequest: sameOrigin,
-    schema: { tags, summary: 'Second-factor form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: TwoFactorForm, response: { 200: Html, 303: Redirect, 400: Html, 401: Html, 429: Html } },
+    schema: { tags, summary: 'Second-factor form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: TwoFactorForm, response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 429: Html } },
   }, (request, reply) =>
     signedIn(request, reply, () => deps.verifyTwoFactor(request, request.body), (clientName, error) =>
       twoFactorPage({ action: pathOf(request.params.uid, 'two-factor'), clientName, tempToken: request.body.temp_token, error })));
 
   app.post<{ Params: { uid: string }; Body: { decision: 'allow' | 'deny' } }>(`${base}/consent`, {
     onRequest: sameOrigin,
-    schema: { tags, summary: 'Consent form of an authorization (third-party clients)', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: ConsentForm, response: { 303: Redirect, 400: Html } },
+    schema: { tags, summary: 'Consent form of an authorization (third-party clients)', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: ConsentForm, response: { 303: Redirect, 400: BadRequestPage } },
   }, async (request, reply) => {
     const current = await interactionOf(request, reply);
     if (!current || current.details.prompt.name !== 'consent' || !current.details.session?.accountId) return expired(reply);

@@ -60,7 +60,8 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       security,
       params: SessionIdParams,
       response: {
-        200: RevokedSession, 400: CurrentSessionRefused,
+        200: RevokedSession,
+        400: { ...CurrentSessionRefused, 'x-error-codes': [SessionErrors.current_session.code, 'request.validation'] },
         ...errorResponses(AuthErrors.unauthorized, SessionErrors.session_required, SessionErrors.not_found),
       },
     },
@@ -68,7 +69,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
     const outcome = await sessions.revokeMine(request, callerOf(request), request.params.session_id);
     if (outcome === 'current') {
       const message = 'Cannot revoke the current session; use POST /v1/auth/logout instead';
-      return reply.status(400).send({ error: 'BadRequest', success: false, message });
+      return reply.status(400).send({ error: 'BadRequest', success: false, message, code: 'session.current_session' });
     }
     return { success: true, message: 'Session revoked' };
   });

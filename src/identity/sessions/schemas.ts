@@ -35,7 +35,12 @@ export const RevokedSession = Type.Object({ success: Type.Boolean(), message: Ty
  * 400 of DELETE /v1/users/me/sessions/{id}: the spec's `{ success: false, message }` (plus the usual
  * `error`) for the current session; a malformed id answers the plain `{ error, message }`.
  */
-export const CurrentSessionRefused = Type.Object({ error: Type.String(), success: Type.Optional(Type.Boolean()), message: Type.String() });
+export const CurrentSessionRefused = Type.Object({
+  error: Type.String(),
+  success: Type.Optional(Type.Boolean()),
+  message: Type.String(),
+  code: Type.String({ description: 'session.current_session, or request.validation for a malformed id' }),
+});
 
 export const RevokedOtherSessions = Type.Object({ success: Type.Boolean(), revoked_count: Type.Integer(), message: Type.String() });
 

@@ -113,6 +113,7 @@ describe('DELETE /v1/users/me/sessions/{session_id}', () => {
       error: 'BadRequest',
       success: false,
       message: 'Cannot revoke the current session; use POST /v1/auth/logout instead',
+      code: 'session.current_session',
     });
     expect((await revoke(user.token, current.toUpperCase())).statusCode).toBe(400);
     expect(await stillSignedIn(user.token)).toBe(true);

@@ -235,6 +235,14 @@ describe('abusive queries', () => {
     expect(((await response.json()) as { errors: { message: string }[] }).errors[0]!.message).toBe(`At most ${MAX_ROOT_FIELDS} root fields (aliases included) per request`);
   });
 
+  it('refuses text that is JSON but not GraphQL, and made-up syntax trees, with 400 graphql.invalid_query', async () => {
+    for (const query of ['true', '{"kind":"Document","definitions":[1]}']) {
+      const response = await fetch(`${url}?query=${encodeURIComponent(query)}`);
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('graphql.invalid_query');
+    }
+  });
+
   it('answers a malformed query with 400 graphql.invalid_query naming the problem', async () => {
     const response = await post('{ me { nope } }');
     expect(response.status).toBe(400);

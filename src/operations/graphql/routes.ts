@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  GraphQLError, GraphQLObjectType, GraphQLScalarType, Kind, NoSchemaIntrospectionCustomRule, printSchema, valueFromASTUntyped, type DocumentNode, type GraphQLSchema,
+  GraphQLError, GraphQLObjectType, GraphQLScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, print, printSchema, valueFromASTUntyped, type DocumentNode, type GraphQLSchema,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import mercurius from 'mercurius';
@@ -120,6 +120,19 @@ export async function graphqlRoutes(
       const requestError = errors.find((error) => !error.path);
       return { statusCode: requestError ? (requestError.extensions.status ?? 400) : 200, response: { data: execution.data ?? null, errors } as never };
     },
+  });
+
+  // Text that is not GraphQL but parses as JSON (`query=true`, a made-up AST) reaches mercurius as a
+  // "document" (it accepts ready-made ASTs): only what prints and parses back as GraphQL goes on to be
+  // validated and walked. (Runs once per distinct query; known ones come from mercurius's cache.)
+  app.graphql.addHook('preValidation', async (_schema, document) => {
+    const candidate = document as { kind?: unknown } | null;
+    try {
+      if (candidate?.kind !== Kind.DOCUMENT) throw new Error('not a document');
+      parse(print(document));
+    } catch {
+      throw new GraphQLError('The query is not a GraphQL document', { extensions: { code: 'graphql.invalid_query', status: 400 } });
+    }
   });
 
   app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type TestApp } from './helpers.js';
 
@@ -119,6 +120,9 @@ interface Operation {
   body?: Schema;
 }
 
+/** Tables a refused request may write by design: failures are audited. */
+const WRITTEN_ON_FAILURE = new Set(['audit_events']);
+
 /** The spec's stubs, which answer 501 by definition. */
 const STUBS = new Set(['/v1/auth/signin', '/v1/auth/validate']);
 
@@ -150,10 +154,21 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
   });
   afterAll(() => t.close());
 
-  it('answers every generated request without a 5xx, every 4xx in the error shape', async () => {
+  let tables: string[] | undefined;
+  /** Rows per table, in one statement (a refused request must leave every one as it was). */
+  async function rowCounts(): Promise<string> {
+    tables ??= (await t.database.db.introspection.getTables()).map((table) => table.name).filter((name) => !WRITTEN_ON_FAILURE.has(name)).sort();
+    const counts = sql.join(tables.map((table) => sql`(select count(*) from ${sql.table(table)})`));
+    const row = (await sql<Record<string, unknown>>`select array[${counts}] as counts`.execute(t.database.db)).rows[0]!;
+    return tables!.map((table, i) => `${table}=${(row.counts as unknown[])[i]}`).join(' ');
+  }
+
+  it('answers every generated request without a 5xx, every 4xx in the error shape, and no refused request writes', async () => {
     const r = random(SEED);
     const failures: string[] = [];
     let sent = 0;
+    let counts = await rowCounts();
+    expect(counts).toMatch(/ users=\d+/);
     for (const operation of operations) {
       for (let i = 0; i < PER_OPERATION; i++) {
         const url = pathFor(operation.path, r) + queryFor(operation.parameters, r);
@@ -172,12 +187,20 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
           const body = response.json() as Record<string, unknown>;
           if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.code !== 'string') failures.push(`${where} not an error body: ${response.body.slice(0, 200)}`);
         }
+        const after = await rowCounts();
+        if (response.statusCode >= 400 && after !== counts) failures.push(`${where} changed rows: ${changed(counts, after)}`);
+        counts = after;
       }
     }
     expect(failures).toEqual([]);
     expect(sent).toBeGreaterThan(operations.length * (PER_OPERATION - 1) * 0.9);
   }, 600_000);
 });
+
+function changed(before: string, after: string): string {
+  const old = new Set(before.split(' '));
+  return after.split(' ').filter((entry) => !old.has(entry)).join(' ');
+}
 
 /** Everything but GraphQL (`{ data, errors }`) and the OAuth provider's protocol endpoints (RFC 6749 bodies). */
 function isOurs(path: string): boolean {

@@ -1,7 +1,7 @@
 // A member sync of one large guild: time and peak RSS growth while the bot reports 100,000 members.
 //   npm run bench:community             (COMMUNITY_MEMBERS=… to change)
 // In one process: the service on the embedded database and a bot client over a real WebSocket, which
-// generates each batch of 1000 members when it sends it. Goal: memory that does not grow with the guild
+// generates each batch of 150 members when it sends it. Goal: memory that does not grow with the guild
 // (the service stages batch by batch and never holds every member at once).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,8 @@ import { openMigratedDatabase } from '../dist/server.js';
 import { BENCH_ADMIN, serviceEnv } from './service-env.js';
 
 const MEMBERS = Number(process.env.COMMUNITY_MEMBERS ?? 100_000);
-const BATCH = 1000;
+/** Members per SyncData message: a frame must stay under 64 KiB. */
+const BATCH = 150;
 const GUILD = '1234567890123456789';
 const SYSTEM_KEY = 'wg_bench_system_key_0123456789abcdefghijklmnop';
 const MB = 1024 * 1024;

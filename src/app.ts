@@ -51,8 +51,8 @@ import { registerMetrics } from './platform/metrics.js';
 
 /** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
 const PURGE_INTERVAL_MS = 3600 * 1000;
-/** The largest WebSocket message the server reads: a batch of the community bot (others are held to 64 KiB). */
-const WS_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** The largest WebSocket message the server reads (the community bot sizes its batches to fit); larger closes with 1009. */
+const WS_MAX_MESSAGE_BYTES = 64 * 1024;
 
 declare module 'fastify' {
   interface FastifyInstance {

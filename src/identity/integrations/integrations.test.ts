@@ -78,7 +78,7 @@ describe('integrations with Twitch', () => {
     const authorize = new URL(authorization_url);
     expect(authorize.origin + authorize.pathname).toBe(`${fake.authUrl}/authorize`);
     expect(Object.fromEntries(authorize.searchParams)).toEqual({
-      response_type: 'code', client_id: fake.clientId, redirect_uri: CALLBACK, scope: 'channel:read:subscriptions user:read:chat', state,
+      response_type: 'code', force_verify: 'true', client_id: fake.clientId, redirect_uri: CALLBACK, scope: 'channel:read:subscriptions user:read:chat', state,
     });
 
     const response = await callback(await consent(authorization_url));

@@ -145,6 +145,9 @@ export function createTwitchClient(options: TwitchOptions, log: FastifyBaseLogge
         redirect_uri: input.redirectUri,
         scope: input.scopes.join(' '),
         state: input.state,
+        // Twitch otherwise skips its consent screen for an account that authorised the app before: a link
+        // to someone else's authorization URL would then link the clicker's account to them unasked.
+        force_verify: 'true',
       }).toString();
       return url.href;
     },

@@ -121,7 +121,7 @@ describe('member sync and search', () => {
   ];
 
   it('replaces the members with what the bot reports, in batches, and filters them', async () => {
-    bot.will({ answer: 'data', members, batchSize: 1000 });
+    bot.will({ answer: 'data', members, batchSize: 250 });
     const sync = await call('POST', `/v1/community/guilds/${GUILD}/members/sync`);
     expect(sync.json()).toEqual({ success: true, error: null, members_synced: 2500 });
     expect(bot.requests.at(-1)).toMatchObject({ scope: 'members', guildId: GUILD });
@@ -161,6 +161,31 @@ describe('member sync and search', () => {
     bot.will({ answer: 'data', members: members.slice(0, 3) });
     expect((await call('POST', `/v1/community/guilds/${GUILD}/members/sync`)).json().members_synced).toBe(3);
     expect((await list('limit=10')).json().total_count).toBe(3);
+  });
+});
+
+describe('a member sync past its deadline', () => {
+  it('writes nothing, even when the last batch arrives after the answer', async () => {
+    const { id: guildId } = await syncGuilds();
+    const total = async () => (await call('GET', `/v1/community/guilds/${guildId}/members?limit=1`)).json().total_count as number;
+    const before = await total();
+    bot.will({ answer: 'stall', members: [member(70_000)] });
+    const asked = bot.requests.length;
+    const pending = call('POST', `/v1/community/guilds/${GUILD}/members/sync`);
+    await expect.poll(() => bot.requests.length).toBe(asked + 1);
+    t.clock.advance(63_000);
+    try {
+      expect((await pending).json()).toEqual({ success: false, error: 'The community bot did not finish within 60 seconds', members_synced: 0 });
+      // The bot's node watches the deadline on its own (real nodes' clocks never run back): let it see it.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      t.clock.advance(-63_000);
+    }
+    const { requestId } = bot.requests.at(-1)!;
+    bot.socket.send({ type: 'SyncData', requestId, members: [member(70_001)], done: true });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await total()).toBe(before);
+    expect(await t.database.db.selectFrom('community_member_staging').select('user_id').where('sync_id', '=', requestId as string).execute()).toEqual([]);
   });
 });
 

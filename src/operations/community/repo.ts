@@ -152,8 +152,11 @@ export function createCommunityRepo(db: Kysely<Schema>) {
       }
     },
 
-    /** In one transaction: the guild's members become exactly the staged ones; the staging rows go. */
-    async replaceMembers(guildUuid: string, syncId: string): Promise<number> {
+    /**
+     * In one transaction: the guild's members become exactly the staged ones; the staging rows go.
+     * `beforeCommit` may throw to roll it all back (the sync's deadline passed meanwhile).
+     */
+    async replaceMembers(guildUuid: string, syncId: string, beforeCommit: () => void): Promise<number> {
       return db.transaction().execute(async (trx) => {
         const staged = trx.selectFrom('community_member_staging').where('sync_id', '=', syncId);
         await trx.deleteFrom('community_members').where('guild_id', '=', guildUuid)
@@ -168,6 +171,7 @@ export function createCommunityRepo(db: Kysely<Schema>) {
           .executeTakeFirst();
         await trx.updateTable('community_guilds').set({ last_synced_at: new Date() }).where('id', '=', guildUuid).execute();
         await trx.deleteFrom('community_member_staging').where('sync_id', '=', syncId).execute();
+        beforeCommit();
         return Number(upserted.numInsertedOrUpdatedRows ?? 0n);
       });
     },

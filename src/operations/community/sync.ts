@@ -112,17 +112,16 @@ export function createBotSync(deps: Deps) {
     const collector = order.scope === 'guilds' ? guildCollector(order) : memberCollector(order);
     running.set(order.requestId, collector.receive);
     const timeout = deadlinePassed(order.deadline);
+    const seconds = SYNC_TIMEOUT_MS[order.scope] / 1000;
     try {
       const sent = bot.send({
         type: 'SyncRequest', requestId: order.requestId, scope: order.scope, guildId: order.guildId, deadline: new Date(order.deadline).toISOString(),
       });
       if (!sent) return failed(NO_BOT);
-      const seconds = SYNC_TIMEOUT_MS[order.scope] / 1000;
-      const answer = await Promise.race([collector.finished, timeout.passed.then(() => failed(`The community bot did not finish within ${seconds} seconds`))]);
-      if (!answer.success || clock.nowMs() > order.deadline) {
-        await collector.discard();
-        return answer.success ? failed(`The community bot did not finish within ${seconds} seconds`) : answer;
-      }
+      // The collector stops taking batches the moment the deadline wins (`finish` is idempotent).
+      void timeout.passed.then(() => collector.finish(failed(`The community bot did not finish within ${seconds} seconds`)));
+      const answer = await collector.finished;
+      if (!answer.success) await collector.discard();
       return answer;
     } finally {
       timeout.stop();
@@ -130,15 +129,37 @@ export function createBotSync(deps: Deps) {
     }
   }
 
+  /** Thrown inside a sync's transaction when its deadline has passed: the write rolls back. */
+  const tooLate = (order: SyncOrder) => {
+    if (clock.nowMs() > order.deadline) throw new Error('the sync deadline passed before its write committed');
+  };
+
+  /** A sync's outcome, settled once: later batches, a second `done` or the deadline change nothing. */
+  function outcomeOnce() {
+    let settle!: (outcome: SyncOutcome) => void;
+    let over = false;
+    const finished = new Promise<SyncOutcome>((resolve) => (settle = resolve));
+    return {
+      finished,
+      isOver: () => over,
+      finish(outcome: SyncOutcome) {
+        if (over) return;
+        over = true;
+        settle(outcome);
+      },
+    };
+  }
+
   /** Guilds, channels and roles are few: kept in memory, written in one transaction at the end. */
   function guildCollector(order: SyncOrder) {
     const report = { guilds: [] as BotGuild[], channels: [] as BotChannel[], roles: [] as BotRole[] };
-    let finish!: (outcome: SyncOutcome) => void;
-    const finished = new Promise<SyncOutcome>((resolve) => (finish = resolve));
+    const outcome = outcomeOnce();
+    const { finish } = outcome;
     return {
-      finished,
+      ...outcome,
       discard: async () => {},
       receive(message: BotMessage) {
+        if (outcome.isOver()) return;
         if (message.type === 'SyncError') return finish(failed(`The community bot reported an error: ${message.error}`));
         report.guilds.push(...(message.guilds ?? []).filter((guild) => order.guildId === null || guild.guild_id === order.guildId));
         report.channels.push(...(message.channels ?? []));
@@ -148,8 +169,13 @@ export function createBotSync(deps: Deps) {
         }
         if (!message.done) return;
         if (order.guildId !== null && report.guilds.length === 0) return finish(failed(`The community bot does not know guild ${order.guildId}`));
+        running.delete(order.requestId);
         deps.db.transaction()
-          .execute((trx) => repo.replaceGuilds(trx, report, order.guildId === null, clock.now()))
+          .execute(async (trx) => {
+            const counts = await repo.replaceGuilds(trx, report, order.guildId === null, clock.now());
+            tooLate(order);
+            return counts;
+          })
           .then((counts) => finish({ success: true, counts }), (err: unknown) => {
             log.error({ err }, 'could not write a guild sync');
             finish(failed('The sync could not be written'));
@@ -161,28 +187,33 @@ export function createBotSync(deps: Deps) {
   /** Members may be 100,000: each batch goes to the staging table as it comes, never all in memory. */
   function memberCollector(order: SyncOrder) {
     let chain = Promise.resolve();
-    let finish!: (outcome: SyncOutcome) => void;
-    let over = false;
-    const finished = new Promise<SyncOutcome>((resolve) => (finish = (outcome) => {
-      over = true;
-      resolve(outcome);
-    }));
+    const outcome = outcomeOnce();
+    const { finish } = outcome;
     const stagingFailed = (err: unknown) => {
       log.error({ err }, 'could not stage community members');
       finish(failed('The sync could not be written'));
     };
     return {
-      finished,
-      discard: () => chain.then(() => repo.dropStaging(order.requestId)).then(() => undefined),
+      ...outcome,
+      discard: async () => {
+        chain = chain.then(() => repo.dropStaging(order.requestId)).then(() => undefined, stagingFailed);
+        await chain;
+      },
       /** The returned promise settles once the batch is staged: the bot's socket reads no further until then. */
       receive(message: BotMessage): Promise<void> | void {
-        if (over) return;
+        if (outcome.isOver()) return;
         if (message.type === 'SyncError') return finish(failed(`The community bot reported an error: ${message.error}`));
         const batch = message.members ?? [];
         chain = chain.then(async () => {
-          if (over) return;
+          if (outcome.isOver()) return;
           if (batch.length) await repo.stageMembers(order.requestId, batch);
-          if (message.done) finish({ success: true, counts: { members: await repo.replaceMembers(order.guildUuid!, order.requestId) } });
+          if (message.done && !outcome.isOver()) {
+            const members = await repo.replaceMembers(order.guildUuid!, order.requestId, () => {
+              tooLate(order);
+              if (outcome.isOver()) throw new Error('the sync ended before its write committed');
+            });
+            finish({ success: true, counts: { members } });
+          }
         }).catch(stagingFailed);
         return chain;
       },

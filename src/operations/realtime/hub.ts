@@ -11,8 +11,6 @@ export const RECHECK_EVERY_MS = 300_000;
 export const MAX_SUBSCRIPTIONS = 20;
 /** Bytes queued for a connection beyond which it is dropped rather than buffered without limit. */
 export const MAX_BUFFERED_BYTES = 1024 * 1024;
-/** The largest message of a connection that is not the system key's (the server accepts up to 1 MiB, for the bot's batches). */
-export const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
 /** Sockets written per turn of the event loop when a message goes to many. */
 const DELIVERY_CHUNK = 1000;
 /** Connections one node holds at most; beyond, upgrades are refused with 503. */
@@ -220,10 +218,7 @@ export class Hub {
   }
 
   #onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    if (!connection.peer.isSystem) {
-      if (!this.#withinBudget(connection)) return connection.socket.close(CloseCodes.tooManyMessages, 'too many messages');
-      if (byteLength(data) > MAX_CLIENT_MESSAGE_BYTES) return connection.socket.close(CloseCodes.messageTooBig, 'message too big');
-    }
+    if (!connection.peer.isSystem && !this.#withinBudget(connection)) return connection.socket.close(CloseCodes.tooManyMessages, 'too many messages');
     const message = isBinary ? undefined : validated(parse(data));
     if (typeof message === 'string' || message === undefined) {
       this.send(connection, { type: 'Error', code: 'ws.invalid_message', reason: message ?? 'Messages are JSON text frames' });
@@ -354,8 +349,6 @@ function removeFrom(index: Map<string, Set<Connection>>, key: string, connection
   set?.delete(connection);
   if (set?.size === 0) index.delete(key);
 }
-
-const byteLength = (data: RawData) => (Array.isArray(data) ? data.reduce((sum, chunk) => sum + chunk.length, 0) : data.byteLength);
 
 function parse(data: RawData): unknown {
   try {

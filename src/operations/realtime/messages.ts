@@ -57,7 +57,7 @@ export const ClientMessages = {
     },
     {
       additionalProperties: false,
-      description: 'Bot only: one batch of a sync answer (guilds, channels and roles for scope guilds; members for scope members). Frames up to 1 MiB.',
+      description: 'Bot only: one batch of a sync answer (guilds, channels and roles for scope guilds; members for scope members). Like every message at most 64 KiB: about 150 members.',
     },
   ),
   SyncError: Type.Object(
@@ -151,7 +151,7 @@ export const CloseCodes = {
   credentialRevoked: 4003,
   /** More than 100 messages in 10 s. */
   tooManyMessages: 1008,
-  /** A message over 64 KiB (1 MiB for the system key). */
+  /** A message over 64 KiB. */
   messageTooBig: 1009,
   /** The server is shutting down; reconnect elsewhere. */
   goingAway: 1001,

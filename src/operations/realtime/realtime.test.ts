@@ -213,7 +213,7 @@ describe('connection limits', () => {
 });
 
 describe('message limits', () => {
-  it('closes a connection that sends more than 64 KiB in one message (the bot alone may send up to 1 MiB)', async () => {
+  it('closes a connection that sends more than 64 KiB in one message', async () => {
     const { socket } = await connect();
     socket.send({ type: 'Ping', id: 'x'.repeat(70 * 1024) });
     expect((await socket.closed).code).toBe(1009);

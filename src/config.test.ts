@@ -76,7 +76,9 @@ describe('configuration', () => {
 
   it('configures Twitch integrations only with both client id and secret', () => {
     expect(loadConfig({}).integrations).toEqual({ twitch: undefined });
-    expect(loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id', INTEGRATION_TWITCH_CLIENT_SECRET: 'secret', INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/' }).integrations)
+    const twitch = { INTEGRATION_TWITCH_CLIENT_ID: 'id', INTEGRATION_TWITCH_CLIENT_SECRET: 'secret' };
+    expect(() => loadConfig(twitch)).toThrow('PUBLIC_URL must be set when INTEGRATION_TWITCH_* is set');
+    expect(loadConfig({ ...twitch, PUBLIC_URL: 'https://tracking.example.org', INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/' }).integrations)
       .toEqual({ twitch: { clientId: 'id', clientSecret: 'secret', authUrl: 'https://id.twitch.tv/oauth2', apiUrl: 'http://127.0.0.1:9/helix' } });
     expect(() => loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id' })).toThrow('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
   });

@@ -66,6 +66,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.smtpUrl && !config.publicUrl) {
     throw new ConfigError('PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)');
   }
+  // The same for the OAuth callback an integration registers with the platform, and the origins its
+  // browser may be sent back to.
+  if (config.integrations.twitch && !config.publicUrl) {
+    throw new ConfigError('PUBLIC_URL must be set when INTEGRATION_TWITCH_* is set (the callback URL must not depend on the Host header)');
+  }
   return config;
 }
 

@@ -192,6 +192,16 @@ describe('integrations with Twitch', () => {
     expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().last_refreshed_at).not.toBeNull();
   });
 
+  it('refreshes once for overlapping calls, so a rotating refresh token is not spent twice and the integration stays active', async () => {
+    const user = await createUser(t.app);
+    const id = await connect(user.token);
+    const before = refreshesOf(fake);
+    const answers = await later(fake.expiresInSecs * 1000, () => Promise.all([1, 2, 3].map(() => call('POST', `/v1/integrations/${id}/stats`, user.token))));
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    expect(refreshesOf(fake)).toBe(before + 1);
+    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
+  });
+
   it('refreshes the access token when the platform answers 401, and tries again', async () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);

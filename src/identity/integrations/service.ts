@@ -182,8 +182,24 @@ export function createIntegrationsService(deps: Deps) {
     });
   }
 
+  /**
+   * Refreshes in flight, by integration: overlapping calls share one (a rotating platform would refuse
+   * the second use of a refresh token and the integration would be wrongly deactivated). Per process;
+   * across nodes a refused refresh re-reads the row first (see refreshTokens).
+   */
+  const refreshing = new Map<string, Promise<{ accessToken: string; expiresAt: Date | null }>>();
+
+  function refreshTokens(row: OwnedRow): Promise<{ accessToken: string; expiresAt: Date | null }> {
+    let pending = refreshing.get(row.id);
+    if (!pending) {
+      pending = refreshOnce(row).finally(() => refreshing.delete(row.id));
+      refreshing.set(row.id, pending);
+    }
+    return pending;
+  }
+
   /** New tokens from the refresh token; one the platform refuses deactivates the integration (connect again). */
-  async function refreshTokens(row: OwnedRow): Promise<{ accessToken: string; expiresAt: Date | null }> {
+  async function refreshOnce(row: OwnedRow): Promise<{ accessToken: string; expiresAt: Date | null }> {
     const client = clientOf(row.platform_slug);
     if (!row.is_active || row.refresh_token_sealed === null) throw IntegrationErrors.reconnect_required();
     let tokens: TokenSet;
@@ -191,6 +207,9 @@ export function createIntegrationsService(deps: Deps) {
       tokens = await client.refresh(deps.secretBox.open(row.refresh_token_sealed));
     } catch (err) {
       if (!(err instanceof GrantRejected)) throw err;
+      // Another node may have used this refresh token a moment ago and stored its successor.
+      const current = await repo.withTokens(row.id);
+      if (current && current.refresh_token_sealed !== row.refresh_token_sealed) return refreshOnce(current);
       await repo.deactivate(row.id, deps.clock.now());
       throw IntegrationErrors.reconnect_required();
     }

@@ -8,6 +8,8 @@ const CHUNK = 500;
 const chunks = <T>(items: readonly T[]): T[][] =>
   Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
 
+const lastById = <T>(items: T[], idOf: (item: T) => string): T[] => [...new Map(items.map((item) => [idOf(item), item])).values()];
+
 const date = (value: string | null | undefined) => (value ? new Date(value) : null);
 
 const memberFields = (member: BotMember) => ({
@@ -93,7 +95,13 @@ export function createCommunityRepo(db: Kysely<Schema>) {
      * guilds are upserted, their channels and roles replaced. With `everyGuild`, guilds the report does
      * not name (the bot left them) are removed.
      */
-    async replaceGuilds(trx: Kysely<Schema>, report: { guilds: BotGuild[]; channels: BotChannel[]; roles: BotRole[] }, everyGuild: boolean, now: Date) {
+    async replaceGuilds(trx: Kysely<Schema>, reported: { guilds: BotGuild[]; channels: BotChannel[]; roles: BotRole[] }, everyGuild: boolean, now: Date) {
+      // An id reported twice would make one INSERT … ON CONFLICT touch a row twice, which PostgreSQL refuses: the last one wins.
+      const report = {
+        guilds: lastById(reported.guilds, (guild) => guild.guild_id),
+        channels: lastById(reported.channels, (channel) => channel.channel_id),
+        roles: lastById(reported.roles, (role) => `${role.guild_id}/${role.role_id}`),
+      };
       const ids = new Map<string, string>();
       for (const batch of chunks(report.guilds)) {
         const rows = await trx
@@ -146,7 +154,7 @@ export function createCommunityRepo(db: Kysely<Schema>) {
 
     /** One batch of a member sync, kept aside until the last one has arrived (see replaceMembers). */
     async stageMembers(syncId: string, batch: BotMember[]) {
-      for (const part of chunks(batch)) {
+      for (const part of chunks(lastById(batch, (member) => member.user_id))) {
         await db.insertInto('community_member_staging').values(part.map((member) => ({ sync_id: syncId, ...memberFields(member) })))
           .onConflict((oc) => oc.columns(['sync_id', 'user_id']).doNothing()).execute();
       }

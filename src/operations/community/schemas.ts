@@ -3,6 +3,8 @@ import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** A platform id (Discord snowflake): digits, kept as a string end to end (they exceed 2^53). */
 export const Snowflake = Type.String({ pattern: '^[0-9]{1,20}$', description: 'Platform id (snowflake), as a string' });
+/** The columns are PostgreSQL integers: one larger value must not fail a whole sync. */
+const INT4_MAX = 2_147_483_647;
 const Text = (maxLength: number) => Type.String({ maxLength });
 const OptionalText = (maxLength: number) => Type.Optional(Nullable(Text(maxLength)));
 const Instant = Type.Optional(Nullable(Type.String({ format: 'date-time' })));
@@ -14,8 +16,8 @@ export const BotGuild = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   icon: OptionalText(100),
   owner_id: Type.Optional(Nullable(Snowflake)),
-  member_count: Type.Optional(Type.Integer({ minimum: 0 })),
-  boost_count: Type.Optional(Type.Integer({ minimum: 0 })),
+  member_count: Type.Optional(Type.Integer({ minimum: 0, maximum: INT4_MAX })),
+  boost_count: Type.Optional(Type.Integer({ minimum: 0, maximum: INT4_MAX })),
   premium_tier: Type.Optional(Type.Integer({ minimum: 0, maximum: 3 })),
   bot_joined_at: Instant,
 });
@@ -26,7 +28,7 @@ export const BotChannel = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   type: Type.Integer({ minimum: 0, maximum: 255, description: 'The platform type code (0 Text, 2 Voice, …)' }),
   parent_id: Type.Optional(Nullable(Snowflake)),
-  position: Type.Optional(Type.Integer()),
+  position: Type.Optional(Type.Integer({ minimum: -INT4_MAX, maximum: INT4_MAX })),
   topic: OptionalText(4096),
   nsfw: Type.Optional(Type.Boolean()),
 });
@@ -35,8 +37,8 @@ export const BotRole = Type.Object({
   role_id: Snowflake,
   guild_id: Snowflake,
   name: Type.String({ maxLength: 100 }),
-  color: Type.Optional(Type.Integer({ minimum: 0 })),
-  position: Type.Optional(Type.Integer()),
+  color: Type.Optional(Type.Integer({ minimum: 0, maximum: INT4_MAX })),
+  position: Type.Optional(Type.Integer({ minimum: -INT4_MAX, maximum: INT4_MAX })),
   permissions: Type.Optional(Type.String({ pattern: '^[0-9]{1,25}$' })),
   managed: Type.Optional(Type.Boolean()),
   mentionable: Type.Optional(Type.Boolean()),

@@ -81,6 +81,9 @@ async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }
   });
   // An idle client that loses its server emits 'error'; without a listener the process would crash.
   pool.on('error', () => {});
+  // So does a client that is checked out between two statements (a transaction) when its server goes: the
+  // statement in progress or the next one fails and is answered 503; the event itself must not crash us.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
   await selectOne(db);
   return { kind: 'postgres', db, ping: () => selectOne(db), close: () => db.destroy() };

@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import { oauthIssuerBase, type Config } from './config.js';
 import type { Database } from './platform/db/database.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import type { KeyValueStore } from './platform/kv/index.js';
@@ -187,7 +187,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(oauthRoutes, { oauth: services.oauth, assertions: services.assertions });
   await app.register(oauthInteractionRoutes, {
     oauth: services.oauth,
-    publicUrl: config.publicUrl,
+    publicUrl: oauthIssuerBase(config),
     turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
     signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
     verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),

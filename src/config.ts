@@ -57,6 +57,13 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
+/**
+ * The OAuth issuer's base: PUBLIC_URL, or this machine's own address (`http://localhost:PORT`, what
+ * `npm start` serves) so a fresh install works locally. Never the request's Host header: the issuer is
+ * signed into every ID token and must be the same for all clients.
+ */
+export const oauthIssuerBase = (config: Pick<Config, 'publicUrl' | 'port'>): string => config.publicUrl ?? `http://localhost:${config.port}`;
+
 type Env = Record<string, string | undefined>;
 
 export function loadConfig(env: Env = process.env): Config {

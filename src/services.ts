@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import type { Config } from './config.js';
+import { oauthIssuerBase, type Config } from './config.js';
 import type { Clock } from './platform/clock.js';
 import type { Locate } from './platform/geoip.js';
 import { createDomainEventBus } from './platform/events.js';
@@ -66,7 +66,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events });
   const bans = createBansService({ db, clock, audit, events, users, access });
-  const oauth = createOAuthService({ db, clock, secretBox, audit, credentials, config, clients: oauthClients, users, bans, access });
+  const oauth = createOAuthService({
+    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, bans, access,
+  });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
   const botProtection = createBotProtection(config.botProtection);

@@ -1,7 +1,6 @@
 import { defineErrors } from '../../platform/http/errors.js';
 
 export const OAuthErrors = defineErrors('oauth', {
-  public_url_required: [503, 'The OAuth provider needs PUBLIC_URL: its issuer is an absolute URL every client must agree on'],
   user_context_required: [403, 'Withdrawing consent needs your own session'],
   consent_not_found: [404, 'You have not consented to this client'],
   assertion_needs_first_party_client: [403, 'X-ID-App-Assertion may only start an authorization for an active first-party client'],

@@ -17,7 +17,7 @@ interface SignInResult {
 
 export interface InteractionDeps {
   oauth: OAuthService;
-  publicUrl: string | undefined;
+  publicUrl: string;
   /** With bot protection on, the sign-in page shows Turnstile with this site key. */
   turnstileSiteKey: string | undefined;
   /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events; no session is made. */
@@ -83,11 +83,11 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
   }
 
   // Form posts from another site are refused outright (the cookie would not come with them either).
-  const ownOrigin = deps.publicUrl && new URL(deps.publicUrl).origin;
+  const ownOrigin = new URL(deps.publicUrl).origin;
   const sameOrigin = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.headers.origin;
     // ("null" is what a browser sends from these pages: they set no-referrer.)
-    if (origin && origin !== 'null' && ownOrigin && origin !== ownOrigin) return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
+    if (origin && origin !== 'null' && origin !== ownOrigin) return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
   };
 
   app.get<{ Params: { uid: string } }>(base, {

@@ -98,12 +98,12 @@ describe('OAuth provider', () => {
 });
 
 describe('without PUBLIC_URL', () => {
-  it('answers 503 naming the setting', async () => {
+  it('issues as this machine (http://localhost:PORT), never as whatever Host a request names', async () => {
     const other = await buildTestApp();
     try {
-      const response = await other.app.inject({ method: 'GET', url: '/v1/oauth/.well-known/openid-configuration' });
-      expect(response.statusCode).toBe(503);
-      expect(response.json()).toMatchObject({ code: 'oauth.public_url_required' });
+      const response = await other.app.inject({ method: 'GET', url: '/v1/oauth/.well-known/openid-configuration', headers: { host: 'evil.example' } });
+      expect(response.statusCode).toBe(200);
+      expect(response.json().issuer).toBe(`http://localhost:${other.config.port}/v1/oauth`);
     } finally {
       await other.close();
     }

@@ -34,17 +34,16 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
   const atRoot = handOver((url) => url.replace(/^\/\.well-known\/[^?]+/, `${OAUTH_PREFIX}/.well-known/openid-configuration`));
   // Never reached: the request is handed over in onRequest.
   const handled = async () => undefined;
-  const unavailable = errorResponses(OAuthErrors.public_url_required);
 
   for (const url of [`${OAUTH_PREFIX}/.well-known/openid-configuration`, '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
     app.get(url, {
       onRequest: url.startsWith(OAUTH_PREFIX) ? underPrefix : atRoot,
-      schema: { tags, summary: 'Provider metadata (OpenID Connect Discovery 1.0, RFC 8414); one issuer at every address', description: STANDARD, response: { 200: Json, ...unavailable } },
+      schema: { tags, summary: 'Provider metadata (OpenID Connect Discovery 1.0, RFC 8414); one issuer at every address', description: STANDARD, response: { 200: Json } },
     }, handled);
   }
   app.get(`${OAUTH_PREFIX}/jwks`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Public signing keys (RFC 7517); retired keys stay until tokens they signed expire', response: { 200: Json, ...unavailable } },
+    schema: { tags, summary: 'Public signing keys (RFC 7517); retired keys stay until tokens they signed expire', response: { 200: Json } },
   }, handled);
   /**
    * The server-side handoff: a first-party app's backend carries X-ID-App-Assertion for the user instead
@@ -74,21 +73,21 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     response: {
       303: Type.Null({ description: 'To the sign-in page, or back to the client with code or error' }),
       400: Json,
-      ...errorResponses(...Object.values(AppAssertionErrors), OAuthErrors.assertion_needs_first_party_client, OAuthErrors.assertion_user_unavailable, OAuthErrors.public_url_required),
+      ...errorResponses(...Object.values(AppAssertionErrors), OAuthErrors.assertion_needs_first_party_client, OAuthErrors.assertion_user_unavailable),
     },
   };
   app.get(`${OAUTH_PREFIX}/authorize`, { onRequest: assertedOrBrowser, schema: authorizeSchema }, handled);
   app.post(`${OAUTH_PREFIX}/authorize`, { onRequest: underPrefix, schema: { ...authorizeSchema, consumes: ['application/x-www-form-urlencoded'], body: FormBody({}) } }, handled);
   app.get(`${OAUTH_PREFIX}/authorize/:uid`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Where the sign-in and consent pages return to; continues the authorization', params: Type.Object({ uid: Type.String() }), response: { 303: Type.Null(), 400: Json, ...unavailable } },
+    schema: { tags, summary: 'Where the sign-in and consent pages return to; continues the authorization', params: Type.Object({ uid: Type.String() }), response: { 303: Type.Null(), 400: Json } },
   }, handled);
   for (const method of ['GET', 'POST'] as const) {
     app.route({
       method,
       url: `${OAUTH_PREFIX}/userinfo`,
       onRequest: underPrefix,
-      schema: { tags, summary: 'Claims about the signed-in user (OpenID Connect UserInfo), for an access token', description: STANDARD, response: { 200: Json, 401: Json, ...unavailable } },
+      schema: { tags, summary: 'Claims about the signed-in user (OpenID Connect UserInfo), for an access token', description: STANDARD, response: { 200: Json, 401: Json } },
       handler: handled,
     });
   }
@@ -117,15 +116,15 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
       description: `${STANDARD} Client authentication: HTTP Basic or client_secret_post; public clients send client_id. Responses carry Cache-Control: no-store.`,
       consumes: ['application/x-www-form-urlencoded'],
       body: FormBody({ grant_type: Type.String() }),
-      response: { 200: Json, 400: Json, 401: Json, ...unavailable },
+      response: { 200: Json, 400: Json, 401: Json },
     },
   }, handled);
   app.post(`${OAUTH_PREFIX}/token/introspection`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Token introspection (RFC 7662), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Json, 400: Json, 401: Json, ...unavailable } },
+    schema: { tags, summary: 'Token introspection (RFC 7662), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Json, 400: Json, 401: Json } },
   }, handled);
   app.post(`${OAUTH_PREFIX}/token/revocation`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Token revocation (RFC 7009), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Type.Null(), 400: Json, 401: Json, ...unavailable } },
+    schema: { tags, summary: 'Token revocation (RFC 7009), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Type.Null(), 400: Json, 401: Json } },
   }, handled);
 }

@@ -26,7 +26,8 @@ interface Deps {
   secretBox: SecretBox;
   audit: AuditWriter;
   credentials: Pick<CredentialResolver, 'invalidate'>;
-  config: Pick<Config, 'publicUrl' | 'trustProxy'>;
+  /** `publicUrl` here is the issuer's base (PUBLIC_URL, or the local default of `oauthIssuerBase`). */
+  config: { publicUrl: string; trustProxy: Config['trustProxy'] };
   clients: Pick<OAuthClientsService, 'providerMetadataOf' | 'activeClient'>;
   users: Pick<UsersService, 'findById' | 'findEmailAccountOfUser'>;
   bans: Pick<BansService, 'isBanned'>;
@@ -69,7 +70,7 @@ export function createOAuthService(deps: Deps) {
     // secret, the same on every node, rotating with them (the first signs, all verify).
     const cookieKeys = keys.map((key) => createHash('sha256').update(`oauth-cookies:${key.d}`).digest('base64url'));
     return createProvider({
-      issuer: `${deps.config.publicUrl!.replace(/\/+$/, '')}${OAUTH_PREFIX}`,
+      issuer: `${deps.config.publicUrl.replace(/\/+$/, '')}${OAUTH_PREFIX}`,
       db: deps.db,
       clock: deps.clock,
       keys,
@@ -108,9 +109,7 @@ export function createOAuthService(deps: Deps) {
   }
 
   return {
-    /** 503 until PUBLIC_URL is configured. */
     provider(): Promise<Provider> {
-      if (!deps.config.publicUrl) return Promise.reject(OAuthErrors.public_url_required());
       checkKeysNow();
       provider ??= make().catch((err: unknown) => {
         provider = undefined;

@@ -1,6 +1,6 @@
 import type { Kysely, Updateable } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import type { IntegrationBotStatus, IntegrationsTable } from '../../platform/db/schema/integrations.js';
+import type { IntegrationBotStatus, IntegrationsTable } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
   'id', 'user_id', 'platform_slug', 'platform_user_id', 'username', 'display_name', 'profile_image_url', 'scopes',

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import type { IntegrationBotStatus } from '../../platform/db/schema/integrations.js';
+import type { IntegrationBotStatus } from '../../platform/db/schema/index.js';
 import { AppError } from '../../platform/http/errors.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';

@@ -93,6 +93,12 @@ describe('GET /v1/ws authentication', () => {
     expect(await refusedHandshake(base, { headers: bearer('ses_not-a-session') })).toEqual({ status: 401, body: UNAUTHORIZED });
   });
 
+  it('reads no token from the query string (the spec removed that way in): such a connection is anonymous', async () => {
+    const user = await createUser(t.app);
+    const { welcome } = await connect({ path: `/v1/ws?token=${user.token}&access_token=${user.token}` });
+    expect(welcome.userId).toBeNull();
+  });
+
   it('lets anyone in anonymously, and a plain GET is told to upgrade', async () => {
     expect((await connect()).welcome).toMatchObject({ type: 'Welcome', userId: null });
     const plain = await t.app.inject({ method: 'GET', url: '/v1/ws' });

@@ -1,5 +1,4 @@
 import type { IdentityTables } from './identity.js';
-import type { IntegrationTables } from './integrations.js';
 import type { OperationsTables } from './operations.js';
 import type { PlatformTables } from './platform.js';
 import type { TrackingTables } from './tracking.js';
@@ -9,9 +8,9 @@ import type { TrackingTables } from './tracking.js';
  * imports nothing but Kysely, so the platform can type its database without knowing any module; each
  * table's owning module (the only one that reads or writes it) is named beside it.
  */
-export interface Schema extends PlatformTables, OperationsTables, IdentityTables, TrackingTables, IntegrationTables {}
+export interface Schema extends PlatformTables, OperationsTables, IdentityTables, TrackingTables {}
 
 export type { CreatedAt, UpdatedAt, Json } from './columns.js';
-export type { AccountTokenPurpose, OAuthClientsTable, OAuthClientType } from './identity.js';
+export type { AccountTokenPurpose, IntegrationBotStatus, IntegrationsTable, OAuthClientsTable, OAuthClientType } from './identity.js';
 export type { TripStatus } from './tracking.js';
 export type { AuditReportReason, AuditReportStatus, AuditStatus } from './operations.js';

@@ -122,13 +122,21 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
+  await services.caches.start();
+  app.addHook('onClose', () => services.caches.stop());
   await services.realtime.start();
   await services.community.start();
   app.addHook('onClose', () => services.community.stop());
   // preClose: connections are told to go away (1001) before the server stops listening.
   app.addHook('preClose', () => services.realtime.stop());
   app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
-  if (config.metricsToken) registerMetrics(app, { token: config.metricsToken, websocket: services.realtime.stats });
+  if (config.metricsToken) {
+    registerMetrics(app, {
+      token: config.metricsToken,
+      websocket: services.realtime.stats,
+      caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats }),
+    });
+  }
   app.addHook('onClose', async () => services.mailer.close());
   const scheduler = createScheduler(deps.kv, app.log);
   scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);

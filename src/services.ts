@@ -8,6 +8,7 @@ import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
+import { Caches } from './platform/kv/cache.js';
 import type { Schema } from './platform/db/schema/index.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
@@ -58,12 +59,13 @@ export interface Infrastructure {
 export function createServices({ db, kv, config, log, clock, locate }: Infrastructure) {
   const events = createDomainEventBus();
   const credentials = new CredentialResolver(kv, log, clock);
+  const caches = new Caches(kv, clock, log);
   const audit = createAuditWriter(db, locate);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
   const platforms = createPlatformsService({ db, audit });
-  const access = createAccessService({ db, credentials, events });
-  const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events });
+  const access = createAccessService({ db, credentials, events, caches });
+  const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events, caches });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({
@@ -203,7 +205,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
   });
-  return { events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

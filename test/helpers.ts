@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
+import type { KyselyPlugin } from 'kysely';
 import { expect, inject } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -286,4 +287,17 @@ export async function expectIdChecks(
     status: 400,
     body: { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' },
   });
+}
+
+/** The database with every SQL statement counted (to prove a request runs few, or none). */
+export function countingStatements(database: Database): { database: Database; count: () => number } {
+  let statements = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      statements++;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  return { database: { ...database, db: database.db.withPlugin(plugin) }, count: () => statements };
 }

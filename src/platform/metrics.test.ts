@@ -35,6 +35,21 @@ describe('GET /metrics', () => {
     expect(families.has('waygate_process_resident_memory_bytes')).toBe(true);
   });
 
+  it('counts cache lookups by cache and source, adding only what happened since the last scrape', async () => {
+    const scrape = async () => {
+      const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).body;
+      const family = parsePrometheusTextFormat(body).find((f) => f.name === 'waygate_cache_lookups_total')!;
+      return (cache: string, source: string) => Number(family.metrics.find((m) => m.labels?.cache === cache && m.labels?.source === source)?.value ?? 0);
+    };
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const before = await scrape();
+    for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) });
+    const after = await scrape();
+    // The first read of the session loads it; the next ones find it in this process's map.
+    expect(after('credentials', 'local') - before('credentials', 'local')).toBeGreaterThanOrEqual(2);
+    expect(after('roles', 'local') + after('roles', 'shared') + after('roles', 'database') - before('roles', 'local') - before('roles', 'shared') - before('roles', 'database')).toBe(3);
+  });
+
   it('wants the token, and does not exist without one configured', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/metrics' })).json()).toEqual(UNAUTHORIZED);
     expect((await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer('wrong-token-0123456789') })).statusCode).toBe(401);

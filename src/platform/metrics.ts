@@ -3,17 +3,20 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { AuthErrors } from './http/errors.js';
 import { bearerToken } from './auth/hooks.js';
 import { hashToken, sameSecret } from './auth/tokens.js';
+import type { CacheStats } from './kv/cache.js';
 
 export interface MetricsOptions {
   /** The bearer token a scraper must send; without one there is no /metrics. */
   token: string;
   /** This node's WebSocket connections and subscriptions, read at scrape time. */
   websocket: () => { connections: number; subscriptions: number };
+  /** Each cache's answers so far, by where they came from, read at scrape time. */
+  caches: () => Record<string, CacheStats>;
 }
 
 /**
  * Prometheus metrics at GET /metrics (METRICS_TOKEN): requests by route pattern, method and status
- * with their latency, rate-limit refusals, WebSocket connections and the process's own metrics. Nothing
+ * with their latency, rate-limit refusals, cache lookups, WebSocket connections and the process's own metrics. Nothing
  * is recorded unless the token is configured (the hook costs a little on every request).
  */
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions): void {
@@ -34,6 +37,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     new Gauge({ name: 'waygate_websocket_subscriptions', help: 'Channel subscriptions on this node', registers: [registry], collect() { this.set(options.websocket().subscriptions); } }),
   ];
   void gauges;
+  registerCacheCounter(registry, options.caches);
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     // The route pattern, never the raw URL: ids in paths would make a label per resource.
@@ -50,5 +54,26 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     // Compared as hashes: equal lengths, constant time.
     if (!token || !sameSecret(hashToken(token), expected)) throw AuthErrors.unauthorized();
     return reply.type(registry.contentType).send(await registry.metrics());
+  });
+}
+
+/** Lookups per cache and source (local map, shared store, database): the hit ratio is (local + shared) / all. */
+function registerCacheCounter(registry: Registry, caches: () => Record<string, CacheStats>): void {
+  const reported = new Map<string, number>();
+  new Counter({
+    name: 'waygate_cache_lookups_total',
+    help: 'Cache lookups by cache and by where the answer came from (local, shared, database)',
+    labelNames: ['cache', 'source'],
+    registers: [registry],
+    collect() {
+      // The caches count on their own (a counter per lookup would cost on the hot path); report what was added since.
+      for (const [cache, stats] of Object.entries(caches())) {
+        for (const [source, count] of [['local', stats.local], ['shared', stats.shared], ['database', stats.loaded]] as const) {
+          const key = `${cache}:${source}`;
+          this.inc({ cache, source }, count - (reported.get(key) ?? 0));
+          reported.set(key, count);
+        }
+      }
+    },
   });
 }

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import { withDates, type Caches } from '../../platform/kv/cache.js';
 
 const ROLE_COLUMNS = ['id', 'name', 'description', 'is_system', 'is_super_admin', 'requires_two_factor', 'created_at', 'updated_at'] as const;
 const PERMISSION_COLUMNS = ['id', 'resource', 'action', 'description', 'created_at', 'updated_at'] as const;
@@ -7,29 +8,57 @@ const PERMISSION_COLUMNS = ['id', 'resource', 'action', 'description', 'created_
 const inserted = (result: { numInsertedOrUpdatedRows?: bigint }) => Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows) > 0;
 
-export function createAccessRepo(db: Kysely<Schema>) {
+/** The role catalogue is read by every role and permission listing and changes rarely. */
+const CATALOGUE_CACHE = { sharedTtlSecs: 300, localTtlMs: 60_000, decode: withDates<never>('created_at', 'updated_at') };
+const ALL = 'all';
+const ofRole = (roleId: string) => `role:${roleId}`;
+
+/**
+ * Roles and permissions are read through caches (every node forgets a changed entry at once); each
+ * write below invalidates what it changes.
+ */
+export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'define'>) {
+  const selectRoles = () => db.selectFrom('roles').select(ROLE_COLUMNS).orderBy('name').execute();
+  const selectPermissions = () => db.selectFrom('permissions').select(PERMISSION_COLUMNS).orderBy('resource').orderBy('action').execute();
+  const roles = caches.define<Awaited<ReturnType<typeof selectRoles>>>('roles', CATALOGUE_CACHE);
+  // The permission list under `all`, each role's own under `role:<id>`.
+  const permissions = caches.define<Awaited<ReturnType<typeof selectPermissions>>>('permissions', CATALOGUE_CACHE);
+  const listRoles = async () => (await roles.get(ALL, selectRoles))!;
+  const listPermissions = async () => (await permissions.get(ALL, selectPermissions))!;
+
   return {
-    listRoles: () => db.selectFrom('roles').select(ROLE_COLUMNS).orderBy('name').execute(),
-    getRole: (id: string) => db.selectFrom('roles').select(ROLE_COLUMNS).where('id', '=', id).executeTakeFirst(),
-    findRoleByName: (name: string) => db.selectFrom('roles').select('id').where('name', '=', name).executeTakeFirst(),
+    listRoles,
+    getRole: async (id: string) => (await listRoles()).find((role) => role.id === id),
+    findRoleByName: async (name: string) => (await listRoles()).find((role) => role.name === name),
 
-    createRole: (role: { id: string; name: string; description: string | null; requires_two_factor: boolean }) =>
-      db.insertInto('roles').values(role).returning(ROLE_COLUMNS).executeTakeFirstOrThrow(),
+    async createRole(role: { id: string; name: string; description: string | null; requires_two_factor: boolean }) {
+      const created = await db.insertInto('roles').values(role).returning(ROLE_COLUMNS).executeTakeFirstOrThrow();
+      await roles.invalidate([ALL]);
+      return created;
+    },
 
-    updateRole: (id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) =>
-      db.updateTable('roles').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returning(ROLE_COLUMNS).executeTakeFirst(),
+    async updateRole(id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
+      const updated = await db.updateTable('roles').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returning(ROLE_COLUMNS).executeTakeFirst();
+      await roles.invalidate([ALL]);
+      return updated;
+    },
 
-    deleteRole: (id: string) => db.deleteFrom('roles').where('id', '=', id).execute(),
+    async deleteRole(id: string) {
+      await db.deleteFrom('roles').where('id', '=', id).execute();
+      await Promise.all([roles.invalidate([ALL]), permissions.invalidate([ofRole(id)])]);
+    },
 
-    permissionsOfRole: (roleId: string) =>
-      db
-        .selectFrom('permissions as p')
-        .innerJoin('role_permissions as rp', 'rp.permission_id', 'p.id')
-        .select(PERMISSION_COLUMNS.map((c) => `p.${c}` as const))
-        .where('rp.role_id', '=', roleId)
-        .orderBy('p.resource')
-        .orderBy('p.action')
-        .execute(),
+    permissionsOfRole: async (roleId: string) =>
+      (await permissions.get(ofRole(roleId), () =>
+        db
+          .selectFrom('permissions as p')
+          .innerJoin('role_permissions as rp', 'rp.permission_id', 'p.id')
+          .select(PERMISSION_COLUMNS.map((c) => `p.${c}` as const))
+          .where('rp.role_id', '=', roleId)
+          .orderBy('p.resource')
+          .orderBy('p.action')
+          .execute(),
+      ))!,
 
     async grantPermission(roleId: string, permissionId: string): Promise<boolean> {
       const result = await db
@@ -37,6 +66,7 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .values({ role_id: roleId, permission_id: permissionId })
         .onConflict((oc) => oc.doNothing())
         .executeTakeFirst();
+      await permissions.invalidate([ofRole(roleId)]);
       return inserted(result);
     },
 
@@ -46,13 +76,17 @@ export function createAccessRepo(db: Kysely<Schema>) {
         .where('role_id', '=', roleId)
         .where('permission_id', '=', permissionId)
         .executeTakeFirst();
+      await permissions.invalidate([ofRole(roleId)]);
       return deleted(result);
     },
 
-    listPermissions: () => db.selectFrom('permissions').select(PERMISSION_COLUMNS).orderBy('resource').orderBy('action').execute(),
-    getPermission: (id: string) => db.selectFrom('permissions').select(PERMISSION_COLUMNS).where('id', '=', id).executeTakeFirst(),
-    createPermission: (permission: { resource: string; action: string; description: string | null }) =>
-      db.insertInto('permissions').values(permission).returning(PERMISSION_COLUMNS).executeTakeFirstOrThrow(),
+    listPermissions,
+    getPermission: async (id: string) => (await listPermissions()).find((permission) => permission.id === id),
+    async createPermission(permission: { resource: string; action: string; description: string | null }) {
+      const created = await db.insertInto('permissions').values(permission).returning(PERMISSION_COLUMNS).executeTakeFirstOrThrow();
+      await permissions.invalidate([ALL]);
+      return created;
+    },
 
     rolesOfUser: (userId: string) =>
       db

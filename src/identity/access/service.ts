@@ -4,6 +4,7 @@ import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { createAccessRepo } from './repo.js';
+import type { Caches } from '../../platform/kv/cache.js';
 import { PermissionErrors, RoleErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import type { DomainEventBus } from '../../platform/events.js';
@@ -31,10 +32,11 @@ interface Deps {
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
   /** `user.roles_changed` goes out after a change commits: the user's cached credentials are dropped. */
   events: Pick<DomainEventBus, 'emit'>;
+  caches: Pick<Caches, 'define'>;
 }
 
 export function createAccessService(deps: Deps) {
-  const repo = createAccessRepo(deps.db);
+  const repo = createAccessRepo(deps.db, deps.caches);
 
   /** A user's roles changed: only their own credentials are re-read, not every cached one. */
   async function invalidateUser(userId: string): Promise<void> {

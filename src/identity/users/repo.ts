@@ -1,5 +1,6 @@
-import type { Kysely } from 'kysely';
-import type { Schema } from '../../platform/db/schema/index.js';
+import type { Kysely, Selectable } from 'kysely';
+import type { Schema, UsersTable } from '../../platform/db/schema/index.js';
+import type { Cache } from '../../platform/kv/cache.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 
 const ACCOUNT_COLUMNS = ['pa.id', 'pa.user_id', 'pa.platform_user_id', 'pa.username', 'pa.email', 'pa.avatar_url'] as const;
@@ -14,7 +15,14 @@ export interface UserChanges {
   last_login_at?: Date;
 }
 
-export function createUsersRepo(db: Kysely<Schema>) {
+export type UserRow = Selectable<UsersTable>;
+
+/**
+ * `cache` holds the rows `findById` reads (every GET /v1/users/me, every sign-in); each write below
+ * invalidates the user it touches when it is made, and the cache keeps that user out for a few
+ * seconds so an open transaction's commit is not undone by a read just before it.
+ */
+export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
   /** Adds an email/password account (sign-in name = the address) to a user; returns its id. */
   async function createEmailAccount(trx: Kysely<Schema>, input: { userId: string; email: string; username: string; passwordHash: string }) {
     const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();
@@ -38,8 +46,10 @@ export function createUsersRepo(db: Kysely<Schema>) {
     count: async () =>
       Number((await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n),
 
-    findById(id: string, executor: Kysely<Schema> = db) {
-      return executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    /** The user (not deleted); inside a transaction from the database, else through the cache. */
+    findById(id: string, executor: Kysely<Schema> = db): Promise<UserRow | undefined> {
+      const read = () => executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+      return executor === db ? cache.get(id, read) : read();
     },
 
     findByUsername(username: string, executor: Kysely<Schema> = db) {
@@ -77,6 +87,7 @@ export function createUsersRepo(db: Kysely<Schema>) {
       const user = await trx.insertInto('users').values({ username: input.username }).returningAll().executeTakeFirstOrThrow();
       const accountId = await createEmailAccount(trx, { userId: user.id, ...input });
       await trx.updateTable('users').set({ primary_platform_account_id: accountId }).where('id', '=', user.id).execute();
+      await cache.invalidate([user.id]);
       return { ...user, primary_platform_account_id: accountId };
     },
 
@@ -97,6 +108,7 @@ export function createUsersRepo(db: Kysely<Schema>) {
 
     async recordLogin(userId: string, executor: Kysely<Schema> = db) {
       await executor.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', userId).execute();
+      await cache.invalidate([userId]);
     },
 
     /** One page of users (not deleted), oldest first; only holders of `roleId` when given. */
@@ -119,14 +131,16 @@ export function createUsersRepo(db: Kysely<Schema>) {
       return Boolean(await executor.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst());
     },
 
-    update(id: string, changes: UserChanges, executor: Kysely<Schema> = db) {
-      return executor
+    async update(id: string, changes: UserChanges, executor: Kysely<Schema> = db) {
+      const updated = await executor
         .updateTable('users')
         .set({ ...changes, updated_at: new Date() })
         .where('id', '=', id)
         .where('deleted_at', 'is', null)
         .returningAll()
         .executeTakeFirst();
+      await cache.invalidate([id]);
+      return updated;
     },
 
     /** The user row locked for the rest of the transaction (not deleted). */
@@ -140,10 +154,16 @@ export function createUsersRepo(db: Kysely<Schema>) {
     lockAnyById: (id: string, trx: Kysely<Schema>) =>
       trx.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).forUpdate().executeTakeFirst(),
 
-    restore: (id: string, trx: Kysely<Schema>) => trx.updateTable('users').set({ deleted_at: null, updated_at: new Date() }).where('id', '=', id).execute(),
+    async restore(id: string, trx: Kysely<Schema>) {
+      await trx.updateTable('users').set({ deleted_at: null, updated_at: new Date() }).where('id', '=', id).execute();
+      await cache.invalidate([id]);
+    },
 
     /** Removes the user row; their accounts and everything else keyed to them go with it (foreign keys). */
-    purge: (id: string, trx: Kysely<Schema>) => trx.deleteFrom('users').where('id', '=', id).execute(),
+    async purge(id: string, trx: Kysely<Schema>) {
+      await trx.deleteFrom('users').where('id', '=', id).execute();
+      await cache.invalidate([id]);
+    },
 
     /** One user deleted before `before` that no other transaction is purging, locked until commit. */
     claimDeletedBefore: (before: Date, trx: Kysely<Schema>) =>

@@ -13,7 +13,8 @@ import type { PlatformsService } from '../platforms/service.js';
 import type { AccessService } from '../access/service.js';
 import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
-import { createUsersRepo, type UserChanges } from './repo.js';
+import { createUsersRepo, type UserChanges, type UserRow } from './repo.js';
+import { withDates, type Caches } from '../../platform/kv/cache.js';
 import { createUserDeletion, DELETION_GRACE_MS } from './deletion.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
 import type { Static } from 'typebox';
@@ -44,12 +45,16 @@ export interface UsersDeps {
   platforms: Pick<PlatformsService, 'find'>;
   /** Reactions to a deletion (sessions, API keys) run inside its transaction and report what they revoked. */
   events: Pick<DomainEventBus, 'emit'>;
+  caches: Pick<Caches, 'define'>;
 }
+
+/** Every node forgets a changed user at once; the expiries only bound what a lost message could leave behind. */
+const USER_CACHE = { sharedTtlSecs: 300, localTtlMs: 15_000, decode: withDates<UserRow>('created_at', 'updated_at', 'last_login_at', 'deleted_at') };
 
 /** User records: profile, username, locale, email change, deletion, and the social sign-in upsert. */
 export function createUsersService(deps: UsersDeps) {
   const { db } = deps;
-  const repo = createUsersRepo(db);
+  const repo = createUsersRepo(db, deps.caches.define('users', USER_CACHE));
   // Bans are read through the bans module, which is built after this one (`useBanStatus`).
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
   const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });

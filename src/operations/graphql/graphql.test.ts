@@ -1,10 +1,9 @@
 import { GraphQLClient } from 'graphql-request';
-import type { KyselyPlugin } from 'kysely';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import {
-  bearer, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNKNOWN_ID,
+  bearer, countingStatements, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNKNOWN_ID,
 } from '../../../test/helpers.js';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../platform/db/database.js';
@@ -12,14 +11,7 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import { MAX_QUERY_COST, MAX_QUERY_DEPTH, MAX_ROOT_FIELDS } from './routes.js';
 
 /** Counts the SQL statements the app runs (to prove list queries are batched). */
-let statements = 0;
-const countStatements: KyselyPlugin = {
-  transformQuery: (args) => {
-    statements++;
-    return args.node;
-  },
-  transformResult: async (args) => args.result,
-};
+let statements: () => number;
 
 let app: FastifyInstance;
 let database: Database;
@@ -28,8 +20,9 @@ let url: string;
 let admin: string;
 beforeAll(async () => {
   [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
-  const counted = { ...database, db: database.db.withPlugin(countStatements) };
-  app = await buildApp(testConfig(), { database: counted, kv }, { logger: false });
+  const counted = countingStatements(database);
+  statements = counted.count;
+  app = await buildApp(testConfig(), { database: counted.database, kv }, { logger: false });
   url = `${await app.listen({ host: '127.0.0.1', port: 0 })}/v1/gql`;
   admin = await login(app, 'admin', TEST_ADMIN.password);
 });
@@ -178,10 +171,10 @@ describe('tracking queries', () => {
     }
     const query = 'query ($limit: Int!) { trips(limit: $limit) { pagination { total } data { name device { name } points(limit: 2) { latitude tripId } } } }';
     const countFor = async (limit: number) => {
-      const before = statements;
+      const before = statements();
       const result = await run(admin, query, { limit });
       expect(result.errors).toBeUndefined();
-      return { statements: statements - before, trips: (result.data as { trips: { data: { device: unknown; points: unknown[] }[] } }).trips.data };
+      return { statements: statements() - before, trips: (result.data as { trips: { data: { device: unknown; points: unknown[] }[] } }).trips.data };
     };
     const small = await countFor(2);
     const large = await countFor(12);

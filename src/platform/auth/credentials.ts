@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../kv/index.js';
+import { Broadcast } from '../kv/broadcast.js';
+import type { CacheStats } from '../kv/cache.js';
 import type { Caller } from './caller.js';
 import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.js';
 import type { Clock } from '../clock.js';
@@ -29,11 +31,10 @@ const UNKNOWN = 'unknown';
 const CHANNEL = 'credentials:invalidate';
 const GENERATION_KEY = 'credentials:generation';
 
-const DELIVERY_WAIT_MS = 250;
 /** Pub/sub does not redeliver: this often, each node re-reads the shared generation in case it missed one. */
 const GENERATION_CHECK_MS = 30_000;
 
-type InvalidationMessage = { id: string } & ({ hashes: string[] } | { generation: string });
+type InvalidationMessage = { hashes: string[] } | { generation: string };
 
 /**
  * Resolves bearer tokens to callers without touching the database on the hot
@@ -44,13 +45,14 @@ type InvalidationMessage = { id: string } & ({ hashes: string[] } | { generation
  */
 export class CredentialResolver {
   readonly #local = new Map<string, { caller: Caller | null; until: number }>();
-  readonly #awaitingDelivery = new Map<string, () => void>();
   /** Counts invalidations seen by this process; a lookup that overlapped one does not fill the caches. */
   #invalidations = 0;
   #generation = '0';
-  #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #broadcast: Broadcast<InvalidationMessage>;
   #generationCheck: NodeJS.Timeout | undefined;
   readonly #listeners = new Set<(hashes: string[] | 'all') => void>();
+  /** Resolutions so far by where the answer came from (for the metrics). */
+  readonly stats: CacheStats = { local: 0, shared: 0, loaded: 0 };
 
   /** Registered at start-up by the modules that own the credentials (sessions, API keys). */
   #lookups: CredentialLookups = {
@@ -63,7 +65,9 @@ export class CredentialResolver {
     private readonly kv: KeyValueStore,
     private readonly log: FastifyBaseLogger,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.#broadcast = new Broadcast(kv, CHANNEL, log, (message, own) => this.#onInvalidation(message, own));
+  }
 
   /**
    * Where a token not in the caches is looked up. The owners of the credentials need the resolver to
@@ -75,13 +79,13 @@ export class CredentialResolver {
 
   async start(): Promise<void> {
     this.#generation = (await this.#safely(() => this.kv.get(GENERATION_KEY))) ?? '0';
-    this.#unsubscribe = await this.kv.subscribe(CHANNEL, (message) => this.#onInvalidation(message));
+    await this.#broadcast.start();
     this.#generationCheck = setInterval(() => void this.syncGeneration(), GENERATION_CHECK_MS).unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#generationCheck);
-    await this.#unsubscribe?.();
+    await this.#broadcast.stop();
   }
 
   /** Adopts the shared generation when another node started a new one this node did not hear of. */
@@ -96,7 +100,9 @@ export class CredentialResolver {
    */
   resolveLocally(tokenHash: string): Caller | null | undefined {
     const local = this.#local.get(tokenHash);
-    return local && local.until > this.clock.nowMs() ? this.#unexpired(local.caller) : undefined;
+    if (!local || local.until <= this.clock.nowMs()) return undefined;
+    this.stats.local++;
+    return this.#unexpired(local.caller);
   }
 
   /**
@@ -133,11 +139,11 @@ export class CredentialResolver {
     await this.#deleteShared(tokenHashes);
     // Told here rather than when the message comes back: a publish that fails must not skip this node.
     this.#notify(tokenHashes);
-    await this.#publish({ id: randomUUID(), hashes: tokenHashes });
+    await this.#broadcast.publish({ hashes: tokenHashes });
     // A request on another node that read the database just before the change may write its stale
     // result back after our delete; a second round a moment later closes that window.
     setTimeout(() => {
-      void this.#deleteShared(tokenHashes).then(() => this.#publish({ id: randomUUID(), hashes: tokenHashes }));
+      void this.#deleteShared(tokenHashes).then(() => this.#broadcast.publish({ hashes: tokenHashes }));
     }, 1000).unref();
   }
 
@@ -146,7 +152,7 @@ export class CredentialResolver {
     const generation = randomUUID();
     this.#applyGeneration(generation);
     await this.#safely(() => this.kv.set(GENERATION_KEY, generation));
-    await this.#publish({ id: randomUUID(), generation });
+    await this.#broadcast.publish({ generation });
   }
 
   async #resolveShared(hash: string, kind: Caller['kind'], beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
@@ -154,8 +160,10 @@ export class CredentialResolver {
     const cached = await this.#safely(() => this.kv.get(key));
     let caller: Caller | null;
     if (cached != null) {
+      this.stats.shared++;
       caller = cached === UNKNOWN ? null : (JSON.parse(cached) as Caller);
     } else {
+      this.stats.loaded++;
       await beforeDatabase?.();
       const seen = this.#invalidations;
       caller = await this.#lookupOf(kind)(hash);
@@ -178,17 +186,8 @@ export class CredentialResolver {
     this.#local.set(hash, { caller, until: this.clock.nowMs() + LOCAL_TTL_MS });
   }
 
-  #onInvalidation(raw: string): void {
-    let message: InvalidationMessage;
-    try {
-      message = JSON.parse(raw) as InvalidationMessage;
-    } catch {
-      this.log.warn('ignoring a malformed credential invalidation message');
-      return;
-    }
+  #onInvalidation(message: InvalidationMessage, own: boolean): void {
     this.#invalidations++;
-    const own = this.#awaitingDelivery.get(message.id);
-    own?.();
     if ('generation' in message) {
       if (message.generation !== this.#generation) this.#applyGeneration(message.generation);
     } else {
@@ -223,35 +222,12 @@ export class CredentialResolver {
     await Promise.all(hashes.map((hash) => this.#safely(() => this.kv.delete(this.#sharedKey(hash)))));
   }
 
-  /**
-   * Publishes and waits (briefly) until this node hears its own message back: the
-   * store delivers to every subscriber at once, so by then the other nodes have it
-   * too, and the revoking response does not race ahead of their local caches.
-   */
-  async #publish(message: InvalidationMessage): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const delivered = new Promise<void>((resolve) => {
-      this.#awaitingDelivery.set(message.id, resolve);
-      timer = setTimeout(resolve, DELIVERY_WAIT_MS);
-    });
-    try {
-      const published = await this.#safely(async () => {
-        await this.kv.publish(CHANNEL, JSON.stringify(message));
-        return true;
-      });
-      if (published) await delivered;
-    } finally {
-      clearTimeout(timer);
-      this.#awaitingDelivery.delete(message.id);
-    }
-  }
-
-  /** The cache is an optimisation: when the store is down, fall through to the database. */
   /** A credential past its expiry (a session or key that ran out while cached) is no caller. */
   #unexpired(caller: Caller | null): Caller | null {
     return caller?.expiresAt != null && caller.expiresAt <= this.clock.nowMs() ? null : caller;
   }
 
+  /** The cache is an optimisation: when the store is down, fall through to the database. */
   async #safely<T>(operation: () => Promise<T>): Promise<T | undefined> {
     try {
       return await operation();

@@ -25,6 +25,7 @@ async function benchKey(baseUrl) {
 }
 
 const withKey = async (baseUrl) => ({ headers: { authorization: `Bearer ${await benchKey(baseUrl)}` } });
+const withSession = async (baseUrl) => ({ headers: { authorization: `Bearer ${await admin(baseUrl)}` } });
 
 const POINT = { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 };
 
@@ -146,7 +147,9 @@ export const scenarios = [
   { name: 'GET /v1 (anonymous)', request: { method: 'GET', path: '/v1' }, cachedRead: true },
   // The same cheap route with a credential: the difference is the cost of authentication.
   { name: 'GET /v1 (API key)', request: { method: 'GET', path: '/v1' }, prepare: withKey, cachedRead: true },
-  { name: 'GET /v1/roles (API key)', request: { method: 'GET', path: '/v1/roles' }, prepare: withKey },
+  { name: 'GET /v1 (session)', request: { method: 'GET', path: '/v1' }, prepare: withSession, cachedRead: true },
+  { name: 'GET /v1/users/me (session)', request: { method: 'GET', path: '/v1/users/me' }, prepare: withSession, cachedRead: true },
+  { name: 'GET /v1/roles (API key)', request: { method: 'GET', path: '/v1/roles' }, prepare: withKey, cachedRead: true },
   { name: 'GET /v1/gps/current (API key)', request: { method: 'GET', path: '/v1/gps/current' }, prepare: withLatestPoint, cachedRead: true },
   { name: 'POST /v1/gps (50 device keys)', request: { method: 'POST', path: '/v1/gps' }, prepare: withDeviceKeys },
   { name: 'GET /v1/trips/{id}/gps (100k points)', request: { method: 'GET', path: '/v1/trips' }, prepare: withLongTrip },

@@ -81,6 +81,7 @@ describe('health and info', () => {
       403: ['auth.forbidden'],
       404: ['trip.not_found'],
       409: ['trip.logging_conflict'],
+      429: ['request.rate_limited'],
     });
     expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.banned', 'auth.system_key_required'] });
     // A GET route's HEAD twin shares its schema: the requirement is still stated once.

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { VERSION } from '../../version.js';
 import { ErrorBody } from './envelopes.js';
-import { CODES_OF_ANY_ROUTE, errorDefinitionOf, errorNameFor } from './errors.js';
+import { CODES_OF_ANY_ROUTE } from './errors.js';
+import { finishDocument, type OpenApiDocument } from './openapi-document.js';
 
 /**
  * OpenAPI 3.1 generated from the route schemas. Must be registered before the
@@ -31,7 +32,7 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
         },
       },
     },
-    transformObject: (document) => withErrorCodeExtensions((document as { openapiObject: OpenApiDocument }).openapiObject) as object,
+    transformObject: (document) => finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject, config.publicUrl) as object,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   if (config.openapiEnabled) {
@@ -40,36 +41,4 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
   if (config.swaggerUiEnabled) {
     await app.register(swaggerUi, { routePrefix: '/v1/swagger-ui', uiConfig: { docExpansion: 'list' } });
   }
-}
-
-interface DocumentedResponse {
-  description?: string;
-  'x-error-codes'?: string[];
-  content?: Record<string, { example?: unknown }>;
-}
-
-interface OpenApiDocument {
-  paths?: Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>>;
-}
-
-/**
- * @fastify/swagger keeps only the description of a response, so the codes `errorResponses` lists there
- * (`Codes: a, b`) are added back as `x-error-codes`, for client generators and tests to read, and the
- * body of the first one becomes the response's example.
- */
-function withErrorCodeExtensions(document: OpenApiDocument): OpenApiDocument {
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const listed = /^Codes: (.+)$/.exec(response.description ?? '');
-        if (!listed) continue;
-        const codes = listed[1]!.split(', ');
-        response['x-error-codes'] = codes;
-        const first = errorDefinitionOf(codes[0]!);
-        const json = response.content?.['application/json'];
-        if (first && json) json.example = { error: errorNameFor(Number(status)), message: first.message, code: first.code };
-      }
-    }
-  }
-  return document;
 }

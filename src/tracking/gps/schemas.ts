@@ -18,7 +18,7 @@ export const GpsPoint = Type.Object({
   hdop: Nullable(Type.Number()),
   vdop: Nullable(Type.Number()),
   created_at: DateTime,
-});
+}, { $id: 'GpsPoint' });
 
 const speed = Type.Number({ minimum: 0 });
 const dop = Type.Optional(Nullable(Type.Number({ minimum: 0 })));

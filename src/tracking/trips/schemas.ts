@@ -27,7 +27,7 @@ export const Trip = Type.Object({
   ended_at: Nullable(DateTime),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}, { $id: 'Trip' });
 
 export const TripHistoryEntry = Type.Object({
   id: Uuid,

@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import { PERMISSION_PATTERN } from '../../platform/auth/caller.js';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 export const RoleId = Type.String({ pattern: '^role_[a-z0-9_]{1,60}$', description: 'Role identifier, e.g. role_developer' });
 
-export const Role = Type.Object({
+export const Role = named('Role', Type.Object({
   id: RoleId,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -12,18 +12,18 @@ export const Role = Type.Object({
   requires_two_factor: Type.Boolean(),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
-export const RoleSummary = Type.Object({ id: RoleId, name: Type.String(), description: Nullable(Type.String()) });
+export const RoleSummary = named('RoleSummary', Type.Object({ id: RoleId, name: Type.String(), description: Nullable(Type.String()) }));
 
-export const Permission = Type.Object({
+export const Permission = named('Permission', Type.Object({
   id: Uuid,
   resource: Type.String(),
   action: Type.String(),
   description: Nullable(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 export const PermissionName = Type.String({ pattern: PERMISSION_PATTERN, description: 'resource:action; * is a wildcard' });
 

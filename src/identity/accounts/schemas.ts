@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const PlatformAccount = Type.Object({
+export const PlatformAccount = named('PlatformAccount', Type.Object({
   id: Uuid,
   platform_id: Uuid,
   platform_name: Type.String(),
@@ -14,7 +14,7 @@ export const PlatformAccount = Type.Object({
   avatar_url: Nullable(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 export const AccountParams = Type.Object({ id: Uuid, account_id: Uuid });
 

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
 
-export const ApiKey = Type.Object({
+export const ApiKey = named('ApiKey', Type.Object({
   id: Uuid,
   key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
   name: Type.String(),
@@ -15,7 +15,7 @@ export const ApiKey = Type.Object({
   last_used_at: Nullable(DateTime),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const Scopes = Type.Array(PermissionName, { maxItems: 200, description: 'Must be covered by your own permissions' });
 
@@ -41,13 +41,13 @@ export const UpdateApiKeyBody = Body(
   { atLeastOne: true },
 );
 
-export const CreatedApiKey = Type.Object({
+export const CreatedApiKey = named('CreatedApiKey', Type.Object({
   id: Uuid,
   key: Type.String({ description: 'The full key: shown only now' }),
   name: Type.String(),
   scopes: Type.Array(Type.String()),
   expires_at: Nullable(DateTime),
-});
+}));
 
 export const RegeneratedApiKey = Type.Object({
   id: Uuid,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable } from '../../platform/http/schemas.js';
 
 export const LoginBody = Body({
   identifier: Type.String({ minLength: 1, maxLength: 320, description: 'Username or email (case-insensitive)' }),
@@ -7,7 +7,7 @@ export const LoginBody = Body({
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
 });
 
-export const AuthResponse = Type.Object({
+export const AuthResponse = named('SignIn', Type.Object({
   user_id: Type.String(),
   email: Type.String(),
   username: Type.String(),
@@ -18,7 +18,7 @@ export const AuthResponse = Type.Object({
   requires_2fa: Type.Boolean(),
   temp_token: Type.Optional(Nullable(Type.String({ description: '2fa_…; only when requires_2fa is true' }))),
   preferred_locale: Nullable(Type.String()),
-});
+}));
 
 const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
 const Password = (name: string) => Type.String({ minLength: 1, maxLength: 1024, description: `${name}; at least 8 characters` });

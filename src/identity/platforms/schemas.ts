@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Uuid } from '../../platform/http/schemas.js';
 
-export const Platform = Type.Object({
+export const Platform = named('Platform', Type.Object({
   id: Uuid,
   name: Type.String(),
   slug: Type.String(),
@@ -12,7 +12,7 @@ export const Platform = Type.Object({
   registration_enabled: Type.Boolean({ description: 'New users may sign up through this platform (when it is enabled)' }),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 export const PlatformParams = Type.Object({
   id_or_slug: Type.String({ minLength: 1, maxLength: 100, description: 'Platform UUID or slug (e.g. email)' }),

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { SelfLinks } from '../../platform/http/envelopes.js';
-import { Body, DateTime, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Uuid } from '../../platform/http/schemas.js';
 
 /** Reasons a calling app may give when it ends a session through DELETE /v1/sessions/{token}. */
 export const SESSION_END_REASONS = ['user_initiated', 'token_deleted', 'session_expired', 'revoked', 'no_access'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
-export const ActiveSession = Type.Object({
+export const ActiveSession = named('Session', Type.Object({
   id: Type.String(),
   ip_address: Type.String({ description: 'Empty when unknown' }),
   user_agent: Type.String({ description: 'Empty when unknown' }),
@@ -19,7 +19,7 @@ export const ActiveSession = Type.Object({
   created_at: DateTime,
   expires_at: DateTime,
   is_current: Type.Boolean(),
-});
+}));
 
 export const SessionList = Type.Object({
   sessions: Type.Array(ActiveSession),

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 const UserId = Type.Optional(Type.String({ format: 'uuid', description: 'The user acted on; required with the system key, default: yourself' }));
 const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: '6-digit code from the authenticator app' });
@@ -14,12 +14,12 @@ export const SetupBody = Body({
 export const TotpBody = Body({ user_id: UserId, code: TotpCode });
 export const AnyCodeBody = Body({ user_id: UserId, code: AnyCode });
 
-export const TwoFactorStatus = Type.Object({
+export const TwoFactorStatus = named('TwoFactorStatus', Type.Object({
   enabled: Type.Boolean(),
   enabled_at: Nullable(DateTime),
   backup_codes_remaining: Type.Integer(),
   platform_slug: Nullable(Type.String({ description: 'Platform the 2FA was set up for; null when never set up' })),
-});
+}));
 
 export const TwoFactorRequirement = Type.Object({
   required: Type.Boolean(),

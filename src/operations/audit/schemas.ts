@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES, EXTRA_AUDIT_EVENT_TYPES } from '../../platform/audit.js';
 import { PageLinks } from '../../platform/http/envelopes.js';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** One of these strings (a plain `enum`: one check for the validator and the serialiser). */
 const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
@@ -14,7 +14,7 @@ export const ReportStatus = literals(['pending', 'reviewed', 'resolved', 'dismis
 
 const LocationField = (description: string) => Type.Optional(Type.String({ description: `${description}; absent without a GeoIP database` }));
 
-export const AuditEvent = Type.Object({
+export const AuditEvent = named('AuditEvent', Type.Object({
   id: Uuid,
   user_id: Nullable(Type.String()),
   event_type: Type.String(),
@@ -42,7 +42,7 @@ export const AuditEvent = Type.Object({
     country_code: 'DE', country_name: 'Germany', city: 'Berlin', region: 'Land Berlin', source_service: 'api',
     created_at: '2026-11-25T09:30:00.000Z', is_reported: false,
   }],
-});
+}));
 
 export const AuditList = Type.Object({
   events: Type.Array(AuditEvent),
@@ -85,7 +85,7 @@ export const UserIdParams = Type.Object({ user_id: Uuid });
 export const EventIdParams = Type.Object({ event_id: Uuid });
 export const ReportIdParams = Type.Object({ report_id: Uuid });
 
-export const AuditReport = Type.Object({
+export const AuditReport = named('AuditReport', Type.Object({
   id: Uuid,
   audit_event_id: Uuid,
   user_id: Uuid,
@@ -103,7 +103,7 @@ export const AuditReport = Type.Object({
     reason: 'not_me', description: 'I was asleep', status: 'resolved', reviewed_by: '7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a',
     reviewed_at: '2026-11-26T08:00:00.000Z', resolution_notes: 'Password reset enforced', created_at: '2026-11-25T09:40:00.000Z', updated_at: '2026-11-26T08:00:00.000Z',
   }],
-});
+}));
 
 export const ReportBody = Body({
   reason: ReportReason,

@@ -89,7 +89,7 @@ describe('health and info', () => {
   });
 
   it('documents the accountability routes with their security, their 4xx responses and examples', async () => {
-    const { paths } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const { paths, components } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const routes = [
       ['get', '/v1/users/me/audit'], ['get', '/v1/users/{user_id}/audit'], ['get', '/v1/admin/audit'],
       ['post', '/v1/users/me/audit/{event_id}/report'], ['get', '/v1/users/me/audit/reports'], ['get', '/v1/admin/audit/reports'],
@@ -110,7 +110,8 @@ describe('health and info', () => {
       ];
     });
     expect(gaps).toEqual([]);
-    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data.examples).toHaveLength(1);
+    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Ban' });
+    expect(components.schemas.Ban.examples).toHaveLength(1);
   });
 
   it('serves Swagger UI', async () => {

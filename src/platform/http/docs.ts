@@ -32,6 +32,7 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
         },
       },
     },
+    transform: ({ schema, url }) => ({ schema: withNamedResponsesNested(schema as RouteSchema | undefined) as never, url }),
     transformObject: (document) => finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject, config.publicUrl) as object,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
@@ -41,4 +42,19 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
   if (config.swaggerUiEnabled) {
     await app.register(swaggerUi, { routePrefix: '/v1/swagger-ui', uiConfig: { docExpansion: 'list' } });
   }
+}
+
+type RouteSchema = Record<string, unknown> & { response?: Record<string, { $id?: string; description?: string }> };
+
+/**
+ * @fastify/swagger names a schema with an `$id` only where it is nested; a named resource answered
+ * as the whole body (the sign-in, the health report) is nested in an `allOf` here, for the document
+ * only, and `finishDocument` turns that back into a plain `$ref`.
+ */
+function withNamedResponsesNested(schema: RouteSchema | undefined): RouteSchema | undefined {
+  if (!schema?.response) return schema;
+  const response = Object.fromEntries(
+    Object.entries(schema.response).map(([status, body]) => [status, body.$id ? { ...(body.description ? { description: body.description } : {}), allOf: [body] } : body]),
+  );
+  return { ...schema, response };
 }

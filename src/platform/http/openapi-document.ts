@@ -59,10 +59,21 @@ export function finishDocument(document: OpenApiDocument, publicUrl: string | un
       const responses = (operation.responses ??= {});
       // Any request can meet its identity's limit, or the limit on unknown credentials from its address.
       addErrorCode(responses, '429', RequestErrors.rate_limited.code);
-      for (const [status, response] of Object.entries(responses)) describe(status, response);
+      for (const [status, response] of Object.entries(responses)) {
+        describe(status, response);
+        unwrapNamed(response);
+      }
     }
   }
   return document;
+}
+
+/** `allOf: [{ $ref }]` alone (see docs.ts, a named resource answered whole) is the `$ref` itself. */
+function unwrapNamed(response: Response): void {
+  for (const media of Object.values(response.content ?? {})) {
+    const schema = media.schema as { allOf?: unknown[] } | undefined;
+    if (schema && Object.keys(schema).length === 1 && schema.allOf?.length === 1) media.schema = schema.allOf[0];
+  }
 }
 
 function addErrorCode(responses: Record<string, Response>, status: string, code: string): void {

@@ -36,3 +36,16 @@ export const Body = <T extends Parameters<typeof Type.Object>[0]>(properties: T,
     additionalProperties: false,
     ...(options.atLeastOne ? { anyOf: Object.keys(properties).map((name) => ({ required: [name] })) } : {}),
   });
+
+const schemaNames = new Set<string>();
+
+/**
+ * A resource schema with a name: the OpenAPI document lists it once under `components.schemas`
+ * and refers to it by `$ref` (generated clients get a type of that name). A name is given once:
+ * two schemas of one name would be merged into one in the document.
+ */
+export function named<T extends TSchema>(name: string, schema: T): T {
+  if (schemaNames.has(name)) throw new Error(`schema name ${name} is given twice`);
+  schemaNames.add(name);
+  return Object.assign(schema, { $id: name });
+}

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const Device = Type.Object({
+export const Device = named('Device', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -10,7 +10,7 @@ export const Device = Type.Object({
   api_key_id: Nullable(Uuid),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const fields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),

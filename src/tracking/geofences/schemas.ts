@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** Any JSON object (arrays, strings and null are refused). */
 const Metadata = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'Free JSON object' });
 
-export const Geofence = Type.Object({
+export const Geofence = named('Geofence', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -15,7 +15,7 @@ export const Geofence = Type.Object({
   metadata: Metadata,
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const required = {
   name: Type.String({ minLength: 1, maxLength: 200 }),

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const GpsPoint = Type.Object({
+export const GpsPoint = named('GpsPoint', Type.Object({
   id: Uuid,
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Present when the point belongs to a device' })),
   trip_id: Nullable(Uuid),
@@ -18,7 +18,7 @@ export const GpsPoint = Type.Object({
   hdop: Nullable(Type.Number()),
   vdop: Nullable(Type.Number()),
   created_at: DateTime,
-}, { $id: 'GpsPoint' });
+}));
 
 const speed = Type.Number({ minimum: 0 });
 const dop = Type.Optional(Nullable(Type.Number({ minimum: 0 })));

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const Contact = Type.Object({
+export const Contact = named('Contact', Type.Object({
   id: Uuid,
   location_id: Uuid,
   name: Type.String(),
@@ -9,9 +9,9 @@ export const Contact = Type.Object({
   email: Nullable(Type.String()),
   role: Nullable(Type.String()),
   created_at: DateTime,
-});
+}));
 
-export const Location = Type.Object({
+export const Location = named('Location', Type.Object({
   id: Uuid,
   name: Type.String(),
   street: Nullable(Type.String()),
@@ -24,9 +24,9 @@ export const Location = Type.Object({
   is_active: Type.Boolean(),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
-export const LocationWithContacts = Type.Object({ ...Location.properties, contacts: Type.Array(Contact) });
+export const LocationWithContacts = named('LocationWithContacts', Type.Object({ ...Location.properties, contacts: Type.Array(Contact) }));
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 const text = (maxLength: number) => Type.Optional(Nullable(Type.String({ maxLength })));

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const TripCategory = Type.Object({
+export const TripCategory = named('TripCategory', Type.Object({
   id: Uuid,
   parent_id: Nullable(Uuid),
   name: Type.String(),
@@ -11,7 +11,7 @@ export const TripCategory = Type.Object({
   sort_order: Type.Integer(),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 

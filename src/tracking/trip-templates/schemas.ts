@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 import { tripFields } from '../trips/schemas.js';
 
-export const TripTemplate = Type.Object({
+export const TripTemplate = named('TripTemplate', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -16,7 +16,7 @@ export const TripTemplate = Type.Object({
   tags: Type.Array(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 // The same limits as the trip fields they become.
 const { weight_kg: weight, ...copied } = tripFields;

@@ -31,7 +31,7 @@ export const CreateRoleBody = Body({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
   requires_two_factor: Type.Optional(Type.Boolean()),
-});
+}, { example: { name: 'dispatcher', description: 'Plans trips and watches the fleet' } });
 
 export const UpdateRoleBody = Body(
   {
@@ -39,17 +39,17 @@ export const UpdateRoleBody = Body(
     description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
     requires_two_factor: Type.Optional(Type.Boolean()),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { requires_two_factor: true } },
 );
 
 export const CreatePermissionBody = Body({
   resource: Type.String({ pattern: '^([a-z][a-z0-9_]*|\\*)$', maxLength: 60 }),
   action: Type.String({ pattern: '^([a-z][a-z0-9_.]*|\\*)$', maxLength: 60 }),
   description: Type.Optional(Nullable(Type.String({ maxLength: 500 }))),
-});
+}, { example: { resource: 'reports', action: 'read', description: 'Read fleet reports' } });
 
 export const RoleParams = Type.Object({ id: RoleId });
 export const RolePermissionParams = Type.Object({ id: RoleId, permission_id: Uuid });
 export const UserRoleParams = Type.Object({ id: Uuid, role_id: RoleId });
-export const RoleIdBody = Body({ role_id: RoleId });
-export const PermissionIdBody = Body({ permission_id: Uuid });
+export const RoleIdBody = Body({ role_id: RoleId }, { example: { role_id: 'role_user' } });
+export const PermissionIdBody = Body({ permission_id: Uuid }, { example: { permission_id: '3f1c2a9e-8b7d-4c5e-9a1f-2b3c4d5e6f70' } });

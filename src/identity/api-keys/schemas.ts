@@ -26,7 +26,7 @@ export const CreateApiKeyBody = Body({
   expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
   user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
-});
+}, { example: { name: 'Van 3 tracker', scopes: ['gps:write', 'gps:read'], expires_at: '2030-12-31T23:59:59Z' } });
 
 export const UpdateApiKeyBody = Body(
   {
@@ -38,7 +38,7 @@ export const UpdateApiKeyBody = Body(
     is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
     user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { name: 'Van 3 tracker (spare)', is_active: false } },
 );
 
 export const CreatedApiKey = named('CreatedApiKey', Type.Object({

@@ -30,7 +30,7 @@ export const BanBody = Body({
   duration_seconds: Type.Optional(
     Nullable(Type.Integer({ minimum: 1, maximum: MAX_BAN_SECONDS, description: 'How long the ban lasts; null or absent: permanent' })),
   ),
-});
+}, { example: { reason: 'Spam in the community chat', duration_seconds: 86400 } });
 export type BanInput = Static<typeof BanBody>;
 
 export const BanStatus = Type.Object({ is_banned: Type.Boolean(), active_ban: Nullable(Ban) });

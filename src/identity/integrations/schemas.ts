@@ -38,7 +38,7 @@ export const ConnectBody = Body({
     maxItems: 50,
     description: 'Optional scopes to ask for besides the required ones (see the platform\'s scopes)',
   })),
-});
+}, { example: { redirect_uri: 'https://app.example.org/integrations/done', scopes: ['user:read:email'] } });
 export type ConnectInput = Static<typeof ConnectBody>;
 
 export const Connection = Type.Object({
@@ -74,7 +74,7 @@ export const StatsResult = Type.Object({
   }),
 });
 
-export const BotStatusBody = Body({ bot_status: BotStatus });
+export const BotStatusBody = Body({ bot_status: BotStatus }, { example: { bot_status: 'paused' } });
 export const BotStatusResult = Type.Object({ success: Type.Boolean(), bot_status: BotStatus });
 
 export const PlatformScopes = Type.Object({

@@ -54,10 +54,10 @@ const fields = {
   owner_user_id: Type.Optional(Uuid),
 };
 
-export const CreateClientBody = Body(fields);
+export const CreateClientBody = Body(fields, { example: { name: 'Fleet dashboard', redirect_uris: ['https://fleet.example.org/callback'], allowed_scopes: ['openid', 'profile', 'trips:read'], client_type: 'confidential' } });
 export const UpdateClientBody = Body(
   { ...fields, name: Type.Optional(fields.name), redirect_uris: Type.Optional(fields.redirect_uris) },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { description: 'Shows every vehicle on one map', homepage_url: 'https://fleet.example.org' } },
 );
 export type CreateClientInput = Static<typeof CreateClientBody>;
 export type UpdateClientInput = Static<typeof UpdateClientBody>;

@@ -21,12 +21,12 @@ export const PlatformParams = Type.Object({
 export const PlatformList = Type.Object({ data: Type.Array(Platform) });
 export const PlatformData = Type.Object({ data: Platform });
 
-export const EnabledBody = Body({ enabled: Type.Boolean() });
+export const EnabledBody = Body({ enabled: Type.Boolean() }, { example: { enabled: true } });
 
 export const SettingsBody = Body({
   enabled: Type.Optional(Type.Boolean()),
   two_factor_required: Type.Optional(Type.Boolean()),
   registration_enabled: Type.Optional(Type.Boolean()),
-});
+}, { example: { registration_enabled: false, two_factor_required: true } });
 
 export const SettingsResult = Type.Object({ success: Type.Boolean(), message: Type.String(), platform: Platform });

@@ -47,7 +47,7 @@ export const RevokedOtherSessions = Type.Object({ success: Type.Boolean(), revok
 export const CreateSessionBody = Body({
   userId: Uuid,
   expires: Type.String({ format: 'date-time', description: 'When the session ends; must be in the future' }),
-});
+}, { example: { userId: '3f1c2a9e-8b7d-4c5e-9a1f-2b3c4d5e6f70', expires: '2030-01-31T12:00:00Z' } });
 
 /** The internal session shape (camelCase, as the calling apps' session adapters expect). */
 export const InternalSession = Type.Object({
@@ -66,6 +66,6 @@ export const EndSessionQuery = Type.Object({
 
 export const LogoutEverywhereBody = Body({
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Recorded in the audit event; default sso_logout' })),
-});
+}, { example: { reason: 'Lost my phone' } });
 
-export const LogoutAppBody = Body({ clientId: Uuid });
+export const LogoutAppBody = Body({ clientId: Uuid }, { example: { clientId: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d' } });

@@ -54,12 +54,12 @@ export const UpdateUserBody = Body({
   avatar_url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'http(s) URL; set on the primary account' }))),
   privacy_mode: Type.Optional(Type.Boolean()),
   avatars_enabled: Type.Optional(Type.Boolean({ description: 'false removes the avatar URLs of all your accounts' })),
-}, { atLeastOne: true });
+}, { atLeastOne: true, example: { username: 'ada', privacy_mode: true } });
 
-export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) });
-export const UsernameBody = Body({ username: Username });
-export const EmailBody = Body({ email: Email });
-export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) }, { example: { locale: 'de-DE' } });
+export const UsernameBody = Body({ username: Username }, { example: { username: 'ada_lovelace' } });
+export const EmailBody = Body({ email: Email }, { example: { email: 'ada@example.org' } });
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { example: { token: 'emc_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
 
 export const EmailChangeRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
@@ -71,7 +71,7 @@ export const OAuthSignInBody = Body({
   oauthProvider: Type.String({ minLength: 1, maxLength: 60, description: 'Provider slug' }),
   oauthProviderId: Type.String({ minLength: 1, maxLength: 255, description: "The user's id at the provider" }),
   image: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-});
+}, { example: { email: 'ada@example.org', name: 'Ada Lovelace', oauthProvider: 'discord', oauthProviderId: '80351110224678912' } });
 
 export const DeletionStatus = named('DeletionStatus', Type.Object({
   is_scheduled_for_deletion: Type.Boolean({ description: 'Deleted and waiting for the purge; cancel-deletion restores the user until then' }),
@@ -81,4 +81,4 @@ export const DeletionStatus = named('DeletionStatus', Type.Object({
 }, {
   examples: [{ is_scheduled_for_deletion: true, scheduled_deletion_at: '2026-12-02T09:30:00.000Z', is_deleted: true, deleted_at: '2026-11-25T09:30:00.000Z' }],
 }));
-export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) });
+export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) }, { example: { reason: 'Deletion requested by the user in support ticket 4711' } });

@@ -108,7 +108,7 @@ export const AuditReport = named('AuditReport', Type.Object({
 export const ReportBody = Body({
   reason: ReportReason,
   description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-});
+}, { example: { reason: 'not_me', description: 'I was asleep at that time' } });
 
 export const ReportFiled = Type.Object({ success: Type.Boolean(), report: Nullable(AuditReport), error: Nullable(Type.String()) });
 
@@ -123,7 +123,7 @@ export const ReviewReportBody = Body(
     status: Type.Optional(ReportStatus),
     resolution_notes: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { status: 'resolved', resolution_notes: 'Password reset and sessions ended' } },
 );
 
 export const InternalAuditBody = Body({
@@ -139,4 +139,4 @@ export const InternalAuditBody = Body({
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 })),
   ip_address: Type.Optional(Nullable(Type.String({ maxLength: 64, description: "The end user's address, when the app reports for them" }))),
   user_agent: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
-});
+}, { example: { event_type: 'bot_command_executed', user_id: '3f1c2a9e-8b7d-4c5e-9a1f-2b3c4d5e6f70', status: 'success', source_service: 'community_bot', description: '!trip status' } });

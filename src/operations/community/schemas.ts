@@ -143,14 +143,14 @@ export const UpdateBotSettingsBody = Body({
   notify_on_guild_join: Type.Optional(Type.Boolean()),
   notify_on_guild_leave: Type.Optional(Type.Boolean()),
   command_cooldown_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
-});
+}, { example: { auto_sync_enabled: true, sync_interval_seconds: 3600, default_language: 'en' } });
 
 export const GuildSettings = named('GuildSettings', Type.Object({ guild_id: Type.String(), default_language: Nullable(Type.String()) }));
 export const UpdateGuildSettingsBody = Body({
   default_language: Nullable(Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$', description: 'null: the global default' })),
-});
+}, { example: { default_language: 'de' } });
 
-export const SyncBody = Body({ guild_id: Type.Optional(Snowflake) });
+export const SyncBody = Body({ guild_id: Type.Optional(Snowflake) }, { example: { guild_id: '80351110224678912' } });
 export const GuildSyncResult = Type.Object({
   success: Type.Boolean(),
   error: Nullable(Type.String()),

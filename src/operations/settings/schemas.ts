@@ -23,13 +23,13 @@ export const CreateSettingBody = Body({
   value: AnyJson,
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   is_public: Type.Optional(Type.Boolean()),
-});
+}, { example: { key: 'fleet.default_speed_unit', value: 'kmh', description: 'Unit shown in the dashboard', is_public: true } });
 
 export const PutSettingBody = Body({
   value: AnyJson,
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   is_public: Type.Optional(Type.Boolean()),
-});
+}, { example: { value: 'mph', is_public: true } });
 
 export const ConfigEntry = named('ConfigEntry', Type.Object({
   key: Type.String(),
@@ -39,4 +39,4 @@ export const ConfigEntry = named('ConfigEntry', Type.Object({
 }));
 
 export const ConfigQuery = Type.Object({ prefix: Type.Optional(Type.String({ maxLength: 200, description: 'Only keys starting with this' })) });
-export const UpdateConfigBody = Body({ value: AnyJson });
+export const UpdateConfigBody = Body({ value: AnyJson }, { example: { value: 30 } });

@@ -18,9 +18,9 @@ const fields = {
   api_key_id: Type.Optional(Type.String({ format: 'uuid', description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 
-export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields });
+export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields }, { example: { name: 'Van 3', description: 'Ford Transit, HH-WG 303', device_type: 'vehicle_tracker' } });
 
 export const UpdateDeviceBody = Body(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...fields, is_active: Type.Optional(Type.Boolean()) },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { is_active: false } },
 );

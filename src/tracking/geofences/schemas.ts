@@ -29,7 +29,7 @@ const optional = {
   metadata: Type.Optional(Metadata),
 };
 
-export const CreateGeofenceBody = Body({ ...required, ...optional });
+export const CreateGeofenceBody = Body({ ...required, ...optional }, { example: { name: 'Depot', latitude: 53.5438, longitude: 9.9661, radius_km: 0.5, description: 'Alert when a van leaves the depot' } });
 
 export const UpdateGeofenceBody = Body(
   {
@@ -40,5 +40,5 @@ export const UpdateGeofenceBody = Body(
     ...optional,
     is_active: Type.Optional(Type.Boolean()),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { radius_km: 0.75 } },
 );

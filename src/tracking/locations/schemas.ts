@@ -47,10 +47,10 @@ const locationFields = {
   notes: text(5000),
 };
 
-export const CreateContactBody = Body({ name, ...contactFields });
-export const UpdateContactBody = Body({ name: Type.Optional(name), ...contactFields }, { atLeastOne: true });
+export const CreateContactBody = Body({ name, ...contactFields }, { example: { name: 'Jana Weber', phone: '+49 40 1234567', email: 'jana.weber@example.org', role: 'Shift lead' } });
+export const UpdateContactBody = Body({ name: Type.Optional(name), ...contactFields }, { atLeastOne: true, example: { phone: '+49 40 7654321' } });
 
-export const CreateLocationBody = Body({ name, ...locationFields, contacts: Type.Optional(Type.Array(CreateContactBody, { maxItems: 100 })) });
-export const UpdateLocationBody = Body({ name: Type.Optional(name), ...locationFields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true });
+export const CreateLocationBody = Body({ name, ...locationFields, contacts: Type.Optional(Type.Array(CreateContactBody, { maxItems: 100 })) }, { example: { name: 'Warehouse North', street: 'Hafenstraße 12', zip: '20457', city: 'Hamburg', country: 'DE', latitude: 53.5438, longitude: 9.9661, contacts: [{ name: 'Jana Weber', phone: '+49 40 1234567', role: 'Shift lead' }] } });
+export const UpdateLocationBody = Body({ name: Type.Optional(name), ...locationFields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true, example: { notes: 'Gate 3 after 18:00' } });
 
 export const ContactParams = Type.Object({ id: Uuid, cid: Uuid });

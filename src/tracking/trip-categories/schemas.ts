@@ -22,6 +22,6 @@ const fields = {
   sort_order: Type.Optional(Type.Integer({ minimum: -2147483648, maximum: 2147483647 })),
 };
 
-export const CreateTripCategoryBody = Body({ name, ...fields });
+export const CreateTripCategoryBody = Body({ name, ...fields }, { example: { name: 'Deliveries', color: '#1e90ff', sort_order: 10 } });
 
-export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true });
+export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true, example: { color: '#ff8c00' } });

@@ -56,7 +56,7 @@ export const tripFields = {
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 
-export const CreateTripBody = Body({ name, ...tripFields });
+export const CreateTripBody = Body({ name, ...tripFields }, { example: { name: 'Hamburg to Berlin', gps_logging_enabled: true, device_id: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d', weight_kg: 1200, tags: ['delivery'] } });
 
 export const UpdateTripBody = Body(
   {
@@ -68,7 +68,7 @@ export const UpdateTripBody = Body(
     end_latitude: Type.Optional(Latitude),
     end_longitude: Type.Optional(Longitude),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { status: 'active', start_latitude: 53.5511, start_longitude: 9.9937 } },
 );
 
 export const TripListQuery = Type.Object({ status: Type.Optional(TripStatus) });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const PlatformAccount = Type.Object({
+export const PlatformAccount = named('PlatformAccount', Type.Object({
   id: Uuid,
   platform_id: Uuid,
   platform_name: Type.String(),
@@ -14,18 +14,18 @@ export const PlatformAccount = Type.Object({
   avatar_url: Nullable(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 export const AccountParams = Type.Object({ id: Uuid, account_id: Uuid });
 
 export const EmailLinkRequestBody = Body({
   email: Type.String({ minLength: 1, maxLength: 254 }),
   password: Type.String({ minLength: 8, maxLength: 1024, description: 'Password of the new email sign-in; at least 8 characters' }),
-});
+}, { example: { email: 'ada@example.org', password: 'correct-horse-battery' } });
 
 export const EmailLinkRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
 
-export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) });
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { example: { token: 'elt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 
 export const EmailLinked = Type.Object({ message: Type.String(), platform_account_id: Uuid });
 

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
 
-export const ApiKey = Type.Object({
+export const ApiKey = named('ApiKey', Type.Object({
   id: Uuid,
   key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
   name: Type.String(),
@@ -15,7 +15,7 @@ export const ApiKey = Type.Object({
   last_used_at: Nullable(DateTime),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const Scopes = Type.Array(PermissionName, { maxItems: 200, description: 'Must be covered by your own permissions' });
 
@@ -26,7 +26,7 @@ export const CreateApiKeyBody = Body({
   expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
   user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
-});
+}, { example: { name: 'Van 3 tracker', scopes: ['gps:write', 'gps:read'], expires_at: '2030-12-31T23:59:59Z' } });
 
 export const UpdateApiKeyBody = Body(
   {
@@ -38,16 +38,16 @@ export const UpdateApiKeyBody = Body(
     is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
     user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { name: 'Van 3 tracker (spare)', is_active: false } },
 );
 
-export const CreatedApiKey = Type.Object({
+export const CreatedApiKey = named('CreatedApiKey', Type.Object({
   id: Uuid,
   key: Type.String({ description: 'The full key: shown only now' }),
   name: Type.String(),
   scopes: Type.Array(Type.String()),
   expires_at: Nullable(DateTime),
-});
+}));
 
 export const RegeneratedApiKey = Type.Object({
   id: Uuid,

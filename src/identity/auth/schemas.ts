@@ -1,13 +1,13 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable } from '../../platform/http/schemas.js';
 
 export const LoginBody = Body({
   identifier: Type.String({ minLength: 1, maxLength: 320, description: 'Username or email (case-insensitive)' }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
-});
+}, { example: { identifier: 'ada@example.org', password: 'correct-horse-battery' } });
 
-export const AuthResponse = Type.Object({
+export const AuthResponse = named('SignIn', Type.Object({
   user_id: Type.String(),
   email: Type.String(),
   username: Type.String(),
@@ -18,7 +18,7 @@ export const AuthResponse = Type.Object({
   requires_2fa: Type.Boolean(),
   temp_token: Type.Optional(Nullable(Type.String({ description: '2fa_…; only when requires_2fa is true' }))),
   preferred_locale: Nullable(Type.String()),
-});
+}));
 
 const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
 const Password = (name: string) => Type.String({ minLength: 1, maxLength: 1024, description: `${name}; at least 8 characters` });
@@ -28,9 +28,9 @@ export const RegisterBody = Body({
   username: Type.String({ minLength: 1, maxLength: 64, description: '3-30 letters, digits, underscores; stored lower case' }),
   password: Password('Password'),
   turnstile_token: TurnstileToken,
-});
+}, { example: { email: 'ada@example.org', username: 'ada', password: 'correct-horse-battery' } });
 
-export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) });
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { example: { token: 'evt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 
 export const Registered = Type.Object({ message: Type.String(), expires_at: DateTime });
 
@@ -45,10 +45,10 @@ export const VerifiedEmail = Type.Object({
 export const ResetPasswordBody = Body({
   email: Type.String({ minLength: 1, maxLength: 320 }),
   turnstile_token: TurnstileToken,
-});
+}, { example: { email: 'ada@example.org' } });
 
 export const CompleteResetBody = Body({
   token: Type.String({ minLength: 1, maxLength: 512 }),
   new_password: Password('New password'),
   turnstile_token: TurnstileToken,
-});
+}, { example: { token: 'prt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c', new_password: 'a-new-long-passphrase' } });

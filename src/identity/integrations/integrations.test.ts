@@ -314,7 +314,7 @@ describe('integrations with Twitch', () => {
     const gaps = routes.filter(([method, path]) => !(paths[path]?.[method]?.security as unknown[] | undefined)?.length).map(([method, path]) => `${method} ${path}`);
     expect(gaps).toEqual([]);
     const callbackRoute = paths['/v1/integrations/callback/{platform}'].get;
-    expect(callbackRoute.security).toBeUndefined();
+    expect(callbackRoute.security).toEqual([]);
     expect(callbackRoute.responses['400']['x-error-codes']).toContain('integration.invalid_state');
     expect(paths['/v1/integrations/{id}/stats'].post.responses['502']['x-error-codes']).toEqual(['integration.provider_unavailable', 'integration.provider_error']);
   });

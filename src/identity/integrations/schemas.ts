@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 const Slug = Type.String({ minLength: 1, maxLength: 40, pattern: '^[a-z0-9_-]+$', description: 'Platform slug, e.g. twitch' });
 export const SlugParams = Type.Object({ slug: Slug });
@@ -9,7 +9,7 @@ export const BotStatus = Type.Union([Type.Literal('active'), Type.Literal('pause
   description: 'Whether the stream bot acts for this channel',
 });
 
-export const Integration = Type.Object({
+export const Integration = named('Integration', Type.Object({
   id: Uuid,
   user_id: Uuid,
   platform_slug: Type.String(),
@@ -29,7 +29,7 @@ export const Integration = Type.Object({
     platform_user_id: '141981764', username: 'harbourlive', display_name: 'HarbourLive', profile_image_url: 'https://static-cdn.jtvnw.net/user-default-pictures/example.png',
     scopes: ['channel:read:subscriptions'], is_active: true, bot_status: 'active', connected_at: '2026-11-25T09:30:00.000Z', last_refreshed_at: null,
   }],
-});
+}));
 export const IntegrationList = Type.Array(Integration);
 
 export const ConnectBody = Body({
@@ -38,7 +38,7 @@ export const ConnectBody = Body({
     maxItems: 50,
     description: 'Optional scopes to ask for besides the required ones (see the platform\'s scopes)',
   })),
-});
+}, { example: { redirect_uri: 'https://app.example.org/integrations/done', scopes: ['user:read:email'] } });
 export type ConnectInput = Static<typeof ConnectBody>;
 
 export const Connection = Type.Object({
@@ -74,7 +74,7 @@ export const StatsResult = Type.Object({
   }),
 });
 
-export const BotStatusBody = Body({ bot_status: BotStatus });
+export const BotStatusBody = Body({ bot_status: BotStatus }, { example: { bot_status: 'paused' } });
 export const BotStatusResult = Type.Object({ success: Type.Boolean(), bot_status: BotStatus });
 
 export const PlatformScopes = Type.Object({

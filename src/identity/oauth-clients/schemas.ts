@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 const WebUrl = (description: string) => Type.String({ maxLength: 2000, pattern: '^https?://[^\\s]+$', description });
 // No wildcards: an app is granted named permissions, never everything its user may do.
@@ -9,7 +9,7 @@ export const ClientType = Type.Union([Type.Literal('confidential'), Type.Literal
   description: 'confidential: has a secret (server-side apps); public: no secret, PKCE required (browser and native apps)',
 });
 
-export const OAuthClient = Type.Object({
+export const OAuthClient = named('OAuthClient', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -33,7 +33,7 @@ export const OAuthClient = Type.Object({
     client_type: 'confidential', is_active: true, is_first_party: false, owner_user_id: '0b8e9f10-1a2b-4c3d-9e4f-5a6b7c8d9e0f',
     created_at: '2026-11-25T09:30:00.000Z', updated_at: '2026-11-25T09:30:00.000Z',
   }],
-});
+}));
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
@@ -54,10 +54,10 @@ const fields = {
   owner_user_id: Type.Optional(Uuid),
 };
 
-export const CreateClientBody = Body(fields);
+export const CreateClientBody = Body(fields, { example: { name: 'Fleet dashboard', redirect_uris: ['https://fleet.example.org/callback'], allowed_scopes: ['openid', 'profile', 'trips:read'], client_type: 'confidential' } });
 export const UpdateClientBody = Body(
   { ...fields, name: Type.Optional(fields.name), redirect_uris: Type.Optional(fields.redirect_uris) },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { description: 'Shows every vehicle on one map', homepage_url: 'https://fleet.example.org' } },
 );
 export type CreateClientInput = Static<typeof CreateClientBody>;
 export type UpdateClientInput = Static<typeof UpdateClientBody>;

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
 import { SelfLinks } from '../../platform/http/envelopes.js';
-import { Body, DateTime, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Uuid } from '../../platform/http/schemas.js';
 
 /** Reasons a calling app may give when it ends a session through DELETE /v1/sessions/{token}. */
 export const SESSION_END_REASONS = ['user_initiated', 'token_deleted', 'session_expired', 'revoked', 'no_access'] as const;
 export type SessionEndReason = (typeof SESSION_END_REASONS)[number];
 
-export const ActiveSession = Type.Object({
+export const ActiveSession = named('Session', Type.Object({
   id: Type.String(),
   ip_address: Type.String({ description: 'Empty when unknown' }),
   user_agent: Type.String({ description: 'Empty when unknown' }),
@@ -19,7 +19,7 @@ export const ActiveSession = Type.Object({
   created_at: DateTime,
   expires_at: DateTime,
   is_current: Type.Boolean(),
-});
+}));
 
 export const SessionList = Type.Object({
   sessions: Type.Array(ActiveSession),
@@ -47,7 +47,7 @@ export const RevokedOtherSessions = Type.Object({ success: Type.Boolean(), revok
 export const CreateSessionBody = Body({
   userId: Uuid,
   expires: Type.String({ format: 'date-time', description: 'When the session ends; must be in the future' }),
-});
+}, { example: { userId: '3f1c2a9e-8b7d-4c5e-9a1f-2b3c4d5e6f70', expires: '2030-01-31T12:00:00Z' } });
 
 /** The internal session shape (camelCase, as the calling apps' session adapters expect). */
 export const InternalSession = Type.Object({
@@ -66,6 +66,6 @@ export const EndSessionQuery = Type.Object({
 
 export const LogoutEverywhereBody = Body({
   reason: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Recorded in the audit event; default sso_logout' })),
-});
+}, { example: { reason: 'Lost my phone' } });
 
-export const LogoutAppBody = Body({ clientId: Uuid });
+export const LogoutAppBody = Body({ clientId: Uuid }, { example: { clientId: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d' } });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const User = Type.Object({
+export const User = named('User', Type.Object({
   id: Uuid,
   username: Type.String(),
   primary_platform_account_id: Nullable(Uuid),
@@ -12,7 +12,7 @@ export const User = Type.Object({
   privacy_mode: Type.Boolean(),
   avatars_enabled: Type.Boolean(),
   preferred_locale: Nullable(Type.String()),
-});
+}));
 
 /** The flatter shape of the email lookup and the OAuth upsert: one platform account's email, avatar and provider. */
 export const FlatUser = Type.Object({
@@ -29,7 +29,7 @@ export const FlatUser = Type.Object({
   is_banned: Type.Boolean(),
 });
 
-export const Profile = Type.Object({
+export const Profile = named('Profile', Type.Object({
   name: Type.String({ description: 'The username' }),
   display_name: Type.String({ description: "The primary account's name at its provider (else the username)" }),
   picture: Nullable(Type.String({ description: "The primary account's avatar URL; null when avatars are off" })),
@@ -39,7 +39,7 @@ export const Profile = Type.Object({
   created_at: DateTime,
   privacy_mode: Type.Boolean(),
   avatars_enabled: Type.Boolean(),
-});
+}));
 
 const Username = Type.String({ maxLength: 100, description: '3-30 letters, digits and underscores; stored lower case' });
 const Email = Type.String({ maxLength: 254 });
@@ -54,12 +54,12 @@ export const UpdateUserBody = Body({
   avatar_url: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'http(s) URL; set on the primary account' }))),
   privacy_mode: Type.Optional(Type.Boolean()),
   avatars_enabled: Type.Optional(Type.Boolean({ description: 'false removes the avatar URLs of all your accounts' })),
-}, { atLeastOne: true });
+}, { atLeastOne: true, example: { username: 'ada', privacy_mode: true } });
 
-export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) });
-export const UsernameBody = Body({ username: Username });
-export const EmailBody = Body({ email: Email });
-export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) });
+export const LocaleBody = Body({ locale: Nullable(Type.String({ maxLength: 35, description: 'One of SUPPORTED_LOCALES; null clears' })) }, { example: { locale: 'de-DE' } });
+export const UsernameBody = Body({ username: Username }, { example: { username: 'ada_lovelace' } });
+export const EmailBody = Body({ email: Email }, { example: { email: 'ada@example.org' } });
+export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { example: { token: 'emc_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
 
 export const EmailChangeRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
@@ -71,14 +71,14 @@ export const OAuthSignInBody = Body({
   oauthProvider: Type.String({ minLength: 1, maxLength: 60, description: 'Provider slug' }),
   oauthProviderId: Type.String({ minLength: 1, maxLength: 255, description: "The user's id at the provider" }),
   image: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-});
+}, { example: { email: 'ada@example.org', name: 'Ada Lovelace', oauthProvider: 'discord', oauthProviderId: '80351110224678912' } });
 
-export const DeletionStatus = Type.Object({
+export const DeletionStatus = named('DeletionStatus', Type.Object({
   is_scheduled_for_deletion: Type.Boolean({ description: 'Deleted and waiting for the purge; cancel-deletion restores the user until then' }),
   scheduled_deletion_at: Nullable(DateTime),
   is_deleted: Type.Boolean({ description: 'Soft-deleted (deleted_at set)' }),
   deleted_at: Nullable(DateTime),
 }, {
   examples: [{ is_scheduled_for_deletion: true, scheduled_deletion_at: '2026-12-02T09:30:00.000Z', is_deleted: true, deleted_at: '2026-11-25T09:30:00.000Z' }],
-});
-export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) });
+}));
+export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) }, { example: { reason: 'Deletion requested by the user in support ticket 4711' } });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES, EXTRA_AUDIT_EVENT_TYPES } from '../../platform/audit.js';
 import { PageLinks } from '../../platform/http/envelopes.js';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** One of these strings (a plain `enum`: one check for the validator and the serialiser). */
 const literals = <T extends string>(values: readonly T[]) => Type.Unsafe<T>({ type: 'string', enum: [...values] });
@@ -14,7 +14,7 @@ export const ReportStatus = literals(['pending', 'reviewed', 'resolved', 'dismis
 
 const LocationField = (description: string) => Type.Optional(Type.String({ description: `${description}; absent without a GeoIP database` }));
 
-export const AuditEvent = Type.Object({
+export const AuditEvent = named('AuditEvent', Type.Object({
   id: Uuid,
   user_id: Nullable(Type.String()),
   event_type: Type.String(),
@@ -42,7 +42,7 @@ export const AuditEvent = Type.Object({
     country_code: 'DE', country_name: 'Germany', city: 'Berlin', region: 'Land Berlin', source_service: 'api',
     created_at: '2026-11-25T09:30:00.000Z', is_reported: false,
   }],
-});
+}));
 
 export const AuditList = Type.Object({
   events: Type.Array(AuditEvent),
@@ -85,7 +85,7 @@ export const UserIdParams = Type.Object({ user_id: Uuid });
 export const EventIdParams = Type.Object({ event_id: Uuid });
 export const ReportIdParams = Type.Object({ report_id: Uuid });
 
-export const AuditReport = Type.Object({
+export const AuditReport = named('AuditReport', Type.Object({
   id: Uuid,
   audit_event_id: Uuid,
   user_id: Uuid,
@@ -103,12 +103,12 @@ export const AuditReport = Type.Object({
     reason: 'not_me', description: 'I was asleep', status: 'resolved', reviewed_by: '7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a',
     reviewed_at: '2026-11-26T08:00:00.000Z', resolution_notes: 'Password reset enforced', created_at: '2026-11-25T09:40:00.000Z', updated_at: '2026-11-26T08:00:00.000Z',
   }],
-});
+}));
 
 export const ReportBody = Body({
   reason: ReportReason,
   description: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
-});
+}, { example: { reason: 'not_me', description: 'I was asleep at that time' } });
 
 export const ReportFiled = Type.Object({ success: Type.Boolean(), report: Nullable(AuditReport), error: Nullable(Type.String()) });
 
@@ -123,7 +123,7 @@ export const ReviewReportBody = Body(
     status: Type.Optional(ReportStatus),
     resolution_notes: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { status: 'resolved', resolution_notes: 'Password reset and sessions ended' } },
 );
 
 export const InternalAuditBody = Body({
@@ -139,4 +139,4 @@ export const InternalAuditBody = Body({
   metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { maxProperties: 100 })),
   ip_address: Type.Optional(Nullable(Type.String({ maxLength: 64, description: "The end user's address, when the app reports for them" }))),
   user_agent: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
-});
+}, { example: { event_type: 'bot_command_executed', user_id: '3f1c2a9e-8b7d-4c5e-9a1f-2b3c4d5e6f70', status: 'success', source_service: 'community_bot', description: '!trip status' } });

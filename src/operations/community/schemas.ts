@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** A platform id (Discord snowflake): digits, kept as a string end to end (they exceed 2^53). */
 export const Snowflake = Type.String({ pattern: '^[0-9]{1,20}$', description: 'Platform id (snowflake), as a string' });
@@ -70,7 +70,7 @@ export type BotMember = Static<typeof BotMember>;
 
 // ---- REST shapes ----
 
-export const Guild = Type.Object({
+export const Guild = named('Guild', Type.Object({
   id: Uuid,
   guild_id: Type.String(),
   name: Type.String(),
@@ -82,9 +82,9 @@ export const Guild = Type.Object({
   premium_tier: Type.Integer({ minimum: 0, maximum: 3 }),
   bot_joined_at: Nullable(DateTime),
   last_synced_at: Nullable(DateTime),
-});
+}));
 
-export const Channel = Type.Object({
+export const Channel = named('Channel', Type.Object({
   id: Uuid,
   channel_id: Type.String(),
   guild_id: Type.String({ description: 'The guild snowflake' }),
@@ -97,9 +97,9 @@ export const Channel = Type.Object({
   nsfw: Type.Boolean(),
   is_text_based: Type.Boolean(),
   is_voice: Type.Boolean(),
-});
+}));
 
-export const Member = Type.Object({
+export const Member = named('Member', Type.Object({
   id: Uuid,
   guild_id: Uuid,
   user_id: Type.String(),
@@ -121,9 +121,9 @@ export const Member = Type.Object({
   display_name: Type.String({ description: 'nickname, else global_name, else username' }),
   formatted_username: Type.String({ description: 'username, or username#discriminator for legacy accounts' }),
   is_timed_out: Type.Boolean(),
-});
+}));
 
-export const BotSettings = Type.Object({
+export const BotSettings = named('BotSettings', Type.Object({
   id: Uuid,
   auto_sync_enabled: Type.Boolean(),
   sync_interval_seconds: Type.Integer(),
@@ -133,7 +133,7 @@ export const BotSettings = Type.Object({
   notify_on_guild_leave: Type.Boolean(),
   command_cooldown_seconds: Type.Integer(),
   updated_at: DateTime,
-});
+}));
 
 export const UpdateBotSettingsBody = Body({
   auto_sync_enabled: Type.Optional(Type.Boolean()),
@@ -143,14 +143,14 @@ export const UpdateBotSettingsBody = Body({
   notify_on_guild_join: Type.Optional(Type.Boolean()),
   notify_on_guild_leave: Type.Optional(Type.Boolean()),
   command_cooldown_seconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 3600 })),
-});
+}, { example: { auto_sync_enabled: true, sync_interval_seconds: 3600, default_language: 'en' } });
 
-export const GuildSettings = Type.Object({ guild_id: Type.String(), default_language: Nullable(Type.String()) });
+export const GuildSettings = named('GuildSettings', Type.Object({ guild_id: Type.String(), default_language: Nullable(Type.String()) }));
 export const UpdateGuildSettingsBody = Body({
   default_language: Nullable(Type.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$', description: 'null: the global default' })),
-});
+}, { example: { default_language: 'de' } });
 
-export const SyncBody = Body({ guild_id: Type.Optional(Snowflake) });
+export const SyncBody = Body({ guild_id: Type.Optional(Snowflake) }, { example: { guild_id: '80351110224678912' } });
 export const GuildSyncResult = Type.Object({
   success: Type.Boolean(),
   error: Nullable(Type.String()),

@@ -95,6 +95,16 @@ export async function graphqlRoutes(
   app.addHook('onRoute', (route) => {
     const response = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
     if (response?.['400']) response['400'] = { description: 'Not valid GraphQL, too deep or too costly: `{ data: null, errors }`, each error with `extensions.code`' };
+    // Documentation only: GraphiQL's page and scripts are no API; the endpoint takes a credential when it has one.
+    if (route.url.startsWith('/v1/graphiql')) route.schema = { ...route.schema, hide: true };
+    else if (route.url === '/v1/gql') {
+      route.schema = {
+        ...route.schema,
+        summary: 'Run a GraphQL query or mutation',
+        description: 'Resolvers check the credential as the REST routes do: anonymous callers get `auth.unauthorized` in `errors` (except `verifyTwoFactorLogin`).',
+        security: [{ bearer: [] }, {}],
+      } as typeof route.schema;
+    }
   });
   const resolvers = createResolvers(services, options.defaultLocale);
   await app.register(mercurius, {

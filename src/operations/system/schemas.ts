@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { SelfLinks } from '../../platform/http/envelopes.js';
+import { named } from '../../platform/http/schemas.js';
 
 const Uptime = Type.Object({
   days: Type.Integer(),
@@ -14,7 +15,7 @@ const ServiceCheck = Type.Object({
   responseTime: Type.Number({ description: 'Milliseconds' }),
 });
 
-export const HealthResponse = Type.Object({
+export const HealthResponse = named('Health', Type.Object({
   status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('unhealthy')]),
   version: Type.String(),
   timestamp: Type.String({ format: 'date-time' }),
@@ -25,9 +26,9 @@ export const HealthResponse = Type.Object({
     websocket: Type.Object({ status: Type.String(), connections: Type.Integer(), subscriptions: Type.Integer() }),
   }),
   _links: SelfLinks,
-});
+}));
 
-export const InfoResponse = Type.Object({
+export const InfoResponse = named('ServerInfo', Type.Object({
   version: Type.String(),
   server: Type.Object({ uptime: Uptime }),
   client: Type.Object({
@@ -38,4 +39,4 @@ export const InfoResponse = Type.Object({
   }),
   timestamp: Type.String({ format: 'date-time' }),
   _links: SelfLinks,
-});
+}));

@@ -81,6 +81,7 @@ describe('health and info', () => {
       403: ['auth.forbidden'],
       404: ['trip.not_found'],
       409: ['trip.logging_conflict'],
+      429: ['request.rate_limited'],
     });
     expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.banned', 'auth.system_key_required'] });
     // A GET route's HEAD twin shares its schema: the requirement is still stated once.
@@ -88,7 +89,7 @@ describe('health and info', () => {
   });
 
   it('documents the accountability routes with their security, their 4xx responses and examples', async () => {
-    const { paths } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const { paths, components } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const routes = [
       ['get', '/v1/users/me/audit'], ['get', '/v1/users/{user_id}/audit'], ['get', '/v1/admin/audit'],
       ['post', '/v1/users/me/audit/{event_id}/report'], ['get', '/v1/users/me/audit/reports'], ['get', '/v1/admin/audit/reports'],
@@ -109,7 +110,8 @@ describe('health and info', () => {
       ];
     });
     expect(gaps).toEqual([]);
-    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data.examples).toHaveLength(1);
+    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Ban' });
+    expect(components.schemas.Ban.examples).toHaveLength(1);
   });
 
   it('serves Swagger UI', async () => {

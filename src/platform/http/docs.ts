@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.js';
 import { VERSION } from '../../version.js';
 import { ErrorBody } from './envelopes.js';
-import { CODES_OF_ANY_ROUTE, errorDefinitionOf, errorNameFor } from './errors.js';
+import { CODES_OF_ANY_ROUTE } from './errors.js';
+import { finishDocument, type OpenApiDocument } from './openapi-document.js';
 
 /**
  * OpenAPI 3.1 generated from the route schemas. Must be registered before the
@@ -31,7 +32,8 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
         },
       },
     },
-    transformObject: (document) => withErrorCodeExtensions((document as { openapiObject: OpenApiDocument }).openapiObject) as object,
+    transform: ({ schema, url }) => ({ schema: withNamedResponsesNested(schema as RouteSchema | undefined) as never, url }),
+    transformObject: (document) => finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject, config.publicUrl) as object,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   if (config.openapiEnabled) {
@@ -42,34 +44,17 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
   }
 }
 
-interface DocumentedResponse {
-  description?: string;
-  'x-error-codes'?: string[];
-  content?: Record<string, { example?: unknown }>;
-}
-
-interface OpenApiDocument {
-  paths?: Record<string, Record<string, { responses?: Record<string, DocumentedResponse> }>>;
-}
+type RouteSchema = Record<string, unknown> & { response?: Record<string, { $id?: string; description?: string }> };
 
 /**
- * @fastify/swagger keeps only the description of a response, so the codes `errorResponses` lists there
- * (`Codes: a, b`) are added back as `x-error-codes`, for client generators and tests to read, and the
- * body of the first one becomes the response's example.
+ * @fastify/swagger names a schema with an `$id` only where it is nested; a named resource answered
+ * as the whole body (the sign-in, the health report) is nested in an `allOf` here, for the document
+ * only, and `finishDocument` turns that back into a plain `$ref`.
  */
-function withErrorCodeExtensions(document: OpenApiDocument): OpenApiDocument {
-  for (const operations of Object.values(document.paths ?? {})) {
-    for (const operation of Object.values(operations)) {
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        const listed = /^Codes: (.+)$/.exec(response.description ?? '');
-        if (!listed) continue;
-        const codes = listed[1]!.split(', ');
-        response['x-error-codes'] = codes;
-        const first = errorDefinitionOf(codes[0]!);
-        const json = response.content?.['application/json'];
-        if (first && json) json.example = { error: errorNameFor(Number(status)), message: first.message, code: first.code };
-      }
-    }
-  }
-  return document;
+function withNamedResponsesNested(schema: RouteSchema | undefined): RouteSchema | undefined {
+  if (!schema?.response) return schema;
+  const response = Object.fromEntries(
+    Object.entries(schema.response).map(([status, body]) => [status, body.$id ? { ...(body.description ? { description: body.description } : {}), allOf: [body] } : body]),
+  );
+  return { ...schema, response };
 }

@@ -29,10 +29,28 @@ export const MessageBody = Type.Object({ message: Type.String() });
  * handler sees them, so a body can never set a column the route did not mean to expose.
  * `atLeastOne` (PATCH): one of the declared properties must be there. Written as
  * "any of: required a, required b, ..." because `minProperties` is checked before the
- * unknown properties are dropped, so `{ "foo": 1 }` would pass it.
+ * unknown properties are dropped, so `{ "foo": 1 }` would pass it. `example`: a short, realistic body for
+ * the OpenAPI document (a test checks it is valid).
  */
-export const Body = <T extends Parameters<typeof Type.Object>[0]>(properties: T, options: { atLeastOne?: boolean } = {}) =>
+export const Body = <T extends Parameters<typeof Type.Object>[0]>(
+  properties: T,
+  options: { atLeastOne?: boolean; example?: Record<string, unknown> } = {},
+) =>
   Type.Object(properties, {
     additionalProperties: false,
     ...(options.atLeastOne ? { anyOf: Object.keys(properties).map((name) => ({ required: [name] })) } : {}),
+    ...(options.example ? { examples: [options.example] } : {}),
   });
+
+const schemaNames = new Set<string>();
+
+/**
+ * A resource schema with a name: the OpenAPI document lists it once under `components.schemas`
+ * and refers to it by `$ref` (generated clients get a type of that name). A name is given once:
+ * two schemas of one name would be merged into one in the document.
+ */
+export function named<T extends TSchema>(name: string, schema: T): T {
+  if (schemaNames.has(name)) throw new Error(`schema name ${name} is given twice`);
+  schemaNames.add(name);
+  return Object.assign(schema, { $id: name });
+}

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const Device = Type.Object({
+export const Device = named('Device', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -10,7 +10,7 @@ export const Device = Type.Object({
   api_key_id: Nullable(Uuid),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const fields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
@@ -18,9 +18,9 @@ const fields = {
   api_key_id: Type.Optional(Type.String({ format: 'uuid', description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 
-export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields });
+export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields }, { example: { name: 'Van 3', description: 'Ford Transit, HH-WG 303', device_type: 'vehicle_tracker' } });
 
 export const UpdateDeviceBody = Body(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), ...fields, is_active: Type.Optional(Type.Boolean()) },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { is_active: false } },
 );

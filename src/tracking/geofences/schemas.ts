@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /** Any JSON object (arrays, strings and null are refused). */
 const Metadata = Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, description: 'Free JSON object' });
 
-export const Geofence = Type.Object({
+export const Geofence = named('Geofence', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -15,7 +15,7 @@ export const Geofence = Type.Object({
   metadata: Metadata,
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const required = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -29,7 +29,7 @@ const optional = {
   metadata: Type.Optional(Metadata),
 };
 
-export const CreateGeofenceBody = Body({ ...required, ...optional });
+export const CreateGeofenceBody = Body({ ...required, ...optional }, { example: { name: 'Depot', latitude: 53.5438, longitude: 9.9661, radius_km: 0.5, description: 'Alert when a van leaves the depot' } });
 
 export const UpdateGeofenceBody = Body(
   {
@@ -40,5 +40,5 @@ export const UpdateGeofenceBody = Body(
     ...optional,
     is_active: Type.Optional(Type.Boolean()),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { radius_km: 0.75 } },
 );

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const GpsPoint = Type.Object({
+export const GpsPoint = named('GpsPoint', Type.Object({
   id: Uuid,
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Present when the point belongs to a device' })),
   trip_id: Nullable(Uuid),
@@ -18,7 +18,7 @@ export const GpsPoint = Type.Object({
   hdop: Nullable(Type.Number()),
   vdop: Nullable(Type.Number()),
   created_at: DateTime,
-});
+}));
 
 const speed = Type.Number({ minimum: 0 });
 const dop = Type.Optional(Nullable(Type.Number({ minimum: 0 })));
@@ -37,6 +37,6 @@ export const CreateGpsPointBody = Body({
   hdop: dop,
   vdop: dop,
   device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Default: the device linked to the calling API key' })),
-});
+}, { example: { latitude: 53.5511, longitude: 9.9937, altitude: 12.5, heading: 90, timestamp: 1767225600, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, hdop: 0.9 } });
 
 export const CurrentQuery = Type.Object({ device_id: Type.Optional(Type.String({ format: 'uuid' })) });

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
-export const TripCategory = Type.Object({
+export const TripCategory = named('TripCategory', Type.Object({
   id: Uuid,
   parent_id: Nullable(Uuid),
   name: Type.String(),
@@ -11,7 +11,7 @@ export const TripCategory = Type.Object({
   sort_order: Type.Integer(),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -22,6 +22,6 @@ const fields = {
   sort_order: Type.Optional(Type.Integer({ minimum: -2147483648, maximum: 2147483647 })),
 };
 
-export const CreateTripCategoryBody = Body({ name, ...fields });
+export const CreateTripCategoryBody = Body({ name, ...fields }, { example: { name: 'Deliveries', color: '#1e90ff', sort_order: 10 } });
 
-export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true });
+export const UpdateTripCategoryBody = Body({ name: Type.Optional(name), ...fields, is_active: Type.Optional(Type.Boolean()) }, { atLeastOne: true, example: { color: '#ff8c00' } });

@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
-import { Body, DateTime, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 export const TripStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('completed')]);
 
 const Latitude = Nullable(Type.Number({ minimum: -90, maximum: 90 }));
 const Longitude = Nullable(Type.Number({ minimum: -180, maximum: 180 }));
 
-export const Trip = Type.Object({
+export const Trip = named('Trip', Type.Object({
   id: Uuid,
   name: Type.String(),
   description: Nullable(Type.String()),
@@ -27,9 +27,9 @@ export const Trip = Type.Object({
   ended_at: Nullable(DateTime),
   created_at: DateTime,
   updated_at: DateTime,
-});
+}));
 
-export const TripHistoryEntry = Type.Object({
+export const TripHistoryEntry = named('TripHistoryEntry', Type.Object({
   id: Uuid,
   trip_id: Uuid,
   old_status: TripStatus,
@@ -38,7 +38,7 @@ export const TripHistoryEntry = Type.Object({
   latitude: Nullable(Type.Number()),
   longitude: Nullable(Type.Number()),
   changed_at: DateTime,
-});
+}));
 
 const reference = (what: string) => Type.Optional(Nullable(Type.String({ format: 'uuid', description: what })));
 
@@ -56,7 +56,7 @@ export const tripFields = {
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 
-export const CreateTripBody = Body({ name, ...tripFields });
+export const CreateTripBody = Body({ name, ...tripFields }, { example: { name: 'Hamburg to Berlin', gps_logging_enabled: true, device_id: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d', weight_kg: 1200, tags: ['delivery'] } });
 
 export const UpdateTripBody = Body(
   {
@@ -68,7 +68,7 @@ export const UpdateTripBody = Body(
     end_latitude: Type.Optional(Latitude),
     end_longitude: Type.Optional(Longitude),
   },
-  { atLeastOne: true },
+  { atLeastOne: true, example: { status: 'active', start_latitude: 53.5511, start_longitude: 9.9937 } },
 );
 
 export const TripListQuery = Type.Object({ status: Type.Optional(TripStatus) });

@@ -3,6 +3,7 @@ import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastif
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
+import { NO_SCOPES_MESSAGE } from './service.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A request: method, URL and optional JSON body. */
@@ -74,6 +75,23 @@ describe('creating and reading API keys', () => {
       expires_at: null,
     });
     expect(response.json().key.length).toBeGreaterThanOrEqual(40);
+  });
+
+  it('says what a key created without scopes can do, and the 403 it then meets names the missing permission', async () => {
+    const response = await createAs(admin, { name: 'no scopes yet' });
+    expectResponse(response, 201, {
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      key: expect.stringMatching(/^wg_/),
+      name: 'no scopes yet',
+      scopes: [],
+      expires_at: null,
+      message: NO_SCOPES_MESSAGE,
+    });
+    const { key } = response.json();
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', key), 200, expect.anything());
+    expectResponse(await call(t.app, 'GET', '/v1/gps', key), 403, forbidden('gps:read'));
+    // A system key holds every permission: nothing to warn about.
+    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).json()).not.toHaveProperty('message');
   });
 
   it('never shows the key again: list and get carry only key_prefix, a prefix of the key', async () => {

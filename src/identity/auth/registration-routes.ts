@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import type { PasswordResetService } from './password-reset.js';
 import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
@@ -49,7 +49,11 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       body: TokenBody,
       response: { 201: AuthResponse, ...errorResponses(MailedTokenErrors.invalid, UserErrors.username_taken) },
     },
-  }, async (request, reply) => reply.status(201).send(await registration.verifyAndSignIn(request, request.body.token)));
+  }, async (request, reply) => {
+    const signedIn = await registration.verifyAndSignIn(request, request.body.token);
+    locateCreated(request, reply, `/v1/users/${signedIn.user_id}`);
+    return signedIn;
+  });
 
   app.post('/v1/auth/verify-email', {
     schema: {

@@ -209,7 +209,8 @@ describe('roles', () => {
     const response = await createRole({ name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
     expectStatus(response, 201);
     const expected = customRole({ id: 'role_fleet_managers', name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
-    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles` } });
+    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles/role_fleet_managers` } });
+    expect(response.headers.location).toBe(`http://${HOST}/v1/roles/role_fleet_managers`);
     expect((await getRole('role_fleet_managers')).json().data).toEqual(expected);
   });
 
@@ -397,7 +398,7 @@ describe('role permissions', () => {
     expectStatus(response, 201);
     expect(response.json()).toEqual({
       data: { id: id('trips:delete'), resource: 'trips', action: 'delete', description: 'Delete trips', created_at: ISO_DATE, updated_at: ISO_DATE },
-      _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions` },
+      _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions/${id('trips:delete')}` },
     });
     expect(await heldBy('role_grant_target')).toContain('trips:delete');
   });
@@ -601,7 +602,7 @@ describe('permission catalogue', () => {
     const created = response.json();
     expect(created).toEqual({
       data: { id: UUID, resource: 'reports', action: 'export', description: 'Export reports', created_at: ISO_DATE, updated_at: ISO_DATE },
-      _links: { self: `http://${HOST}/v1/permissions` },
+      _links: { self: `http://${HOST}/v1/permissions/${created.data?.id}` },
     });
     expect(names(await listPermissions())).toContain('reports:export');
     expect((await call(t.app, 'GET', `/v1/permissions/${created.data.id}`, admin)).json().data).toEqual(created.data);

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import type { PasswordResetService } from './password-reset.js';
-import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
+import { RESET_DONE_MESSAGE, RESET_REQUESTED_MESSAGE } from './password-reset.js';
 import type { RegistrationService } from './registration.js';
 import type { createEmailVerification } from './verify-email.js';
 import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
@@ -91,7 +91,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
     },
   }, async (request) => {
     await passwordReset.complete(request, request.body);
-    return { message: 'Password updated; please sign in with the new password' };
+    return { message: RESET_DONE_MESSAGE };
   });
 
   for (const path of ['/v1/auth/signin', '/v1/auth/validate']) {

@@ -17,6 +17,7 @@ import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
+import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
 import { tripRoutes } from './tracking/trips/routes.js';
@@ -172,6 +173,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(systemRoutes);
   await app.register(authRoutes, { auth: services.auth });
   await app.register(registrationRoutes, { registration: services.registration, passwordReset: services.passwordReset, verifyEmail: services.verifyEmail });
+  await app.register(linkPageRoutes, {
+    passwordReset: services.passwordReset,
+    verifyEmail: services.verifyEmail,
+    turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
+  });
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });

@@ -31,6 +31,12 @@ describe('configuration', () => {
     expect(loadConfig({ SMTP_URL: 'smtp://mail.example.org:25', PUBLIC_URL: 'https://gps.example.org' }).smtpUrl).toBe('smtp://mail.example.org:25');
   });
 
+  it('reads FRONTEND_URL without its trailing slash and refuses one that is not http(s)', () => {
+    expect(loadConfig({}).frontendUrl).toBeUndefined();
+    expect(loadConfig({ FRONTEND_URL: 'https://app.example.org/' }).frontendUrl).toBe('https://app.example.org');
+    expect(() => loadConfig({ FRONTEND_URL: 'ftp://app.example.org' })).toThrow(/^FRONTEND_URL/);
+  });
+
   it('trims INTERNAL_TOKEN; blank disables it', () => {
     expect(loadConfig({ INTERNAL_TOKEN: '  secret-token ' }).internalToken).toBe('secret-token');
     expect(loadConfig({ INTERNAL_TOKEN: '   ' }).internalToken).toBe('');

@@ -16,6 +16,8 @@ export interface Config {
   redisUrl: string | undefined;
   redisPrefix: string;
   publicUrl: string | undefined;
+  /** FRONTEND_URL: where mailed links lead (`/verify-email`, `/reset-password`) instead of this service's own pages. */
+  frontendUrl: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
   bootstrapAdmin: { email: string; username: string; password: string } | undefined;
@@ -95,6 +97,7 @@ function readConfig(env: Env): Config {
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    frontendUrl: read.url('FRONTEND_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     smtpUrl: read.url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: read.string('MAIL_FROM', 'Waygate <no-reply@localhost>'),
     bootstrapAdmin:

@@ -204,6 +204,8 @@ export function expectExpiresIn(expiresAt: string, hours: number): void {
 /** The guard's refusals, exactly as every route answers them. */
 export const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
 export const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+/** The guard's 403 for a caller lacking `permission`: it names what is missing. */
+export const forbidden = (permission: string) => ({ ...FORBIDDEN, message: `${FORBIDDEN.message}: requires ${permission}` });
 
 /** The user id of the bootstrap admin (TEST_ADMIN). */
 export async function adminIdOf(t: TestApp): Promise<string> {
@@ -260,7 +262,7 @@ export async function expectPermissionChecks(app: FastifyInstance, adminToken: s
       method,
       url,
       status: 403,
-      body: { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' },
+      body: forbidden(permission),
     });
     // Past the permission check: any answer of the route itself (200, 400, 404, ...), never 401/403 or 5xx.
     const allowed = await app.inject({ method, url, payload, headers: bearer(only) });

@@ -40,7 +40,6 @@ const ERROR_NAMES: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthori
 /** The code each message of these tests comes with; a message given as a pattern is a validation message. */
 const CODES: Record<string, string> = {
   'Invalid or missing authentication token': 'auth.unauthorized',
-  'Insufficient permissions for this operation': 'auth.forbidden',
   'Role not found': 'role.not_found',
   'A role with this name already exists': 'role.name_taken',
   "Body field 'name' is required": 'request.validation',
@@ -64,7 +63,7 @@ const CODES: Record<string, string> = {
 
 /** Asserts status and the `{ error, message, code }` body together, so a failure shows all. */
 function expectError(response: LightMyRequestResponse, status: number, message: string | RegExp) {
-  const code = typeof message === 'string' ? CODES[message] ?? `(no code listed for: ${message})` : 'request.validation';
+  const code = typeof message === 'string' ? CODES[message] ?? (message.startsWith(FORBIDDEN_PREFIX) ? 'auth.forbidden' : `(no code listed for: ${message})`) : 'request.validation';
   expect({ status: response.statusCode, body: response.json() }).toEqual({
     status,
     body: { error: ERROR_NAMES[status], message: typeof message === 'string' ? message : expect.stringMatching(message), code },
@@ -76,7 +75,8 @@ function expectStatus(response: LightMyRequestResponse, status: number) {
 }
 
 const UNAUTHORIZED = 'Invalid or missing authentication token';
-const FORBIDDEN = 'Insufficient permissions for this operation';
+const FORBIDDEN_PREFIX = 'Insufficient permissions for this operation: requires ';
+const forbidden = (permission: string) => FORBIDDEN_PREFIX + permission;
 
 /** Signs the bootstrap super admin in; returns its user id and session token. */
 async function signInAdmin(app: FastifyInstance) {
@@ -110,34 +110,34 @@ describe('authentication and authorisation of the access endpoints', () => {
   afterAll(() => t.close());
 
   // Each request is valid apart from its credentials; user ids are not the caller's own.
-  const endpoints: [Method, string, object?][] = [
-    ['GET', '/v1/roles'],
-    ['GET', '/v1/roles/role_user'],
-    ['POST', '/v1/roles', { name: 'Intruders' }],
-    ['PATCH', '/v1/roles/role_user', { description: 'changed' }],
-    ['DELETE', '/v1/roles/role_developer'],
-    ['GET', '/v1/roles/role_user/permissions'],
-    ['POST', '/v1/roles/role_user/permissions', { permission_id: UNKNOWN_UUID }],
-    ['DELETE', `/v1/roles/role_developer/permissions/${UNKNOWN_UUID}`],
-    ['GET', '/v1/permissions'],
-    ['GET', `/v1/permissions/${UNKNOWN_UUID}`],
-    ['POST', '/v1/permissions', { resource: 'intrusion', action: 'read' }],
-    ['GET', `/v1/users/${UNKNOWN_UUID}/permissions`],
-    ['GET', `/v1/users/${UNKNOWN_UUID}/roles`],
-    ['POST', `/v1/users/${UNKNOWN_UUID}/roles`, { role_id: 'role_admin' }],
-    ['DELETE', `/v1/users/${UNKNOWN_UUID}/roles/role_user`],
+  const endpoints: [Method, string, string, object?][] = [
+    ['GET', '/v1/roles', 'roles:read'],
+    ['GET', '/v1/roles/role_user', 'roles:read'],
+    ['POST', '/v1/roles', 'roles:write', { name: 'Intruders' }],
+    ['PATCH', '/v1/roles/role_user', 'roles:write', { description: 'changed' }],
+    ['DELETE', '/v1/roles/role_developer', 'roles:delete'],
+    ['GET', '/v1/roles/role_user/permissions', 'roles:read'],
+    ['POST', '/v1/roles/role_user/permissions', 'roles:write', { permission_id: UNKNOWN_UUID }],
+    ['DELETE', `/v1/roles/role_developer/permissions/${UNKNOWN_UUID}`, 'roles:write'],
+    ['GET', '/v1/permissions', 'permissions:read'],
+    ['GET', `/v1/permissions/${UNKNOWN_UUID}`, 'permissions:read'],
+    ['POST', '/v1/permissions', 'permissions:write', { resource: 'intrusion', action: 'read' }],
+    ['GET', `/v1/users/${UNKNOWN_UUID}/permissions`, 'users:read'],
+    ['GET', `/v1/users/${UNKNOWN_UUID}/roles`, 'users:read'],
+    ['POST', `/v1/users/${UNKNOWN_UUID}/roles`, 'users:write', { role_id: 'role_admin' }],
+    ['DELETE', `/v1/users/${UNKNOWN_UUID}/roles/role_user`, 'users:write'],
   ];
 
-  it.each(endpoints)('%s %s without credentials is 401', async (method, url, payload) => {
+  it.each(endpoints)('%s %s without credentials is 401', async (method, url, _permission, payload) => {
     expectError(await call(t.app, method, url, undefined, payload), 401, UNAUTHORIZED);
   });
 
-  it.each(endpoints)('%s %s with a garbage bearer token is 401', async (method, url, payload) => {
+  it.each(endpoints)('%s %s with a garbage bearer token is 401', async (method, url, _permission, payload) => {
     expectError(await call(t.app, method, url, 'not-a-real-token', payload), 401, UNAUTHORIZED);
   });
 
-  it.each(endpoints)('%s %s by a signed-in user without the permission is 403', async (method, url, payload) => {
-    expectError(await call(t.app, method, url, plainUser.token, payload), 403, FORBIDDEN);
+  it.each(endpoints)('%s %s by a signed-in user without the permission is 403', async (method, url, permission, payload) => {
+    expectError(await call(t.app, method, url, plainUser.token, payload), 403, forbidden(permission));
   });
 
   it('rejects a non-Bearer Authorization header with 401', async () => {
@@ -151,7 +151,7 @@ describe('authentication and authorisation of the access endpoints', () => {
   });
 
   it('answers a caller lacking the permission 403 even when the body is invalid', async () => {
-    expectError(await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }), 403, FORBIDDEN);
+    expectError(await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }), 403, forbidden('permissions:write'));
   });
 });
 
@@ -209,7 +209,8 @@ describe('roles', () => {
     const response = await createRole({ name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
     expectStatus(response, 201);
     const expected = customRole({ id: 'role_fleet_managers', name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
-    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles` } });
+    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles/role_fleet_managers` } });
+    expect(response.headers.location).toBe(`http://${HOST}/v1/roles/role_fleet_managers`);
     expect((await getRole('role_fleet_managers')).json().data).toEqual(expected);
   });
 
@@ -295,7 +296,7 @@ describe('roles', () => {
     expectStatus(response, 200);
     expect(response.json().data).toMatchObject({ id: 'role_climbers', description: 'climbing', is_system: false });
     const freshHolder = await createUser(t.app, ['role_climbers']);
-    expectError(await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token), 403, forbidden('users:read'));
     expectStatus(await call(t.app, 'DELETE', '/v1/roles/role_climbers', admin), 204);
   });
 
@@ -307,7 +308,7 @@ describe('roles', () => {
     expect([200, 400]).toContain(patch.statusCode);
     const freshSession = await login(t.app, manager.username, manager.password);
     const attempt = await call(t.app, 'POST', '/v1/permissions', freshSession, { resource: 'escalation', action: 'done' });
-    expectError(attempt, 403, FORBIDDEN);
+    expectError(attempt, 403, forbidden('permissions:write'));
   });
 
   it('deletes a custom role with 204 and an empty body', async () => {
@@ -397,7 +398,7 @@ describe('role permissions', () => {
     expectStatus(response, 201);
     expect(response.json()).toEqual({
       data: { id: id('trips:delete'), resource: 'trips', action: 'delete', description: 'Delete trips', created_at: ISO_DATE, updated_at: ISO_DATE },
-      _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions` },
+      _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions/${id('trips:delete')}` },
     });
     expect(await heldBy('role_grant_target')).toContain('trips:delete');
   });
@@ -455,7 +456,7 @@ describe('role permissions', () => {
     });
 
     it('may not delete roles without roles:delete', async () => {
-      expectError(await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager), 403, FORBIDDEN);
+      expectError(await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager), 403, forbidden('roles:delete'));
     });
   });
 });
@@ -482,7 +483,7 @@ describe('role and permission changes apply to live credentials', () => {
   it('a permission granted to a held role works on the next request, and stops working once revoked', async () => {
     const role = await createRoleWith(t.app, 'Live Grants', []);
     const user = await createUser(t.app, ['role_user', role]);
-    expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+    expectError(await readOthersRoles(user.token), 403, forbidden('users:read'));
 
     expectStatus(await grant(role, 'users:read'), 201);
     const allowed = await readOthersRoles(user.token);
@@ -490,18 +491,18 @@ describe('role and permission changes apply to live credentials', () => {
     expect(allowed.json()).toEqual({ roles: [summaryOf('role_user')] });
 
     expectStatus(await revoke(role, 'users:read'), 204);
-    expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+    expectError(await readOthersRoles(user.token), 403, forbidden('users:read'));
   });
 
   it('a role assigned to a user works on the next request, and stops working once removed', async () => {
     const user = await createUser(t.app);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
 
     expectStatus(await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_api_read_only' }), 201);
     expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
 
     expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
   });
 
   it("a user's role change drops only that user's credentials, their own keys included", async () => {
@@ -511,8 +512,8 @@ describe('role and permission changes apply to live credentials', () => {
     const generation = await t.kv.get('credentials:generation');
 
     expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
-    expectError(await call(t.app, 'GET', '/v1/roles', key.key), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
+    expectError(await call(t.app, 'GET', '/v1/roles', key.key), 403, forbidden('roles:read'));
     // No new generation: everybody else's cached credentials stay where they are.
     expect(await t.kv.get('credentials:generation')).toBe(generation);
   });
@@ -522,7 +523,7 @@ describe('role and permission changes apply to live credentials', () => {
     const user = await createUser(t.app, [role]);
     expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
     expectStatus(await call(t.app, 'DELETE', `/v1/roles/${role}`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
   });
 
   it('a revoke takes effect even when it lands in the same millisecond as the grant before it', async () => {
@@ -534,7 +535,7 @@ describe('role and permission changes apply to live credentials', () => {
       expectStatus(await grant(role, 'users:read'), 201);
       expectStatus(await readOthersRoles(user.token), 200);
       expectStatus(await revoke(role, 'users:read'), 204);
-      expectError(await readOthersRoles(user.token), 403, FORBIDDEN);
+      expectError(await readOthersRoles(user.token), 403, forbidden('users:read'));
     } finally {
       clock.mockRestore();
     }
@@ -601,7 +602,7 @@ describe('permission catalogue', () => {
     const created = response.json();
     expect(created).toEqual({
       data: { id: UUID, resource: 'reports', action: 'export', description: 'Export reports', created_at: ISO_DATE, updated_at: ISO_DATE },
-      _links: { self: `http://${HOST}/v1/permissions` },
+      _links: { self: `http://${HOST}/v1/permissions/${created.data?.id}` },
     });
     expect(names(await listPermissions())).toContain('reports:export');
     expect((await call(t.app, 'GET', `/v1/permissions/${created.data.id}`, admin)).json().data).toEqual(created.data);
@@ -646,8 +647,8 @@ describe('wildcard permissions', () => {
   it('API Full Access (gps:*, users:read, roles:read) may list roles but not create them', async () => {
     const user = await createUser(t.app, ['role_api_full_access']);
     expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
-    expectError(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }), 403, FORBIDDEN);
-    expectError(await call(t.app, 'GET', '/v1/permissions', user.token), 403, FORBIDDEN);
+    expectError(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }), 403, forbidden('roles:write'));
+    expectError(await call(t.app, 'GET', '/v1/permissions', user.token), 403, forbidden('permissions:read'));
   });
 
   it('a held resource:* covers every action of that resource when granting, but not other resources', async () => {
@@ -712,8 +713,8 @@ describe('roles and permissions of users', () => {
   it("a user without users:read may not see another user's roles or permissions", async () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);
-    expectError(await rolesOf(other.id, user.token), 403, FORBIDDEN);
-    expectError(await permissionsOf(other.id, user.token), 403, FORBIDDEN);
+    expectError(await rolesOf(other.id, user.token), 403, forbidden('users:read'));
+    expectError(await permissionsOf(other.id, user.token), 403, forbidden('users:read'));
   });
 
   it("the super admin sees anyone's roles and permissions", async () => {
@@ -819,7 +820,7 @@ describe('roles and permissions of users', () => {
     expectStatus(await assign(second.id, 'role_admin'), 201);
     expectStatus(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Made' }), 201);
     expectStatus(await remove(second.id, 'role_admin'), 204);
-    expectError(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }), 403, FORBIDDEN);
+    expectError(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }), 403, forbidden('roles:write'));
     expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
   });
 });

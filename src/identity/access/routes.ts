@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, ListEnvelope, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import type { UsersService } from '../users/service.js';
 import {
@@ -50,7 +50,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
   app.post('/v1/roles', {
     config: { auth: requirePermission('roles:write') },
     schema: { tags: roleTags, summary: 'Create a role', body: CreateRoleBody, response: { 201: SingleEnvelope(Role), ...errorResponses(RoleErrors.invalid_name, RoleErrors.name_taken) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await access.createRole(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/roles', await access.createRole(request.body)));
 
   app.patch('/v1/roles/:id', {
     config: { auth: requirePermission('roles:write') },
@@ -99,7 +99,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
       },
     },
   }, async (request, reply) =>
-    reply.status(201).send(single(request, await access.grantPermission(callerOf(request), request.params.id, request.body.permission_id))));
+    created(request, reply, `/v1/roles/${request.params.id}/permissions`, await access.grantPermission(callerOf(request), request.params.id, request.body.permission_id)));
 
   app.delete('/v1/roles/:id/permissions/:permission_id', {
     config: { auth: requirePermission('roles:write') },
@@ -122,7 +122,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
   app.post('/v1/permissions', {
     config: { auth: requirePermission('permissions:write') },
     schema: { tags: roleTags, summary: 'Create a permission', body: CreatePermissionBody, response: { 201: SingleEnvelope(Permission), ...errorResponses(PermissionErrors.exists) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await access.createPermission(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/permissions', await access.createPermission(request.body)));
 
   const userTags = ['Users'];
   const requireUser = async (id: string) => {
@@ -169,7 +169,8 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
   }, async (request, reply) => {
     await requireUser(request.params.id);
     await access.assignRoleToUser(callerOf(request), request.params.id, request.body.role_id);
-    return reply.status(201).send({ roles: await rolesOf(request.params.id) });
+    locateCreated(request, reply, `/v1/users/${request.params.id}/roles/${request.body.role_id}`);
+    return { roles: await rolesOf(request.params.id) };
   });
 
   app.delete('/v1/users/:id/roles/:role_id', {

@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
+import { NO_SCOPES_MESSAGE } from './service.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A request: method, URL and optional JSON body. */
 type RouteCall = [Method, string, object?];
 
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found', code: 'api_key.not_found' };
 
 /** One HTTP request, optionally as `token`. */
@@ -77,6 +77,23 @@ describe('creating and reading API keys', () => {
     expect(response.json().key.length).toBeGreaterThanOrEqual(40);
   });
 
+  it('says what a key created without scopes can do, and the 403 it then meets names the missing permission', async () => {
+    const response = await createAs(admin, { name: 'no scopes yet' });
+    expectResponse(response, 201, {
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      key: expect.stringMatching(/^wg_/),
+      name: 'no scopes yet',
+      scopes: [],
+      expires_at: null,
+      message: NO_SCOPES_MESSAGE,
+    });
+    const { key } = response.json();
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', key), 200, expect.anything());
+    expectResponse(await call(t.app, 'GET', '/v1/gps', key), 403, forbidden('gps:read'));
+    // A system key holds every permission: nothing to warn about.
+    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).json()).not.toHaveProperty('message');
+  });
+
   it('never shows the key again: list and get carry only key_prefix, a prefix of the key', async () => {
     const { id, key } = await createApiKey(t.app, admin, { name: 'shown once', scopes: ['roles:read'] });
 
@@ -121,8 +138,8 @@ describe('creating and reading API keys', () => {
   it('authenticates with the new key at once, limited to its scopes', async () => {
     const { key } = await createApiKey(t.app, admin, { name: 'role reader', scopes: ['roles:read'] });
     expectResponse(await readRoles(t.app, key), 200);
-    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Made By Key' }), 403, INSUFFICIENT);
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Made By Key' }), 403, forbidden('roles:write'));
+    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, forbidden('api_keys:read'));
   });
 
   describe('scopes must be a subset of the creator’s own permissions', () => {
@@ -403,7 +420,7 @@ describe('roles of API keys', () => {
 
   it('lets the super admin assign role_api_read_only, and the key uses it on its very next request', async () => {
     const { id, key } = await createApiKey(t.app, admin, { name: 'role based' });
-    expectResponse(await readRoles(t.app, key), 403, INSUFFICIENT);
+    expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
 
     const assigned = await assign(admin, id, 'role_api_read_only');
     expectResponse(assigned, 201, {
@@ -433,7 +450,7 @@ describe('roles of API keys', () => {
     expectResponse(await readRoles(t.app, key), 200);
 
     expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), admin)).statusCode).toBe(204);
-    expectResponse(await readRoles(t.app, key), 403, INSUFFICIENT);
+    expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
     expectResponse(await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), admin), 404, {
       error: 'NotFound',
       message: 'The API key does not have this role',
@@ -470,7 +487,7 @@ describe('roles of API keys', () => {
     );
     expect(roleIds(await call(t.app, 'GET', rolesUrl(id), keyMaker.token))).toEqual(['role_api_read_only']);
     // The role stays, but the key still cannot exceed its owner, who lacks roles:read.
-    expectResponse(await readRoles(t.app, key), 403, INSUFFICIENT);
+    expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
   });
 
   it('limits a key to what its owner may do now', async () => {
@@ -479,12 +496,12 @@ describe('roles of API keys', () => {
     expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 200);
     const removed = await call(t.app, 'DELETE', `/v1/users/${owner.id}/roles/role_key_makers`, admin);
     expect(removed.statusCode).toBe(204);
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, forbidden('api_keys:read'));
   });
 
   it('does not let a device key act on its owner through "or self" routes', async () => {
     const { key } = await createApiKey(t.app, keyMaker.token, { name: 'device', scopes: ['gps:read'] });
-    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, key), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, key), 403, forbidden('users:read'));
     expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, keyMaker.token), 200);
   });
 
@@ -553,7 +570,10 @@ describe('api-keys route guards', () => {
   it('answers 403 on every route to a user without api_keys permissions', async () => {
     const user = await createUser(t.app);
     const { id } = await createApiKey(t.app, admin, { name: 'guarded' });
-    await expectEveryRoute(routes(id), user.token, 403, INSUFFICIENT);
+    for (const [method, url, payload] of routes(id)) {
+      const permission = method === 'GET' ? 'api_keys:read' : method === 'DELETE' && !url.includes('/roles/') ? 'api_keys:delete' : 'api_keys:write';
+      await expectEveryRoute([[method, url, payload]], user.token, 403, forbidden(permission));
+    }
   });
 
   it('answers 404 for an unknown key id on every route that takes one', async () => {
@@ -568,8 +588,8 @@ describe('api-keys route guards', () => {
     const { key } = await createApiKey(t.app, admin, { name: 'impersonator', scopes: ['roles:read'] });
     const adminId = await adminIdOf(t);
     const asAdmin = { 'x-user-id': adminId };
-    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Escalated' }, asAdmin), 403, INSUFFICIENT);
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key, undefined, asAdmin), 403, INSUFFICIENT);
-    expectResponse(await call(t.app, 'POST', '/v1/api-keys', key, { name: 'escalated', scopes: ['*:*'] }, asAdmin), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Escalated' }, asAdmin), 403, forbidden('roles:write'));
+    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key, undefined, asAdmin), 403, forbidden('api_keys:read'));
+    expectResponse(await call(t.app, 'POST', '/v1/api-keys', key, { name: 'escalated', scopes: ['*:*'] }, asAdmin), 403, forbidden('api_keys:write'));
   });
 });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { errorResponses, ListEnvelope, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { Role, RoleIdBody } from '../access/schemas.js';
 import { ApiKey, ApiKeyRoleParams, CreateApiKeyBody, CreatedApiKey, RegeneratedApiKey, UpdateApiKeyBody } from './schemas.js';
@@ -43,7 +43,11 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
         ),
       },
     },
-  }, async (request, reply) => reply.status(201).send(await apiKeys.create(callerOf(request), request.body, request)));
+  }, async (request, reply) => {
+    const key = await apiKeys.create(callerOf(request), request.body, request);
+    locateCreated(request, reply, `/v1/api-keys/${key.id}`);
+    return key;
+  });
 
   app.patch('/v1/api-keys/:id', {
     config: { auth: requirePermission('api_keys:write') },
@@ -102,8 +106,12 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
         ...errorResponses(RoleErrors.not_held, ApiKeyErrors.not_found, RoleErrors.not_found, RoleErrors.already_on_key),
       },
     },
-  }, async (request, reply) =>
-    reply.status(201).send(single(request, await apiKeys.assignRole(callerOf(request), request.params.id, request.body.role_id))));
+  }, async (request, reply) => {
+    const roles = await apiKeys.assignRole(callerOf(request), request.params.id, request.body.role_id);
+    // The body is the key's roles (self: that list); Location names the new assignment.
+    locateCreated(request, reply, `/v1/api-keys/${request.params.id}/roles/${request.body.role_id}`);
+    return single(request, roles);
+  });
 
   app.delete('/v1/api-keys/:id/roles/:role_id', {
     config: { auth: requirePermission('api_keys:write') },

@@ -47,6 +47,7 @@ export const CreatedApiKey = named('CreatedApiKey', Type.Object({
   name: Type.String(),
   scopes: Type.Array(Type.String()),
   expires_at: Nullable(DateTime),
+  message: Type.Optional(Type.String({ description: 'Only for a key created without scopes: what it can do until it gets scopes or roles' })),
 }));
 
 export const RegeneratedApiKey = Type.Object({

@@ -28,6 +28,11 @@ interface Deps {
   audit: AuditWriter;
 }
 
+/** Said when a key is created without scopes, which is easy to do by mistake and then looks like a broken key. */
+export const NO_SCOPES_MESSAGE =
+  'This key has no scopes: until it gets some (PATCH /v1/api-keys/{id} with scopes, e.g. ["gps:read","gps:write"]) or a role ' +
+  '(POST /v1/api-keys/{id}/roles), it can call only routes that need no permission, such as GET /v1/users/me';
+
 /**
  * API keys: random values shown once and stored as SHA-256 hashes. The rules
  * on who may hand out which scopes, owners and system keys live here.
@@ -156,7 +161,7 @@ export function createApiKeysService(deps: Deps) {
         );
         return inserted;
       });
-      return { ...created, key };
+      return { ...created, key, ...(created.scopes.length === 0 && !created.is_system ? { message: NO_SCOPES_MESSAGE } : {}) };
     },
 
     async update(caller: Caller, id: string, input: ApiKeyInput) {

@@ -21,6 +21,7 @@ import type { Clock } from '../../platform/clock.js';
 export const RESET_LIFETIME_MS = 3600 * 1000;
 export const RESET_COOLDOWN_SECS = 60;
 export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
+export const RESET_DONE_MESSAGE = 'Password updated; please sign in with the new password';
 
 interface Deps {
   db: Kysely<Schema>;

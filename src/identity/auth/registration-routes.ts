@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import type { PasswordResetService } from './password-reset.js';
-import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
+import { RESET_DONE_MESSAGE, RESET_REQUESTED_MESSAGE } from './password-reset.js';
 import type { RegistrationService } from './registration.js';
 import type { createEmailVerification } from './verify-email.js';
 import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
@@ -49,7 +49,11 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       body: TokenBody,
       response: { 201: AuthResponse, ...errorResponses(MailedTokenErrors.invalid, UserErrors.username_taken) },
     },
-  }, async (request, reply) => reply.status(201).send(await registration.verifyAndSignIn(request, request.body.token)));
+  }, async (request, reply) => {
+    const signedIn = await registration.verifyAndSignIn(request, request.body.token);
+    locateCreated(request, reply, `/v1/users/${signedIn.user_id}`);
+    return signedIn;
+  });
 
   app.post('/v1/auth/verify-email', {
     schema: {
@@ -87,7 +91,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
     },
   }, async (request) => {
     await passwordReset.complete(request, request.body);
-    return { message: 'Password updated; please sign in with the new password' };
+    return { message: RESET_DONE_MESSAGE };
   });
 
   for (const path of ['/v1/auth/signin', '/v1/auth/validate']) {

@@ -1,9 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import { hashToken } from '../../platform/auth/tokens.js';
-import { publicBaseUrl } from '../../platform/http/envelopes.js';
 
 import type { AccountTokenPurpose } from '../../platform/db/schema/index.js';
-import { MailedTokenErrors } from '../../platform/mail/token-mail.js';
+import { linkBaseUrl, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 import type { RegistrationService } from './registration.js';
 
 interface Deps {
@@ -17,11 +16,11 @@ interface Deps {
  * POST /v1/auth/verify-email: the one landing point of every mailed
  * confirmation link. It finds out what the token confirms (a registration, an
  * email change or an email link), completes it, and says which; it never signs in.
- * `redirect_url` is where a front end at PUBLIC_URL sends the user next.
+ * `redirect_url` is where a front end (at FRONTEND_URL, else PUBLIC_URL) sends the user next.
  */
 export function createEmailVerification(deps: Deps) {
   return async function verifyEmail(request: FastifyRequest, token: string) {
-    const base = publicBaseUrl(request);
+    const base = linkBaseUrl(request);
     const registered = await deps.registration.verifyWithoutSession(request, token);
     if (registered) {
       return result('registration', registered.userId, 'Email confirmed; your account is ready and you can sign in', `${base}/login`);

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { OAuthClientErrors } from './errors.js';
 import { ClientCreated, ClientList, CreateClientBody, OAuthClient, SecretRegenerated, UpdateClientBody } from './schemas.js';
@@ -46,7 +46,11 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
         ),
       },
     },
-  }, async (request, reply) => reply.status(201).send(await clients.create(request, callerOf(request), request.body)));
+  }, async (request, reply) => {
+    const answer = await clients.create(request, callerOf(request), request.body);
+    locateCreated(request, reply, `/v1/oauth/clients/${answer.client.id}`);
+    return answer;
+  });
 
   app.patch('/v1/oauth/clients/:id', {
     config: { auth: requireAuthenticated() },

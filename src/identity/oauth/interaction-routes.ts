@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { default as Provider, InteractionResults } from 'oidc-provider';
 import { Type } from 'typebox';
 import { AppError } from '../../platform/http/errors.js';
+import { sendPage } from '../../platform/http/html-page.js';
 import { OAuthErrors } from './errors.js';
 import { consentPage, loginPage, messagePage, pageCsp, twoFactorPage } from './pages.js';
 import { OAUTH_PREFIX } from './provider.js';
@@ -59,9 +60,7 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
 
   const turnstileSiteKey = deps.turnstileSiteKey;
   const html = (reply: FastifyReply, status: number, body: string, redirectUri?: unknown) =>
-    reply.status(status).header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined, Boolean(turnstileSiteKey)))
-      .header('cache-control', 'no-store').header('x-frame-options', 'DENY').send(body);
+    sendPage(reply, status, body, pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined, Boolean(turnstileSiteKey)));
 
   /** The interaction this browser is in, or undefined when its cookie is missing, stale or for another page. */
   async function interactionOf(request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) {

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 describe('platforms', () => {
   let t: TestApp;
@@ -87,7 +87,7 @@ describe('platforms', () => {
       const user = await createUser(t.app);
       const plain = await patch('/v1/platforms/discord/enabled', { enabled: true }, user.token);
       expect(plain.statusCode).toBe(403);
-      expect(plain.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' });
+      expect(plain.json()).toEqual(forbidden('settings:write'));
     });
 
     it('rejects a missing or non-boolean enabled with 400 naming the field', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
-import { errorResponses, requestUrl } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated, requestUrl } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import {
@@ -98,7 +98,12 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       body: CreateSessionBody,
       response: { 201: InternalSession, ...errorResponses(SessionErrors.expires_in_past, BannedErrors.banned, UserErrors.not_found) },
     },
-  }, async (request, reply) => reply.status(201).send(await sessions.createForApp(request, request.body)));
+  }, async (request, reply) => {
+    const session = await sessions.createForApp(request, request.body);
+    // The interface addresses a session by its token (GET and DELETE /v1/sessions/{token}).
+    locateCreated(request, reply, `/v1/sessions/${encodeURIComponent(session.sessionToken)}`);
+    return session;
+  });
 
   app.get('/v1/sessions/:token', {
     config: { auth: requireSystemKey() },

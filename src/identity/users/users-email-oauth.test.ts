@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildMailingTestApp, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, buildTestApp, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
 const INVALID_TOKEN = { error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' };
 const IN_USE = { error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' };
@@ -90,7 +89,7 @@ describe('email change', () => {
     expectResponse(await requestChange(bob.id, bob.token, emailOf(bob)), 400, { error: 'BadRequest', message: 'email is already the address of this account', code: 'email_change.same_address' });
     expectResponse(await requestChange(bob.id, bob.token, emailOf(alice)), 409, IN_USE);
     expectResponse(await requestChange(randomUUID(), admin, 'someone@example.org'), 404, USER_NOT_FOUND);
-    expectResponse(await requestChange(bob.id, alice.token, 'bob.elsewhere@example.org'), 403, INSUFFICIENT);
+    expectResponse(await requestChange(bob.id, alice.token, 'bob.elsewhere@example.org'), 403, forbidden('users:write'));
     expectResponse(await requestChange(bob.id, undefined, 'bob.elsewhere@example.org'), 401, UNAUTHORIZED);
     expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, { error: 'BadRequest', message: "Body field 'email' is required", code: 'request.validation' });
 
@@ -107,7 +106,7 @@ describe('email change', () => {
     expect((await requestChange(bob.id, admin, 'bob.by.admin@example.org')).statusCode).toBe(200);
     expect((await smtp.waitFor('bob.by.admin@example.org')).subject).toBe('Confirm your new email address for Waygate');
     expect((await pending(bob.id, admin)).json().new_email).toBe('bob.by.admin@example.org');
-    expectResponse(await pending(bob.id, alice.token), 403, INSUFFICIENT);
+    expectResponse(await pending(bob.id, alice.token), 403, forbidden('users:read'));
     expectResponse(await pending(randomUUID(), admin), 404, USER_NOT_FOUND);
   });
 
@@ -118,7 +117,7 @@ describe('email change', () => {
     const second = tokenFromMail(await smtp.waitFor('bob.second@example.org'));
     expectResponse(await verify(first, bob.token), 400, INVALID_TOKEN);
 
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token), 403, forbidden('users:write'));
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 200, { success: true, message: 'The pending email change was cancelled' });
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, { error: 'NotFound', message: 'No pending email change', code: 'email_change.none_pending' });
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}/email/pending`, admin), 404, USER_NOT_FOUND);

@@ -2,12 +2,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, forbidden, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
-const INSUFFICIENT = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
 const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores', code: 'user.invalid_username' };
 const USERNAME_TAKEN = { error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' };
@@ -84,13 +83,13 @@ describe('reading users', () => {
   it('refuses a limit over 100, anonymous callers and callers without users:read', async () => {
     expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
     expectResponse(await call(t.app, 'GET', '/v1/users'), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, forbidden('users:read'));
   });
 
   it('shows a user to themselves and to users:read holders, nobody else', async () => {
     expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, alice.token), 200, { data: userBody(alice.id, alice.username), _links: { self: expect.stringContaining(`/v1/users/${alice.id}`) } });
     expect((await call(t.app, 'GET', `/v1/users/${alice.id}`, admin)).statusCode).toBe(200);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, forbidden('users:read'));
     expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
     expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, { error: 'BadRequest', message: "Path parameter 'id' must match format \"uuid\"", code: 'request.validation' });
   });
@@ -129,7 +128,7 @@ describe('reading users', () => {
       avatars_enabled: true,
     });
     expect((await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, admin)).statusCode).toBe(200);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, bob.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, bob.token), 403, forbidden('users:read'));
     expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}/profile`, admin), 404, USER_NOT_FOUND);
   });
 });
@@ -170,7 +169,7 @@ describe('updating users', () => {
   });
 
   it('lets only the user or a users:write holder change a user', async () => {
-    expectResponse(await patch(alice.id, bob.token, { privacy_mode: false }), 403, INSUFFICIENT);
+    expectResponse(await patch(alice.id, bob.token, { privacy_mode: false }), 403, forbidden('users:write'));
     expectResponse(await patch(alice.id, undefined, { privacy_mode: false }), 401, UNAUTHORIZED);
     expect((await patch(alice.id, admin, { privacy_mode: false })).json().data.privacy_mode).toBe(false);
     expectResponse(await patch(randomUUID(), admin, { privacy_mode: false }), 404, USER_NOT_FOUND);
@@ -197,7 +196,7 @@ describe('updating users', () => {
     expectResponse(await patch(randomUUID(), admin, { username: 'free_name' }, '/username'), 404, USER_NOT_FOUND);
     expectResponse(await patch(bob.id, bob.token, { username: alice.username }, '/username'), 409, USERNAME_TAKEN);
     expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, { error: 'BadRequest', message: "Body field 'username' is required", code: 'request.validation' });
-    expectResponse(await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'), 403, INSUFFICIENT);
+    expectResponse(await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'), 403, forbidden('users:write'));
     const events = await auditOf(t, 'user_updated', bob.id);
     expect(events.at(-1)!.metadata).toEqual({ fields: ['username'] });
   });
@@ -209,7 +208,7 @@ describe('updating users', () => {
     expect((await patch(alice.id, alice.token, { locale: null }, '/locale')).json().data.preferred_locale).toBe(null);
     expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, { error: 'BadRequest', message: "Body field 'locale' is required", code: 'request.validation' });
     expectResponse(await patch(randomUUID(), admin, { locale: 'en' }, '/locale'), 404, USER_NOT_FOUND);
-    expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, INSUFFICIENT);
+    expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, forbidden('users:write'));
     expect((await auditOf(t, 'user_updated', alice.id)).at(-1)!.metadata).toEqual({ fields: ['preferred_locale'] });
   });
 
@@ -295,7 +294,7 @@ describe('deleting users', () => {
 
   it('needs users:delete (not even oneself without it); unknown users are 404', async () => {
     const user = await createUser(t.app);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, user.token), 403, INSUFFICIENT);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, user.token), 403, forbidden('users:delete'));
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`), 401, UNAUTHORIZED);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
   });

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createApiKey, createRoleWith, createUser, FORBIDDEN, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, createApiKey, createRoleWith, createUser, FORBIDDEN, forbidden, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 
 const APP_SECRETS = { id: 'id-app-secret-for-audit-tests-0123', backend: 'backend-app-secret-for-audit-tests' };
@@ -122,7 +122,7 @@ describe('GET /v1/users/{user_id}/audit', () => {
     const event = await eventOf(other.id);
     const refused = await get(`/v1/users/${other.id}/audit`, user.token);
     expect(refused.statusCode).toBe(403);
-    expect(refused.json()).toEqual(FORBIDDEN);
+    expect(refused.json()).toEqual(forbidden('audit:read'));
     const listed = (await get(`/v1/users/${other.id}/audit`, admin)).json();
     expect(listed.events[0].id).toBe(event.id);
     expect(listed.events.every((e: { user_id: string }) => e.user_id === other.id)).toBe(true);

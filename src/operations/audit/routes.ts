@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { internalAppOfKey, AppAssertionErrors, type InternalApp } from '../../platform/auth/app-assertion.js';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, paginated } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated, paginated } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { AuditErrors, AuditReportErrors } from './errors.js';
 import {
@@ -83,7 +83,9 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
     },
   }, async (request, reply) => {
     const report = await audit.report(callerOf(request), request.params.event_id, request.body);
-    return reply.status(201).send({ success: true, report, error: null });
+    // A report's address is where administrators review it (PATCH /v1/admin/audit/reports/{id}).
+    locateCreated(request, reply, `/v1/admin/audit/reports/${report.id}`);
+    return { success: true, report, error: null };
   });
 
   app.get('/v1/users/me/audit/reports', {

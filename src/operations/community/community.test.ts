@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
-import { bearer, buildTestApp, createRoleWith, createUser, FORBIDDEN, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { connectCommunityBot } from '../../../test/fakes/community-bot.js';
 import { openSocket } from '../../../test/ws-client.js';
 
@@ -212,11 +212,11 @@ describe('access', () => {
   it('needs the community permissions of each row', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/community/guilds' })).json()).toEqual(UNAUTHORIZED);
     const user = await createUser(t.app);
-    expect((await call('GET', '/v1/community/guilds', undefined, user.token)).json()).toEqual(FORBIDDEN);
+    expect((await call('GET', '/v1/community/guilds', undefined, user.token)).json()).toEqual(forbidden('community:read'));
     const reader = await createUser(t.app, ['role_user', await createRoleWith(t.app, `community_reader_${Date.now()}`, ['community:read'])]);
     expect((await call('GET', '/v1/community/guilds', undefined, reader.token)).statusCode).toBe(200);
-    expect((await call('POST', '/v1/community/sync', {}, reader.token)).json()).toEqual(FORBIDDEN);
-    expect((await call('PUT', '/v1/community/settings', {}, reader.token)).json()).toEqual(FORBIDDEN);
+    expect((await call('POST', '/v1/community/sync', {}, reader.token)).json()).toEqual(forbidden('community:sync'));
+    expect((await call('PUT', '/v1/community/settings', {}, reader.token)).json()).toEqual(forbidden('community:edit'));
   });
 
   it('lets only the system key identify as the bot, and only the bot send sync answers', async () => {

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, ListEnvelope, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import {
   ConfigEntry,
   ConfigKeyParams,
@@ -40,7 +40,8 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
     schema: { tags, summary: 'Create a setting', body: CreateSettingBody, response: { 201: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation, SettingErrors.exists) } },
   }, async (request, reply) => {
     const { key, ...fields } = request.body;
-    return reply.status(201).send(single(request, await settings.create(key, fields)));
+    const setting = await settings.create(key, fields);
+    return created(request, reply, '/v1/settings', setting, setting.key);
   });
 
   app.put('/v1/settings/:key', {
@@ -54,8 +55,8 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
       response: { 200: SingleEnvelope(Setting), 201: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation) },
     },
   }, async (request, reply) => {
-    const { setting, created } = await settings.put(request.params.key, request.body);
-    return reply.status(created ? 201 : 200).send(single(request, setting));
+    const { setting, created: isNew } = await settings.put(request.params.key, request.body);
+    return isNew ? created(request, reply, '/v1/settings', setting, setting.key) : single(request, setting);
   });
 
   app.delete('/v1/settings/:key', {

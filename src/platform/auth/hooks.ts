@@ -118,8 +118,12 @@ export function refusalFor(caller: Caller | null, auth: RouteAuth, params?: Reco
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.
   if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return undefined;
-  return hasPermission(caller, auth.permission) ? undefined : AuthErrors.forbidden();
+  return hasPermission(caller, auth.permission) ? undefined : missingPermission(auth.permission);
 }
+
+/** 403 naming the permission the caller lacks, so a client sees at once which scope its key needs. */
+export const missingPermission = (permission: string): AppError =>
+  AuthErrors.forbidden(`${AuthErrors.forbidden.message}: requires ${permission}`);
 
 /** Schemas already documented: Fastify's HEAD twin of a GET route shares its schema object. */
 const documented = new WeakSet<object>();

@@ -114,6 +114,24 @@ export function single<T>(request: FastifyRequest, data: T) {
   return { data, _links: { self: requestUrl(request) } };
 }
 
+/**
+ * Answers 201 with `Location`: the absolute URL (under PUBLIC_URL, like every link) of the resource
+ * at `path`, which the request created. Returns that URL. Every 201 goes through here or `created`.
+ */
+export function locateCreated(request: FastifyRequest, reply: FastifyReply, path: string): string {
+  const url = canonicalBase(publicBaseUrl(request)) + path;
+  reply.status(201).header('location', url);
+  return url;
+}
+
+/**
+ * The single envelope of a resource the request created, `<collection>/<id>` (the id is the record's
+ * own unless given): 201, and `Location` and `_links.self` both name the new resource.
+ */
+export function created<T extends object>(request: FastifyRequest, reply: FastifyReply, collection: string, data: T, id = String((data as { id?: unknown }).id)) {
+  return { data, _links: { self: locateCreated(request, reply, `${collection}/${encodeURIComponent(id)}`) } };
+}
+
 const serializedSingles = new WeakMap<object, { self: string; body: string }>();
 
 /**

@@ -4,7 +4,10 @@ import { defineErrors } from '../http/errors.js';
 import type { Mailer } from './mailer.js';
 import { tokenLink, type MailMessage } from './messages.js';
 
-/** Pages under PUBLIC_URL that mail links open; the front end there posts the token to the API. */
+/**
+ * Pages mailed links open: this service's own (under PUBLIC_URL), or a front end's at FRONTEND_URL,
+ * which posts the token to the API.
+ */
 export const VERIFY_EMAIL_PATH = '/verify-email';
 export const RESET_PASSWORD_PATH = '/reset-password';
 
@@ -18,12 +21,17 @@ export const MailErrors = defineErrors('mail', {
 });
 
 /**
- * The link a mail carries. With SMTP_URL the configuration requires PUBLIC_URL, so
- * real mail never takes its host from the client-controlled Host header; only the
- * local outbox (no SMTP) falls back to the request's origin.
+ * Where mailed links (and verify-email's `redirect_url`) lead: FRONTEND_URL, else PUBLIC_URL. With
+ * SMTP_URL the configuration requires PUBLIC_URL, so real mail never takes its host from the
+ * client-controlled Host header; only the local outbox (no SMTP) falls back to the request's origin.
  */
+export function linkBaseUrl(request: FastifyRequest): string {
+  return request.server.config.frontendUrl ?? publicBaseUrl(request);
+}
+
+/** The link a mail carries. */
 export function mailLink(request: FastifyRequest, path: string, token: string): string {
-  return tokenLink(publicBaseUrl(request), path, token);
+  return tokenLink(linkBaseUrl(request), path, token);
 }
 
 /**

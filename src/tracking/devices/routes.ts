@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js';
 import type { DevicesService } from './service.js';
@@ -31,7 +31,7 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
   app.post('/v1/devices', {
     config: { auth: requirePermission('devices:write') },
     schema: { tags, summary: 'Create a device', description: linkRule, body: CreateDeviceBody, response: { 201: SingleEnvelope(Device), ...errorResponses(DeviceErrors.unknown_api_key, RequestErrors.validation, DeviceErrors.api_key_not_linkable) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await devices.create(callerOf(request), request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/devices', await devices.create(callerOf(request), request.body)));
 
   app.patch('/v1/devices/:id', {
     config: { auth: requirePermission('devices:write') },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateGeofenceBody, Geofence, UpdateGeofenceBody } from './schemas.js';
 import type { GeofencesService } from './service.js';
@@ -30,7 +30,7 @@ export async function geofenceRoutes(fastify: FastifyInstance, { geofences }: { 
   app.post('/v1/geofences', {
     config: { auth: requirePermission('geofences:write') },
     schema: { tags, summary: 'Create a circular geofence', body: CreateGeofenceBody, response: { 201: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await geofences.create(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/geofences', await geofences.create(request.body)));
 
   app.patch('/v1/geofences/:id', {
     config: { auth: requirePermission('geofences:write') },

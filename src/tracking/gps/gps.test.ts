@@ -48,8 +48,9 @@ describe('GPS points', () => {
         vdop: null,
         created_at: expect.any(String),
       },
-      _links: { self: expect.stringMatching(/\/v1\/gps$/) },
+      _links: { self: expect.stringMatching(/\/v1\/gps\/[0-9a-f-]{36}$/) },
     });
+    expect(response.headers.location).toBe(response.json()._links.self);
     // No device: no device_id at all (the spec's "present when the point belongs to a device").
     expect(response.body).not.toContain('device_id');
     const { id } = response.json().data;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateGpsPointBody, CurrentQuery, GpsPoint } from './schemas.js';
 import type { GpsService } from './service.js';
@@ -61,7 +61,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
         ...errorResponses(GpsErrors.unknown_device, RequestErrors.validation, RequestErrors.rate_limited),
       },
     },
-  }, async (request, reply) => reply.status(201).send(single(request, await gps.record(callerOf(request), request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/gps', await gps.record(callerOf(request), request.body)));
 
   app.delete('/v1/gps/:id', {
     config: { auth: requirePermission('gps:delete') },

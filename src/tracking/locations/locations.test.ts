@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectIdChecks, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, expectIdChecks, expectPermissionChecks, forbidden, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 describe('locations', () => {
   let t: TestApp;
@@ -146,11 +146,7 @@ describe('locations', () => {
     expect((await call('GET', '/v1/locations', undefined, reader.key)).statusCode).toBe(200);
     expect((await call('POST', '/v1/locations', { name: 'x' }, reader.key)).statusCode).toBe(403);
     expect((await call('POST', `/v1/locations/${location.id}/contacts`, { name: 'x' }, reader.key)).statusCode).toBe(403);
-    expect((await call('DELETE', `/v1/locations/${location.id}`, undefined, writer.key)).json()).toEqual({
-      error: 'Forbidden',
-      message: 'Insufficient permissions for this operation',
-      code: 'auth.forbidden',
-    });
+    expect((await call('DELETE', `/v1/locations/${location.id}`, undefined, writer.key)).json()).toEqual(forbidden('locations:delete'));
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: '/v1/locations', permission: 'locations:read' },
       { method: 'GET', url: `/v1/locations/${location.id}`, permission: 'locations:read' },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import {
   Contact, ContactParams, CreateContactBody, CreateLocationBody, Location, LocationWithContacts, UpdateContactBody, UpdateLocationBody,
@@ -37,7 +37,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
       body: CreateLocationBody,
       response: { 201: SingleEnvelope(LocationWithContacts), ...errorResponses(RequestErrors.validation) },
     },
-  }, async (request, reply) => reply.status(201).send(single(request, await locations.create(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/locations', await locations.create(request.body)));
 
   app.patch('/v1/locations/:id', {
     config: { auth: requirePermission('locations:write') },
@@ -61,7 +61,7 @@ export async function locationRoutes(fastify: FastifyInstance, { locations }: { 
   app.post('/v1/locations/:id/contacts', {
     config: { auth: requirePermission('locations:write') },
     schema: { tags, summary: 'Add a contact to a location', params: IdParams, body: CreateContactBody, response: { 201: SingleEnvelope(Contact), ...errorResponses(RequestErrors.validation, LocationErrors.not_found) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await locations.addContact(request.params.id, request.body))));
+  }, async (request, reply) => created(request, reply, `/v1/locations/${request.params.id}/contacts`, await locations.addContact(request.params.id, request.body)));
 
   app.patch('/v1/locations/:id/contacts/:cid', {
     config: { auth: requirePermission('locations:write') },

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateTripCategoryBody, TripCategory, UpdateTripCategoryBody } from './schemas.js';
 import type { TripCategoriesService } from './service.js';
@@ -34,7 +34,7 @@ export async function tripCategoryRoutes(fastify: FastifyInstance, { tripCategor
       body: CreateTripCategoryBody,
       response: { 201: SingleEnvelope(TripCategory), ...errorResponses(RequestErrors.validation, TripCategoryErrors.unknown_parent) },
     },
-  }, async (request, reply) => reply.status(201).send(single(request, await tripCategories.create(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/trip-categories', await tripCategories.create(request.body)));
 
   app.patch('/v1/trip-categories/:id', {
     config: { auth: requirePermission('trip_categories:write') },

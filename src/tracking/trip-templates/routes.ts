@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { Trip } from '../trips/schemas.js';
 import { CreateTripFromTemplateBody, CreateTripTemplateBody, TripTemplate, UpdateTripTemplateBody } from './schemas.js';
@@ -28,7 +28,7 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
   app.post('/v1/trip-templates', {
     config: { auth: requirePermission('trips:write') },
     schema: { tags, summary: 'Create a trip template', body: CreateTripTemplateBody, response: { 201: SingleEnvelope(TripTemplate), ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.create(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/trip-templates', await tripTemplates.create(request.body)));
 
   app.patch('/v1/trip-templates/:id', {
     config: { auth: requirePermission('trips:write') },
@@ -65,5 +65,5 @@ export async function tripTemplateRoutes(fastify: FastifyInstance, { tripTemplat
         ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation, TripTemplateErrors.not_found),
       },
     },
-  }, async (request, reply) => reply.status(201).send(single(request, await tripTemplates.createTrip(request.params.id, request.body.weight_kg))));
+  }, async (request, reply) => created(request, reply, '/v1/trips', await tripTemplates.createTrip(request.params.id, request.body.weight_kg)));
 }

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { GpsPoint } from '../gps/schemas.js';
 import { CreateTripBody, Trip, TripHistoryEntry, TripListQuery, UpdateTripBody } from './schemas.js';
@@ -37,7 +37,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
   app.post('/v1/trips', {
     config: { auth: requirePermission('trips:write') },
     schema: { tags, summary: 'Create a trip (as a draft)', body: CreateTripBody, response: { 201: SingleEnvelope(Trip), ...errorResponses(DatabaseErrors.missing_reference, RequestErrors.validation) } },
-  }, async (request, reply) => reply.status(201).send(single(request, await trips.create(request.body))));
+  }, async (request, reply) => created(request, reply, '/v1/trips', await trips.create(request.body)));
 
   app.patch('/v1/trips/:id', {
     config: { auth: requirePermission('trips:write') },

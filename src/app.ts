@@ -136,6 +136,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       token: config.metricsToken,
       websocket: services.realtime.stats,
       caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats }),
+      database: deps.database,
     });
   }
   app.addHook('onClose', async () => services.mailer.close());

@@ -33,6 +33,11 @@ describe('GET /metrics', () => {
     expect(response.body).toContain('waygate_http_request_duration_seconds_count{method="GET",route="/v1/health",status="200"} 1');
     expect(families.get('waygate_websocket_connections')).toMatchObject({ type: 'GAUGE', metrics: [{ value: '0' }] });
     expect(families.has('waygate_process_resident_memory_bytes')).toBe(true);
+    // Signing in ran statements; the histogram's count line for successful ones is above zero.
+    expect(Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.body)?.[1])).toBeGreaterThan(0);
+    const connections = families.get('waygate_db_connections')!;
+    expect(connections.type).toBe('GAUGE');
+    expect(Number(connections.metrics.find((m) => m.labels?.state === 'total')?.value)).toBeGreaterThanOrEqual(1);
   });
 
   it('counts cache lookups by cache and source, adding only what happened since the last scrape', async () => {

@@ -4,6 +4,7 @@ import { AuthErrors } from './http/errors.js';
 import { bearerToken } from './auth/hooks.js';
 import { hashToken, sameSecret } from './auth/tokens.js';
 import type { CacheStats } from './kv/cache.js';
+import type { Database } from './db/database.js';
 
 export interface MetricsOptions {
   /** The bearer token a scraper must send; without one there is no /metrics. */
@@ -12,11 +13,12 @@ export interface MetricsOptions {
   websocket: () => { connections: number; subscriptions: number };
   /** Each cache's answers so far, by where they came from, read at scrape time. */
   caches: () => Record<string, CacheStats>;
+  database: Pick<Database, 'observeQueries' | 'connections'>;
 }
 
 /**
  * Prometheus metrics at GET /metrics (METRICS_TOKEN): requests by route pattern, method and status
- * with their latency, rate-limit refusals, cache lookups, WebSocket connections and the process's own metrics. Nothing
+ * with their latency, rate-limit refusals, cache lookups, database statements and connections, WebSocket connections and the process's own metrics. Nothing
  * is recorded unless the token is configured (the hook costs a little on every request).
  */
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions): void {
@@ -38,6 +40,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
   ];
   void gauges;
   registerCacheCounter(registry, options.caches);
+  registerDatabaseMetrics(registry, options.database);
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     // The route pattern, never the raw URL: ids in paths would make a label per resource.
@@ -74,6 +77,30 @@ function registerCacheCounter(registry: Registry, caches: () => Record<string, C
           reported.set(key, count);
         }
       }
+    },
+  });
+}
+
+/** Statement latency by outcome, and the pool's connections by state, read at scrape time. */
+function registerDatabaseMetrics(registry: Registry, database: MetricsOptions['database']): void {
+  const statements = new Histogram({
+    name: 'waygate_db_statement_duration_seconds',
+    help: 'Time each SQL statement took, by outcome',
+    labelNames: ['outcome'],
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  database.observeQueries((ms, failed) => statements.observe({ outcome: failed ? 'error' : 'ok' }, ms / 1000));
+  new Gauge({
+    name: 'waygate_db_connections',
+    help: 'Database connections by state (total, idle, and requests waiting for one); the embedded database has one',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const { total, idle, waiting } = database.connections();
+      this.set({ state: 'total' }, total);
+      this.set({ state: 'idle' }, idle);
+      this.set({ state: 'waiting' }, waiting);
     },
   });
 }

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { lockDataDir } from './data-dir-lock.js';
 import { join } from 'node:path';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely';
 import { PGliteDialect } from './pglite-dialect.js';
 import type { Schema } from './schema/index.js';
 
@@ -16,6 +16,23 @@ export interface Database {
   close(): Promise<void>;
   /** Embedded only: a tarball of the data directory (a consistent copy, e.g. for backups or test templates). */
   dump?(): Promise<Blob>;
+  /** Calls `listener` after every statement with its duration (for the metrics); one listener. */
+  observeQueries(listener: QueryListener): void;
+  /** Connections of the pool now (the embedded database has one, never waited for in a pool). */
+  connections(): { total: number; idle: number; waiting: number };
+}
+
+export type QueryListener = (durationMs: number, failed: boolean) => void;
+
+/** Kysely times each statement only when it has a logger; this one forwards to whoever observes. */
+function queryObserver() {
+  let listener: QueryListener | undefined;
+  return {
+    log: (event: LogEvent) => listener?.(event.queryDurationMillis, event.level === 'error'),
+    observeQueries: (next: QueryListener) => {
+      listener = next;
+    },
+  };
 }
 
 const INT8_OID = 20;
@@ -50,10 +67,13 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     release();
     throw err;
   });
-  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite) });
+  const observer = queryObserver();
+  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite), log: observer.log });
   return {
     kind: 'embedded',
     db,
+    observeQueries: observer.observeQueries,
+    connections: () => ({ total: 1, idle: 1, waiting: 0 }),
     ping: () => selectOne(db),
     dump: () => pglite.dumpDataDir('none'),
     close: async () => {
@@ -84,9 +104,17 @@ async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }
   // So does a client that is checked out between two statements (a transaction) when its server goes: the
   // statement in progress or the next one fails and is answered 503; the event itself must not crash us.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) });
+  const observer = queryObserver();
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }), log: observer.log });
   await selectOne(db);
-  return { kind: 'postgres', db, ping: () => selectOne(db), close: () => db.destroy() };
+  return {
+    kind: 'postgres',
+    db,
+    observeQueries: observer.observeQueries,
+    connections: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ping: () => selectOne(db),
+    close: () => db.destroy(),
+  };
 }
 
 async function selectOne(db: Kysely<Schema>): Promise<void> {

@@ -2,10 +2,10 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { WebSocket } from 'ws';
 import { grants, hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
-import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { RecordedGpsPoint } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
+import { singleUseTickets } from '../../platform/kv/tickets.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/http/schemas.js';
 import { RealtimeErrors } from './errors.js';
@@ -76,6 +76,7 @@ interface Deps {
  */
 export function createRealtimeService(deps: Deps) {
   const { kv, clock, log } = deps;
+  const tickets = singleUseTickets<TicketGrant>(kv, { prefix: TICKET_PREFIX, namespace: 'ws:ticket', ttlSecs: TICKET_TTL_SECS });
   let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
   const hub = new Hub(
     { publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })), fromBot: (message) => onBotMessage(message) },
@@ -111,12 +112,9 @@ export function createRealtimeService(deps: Deps) {
 
   async function peerFromTicket(ticket: string | undefined): Promise<Peer> {
     if (!ticket) throw RealtimeErrors.ticket_missing();
-    const key = `ws:ticket:${hashToken(ticket)}`;
-    const stored = await kv.get(key);
-    // Claimed with set-if-absent, so of two upgrades racing with one ticket only one gets through, on any node.
-    if (!stored || !(await kv.setIfAbsent(`${key}:claimed`, '1', TICKET_TTL_SECS))) throw RealtimeErrors.ticket_invalid();
-    await kv.delete(key);
-    const grant = JSON.parse(stored) as TicketGrant;
+    // Of two upgrades racing with one ticket, only one gets through, on any node.
+    const grant = await tickets.redeem(ticket);
+    if (!grant) throw RealtimeErrors.ticket_invalid();
     const caller = await deps.credentials.resolveHash(grant.hash, grant.kind);
     // The credential that minted the ticket may have ended since.
     if (!caller || caller.userId !== grant.userId) throw RealtimeErrors.ticket_invalid();
@@ -246,9 +244,7 @@ export function createRealtimeService(deps: Deps) {
     /** POST /v1/ws/ticket: a single-use ticket standing for the caller's own credential. */
     async mintTicket(caller: Caller, credentialHash: string): Promise<{ ticket: string; expiresIn: number }> {
       if (!caller.userId || (caller.kind !== 'session' && caller.kind !== 'oauth_token')) throw RealtimeErrors.user_context_required();
-      const ticket = newToken(TICKET_PREFIX);
-      const grant: TicketGrant = { hash: credentialHash, kind: caller.kind, userId: caller.userId };
-      await kv.set(`ws:ticket:${hashToken(ticket)}`, JSON.stringify(grant), TICKET_TTL_SECS);
+      const ticket = await tickets.issue({ hash: credentialHash, kind: caller.kind, userId: caller.userId });
       return { ticket, expiresIn: TICKET_TTL_SECS };
     },
 

@@ -206,6 +206,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
     signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
     verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),
+    loginUrl: config.oauthLoginUrl,
+    kv: deps.kv,
   });
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });

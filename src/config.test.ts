@@ -37,6 +37,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ FRONTEND_URL: 'ftp://app.example.org' })).toThrow(/^FRONTEND_URL/);
   });
 
+  it('reads OAUTH_LOGIN_URL as given and refuses one that is not http(s)', () => {
+    expect(loadConfig({}).oauthLoginUrl).toBeUndefined();
+    expect(loadConfig({ OAUTH_LOGIN_URL: 'https://app.example.org/signin?from=oauth' }).oauthLoginUrl).toBe('https://app.example.org/signin?from=oauth');
+    expect(() => loadConfig({ OAUTH_LOGIN_URL: 'javascript:alert(1)' })).toThrow(/^OAUTH_LOGIN_URL/);
+  });
+
   it('trims INTERNAL_TOKEN; blank disables it', () => {
     expect(loadConfig({ INTERNAL_TOKEN: '  secret-token ' }).internalToken).toBe('secret-token');
     expect(loadConfig({ INTERNAL_TOKEN: '   ' }).internalToken).toBe('');

@@ -18,6 +18,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** FRONTEND_URL: where mailed links lead (`/verify-email`, `/reset-password`) instead of this service's own pages. */
   frontendUrl: string | undefined;
+  /** OAUTH_LOGIN_URL: a front end's sign-in page that authorizations send the browser to instead of this service's own. */
+  oauthLoginUrl: string | undefined;
   smtpUrl: string | undefined;
   mailFrom: string;
   bootstrapAdmin: { email: string; username: string; password: string } | undefined;
@@ -98,6 +100,7 @@ function readConfig(env: Env): Config {
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     frontendUrl: read.url('FRONTEND_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+    oauthLoginUrl: read.url('OAUTH_LOGIN_URL', ['http:', 'https:']),
     smtpUrl: read.url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: read.string('MAIL_FROM', 'Waygate <no-reply@localhost>'),
     bootstrapAdmin:

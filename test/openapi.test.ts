@@ -27,7 +27,7 @@ interface Document {
 /** Operations that answer no 2xx by nature (redocly.yaml turns its rule off for them). */
 const WITHOUT_2XX = new Set([
   'signIn', 'validateToken', // the spec's 501 stubs
-  'authorize', 'authorizeByForm', 'resumeAuthorization', 'consentOAuthInteraction', 'completeIntegrationConnect', // redirects
+  'authorize', 'authorizeByForm', 'resumeAuthorization', 'consentOAuthInteraction', 'completeOAuthSignInHandoff', 'completeIntegrationConnect', // redirects
   'openWebSocket', // 101
 ]);
 

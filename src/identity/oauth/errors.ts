@@ -7,4 +7,6 @@ export const OAuthErrors = defineErrors('oauth', {
   assertion_user_unavailable: [403, 'The user named by X-ID-App-Assertion cannot sign in'],
   cross_origin_form: [403, 'Forms of the sign-in pages must be posted from this site'],
   interaction_expired: [400, 'This sign-in page has expired; start again from the app'],
+  interaction_not_found: [404, 'No authorization is waiting for a sign-in under this id; start again from the app'],
+  handoff_needs_session: [403, 'A handoff needs the session of the person who signed in, not an API key or OAuth token'],
 });

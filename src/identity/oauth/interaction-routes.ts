@@ -3,6 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { default as Provider, InteractionResults } from 'oidc-provider';
 import { Type } from 'typebox';
 import { AppError } from '../../platform/http/errors.js';
+import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import type { KeyValueStore } from '../../platform/kv/kv.js';
+import { singleUseTickets } from '../../platform/kv/tickets.js';
+import { errorResponses } from '../../platform/http/envelopes.js';
 import { sendPage } from '../../platform/http/html-page.js';
 import { OAuthErrors } from './errors.js';
 import { consentPage, loginPage, messagePage, pageCsp, twoFactorPage } from './pages.js';
@@ -24,7 +28,14 @@ export interface InteractionDeps {
   /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events; no session is made. */
   signIn(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<SignInResult>;
   verifyTwoFactor(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<SignInResult>;
+  /** OAUTH_LOGIN_URL: the front end that signs people in for an authorization, instead of the page here. */
+  loginUrl: string | undefined;
+  kv: Pick<KeyValueStore, 'get' | 'set' | 'setIfAbsent' | 'delete'>;
 }
+
+/** How long the browser has to come back from the front end with its handoff ticket. */
+const HANDOFF_TTL_SECS = 60;
+const HANDOFF_TICKET_PREFIX = 'wgho_';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -45,6 +56,10 @@ const LoginForm = Type.Object({
 });
 const TwoFactorForm = Type.Object({ temp_token: Type.String({ minLength: 1, maxLength: 200 }), code: Type.String({ minLength: 1, maxLength: 32 }) });
 const ConsentForm = Type.Object({ decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) });
+const HandoffTicket = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 100 }) });
+const Handoff = Type.Object({
+  redirect_to: Type.String({ description: 'Send the browser here (a top-level navigation) within 60 seconds; it works once' }),
+});
 
 /**
  * The pages of an authorization in progress (oidc-provider's "interactions"): sign-in, the second
@@ -89,14 +104,25 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
     if (origin && origin !== 'null' && origin !== ownOrigin) return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
   };
 
+  const handoffs = singleUseTickets<{ uid: string; userId: string }>(deps.kv, { prefix: HANDOFF_TICKET_PREFIX, namespace: 'oauth:handoff', ttlSecs: HANDOFF_TTL_SECS });
+  const frontEndLogin = (uid: string, clientName: string) => {
+    const url = new URL(deps.loginUrl!);
+    url.searchParams.set('interaction', uid);
+    url.searchParams.set('client_name', clientName);
+    return url.toString();
+  };
+
   app.get<{ Params: { uid: string } }>(base, {
-    schema: { tags, summary: 'The sign-in or consent page of an authorization in progress', params: Uid, response: { 200: Html, 400: BadRequestPage } },
+    schema: { tags, summary: 'The sign-in or consent page of an authorization in progress (with OAUTH_LOGIN_URL, sign-in redirects there)', params: Uid, response: { 200: Html, 303: Redirect, 400: BadRequestPage } },
   }, async (request, reply) => {
     const current = await interactionOf(request, reply);
     if (!current) return expired(reply);
     const { details } = current;
     const clientName = await clientNameOf(details);
-    if (details.prompt.name === 'login') return html(reply, 200, loginPage({ action: pathOf(details.uid, 'login'), clientName, turnstileSiteKey }), details.params.redirect_uri);
+    if (details.prompt.name === 'login') {
+      if (deps.loginUrl) return reply.status(303).header('location', frontEndLogin(details.uid, clientName)).header('cache-control', 'no-store').send(null);
+      return html(reply, 200, loginPage({ action: pathOf(details.uid, 'login'), clientName, turnstileSiteKey }), details.params.redirect_uri);
+    }
     const client = await oauth.activeClient(String(details.params.client_id));
     const user = await oauth.claimsOf(String(details.session?.accountId));
     if (!client || !user) return expired(reply);
@@ -151,4 +177,45 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
     await oauth.recordConsent(request, accountId, clientId, missing);
     return finish(provider, request, reply, { consent: { grantId: await grant.save() } });
   });
+
+  /*
+   * Sign-in on a front end (OAUTH_LOGIN_URL): the authorization sends the browser there with
+   * `?interaction=<uid>`; the front end signs the person in through the API as it always does, asks for
+   * a handoff with that session, and sends the browser to the `redirect_to` it gets. Its ticket works
+   * once, for 60 seconds, and only in the browser that started the authorization (the interaction
+   * cookie), so a ticket for one's own account cannot be slipped into someone else's authorization.
+   */
+  app.post<{ Params: { uid: string } }>(`${base}/handoff`, {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Hand a front end\'s sign-in to an authorization in progress (OAUTH_LOGIN_URL)',
+      description: 'With the session the front end just signed in with (not an API key). The front end sends the browser to `redirect_to`.',
+      params: Uid,
+      response: { 200: Handoff, ...errorResponses(OAuthErrors.handoff_needs_session, OAuthErrors.interaction_not_found) },
+    },
+  }, async (request) => {
+    const caller = callerOf(request);
+    if (caller.kind !== 'session' || !caller.userId) throw OAuthErrors.handoff_needs_session();
+    const interaction = await (await oauth.provider()).Interaction.find(request.params.uid);
+    if (interaction?.prompt.name !== 'login') throw OAuthErrors.interaction_not_found();
+    const ticket = await handoffs.issue({ uid: interaction.uid, userId: caller.userId });
+    return { redirect_to: `${deps.publicUrl}${pathOf(interaction.uid, 'complete')}?ticket=${encodeURIComponent(ticket)}` };
+  });
+
+  app.get<{ Params: { uid: string }; Querystring: { ticket: string } }>(`${base}/complete`, {
+    schema: {
+      tags,
+      summary: 'Where a front end sends the browser after a handoff: the authorization goes on as signed in',
+      params: Uid,
+      querystring: HandoffTicket,
+      response: { 303: Redirect, 400: BadRequestPage },
+    },
+  }, async (request, reply) => {
+    const grant = await handoffs.redeem(request.query.ticket);
+    const current = await interactionOf(request, reply);
+    if (!grant || !current || grant.uid !== current.details.uid || current.details.prompt.name !== 'login') return expired(reply);
+    return finish(current.provider, request, reply, { login: { accountId: grant.userId } });
+  });
 }
+

@@ -99,6 +99,8 @@ const NAMED: Record<string, string> = {
   'POST /v1/oauth/token/introspection': 'introspectOAuthToken',
   'POST /v1/oauth/token/revocation': 'revokeOAuthToken',
   'POST /v1/oauth/interaction/{uid}/two-factor': 'verifyOAuthInteractionTwoFactor',
+  'POST /v1/oauth/interaction/{uid}/handoff': 'handOffOAuthSignIn',
+  'GET /v1/oauth/interaction/{uid}/complete': 'completeOAuthSignInHandoff',
   'GET /v1/gql': 'queryGraphqlByGet',
   'POST /v1/gql': 'queryGraphql',
   'GET /v1/community/guilds/{guild_id}/full': 'getCommunityGuildWithChannels',

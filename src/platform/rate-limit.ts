@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, 
 import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
+import { logAtMostEvery } from './log-throttle.js';
 import { RequestErrors, tooManyRequests, type AppError } from './http/errors.js';
 import type { KeyValueStore, WindowCount } from './kv/index.js';
 
@@ -20,7 +21,6 @@ declare module 'fastify' {
 
 const EXEMPT_EXACT = new Set(['/health', '/v1/health', '/v1/ws', '/v1/openapi.json', '/v1/schema', '/v1/swagger-ui']);
 const EXEMPT_PREFIX = '/v1/swagger-ui/';
-const FAILURE_LOG_INTERVAL_MS = 10_000;
 
 interface Bucket {
   key: string;
@@ -44,15 +44,12 @@ interface BucketState {
 export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, config: Config): void {
   const limits = config.rateLimit;
   if (!limits.enabled) return;
-  let lastFailureLog = 0;
+  const logFailure = logAtMostEvery();
   const callerBuckets = new WeakMap<Caller, Bucket>();
 
   /** A failing counter store lets requests through (fail-open), logged at most every few seconds. */
   function storeFailed(request: FastifyRequest, err: unknown): null {
-    if (Date.now() - lastFailureLog > FAILURE_LOG_INTERVAL_MS) {
-      lastFailureLog = Date.now();
-      request.log.error({ err }, 'rate-limit counter store unavailable; letting requests through');
-    }
+    logFailure(request.log, 'error', { err }, 'rate-limit counter store unavailable; letting requests through');
     return null;
   }
 
@@ -127,13 +124,14 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
  */
 export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
   const limits = config.rateLimit;
+  const logFailure = logAtMostEvery();
   return async (request: FastifyRequest): Promise<void> => {
     if (!limits.enabled || hasInternalToken(request, config.internalToken)) return;
     let hit: WindowCount;
     try {
       hit = await kv.hitWindow(`ratelimit:lookup:${request.ip}`, limits.windowSecs);
     } catch (err) {
-      log.warn({ err }, 'credential lookup counter unavailable; not limiting');
+      logFailure(log, 'warn', { err }, 'credential lookup counter unavailable; not limiting');
       return;
     }
     if (hit.count > limits.anonymous) {

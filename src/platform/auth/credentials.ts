@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../kv/index.js';
 import { Broadcast } from '../kv/broadcast.js';
 import type { CacheStats } from '../kv/cache.js';
+import { logAtMostEvery } from '../log-throttle.js';
 import type { Caller } from './caller.js';
 import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, SESSION_TOKEN_PREFIX } from './tokens.js';
 import type { Clock } from '../clock.js';
@@ -53,6 +54,7 @@ export class CredentialResolver {
   readonly #listeners = new Set<(hashes: string[] | 'all') => void>();
   /** Resolutions so far by where the answer came from (for the metrics). */
   readonly stats: CacheStats = { local: 0, shared: 0, loaded: 0 };
+  readonly #logFailure = logAtMostEvery();
 
   /** Registered at start-up by the modules that own the credentials (sessions, API keys). */
   #lookups: CredentialLookups = {
@@ -232,7 +234,7 @@ export class CredentialResolver {
     try {
       return await operation();
     } catch (err) {
-      this.log.warn({ err }, 'credential cache unavailable');
+      this.#logFailure(this.log, 'warn', { err }, 'credential cache unavailable; reading the database');
       return undefined;
     }
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from './kv.js';
+import { logAtMostEvery } from '../log-throttle.js';
 
 /** How long a publisher waits to hear its own message back before answering anyway. */
 const DELIVERY_WAIT_MS = 250;
@@ -13,6 +14,7 @@ const DELIVERY_WAIT_MS = 250;
 export class Broadcast<M> {
   readonly #awaitingDelivery = new Map<string, () => void>();
   #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #logFailure = logAtMostEvery();
 
   constructor(
     private readonly kv: KeyValueStore,
@@ -43,7 +45,7 @@ export class Broadcast<M> {
       await delivered;
       return true;
     } catch (err) {
-      this.log.warn({ err, channel: this.channel }, 'could not publish to the other nodes');
+      this.#logFailure(this.log, 'warn', { err, channel: this.channel }, 'could not publish to the other nodes');
       return false;
     } finally {
       clearTimeout(timer);

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { KeyValueStore } from './kv.js';
 import { Broadcast } from './broadcast.js';
+import { logAtMostEvery } from '../log-throttle.js';
 
 /** How one cache keeps its entries. */
 export interface CacheOptions<T> {
@@ -106,6 +107,7 @@ class SharedCache<T> implements Cache<T> {
   /** Counts invalidations seen here; a load that overlapped one is answered but not cached. */
   #invalidations = 0;
   readonly stats: CacheStats = { local: 0, shared: 0, loaded: 0 };
+  readonly #logFailure = logAtMostEvery();
 
   constructor(
     private readonly name: string,
@@ -194,7 +196,7 @@ class SharedCache<T> implements Cache<T> {
     try {
       return await operation();
     } catch (error) {
-      this.log.warn({ err: error, cache: this.name }, 'cache store unavailable; reading the database');
+      this.#logFailure(this.log, 'warn', { err: error, cache: this.name }, 'cache store unavailable; reading the database');
       return null;
     }
   }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import { backend, freePort, openTestDatabase, testConfig } from '../../../test/helpers.js';
@@ -80,6 +81,28 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
 
       redis.kill('SIGCONT');
       await expect.poll(async () => (await send()).statusCode, { timeout: 5000 }).not.toBe(503);
+    } finally {
+      redis.kill('SIGCONT');
+      await app.close();
+      await database.close();
+    }
+  });
+
+  it('logs each kind of failure once, not once per request, while the store is out', async () => {
+    const lines: { msg: string }[] = [];
+    const stream = new PassThrough().on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line))));
+    const database = await openTestDatabase();
+    const app = await buildApp(testConfig({ logLevel: 'warn' }), { database, kv }, { logger: { stream } });
+    try {
+      redis.kill('SIGSTOP');
+      // Made-up tokens: each one asks the lookup counter, the credential cache and the rate limiter.
+      for (let i = 0; i < 20; i++) {
+        expect((await app.inject({ method: 'GET', url: '/v1/users/me', headers: { authorization: `Bearer wg_made_up_${i}_0123456789abcdef` } })).statusCode).toBe(401);
+      }
+      const counts = new Map<string, number>();
+      for (const { msg } of lines) counts.set(msg, (counts.get(msg) ?? 0) + 1);
+      expect(counts.size).toBeGreaterThan(0);
+      for (const [message, count] of counts) expect({ message, count }).toEqual({ message, count: 1 });
     } finally {
       redis.kill('SIGCONT');
       await app.close();

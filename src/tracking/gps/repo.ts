@@ -110,8 +110,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return row && toGpsPoint(row);
     },
 
-    insert: async (point: NewGpsPoint, executor: Kysely<Schema> = db) =>
-      toGpsPoint(await executor.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
+    /** One statement for a whole batch of points (see point-writer.ts); the rows come back in any order. */
+    insertMany: async (points: (NewGpsPoint & { id: string })[], trx: Kysely<Schema>) =>
+      (await trx.insertInto('gps_points').values(points).returning(GPS_COLUMNS).execute()).map(toGpsPoint),
 
     latest: async (deviceId?: string) => {
       const row = await queries.latest(deviceId).executeTakeFirst();

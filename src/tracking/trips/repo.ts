@@ -45,20 +45,23 @@ export function createTripsRepo(db: Kysely<Schema>) {
         .executeTakeFirst(),
 
     /**
-     * The active GPS-logging trip of a device (new points of the device belong to it), locked as the
-     * point-count trigger will lock it anyway (a share lock would deadlock with that trigger's update):
-     * completing the trip waits for the caller's commit.
+     * The active GPS-logging trip of each of these devices (new points of a device belong to it; a batch
+     * of points asks once for all its devices), locked as the point-count trigger will lock it anyway
+     * (a share lock would deadlock with that trigger's update): completing the trip waits for the
+     * caller's commit. Locked in id order, so two batches of other nodes cannot deadlock on each other.
      */
-    loggingTripOf: async (deviceId: string, trx: Kysely<Schema>) => {
-      const trip = await trx
+    loggingTripOf: async (deviceIds: readonly string[], trx: Kysely<Schema>): Promise<Map<string, string>> => {
+      if (deviceIds.length === 0) return new Map();
+      const trips = await trx
         .selectFrom('trips')
-        .select('id')
-        .where('device_id', '=', deviceId)
+        .select(['id', 'device_id'])
+        .where('device_id', 'in', [...deviceIds])
         .where('status', '=', 'active')
         .where('gps_logging_enabled', '=', true)
+        .orderBy('id')
         .forNoKeyUpdate()
-        .executeTakeFirst();
-      return trip?.id ?? null;
+        .execute();
+      return new Map(trips.map((trip) => [trip.device_id!, trip.id]));
     },
 
     addHistory: (trx: Kysely<Schema>, entry: Omit<Schema['trip_status_history'], 'id' | 'changed_at'>) =>

@@ -1,19 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { Schema } from '../../platform/db/schema/index.js';
 import { classifyDatabaseError } from '../../platform/db/errors.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
-import type { createGpsRepo, NewGpsPoint } from './repo.js';
+import type { createGpsRepo, LoggingTripQuery, NewGpsPoint } from './repo.js';
 import { GpsErrors } from './errors.js';
 
 /**
- * The trip new points of each of these devices join (its active GPS-logging trip), asked inside the insert's
- * transaction with the trip rows locked, so a trip completed meanwhile never gains a point.
- * The trips module registers it at start-up (trips read points through this service, so they cannot
- * be a dependency of it).
+ * The query for the trip new points of a device join (its active GPS-logging trip), run inside the insert
+ * with the trip row locked, so a trip completed meanwhile never gains a point. The trips module registers it
+ * at start-up (trips read points through this service, so they cannot be a dependency of it).
  */
-export type LoggingTripOf = (deviceIds: readonly string[], trx: Kysely<Schema>) => Promise<Map<string, string>>;
+export type LoggingTripOf = LoggingTripQuery;
 
 /** A point as a request sends it, with who sent it: its device is found when its batch is committed. */
 export interface PointToWrite {
@@ -25,26 +22,27 @@ export interface PointToWrite {
 }
 
 type Repo = ReturnType<typeof createGpsRepo>;
-type StoredPoint = Awaited<ReturnType<Repo['insertMany']>>[number];
+export type StoredPoint = Awaited<ReturnType<Repo['insertMany']>>[number];
 
 /** Enough for any burst; 16 parameters a row stays far below PostgreSQL's 65,535 per statement. */
 const MAX_BATCH = 500;
 
 interface Deps {
-  db: Kysely<Schema>;
   repo: Repo;
   devices: Pick<DevicesService, 'byIds' | 'ofApiKeys'>;
-  loggingTripOf: () => LoggingTripOf;
+  loggingTripOf: () => LoggingTripOf | undefined;
+  /** Runs on each committed batch before its points are answered (the latest-point cache). */
+  afterCommit: (points: StoredPoint[]) => Promise<void>;
 }
 
 /**
- * Writes new points by group commit (see `createGroupCommit`): a batch costs two device lookups, one trip
- * lookup, one multi-row insert and one commit, however many points it holds.
+ * Writes new points by group commit (see `createGroupCommit`): a batch costs one round trip for its devices
+ * and one statement (trip lookups and insert, committed on its own), however many points it holds.
  */
 export function createPointWriter(deps: Deps) {
   /**
-   * The device of each point (null: none), or the error of a point whose named device does not exist.
-   * Read before the transaction: the embedded database has one connection, which the transaction holds.
+   * The device of each point (null: none), or the error of a point whose named device does not exist:
+   * two queries for the whole batch, where a point alone used to cost one.
    */
   async function devicesOf(points: PointToWrite[]): Promise<(string | null | Error)[]> {
     const named = [...new Set(points.flatMap((p) => (p.deviceId === undefined ? [] : [p.deviceId])))];
@@ -65,20 +63,14 @@ export function createPointWriter(deps: Deps) {
       return device instanceof Error ? [] : [{ ...p.point, id: randomUUID(), device_id: device ?? null, trip_id: null as string | null }];
     });
     const stored = new Map<string, StoredPoint>();
-    if (rows.length > 0) {
-      await deps.db.transaction().execute(async (trx) => {
-        const deviceIds = [...new Set(rows.flatMap((row) => (row.device_id ? [row.device_id] : [])))];
-        const trips = await deps.loggingTripOf()(deviceIds, trx);
-        for (const row of rows) row.trip_id = (row.device_id && trips.get(row.device_id)) || null;
-        for (const point of await deps.repo.insertMany(rows, trx)) stored.set(point.id, point);
-      });
-    }
+    if (rows.length > 0) for (const point of await deps.repo.insertMany(rows, deps.loggingTripOf())) stored.set(point.id, point);
     let next = 0;
     return devices.map((device) => (device instanceof Error ? { error: device } : { value: stored.get(rows[next++]!.id)! }));
   }
 
   return createGroupCommit<PointToWrite, StoredPoint>({
     commit,
+    afterCommit: deps.afterCommit,
     failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
     closed: () => GpsErrors.stopping(),
     maxBatch: MAX_BATCH,

@@ -47,8 +47,9 @@ export type { LoggingTripOf };
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
-  let loggingTripOf: LoggingTripOf = async () => new Map();
-  const writer = createPointWriter({ db: deps.db, repo, devices: deps.devices, loggingTripOf: () => loggingTripOf });
+  // Until the trips module registers its query, points join no trip.
+  let loggingTripOf: LoggingTripOf | undefined;
+  const writer = createPointWriter({ repo, devices: deps.devices, loggingTripOf: () => loggingTripOf, afterCommit: offerNewest });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
   /**
@@ -107,6 +108,28 @@ export function createGpsService(deps: Deps) {
     if (outcome === 'absent') await loadLatest(key, deviceId);
   }
 
+  /**
+   * Offers the newest point of a committed batch, overall and of each device, to the cache: one write per key
+   * however many points the batch holds (equal timestamps: the later point, as `keepNewest` does).
+   */
+  async function offerNewest(points: GpsPoint[]): Promise<void> {
+    const newest = new Map<string, { point: GpsPoint; deviceId?: string }>();
+    const consider = (key: string, point: GpsPoint, deviceId?: string) => {
+      const held = newest.get(key);
+      if (!held || held.point.timestamp <= point.timestamp) newest.set(key, { point, deviceId });
+    };
+    for (const point of points) {
+      consider(latestKey(), point);
+      if (point.device_id) consider(latestKey(point.device_id), point, point.device_id);
+    }
+    await Promise.all(
+      [...newest].map(([key, { point, deviceId }]) =>
+        // The points are committed: a cache that cannot be filled from the database now is not their failure.
+        offerAsLatest(key, point, deviceId).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh the latest-point cache')),
+      ),
+    );
+  }
+
   return {
     useLoggingTripOf(lookup: LoggingTripOf): void {
       loggingTripOf = lookup;
@@ -149,8 +172,6 @@ export function createGpsService(deps: Deps) {
         deviceId,
         apiKeyId: caller.apiKeyId ?? undefined,
       });
-      await offerAsLatest(latestKey(), point);
-      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
       await deps.events.emit('gps.point_recorded', { point });
       return point;
     },

@@ -45,24 +45,19 @@ export function createTripsRepo(db: Kysely<Schema>) {
         .executeTakeFirst(),
 
     /**
-     * The active GPS-logging trip of each of these devices (new points of a device belong to it; a batch
-     * of points asks once for all its devices), locked as the point-count trigger will lock it anyway
-     * (a share lock would deadlock with that trigger's update): completing the trip waits for the
-     * caller's commit. Locked in id order, so two batches of other nodes cannot deadlock on each other.
+     * The active GPS-logging trip of a device (new points of the device belong to it), as a subquery a batch
+     * of new points runs inside its insert (see gps/point-writer.ts). It locks the trip as the point-count
+     * trigger will lock it anyway (a share lock would deadlock with that trigger's update), so completing the
+     * trip waits for the insert's commit, and a trip completed meanwhile gains no point.
      */
-    loggingTripOf: async (deviceIds: readonly string[], trx: Kysely<Schema>): Promise<Map<string, string>> => {
-      if (deviceIds.length === 0) return new Map();
-      const trips = await trx
+    loggingTripOf: (deviceId: string) =>
+      db
         .selectFrom('trips')
-        .select(['id', 'device_id'])
-        .where('device_id', 'in', [...deviceIds])
+        .select('id')
+        .where('device_id', '=', deviceId)
         .where('status', '=', 'active')
         .where('gps_logging_enabled', '=', true)
-        .orderBy('id')
-        .forNoKeyUpdate()
-        .execute();
-      return new Map(trips.map((trip) => [trip.device_id!, trip.id]));
-    },
+        .forNoKeyUpdate(),
 
     addHistory: (trx: Kysely<Schema>, entry: Omit<Schema['trip_status_history'], 'id' | 'changed_at'>) =>
       trx.insertInto('trip_status_history').values(entry).execute(),

@@ -32,3 +32,32 @@ export async function waitUntilReady(name, child, url, seconds) {
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** A new, empty database in the PostgreSQL server of `adminUrl`: its URL, and how to drop it. */
+export async function freshDatabase(adminUrl, name) {
+  const pg = (await import('pg')).default;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  return {
+    url: Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString(),
+    drop: async () => {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+/** Deletes every key under `prefix` in the Redis at `url`; resolves to how many there were. */
+export async function deleteRedisPrefix(url, prefix) {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(url);
+  let deleted = 0;
+  for (let cursor = '0'; ;) {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    if (keys.length) deleted += await redis.del(...keys);
+    if ((cursor = next) === '0') break;
+  }
+  await redis.quit();
+  return deleted;
+}

@@ -10,12 +10,17 @@
 // process) runs on CPU 0 and the servers on CPU 1: otherwise the scheduler
 // moves them onto the same core at random and runs differ by a factor of two.
 // BENCH_PIN=0 turns that off.
+//
+// BENCH_DATABASE_URL (a PostgreSQL server's admin URL) runs the service on a fresh database created in
+// that server and dropped afterwards; BENCH_REDIS_URL adds Redis under a fresh REDIS_PREFIX, whose keys
+// are deleted afterwards. Without them: the embedded database and the in-process store.
+import { randomBytes } from 'node:crypto';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { BASELINE, freePort, ROOT, sleep, waitUntilReady } from './lib.js';
+import { BASELINE, deleteRedisPrefix, freePort, freshDatabase, ROOT, sleep, waitUntilReady } from './lib.js';
 import { scenarios } from './scenarios.js';
 import { serviceEnv } from './service-env.js';
 
@@ -27,18 +32,21 @@ const PINNED = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && p
 
 const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-'));
 const children = [];
+const cleanups = [];
 
 try {
+  const backendEnv = await externalBackends(cleanups);
+  const backends = backendEnv.DATABASE_URL ? `PostgreSQL${backendEnv.REDIS_URL ? ' + Redis' : ''}` : 'embedded PGlite';
   const baseline = await start('baseline', BASELINE.args, {}, BASELINE.readyPath);
   const service = await start(
     'service',
     [join(ROOT, 'dist', 'main.js'), 'serve'],
-    { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
+    { ...serviceEnv, ...backendEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
     '/v1/health',
   );
   await sleep(1000);
   const idleRssMb = rssMb(service.child.pid, 'VmRSS');
-  console.log(`service idle RSS: ${idleRssMb} MB (database: embedded PGlite)\n`);
+  console.log(`service idle RSS: ${idleRssMb} MB (database: ${backends})\n`);
 
   const results = [];
   for (const scenario of scenarios.filter((s) => !ONLY || s.name.includes(ONLY))) {
@@ -73,16 +81,35 @@ try {
   }
   const peakRssMb = rssMb(service.child.pid, 'VmHWM');
   console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
-  console.log(`(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'})`);
+  console.log(`(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'}, ${backends})`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
+    JSON.stringify({ date: new Date().toISOString(), backends, rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');
   await sleep(500);
   rmSync(dataDir, { recursive: true, force: true });
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((err) => console.error('cleanup:', err.message));
+}
+
+/** A fresh database (and Redis prefix) for this run when BENCH_DATABASE_URL (BENCH_REDIS_URL) is set. */
+async function externalBackends(cleanups) {
+  const env = {};
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  const redisUrl = process.env.BENCH_REDIS_URL;
+  if (adminUrl) {
+    const database = await freshDatabase(adminUrl, `waygate_bench_${process.pid}_${Date.now()}`);
+    cleanups.push(database.drop);
+    env.DATABASE_URL = database.url;
+  }
+  if (redisUrl) {
+    const prefix = `waygate-bench-${randomBytes(4).toString('hex')}:`;
+    cleanups.push(() => deleteRedisPrefix(redisUrl, prefix));
+    Object.assign(env, { REDIS_URL: redisUrl, REDIS_PREFIX: prefix });
+  }
+  return env;
 }
 
 async function start(name, args, env, readyPath) {

@@ -27,7 +27,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { Agent, request as httpRequest } from 'node:http';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, ROOT, sleep, waitUntilReady } from './lib.js';
+import { deleteRedisPrefix, freePort, freshDatabase, ROOT, sleep, waitUntilReady } from './lib.js';
 import { BENCH_ADMIN, serviceEnv } from './service-env.js';
 
 const now = () => Number(process.hrtime.bigint()) / 1e6; // CLOCK_MONOTONIC, in ms: comparable across processes
@@ -94,29 +94,12 @@ async function main() {
     }
 
     if (!ONLY || ONLY === 'cluster') {
-      const pg = (await import('pg')).default;
-      const { Redis } = await import('ioredis');
       const dbName = `waygate_bench_ws_${process.pid}_${Date.now()}`;
       const prefix = `waygate-bench-ws-${randomBytes(4).toString('hex')}:`;
-      const admin = new pg.Client({ connectionString: DATABASE_ADMIN_URL });
-      await admin.connect();
-      await admin.query(`create database ${dbName}`);
-      cleanups.push(async () => {
-        await admin.query(`drop database if exists ${dbName} with (force)`);
-        await admin.end();
-      });
-      cleanups.push(async () => {
-        const redis = new Redis(REDIS_URL);
-        let deleted = 0;
-        for (let cursor = '0'; ;) {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-          if (keys.length) deleted += await redis.del(...keys);
-          if ((cursor = next) === '0') break;
-        }
-        await redis.quit();
-        return deleted;
-      });
-      const databaseUrl = Object.assign(new URL(DATABASE_ADMIN_URL), { pathname: `/${dbName}` }).toString();
+      const database = await freshDatabase(DATABASE_ADMIN_URL, dbName);
+      cleanups.push(database.drop);
+      cleanups.push(() => deleteRedisPrefix(REDIS_URL, prefix));
+      const databaseUrl = database.url;
       const shared = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: prefix, SECRET_KEY: randomBytes(24).toString('hex') };
       const nodes = [];
       for (const name of ['node A', 'node B']) {

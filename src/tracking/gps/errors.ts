@@ -5,4 +5,5 @@ export const GpsErrors = defineErrors('gps', {
   point_not_found: [404, 'GPS point not found'],
   point_linked_to_trip: [409, 'The GPS point belongs to a trip and cannot be deleted'],
   no_point: [404, 'No GPS point yet'],
+  stopping: [503, 'The service is shutting down; send the point again'],
 });

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 export const GPS_COLUMNS = [
@@ -26,6 +26,9 @@ export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit
   const { device_id: _none, ...point } = row;
   return point;
 }
+
+/** The active GPS-logging trip of a device, as a subquery (the trips module builds it). */
+export type LoggingTripQuery = (deviceId: string) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
@@ -110,8 +113,18 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return row && toGpsPoint(row);
     },
 
-    insert: async (point: NewGpsPoint, executor: Kysely<Schema> = db) =>
-      toGpsPoint(await executor.insertInto('gps_points').values(point).returning(GPS_COLUMNS).executeTakeFirstOrThrow()),
+    /**
+     * A batch of points in one statement, so in one implicit transaction and one round trip: each point of a
+     * device joins the trip `loggingTrip` finds for it (a locking subquery). Sorted by device, so two batches
+     * (of two nodes) lock the trips of their devices in the same order and cannot deadlock. The rows come back
+     * in any order.
+     */
+    async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined) {
+      const rows = points
+        .map((point) => ({ ...point, trip_id: point.device_id && loggingTrip ? loggingTrip(point.device_id) : null }))
+        .sort((a, b) => (a.device_id ?? '').localeCompare(b.device_id ?? ''));
+      return (await db.insertInto('gps_points').values(rows).returning(GPS_COLUMNS).execute()).map(toGpsPoint);
+    },
 
     latest: async (deviceId?: string) => {
       const row = await queries.latest(deviceId).executeTakeFirst();

@@ -13,6 +13,8 @@ const tags = ['GPS data'];
 
 export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  // Runs once in-flight requests are answered: whatever is still queued is committed before the database closes.
+  app.addHook('onClose', () => gps.stop());
 
   app.get('/v1/gps', {
     config: { auth: requirePermission('gps:read') },
@@ -54,11 +56,12 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
       summary: 'Record a GPS point',
       description:
         'timestamp is Unix seconds (answered as ISO 8601). Without device_id the point belongs to the device linked to ' +
-        'the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE).',
+        'the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE). Points arriving ' +
+        'together are committed together (group commit); 201 means the point is committed.',
       body: CreateGpsPointBody,
       response: {
         201: SingleEnvelope(GpsPoint),
-        ...errorResponses(GpsErrors.unknown_device, RequestErrors.validation, RequestErrors.rate_limited),
+        ...errorResponses(GpsErrors.unknown_device, GpsErrors.stopping, RequestErrors.validation, RequestErrors.rate_limited),
       },
     },
   }, async (request, reply) => created(request, reply, '/v1/gps', await gps.record(callerOf(request), request.body)));

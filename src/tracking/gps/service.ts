@@ -8,9 +8,8 @@ import type { DomainEventBus } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGpsRepo } from './repo.js';
-import { AppError } from '../../platform/http/errors.js';
-import { DeviceErrors } from '../devices/errors.js';
 import { GpsErrors } from './errors.js';
+import { createPointWriter, type LoggingTripOf } from './point-writer.js';
 import type { CreateGpsPointBody } from './schemas.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
@@ -37,24 +36,20 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${dev
 interface Deps {
   db: Kysely<Schema>;
   kv: KeyValueStore;
-  devices: Pick<DevicesService, 'byApiKey' | 'get' | 'ids'>;
+  devices: Pick<DevicesService, 'byIds' | 'ofApiKeys' | 'ids'>;
   log: FastifyBaseLogger;
   events: Pick<DomainEventBus, 'emit'>;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
   latestCacheTtlSecs: () => Promise<number>;
 }
 
-/**
- * The trip a new point of a device joins (its active GPS-logging trip), asked inside the insert's
- * transaction with the trip row locked, so a trip completed meanwhile never gains a point.
- * The trips module registers it at start-up (trips read points through this service, so they cannot
- * be a dependency of it).
- */
-export type LoggingTripOf = (deviceId: string, trx: Kysely<Schema>) => Promise<string | null>;
+export type { LoggingTripOf };
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
-  let loggingTripOf: LoggingTripOf = async () => null;
+  // Until the trips module registers its query, points join no trip.
+  let loggingTripOf: LoggingTripOf | undefined;
+  const writer = createPointWriter({ repo, devices: deps.devices, loggingTripOf: () => loggingTripOf, afterCommit: offerNewest });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
   /**
@@ -114,18 +109,25 @@ export function createGpsService(deps: Deps) {
   }
 
   /**
-   * Without a device_id in the body, a point belongs to the device linked to the calling API key;
-   * a point of a device joins that device's active GPS-logging trip.
+   * Offers the newest point of a committed batch, overall and of each device, to the cache: one write per key
+   * however many points the batch holds (equal timestamps: the later point, as `keepNewest` does).
    */
-  async function deviceFor(caller: Caller, deviceId: string | undefined): Promise<string | null> {
-    if (deviceId !== undefined) {
-      await deps.devices.get(deviceId).catch((err: unknown) => {
-        // Only a device that does not exist is the caller's mistake; a database fault stays one (503).
-        throw err instanceof AppError && err.code === DeviceErrors.not_found.code ? GpsErrors.unknown_device() : err;
-      });
-      return deviceId;
+  async function offerNewest(points: GpsPoint[]): Promise<void> {
+    const newest = new Map<string, { point: GpsPoint; deviceId?: string }>();
+    const consider = (key: string, point: GpsPoint, deviceId?: string) => {
+      const held = newest.get(key);
+      if (!held || held.point.timestamp <= point.timestamp) newest.set(key, { point, deviceId });
+    };
+    for (const point of points) {
+      consider(latestKey(), point);
+      if (point.device_id) consider(latestKey(point.device_id), point, point.device_id);
     }
-    return caller.apiKeyId ? ((await deps.devices.byApiKey(caller.apiKeyId))?.id ?? null) : null;
+    await Promise.all(
+      [...newest].map(([key, { point, deviceId }]) =>
+        // The points are committed: a cache that cannot be filled from the database now is not their failure.
+        offerAsLatest(key, point, deviceId).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh the latest-point cache')),
+      ),
+    );
   }
 
   return {
@@ -158,28 +160,24 @@ export function createGpsService(deps: Deps) {
       return point;
     },
 
+    /**
+     * Stores a point by group commit (point-writer.ts): resolved once committed. Without a device_id in the
+     * body, a point belongs to the device linked to the calling API key; a point of a device joins that
+     * device's active GPS-logging trip.
+     */
     async record(caller: Caller, input: GpsPointInput) {
-      const { device_id: requestedDevice, timestamp, ...fields } = input;
-      const deviceId = await deviceFor(caller, requestedDevice);
-      const row = {
-        altitude: null,
-        heading: null,
-        pdop: null,
-        hdop: null,
-        vdop: null,
-        ...fields,
-        timestamp: new Date(timestamp * 1000),
-        device_id: deviceId,
-        trip_id: null,
-      };
-      const point = deviceId
-        ? await deps.db.transaction().execute(async (trx) => repo.insert({ ...row, trip_id: await loggingTripOf(deviceId, trx) }, trx))
-        : await repo.insert(row);
-      await offerAsLatest(latestKey(), point);
-      if (point.device_id) await offerAsLatest(latestKey(point.device_id), point, point.device_id);
+      const { device_id: deviceId, timestamp, ...fields } = input;
+      const point = await writer.write({
+        point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000) },
+        deviceId,
+        apiKeyId: caller.apiKeyId ?? undefined,
+      });
       await deps.events.emit('gps.point_recorded', { point });
       return point;
     },
+
+    /** Refuses new points (503) and waits until the points already sent are committed. */
+    stop: () => writer.close(),
 
     /** The newest point overall or of one device; null when there is none. */
     async latest(deviceId?: string): Promise<GpsPoint | null> {

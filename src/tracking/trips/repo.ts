@@ -45,21 +45,19 @@ export function createTripsRepo(db: Kysely<Schema>) {
         .executeTakeFirst(),
 
     /**
-     * The active GPS-logging trip of a device (new points of the device belong to it), locked as the
-     * point-count trigger will lock it anyway (a share lock would deadlock with that trigger's update):
-     * completing the trip waits for the caller's commit.
+     * The active GPS-logging trip of a device (new points of the device belong to it), as a subquery a batch
+     * of new points runs inside its insert (see gps/point-writer.ts). It locks the trip as the point-count
+     * trigger will lock it anyway (a share lock would deadlock with that trigger's update), so completing the
+     * trip waits for the insert's commit, and a trip completed meanwhile gains no point.
      */
-    loggingTripOf: async (deviceId: string, trx: Kysely<Schema>) => {
-      const trip = await trx
+    loggingTripOf: (deviceId: string) =>
+      db
         .selectFrom('trips')
         .select('id')
         .where('device_id', '=', deviceId)
         .where('status', '=', 'active')
         .where('gps_logging_enabled', '=', true)
-        .forNoKeyUpdate()
-        .executeTakeFirst();
-      return trip?.id ?? null;
-    },
+        .forNoKeyUpdate(),
 
     addHistory: (trx: Kysely<Schema>, entry: Omit<Schema['trip_status_history'], 'id' | 'changed_at'>) =>
       trx.insertInto('trip_status_history').values(entry).execute(),

@@ -112,8 +112,12 @@ let plainValidator: Ajv | undefined;
  * field), with the rules of request bodies (nothing coerced): the 400 message, or undefined when valid.
  */
 export function compileBodyCheck(schema: object): (data: unknown) => string | undefined {
-  const validate = (plainValidator ??= createAjv(false)).compile(schema);
-  return (data) => (validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body'));
+  // Compiled on first use, like the routes' validators: modules declare their checks at load.
+  let validate: ReturnType<Ajv['compile']> | undefined;
+  return (data) => {
+    validate ??= (plainValidator ??= createAjv(false)).compile(schema);
+    return validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body');
+  };
 }
 
 /** A field that must be one of some values (an enum, or a union of literals) and is none: the message lists them. */

@@ -1,30 +1,40 @@
 # syntax=docker/dockerfile:1
-# Waygate: build stage compiles TypeScript; the runtime stage has production dependencies and dist/ only.
+# Waygate in three stages: production dependencies and the TypeScript build on the full Node image
+# (compilers at hand), then a slim runtime with node_modules, dist/ and migrations/ only.
 #   docker build -t waygate .
 #   docker run -p 8080:8080 -v waygate-data:/data waygate
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_VERSION=20
 
-FROM ${NODE_IMAGE} AS build
+# Production dependencies. Install scripts stay on: argon2 checks that its prebuilt binary loads here and
+# compiles itself when it does not (it crashes on some CPUs), which needs the full image's python3 and g++.
+# The package's own prepare step only says that it builds nothing without TypeScript.
+FROM node:${NODE_VERSION}-bookworm AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-# Scripts off: prepare would build before the sources are here, and argon2 ships prebuilt binaries.
+COPY scripts ./scripts
+RUN npm ci --omit=dev --no-audit --no-fund
+
+# dist/ from src/. Scripts off: prepare would build before the sources are here.
+FROM node:${NODE_VERSION}-bookworm AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM ${NODE_IMAGE} AS runtime
-ENV NODE_ENV=production \
-    DATA_DIR=/data \
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
+ENV DATA_DIR=/data \
     PORT=8080 \
     HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+COPY --from=deps /app/node_modules ./node_modules
 COPY migrations ./migrations
 COPY scripts ./scripts
 COPY --from=build /app/dist ./dist
-# The node image's unprivileged user (uid 1000) owns the data directory and nothing else.
+# The node image's unprivileged user (uid 1000) owns the data directory and nothing else (a bind mount
+# instead of the named volume must be writable by uid 1000).
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -6,7 +6,7 @@
 ARG NODE_VERSION=20
 
 # Production dependencies. Install scripts stay on: argon2 checks that its prebuilt binary loads here and
-# compiles itself when it does not (it crashes on some CPUs), which needs the full image's python3 and g++.
+# compiles itself when it does not (it segfaults on some machines), which needs the full image's python3 and g++.
 # The package's own prepare step only says that it builds nothing without TypeScript.
 FROM node:${NODE_VERSION}-bookworm AS deps
 WORKDIR /app

@@ -8,6 +8,7 @@ import { registerDocs } from './platform/http/docs.js';
 import { AppError, frameworkErrorResponse, registerErrorHandling } from './platform/http/errors.js';
 import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
+import { lazySerializers } from './platform/http/serialization.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
 import { createScheduler } from './platform/scheduler.js';
@@ -104,6 +105,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     forceCloseConnections: false,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkErrorResponse,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.decorate('config', config);

@@ -4,20 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from './helpers.js';
+import { cleanEnv, waitFor } from './processes.js';
 
 const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 function run(args: string[], env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [MAIN, ...args], { env: { ...cleanEnv(), ...env }, encoding: 'utf8', timeout: 60_000 });
-}
-
-/** The parent's environment without anything that would point the CLI at another database or store. */
-function cleanEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !/^(DATABASE_URL|REDIS_URL|PORT|DATA_DIR|TEST_)/.test(name)) env[name] = value;
-  }
-  return env;
 }
 
 // The CLI is the same on every back end; it runs once, on the embedded default.
@@ -196,13 +188,3 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     expect(Object.keys(counts).filter((outcome) => !['200', '503', 'ECONNREFUSED'].includes(outcome))).toEqual([]);
   });
 });
-
-async function waitFor<T>(read: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -79,6 +79,8 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
       if (used) return;
       const row = await db.selectFrom('oauth_artifacts').select('grant_id').where('model', '=', model).where('id', '=', hashToken(id)).executeTakeFirst();
       if (row?.grant_id) await revokeByGrantId(row.grant_id);
+      // Already loaded: only the provider, which imports it, calls its adapters.
+      const { errors } = await import('oidc-provider');
       throw new errors.InvalidGrant(`${model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
     },
     async destroy(id) {

@@ -1,7 +1,7 @@
 import { randomBytes, type JsonWebKey } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Kysely } from 'kysely';
-import Provider, { type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, sameSecret } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -57,7 +57,10 @@ interface Deps {
  * Access tokens are opaque (`wgat_`): the API resolves them like sessions, so revocation takes effect
  * at once, which a self-contained JWT could not promise.
  */
-export function createProvider(deps: Deps): Provider {
+export async function createProvider(deps: Deps): Promise<Provider> {
+  // Loaded when the provider is first made (on the first OAuth request): oidc-provider and Koa took about
+  // a fifth of a second of every start.
+  const { default: Provider } = await import('oidc-provider');
   const configuration: Configuration = {
     adapter: (name: string) =>
       name === 'Client'

@@ -29,7 +29,7 @@ export function registerValidation(app: FastifyInstance): void {
   const strict = createAjv(false);
   const coercing = createAjv('array');
   const compile: FastifySchemaCompiler<object> = ({ schema, httpPart }) =>
-    storable((httpPart === 'body' ? strict : coercing).compile(schema));
+    storable(() => (httpPart === 'body' ? strict : coercing).compile(schema));
   app.setValidatorCompiler(compile);
   app.setSchemaErrorFormatter((errors, dataVar) => new Error(validationMessage(errors, dataVar)));
   app.addHook('onRoute', documentValidationError);
@@ -58,14 +58,19 @@ type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
  * cannot carry back: a NUL character in any string (also in path and query parameters, where `%00`
  * decodes to one) and a number that is not finite (`1e400` parses as Infinity). Refused here with the
  * field's name, before a handler or the database sees it.
+ *
+ * The schema is compiled on the route's first request, not at start: compiling every route's schemas
+ * took about 200 ms of every start, for routes most processes never serve.
  */
-function storable(validate: Validate): Validate {
+function storable(build: () => Validate): Validate {
+  let validate: Validate | undefined;
   const checked: Validate = (data) => {
     const problem = unstorable(data, '');
     if (problem) {
       checked.errors = [{ instancePath: problem.path, schemaPath: '#', keyword: problem.keyword, params: {}, message: problem.message }];
       return false;
     }
+    validate ??= build();
     const valid = validate(data);
     checked.errors = validate.errors;
     return valid;
@@ -107,8 +112,12 @@ let plainValidator: Ajv | undefined;
  * field), with the rules of request bodies (nothing coerced): the 400 message, or undefined when valid.
  */
 export function compileBodyCheck(schema: object): (data: unknown) => string | undefined {
-  const validate = (plainValidator ??= createAjv(false)).compile(schema);
-  return (data) => (validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body'));
+  // Compiled on first use, like the routes' validators: modules declare their checks at load.
+  let validate: ReturnType<Ajv['compile']> | undefined;
+  return (data) => {
+    validate ??= (plainValidator ??= createAjv(false)).compile(schema);
+    return validate(data) ? undefined : validationMessage(validate.errors ?? [], 'body');
+  };
 }
 
 /** A field that must be one of some values (an enum, or a union of literals) and is none: the message lists them. */

@@ -137,7 +137,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     registerMetrics(app, {
       token: config.metricsToken,
       websocket: services.realtime.stats,
-      caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats }),
+      caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats, latest_points: services.gps.latestStats }),
       database: deps.database,
     });
   }

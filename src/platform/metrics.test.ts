@@ -49,7 +49,11 @@ describe('GET /metrics', () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const before = await scrape();
     for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) });
+    for (let i = 0; i < 2; i++) await t.app.inject({ method: 'GET', url: '/v1/gps/current', headers: bearer(admin) });
     const after = await scrape();
+    // The first read of the latest point fills its cache from the database; the second finds it there.
+    expect(after('latest_points', 'database') - before('latest_points', 'database')).toBe(1);
+    expect(after('latest_points', 'shared') - before('latest_points', 'shared')).toBe(1);
     // The first read of the session loads it; the next ones find it in this process's map.
     expect(after('credentials', 'local') - before('credentials', 'local')).toBeGreaterThanOrEqual(2);
     expect(after('roles', 'local') + after('roles', 'shared') + after('roles', 'database') - before('roles', 'local') - before('roles', 'shared') - before('roles', 'database')).toBe(3);

@@ -6,6 +6,8 @@ import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus } from '../../platform/events.js';
 
 import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { CacheStats } from '../../platform/kv/cache.js';
+import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
@@ -75,9 +77,12 @@ export function createGpsService(deps: Deps) {
     }
   }
 
+  const logCacheFailure = logAtMostEvery();
   function cacheFailed(err: unknown): void {
-    deps.log.warn({ err }, 'latest-point cache unavailable');
+    logCacheFailure(deps.log, 'warn', { err }, 'latest-point cache unavailable');
   }
+  /** Latest-point reads by where the answer came from (for the metrics; this cache has no local layer). */
+  const latestStats: CacheStats = { local: 0, shared: 0, loaded: 0 };
 
   /** The configured TTL; the default when it cannot be read (the point is stored by then: no 500). */
   function cacheTtl(): Promise<number> {
@@ -179,6 +184,8 @@ export function createGpsService(deps: Deps) {
     /** Refuses new points (503) and waits until the points already sent are committed. */
     stop: () => writer.close(),
 
+    latestStats,
+
     /** The newest point overall or of one device; null when there is none. */
     async latest(deviceId?: string): Promise<GpsPoint | null> {
       const key = latestKey(deviceId);
@@ -189,8 +196,11 @@ export function createGpsService(deps: Deps) {
       } catch (err) {
         cacheFailed(err);
       }
-      if (hit === NO_POINT) return null;
-      if (hit) return parseLatest(key, hit);
+      if (hit) {
+        latestStats.shared++;
+        return hit === NO_POINT ? null : parseLatest(key, hit);
+      }
+      latestStats.loaded++;
       return loadLatest(key, deviceId);
     },
 

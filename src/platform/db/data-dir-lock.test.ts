@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DataDirInUseError, lockDataDir } from './data-dir-lock.js';
@@ -27,8 +27,16 @@ describe('data directory lock', () => {
     await new Promise((resolve) => gone.on('exit', resolve));
     writeFileSync(`${path}.lock`, String(gone.pid));
     const release = lockDataDir(path);
-    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(String(process.pid));
+    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`${hostname()} ${process.pid}`);
     release();
     expect(existsSync(`${path}.lock`)).toBe(false);
+  });
+
+  it('never takes over the lock of another host, whatever its pid (containers sharing a volume are all pid 1)', () => {
+    const path = dir();
+    writeFileSync(`${path}.lock`, `another-container ${process.pid}`);
+    expect(() => lockDataDir(path)).toThrow(DataDirInUseError);
+    expect(() => lockDataDir(path)).toThrow(`host another-container (pid ${process.pid})`);
+    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`another-container ${process.pid}`);
   });
 });

@@ -17,7 +17,10 @@ export interface CacheOptions<T> {
 
 /** A read-through cache of values loaded from the database, shared by every node. */
 export interface Cache<T> {
-  /** The cached value, or what `load` answers (cached unless undefined or an invalidation overlapped it). */
+  /**
+   * The cached value, or what `load` answers (cached unless undefined or an invalidation overlapped it).
+   * Every reader gets the same object: treat it as read-only.
+   */
   get(key: string, load: () => Promise<T | undefined>): Promise<T | undefined>;
   /**
    * Forgets the keys on every node, and keeps them from being cached again for a few seconds: the
@@ -129,6 +132,11 @@ class SharedCache<T> implements Cache<T> {
       this.stats.loaded++;
       return load();
     }
+    return this.#readThrough(key, load);
+  }
+
+  /** From the shared store, else from `load` (stored for every node unless a hold or an invalidation says not to). */
+  async #readThrough(key: string, load: () => Promise<T | undefined>): Promise<T | undefined> {
     const sharedKey = this.#sharedKey(key);
     const shared = await this.#safely(() => this.kv.get(sharedKey));
     const heldUntil = shared?.startsWith(HELD) ? Number(shared.slice(HELD.length)) : undefined;

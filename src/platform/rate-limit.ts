@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
 import { logAtMostEvery } from './log-throttle.js';
+import { localFirstCounter } from './rate-limit-counter.js';
 import { RequestErrors, tooManyRequests, type AppError } from './http/errors.js';
 import type { KeyValueStore, WindowCount } from './kv/index.js';
 
@@ -46,6 +47,9 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   if (!limits.enabled) return;
   const logFailure = logAtMostEvery();
   const callerBuckets = new WeakMap<Caller, Bucket>();
+  // Redis would otherwise cost a round trip (and most of a cached read's CPU) on every request.
+  const shared = kv.kind === 'redis' ? localFirstCounter(kv, (err) => logFailure(app.log, 'error', { err }, 'rate-limit counter store unavailable; letting requests through')) : undefined;
+  if (shared) app.addHook('onClose', async () => shared.stop());
 
   /** A failing counter store lets requests through (fail-open), logged at most every few seconds. */
   function storeFailed(request: FastifyRequest, err: unknown): null {
@@ -63,7 +67,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: HookHandlerDoneFunction): void {
     let counted: WindowCount | Promise<WindowCount>;
     try {
-      counted = kv.hitWindow(bucket.key, limits.windowSecs);
+      counted = shared ? shared.hit(bucket.key, limits.windowSecs, bucket.limit) : kv.hitWindow(bucket.key, limits.windowSecs);
     } catch (err) {
       return settle(request, response, bucket, storeFailed(request, err), done);
     }

@@ -15,7 +15,7 @@ export interface KeyValueStore {
    * The in-process store answers at once: this runs on every request, and a promise per request
    * was a measurable part of a cached read. Callers that do not care simply await it.
    */
-  hitWindow(key: string, windowSecs: number, now?: number): WindowCount | Promise<WindowCount>;
+  hitWindow(key: string, windowSecs: number, now?: number, hits?: number): WindowCount | Promise<WindowCount>;
   /**
    * Keeps the newest of a series of records under `key`: `value` is stored unless the key holds a
    * newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC

@@ -43,13 +43,13 @@ export class MemoryStore implements KeyValueStore {
     return 'stored';
   }
 
-  hitWindow(key: string, windowSecs: number, now = Date.now()): WindowCount {
+  hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): WindowCount {
     const { index, resetAt } = windowOf(windowSecs, now);
     const windowKey = `${key}:${index}`;
     const window = this.#windows.get(windowKey);
-    if (window && window.expiresAt > now) return { count: ++window.count, resetAt };
-    this.#windows.set(windowKey, { count: 1, expiresAt: resetAt * 1000 });
-    return { count: 1, resetAt };
+    if (window && window.expiresAt > now) return { count: (window.count += hits), resetAt };
+    this.#windows.set(windowKey, { count: hits, expiresAt: resetAt * 1000 });
+    return { count: hits, resetAt };
   }
 
   async unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {

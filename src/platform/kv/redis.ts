@@ -103,11 +103,11 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(() => this.#client.keepNewest(this.#ns + key, value, ttlMs, ifAbsent));
   }
 
-  hitWindow(key: string, windowSecs: number, now = Date.now()): Promise<WindowCount> {
+  hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): Promise<WindowCount> {
     return this.#answer(async () => {
       const { index, resetAt } = windowOf(windowSecs, now);
       const windowKey = `${this.#ns}${key}:${index}`;
-      const results = await this.#client.multi().incr(windowKey).pexpireat(windowKey, resetAt * 1000).exec();
+      const results = await this.#client.multi().incrby(windowKey, hits).pexpireat(windowKey, resetAt * 1000).exec();
       const [error, count] = results?.[0] ?? [new Error('Redis transaction was discarded')];
       if (error) throw error;
       return { count: Number(count), resetAt };

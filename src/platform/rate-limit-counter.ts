@@ -1,0 +1,78 @@
+import { windowOf, type KeyValueStore, type WindowCount } from './kv/kv.js';
+
+/** How long a node keeps hits of a bucket far from its limit before adding them to the shared count. */
+export const DEFERRED_HITS_FLUSH_MS = 50;
+
+interface WindowState {
+  /** The shared count as last read (this node's flushed hits included). */
+  known: number;
+  /** Hits of this node not yet added to the shared count. */
+  pending: number;
+  resetAt: number;
+  /** Any instant inside the window, to flush into the right one. */
+  at: number;
+}
+
+/**
+ * Counts rate-limit hits in the shared store (Redis) without a round trip on every request where
+ * exactness buys nothing. A bucket's first hit on a node in a window is counted in the store at once;
+ * after that, while the bucket is known to be less than half used, this node adds its hits locally and
+ * sends them together every 50 ms; from half used on, every hit is counted in the store at once, so
+ * the limit itself and the X-RateLimit-* headers (sent from half used on) are exact. What can slip
+ * through is what other nodes counted in their last 50 ms before the bucket crossed half.
+ *
+ * The in-process store answers at once and needs none of this.
+ */
+export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow'>, onFlushFailed: (err: unknown) => void) {
+  const windows = new Map<string, WindowState>();
+
+  const flush = (): void => {
+    const now = Date.now();
+    for (const [windowKey, state] of windows) {
+      if (state.resetAt * 1000 <= now) {
+        windows.delete(windowKey);
+        continue;
+      }
+      if (state.pending === 0) continue;
+      const hits = state.pending;
+      state.pending = 0;
+      const key = windowKey.slice(0, windowKey.lastIndexOf('|'));
+      const windowSecs = Number(windowKey.slice(windowKey.lastIndexOf('|') + 1));
+      // (Lost when the store fails: the limiter fails open then anyway.)
+      void Promise.resolve(kv.hitWindow(key, windowSecs, state.at, hits)).then(
+        (counted) => void (state.known = Math.max(state.known, counted.count)),
+        onFlushFailed,
+      );
+    }
+  };
+  const timer = setInterval(flush, DEFERRED_HITS_FLUSH_MS).unref();
+
+  return {
+    hit(key: string, windowSecs: number, limit: number): WindowCount | Promise<WindowCount> {
+      const now = Date.now();
+      const { index, resetAt } = windowOf(windowSecs, now);
+      const windowKey = `${key}|${windowSecs}`;
+      let state = windows.get(windowKey);
+      if (state && windowOf(windowSecs, state.at).index !== index) state = undefined;
+      if (state && (state.known + state.pending + 1) * 2 <= limit) {
+        state.pending++;
+        return { count: state.known + state.pending, resetAt };
+      }
+      const hits = (state?.pending ?? 0) + 1;
+      if (state) state.pending = 0;
+      // Remembered once the store has answered: while it fails, every hit asks it (and fails open).
+      return Promise.resolve(kv.hitWindow(key, windowSecs, now, hits)).then((counted) => {
+        const current = windows.get(windowKey) ?? { known: 0, pending: 0, resetAt, at: now };
+        current.known = Math.max(current.known, counted.count);
+        if (windowOf(windowSecs, current.at).index === index) windows.set(windowKey, current);
+        else windows.set(windowKey, { known: counted.count, pending: 0, resetAt, at: now });
+        return counted;
+      });
+    },
+
+    stop(): void {
+      clearInterval(timer);
+      flush();
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import type { Kysely, Updateable } from 'kysely';
+import type { Kysely, Selectable, Updateable } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { IntegrationBotStatus, IntegrationsTable } from '../../platform/db/schema/index.js';
 
@@ -8,19 +8,12 @@ const COLUMNS = [
 ] as const;
 const WITH_TOKENS = [...COLUMNS, 'access_token_sealed', 'refresh_token_sealed', 'token_expires_at'] as const;
 
-export interface Connection {
-  user_id: string;
-  platform_slug: string;
-  platform_user_id: string;
-  username: string;
-  display_name: string;
-  profile_image_url: string | null;
-  scopes: string[];
-  access_token_sealed: string;
-  refresh_token_sealed: string | null;
-  token_expires_at: Date | null;
-  connected_at: Date;
-}
+/** What a completed connection writes (the rest of the row has defaults). */
+export type Connection = Pick<
+  Selectable<IntegrationsTable>,
+  'user_id' | 'platform_slug' | 'platform_user_id' | 'username' | 'display_name' | 'profile_image_url' | 'scopes' |
+  'access_token_sealed' | 'refresh_token_sealed' | 'token_expires_at' | 'connected_at'
+>;
 
 export type TokenChanges = Pick<Updateable<IntegrationsTable>, 'access_token_sealed' | 'refresh_token_sealed' | 'token_expires_at' | 'scopes' | 'last_refreshed_at'>;
 

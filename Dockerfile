@@ -5,8 +5,7 @@
 #   docker run -p 8080:8080 -v waygate-data:/data waygate
 ARG NODE_VERSION=20
 
-# Production dependencies. Install scripts stay on: argon2 checks that its prebuilt binary loads here and
-# compiles itself when it does not (it segfaults on some machines), which needs the full image's python3 and g++.
+# Production dependencies (@node-rs/argon2 brings a prebuilt binary for the platform; nothing compiles).
 # The package's own prepare step only says that it builds nothing without TypeScript.
 FROM node:${NODE_VERSION}-bookworm AS deps
 WORKDIR /app

@@ -23,9 +23,8 @@ const npm = (cwd: string, args: string[]) =>
   );
 
 // The production install as the README describes it, simulated without Docker: the shipped files in a
-// fresh folder, `npm ci --omit=dev` (no TypeScript), `npm start`. About a minute here, most of it npm
-// compiling argon2 and the first start creating its database: too much CPU to run beside the parallel
-// suite, so `npm run check:production` runs it (PRODUCTION_CHECK=1), as `.ci/run` does after `npm test`.
+// fresh folder, `npm ci --omit=dev` (no TypeScript), `npm start`. Most of its time goes to npm and the
+// first start creating its database: too much CPU to run beside the parallel suite, so `npm run check:production` runs it (PRODUCTION_CHECK=1), as `.ci/run` does after `npm test`.
 describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('production install', () => {
   let app: string;
   let install: { status: number; output: string };

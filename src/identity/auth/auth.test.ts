@@ -58,6 +58,31 @@ describe('login and logout', () => {
     expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'wrong password' });
   });
 
+  it('refuses a user without an email account, by username, as a wrong password would be', async () => {
+    const user = await createUser(t.app);
+    await t.database.db.deleteFrom('platform_accounts').where('user_id', '=', user.id).execute();
+    const response = await loginRequest(user.username, user.password);
+    expect(response.statusCode).toBe(401);
+    expect(response.json()).toMatchObject({ code: 'login.invalid_credentials' });
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'no password sign-in' });
+  });
+
+  it('refuses the right password while email sign-in is disabled, and signs in again once it is enabled', async () => {
+    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const user = await createUser(t.app);
+    const setEnabled = (enabled: boolean) =>
+      t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/enabled', headers: bearer(admin), payload: { enabled } });
+    expect((await setEnabled(false)).statusCode).toBe(200);
+    try {
+      const refused = await loginRequest(user.username, user.password);
+      expect(refused.statusCode).toBe(401);
+      expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'email sign-in disabled' });
+    } finally {
+      expect((await setEnabled(true)).statusCode).toBe(200);
+    }
+    expect((await loginRequest(user.username, user.password)).statusCode).toBe(200);
+  });
+
   it('rejects a login body without identifier with 400 naming the field', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { password: 'x' } });
     expect(response.statusCode).toBe(400);

@@ -27,7 +27,7 @@ export type { AuthResult } from '../sessions/service.js';
 interface Deps {
   db: Kysely<Schema>;
   botProtection: BotProtection;
-  users: Pick<UsersService, 'createEmailUser' | 'emailAccountExists' | 'findById' | 'findByUsername' | 'findEmailAccount' | 'findEmailAccountOfUser' | 'recordLogin'>;
+  users: Pick<UsersService, 'createEmailUser' | 'emailAccountExists' | 'findEmailAccount' | 'findPasswordLogin' | 'recordLogin'>;
   access: AccessService;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
   sessions: Pick<SessionStore, 'issue' | 'delete' | 'revokeAllOfUser'>;
@@ -41,14 +41,6 @@ interface Deps {
 /** Email/password sign-in, sessions, and the super-admin bootstrap. */
 export function createAuthService(deps: Deps) {
 
-  /** Identifier is matched to a username first, then to an email account. */
-  async function findLogin(identifier: string) {
-    const byUsername = await deps.users.findByUsername(identifier);
-    if (byUsername) return { user: byUsername, account: await deps.users.findEmailAccountOfUser(byUsername.id) };
-    const account = await deps.users.findEmailAccount(identifier);
-    return { user: account ? await deps.users.findById(account.user_id) : undefined, account };
-  }
-
   return {
     /** `withoutSession`: the OAuth sign-in page, which needs the user, not a session token. */
     async login(request: FastifyRequest, input: Static<typeof LoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
@@ -56,7 +48,7 @@ export function createAuthService(deps: Deps) {
       const identifier = input.identifier.trim().toLowerCase();
       // Claimed before the password is checked, so a burst of guesses cannot outrun the lockout.
       const attempt = await deps.signInThrottle.claim(identifier, request.ip);
-      const { user, account } = await findLogin(identifier);
+      const { user, account } = await deps.users.findPasswordLogin(identifier);
       // The password is checked (against a dummy hash when there is no account) before anything
       // else, so the response time does not tell whether the account exists.
       const passwordOk = await verifyPassword(account?.password_hash ?? null, input.password);

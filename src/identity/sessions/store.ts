@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
@@ -62,21 +62,35 @@ export function createSessionStore(deps: Deps) {
       .where((eb) => eb.not(banInForce('u.id', deps.clock.now())))
       .executeTakeFirst();
 
+  /**
+   * Inserts the session only while no ban of the user is in force, in the same statement; when the
+   * insert is refused, the ban is read to answer 403 with its details.
+   */
   async function create(request: FastifyRequest, input: { userId: string; provider: string; expiresAt?: Date }, trx: Kysely<Schema>) {
-    await deps.assertNotBanned(input.userId, trx);
     const token = newToken(SESSION_TOKEN_PREFIX);
+    const expiresAt = input.expiresAt ?? new Date(deps.clock.now().getTime() + SESSION_LIFETIME_MS);
     const session = await trx
       .insertInto('sessions')
-      .values({
-        token_hash: hashToken(token),
-        user_id: input.userId,
-        provider: input.provider,
-        ip_address: request.ip,
-        user_agent: request.headers['user-agent'] ?? null,
-        expires_at: input.expiresAt ?? new Date(deps.clock.now().getTime() + SESSION_LIFETIME_MS),
-      })
+      .columns(['token_hash', 'user_id', 'provider', 'ip_address', 'user_agent', 'expires_at'])
+      .expression(
+        trx
+          .selectNoFrom((eb) => [
+            eb.val(hashToken(token)).as('token_hash'),
+            sql<string>`${input.userId}::uuid`.as('user_id'),
+            eb.val(input.provider).as('provider'),
+            eb.val(request.ip).as('ip_address'),
+            eb.val(request.headers['user-agent'] ?? null).as('user_agent'),
+            sql<Date>`${expiresAt}::timestamptz`.as('expires_at'),
+          ])
+          .where((where) => where.not(banInForce(sql<string>`${input.userId}::uuid`, deps.clock.now()))),
+      )
       .returning(['id', 'expires_at', 'created_at'])
-      .executeTakeFirstOrThrow();
+      .executeTakeFirst();
+    if (!session) {
+      await deps.assertNotBanned(input.userId, trx);
+      // The ban ended between the two statements.
+      return create(request, input, trx);
+    }
     return { ...session, token };
   }
 

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Schema, UsersTable } from '../../platform/db/schema/index.js';
 import type { Cache } from '../../platform/kv/cache.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
@@ -69,6 +69,34 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
         .executeTakeFirst();
     },
 
+    /**
+     * What a password sign-in needs, in one statement: the user named by `identifier` (as a username
+     * first, else as the address of an email account) and that user's email account, if any.
+     */
+    async findPasswordLogin(identifier: string) {
+      const emailAccounts = db
+        .selectFrom('platform_accounts as pa')
+        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+        .where('p.slug', '=', EMAIL_PLATFORM);
+      const row = await db
+        .selectFrom('users as u')
+        .leftJoin(
+          emailAccounts.select(['pa.id', 'pa.user_id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled']).as('account'),
+          'account.user_id',
+          'u.id',
+        )
+        .selectAll('u')
+        .select(['account.id as account_id', 'account.email', 'account.password_hash', 'account.platform_enabled'])
+        .where('u.deleted_at', 'is', null)
+        .where((eb) => eb.or([eb('u.username', '=', identifier), eb('u.id', 'in', emailAccounts.select('pa.user_id').where('pa.platform_user_id', '=', identifier))]))
+        .orderBy(sql<boolean>`u.username = ${identifier}`, 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (!row) return { user: undefined, account: undefined };
+      const { account_id, email, password_hash, platform_enabled, ...user } = row;
+      return { user, account: account_id === null ? undefined : { id: account_id, email, password_hash, platform_enabled: platform_enabled! } };
+    },
+
     /** The user's email/password account, if they have one. */
     findEmailAccountOfUser(userId: string, executor: Kysely<Schema> = db) {
       return executor
@@ -106,8 +134,8 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       return { email: account.email, username: user?.username ?? null };
     },
 
-    async recordLogin(userId: string, executor: Kysely<Schema> = db) {
-      await executor.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', userId).execute();
+    async recordLogin(userId: string, now: Date, executor: Kysely<Schema> = db) {
+      await executor.updateTable('users').set({ last_login_at: now }).where('id', '=', userId).execute();
       await cache.invalidate([userId]);
     },
 

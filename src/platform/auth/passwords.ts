@@ -1,23 +1,33 @@
-import argon2 from 'argon2';
+import { availableParallelism } from 'node:os';
+import { hash, verify, type Options } from '@node-rs/argon2';
+import pLimit from 'p-limit';
 
-// OWASP's baseline for Argon2id: 19 MiB, 2 iterations, 1 lane.
-const OPTIONS = { type: argon2.argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
+// OWASP's baseline for Argon2id: 19 MiB, 2 iterations, 1 lane. @node-rs/argon2 (RustCrypto's argon2)
+// computes the same hashes as the reference C code in about half the CPU time on this hardware.
+// The algorithm is spelled as its number: the package declares it as an ambient const enum.
+const ARGON2ID = 2 as NonNullable<Options['algorithm']>;
+const OPTIONS: Options = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
+
+// One hash per core at a time: libuv has four threads, and more hashes in flight than cores only
+// share the cores and evict each other's 19 MiB from the caches, costing CPU per hash.
+const oneHashPerCore = pLimit(availableParallelism());
 
 // Verified against when an account does not exist, so both paths take the same time.
-const DUMMY_HASH = argon2.hash('waygate-no-such-account', OPTIONS);
+const DUMMY_HASH = oneHashPerCore(() => hash('waygate-no-such-account', OPTIONS));
 
 export function hashPassword(password: string): Promise<string> {
-  return argon2.hash(password, OPTIONS);
+  return oneHashPerCore(() => hash(password, OPTIONS));
 }
 
 /** Verifies a password; with no stored hash it still spends the same time and answers false. */
-export async function verifyPassword(hash: string | null, password: string): Promise<boolean> {
+export async function verifyPassword(stored: string | null, password: string): Promise<boolean> {
   try {
-    if (hash === null) {
-      await argon2.verify(await DUMMY_HASH, password);
+    if (stored === null) {
+      const dummy = await DUMMY_HASH;
+      await oneHashPerCore(() => verify(dummy, password));
       return false;
     }
-    return await argon2.verify(hash, password);
+    return await oneHashPerCore(() => verify(stored, password));
   } catch {
     return false;
   }

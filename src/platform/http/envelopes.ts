@@ -168,6 +168,14 @@ export function paginated<T>(request: FastifyRequest, data: T[], total: number, 
   };
 }
 
+/**
+ * Marks a page whose total is PostgreSQL's estimate rather than a count (platform/db/count.ts) with
+ * `X-Total-Count-Estimated: true`; an exact total has no such header.
+ */
+export function sayIfEstimated(reply: FastifyReply, estimated: boolean): void {
+  if (estimated) void reply.header('x-total-count-estimated', 'true');
+}
+
 /** SQL `offset` for a page. */
 export const offsetOf = ({ page, limit }: PageRequest) => (page - 1) * limit;
 

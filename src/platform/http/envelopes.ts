@@ -36,11 +36,15 @@ export const SingleEnvelope = <T extends TSchema>(resource: T) => Type.Object({ 
 export const PageEnvelope = <T extends TSchema>(resource: T) =>
   Type.Object({ data: Type.Array(resource), pagination: Pagination, _links: PageLinks });
 
+/** The `limit` query parameter: 1..100, default per endpoint. */
+export const LimitParam = (defaultLimit: number) =>
+  Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: 'Items per page, at most 100' });
+
 /** `page` (default 1) and `limit` (1..100, default per endpoint) query parameters. */
 export const PageQuery = (defaultLimit: number) =>
   Type.Object({
     page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' }),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: 'Items per page, at most 100' }),
+    limit: LimitParam(defaultLimit),
   });
 
 /**
@@ -81,15 +85,18 @@ const canonicalBases = new Map<string, string>();
 
 /**
  * Absolute URL of this request (or of the same request with other query
- * values). The base is PUBLIC_URL when configured, else the request's own
+ * values; an undefined value drops the parameter). The base is PUBLIC_URL when configured, else the request's own
  * protocol and host.
  */
-export function requestUrl(request: FastifyRequest, query?: Record<string, string>): string {
+export function requestUrl(request: FastifyRequest, query?: Record<string, string | undefined>): string {
   const base = publicBaseUrl(request);
   // Most self links need no parsing at all; this runs on every single-resource read.
   if (!query && CANONICAL_TARGET.test(request.url)) return canonicalBase(base) + request.url;
   const url = new URL(base + request.url);
-  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value === undefined) url.searchParams.delete(name);
+    else url.searchParams.set(name, value);
+  }
   return url.toString();
 }
 
@@ -153,17 +160,33 @@ export function sendSerializedSingle(request: FastifyRequest, reply: FastifyRepl
 }
 
 export function paginated<T>(request: FastifyRequest, data: T[], total: number, { page, limit }: PageRequest) {
+  return pageEnvelope(request, data, total, { page, limit }, (totalPages, numbered) => (page < totalPages ? numbered(page + 1) : undefined));
+}
+
+/**
+ * `{ data, pagination, _links }` of page `page`. Links to numbered pages name `page` and `limit` (and drop
+ * a cursor, `after`); `nextLink` gives the next page's link, if there is one.
+ */
+export function pageEnvelope<T>(
+  request: FastifyRequest,
+  data: T[],
+  total: number,
+  { page, limit }: PageRequest,
+  nextLink: (totalPages: number, numbered: (n: number) => string) => string | undefined,
+  self?: string,
+) {
   const totalPages = Math.max(1, Math.ceil(total / limit));
-  const at = (n: number) => requestUrl(request, { page: String(n), limit: String(limit) });
+  const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit), after: undefined });
+  const next = nextLink(totalPages, numbered);
   return {
     data,
     pagination: { page, limit, total, total_pages: totalPages },
     _links: {
-      self: at(page),
-      first: at(1),
-      ...(page > 1 ? { prev: at(Math.min(page - 1, totalPages)) } : {}),
-      ...(page < totalPages ? { next: at(page + 1) } : {}),
-      last: at(totalPages),
+      self: self ?? numbered(page),
+      first: numbered(1),
+      ...(page > 1 ? { prev: numbered(Math.min(page - 1, totalPages)) } : {}),
+      ...(next ? { next } : {}),
+      last: numbered(totalPages),
     },
   };
 }

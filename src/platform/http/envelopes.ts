@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorDefinition } from './errors.js';
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 /** `{ error, message, code }`: the body of every error response. */
 export const ErrorBody = Type.Object(
@@ -160,29 +160,30 @@ export function sendSerializedSingle(request: FastifyRequest, reply: FastifyRepl
 }
 
 export function paginated<T>(request: FastifyRequest, data: T[], total: number, { page, limit }: PageRequest) {
-  return pageEnvelope(request, data, total, { page, limit }, (totalPages, numbered) => (page < totalPages ? numbered(page + 1) : undefined));
+  const totalPages = totalPagesOf(total, limit);
+  const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit) });
+  return pageEnvelope(data, { page, limit, total, total_pages: totalPages }, numbered, page < totalPages ? numbered(page + 1) : undefined);
 }
 
+export const totalPagesOf = (total: number, limit: number) => Math.max(1, Math.ceil(total / limit));
+
 /**
- * `{ data, pagination, _links }` of page `page`. Links to numbered pages name `page` and `limit` (and drop
- * a cursor, `after`); `nextLink` gives the next page's link, if there is one.
+ * `{ data, pagination, _links }`: `first`, `prev` and `last` are the `numbered` pages' links, `self` too
+ * unless given; `next` when there is a next page.
  */
 export function pageEnvelope<T>(
-  request: FastifyRequest,
   data: T[],
-  total: number,
-  { page, limit }: PageRequest,
-  nextLink: (totalPages: number, numbered: (n: number) => string) => string | undefined,
-  self?: string,
+  pagination: Static<typeof Pagination>,
+  numbered: (page: number) => string,
+  next: string | undefined,
+  self = numbered(pagination.page),
 ) {
-  const totalPages = Math.max(1, Math.ceil(total / limit));
-  const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit), after: undefined });
-  const next = nextLink(totalPages, numbered);
+  const { page, total_pages: totalPages } = pagination;
   return {
     data,
-    pagination: { page, limit, total, total_pages: totalPages },
+    pagination,
     _links: {
-      self: self ?? numbered(page),
+      self,
       first: numbered(1),
       ...(page > 1 ? { prev: numbered(Math.min(page - 1, totalPages)) } : {}),
       ...(next ? { next } : {}),

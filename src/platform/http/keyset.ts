@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { PageStart, RowKey } from '../db/page.js';
-import { LimitParam, pageEnvelope, requestUrl } from './envelopes.js';
+import { LimitParam, offsetOf, pageEnvelope, requestUrl, totalPagesOf } from './envelopes.js';
 import { RequestErrors } from './errors.js';
 
 /**
@@ -72,27 +72,29 @@ export function keysetPageOf(query: { page?: number; limit: number; after?: stri
 }
 
 /** Where the page starts in SQL. */
-export const startOf = ({ page, limit, after }: KeysetPage): PageStart => (after ? { after } : { offset: (page - 1) * limit });
+export const startOf = (page: KeysetPage): PageStart => (page.after ? { after: page.after } : { offset: offsetOf(page) });
 
 /**
  * `{ data, pagination, _links }` of a keyset page. `more` says whether rows follow the page (read as one
  * row past the limit), so `next` is there exactly when a next page is, whatever the total; it carries the
- * cursor of the page's last row. A page asked for by cursor links to itself by that cursor.
+ * cursor of the page's last row. A page asked for by cursor links to itself by that cursor; the other
+ * links are numbered.
  */
 export function keysetPaginated<T>(
   request: FastifyRequest,
   list: { rows: T[]; more: boolean; total: number },
-  page: KeysetPage,
+  { page, limit, after }: KeysetPage,
   keyOf: (row: T) => RowKey,
 ) {
   const last = list.rows.at(-1);
-  const link = (after: string) => requestUrl(request, { page: undefined, limit: String(page.limit), after });
+  const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit), after: undefined });
+  const withCursor = (cursor: string) => requestUrl(request, { page: undefined, limit: String(limit), after: cursor });
   return pageEnvelope(
-    request,
     list.rows,
-    list.total,
-    page,
-    () => (list.more && last !== undefined ? link(encodeCursor(keyOf(last), page.page)) : undefined),
-    page.after ? requestUrl(request, { limit: String(page.limit) }) : undefined,
+    { page, limit, total: list.total, total_pages: totalPagesOf(list.total, limit) },
+    numbered,
+    list.more && last !== undefined ? withCursor(encodeCursor(keyOf(last), page)) : undefined,
+    // A cursor page's own URL keeps its cursor (`page` cannot be there with it).
+    after ? requestUrl(request, { limit: String(limit) }) : numbered(page),
   );
 }

@@ -19,11 +19,11 @@ const BATCH = 500_000;
 // Points are stored in whole seconds (POST /v1/gps takes Unix seconds); the newest is at this time.
 const NEWEST = 1_800_000_000;
 
-/** The points, without their indexes while they go in (and without the trip-count trigger: counted once after). */
+/**
+ * The points, into a new database, without their indexes while they go in (made again from their definitions
+ * after) and without the trip-count trigger (the trips' counts are set once, last).
+ */
 async function fill(db, size) {
-  await sql`delete from gps_points`.execute(db);
-  await sql`delete from trips where name like 'bench trip %'`.execute(db);
-  await sql`delete from devices where name like 'bench device %'`.execute(db);
   await sql`insert into devices (name) select 'bench device ' || i from generate_series(1, ${DEVICES}) i`.execute(db);
   await sql`insert into trips (name, status, gps_logging_enabled, device_id)
     select 'bench trip ' || substr(d.name, 14), 'completed', true, d.id from devices d where d.name like 'bench device %'`.execute(db);

@@ -68,7 +68,8 @@ export async function deleteRedisPrefix(url, prefix) {
 
 /**
  * The migrated database `name` in the PostgreSQL server of `adminUrl`, kept between runs (BENCH_FRESH=1
- * drops it first) and filled by `fill(db)` when `filled(db)` says it is not: its config, database and URL.
+ * drops it first). When `filled(db)` says it is not filled, it is made again from nothing (a load cut short
+ * leaves nothing behind) and filled by `fill(db)`. Resolves to its config, database and URL.
  */
 export async function keptDatabase(adminUrl, name, { filled, fill }) {
   const pg = (await import('pg')).default;
@@ -78,12 +79,20 @@ export async function keptDatabase(adminUrl, name, { filled, fill }) {
   const url = Object.assign(new URL(adminUrl), { pathname: `/${name}` }).toString();
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  if (process.env.BENCH_FRESH) await admin.query(`drop database if exists ${name} with (force)`);
-  if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
-  await admin.end();
+  const create = async (drop) => {
+    if (drop) await admin.query(`drop database if exists ${name} with (force)`);
+    if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
+  };
+  await create(Boolean(process.env.BENCH_FRESH));
   const config = loadConfig({ ...serviceEnv, DATABASE_URL: url, DATA_DIR: mkdtempSync(join(tmpdir(), `${name}-`)) });
-  const { database } = await openMigratedDatabase(config);
-  if (!(await filled(database.db))) await fill(database.db);
+  let { database } = await openMigratedDatabase(config);
+  if (!(await filled(database.db))) {
+    await database.close();
+    await create(true);
+    ({ database } = await openMigratedDatabase(config));
+    await fill(database.db);
+  }
+  await admin.end();
   return { config, database, url };
 }
 

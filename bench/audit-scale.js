@@ -7,24 +7,14 @@
 // reported events. Each query runs through the service (GET /v1/admin/audit via inject, serialisation
 // included) after a warm-up, and the plans of its statements are checked for sequential scans of
 // audit_events. Goal: p99 at 10 M no worse than 2x the p99 at 10 k.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
-import pg from 'pg';
-import { buildApp } from '../dist/app.js';
-import { loadConfig } from '../dist/config.js';
-import { openKeyValueStore } from '../dist/platform/kv/index.js';
-import { openMigratedDatabase } from '../dist/server.js';
-import { BENCH_ADMIN, serviceEnv } from './service-env.js';
+import { benchApp, captureStatements, keptDatabase, p99Of, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZES = [10_000, Number(process.env.AUDIT_EVENTS ?? 10_000_000)];
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 200);
 const USERS = 1000;
 const BATCH = 500_000;
-
-const urlOf = (name) => Object.assign(new URL(ADMIN_URL), { pathname: `/${name}` }).toString();
 
 async function fill(db, size) {
   await sql`delete from audit_reports`.execute(db);
@@ -54,56 +44,19 @@ async function fill(db, size) {
 }
 
 /** The migrated database of one size, filled on first use. */
-async function databaseOf(size) {
-  const name = `waygate_bench_audit_${size}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  if (process.env.BENCH_FRESH) await admin.query(`drop database if exists ${name} with (force)`);
-  if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
-  await admin.end();
-  const config = loadConfig({ ...serviceEnv, DATABASE_URL: urlOf(name), DATA_DIR: mkdtempSync(join(tmpdir(), 'waygate-bench-audit-')) });
-  const { database } = await openMigratedDatabase(config);
-  const { n } = (await sql`select count(*)::int as n from audit_events where user_agent = 'bench/1.0'`.execute(database.db)).rows[0];
-  if (n !== size) {
-    console.log(`loading ${size.toLocaleString('en')} events into ${name}`);
-    await fill(database.db, size);
-  }
-  return { config, database, url: urlOf(name) };
-}
-
-/** The service's SELECTs on audit_events while `capturing`, to EXPLAIN them afterwards. */
-function captureStatements(db) {
-  const state = { capturing: false, statements: [] };
-  const executor = db.getExecutor();
-  const execute = executor.executeQuery.bind(executor);
-  executor.executeQuery = async (compiled, queryId) => {
-    if (state.capturing && compiled.sql.startsWith('select') && compiled.sql.includes('from "audit_events"')) state.statements.push(compiled);
-    return execute(compiled, queryId);
-  };
-  return state;
-}
-
-async function sequentialScans(url, statements) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const scans = [];
-  for (const statement of statements) {
-    const { rows } = await client.query(`explain ${statement.sql}`, statement.parameters);
-    const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-    if (plan.includes('Seq Scan on audit_events')) scans.push({ sql: statement.sql.slice(0, 200), plan });
-  }
-  await client.end();
-  return scans;
-}
-
-const p99 = (times) => [...times].sort((a, b) => a - b)[Math.ceil(times.length * 0.99) - 1];
+const databaseOf = (size) =>
+  keptDatabase(ADMIN_URL, `waygate_bench_audit_${size}`, {
+    filled: async (db) => (await sql`select count(*)::int as n from audit_events where user_agent = 'bench/1.0'`.execute(db)).rows[0].n === size,
+    fill: (db) => {
+      console.log(`loading ${size.toLocaleString('en')} events`);
+      return fill(db, size);
+    },
+  });
 
 async function measure(size) {
   const { config, database, url } = await databaseOf(size);
-  const captured = captureStatements(database.db);
-  const kv = await openKeyValueStore({ kind: 'memory' });
-  const app = await buildApp(config, { database, kv }, { logger: false });
-  const token = (await app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password } })).json().session_token;
+  const captured = captureStatements(database.db, 'audit_events');
+  const app = await benchApp(config, database);
   const someUser = (await sql`select id from users where username = 'sailor_7'`.execute(database.db)).rows[0].id;
   const newest = (await sql`select max(created_at) as at from audit_events`.execute(database.db)).rows[0].at.getTime();
   const queries = {
@@ -120,35 +73,21 @@ async function measure(size) {
   };
   const results = {};
   for (const [name, query] of Object.entries(queries)) {
-    const request = () => app.inject({ method: 'GET', url: `/v1/admin/audit${query}`, headers: { authorization: `Bearer ${token}` } });
-    for (let i = 0; i < 20; i++) await request();
-    const times = [];
-    let last;
-    for (let i = 0; i < REPEAT; i++) {
-      const began = performance.now();
-      last = await request();
-      times.push(performance.now() - began);
-    }
-    if (last.statusCode !== 200) throw new Error(`${name}: ${last.statusCode} ${last.body}`);
-    results[name] = { p99_ms: +p99(times).toFixed(2), total_count: last.json().total_count, estimated: last.headers['x-total-count-estimated'] === 'true' };
+    const { p99_ms, last } = await p99Of(name, () => app.get(`/v1/admin/audit${query}`), REPEAT);
+    results[name] = { p99_ms, total_count: last.json().total_count, estimated: last.headers['x-total-count-estimated'] === 'true' };
   }
   captured.capturing = true;
-  for (const query of Object.values(queries)) await app.inject({ method: 'GET', url: `/v1/admin/audit${query}`, headers: { authorization: `Bearer ${token}` } });
-  const scans = await sequentialScans(url, captured.statements);
+  for (const query of Object.values(queries)) await app.get(`/v1/admin/audit${query}`);
+  const scans = await sequentialScans(url, captured.statements, 'audit_events');
   await app.close();
-  await kv.close();
   await database.close();
   console.log(`\n${size.toLocaleString('en')} events`);
   console.table(results);
-  console.log(scans.length ? scans : 'no sequential scans of audit_events');
+  reportScans(scans, 'audit_events');
   return { results, sequential_scans: scans };
 }
 
 const summary = {};
 for (const size of SIZES) summary[size] = await measure(size);
-const [small, large] = SIZES;
-const ratios = Object.fromEntries(Object.keys(summary[small].results).map((name) => [name, +(summary[large].results[name].p99_ms / summary[small].results[name].p99_ms).toFixed(2)]));
-console.log(`\np99 at ${large.toLocaleString('en')} / p99 at ${small.toLocaleString('en')} (goal <= 2)`);
-console.table(ratios);
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/audit-scale.json', import.meta.url), `${JSON.stringify({ sizes: SIZES, repeat: REPEAT, summary, ratios, node: process.version, at: new Date().toISOString() }, null, 2)}\n`);
+const ratios = ratiosOf(summary, SIZES, 2);
+writeResult('audit-scale', { sizes: SIZES, repeat: REPEAT, summary, ratios });

@@ -1,6 +1,7 @@
 import { sql, type ExpressionBuilder, type Kysely, type SelectQueryBuilder } from 'kysely';
 import type { AuditReportReason, AuditReportStatus, Schema } from '../../platform/db/schema/index.js';
 import type { SORT_FIELDS } from './schemas.js';
+import { cappedCount, type Total } from '../../platform/db/count.js';
 
 export interface AuditFilters {
   /** Events of these users only (an empty list matches nothing). */
@@ -31,9 +32,6 @@ const REPORT_COLUMNS = [
 ] as const;
 
 type Events = SelectQueryBuilder<Schema, 'audit_events', object>;
-
-/** Totals up to this many matching events are counted; larger ones are estimated. */
-export const COUNT_EXACT_UP_TO = 10_000;
 
 const reportOf = (eb: ExpressionBuilder<Schema, 'audit_events'>) =>
   eb.selectFrom('audit_reports').select(sql<number>`1`.as('one')).whereRef('audit_reports.audit_event_id', '=', 'audit_events.id');
@@ -75,21 +73,8 @@ export function createAuditRepo(db: Kysely<Schema>) {
       return query.orderBy('audit_events.id', order.direction).limit(limit).offset(offset).execute();
     },
 
-    /**
-     * How many events match: exact up to COUNT_EXACT_UP_TO, beyond that PostgreSQL's estimate for the
-     * same query (from its statistics, no rows read), so no page costs a count of millions of rows.
-     */
-    async count(filters: AuditFilters): Promise<{ total: number; estimated: boolean }> {
-      const matching = () => filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'));
-      const row = await db
-        .selectFrom(matching().limit(COUNT_EXACT_UP_TO + 1).as('capped'))
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .executeTakeFirstOrThrow();
-      const exact = Number(row.n);
-      if (exact <= COUNT_EXACT_UP_TO) return { total: exact, estimated: false };
-      const [plan] = await matching().explain<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>('json');
-      return { total: Math.max(Math.round(plan!['QUERY PLAN'][0].Plan['Plan Rows']), exact), estimated: true };
-    },
+    /** How many events match: exact up to COUNT_EXACT_UP_TO, beyond that PostgreSQL's estimate (platform/db/count.ts). */
+    count: (filters: AuditFilters): Promise<Total> => cappedCount(db, filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'))),
 
     /** The event if it is this user's. */
     eventOfUser: (eventId: string, userId: string) =>

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { internalAppOfKey, AppAssertionErrors, type InternalApp } from '../../platform/auth/app-assertion.js';
 import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
-import { errorResponses, locateCreated, paginated } from '../../platform/http/envelopes.js';
+import { errorResponses, locateCreated, paginated, sayIfEstimated } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { AuditErrors, AuditReportErrors } from './errors.js';
 import {
@@ -31,7 +31,7 @@ const tags = ['Audit'];
  */
 function auditList<T>(request: FastifyRequest, reply: FastifyReply, list: { rows: T[]; total: number; estimated: boolean }, page: { page: number; limit: number }) {
   const { rows, total } = list;
-  if (list.estimated) void reply.header('x-total-count-estimated', 'true');
+  sayIfEstimated(reply, list.estimated);
   const { pagination, _links } = paginated(request, rows, total, page);
   return { events: rows, total_count: total, page: page.page, limit: page.limit, total_pages: pagination.total_pages, _links };
 }

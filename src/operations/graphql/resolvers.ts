@@ -149,7 +149,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         guard(context, requirePermission('trips:read'));
         return trips.get(uuidArg(args, 'id'));
       },
-      gpsPoints: pageOf('gps:read', (limit, offset) => gps.page(limit, offset)),
+      gpsPoints: pageOf('gps:read', (limit, offset) => gps.page(limit, { offset })),
       gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
         return gps.get(uuidArg(args, 'id'));

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorDefinition } from './errors.js';
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 
 /** `{ error, message, code }`: the body of every error response. */
 export const ErrorBody = Type.Object(
@@ -36,11 +36,15 @@ export const SingleEnvelope = <T extends TSchema>(resource: T) => Type.Object({ 
 export const PageEnvelope = <T extends TSchema>(resource: T) =>
   Type.Object({ data: Type.Array(resource), pagination: Pagination, _links: PageLinks });
 
+/** The `limit` query parameter: 1..100, default per endpoint. */
+export const LimitParam = (defaultLimit: number) =>
+  Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: 'Items per page, at most 100' });
+
 /** `page` (default 1) and `limit` (1..100, default per endpoint) query parameters. */
 export const PageQuery = (defaultLimit: number) =>
   Type.Object({
     page: Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' }),
-    limit: Type.Integer({ minimum: 1, maximum: 100, default: defaultLimit, description: 'Items per page, at most 100' }),
+    limit: LimitParam(defaultLimit),
   });
 
 /**
@@ -81,15 +85,18 @@ const canonicalBases = new Map<string, string>();
 
 /**
  * Absolute URL of this request (or of the same request with other query
- * values). The base is PUBLIC_URL when configured, else the request's own
+ * values; an undefined value drops the parameter). The base is PUBLIC_URL when configured, else the request's own
  * protocol and host.
  */
-export function requestUrl(request: FastifyRequest, query?: Record<string, string>): string {
+export function requestUrl(request: FastifyRequest, query?: Record<string, string | undefined>): string {
   const base = publicBaseUrl(request);
   // Most self links need no parsing at all; this runs on every single-resource read.
   if (!query && CANONICAL_TARGET.test(request.url)) return canonicalBase(base) + request.url;
   const url = new URL(base + request.url);
-  for (const [name, value] of Object.entries(query ?? {})) url.searchParams.set(name, value);
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value === undefined) url.searchParams.delete(name);
+    else url.searchParams.set(name, value);
+  }
   return url.toString();
 }
 
@@ -153,19 +160,44 @@ export function sendSerializedSingle(request: FastifyRequest, reply: FastifyRepl
 }
 
 export function paginated<T>(request: FastifyRequest, data: T[], total: number, { page, limit }: PageRequest) {
-  const totalPages = Math.max(1, Math.ceil(total / limit));
-  const at = (n: number) => requestUrl(request, { page: String(n), limit: String(limit) });
+  const totalPages = totalPagesOf(total, limit);
+  const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit) });
+  return pageEnvelope(data, { page, limit, total, total_pages: totalPages }, numbered, page < totalPages ? numbered(page + 1) : undefined);
+}
+
+export const totalPagesOf = (total: number, limit: number) => Math.max(1, Math.ceil(total / limit));
+
+/**
+ * `{ data, pagination, _links }`: `first`, `prev` and `last` are the `numbered` pages' links, `self` too
+ * unless given; `next` when there is a next page.
+ */
+export function pageEnvelope<T>(
+  data: T[],
+  pagination: Static<typeof Pagination>,
+  numbered: (page: number) => string,
+  next: string | undefined,
+  self = numbered(pagination.page),
+) {
+  const { page, total_pages: totalPages } = pagination;
   return {
     data,
-    pagination: { page, limit, total, total_pages: totalPages },
+    pagination,
     _links: {
-      self: at(page),
-      first: at(1),
-      ...(page > 1 ? { prev: at(Math.min(page - 1, totalPages)) } : {}),
-      ...(page < totalPages ? { next: at(page + 1) } : {}),
-      last: at(totalPages),
+      self,
+      first: numbered(1),
+      ...(page > 1 ? { prev: numbered(Math.min(page - 1, totalPages)) } : {}),
+      ...(next ? { next } : {}),
+      last: numbered(totalPages),
     },
   };
+}
+
+/**
+ * Marks a page whose total is PostgreSQL's estimate rather than a count (platform/db/count.ts) with
+ * `X-Total-Count-Estimated: true`; an exact total has no such header.
+ */
+export function sayIfEstimated(reply: FastifyReply, estimated: boolean): void {
+  if (estimated) void reply.header('x-total-count-estimated', 'true');
 }
 
 /** SQL `offset` for a page. */

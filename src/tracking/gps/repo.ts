@@ -1,4 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { tableCount } from '../../platform/db/count.js';
+import type { PageStart } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 export const GPS_COLUMNS = [
@@ -32,13 +34,19 @@ export type LoggingTripQuery = (deviceId: string) => SelectQueryBuilder<Schema, 
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
+/** `query` from `start`: the rows past a key (`<` newest first, `>` oldest first), or `offset` rows in. */
+function startingAt<O>(query: SelectQueryBuilder<Schema, 'gps_points', O>, start: PageStart, past: '<' | '>') {
+  if ('offset' in start) return query.offset(start.offset);
+  return query.where((eb) => eb(eb.refTuple('timestamp', 'id'), past, eb.tuple(start.after.at, start.after.id)));
+}
+
 /**
  * The hot reads, built apart from their execution so that the query-plan test explains exactly
  * these queries (each must walk an index, whatever the table size).
  */
 export function gpsQueries(db: Kysely<Schema>) {
   return {
-    /** The newest point overall, or of one device (walks gps_points_time / gps_points_device_time). */
+    /** The newest point overall, or of one device (walks gps_points_time_id / gps_points_device_time). */
     latest(deviceId?: string) {
       const query = db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').limit(1);
       return deviceId === undefined ? query : query.where('device_id', '=', deviceId);
@@ -58,22 +66,36 @@ export function gpsQueries(db: Kysely<Schema>) {
         )
         .selectAll('latest'),
 
-    page: (limit: number, offset: number) =>
-      db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').orderBy('id').limit(limit).offset(offset),
+    /**
+     * A page of points, newest first: ties of time by id, descending too, so the whole order is one index
+     * (gps_points_time_id) and a page after a key is one range of it.
+     */
+    page: (limit: number, start: PageStart) =>
+      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS), start, '<').orderBy('timestamp', 'desc').orderBy('id', 'desc').limit(limit),
 
-    /** A page of a trip's points, oldest first (walks gps_points_trip_time). */
-    tripPage: (tripId: string, limit: number, offset: number) =>
-      db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId).orderBy('timestamp').orderBy('id').limit(limit).offset(offset),
+    /** A page of a trip's points, oldest first, ties by id (a range of gps_points_trip_time_id). */
+    tripPage: (tripId: string, limit: number, start: PageStart) =>
+      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId), start, '>').orderBy('timestamp').orderBy('id').limit(limit),
   };
 }
 
 export function createGpsRepo(db: Kysely<Schema>) {
   const queries = gpsQueries(db);
   const count = async () => Number((await db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  /** Up to `limit` rows of `query`, read one further to tell whether more follow. */
+  async function pageOf<R extends { device_id: string | null }>(query: (limit: number) => { execute(): Promise<R[]> }, limit: number) {
+    const rows = await query(limit + 1).execute();
+    return { rows: rows.slice(0, limit).map(toGpsPoint), more: rows.length > limit };
+  }
   return {
-    async page(limit: number, offset: number) {
-      const [rows, total] = await Promise.all([queries.page(limit, offset).execute().then((rows) => rows.map(toGpsPoint)), count()]);
-      return { rows, total };
+    /**
+     * A page of all points, newest first, and their total: exact up to COUNT_EXACT_UP_TO, else
+     * PostgreSQL's estimate (platform/db/count.ts), so no page counts millions of points.
+     */
+    async page(limit: number, start: PageStart) {
+      const everyPoint = db.selectFrom('gps_points').select(sql<number>`1`.as('one'));
+      const [page, total] = await Promise.all([pageOf((n) => queries.page(n, start), limit), tableCount(db, everyPoint)]);
+      return { ...page, ...total };
     },
 
     /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
@@ -90,7 +112,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
           .execute()
       ).map(toGpsPoint),
 
-    pointsOfTrip: async (tripId: string, limit: number, offset: number) => (await queries.tripPage(tripId, limit, offset).execute()).map(toGpsPoint),
+    /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
+    pointsOfTrip: (tripId: string, limit: number, start: PageStart) => pageOf((n) => queries.tripPage(tripId, n, start), limit),
 
     /** The first `limit` points (by time) of each of these trips, in one query: one index range per trip. */
     async firstPointsOfTrips(tripIds: readonly string[], limit: number) {

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
-import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { created, errorResponses, PageEnvelope, sayIfEstimated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { keysetPageOf, keysetPaginated, KeysetPageQuery, startOf } from '../../platform/http/keyset.js';
 import { IdParams } from '../../platform/http/schemas.js';
-import { CreateGpsPointBody, CurrentQuery, GpsPoint } from './schemas.js';
+import { CreateGpsPointBody, CurrentQuery, GpsPoint, keyOfPoint } from './schemas.js';
 import type { GpsService } from './service.js';
 import { GpsErrors } from './errors.js';
 import { RequestErrors } from '../../platform/http/errors.js';
@@ -18,10 +19,21 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
 
   app.get('/v1/gps', {
     config: { auth: requirePermission('gps:read') },
-    schema: { tags, summary: 'List GPS points, newest first', querystring: PageQuery(10), response: { 200: PageEnvelope(GpsPoint) } },
-  }, async (request) => {
-    const { rows, total } = await gps.page(request.query.limit, offsetOf(request.query));
-    return paginated(request, rows, total, request.query);
+    schema: {
+      tags,
+      summary: 'List GPS points, newest first',
+      description:
+        'Newest first; points of the same time by id, descending. Numbered pages (page) or, from any next link, ' +
+        'the page after a cursor (after), which costs the same however deep. total is exact up to 10,000 points; ' +
+        "beyond, it is PostgreSQL's estimate and the response carries X-Total-Count-Estimated: true.",
+      querystring: KeysetPageQuery(10),
+      response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation) },
+    },
+  }, async (request, reply) => {
+    const page = keysetPageOf(request.query);
+    const list = await gps.page(page.limit, startOf(page));
+    sayIfEstimated(reply, list.estimated);
+    return keysetPaginated(request, list, page, keyOfPoint);
   });
 
   app.get('/v1/gps/current', {

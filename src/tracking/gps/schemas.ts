@@ -40,3 +40,6 @@ export const CreateGpsPointBody = Body({
 }, { example: { latitude: 53.5511, longitude: 9.9937, altitude: 12.5, heading: 90, timestamp: 1767225600, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, hdop: 0.9 } });
 
 export const CurrentQuery = Type.Object({ device_id: Type.Optional(Type.String({ format: 'uuid' })) });
+
+/** Where a list of points continues after this one: its time, then its id (both lists end their order in id). */
+export const keyOfPoint = (point: { timestamp: Date; id: string }) => ({ at: point.timestamp, id: point.id });

@@ -4,7 +4,8 @@ import { Type } from 'typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { created, errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
-import { GpsPoint } from '../gps/schemas.js';
+import { keysetPageOf, keysetPaginated, KeysetPageQuery, startOf } from '../../platform/http/keyset.js';
+import { GpsPoint, keyOfPoint } from '../gps/schemas.js';
 import { CreateTripBody, Trip, TripHistoryEntry, TripListQuery, UpdateTripBody } from './schemas.js';
 import type { TripsService } from './service.js';
 import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
@@ -79,13 +80,16 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
     schema: {
       tags,
       summary: "A trip's GPS points, oldest first",
+      description:
+        'Oldest first; points of the same time by id. Numbered pages (page) or, from any next link, the page after a ' +
+        "cursor (after), which costs the same however deep. total is exact: the trip's own count of its points.",
       params: IdParams,
-      querystring: PageQuery(10),
+      querystring: KeysetPageQuery(10),
       response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, TripErrors.not_found) },
     },
   }, async (request) => {
-    const { rows, total } = await trips.points(request.params.id, request.query.limit, offsetOf(request.query));
-    return paginated(request, rows, total, request.query);
+    const page = keysetPageOf(request.query);
+    return keysetPaginated(request, await trips.points(request.params.id, page.limit, startOf(page)), page, keyOfPoint);
   });
 
   app.get('/v1/trips/:id/history', {

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
+import type { PageStart } from '../../platform/db/page.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 
 import type { GpsService } from '../gps/service.js';
@@ -59,11 +60,14 @@ export function createTripsService(deps: Deps) {
       await requireTrip(id);
       return repo.history(id);
     },
-    /** A page of the trip's points by time; the total is the trip's own count. */
-    points: async (id: string, limit: number, offset: number) => {
-      const [rows, total] = await Promise.all([deps.pointsOfTrip(id, limit, offset), repo.pointCount(id)]);
+    /**
+     * A page of the trip's points by time. The total is the trip's own count, kept exact by a trigger on
+     * gps_points (migration 0007: every insert, delete and change of trip_id), so no page counts points.
+     */
+    points: async (id: string, limit: number, start: PageStart) => {
+      const [page, total] = await Promise.all([deps.pointsOfTrip(id, limit, start), repo.pointCount(id)]);
       if (total === undefined) throw TripErrors.not_found();
-      return { rows, total };
+      return { ...page, total };
     },
 
     /** Trips per status and in all (public statistics). */

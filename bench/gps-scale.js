@@ -1,0 +1,122 @@
+// GPS point lists at 10 million points: p99 of GET /v1/gps and GET /v1/trips/{id}/gps at 10 k and at 10 M points.
+//   npm run bench:gps-scale    needs PostgreSQL: BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres
+//   GPS_POINTS=1000000         a smaller large size;  BENCH_REPEAT=…  requests per query (200)
+//   BENCH_FRESH=1              rebuild the databases instead of reusing them
+// Each size gets its own database (waygate_bench_gps_<size>), migrated and filled once by generate_series (not
+// HTTP): 100 devices with one completed trip each, so a trip holds 1% of the points (100 at 10 k, 100,000 at
+// 10 M); one point every half second back from the load, two points to each second (ties ordered by id). The
+// indexes are dropped for the load and made again after it. Each query runs through the service (inject,
+// serialisation included) after a warm-up; cursors are taken from the service's own next links. The plans
+// of its statements are checked for sequential scans of gps_points. Goal: p99 at 10 M at most 1.5x the p99 at 10 k.
+import { sql } from 'kysely';
+import { benchApp, captureStatements, keptDatabase, p99Of, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const SIZES = [10_000, Number(process.env.GPS_POINTS ?? 10_000_000)];
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 200);
+const DEVICES = 100;
+const BATCH = 500_000;
+// Points are stored in whole seconds (POST /v1/gps takes Unix seconds); the newest is at this time.
+const NEWEST = 1_800_000_000;
+
+/**
+ * The points, into a new database, without their indexes while they go in (made again from their definitions
+ * after) and without the trip-count trigger (the trips' counts are set once, last).
+ */
+async function fill(db, size) {
+  await sql`insert into devices (name) select 'bench device ' || i from generate_series(1, ${DEVICES}) i`.execute(db);
+  await sql`insert into trips (name, status, gps_logging_enabled, device_id)
+    select 'bench trip ' || substr(d.name, 14), 'completed', true, d.id from devices d where d.name like 'bench device %'`.execute(db);
+  const indexes = (await sql`select indexname, indexdef from pg_indexes where tablename = 'gps_points' and indexname <> 'gps_points_pkey'`.execute(db)).rows;
+  for (const { indexname } of indexes) await sql`drop index ${sql.id(indexname)}`.execute(db);
+  await sql`alter table gps_points drop constraint gps_points_pkey`.execute(db);
+  for (let start = 1; start <= size; start += BATCH) {
+    const end = Math.min(start + BATCH - 1, size);
+    await db.transaction().execute(async (trx) => {
+      await sql`set local session_replication_role = replica`.execute(trx);
+      await sql`
+        insert into gps_points (device_id, trip_id, latitude, longitude, altitude, heading, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots, hdop)
+        select t.ids[1 + i % ${DEVICES}], t.trips[1 + i % ${DEVICES}], 54 + (i % 1000) / 10000.0, 10 + (i % 997) / 10000.0, 2, i % 360,
+               to_timestamp(${NEWEST} - i / 2), 18.52, 5.14, 11.51, 10, 0.9
+        from generate_series(${start}::int, ${end}::int) i,
+             (select array_agg(device_id order by name) ids, array_agg(id order by name) trips from trips where name like 'bench trip %') t`.execute(trx);
+    });
+    process.stdout.write(`\r  ${end.toLocaleString('en')} points`);
+  }
+  process.stdout.write('\n  indexes\n');
+  await sql`alter table gps_points add constraint gps_points_pkey primary key (id)`.execute(db);
+  for (const { indexdef } of indexes) await sql.raw(indexdef).execute(db);
+  await sql`vacuum analyze gps_points`.execute(db);
+  // Last, so that a load cut short is seen as unfilled and made again.
+  await sql`update trips set gps_point_count = (select count(*) from gps_points where trip_id = trips.id) where name like 'bench trip %'`.execute(db);
+}
+
+const databaseOf = (size) =>
+  keptDatabase(ADMIN_URL, `waygate_bench_gps_${size}`, {
+    filled: async (db) =>
+      Number((await sql`select coalesce(sum(gps_point_count), 0) as n from trips where name like 'bench trip %'`.execute(db)).rows[0].n) === size,
+    fill: (db) => {
+      console.log(`loading ${size.toLocaleString('en')} points`);
+      return fill(db, size);
+    },
+  });
+
+/** The page of 10 that is `share` of the way into a list of `rows`. */
+const pageAt = (rows, share) => Math.max(1, Math.floor((rows / 10) * share));
+
+/** The next link of a numbered page, fetched once; and how long that numbered page took (OFFSET grows with it). */
+async function nextLinkOf(app, url) {
+  const began = performance.now();
+  const response = await app.get(url);
+  const ms = performance.now() - began;
+  if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
+  return { next: response.json()._links.next.replace(/^https?:\/\/[^/]+/, ''), ms: +ms.toFixed(1) };
+}
+
+async function measure(size) {
+  const { config, database, url } = await databaseOf(size);
+  const captured = captureStatements(database.db, 'gps_points');
+  const app = await benchApp(config, database);
+  const trip = (await sql`select id from trips where name = 'bench trip 42'`.execute(database.db)).rows[0].id;
+  const tripSize = size / DEVICES;
+  // Cursors from the service's own next links, in the middle and near the end of each list.
+  const deep = {
+    'gps mid': await nextLinkOf(app, `/v1/gps?page=${pageAt(size, 0.5)}&limit=10`),
+    'gps 99%': await nextLinkOf(app, `/v1/gps?page=${pageAt(size, 0.99)}&limit=10`),
+    'trip mid': await nextLinkOf(app, `/v1/trips/${trip}/gps?page=${pageAt(tripSize, 0.5)}&limit=10`),
+    'trip 99%': await nextLinkOf(app, `/v1/trips/${trip}/gps?page=${pageAt(tripSize, 0.99)}&limit=10`),
+  };
+  const queries = {
+    'gps page 1': '/v1/gps',
+    'gps page 1, limit 100': '/v1/gps?limit=100',
+    'gps page 50': '/v1/gps?page=50',
+    'gps next of page 1': (await nextLinkOf(app, '/v1/gps')).next,
+    'gps cursor mid': deep['gps mid'].next,
+    'gps cursor 99%': deep['gps 99%'].next,
+    'trip page 1': `/v1/trips/${trip}/gps`,
+    'trip page 50': `/v1/trips/${trip}/gps?page=50`,
+    'trip cursor mid': deep['trip mid'].next,
+    'trip cursor 99%': deep['trip 99%'].next,
+  };
+  const results = {};
+  for (const [name, query] of Object.entries(queries)) {
+    const { p99_ms, last } = await p99Of(name, () => app.get(query), REPEAT);
+    results[name] = { p99_ms, total: last.json().pagination.total, estimated: last.headers['x-total-count-estimated'] === 'true' };
+  }
+  captured.capturing = true;
+  for (const query of Object.values(queries)) await app.get(query);
+  const scans = await sequentialScans(url, captured.statements, 'gps_points');
+  await app.close();
+  await database.close();
+  const numbered = Object.fromEntries(Object.entries(deep).map(([name, { ms }]) => [`numbered page at ${name}, once`, ms]));
+  console.log(`\n${size.toLocaleString('en')} points (a trip: ${tripSize.toLocaleString('en')})`);
+  console.table(results);
+  console.table(numbered);
+  reportScans(scans, 'gps_points');
+  return { results, numbered_once_ms: numbered, sequential_scans: scans };
+}
+
+const summary = {};
+for (const size of SIZES) summary[size] = await measure(size);
+const ratios = ratiosOf(summary, SIZES, 1.5);
+writeResult('gps-scale', { sizes: SIZES, repeat: REPEAT, summary, ratios });

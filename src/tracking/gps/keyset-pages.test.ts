@@ -1,0 +1,210 @@
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, login, TEST_ADMIN, testConfig } from '../../../test/helpers.js';
+
+const BASE = 'https://gps.example.org';
+const POINT = { latitude: 53.55, longitude: 9.99, speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10 };
+// 23 points at 4 times: most of them share their time with others, so only the id orders them.
+const TIMES = Array.from({ length: 23 }, (_, i) => 1_767_225_600 + (i % 4) * 60);
+
+interface Point {
+  id: string;
+  timestamp: string;
+}
+
+/** The cursor the service writes for the page `page` that ends with `point`: base64url of [time ms, id, page]. */
+const cursorOf = (point: Point, page: number) => Buffer.from(JSON.stringify([Date.parse(point.timestamp), point.id, page])).toString('base64url');
+const byTimeThenId = (a: Point, b: Point) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : 1);
+
+async function start() {
+  const t = await buildTestApp({ config: { publicUrl: BASE, rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } } });
+  const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  const get = (url: string) => t.app.inject({ method: 'GET', url: url.replace(BASE, ''), headers: bearer(admin) });
+  const send = async (method: 'POST' | 'PATCH', url: string, body: object) =>
+    (await t.app.inject({ method, url, headers: bearer(admin), payload: body })).json().data;
+  return { t, get, post: (url: string, body: object) => send('POST', url, body), patch: (url: string, body: object) => send('PATCH', url, body) };
+}
+
+type Get = Awaited<ReturnType<typeof start>>['get'];
+
+/** Follows next links from `url`: every page's status, pagination and data, in order. */
+async function walk(get: Get, url: string) {
+  const pages = [];
+  for (let next: string | undefined = url; next; ) {
+    const response = await get(next);
+    const body = response.json();
+    pages.push({ status: response.statusCode, pagination: body.pagination, data: body.data as Point[], links: body._links });
+    next = body._links.next;
+  }
+  return pages;
+}
+
+describe('GET /v1/gps: numbered and keyset pages', () => {
+  let app: Awaited<ReturnType<typeof start>>;
+  /** Every point, as the list orders them: newest first, ties by id descending. */
+  let points: Point[];
+  beforeAll(async () => {
+    app = await start();
+    const sent = [];
+    for (const timestamp of TIMES) sent.push(await app.post('/v1/gps', { ...POINT, timestamp }));
+    points = (sent as Point[]).sort(byTimeThenId).reverse();
+  });
+  afterAll(() => app.t.close());
+
+  it('following next links reads every point once, in order, and every link after page 1 carries a cursor', async () => {
+    const pages = await walk(app.get, '/v1/gps?limit=5');
+    expect(pages.map((page) => [page.status, page.pagination])).toEqual(
+      [1, 2, 3, 4, 5].map((page) => [200, { page, limit: 5, total: 23, total_pages: 5 }]),
+    );
+    expect(pages.flatMap((page) => page.data)).toEqual(points);
+    expect(pages.map((page) => page.links.next)).toEqual([
+      ...[1, 2, 3, 4].map((page) => `${BASE}/v1/gps?limit=5&after=${cursorOf(points[page * 5 - 1]!, page)}`),
+      undefined,
+    ]);
+  });
+
+  it('answers a cursor page with numbered first, prev and last links and a self link to itself', async () => {
+    const after = cursorOf(points[9]!, 2);
+    const response = await app.get(`/v1/gps?limit=5&after=${after}`);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['x-total-count-estimated']).toBeUndefined();
+    expect(response.json()).toEqual({
+      data: points.slice(10, 15),
+      pagination: { page: 3, limit: 5, total: 23, total_pages: 5 },
+      _links: {
+        self: `${BASE}/v1/gps?limit=5&after=${after}`,
+        first: `${BASE}/v1/gps?limit=5&page=1`,
+        prev: `${BASE}/v1/gps?limit=5&page=2`,
+        next: `${BASE}/v1/gps?limit=5&after=${cursorOf(points[14]!, 3)}`,
+        last: `${BASE}/v1/gps?limit=5&page=5`,
+      },
+    });
+    // The same page by number: the same points.
+    expect((await app.get('/v1/gps?page=3&limit=5')).json().data).toEqual(points.slice(10, 15));
+  });
+
+  it('keeps numbered pages as they were, with a cursor in next', async () => {
+    const response = await app.get('/v1/gps?page=5&limit=5');
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      data: points.slice(20),
+      pagination: { page: 5, limit: 5, total: 23, total_pages: 5 },
+      _links: {
+        self: `${BASE}/v1/gps?page=5&limit=5`,
+        first: `${BASE}/v1/gps?page=1&limit=5`,
+        prev: `${BASE}/v1/gps?page=4&limit=5`,
+        last: `${BASE}/v1/gps?page=5&limit=5`,
+      },
+    });
+    const first = (await app.get('/v1/gps')).json();
+    expect(first.pagination).toEqual({ page: 1, limit: 10, total: 23, total_pages: 3 });
+    expect(first._links.next).toBe(`${BASE}/v1/gps?limit=10&after=${cursorOf(points[9]!, 1)}`);
+  });
+
+  it('answers the page after the last point empty, without next', async () => {
+    const after = cursorOf(points[22]!, 5);
+    const response = await app.get(`/v1/gps?limit=5&after=${after}`);
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({
+      data: [],
+      pagination: { page: 6, limit: 5, total: 23, total_pages: 5 },
+      _links: {
+        self: `${BASE}/v1/gps?limit=5&after=${after}`,
+        first: `${BASE}/v1/gps?limit=5&page=1`,
+        prev: `${BASE}/v1/gps?limit=5&page=5`,
+        last: `${BASE}/v1/gps?limit=5&page=5`,
+      },
+    });
+  });
+
+  it.each([
+    ['page with after', `page=2&after=${cursorOf({ id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1)}`, "Query parameter 'after' cannot be combined with 'page'"],
+    ['a cursor that is not base64url', 'after=not%20a%20cursor', "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor that is not JSON', `after=${Buffer.from('[1,').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor without a UUID', `after=${Buffer.from('[0,"x",1]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of page 0', `after=${Buffer.from('[0,"00000000-0000-4000-8000-000000000000",0]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of a negative time', `after=${Buffer.from('[-1,"00000000-0000-4000-8000-000000000000",1]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['an empty cursor', 'after=', "Query parameter 'after' must NOT have fewer than 1 characters"],
+  ])('refuses %s with 400 naming the field', async (_, query, message) => {
+    const response = await app.get(`/v1/gps?${query}`);
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 400, body: { error: 'BadRequest', message, code: 'request.validation' } });
+  });
+});
+
+describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
+  let app: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    app = await start();
+  });
+  afterAll(() => app.t.close());
+
+  it('following next links reads every point of the trip once, oldest first, also when a late point arrives meanwhile', async () => {
+    const device = await app.post('/v1/devices', { name: 'tracker' });
+    const trip = await app.post('/v1/trips', { name: 'Kiel to Fehmarn', device_id: device.id, gps_logging_enabled: true });
+    await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
+    const sent: Point[] = [];
+    for (const timestamp of TIMES) sent.push(await app.post('/v1/gps', { ...POINT, timestamp, device_id: device.id }));
+    const points = sent.sort(byTimeThenId);
+
+    const first = await app.get(`/v1/trips/${trip.id}/gps?limit=6`);
+    expect(first.json().pagination).toEqual({ page: 1, limit: 6, total: 23, total_pages: 4 });
+    expect(first.json().data).toEqual(points.slice(0, 6));
+    // A late point older than all: an offset would now show page 1's last point again on page 2.
+    const late = await app.post('/v1/gps', { ...POINT, timestamp: TIMES[0]! - 3600, device_id: device.id });
+    const rest = await walk(app.get, first.json()._links.next);
+    expect(rest.map((page) => [page.status, page.pagination])).toEqual(
+      [2, 3, 4].map((page) => [200, { page, limit: 6, total: 24, total_pages: 4 }]),
+    );
+    expect(rest.flatMap((page) => page.data)).toEqual(points.slice(6));
+    expect(rest.map((page) => page.links.next)).toEqual([
+      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(points[11]!, 2)}`,
+      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(points[17]!, 3)}`,
+      undefined,
+    ]);
+    // Numbered, the late point comes first.
+    expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).json().data).toEqual([late]);
+  });
+
+  it('answers 404 for an unknown trip and 400 for page with after', async () => {
+    const after = cursorOf({ id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1);
+    const unknown = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?after=${after}`);
+    expect({ status: unknown.statusCode, body: unknown.json() }).toEqual({ status: 404, body: { error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' } });
+    const both = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?page=1&after=${after}`);
+    expect({ status: both.statusCode, body: both.json() }).toEqual({
+      status: 400,
+      body: { error: 'BadRequest', message: "Query parameter 'after' cannot be combined with 'page'", code: 'request.validation' },
+    });
+  });
+});
+
+describe('GET /v1/gps: totals of a large table', () => {
+  let app: Awaited<ReturnType<typeof start>>;
+  beforeAll(async () => {
+    app = await start();
+  });
+  afterAll(() => app.t.close());
+
+  /** `n` more points, straight into the table (through HTTP this would take minutes), and fresh statistics. */
+  async function load(n: number) {
+    await sql`insert into gps_points (latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
+      select 53.5, 9.9, to_timestamp(1700000000 + i), 0, 0, 0, 0 from generate_series(1, ${n}) i`.execute(app.t.database.db);
+    await sql`analyze gps_points`.execute(app.t.database.db);
+  }
+
+  it('counts up to 10,000 points, and beyond answers the estimate with X-Total-Count-Estimated', async () => {
+    for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp });
+    const small = await app.get('/v1/gps?limit=2');
+    expect([small.statusCode, small.headers['x-total-count-estimated'], small.json().pagination]).toEqual([200, undefined, { page: 1, limit: 2, total: 3, total_pages: 2 }]);
+
+    // Counted up to 10,001, then estimated.
+    await load(12_000);
+    const counted = await app.get('/v1/gps?limit=100');
+    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([200, 'true', { page: 1, limit: 100, total: 12_003, total_pages: 121 }]);
+
+    // Far beyond: estimated without counting.
+    await load(20_000);
+    const estimated = await app.get('/v1/gps?limit=100&page=2');
+    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([200, 'true', { page: 2, limit: 100, total: 32_003, total_pages: 321 }]);
+    expect(estimated.json().data).toHaveLength(100);
+  });
+});

@@ -81,7 +81,9 @@ export function gpsQueries(db: Kysely<Schema>) {
 
 export function createGpsRepo(db: Kysely<Schema>) {
   const queries = gpsQueries(db);
-  const count = async () => Number((await db.selectFrom('gps_points').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const everyPoint = db.selectFrom('gps_points').select(sql<number>`1`.as('one'));
+  /** How many points there are: exact up to COUNT_EXACT_UP_TO, else PostgreSQL's estimate. */
+  const total = () => tableCount(db, everyPoint);
   /** Up to `limit` rows of `query`, read one further to tell whether more follow. */
   async function pageOf<R extends { device_id: string | null }>(query: (limit: number) => { execute(): Promise<R[]> }, limit: number) {
     const rows = await query(limit + 1).execute();
@@ -93,9 +95,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * PostgreSQL's estimate (platform/db/count.ts), so no page counts millions of points.
      */
     async page(limit: number, start: PageStart) {
-      const everyPoint = db.selectFrom('gps_points').select(sql<number>`1`.as('one'));
-      const [page, total] = await Promise.all([pageOf((n) => queries.page(n, start), limit), tableCount(db, everyPoint)]);
-      return { ...page, ...total };
+      const [page, counted] = await Promise.all([pageOf((n) => queries.page(n, start), limit), total()]);
+      return { ...page, ...counted };
     },
 
     /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
@@ -129,7 +130,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return rows.map(toGpsPoint);
     },
 
-    count,
+    /** The number of points, for the public statistics (an estimate beyond COUNT_EXACT_UP_TO). */
+    count: async () => (await total()).total,
 
     get: async (id: string) => {
       const row = await db.selectFrom('gps_points').select(GPS_COLUMNS).where('id', '=', id).executeTakeFirst();

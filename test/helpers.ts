@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import type { FastifyInstance } from 'fastify';
-import type { KyselyPlugin } from 'kysely';
+import { CompiledQuery, sql, type Compilable, type KyselyPlugin } from 'kysely';
 import { expect, inject } from 'vitest';
 import { buildApp, type BuildOptions } from '../src/app.js';
 import { loadConfig, type Config } from '../src/config.js';
@@ -302,4 +302,18 @@ export function countingStatements(database: Database): { database: Database; co
     transformResult: async (args) => args.result,
   };
   return { database: { ...database, db: database.db.withPlugin(plugin) }, count: () => statements };
+}
+
+/**
+ * The plan of a query the code runs, its parameters bound as the code binds them, with the planner's
+ * `disabled` methods (e.g. `enable_seqscan`) priced out: a small test table would rightly prefer a scan,
+ * so a plan test turns scans off and checks that an index can answer.
+ */
+export async function planOf(database: Database, query: Compilable, disabled: string[]): Promise<string> {
+  return database.db.transaction().execute(async (trx) => {
+    for (const setting of disabled) await sql.raw(`set local ${setting} = off`).execute(trx);
+    const compiled = query.compile();
+    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
+    return rows.map((row) => row['QUERY PLAN']).join('\n');
+  });
 }

@@ -69,28 +69,32 @@ export function createSessionStore(deps: Deps) {
   async function create(request: FastifyRequest, input: { userId: string; provider: string; expiresAt?: Date }, trx: Kysely<Schema>) {
     const token = newToken(SESSION_TOKEN_PREFIX);
     const expiresAt = input.expiresAt ?? new Date(deps.clock.now().getTime() + SESSION_LIFETIME_MS);
-    const session = await trx
-      .insertInto('sessions')
-      .columns(['token_hash', 'user_id', 'provider', 'ip_address', 'user_agent', 'expires_at'])
-      .expression(
-        trx
-          .selectNoFrom((eb) => [
-            eb.val(hashToken(token)).as('token_hash'),
-            sql<string>`${input.userId}::uuid`.as('user_id'),
-            eb.val(input.provider).as('provider'),
-            eb.val(request.ip).as('ip_address'),
-            eb.val(request.headers['user-agent'] ?? null).as('user_agent'),
-            sql<Date>`${expiresAt}::timestamptz`.as('expires_at'),
-          ])
-          .where((where) => where.not(banInForce(sql<string>`${input.userId}::uuid`, deps.clock.now()))),
-      )
-      .returning(['id', 'expires_at', 'created_at'])
-      .executeTakeFirst();
+    const insertUnlessBanned = () =>
+      trx
+        .insertInto('sessions')
+        .columns(['token_hash', 'user_id', 'provider', 'ip_address', 'user_agent', 'expires_at'])
+        .expression(
+          trx
+            .selectNoFrom((eb) => [
+              eb.val(hashToken(token)).as('token_hash'),
+              sql<string>`${input.userId}::uuid`.as('user_id'),
+              eb.val(input.provider).as('provider'),
+              eb.val(request.ip).as('ip_address'),
+              eb.val(request.headers['user-agent'] ?? null).as('user_agent'),
+              sql<Date>`${expiresAt}::timestamptz`.as('expires_at'),
+            ])
+            .where((where) => where.not(banInForce(sql<string>`${input.userId}::uuid`, deps.clock.now()))),
+        )
+        .returning(['id', 'expires_at', 'created_at'])
+        .executeTakeFirst();
+    let session = await insertUnlessBanned();
     if (!session) {
       await deps.assertNotBanned(input.userId, trx);
-      // The ban ended between the two statements.
-      return create(request, input, trx);
+      // The ban ended between the two statements: once more, and a ban found again answers 403.
+      session = await insertUnlessBanned();
+      if (!session) await deps.assertNotBanned(input.userId, trx);
     }
+    if (!session) throw new Error(`session for ${input.userId} refused, though no ban is in force`);
     return { ...session, token };
   }
 

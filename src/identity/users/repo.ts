@@ -18,6 +18,49 @@ export interface UserChanges {
 export type UserRow = Selectable<UsersTable>;
 
 /**
+ * One statement for a password sign-in: the user named by `identifier` (as a username first, else as the
+ * address of an email account) and that user's email account, if any (the one with this address first).
+ * Each way of naming the user is an index probe, so the statement costs the same whether or not the user
+ * exists (the query-plan test holds it to that).
+ */
+export function passwordLoginQuery(db: Kysely<Schema>, identifier: string) {
+  const emailPlatformId = db.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM);
+  const named = db
+    .selectFrom('users')
+    .select(['id', sql<number>`0`.as('rank')])
+    .where('username', '=', identifier)
+    .unionAll(
+      db
+        .selectFrom('platform_accounts')
+        .select(['user_id as id', sql<number>`1`.as('rank')])
+        // The platform's id (not a join) so that the probe uses both columns of the unique index.
+        .where('platform_id', '=', emailPlatformId)
+        .where('platform_user_id', '=', identifier),
+    );
+  return db
+    .selectFrom(named.as('named'))
+    .innerJoin('users as u', 'u.id', 'named.id')
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('platform_accounts as pa')
+          .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+          .select(['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
+          .where('pa.platform_id', '=', emailPlatformId)
+          .whereRef('pa.user_id', '=', 'u.id')
+          .orderBy(sql<boolean>`pa.platform_user_id = ${identifier}`, 'desc')
+          .limit(1)
+          .as('account'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('u')
+    .select(['account.id as account_id', 'account.email', 'account.password_hash', 'account.platform_enabled'])
+    .where('u.deleted_at', 'is', null)
+    .orderBy('named.rank')
+    .limit(1);
+}
+
+/**
  * `cache` holds the rows `findById` reads (every GET /v1/users/me, every sign-in); each write below
  * invalidates the user it touches when it is made, and the cache keeps that user out for a few
  * seconds so an open transaction's commit is not undone by a read just before it.
@@ -69,29 +112,9 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
         .executeTakeFirst();
     },
 
-    /**
-     * What a password sign-in needs, in one statement: the user named by `identifier` (as a username
-     * first, else as the address of an email account) and that user's email account, if any.
-     */
+    /** What a password sign-in needs (`passwordLoginQuery`): the user and their email account, if any. */
     async findPasswordLogin(identifier: string) {
-      const emailAccounts = db
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-        .where('p.slug', '=', EMAIL_PLATFORM);
-      const row = await db
-        .selectFrom('users as u')
-        .leftJoin(
-          emailAccounts.select(['pa.id', 'pa.user_id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled']).as('account'),
-          'account.user_id',
-          'u.id',
-        )
-        .selectAll('u')
-        .select(['account.id as account_id', 'account.email', 'account.password_hash', 'account.platform_enabled'])
-        .where('u.deleted_at', 'is', null)
-        .where((eb) => eb.or([eb('u.username', '=', identifier), eb('u.id', 'in', emailAccounts.select('pa.user_id').where('pa.platform_user_id', '=', identifier))]))
-        .orderBy(sql<boolean>`u.username = ${identifier}`, 'desc')
-        .limit(1)
-        .executeTakeFirst();
+      const row = await passwordLoginQuery(db, identifier).executeTakeFirst();
       if (!row) return { user: undefined, account: undefined };
       const { account_id, email, password_hash, platform_enabled, ...user } = row;
       return { user, account: account_id === null ? undefined : { id: account_id, email, password_hash, platform_enabled: platform_enabled! } };

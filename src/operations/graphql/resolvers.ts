@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
 import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, type RouteAuth } from '../../platform/auth/hooks.js';
-import { offsetOf } from '../../platform/http/envelopes.js';
+import { offsetOf, totalPagesOf } from '../../platform/http/envelopes.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
 import { compileBodyCheck } from '../../platform/http/validation.js';
 import { InternalAuditBody } from '../audit/schemas.js';
@@ -80,7 +80,7 @@ function pageOf(permission: string, load: (limit: number, offset: number, args: 
     guard(context, requirePermission(permission));
     const { page, limit } = pageArgs(args);
     const { rows, total } = await load(limit, offsetOf({ page, limit }), args);
-    return { data: rows, pagination: { page, limit, total, total_pages: Math.max(1, Math.ceil(total / limit)) } };
+    return { data: rows, pagination: { page, limit, total, total_pages: totalPagesOf(total, limit) } };
   };
 }
 

@@ -8,9 +8,11 @@ import pLimit from 'p-limit';
 const ARGON2ID = 2 as NonNullable<Options['algorithm']>;
 const OPTIONS: Options = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
-// One hash per core at a time: libuv has four threads, and more hashes in flight than cores only
-// share the cores and evict each other's 19 MiB from the caches, costing CPU per hash.
-const oneHashPerCore = pLimit(availableParallelism());
+// One hash per core at a time: more hashes in flight than cores only share the cores and evict each
+// other's 19 MiB from the caches, costing CPU per hash. They run on libuv's pool (UV_THREADPOOL_SIZE, 4
+// unless set), which also serves file, DNS and zlib work, so one thread of it is always left to those.
+const THREAD_POOL_SIZE = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+const oneHashPerCore = pLimit(Math.max(1, Math.min(availableParallelism(), THREAD_POOL_SIZE - 1)));
 
 // Verified against when an account does not exist, so both paths take the same time.
 const DUMMY_HASH = oneHashPerCore(() => hash('waygate-no-such-account', OPTIONS));

@@ -28,6 +28,7 @@ export const KeysetPageQuery = (defaultLimit: number) =>
 
 /** The page a request asks for: a number, and the key it continues after when it came with a cursor. */
 export interface KeysetPage {
+  list: string;
   page: number;
   limit: number;
   after?: RowKey;
@@ -37,16 +38,17 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_TIME_MS = 8.64e15;
 
-function encodeCursor(key: RowKey, page: number): string {
-  return Buffer.from(JSON.stringify([key.at.getTime(), key.id, page])).toString('base64url');
+function encodeCursor(list: string, key: RowKey, page: number): string {
+  return Buffer.from(JSON.stringify([list, key.at.getTime(), key.id, page])).toString('base64url');
 }
 
 /**
- * The key and page a cursor holds; undefined for anything this service did not write. Times are kept to
- * the millisecond, as JavaScript has them: GPS points are stored in whole seconds (POST /v1/gps takes Unix
- * seconds), so the key is exact.
+ * The key and page a cursor of `list` holds; undefined for anything this service did not write for that
+ * list (a cursor of one list continues no other: their orders differ). Times are kept to the millisecond,
+ * as JavaScript has them; a check constraint keeps stored point times to the millisecond (migration 0022),
+ * so the key is exact.
  */
-function decodeCursor(text: string): { key: RowKey; page: number } | undefined {
+function decodeCursor(list: string, text: string): { key: RowKey; page: number } | undefined {
   if (!BASE64URL.test(text)) return undefined;
   let value: unknown;
   try {
@@ -54,21 +56,24 @@ function decodeCursor(text: string): { key: RowKey; page: number } | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(value) || value.length !== 3) return undefined;
-  const [ms, id, page] = value as unknown[];
+  if (!Array.isArray(value) || value.length !== 4 || value[0] !== list) return undefined;
+  const [, ms, id, page] = value as unknown[];
   if (!Number.isSafeInteger(ms) || (ms as number) < 0 || (ms as number) > MAX_TIME_MS) return undefined;
   if (typeof id !== 'string' || !UUID.test(id)) return undefined;
   if (!Number.isSafeInteger(page) || (page as number) < 1 || (page as number) >= Number.MAX_SAFE_INTEGER) return undefined;
   return { key: { at: new Date(ms as number), id }, page: page as number };
 }
 
-/** The page a `KeysetPageQuery` asks for; 400 naming the field for `page` with `after`, or a malformed cursor. */
-export function keysetPageOf(query: { page?: number; limit: number; after?: string }): KeysetPage {
-  if (query.after === undefined) return { page: query.page ?? 1, limit: query.limit };
+/**
+ * The page a `KeysetPageQuery` of `list` (a name for the list and its order, e.g. `trip:<id>`) asks for;
+ * 400 naming the field for `page` with `after`, or a cursor that is malformed or of another list.
+ */
+export function keysetPageOf(list: string, query: { page?: number; limit: number; after?: string }): KeysetPage {
+  if (query.after === undefined) return { list, page: query.page ?? 1, limit: query.limit };
   if (query.page !== undefined) throw RequestErrors.validation("Query parameter 'after' cannot be combined with 'page'");
-  const cursor = decodeCursor(query.after);
+  const cursor = decodeCursor(list, query.after);
   if (!cursor) throw RequestErrors.validation("Query parameter 'after' is not a valid cursor; take it from a page's next link");
-  return { page: cursor.page + 1, limit: query.limit, after: cursor.key };
+  return { list, page: cursor.page + 1, limit: query.limit, after: cursor.key };
 }
 
 /** Where the page starts in SQL. */
@@ -82,18 +87,18 @@ export const startOf = (page: KeysetPage): PageStart => (page.after ? { after: p
  */
 export function keysetPaginated<T>(
   request: FastifyRequest,
-  list: { rows: T[]; more: boolean; total: number },
-  { page, limit, after }: KeysetPage,
+  found: { rows: T[]; more: boolean; total: number },
+  { list, page, limit, after }: KeysetPage,
   keyOf: (row: T) => RowKey,
 ) {
-  const last = list.rows.at(-1);
+  const last = found.rows.at(-1);
   const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit), after: undefined });
   const withCursor = (cursor: string) => requestUrl(request, { page: undefined, limit: String(limit), after: cursor });
   return pageEnvelope(
-    list.rows,
-    { page, limit, total: list.total, total_pages: totalPagesOf(list.total, limit) },
+    found.rows,
+    { page, limit, total: found.total, total_pages: totalPagesOf(found.total, limit) },
     numbered,
-    list.more && last !== undefined ? withCursor(encodeCursor(keyOf(last), page)) : undefined,
+    found.more && last !== undefined ? withCursor(encodeCursor(list, keyOf(last), page)) : undefined,
     // A cursor page's own URL keeps its cursor (`page` cannot be there with it).
     after ? requestUrl(request, { limit: String(limit) }) : numbered(page),
   );

@@ -12,8 +12,10 @@ interface Point {
   timestamp: string;
 }
 
-/** The cursor the service writes for the page `page` that ends with `point`: base64url of [time ms, id, page]. */
-const cursorOf = (point: Point, page: number) => Buffer.from(JSON.stringify([Date.parse(point.timestamp), point.id, page])).toString('base64url');
+/** The cursor the service writes for the page `page` of `list` that ends with `point`: base64url of [list, time ms, id, page]. */
+const cursorOf = (list: string, point: Point, page: number) =>
+  Buffer.from(JSON.stringify([list, Date.parse(point.timestamp), point.id, page])).toString('base64url');
+const raw = (text: string) => Buffer.from(text).toString('base64url');
 const byTimeThenId = (a: Point, b: Point) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : 1);
 
 async function start() {
@@ -58,13 +60,13 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
     );
     expect(pages.flatMap((page) => page.data)).toEqual(points);
     expect(pages.map((page) => page.links.next)).toEqual([
-      ...[1, 2, 3, 4].map((page) => `${BASE}/v1/gps?limit=5&after=${cursorOf(points[page * 5 - 1]!, page)}`),
+      ...[1, 2, 3, 4].map((page) => `${BASE}/v1/gps?limit=5&after=${cursorOf('gps', points[page * 5 - 1]!, page)}`),
       undefined,
     ]);
   });
 
   it('answers a cursor page with numbered first, prev and last links and a self link to itself', async () => {
-    const after = cursorOf(points[9]!, 2);
+    const after = cursorOf('gps', points[9]!, 2);
     const response = await app.get(`/v1/gps?limit=5&after=${after}`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['x-total-count-estimated']).toBeUndefined();
@@ -75,7 +77,7 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
         self: `${BASE}/v1/gps?limit=5&after=${after}`,
         first: `${BASE}/v1/gps?limit=5&page=1`,
         prev: `${BASE}/v1/gps?limit=5&page=2`,
-        next: `${BASE}/v1/gps?limit=5&after=${cursorOf(points[14]!, 3)}`,
+        next: `${BASE}/v1/gps?limit=5&after=${cursorOf('gps', points[14]!, 3)}`,
         last: `${BASE}/v1/gps?limit=5&page=5`,
       },
     });
@@ -98,11 +100,11 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
     });
     const first = (await app.get('/v1/gps')).json();
     expect(first.pagination).toEqual({ page: 1, limit: 10, total: 23, total_pages: 3 });
-    expect(first._links.next).toBe(`${BASE}/v1/gps?limit=10&after=${cursorOf(points[9]!, 1)}`);
+    expect(first._links.next).toBe(`${BASE}/v1/gps?limit=10&after=${cursorOf('gps', points[9]!, 1)}`);
   });
 
   it('answers the page after the last point empty, without next', async () => {
-    const after = cursorOf(points[22]!, 5);
+    const after = cursorOf('gps', points[22]!, 5);
     const response = await app.get(`/v1/gps?limit=5&after=${after}`);
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({
@@ -118,12 +120,14 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   });
 
   it.each([
-    ['page with after', `page=2&after=${cursorOf({ id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1)}`, "Query parameter 'after' cannot be combined with 'page'"],
+    ['page with after', `page=2&after=${cursorOf('gps', { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1)}`, "Query parameter 'after' cannot be combined with 'page'"],
     ['a cursor that is not base64url', 'after=not%20a%20cursor', "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
     ['a cursor that is not JSON', `after=${Buffer.from('[1,').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor without a UUID', `after=${Buffer.from('[0,"x",1]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of page 0', `after=${Buffer.from('[0,"00000000-0000-4000-8000-000000000000",0]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of a negative time', `after=${Buffer.from('[-1,"00000000-0000-4000-8000-000000000000",1]').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor without a UUID', `after=${raw('["gps",0,"x",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of page 0', `after=${raw('["gps",0,"00000000-0000-4000-8000-000000000000",0]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of a negative time', `after=${raw('["gps",-1,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of the old shape, without its list', `after=${raw('[0,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    ['a cursor of a trip\'s points', `after=${raw('["trip:00000000-0000-4000-8000-000000000000",0,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
     ['an empty cursor', 'after=', "Query parameter 'after' must NOT have fewer than 1 characters"],
   ])('refuses %s with 400 naming the field', async (_, query, message) => {
     const response = await app.get(`/v1/gps?${query}`);
@@ -157,17 +161,31 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
     );
     expect(rest.flatMap((page) => page.data)).toEqual(points.slice(6));
     expect(rest.map((page) => page.links.next)).toEqual([
-      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(points[11]!, 2)}`,
-      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(points[17]!, 3)}`,
+      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(`trip:${trip.id}`, points[11]!, 2)}`,
+      `${BASE}/v1/trips/${trip.id}/gps?limit=6&after=${cursorOf(`trip:${trip.id}`, points[17]!, 3)}`,
       undefined,
     ]);
     // Numbered, the late point comes first.
     expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).json().data).toEqual([late]);
   });
 
+  it('refuses a cursor of another trip or of GET /v1/gps with 400 naming after', async () => {
+    const device = await app.post('/v1/devices', { name: 'second tracker' });
+    const trip = await app.post('/v1/trips', { name: 'Laboe', device_id: device.id });
+    const point = { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' };
+    for (const list of ['trip:00000000-0000-4000-8000-000000000001', 'gps']) {
+      const response = await app.get(`/v1/trips/${trip.id}/gps?after=${cursorOf(list, point, 1)}`);
+      expect({ status: response.statusCode, body: response.json() }).toEqual({
+        status: 400,
+        body: { error: 'BadRequest', message: "Query parameter 'after' is not a valid cursor; take it from a page's next link", code: 'request.validation' },
+      });
+    }
+  });
+
   it('answers 404 for an unknown trip and 400 for page with after', async () => {
-    const after = cursorOf({ id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1);
-    const unknown = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?after=${after}`);
+    const unknownTrip = '00000000-0000-4000-8000-000000000001';
+    const after = cursorOf(`trip:${unknownTrip}`, { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1);
+    const unknown = await app.get(`/v1/trips/${unknownTrip}/gps?after=${after}`);
     expect({ status: unknown.statusCode, body: unknown.json() }).toEqual({ status: 404, body: { error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' } });
     const both = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?page=1&after=${after}`);
     expect({ status: both.statusCode, body: both.json() }).toEqual({
@@ -206,5 +224,20 @@ describe('GET /v1/gps: totals of a large table', () => {
     const estimated = await app.get('/v1/gps?limit=100&page=2');
     expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([200, 'true', { page: 2, limit: 100, total: 32_003, total_pages: 321 }]);
     expect(estimated.json().data).toHaveLength(100);
+  });
+});
+
+describe('gps_points', () => {
+  it('refuses a time finer than a millisecond, which a cursor could not carry', async () => {
+    const { t } = await start();
+    try {
+      const insert = (time: string) =>
+        sql`insert into gps_points (latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
+          values (53.5, 9.9, ${time}::timestamptz, 0, 0, 0, 0)`.execute(t.database.db);
+      await expect(insert('2026-01-01T00:00:00.123Z')).resolves.toBeDefined();
+      await expect(insert('2026-01-01T00:00:00.123456Z')).rejects.toThrow(/gps_points_time_in_milliseconds/);
+    } finally {
+      await t.close();
+    }
   });
 });

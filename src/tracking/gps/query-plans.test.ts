@@ -1,6 +1,5 @@
-import { CompiledQuery, sql, type Compilable } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openTestDatabase } from '../../../test/helpers.js';
+import { openTestDatabase, planOf } from '../../../test/helpers.js';
 import type { Database } from '../../platform/db/database.js';
 import { gpsQueries } from './repo.js';
 
@@ -17,16 +16,6 @@ describe('GPS query plans', () => {
   });
   afterAll(() => database.close());
 
-  /** The plan of a query the code runs, its parameters bound as the code binds them. */
-  async function planOf(query: Compilable): Promise<string> {
-    return database.db.transaction().execute(async (trx) => {
-      for (const setting of ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']) await sql.raw(`set local ${setting} = off`).execute(trx);
-      const compiled = query.compile();
-      const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
-      return rows.map((row) => row['QUERY PLAN']).join('\n');
-    });
-  }
-
   const SOME_ID = '00000000-0000-4000-8000-000000000000';
   const gps = () => gpsQueries(database.db);
 
@@ -41,7 +30,7 @@ describe('GPS query plans', () => {
     ['a numbered page of a trip\'s points by time', () => gps().tripPage(SOME_ID, 10, { offset: 20 }), ['gps_points_trip_time_id']],
     ['the page of a trip\'s points after a cursor', () => gps().tripPage(SOME_ID, 10, AFTER), ['gps_points_trip_time_id', 'ROW("timestamp", id) > ROW(']],
   ])('reads %s from an index', async (what, query, indexes) => {
-    const plan = await planOf(query());
+    const plan = await planOf(database, query(), ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']);
     for (const index of indexes) expect(plan).toContain(index);
     // No sort at all: each order, ties by id included, is an index's order.
     expect(plan).not.toMatch(/Sort\b(?! Key)/);

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
-import type { PageStart } from '../../platform/db/page.js';
+import type { PageStart, RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 export const GPS_COLUMNS = [
@@ -100,13 +100,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
     },
 
     /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
-    pointsOfDeviceAfter: async (deviceId: string, after: { timestamp: Date; id: string } | null, limit: number) =>
+    pointsOfDeviceAfter: async (deviceId: string, after: RowKey | null, limit: number) =>
       (
-        await db
-          .selectFrom('gps_points')
-          .select(GPS_COLUMNS)
-          .where('device_id', '=', deviceId)
-          .$if(after !== null, (query) => query.where((eb) => eb(eb.refTuple('timestamp', 'id'), '>', eb.tuple(after!.timestamp, after!.id))))
+        await startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('device_id', '=', deviceId), after ? { after } : { offset: 0 }, '>')
           .orderBy('timestamp')
           .orderBy('id')
           .limit(limit)

@@ -30,7 +30,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
       response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation) },
     },
   }, async (request, reply) => {
-    const page = keysetPageOf(request.query);
+    const page = keysetPageOf('gps', request.query);
     const list = await gps.page(page.limit, startOf(page));
     sayIfEstimated(reply, list.estimated);
     return keysetPaginated(request, list, page, keyOfPoint);

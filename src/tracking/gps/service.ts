@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
+import type { RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus } from '../../platform/events.js';
 
@@ -147,13 +148,13 @@ export function createGpsService(deps: Deps) {
     /** Every point of these devices, device by device in time order, a batch at a time (for streaming out). */
     async *pointsOfDevices(deviceIds: string[], batchSize = 1000) {
       for (const deviceId of deviceIds) {
-        let after: { timestamp: Date; id: string } | null = null;
+        let after: RowKey | null = null;
         for (;;) {
           const batch = await repo.pointsOfDeviceAfter(deviceId, after, batchSize);
           if (batch.length > 0) yield batch;
           if (batch.length < batchSize) break;
           const last = batch[batch.length - 1]!;
-          after = { timestamp: last.timestamp, id: last.id };
+          after = { at: last.timestamp, id: last.id };
         }
       }
     },

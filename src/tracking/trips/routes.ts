@@ -88,7 +88,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
       response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, TripErrors.not_found) },
     },
   }, async (request) => {
-    const page = keysetPageOf(request.query);
+    const page = keysetPageOf(`trip:${request.params.id}`, request.query);
     return keysetPaginated(request, await trips.points(request.params.id, page.limit, startOf(page)), page, keyOfPoint);
   });
 

@@ -69,7 +69,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({
-    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, bans, access,
+    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, access,
   });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });

@@ -147,6 +147,7 @@ export function createUsersService(deps: UsersDeps) {
     findByUsername: repo.findByUsername,
     findEmailAccount: repo.findEmailAccount,
     findEmailAccountOfUser: repo.findEmailAccountOfUser,
+    findSignInUser: (id: string) => repo.findSignInUser(id, deps.clock.now()),
     findWithPrimaryProvider: repo.findWithPrimaryProvider,
     emailAccountExists: repo.emailAccountExists,
     accountsOf: repo.accountsOf,

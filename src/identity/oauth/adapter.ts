@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
+import { classifyDatabaseError } from '../../platform/db/errors.js';
+import { createGroupCommit } from '../../platform/db/group-commit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 /**
@@ -16,6 +18,46 @@ export type AccessTokensRevoked = (tokenHashes: string[]) => Promise<void>;
  */
 const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
 
+type ArtifactRow = Insertable<Schema['oauth_artifacts']>;
+
+/** Far more than 20 connections make at once; 10 parameters a row stays far below PostgreSQL's 65,535. */
+const MAX_BATCH = 500;
+
+/**
+ * Saves artifacts by group commit (`createGroupCommit`): the tokens of the grants that arrive while one
+ * batch commits are upserted together, in one statement, and each save resolves only once its batch is
+ * committed, so a token answered is a token stored. A batch that fails (say, two saves of one artifact)
+ * is committed again one save at a time.
+ */
+export function createArtifactWriter(db: Kysely<Schema>) {
+  return createGroupCommit<ArtifactRow, void>({
+    async commit(rows) {
+      await db
+        .insertInto('oauth_artifacts')
+        .values(rows)
+        .onConflict((oc) =>
+          oc.columns(['model', 'id']).doUpdateSet((eb) => ({
+            payload: eb.ref('excluded.payload'),
+            grant_id: eb.ref('excluded.grant_id'),
+            uid: eb.ref('excluded.uid'),
+            user_code: eb.ref('excluded.user_code'),
+            account_id: eb.ref('excluded.account_id'),
+            client_id: eb.ref('excluded.client_id'),
+            expires_at: eb.ref('excluded.expires_at'),
+          })),
+        )
+        .execute();
+      return rows.map(() => ({ value: undefined }));
+    },
+    afterCommit: async () => undefined,
+    failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
+    closed: () => new Error('the service is shutting down'),
+    maxBatch: MAX_BATCH,
+  });
+}
+
+export type ArtifactWriter = ReturnType<typeof createArtifactWriter>;
+
 /**
  * oidc-provider's storage on our database: one row per artifact (model, id), with the grant, the user,
  * the client, the interaction uid and the device user code in their own indexed columns for lookups.
@@ -23,7 +65,7 @@ const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
  * the payload: a copy of the table holds no usable token. Expired rows are never returned and are
  * removed by the hourly cleanup.
  */
-export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
+export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
   const live = () =>
     db
       .selectFrom('oauth_artifacts')
@@ -48,7 +90,7 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
     async upsert(id, payload, expiresIn) {
       const stored = { ...payload };
       if (!KEEPS_ID_IN_PAYLOAD.has(model)) delete stored.jti;
-      const row = {
+      await writer.write({
         model,
         id: hashToken(id),
         payload: JSON.stringify(stored),
@@ -58,9 +100,7 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
         account_id: payload.accountId ?? null,
         client_id: payload.clientId ?? null,
         expires_at: expiresIn ? new Date(clock.nowMs() + expiresIn * 1000) : null,
-      };
-      const { model: _model, id: _id, ...changes } = row;
-      await db.insertInto('oauth_artifacts').values(row).onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(changes)).execute();
+      });
     },
     find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),

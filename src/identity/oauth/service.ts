@@ -13,7 +13,7 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
+import { accessTokenHashesOf, createArtifactWriter, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
@@ -41,6 +41,7 @@ export function createOAuthService(deps: Deps) {
   let keysVersion: string | undefined;
   let keysCheckedAt = 0;
   const consents = createConsentsRepo(deps.db, deps.clock);
+  const writer = createArtifactWriter(deps.db);
 
   /** A user who may sign in, with the claims the `profile` and `email` scopes release. */
   async function claimsOf(userId: string): Promise<AccountClaims | undefined> {
@@ -69,6 +70,7 @@ export function createOAuthService(deps: Deps) {
     return createProvider({
       issuer: `${deps.config.publicUrl.replace(/\/+$/, '')}${OAUTH_PREFIX}`,
       db: deps.db,
+      writer,
       clock: deps.clock,
       keys,
       cookieKeys,
@@ -205,6 +207,8 @@ export function createOAuthService(deps: Deps) {
     },
 
     purgeExpired: () => purgeExpiredArtifacts(deps.db, deps.clock),
+    /** At shutdown: resolves once every token being saved is committed; later saves are refused. */
+    stop: () => writer.close(),
     retireSupersededKeys: () => retireSupersededKeys(deps.db, deps.clock),
     /** `waygate oauth rotate-signing-key`: the new key signs once every node has had time to publish it. */
     rotateSigningKey: () => rotateSigningKey(deps.db, deps.secretBox, deps.clock),

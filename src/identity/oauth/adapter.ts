@@ -19,35 +19,60 @@ export type AccessTokensRevoked = (tokenHashes: string[]) => Promise<void>;
 const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
 
 type ArtifactRow = Insertable<Schema['oauth_artifacts']>;
+/** An artifact to store (insert or replace), or a code or refresh token to mark used if nothing did yet. */
+type ArtifactWrite = { save: ArtifactRow } | { consume: { model: string; id: string } };
 
 /** Far more than 20 connections make at once; 10 parameters a row stays far below PostgreSQL's 65,535. */
 const MAX_BATCH = 500;
 
 /**
- * Saves artifacts by group commit (`createGroupCommit`): the tokens of the grants that arrive while one
- * batch commits are upserted together, in one statement, and each save resolves only once its batch is
- * committed, so a token answered is a token stored. A batch that fails (say, two saves of one artifact)
- * is committed again one save at a time.
+ * Writes artifacts by group commit (`createGroupCommit`): the saves and consumptions of the grants that
+ * arrive while one batch commits go to the database together, in one transaction, and each resolves only
+ * once its batch is committed, so a token answered is a token stored. A consumption resolves to whether
+ * it was the one that used the artifact (of two racing for one, exactly one is). A batch that fails (say,
+ * two saves of one artifact) is committed again one write at a time.
  */
-export function createArtifactWriter(db: Kysely<Schema>) {
-  return createGroupCommit<ArtifactRow, void>({
-    async commit(rows) {
-      await db
-        .insertInto('oauth_artifacts')
-        .values(rows)
-        .onConflict((oc) =>
-          oc.columns(['model', 'id']).doUpdateSet((eb) => ({
-            payload: eb.ref('excluded.payload'),
-            grant_id: eb.ref('excluded.grant_id'),
-            uid: eb.ref('excluded.uid'),
-            user_code: eb.ref('excluded.user_code'),
-            account_id: eb.ref('excluded.account_id'),
-            client_id: eb.ref('excluded.client_id'),
-            expires_at: eb.ref('excluded.expires_at'),
-          })),
-        )
-        .execute();
-      return rows.map(() => ({ value: undefined }));
+export function createArtifactWriter(db: Kysely<Schema>, clock: Clock) {
+  const keyOf = (artifact: { model: string; id: string }) => `${artifact.model} ${artifact.id}`;
+  const saving = (executor: Kysely<Schema>, rows: ArtifactRow[]) =>
+    executor
+      .insertInto('oauth_artifacts')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['model', 'id']).doUpdateSet((eb) => ({
+          payload: eb.ref('excluded.payload'),
+          grant_id: eb.ref('excluded.grant_id'),
+          uid: eb.ref('excluded.uid'),
+          user_code: eb.ref('excluded.user_code'),
+          account_id: eb.ref('excluded.account_id'),
+          client_id: eb.ref('excluded.client_id'),
+          expires_at: eb.ref('excluded.expires_at'),
+        })),
+      )
+      .execute();
+  const consuming = (executor: Kysely<Schema>, artifacts: { model: string; id: string }[]) =>
+    executor
+      .updateTable('oauth_artifacts')
+      .set({ consumed_at: clock.now() })
+      .where((eb) => eb.or(artifacts.map((artifact) => eb.and([eb('model', '=', artifact.model), eb('id', '=', artifact.id)]))))
+      .where('consumed_at', 'is', null)
+      .returning(['model', 'id'])
+      .execute();
+
+  /** The artifacts this batch consumed: one statement for the saves and one for the consumptions, committed together. */
+  async function run(rows: ArtifactRow[], artifacts: { model: string; id: string }[]): Promise<{ model: string; id: string }[]> {
+    if (!artifacts.length) return (await saving(db, rows), []);
+    if (!rows.length) return consuming(db, artifacts);
+    return db.transaction().execute(async (trx) => (await saving(trx, rows), consuming(trx, artifacts)));
+  }
+
+  return createGroupCommit<ArtifactWrite, boolean>({
+    async commit(writes) {
+      const rows = writes.flatMap((write) => ('save' in write ? [write.save] : []));
+      const artifacts = writes.flatMap((write) => ('consume' in write ? [write.consume] : []));
+      const consumed = new Set((await run(rows, artifacts)).map(keyOf));
+      // A consumption named twice in the batch was done once: the first to ask gets it.
+      return writes.map((write) => ({ value: 'save' in write || consumed.delete(keyOf(write.consume)) }));
     },
     afterCommit: async () => undefined,
     failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
@@ -90,7 +115,7 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
     async upsert(id, payload, expiresIn) {
       const stored = { ...payload };
       if (!KEEPS_ID_IN_PAYLOAD.has(model)) delete stored.jti;
-      await writer.write({
+      await writer.write({ save: {
         model,
         id: hashToken(id),
         payload: JSON.stringify(stored),
@@ -100,7 +125,7 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
         account_id: payload.accountId ?? null,
         client_id: payload.clientId ?? null,
         expires_at: expiresIn ? new Date(clock.nowMs() + expiresIn * 1000) : null,
-      });
+      } });
     },
     find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),
@@ -108,15 +133,7 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
     // Atomic: of two requests racing with one code or refresh token, only one may use it. The other
     // counts as a reuse, as the provider treats a token seen consumed: the whole grant is revoked.
     async consume(id) {
-      const used = await db
-        .updateTable('oauth_artifacts')
-        .set({ consumed_at: clock.now() })
-        .where('model', '=', model)
-        .where('id', '=', hashToken(id))
-        .where('consumed_at', 'is', null)
-        .returning('grant_id')
-        .executeTakeFirst();
-      if (used) return;
+      if (await writer.write({ consume: { model, id: hashToken(id) } })) return;
       const row = await db.selectFrom('oauth_artifacts').select('grant_id').where('model', '=', model).where('id', '=', hashToken(id)).executeTakeFirst();
       if (row?.grant_id) await revokeByGrantId(row.grant_id);
       // Already loaded: only the provider, which imports it, calls its adapters.

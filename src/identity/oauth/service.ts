@@ -41,7 +41,7 @@ export function createOAuthService(deps: Deps) {
   let keysVersion: string | undefined;
   let keysCheckedAt = 0;
   const consents = createConsentsRepo(deps.db, deps.clock);
-  const writer = createArtifactWriter(deps.db);
+  const writer = createArtifactWriter(deps.db, deps.clock);
 
   /** A user who may sign in, with the claims the `profile` and `email` scopes release. */
   async function claimsOf(userId: string): Promise<AccountClaims | undefined> {

@@ -115,7 +115,7 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
     async upsert(id, payload, expiresIn) {
       const stored = { ...payload };
       if (!KEEPS_ID_IN_PAYLOAD.has(model)) delete stored.jti;
-      await writer.write({ save: {
+      const row = {
         model,
         id: hashToken(id),
         payload: JSON.stringify(stored),
@@ -125,7 +125,8 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
         account_id: payload.accountId ?? null,
         client_id: payload.clientId ?? null,
         expires_at: expiresIn ? new Date(clock.nowMs() + expiresIn * 1000) : null,
-      } });
+      };
+      await writer.write({ save: row });
     },
     find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),

@@ -67,7 +67,7 @@ describe('OAuth provider', () => {
     expect((await client.tokenIntrospection(rp, tokens.access_token)).active).toBe(false);
   });
 
-  it('stores every token of grants made at once (saved together) before answering, and each can be revoked alone', async () => {
+  it('stores every token of grants made at once before answering, and each can be revoked alone', async () => {
     const { client: registered, client_secret } = await registerClient();
     const rp = await relyingParty(registered.id, client_secret);
     const tokens = await Promise.all(Array.from({ length: 12 }, () => client.clientCredentialsGrant(rp)));

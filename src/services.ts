@@ -66,10 +66,10 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const platforms = createPlatformsService({ db, audit });
   const access = createAccessService({ db, credentials, events, caches });
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events, caches });
-  const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events });
+  const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({
-    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, bans, access,
+    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, access,
   });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
@@ -190,6 +190,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   events.on('user.purging', async ({ userId, trx, onCommit }) => ({
     sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
     api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
+    oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
     audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
   }));
   // Keys refused during the ban may sit in the short negative cache; re-read them now.

@@ -123,6 +123,42 @@ describe('a change on node A shows on node B at the next request', () => {
     expect((await on(nodeB, 'GET', `/v1/users/${deleted.id}`, admin)).statusCode).toBe(404);
   });
 
+  it('an OAuth client: a regenerated secret, narrowed scopes, first-party status, deactivation, deletion', async () => {
+    const created = await on(t.app, 'POST', '/v1/oauth/clients', admin, { name: 'Cached client', redirect_uris: ['https://rp.example.org/cb'], allowed_scopes: ['roles:read'] });
+    expect(created.statusCode).toBe(201);
+    const { client: registered, client_secret: firstSecret } = created.json() as { client: { id: string }; client_secret: string };
+    const grant = (app: FastifyInstance, secret: string, scope?: string) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/oauth/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${registered.id}:${secret}`).toString('base64')}` },
+        payload: new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) }).toString(),
+      });
+    // Once node B has read the client, a grant costs it one statement: the token's insert.
+    expect((await grant(nodeB, firstSecret, 'roles:read')).statusCode).toBe(200);
+    const before = statementsOnB();
+    expect((await grant(nodeB, firstSecret, 'roles:read')).statusCode).toBe(200);
+    expect(statementsOnB() - before).toBe(1);
+
+    const regenerated = await on(t.app, 'POST', `/v1/oauth/clients/${registered.id}/regenerate-secret`, admin);
+    const secret = regenerated.json().client_secret as string;
+    expect((await grant(nodeB, firstSecret)).json().error).toBe('invalid_client');
+    expect((await grant(nodeB, secret, 'roles:read')).statusCode).toBe(200);
+
+    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { allowed_scopes: ['users:read'] })).statusCode).toBe(200);
+    expect((await grant(nodeB, secret, 'roles:read')).json().error).toBe('invalid_scope');
+    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_first_party: true })).statusCode).toBe(200);
+    expect((await on(nodeB, 'GET', `/v1/oauth/clients/${registered.id}`, admin)).json().is_first_party).toBe(true);
+
+    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_active: false })).statusCode).toBe(200);
+    expect((await grant(nodeB, secret)).json().error).toBe('invalid_client');
+    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_active: true })).statusCode).toBe(200);
+    expect((await grant(nodeB, secret)).statusCode).toBe(200);
+    expect((await on(t.app, 'DELETE', `/v1/oauth/clients/${registered.id}`, admin)).statusCode).toBe(204);
+    expect((await grant(nodeB, secret)).json().error).toBe('invalid_client');
+    expect((await on(nodeB, 'GET', `/v1/oauth/clients/${registered.id}`, admin)).statusCode).toBe(404);
+  });
+
   it('a password reset ends the sessions', async () => {
     const user = await createUser(t.app);
     await expectCachedOnB('/v1/users/me', user.token);

@@ -6,11 +6,12 @@ import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus } from '../../platform/events.js';
+import { withDates, type Caches } from '../../platform/kv/cache.js';
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
 import type { UsersService } from '../users/service.js';
 import { isUuid } from '../../platform/http/schemas.js';
 import { OAuthClientErrors } from './errors.js';
-import { createOAuthClientsRepo, type ClientChanges } from './repo.js';
+import { createOAuthClientsRepo, type ClientChanges, type ClientWithSecret } from './repo.js';
 import type { CreateClientInput, UpdateClientInput } from './schemas.js';
 
 export const CLIENT_SECRET_PREFIX = 'wgcs_';
@@ -23,7 +24,11 @@ interface Deps {
   users: Pick<UsersService, 'exists'>;
   access: Pick<AccessService, 'userHoldsRole'>;
   events: Pick<DomainEventBus, 'emit'>;
+  caches: Pick<Caches, 'define'>;
 }
+
+/** Every node forgets a changed client at once; the expiries only bound what a lost message could leave behind. */
+const CLIENT_CACHE = { sharedTtlSecs: 300, localTtlMs: 15_000, decode: withDates<ClientWithSecret>('created_at', 'updated_at') };
 
 /** RFC 6749 3.1.2 and OAuth 2.1: absolute, no fragment; https, or http only back to this machine (RFC 8252 7.3). */
 export function checkedRedirectUri(value: string): string {
@@ -44,7 +49,7 @@ export function checkedRedirectUri(value: string): string {
  * URI, authenticated by a secret shown once and stored as its SHA-256 hash.
  */
 export function createOAuthClientsService(deps: Deps) {
-  const repo = createOAuthClientsRepo(deps.db);
+  const repo = createOAuthClientsRepo(deps.db, deps.caches.define('oauth_clients', CLIENT_CACHE));
 
   /** A client the caller owns, or any client for a super admin; others are not found (no id probing). */
   async function visible(caller: Caller, id: string) {
@@ -162,6 +167,13 @@ export function createOAuthClientsService(deps: Deps) {
         }, trx);
       });
       return { client_id: id, client_secret: secret, message: 'Client secret regenerated. Store it now: it is not shown again.' };
+    },
+
+    /** In the transaction that purges a user: the clients they own go with them (a cascade), so every node forgets them. */
+    async forgetOwnedBy(userId: string, trx: Kysely<Schema>): Promise<number> {
+      const ids = await repo.ownedBy(userId, trx);
+      await repo.forget(ids);
+      return ids.length;
     },
 
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {

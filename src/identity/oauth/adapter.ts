@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
+import { classifyDatabaseError } from '../../platform/db/errors.js';
+import { createGroupCommit } from '../../platform/db/group-commit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 /**
@@ -16,6 +18,71 @@ export type AccessTokensRevoked = (tokenHashes: string[]) => Promise<void>;
  */
 const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
 
+type ArtifactRow = Insertable<Schema['oauth_artifacts']>;
+/** An artifact to store (insert or replace), or a code or refresh token to mark used if nothing did yet. */
+type ArtifactWrite = { save: ArtifactRow } | { consume: { model: string; id: string } };
+
+/** Far more than 20 connections make at once; 10 parameters a row stays far below PostgreSQL's 65,535. */
+const MAX_BATCH = 500;
+
+/**
+ * Writes artifacts by group commit (`createGroupCommit`): the saves and consumptions of the grants that
+ * arrive while one batch commits go to the database together, in one transaction, and each resolves only
+ * once its batch is committed, so a token answered is a token stored. A consumption resolves to whether
+ * it was the one that used the artifact (of two racing for one, exactly one is). A batch that fails (say,
+ * two saves of one artifact) is committed again one write at a time.
+ */
+export function createArtifactWriter(db: Kysely<Schema>, clock: Clock) {
+  const keyOf = (artifact: { model: string; id: string }) => `${artifact.model} ${artifact.id}`;
+  const saving = (executor: Kysely<Schema>, rows: ArtifactRow[]) =>
+    executor
+      .insertInto('oauth_artifacts')
+      .values(rows)
+      .onConflict((oc) =>
+        oc.columns(['model', 'id']).doUpdateSet((eb) => ({
+          payload: eb.ref('excluded.payload'),
+          grant_id: eb.ref('excluded.grant_id'),
+          uid: eb.ref('excluded.uid'),
+          user_code: eb.ref('excluded.user_code'),
+          account_id: eb.ref('excluded.account_id'),
+          client_id: eb.ref('excluded.client_id'),
+          expires_at: eb.ref('excluded.expires_at'),
+        })),
+      )
+      .execute();
+  const consuming = (executor: Kysely<Schema>, artifacts: { model: string; id: string }[]) =>
+    executor
+      .updateTable('oauth_artifacts')
+      .set({ consumed_at: clock.now() })
+      .where((eb) => eb.or(artifacts.map((artifact) => eb.and([eb('model', '=', artifact.model), eb('id', '=', artifact.id)]))))
+      .where('consumed_at', 'is', null)
+      .returning(['model', 'id'])
+      .execute();
+
+  /** The artifacts this batch consumed: one statement for the saves and one for the consumptions, committed together. */
+  async function run(rows: ArtifactRow[], artifacts: { model: string; id: string }[]): Promise<{ model: string; id: string }[]> {
+    if (!artifacts.length) return (await saving(db, rows), []);
+    if (!rows.length) return consuming(db, artifacts);
+    return db.transaction().execute(async (trx) => (await saving(trx, rows), consuming(trx, artifacts)));
+  }
+
+  return createGroupCommit<ArtifactWrite, boolean>({
+    async commit(writes) {
+      const rows = writes.flatMap((write) => ('save' in write ? [write.save] : []));
+      const artifacts = writes.flatMap((write) => ('consume' in write ? [write.consume] : []));
+      const consumed = new Set((await run(rows, artifacts)).map(keyOf));
+      // A consumption named twice in the batch was done once: the first to ask gets it.
+      return writes.map((write) => ({ value: 'save' in write || consumed.delete(keyOf(write.consume)) }));
+    },
+    afterCommit: async () => undefined,
+    failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
+    closed: () => new Error('the service is shutting down'),
+    maxBatch: MAX_BATCH,
+  });
+}
+
+export type ArtifactWriter = ReturnType<typeof createArtifactWriter>;
+
 /**
  * oidc-provider's storage on our database: one row per artifact (model, id), with the grant, the user,
  * the client, the interaction uid and the device user code in their own indexed columns for lookups.
@@ -23,7 +90,7 @@ const KEEPS_ID_IN_PAYLOAD = new Set(['Session']);
  * the payload: a copy of the table holds no usable token. Expired rows are never returned and are
  * removed by the hourly cleanup.
  */
-export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
+export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
   const live = () =>
     db
       .selectFrom('oauth_artifacts')
@@ -59,8 +126,7 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
         client_id: payload.clientId ?? null,
         expires_at: expiresIn ? new Date(clock.nowMs() + expiresIn * 1000) : null,
       };
-      const { model: _model, id: _id, ...changes } = row;
-      await db.insertInto('oauth_artifacts').values(row).onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(changes)).execute();
+      await writer.write({ save: row });
     },
     find: async (id) => shown(await live().where('id', '=', hashToken(id)).executeTakeFirst(), id),
     findByUid: async (uid) => shown(await live().where('uid', '=', uid).executeTakeFirst()),
@@ -68,15 +134,7 @@ export function artifactAdapter(db: Kysely<Schema>, clock: Clock, model: string,
     // Atomic: of two requests racing with one code or refresh token, only one may use it. The other
     // counts as a reuse, as the provider treats a token seen consumed: the whole grant is revoked.
     async consume(id) {
-      const used = await db
-        .updateTable('oauth_artifacts')
-        .set({ consumed_at: clock.now() })
-        .where('model', '=', model)
-        .where('id', '=', hashToken(id))
-        .where('consumed_at', 'is', null)
-        .returning('grant_id')
-        .executeTakeFirst();
-      if (used) return;
+      if (await writer.write({ consume: { model, id: hashToken(id) } })) return;
       const row = await db.selectFrom('oauth_artifacts').select('grant_id').where('model', '=', model).where('id', '=', hashToken(id)).executeTakeFirst();
       if (row?.grant_id) await revokeByGrantId(row.grant_id);
       // Already loaded: only the provider, which imports it, calls its adapters.

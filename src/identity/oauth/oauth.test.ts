@@ -67,6 +67,18 @@ describe('OAuth provider', () => {
     expect((await client.tokenIntrospection(rp, tokens.access_token)).active).toBe(false);
   });
 
+  it('stores every token of grants made at once before answering, and each can be revoked alone', async () => {
+    const { client: registered, client_secret } = await registerClient();
+    const rp = await relyingParty(registered.id, client_secret);
+    const tokens = await Promise.all(Array.from({ length: 12 }, () => client.clientCredentialsGrant(rp)));
+    expect(new Set(tokens.map((token) => token.access_token)).size).toBe(12);
+    const stored = await t.database.db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'ClientCredentials').where('client_id', '=', registered.id).execute();
+    expect(stored).toHaveLength(12);
+    await client.tokenRevocation(rp, tokens[0]!.access_token);
+    const introspected = await Promise.all(tokens.map((token) => client.tokenIntrospection(rp, token.access_token)));
+    expect(introspected.map((answer) => answer.active)).toEqual([false, ...Array(11).fill(true)]);
+  });
+
   it('answers token requests with Cache-Control: no-store', async () => {
     const { client: registered, client_secret } = await registerClient();
     const response = await fetch(`${base}/v1/oauth/token`, {

@@ -5,7 +5,7 @@ import type { default as Provider, Configuration, KoaContextWithOIDC } from 'oid
 import { hashToken, OAUTH_ACCESS_TOKEN_PREFIX, sameSecret } from '../../platform/auth/tokens.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { artifactAdapter, type AccessTokensRevoked } from './adapter.js';
+import { artifactAdapter, type AccessTokensRevoked, type ArtifactWriter } from './adapter.js';
 import { SIGNING_ALGORITHM } from './keys.js';
 
 export const OAUTH_PREFIX = '/v1/oauth';
@@ -34,6 +34,8 @@ export interface AccountClaims {
 interface Deps {
   issuer: string;
   db: Kysely<Schema>;
+  /** Saves artifacts (outlives the provider, which is rebuilt when the signing keys change). */
+  writer: ArtifactWriter;
   clock: Clock;
   keys: JsonWebKey[];
   cookieKeys: string[];
@@ -61,11 +63,10 @@ export async function createProvider(deps: Deps): Promise<Provider> {
   // Loaded when the provider is first made (on the first OAuth request): oidc-provider and Koa took about
   // a fifth of a second of every start.
   const { default: Provider } = await import('oidc-provider');
+  const adapterOf = (name: string) => artifactAdapter(deps.db, deps.writer, deps.clock, name, deps.accessTokensRevoked);
   const configuration: Configuration = {
     adapter: (name: string) =>
-      name === 'Client'
-        ? { ...artifactAdapter(deps.db, deps.clock, name, deps.accessTokensRevoked), find: async (id: string) => (await deps.clientMetadataOf(id)) as never }
-        : artifactAdapter(deps.db, deps.clock, name, deps.accessTokensRevoked),
+      name === 'Client' ? { ...adapterOf(name), find: async (id: string) => (await deps.clientMetadataOf(id)) as never } : adapterOf(name),
     jwks: { keys: deps.keys as never },
     cookies: { keys: deps.cookieKeys },
     features: {

@@ -32,6 +32,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
   const underPrefix = handOver((url) => url);
   // The root metadata addresses are the provider's own document, so every link in it stays under the prefix.
   const atRoot = handOver((url) => url.replace(/^\/\.well-known\/[^?]+/, `${OAUTH_PREFIX}/.well-known/openid-configuration`));
+  app.addHook('onClose', () => oauth.stop());
   // Never reached: the request is handed over in onRequest.
   const handled = async () => undefined;
 

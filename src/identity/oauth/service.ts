@@ -11,10 +11,9 @@ import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
-import type { BansService } from '../bans/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
+import { accessTokenHashesOf, createArtifactWriter, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
@@ -29,8 +28,7 @@ interface Deps {
   /** `publicUrl` here is the issuer's base (PUBLIC_URL, or the local default of `oauthIssuerBase`). */
   config: { publicUrl: string; trustProxy: Config['trustProxy'] };
   clients: Pick<OAuthClientsService, 'providerMetadataOf' | 'activeClient'>;
-  users: Pick<UsersService, 'findById' | 'findEmailAccountOfUser'>;
-  bans: Pick<BansService, 'isBanned'>;
+  users: Pick<UsersService, 'findSignInUser'>;
   access: Pick<AccessService, 'accessOfUser' | 'listPermissions'>;
 }
 
@@ -43,12 +41,12 @@ export function createOAuthService(deps: Deps) {
   let keysVersion: string | undefined;
   let keysCheckedAt = 0;
   const consents = createConsentsRepo(deps.db, deps.clock);
+  const writer = createArtifactWriter(deps.db, deps.clock);
 
   /** A user who may sign in, with the claims the `profile` and `email` scopes release. */
   async function claimsOf(userId: string): Promise<AccountClaims | undefined> {
-    const user = await deps.users.findById(userId);
-    if (!user || (await deps.bans.isBanned(user.id))) return undefined;
-    const account = await deps.users.findEmailAccountOfUser(user.id);
+    const user = await deps.users.findSignInUser(userId);
+    if (!user) return undefined;
     return {
       sub: user.id,
       preferred_username: user.username,
@@ -56,7 +54,7 @@ export function createOAuthService(deps: Deps) {
       ...(user.preferred_locale ? { locale: user.preferred_locale } : {}),
       updated_at: Math.floor(user.updated_at.getTime() / 1000),
       // Email sign-in accounts exist only after the address was verified (registration confirms it).
-      ...(account?.email ? { email: account.email, email_verified: true } : {}),
+      ...(user.email ? { email: user.email, email_verified: true } : {}),
     };
   }
 
@@ -72,6 +70,7 @@ export function createOAuthService(deps: Deps) {
     return createProvider({
       issuer: `${deps.config.publicUrl.replace(/\/+$/, '')}${OAUTH_PREFIX}`,
       db: deps.db,
+      writer,
       clock: deps.clock,
       keys,
       cookieKeys,
@@ -208,6 +207,8 @@ export function createOAuthService(deps: Deps) {
     },
 
     purgeExpired: () => purgeExpiredArtifacts(deps.db, deps.clock),
+    /** At shutdown: resolves once every token being saved is committed; later saves are refused. */
+    stop: () => writer.close(),
     retireSupersededKeys: () => retireSupersededKeys(deps.db, deps.clock),
     /** `waygate oauth rotate-signing-key`: the new key signs once every node has had time to publish it. */
     rotateSigningKey: () => rotateSigningKey(deps.db, deps.secretBox, deps.clock),

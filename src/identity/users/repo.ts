@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Schema, UsersTable } from '../../platform/db/schema/index.js';
 import type { Cache } from '../../platform/kv/cache.js';
+import { banInForce } from '../bans/index.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 
 const ACCOUNT_COLUMNS = ['pa.id', 'pa.user_id', 'pa.platform_user_id', 'pa.username', 'pa.email', 'pa.avatar_url'] as const;
@@ -93,6 +94,30 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     findById(id: string, executor: Kysely<Schema> = db): Promise<UserRow | undefined> {
       const read = () => executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
       return executor === db ? cache.get(id, read) : read();
+    },
+
+    /**
+     * A user who may sign in at `now` (not deleted, not banned) with their email account's address (null
+     * without one), in one query: every token grant and OAuth token lookup asks.
+     */
+    findSignInUser(id: string, now: Date) {
+      return db
+        .selectFrom('users as u')
+        .selectAll('u')
+        .select((eb) =>
+          eb
+            .selectFrom('platform_accounts as pa')
+            .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+            .select('pa.email')
+            .where('p.slug', '=', EMAIL_PLATFORM)
+            .whereRef('pa.user_id', '=', 'u.id')
+            .limit(1)
+            .as('email'),
+        )
+        .where('u.id', '=', id)
+        .where('u.deleted_at', 'is', null)
+        .where((eb) => eb.not(banInForce('u.id', now)))
+        .executeTakeFirst();
     },
 
     findByUsername(username: string, executor: Kysely<Schema> = db) {

@@ -148,6 +148,7 @@ export function createUsersService(deps: UsersDeps) {
     findEmailAccount: repo.findEmailAccount,
     findEmailAccountOfUser: repo.findEmailAccountOfUser,
     findPasswordLogin: repo.findPasswordLogin,
+    findSignInUser: (id: string) => repo.findSignInUser(id, deps.clock.now()),
     findWithPrimaryProvider: repo.findWithPrimaryProvider,
     emailAccountExists: repo.emailAccountExists,
     accountsOf: repo.accountsOf,

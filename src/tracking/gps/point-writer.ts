@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { classifyDatabaseError } from '../../platform/db/errors.js';
+import { createGroupCommit, type Outcome } from '../../platform/db/group-commit.js';
 import type { DevicesService } from '../devices/service.js';
-import { createGroupCommit, type Outcome } from './group-commit.js';
 import type { createGpsRepo, LoggingTripQuery, NewGpsPoint } from './repo.js';
 import { GpsErrors } from './errors.js';
 

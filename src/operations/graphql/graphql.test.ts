@@ -185,6 +185,43 @@ describe('tracking queries', () => {
     expect(large.statements).toBeLessThanOrEqual(4);
   });
 
+  it('walks GPS points by cursor: each point once, in the order REST lists them, pages numbered on', async () => {
+    for (const timestamp of [1_767_225_600, 1_767_225_600, 1_767_225_660]) {
+      const posted = await app.inject({
+        method: 'POST', url: '/v1/gps', headers: bearer(admin),
+        payload: { latitude: 54.3, longitude: 10.1, timestamp, speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1 },
+      });
+      expect(posted.statusCode).toBe(201);
+    }
+    const listed = (await app.inject({ method: 'GET', url: '/v1/gps?limit=100', headers: bearer(admin) })).json();
+    expect(listed.pagination.total_pages).toBe(1);
+    const query = 'query ($after: String) { gpsPoints(limit: 2, after: $after) { data { id } pagination { page total } totalEstimated next } }';
+    type Page = { data: { id: string }[]; pagination: { page: number; total: number }; totalEstimated: boolean; next: string | null };
+    const pages: Page[] = [];
+    for (let after: string | null = null; pages.length === 0 || after; ) {
+      const result = await run(admin, query, { after });
+      expect(result.errors).toBeUndefined();
+      const page = (result.data as { gpsPoints: Page }).gpsPoints;
+      pages.push(page);
+      after = page.next;
+    }
+    expect(pages.flatMap((page) => page.data.map((point) => point.id))).toEqual(listed.data.map((point: { id: string }) => point.id));
+    expect(pages.map((page) => page.pagination.page)).toEqual(pages.map((_, i) => i + 1));
+    expect(pages.every((page) => page.pagination.total === listed.pagination.total && page.totalEstimated === false)).toBe(true);
+  });
+
+  it('refuses page with after, and a cursor of another list, naming the argument', async () => {
+    const query = 'query ($page: Int, $after: String) { gpsPoints(page: $page, after: $after) { data { id } } }';
+    const ofTrip = Buffer.from(JSON.stringify([`trip:${UNKNOWN_ID}`, 0, UNKNOWN_ID, 1])).toString('base64url');
+    const ofGps = Buffer.from(JSON.stringify(['gps', 0, UNKNOWN_ID, 1])).toString('base64url');
+    const both = await run(admin, query, { page: 1, after: ofGps });
+    expect(both.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([["Argument 'after' cannot be combined with 'page'", 'request.validation']]);
+    const foreign = await run(admin, query, { after: ofTrip });
+    expect(foreign.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([
+      ["Argument 'after' is not a valid cursor; take it from a page's next link", 'request.validation'],
+    ]);
+  });
+
   it('pages like REST, at most 100 per page', async () => {
     const response = await post('{ gpsPoints(limit: 101) { data { id } } }', admin);
     expect(response.status).toBe(400);

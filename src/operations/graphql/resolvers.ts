@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
 import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, type RouteAuth } from '../../platform/auth/hooks.js';
 import { offsetOf, totalPagesOf } from '../../platform/http/envelopes.js';
+import { keysetPageOf, nextCursor, startOf } from '../../platform/http/keyset.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
 import { compileBodyCheck } from '../../platform/http/validation.js';
 import { InternalAuditBody } from '../audit/schemas.js';
@@ -19,6 +20,7 @@ import { OAuthSignInBody } from '../../identity/users/schemas.js';
 import { OauthSignInErrors } from '../../identity/users/errors.js';
 import type { DevicesService } from '../../tracking/devices/service.js';
 import type { GpsService } from '../../tracking/gps/service.js';
+import { keyOfPoint } from '../../tracking/gps/schemas.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
 import type { TripsService } from '../../tracking/trips/service.js';
 
@@ -149,7 +151,19 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         guard(context, requirePermission('trips:read'));
         return trips.get(uuidArg(args, 'id'));
       },
-      gpsPoints: pageOf('gps:read', (limit, offset) => gps.page(limit, { offset })),
+      gpsPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('gps:read'));
+        if (typeof args.page === 'number' && args.page < 1) throw RequestErrors.validation("Argument 'page' must be >= 1");
+        const query = { page: (args.page as number | null) ?? undefined, limit: args.limit as number, after: (args.after as string | null) ?? undefined };
+        const page = keysetPageOf('gps', query, 'Argument');
+        const found = await gps.page(page.limit, startOf(page));
+        return {
+          data: found.rows,
+          pagination: { page: page.page, limit: page.limit, total: found.total, total_pages: totalPagesOf(found.total, page.limit) },
+          total_estimated: found.estimated,
+          next: nextCursor(found, page, keyOfPoint) ?? null,
+        };
+      },
       gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
         return gps.get(uuidArg(args, 'id'));

@@ -20,8 +20,11 @@ export const typeDefs = /* GraphQL */ `
     trips(page: Int = 1, limit: Int = 20, status: TripStatus): TripPage!
     "trips:read"
     trip(id: ID!): Trip!
-    "GPS points, newest first. gps:read"
-    gpsPoints(page: Int = 1, limit: Int = 10): GpsPointPage!
+    """
+    GPS points, newest first (ties by id, descending). Numbered pages (page, default 1) or the page after a
+    cursor (after: a page's next), which costs the same however deep. gps:read
+    """
+    gpsPoints(page: Int, limit: Int = 10, after: String): GpsPointPage!
     "gps:read"
     gpsPoint(id: ID!): GpsPoint!
     "The newest point overall, or of one device; null when there is none. gps:read"
@@ -162,7 +165,11 @@ export const typeDefs = /* GraphQL */ `
 
   type GpsPointPage {
     data: [GpsPoint!]!
+    "total is exact up to 10,000 points; beyond, PostgreSQL's estimate (totalEstimated)."
     pagination: Pagination!
+    totalEstimated: Boolean!
+    "The cursor of the next page (pass it as after); null on the last page."
+    next: String
   }
 
   type LocationPage {

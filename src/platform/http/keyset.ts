@@ -67,13 +67,24 @@ function decodeCursor(list: string, text: string): { key: RowKey; page: number }
 /**
  * The page a `KeysetPageQuery` of `list` (a name for the list and its order, e.g. `trip:<id>`) asks for;
  * 400 naming the field for `page` with `after`, or a cursor that is malformed or of another list.
+ * `kind` names the fields as the caller's interface does (GraphQL has arguments).
  */
-export function keysetPageOf(list: string, query: { page?: number; limit: number; after?: string }): KeysetPage {
+export function keysetPageOf(
+  list: string,
+  query: { page?: number; limit: number; after?: string },
+  kind: 'Query parameter' | 'Argument' = 'Query parameter',
+): KeysetPage {
   if (query.after === undefined) return { list, page: query.page ?? 1, limit: query.limit };
-  if (query.page !== undefined) throw RequestErrors.validation("Query parameter 'after' cannot be combined with 'page'");
+  if (query.page !== undefined) throw RequestErrors.validation(`${kind} 'after' cannot be combined with 'page'`);
   const cursor = decodeCursor(list, query.after);
-  if (!cursor) throw RequestErrors.validation("Query parameter 'after' is not a valid cursor; take it from a page's next link");
+  if (!cursor) throw RequestErrors.validation(`${kind} 'after' is not a valid cursor; take it from a page's next link`);
   return { list, page: cursor.page + 1, limit: query.limit, after: cursor.key };
+}
+
+/** The cursor of the page after this one, when rows follow it (`more`, read as one row past the limit). */
+export function nextCursor<T>(found: { rows: T[]; more: boolean }, { list, page }: KeysetPage, keyOf: (row: T) => RowKey): string | undefined {
+  const last = found.rows.at(-1);
+  return found.more && last !== undefined ? encodeCursor(list, keyOf(last), page) : undefined;
 }
 
 /** Where the page starts in SQL. */
@@ -88,18 +99,18 @@ export const startOf = (page: KeysetPage): PageStart => (page.after ? { after: p
 export function keysetPaginated<T>(
   request: FastifyRequest,
   found: { rows: T[]; more: boolean; total: number },
-  { list, page, limit, after }: KeysetPage,
+  page: KeysetPage,
   keyOf: (row: T) => RowKey,
 ) {
-  const last = found.rows.at(-1);
+  const { limit } = page;
   const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit), after: undefined });
-  const withCursor = (cursor: string) => requestUrl(request, { page: undefined, limit: String(limit), after: cursor });
+  const next = nextCursor(found, page, keyOf);
   return pageEnvelope(
     found.rows,
-    { page, limit, total: found.total, total_pages: totalPagesOf(found.total, limit) },
+    { page: page.page, limit, total: found.total, total_pages: totalPagesOf(found.total, limit) },
     numbered,
-    found.more && last !== undefined ? withCursor(encodeCursor(list, keyOf(last), page)) : undefined,
+    next && requestUrl(request, { page: undefined, limit: String(limit), after: next }),
     // A cursor page's own URL keeps its cursor (`page` cannot be there with it).
-    after ? requestUrl(request, { limit: String(limit) }) : numbered(page),
+    page.after ? requestUrl(request, { limit: String(limit) }) : numbered(page.page),
   );
 }

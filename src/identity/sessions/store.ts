@@ -89,12 +89,15 @@ export function createSessionStore(deps: Deps) {
         .executeTakeFirst();
     let session = await insertUnlessBanned();
     if (!session) {
+      // Refused: 403 with the ban's details, unless the ban ended between the two statements; then once more.
       await deps.assertNotBanned(input.userId, trx);
-      // The ban ended between the two statements: once more, and a ban found again answers 403.
       session = await insertUnlessBanned();
-      if (!session) await deps.assertNotBanned(input.userId, trx);
     }
-    if (!session) throw new Error(`session for ${input.userId} refused, though no ban is in force`);
+    if (!session) {
+      // Refused again: a new ban began in between.
+      await deps.assertNotBanned(input.userId, trx);
+      throw new Error(`session for ${input.userId} refused, though no ban is in force`);
+    }
     return { ...session, token };
   }
 

@@ -56,7 +56,7 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
 async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }>): Promise<Database> {
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
   const release = target.dataDir ? lockDataDir(target.dataDir) : () => undefined;
-  const { PGlite } = await import('@electric-sql/pglite');
+  const { PGlite, parse } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(target.dataDir, {
     parsers: numericParsers,
     // PostgreSQL's default 128MB of shared buffers costs ~140MB of resident memory in PGlite;
@@ -68,7 +68,7 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     throw err;
   });
   const observer = queryObserver();
-  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite), log: observer.log });
+  const db = new Kysely<Schema>({ dialect: new PGliteDialect(pglite, parse.parseResults), log: observer.log });
   return {
     kind: 'embedded',
     db,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
 import { bearer, buildTestApp, createApiKey, createUser, expectExpiresIn, login, signedInBody, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('login and logout', () => {
@@ -56,6 +57,27 @@ describe('login and logout', () => {
     const user = await createUser(t.app);
     await loginRequest(user.username, 'wrong-password');
     expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'wrong password' });
+  });
+
+  it('refuses a deleted user by email as an unknown one', async () => {
+    const user = await createUser(t.app);
+    await t.database.db.updateTable('users').set({ deleted_at: t.clock.now() }).where('id', '=', user.id).execute();
+    const response = await loginRequest(`${user.username}@example.org`, user.password);
+    expect(response.statusCode).toBe(401);
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: null, error_message: 'unknown identifier' });
+  });
+
+  it('checks the password of the email account named, when a user has two', async () => {
+    const user = await createUser(t.app);
+    const { id: platformId } = await t.database.db.selectFrom('platforms').select('id').where('slug', '=', 'email').executeTakeFirstOrThrow();
+    const second = `second_${user.username}@example.org`;
+    await t.database.db
+      .insertInto('platform_accounts')
+      .values({ user_id: user.id, platform_id: platformId, platform_user_id: second, email: second, password_hash: await hashPassword('second-password-1') })
+      .execute();
+    expect((await loginRequest(second, 'second-password-1')).statusCode).toBe(200);
+    expect((await loginRequest(`${user.username}@example.org`, user.password)).statusCode).toBe(200);
+    expect((await loginRequest(second, user.password)).statusCode).toBe(401);
   });
 
   it('refuses a user without an email account, by username, as a wrong password would be', async () => {

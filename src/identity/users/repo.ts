@@ -18,6 +18,13 @@ export interface UserChanges {
 
 export type UserRow = Selectable<UsersTable>;
 
+/** The email/password sign-in accounts (`pa`, with their platform `p`), for a query to narrow. */
+const emailAccounts = (db: Kysely<Schema>) =>
+  db.selectFrom('platform_accounts as pa').innerJoin('platforms as p', 'p.id', 'pa.platform_id').where('p.slug', '=', EMAIL_PLATFORM);
+
+/** The sign-in columns of an email account. */
+const SIGN_IN_COLUMNS = ['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'] as const;
+
 /**
  * One statement for a password sign-in: the user named by `identifier` (as a username first, else as the
  * address of an email account) and that user's email account, if any (the one with this address first).
@@ -25,7 +32,6 @@ export type UserRow = Selectable<UsersTable>;
  * exists (the query-plan test holds it to that).
  */
 export function passwordLoginQuery(db: Kysely<Schema>, identifier: string) {
-  const emailPlatformId = db.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM);
   const named = db
     .selectFrom('users')
     .select(['id', sql<number>`0`.as('rank')])
@@ -35,23 +41,19 @@ export function passwordLoginQuery(db: Kysely<Schema>, identifier: string) {
         .selectFrom('platform_accounts')
         .select(['user_id as id', sql<number>`1`.as('rank')])
         // The platform's id (not a join) so that the probe uses both columns of the unique index.
-        .where('platform_id', '=', emailPlatformId)
+        .where('platform_id', '=', db.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM))
         .where('platform_user_id', '=', identifier),
     );
   return db
     .selectFrom(named.as('named'))
     .innerJoin('users as u', 'u.id', 'named.id')
     .leftJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('platform_accounts as pa')
-          .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-          .select(['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
-          .where('pa.platform_id', '=', emailPlatformId)
-          .whereRef('pa.user_id', '=', 'u.id')
-          .orderBy(sql<boolean>`pa.platform_user_id = ${identifier}`, 'desc')
-          .limit(1)
-          .as('account'),
+      emailAccounts(db)
+        .select(SIGN_IN_COLUMNS)
+        .where('pa.user_id', '=', sql.ref<string>('u.id'))
+        .orderBy(sql<boolean>`pa.platform_user_id = ${identifier}`, 'desc')
+        .limit(1)
+        .as('account'),
       (join) => join.onTrue(),
     )
     .selectAll('u')
@@ -104,16 +106,7 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       return db
         .selectFrom('users as u')
         .selectAll('u')
-        .select((eb) =>
-          eb
-            .selectFrom('platform_accounts as pa')
-            .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-            .select('pa.email')
-            .where('p.slug', '=', EMAIL_PLATFORM)
-            .whereRef('pa.user_id', '=', 'u.id')
-            .limit(1)
-            .as('email'),
-        )
+        .select(emailAccounts(db).select('pa.email').where('pa.user_id', '=', sql.ref<string>('u.id')).limit(1).as('email'))
         .where('u.id', '=', id)
         .where('u.deleted_at', 'is', null)
         .where((eb) => eb.not(banInForce('u.id', now)))
@@ -126,12 +119,9 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
 
     /** The email/password account with this address, with its user (when not deleted). */
     findEmailAccount(email: string, executor: Kysely<Schema> = db) {
-      return executor
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+      return emailAccounts(executor)
         .innerJoin('users as u', 'u.id', 'pa.user_id')
-        .select(['pa.id', 'pa.user_id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
-        .where('p.slug', '=', EMAIL_PLATFORM)
+        .select([...SIGN_IN_COLUMNS, 'pa.user_id'])
         .where('pa.platform_user_id', '=', email)
         .where('u.deleted_at', 'is', null)
         .executeTakeFirst();
@@ -147,11 +137,8 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
 
     /** The user's email/password account, if they have one. */
     findEmailAccountOfUser(userId: string, executor: Kysely<Schema> = db) {
-      return executor
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-        .select(['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'])
-        .where('p.slug', '=', EMAIL_PLATFORM)
+      return emailAccounts(executor)
+        .select(SIGN_IN_COLUMNS)
         .where('pa.user_id', '=', userId)
         .executeTakeFirst();
     },
@@ -259,11 +246,8 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
 
     /** Whether an email/password account (of any user, deleted ones included) has this address. */
     async emailAccountExists(email: string, executor: Kysely<Schema> = db): Promise<boolean> {
-      const row = await executor
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+      const row = await emailAccounts(executor)
         .select('pa.id')
-        .where('p.slug', '=', EMAIL_PLATFORM)
         .where('pa.platform_user_id', '=', email)
         .executeTakeFirst();
       return Boolean(row);

@@ -85,7 +85,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
   /** How many points there are: exact up to COUNT_EXACT_UP_TO, else PostgreSQL's estimate. */
   const total = () => tableCount(db, everyPoint);
   /** Up to `limit` rows of `query`, read one further to tell whether more follow. */
-  async function pageOf<R extends { device_id: string | null }>(query: (limit: number) => { execute(): Promise<R[]> }, limit: number) {
+  async function withMore<R extends { device_id: string | null }>(query: (limit: number) => { execute(): Promise<R[]> }, limit: number) {
     const rows = await query(limit + 1).execute();
     return { rows: rows.slice(0, limit).map(toGpsPoint), more: rows.length > limit };
   }
@@ -95,7 +95,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * PostgreSQL's estimate (platform/db/count.ts), so no page counts millions of points.
      */
     async page(limit: number, start: PageStart) {
-      const [page, counted] = await Promise.all([pageOf((n) => queries.page(n, start), limit), total()]);
+      const [page, counted] = await Promise.all([withMore((n) => queries.page(n, start), limit), total()]);
       return { ...page, ...counted };
     },
 
@@ -110,7 +110,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
       ).map(toGpsPoint),
 
     /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
-    pointsOfTrip: (tripId: string, limit: number, start: PageStart) => pageOf((n) => queries.tripPage(tripId, n, start), limit),
+    pointsOfTrip: (tripId: string, limit: number, start: PageStart) => withMore((n) => queries.tripPage(tripId, n, start), limit),
 
     /** The first `limit` points (by time) of each of these trips, in one query: one index range per trip. */
     async firstPointsOfTrips(tripIds: readonly string[], limit: number) {

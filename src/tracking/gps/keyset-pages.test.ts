@@ -169,6 +169,18 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
     expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).json().data).toEqual([late]);
   });
 
+  it('pages 10 points by default and at most 100 (the spec\'s trip GPS limits)', async () => {
+    const device = await app.post('/v1/devices', { name: 'limits tracker' });
+    const trip = await app.post('/v1/trips', { name: 'Eckernfoerde', device_id: device.id });
+    const plain = await app.get(`/v1/trips/${trip.id}/gps`);
+    expect(plain.json().pagination).toEqual({ page: 1, limit: 10, total: 0, total_pages: 1 });
+    const tooMany = await app.get(`/v1/trips/${trip.id}/gps?limit=101`);
+    expect({ status: tooMany.statusCode, body: tooMany.json() }).toEqual({
+      status: 400,
+      body: { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' },
+    });
+  });
+
   it('refuses a cursor of another trip or of GET /v1/gps with 400 naming after', async () => {
     const device = await app.post('/v1/devices', { name: 'second tracker' });
     const trip = await app.post('/v1/trips', { name: 'Laboe', device_id: device.id });

@@ -210,6 +210,40 @@ describe('tracking queries', () => {
     expect(pages.every((page) => page.pagination.total === listed.pagination.total && page.totalEstimated === false)).toBe(true);
   });
 
+  it("walks a trip's points by cursor as GET /v1/trips/{id}/gps lists them, with the trip's exact total", async () => {
+    const device = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Logger' } })).json().data;
+    const trip = (await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'Paged', device_id: device.id } })).json().data;
+    // Two points share a time, so the order needs its id tie-break.
+    await database.db.insertInto('gps_points').values([0, 0, 1, 2, 3].map((n) => ({
+      trip_id: trip.id, device_id: device.id, latitude: 50 + n, longitude: 8, timestamp: new Date(1_767_225_600_000 + n * 1000),
+      speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1,
+    }))).execute();
+    const listed = (await app.inject({ method: 'GET', url: `/v1/trips/${trip.id}/gps?limit=100`, headers: bearer(admin) })).json();
+    expect(listed.data).toHaveLength(5);
+
+    const reader = (await createApiKey(app, admin, { name: 'trip points', scopes: ['trips:read'] })).key;
+    const query = 'query ($trip: ID!, $after: String) { tripPoints(tripId: $trip, limit: 2, after: $after) { data { id } pagination { page total totalPages } totalEstimated next } }';
+    type Page = { data: { id: string }[]; pagination: { page: number; total: number; totalPages: number }; totalEstimated: boolean; next: string | null };
+    const pages: Page[] = [];
+    // The trip named in capitals on every page after the first: the cursor is the same list's.
+    for (let after: string | null = null; pages.length === 0 || after; ) {
+      const result = await run(reader, query, { trip: after ? trip.id.toUpperCase() : trip.id, after });
+      expect(result.errors).toBeUndefined();
+      const page = (result.data as { tripPoints: Page }).tripPoints;
+      pages.push(page);
+      after = page.next;
+    }
+    expect(pages.flatMap((page) => page.data.map((point) => point.id))).toEqual(listed.data.map((point: { id: string }) => point.id));
+    expect(pages.map((page) => page.pagination)).toEqual([1, 2, 3].map((page) => ({ page, total: 5, totalPages: 3 })));
+    expect(pages.every((page) => page.totalEstimated === false)).toBe(true);
+
+    const gpsOnly = (await createApiKey(app, admin, { name: 'gps only', scopes: ['gps:read'] })).key;
+    expect(codesOf(await run(gpsOnly, query, { trip: trip.id }))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(reader, query, { trip: UNKNOWN_ID }))).toEqual(['trip.not_found']);
+    const otherTrip = (await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'Other', device_id: device.id } })).json().data;
+    expect(codesOf(await run(reader, query, { trip: otherTrip.id, after: pages[0]!.next }))).toEqual(['request.validation']);
+  });
+
   it('refuses page with after, and a cursor of another list, naming the argument', async () => {
     const query = 'query ($page: Int, $after: String) { gpsPoints(page: $page, after: $after) { data { id } } }';
     const ofTrip = Buffer.from(JSON.stringify([`trip:${UNKNOWN_ID}`, 0, UNKNOWN_ID, 1])).toString('base64url');

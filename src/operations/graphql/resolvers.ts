@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
 import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, type RouteAuth } from '../../platform/auth/hooks.js';
 import { offsetOf, totalPagesOf } from '../../platform/http/envelopes.js';
-import { keysetPageOf, nextCursor, startOf } from '../../platform/http/keyset.js';
+import { keysetPageOf, nextCursor, startOf, type KeysetPage } from '../../platform/http/keyset.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
 import { compileBodyCheck } from '../../platform/http/validation.js';
 import { InternalAuditBody } from '../audit/schemas.js';
@@ -34,7 +34,7 @@ export interface GraphQLServices {
   realtime: Pick<RealtimeService, 'mintTicket'>;
   audit: Pick<AuditService, 'ingest'>;
   devices: Pick<DevicesService, 'page' | 'get' | 'byIds'>;
-  trips: Pick<TripsService, 'page' | 'get'>;
+  trips: Pick<TripsService, 'page' | 'get' | 'points'>;
   gps: Pick<GpsService, 'page' | 'get' | 'latest' | 'latestPerDevice' | 'remove' | 'firstPointsOfTrips'>;
   locations: Pick<LocationsService, 'page'>;
 }
@@ -83,6 +83,23 @@ function pageOf(permission: string, load: (limit: number, offset: number, args: 
     const { page, limit } = pageArgs(args);
     const { rows, total } = await load(limit, offsetOf({ page, limit }), args);
     return { data: rows, pagination: { page, limit, total, total_pages: totalPagesOf(total, limit) } };
+  };
+}
+
+/** The page `page`/`limit`/`after` ask for on a keyset list (see platform/http/keyset.ts). */
+function keysetPageOfArgs(list: string, args: Args): KeysetPage {
+  if (typeof args.page === 'number' && args.page < 1) throw RequestErrors.validation("Argument 'page' must be >= 1");
+  const query = { page: (args.page as number | null) ?? undefined, limit: args.limit as number, after: (args.after as string | null) ?? undefined };
+  return keysetPageOf(list, query, 'Argument');
+}
+
+/** A `GpsPointPage`: the REST pagination object, whether its total is estimated, and the next cursor. */
+function pointPage<T extends { timestamp: Date; id: string }>(page: KeysetPage, found: { rows: T[]; more: boolean; total: number; estimated: boolean }) {
+  return {
+    data: found.rows,
+    pagination: { page: page.page, limit: page.limit, total: found.total, total_pages: totalPagesOf(found.total, page.limit) },
+    total_estimated: found.estimated,
+    next: nextCursor(found, page, keyOfPoint) ?? null,
   };
 }
 
@@ -153,16 +170,14 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       gpsPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
-        if (typeof args.page === 'number' && args.page < 1) throw RequestErrors.validation("Argument 'page' must be >= 1");
-        const query = { page: (args.page as number | null) ?? undefined, limit: args.limit as number, after: (args.after as string | null) ?? undefined };
-        const page = keysetPageOf('gps', query, 'Argument');
-        const found = await gps.page(page.limit, startOf(page));
-        return {
-          data: found.rows,
-          pagination: { page: page.page, limit: page.limit, total: found.total, total_pages: totalPagesOf(found.total, page.limit) },
-          total_estimated: found.estimated,
-          next: nextCursor(found, page, keyOfPoint) ?? null,
-        };
+        const page = keysetPageOfArgs('gps', args);
+        return pointPage(page, await gps.page(page.limit, startOf(page)));
+      },
+      tripPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
+        guard(context, requirePermission('trips:read'));
+        const tripId = uuidArg(args, 'tripId');
+        const page = keysetPageOfArgs(`trip:${tripId}`, args);
+        return pointPage(page, { ...(await trips.points(tripId, page.limit, startOf(page))), estimated: false });
       },
       gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));

@@ -21,6 +21,11 @@ export const typeDefs = /* GraphQL */ `
     "trips:read"
     trip(id: ID!): Trip!
     """
+    A trip's GPS points, oldest first (ties by id), as GET /v1/trips/{id}/gps: numbered pages or the page
+    after a cursor (after: a page's next). total is the trip's own exact count. trips:read
+    """
+    tripPoints(tripId: ID!, page: Int, limit: Int = 10, after: String): GpsPointPage!
+    """
     GPS points, newest first (ties by id, descending). Numbered pages (page, default 1) or the page after a
     cursor (after: a page's next), which costs the same however deep. gps:read
     """
@@ -108,7 +113,7 @@ export const typeDefs = /* GraphQL */ `
     endedAt: DateTime
     createdAt: DateTime!
     updatedAt: DateTime!
-    "The first points of the trip by time (at most 100; GET /v1/trips/{id}/gps pages through all)."
+    "The first points of the trip by time (at most 100; tripPoints pages through all)."
     points(limit: Int = 10): [GpsPoint!]!
   }
 
@@ -165,7 +170,7 @@ export const typeDefs = /* GraphQL */ `
 
   type GpsPointPage {
     data: [GpsPoint!]!
-    "total is exact up to 10,000 points; beyond, PostgreSQL's estimate (totalEstimated)."
+    "gpsPoints: total is exact up to 10,000 points, beyond that PostgreSQL's estimate (totalEstimated). tripPoints: exact."
     pagination: Pagination!
     totalEstimated: Boolean!
     "The cursor of the next page (pass it as after); null on the last page."

@@ -181,6 +181,18 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
     });
   });
 
+  it('takes a cursor however the URL spells the trip id (UUIDs are case-insensitive)', async () => {
+    const device = await app.post('/v1/devices', { name: 'case tracker' });
+    const trip = await app.post('/v1/trips', { name: 'Heiligenhafen', device_id: device.id, gps_logging_enabled: true });
+    await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
+    for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp, device_id: device.id });
+    const first = (await app.get(`/v1/trips/${trip.id.toUpperCase()}/gps?limit=2`)).json();
+    const after = new URL(first._links.next).searchParams.get('after')!;
+    const second = await app.get(`/v1/trips/${trip.id}/gps?limit=2&after=${after}`);
+    expect(second.statusCode).toBe(200);
+    expect(second.json().data).toHaveLength(1);
+  });
+
   it('refuses a cursor of another trip or of GET /v1/gps with 400 naming after', async () => {
     const device = await app.post('/v1/devices', { name: 'second tracker' });
     const trip = await app.post('/v1/trips', { name: 'Laboe', device_id: device.id });

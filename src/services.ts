@@ -94,7 +94,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     completeEmailChange: users.completeEmailChange,
     completeEmailLink: accounts.completeEmailLink,
   });
-  const devices = createDevicesService({ db, apiKeys });
+  const devices = createDevicesService({ db, apiKeys, events });
   const settings = createSettingsService({ db, log });
   const realtime = createRealtimeService({
     kv, clock, log, credentials,
@@ -177,6 +177,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     ]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
   events.on('gps.point_recorded', ({ point }) => realtime.pointRecorded(point));
+  events.on('device.deleted', ({ deviceId }) => gps.forgetDevice(deviceId));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {

@@ -29,6 +29,8 @@ export interface DomainEvents {
    * for any user end, so none outlives what it may now do.
    */
   'oauth_client.restricted': { clientId: string };
+  /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
+  'device.deleted': { deviceId: string };
   /** A GPS point was stored (after commit): live subscribers are told. */
   'gps.point_recorded': { point: RecordedGpsPoint };
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */

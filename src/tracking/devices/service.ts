@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { DomainEventBus } from '../../platform/events.js';
 
 import { createDevicesRepo, type DeviceFields } from './repo.js';
 import { DeviceErrors } from './errors.js';
@@ -13,7 +14,7 @@ export interface ApiKeyLookup {
 }
 
 /** Devices, and the link from a device to the API key it sends with. */
-export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup }) {
+export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup; events: Pick<DomainEventBus, 'emit'> }) {
   const repo = createDevicesRepo(deps.db);
 
   /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
@@ -61,8 +62,10 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
 
     update: (caller: Caller, id: string, input: DeviceInput) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
 
+    /** Its points stay without device; the latest-point cache is told (device.deleted). */
     async remove(id: string) {
       if (!(await repo.delete(id))) throw DeviceErrors.not_found();
+      await deps.events.emit('device.deleted', { deviceId: id.toLowerCase() });
     },
   };
 }

@@ -219,6 +219,18 @@ describe('GPS points', () => {
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
   });
 
+  it('forgets the latest point of a deleted device: its points have no device any more', async () => {
+    const device = await newDevice();
+    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: newerBase() })).json().data;
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(point.id);
+    expect((await get(admin, '/v1/gps/current')).json().data.device_id).toBe(device.id);
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/devices/${device.id}`, headers: bearer(admin) })).statusCode).toBe(204);
+    const { device_id: _gone, ...withoutDevice } = point;
+    expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(withoutDevice);
+    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
+    expect((await get(admin, '/v1/gps/current')).json().data).toEqual(withoutDevice);
+  });
+
   it('never takes a late, older point for the latest, also when nothing is cached', async () => {
     const device = await newDevice();
     const at = newerBase();

@@ -218,6 +218,15 @@ export function createGpsService(deps: Deps) {
       await cached(() => deps.kv.delete(latestKey()));
       if (point.device_id) await cached(() => deps.kv.delete(latestKey(point.device_id!)));
     },
+
+    /**
+     * A deleted device's points have no device any more: its cached latest point goes, and so does the
+     * latest overall, which may be one of them (still naming the device).
+     */
+    async forgetDevice(deviceId: string) {
+      await cached(() => deps.kv.delete(latestKey(deviceId)));
+      await cached(() => deps.kv.delete(latestKey()));
+    },
   };
 }
 

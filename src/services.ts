@@ -112,6 +112,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const trips = createTripsService({
     db,
+    events,
     latestPositionOf: gps.latest,
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
@@ -177,7 +178,8 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     ]);
   events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
   events.on('gps.point_recorded', ({ point }) => realtime.pointRecorded(point));
-  events.on('device.deleted', ({ deviceId }) => gps.forgetDevice(deviceId));
+  events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
+  events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {

@@ -220,11 +220,11 @@ export function createGpsService(deps: Deps) {
     },
 
     /**
-     * A deleted device's points have no device any more: its cached latest point goes, and so does the
-     * latest overall, which may be one of them (still naming the device).
+     * Points of a device (a deleted device, or a deleted trip's) changed: its cached latest point goes, and
+     * so does the latest overall, which may be one of them; the next read fills both from the database.
      */
-    async forgetDevice(deviceId: string) {
-      await cached(() => deps.kv.delete(latestKey(deviceId)));
+    async forgetLatest(deviceId: string | null) {
+      if (deviceId) await cached(() => deps.kv.delete(latestKey(deviceId)));
       await cached(() => deps.kv.delete(latestKey()));
     },
   };

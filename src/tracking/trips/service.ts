@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { PageStart } from '../../platform/db/page.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
+import type { DomainEventBus } from '../../platform/events.js';
 
 import type { GpsService } from '../gps/service.js';
 import { createTripsRepo, type TripFields } from './repo.js';
@@ -28,6 +29,8 @@ interface Position {
 
 interface Deps {
   db: Kysely<Schema>;
+  /** trip.deleted: the cached latest point may still name the trip. */
+  events: Pick<DomainEventBus, 'emit'>;
   /** The latest GPS point of a device (from the GPS area's cache). */
   latestPositionOf: (deviceId: string) => Promise<Position | null>;
   /** gps_logging_enabled of a new trip that does not say (system config trips.default_gps_logging). */
@@ -136,6 +139,8 @@ export function createTripsService(deps: Deps) {
       if (!(await repo.deleteIfSettled(id))) {
         throw TripErrors.not_deletable(`A ${trip.status} trip cannot be deleted; complete it first`);
       }
+      // Its points (points of its device) lost their trip_id.
+      await deps.events.emit('trip.deleted', { deviceId: trip.device_id });
     },
   };
 }

@@ -178,6 +178,19 @@ describe('trips', () => {
     expect((await call('DELETE', `/v1/trips/${draft.id}`)).statusCode).toBe(204);
   });
 
+  it('a deleted trip leaves no trip_id on the latest point either', async () => {
+    const device = await newDevice();
+    const trip = await newTrip({ device_id: device, gps_logging_enabled: true });
+    await setStatus(trip.id, 'active');
+    const point = await sendPoint(device, 1_760_000_000);
+    expect((await call('GET', `/v1/gps/current?device_id=${device}`)).json().data.trip_id).toBe(trip.id);
+    await setStatus(trip.id, 'completed');
+    expect((await call('DELETE', `/v1/trips/${trip.id}`)).statusCode).toBe(204);
+    const stored = (await call('GET', `/v1/gps/${point.id}`)).json().data;
+    expect(stored.trip_id).toBeNull();
+    expect((await call('GET', `/v1/gps/current?device_id=${device}`)).json().data).toEqual(stored);
+  });
+
   it('filters the list by status, 20 per page by default', async () => {
     const completed = await newTrip();
     await call('PATCH', `/v1/trips/${completed.id}`, { status: 'active' });

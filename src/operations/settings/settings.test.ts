@@ -44,6 +44,13 @@ describe('settings', () => {
     expect((await call('POST', '/v1/settings', { key: 'public', value: 1 })).statusCode).toBe(400);
   });
 
+  it('refuses a value nested too deep with 400, not 500', async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const response = await t.app.inject({ method: 'PUT', url: '/v1/settings/deep', headers: { ...bearer(admin), 'content-type': 'application/json' }, payload: `{"value":${deep}}` });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'BadRequest', code: 'request.validation' });
+  });
+
   it('PUT creates (201) or replaces (200), keeping what it is not sent', async () => {
     const created = await call('PUT', '/v1/settings/feature.flag', { value: false, description: 'A flag', is_public: true });
     expect(created.statusCode).toBe(201);

@@ -78,12 +78,17 @@ function storable(build: () => Validate): Validate {
   return checked;
 }
 
+/**
+ * Deepest nesting a request may send. Deeper values (free JSON: geofence metadata, setting values) are
+ * refused: nothing below would be checked for NUL, and storing them overflows JSON.stringify's stack (a 500).
+ */
 const MAX_DEPTH = 64;
 
 function unstorable(value: unknown, path: string, depth = 0): { path: string; keyword: string; message: string } | undefined {
   if (typeof value === 'string') return value.includes('\u0000') ? { path, keyword: 'nul', message: 'must not contain NUL characters' } : undefined;
   if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, keyword: 'finite', message: 'must be a finite number' };
-  if (value === null || typeof value !== 'object' || depth > MAX_DEPTH) return undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (depth > MAX_DEPTH) return { path, keyword: 'depth', message: `must not nest deeper than ${MAX_DEPTH} levels` };
   for (const [key, inner] of Object.entries(value)) {
     if (key.includes('\u0000')) return { path, keyword: 'nul', message: 'must not have a key with NUL characters' };
     const found = unstorable(inner, `${path}/${key}`, depth + 1);

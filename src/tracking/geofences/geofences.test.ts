@@ -55,6 +55,18 @@ describe('geofences', () => {
     expect(response.json()).toEqual({ error: 'BadRequest', message, code });
   });
 
+  it('refuses metadata nested too deep with 400, not 500', async () => {
+    const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/geofences',
+      headers: { ...bearer(admin), 'content-type': 'application/json' },
+      payload: `{"name":"Deep","latitude":1,"longitude":2,"radius_km":1,"metadata":${deep}}`,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toMatchObject({ error: 'BadRequest', code: 'request.validation', message: expect.stringContaining('must not nest deeper than 64 levels') });
+  });
+
   it('pages newest first with a default limit of 10', async () => {
     for (let i = 0; i < 11; i++) await newGeofence({ name: `fence ${i}` });
     const body = (await call('GET', '/v1/geofences')).json();

@@ -176,7 +176,10 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       ...(await apiKeys.keyHashesOf(userId)),
       ...(await oauth.accessTokenHashesOf(userId)),
     ]);
-  events.on('user.roles_changed', ({ userId }) => forgetCredentialsOf(userId));
+  events.on('user.roles_changed', async ({ userId }) => {
+    await forgetCredentialsOf(userId);
+    await realtime.accessChanged(userId);
+  });
   events.on('gps.point_recorded', ({ point }) => realtime.pointRecorded(point));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));

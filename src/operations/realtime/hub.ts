@@ -182,6 +182,11 @@ export class Hub {
     }
   }
 
+  /** The connections of one user on this node. */
+  ofUser(userId: string): Connection[] {
+    return [...(this.#byUser.get(userId) ?? [])];
+  }
+
   /** Connections opened with one of these credentials (all connections with a credential for 'all'). */
   withCredentials(hashes: string[] | 'all'): Connection[] {
     if (hashes === 'all') return [...this.#connections].filter((connection) => connection.peer.credential);

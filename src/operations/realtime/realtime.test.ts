@@ -247,6 +247,23 @@ describe('the connection follows its credential', () => {
   });
 });
 
+describe('relayed users', () => {
+  it('withdraws gps from a user the system key relays when the role that allowed it is taken away', async () => {
+    const roleId = await createRoleWith(t.app, `ws_relayed_${Date.now()}`, ['gps:read']);
+    const user = await createUser(t.app, ['role_user', roleId]);
+    const { socket } = await connect({ path: `/v1/ws?userId=${user.id}`, headers: bearer(TEST_SYSTEM_KEY) });
+    await subscribe(socket, 'gps');
+    const removed = await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}/roles/${roleId}`, headers: bearer(admin) });
+    expect(removed.statusCode).toBe(204);
+    expect(await socket.next('Error')).toEqual({
+      type: 'Error', code: 'ws.channel_forbidden', reason: 'Access to this channel was withdrawn', channel: 'gps',
+    });
+    await postPoint(POINT);
+    await socket.request({ type: 'Ping' }, 'Pong');
+    expect(socket.pending()).toEqual([]);
+  });
+});
+
 describe('health and two nodes', () => {
   it('health counts this node\'s connections and subscriptions', async () => {
     const before = (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket;

@@ -189,7 +189,13 @@ export function createRealtimeService(deps: Deps) {
   }
 
   function onUserMessage(raw: string): void {
-    const { userId, message } = JSON.parse(raw) as { userId: string; message: SignOutMessage };
+    const { userId, message, accessChanged } = JSON.parse(raw) as { userId: string; message: SignOutMessage; accessChanged?: true };
+    if (accessChanged) {
+      // A relayed user's connection holds the system key, not one of the user's credentials: the
+      // invalidation of those does not reach it, so their access is read again here.
+      for (const connection of hub.ofUser(userId)) if (connection.peer.relayed) void recheckRelayed(connection, connection.peer.credential!.hash);
+      return;
+    }
     // forceLogout ends the user's connections; appLogout only tells them (the app's own token
     // connections close as its tokens are revoked, the user's other apps stay connected).
     hub.signOut(userId, message, message.type === 'forceLogout');
@@ -279,6 +285,11 @@ export function createRealtimeService(deps: Deps) {
     /** Tells the user's open connections, on every node, to sign out (after forceLogout they are closed). */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {
       await kv.publish(USERS, JSON.stringify({ userId, message }));
+    },
+
+    /** The user's roles changed: connections the system key relays for them, on every node, get their new access. */
+    async accessChanged(userId: string): Promise<void> {
+      await kv.publish(USERS, JSON.stringify({ userId, accessChanged: true }));
     },
 
     /** A new point (in its REST shape), for the gps channel (and vessels, when it has a device) on every node. */

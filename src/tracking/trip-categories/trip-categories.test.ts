@@ -81,6 +81,18 @@ describe('trip categories', () => {
     expect((await call('PATCH', `/v1/trip-categories/${child.id}`, { parent_id: null })).json().data.parent_id).toBeNull();
   });
 
+  it('keeps the hierarchy a tree however the ids are spelled', async () => {
+    const root = await newCategory({ name: 'ROOT' });
+    const child = await newCategory({ name: 'CHILD', parent_id: root.id });
+    const own = await call('PATCH', `/v1/trip-categories/${root.id.toUpperCase()}`, { parent_id: root.id });
+    expect(own.json()).toMatchObject({ code: 'trip_category.own_parent' });
+    const loop = await call('PATCH', `/v1/trip-categories/${root.id.toUpperCase()}`, { parent_id: child.id });
+    expect(loop.json()).toMatchObject({ code: 'trip_category.parent_cycle' });
+    const loopUpper = await call('PATCH', `/v1/trip-categories/${root.id}`, { parent_id: child.id.toUpperCase() });
+    expect(loopUpper.json()).toMatchObject({ code: 'trip_category.parent_cycle' });
+    expect((await call('GET', `/v1/trip-categories/${root.id}`)).json().data.parent_id).toBeNull();
+  });
+
   it('updates the fields sent and needs at least one', async () => {
     const category = await newCategory({ color: '#000000' });
     const response = await call('PATCH', `/v1/trip-categories/${category.id}`, { is_active: false, sort_order: 3 });

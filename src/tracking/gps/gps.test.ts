@@ -167,6 +167,16 @@ describe('GPS points', () => {
     }
   });
 
+  it('serves the latest point of a device however its id is spelled', async () => {
+    const device = await newDevice();
+    const at = newerBase();
+    await send(admin, { ...POINT, device_id: device.id, timestamp: at });
+    const upper = `/v1/gps/current?device_id=${device.id.toUpperCase()}`;
+    expect((await get(admin, upper)).statusCode).toBe(200);
+    const newer = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 })).json().data;
+    expect((await get(admin, upper)).json().data).toEqual(newer);
+  });
+
   it('answers 404 for a device without points', async () => {
     const device = await newDevice();
     const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);

@@ -188,7 +188,9 @@ export function createGpsService(deps: Deps) {
     latestStats,
 
     /** The newest point overall or of one device; null when there is none. */
-    async latest(deviceId?: string): Promise<GpsPoint | null> {
+    async latest(given?: string): Promise<GpsPoint | null> {
+      // Keyed by the id as the database writes it (lower case), the key new points refresh.
+      const deviceId = given?.toLowerCase();
       const key = latestKey(deviceId);
       // Without `cached`: a closure and a promise fewer on the hottest read.
       let hit: string | null | undefined;

@@ -89,6 +89,13 @@ describe('GPS points', () => {
     expect(response.json().message).toBe('device_id does not name an existing device');
   });
 
+  it('takes a device_id in upper case as the device it names', async () => {
+    const device = await newDevice();
+    const response = await send(admin, { ...POINT, device_id: device.id.toUpperCase() });
+    expect(response.statusCode).toBe(201);
+    expect(response.json().data.device_id).toBe(device.id);
+  });
+
   it('takes the device from the API key linked to it when the body names none', async () => {
     const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'tracker', scopes: ['gps:write', 'gps:read'] });
     const device = await newDevice({ api_key_id: keyId });

@@ -175,7 +175,8 @@ export function createGpsService(deps: Deps) {
       const { device_id: deviceId, timestamp, ...fields } = input;
       const point = await writer.write({
         point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000) },
-        deviceId,
+        // As the database writes ids (lower case): the batch matches named devices against the ids it reads.
+        deviceId: deviceId?.toLowerCase(),
         apiKeyId: caller.apiKeyId ?? undefined,
       });
       await deps.events.emit('gps.point_recorded', { point });

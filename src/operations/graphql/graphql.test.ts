@@ -266,6 +266,16 @@ describe('tracking queries', () => {
   });
 });
 
+describe('account queries', () => {
+  it('lists your sessions with the browser and system REST shows', async () => {
+    const { data, errors } = await run(admin, '{ mySessions { id browser os deviceType provider isCurrent } }');
+    expect(errors).toBeUndefined();
+    const sessions = (data as { mySessions: { browser: string; os: string; isCurrent: boolean }[] }).mySessions;
+    expect(sessions.some((session) => session.isCurrent)).toBe(true);
+    for (const session of sessions) expect(session).toMatchObject({ browser: expect.any(String), os: expect.any(String) });
+  });
+});
+
 describe('abusive queries', () => {
   it(`refuses queries nested deeper than ${MAX_QUERY_DEPTH} levels with 400 graphql.too_deep`, async () => {
     const deep = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }';

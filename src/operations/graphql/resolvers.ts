@@ -258,6 +258,13 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       preferredLocale: (login: Row) => login.preferred_locale ?? defaultLocale,
     },
 
+    // Fields whose GraphQL names are not the camelCase of the REST ones.
+    Session: {
+      browser: (session: Row) => session.browser_name,
+      os: (session: Row) => session.os_name,
+    },
+
+
     Device: {
       latestPosition: (device: Row, _: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));

@@ -274,6 +274,14 @@ describe('account queries', () => {
     expect(sessions.some((session) => session.isCurrent)).toBe(true);
     for (const session of sessions) expect(session).toMatchObject({ browser: expect.any(String), os: expect.any(String) });
   });
+
+  it('lists API keys with their prefix', async () => {
+    const key = await createApiKey(app, admin, { name: 'listed', scopes: ['gps:read'] });
+    const { data, errors } = await run(admin, '{ apiKeys { id prefix } }');
+    expect(errors).toBeUndefined();
+    const listed = (data as { apiKeys: { id: string; prefix: string | null }[] }).apiKeys;
+    expect(listed.find((entry) => entry.id === key.id)?.prefix).toBe(key.key.slice(0, 11));
+  });
 });
 
 describe('abusive queries', () => {

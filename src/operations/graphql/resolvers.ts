@@ -263,7 +263,9 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       browser: (session: Row) => session.browser_name,
       os: (session: Row) => session.os_name,
     },
-
+    ApiKey: {
+      prefix: (key: Row) => key.key_prefix,
+    },
 
     Device: {
       latestPosition: (device: Row, _: Args, context: GraphQLContext) => {

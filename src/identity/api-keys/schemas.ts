@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
 
 export const ApiKey = named('ApiKey', Type.Object({
@@ -25,7 +25,7 @@ export const CreateApiKeyBody = Body({
   scopes: Type.Optional(Scopes),
   expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
-  user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
+  user_id: Type.Optional(uuid({ description: 'Owner; super admins only; must hold role_developer' })),
 }, { example: { name: 'Van 3 tracker', scopes: ['gps:write', 'gps:read'], expires_at: '2030-12-31T23:59:59Z' } });
 
 export const UpdateApiKeyBody = Body(
@@ -36,7 +36,7 @@ export const UpdateApiKeyBody = Body(
     expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
     is_active: Type.Optional(Type.Boolean()),
     is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
-    user_id: Type.Optional(Type.String({ format: 'uuid', description: 'Owner; super admins only; must hold role_developer' })),
+    user_id: Type.Optional(uuid({ description: 'Owner; super admins only; must hold role_developer' })),
   },
   { atLeastOne: true, example: { name: 'Van 3 tracker (spare)', is_active: false } },
 );

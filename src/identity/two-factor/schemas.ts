@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
-const UserId = Type.Optional(Type.String({ format: 'uuid', description: 'The user acted on; required with the system key, default: yourself' }));
+const UserId = Type.Optional(uuid({ description: 'The user acted on; required with the system key, default: yourself' }));
 const TotpCode = Type.String({ pattern: '^[0-9]{6}$', description: '6-digit code from the authenticator app' });
 const AnyCode = Type.String({ minLength: 1, maxLength: 64, description: '6-digit code from the authenticator app, or a backup code' });
 

@@ -1,7 +1,12 @@
 import { Type, type Static, type TSchema } from 'typebox';
 
-/** Shared field schemas. */
-export const Uuid = Type.String({ format: 'uuid' });
+/**
+ * A UUID. A request may spell one in either case; PostgreSQL writes them in lower case, and ids are
+ * compared, cached and named in cursors as text, so validation lower-cases every UUID a request sends
+ * (`x-lowercase`, see validation.ts). Handlers see ids as the database writes them.
+ */
+export const uuid = (options: { description?: string } = {}) => Type.String({ format: 'uuid', 'x-lowercase': true, ...options });
+export const Uuid = uuid();
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Whether text is a UUID (any case), for values that may be one or something else. */

@@ -17,6 +17,18 @@ const LOCATION: Record<string, string> = {
 function createAjv(coerceTypes: boolean | 'array'): Ajv {
   const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
   addFormats(ajv);
+  ajv.addKeyword({
+    keyword: 'x-lowercase',
+    type: 'string',
+    schemaType: 'boolean',
+    modifying: true,
+    errors: false,
+    // A UUID (schemas.ts `uuid`) is always inside a body, query or path object, so it has a parent.
+    validate: (lowercase: boolean, data: string, _schema: unknown, where?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+      if (lowercase && where) where.parentData[where.parentDataProperty] = data.toLowerCase();
+      return true;
+    },
+  });
   return ajv;
 }
 

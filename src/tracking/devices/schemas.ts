@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
 export const Device = named('Device', Type.Object({
   id: Uuid,
@@ -15,7 +15,7 @@ export const Device = named('Device', Type.Object({
 const fields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   device_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
-  api_key_id: Type.Optional(Type.String({ format: 'uuid', description: 'Link this API key to the device: a key you own, or a system key' })),
+  api_key_id: Type.Optional(uuid({ description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 
 export const CreateDeviceBody = Body({ name: Type.String({ minLength: 1, maxLength: 200 }), ...fields }, { example: { name: 'Van 3', description: 'Ford Transit, HH-WG 303', device_type: 'vehicle_tracker' } });

@@ -65,7 +65,7 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     /** Its points stay without device; the latest-point cache is told (device.deleted). */
     async remove(id: string) {
       if (!(await repo.delete(id))) throw DeviceErrors.not_found();
-      await deps.events.emit('device.deleted', { deviceId: id.toLowerCase() });
+      await deps.events.emit('device.deleted', { deviceId: id });
     },
   };
 }

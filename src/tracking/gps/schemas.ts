@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
 export const GpsPoint = named('GpsPoint', Type.Object({
   id: Uuid,
-  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Present when the point belongs to a device' })),
+  device_id: Type.Optional(uuid({ description: 'Present when the point belongs to a device' })),
   trip_id: Nullable(Uuid),
   latitude: Type.Number(),
   longitude: Type.Number(),
@@ -36,10 +36,10 @@ export const CreateGpsPointBody = Body({
   pdop: dop,
   hdop: dop,
   vdop: dop,
-  device_id: Type.Optional(Type.String({ format: 'uuid', description: 'Default: the device linked to the calling API key' })),
+  device_id: Type.Optional(uuid({ description: 'Default: the device linked to the calling API key' })),
 }, { example: { latitude: 53.5511, longitude: 9.9937, altitude: 12.5, heading: 90, timestamp: 1767225600, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, hdop: 0.9 } });
 
-export const CurrentQuery = Type.Object({ device_id: Type.Optional(Type.String({ format: 'uuid' })) });
+export const CurrentQuery = Type.Object({ device_id: Type.Optional(Uuid) });
 
 /** Where a list of points continues after this one: its time, then its id (both lists end their order in id). */
 export const keyOfPoint = (point: { timestamp: Date; id: string }) => ({ at: point.timestamp, id: point.id });

@@ -175,8 +175,7 @@ export function createGpsService(deps: Deps) {
       const { device_id: deviceId, timestamp, ...fields } = input;
       const point = await writer.write({
         point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000) },
-        // As the database writes ids (lower case): the batch matches named devices against the ids it reads.
-        deviceId: deviceId?.toLowerCase(),
+        deviceId,
         apiKeyId: caller.apiKeyId ?? undefined,
       });
       await deps.events.emit('gps.point_recorded', { point });
@@ -189,9 +188,7 @@ export function createGpsService(deps: Deps) {
     latestStats,
 
     /** The newest point overall or of one device; null when there is none. */
-    async latest(given?: string): Promise<GpsPoint | null> {
-      // Keyed by the id as the database writes it (lower case), the key new points refresh.
-      const deviceId = given?.toLowerCase();
+    async latest(deviceId?: string): Promise<GpsPoint | null> {
       const key = latestKey(deviceId);
       // Without `cached`: a closure and a promise fewer on the hottest read.
       let hit: string | null | undefined;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
 export const TripCategory = named('TripCategory', Type.Object({
   id: Uuid,
@@ -16,7 +16,7 @@ export const TripCategory = named('TripCategory', Type.Object({
 const name = Type.String({ minLength: 1, maxLength: 200 });
 
 const fields = {
-  parent_id: Type.Optional(Nullable(Type.String({ format: 'uuid', description: 'Parent category; null or absent: top level' }))),
+  parent_id: Type.Optional(Nullable(uuid({ description: 'Parent category; null or absent: top level' }))),
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   color: Type.Optional(Nullable(Type.String({ pattern: '^#[0-9a-fA-F]{6}$', description: 'Hex colour, e.g. #1a2b3c' }))),
   sort_order: Type.Optional(Type.Integer({ minimum: -2147483648, maximum: 2147483647 })),

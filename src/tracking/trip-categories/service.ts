@@ -17,12 +17,10 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
     deps.db.transaction().execute(async (trx) => {
       if (parentId) {
         await repo.lockHierarchy(trx);
-        // Compared as the database writes UUIDs (lower case): a path or body may spell them in upper case.
-        const self = id?.toLowerCase();
-        if (parentId.toLowerCase() === self) throw TripCategoryErrors.own_parent();
+        if (parentId === id) throw TripCategoryErrors.own_parent();
         const lineage = await repo.lineageOf(trx, parentId);
         if (lineage.length === 0) throw TripCategoryErrors.unknown_parent();
-        if (self && lineage.includes(self)) throw TripCategoryErrors.parent_cycle();
+        if (id && lineage.includes(id)) throw TripCategoryErrors.parent_cycle();
       }
       return write(trx);
     });

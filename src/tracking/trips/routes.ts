@@ -88,8 +88,7 @@ export async function tripRoutes(fastify: FastifyInstance, { trips }: { trips: T
       response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, TripErrors.not_found) },
     },
   }, async (request) => {
-    // The list is named by the id in lower case, so a cursor serves however the URL spells the trip.
-    const page = keysetPageOf(`trip:${request.params.id.toLowerCase()}`, request.query);
+    const page = keysetPageOf(`trip:${request.params.id}`, request.query);
     return keysetPaginated(request, await trips.points(request.params.id, page.limit, startOf(page)), page, keyOfPoint);
   });
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
 export const TripStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('completed')]);
 
@@ -40,7 +40,7 @@ export const TripHistoryEntry = named('TripHistoryEntry', Type.Object({
   changed_at: DateTime,
 }));
 
-const reference = (what: string) => Type.Optional(Nullable(Type.String({ format: 'uuid', description: what })));
+const reference = (what: string) => Type.Optional(Nullable(uuid({ description: what })));
 
 export const tripFields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 5000 }))),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 const SETTING_COLUMNS = ['key', 'value', 'description', 'is_public', 'created_at', 'updated_at'] as const;
@@ -31,18 +31,24 @@ export function createSettingsRepo(db: Kysely<Schema>) {
         .returning(SETTING_COLUMNS)
         .executeTakeFirst(),
 
-    update: (key: string, fields: SettingFields) =>
+    /**
+     * Creates or replaces a setting in one statement, so a concurrent delete cannot fall between a refused
+     * insert and the update; `created` says which it did (a new row has no xmax).
+     */
+    upsert: (key: string, fields: SettingFields & { value: unknown }) =>
       db
-        .updateTable('settings')
-        .set({
-          ...(fields.value !== undefined && { value: json(fields.value) }),
-          ...(fields.description !== undefined && { description: fields.description }),
-          ...(fields.is_public !== undefined && { is_public: fields.is_public }),
-          updated_at: new Date(),
-        })
-        .where('key', '=', key)
-        .returning(SETTING_COLUMNS)
-        .executeTakeFirst(),
+        .insertInto('settings')
+        .values({ key, value: json(fields.value), description: fields.description ?? null, is_public: fields.is_public ?? false })
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet({
+            value: json(fields.value),
+            ...(fields.description !== undefined && { description: fields.description }),
+            ...(fields.is_public !== undefined && { is_public: fields.is_public }),
+            updated_at: new Date(),
+          }),
+        )
+        .returning([...SETTING_COLUMNS, sql<boolean>`xmax = 0`.as('created')])
+        .executeTakeFirstOrThrow(),
 
     async delete(key: string): Promise<boolean> {
       const result = await db.deleteFrom('settings').where('key', '=', key).executeTakeFirst();

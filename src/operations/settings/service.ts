@@ -44,9 +44,8 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
 
     /** PUT: replaces the setting, or creates it; tells which. */
     async put(key: string, fields: SettingFields & { value: unknown }) {
-      const created = await repo.insert(key, fields);
-      if (created) return { setting: created, created: true };
-      return { setting: (await repo.update(key, fields))!, created: false };
+      const { created, ...setting } = await repo.upsert(key, fields);
+      return { setting, created };
     },
 
     async remove(key: string) {

@@ -182,6 +182,14 @@ describe('GET /v1/admin/audit', () => {
     const bad = await get('/v1/admin/audit?start_date=yesterday', admin);
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ error: 'BadRequest', message: 'start_date must be an ISO 8601 date or date-time', code: 'audit.invalid_date' });
+    // Days a month does not have: Date.parse would roll them over into the next month.
+    for (const [field, date] of [['start_date', '2026-02-31'], ['end_date', '2026-04-31T10:00:00Z'], ['end_date', '2025-02-29']]) {
+      const impossible = await get(`/v1/admin/audit?${field}=${date}`, admin);
+      expect({ status: impossible.statusCode, body: impossible.json() }).toEqual({
+        status: 400, body: { error: 'BadRequest', message: `${field} must be an ISO 8601 date or date-time`, code: 'audit.invalid_date' },
+      });
+    }
+    expect((await get('/v1/admin/audit?start_date=2028-02-29', admin)).statusCode).toBe(200);
     const sort = await get('/v1/admin/audit?sort_field=ip_address', admin);
     expect(sort.statusCode).toBe(400);
     expect(sort.json().message).toContain('sort_field');

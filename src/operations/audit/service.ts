@@ -47,11 +47,20 @@ function shown(row: EventRow) {
   return event as Omit<EventRow, (typeof LOCATION_FIELDS)[number]> & Partial<Record<(typeof LOCATION_FIELDS)[number], string>>;
 }
 
+/** Whether text starts with a day that exists (Date.parse takes 2026-02-31 as 3 March). */
+function isCalendarDate(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!match) return false;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /** An ISO 8601 date or date-time; a bare date at the end of a range means the whole day. */
 function dateOf(field: 'start_date' | 'end_date', value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(value)) throw AuditErrors.invalid_date(`${field} must be an ISO 8601 date or date-time`);
+  if (Number.isNaN(ms) || !isCalendarDate(value)) throw AuditErrors.invalid_date(`${field} must be an ISO 8601 date or date-time`);
   return new Date(field === 'end_date' && DATE_ONLY.test(value) ? ms + DAY_MS - 1 : ms);
 }
 

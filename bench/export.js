@@ -29,14 +29,15 @@ const call = async (method, url, token, payload) => {
   return response.json();
 };
 
-const admin = (await call('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+const signedIn = await call('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password });
+const admin = signedIn.session_token;
 const key = await call('POST', '/v1/api-keys', admin, { name: 'tracker', scopes: [] });
 const device = (await call('POST', '/v1/devices', admin, { name: 'Boat', api_key_id: key.id })).data;
 const start = Date.parse('2026-01-01T00:00:00Z');
 for (let i = 0; i < POINTS; i += 2000) {
   const rows = [];
   for (let j = i; j < Math.min(i + 2000, POINTS); j++) {
-    rows.push({ device_id: device.id, latitude: 52 + j / 1e6, longitude: 13 + j / 1e6, timestamp: new Date(start + j * 1000), speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 });
+    rows.push({ device_id: device.id, sent_by: signedIn.user_id, latitude: 52 + j / 1e6, longitude: 13 + j / 1e6, timestamp: new Date(start + j * 1000), speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 });
   }
   await database.db.insertInto('gps_points').values(rows).execute();
 }

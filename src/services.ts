@@ -155,7 +155,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       ownedApps: oauthClients.listOfOwner,
       connectedApps: oauth.consentsOf,
       devicesOfApiKeys: devices.ofApiKeys,
-      pointsOfDevices: (deviceIds) => gps.pointsOfDevices(deviceIds),
+      pointsSentBy: (userId) => gps.pointsSentBy(userId),
     },
   });
   // Reactions across modules, registered once every service exists.
@@ -198,6 +198,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
     oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
     audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
+    gps_points_unattributed: await gps.forgetSender(userId, trx),
   }));
   // Keys refused during the ban may sit in the short negative cache; re-read them now.
   events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));

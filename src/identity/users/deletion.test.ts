@@ -85,6 +85,9 @@ describe('the purge', () => {
   it('removes users past the grace period, keeps younger ones, and pseudonymises the audit trail', async () => {
     const due = await createUser(t.app);
     const young = await createUser(t.app);
+    const sent = await t.database.db.insertInto('gps_points').values({
+      sent_by: due.id, latitude: 54, longitude: 10, timestamp: new Date('2026-11-01T00:00:00Z'), speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
+    }).returning('id').executeTakeFirstOrThrow();
     await remove(due.id);
     t.clock.advance(2 * DAY_MS);
     await remove(young.id);
@@ -102,8 +105,10 @@ describe('the purge', () => {
     expect(events.every((e) => e.ip_address === null && e.user_agent === null)).toBe(true);
     expect(events[2]).toMatchObject({
       actor_id: null,
-      metadata: { permanent: true, reason: 'grace period over', sessions_ended: 0, api_keys_removed: 0, audit_events_pseudonymised: 2 },
+      metadata: { permanent: true, reason: 'grace period over', sessions_ended: 0, api_keys_removed: 0, audit_events_pseudonymised: 2, gps_points_unattributed: 1 },
     });
+    // The point stays (tracking data is the installation's) and no longer leads to anybody.
+    expect(await t.database.db.selectFrom('gps_points').select('sent_by').where('id', '=', sent.id).executeTakeFirst()).toEqual({ sent_by: null });
     // The name is free again once nothing of its holder is left.
     const reused = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email: 'new@example.org', username: due.username, password: 'password-123' } });
     expect(reused.statusCode).not.toBe(409);

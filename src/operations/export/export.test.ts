@@ -15,7 +15,7 @@ beforeEach(() => t.clock.freeze(new Date('2026-11-25T09:30:00Z')));
 
 const get = (url: string, token: string) => t.app.inject({ method: 'GET', url, headers: { ...bearer(token), 'user-agent': 'export-test/1.0' } });
 
-/** A user with an API key, a device reporting with it, and `points` GPS points of that device. */
+/** A user with an API key, a device reporting with it, and `points` GPS points the user sent from it. */
 async function trackedUser(points: number) {
   const user = await createUser(t.app, ['role_user', 'role_developer']);
   const key = await createApiKey(t.app, user.token, { name: 'boat tracker', scopes: [] });
@@ -25,6 +25,7 @@ async function trackedUser(points: number) {
   const start = Date.parse('2026-11-01T00:00:00Z');
   const rows = Array.from({ length: points }, (_, i) => ({
     device_id: deviceId,
+    sent_by: user.id,
     latitude: 52 + i / 10_000,
     longitude: 13,
     timestamp: new Date(start + i * 1000),
@@ -75,7 +76,7 @@ describe('GET /v1/user/export', () => {
     const report = await pdfText(files.get('report.pdf')!);
     expect(report).toContain('Your personal data');
     expect(report).toContain(`Export for ${user.username}, made 2026-11-25 09:30 (UTC).`);
-    expect(report).toContain('GPS points of those devices: 2500');
+    expect(report).toContain('GPS points you sent: 2500');
     expect(files.get('README.txt')!.toString('utf8')).toContain('data.json');
 
     const logs = (await get('/v1/user/export/logs', user.token)).json();
@@ -97,6 +98,31 @@ describe('GET /v1/user/export', () => {
     expect(events).toEqual([expect.objectContaining({ resource_type: 'export', resource_id: logs.logs[0].id, metadata: { format: 'zip', file_size_bytes: response.rawPayload.length, gps_points: 2500 } })]);
   });
 
+  it('holds the points the user sent, not those others sent from a device now linked to their key', async () => {
+    const point = (latitude: number) => ({ latitude, longitude: 10, timestamp: 1_767_225_600 + latitude, speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1 });
+    const post = async (token: string, latitude: number) => {
+      const posted = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point(latitude) });
+      expect(posted.statusCode).toBe(201);
+    };
+    const crew = () => createUser(t.app, ['role_user', 'role_developer', 'role_api_full_access']);
+    const [first, second] = [await crew(), await crew()];
+    const [firstKey, secondKey] = [await createApiKey(t.app, first.token, { name: 'crew 1', scopes: ['gps:write'] }), await createApiKey(t.app, second.token, { name: 'crew 2', scopes: ['gps:write'] })];
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Shared boat', api_key_id: firstKey.id } })).json().data;
+    await post(firstKey.key, 1);
+    await post(firstKey.key, 2);
+    // The boat passes to the second crew: the device is linked to their key from now on.
+    const relinked = await t.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers: bearer(admin), payload: { api_key_id: secondKey.id } });
+    expect(relinked.statusCode).toBe(200);
+    await post(secondKey.key, 3);
+
+    const exported = async (token: string) => JSON.parse((await unzip((await get('/v1/user/export', token)).rawPayload)).get('data.json')!.toString('utf8'));
+    const [mine, theirs] = [await exported(second.token), await exported(first.token)];
+    expect(mine.devices).toEqual([expect.objectContaining({ id: device.id })]);
+    expect(mine.gpsPoints.map((p: { latitude: number; deviceId: string }) => [p.latitude, p.deviceId])).toEqual([[3, device.id]]);
+    expect(theirs.devices).toEqual([]);
+    expect(theirs.gpsPoints.map((p: { latitude: number }) => p.latitude)).toEqual([1, 2]);
+  });
+
   it("writes the report in the user's language and lists earlier exports in data.json", async () => {
     const user = await createUser(t.app);
     expect((await t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/locale`, headers: bearer(user.token), payload: { locale: 'de' } })).statusCode).toBe(200);
@@ -106,7 +132,7 @@ describe('GET /v1/user/export', () => {
     expect(JSON.parse(files.get('data.json')!.toString('utf8')).exportLogs).toEqual([expect.objectContaining({ locale: 'de', exportFormat: 'zip' })]);
     const report = await pdfText(files.get('report.pdf')!);
     expect(report).toContain('Ihre persönlichen Daten');
-    expect(report).toContain('GPS-Punkte dieser Geräte: 0');
+    expect(report).toContain('Von Ihnen gesendete GPS-Punkte: 0');
   });
 
   it('answers 403 auth.user_required to a credential that belongs to no user', async () => {

@@ -29,7 +29,8 @@ export interface PersonalDataSources {
   /** Third-party apps the user consented to, with the scopes. */
   connectedApps(userId: string): Promise<object[]>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
-  pointsOfDevices(deviceIds: string[]): AsyncIterable<object[]>;
+  /** Every point the user sent, in time order, a batch at a time. */
+  pointsSentBy(userId: string): AsyncIterable<object[]>;
 }
 
 interface Deps {
@@ -121,7 +122,7 @@ export function createExportService(deps: Deps) {
         const head = JSON.stringify(snapshot.data);
         yield `${head.slice(0, -1)},"gpsPoints":[`;
         let separator = '';
-        for await (const batch of sources.pointsOfDevices(snapshot.devices.map((device) => device.id))) {
+        for await (const batch of sources.pointsSentBy(userId)) {
           gpsPoints += batch.length;
           yield separator + batch.map((point) => JSON.stringify(camelCased(point))).join(',');
           separator = ',';

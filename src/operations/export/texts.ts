@@ -19,7 +19,7 @@ const EN = {
   sessions: 'Active sessions',
   apiKeys: 'API keys (names and prefixes only)',
   devices: 'Devices reporting with your keys',
-  gpsPoints: 'GPS points of those devices',
+  gpsPoints: 'GPS points you sent',
   exports: 'Earlier exports',
   footer: 'The complete data is in data.json, in the same archive.',
   readme: (at: string) =>
@@ -56,7 +56,7 @@ const TEXTS: Record<string, ExportTexts> = {
     sessions: 'Aktive Sitzungen',
     apiKeys: 'API-Schlüssel (nur Namen und Präfixe)',
     devices: 'Geräte, die mit Ihren Schlüsseln melden',
-    gpsPoints: 'GPS-Punkte dieser Geräte',
+    gpsPoints: 'Von Ihnen gesendete GPS-Punkte',
     exports: 'Frühere Exporte',
     footer: 'Die vollständigen Daten stehen in data.json im selben Archiv.',
     readme: (at: string) =>

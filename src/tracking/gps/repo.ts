@@ -100,9 +100,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
     },
 
     /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
-    pointsOfDeviceAfter: async (deviceId: string, after: RowKey | null, limit: number) =>
+    pointsSentByAfter: async (userId: string, after: RowKey | null, limit: number) =>
       (
-        await startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('device_id', '=', deviceId), after ? { after } : { offset: 0 }, '>')
+        await startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('sent_by', '=', userId), after ? { after } : { offset: 0 }, '>')
           .orderBy('timestamp')
           .orderBy('id')
           .limit(limit)
@@ -157,6 +157,12 @@ export function createGpsRepo(db: Kysely<Schema>) {
       if (deviceIds.length === 0) return [];
       const rows = await queries.latestPerDevice(deviceIds).execute();
       return rows.sort((a, b) => (a.device_id! < b.device_id! ? -1 : 1)).map(toGpsPoint);
+    },
+
+    /** How many points no longer name their sender. */
+    async forgetSender(userId: string, trx: Kysely<Schema>): Promise<number> {
+      const result = await trx.updateTable('gps_points').set({ sent_by: null }).where('sent_by', '=', userId).executeTakeFirst();
+      return Number(result.numUpdatedRows);
     },
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */

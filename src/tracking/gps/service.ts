@@ -145,19 +145,20 @@ export function createGpsService(deps: Deps) {
     pointsOfTrip: repo.pointsOfTrip,
     firstPointsOfTrips: repo.firstPointsOfTrips,
 
-    /** Every point of these devices, device by device in time order, a batch at a time (for streaming out). */
-    async *pointsOfDevices(deviceIds: string[], batchSize = 1000) {
-      for (const deviceId of deviceIds) {
-        let after: RowKey | null = null;
-        for (;;) {
-          const batch = await repo.pointsOfDeviceAfter(deviceId, after, batchSize);
-          if (batch.length > 0) yield batch;
-          if (batch.length < batchSize) break;
-          const last = batch[batch.length - 1]!;
-          after = { at: last.timestamp, id: last.id };
-        }
+    /** Every point a user sent, in time order, a batch at a time (for streaming out). */
+    async *pointsSentBy(userId: string, batchSize = 1000) {
+      let after: RowKey | null = null;
+      for (;;) {
+        const batch = await repo.pointsSentByAfter(userId, after, batchSize);
+        if (batch.length > 0) yield batch;
+        if (batch.length < batchSize) break;
+        const last = batch[batch.length - 1]!;
+        after = { at: last.timestamp, id: last.id };
       }
     },
+
+    /** A user is purged: the points they sent stay (tracking data is the installation's), no longer naming them. */
+    forgetSender: (userId: string, trx: Kysely<Schema>) => repo.forgetSender(userId, trx),
     count: repo.count,
 
     async get(id: string) {
@@ -169,12 +170,14 @@ export function createGpsService(deps: Deps) {
     /**
      * Stores a point by group commit (point-writer.ts): resolved once committed. Without a device_id in the
      * body, a point belongs to the device linked to the calling API key; a point of a device joins that
-     * device's active GPS-logging trip.
+     * device's active GPS-logging trip. The point records who sent it (`sent_by`: the user of the key or
+     * session; none for the system key), which is whose data export it belongs in.
      */
     async record(caller: Caller, input: GpsPointInput) {
       const { device_id: deviceId, timestamp, ...fields } = input;
+      const sentBy = caller.isSystem ? null : caller.userId;
       const point = await writer.write({
-        point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000) },
+        point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000), sent_by: sentBy },
         deviceId,
         apiKeyId: caller.apiKeyId ?? undefined,
       });

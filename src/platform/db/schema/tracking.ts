@@ -30,6 +30,8 @@ export interface GpsPointsTable {
   pdop: number | null;
   hdop: number | null;
   vdop: number | null;
+  /** The user whose key or session posted the point (null: the system key, or before migration 0023). */
+  sent_by: string | null;
   created_at: CreatedAt;
 }
 

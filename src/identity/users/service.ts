@@ -89,7 +89,9 @@ export function createUsersService(deps: UsersDeps) {
     return { ...row, is_banned: await isBanned(row.id) };
   }
 
-  async function update(request: FastifyRequest, caller: Caller, id: string, input: UserUpdate) {
+  async function update(request: FastifyRequest, caller: Caller, idAsSent: string, input: UserUpdate) {
+    // The path may spell the id in upper case (the guard's "or self" accepts that): the self rule below must too.
+    const id = idAsSent.toLowerCase();
     const username = input.username === undefined ? undefined : checkedUsername(input.username);
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);

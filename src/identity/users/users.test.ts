@@ -245,6 +245,17 @@ describe('updating users', () => {
     expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
   });
 
+  it('email in PATCH: the own-address rule holds however the id is spelled (upper case is the same user)', async () => {
+    const erin = await createUser(t.app);
+    const upper = erin.id.toUpperCase();
+    expectResponse(await patch(upper, erin.token, { email: 'erin.moved@example.org' }), 400, {
+      error: 'BadRequest',
+      message: `To change your own email, use POST /v1/users/${erin.id}/email/request-change: the new address must be confirmed first`,
+      code: 'user.own_email_needs_confirmation',
+    });
+    expect(await login(t.app, `${erin.username}@example.org`, erin.password)).toMatch(/^ses_/);
+  });
+
   it('a users:write holder may not change the email of a user with permissions beyond their own', async () => {
     await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
     const editor = await createUser(t.app, ['role_user_editors']);

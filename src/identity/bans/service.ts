@@ -30,7 +30,8 @@ export function createBansService(deps: Deps) {
   const repo = createBansRepo(db);
 
   async function assertMayBan(caller: Caller, userId: string): Promise<void> {
-    if (caller.userId === userId) throw BanErrors.self();
+    // (The path may spell the id in upper case; the database stores it in lower case.)
+    if (caller.userId === userId.toLowerCase()) throw BanErrors.self();
     const target = await deps.access.accessOfUser(userId);
     if (target.isSuperAdmin && !caller.isSuperAdmin && !caller.isSystem) throw BanErrors.super_admin();
     await deps.users.assertMayManage(caller, userId);

@@ -512,6 +512,21 @@ describe('roles of API keys', () => {
     expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
   });
 
+  it('does not let a narrower sibling key regenerate, change or delete a key made wider by a role', async () => {
+    const owner = await createUser(t.app, ['role_key_makers', 'role_developer']);
+    const wide = await createApiKey(t.app, owner.token, { name: 'wide by role' });
+    expect((await assign(owner.token, wide.id, 'role_key_makers')).statusCode).toBe(201);
+    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
+    const narrow = await createApiKey(t.app, owner.token, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:write', 'api_keys:delete'] });
+    const beyond = "Scope 'gps:read' exceeds your own permissions";
+    expectForbidden(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), narrow.key), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'PATCH', keyUrl(wide.id), narrow.key, { name: 'renamed' }), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), beyond, 'role.scope_beyond_caller');
+    // The wide key still works with its value; its owner may still manage it.
+    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
+    expectResponse(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), owner.token), 200);
+  });
+
   it("hides another owner's key roles behind 404 and answers 404 for an unknown role", async () => {
     const { id } = await createApiKey(t.app, admin, { name: 'admin only' });
     expectResponse(await call(t.app, 'GET', rolesUrl(id), keyMaker.token), 404, KEY_NOT_FOUND);

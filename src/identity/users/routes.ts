@@ -150,6 +150,10 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.post('/v1/users/oauth', {
     config: { auth: requireAuthenticated() },
+    // Before the body is validated (as the guard's checks are): any other caller gets 401, not a hint about the input.
+    onRequest: async (request) => {
+      if (request.caller && !request.caller.isSystem) throw OauthSignInErrors.system_key_only();
+    },
     schema: {
       tags,
       summary: 'Social sign-in: create or update the account of a provider identity (system key only)',

@@ -406,6 +406,17 @@ describe('revocation', () => {
   });
 });
 
+describe('tokens of a user deleted for good', () => {
+  it('stop at once when an active user is force-deleted (their cached token included)', async () => {
+    const user = await createUser(t.app);
+    const { tokens } = await codeFlow(await registerClient(), user);
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    const purge = await t.app.inject({ method: 'POST', url: `/v1/admin/users/${user.id}/force-delete`, headers: bearer(admin), payload: { reason: 'abuse' } });
+    expect(purge.statusCode).toBe(200);
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+});
+
 describe('X-ID-App-Assertion handoff', () => {
   const codeOf = async (response: Response) => [response.status, ((await response.json()) as { code: string }).code];
 

@@ -811,6 +811,8 @@ describe('roles and permissions of users', () => {
 
   it('refuses removing the Admin role from the only super admin with 409', async () => {
     expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
+    // However the id is spelled: upper case names the same user.
+    expectError(await remove(admin.id.toUpperCase(), 'role_admin'), 409, 'The last super admin cannot lose that role');
     expect(await roleIdsOf(admin.id)).toContain('role_admin');
     expectStatus(await call(t.app, 'GET', '/v1/roles', admin.token), 200);
   });

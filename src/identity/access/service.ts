@@ -189,7 +189,7 @@ export function createAccessService(deps: Deps) {
       await deps.db.transaction().execute(async (trx) => {
         if (role.is_super_admin) {
           const admins = await repo.lockSuperAdmins(trx);
-          if (admins.size === 1 && admins.has(userId)) throw UserErrors.last_super_admin_role();
+          if (admins.size === 1 && admins.has(userId.toLowerCase())) throw UserErrors.last_super_admin_role();
         }
         if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw RoleErrors.not_assigned();
       });

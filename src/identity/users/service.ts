@@ -256,7 +256,7 @@ export function createUsersService(deps: UsersDeps) {
       await db.transaction().execute(async (trx) => {
         const admins = await deps.access.lockSuperAdmins(trx);
         if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
-        if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
+        if (admins.size === 1 && admins.has(id.toLowerCase())) throw UserErrors.last_super_admin();
         await repo.update(id, { deleted_at: deps.clock.now() }, trx);
         const revoked = await deps.events.emit('user.deleting', { userId: id, trx, onCommit });
         await emailChange.removeAllTokensOf(id, trx);

@@ -316,6 +316,7 @@ describe('deleting users', () => {
     const second = await createUser(t.app, ['role_admin']);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id.toUpperCase()}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
   });
 });

@@ -310,6 +310,15 @@ describe('deleting users', () => {
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
   });
 
+  it('a deleted user is gone however the id is spelled, also after being read in upper case', async () => {
+    const user = await createUser(t.app);
+    const upper = user.id.toUpperCase();
+    expect((await call(t.app, 'GET', `/v1/users/${upper}`, admin)).json().data.id).toBe(user.id);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, admin), 204);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}/roles`, admin), 404, USER_NOT_FOUND);
+  });
+
   it('keeps the last super admin', async () => {
     const id = await adminIdOf(t);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });

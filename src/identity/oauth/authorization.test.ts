@@ -270,6 +270,17 @@ describe('what an access token may do', () => {
     expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
   });
 
+  it('stops at once, though already in use, when its client is deactivated or deleted through an upper-case id', async () => {
+    for (const [method, payload] of [['PATCH', { is_active: false }], ['DELETE', undefined]] as const) {
+      const registered = await registerClient();
+      const { tokens } = await codeFlow(registered);
+      expect((await me(tokens.access_token)).statusCode).toBe(200);
+      const changed = await t.app.inject({ method, url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`, headers: bearer(owner.token), payload });
+      expect(changed.statusCode).toBeLessThan(300);
+      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    }
+  });
+
   it('stops when its user is deleted', async () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);

@@ -40,7 +40,8 @@ export function createAccessService(deps: Deps) {
 
   /** A user's roles changed: only their own credentials are re-read, not every cached one. */
   async function invalidateUser(userId: string): Promise<void> {
-    await deps.events.emit('user.roles_changed', { userId });
+    // Lower case, as stored: the user's OAuth tokens are found by it.
+    await deps.events.emit('user.roles_changed', { userId: userId.toLowerCase() });
   }
 
   async function requireRole(roleId: string) {

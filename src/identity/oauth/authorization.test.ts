@@ -428,6 +428,25 @@ describe('tokens of a user deleted for good', () => {
   });
 });
 
+describe('tokens of a user changed through a path spelling the id in upper case', () => {
+  const gps = (token: string) => t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(token) });
+
+  it('stop at once when the user is banned or deleted, and lose a removed role at once', async () => {
+    for (const change of ['ban', 'delete', 'role'] as const) {
+      const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
+      const { tokens } = await codeFlow(await registerClient(), user);
+      expect((await gps(tokens.access_token)).statusCode).toBe(200);
+      const upper = user.id.toUpperCase();
+      const changed =
+        change === 'ban' ? await t.app.inject({ method: 'POST', url: `/v1/users/${upper}/ban`, headers: bearer(admin), payload: {} })
+        : change === 'delete' ? await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}`, headers: bearer(admin) })
+        : await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}/roles/role_api_read_only`, headers: bearer(admin) });
+      expect(changed.statusCode).toBeLessThan(300);
+      expect((await gps(tokens.access_token)).statusCode, change).toBe(change === 'role' ? 403 : 401);
+    }
+  });
+});
+
 describe('X-ID-App-Assertion handoff', () => {
   const codeOf = async (response: Response) => [response.status, ((await response.json()) as { code: string }).code];
 

@@ -250,7 +250,9 @@ export function createUsersService(deps: UsersDeps) {
      * Soft delete: deleted_at is set and every session and API key of the user is revoked, in one
      * transaction. The last super admin is kept (under the same lock the role removal takes).
      */
-    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
+    async remove(request: FastifyRequest, caller: Caller, idAsSent: string): Promise<void> {
+      // Lower case, as stored: the id goes on to the reactions (tokens are matched by it) and the audit log.
+      const id = idAsSent.toLowerCase();
       await assertMayManage(caller, id);
       const { onCommit, committed } = afterCommit();
       await db.transaction().execute(async (trx) => {
@@ -291,7 +293,8 @@ export function createUsersService(deps: UsersDeps) {
     deletionStatus: deletion.status,
     cancelDeletion: deletion.cancel,
     /** POST /v1/admin/users/{id}/force-delete: only for users who hold nothing beyond the caller. */
-    async forceDelete(request: FastifyRequest, caller: Caller, id: string, reason: string) {
+    async forceDelete(request: FastifyRequest, caller: Caller, idAsSent: string, reason: string) {
+      const id = idAsSent.toLowerCase();
       await assertMayManage(caller, id);
       await deletion.forceDelete(request, caller, id, reason);
     },

@@ -785,6 +785,18 @@ describe('roles and permissions of users', () => {
       expect(await roleIdsOf(user.id)).toEqual(['role_user']);
     });
 
+    it('may not, through a key a super admin gave a role they lack, assign that role to anyone (themselves included)', async () => {
+      const manager = await createUser(t.app, ['role_user_managers', 'role_developer']);
+      const key = await createApiKey(t.app, manager.token, { name: 'user admin key', scopes: ['users:read', 'users:write'] });
+      expectStatus(await call(t.app, 'POST', `/v1/api-keys/${key.id}/roles`, admin.token, { role_id: 'role_api_full_access' }), 201);
+      const user = await createUser(t.app);
+      for (const target of [manager.id, user.id]) {
+        expectError(await assign(target, 'role_api_full_access', key.key), 403, 'You can only assign or remove roles you hold yourself');
+      }
+      expect(await roleIdsOf(manager.id)).not.toContain('role_api_full_access');
+      expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+    });
+
     it('may not remove a role they do not hold, such as Admin from another super admin', async () => {
       const other = await createUser(t.app, ['role_user', 'role_admin']);
       expectError(await remove(other.id, 'role_admin', userManager.token), 403, 'You can only assign or remove roles you hold yourself');

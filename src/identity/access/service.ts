@@ -55,6 +55,8 @@ export function createAccessService(deps: Deps) {
     const role = await requireRole(roleId);
     if (caller.isSuperAdmin) return role;
     if (role.is_super_admin || !caller.roles.includes(roleId)) throw RoleErrors.not_held();
+    // A key's roles are not its owner's: it may hand a role on only as far as it may use all of it (never beyond its owner).
+    if ((await repo.permissionsOfRole(roleId)).some((p) => !hasPermission(caller, `${p.resource}:${p.action}`))) throw RoleErrors.not_held();
     return role;
   }
 

@@ -298,6 +298,15 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     expect((await oauth({})).statusCode).toBe(400);
   });
 
+  it('PATCH email of a user without an email/password account answers 400 user.no_email_account', async () => {
+    const social = (await oauth(identity({ email: null }))).json().data;
+    expectResponse(await call(t.app, 'PATCH', `/v1/users/${social.id}`, admin, { email: 'social.user@example.org' }), 400, {
+      error: 'BadRequest',
+      message: 'email can only be changed for accounts created with email; this user has no email/password account',
+      code: 'user.no_email_account',
+    });
+  });
+
   it('looks users up by email: the system key any address, users only their own', async () => {
     const lookup = (email: string, token?: string) => call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
     await oauth(identity());

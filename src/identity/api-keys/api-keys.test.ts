@@ -477,6 +477,19 @@ describe('roles of API keys', () => {
     expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token)).statusCode).toBe(404);
   });
 
+  it('refuses a key maker role changes on their key once a super admin widened its scopes beyond them (403)', async () => {
+    const { id } = await createApiKey(t.app, keyMaker.token, { name: 'widened by admin' });
+    expectResponse(await call(t.app, 'PATCH', keyUrl(id), admin, { scopes: ['gps:*'] }), 200, expect.anything());
+    const beyond = "Scope 'gps:*' exceeds your own permissions";
+    expectForbidden(await assign(keyMaker.token, id, 'role_key_makers'), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token), beyond, 'role.scope_beyond_caller');
+  });
+
+  it('refuses the super admin a user_id of an unknown user on PATCH with 400', async () => {
+    const { id } = await createApiKey(t.app, admin, { name: 'to give away' });
+    expectBadRequest(await call(t.app, 'PATCH', keyUrl(id), admin, { user_id: randomUUID() }), 'user_id does not name an existing user', 'api_key.unknown_owner');
+  });
+
   it('refuses a key maker the removal of a role they do not hold with 403', async () => {
     const { id, key } = await createApiKey(t.app, keyMaker.token, { name: 'given read only' });
     expect((await assign(admin, id, 'role_api_read_only')).statusCode).toBe(201);

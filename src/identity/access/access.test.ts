@@ -51,6 +51,7 @@ const CODES: Record<string, string> = {
   'Permission not found': 'permission.not_found',
   'The role does not have this permission': 'role.permission_not_granted',
   'You can only grant permissions you hold yourself': 'permission.grant_not_held',
+  'You can only revoke permissions you hold yourself': 'permission.revoke_not_held',
   'Only super admins may change a super-admin role': 'role.super_admin_role',
   "Permission 'gps:read' already exists": 'permission.exists',
   'You can only assign or remove roles you hold yourself': 'role.not_held',
@@ -444,6 +445,12 @@ describe('role permissions', () => {
     it.each(['users:write', 'roles:delete', 'roles:*', '*:*'])('may not grant %s, which they do not hold', async (permission) => {
       expectError(await grant('role_grant_target', permission, roleManager), 403, 'You can only grant permissions you hold yourself');
       expect(await heldBy('role_grant_target')).not.toContain(permission);
+    });
+
+    it('may not revoke a permission they do not hold', async () => {
+      expectStatus(await grant('role_grant_target', 'users:write'), 201);
+      expectError(await revoke('role_grant_target', 'users:write', roleManager), 403, 'You can only revoke permissions you hold yourself');
+      expect(await heldBy('role_grant_target')).toContain('users:write');
     });
 
     it('may not grant to, revoke from or update the Admin role', async () => {

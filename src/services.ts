@@ -196,6 +196,8 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   events.on('user.purging', async ({ userId, trx, onCommit }) => ({
     sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
     api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
+    // A force-deleted active user skipped `user.deleting`: their OAuth tokens (cached ones too) end here.
+    oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
     oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
     audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
     gps_points_unattributed: await gps.forgetSender(userId, trx),

@@ -51,6 +51,7 @@ const CODES: Record<string, string> = {
   'Permission not found': 'permission.not_found',
   'The role does not have this permission': 'role.permission_not_granted',
   'You can only grant permissions you hold yourself': 'permission.grant_not_held',
+  'You can only revoke permissions you hold yourself': 'permission.revoke_not_held',
   'Only super admins may change a super-admin role': 'role.super_admin_role',
   "Permission 'gps:read' already exists": 'permission.exists',
   'You can only assign or remove roles you hold yourself': 'role.not_held',
@@ -446,6 +447,12 @@ describe('role permissions', () => {
       expect(await heldBy('role_grant_target')).not.toContain(permission);
     });
 
+    it('may not revoke a permission they do not hold', async () => {
+      expectStatus(await grant('role_grant_target', 'users:write'), 201);
+      expectError(await revoke('role_grant_target', 'users:write', roleManager), 403, 'You can only revoke permissions you hold yourself');
+      expect(await heldBy('role_grant_target')).toContain('users:write');
+    });
+
     it('may not grant to, revoke from or update the Admin role', async () => {
       const message = 'Only super admins may change a super-admin role';
       expectError(await grant('role_admin', 'roles:read', roleManager), 403, message);
@@ -785,6 +792,18 @@ describe('roles and permissions of users', () => {
       expect(await roleIdsOf(user.id)).toEqual(['role_user']);
     });
 
+    it('may not, through a key a super admin gave a role they lack, assign that role to anyone (themselves included)', async () => {
+      const manager = await createUser(t.app, ['role_user_managers', 'role_developer']);
+      const key = await createApiKey(t.app, manager.token, { name: 'user admin key', scopes: ['users:read', 'users:write'] });
+      expectStatus(await call(t.app, 'POST', `/v1/api-keys/${key.id}/roles`, admin.token, { role_id: 'role_api_full_access' }), 201);
+      const user = await createUser(t.app);
+      for (const target of [manager.id, user.id]) {
+        expectError(await assign(target, 'role_api_full_access', key.key), 403, 'You can only assign or remove roles you hold yourself');
+      }
+      expect(await roleIdsOf(manager.id)).not.toContain('role_api_full_access');
+      expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+    });
+
     it('may not remove a role they do not hold, such as Admin from another super admin', async () => {
       const other = await createUser(t.app, ['role_user', 'role_admin']);
       expectError(await remove(other.id, 'role_admin', userManager.token), 403, 'You can only assign or remove roles you hold yourself');
@@ -811,6 +830,8 @@ describe('roles and permissions of users', () => {
 
   it('refuses removing the Admin role from the only super admin with 409', async () => {
     expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
+    // However the id is spelled: upper case names the same user.
+    expectError(await remove(admin.id.toUpperCase(), 'role_admin'), 409, 'The last super admin cannot lose that role');
     expect(await roleIdsOf(admin.id)).toContain('role_admin');
     expectStatus(await call(t.app, 'GET', '/v1/roles', admin.token), 200);
   });

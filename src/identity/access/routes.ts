@@ -103,7 +103,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.delete('/v1/roles/:id/permissions/:permission_id', {
     config: { auth: requirePermission('roles:write') },
-    schema: { tags: roleTags, summary: 'Take a permission from a role', params: RolePermissionParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.super_admin_role, RoleErrors.not_found, RoleErrors.permission_not_granted) } },
+    schema: { tags: roleTags, summary: 'Take a permission from a role', params: RolePermissionParams, response: { 204: Type.Null(), ...errorResponses(PermissionErrors.revoke_not_held, RoleErrors.super_admin_role, RoleErrors.not_found, RoleErrors.permission_not_granted) } },
   }, async (request, reply) => {
     await access.revokePermission(callerOf(request), request.params.id, request.params.permission_id);
     return reply.status(204).send(null);

@@ -40,7 +40,8 @@ export function createAccessService(deps: Deps) {
 
   /** A user's roles changed: only their own credentials are re-read, not every cached one. */
   async function invalidateUser(userId: string): Promise<void> {
-    await deps.events.emit('user.roles_changed', { userId });
+    // Lower case, as stored: the user's OAuth tokens are found by it.
+    await deps.events.emit('user.roles_changed', { userId: userId.toLowerCase() });
   }
 
   async function requireRole(roleId: string) {
@@ -54,6 +55,8 @@ export function createAccessService(deps: Deps) {
     const role = await requireRole(roleId);
     if (caller.isSuperAdmin) return role;
     if (role.is_super_admin || !caller.roles.includes(roleId)) throw RoleErrors.not_held();
+    // A key's roles are not its owner's: it may hand a role on only as far as it may use all of it (never beyond its owner).
+    if ((await repo.permissionsOfRole(roleId)).some((p) => !hasPermission(caller, `${p.resource}:${p.action}`))) throw RoleErrors.not_held();
     return role;
   }
 
@@ -189,7 +192,7 @@ export function createAccessService(deps: Deps) {
       await deps.db.transaction().execute(async (trx) => {
         if (role.is_super_admin) {
           const admins = await repo.lockSuperAdmins(trx);
-          if (admins.size === 1 && admins.has(userId)) throw UserErrors.last_super_admin_role();
+          if (admins.size === 1 && admins.has(userId.toLowerCase())) throw UserErrors.last_super_admin_role();
         }
         if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw RoleErrors.not_assigned();
       });

@@ -477,6 +477,19 @@ describe('roles of API keys', () => {
     expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token)).statusCode).toBe(404);
   });
 
+  it('refuses a key maker role changes on their key once a super admin widened its scopes beyond them (403)', async () => {
+    const { id } = await createApiKey(t.app, keyMaker.token, { name: 'widened by admin' });
+    expectResponse(await call(t.app, 'PATCH', keyUrl(id), admin, { scopes: ['gps:*'] }), 200, expect.anything());
+    const beyond = "Scope 'gps:*' exceeds your own permissions";
+    expectForbidden(await assign(keyMaker.token, id, 'role_key_makers'), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token), beyond, 'role.scope_beyond_caller');
+  });
+
+  it('refuses the super admin a user_id of an unknown user on PATCH with 400', async () => {
+    const { id } = await createApiKey(t.app, admin, { name: 'to give away' });
+    expectBadRequest(await call(t.app, 'PATCH', keyUrl(id), admin, { user_id: randomUUID() }), 'user_id does not name an existing user', 'api_key.unknown_owner');
+  });
+
   it('refuses a key maker the removal of a role they do not hold with 403', async () => {
     const { id, key } = await createApiKey(t.app, keyMaker.token, { name: 'given read only' });
     expect((await assign(admin, id, 'role_api_read_only')).statusCode).toBe(201);
@@ -510,6 +523,21 @@ describe('roles of API keys', () => {
     const narrow = await createApiKey(t.app, admin, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:delete'] });
     expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
     expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
+  });
+
+  it('does not let a narrower sibling key regenerate, change or delete a key made wider by a role', async () => {
+    const owner = await createUser(t.app, ['role_key_makers', 'role_developer']);
+    const wide = await createApiKey(t.app, owner.token, { name: 'wide by role' });
+    expect((await assign(owner.token, wide.id, 'role_key_makers')).statusCode).toBe(201);
+    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
+    const narrow = await createApiKey(t.app, owner.token, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:write', 'api_keys:delete'] });
+    const beyond = "Scope 'gps:read' exceeds your own permissions";
+    expectForbidden(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), narrow.key), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'PATCH', keyUrl(wide.id), narrow.key, { name: 'renamed' }), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), beyond, 'role.scope_beyond_caller');
+    // The wide key still works with its value; its owner may still manage it.
+    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
+    expectResponse(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), owner.token), 200);
   });
 
   it("hides another owner's key roles behind 404 and answers 404 for an unknown role", async () => {

@@ -60,7 +60,8 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
         200: SingleEnvelope(ApiKey),
         ...errorResponses(
           ApiKeyErrors.expiry_in_past, ApiKeyErrors.owner_not_developer, ApiKeyErrors.is_system_super_admin_only,
-          ApiKeyErrors.owner_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found,
+          ApiKeyErrors.owner_super_admin_only, ApiKeyErrors.unknown_owner, ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller,
+          ApiKeyErrors.not_found,
         ),
       },
     },
@@ -103,7 +104,10 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
       body: RoleIdBody,
       response: {
         201: ListEnvelope(Role),
-        ...errorResponses(RoleErrors.not_held, ApiKeyErrors.not_found, RoleErrors.not_found, RoleErrors.already_on_key),
+        ...errorResponses(
+          RoleErrors.not_held, ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found, RoleErrors.not_found,
+          RoleErrors.already_on_key,
+        ),
       },
     },
   }, async (request, reply) => {
@@ -115,7 +119,7 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
 
   app.delete('/v1/api-keys/:id/roles/:role_id', {
     config: { auth: requirePermission('api_keys:write') },
-    schema: { tags, summary: 'Take a role from an API key', params: ApiKeyRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, ApiKeyErrors.not_found, RoleErrors.not_on_key) } },
+    schema: { tags, summary: 'Take a role from an API key', params: ApiKeyRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found, RoleErrors.not_found, RoleErrors.not_on_key) } },
   }, async (request, reply) => {
     await apiKeys.removeRole(callerOf(request), request.params.id, request.params.role_id);
     return reply.status(204).send(null);

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
-import type { Caller } from '../../platform/auth/caller.js';
+import { grants, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -57,8 +57,22 @@ export function createApiKeysService(deps: Deps) {
   async function mutableKey(caller: Caller, id: string, action: string) {
     const key = await visibleKey(caller, id);
     if (key.is_system && !caller.isSuperAdmin) throw ApiKeyErrors.system_key_super_admin_only(`Only super admins may ${action} system keys`);
-    deps.access.assertScopesWithin(caller, key.scopes);
+    await assertKeyWithin(caller, key);
     return key;
+  }
+
+  /**
+   * The caller must hold everything the key can do: its scopes, and what its roles give it as far as
+   * its owner holds that (a key never exceeds its owner), so a sibling key cannot obtain a key a role widened.
+   */
+  async function assertKeyWithin(caller: Caller, key: { id: string; scopes: string[]; is_system: boolean; user_id: string | null }) {
+    if (caller.isSuperAdmin) return;
+    let fromRoles = (await deps.access.accessOfApiKey(key.id, [])).permissions;
+    if (fromRoles.length > 0 && key.user_id && !key.is_system) {
+      const owner = await deps.access.accessOfUser(key.user_id);
+      if (!owner.isSuperAdmin) fromRoles = fromRoles.filter((permission) => grants(owner.permissions, permission));
+    }
+    deps.access.assertScopesWithin(caller, [...key.scopes, ...fromRoles]);
   }
 
   /** user_id: super admins only, and the owner must hold role_developer. */
@@ -182,7 +196,7 @@ export function createApiKeysService(deps: Deps) {
     async remove(caller: Caller, id: string, request: FastifyRequest) {
       const existing = await visibleKey(caller, id);
       if (existing.is_system) throw ApiKeyErrors.system_key_delete();
-      deps.access.assertScopesWithin(caller, existing.scopes);
+      await assertKeyWithin(caller, existing);
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
         await deps.audit.record(

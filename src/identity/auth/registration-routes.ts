@@ -47,7 +47,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Confirm a registration and sign in',
       description: 'Creates the user with an email account and the default role, and starts a session.',
       body: TokenBody,
-      response: { 201: AuthResponse, ...errorResponses(MailedTokenErrors.invalid, UserErrors.username_taken) },
+      response: { 201: AuthResponse, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_registered, UserErrors.username_taken) },
     },
   }, async (request, reply) => {
     const signedIn = await registration.verifyAndSignIn(request, request.body.token);
@@ -61,7 +61,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Confirm an emailed link: registration, email change or email link',
       description: 'Says which kind the token was; never starts a session.',
       body: TokenBody,
-      response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) },
+      response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use, UserErrors.email_registered, UserErrors.username_taken) },
     },
   }, async (request) => verifyEmail(request, request.body.token));
 

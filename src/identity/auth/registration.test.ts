@@ -183,6 +183,23 @@ describe('registration', () => {
     expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' });
   });
 
+  it('409 on register/verify and verify-email when the email (an administrator moved another account to it) or the username was taken meanwhile', async () => {
+    const admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
+    for (const url of ['/v1/auth/register/verify', '/v1/auth/verify-email']) {
+      const { input, token } = await registerAndGetToken();
+      const other = await createUser(t.app);
+      const moved = await t.app.inject({ method: 'PATCH', url: `/v1/users/${other.id}`, headers: bearer(admin), payload: { email: input.email } });
+      expect(moved.statusCode).toBe(200);
+      const response = await post(url, { token });
+      expect(response.json()).toEqual({ error: 'Conflict', message: 'Email is already registered', code: 'user.email_registered' });
+    }
+    const { input, token } = await registerAndGetToken();
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, { email: 'name.taker@example.org', username: input.username, password: 'another password' }),
+    );
+    expect((await post('/v1/auth/verify-email', { token })).json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' });
+  });
+
   it('400 when registration is switched off', async () => {
     const closed = await buildTestApp({ config: { smtpUrl: smtp.url, registrationEnabled: false } });
     try {

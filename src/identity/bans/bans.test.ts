@@ -121,6 +121,13 @@ describe('POST /v1/users/{id}/ban', () => {
     }
   });
 
+  it('refuses banning yourself however your id is spelled (upper case names the same user)', async () => {
+    const banners = await createRoleWith(t.app, 'Self Banners', ['users:ban']);
+    const user = await createUser(t.app, ['role_user', banners]);
+    expect((await ban(user.id.toUpperCase(), {}, user.token)).json()).toEqual({ error: 'BadRequest', message: 'You cannot ban yourself', code: 'ban.self' });
+    expect((await me(user.token)).statusCode).toBe(200);
+  });
+
   it('lets only a super admin ban a super admin, and nobody a user holding more than they do', async () => {
     const moderatorRole = await createRoleWith(t.app, 'Moderator', ['users:read', 'users:ban']);
     const moderator = await createUser(t.app, [moderatorRole]);

@@ -140,7 +140,7 @@ export function createOAuthClientsService(deps: Deps) {
     },
 
     async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
-      await changeable(caller, id);
+      const current = await changeable(caller, id);
       const changes = await checkedChanges(caller, input);
       const updated = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
@@ -151,7 +151,8 @@ export function createOAuthClientsService(deps: Deps) {
         }, trx);
         return changed;
       });
-      if (changes.is_active === false || changes.allowed_scopes) await deps.events.emit('oauth_client.restricted', { clientId: id });
+      // The id as stored (the path may spell it in upper case; tokens record it in lower case).
+      if (changes.is_active === false || changes.allowed_scopes) await deps.events.emit('oauth_client.restricted', { clientId: current.id });
       return updated;
     },
 
@@ -185,7 +186,7 @@ export function createOAuthClientsService(deps: Deps) {
           metadata: { name: client.name },
         }, trx);
       });
-      await deps.events.emit('oauth_client.restricted', { clientId: id });
+      await deps.events.emit('oauth_client.restricted', { clientId: client.id });
     },
   };
 }

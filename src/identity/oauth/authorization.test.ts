@@ -270,6 +270,17 @@ describe('what an access token may do', () => {
     expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
   });
 
+  it('stops at once, though already in use, when its client is deactivated or deleted through an upper-case id', async () => {
+    for (const [method, payload] of [['PATCH', { is_active: false }], ['DELETE', undefined]] as const) {
+      const registered = await registerClient();
+      const { tokens } = await codeFlow(registered);
+      expect((await me(tokens.access_token)).statusCode).toBe(200);
+      const changed = await t.app.inject({ method, url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`, headers: bearer(owner.token), payload });
+      expect(changed.statusCode).toBeLessThan(300);
+      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    }
+  });
+
   it('stops when its user is deleted', async () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
@@ -403,6 +414,36 @@ describe('revocation', () => {
     const ban = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } });
     expect(ban.statusCode).toBeLessThan(300);
     expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+});
+
+describe('tokens of a user deleted for good', () => {
+  it('stop at once when an active user is force-deleted (their cached token included)', async () => {
+    const user = await createUser(t.app);
+    const { tokens } = await codeFlow(await registerClient(), user);
+    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    const purge = await t.app.inject({ method: 'POST', url: `/v1/admin/users/${user.id}/force-delete`, headers: bearer(admin), payload: { reason: 'abuse' } });
+    expect(purge.statusCode).toBe(200);
+    expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+});
+
+describe('tokens of a user changed through a path spelling the id in upper case', () => {
+  const gps = (token: string) => t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(token) });
+
+  it('stop at once when the user is banned or deleted, and lose a removed role at once', async () => {
+    for (const change of ['ban', 'delete', 'role'] as const) {
+      const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
+      const { tokens } = await codeFlow(await registerClient(), user);
+      expect((await gps(tokens.access_token)).statusCode).toBe(200);
+      const upper = user.id.toUpperCase();
+      const changed =
+        change === 'ban' ? await t.app.inject({ method: 'POST', url: `/v1/users/${upper}/ban`, headers: bearer(admin), payload: {} })
+        : change === 'delete' ? await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}`, headers: bearer(admin) })
+        : await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}/roles/role_api_read_only`, headers: bearer(admin) });
+      expect(changed.statusCode).toBeLessThan(300);
+      expect((await gps(tokens.access_token)).statusCode, change).toBe(change === 'role' ? 403 : 401);
+    }
   });
 });
 

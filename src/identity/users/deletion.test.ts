@@ -163,6 +163,8 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
     expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).json()).toMatchObject({ code: 'user.not_found' });
     const self = await call('POST', `/v1/admin/users/${adminId}/force-delete`, { reason: 'x' });
     expect({ status: self.statusCode, code: self.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
+    const upper = await call('POST', `/v1/admin/users/${adminId.toUpperCase()}/force-delete`, { reason: 'x' });
+    expect({ status: upper.statusCode, code: upper.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
     expect((await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'x' }, TEST_SYSTEM_KEY)).statusCode).toBe(403);
   });
 });

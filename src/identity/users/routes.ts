@@ -78,8 +78,8 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
         200: SingleEnvelope(User),
         ...errorResponses(
           UserErrors.avatars_disabled, UserErrors.invalid_email, UserErrors.invalid_url, UserErrors.invalid_username,
-          UserErrors.own_email_needs_confirmation, UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.email_in_use,
-          UserErrors.username_taken,
+          UserErrors.own_email_needs_confirmation, UserErrors.no_email_account, UserErrors.no_primary_account, UserErrors.sign_in_beyond_caller,
+          UserErrors.not_found, UserErrors.email_in_use, UserErrors.username_taken,
         ),
       },
     },
@@ -150,6 +150,10 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.post('/v1/users/oauth', {
     config: { auth: requireAuthenticated() },
+    // Before the body is validated (as the guard's checks are): any other caller gets 401, not a hint about the input.
+    onRequest: async (request) => {
+      if (request.caller && !request.caller.isSystem) throw OauthSignInErrors.system_key_only();
+    },
     schema: {
       tags,
       summary: 'Social sign-in: create or update the account of a provider identity (system key only)',

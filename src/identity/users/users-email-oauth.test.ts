@@ -291,6 +291,22 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     expectResponse(await oauth(identity(), 'wg_not_a_real_key'), 401, UNAUTHORIZED);
   });
 
+  it('answers 401 to a caller other than the system key before looking at the body', async () => {
+    expectResponse(await oauth({}, alice.token), 401, SYSTEM_ONLY);
+    expectResponse(await oauth({ ...identity(), name: 42 }, admin), 401, SYSTEM_ONLY);
+    expectResponse(await call(t.app, 'POST', '/v1/users/oauth', undefined, {}), 401, UNAUTHORIZED);
+    expect((await oauth({})).statusCode).toBe(400);
+  });
+
+  it('PATCH email of a user without an email/password account answers 400 user.no_email_account', async () => {
+    const social = (await oauth(identity({ email: null }))).json().data;
+    expectResponse(await call(t.app, 'PATCH', `/v1/users/${social.id}`, admin, { email: 'social.user@example.org' }), 400, {
+      error: 'BadRequest',
+      message: 'email can only be changed for accounts created with email; this user has no email/password account',
+      code: 'user.no_email_account',
+    });
+  });
+
   it('looks users up by email: the system key any address, users only their own', async () => {
     const lookup = (email: string, token?: string) => call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
     await oauth(identity());

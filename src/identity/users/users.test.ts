@@ -245,6 +245,17 @@ describe('updating users', () => {
     expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
   });
 
+  it('email in PATCH: the own-address rule holds however the id is spelled (upper case is the same user)', async () => {
+    const erin = await createUser(t.app);
+    const upper = erin.id.toUpperCase();
+    expectResponse(await patch(upper, erin.token, { email: 'erin.moved@example.org' }), 400, {
+      error: 'BadRequest',
+      message: `To change your own email, use POST /v1/users/${erin.id}/email/request-change: the new address must be confirmed first`,
+      code: 'user.own_email_needs_confirmation',
+    });
+    expect(await login(t.app, `${erin.username}@example.org`, erin.password)).toMatch(/^ses_/);
+  });
+
   it('a users:write holder may not change the email of a user with permissions beyond their own', async () => {
     await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
     const editor = await createUser(t.app, ['role_user_editors']);
@@ -299,12 +310,22 @@ describe('deleting users', () => {
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
   });
 
+  it('a deleted user is gone however the id is spelled, also after being read in upper case', async () => {
+    const user = await createUser(t.app);
+    const upper = user.id.toUpperCase();
+    expect((await call(t.app, 'GET', `/v1/users/${upper}`, admin)).json().data.id).toBe(user.id);
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, admin), 204);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}/roles`, admin), 404, USER_NOT_FOUND);
+  });
+
   it('keeps the last super admin', async () => {
     const id = await adminIdOf(t);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     const second = await createUser(t.app, ['role_admin']);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id.toUpperCase()}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
     expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
   });
 });

@@ -193,15 +193,19 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
     };
   });
-  events.on('user.purging', async ({ userId, trx, onCommit }) => ({
-    sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
-    api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
-    // A force-deleted active user skipped `user.deleting`: their OAuth tokens (cached ones too) end here.
-    oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
-    oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
-    audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
-    gps_points_unattributed: await gps.forgetSender(userId, trx),
-  }));
+  events.on('user.purging', async ({ userId, trx, onCommit }) => {
+    // A force-deleted active user's open apps are told, as on a deletion (for a purge after the grace period nobody is left to tell).
+    onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
+    return {
+      sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
+      api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
+      // A force-deleted active user skipped `user.deleting`: their OAuth tokens (cached ones too) end here.
+      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
+      oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
+      audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
+      gps_points_unattributed: await gps.forgetSender(userId, trx),
+    };
+  });
   // Keys refused during the ban may sit in the short negative cache; re-read them now.
   events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));
   /** Hourly: rows that can never be used again (several hold password hashes), and users past their deletion grace period. */

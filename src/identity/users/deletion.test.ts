@@ -21,6 +21,9 @@ const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object, 
 const status = (id: string) => call('GET', `/v1/admin/users/${id}/deletion-status`);
 const remove = async (id: string) => expect((await call('DELETE', `/v1/users/${id}`)).statusCode).toBe(204);
 const iso = (ms: number) => new Date(ms).toISOString();
+/** The app on a real port, for WebSocket clients (listened on once, by whichever test needs it first). */
+let base: Promise<string> | undefined;
+const listening = () => (base ??= t.app.listen({ host: '127.0.0.1', port: 0 }));
 const eventsOf = (userId: string) =>
   t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', userId).orderBy('created_at').execute();
 
@@ -72,9 +75,8 @@ describe('deletion status and cancel-deletion', () => {
 
 describe('DELETE /v1/users/{id}', () => {
   it("tells the user's open apps to sign out and disconnects them", async () => {
-    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const user = await createUser(t.app);
-    const openApp = await socketAs(base, user.token);
+    const openApp = await socketAs(await listening(), user.token);
     await remove(user.id);
     expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'account_deleted' });
     expect((await openApp.closed).code).toBe(4001);
@@ -134,6 +136,14 @@ describe('the purge', () => {
 });
 
 describe('POST /v1/admin/users/{id}/force-delete', () => {
+  it("tells an active user's open apps to sign out and disconnects them", async () => {
+    const user = await createUser(t.app);
+    const openApp = await socketAs(await listening(), user.token);
+    expect((await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' })).statusCode).toBe(200);
+    expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'account_deleted' });
+    expect((await openApp.closed).code).toBe(4001);
+  });
+
   it('removes an active user at once: sessions and keys end, a system key passes to the installation', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
     const own = await createApiKey(t.app, user.token, { name: 'own', scopes: ['gps:read'] });

@@ -99,7 +99,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
       tags,
       summary: 'Withdraw your consent to a third-party client',
       description: 'Ends every token the client holds for you; the next authorization asks for consent again. ' +
-        'Needs your session or an OAuth access token. Records consent_revoked.',
+        'Needs your session (not an OAuth access token: no app withdraws the consent given to another). Records consent_revoked.',
       body: Type.Object({ client_id: Uuid }, { additionalProperties: false, examples: [{ client_id: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d' }] }),
       response: { 200: SuccessMessage, ...errorResponses(OAuthErrors.user_context_required, OAuthErrors.consent_not_found) },
     },

@@ -3,7 +3,7 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
-import { bearer, buildTestApp, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createRoleWith, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -414,6 +414,22 @@ describe('revocation', () => {
     const ban = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } });
     expect(ban.statusCode).toBeLessThan(300);
     expect((await me(tokens.access_token)).statusCode).toBe(401);
+  });
+});
+
+describe('an access token granted audit:write', () => {
+  it('records an event through REST and GraphQL alike', async () => {
+    const role = await createRoleWith(t.app, `audit_writer_${randomUUID().slice(0, 8)}`, ['audit:write']);
+    const writer = await createUser(t.app, ['role_user', role]);
+    const { tokens } = await codeFlow(await registerClient({ allowed_scopes: ['openid', 'audit:write'] }), writer, 'openid audit:write');
+    const event = { event_type: 'user_updated', user_id: writer.id, metadata: { via: 'oauth' } };
+    const rest = await t.app.inject({ method: 'POST', url: '/v1/internal/audit', headers: bearer(tokens.access_token), payload: event });
+    expect(rest.statusCode).toBe(201);
+    const gql = await fetch(`${base}/v1/gql`, {
+      method: 'POST', headers: { 'content-type': 'application/json', ...bearer(tokens.access_token) },
+      body: JSON.stringify({ query: 'mutation ($input: AuditEventInput!) { logAuditEvent(input: $input) { eventType userId } }', variables: { input: { eventType: 'user_updated', userId: writer.id } } }),
+    });
+    expect(await gql.json()).toEqual({ data: { logAuditEvent: { eventType: 'user_updated', userId: writer.id } } });
   });
 });
 

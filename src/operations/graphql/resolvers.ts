@@ -239,7 +239,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       // The service decides (system key, audit:write, the app assertion for end-user actors), as for POST /v1/internal/audit.
       logAuditEvent: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
-        guard(context, requireAuthenticated(), true);
+        guard(context, requireAuthenticated({ oauthTokens: true }), true);
         return services.audit.ingest(context.request, context.caller, null, bodyFrom(checks.audit, args.input));
       },
     },

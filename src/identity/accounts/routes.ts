@@ -89,7 +89,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       summary: 'Confirm an email link with the mailed token: creates the email account',
       description: 'The token decides the user (as with POST /v1/auth/verify-email).',
       body: TokenBody,
-      response: { 200: EmailLinked, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use) },
+      response: { 200: EmailLinked, ...errorResponses(MailedTokenErrors.invalid, AccountErrors.email_already_linked, UserErrors.email_in_use) },
     },
   }, async (request) => accounts.verifyEmailLink(request, request.body.token));
 

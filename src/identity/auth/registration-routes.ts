@@ -10,6 +10,7 @@ import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswor
 import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { RegistrationErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
+import { AccountErrors } from '../accounts/errors.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Authentication'];
@@ -61,7 +62,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       summary: 'Confirm an emailed link: registration, email change or email link',
       description: 'Says which kind the token was; never starts a session.',
       body: TokenBody,
-      response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use, UserErrors.email_registered, UserErrors.username_taken) },
+      response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use, UserErrors.email_registered, UserErrors.username_taken, AccountErrors.email_already_linked) },
     },
   }, async (request) => verifyEmail(request, request.body.token));
 

@@ -417,6 +417,19 @@ describe('revocation', () => {
   });
 });
 
+describe('introspection (RFC 7662)', () => {
+  it('answers a client about its own tokens only: another client learns nothing of them', async () => {
+    const user = await createUser(t.app);
+    const { rp, tokens } = await codeFlow(await registerClient(), user);
+    expect(await client.tokenIntrospection(rp, tokens.access_token)).toMatchObject({ active: true, sub: user.id });
+
+    const stranger = await relyingParty(await registerClient({}, (await createUser(t.app, ['role_user', 'role_developer'])).token));
+    for (const token of [tokens.access_token, tokens.refresh_token!]) {
+      expect(await client.tokenIntrospection(stranger, token)).toEqual({ active: false });
+    }
+  });
+});
+
 describe('an access token granted audit:write', () => {
   it('records an event through REST and GraphQL alike', async () => {
     const role = await createRoleWith(t.app, `audit_writer_${randomUUID().slice(0, 8)}`, ['audit:write']);

@@ -72,7 +72,9 @@ export async function createProvider(deps: Deps): Promise<Provider> {
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
-      introspection: { enabled: true },
+      // A client learns about its own tokens only (oidc-provider's default answers any confidential client
+      // about every token, and anyone may register one). Tokens are opaque: this API resolves them itself.
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       // Apps sign users out through POST /v1/auth/logout-app and logout-everywhere.

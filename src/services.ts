@@ -82,7 +82,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, signInThrottle, audit, kv, log,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log,
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });

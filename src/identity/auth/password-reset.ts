@@ -14,6 +14,7 @@ import { checkedPassword, normaliseEmail, type UsersService } from '../users/ser
 import { afterCommit } from '../../platform/events.js';
 import type { SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
+import type { OAuthService } from '../oauth/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { Clock } from '../../platform/clock.js';
@@ -33,6 +34,8 @@ interface Deps {
   audit: AuditWriter;
   /** A 2FA challenge opened with the old password must not outlive it. */
   twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
+  /** Nor a sign-in on the OAuth provider's pages (its browser session). */
+  oauth: Pick<OAuthService, 'endBrowserSessionsOf'>;
   /** Sign-in lockouts of the account end once its password is new. */
   signInThrottle: Pick<SignInThrottle, 'clear'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
@@ -100,6 +103,7 @@ export function createPasswordResetService(deps: Deps) {
         if (!account) throw MailedTokenErrors.invalid();
         const revoked = await deps.sessions.revokeAllOfUser(consumed.user_id, trx, onCommit);
         await deps.twoFactor.closeChallengesOf(consumed.user_id, trx);
+        await deps.oauth.endBrowserSessionsOf(consumed.user_id, trx);
         await deps.audit.record(
           request,
           { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },

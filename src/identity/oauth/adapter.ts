@@ -163,6 +163,11 @@ export async function revokeArtifactsOf(db: Kysely<Schema>, userId: string, clie
   };
 }
 
+/** Ends a user's provider browser sessions (the sign-ins a browser keeps for 14 days); their tokens stay. */
+export async function endSessionsOf(db: Kysely<Schema>, userId: string): Promise<void> {
+  await db.deleteFrom('oauth_artifacts').where('model', '=', 'Session').where('account_id', '=', userId).execute();
+}
+
 /** Revokes every artifact a client holds, for all users (the client was deactivated, deleted or narrowed). */
 export async function revokeArtifactsOfClient(db: Kysely<Schema>, clientId: string): Promise<string[]> {
   const deleted = await db.deleteFrom('oauth_artifacts').where('client_id', '=', clientId).returning(['model', 'id']).execute();

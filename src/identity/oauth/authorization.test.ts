@@ -2,8 +2,9 @@ import { createHmac, randomUUID } from 'node:crypto';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
+import { tokenFromMail } from '../../../test/fakes/smtp.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
-import { bearer, buildTestApp, createRoleWith, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -426,6 +427,42 @@ describe('introspection (RFC 7662)', () => {
     const stranger = await relyingParty(await registerClient({}, (await createUser(t.app, ['role_user', 'role_developer'])).token));
     for (const token of [tokens.access_token, tokens.refresh_token!]) {
       expect(await client.tokenIntrospection(stranger, token)).toEqual({ active: false });
+    }
+  });
+});
+
+describe('the provider\'s browser session', () => {
+  it('ends with a password reset: the old password\'s sign-in no longer authorizes', async () => {
+    const port = await freePort();
+    const here = `http://127.0.0.1:${port}`;
+    const { t: mailing, smtp } = await buildMailingTestApp({ config: { publicUrl: here } });
+    try {
+      await mailing.app.listen({ host: '127.0.0.1', port });
+      const user = await createUser(mailing.app, ['role_user', 'role_developer']);
+      const created = await mailing.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Harbour Log', redirect_uris: [REDIRECT] } });
+      const rp = await client.discovery(new URL(`${here}/v1/oauth`), created.json().client.id, undefined, client.ClientSecretBasic(created.json().client_secret), { execute: [client.allowInsecureRequests] });
+      const browser = new FormBrowser(here);
+      const landing = async () => browser.follow(await browser.get((await startFlow(rp, 'openid profile')).url));
+
+      let { response, url } = await landing();
+      while (url.startsWith(here)) {
+        const page = await response.text();
+        const form: Record<string, string> = page.includes('name="password"') ? { identifier: user.username, password: user.password } : { decision: 'allow' };
+        ({ response, url } = await browser.follow(await browser.post(formAction(page), form)));
+      }
+      // Signed in on the provider: the next authorization goes straight back to the app.
+      expect((await landing()).url.startsWith(REDIRECT)).toBe(true);
+
+      const email = `${user.username}@example.org`;
+      await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
+      const token = tokenFromMail(await smtp.waitFor(email));
+      expect((await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'a brand new password' } })).statusCode).toBe(200);
+
+      const after = await landing();
+      expect(after.url.startsWith(here)).toBe(true);
+      expect(await after.response.text()).toContain('name="password"');
+    } finally {
+      await mailing.close();
     }
   });
 });

@@ -13,7 +13,7 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, createArtifactWriter, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
+import { accessTokenHashesOf, createArtifactWriter, endSessionsOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
@@ -137,6 +137,8 @@ export function createOAuthService(deps: Deps) {
       return revoked.tokens;
     },
     activeClient: deps.clients.activeClient,
+    /** In the caller's transaction (a password reset): a sign-in on the provider made with the old password authorizes nothing more. */
+    endBrowserSessionsOf: (userId: string, trx: Kysely<Schema>) => endSessionsOf(trx, userId),
 
     /** Ends every token, code and grant of the client, for every user. */
     async revokeClient(clientId: string): Promise<void> {

@@ -79,6 +79,24 @@ describe('OAuth provider', () => {
     expect(introspected.map((answer) => answer.active)).toEqual([false, ...Array(11).fill(true)]);
   });
 
+  it('serves every endpoint discovery names, and takes the secret by each client authentication it lists', async () => {
+    const discovered = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const endpoints = Object.entries(discovered).filter(([name, value]) => name.endsWith('_endpoint') || name === 'jwks_uri').map(([, url]) => url as string);
+    for (const url of endpoints) {
+      const answer = await fetch(url, { method: url.endsWith('/authorize') || url.endsWith('/jwks') || url.endsWith('/userinfo') ? 'GET' : 'POST' });
+      expect([url, answer.status === 404]).toEqual([url, false]);
+    }
+    const { client: registered, client_secret } = await registerClient();
+    const grant = (headers: Record<string, string>, body: string) =>
+      fetch(`${base}/v1/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body: `grant_type=client_credentials&${body}` });
+    const byMethod: Record<string, () => Promise<Response>> = {
+      client_secret_basic: () => grant({ authorization: `Basic ${Buffer.from(`${registered.id}:${client_secret}`).toString('base64')}` }, ''),
+      client_secret_post: () => grant({}, `client_id=${registered.id}&client_secret=${client_secret}`),
+    };
+    const listed = discovered.token_endpoint_auth_methods_supported as string[];
+    for (const method of listed.filter((name) => name !== 'none')) expect([method, (await byMethod[method]!()).status]).toEqual([method, 200]);
+  });
+
   it('answers token requests with Cache-Control: no-store', async () => {
     const { client: registered, client_secret } = await registerClient();
     const response = await fetch(`${base}/v1/oauth/token`, {

@@ -79,8 +79,12 @@ export async function createProvider(deps: Deps): Promise<Provider> {
       userinfo: { enabled: true },
       // Apps sign users out through POST /v1/auth/logout-app and logout-everywhere.
       rpInitiatedLogout: { enabled: false },
+      // Not routed (pushed requests are optional in OAuth 2.1), so not advertised in discovery either.
+      pushedAuthorizationRequests: { enabled: false },
     },
-    clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
+    // A confidential client is registered for HTTP Basic (oidc-provider takes only a client's registered
+    // method), so that is the one advertised; public clients send client_id alone.
+    clientAuthMethods: ['client_secret_basic', 'none'],
     enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALGORITHM], userinfoSigningAlgValues: [SIGNING_ALGORITHM], introspectionSigningAlgValues: [SIGNING_ALGORITHM] },
     pkce: { required: () => true, methods: ['S256'] },
     allowOmittingSingleRegisteredRedirectUri: false,

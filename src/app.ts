@@ -5,6 +5,7 @@ import type { Database } from './platform/db/database.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
+import { registerHostCheck } from './platform/http/envelopes.js';
 import { AppError, frameworkErrorResponse, registerErrorHandling } from './platform/http/errors.js';
 import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
@@ -117,6 +118,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerValidation(app);
   registerErrorHandling(app);
   registerRequestLogging(app);
+  registerHostCheck(app);
   await registerDocs(app, config);
   options.instrument?.(app as unknown as FastifyInstance);
 

@@ -153,6 +153,17 @@ describe('HTTP conventions', () => {
     expect(withPort.json()._links.self).toBe(new URL(`http://API.test:80${target}`).toString());
   });
 
+  it.each(['a b', 'api.test:99999', '[::1', 'x%zz', 'a/b', 'a?b', 'a#b', 'user@api.test'])(
+    'refuses the Host %j, which cannot stand in a link, with 400 before any handler (not 500 after it)',
+    async (host) => {
+      const response = await get('/v1/probe/one', { host });
+      expect({ status: response.statusCode, body: response.json() }).toEqual({
+        status: 400, body: { error: 'BadRequest', message: 'The Host header is not a valid host', code: 'request.bad_host' },
+      });
+      expect(response.headers['x-request-id']).toEqual(expect.any(String));
+    },
+  );
+
   it.each([
     [{ count: 1 }, "Body field 'item_name' is required"],
     [{ item_name: 'x', count: 9 }, "Body field 'count' must be <= 5"],

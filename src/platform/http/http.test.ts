@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { openSocket } from '../../../test/ws-client.js';
 import { classifyDatabaseError } from '../db/errors.js';
 import { defineErrors } from './errors.js';
 import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from './envelopes.js';
@@ -411,6 +412,28 @@ describe('links with PUBLIC_URL', () => {
       const body = (await t.app.inject({ method: 'GET', url: '/v1/probe/items?page=3' })).json();
       expect(body._links.self).toBe('https://gps.example.org/api/v1/probe/items?page=3&limit=10');
       expect(body._links.prev).toBe('https://gps.example.org/api/v1/probe/items?page=2&limit=10');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('a WebSocket upgrade to a route without WebSocket', () => {
+  it('logs neither the path nor the query string, which may carry tokens', async () => {
+    const t = await buildTestApp({ captureLogs: true });
+    try {
+      const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      // The system key looks a session up by its token in the path (GET /v1/sessions/{token}).
+      const session = await login(t.app, 'admin', TEST_ADMIN.password);
+      const headers = bearer(TEST_SYSTEM_KEY);
+      for (const path of [`/v1/sessions/${session}`, '/verify-email?token=secret_in_the_query']) {
+        const socket = await openSocket(base, { path, headers: path.startsWith('/v1/sessions/') ? headers : {} });
+        await socket.closed;
+      }
+      await expect.poll(() => t.logs().filter((line) => line.msg === 'closed incoming websocket connection for path with no websocket handler').length).toBe(2);
+      const everything = JSON.stringify(t.logs());
+      expect(everything).not.toContain(session);
+      expect(everything).not.toContain('secret_in_the_query');
     } finally {
       await t.close();
     }

@@ -118,7 +118,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   registerValidation(app);
   registerErrorHandling(app);
   registerRequestLogging(app);
-  registerHostCheck(app);
   await registerDocs(app, config);
   options.instrument?.(app as unknown as FastifyInstance);
 
@@ -134,6 +133,18 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', () => services.community.stop());
   // preClose: connections are told to go away (1001) before the server stops listening.
   app.addHook('preClose', () => services.realtime.stop());
+  // Before every hook that can refuse a request (Host, credentials, rate limits): its onRequest marks an
+  // upgrade as one, and only a marked upgrade's socket is destroyed after the answer; a refused upgrade
+  // was kept open for good (piling up, and holding the server open on close). After realtime's preClose,
+  // so connections are told 1001 before the plugin closes the rest.
+  await app.register(websocket, {
+    options: {
+      maxPayload: WS_MAX_MESSAGE_BYTES,
+      // Browsers send the ticket as a second subprotocol entry and need the server to select one.
+      handleProtocols: (protocols) => (protocols.has('service-ticket') ? 'service-ticket' : false),
+    },
+  });
+  registerHostCheck(app);
   app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
   if (config.metricsToken) {
     registerMetrics(app, {
@@ -167,13 +178,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       maxAge: 600,
     });
   }
-  await app.register(websocket, {
-    options: {
-      maxPayload: WS_MAX_MESSAGE_BYTES,
-      // Browsers send the ticket as a second subprotocol entry and need the server to select one.
-      handleProtocols: (protocols) => (protocols.has('service-ticket') ? 'service-ticket' : false),
-    },
-  });
 
   await app.register(systemRoutes);
   await app.register(authRoutes, { auth: services.auth });

@@ -439,3 +439,14 @@ describe('a WebSocket upgrade to a route without WebSocket', () => {
     }
   });
 });
+
+describe('an upgrade request refused before its route (system key outside its allowlist, a bad Host, a rate limit)', () => {
+  it('does not keep the connection, so it neither piles up nor holds the server open on close', async () => {
+    const t = await buildTestApp();
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    await expect(openSocket(base, { path: '/v1/health', headers: bearer(TEST_SYSTEM_KEY) })).rejects.toThrow('handshake refused: 403');
+    let closed = false;
+    await Promise.race([t.close().then(() => (closed = true)), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    expect(closed, 'the server closed within 5 s').toBe(true);
+  });
+});

@@ -5,6 +5,7 @@ import type { Database } from './platform/db/database.js';
 import { systemClock, type Clock } from './platform/clock.js';
 import type { KeyValueStore } from './platform/kv/index.js';
 import { registerDocs } from './platform/http/docs.js';
+import { registerHostCheck } from './platform/http/envelopes.js';
 import { AppError, frameworkErrorResponse, registerErrorHandling } from './platform/http/errors.js';
 import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } from './platform/http/logging.js';
 import { registerValidation } from './platform/http/validation.js';
@@ -132,6 +133,18 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', () => services.community.stop());
   // preClose: connections are told to go away (1001) before the server stops listening.
   app.addHook('preClose', () => services.realtime.stop());
+  // Before every hook that can refuse a request (Host, credentials, rate limits): its onRequest marks an
+  // upgrade as one, and only a marked upgrade's socket is destroyed after the answer; a refused upgrade
+  // was kept open for good (piling up, and holding the server open on close). After realtime's preClose,
+  // so connections are told 1001 before the plugin closes the rest.
+  await app.register(websocket, {
+    options: {
+      maxPayload: WS_MAX_MESSAGE_BYTES,
+      // Browsers send the ticket as a second subprotocol entry and need the server to select one.
+      handleProtocols: (protocols) => (protocols.has('service-ticket') ? 'service-ticket' : false),
+    },
+  });
+  registerHostCheck(app);
   app.decorate('websocketStats', (): WebSocketStats => ({ status: 'up', ...services.realtime.stats() }));
   if (config.metricsToken) {
     registerMetrics(app, {
@@ -165,13 +178,6 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       maxAge: 600,
     });
   }
-  await app.register(websocket, {
-    options: {
-      maxPayload: WS_MAX_MESSAGE_BYTES,
-      // Browsers send the ticket as a second subprotocol entry and need the server to select one.
-      handleProtocols: (protocols) => (protocols.has('service-ticket') ? 'service-ticket' : false),
-    },
-  });
 
   await app.register(systemRoutes);
   await app.register(authRoutes, { auth: services.auth });

@@ -1,5 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ErrorDefinition } from './errors.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { RequestErrors, type ErrorDefinition } from './errors.js';
 import { Type, type Static, type TSchema } from 'typebox';
 
 /** `{ error, message, code }`: the body of every error response. */
@@ -103,6 +103,35 @@ export function requestUrl(request: FastifyRequest, query?: Record<string, strin
 /** PUBLIC_URL when configured (stored without a trailing slash), else the request's own protocol and host. */
 export function publicBaseUrl(request: FastifyRequest): string {
   return request.server.config.publicUrl ?? `${request.protocol}://${request.host}`;
+}
+
+/** Request bases (no PUBLIC_URL) already seen to be a scheme and a host only. */
+const usableBases = new Set<string>();
+
+/**
+ * Without PUBLIC_URL, links are built from the request's Host. One the URL standard cannot read as a host
+ * (`a b`, `h:99999`) made every link a 500, on a write after its commit; one it reads as more than a host
+ * (`a/b`, `a?b`, `u@h`) made links point elsewhere. Either is refused (400 `request.bad_host`) before any
+ * handler runs.
+ */
+export function registerHostCheck(app: FastifyInstance): void {
+  if (app.config.publicUrl) return;
+  app.addHook('onRequest', (request, _reply, done) => done(usableBase(publicBaseUrl(request)) ? undefined : RequestErrors.bad_host()));
+}
+
+function usableBase(base: string): boolean {
+  if (usableBases.has(base)) return true;
+  let url: URL;
+  try {
+    url = new URL(`${base}/`);
+  } catch {
+    return false;
+  }
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) return false;
+  // Host headers are the client's to choose: the memo stays small.
+  if (usableBases.size >= CANONICAL_BASES_MAX) usableBases.clear();
+  usableBases.add(base);
+  return true;
 }
 
 /** The base as the URL standard writes it (no default port, lower-case host), remembered per base. */

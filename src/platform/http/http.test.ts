@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { openSocket } from '../../../test/ws-client.js';
 import { classifyDatabaseError } from '../db/errors.js';
 import { defineErrors } from './errors.js';
 import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, SingleEnvelope } from './envelopes.js';
@@ -152,6 +153,17 @@ describe('HTTP conventions', () => {
     const withPort = await get(target, { host: 'API.test:80' });
     expect(withPort.json()._links.self).toBe(new URL(`http://API.test:80${target}`).toString());
   });
+
+  it.each(['a b', 'api.test:99999', '[::1', 'x%zz', 'a/b', 'a?b', 'a#b', 'user@api.test'])(
+    'refuses the Host %j, which cannot stand in a link, with 400 before any handler (not 500 after it)',
+    async (host) => {
+      const response = await get('/v1/probe/one', { host });
+      expect({ status: response.statusCode, body: response.json() }).toEqual({
+        status: 400, body: { error: 'BadRequest', message: 'The Host header is not a valid host', code: 'request.bad_host' },
+      });
+      expect(response.headers['x-request-id']).toEqual(expect.any(String));
+    },
+  );
 
   it.each([
     [{ count: 1 }, "Body field 'item_name' is required"],
@@ -403,5 +415,38 @@ describe('links with PUBLIC_URL', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('a WebSocket upgrade to a route without WebSocket', () => {
+  it('logs neither the path nor the query string, which may carry tokens', async () => {
+    const t = await buildTestApp({ captureLogs: true });
+    try {
+      const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+      // The system key looks a session up by its token in the path (GET /v1/sessions/{token}).
+      const session = await login(t.app, 'admin', TEST_ADMIN.password);
+      const headers = bearer(TEST_SYSTEM_KEY);
+      for (const path of [`/v1/sessions/${session}`, '/verify-email?token=secret_in_the_query']) {
+        const socket = await openSocket(base, { path, headers: path.startsWith('/v1/sessions/') ? headers : {} });
+        await socket.closed;
+      }
+      await expect.poll(() => t.logs().filter((line) => line.msg === 'closed incoming websocket connection for path with no websocket handler').length).toBe(2);
+      const everything = JSON.stringify(t.logs());
+      expect(everything).not.toContain(session);
+      expect(everything).not.toContain('secret_in_the_query');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('an upgrade request refused before its route (system key outside its allowlist, a bad Host, a rate limit)', () => {
+  it('does not keep the connection, so it neither piles up nor holds the server open on close', async () => {
+    const t = await buildTestApp();
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    await expect(openSocket(base, { path: '/v1/health', headers: bearer(TEST_SYSTEM_KEY) })).rejects.toThrow('handshake refused: 403');
+    let closed = false;
+    await Promise.race([t.close().then(() => (closed = true)), new Promise((resolve) => setTimeout(resolve, 5000))]);
+    expect(closed, 'the server closed within 5 s').toBe(true);
   });
 });

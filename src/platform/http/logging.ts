@@ -31,6 +31,10 @@ export function loggerOptions(level: string, stream?: NodeJS.WritableStream): Lo
         '*.password',
         '*.token',
         '*.secret',
+        // A request's path and query may carry tokens (GET /v1/sessions/{token}, ?token= of mailed links);
+        // @fastify/websocket logs `path` for an upgrade to a route without WebSocket.
+        'path',
+        'url',
       ],
       censor: '[redacted]',
     },

@@ -45,16 +45,23 @@ const SQLSTATE_FAULTS: Record<string, DatabaseFault> = {
   '57P01': 'unavailable',
   '57P02': 'unavailable',
   '57P03': 'unavailable',
+  // A statement cancelled (statement_timeout, or an administrator): the database is overloaded, not the request wrong.
+  '57014': 'unavailable',
 };
 
 /**
  * Any other class 22 (data exception: a value too long, out of range, of the wrong form) is the
  * request's value, not our fault: 400, never 500.
  */
-const sqlstateClassFault = (code: string): DatabaseFault | undefined => (/^22[0-9A-Z]{3}$/.test(code) ? 'invalid_value' : undefined);
+const sqlstateClassFault = (code: string): DatabaseFault | undefined => {
+  if (/^22[0-9A-Z]{3}$/.test(code)) return 'invalid_value';
+  // Class 53, insufficient resources (too many connections when several nodes share a server, out of memory, disk full): 503.
+  if (/^53[0-9A-Z]{3}$/.test(code)) return 'unavailable';
+  return undefined;
+};
 
-/** Node socket errors of the `pg` driver when the server is gone. */
-const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND']);
+/** Node socket and DNS errors of the `pg` driver when the server is gone or cannot be reached for now. */
+const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'ENETDOWN']);
 
 /** Messages of `pg` and PGlite for a connection that is closed or was never opened. */
 const CONNECTION_LOST = /Connection terminated|connection timeout|Client has encountered a connection error|PGlite is closed|database is closed|timeout exceeded when trying to connect/i;

@@ -72,6 +72,10 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
   app.get('/v1/probe/connection-lost', async () => {
     throw Object.assign(new Error('Connection terminated unexpectedly'), { code: undefined });
   });
+  // A driver error with the code given (a SQLSTATE or a socket error).
+  app.get<{ Querystring: { code: string } }>('/v1/probe/database-fault', async (request) => {
+    throw Object.assign(new Error('driver error'), { code: request.query.code });
+  });
 }
 
 describe('HTTP conventions', () => {
@@ -339,6 +343,17 @@ describe('HTTP conventions', () => {
       message: 'The database is unavailable; try again shortly',
       code: 'database.unavailable',
     });
+  });
+
+  it.each([
+    ['53300', 'too many connections (several nodes on one server)'],
+    ['53200', 'the server is out of memory'],
+    ['57014', 'a statement cancelled (statement_timeout)'],
+    ['EAI_AGAIN', 'the database host cannot be resolved for now'],
+    ['ENETUNREACH', 'no route to the database'],
+  ])('answers %s (%s) with 503', async (code) => {
+    const response = await get(`/v1/probe/database-fault?code=${code}`);
+    expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 503, code: 'database.unavailable' });
   });
 
   it('answers unexpected faults with 500 and leaks no internals', async () => {

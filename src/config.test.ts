@@ -43,6 +43,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ OAUTH_LOGIN_URL: 'javascript:alert(1)' })).toThrow(/^OAUTH_LOGIN_URL/);
   });
 
+  it('takes an empty or blank setting as unset, as a .env line without a value means', () => {
+    const config = loadConfig({ HOST: '', DATA_DIR: ' ', MAIL_FROM: '', REDIS_PREFIX: '' });
+    expect({ host: config.host, mailFrom: config.mailFrom, redisPrefix: config.redisPrefix }).toEqual({ host: '0.0.0.0', mailFrom: 'Waygate <no-reply@localhost>', redisPrefix: 'waygate:' });
+    expect(config.dataDir).toMatch(/\/data$/);
+  });
+
   it('trims INTERNAL_TOKEN; blank disables it', () => {
     expect(loadConfig({ INTERNAL_TOKEN: '  secret-token ' }).internalToken).toBe('secret-token');
     expect(loadConfig({ INTERNAL_TOKEN: '   ' }).internalToken).toBe('');

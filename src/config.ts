@@ -205,8 +205,9 @@ class EnvReader {
     return value ? value : undefined;
   }
 
+  /** As every other setting, an empty (or blank) value means unset: `HOST=` in a .env file is the default, not ''. */
   string(name: string, fallback: string): string {
-    return this.env[name] ?? fallback;
+    return this.optional(name) ?? fallback;
   }
 
   integer(name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {

@@ -40,8 +40,7 @@ export function createAccessService(deps: Deps) {
 
   /** A user's roles changed: only their own credentials are re-read, not every cached one. */
   async function invalidateUser(userId: string): Promise<void> {
-    // Lower case, as stored: the user's OAuth tokens are found by it.
-    await deps.events.emit('user.roles_changed', { userId: userId.toLowerCase() });
+    await deps.events.emit('user.roles_changed', { userId });
   }
 
   async function requireRole(roleId: string) {
@@ -192,7 +191,7 @@ export function createAccessService(deps: Deps) {
       await deps.db.transaction().execute(async (trx) => {
         if (role.is_super_admin) {
           const admins = await repo.lockSuperAdmins(trx);
-          if (admins.size === 1 && admins.has(userId.toLowerCase())) throw UserErrors.last_super_admin_role();
+          if (admins.size === 1 && admins.has(userId)) throw UserErrors.last_super_admin_role();
         }
         if (!(await repo.removeRoleFromUser(userId, roleId, trx))) throw RoleErrors.not_assigned();
       });

@@ -30,8 +30,7 @@ export function createBansService(deps: Deps) {
   const repo = createBansRepo(db);
 
   async function assertMayBan(caller: Caller, userId: string): Promise<void> {
-    // (The path may spell the id in upper case; the database stores it in lower case.)
-    if (caller.userId === userId.toLowerCase()) throw BanErrors.self();
+    if (caller.userId === userId) throw BanErrors.self();
     const target = await deps.access.accessOfUser(userId);
     if (target.isSuperAdmin && !caller.isSuperAdmin && !caller.isSystem) throw BanErrors.super_admin();
     await deps.users.assertMayManage(caller, userId);
@@ -65,9 +64,7 @@ export function createBansService(deps: Deps) {
     },
 
     /** Bans the user and ends their sessions in one transaction; their cached credentials are dropped after it. */
-    async ban(request: FastifyRequest, caller: Caller, userIdAsSent: string, input: BanInput) {
-      // Lower case, as stored: the id goes on to the reactions (tokens are matched by it) and the audit log.
-      const userId = userIdAsSent.toLowerCase();
+    async ban(request: FastifyRequest, caller: Caller, userId: string, input: BanInput) {
       await assertMayBan(caller, userId);
       const { onCommit, committed } = afterCommit();
       const ban = await db.transaction().execute(async (trx) => {
@@ -93,8 +90,7 @@ export function createBansService(deps: Deps) {
     },
 
     /** Lifts the ban in force; the history keeps it with unbanned_at and unbanned_by. */
-    async unban(request: FastifyRequest, caller: Caller, userIdAsSent: string): Promise<void> {
-      const userId = userIdAsSent.toLowerCase();
+    async unban(request: FastifyRequest, caller: Caller, userId: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         if (!(await deps.users.lockById(userId, trx))) throw BanErrors.user_not_found();
         const lifted = await repo.lift(userId, { unbanned_by: caller.userId, unbanned_at: clock.now() }, trx);

@@ -80,7 +80,7 @@ export function createUserDeletion(deps: Deps) {
       const committed = await db.transaction().execute(async (trx) => {
         const admins = await deps.access.lockSuperAdmins(trx);
         if (!(await repo.lockAnyById(userId, trx))) throw UserErrors.not_found();
-        if (admins.size === 1 && admins.has(userId.toLowerCase())) throw UserErrors.last_super_admin();
+        if (admins.size === 1 && admins.has(userId)) throw UserErrors.last_super_admin();
         return purge(request, userId, trx, { actorId: caller.userId, reason });
       });
       await committed();

@@ -68,13 +68,7 @@ export function passwordLoginQuery(db: Kysely<Schema>, identifier: string) {
  * invalidates the user it touches when it is made, and the cache keeps that user out for a few
  * seconds so an open transaction's commit is not undone by a read just before it.
  */
-export function createUsersRepo(db: Kysely<Schema>, cacheOfIds: Cache<UserRow>) {
-  // Keyed by the id in lower case, as the database writes it: a path may spell it in upper case, and an
-  // entry under that spelling would outlive the invalidation of the user's change or deletion.
-  const cache: Cache<UserRow> = {
-    get: (id, load) => cacheOfIds.get(id.toLowerCase(), load),
-    invalidate: (ids) => cacheOfIds.invalidate(ids.map((id) => id.toLowerCase())),
-  };
+export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
   /** Adds an email/password account (sign-in name = the address) to a user; returns its id. */
   async function createEmailAccount(trx: Kysely<Schema>, input: { userId: string; email: string; username: string; passwordHash: string }) {
     const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();

@@ -89,9 +89,7 @@ export function createUsersService(deps: UsersDeps) {
     return { ...row, is_banned: await isBanned(row.id) };
   }
 
-  async function update(request: FastifyRequest, caller: Caller, idAsSent: string, input: UserUpdate) {
-    // The path may spell the id in upper case (the guard's "or self" accepts that): the self rule below must too.
-    const id = idAsSent.toLowerCase();
+  async function update(request: FastifyRequest, caller: Caller, id: string, input: UserUpdate) {
     const username = input.username === undefined ? undefined : checkedUsername(input.username);
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
@@ -250,15 +248,13 @@ export function createUsersService(deps: UsersDeps) {
      * Soft delete: deleted_at is set and every session and API key of the user is revoked, in one
      * transaction. The last super admin is kept (under the same lock the role removal takes).
      */
-    async remove(request: FastifyRequest, caller: Caller, idAsSent: string): Promise<void> {
-      // Lower case, as stored: the id goes on to the reactions (tokens are matched by it) and the audit log.
-      const id = idAsSent.toLowerCase();
+    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
       await assertMayManage(caller, id);
       const { onCommit, committed } = afterCommit();
       await db.transaction().execute(async (trx) => {
         const admins = await deps.access.lockSuperAdmins(trx);
         if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
-        if (admins.size === 1 && admins.has(id.toLowerCase())) throw UserErrors.last_super_admin();
+        if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
         await repo.update(id, { deleted_at: deps.clock.now() }, trx);
         const revoked = await deps.events.emit('user.deleting', { userId: id, trx, onCommit });
         await emailChange.removeAllTokensOf(id, trx);
@@ -293,8 +289,7 @@ export function createUsersService(deps: UsersDeps) {
     deletionStatus: deletion.status,
     cancelDeletion: deletion.cancel,
     /** POST /v1/admin/users/{id}/force-delete: only for users who hold nothing beyond the caller. */
-    async forceDelete(request: FastifyRequest, caller: Caller, idAsSent: string, reason: string) {
-      const id = idAsSent.toLowerCase();
+    async forceDelete(request: FastifyRequest, caller: Caller, id: string, reason: string) {
       await assertMayManage(caller, id);
       await deletion.forceDelete(request, caller, id, reason);
     },

@@ -105,7 +105,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     },
   }, async (request) => {
     const { client_id: clientId } = request.body as { client_id: string };
-    await oauth.revokeConsent(request, callerOf(request), clientId.toLowerCase());
+    await oauth.revokeConsent(request, callerOf(request), clientId);
     return { success: true, message: 'Consent withdrawn; the app has been signed out' };
   });
 

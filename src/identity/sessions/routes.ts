@@ -165,7 +165,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
       response: { 200: MessageBody, ...errorResponses(SessionErrors.user_required) },
     },
   }, async (request) => {
-    await sessions.logoutApp(request, callerOf(request), request.body.clientId.toLowerCase());
+    await sessions.logoutApp(request, callerOf(request), request.body.clientId);
     return { message: 'Signed out of the app' };
   });
 }

@@ -30,7 +30,7 @@ const whom =
 
 /** `user_id` may come in the query or the body; both at once must agree. */
 function userIdOf(query: { user_id?: string }, body: { user_id?: string }): string | undefined {
-  if (query.user_id && body.user_id && query.user_id.toLowerCase() !== body.user_id.toLowerCase()) {
+  if (query.user_id && body.user_id && query.user_id !== body.user_id) {
     throw TwoFactorErrors.user_id_mismatch();
   }
   return body.user_id ?? query.user_id;

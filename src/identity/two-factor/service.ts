@@ -54,7 +54,7 @@ export function createTwoFactorService(deps: Deps) {
    */
   async function targetOf(caller: Caller, userId: string | undefined) {
     if (!userId && caller.isSystem) throw TwoFactorErrors.user_id_required_for_system_key();
-    const target = (userId ?? caller.userId)?.toLowerCase();
+    const target = userId ?? caller.userId;
     if (!target) throw TwoFactorErrors.user_id_required();
     const self = caller.kind === 'session' && caller.userId === target;
     if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw AuthErrors.forbidden();

@@ -8,6 +8,8 @@ interface WindowState {
   known: number;
   /** Hits of this node not yet added to the shared count. */
   pending: number;
+  /** Hits of this node sent to the shared count whose answer has not come back yet. */
+  sending: number;
   resetAt: number;
   /** Any instant inside the window, to flush into the right one. */
   at: number;
@@ -36,16 +38,26 @@ export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow'>, onFlushF
       if (state.pending === 0) continue;
       const hits = state.pending;
       state.pending = 0;
+      state.sending += hits;
       const key = windowKey.slice(0, windowKey.lastIndexOf('|'));
       const windowSecs = Number(windowKey.slice(windowKey.lastIndexOf('|') + 1));
       // (Lost when the store fails: the limiter fails open then anyway.)
       void Promise.resolve(kv.hitWindow(key, windowSecs, state.at, hits)).then(
-        (counted) => void (state.known = Math.max(state.known, counted.count)),
-        onFlushFailed,
+        (counted) => settled(state, hits, counted.count),
+        (err: unknown) => {
+          settled(state, hits);
+          onFlushFailed(err);
+        },
       );
     }
   };
   const timer = setInterval(flush, DEFERRED_HITS_FLUSH_MS).unref();
+
+  /** The store has answered (or failed) `hits` sent from `state`; `count` is the shared count it read. */
+  function settled(state: WindowState, hits: number, count?: number): void {
+    state.sending -= hits;
+    if (count !== undefined) state.known = Math.max(state.known, count);
+  }
 
   return {
     hit(key: string, windowSecs: number, limit: number): WindowCount | Promise<WindowCount> {
@@ -54,20 +66,33 @@ export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow'>, onFlushF
       const windowKey = `${key}|${windowSecs}`;
       let state = windows.get(windowKey);
       if (state && windowOf(windowSecs, state.at).index !== index) state = undefined;
-      if (state && (state.known + state.pending + 1) * 2 <= limit) {
+      // This node's hits still on their way to the store count too: without them the estimate would
+      // drop while a flush is answered, and a hit then would pass as far from the limit.
+      if (state && (state.known + state.sending + state.pending + 1) * 2 <= limit) {
         state.pending++;
-        return { count: state.known + state.pending, resetAt };
+        return { count: state.known + state.sending + state.pending, resetAt };
       }
       const hits = (state?.pending ?? 0) + 1;
-      if (state) state.pending = 0;
+      if (state) {
+        state.pending = 0;
+        state.sending += hits;
+      }
+      const sent = state;
       // Remembered once the store has answered: while it fails, every hit asks it (and fails open).
-      return Promise.resolve(kv.hitWindow(key, windowSecs, now, hits)).then((counted) => {
-        const current = windows.get(windowKey) ?? { known: 0, pending: 0, resetAt, at: now };
-        current.known = Math.max(current.known, counted.count);
-        if (windowOf(windowSecs, current.at).index === index) windows.set(windowKey, current);
-        else windows.set(windowKey, { known: counted.count, pending: 0, resetAt, at: now });
-        return counted;
-      });
+      return Promise.resolve(kv.hitWindow(key, windowSecs, now, hits)).then(
+        (counted) => {
+          if (sent) settled(sent, hits);
+          const current = windows.get(windowKey) ?? { known: 0, pending: 0, sending: 0, resetAt, at: now };
+          current.known = Math.max(current.known, counted.count);
+          if (windowOf(windowSecs, current.at).index === index) windows.set(windowKey, current);
+          else windows.set(windowKey, { known: counted.count, pending: 0, sending: 0, resetAt, at: now });
+          return counted;
+        },
+        (err: unknown) => {
+          if (sent) settled(sent, hits);
+          throw err;
+        },
+      );
     },
 
     stop(): void {

@@ -105,9 +105,6 @@ export function publicBaseUrl(request: FastifyRequest): string {
   return request.server.config.publicUrl ?? `${request.protocol}://${request.host}`;
 }
 
-/** Request bases (no PUBLIC_URL) already seen to be a scheme and a host only. */
-const usableBases = new Set<string>();
-
 /**
  * Without PUBLIC_URL, links are built from the request's Host. One the URL standard cannot read as a host
  * (`a b`, `h:99999`) made every link a 500, on a write after its commit; one it reads as more than a host
@@ -116,35 +113,33 @@ const usableBases = new Set<string>();
  */
 export function registerHostCheck(app: FastifyInstance): void {
   if (app.config.publicUrl) return;
-  app.addHook('onRequest', (request, _reply, done) => done(usableBase(publicBaseUrl(request)) ? undefined : RequestErrors.bad_host()));
+  app.addHook('onRequest', (request, _reply, done) => done(canonicalOf(publicBaseUrl(request)) === undefined ? RequestErrors.bad_host() : undefined));
 }
 
-function usableBase(base: string): boolean {
-  if (usableBases.has(base)) return true;
-  let url: URL;
-  try {
-    url = new URL(`${base}/`);
-  } catch {
-    return false;
-  }
-  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) return false;
-  // Host headers are the client's to choose: the memo stays small.
-  if (usableBases.size >= CANONICAL_BASES_MAX) usableBases.clear();
-  usableBases.add(base);
-  return true;
-}
-
-/** The base as the URL standard writes it (no default port, lower-case host), remembered per base. */
-function canonicalBase(base: string): string {
+/**
+ * The base as the URL standard writes it (no default port, lower-case host), remembered per base; undefined
+ * for a base that is not a scheme and a host only (see `registerHostCheck`).
+ */
+function canonicalOf(base: string): string | undefined {
   let canonical = canonicalBases.get(base);
   if (canonical === undefined) {
-    canonical = new URL(`${base}/`).href.slice(0, -1);
+    let url: URL;
+    try {
+      url = new URL(`${base}/`);
+    } catch {
+      return undefined;
+    }
+    if (url.pathname !== '/' || url.search || url.hash || url.username || url.password) return undefined;
+    canonical = url.href.slice(0, -1);
     // Host headers are the client's to choose: the memo stays small.
     if (canonicalBases.size >= CANONICAL_BASES_MAX) canonicalBases.clear();
     canonicalBases.set(base, canonical);
   }
   return canonical;
 }
+
+/** The canonical base of a base the Host check (or PUBLIC_URL's validation) let through. */
+const canonicalBase = (base: string): string => canonicalOf(base) ?? new URL(`${base}/`).href.slice(0, -1);
 
 export function single<T>(request: FastifyRequest, data: T) {
   return { data, _links: { self: requestUrl(request) } };

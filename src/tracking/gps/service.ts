@@ -136,6 +136,15 @@ export function createGpsService(deps: Deps) {
     );
   }
 
+  /**
+   * Points of a device changed (one deleted, the device deleted, or a deleted trip's): its cached latest point
+   * goes, and so does the latest overall, which may be one of them; the next read fills both from the database.
+   */
+  async function forgetLatest(deviceId: string | null | undefined): Promise<void> {
+    if (deviceId) await cached(() => deps.kv.delete(latestKey(deviceId)));
+    await cached(() => deps.kv.delete(latestKey()));
+  }
+
   return {
     useLoggingTripOf(lookup: LoggingTripOf): void {
       loggingTripOf = lookup;
@@ -218,18 +227,10 @@ export function createGpsService(deps: Deps) {
       if (outcome === 'missing') throw GpsErrors.point_not_found();
       if (outcome === 'linked') throw GpsErrors.point_linked_to_trip();
       // The deleted point may have been the cached latest one.
-      await cached(() => deps.kv.delete(latestKey()));
-      if (point.device_id) await cached(() => deps.kv.delete(latestKey(point.device_id!)));
+      await forgetLatest(point.device_id);
     },
 
-    /**
-     * Points of a device (a deleted device, or a deleted trip's) changed: its cached latest point goes, and
-     * so does the latest overall, which may be one of them; the next read fills both from the database.
-     */
-    async forgetLatest(deviceId: string | null) {
-      if (deviceId) await cached(() => deps.kv.delete(latestKey(deviceId)));
-      await cached(() => deps.kv.delete(latestKey()));
-    },
+    forgetLatest,
   };
 }
 

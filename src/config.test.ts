@@ -20,8 +20,14 @@ describe('configuration', () => {
       registrationEnabled: true,
       supportedLocales: ['en', 'de'],
       logLevel: 'info',
+      embeddedDurability: 'durable',
     });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('takes EMBEDDED_DURABILITY=relaxed only when asked, and refuses another value', () => {
+    expect(loadConfig({ EMBEDDED_DURABILITY: 'relaxed' }).embeddedDurability).toBe('relaxed');
+    expect(() => loadConfig({ EMBEDDED_DURABILITY: 'off' })).toThrow(/^EMBEDDED_DURABILITY/);
   });
 
   it('requires PUBLIC_URL with SMTP_URL, so mail links never come from the Host header', () => {

@@ -13,6 +13,8 @@ export interface Config {
   databaseUrl: string | undefined;
   databasePoolSize: number;
   embeddedSharedBuffers: string;
+  /** `durable`: every commit is flushed to the disk before it is answered; `relaxed`: left to the OS cache. */
+  embeddedDurability: 'durable' | 'relaxed';
   redisUrl: string | undefined;
   redisPrefix: string;
   publicUrl: string | undefined;
@@ -96,6 +98,9 @@ function readConfig(env: Env): Config {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     embeddedSharedBuffers: read.pattern('EMBEDDED_SHARED_BUFFERS', '16MB', /^\d+(kB|MB|GB)$/, 'a size such as 32MB'),
+    embeddedDurability: read.pattern('EMBEDDED_DURABILITY', 'durable', /^(durable|relaxed)$/, 'durable or relaxed') as
+      | 'durable'
+      | 'relaxed',
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),

@@ -10,7 +10,7 @@ export const embeddedDataDir = (config: Config) => join(config.dataDir, 'pgdata'
 export function openConfiguredDatabase(config: Config): Promise<Database> {
   return config.databaseUrl
     ? openDatabase({ kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize })
-    : openDatabase({ kind: 'embedded', dataDir: embeddedDataDir(config), sharedBuffers: config.embeddedSharedBuffers });
+    : openDatabase({ kind: 'embedded', dataDir: embeddedDataDir(config), sharedBuffers: config.embeddedSharedBuffers, durability: config.embeddedDurability });
 }
 
 export function openConfiguredKeyValueStore(config: Config): Promise<KeyValueStore> {

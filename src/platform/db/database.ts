@@ -6,7 +6,14 @@ import { PGliteDialect } from './pglite-dialect.js';
 import type { Schema } from './schema/index.js';
 
 export type DatabaseTarget =
-  | { kind: 'embedded'; dataDir?: string; loadDataDir?: Blob; sharedBuffers?: string }
+  | {
+      kind: 'embedded';
+      dataDir?: string;
+      loadDataDir?: Blob;
+      sharedBuffers?: string;
+      /** On disk only: `durable` (the default) flushes every commit to the disk, `relaxed` leaves it to the OS. */
+      durability?: 'durable' | 'relaxed';
+    }
   | { kind: 'postgres'; url: string; poolSize?: number };
 
 export interface Database {
@@ -57,7 +64,11 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
   if (target.dataDir) mkdirSync(target.dataDir, { recursive: true, mode: 0o700 });
   const release = target.dataDir ? lockDataDir(target.dataDir) : () => undefined;
   const { PGlite, parse } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(target.dataDir, {
+  const onDisk = target.dataDir
+    ? await fileSystemFor(target.dataDir, target.durability ?? 'durable', PGlite.defaultStartParams)
+    : undefined;
+  const pglite = await PGlite.create({
+    ...onDisk,
     parsers: numericParsers,
     // PostgreSQL's default 128MB of shared buffers costs ~140MB of resident memory in PGlite;
     // an embedded single-node service does well with less.
@@ -82,6 +93,15 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
       release();
     },
   };
+}
+
+/** A data directory on disk: PGlite's file system for it and PostgreSQL's start parameters for its durability. */
+async function fileSystemFor(dataDir: string, durability: 'durable' | 'relaxed', pgliteDefaults: readonly string[]) {
+  const { NodeFS } = await import('@electric-sql/pglite/nodefs');
+  const { DurableNodeFS, durableStartParams } = await import('./durable-nodefs.js');
+  return durability === 'relaxed'
+    ? { fs: new NodeFS(dataDir) }
+    : { fs: new DurableNodeFS(dataDir), startParams: durableStartParams(pgliteDefaults) };
 }
 
 async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>): Promise<Database> {

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { AppError } from './platform/http/errors.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { DataDirInUseError } from './platform/db/data-dir-lock.js';
+import { BackupError, serveBackups } from './platform/db/backup.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
@@ -19,6 +20,9 @@ Commands:
   system-key create [--name N]
                              create a system API key and print its value once
   oauth rotate-signing-key   add a new OAuth signing key (published now, signing in 10 minutes)
+  backup FILE                write a consistent snapshot of the embedded database to FILE (a new file), through
+                             the running server when one owns DATA_DIR, which keeps serving meanwhile
+  restore FILE               restore a backup into DATA_DIR, which must be empty or missing; the file is checked first
   --version                  print the version and exit
 
 Configuration is read from the environment and ./.env; see the README.`;
@@ -54,12 +58,36 @@ const commands: Record<string, Command> = {
     const rotated = await withServices(config, (services) => services.oauth.rotateSigningKey());
     console.log(`New signing key ${rotated.kid}: published now, signing from ${rotated.signs_from.toISOString()}`);
   },
+  backup: async (config, args) => {
+    const file = fileArgument(args, 'backup');
+    const { snapshotOfDataDir } = await import('./backup-cli.js');
+    const bytes = await snapshotOfDataDir(config, progress);
+    const { writeBackupFile, megabytes } = await import('./platform/db/backup.js');
+    writeBackupFile(file, bytes);
+    progress(`backup written: ${file} (${megabytes(bytes.length)})`);
+  },
+  restore: async (config, args) => {
+    const file = fileArgument(args, 'restore');
+    if (config.databaseUrl) throw new UsageError('restore is for the embedded database; for PostgreSQL use pg_restore (see the README)');
+    const { restoreBackup } = await import('./platform/db/backup.js');
+    await restoreBackup(file, embeddedDataDir(config), progress);
+    progress(`restored into ${embeddedDataDir(config)}; start the server with this DATA_DIR`);
+  },
   migrate: async (config) => {
     const { database, applied } = await openMigratedDatabase(config);
     await database.close();
     console.log(applied.length ? `Applied migrations: ${applied.join(', ')}` : 'Database is up to date');
   },
 };
+
+function fileArgument(args: string[], command: string): string {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length !== 1) throw new UsageError(`Usage: waygate ${command} FILE`);
+  return positionals[0]!;
+}
+
+/** Progress of long CLI commands, on stderr so stdout stays for results. */
+const progress = (message: string) => console.error(`waygate: ${message}`);
 
 /** Runs a CLI task against the configured (migrated) database with the app's services. */
 async function withServices<T>(config: Config, task: (services: Services) => Promise<T>): Promise<T> {
@@ -91,6 +119,7 @@ async function serve(config: Config): Promise<void> {
   if (applied.length) app.log.info({ applied }, 'applied database migrations');
 
   let stopping = false;
+  let stopBackups: (() => Promise<void>) | undefined;
   const stop = async (signal: string) => {
     if (stopping) {
       app.log.warn({ signal }, 'second signal: exiting at once');
@@ -112,6 +141,7 @@ async function serve(config: Config): Promise<void> {
       await app.close();
     } finally {
       clearTimeout(deadline);
+      await stopBackups?.();
       await kv.close();
       await database.close();
     }
@@ -122,6 +152,8 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   const address = await app.listen({ port: config.port, host: config.host });
+  // `waygate backup` asks this server for a snapshot while it owns the embedded data directory.
+  stopBackups = database.kind === 'embedded' ? serveBackups(database, embeddedDataDir(config), app.log) : undefined;
   app.log.info({ address, database: database.kind, kv: kv.kind }, `Waygate listening on ${address}`);
 }
 
@@ -163,6 +195,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof UsageError ||
     error instanceof AppError ||
     error instanceof DataDirInUseError ||
+    error instanceof BackupError ||
     (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   const message = error instanceof Error ? error.message : String(error);
   console.error(`waygate: ${known ? message : `failed: ${message}`}`);

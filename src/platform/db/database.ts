@@ -22,7 +22,7 @@ export interface Database {
   ping(): Promise<void>;
   close(): Promise<void>;
   /** Embedded only: a tarball of the data directory (a consistent copy, e.g. for backups or test templates). */
-  dump?(): Promise<Blob>;
+  dump?(compression?: 'none' | 'gzip'): Promise<Blob>;
   /** Calls `listener` after every statement with its duration (for the metrics); one listener. */
   observeQueries(listener: QueryListener): void;
   /** Connections of the pool now (the embedded database has one, never waited for in a pool). */
@@ -86,7 +86,7 @@ async function openEmbedded(target: Extract<DatabaseTarget, { kind: 'embedded' }
     observeQueries: observer.observeQueries,
     connections: () => ({ total: 1, idle: 1, waiting: 0 }),
     ping: () => selectOne(db),
-    dump: () => pglite.dumpDataDir('none'),
+    dump: (compression = 'none') => pglite.dumpDataDir(compression),
     close: async () => {
       await db.destroy();
       await pglite.close();

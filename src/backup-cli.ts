@@ -1,0 +1,28 @@
+import type { Config } from './config.js';
+import { BackupError, megabytes, snapshot, snapshotFromServer, type Progress } from './platform/db/backup.js';
+import { embeddedDataDirExists } from './platform/db/database.js';
+import { embeddedDataDir, openConfiguredDatabase } from './server.js';
+
+/**
+ * A snapshot of the embedded database for `waygate backup`: from the server that owns DATA_DIR when one
+ * runs (it goes on serving; statements wait only while the files are copied), else by opening the
+ * directory here (taking its lock, so no server can start meanwhile).
+ */
+export async function snapshotOfDataDir(config: Config, progress: Progress): Promise<Buffer> {
+  if (config.databaseUrl) throw new BackupError('backup is for the embedded database; for PostgreSQL use pg_dump (see the README)');
+  const dataDir = embeddedDataDir(config);
+  if (!embeddedDataDirExists(dataDir)) throw new BackupError(`${dataDir} holds no database to back up`);
+  const fromServer = await snapshotFromServer(dataDir);
+  if (fromServer) {
+    progress(`snapshot taken by the running server: ${megabytes(fromServer.length)}`);
+    return fromServer;
+  }
+  const database = await openConfiguredDatabase(config);
+  try {
+    const bytes = await snapshot(database);
+    progress(`snapshot taken: ${megabytes(bytes.length)}`);
+    return bytes;
+  } finally {
+    await database.close();
+  }
+}

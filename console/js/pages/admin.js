@@ -14,8 +14,8 @@ export async function mount(root, { can }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('admin.title')), problem,
     h('section', { 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('admin.users')),
       h('form', { class: 'row', role: 'search', onsubmit: (event) => { event.preventDefault(); render(); } }, search.wrapper, h('button', { type: 'submit' }, t('admin.searchButton'))),
-      h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')), h('th', { scope: 'col' }, t('admin.email')),
-        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('admin.ban'))))), rows))));
+      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')), h('th', { scope: 'col' }, t('admin.email')),
+        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('admin.ban'))))), rows)))));
   const fail = (err) => show(problem, errorBox(err.message));
   let users = [];
 

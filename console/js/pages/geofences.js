@@ -46,7 +46,7 @@ export async function mount(root, { config, can }) {
         });
         draft?.remove();
         draft = undefined;
-        add(data);
+        map.fitBounds(add(data).getBounds().pad(0.5));
         form.reset();
         radius.input.value = '0.5';
         show(problem);

@@ -19,8 +19,8 @@ export async function mount(root, { config, can }) {
     ? h('form', { class: 'row card' }, create.wrapper, h('button', { type: 'submit' }, t('trips.create')))
     : null;
   show(root, h('div', { class: 'page' }, h('h1', {}, t('trips.title')), problem, createForm,
-    h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('trips.name')), h('th', { scope: 'col' }, t('trips.status')),
-      h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table),
+    h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('trips.name')), h('th', { scope: 'col' }, t('trips.status')),
+      h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table)),
     mapElement));
   const map = createMap(mapElement, config, t('trips.title'));
   const renderer = L.canvas();

@@ -143,7 +143,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'map');
 
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.getByRole('heading', { name: 'Sign in to Waygate' }).waitFor();
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     expect(problems).toEqual([]);
@@ -186,7 +186,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, colorScheme: 'dark' });
     const { page, problems } = await openConsole(context);
     await signIn(page, user.username, user.password);
-    await page.getByRole('button', { name: 'Abmelden' }).waitFor();
+    await page.getByRole('button', { name: 'Abmelden', exact: true }).waitFor();
     expect(await page.getByRole('link', { name: 'Verwaltung' }).count()).toBe(0);
     expect(await page.evaluate('document.documentElement.lang')).toBe('de');
     expect(await axeViolations(page)).toEqual([]);
@@ -214,8 +214,67 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.screenshot({ path: `${SHOTS}/two-factor-phone.png` });
     await field.fill(backupCode!);
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.getByRole('button', { name: 'Sign out' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('an admin draws a geofence, moves a trip along its states, revokes a session and bans a user; every page passes axe', async () => {
+    const target = await createUser(t.app, ['role_user']);
+    const trip = await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: `Run ${Date.now()}` } });
+    const tripName = trip.json().data.name as string;
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const { page, problems } = await openConsole(context);
+    await signIn(page, 'admin', TEST_ADMIN.password);
+    await page.getByRole('link', { name: 'Map' }).waitFor();
+
+    await page.goto(`${base}/console/#/geofences`);
+    const fence = `Harbour ${Date.now()}`;
+    await page.locator('.geofence-map').click({ position: { x: 200, y: 150 } });
+    await page.getByLabel('Name').fill(fence);
+    await page.getByLabel('Radius (km)').fill('0.8');
+    await page.getByRole('button', { name: 'Save geofence' }).click();
+    await page.getByRole('button', { name: new RegExp(`^${fence}`) }).waitFor();
+    const saved = (await t.app.inject({ method: 'GET', url: '/v1/geofences?limit=100', headers: bearer(admin) })).json().data.find((g: { name: string }) => g.name === fence);
+    expect(saved).toMatchObject({ name: fence, radius_km: 0.8 });
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'geofences');
+
+    await page.goto(`${base}/console/#/trips`);
+    await page.getByRole('button', { name: `Set to active: ${tripName}` }).click();
+    await page.getByRole('button', { name: `Set to paused: ${tripName}` }).waitFor();
+    expect((await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.json().data.id}`, headers: bearer(admin) })).json().data.status).toBe('active');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'trips');
+
+    await page.goto(`${base}/console/#/admin`);
+    await page.getByLabel('Search users').fill(target.username);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByLabel(`Reason for banning ${target.username}`).fill('spam');
+    await page.getByRole('button', { name: `Ban: ${target.username}` }).click();
+    await page.getByRole('button', { name: `Unban: ${target.username}` }).waitFor();
+    expect((await t.app.inject({ method: 'GET', url: `/v1/users/${target.id}/ban`, headers: bearer(admin) })).json().is_banned).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin');
+
+    await page.goto(`${base}/console/#/history`);
+    await page.getByRole('button', { name: 'Show track' }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'history');
+
+    // A user revokes their other session (the one createUser signed in over HTTP) on the account page.
+    const owner = await createUser(t.app, ['role_user']);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await signIn(page, owner.username, owner.password);
+    await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    const revoke = page.getByRole('button', { name: /^Revoke:/ });
+    await revoke.waitFor();
+    await revoke.click();
+    await expect.poll(() => revoke.count()).toBe(0);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(owner.token) })).statusCode).toBe(401);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'account');
     expect(problems).toEqual([]);
     await context.close();
   });

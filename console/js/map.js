@@ -12,4 +12,14 @@ export function createMap(element, config, label) {
   return map;
 }
 
+/**
+ * Removes a map when its page goes. A zoom or pan still animating would call into the removed panes
+ * (Leaflet's "_leaflet_pos of undefined"), so the animation is stopped and every listener dropped first.
+ */
+export function removeMap(map) {
+  map.stop();
+  map.off();
+  map.remove();
+}
+
 export { L };

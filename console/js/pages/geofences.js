@@ -1,7 +1,7 @@
 import { all, del, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, t } from '../i18n.js';
-import { createMap, L } from '../map.js';
+import { createMap, L, removeMap } from '../map.js';
 
 /**
  * Geofences as circles (GET /v1/geofences). With geofences:write a click on the map places a new one;
@@ -46,7 +46,7 @@ export async function mount(root, { config, can }) {
         });
         draft?.remove();
         draft = undefined;
-        map.fitBounds(add(data).getBounds().pad(0.5));
+        map.fitBounds(add(data).getBounds().pad(0.5), { animate: false });
         form.reset();
         radius.input.value = '0.5';
         show(problem);
@@ -85,9 +85,9 @@ export async function mount(root, { config, can }) {
   try {
     const fences = await all('/v1/geofences');
     const circles = fences.map(add);
-    if (circles.length) map.fitBounds(L.featureGroup(circles).getBounds().pad(0.2));
+    if (circles.length) map.fitBounds(L.featureGroup(circles).getBounds().pad(0.2), { animate: false });
   } catch (err) {
     show(problem, errorBox(err.message));
   }
-  return () => map.remove();
+  return () => removeMap(map);
 }

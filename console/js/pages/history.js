@@ -1,7 +1,7 @@
 import { all, get } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
-import { createMap, L } from '../map.js';
+import { createMap, L, removeMap } from '../map.js';
 
 /**
  * A device's track for a day, drawn as one line on a canvas renderer (tens of thousands of points stay
@@ -36,7 +36,9 @@ export async function mount(root, { config }) {
     summary.textContent = t('loading');
     try {
       let next = '/v1/gps?limit=100';
-      while (next) {
+      // At most 500 pages (50,000 points, newest first) are read: a day far back on a busy server needs a
+      // device-and-time filter in the API, which GET /v1/gps does not have yet.
+      for (let pages = 0; next && pages < 500; pages++) {
         const page = await get(next);
         let older = false;
         for (const point of page.data) {
@@ -59,9 +61,9 @@ export async function mount(root, { config }) {
     L.circleMarker([points[0].latitude, points[0].longitude], { renderer, radius: 6, color: '#1e7a34' }).bindTooltip(formatTime(points[0].timestamp)).addTo(layer);
     const last = points[points.length - 1];
     L.circleMarker([last.latitude, last.longitude], { renderer, radius: 6, color: '#b3261e' }).bindTooltip(formatTime(last.timestamp)).addTo(layer);
-    map.fitBounds(line.getBounds().pad(0.2));
+    map.fitBounds(line.getBounds().pad(0.2), { animate: false });
     summary.textContent = `${t('history.points', { count: points.length })}: ${formatTime(points[0].timestamp)} – ${formatTime(last.timestamp)}`;
     announce(summary.textContent);
   });
-  return () => map.remove();
+  return () => removeMap(map);
 }

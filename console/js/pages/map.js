@@ -2,7 +2,7 @@ import { all, get } from '../api.js';
 import { announce, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
 import { openLive } from '../live.js';
-import { createMap, L } from '../map.js';
+import { createMap, L, removeMap } from '../map.js';
 import { signOut } from '../app.js';
 
 /**
@@ -89,7 +89,7 @@ export async function mount(root, { config }) {
   for (const entry of entries.values()) place(entry);
   renderList();
   const placed = [...entries.values()].filter((entry) => entry.marker);
-  if (placed.length) map.fitBounds(L.latLngBounds(placed.map((entry) => entry.marker.getLatLng())).pad(0.3), { maxZoom: 14 });
+  if (placed.length) map.fitBounds(L.latLngBounds(placed.map((entry) => entry.marker.getLatLng())).pad(0.3), { maxZoom: 14, animate: false });
 
   // Live updates, one render per frame however many points arrive in it.
   const pending = new Map();
@@ -135,6 +135,6 @@ export async function mount(root, { config }) {
     stopLive();
     clearInterval(staleTimer);
     if (frame) cancelAnimationFrame(frame);
-    map.remove();
+    removeMap(map);
   };
 }

@@ -1,7 +1,7 @@
 import { all, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
-import { createMap, L } from '../map.js';
+import { createMap, L, removeMap } from '../map.js';
 
 /** The spec's trip state machine: which status each status may move to (PATCH /v1/trips/{id} with status). */
 const NEXT = { draft: ['active'], active: ['paused', 'completed'], paused: ['active', 'completed'], completed: [] };
@@ -31,7 +31,7 @@ export async function mount(root, { config, can }) {
     track?.remove();
     if (!points.length) return announce(t('history.empty'));
     track = L.polyline(points.map((p) => [p.latitude, p.longitude]), { renderer, weight: 4 }).addTo(map);
-    map.fitBounds(track.getBounds().pad(0.2));
+    map.fitBounds(track.getBounds().pad(0.2), { animate: false });
     announce(t('history.points', { count: points.length }));
   }
 
@@ -81,5 +81,5 @@ export async function mount(root, { config, can }) {
     show(problem, errorBox(err.message));
   }
 
-  return () => map.remove();
+  return () => removeMap(map);
 }

@@ -86,8 +86,10 @@ async function route() {
   const page = allowed.find((candidate) => candidate.path === wanted) ?? allowed[0];
   if (!page) return;
   for (const link of document.querySelectorAll('#nav a')) {
-    if (link.dataset.page === page.path) link.setAttribute('aria-current', 'page');
-    else link.removeAttribute('aria-current');
+    if (link.dataset.page === page.path) {
+      link.setAttribute('aria-current', 'page');
+      link.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    } else link.removeAttribute('aria-current');
   }
   unmount();
   unmount = () => {};

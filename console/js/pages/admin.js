@@ -3,8 +3,8 @@ import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
 /**
- * Administration for users with users:read: the users (searched by name or email in the list the API
- * returns), ban with a reason and duration and unban for users:ban. What the API refuses is shown as
+ * Administration for users with users:read: the users (searched by name in the list the API returns;
+ * the list carries no email addresses), ban with a reason and duration and unban for users:ban. What the API refuses is shown as
  * its message.
  */
 export async function mount(root, { can }) {
@@ -14,7 +14,7 @@ export async function mount(root, { can }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('admin.title')), problem,
     h('section', { 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('admin.users')),
       h('form', { class: 'row', role: 'search', onsubmit: (event) => { event.preventDefault(); render(); } }, search.wrapper, h('button', { type: 'submit' }, t('admin.searchButton'))),
-      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')), h('th', { scope: 'col' }, t('admin.email')),
+      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')),
         h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('admin.ban'))))), rows)))));
   const fail = (err) => show(problem, errorBox(err.message));
   let users = [];
@@ -48,14 +48,14 @@ export async function mount(root, { can }) {
         cell.append(form);
       }
     }
-    return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null), h('td', {}, user.email ?? ''), cell);
+    return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null), cell);
   }
 
   function render() {
     const wanted = search.input.value.trim().toLowerCase();
-    const shown = users.filter((user) => !wanted || user.username.toLowerCase().includes(wanted) || (user.email ?? '').toLowerCase().includes(wanted)).slice(0, 100);
+    const shown = users.filter((user) => !wanted || user.username.toLowerCase().includes(wanted)).slice(0, 100);
     show(rows, ...shown.map(row));
-    if (!shown.length) show(rows, h('tr', {}, h('td', { colspan: 3, class: 'muted' }, t('none'))));
+    if (!shown.length) show(rows, h('tr', {}, h('td', { colspan: 2, class: 'muted' }, t('none'))));
   }
 
   try {

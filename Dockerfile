@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # Waygate in three stages: production dependencies and the TypeScript build on the full Node image
-# (compilers at hand), then a slim runtime with node_modules, dist/ and migrations/ only.
+# (compilers at hand), then a slim runtime with node_modules, dist/, migrations/ and console/ only.
 #   docker build -t waygate .
 #   docker run -p 8080:8080 -v waygate-data:/data waygate
 ARG NODE_VERSION=20
@@ -30,6 +30,8 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY migrations ./migrations
+# The web console: static ES modules and styles served as they are (no front-end build).
+COPY console ./console
 COPY scripts ./scripts
 COPY --from=build /app/dist ./dist
 # The node image's unprivileged user (uid 1000) owns the data directory and nothing else (a bind mount

@@ -47,6 +47,8 @@ import { realtimeRoutes } from './operations/realtime/routes.js';
 import { graphqlRoutes } from './operations/graphql/routes.js';
 import { communityRoutes } from './operations/community/routes.js';
 import { integrationRoutes } from './identity/integrations/routes.js';
+import { consoleRoutes } from './operations/console/routes.js';
+import { loadConsoleAssets } from './operations/console/assets.js';
 import { createServices, type Services } from './services.js';
 import websocket from '@fastify/websocket';
 import cors from '@fastify/cors';
@@ -225,6 +227,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(communityRoutes, { community: services.community });
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
+  if (config.console.enabled) {
+    await app.register(consoleRoutes, { assets: loadConsoleAssets(), ...config.console, supportedLocales: config.supportedLocales });
+  }
   if (options.extraRoutes) await app.register(options.extraRoutes);
 
   try {

@@ -54,6 +54,8 @@ export interface Config {
   corsOrigins: string[];
   /** INTEGRATION_TWITCH_*: streaming-platform integrations; a platform left out is listed as disabled. */
   integrations: { twitch?: { clientId: string; clientSecret: string; authUrl: string; apiUrl: string } };
+  /** The web console at /console/ (CONSOLE_ENABLED), its map tiles (MAP_TILE_URL, MAP_TILE_ATTRIBUTION) and when a device counts as stale. */
+  console: { enabled: boolean; tileUrl: string; tileAttribution: string; staleAfterSecs: number };
   secretKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
@@ -146,12 +148,26 @@ function readConfig(env: Env): Config {
     integrations: { twitch: twitchIntegrationOf(read) },
     corsOrigins: read.list('CORS_ORIGINS', []).map(corsOriginOf),
     metricsToken: metricsTokenOf(read.optional('METRICS_TOKEN')),
+    console: {
+      enabled: read.boolean('CONSOLE_ENABLED', true),
+      tileUrl: tileUrlOf(read.optional('MAP_TILE_URL') ?? 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'),
+      tileAttribution: read.string('MAP_TILE_ATTRIBUTION', '© OpenStreetMap contributors'),
+      staleAfterSecs: read.integer('CONSOLE_STALE_AFTER_SECS', 600, 10, 31_536_000),
+    },
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
     shutdownTimeoutSecs: read.integer('SHUTDOWN_TIMEOUT_SECS', 10, 1, 600),
     trustProxy: read.trustProxy('TRUST_PROXY'),
   };
+}
+
+/** An http(s) tile template naming {z}, {x} and {y}. */
+function tileUrlOf(template: string): string {
+  if (!/^https?:\/\/[^/]+/.test(template) || !['{z}', '{x}', '{y}'].every((part) => template.includes(part))) {
+    throw new ConfigError(`MAP_TILE_URL must be an http(s) URL template with {z}, {x} and {y}, got "${template}"`);
+  }
+  return template;
 }
 
 const PLATFORM_SLUG = /^[a-z0-9][a-z0-9_-]{0,39}$/;

@@ -9,7 +9,7 @@ import { cleanEnv, waitFor } from './processes.js';
 
 const ROOT = join(import.meta.dirname, '..');
 /** What the Dockerfile's runtime stage holds besides node_modules (dist/ comes from the build stage). */
-const SHIPPED = ['package.json', 'package-lock.json', 'migrations', 'scripts', 'dist'];
+const SHIPPED = ['package.json', 'package-lock.json', 'migrations', 'scripts', 'dist', 'console'];
 
 /** A shell's environment for npm: none of the npm_* settings of the npm that runs this suite. */
 function npmEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -56,6 +56,10 @@ describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('
       const health = await fetch(`${address}/v1/health`);
       expect(health.status).toBe(200);
       expect(await health.json()).toMatchObject({ status: 'healthy', services: { database: { status: 'up' }, cache: { status: 'up' } } });
+      // The web console's files and Leaflet (a production dependency) are there.
+      const page = await (await fetch(`${address}/console/`)).text();
+      const leaflet = /href="(\/console\/assets\/[0-9a-f]+\/vendor\/leaflet\/leaflet\.css)"/.exec(page)?.[1];
+      expect((await fetch(`${address}${leaflet}`)).status).toBe(200);
       // npm execs node, so the server is npm's direct child and the signal a process manager sends reaches it.
       const serverPid = Number(/"pid":(\d+)/.exec(output)?.[1]);
       process.kill(serverPid, 'SIGTERM');

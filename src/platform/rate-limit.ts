@@ -175,5 +175,6 @@ function setHeaders(response: FastifyReply, state: BucketState): void {
 function isExempt(url: string): boolean {
   const query = url.indexOf('?');
   const path = query === -1 ? url : url.slice(0, query);
-  return EXEMPT_EXACT.has(path) || path.startsWith(EXEMPT_PREFIX);
+  // The console's assets are static and cached for good; a page load fetches a dozen of them anonymously.
+  return EXEMPT_EXACT.has(path) || path.startsWith(EXEMPT_PREFIX) || path.startsWith('/console/assets/');
 }

@@ -1,0 +1,107 @@
+import { api, gql, post, session, whenUnauthorized } from './api.js';
+import { announce, h, show } from './dom.js';
+import { setLocale, t } from './i18n.js';
+import { signInPage } from './pages/signin.js';
+
+/**
+ * The console's shell: sign-in when there is no session, otherwise the navigation of the pages the
+ * user may use (each page declares the permissions it needs; what the user may not do is not shown)
+ * and a hash router (#/map, #/connect, …) that mounts one page at a time into <main>.
+ */
+export const config = JSON.parse(document.getElementById('console-config').textContent);
+
+const PAGES = [
+  { path: 'map', label: 'nav.map', needs: ['gps:read', 'devices:read'], load: () => import('./pages/map.js') },
+  { path: 'history', label: 'nav.history', needs: ['gps:read', 'devices:read'], load: () => import('./pages/history.js') },
+  { path: 'trips', label: 'nav.trips', needs: ['trips:read'], load: () => import('./pages/trips.js') },
+  { path: 'geofences', label: 'nav.geofences', needs: ['geofences:read'], load: () => import('./pages/geofences.js') },
+  { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
+  { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
+  { path: 'admin', label: 'nav.admin', needs: ['users:read'], load: () => import('./pages/admin.js') },
+];
+
+/** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */
+export const me = { userId: null, username: '', permissions: [], isSuperAdmin: false };
+
+/** Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`). */
+export function can(permission) {
+  if (me.isSuperAdmin) return true;
+  const [resource] = permission.split(':');
+  return me.permissions.some((held) => held === permission || held === '*:*' || held === `${resource}:*`);
+}
+
+const main = document.getElementById('main');
+const bar = document.querySelector('header.bar');
+let unmount = () => {};
+
+async function start() {
+  setLocale(localStorage.getItem('waygate.locale'));
+  document.querySelector('.skip').textContent = t('skip');
+  whenUnauthorized(() => signOut(false));
+  if (!session.token) return showSignIn();
+  try {
+    const [{ me: caller }, user] = await Promise.all([gql('{ me { userId roles permissions isSuperAdmin } }'), api('GET', '/v1/users/me')]);
+    Object.assign(me, caller, { username: user.data?.username ?? '', locale: user.data?.preferred_locale ?? null });
+    if (me.locale) localStorage.setItem('waygate.locale', me.locale);
+    setLocale(me.locale ?? localStorage.getItem('waygate.locale'));
+  } catch {
+    session.token = null;
+    return showSignIn();
+  }
+  renderShell();
+  await route();
+}
+
+function showSignIn(message) {
+  unmount();
+  unmount = () => {};
+  bar.hidden = true;
+  document.title = `${t('signin.title')}`;
+  show(main, signInPage({ message, onSignedIn: start }));
+  main.querySelector('input')?.focus();
+}
+
+export async function signOut(callApi = true) {
+  if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
+  session.token = null;
+  history.replaceState(null, '', '#/');
+  showSignIn(t('signin.signedOut'));
+  announce(t('signin.signedOut'));
+}
+
+function renderShell() {
+  bar.hidden = false;
+  const nav = document.getElementById('nav');
+  nav.setAttribute('aria-label', t('nav.label'));
+  show(nav, ...PAGES.filter((page) => page.needs.every(can)).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))));
+  const button = document.getElementById('sign-out');
+  button.textContent = t('signOut');
+  button.onclick = () => signOut();
+}
+
+async function route() {
+  if (!session.token) return;
+  const wanted = location.hash.replace(/^#\/?/, '').split('/')[0];
+  const allowed = PAGES.filter((page) => page.needs.every(can));
+  const page = allowed.find((candidate) => candidate.path === wanted) ?? allowed[0];
+  if (!page) return;
+  for (const link of document.querySelectorAll('#nav a')) {
+    if (link.dataset.page === page.path) {
+      link.setAttribute('aria-current', 'page');
+      link.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    } else link.removeAttribute('aria-current');
+  }
+  unmount();
+  unmount = () => {};
+  document.title = `${t(page.label)} · Waygate`;
+  const module = await page.load();
+  const container = h('div', { class: 'page-root' });
+  show(main, container);
+  main.className = '';
+  unmount = (await module.mount(container, { config, me, can })) ?? (() => {});
+}
+
+window.addEventListener('hashchange', () => {
+  route().then(() => main.focus({ preventScroll: true }));
+});
+start();

@@ -1,0 +1,25 @@
+import en from '../i18n/en.json' with { type: 'json' };
+import de from '../i18n/de.json' with { type: 'json' };
+
+/** The console's texts in the locales the service mails in; the user's `preferred_locale` picks one, else the browser's language. */
+// JSON modules: one message file per locale (console/i18n/), loaded with the page, no build.
+const messages = { en, de };
+
+let locale = 'en';
+
+export function setLocale(wanted) {
+  const candidates = [wanted, ...(navigator.languages ?? [navigator.language])].filter(Boolean).map((tag) => String(tag).toLowerCase().split('-')[0]);
+  locale = candidates.find((tag) => messages[tag]) ?? 'en';
+  document.documentElement.lang = locale;
+  return locale;
+}
+
+export const currentLocale = () => locale;
+
+export function t(key, values = {}) {
+  const text = messages[locale][key] ?? messages.en[key] ?? key;
+  return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ''));
+}
+
+export const formatTime = (iso) => new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium' });
+export const formatNumber = (value, digits = 5) => Number(value).toLocaleString(locale, { maximumFractionDigits: digits });

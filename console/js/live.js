@@ -1,0 +1,57 @@
+import { post } from './api.js';
+
+/**
+ * Live points over the WebSocket (/v1/ws): a single-use ticket (POST /v1/ws/ticket) carried as the
+ * subprotocol pair `service-ticket`, `<ticket>` (a browser cannot set headers on a WebSocket, and the
+ * session token never goes into the URL), then Subscribe to `gps`. Reconnects with a growing pause;
+ * `forceLogout` (signed out everywhere, banned) ends the console's session.
+ */
+export function openLive({ onPoint, onState, onSignedOut }) {
+  let socket;
+  let stopped = false;
+  let attempt = 0;
+  let timer;
+
+  async function connect() {
+    if (stopped) return;
+    let ticket;
+    try {
+      ({ ticket } = await post('/v1/ws/ticket'));
+    } catch (err) {
+      if (err.status === 401 || err.status === 403) return onState('offline');
+      return retry();
+    }
+    if (stopped) return;
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    socket = new WebSocket(`${scheme}://${location.host}/v1/ws`, ['service-ticket', ticket]);
+    socket.onmessage = (event) => {
+      const message = JSON.parse(event.data);
+      if (message.type === 'Welcome') socket.send(JSON.stringify({ type: 'Subscribe', channel: 'gps' }));
+      else if (message.type === 'Subscribed') {
+        attempt = 0;
+        onState('live');
+      } else if (message.type === 'GpsPoint') onPoint(message.data);
+      else if (message.type === 'forceLogout') {
+        stopped = true;
+        onSignedOut?.(message.reason);
+      }
+    };
+    socket.onclose = () => {
+      if (stopped) return;
+      onState('offline');
+      retry();
+    };
+  }
+
+  function retry() {
+    attempt += 1;
+    timer = setTimeout(connect, Math.min(30_000, 500 * 2 ** Math.min(attempt, 6)));
+  }
+
+  connect();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    socket?.close(1000);
+  };
+}

@@ -1,0 +1,2 @@
+/** What other modules use of password reset and change (GraphQL's changePassword). */
+export { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from './password-reset.js';

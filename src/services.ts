@@ -16,6 +16,7 @@ import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
+import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
 import { createSignInThrottle } from './identity/sign-in-throttle/service.js';
 import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
@@ -77,12 +78,13 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const signInThrottle = createSignInThrottle(kv, log, clock);
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans });
+  const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
-    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
+    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords,
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });

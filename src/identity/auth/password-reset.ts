@@ -19,6 +19,7 @@ import type { OAuthService } from '../oauth/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { Clock } from '../../platform/clock.js';
+import type { BreachedPasswordCheck } from './breached-passwords.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasswordChangeErrors } from './errors.js';
 import type { ChangePasswordBody } from './schemas.js';
@@ -45,6 +46,8 @@ interface Deps {
   signInThrottle: Pick<SignInThrottle, 'clear' | 'claim' | 'ensureAllowed'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
+  /** A new password follows registration's rules: long enough and not known from breaches. */
+  breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
 }
 
 export const PASSWORD_CHANGED_MESSAGE = 'Password changed; your other sessions have ended';
@@ -104,6 +107,12 @@ export function createPasswordResetService(deps: Deps) {
     await tokens.removeOthers('password_reset', account.user_id, issued.id);
   }
 
+  async function newPasswordChecked(password: string): Promise<string> {
+    checkedPassword('new_password', password);
+    await deps.breachedPasswords.assertNotBreached('new_password', password);
+    return password;
+  }
+
   return {
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
@@ -121,7 +130,7 @@ export function createPasswordResetService(deps: Deps) {
     /** Sets the new password, uses up the token and ends every session of the user, all at once. */
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
-      const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
+      const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
       const identifiers = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
@@ -162,7 +171,7 @@ export function createPasswordResetService(deps: Deps) {
         throw PasswordChangeErrors.wrong_current_password();
       }
       await attempt.succeeded();
-      const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
+      const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
       const revoked = await deps.db.transaction().execute(async (trx) => {
         if (!(await deps.users.setEmailPassword(userId, passwordHash, trx))) throw PasswordChangeErrors.no_password();

@@ -5,7 +5,7 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 import { UserErrors } from '../users/errors.js';
-import { PasswordChangeErrors } from './errors.js';
+import { PasswordChangeErrors, PasswordErrors } from './errors.js';
 import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from './password-reset.js';
 import { ChangePasswordBody, PasswordChanged } from './schemas.js';
 
@@ -37,7 +37,7 @@ export async function passwordRoutes(fastify: FastifyInstance, { passwordReset }
         200: PasswordChanged,
         ...errorResponses(
           SessionErrors.session_required, PasswordChangeErrors.wrong_current_password, PasswordChangeErrors.no_password,
-          UserErrors.password_too_short, SignInErrors.locked_out,
+          UserErrors.password_too_short, PasswordErrors.breached, SignInErrors.locked_out,
         ),
       },
     },

@@ -1,6 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf, refusalFor, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { callerOf } from '../../platform/auth/hooks.js';
+import { SESSION_AUTH, sessionOnly } from './session-only.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
@@ -9,21 +10,12 @@ import { PasswordChangeErrors, PasswordErrors } from './errors.js';
 import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from './password-reset.js';
 import { ChangePasswordBody, PasswordChanged } from './schemas.js';
 
-const auth = requireAuthenticated();
-
-/** Before validation, as the guard: an API key (or an app's token) learns nothing about the input. */
-async function sessionOnly(request: FastifyRequest): Promise<void> {
-  const refused = refusalFor(request.caller, auth);
-  if (refused) throw refused;
-  if (request.caller!.kind !== 'session') throw SessionErrors.session_required();
-}
-
 /** The signed-in user's password change (the reset by mailed token is in registration-routes.ts). */
 export async function passwordRoutes(fastify: FastifyInstance, { passwordReset }: { passwordReset: PasswordResetService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/v1/users/me/password', {
-    config: { auth },
+    config: { auth: SESSION_AUTH },
     onRequest: sessionOnly,
     schema: {
       tags: ['Users'],

@@ -18,6 +18,8 @@ import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
+import { passwordRoutes } from './identity/auth/password-routes.js';
+import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
@@ -192,6 +194,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
+  await app.register(passwordRoutes, { passwordReset: services.passwordReset });
+  await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });

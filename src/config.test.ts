@@ -19,6 +19,7 @@ describe('configuration', () => {
       rateLimit: { enabled: true, windowSecs: 60, anonymous: 120, user: 600, apiKey: 1200, gpsWrite: 30, headers: 'near-limit' },
       registrationEnabled: true,
       supportedLocales: ['en', 'de'],
+      pwnedPasswords: { url: undefined, minCount: 1 },
       logLevel: 'info',
       embeddedDurability: 'durable',
     });
@@ -41,6 +42,13 @@ describe('configuration', () => {
     expect(loadConfig({}).frontendUrl).toBeUndefined();
     expect(loadConfig({ FRONTEND_URL: 'https://app.example.org/' }).frontendUrl).toBe('https://app.example.org');
     expect(() => loadConfig({ FRONTEND_URL: 'ftp://app.example.org' })).toThrow(/^FRONTEND_URL/);
+  });
+
+  it('reads PWNED_PASSWORDS_URL without its trailing slash, and a minimum count of at least 1', () => {
+    expect(loadConfig({ PWNED_PASSWORDS_URL: 'https://api.pwnedpasswords.com/', PWNED_PASSWORDS_MIN_COUNT: '10' }).pwnedPasswords)
+      .toEqual({ url: 'https://api.pwnedpasswords.com', minCount: 10 });
+    expect(() => loadConfig({ PWNED_PASSWORDS_URL: 'ftp://example.org' })).toThrow(ConfigError);
+    expect(() => loadConfig({ PWNED_PASSWORDS_MIN_COUNT: '0' })).toThrow(ConfigError);
   });
 
   it('reads OAUTH_LOGIN_URL as given and refuses one that is not http(s)', () => {

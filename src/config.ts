@@ -46,6 +46,8 @@ export interface Config {
   botProtection: { secret: string | undefined; verifyUrl: string; siteKey?: string };
   waterLevelApiUrl: string | undefined;
   geoipDb: string | undefined;
+  /** PWNED_PASSWORDS_URL (the range API's base; unset: no check) and PWNED_PASSWORDS_MIN_COUNT. */
+  pwnedPasswords: { url: string | undefined; minCount: number };
   /** OAUTH_PLATFORMS: login providers beyond the shipped ones, made sure of at start (disabled when new). */
   oauthPlatforms: { slug: string; name: string }[];
   /** METRICS_TOKEN: the bearer token Prometheus sends to GET /metrics; unset: no metrics. */
@@ -144,6 +146,10 @@ function readConfig(env: Env): Config {
     },
     waterLevelApiUrl: read.url('WATER_LEVEL_API_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     geoipDb: read.optional('GEOIP_DB'),
+    pwnedPasswords: {
+      url: read.url('PWNED_PASSWORDS_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
+      minCount: read.integer('PWNED_PASSWORDS_MIN_COUNT', 1, 1),
+    },
     oauthPlatforms: read.list('OAUTH_PLATFORMS', []).map((item) => oauthPlatformOf(item)),
     integrations: { twitch: twitchIntegrationOf(read) },
     corsOrigins: read.list('CORS_ORIGINS', []).map(corsOriginOf),

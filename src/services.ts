@@ -16,6 +16,8 @@ import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
+import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
+import { createPasskeysService, type RelyingParty } from './identity/passkeys/service.js';
 import { createSignInThrottle } from './identity/sign-in-throttle/service.js';
 import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
@@ -77,12 +79,14 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const signInThrottle = createSignInThrottle(kv, log, clock);
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans });
+  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor });
+  const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
-    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log,
+    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords,
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
@@ -219,7 +223,17 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
   });
-  return { caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/**
+ * Passkeys are bound to PUBLIC_URL's host (the server's own address without it); their ceremonies may
+ * run on its pages and on the front ends of CORS_ORIGINS (which must be that host or below it).
+ */
+function relyingPartyOf(config: Config): RelyingParty {
+  const base = new URL(oauthIssuerBase(config));
+  const origins = [base.origin, ...config.corsOrigins.filter((origin) => origin !== '*')];
+  return { id: base.hostname, name: 'Waygate', origins: [...new Set(origins)] };
+}

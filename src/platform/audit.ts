@@ -38,7 +38,11 @@ export const AUDIT_EVENT_TYPES = [
  * Types beyond the interface's list: one event per changed platform setting, which the interface asks
  * for, and bans being imposed and lifted, which an activity log of an identity service must show.
  */
-export const EXTRA_AUDIT_EVENT_TYPES = ['platform_setting_changed', 'user_banned', 'user_unbanned'] as const;
+export const EXTRA_AUDIT_EVENT_TYPES = [
+  'platform_setting_changed', 'user_banned', 'user_unbanned',
+  // Passkeys (WebAuthn): each change of a user's credentials, and an authenticator whose counter went back.
+  'passkey_added', 'passkey_renamed', 'passkey_removed', 'passkey_clone_suspected',
+] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number] | (typeof EXTRA_AUDIT_EVENT_TYPES)[number];
 

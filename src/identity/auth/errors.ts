@@ -8,3 +8,12 @@ export const RegistrationErrors = defineErrors('registration', {
   disabled: [400, 'Registration is disabled'],
   pending: [409, 'A registration for this email or username is already waiting for confirmation'],
 });
+
+export const PasswordChangeErrors = defineErrors('password_change', {
+  wrong_current_password: [400, 'current_password is not the password of this account'],
+  no_password: [400, 'This account has no password to change; set one with a password reset of its email account'],
+});
+
+export const PasswordErrors = defineErrors('password', {
+  breached: [400, 'The password appears in known data breaches; choose another password'],
+});

@@ -2,7 +2,8 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { BotProtection } from '../../platform/bot-protection.js';
-import { hashPassword } from '../../platform/auth/passwords.js';
+import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
+import type { Caller } from '../../platform/auth/caller.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -18,6 +19,11 @@ import type { OAuthService } from '../oauth/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { Clock } from '../../platform/clock.js';
+import type { BreachedPasswordCheck } from './breached-passwords.js';
+import { SessionErrors } from '../sessions/errors.js';
+import { PasswordChangeErrors } from './errors.js';
+import type { ChangePasswordBody } from './schemas.js';
+import type { Static } from 'typebox';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
 export const RESET_COOLDOWN_SECS = 60;
@@ -29,22 +35,46 @@ interface Deps {
   clock: Clock;
   botProtection: BotProtection;
   mailer: Mailer;
-  users: Pick<UsersService, 'findEmailAccount' | 'setEmailPassword'>;
+  users: Pick<UsersService, 'findEmailAccount' | 'findEmailAccountOfUser' | 'findById' | 'setEmailPassword'>;
   sessions: Pick<SessionStore, 'revokeAllOfUser'>;
   audit: AuditWriter;
   /** A 2FA challenge opened with the old password must not outlive it. */
   twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
   /** Nor a sign-in on the OAuth provider's pages (its browser session). */
   oauth: Pick<OAuthService, 'endBrowserSessionsOf'>;
-  /** Sign-in lockouts of the account end once its password is new. */
-  signInThrottle: Pick<SignInThrottle, 'clear'>;
+  /** Sign-in lockouts of the account end once its password is new; a change's current password counts towards them. */
+  signInThrottle: Pick<SignInThrottle, 'clear' | 'claim' | 'ensureAllowed'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
+  /** A new password follows registration's rules: long enough and not known from breaches. */
+  breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
 }
 
-/** Password reset by a mailed, single-use, 1-hour token; never tells whether an address has an account. */
+export const PASSWORD_CHANGED_MESSAGE = 'Password changed; your other sessions have ended';
+
+/**
+ * A new password, by reset (a mailed, single-use, 1-hour token; never tells whether an address has an
+ * account) or by change (the signed-in user, giving the current one).
+ */
 export function createPasswordResetService(deps: Deps) {
   const tokens = createAccountTokens(deps.db, deps.clock);
+
+  /**
+   * Everything a new password ends, in the transaction that sets it, for a reset and a change alike:
+   * the user's sessions (but the one making a change), 2FA challenges opened with the old password, and
+   * sign-ins on the OAuth provider's pages. Returns how many sessions ended.
+   */
+  async function endWhatTheOldPasswordOpened(
+    userId: string,
+    trx: Kysely<Schema>,
+    onCommit: (task: () => Promise<void>) => void,
+    keepSessionId?: string,
+  ): Promise<number> {
+    const revoked = await deps.sessions.revokeAllOfUser(userId, trx, onCommit, keepSessionId);
+    await deps.twoFactor.closeChallengesOf(userId, trx);
+    await deps.oauth.endBrowserSessionsOf(userId, trx);
+    return revoked;
+  }
 
   /**
    * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
@@ -77,6 +107,12 @@ export function createPasswordResetService(deps: Deps) {
     await tokens.removeOthers('password_reset', account.user_id, issued.id);
   }
 
+  async function newPasswordChecked(password: string): Promise<string> {
+    checkedPassword('new_password', password);
+    await deps.breachedPasswords.assertNotBreached('new_password', password);
+    return password;
+  }
+
   return {
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
@@ -94,16 +130,14 @@ export function createPasswordResetService(deps: Deps) {
     /** Sets the new password, uses up the token and ends every session of the user, all at once. */
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
-      const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
+      const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
       const identifiers = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw MailedTokenErrors.invalid();
-        const revoked = await deps.sessions.revokeAllOfUser(consumed.user_id, trx, onCommit);
-        await deps.twoFactor.closeChallengesOf(consumed.user_id, trx);
-        await deps.oauth.endBrowserSessionsOf(consumed.user_id, trx);
+        const revoked = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit);
         await deps.audit.record(
           request,
           { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },
@@ -113,6 +147,44 @@ export function createPasswordResetService(deps: Deps) {
       });
       await committed();
       await deps.signInThrottle.clear(identifiers);
+    },
+
+    /**
+     * POST /v1/users/me/password: a session only. The current password is checked as a sign-in checks it
+     * (a wrong one counts towards the account's lockout, and a locked account is refused); the new one
+     * follows the rules of registration. The session asking stays; the user's others end.
+     */
+    async change(request: FastifyRequest, caller: Caller, input: Static<typeof ChangePasswordBody>): Promise<{ other_sessions_ended: number }> {
+      if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
+      const { userId, sessionId } = caller;
+      const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
+      if (!user || !account?.password_hash) throw PasswordChangeErrors.no_password();
+      const identifiers = [user.username, account.email].filter((id): id is string => Boolean(id));
+      for (const identifier of identifiers.slice(1)) await deps.signInThrottle.ensureAllowed(identifier, request.ip);
+      const attempt = await deps.signInThrottle.claim(identifiers[0]!, request.ip);
+      if (!(await verifyPassword(account.password_hash, input.current_password))) {
+        await deps.audit.record(request, {
+          eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
+          errorMessage: 'wrong password', metadata: { via: 'password_change' },
+        });
+        await attempt.failed();
+        throw PasswordChangeErrors.wrong_current_password();
+      }
+      await attempt.succeeded();
+      const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
+      const { onCommit, committed } = afterCommit();
+      const revoked = await deps.db.transaction().execute(async (trx) => {
+        if (!(await deps.users.setEmailPassword(userId, passwordHash, trx))) throw PasswordChangeErrors.no_password();
+        const ended = await endWhatTheOldPasswordOpened(userId, trx, onCommit, sessionId);
+        await deps.audit.record(
+          request,
+          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', sessions_revoked: ended } },
+          trx,
+        );
+        return ended;
+      });
+      await committed();
+      return { other_sessions_ended: revoked };
     },
   };
 }

@@ -8,7 +8,7 @@ import type { RegistrationService } from './registration.js';
 import type { createEmailVerification } from './verify-email.js';
 import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
-import { RegistrationErrors } from './errors.js';
+import { PasswordErrors, RegistrationErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { AccountErrors } from '../accounts/errors.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
@@ -35,7 +35,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
         200: Registered,
         ...errorResponses(
           BotCheckErrors.failed, BotCheckErrors.token_missing, RegistrationErrors.disabled, UserErrors.invalid_email,
-          UserErrors.invalid_username, UserErrors.password_too_short, RegistrationErrors.pending, UserErrors.email_registered,
+          UserErrors.invalid_username, UserErrors.password_too_short, PasswordErrors.breached, RegistrationErrors.pending, UserErrors.email_registered,
           UserErrors.username_taken, MailErrors.not_sent,
         ),
       },
@@ -87,7 +87,7 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       body: CompleteResetBody,
       response: {
         200: MessageBody,
-        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, MailedTokenErrors.invalid, UserErrors.password_too_short),
+        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, MailedTokenErrors.invalid, UserErrors.password_too_short, PasswordErrors.breached),
       },
     },
   }, async (request) => {

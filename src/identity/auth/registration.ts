@@ -18,6 +18,7 @@ import { createRegistrationRepo } from './registration-repo.js';
 import { RegistrationErrors } from './errors.js';
 import type { RegisterBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';
+import type { BreachedPasswordCheck } from './breached-passwords.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
 
@@ -33,6 +34,7 @@ interface Deps {
   /** REGISTRATION_ENABLED and the email platform's own switches (enabled, registration_enabled). */
   registrationOpen: () => Promise<boolean>;
   log: FastifyBaseLogger;
+  breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
 }
 
 export type RegistrationInput = Static<typeof RegisterBody>;
@@ -62,6 +64,7 @@ export function createRegistrationService(deps: Deps) {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       if (!(await deps.registrationOpen())) throw RegistrationErrors.disabled();
       const { email, username } = checkedNewEmailUser(input);
+      await deps.breachedPasswords.assertNotBreached('password', input.password);
       const token = newToken('');
       const passwordHash = await hashPassword(input.password);
       const pending = await deps.db.transaction().execute(async (trx) => {

@@ -52,3 +52,13 @@ export const CompleteResetBody = Body({
   new_password: Password('New password'),
   turnstile_token: TurnstileToken,
 }, { example: { token: 'prt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c', new_password: 'a-new-long-passphrase' } });
+
+export const ChangePasswordBody = Body({
+  current_password: Type.String({ minLength: 1, maxLength: 1024, description: 'The password the account has now' }),
+  new_password: Password('New password'),
+}, { example: { current_password: 'correct-horse-battery', new_password: 'a-new-long-passphrase' } });
+
+export const PasswordChanged = Type.Object({
+  message: Type.String(),
+  other_sessions_ended: Type.Integer({ minimum: 0, description: 'Sessions of yours other than this one that were signed out' }),
+});

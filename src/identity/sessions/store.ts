@@ -154,11 +154,14 @@ export function createSessionStore(deps: Deps) {
     },
 
     /**
-     * Ends every session of the user in the caller's transaction; `onCommit` receives the work that
-     * drops them from the credential cache once the transaction has committed.
+     * Ends every session of the user (but `keepSessionId`, the one asking, when given) in the caller's
+     * transaction; `onCommit` receives the work that drops them from the credential cache once the
+     * transaction has committed.
      */
-    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
-      const rows = await trx.deleteFrom('sessions').where('user_id', '=', userId).returning('token_hash').execute();
+    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void, keepSessionId?: string): Promise<number> {
+      let query = trx.deleteFrom('sessions').where('user_id', '=', userId);
+      if (keepSessionId) query = query.where('id', '!=', keepSessionId);
+      const rows = await query.returning('token_hash').execute();
       const hashes = rows.map((row) => row.token_hash);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;

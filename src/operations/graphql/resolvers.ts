@@ -10,6 +10,9 @@ import { InternalAuditBody } from '../audit/schemas.js';
 import type { AuditService } from '../audit/service.js';
 import type { RealtimeService } from '../realtime/service.js';
 import type { AuthService } from '../../identity/auth/service.js';
+import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from '../../identity/auth/index.js';
+import { ChangePasswordBody } from '../../identity/auth/schemas.js';
+import { SessionErrors } from '../../identity/sessions/errors.js';
 import type { ApiKeysService } from '../../identity/api-keys/service.js';
 import type { SessionsService } from '../../identity/sessions/service.js';
 import { LogoutEverywhereBody } from '../../identity/sessions/schemas.js';
@@ -28,6 +31,7 @@ import type { TripsService } from '../../tracking/trips/service.js';
 export interface GraphQLServices {
   users: Pick<UsersService, 'oauthSignIn'>;
   auth: Pick<AuthService, 'logoutAllSessions'>;
+  passwordReset: Pick<PasswordResetService, 'change'>;
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
   sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
   apiKeys: Pick<ApiKeysService, 'list'>;
@@ -120,6 +124,7 @@ function bodyFrom<T>(check: (data: unknown) => string | undefined, input: Args, 
 const checks = {
   verifyLogin: compileBodyCheck(VerifyLoginBody),
   logoutEverywhere: compileBodyCheck(LogoutEverywhereBody),
+  changePassword: compileBodyCheck(ChangePasswordBody),
   oauthSignIn: compileBodyCheck(OAuthSignInBody),
   audit: compileBodyCheck(InternalAuditBody),
 };
@@ -221,6 +226,12 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
         await services.sessions.logoutApp(context.request, caller, uuidArg(args, 'clientId'));
         return true;
+      },
+      changePassword: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
+        const caller = guard(context, requireAuthenticated());
+        if (caller.kind !== 'session') throw SessionErrors.session_required();
+        const { other_sessions_ended } = await services.passwordReset.change(context.request, caller, bodyFrom(checks.changePassword, args.input));
+        return { message: PASSWORD_CHANGED_MESSAGE, other_sessions_ended };
       },
       oauthSignin: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         // As POST /v1/users/oauth: any other credential is told the system key is needed (401).

@@ -53,6 +53,11 @@ export const typeDefs = /* GraphQL */ `
     logoutEverywhere(reason: String): Boolean!
     "Revokes your OAuth tokens of one client and signs it out (appLogout)."
     logoutApp(clientId: ID!): Boolean!
+    """
+    Change your password (POST /v1/users/me/password): the current one is checked as a sign-in checks it; your other
+    sessions end. A session token.
+    """
+    changePassword(input: ChangePasswordInput!): PasswordChange!
     "Social sign-in: create or update the account of a provider identity. System key only."
     oauthSignin(input: OAuthSignInInput!): OAuthSignIn!
     "A single-use WebSocket ticket. A session or OAuth access token."
@@ -207,6 +212,16 @@ export const typeDefs = /* GraphQL */ `
     expiresAt: DateTime
     lastUsedAt: DateTime
     createdAt: DateTime!
+  }
+
+  input ChangePasswordInput {
+    currentPassword: String!
+    newPassword: String!
+  }
+
+  type PasswordChange {
+    message: String!
+    otherSessionsEnded: Int!
   }
 
   input VerifyTwoFactorLoginInput {

@@ -225,6 +225,22 @@ export interface IdentityTables {
     used_at: Date | null;
     created_at: CreatedAt;
   };
+  /** Owner: identity/passkeys. */
+  passkeys: {
+    id: Id;
+    user_id: string;
+    credential_id: string;
+    public_key: string;
+    /** bigint: the driver may read it as a string. */
+    counter: ColumnType<string | number, number | undefined, number>;
+    transports: ColumnType<string[], string[] | undefined, string[]>;
+    device_type: string;
+    backed_up: boolean;
+    user_verified: boolean;
+    name: string;
+    created_at: CreatedAt;
+    last_used_at: Date | null;
+  };
   /** Owner: identity/two-factor (with the backup codes and challenges below). */
   user_two_factor: {
     user_id: string;

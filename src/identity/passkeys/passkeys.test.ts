@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generate } from 'otplib';
+import { bearer, buildTestApp, createApiKey, createUser, signedInBody, type TestApp } from '../../../test/helpers.js';
+import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
+import { PASSKEY_CHALLENGE_TTL_SECS } from './service.js';
+
+const ORIGIN = 'https://id.waygate.test';
+
+describe('passkeys (WebAuthn)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { publicUrl: ORIGIN, corsOrigins: ['https://app.waygate.test'] } });
+  });
+  afterAll(() => t.close());
+
+  const post = (url: string, payload: unknown, token?: string) =>
+    t.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers: token ? bearer(token) : {} });
+
+  /** A user with a passkey on a fresh software authenticator. */
+  async function userWithPasskey(options: { userVerification?: boolean; roles?: string[] } = {}) {
+    const user = await createUser(t.app, options.roles);
+    const authenticator = softwareAuthenticator(ORIGIN, options);
+    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
+    const registered = await post('/v1/users/me/passkeys', { name: 'Phone', response: authenticator.create(creation) }, user.token);
+    expect(registered.statusCode).toBe(201);
+    return { user, authenticator, passkey: registered.json() };
+  }
+  const signInOptions = async (payload: Record<string, unknown> = {}) => (await post('/v1/auth/passkey/options', payload)).json();
+
+  it('registers a resident passkey for the signed-in user, lists, renames and removes it, with an audit event each', async () => {
+    const user = await createUser(t.app);
+    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
+    expect(creation).toMatchObject({ rp: { id: 'id.waygate.test' }, user: { name: user.username }, attestation: 'none', authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' } });
+    const authenticator = softwareAuthenticator(ORIGIN);
+    const created = await post('/v1/users/me/passkeys', { name: 'Phone', response: authenticator.create(creation) }, user.token);
+    expect(created.statusCode).toBe(201);
+    expect(created.json()).toMatchObject({ name: 'Phone', user_verified: true, transports: ['internal'], last_used_at: null });
+    const id = created.json().id as string;
+    expect(created.headers.location).toContain(`/v1/users/me/passkeys/${id}`);
+
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([created.json()]);
+    const renamed = await t.app.inject({ method: 'PATCH', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token), payload: { name: 'Work phone' } });
+    expect(renamed.json().name).toBe('Work phone');
+    expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token) })).statusCode).toBe(204);
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([]);
+    const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', user.id).where('event_type', 'like', 'passkey_%').orderBy('created_at').execute();
+    expect(events.map((event) => event.event_type)).toEqual(['passkey_added', 'passkey_renamed', 'passkey_removed']);
+  });
+
+  it('a challenge works once: the same registration response again is refused', async () => {
+    const user = await createUser(t.app);
+    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
+    const response = softwareAuthenticator(ORIGIN).create(creation);
+    expect((await post('/v1/users/me/passkeys', { response }, user.token)).statusCode).toBe(201);
+    const again = await post('/v1/users/me/passkeys', { response }, user.token);
+    expect(again.statusCode).toBe(400);
+    expect(again.json().code).toBe('passkey.invalid_response');
+  });
+
+  it('a challenge expires after 5 minutes (by the clock)', async () => {
+    const { authenticator } = await userWithPasskey();
+    const options = await signInOptions();
+    t.clock.advance(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000);
+    const late = await post('/v1/auth/passkey', { response: authenticator.get(options) }).finally(() => t.clock.advance(-(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000)));
+    expect(late.json().code).toBe('passkey.sign_in_failed');
+  });
+
+  it('signs in without a username, answering as POST /v1/auth/login, and the session works', async () => {
+    const { user, authenticator } = await userWithPasskey();
+    const options = await signInOptions();
+    expect(options.allowCredentials ?? []).toEqual([]);
+    const response = await post('/v1/auth/passkey', { response: authenticator.get(options) });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toMatchObject({ ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }), provider: 'passkey' });
+    expect((await t.app.inject({ url: '/v1/users/me', headers: bearer(response.json().session_token) })).statusCode).toBe(200);
+    // The same assertion again: its challenge is spent.
+    expect((await post('/v1/auth/passkey', { response: authenticator.get(options) })).statusCode).toBe(401);
+  });
+
+  it('with an identifier lists that user\'s passkeys; an unknown identifier answers like none', async () => {
+    const { user, passkey } = await userWithPasskey();
+    const credentialId = (await t.database.db.selectFrom('passkeys').select('credential_id').where('id', '=', passkey.id).executeTakeFirstOrThrow()).credential_id;
+    expect((await signInOptions({ identifier: user.username.toUpperCase() })).allowCredentials).toEqual([{ id: credentialId, type: 'public-key', transports: ['internal'] }]);
+    expect((await signInOptions({ identifier: 'nobody_at_all' })).allowCredentials ?? []).toEqual([]);
+  });
+
+  it('refuses a cloned authenticator (a counter that does not go forward) and records passkey_clone_suspected', async () => {
+    const { user, authenticator } = await userWithPasskey();
+    expect((await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, 5) })).statusCode).toBe(200);
+    const clone = await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, -2) });
+    expect(clone.statusCode).toBe(401);
+    expect(clone.json().code).toBe('passkey.cloned');
+    const event = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'passkey_clone_suspected').executeTakeFirstOrThrow();
+    expect(event.metadata).toMatchObject({ counter: 3, stored_counter: 5 });
+  });
+
+  it('a passkey with user verification is both factors; one without asks for the 2FA code when 2FA is on', async () => {
+    for (const userVerification of [true, false]) {
+      const { user, authenticator } = await userWithPasskey({ userVerification });
+      const { secret } = (await post('/v1/users/me/2fa/setup', {}, user.token)).json();
+      const enabled = await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token);
+      expect(enabled.statusCode).toBe(200);
+      const answer = (await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions()) })).json();
+      expect(answer.requires_2fa).toBe(!userVerification);
+      expect(Boolean(answer.session_token)).toBe(userVerification);
+    }
+  });
+
+  it('a session only for managing passkeys; the last passkey of an account without a password stays', async () => {
+    const { user, passkey } = await userWithPasskey({ roles: ['role_user', 'role_developer'] });
+    const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(key) })).json().code).toBe('session.session_required');
+    await t.database.db.updateTable('platform_accounts').set({ password_hash: null }).where('user_id', '=', user.id).execute();
+    const last = await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.token) });
+    expect(last.statusCode).toBe(409);
+    expect(last.json().code).toBe('passkey.last_credential');
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toHaveLength(1);
+  });
+});

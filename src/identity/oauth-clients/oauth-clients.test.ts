@@ -65,6 +65,14 @@ describe('POST /v1/oauth/clients', () => {
     expect(response.json().message).toContain(reason);
   });
 
+  it('quotes a long refused redirect URI by a short prefix only', async () => {
+    const owner = await createUser(t.app);
+    const uri = `ftp://app.example.org/${'a'.repeat(1900)}`;
+    const response = await register(owner.token, { redirect_uris: [uri] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe(`redirect_uris: "${uri.slice(0, 64)}… (${uri.length} characters)" must use https (http only on a loopback address)`);
+  });
+
   it('rejects a missing name, no redirect URI and a bad homepage with 400 naming the field', async () => {
     const owner = await createUser(t.app);
     for (const [body, field] of [[{ name: '' }, 'name'], [{ redirect_uris: [] }, 'redirect_uris'], [{ homepage_url: 'javascript:alert(1)' }, 'homepage_url']] as const) {

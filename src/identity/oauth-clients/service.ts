@@ -1,3 +1,4 @@
+import { quoted } from '../../platform/http/errors.js';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -36,11 +37,11 @@ export function checkedRedirectUri(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" is not an absolute URL`);
+    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" is not an absolute URL`);
   }
-  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" has a fragment`);
+  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" has a fragment`);
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" must use https (http only on a loopback address)`);
+  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" must use https (http only on a loopback address)`);
   return value;
 }
 

@@ -121,17 +121,20 @@ describe('GET /v1/ws authentication', () => {
 });
 
 describe('channels', () => {
-  it('pushes a new point on gps, in its REST shape, to those who may read points, and the vessel view to anyone', async () => {
+  it('pushes a new point on gps, in its REST shape, to those who may read points; vessels of a public device to anyone, of another only to gps readers', async () => {
     const reader = await withBearer((await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] })).key);
     const anonymous = await connect();
+    const signedIn = await withBearer((await createUser(t.app)).token);
     await subscribe(reader.socket, 'gps');
     await subscribe(reader.socket, 'vessels');
     await subscribe(anonymous.socket, 'vessels');
+    await subscribe(signedIn.socket, 'vessels');
     expect(await refusal(anonymous.socket, { type: 'Subscribe', channel: 'gps', id: 'g' })).toEqual({
       type: 'Error', code: 'ws.channel_forbidden', reason: 'Not allowed to subscribe to gps', channel: 'gps', id: 'g',
     });
 
     const device = await newDevice();
+    expect(device).toMatchObject({ is_public: false });
     const stored = await postPoint({ ...POINT, device_id: device.id });
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: stored });
     const vessel = {
@@ -139,10 +142,23 @@ describe('channels', () => {
       channel: 'vessels',
       data: { device_id: device.id, latitude: 53.55, longitude: 9.99, heading: 270, speed_knots: 10, timestamp: '2026-01-01T00:00:00.000Z' },
     };
+    // A device that is not public: its vessel goes to the gps reader only (the pings below come after it).
+    expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
+    for (const other of [anonymous, signedIn]) {
+      await other.socket.request({ type: 'Ping' }, 'Pong');
+      expect(other.socket.pending()).toEqual([]);
+    }
+
+    // Made public by whoever may update the device: the next point reaches everyone.
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers: bearer(admin), payload: { is_public: true } });
+    expect(patched.json().data).toMatchObject({ is_public: true });
+    await postPoint({ ...POINT, device_id: device.id });
     expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
     expect(await anonymous.socket.next('VesselPosition')).toEqual(vessel);
+    expect(await signedIn.socket.next('VesselPosition')).toEqual(vessel);
 
     // A point without a device has no vessel; gps readers get it without device_id, as REST shows it.
+    await reader.socket.next('GpsPoint');
     const loose = await postPoint(POINT);
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: loose });
     expect(loose).not.toHaveProperty('device_id');

@@ -59,9 +59,20 @@ export function createOAuthClientsService(deps: Deps) {
     return client;
   }
 
+  /** A client whose secret the caller may replace: of a first-party one, only a super admin. */
   async function changeable(caller: Caller, id: string) {
     const client = await visible(caller, id);
     if (client.is_first_party && !caller.isSuperAdmin) throw OAuthClientErrors.first_party_locked();
+    return client;
+  }
+
+  /**
+   * A client the caller may update or delete: never a first-party one, whoever asks (the spec: "clients
+   * already first-party cannot be modified"). Its secret can still be replaced, so a leak is not for good.
+   */
+  async function modifiable(caller: Caller, id: string) {
+    const client = await visible(caller, id);
+    if (client.is_first_party) throw OAuthClientErrors.first_party_immutable();
     return client;
   }
 
@@ -141,7 +152,7 @@ export function createOAuthClientsService(deps: Deps) {
     },
 
     async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
-      const current = await changeable(caller, id);
+      const current = await modifiable(caller, id);
       const changes = await checkedChanges(caller, input);
       const updated = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
@@ -179,7 +190,7 @@ export function createOAuthClientsService(deps: Deps) {
     },
 
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
-      const client = await changeable(caller, id);
+      const client = await modifiable(caller, id);
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
         await deps.audit.record(request, {

@@ -1,4 +1,7 @@
+import { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../platform/auth/tokens.js';
 import { buildApp } from '../../app.js';
 import {
   bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, UNKNOWN_ID, type TestApp,
@@ -117,6 +120,43 @@ describe('GET /v1/ws authentication', () => {
       code: 'ws.relay_requires_system_key',
     });
     expect((await refusedHandshake(base, { path: `/v1/ws?userId=${user.id}` })).status).toBe(403);
+  });
+});
+
+describe('a credential revoked during the handshake', () => {
+  /** A socket as the hub uses it, recording how it was closed. */
+  function fakeSocket() {
+    const socket = Object.assign(new EventEmitter(), {
+      OPEN: 1, readyState: 1, bufferedAmount: 0, closedWith: undefined as { code: number; reason: string } | undefined,
+      send: () => undefined, ping: () => undefined, terminate: () => undefined,
+      close(code: number, reason: string) {
+        socket.closedWith = { code, reason };
+      },
+    });
+    return socket;
+  }
+
+  it('is noticed when the connection enters the hub, not at the periodic recheck', async () => {
+    const user = await createUser(t.app);
+    const { realtime, credentials } = t.app.services;
+    const hash = hashToken(user.token);
+    const peer = await realtime.authenticate({ protocols: [], authorization: { caller: await credentials.resolveHash(hash, 'session'), hash } });
+    // Between the handshake's authentication and the upgrade's completion: the session ends (its
+    // invalidation finds no connection to close yet).
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    const socket = fakeSocket();
+    await realtime.open(socket as unknown as WebSocket, peer, '203.0.113.7');
+    expect(socket.closedWith).toEqual({ code: 4003, reason: 'credential revoked' });
+
+    // A credential still valid stays open.
+    const other = await createUser(t.app);
+    const otherHash = hashToken(other.token);
+    const kept = fakeSocket();
+    const otherPeer = await realtime.authenticate({ protocols: [], authorization: { caller: await credentials.resolveHash(otherHash, 'session'), hash: otherHash } });
+    await realtime.open(kept as unknown as WebSocket, otherPeer, '203.0.113.7');
+    expect(kept.closedWith).toBeUndefined();
+    kept.emit('close');
+    socket.emit('close');
   });
 });
 

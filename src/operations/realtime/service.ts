@@ -291,7 +291,15 @@ export function createRealtimeService(deps: Deps) {
       if (refusal === 'address_full') throw RealtimeErrors.too_many_from_address();
     },
 
-    open: (socket: WebSocket, peer: Peer, address: string) => void hub.add(socket, peer, address),
+    /**
+     * Enters an upgraded connection into the hub. Its credential is read again on entry: one revoked between
+     * the handshake's authentication and now was invalidated while no connection held it, and would
+     * otherwise be noticed only at the next periodic recheck (a cache hit when nothing changed).
+     */
+    open(socket: WebSocket, peer: Peer, address: string): Promise<void> {
+      const connection = hub.add(socket, peer, address);
+      return peer.credential ? recheck([connection]) : Promise.resolve();
+    },
 
     /** Tells the user's open connections, on every node, to sign out (after forceLogout they are closed). */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {

@@ -95,7 +95,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     completeEmailLink: accounts.completeEmailLink,
   });
   const devices = createDevicesService({ db, apiKeys, events });
-  const settings = createSettingsService({ db, log });
+  const settings = createSettingsService({ db, log, clock });
   const realtime = createRealtimeService({
     kv, clock, log, credentials,
     accessOfActiveUser: async (userId) =>
@@ -112,6 +112,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const trips = createTripsService({
     db,
+    clock,
     events,
     latestPositionOf: gps.latest,
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),

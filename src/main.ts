@@ -27,6 +27,9 @@ Commands:
 
 Configuration is read from the environment and ./.env; see the README.`;
 
+/** A repeat of the signal being handled within this long is the same signal delivered twice (see serve). */
+const REPEATED_SIGNAL_MS = 500;
+
 type Command = (config: Config, args: string[]) => Promise<void>;
 
 // The app is most of the code: imported while the database opens, and not at all for --version or help
@@ -118,24 +121,31 @@ async function serve(config: Config): Promise<void> {
   const app = await buildApp(config, { database, kv });
   if (applied.length) app.log.info({ applied }, 'applied database migrations');
 
-  let stopping = false;
+  let stopping: { signal: string; atMs: number } | undefined;
   let stopBackups: (() => Promise<void>) | undefined;
   const stop = async (signal: string) => {
     if (stopping) {
+      // A signal to the process group of `npm start` (Ctrl-C, `kill -- -PGID`, systemd's KillMode=control-group)
+      // reaches node twice within milliseconds: directly and forwarded by npm. Only a later one means "now".
+      if (signal === stopping.signal && performance.now() - stopping.atMs < REPEATED_SIGNAL_MS) return;
       app.log.warn({ signal }, 'second signal: exiting at once');
       process.exit(1);
     }
-    stopping = true;
+    stopping = { signal, atMs: performance.now() };
     app.log.info({ signal }, 'shutting down: finishing in-flight requests');
     // Node's server.close() also drops idle keep-alive connections, and a client that sends on one at that
     // moment sees a reset. Instead each connection is left to carry one more request, answered 503 with
     // `Connection: close` (return503OnClosing), or to close on its own; what is left after the grace
-    // period (idle or still running) is cut off, so shutdown always completes.
+    // period (idle or still running) is cut off, so shutdown always completes. That includes WebSockets:
+    // they were sent 1001, and one whose client never answers the close frame (a phone without network)
+    // would otherwise hold the close for ws's own 30 s timeout; upgraded sockets are not among the
+    // connections closeAllConnections knows.
     const closeIdle = app.server.closeIdleConnections.bind(app.server);
     app.server.closeIdleConnections = () => undefined;
     const deadline = setTimeout(() => {
       closeIdle();
       app.server.closeAllConnections();
+      for (const client of app.websocketServer.clients) client.terminate();
     }, config.shutdownTimeoutSecs * 1000).unref();
     try {
       await app.close();

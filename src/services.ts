@@ -99,7 +99,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     completeEmailLink: accounts.completeEmailLink,
   });
   const devices = createDevicesService({ db, apiKeys, events });
-  const settings = createSettingsService({ db, log });
+  const settings = createSettingsService({ db, log, clock });
   const realtime = createRealtimeService({
     kv, clock, log, credentials,
     accessOfActiveUser: async (userId) =>
@@ -116,6 +116,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   const trips = createTripsService({
     db,
+    clock,
     events,
     latestPositionOf: gps.latest,
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
@@ -184,7 +185,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     await forgetCredentialsOf(userId);
     await realtime.accessChanged(userId);
   });
-  events.on('gps.point_recorded', ({ point }) => realtime.pointRecorded(point));
+  events.on('gps.point_recorded', ({ point, devicePublic }) => realtime.pointRecorded(point, devicePublic));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('permission.created', () => oauth.forgetProvider());

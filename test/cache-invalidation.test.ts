@@ -147,9 +147,6 @@ describe('a change on node A shows on node B at the next request', () => {
 
     expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { allowed_scopes: ['users:read'] })).statusCode).toBe(200);
     expect((await grant(nodeB, secret, 'roles:read')).json().error).toBe('invalid_scope');
-    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_first_party: true })).statusCode).toBe(200);
-    expect((await on(nodeB, 'GET', `/v1/oauth/clients/${registered.id}`, admin)).json().is_first_party).toBe(true);
-
     expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_active: false })).statusCode).toBe(200);
     expect((await grant(nodeB, secret)).json().error).toBe('invalid_client');
     expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${registered.id}`, admin, { is_active: true })).statusCode).toBe(200);
@@ -157,6 +154,12 @@ describe('a change on node A shows on node B at the next request', () => {
     expect((await on(t.app, 'DELETE', `/v1/oauth/clients/${registered.id}`, admin)).statusCode).toBe(204);
     expect((await grant(nodeB, secret)).json().error).toBe('invalid_client');
     expect((await on(nodeB, 'GET', `/v1/oauth/clients/${registered.id}`, admin)).statusCode).toBe(404);
+
+    // Made first-party (after which it cannot be changed or deleted): node B sees it at once.
+    const other = (await on(t.app, 'POST', '/v1/oauth/clients', admin, { name: 'Cached client 2', redirect_uris: ['https://rp.example.org/cb'] })).json().client.id as string;
+    expect((await on(nodeB, 'GET', `/v1/oauth/clients/${other}`, admin)).json().is_first_party).toBe(false);
+    expect((await on(t.app, 'PATCH', `/v1/oauth/clients/${other}`, admin, { is_first_party: true })).statusCode).toBe(200);
+    expect((await on(nodeB, 'GET', `/v1/oauth/clients/${other}`, admin)).json().is_first_party).toBe(true);
   });
 
   it('a password reset ends the sessions', async () => {

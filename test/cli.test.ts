@@ -1,4 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -187,4 +188,51 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     // Nothing but answers (200 before, 503 during the drain) and refused new connections after.
     expect(Object.keys(counts).filter((outcome) => !['200', '503', 'ECONNREFUSED'].includes(outcome))).toEqual([]);
   });
+  /** Starts `serve` and opens a WebSocket that upgrades and then never says a word (a phone that lost its network). */
+  async function serveWithSilentWebSocket(env: Record<string, string>) {
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', ...env },
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const address = new URL(await waitFor(() => /"address":"(http:[^"]+)"/.exec(output)?.[1]));
+    const socket = connect(Number(address.port), address.hostname);
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.write(
+      `GET /v1/ws HTTP/1.1\r\nHost: ${address.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+    );
+    // Upgraded and greeted: the connection is in the hub.
+    await waitFor(() => (received.startsWith('HTTP/1.1 101') && received.includes('Welcome') ? true : undefined));
+    return { child, exited, socket, output: () => output };
+  }
+
+  it('with a WebSocket client that never answers the close frame, exits 0 within SHUTDOWN_TIMEOUT_SECS + 1 s', async () => {
+    const { child, exited, socket } = await serveWithSilentWebSocket({ SHUTDOWN_TIMEOUT_SECS: '2' });
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const started = performance.now();
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(performance.now() - started).toBeLessThan(3000);
+    await closed;
+  }, 60_000);
+
+  it('takes the same signal twice within milliseconds (npm forwarding it) as one, and a later one as "exit now"', async () => {
+    const { child, exited, socket, output } = await serveWithSilentWebSocket({ SHUTDOWN_TIMEOUT_SECS: '3' });
+    // What a signal to the process group of `npm start` does: node gets it directly and from npm.
+    child.kill('SIGINT');
+    child.kill('SIGINT');
+    await waitFor(() => (output().includes('shutting down') ? true : undefined));
+    // The drain went on (the silent client holds it until the deadline) and the repeat did not end it...
+    expect(output()).not.toContain('second signal');
+    // ...an operator's signal a second later does.
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    child.kill('SIGINT');
+    expect(await exited).toBe(1);
+    expect(output()).toContain('second signal: exiting at once');
+    socket.destroy();
+  }, 60_000);
 });

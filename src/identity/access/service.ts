@@ -1,3 +1,4 @@
+import { quoted } from '../../platform/http/errors.js';
 import type { Kysely } from 'kysely';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
@@ -92,7 +93,7 @@ export function createAccessService(deps: Deps) {
     assertScopesWithin(caller: Caller, scopes: string[]): void {
       if (caller.isSuperAdmin) return;
       const beyond = scopes.find((scope) => !hasPermission(caller, scope));
-      if (beyond) throw RoleErrors.scope_beyond_caller(`Scope '${beyond}' exceeds your own permissions`);
+      if (beyond) throw RoleErrors.scope_beyond_caller(`Scope '${quoted(beyond)}' exceeds your own permissions`);
     },
 
     async createRole(input: Static<typeof CreateRoleBody>) {

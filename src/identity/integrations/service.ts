@@ -5,7 +5,7 @@ import type { AuditWriter } from '../../platform/audit.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { IntegrationBotStatus } from '../../platform/db/schema/index.js';
-import { AppError } from '../../platform/http/errors.js';
+import { AppError, quoted } from '../../platform/http/errors.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { IntegrationErrors } from './errors.js';
@@ -155,7 +155,7 @@ export function createIntegrationsService(deps: Deps) {
   function scopesFor(platform: PlatformInfo, requested: string[]): string[] {
     const unknown = requested.find((name) => !platform.scopes.some((scope) => scope.name === name));
     if (unknown !== undefined) {
-      throw IntegrationErrors.unknown_scope(`Scope "${unknown}" is not offered for ${platform.name}; see GET /v1/integrations/platform/${platform.slug}/scopes`);
+      throw IntegrationErrors.unknown_scope(`Scope "${quoted(unknown)}" is not offered for ${platform.name}; see GET /v1/integrations/platform/${platform.slug}/scopes`);
     }
     return platform.scopes.filter((scope) => scope.required || requested.includes(scope.name)).map((scope) => scope.name);
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 
 let t: TestApp;
@@ -63,6 +63,14 @@ describe('POST /v1/oauth/clients', () => {
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ code: 'oauth_client.invalid_redirect_uri' });
     expect(response.json().message).toContain(reason);
+  });
+
+  it('quotes a long refused redirect URI by a short prefix only', async () => {
+    const owner = await createUser(t.app);
+    const uri = `ftp://app.example.org/${'a'.repeat(1900)}`;
+    const response = await register(owner.token, { redirect_uris: [uri] });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toBe(`redirect_uris: "${uri.slice(0, 64)}… (${uri.length} characters)" must use https (http only on a loopback address)`);
   });
 
   it('rejects a missing name, no redirect URI and a bad homepage with 400 naming the field', async () => {
@@ -147,16 +155,25 @@ describe('reading, changing and deleting clients', () => {
     expect({ status: refused.statusCode, code: refused.json().code }).toEqual({ status: 400, code: 'oauth_client.public_has_no_secret' });
   });
 
-  it('keeps first-party clients out of their owner\'s hands; a super admin may change them', async () => {
+  it('lets nobody change or delete a first-party client, super admins included; only a super admin replaces its secret', async () => {
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const id = (await register(admin, { owner_user_id: developer.id, is_first_party: true })).json().client.id;
-    for (const [method, url, body] of [
-      ['PATCH', `/v1/oauth/clients/${id}`, { name: 'x' }], ['POST', `/v1/oauth/clients/${id}/regenerate-secret`, undefined], ['DELETE', `/v1/oauth/clients/${id}`, undefined],
-    ] as const) {
-      const response = await call(method, url, developer.token, body);
-      expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 403, code: 'oauth_client.first_party_locked' });
+    const outcome = async (...args: Parameters<typeof call>) => {
+      const response = await call(...args);
+      return { status: response.statusCode, code: response.statusCode < 300 ? undefined : response.json().code };
+    };
+    const immutable = { status: 403, code: 'oauth_client.first_party_immutable' };
+    for (const token of [developer.token, admin]) {
+      expect(await outcome('PATCH', `/v1/oauth/clients/${id}`, token, { name: 'x' })).toEqual(immutable);
+      expect(await outcome('PATCH', `/v1/oauth/clients/${id}`, token, { is_first_party: false })).toEqual(immutable);
+      expect(await outcome('DELETE', `/v1/oauth/clients/${id}`, token)).toEqual(immutable);
     }
-    expect((await call('PATCH', `/v1/oauth/clients/${id}`, admin, { name: 'Official app' })).statusCode).toBe(200);
+    // The system key is not allowed on these routes at all.
+    expect(await outcome('DELETE', `/v1/oauth/clients/${id}`, TEST_SYSTEM_KEY)).toEqual({ status: 403, code: 'auth.system_key_not_permitted' });
+    expect(await outcome('POST', `/v1/oauth/clients/${id}/regenerate-secret`, developer.token)).toEqual({ status: 403, code: 'oauth_client.first_party_locked' });
+    // Retiring it: its secret replaced (and the new one discarded); the client is unchanged otherwise.
+    expect((await call('POST', `/v1/oauth/clients/${id}/regenerate-secret`, admin)).statusCode).toBe(200);
+    expect((await call('GET', `/v1/oauth/clients/${id}`, admin)).json()).toMatchObject({ is_first_party: true, is_active: true });
   });
 
   it('deletes a client (204) and audits it', async () => {

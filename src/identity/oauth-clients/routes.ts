@@ -57,14 +57,14 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
     schema: {
       tags,
       summary: 'Change an OAuth client; fields left out stay as they are',
-      description: `${OWNER_OR_ADMIN} A first-party client can only be changed by a super admin; is_first_party and owner_user_id follow the rules of registration.`,
+      description: `${OWNER_OR_ADMIN} A first-party client cannot be changed, by anyone (403 oauth_client.first_party_immutable); is_first_party and owner_user_id follow the rules of registration.`,
       params: IdParams,
       body: UpdateClientBody,
       response: {
         200: OAuthClient,
         ...errorResponses(
           OAuthClientErrors.invalid_redirect_uri, OAuthClientErrors.unknown_owner, OAuthClientErrors.owner_not_developer,
-          OAuthClientErrors.first_party_locked, OAuthClientErrors.first_party_forbidden, OAuthClientErrors.owner_super_admin_only,
+          OAuthClientErrors.first_party_immutable, OAuthClientErrors.first_party_forbidden, OAuthClientErrors.owner_super_admin_only,
           OAuthClientErrors.not_found,
         ),
       },
@@ -87,9 +87,9 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
     schema: {
       tags,
       summary: 'Delete an OAuth client',
-      description: OWNER_OR_ADMIN,
+      description: `${OWNER_OR_ADMIN} A first-party client cannot be deleted, by anyone (403 oauth_client.first_party_immutable): regenerate its secret and discard it to retire it.`,
       params: IdParams,
-      response: { 204: Type.Null(), ...errorResponses(OAuthClientErrors.first_party_locked, OAuthClientErrors.not_found) },
+      response: { 204: Type.Null(), ...errorResponses(OAuthClientErrors.first_party_immutable, OAuthClientErrors.not_found) },
     },
   }, async (request, reply) => {
     await clients.remove(request, callerOf(request), request.params.id);

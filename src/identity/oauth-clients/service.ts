@@ -1,3 +1,4 @@
+import { quoted } from '../../platform/http/errors.js';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -36,11 +37,11 @@ export function checkedRedirectUri(value: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" is not an absolute URL`);
+    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" is not an absolute URL`);
   }
-  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" has a fragment`);
+  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" has a fragment`);
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${value}" must use https (http only on a loopback address)`);
+  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" must use https (http only on a loopback address)`);
   return value;
 }
 
@@ -58,9 +59,20 @@ export function createOAuthClientsService(deps: Deps) {
     return client;
   }
 
+  /** A client whose secret the caller may replace: of a first-party one, only a super admin. */
   async function changeable(caller: Caller, id: string) {
     const client = await visible(caller, id);
     if (client.is_first_party && !caller.isSuperAdmin) throw OAuthClientErrors.first_party_locked();
+    return client;
+  }
+
+  /**
+   * A client the caller may update or delete: never a first-party one, whoever asks (the spec: "clients
+   * already first-party cannot be modified"). Its secret can still be replaced, so a leak is not for good.
+   */
+  async function modifiable(caller: Caller, id: string) {
+    const client = await visible(caller, id);
+    if (client.is_first_party) throw OAuthClientErrors.first_party_immutable();
     return client;
   }
 
@@ -140,7 +152,7 @@ export function createOAuthClientsService(deps: Deps) {
     },
 
     async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
-      const current = await changeable(caller, id);
+      const current = await modifiable(caller, id);
       const changes = await checkedChanges(caller, input);
       const updated = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
@@ -178,7 +190,7 @@ export function createOAuthClientsService(deps: Deps) {
     },
 
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
-      const client = await changeable(caller, id);
+      const client = await modifiable(caller, id);
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
         await deps.audit.record(request, {

@@ -36,7 +36,7 @@ export class ActivityRecorder {
     await this.flush();
   }
 
-  note(sessionId: string, at: Date = new Date()): void {
+  note(sessionId: string, at: Date): void {
     const seen = this.#pending.get(sessionId);
     if (!seen || seen < at) this.#pending.set(sessionId, at);
   }

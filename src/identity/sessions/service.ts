@@ -128,7 +128,7 @@ export function createSessionsService(deps: Deps) {
 
     /** Called for every request made with a session token: remembered in memory, written in batches. */
     noteActivity(sessionId: string): void {
-      activity.note(sessionId);
+      activity.note(sessionId, deps.clock.now());
     },
 
     async listMine(caller: Caller) {
@@ -203,7 +203,7 @@ export function createSessionsService(deps: Deps) {
       const session = await deps.store.findLive(hashToken(token));
       if (!session) throw SessionErrors.not_found();
       // An app looks its session up on each page view of the person: that is activity too.
-      activity.note(session.id);
+      activity.note(session.id, deps.clock.now());
       return internalShape(session, token, session.user_id);
     },
 

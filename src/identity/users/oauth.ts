@@ -1,3 +1,4 @@
+import { quoted } from '../../platform/http/errors.js';
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -65,8 +66,8 @@ export function createOAuthSignIn(deps: Deps) {
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
     const platform = await deps.platforms.find(slug, trx);
-    if (!platform?.is_oauth) throw OauthSignInErrors.unknown_provider(`oauthProvider '${slug}' is not a known OAuth provider`);
-    if (!platform.enabled) throw OauthSignInErrors.provider_disabled(`Sign-in through '${slug}' is disabled`);
+    if (!platform?.is_oauth) throw OauthSignInErrors.unknown_provider(`oauthProvider '${quoted(slug)}' is not a known OAuth provider`);
+    if (!platform.enabled) throw OauthSignInErrors.provider_disabled(`Sign-in through '${quoted(slug)}' is disabled`);
     return platform;
   }
 

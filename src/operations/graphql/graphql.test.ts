@@ -118,6 +118,15 @@ describe('permission gates match the REST routes', () => {
     expect((await run(admin, mutation, { id })).data).toEqual({ deleteGpsData: true });
     expect(codesOf(await run(admin, mutation, { id }))).toEqual(['gps.point_not_found']);
   });
+
+  it('updates a device with devices:write (isPublic among its fields), checked against the REST body schema', async () => {
+    const { id } = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Jolle' } })).json().data;
+    const mutation = 'mutation ($id: ID!, $input: UpdateDeviceInput!) { updateDevice(id: $id, input: $input) { id name isPublic } }';
+    const reader = (await createApiKey(app, admin, { name: 'gql device reader', scopes: ['devices:read'] })).key;
+    expect(codesOf(await run(reader, mutation, { id, input: { isPublic: true } }))).toEqual(['auth.forbidden']);
+    expect((await run(admin, mutation, { id, input: { isPublic: true } })).data).toEqual({ updateDevice: { id, name: 'Jolle', isPublic: true } });
+    expect(codesOf(await run(admin, mutation, { id, input: {} }))).toEqual(['request.validation']);
+  });
 });
 
 describe('sign-in and sign-out', () => {

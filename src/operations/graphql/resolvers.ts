@@ -1,3 +1,4 @@
+import type { Static } from 'typebox';
 import DataLoader from 'dataloader';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
@@ -23,6 +24,7 @@ import { OAuthSignInBody } from '../../identity/users/schemas.js';
 import { OauthSignInErrors } from '../../identity/users/errors.js';
 import type { DevicesService } from '../../tracking/devices/service.js';
 import type { GpsService } from '../../tracking/gps/service.js';
+import { UpdateDeviceBody } from '../../tracking/devices/schemas.js';
 import { keyOfPoint } from '../../tracking/gps/schemas.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
 import type { TripsService } from '../../tracking/trips/service.js';
@@ -37,7 +39,7 @@ export interface GraphQLServices {
   apiKeys: Pick<ApiKeysService, 'list'>;
   realtime: Pick<RealtimeService, 'mintTicket'>;
   audit: Pick<AuditService, 'ingest'>;
-  devices: Pick<DevicesService, 'page' | 'get' | 'byIds'>;
+  devices: Pick<DevicesService, 'page' | 'get' | 'byIds' | 'update'>;
   trips: Pick<TripsService, 'page' | 'get' | 'points'>;
   gps: Pick<GpsService, 'page' | 'get' | 'latest' | 'latestPerDevice' | 'remove' | 'firstPointsOfTrips'>;
   locations: Pick<LocationsService, 'page'>;
@@ -127,6 +129,7 @@ const checks = {
   changePassword: compileBodyCheck(ChangePasswordBody),
   oauthSignIn: compileBodyCheck(OAuthSignInBody),
   audit: compileBodyCheck(InternalAuditBody),
+  updateDevice: compileBodyCheck(UpdateDeviceBody),
 };
 
 /** Per request: lookups that many parent objects make at once are batched into one query each. */
@@ -242,6 +245,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       mintWsTicket: (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
         return services.realtime.mintTicket(caller, bearerTokenHash(context.request)!);
+      },
+      updateDevice: (_: unknown, args: { id: unknown; input: Args }, context: GraphQLContext) => {
+        const caller = guard(context, requirePermission('devices:write'));
+        return devices.update(caller, uuidArg(args, 'id'), bodyFrom<Static<typeof UpdateDeviceBody>>(checks.updateDevice, args.input));
       },
       deleteGpsData: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:delete'));

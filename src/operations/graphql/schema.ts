@@ -62,6 +62,8 @@ export const typeDefs = /* GraphQL */ `
     oauthSignin(input: OAuthSignInInput!): OAuthSignIn!
     "A single-use WebSocket ticket. A session or OAuth access token."
     mintWsTicket: WsTicket!
+    "Changes a device, as PATCH /v1/devices/{id} (at least one field). devices:write"
+    updateDevice(id: ID!, input: UpdateDeviceInput!): Device!
     "Deletes a GPS point (not one of a trip). gps:delete"
     deleteGpsData(id: ID!): Boolean!
     "Records an audit event. System key or audit:write; end-user actors need the X-ID-App-Assertion header."
@@ -89,6 +91,8 @@ export const typeDefs = /* GraphQL */ `
     description: String
     deviceType: String
     isActive: Boolean!
+    "Live positions go to anyone on the WebSocket vessels channel, signed in or not."
+    isPublic: Boolean!
     apiKeyId: ID
     createdAt: DateTime!
     updatedAt: DateTime!
@@ -238,6 +242,17 @@ export const typeDefs = /* GraphQL */ `
     expiresAt: DateTime!
     provider: String!
     preferredLocale: String!
+  }
+
+  input UpdateDeviceInput {
+    name: String
+    description: String
+    deviceType: String
+    isActive: Boolean
+    "Show live positions to anonymous subscribers of the vessels channel."
+    isPublic: Boolean
+    "Link this API key to the device: a key you own, or a system key."
+    apiKeyId: ID
   }
 
   input OAuthSignInInput {

@@ -157,15 +157,16 @@ export class Hub {
    * chunks of DELIVERY_CHUNK sockets per turn of the event loop: writing to 10,000 sockets takes about
    * 100 ms of system calls here, which must not hold every other request (and the POST that caused it).
    * Chunks of later messages are scheduled after those of earlier ones, so each socket keeps the order.
+   * With `only`, the subscribers whose peer it accepts (read at delivery: access changed by a recheck applies).
    */
-  deliver(channel: string, frame: Buffer): void {
+  deliver(channel: string, frame: Buffer, only?: (peer: Peer) => boolean): void {
     const subscribers = this.#byChannel.get(channel);
     if (!subscribers) return;
     if (subscribers.size <= DELIVERY_CHUNK) {
-      for (const connection of subscribers) this.#sendFrame(connection, frame);
+      for (const connection of subscribers) if (!only || only(connection.peer)) this.#sendFrame(connection, frame);
       return;
     }
-    const targets = [...subscribers];
+    const targets = only ? [...subscribers].filter((connection) => only(connection.peer)) : [...subscribers];
     const sendFrom = (start: number) => {
       const end = Math.min(start + DELIVERY_CHUNK, targets.length);
       for (let i = start; i < end; i++) this.#sendFrame(targets[i]!, frame);

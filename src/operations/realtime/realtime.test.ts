@@ -1,4 +1,7 @@
+import { EventEmitter } from 'node:events';
+import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../platform/auth/tokens.js';
 import { buildApp } from '../../app.js';
 import {
   bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, UNKNOWN_ID, type TestApp,
@@ -120,18 +123,58 @@ describe('GET /v1/ws authentication', () => {
   });
 });
 
+describe('a credential revoked during the handshake', () => {
+  /** A socket as the hub uses it, recording how it was closed. */
+  function fakeSocket() {
+    const socket = Object.assign(new EventEmitter(), {
+      OPEN: 1, readyState: 1, bufferedAmount: 0, closedWith: undefined as { code: number; reason: string } | undefined,
+      send: () => undefined, ping: () => undefined, terminate: () => undefined,
+      close(code: number, reason: string) {
+        socket.closedWith = { code, reason };
+      },
+    });
+    return socket;
+  }
+
+  it('is noticed when the connection enters the hub, not at the periodic recheck', async () => {
+    const user = await createUser(t.app);
+    const { realtime, credentials } = t.app.services;
+    const hash = hashToken(user.token);
+    const peer = await realtime.authenticate({ protocols: [], authorization: { caller: await credentials.resolveHash(hash, 'session'), hash } });
+    // Between the handshake's authentication and the upgrade's completion: the session ends (its
+    // invalidation finds no connection to close yet).
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode).toBe(200);
+    const socket = fakeSocket();
+    await realtime.open(socket as unknown as WebSocket, peer, '203.0.113.7');
+    expect(socket.closedWith).toEqual({ code: 4003, reason: 'credential revoked' });
+
+    // A credential still valid stays open.
+    const other = await createUser(t.app);
+    const otherHash = hashToken(other.token);
+    const kept = fakeSocket();
+    const otherPeer = await realtime.authenticate({ protocols: [], authorization: { caller: await credentials.resolveHash(otherHash, 'session'), hash: otherHash } });
+    await realtime.open(kept as unknown as WebSocket, otherPeer, '203.0.113.7');
+    expect(kept.closedWith).toBeUndefined();
+    kept.emit('close');
+    socket.emit('close');
+  });
+});
+
 describe('channels', () => {
-  it('pushes a new point on gps, in its REST shape, to those who may read points, and the vessel view to anyone', async () => {
+  it('pushes a new point on gps, in its REST shape, to those who may read points; vessels of a public device to anyone, of another only to gps readers', async () => {
     const reader = await withBearer((await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] })).key);
     const anonymous = await connect();
+    const signedIn = await withBearer((await createUser(t.app)).token);
     await subscribe(reader.socket, 'gps');
     await subscribe(reader.socket, 'vessels');
     await subscribe(anonymous.socket, 'vessels');
+    await subscribe(signedIn.socket, 'vessels');
     expect(await refusal(anonymous.socket, { type: 'Subscribe', channel: 'gps', id: 'g' })).toEqual({
       type: 'Error', code: 'ws.channel_forbidden', reason: 'Not allowed to subscribe to gps', channel: 'gps', id: 'g',
     });
 
     const device = await newDevice();
+    expect(device).toMatchObject({ is_public: false });
     const stored = await postPoint({ ...POINT, device_id: device.id });
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: stored });
     const vessel = {
@@ -139,10 +182,23 @@ describe('channels', () => {
       channel: 'vessels',
       data: { device_id: device.id, latitude: 53.55, longitude: 9.99, heading: 270, speed_knots: 10, timestamp: '2026-01-01T00:00:00.000Z' },
     };
+    // A device that is not public: its vessel goes to the gps reader only (the pings below come after it).
+    expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
+    for (const other of [anonymous, signedIn]) {
+      await other.socket.request({ type: 'Ping' }, 'Pong');
+      expect(other.socket.pending()).toEqual([]);
+    }
+
+    // Made public by whoever may update the device: the next point reaches everyone.
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers: bearer(admin), payload: { is_public: true } });
+    expect(patched.json().data).toMatchObject({ is_public: true });
+    await postPoint({ ...POINT, device_id: device.id });
     expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
     expect(await anonymous.socket.next('VesselPosition')).toEqual(vessel);
+    expect(await signedIn.socket.next('VesselPosition')).toEqual(vessel);
 
     // A point without a device has no vessel; gps readers get it without device_id, as REST shows it.
+    await reader.socket.next('GpsPoint');
     const loose = await postPoint(POINT);
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: loose });
     expect(loose).not.toHaveProperty('device_id');

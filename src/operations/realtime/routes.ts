@@ -72,7 +72,7 @@ export async function realtimeRoutes(
     handler: async () => {
       throw RealtimeErrors.upgrade_required();
     },
-    wsHandler: (socket, request) => realtime.open(socket, peers.get(request)!, request.ip),
+    wsHandler: (socket, request) => void realtime.open(socket, peers.get(request)!, request.ip),
   });
 
   if (documented) {

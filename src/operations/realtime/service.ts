@@ -33,8 +33,12 @@ export interface BotLink {
 /** A ticket is good for this long after it is minted, and for one upgrade. */
 export const TICKET_TTL_SECS = 30;
 const TICKET_PREFIX = 'wst_';
-/** Pub/sub channels between nodes: new points, messages for one user's connections, public broadcasts. */
-const POINTS = 'ws:points';
+/**
+ * Pub/sub channels between nodes: new points, messages for one user's connections, public broadcasts.
+ * A point travels as '1' or '0' (its device is public or not) and its REST JSON; v2: nodes of the previous
+ * version, during a rolling deploy, read none of these (nor these nodes theirs, which lack the flag).
+ */
+const POINTS = 'ws:points:v2';
 const USERS = 'ws:users';
 const PUBLIC = 'ws:public';
 /** Re-checking credentials after an invalidation: this many lookups at a time. */
@@ -172,7 +176,9 @@ export function createRealtimeService(deps: Deps) {
     else hub.updatePeer(connection, relayedPeerOf(userId, access, systemKeyHash));
   }
 
-  function onPoint(raw: string): void {
+  function onPoint(message: string): void {
+    const devicePublic = message[0] === '1';
+    const raw = message.slice(1);
     if (hub.hasSubscribers('gps')) hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`));
     if (!hub.hasSubscribers('vessels')) return;
     const point = JSON.parse(raw) as RecordedGpsPoint;
@@ -185,8 +191,13 @@ export function createRealtimeService(deps: Deps) {
       speed_knots: point.speed_knots,
       timestamp: point.timestamp,
     };
-    hub.deliver('vessels', Buffer.from(JSON.stringify({ type: 'VesselPosition', channel: 'vessels', data: vessel })));
+    // A public device's position goes to every subscriber; another's to those who may read GPS data
+    // (the gps channel shows them every point anyway), never to an anonymous one.
+    const frame = Buffer.from(JSON.stringify({ type: 'VesselPosition', channel: 'vessels', data: vessel }));
+    hub.deliver('vessels', frame, devicePublic ? undefined : mayReadGps);
   }
+
+  const mayReadGps = (peer: Peer) => peer.may('gps:read');
 
   function onUserMessage(raw: string): void {
     const { userId, message, accessChanged } = JSON.parse(raw) as { userId: string; message: SignOutMessage; accessChanged?: true };
@@ -280,7 +291,15 @@ export function createRealtimeService(deps: Deps) {
       if (refusal === 'address_full') throw RealtimeErrors.too_many_from_address();
     },
 
-    open: (socket: WebSocket, peer: Peer, address: string) => void hub.add(socket, peer, address),
+    /**
+     * Enters an upgraded connection into the hub. Its credential is read again on entry: one revoked between
+     * the handshake's authentication and now was invalidated while no connection held it, and would
+     * otherwise be noticed only at the next periodic recheck (a cache hit when nothing changed).
+     */
+    open(socket: WebSocket, peer: Peer, address: string): Promise<void> {
+      const connection = hub.add(socket, peer, address);
+      return peer.credential ? recheck([connection]) : Promise.resolve();
+    },
 
     /** Tells the user's open connections, on every node, to sign out (after forceLogout they are closed). */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {
@@ -293,8 +312,8 @@ export function createRealtimeService(deps: Deps) {
     },
 
     /** A new point (in its REST shape), for the gps channel (and vessels, when it has a device) on every node. */
-    pointRecorded(point: RecordedGpsPoint): void {
-      kv.publish(POINTS, JSON.stringify(point)).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
+    pointRecorded(point: RecordedGpsPoint, devicePublic: boolean): void {
+      kv.publish(POINTS, `${devicePublic ? 1 : 0}${JSON.stringify(point)}`).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
     },
   };
 }

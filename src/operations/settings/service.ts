@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { configValueProblem } from './config-values.js';
@@ -13,7 +14,7 @@ import { SettingErrors, SystemConfigErrors } from './errors.js';
 const CONFIG_MEMO_MS = 10_000;
 
 /** Operator settings (created, replaced, deleted) and the pre-seeded system config (update only). */
-export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger }) {
+export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger; clock: Clock }) {
   const repo = createSettingsRepo(deps.db);
   const configMemo = new Map<string, { value: Promise<unknown>; until: number }>();
 
@@ -66,10 +67,10 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
      */
     async configValue<T>(key: string, fallback: T): Promise<T> {
       const memo = configMemo.get(key);
-      if (memo && memo.until > Date.now()) return (await memo.value) as T;
+      if (memo && memo.until > deps.clock.nowMs()) return (await memo.value) as T;
       // Concurrent callers share one read; an update made meanwhile drops it (see updateConfig).
       const value = readConfigValue(key, fallback);
-      const entry = { value, until: Date.now() + CONFIG_MEMO_MS };
+      const entry = { value, until: deps.clock.nowMs() + CONFIG_MEMO_MS };
       configMemo.set(key, entry);
       value.catch(() => configMemo.get(key) === entry && configMemo.delete(key));
       return (await value) as T;

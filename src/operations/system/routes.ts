@@ -26,7 +26,7 @@ export async function systemRoutes(app: FastifyInstance): Promise<void> {
     return response.status(status === 'unhealthy' ? 503 : 200).send({
       status,
       version: VERSION,
-      timestamp: new Date().toISOString(),
+      timestamp: app.services.clock.now().toISOString(),
       uptime: uptimeOf(process.uptime()),
       services,
       _links: { self: requestUrl(request) },
@@ -50,7 +50,7 @@ export async function systemRoutes(app: FastifyInstance): Promise<void> {
           browser: parsed.browser,
           os: parsed.os,
         },
-        timestamp: new Date().toISOString(),
+        timestamp: app.services.clock.now().toISOString(),
         _links: { self: requestUrl(request) },
       };
     },

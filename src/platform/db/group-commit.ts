@@ -6,9 +6,11 @@ interface Options<In, Out> {
   commit(inputs: In[]): Promise<Outcome<Out>[]>;
   /**
    * Work on a committed batch before its writers are answered (e.g. cache writes); it runs while the next
-   * batch commits, and must not throw (what it does is done on committed data).
+   * batch commits. Should it throw, the writers are answered all the same (their inputs are committed) and
+   * the error goes to `afterCommitFailed`.
    */
   afterCommit(values: Out[]): Promise<void>;
+  afterCommitFailed?(err: unknown): void;
   /** Whether a failed commit would fail every input the same way (the database is gone), not just one input's. */
   failsAll(err: unknown): boolean;
   /** The error a write gets once the writer is closed. */
@@ -72,7 +74,12 @@ export function createGroupCommit<In, Out>(options: Options<In, Out>) {
   }
 
   async function finish(batch: Pending<In, Out>[], outcomes: Outcome<Out>[]): Promise<void> {
-    await options.afterCommit(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : [])));
+    try {
+      await options.afterCommit(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : [])));
+    } catch (err) {
+      // Not answering would leave every writer of the batch waiting for good (and close() with them).
+      options.afterCommitFailed?.(err);
+    }
     batch.forEach((pending, i) => {
       const outcome = outcomes[i]!;
       if ('error' in outcome) pending.reject(outcome.error);

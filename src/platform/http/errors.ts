@@ -148,6 +148,16 @@ export const CODES_OF_ANY_ROUTE: readonly string[] = [
   KeyValueErrors.unavailable.code,
 ];
 
+/** Characters of a client's input an error message repeats at most. */
+export const QUOTED_INPUT_CHARS = 64;
+
+/**
+ * Client input as an error message quotes it: at most a short prefix, so a request of kilobytes is not
+ * answered (and logged by proxies) with its own kilobytes again.
+ */
+export const quoted = (input: string): string =>
+  input.length <= QUOTED_INPUT_CHARS ? input : `${input.slice(0, QUOTED_INPUT_CHARS)}… (${input.length} characters)`;
+
 export const tooManyRequests = (definition: ErrorDefinition, message: string, retryAfterSecs: number) =>
   definition(message, { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSecs))) });
 
@@ -243,7 +253,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, response) =>
     response.status(404).send({
       error: 'NotFound',
-      message: `No route for ${request.method} ${request.url.split('?')[0]}`,
+      message: `No route for ${request.method} ${quoted(request.url.split('?')[0]!)}`,
       code: RequestErrors.route_not_found.code,
     }),
   );

@@ -272,6 +272,18 @@ describe('HTTP conventions', () => {
     });
   });
 
+  it('quotes at most a short prefix of a long input in an error body (a 6 KB path answers 404 in a few hundred bytes)', async () => {
+    const path = `/v1/no-such-thing/${'x'.repeat(6000)}`;
+    const response = await t.app.inject({ method: 'GET', url: path });
+    expect(response.statusCode).toBe(404);
+    expect(response.body.length).toBeLessThan(300);
+    expect(response.json()).toEqual({
+      error: 'NotFound', message: `No route for GET ${path.slice(0, 64)}… (${path.length} characters)`, code: 'request.route_not_found',
+    });
+    // A short input is quoted whole.
+    expect((await t.app.inject({ method: 'GET', url: '/v1/nowhere' })).json().message).toBe('No route for GET /v1/nowhere');
+  });
+
   it('refuses compressed bodies and charsets other than UTF-8 with 415 saying what to send', async () => {
     const login = (headers: Record<string, string>) =>
       t.app.inject({ method: 'POST', url: '/v1/auth/login', headers, payload: '{"identifier":"admin","password":"x"}' });

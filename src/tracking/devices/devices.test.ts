@@ -23,6 +23,7 @@ describe('devices', () => {
       description: 'Blue hull',
       device_type: 'tracker-v2',
       is_active: true,
+      is_public: false,
       api_key_id: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
@@ -40,7 +41,7 @@ describe('devices', () => {
     for (const body of [{}, { id: device.id, type: 'boat' }]) {
       expect((await call('PATCH', `/v1/devices/${device.id}`, admin, body)).json()).toEqual({
         error: 'BadRequest',
-        message: 'Give at least one of: name, description, device_type, api_key_id, is_active',
+        message: 'Give at least one of: name, description, device_type, is_public, api_key_id, is_active',
         code: 'request.validation',
       });
     }
@@ -51,6 +52,16 @@ describe('devices', () => {
     const response = await call('PATCH', `/v1/devices/${device.id}`, admin, { is_active: false });
     expect(response.statusCode).toBe(200);
     expect(response.json().data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
+  });
+
+  it('makes a device public (is_public) on create or by PATCH, for whoever may update devices', async () => {
+    const created = (await call('POST', '/v1/devices', admin, { name: 'Ferry', is_public: true })).json().data;
+    expect(created.is_public).toBe(true);
+    const patched = await call('PATCH', `/v1/devices/${created.id}`, admin, { is_public: false });
+    expect(patched.json().data).toMatchObject({ name: 'Ferry', is_public: false });
+    const reader = (await createApiKey(t.app, admin, { name: 'device reader', scopes: ['devices:read'] })).key;
+    expect((await call('PATCH', `/v1/devices/${created.id}`, reader, { is_public: true })).statusCode).toBe(403);
+    expect((await call('GET', `/v1/devices/${created.id}`)).json().data.is_public).toBe(false);
   });
 
   it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', { message: 'Device not found', code: 'device.not_found' }));

@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-const COLUMNS = ['id', 'name', 'description', 'device_type', 'is_active', 'api_key_id', 'created_at', 'updated_at'] as const;
+const COLUMNS = ['id', 'name', 'description', 'device_type', 'is_active', 'is_public', 'api_key_id', 'created_at', 'updated_at'] as const;
 
 export interface DeviceFields {
   name?: string;
   description?: string | null;
   device_type?: string | null;
   is_active?: boolean;
+  is_public?: boolean;
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {

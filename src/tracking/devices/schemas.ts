@@ -7,6 +7,7 @@ export const Device = named('Device', Type.Object({
   description: Nullable(Type.String()),
   device_type: Nullable(Type.String()),
   is_active: Type.Boolean(),
+  is_public: Type.Boolean({ description: 'Live positions go to anyone on the WebSocket vessels channel, signed in or not' }),
   api_key_id: Nullable(Uuid),
   created_at: DateTime,
   updated_at: DateTime,
@@ -15,6 +16,7 @@ export const Device = named('Device', Type.Object({
 const fields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   device_type: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  is_public: Type.Optional(Type.Boolean({ description: 'Show live positions to anonymous subscribers of the vessels channel (default false)' })),
   api_key_id: Type.Optional(uuid({ description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 

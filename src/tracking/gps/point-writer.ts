@@ -23,6 +23,11 @@ export interface PointToWrite {
 
 type Repo = ReturnType<typeof createGpsRepo>;
 export type StoredPoint = Awaited<ReturnType<Repo['insertMany']>>[number];
+/** A committed point, and whether its device is public (read with the batch's devices: no query of its own). */
+export interface WrittenPoint {
+  point: StoredPoint;
+  devicePublic: boolean;
+}
 
 /** Enough for any burst; 16 parameters a row stays far below PostgreSQL's 65,535 per statement. */
 const MAX_BATCH = 500;
@@ -32,7 +37,9 @@ interface Deps {
   devices: Pick<DevicesService, 'byIds' | 'ofApiKeys'>;
   loggingTripOf: () => LoggingTripOf | undefined;
   /** Runs on each committed batch before its points are answered (the latest-point cache). */
-  afterCommit: (points: StoredPoint[]) => Promise<void>;
+  afterCommit: (points: WrittenPoint[]) => Promise<void>;
+  /** `afterCommit` threw: the points are committed and answered all the same. */
+  afterCommitFailed: (err: unknown) => void;
 }
 
 /**
@@ -44,33 +51,36 @@ export function createPointWriter(deps: Deps) {
    * The device of each point (null: none), or the error of a point whose named device does not exist:
    * two queries for the whole batch, where a point alone used to cost one.
    */
-  async function devicesOf(points: PointToWrite[]): Promise<(string | null | Error)[]> {
+  async function devicesOf(points: PointToWrite[]): Promise<({ id: string; is_public: boolean } | null | Error)[]> {
     const named = [...new Set(points.flatMap((p) => (p.deviceId === undefined ? [] : [p.deviceId])))];
     const keys = [...new Set(points.flatMap((p) => (p.deviceId === undefined && p.apiKeyId ? [p.apiKeyId] : [])))];
     const [existing, linked] = await Promise.all([deps.devices.byIds(named), deps.devices.ofApiKeys(keys)]);
-    const known = new Set(existing.map((device) => device.id));
-    const byKey = new Map(linked.map((device) => [device.api_key_id, device.id]));
+    const known = new Map(existing.map((device) => [device.id, device]));
+    const byKey = new Map(linked.map((device) => [device.api_key_id, device]));
     return points.map((p) => {
-      if (p.deviceId !== undefined) return known.has(p.deviceId) ? p.deviceId : GpsErrors.unknown_device();
+      if (p.deviceId !== undefined) return known.get(p.deviceId) ?? GpsErrors.unknown_device();
       return (p.apiKeyId && byKey.get(p.apiKeyId)) || null;
     });
   }
 
-  async function commit(points: PointToWrite[]): Promise<Outcome<StoredPoint>[]> {
+  async function commit(points: PointToWrite[]): Promise<Outcome<WrittenPoint>[]> {
     const devices = await devicesOf(points);
     const rows = points.flatMap((p, i) => {
       const device = devices[i];
-      return device instanceof Error ? [] : [{ ...p.point, id: randomUUID(), device_id: device ?? null, trip_id: null as string | null }];
+      return device instanceof Error ? [] : [{ ...p.point, id: randomUUID(), device_id: device?.id ?? null, trip_id: null as string | null }];
     });
     const stored = new Map<string, StoredPoint>();
     if (rows.length > 0) for (const point of await deps.repo.insertMany(rows, deps.loggingTripOf())) stored.set(point.id, point);
     let next = 0;
-    return devices.map((device) => (device instanceof Error ? { error: device } : { value: stored.get(rows[next++]!.id)! }));
+    return devices.map((device) =>
+      device instanceof Error ? { error: device } : { value: { point: stored.get(rows[next++]!.id)!, devicePublic: device?.is_public ?? false } },
+    );
   }
 
-  return createGroupCommit<PointToWrite, StoredPoint>({
+  return createGroupCommit<PointToWrite, WrittenPoint>({
     commit,
     afterCommit: deps.afterCommit,
+    afterCommitFailed: deps.afterCommitFailed,
     failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
     closed: () => GpsErrors.stopping(),
     maxBatch: MAX_BATCH,

@@ -52,7 +52,13 @@ export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
   // Until the trips module registers its query, points join no trip.
   let loggingTripOf: LoggingTripOf | undefined;
-  const writer = createPointWriter({ repo, devices: deps.devices, loggingTripOf: () => loggingTripOf, afterCommit: offerNewest });
+  const writer = createPointWriter({
+    repo,
+    devices: deps.devices,
+    loggingTripOf: () => loggingTripOf,
+    afterCommit: (written) => offerNewest(written.map(({ point }) => point)),
+    afterCommitFailed: (err) => deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
+  });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
   /**
@@ -185,12 +191,12 @@ export function createGpsService(deps: Deps) {
     async record(caller: Caller, input: GpsPointInput) {
       const { device_id: deviceId, timestamp, ...fields } = input;
       const sentBy = caller.isSystem ? null : caller.userId;
-      const point = await writer.write({
+      const { point, devicePublic } = await writer.write({
         point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000), sent_by: sentBy },
         deviceId,
         apiKeyId: caller.apiKeyId ?? undefined,
       });
-      await deps.events.emit('gps.point_recorded', { point });
+      await deps.events.emit('gps.point_recorded', { point, devicePublic });
       return point;
     },
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { PageStart } from '../../platform/db/page.js';
@@ -29,6 +30,8 @@ interface Position {
 
 interface Deps {
   db: Kysely<Schema>;
+  /** Start and end times of trips. */
+  clock: Clock;
   /** trip.deleted: the cached latest point may still name the trip. */
   events: Pick<DomainEventBus, 'emit'>;
   /** The latest GPS point of a device (from the GPS area's cache). */
@@ -116,8 +119,8 @@ export function createTripsService(deps: Deps) {
         const changes: TripFields = { ...fields };
         if (status) {
           changes.status = status;
-          if (status === 'active' && !trip.started_at) changes.started_at = new Date();
-          if (status === 'completed') changes.ended_at = new Date();
+          if (status === 'active' && !trip.started_at) changes.started_at = deps.clock.now();
+          if (status === 'completed') changes.ended_at = deps.clock.now();
         }
         const updated = await repo.update(trx, id, changes);
         if (status) {

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { bearer, buildTestApp, expectPermissionChecks, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
+const HOUR = 3_600_000;
+
 describe('trips', () => {
   let t: TestApp;
   let admin: string;
@@ -63,6 +65,8 @@ describe('trips', () => {
   });
 
   it('walks draft → active → paused → active → completed, stamping times and history', async () => {
+    t.clock.advance(HOUR);
+    onTestFinished(() => t.clock.advance(-HOUR));
     const device = await newDevice();
     await sendPoint(device, 1_800_000_000);
     const trip = await newTrip({ device_id: device });
@@ -71,13 +75,15 @@ describe('trips', () => {
     expect(activated.statusCode).toBe(200);
     const started = activated.json().data;
     expect(started).toMatchObject({ status: 'active', start_latitude: 54.1, start_longitude: 10.2, ended_at: null });
-    expect(Date.parse(started.started_at)).toBeGreaterThan(Date.now() - 10_000);
+    // Stamped by the app's clock (moved an hour ahead in this test), not the wall clock.
+    expect(Date.parse(started.started_at)).toBeGreaterThan(Date.now() + HOUR - 60_000);
 
     expect((await setStatus(trip.id, 'paused')).json().data.status).toBe('paused');
     const resumed = (await setStatus(trip.id, 'active')).json().data;
     expect(resumed.started_at).toBe(started.started_at); // resuming keeps the first start
     const completed = (await setStatus(trip.id, 'completed', { end_latitude: 54.4, end_longitude: 11.1 })).json().data;
     expect(completed.status).toBe('completed');
+    expect(Date.parse(completed.ended_at)).toBeGreaterThan(Date.now() + HOUR - 60_000);
     expect(completed.ended_at).not.toBeNull();
 
     const history = await call('GET', `/v1/trips/${trip.id}/history`);

@@ -9,6 +9,8 @@ export interface DevicesTable {
   description: string | null;
   device_type: string | null;
   is_active: Generated<boolean>;
+  /** Shown to anonymous subscribers of the vessels channel. */
+  is_public: Generated<boolean>;
   api_key_id: string | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

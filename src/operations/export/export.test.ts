@@ -50,7 +50,7 @@ describe('GET /v1/user/export', () => {
     const data = JSON.parse(files.get('data.json')!.toString('utf8'));
     expect(Object.keys(data)).toEqual([
       'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',
-      'deletionStatus', 'exportLogs', 'sessions', 'devices', 'gpsPoints',
+      'deletionStatus', 'exportLogs', 'sessions', 'integrations', 'devices', 'gpsPoints',
     ]);
     expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
     expect(data.user).toEqual({ id: user.id, username: user.username, privacyMode: false, avatarsEnabled: true, createdAt: expect.any(String), lastLoginAt: expect.any(String) });
@@ -59,6 +59,7 @@ describe('GET /v1/user/export', () => {
     expect(data.roles.sort()).toEqual(['Developer', 'User']);
     expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.json().client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
     expect(data.connectedApps).toEqual([]);
+    expect(data.integrations).toEqual([]); // (with one: integrations.test.ts)
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
     expect(data.deletionStatus).toBeNull();
     expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);

@@ -159,6 +159,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       sessions: sessions.liveSessionsOf,
       ownedApps: oauthClients.listOfOwner,
       connectedApps: oauth.consentsOf,
+      integrations: (userId) => integrations.list(userId),
       devicesOfApiKeys: devices.ofApiKeys,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
     },

@@ -1,7 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, forbidden, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { unzip } from '../../../test/archives.js';
 import { startFakeStreamingProvider, type FakeStreamingProvider } from '../../../test/fakes/streaming-provider.js';
 import { STATE_TTL_MS, type TwitchOptions } from './service.js';
 
@@ -264,6 +265,49 @@ describe('integrations with Twitch', () => {
     expect((await call('GET', `/v1/integrations/${id}`, owner.token)).json().bot_status).toBe('active');
     expect((await call('GET', '/v1/integrations/not-a-uuid', owner.token)).statusCode).toBe(400);
     expect((await call('GET', '/v1/integrations')).json()).toEqual(UNAUTHORIZED);
+  });
+
+  // Issue 33: any key of a user connected, refreshed and deleted that user's integrations whatever its scopes.
+  it('lets a key of the owner in only with integrations:read / integrations:write (the default user role has both)', async () => {
+    const owner = await createUser(t.app, ['role_user', 'role_developer']);
+    const id = await connect(owner.token);
+    const keyWith = async (scopes: string[]) => (await createApiKey(t.app, owner.token, { name: scopes.join(' ') || 'none', scopes })).key;
+    const [none, reader, writer] = [await keyWith([]), await keyWith(['integrations:read']), await keyWith(['integrations:write'])];
+    const writes = [
+      ['DELETE', `/v1/integrations/${id}`, undefined], ['POST', `/v1/integrations/${id}/refresh`, undefined],
+      ['PATCH', `/v1/integrations/${id}/stream-status`, { bot_status: 'disabled' }], ['POST', '/v1/integrations/platform/twitch/connect', { redirect_uri: RETURN_TO }],
+    ] as const;
+    const reads = [['GET', '/v1/integrations'], ['GET', `/v1/integrations/${id}`], ['POST', `/v1/integrations/${id}/stats`], ['GET', '/v1/integrations/platform/twitch']] as const;
+    for (const [method, url, body] of writes) {
+      for (const key of [none, reader]) expect((await call(method, url, key, body)).json()).toEqual(forbidden('integrations:write'));
+    }
+    for (const [method, url] of reads) {
+      for (const key of [none, writer]) expect((await call(method, url, key)).json()).toEqual(forbidden('integrations:read'));
+      expect((await call(method, url, reader)).statusCode).toBe(200);
+    }
+    expect((await call('PATCH', `/v1/integrations/${id}/stream-status`, writer, { bot_status: 'paused' })).json()).toEqual({ success: true, bot_status: 'paused' });
+  });
+
+  it('is part of the personal data export and of GraphQL (myIntegrations), never with a token', async () => {
+    const owner = await createUser(t.app);
+    const id = await connect(owner.token);
+    const sealed = await t.database.db.selectFrom('integrations').select(['access_token_sealed', 'refresh_token_sealed']).where('id', '=', id).executeTakeFirstOrThrow();
+    const exported = await call('GET', '/v1/user/export', owner.token);
+    const text = (await unzip(exported.rawPayload)).get('data.json')!.toString('utf8');
+    const username = fake.streamers.at(-1)!.login;
+    expect(JSON.parse(text).integrations).toEqual([expect.objectContaining({ id, userId: owner.id, platformSlug: 'twitch', username, botStatus: 'active' })]);
+    for (const secret of [sealed.access_token_sealed, sealed.refresh_token_sealed!]) expect(text).not.toContain(secret);
+    // Neither the platform's tokens (at_…, rt_… from the fake) nor a field for them.
+    expect(text).not.toMatch(/"(at|rt)_[A-Za-z0-9_-]{20}|accessToken|refreshToken|sealed/i);
+
+    const query = '{ myIntegrations { id platformSlug username isActive botStatus connectedAt } }';
+    const gql = (token: string) => t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(token), payload: { query } });
+    expect((await gql(owner.token)).json()).toEqual({
+      data: { myIntegrations: [{ id, platformSlug: 'twitch', username, isActive: true, botStatus: 'active', connectedAt: expect.any(String) }] },
+    });
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    const scopeless = (await createApiKey(t.app, developer.token, { name: 'device', scopes: [] })).key;
+    expect((await gql(scopeless)).json().errors).toEqual([expect.objectContaining({ message: forbidden('integrations:read').message, extensions: expect.objectContaining({ code: 'auth.forbidden' }) })]);
   });
 
   it('sets the bot status to one of active, paused, disabled', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf, requireAuthenticated, userIdOf } from '../../platform/auth/hooks.js';
+import { callerOf, userIdOf } from '../../platform/auth/hooks.js';
 import { errorResponses, publicBaseUrl, SuccessMessage } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
@@ -9,7 +9,7 @@ import {
   BotStatusBody, BotStatusResult, CallbackParams, CallbackQuery, ConnectBody, Connection, Integration, IntegrationList, PlatformList,
   PlatformScopes, RefreshResult, SlugParams, StatsResult,
 } from './schemas.js';
-import type { IntegrationsService } from './service.js';
+import { READ_INTEGRATIONS, WRITE_INTEGRATIONS, type IntegrationsService } from './service.js';
 
 const tags = ['Integrations'];
 const OWN = 'Your own integrations only; anybody else\'s is not found.';
@@ -22,30 +22,31 @@ const callbackPath = (platform: string) => `/v1/integrations/callback/${platform
 
 export async function integrationRoutes(fastify: FastifyInstance, { integrations }: { integrations: IntegrationsService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const auth = requireAuthenticated();
+  const read = { auth: READ_INTEGRATIONS };
+  const write = { auth: WRITE_INTEGRATIONS };
 
   app.get('/v1/integrations', {
-    config: { auth },
+    config: read,
     schema: { tags, summary: 'Your integrations (a bare array)', response: { 200: IntegrationList, ...errorResponses(AuthErrors.user_required) } },
   }, async (request) => integrations.list(userIdOf(callerOf(request))));
 
   app.get('/v1/integrations/platforms', {
-    config: { auth },
+    config: read,
     schema: { tags, summary: 'The platforms one can connect; enabled is false where this server is not configured for one', response: { 200: PlatformList } },
   }, async () => integrations.platforms());
 
   app.get('/v1/integrations/platform/:slug', {
-    config: { auth },
+    config: read,
     schema: { tags, summary: 'Your integrations with one platform (a bare array)', params: SlugParams, response: { 200: IntegrationList, ...errorResponses(E.unknown_platform, AuthErrors.user_required) } },
   }, async (request) => integrations.list(userIdOf(callerOf(request)), request.params.slug));
 
   app.get('/v1/integrations/platform/:slug/scopes', {
-    config: { auth },
+    config: read,
     schema: { tags, summary: 'The scopes a platform offers; required ones are always asked for', params: SlugParams, response: { 200: PlatformScopes, ...errorResponses(E.unknown_platform) } },
   }, async (request) => integrations.scopes(request.params.slug));
 
   app.post('/v1/integrations/platform/:slug/connect', {
-    config: { auth },
+    config: write,
     schema: {
       tags,
       summary: 'Start connecting a platform account: send the browser to authorization_url',
@@ -84,12 +85,12 @@ export async function integrationRoutes(fastify: FastifyInstance, { integrations
   });
 
   app.get('/v1/integrations/:id', {
-    config: { auth },
+    config: read,
     schema: { tags, summary: 'One integration', description: OWN, params: IdParams, response: { 200: Integration, ...errorResponses(E.not_found, AuthErrors.user_required) } },
   }, async (request) => integrations.get(userIdOf(callerOf(request)), request.params.id));
 
   app.delete('/v1/integrations/:id', {
-    config: { auth },
+    config: write,
     schema: {
       tags,
       summary: 'Disconnect: the token is revoked at the platform (best effort), then the integration is deleted',
@@ -100,7 +101,7 @@ export async function integrationRoutes(fastify: FastifyInstance, { integrations
   }, async (request) => integrations.disconnect(request, userIdOf(callerOf(request)), request.params.id));
 
   app.post('/v1/integrations/:id/refresh', {
-    config: { auth },
+    config: write,
     schema: {
       tags,
       summary: 'Refresh the access token now',
@@ -111,7 +112,7 @@ export async function integrationRoutes(fastify: FastifyInstance, { integrations
   }, async (request) => integrations.refresh(userIdOf(callerOf(request)), request.params.id));
 
   app.post('/v1/integrations/:id/stats', {
-    config: { auth },
+    config: read,
     schema: {
       tags,
       summary: 'Channel stats, read from the platform now',
@@ -122,7 +123,7 @@ export async function integrationRoutes(fastify: FastifyInstance, { integrations
   }, async (request) => integrations.stats(userIdOf(callerOf(request)), request.params.id));
 
   app.patch('/v1/integrations/:id/stream-status', {
-    config: { auth },
+    config: write,
     schema: {
       tags,
       summary: 'Set the stream bot status',

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
+import { requireOwnAccount } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { IntegrationBotStatus } from '../../platform/db/schema/index.js';
@@ -20,6 +21,13 @@ export type { TwitchOptions } from './provider.js';
 
 /** A connection must be completed at the platform within this long after connect. */
 export const STATE_TTL_MS = 10 * 60 * 1000;
+
+/**
+ * Who may read and change a user's integrations, on REST and GraphQL: their session, or an API key or app
+ * token holding these (the default user role has both, so a user may put them on a key of their own).
+ */
+export const READ_INTEGRATIONS = requireOwnAccount('integrations:read');
+export const WRITE_INTEGRATIONS = requireOwnAccount('integrations:write');
 /** A token this close to its expiry is refreshed before use rather than refused half-way. */
 const EXPIRY_MARGIN_MS = 60 * 1000;
 /** Marks a sealed value as a state of this module: the secret box also seals tokens and other secrets. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 
 let t: TestApp;
@@ -183,5 +183,45 @@ describe('reading, changing and deleting clients', () => {
     expect(response.statusCode).toBe(204);
     expect((await call('GET', `/v1/oauth/clients/${id}`, owner.token)).statusCode).toBe(404);
     expect((await eventsOf(id)).map((e) => e.event_type)).toEqual(['client_created', 'client_deleted']);
+  });
+});
+
+describe('API keys and OAuth clients', () => {
+  // Issue 36, high: a key made with no scopes (a device key on a phone) added a redirect URI and regenerated the
+  // secret of its owner's client, which sends the codes of every user who once consented to it to the attacker.
+  it('refuses a key without oauth_clients:* every client route, naming the permission; the client stays as it was', async () => {
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    const { client, client_secret: secret } = (await register(developer.token)).json();
+    const keyOf = async (scopes: string[]) => (await createApiKey(t.app, developer.token, { name: `key ${scopes.join(' ')}`, scopes })).key;
+    for (const key of [await keyOf([]), await keyOf(['api_keys:read', 'audit:read_own', 'integrations:write'])]) {
+      for (const [method, url, body, permission] of [
+        ['PATCH', `/v1/oauth/clients/${client.id}`, { redirect_uris: ['https://harbour.example.org/callback', 'https://attacker.example.net/cb'] }, 'oauth_clients:write'],
+        ['POST', `/v1/oauth/clients/${client.id}/regenerate-secret`, undefined, 'oauth_clients:write'],
+        ['POST', '/v1/oauth/clients', { name: 'Lookalike', redirect_uris: ['https://attacker.example.net/cb'] }, 'oauth_clients:write'],
+        ['GET', `/v1/oauth/clients/${client.id}`, undefined, 'oauth_clients:read'],
+        ['GET', '/v1/oauth/clients', undefined, 'oauth_clients:read'],
+        ['DELETE', `/v1/oauth/clients/${client.id}`, undefined, 'oauth_clients:delete'],
+      ] as const) {
+        const response = await call(method, url, key, body);
+        expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({ method, url, status: 403, body: forbidden(permission) });
+      }
+    }
+    const unchanged = (await call('GET', `/v1/oauth/clients/${client.id}`, developer.token)).json();
+    expect(unchanged.redirect_uris).toEqual(['https://harbour.example.org/callback']);
+    expect(await secretHashOf(client.id)).toBe(hashToken(secret));
+    expect((await call('GET', '/v1/oauth/clients', developer.token)).json().data).toHaveLength(1);
+  });
+
+  it('lets a key granted oauth_clients:read/write/delete (the developer role holds them) manage its owner\'s clients', async () => {
+    const developer = await createUser(t.app, ['role_user', 'role_developer']);
+    const id = (await register(developer.token)).json().client.id;
+    const key = (await createApiKey(t.app, developer.token, { name: 'ci', scopes: ['oauth_clients:read', 'oauth_clients:write', 'oauth_clients:delete'] })).key;
+    expect((await call('GET', '/v1/oauth/clients', key)).json().data.map((c: { id: string }) => c.id)).toEqual([id]);
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, key, { name: 'Renamed by CI' })).json().name).toBe('Renamed by CI');
+    expect((await call('POST', `/v1/oauth/clients/${id}/regenerate-secret`, key)).statusCode).toBe(200);
+    expect((await call('DELETE', `/v1/oauth/clients/${id}`, key)).statusCode).toBe(204);
+    // A user without the developer role manages clients with their session, as the spec says; no key of theirs can hold these.
+    const user = await createUser(t.app);
+    expect((await register(user.token)).statusCode).toBe(201);
   });
 });

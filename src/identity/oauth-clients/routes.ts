@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requireOwnAccount, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { OAuthClientErrors } from './errors.js';
@@ -10,12 +10,16 @@ import type { OAuthClientsService } from './service.js';
 
 const tags = ['OAuth clients'];
 const OWNER_OR_ADMIN = 'For the client\'s owner or a super admin; anybody else gets 404.';
+// A key or an app's token that could change a client could send its users' codes anywhere: they need these.
+const read = { auth: requireOwnAccount('oauth_clients:read') };
+const write = { auth: requireOwnAccount('oauth_clients:write') };
+const remove = { auth: requireOwnAccount('oauth_clients:delete') };
 
 export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: { clients: OAuthClientsService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/v1/oauth/clients', {
-    config: { auth: requireAuthenticated() },
+    config: read,
     schema: { tags, summary: 'Your OAuth clients, newest first', response: { 200: ClientList } },
   }, async (request) => ({ data: await clients.listMine(callerOf(request)) }));
 
@@ -25,12 +29,12 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
   }, async () => ({ data: await clients.listAll() }));
 
   app.get('/v1/oauth/clients/:id', {
-    config: { auth: requireAuthenticated() },
+    config: read,
     schema: { tags, summary: 'One OAuth client', description: OWNER_OR_ADMIN, params: IdParams, response: { 200: OAuthClient, ...errorResponses(OAuthClientErrors.not_found) } },
   }, async (request) => clients.get(callerOf(request), request.params.id));
 
   app.post('/v1/oauth/clients', {
-    config: { auth: requireAuthenticated() },
+    config: write,
     schema: {
       tags,
       summary: 'Register an OAuth client; a confidential client\'s secret is shown once',
@@ -53,7 +57,7 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
   });
 
   app.patch('/v1/oauth/clients/:id', {
-    config: { auth: requireAuthenticated() },
+    config: write,
     schema: {
       tags,
       summary: 'Change an OAuth client; fields left out stay as they are',
@@ -72,7 +76,7 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
   }, async (request) => clients.update(request, callerOf(request), request.params.id, request.body));
 
   app.post('/v1/oauth/clients/:id/regenerate-secret', {
-    config: { auth: requireAuthenticated() },
+    config: write,
     schema: {
       tags,
       summary: 'A new secret for a confidential client, shown once; the old one stops working at once',
@@ -83,7 +87,7 @@ export async function oauthClientRoutes(fastify: FastifyInstance, { clients }: {
   }, async (request) => clients.regenerateSecret(request, callerOf(request), request.params.id));
 
   app.delete('/v1/oauth/clients/:id', {
-    config: { auth: requireAuthenticated() },
+    config: remove,
     schema: {
       tags,
       summary: 'Delete an OAuth client',

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { tokenFromMail } from '../../../test/fakes/smtp.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
-import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, forbidden, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -240,14 +240,16 @@ describe('what an access token may do', () => {
     const { tokens } = await codeFlow(await registerClient(), owner, 'openid');
     const as = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(tokens.access_token), ...(payload ? { payload } : {}) });
     expect((await as('GET', '/v1/users/me')).statusCode).toBe(200);
-    for (const [method, url, payload] of [
-      ['GET', '/v1/user/export'],
-      ['GET', '/v1/users/me/audit'],
-      ['POST', '/v1/oauth/clients', { name: 'Sneaky', redirect_uris: [REDIRECT] }],
-      ['POST', '/v1/oauth/revoke', { client_id: randomUUID() }],
+    const revoke = await as('POST', '/v1/oauth/revoke', { client_id: randomUUID() });
+    expect([revoke.statusCode, revoke.json()]).toEqual([403, OAUTH_TOKEN_REFUSED]);
+    // Routes on the user's own account take a token only with their permission as a granted scope, as for API keys.
+    for (const [method, url, payload, permission] of [
+      ['GET', '/v1/user/export', undefined, 'export:read'],
+      ['GET', '/v1/users/me/audit', undefined, 'audit:read_own'],
+      ['POST', '/v1/oauth/clients', { name: 'Sneaky', redirect_uris: [REDIRECT] }, 'oauth_clients:write'],
     ] as const) {
       const response = await as(method, url, payload);
-      expect([url, response.statusCode, response.json()]).toEqual([url, 403, OAUTH_TOKEN_REFUSED]);
+      expect([url, response.statusCode, response.json()]).toEqual([url, 403, forbidden(permission)]);
     }
     // A permission scope it was not granted is refused like any missing permission.
     expect((await as('GET', '/v1/gps')).statusCode).toBe(403);

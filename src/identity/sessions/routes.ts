@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
+import { callerOf, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses, locateCreated, requestUrl } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { MessageBody } from '../../platform/http/schemas.js';
@@ -18,7 +18,7 @@ import {
   SessionList,
   SessionTokenParams,
 } from './schemas.js';
-import type { SessionsService } from './service.js';
+import { SIGN_OUT_OF_APPS, type SessionsService } from './service.js';
 import { SessionErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { BannedErrors } from '../bans/errors.js';
@@ -136,7 +136,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   });
 
   app.post('/v1/auth/logout-everywhere', {
-    config: { auth: requireAuthenticated({ oauthTokens: true }) },
+    config: { auth: SIGN_OUT_OF_APPS },
     // The body is optional: a request without one is validated as `{}`.
     preValidation: async (request) => {
       request.body ??= {};
@@ -156,7 +156,7 @@ export async function sessionRoutes(fastify: FastifyInstance, { sessions }: { se
   });
 
   app.post('/v1/auth/logout-app', {
-    config: { auth: requireAuthenticated({ oauthTokens: true }) },
+    config: { auth: SIGN_OUT_OF_APPS },
     schema: {
       tags: authTags,
       summary: 'Sign out of one client app',

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { auditSourceOf, type AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
+import { requireOwnAccount } from '../../platform/auth/hooks.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -31,6 +32,12 @@ export type SignOutNotifier = (userId: string, notice: SignOutNotice) => Promise
  */
 export type OAuthTokenRevoker = (userId: string, clientId?: string) => Promise<number>;
 
+
+/**
+ * Who may sign the user out of their apps (logout-everywhere, logout-app, on REST and GraphQL): the person's
+ * session, an app's own token (an app signs its user out), or a key granted connected_apps:sign_out.
+ */
+export const SIGN_OUT_OF_APPS = requireOwnAccount('connected_apps:sign_out', { oauthTokens: true });
 
 export const DEFAULT_LOGOUT_EVERYWHERE_REASON = 'sso_logout';
 const SOURCE_SERVICE_MAX = 100;

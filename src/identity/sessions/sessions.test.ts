@@ -18,7 +18,8 @@ let adminKey: string;
 beforeAll(async () => {
   t = await buildTestApp();
   adminToken = await login(t.app, 'admin', TEST_ADMIN.password);
-  adminKey = (await createApiKey(t.app, adminToken, { name: 'sessions test key' })).key;
+  // (It may sign its owner out of apps; the session-only routes refuse it all the same.)
+  adminKey = (await createApiKey(t.app, adminToken, { name: 'sessions test key', scopes: ['connected_apps:sign_out'] })).key;
 });
 afterAll(() => t.close());
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf, requireAuthenticated, requireSystemKey } from '../../platform/auth/hooks.js';
+import { callerOf, requireOwnAccount, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { AuthResponse } from '../auth/schemas.js';
 import {
@@ -16,7 +16,7 @@ import {
   UserIdQuery,
   VerifyLoginBody,
 } from './schemas.js';
-import type { TwoFactorService } from './service.js';
+import { MANAGE_PERMISSION, type TwoFactorService } from './service.js';
 import { TwoFactorErrors } from './errors.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { UserErrors } from '../users/errors.js';
@@ -47,7 +47,8 @@ const bodyTargetErrors = [...targetErrors, TwoFactorErrors.user_id_mismatch];
 
 export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: { twoFactor: TwoFactorService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const auth = requireAuthenticated();
+  // Your own 2FA with your session; a key (or app token) needs two_factor:manage, for its owner as for anyone (see targetOf).
+  const auth = requireOwnAccount(MANAGE_PERMISSION);
 
   app.get('/v1/users/me/2fa/status', {
     config: { auth },

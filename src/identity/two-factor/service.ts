@@ -26,7 +26,7 @@ import type { CheckBody, SetupBody, VerifyLoginBody } from './schemas.js';
 export const TWO_FACTOR_TOKEN_PREFIX = '2fa_';
 export const SETUP_LIFETIME_MS = 10 * 60 * 1000;
 export const CHALLENGE_LIFETIME_MS = 10 * 60 * 1000;
-const MANAGE_PERMISSION = 'two_factor:manage';
+export const MANAGE_PERMISSION = 'two_factor:manage';
 
 interface Deps {
   db: Kysely<Schema>;

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createApiKey, createRoleWith, createUser, FORBIDDEN, forbidden, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, createApiKey, createRoleWith, createUser, forbidden, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 
 const APP_SECRETS = { id: 'id-app-secret-for-audit-tests-0123', backend: 'backend-app-secret-for-audit-tests' };
@@ -39,7 +39,7 @@ async function eventOf(userId: string, fields: Record<string, unknown> = {}) {
 
 describe('GET /v1/users/me/audit', () => {
   it('answers 403 auth.user_required to a credential that belongs to no user, on every "own" route', async () => {
-    const key = await ownerlessKey(t, ['audit:read']);
+    const key = await ownerlessKey(t, ['audit:read_own', 'audit:report_own']);
     for (const [method, url] of [['GET', '/v1/users/me/audit'], ['GET', '/v1/users/me/audit/reports'], ['POST', `/v1/users/me/audit/${randomUUID()}/report`]] as const) {
       const response = await t.app.inject({ method, url, headers: bearer(key), ...(method === 'POST' ? { payload: { reason: 'other' } } : {}) });
       expect({ url, status: response.statusCode, body: response.json() }).toEqual({
@@ -301,7 +301,7 @@ describe('POST /v1/internal/audit', () => {
     expect((await post({ event_type: 'user_updated', user_id: user.id, actor_id: user.id }, bearer(writer.token))).statusCode).toBe(201);
     const refused = await post({ event_type: 'user_updated', user_id: user.id }, bearer(user.token));
     expect(refused.statusCode).toBe(403);
-    expect(refused.json()).toEqual(FORBIDDEN);
+    expect(refused.json()).toEqual(forbidden('audit:write'));
     // Without credentials, even an empty or invalid body answers 401, not a validation error.
     for (const body of [{ event_type: 'user_updated' }, {}, { event_type: 42 }]) {
       const anonymous = await post(body);

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { internalAppOfKey, AppAssertionErrors, type InternalApp } from '../../platform/auth/app-assertion.js';
-import { callerOf, requireAuthenticated, requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requireOwnAccount, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, locateCreated, paginated, sayIfEstimated } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { AuditErrors, AuditReportErrors } from './errors.js';
@@ -40,7 +40,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/v1/users/me/audit', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('audit:read_own') },
     schema: {
       tags,
       summary: 'Your own activity log, newest first',
@@ -69,7 +69,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
   }, async (request, reply) => auditList(request, reply, await audit.admin(request.query), request.query));
 
   app.post('/v1/users/me/audit/:event_id/report', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('audit:report_own') },
     schema: {
       tags,
       summary: 'Report one of your own events as suspicious',
@@ -89,7 +89,7 @@ export async function auditRoutes(fastify: FastifyInstance, { audit }: { audit: 
   });
 
   app.get('/v1/users/me/audit/reports', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('audit:read_own') },
     schema: { tags, summary: 'Your reports, newest first (bare array)', response: { 200: Type.Array(AuditReport), ...errorResponses(AuthErrors.user_required) } },
   }, async (request) => audit.reportsOf(callerOf(request)));
 

@@ -4,10 +4,9 @@ import type { Static } from 'typebox';
 import type { AuditSource } from '../../platform/audit.js';
 import type { AppAssertionVerifier, InternalApp } from '../../platform/auth/app-assertion.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
-import { userIdOf } from '../../platform/auth/hooks.js';
+import { missingPermission, userIdOf } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import { AuthErrors } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/http/schemas.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { reportReviewedMail } from '../../platform/mail/messages.js';
@@ -84,7 +83,7 @@ export function createAuditService(deps: Deps) {
   function mayLog(caller: Caller | null, app: InternalApp | null): { viaAppOnly: boolean } {
     if (!caller && !app) throw AuditErrors.credentials_required();
     const privileged = Boolean(caller && (caller.isSystem || hasPermission(caller, 'audit:write')));
-    if (!privileged && !app) throw AuthErrors.forbidden();
+    if (!privileged && !app) throw missingPermission('audit:write');
     return { viaAppOnly: !privileged };
   }
 

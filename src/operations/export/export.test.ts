@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
-import { bearer, buildTestApp, createApiKey, createUser, login, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let admin: string;
@@ -50,7 +50,7 @@ describe('GET /v1/user/export', () => {
     const data = JSON.parse(files.get('data.json')!.toString('utf8'));
     expect(Object.keys(data)).toEqual([
       'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',
-      'deletionStatus', 'exportLogs', 'sessions', 'devices', 'gpsPoints',
+      'deletionStatus', 'exportLogs', 'sessions', 'integrations', 'devices', 'gpsPoints',
     ]);
     expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
     expect(data.user).toEqual({ id: user.id, username: user.username, privacyMode: false, avatarsEnabled: true, createdAt: expect.any(String), lastLoginAt: expect.any(String) });
@@ -59,6 +59,7 @@ describe('GET /v1/user/export', () => {
     expect(data.roles.sort()).toEqual(['Developer', 'User']);
     expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.json().client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
     expect(data.connectedApps).toEqual([]);
+    expect(data.integrations).toEqual([]); // (with one: integrations.test.ts)
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
     expect(data.deletionStatus).toBeNull();
     expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);
@@ -136,14 +137,17 @@ describe('GET /v1/user/export', () => {
   });
 
   it('answers 403 auth.user_required to a credential that belongs to no user', async () => {
-    const key = await ownerlessKey(t, []);
+    const key = await ownerlessKey(t, ['export:read']);
     for (const url of ['/v1/user/export', '/v1/user/export/logs']) expect((await get(url, key)).json()).toMatchObject({ code: 'auth.user_required' });
   });
 
-  it('works with an API key of the user; needs credentials', async () => {
+  it('works with an API key of the user holding export:read (the default user role has it); needs credentials', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
-    const key = await createApiKey(t.app, user.token, { name: 'export', scopes: [] });
+    const key = await createApiKey(t.app, user.token, { name: 'export', scopes: ['export:read'] });
     expect((await get('/v1/user/export', key.key)).statusCode).toBe(200);
+    // A key made for something else (a device) does not carry its owner's data away.
+    const device = await createApiKey(t.app, user.token, { name: 'integrations', scopes: ['integrations:read'] });
+    for (const url of ['/v1/user/export', '/v1/user/export/logs']) expect((await get(url, device.key)).json()).toEqual(forbidden('export:read'));
     expect((await t.app.inject({ method: 'GET', url: '/v1/user/export' })).statusCode).toBe(401);
   });
 });

@@ -10,7 +10,7 @@ export interface ReportFacts {
   privacyMode: boolean;
   roles: string[];
   twoFactor: { enabled: boolean; backupCodesRemaining: number };
-  counts: { platformAccounts: number; sessions: number; apiKeys: number; devices: number; gpsPoints: number; exports: number };
+  counts: { platformAccounts: number; sessions: number; apiKeys: number; integrations: number; devices: number; gpsPoints: number; exports: number };
 }
 
 const stamp = (date: Date) => date.toISOString().replace('T', ' ').slice(0, 16);
@@ -38,6 +38,7 @@ export function writeReport(out: Writable, texts: ExportTexts, facts: ReportFact
     [texts.platformAccounts, facts.counts.platformAccounts],
     [texts.sessions, facts.counts.sessions],
     [texts.apiKeys, facts.counts.apiKeys],
+    [texts.integrations, facts.counts.integrations],
     [texts.devices, facts.counts.devices],
     [texts.gpsPoints, facts.counts.gpsPoints],
     [texts.exports, facts.counts.exports],

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { callerOf, requireOwnAccount } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { ExportErrors } from './errors.js';
@@ -13,7 +13,7 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/v1/user/export', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('export:read') },
     schema: {
       tags,
       summary: 'Download everything the service holds about you, as a ZIP archive',
@@ -37,7 +37,7 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
   });
 
   app.get('/v1/user/export/logs', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('export:read') },
     schema: {
       tags,
       summary: 'Your earlier exports, newest first',

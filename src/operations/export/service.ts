@@ -28,6 +28,8 @@ export interface PersonalDataSources {
   ownedApps(userId: string): Promise<object[]>;
   /** Third-party apps the user consented to, with the scopes. */
   connectedApps(userId: string): Promise<object[]>;
+  /** The user's streaming-platform integrations as their list shows them: never a token. */
+  integrations(userId: string): Promise<object[]>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   /** Every point the user sent, in time order, a batch at a time. */
   pointsSentBy(userId: string): AsyncIterable<object[]>;
@@ -66,7 +68,7 @@ export function createExportService(deps: Deps) {
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
     if (!user) throw AuthErrors.user_required();
-    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, earlier] = await Promise.all([
+    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, integrations, earlier] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
       sources.roles(userId),
@@ -75,6 +77,7 @@ export function createExportService(deps: Deps) {
       sources.sessions(userId, currentSessionId),
       sources.ownedApps(userId),
       sources.connectedApps(userId),
+      sources.integrations(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
@@ -90,6 +93,7 @@ export function createExportService(deps: Deps) {
       deletionStatus: deletion.is_scheduled_for_deletion ? deletion : null,
       exportLogs: earlier.logs,
       sessions,
+      integrations,
       devices,
     };
     return { user, data: camelCased(data) as Record<string, unknown>, devices, earlierExports: earlier.total };
@@ -141,6 +145,7 @@ export function createExportService(deps: Deps) {
             platformAccounts: (snapshot.data.platformAccounts as unknown[]).length,
             sessions: (snapshot.data.sessions as unknown[]).length,
             apiKeys: (snapshot.data.apiKeys as unknown[]).length,
+            integrations: (snapshot.data.integrations as unknown[]).length,
             devices: snapshot.devices.length,
             gpsPoints,
             exports: snapshot.earlierExports,

@@ -18,6 +18,7 @@ const EN = {
   platformAccounts: 'Sign-in accounts',
   sessions: 'Active sessions',
   apiKeys: 'API keys (names and prefixes only)',
+  integrations: 'Streaming-platform integrations (without their tokens)',
   devices: 'Devices reporting with your keys',
   gpsPoints: 'GPS points you sent',
   exports: 'Earlier exports',
@@ -25,8 +26,8 @@ const EN = {
   readme: (at: string) =>
     `Personal data export, made ${at} (UTC).\n\n` +
     'data.json   everything the service holds about you, as JSON (camelCase keys). Secrets are never\n' +
-    '            included: API keys appear with their name and prefix only, passwords and two-factor\n' +
-    '            secrets not at all.\n' +
+    '            included: API keys appear with their name and prefix only, passwords, two-factor\n' +
+    '            secrets and the tokens of your integrations not at all.\n' +
     'report.pdf  a readable summary of the same data.\n' +
     'README.txt  this file.\n\n' +
     'The activity log of your account is not part of this file; you can read it at GET /v1/users/me/audit.\n',
@@ -55,6 +56,7 @@ const TEXTS: Record<string, ExportTexts> = {
     platformAccounts: 'Anmeldekonten',
     sessions: 'Aktive Sitzungen',
     apiKeys: 'API-Schlüssel (nur Namen und Präfixe)',
+    integrations: 'Streaming-Plattform-Integrationen (ohne ihre Tokens)',
     devices: 'Geräte, die mit Ihren Schlüsseln melden',
     gpsPoints: 'Von Ihnen gesendete GPS-Punkte',
     exports: 'Frühere Exporte',
@@ -62,8 +64,8 @@ const TEXTS: Record<string, ExportTexts> = {
     readme: (at: string) =>
       `Export persönlicher Daten, erstellt ${at} (UTC).\n\n` +
       'data.json   alles, was der Dienst über Sie speichert, als JSON (Schlüssel in camelCase). Geheimnisse\n' +
-      '            sind nie enthalten: API-Schlüssel nur mit Namen und Präfix, Passwörter und\n' +
-      '            Zwei-Faktor-Geheimnisse gar nicht.\n' +
+      '            sind nie enthalten: API-Schlüssel nur mit Namen und Präfix, Passwörter,\n' +
+      '            Zwei-Faktor-Geheimnisse und die Tokens Ihrer Integrationen gar nicht.\n' +
       'report.pdf  eine lesbare Zusammenfassung derselben Daten.\n' +
       'README.txt  diese Datei.\n\n' +
       'Das Aktivitätsprotokoll Ihres Kontos ist nicht enthalten; Sie finden es unter GET /v1/users/me/audit.\n',

@@ -3,7 +3,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import {
-  bearer, countingStatements, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNKNOWN_ID,
+  bearer, countingStatements, createApiKey, createUser, forbidden, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNKNOWN_ID,
 } from '../../../test/helpers.js';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../platform/db/database.js';
@@ -160,11 +160,20 @@ describe('sign-in and sign-out', () => {
     for (const token of [session, user.token]) expect((await app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) })).statusCode).toBe(401);
   });
 
-  it('logoutEverywhere and logoutApp answer true for a user and refuse the system key', async () => {
+  it('logoutEverywhere and logoutApp answer true for a user, and a key with connected_apps:sign_out; refuse the system key', async () => {
     const user = await createUser(app);
     expect((await run(user.token, 'mutation { logoutEverywhere(reason: "lost_phone") }')).data).toEqual({ logoutEverywhere: true });
     expect((await run(user.token, `mutation { logoutApp(clientId: "${UNKNOWN_ID}") }`)).data).toEqual({ logoutApp: true });
     expect(codesOf(await run(TEST_SYSTEM_KEY, 'mutation { logoutEverywhere }'))).toEqual(['auth.system_key_not_permitted']);
+    // As on REST: a key acts on its owner's account only with the permission (a device key signs nobody out).
+    const scopeless = (await createApiKey(app, admin, { name: 'device', scopes: [] })).key;
+    const signOut = (await createApiKey(app, admin, { name: 'panic button', scopes: ['connected_apps:sign_out'] })).key;
+    for (const mutation of ['mutation { logoutEverywhere }', `mutation { logoutApp(clientId: "${UNKNOWN_ID}") }`]) {
+      const refused = await run(scopeless, mutation);
+      expect(refused.errors?.map((error) => [error.message, error.extensions?.code])).toEqual([[forbidden('connected_apps:sign_out').message, 'auth.forbidden']]);
+      expect((await run(signOut, mutation)).errors).toBeUndefined();
+    }
+    expect(codesOf(await run(scopeless, '{ myIntegrations { id } }'))).toEqual(['auth.forbidden']);
   });
 });
 

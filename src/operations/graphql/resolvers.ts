@@ -2,7 +2,7 @@ import type { Static } from 'typebox';
 import DataLoader from 'dataloader';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
-import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, type RouteAuth } from '../../platform/auth/hooks.js';
+import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, userIdOf, type RouteAuth } from '../../platform/auth/hooks.js';
 import { offsetOf, totalPagesOf } from '../../platform/http/envelopes.js';
 import { keysetPageOf, nextCursor, startOf, type KeysetPage } from '../../platform/http/keyset.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
@@ -15,7 +15,8 @@ import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from '../../ident
 import { ChangePasswordBody } from '../../identity/auth/schemas.js';
 import { SessionErrors } from '../../identity/sessions/errors.js';
 import type { ApiKeysService } from '../../identity/api-keys/service.js';
-import type { SessionsService } from '../../identity/sessions/service.js';
+import { READ_INTEGRATIONS, type IntegrationsService } from '../../identity/integrations/service.js';
+import { SIGN_OUT_OF_APPS, type SessionsService } from '../../identity/sessions/service.js';
 import { LogoutEverywhereBody } from '../../identity/sessions/schemas.js';
 import type { TwoFactorService } from '../../identity/two-factor/service.js';
 import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
@@ -37,6 +38,7 @@ export interface GraphQLServices {
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
   sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
   apiKeys: Pick<ApiKeysService, 'list'>;
+  integrations: Pick<IntegrationsService, 'list'>;
   realtime: Pick<RealtimeService, 'mintTicket'>;
   audit: Pick<AuditService, 'ingest'>;
   devices: Pick<DevicesService, 'page' | 'get' | 'byIds' | 'update'>;
@@ -205,6 +207,8 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         return (await services.sessions.listMine(caller)).sessions;
       },
       apiKeys: (_: unknown, __: Args, context: GraphQLContext) => services.apiKeys.list(guard(context, requirePermission('api_keys:read'))),
+      // As GET /v1/integrations: the caller's own, never a token.
+      myIntegrations: (_: unknown, __: Args, context: GraphQLContext) => services.integrations.list(userIdOf(guard(context, READ_INTEGRATIONS))),
     },
 
     Mutation: {
@@ -220,13 +224,13 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         return true;
       },
       logoutEverywhere: async (_: unknown, args: Args, context: GraphQLContext) => {
-        const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
+        const caller = guard(context, SIGN_OUT_OF_APPS);
         const { reason } = bodyFrom<{ reason?: string }>(checks.logoutEverywhere, { reason: args.reason ?? undefined });
         await services.sessions.logoutEverywhere(context.request, caller, reason);
         return true;
       },
       logoutApp: async (_: unknown, args: Args, context: GraphQLContext) => {
-        const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
+        const caller = guard(context, SIGN_OUT_OF_APPS);
         await services.sessions.logoutApp(context.request, caller, uuidArg(args, 'clientId'));
         return true;
       },

@@ -19,7 +19,7 @@ export const MAX_QUERY_COST = 2000;
 export const MAX_ROOT_FIELDS = 20;
 const MAX_LIMIT = 100;
 const UNPAGED_LIST_COST = 100;
-const UNPAGED_LISTS = new Set(['latestPositions', 'apiKeys', 'mySessions']);
+const UNPAGED_LISTS = new Set(['latestPositions', 'apiKeys', 'mySessions', 'myIntegrations']);
 
 /** camelCase GraphQL fields read the snake_case REST shapes the services return. */
 function readSnakeCaseFields(schema: GraphQLSchema): GraphQLSchema {

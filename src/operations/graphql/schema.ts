@@ -42,6 +42,8 @@ export const typeDefs = /* GraphQL */ `
     mySessions: [Session!]!
     "API keys: your own (super admins: all). api_keys:read"
     apiKeys: [ApiKey!]!
+    "Your streaming-platform integrations, never their tokens. A session; an API key or OAuth token needs integrations:read."
+    myIntegrations: [Integration!]!
   }
 
   type Mutation {
@@ -49,9 +51,9 @@ export const typeDefs = /* GraphQL */ `
     verifyTwoFactorLogin(input: VerifyTwoFactorLoginInput!): TwoFactorLogin!
     "Ends the caller's session. A session token (API keys cannot log out)."
     logout: Boolean!
-    "Revokes your OAuth tokens and signs your open apps out (forceLogout). Any credential of a user."
+    "Revokes your OAuth tokens and signs your open apps out (forceLogout). A session or an app's token; an API key needs connected_apps:sign_out."
     logoutEverywhere(reason: String): Boolean!
-    "Revokes your OAuth tokens of one client and signs it out (appLogout)."
+    "Revokes your OAuth tokens of one client and signs it out (appLogout). A session or an app's token; an API key needs connected_apps:sign_out."
     logoutApp(clientId: ID!): Boolean!
     """
     Change your password (POST /v1/users/me/password): the current one is checked as a sign-in checks it; your other
@@ -226,6 +228,22 @@ export const typeDefs = /* GraphQL */ `
   type PasswordChange {
     message: String!
     otherSessionsEnded: Int!
+  }
+
+  type Integration {
+    id: ID!
+    platformSlug: String!
+    platformName: String!
+    platformUserId: String!
+    username: String!
+    displayName: String!
+    profileImageUrl: String
+    scopes: [String!]!
+    isActive: Boolean!
+    "active, paused or disabled"
+    botStatus: String!
+    connectedAt: DateTime!
+    lastRefreshedAt: DateTime
   }
 
   input VerifyTwoFactorLoginInput {

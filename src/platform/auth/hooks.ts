@@ -15,6 +15,13 @@ export interface RouteAuth {
   /** Any valid credential will do (OAuth access tokens only where `oauthTokens` says so). */
   authenticated?: true;
   /**
+   * The route reads or changes the caller's own account (their OAuth clients, activity log, data export,
+   * integrations, sign-outs): a session, the person themselves, may; an API key or OAuth access token acts
+   * for its owner only with this permission among what it holds, so a key made for a device cannot reach
+   * the account it belongs to. (An OAuth token passes without it where `oauthTokens` says so.)
+   */
+  ownAccount?: string;
+  /**
    * An OAuth access token may call this route although it names no permission: routes an app needs
    * for the user it acts for (who they are, signing them out). Elsewhere a token needs a permission scope.
    */
@@ -40,6 +47,12 @@ export const requirePermission = (permission: string, options: { orSelf?: string
   ...options,
 });
 export const requireAuthenticated = (options: { oauthTokens?: true } = {}): RouteAuth => ({ authenticated: true, ...options });
+/** A route on the caller's own account: any session; an API key or OAuth token holding `permission` (see `ownAccount`). */
+export const requireOwnAccount = (permission: string, options: { oauthTokens?: true } = {}): RouteAuth => ({
+  authenticated: true,
+  ownAccount: permission,
+  ...options,
+});
 export const requireSystemKey = (): RouteAuth => ({ systemKey: true });
 
 /** The caller of a route that declared `config.auth` (its onRequest check guarantees one). */
@@ -111,6 +124,10 @@ export function registerAuth(
 export function refusalFor(caller: Caller | null, auth: RouteAuth, params?: Record<string, string>): AppError | undefined {
   if (!caller) return AuthErrors.unauthorized();
   if (auth.systemKey && !caller.isSystem) return AuthErrors.system_key_required();
+  if (auth.ownAccount) {
+    if (caller.kind === 'session' || (caller.kind === 'oauth_token' && auth.oauthTokens)) return undefined;
+    return hasPermission(caller, auth.ownAccount) ? undefined : missingPermission(auth.ownAccount);
+  }
   // An app's token acts only within what the user granted it: a route open to any credential (account
   // management, data export) is not part of that unless it says so.
   if (!auth.permission) return caller.kind === 'oauth_token' && !auth.oauthTokens ? AuthErrors.oauth_token_not_permitted() : undefined;
@@ -137,13 +154,16 @@ function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
     ? 'Requires the system API key.'
     : auth.permission
       ? `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
-      : 'Requires any valid credential.';
+      : auth.ownAccount
+        ? `Acts on your own account: a session may; an API key${auth.oauthTokens ? '' : ' or OAuth access token'} needs permission \`${auth.ownAccount}\`.`
+        : 'Requires any valid credential.';
   schema.description = [schema.description, requirement].filter(Boolean).join('\n\n');
-  if (auth.permission) schema['x-permission'] = auth.permission;
+  const permission = auth.permission ?? auth.ownAccount;
+  if (permission) schema['x-permission'] = permission;
   const refusals = [AuthErrors.unauthorized];
   if (auth.systemKey) refusals.push(AuthErrors.system_key_required);
-  if (auth.permission) refusals.push(AuthErrors.forbidden);
-  if (!auth.permission && !auth.systemKey && !auth.oauthTokens) refusals.push(AuthErrors.oauth_token_not_permitted);
+  if (permission) refusals.push(AuthErrors.forbidden);
+  if (!permission && !auth.systemKey && !auth.oauthTokens) refusals.push(AuthErrors.oauth_token_not_permitted);
   schema.response = withErrorResponses((schema.response ?? {}) as Record<string, unknown>, refusals);
 }
 

@@ -34,7 +34,7 @@ interface Deps {
   secretBox: SecretBox;
   audit: AuditWriter;
   mailer: Mailer;
-  users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin'>;
+  users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin' | 'assertMayManage'>;
   access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
   platforms: Pick<PlatformsService, 'find' | 'list'>;
   sessions: Pick<SessionStore, 'issue'>;
@@ -43,6 +43,7 @@ interface Deps {
 }
 
 type CodeKind = 'totp' | 'backup';
+
 
 /** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
 export function createTwoFactorService(deps: Deps) {
@@ -60,6 +61,13 @@ export function createTwoFactorService(deps: Deps) {
     if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw AuthErrors.forbidden();
     const user = await deps.users.findById(target);
     if (!user) throw UserErrors.not_found();
+    return user;
+  }
+
+  /** The user a change of 2FA acts on: as `targetOf`, and another user only if the caller may manage them (never a super admin for a lesser admin). */
+  async function managedTargetOf(caller: Caller, userId: string | undefined) {
+    const user = await targetOf(caller, userId);
+    await deps.users.assertMayManage(caller, user.id);
     return user;
   }
 
@@ -145,7 +153,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async setup(caller: Caller, input: Static<typeof SetupBody>) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw TwoFactorErrors.unknown_platform();
       if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
@@ -159,7 +167,7 @@ export function createTwoFactorService(deps: Deps) {
 
     /** Confirms a setup with its first code: 2FA is on and the backup codes are issued. */
     async enable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await repo.state(user.id);
       if (state?.enabled_at) throw TwoFactorErrors.already_enabled();
       if (!state?.pending_secret_sealed || !state.pending_expires_at) throw TwoFactorErrors.no_setup_pending();
@@ -179,7 +187,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async disable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.not_enabled();
       await deps.db.transaction().execute(async (trx) => {
@@ -196,7 +204,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async regenerateBackupCodes(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.not_enabled();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {

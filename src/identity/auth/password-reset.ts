@@ -96,7 +96,7 @@ export function createPasswordResetService(deps: Deps) {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
       const { onCommit, committed } = afterCommit();
-      const identifiers = await deps.db.transaction().execute(async (trx) => {
+      const { userId, identifiers } = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
@@ -109,10 +109,10 @@ export function createPasswordResetService(deps: Deps) {
           { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },
           trx,
         );
-        return [account.email, account.username].filter((id): id is string => Boolean(id));
+        return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
       });
       await committed();
-      await deps.signInThrottle.clear(identifiers);
+      await deps.signInThrottle.clear(identifiers, userId);
     },
   };
 }

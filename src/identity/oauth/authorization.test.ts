@@ -154,6 +154,24 @@ describe('authorization code flow with PKCE', () => {
     expect(formField(html, 'identifier')).toBe(owner.username);
   });
 
+  it('locks the account after 10 wrong passwords in all, whether its username or its email was typed', async () => {
+    const user = await createUser(t.app);
+    const flow = await startFlow(await relyingParty(await registerClient()));
+    const browser = new FormBrowser(base);
+    let page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    for (let i = 0; i < 10; i++) {
+      const retry = await browser.post(formAction(page), { identifier: i % 2 ? user.username : `${user.username}@example.org`, password: 'not-the-password' });
+      expect(retry.status).toBe(401);
+      page = await retry.text();
+    }
+    const locked = await browser.post(formAction(page), { identifier: user.username, password: user.password });
+    expect(locked.status).toBe(429);
+    expect(await locked.text()).toContain('Too many failed sign-in attempts');
+    // The same lock holds on POST /v1/auth/login.
+    const api = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: `${user.username}@example.org`, password: user.password }, remoteAddress: '10.0.5.1' });
+    expect(api.json()).toMatchObject({ code: 'sign_in.locked_out' });
+  });
+
   it('shows the bot check when bot protection is on, and refuses a sign-in without its token', async () => {
     const port = await freePort();
     const verifier = await startFakeBotVerifier();

@@ -44,6 +44,11 @@ interface Deps {
 
 type CodeKind = 'totp' | 'backup';
 
+/**
+ * Wrong sign-in codes count on a count of their own (which a password reset does not clear: a mailbox
+ * is not a second factor) and on the account's, which password failures share.
+ */
+const codeGuessesOf = (userId: string) => ({ identifier: `2fa:${userId}`, userId });
 
 /** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
 export function createTwoFactorService(deps: Deps) {
@@ -243,7 +248,7 @@ export function createTwoFactorService(deps: Deps) {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
       // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
       const open = await repo.openChallenge(hashToken(input.temp_token));
-      if (open) await deps.signInThrottle.ensureAllowed(`2fa:${open.user_id}`, request.ip);
+      if (open) await deps.signInThrottle.ensureAllowed(codeGuessesOf(open.user_id), request.ip);
       const challenge = open && (await repo.claimAttempt(hashToken(input.temp_token)));
       const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
       const state = user ? await enabledState(user.id) : undefined;
@@ -265,7 +270,7 @@ export function createTwoFactorService(deps: Deps) {
       });
 
       if (!outcome) {
-        await deps.signInThrottle.recordFailure(`2fa:${user.id}`, request.ip);
+        await deps.signInThrottle.recordFailure(codeGuessesOf(user.id), request.ip);
         await deps.audit.record(request, {
           eventType: '2fa_verified',
           userId: user.id,

@@ -34,8 +34,8 @@ interface Deps {
   audit: AuditWriter;
   /** A 2FA challenge opened with the old password must not outlive it. */
   twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
-  /** Nor a sign-in on the OAuth provider's pages (its browser session). */
-  oauth: Pick<OAuthService, 'endBrowserSessionsOf'>;
+  /** Nor the user's OAuth tokens and grants for any client, or a sign-in on the provider's pages (its browser session). */
+  oauth: Pick<OAuthService, 'revokeAllOfUser'>;
   /** Sign-in lockouts of the account end once its password is new. */
   signInThrottle: Pick<SignInThrottle, 'clear'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
@@ -91,7 +91,11 @@ export function createPasswordResetService(deps: Deps) {
       );
     },
 
-    /** Sets the new password, uses up the token and ends every session of the user, all at once. */
+    /**
+     * Sets the new password, uses up the token and ends every session of the user, their OAuth tokens and
+     * grants for every client and the provider's browser sessions, all at once; cached credentials are
+     * dropped after the commit.
+     */
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const passwordHash = await hashPassword(checkedPassword('new_password', input.new_password));
@@ -103,10 +107,17 @@ export function createPasswordResetService(deps: Deps) {
         if (!account) throw MailedTokenErrors.invalid();
         const revoked = await deps.sessions.revokeAllOfUser(consumed.user_id, trx, onCommit);
         await deps.twoFactor.closeChallengesOf(consumed.user_id, trx);
-        await deps.oauth.endBrowserSessionsOf(consumed.user_id, trx);
+        // Whoever authorized an app with the old password keeps nothing: its refresh token would rotate for good.
+        const oauthTokens = await deps.oauth.revokeAllOfUser(consumed.user_id, trx, onCommit);
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },
+          {
+            eventType: 'password_changed',
+            userId: consumed.user_id,
+            resourceType: 'user',
+            resourceId: consumed.user_id,
+            metadata: { via: 'reset', sessions_revoked: revoked, oauth_tokens_revoked: oauthTokens },
+          },
           trx,
         );
         return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };

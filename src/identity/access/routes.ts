@@ -158,12 +158,12 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
     schema: {
       tags: userTags,
       summary: 'Assign a role to a user',
-      description: 'Non-super-admins may assign only roles they hold themselves.',
+      description: 'Non-super-admins may assign only roles they hold themselves, and only to users who hold nothing beyond their own permissions.',
       params: IdParams,
       body: RoleIdBody,
       response: {
         201: RolesBody,
-        ...errorResponses(RoleErrors.not_held, RoleErrors.not_found, UserErrors.not_found, RoleErrors.already_assigned),
+        ...errorResponses(RoleErrors.not_held, UserErrors.sign_in_beyond_caller, RoleErrors.not_found, UserErrors.not_found, RoleErrors.already_assigned),
       },
     },
   }, async (request, reply) => {
@@ -175,7 +175,7 @@ export async function accessRoutes(fastify: FastifyInstance, { access, users }: 
 
   app.delete('/v1/users/:id/roles/:role_id', {
     config: { auth: requirePermission('users:write') },
-    schema: { tags: userTags, summary: 'Remove a role from a user', description: 'Non-super-admins may remove only roles they hold themselves.', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, RoleErrors.not_assigned, RoleErrors.not_found, UserErrors.not_found, UserErrors.last_super_admin_role) } },
+    schema: { tags: userTags, summary: 'Remove a role from a user', description: 'Non-super-admins may remove only roles they hold themselves, and only from users who hold nothing beyond their own permissions.', params: UserRoleParams, response: { 204: Type.Null(), ...errorResponses(RoleErrors.not_held, UserErrors.sign_in_beyond_caller, RoleErrors.not_assigned, RoleErrors.not_found, UserErrors.not_found, UserErrors.last_super_admin_role) } },
   }, async (request, reply) => {
     await requireUser(request.params.id);
     await access.removeRoleFromUser(callerOf(request), request.params.id, request.params.role_id);

@@ -68,6 +68,27 @@ export function createAccessService(deps: Deps) {
     if (beyond) throw RoleErrors.permission_not_held(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
   }
 
+  async function accessOfUser(userId: string): Promise<EffectiveAccess> {
+    const roles = await repo.rolesOfUser(userId);
+    const isSuperAdmin = roles.some((role) => role.is_super_admin);
+    const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
+    return { roles: roles.map((role) => role.id), permissions: unique(permissions), isSuperAdmin };
+  }
+
+  /**
+   * The one check for acting on another user's account (sign-in, 2FA, name, locale, pending changes,
+   * bans, deletion and its cancellation, roles): whoever controls those controls the account, so a
+   * non-super-admin may do it only to users who hold nothing beyond the caller's own permissions and
+   * are no super admin. Judged on the roles the target holds now (a deleted user keeps theirs).
+   * Acting on oneself, super admins and the system key pass.
+   */
+  async function assertMayManageUser(caller: Caller, userId: string): Promise<void> {
+    if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
+    const target = await accessOfUser(userId);
+    const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
+    if (beyond) throw UserErrors.sign_in_beyond_caller();
+  }
+
   return {
     // Reads the routes and other areas need as they are (the rules live in the functions below).
     listRoles: repo.listRoles,
@@ -76,12 +97,8 @@ export function createAccessService(deps: Deps) {
     rolesOfUser: repo.rolesOfUser,
     lockSuperAdmins: repo.lockSuperAdmins,
 
-    async accessOfUser(userId: string): Promise<EffectiveAccess> {
-      const roles = await repo.rolesOfUser(userId);
-      const isSuperAdmin = roles.some((role) => role.is_super_admin);
-      const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
-      return { roles: roles.map((role) => role.id), permissions: unique(permissions), isSuperAdmin };
-    },
+    accessOfUser,
+    assertMayManageUser,
 
     async accessOfApiKey(apiKeyId: string, scopes: string[]): Promise<EffectiveAccess> {
       const roles = await repo.rolesOfApiKey(apiKeyId);
@@ -181,12 +198,14 @@ export function createAccessService(deps: Deps) {
 
     async assignRoleToUser(caller: Caller, userId: string, roleId: string) {
       await assertMayHandOut(caller, roleId);
+      await assertMayManageUser(caller, userId);
       if (!(await repo.assignRoleToUser(userId, roleId))) throw RoleErrors.already_assigned();
       await invalidateUser(userId);
     },
 
     async removeRoleFromUser(caller: Caller, userId: string, roleId: string) {
       const role = await assertMayHandOut(caller, roleId);
+      await assertMayManageUser(caller, userId);
       // Under a lock on every super-admin membership, so two admins removing each other at once
       // cannot leave nobody in charge.
       await deps.db.transaction().execute(async (trx) => {

@@ -105,7 +105,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       summary: 'Cancel the pending email link',
       description: '404 when none is pending.',
       params: IdParams,
-      response: { 200: MessageBody, ...errorResponses(AccountErrors.no_email_link_pending, UserErrors.not_found) },
+      response: { 200: MessageBody, ...errorResponses(AccountErrors.no_email_link_pending, UserErrors.sign_in_beyond_caller, UserErrors.not_found) },
     },
-  }, async (request) => accounts.cancelEmailLink(request.params.id));
+  }, async (request) => accounts.cancelEmailLink(callerOf(request), request.params.id));
 }

@@ -181,7 +181,8 @@ export function createAccountsService(deps: Deps) {
     },
 
     /** 404 when nothing is pending (as for email changes). */
-    async cancelEmailLink(userId: string) {
+    async cancelEmailLink(caller: Caller, userId: string) {
+      await deps.users.assertMayManage(caller, userId);
       await existingUser(userId);
       if ((await tokens.removePending('email_link', userId)) === 0) throw AccountErrors.no_email_link_pending();
       return { message: 'Pending email link cancelled' };

@@ -23,14 +23,15 @@ describe('sign-in timing', () => {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
   it('spends a password hash on an unknown identifier too: the medians of both stay close', async () => {
-    const user = await createUser(t.app);
+    const accounts = [await createUser(t.app), await createUser(t.app)];
     const known: number[] = [];
     const unknown: number[] = [];
-    // Alternating, so drift of the machine's speed hits both alike; the user is named by username and by
-    // email in turn, each under the 10 failures that lock an identifier.
+    // Alternating, so drift of the machine's speed hits both alike; each user is named by username and by
+    // email in turn, each account under the 10 failures that lock it.
     for (let i = 0; i < 12; i++) {
+      const user = accounts[Math.floor(i / 2) % 2]!;
       known.push(await timedWrongLogin(i % 2 ? user.username : `${user.username}@example.org`));
-      unknown.push(await timedWrongLogin(`nobody_${i}_${user.username}`.slice(0, 30)));
+      unknown.push(await timedWrongLogin(`nobody_${i}_${accounts[0]!.username}`.slice(0, 30)));
     }
     // Without the hash, an unknown identifier answers in a small fraction of the time (a lookup, no
     // argon2id); the bounds are wide because the test shares the machine with others.

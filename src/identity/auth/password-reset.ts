@@ -40,10 +40,10 @@ interface Deps {
   audit: AuditWriter;
   /** A 2FA challenge opened with the old password must not outlive it. */
   twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
-  /** Nor a sign-in on the OAuth provider's pages (its browser session). */
-  oauth: Pick<OAuthService, 'endBrowserSessionsOf'>;
+  /** Nor the user's OAuth tokens and grants for any client, or a sign-in on the provider's pages (its browser session). */
+  oauth: Pick<OAuthService, 'revokeAllOfUser'>;
   /** Sign-in lockouts of the account end once its password is new; a change's current password counts towards them. */
-  signInThrottle: Pick<SignInThrottle, 'clear' | 'claim' | 'ensureAllowed'>;
+  signInThrottle: Pick<SignInThrottle, 'clear' | 'claim'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
   /** A new password follows registration's rules: long enough and not known from breaches. */
@@ -69,11 +69,12 @@ export function createPasswordResetService(deps: Deps) {
     trx: Kysely<Schema>,
     onCommit: (task: () => Promise<void>) => void,
     keepSessionId?: string,
-  ): Promise<number> {
-    const revoked = await deps.sessions.revokeAllOfUser(userId, trx, onCommit, keepSessionId);
+  ): Promise<{ sessions: number; oauthTokens: number }> {
+    const sessions = await deps.sessions.revokeAllOfUser(userId, trx, onCommit, keepSessionId);
     await deps.twoFactor.closeChallengesOf(userId, trx);
-    await deps.oauth.endBrowserSessionsOf(userId, trx);
-    return revoked;
+    // Whoever authorized an app with the old password keeps nothing: its refresh token would rotate for good.
+    const oauthTokens = await deps.oauth.revokeAllOfUser(userId, trx, onCommit);
+    return { sessions, oauthTokens };
   }
 
   /**
@@ -127,26 +128,36 @@ export function createPasswordResetService(deps: Deps) {
       );
     },
 
-    /** Sets the new password, uses up the token and ends every session of the user, all at once. */
+    /**
+     * Sets the new password, uses up the token and ends every session of the user, their OAuth tokens and
+     * grants for every client and the provider's browser sessions, all at once; cached credentials are
+     * dropped after the commit.
+     */
     async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
-      const identifiers = await deps.db.transaction().execute(async (trx) => {
+      const { userId, identifiers } = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw MailedTokenErrors.invalid();
-        const revoked = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit);
+        const ended = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit);
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId: consumed.user_id, resourceType: 'user', resourceId: consumed.user_id, metadata: { via: 'reset', sessions_revoked: revoked } },
+          {
+            eventType: 'password_changed',
+            userId: consumed.user_id,
+            resourceType: 'user',
+            resourceId: consumed.user_id,
+            metadata: { via: 'reset', sessions_revoked: ended.sessions, oauth_tokens_revoked: ended.oauthTokens },
+          },
           trx,
         );
-        return [account.email, account.username].filter((id): id is string => Boolean(id));
+        return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
       });
       await committed();
-      await deps.signInThrottle.clear(identifiers);
+      await deps.signInThrottle.clear(identifiers, userId);
     },
 
     /**
@@ -159,9 +170,8 @@ export function createPasswordResetService(deps: Deps) {
       const { userId, sessionId } = caller;
       const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
       if (!user || !account?.password_hash) throw PasswordChangeErrors.no_password();
-      const identifiers = [user.username, account.email].filter((id): id is string => Boolean(id));
-      for (const identifier of identifiers.slice(1)) await deps.signInThrottle.ensureAllowed(identifier, request.ip);
-      const attempt = await deps.signInThrottle.claim(identifiers[0]!, request.ip);
+      // Counted on the account, whichever of its names a sign-in would type.
+      const attempt = await deps.signInThrottle.claim({ identifier: user.username, userId }, request.ip);
       if (!(await verifyPassword(account.password_hash, input.current_password))) {
         await deps.audit.record(request, {
           eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
@@ -178,10 +188,10 @@ export function createPasswordResetService(deps: Deps) {
         const ended = await endWhatTheOldPasswordOpened(userId, trx, onCommit, sessionId);
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', sessions_revoked: ended } },
+          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', sessions_revoked: ended.sessions, oauth_tokens_revoked: ended.oauthTokens } },
           trx,
         );
-        return ended;
+        return ended.sessions;
       });
       await committed();
       return { other_sessions_ended: revoked };

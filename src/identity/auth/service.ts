@@ -46,9 +46,10 @@ export function createAuthService(deps: Deps) {
     async login(request: FastifyRequest, input: Static<typeof LoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
-      // Claimed before the password is checked, so a burst of guesses cannot outrun the lockout.
-      const attempt = await deps.signInThrottle.claim(identifier, request.ip);
       const { user, account } = await deps.users.findPasswordLogin(identifier);
+      // Claimed before the password is checked, so a burst of guesses cannot outrun the lockout; counted on
+      // the account too, so its username and its email do not each get their own guesses.
+      const attempt = await deps.signInThrottle.claim({ identifier, userId: user?.id }, request.ip);
       // The password is checked (against a dummy hash when there is no account) before anything
       // else, so the response time does not tell whether the account exists.
       const passwordOk = await verifyPassword(account?.password_hash ?? null, input.password);

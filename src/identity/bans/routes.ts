@@ -47,8 +47,9 @@ export async function banRoutes(fastify: FastifyInstance, { bans }: { bans: Bans
     schema: {
       tags,
       summary: 'Lift the ban in force (the history keeps it)',
+      description: 'Only for users who hold nothing beyond your own permissions (a super admin\'s ban is lifted by a super admin).',
       params: IdParams,
-      response: { 200: SuccessMessage, ...errorResponses(BanErrors.user_not_found, BanErrors.not_banned) },
+      response: { 200: SuccessMessage, ...errorResponses(UserErrors.sign_in_beyond_caller, BanErrors.user_not_found, BanErrors.not_banned) },
     },
   }, async (request) => {
     await bans.unban(request, callerOf(request), request.params.id);

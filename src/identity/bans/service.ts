@@ -91,6 +91,8 @@ export function createBansService(deps: Deps) {
 
     /** Lifts the ban in force; the history keeps it with unbanned_at and unbanned_by. */
     async unban(request: FastifyRequest, caller: Caller, userId: string): Promise<void> {
+      // Lifting a ban is as much the target's business as placing one: a lesser admin may not undo a super admin's.
+      await deps.users.assertMayManage(caller, userId);
       await db.transaction().execute(async (trx) => {
         if (!(await deps.users.lockById(userId, trx))) throw BanErrors.user_not_found();
         const lifted = await repo.lift(userId, { unbanned_by: caller.userId, unbanned_at: clock.now() }, trx);

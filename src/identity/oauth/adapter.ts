@@ -160,12 +160,40 @@ export async function revokeArtifactsOf(db: Kysely<Schema>, userId: string, clie
   return {
     accessTokenHashes: deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id),
     tokens: deleted.filter((row) => row.model === 'AccessToken' || row.model === 'RefreshToken').length,
+    artifacts: deleted.length,
   };
 }
 
-/** Ends a user's provider browser sessions (the sign-ins a browser keeps for 14 days); their tokens stay. */
-export async function endSessionsOf(db: Kysely<Schema>, userId: string): Promise<void> {
-  await db.deleteFrom('oauth_artifacts').where('model', '=', 'Session').where('account_id', '=', userId).execute();
+/**
+ * What each client holds for a user, for the list of connected apps: the scopes of its live grants and
+ * when it last got a token for them (the newest issue time of its access and refresh tokens still
+ * stored, used or not), per client id.
+ */
+export async function holdingsOf(db: Kysely<Schema>, userId: string, clock: Clock): Promise<Map<string, { scopes: string[]; lastUsedAt: Date | null }>> {
+  const rows = await db
+    .selectFrom('oauth_artifacts')
+    .select(['model', 'client_id', 'payload'])
+    .where('account_id', '=', userId)
+    .where('model', 'in', ['Grant', 'AccessToken', 'RefreshToken'])
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', clock.now())]))
+    .execute();
+  const held = new Map<string, { scopes: Set<string>; lastUsedMs: number | null; granted: boolean }>();
+  for (const row of rows) {
+    if (!row.client_id) continue;
+    const entry = held.get(row.client_id) ?? { scopes: new Set<string>(), lastUsedMs: null, granted: false };
+    held.set(row.client_id, entry);
+    if (row.model === 'Grant') {
+      entry.granted = true;
+      const scope = (row.payload.openid as { scope?: unknown } | undefined)?.scope;
+      if (typeof scope === 'string') for (const name of scope.split(' ').filter(Boolean)) entry.scopes.add(name);
+    } else if (typeof row.payload.iat === 'number') {
+      entry.lastUsedMs = Math.max(entry.lastUsedMs ?? 0, row.payload.iat * 1000);
+    }
+  }
+  // Tokens without a live grant stand on nothing (the grant's revocation voids them): not a connection.
+  return new Map(
+    [...held].filter(([, entry]) => entry.granted).map(([clientId, entry]) => [clientId, { scopes: [...entry.scopes], lastUsedAt: entry.lastUsedMs === null ? null : new Date(entry.lastUsedMs) }]),
+  );
 }
 
 /** Revokes every artifact a client holds, for all users (the client was deactivated, deleted or narrowed). */

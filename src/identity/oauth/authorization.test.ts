@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { tokenFromMail } from '../../../test/fakes/smtp.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
-import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, forbidden, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, forbidden, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, ownerlessKey, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -152,6 +152,24 @@ describe('authorization code flow with PKCE', () => {
     const html = await retry.text();
     expect(html).toContain('role="alert"');
     expect(formField(html, 'identifier')).toBe(owner.username);
+  });
+
+  it('locks the account after 10 wrong passwords in all, whether its username or its email was typed', async () => {
+    const user = await createUser(t.app);
+    const flow = await startFlow(await relyingParty(await registerClient()));
+    const browser = new FormBrowser(base);
+    let page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    for (let i = 0; i < 10; i++) {
+      const retry = await browser.post(formAction(page), { identifier: i % 2 ? user.username : `${user.username}@example.org`, password: 'not-the-password' });
+      expect(retry.status).toBe(401);
+      page = await retry.text();
+    }
+    const locked = await browser.post(formAction(page), { identifier: user.username, password: user.password });
+    expect(locked.status).toBe(429);
+    expect(await locked.text()).toContain('Too many failed sign-in attempts');
+    // The same lock holds on POST /v1/auth/login.
+    const api = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: `${user.username}@example.org`, password: user.password }, remoteAddress: '10.0.5.1' });
+    expect(api.json()).toMatchObject({ code: 'sign_in.locked_out' });
   });
 
   it('shows the bot check when bot protection is on, and refuses a sign-in without its token', async () => {
@@ -411,13 +429,6 @@ describe('revocation', () => {
     expect(next).toContain('name="decision"');
   });
 
-  it('stops a banned user\'s tokens at once', async () => {
-    const user = await createUser(t.app);
-    const { tokens } = await codeFlow(await registerClient(), user);
-    const ban = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } });
-    expect(ban.statusCode).toBeLessThan(300);
-    expect((await me(tokens.access_token)).statusCode).toBe(401);
-  });
 });
 
 describe('introspection (RFC 7662)', () => {
@@ -433,8 +444,46 @@ describe('introspection (RFC 7662)', () => {
   });
 });
 
-describe('the provider\'s browser session', () => {
-  it('ends with a password reset: the old password\'s sign-in no longer authorizes', async () => {
+describe('the provider\'s browser session and the user\'s tokens', () => {
+  const refreshed = (rp: client.Configuration, token: string) =>
+    client.refreshTokenGrant(rp, token).then(() => 'accepted', (err: { error?: string }) => err.error);
+  const providerSessionsOf = async (db: TestApp['database']['db'], userId: string) =>
+    (await db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Session').where('account_id', '=', userId).execute()).length;
+
+  /** The user signs in on the provider's page in a browser of their own; the app gets tokens, and the browser stays signed in. */
+  async function connected(user: { id: string; username: string; password: string }) {
+    const rp = await relyingParty(await registerClient());
+    const flow = await startFlow(rp);
+    const browser = new FormBrowser(base);
+    const callback = await authorize(browser, flow.url, user);
+    const tokens = await client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const landing = async () => (await browser.follow(await browser.get((await startFlow(rp)).url))).url;
+    expect((await landing()).startsWith(REDIRECT)).toBe(true);
+    expect(await providerSessionsOf(t.database.db, user.id)).toBe(1);
+    return { rp, tokens, landing };
+  }
+
+  it('a ban ends the access and refresh tokens of every client and the sign-in on the provider', async () => {
+    const user = await createUser(t.app);
+    const first = await connected(user);
+    const second = await codeFlow(await registerClient(), user);
+    expect((await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } })).statusCode).toBe(200);
+    for (const { rp, tokens } of [first, second]) {
+      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+      expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
+    }
+    expect(await providerSessionsOf(t.database.db, user.id)).toBe(0);
+  });
+
+  it('logout-everywhere ends the sign-in on the provider too: the next authorization asks for the password', async () => {
+    const user = await createUser(t.app);
+    const { landing } = await connected(user);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(await providerSessionsOf(t.database.db, user.id)).toBe(0);
+    expect((await landing()).startsWith(`${base}/v1/oauth/interaction/`)).toBe(true);
+  });
+
+  it('a password reset ends the tokens of every client and the old password\'s sign-in on the provider', async () => {
     const port = await freePort();
     const here = `http://127.0.0.1:${port}`;
     const { t: mailing, smtp } = await buildMailingTestApp({ config: { publicUrl: here } });
@@ -444,7 +493,8 @@ describe('the provider\'s browser session', () => {
       const created = await mailing.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Harbour Log', redirect_uris: [REDIRECT] } });
       const rp = await client.discovery(new URL(`${here}/v1/oauth`), created.json().client.id, undefined, client.ClientSecretBasic(created.json().client_secret), { execute: [client.allowInsecureRequests] });
       const browser = new FormBrowser(here);
-      const landing = async () => browser.follow(await browser.get((await startFlow(rp, 'openid profile')).url));
+      const flow = await startFlow(rp, 'openid profile');
+      const landing = async (url = flow.url) => browser.follow(await browser.get(url));
 
       let { response, url } = await landing();
       while (url.startsWith(here)) {
@@ -452,20 +502,78 @@ describe('the provider\'s browser session', () => {
         const form: Record<string, string> = page.includes('name="password"') ? { identifier: user.username, password: user.password } : { decision: 'allow' };
         ({ response, url } = await browser.follow(await browser.post(formAction(page), form)));
       }
+      const tokens = await client.authorizationCodeGrant(rp, new URL(url), { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+      const asApp = () => mailing.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) });
+      expect((await asApp()).statusCode).toBe(200);
       // Signed in on the provider: the next authorization goes straight back to the app.
-      expect((await landing()).url.startsWith(REDIRECT)).toBe(true);
+      expect((await landing((await startFlow(rp, 'openid profile')).url)).url.startsWith(REDIRECT)).toBe(true);
 
       const email = `${user.username}@example.org`;
       await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
       const token = tokenFromMail(await smtp.waitFor(email));
       expect((await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'a brand new password' } })).statusCode).toBe(200);
 
-      const after = await landing();
+      expect((await asApp()).json()).toEqual(UNAUTHORIZED);
+      expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
+      const after = await landing((await startFlow(rp, 'openid profile')).url);
       expect(after.url.startsWith(here)).toBe(true);
       expect(await after.response.text()).toContain('name="password"');
+      const [event] = await mailing.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', 'password_changed').execute();
+      expect(event?.metadata).toMatchObject({ via: 'reset', oauth_tokens_revoked: 2 });
     } finally {
       await mailing.close();
     }
+  });
+});
+
+describe('connected apps', () => {
+  const list = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me/connected-apps', headers: bearer(token) });
+  const disconnect = (token: string, clientId: string) => t.app.inject({ method: 'DELETE', url: `/v1/users/me/connected-apps/${clientId}`, headers: bearer(token) });
+
+  it('lists the clients holding a grant or a consent, and disconnecting one ends its tokens and asks again next time', async () => {
+    const user = await createUser(t.app);
+    const thirdParty = await registerClient({ name: 'Tide Tables' });
+    const firstParty = await registerClient({ name: 'Waygate Console', is_first_party: true }, admin);
+    const started = Math.floor(Date.now() / 1000) * 1000;
+    const consented = await codeFlow(thirdParty, user, 'openid gps:read');
+    const trusted = await codeFlow(firstParty, user, 'openid profile');
+    const apps = (await list(user.token)).json().data as { client_id: string; last_used_at: string }[];
+    expect(apps).toHaveLength(2);
+    expect(apps).toEqual(expect.arrayContaining([
+      { client_id: firstParty.client.id, client_name: 'Waygate Console', is_first_party: true, scopes: ['openid', 'profile'], consented_at: null, last_used_at: expect.any(String) },
+      { client_id: thirdParty.client.id, client_name: 'Tide Tables', is_first_party: false, scopes: ['gps:read', 'openid'], consented_at: expect.any(String), last_used_at: expect.any(String) },
+    ]));
+    // The provider stamps tokens with the time of day; most recently used first.
+    for (const app of apps) expect(Date.parse(app.last_used_at)).toBeGreaterThanOrEqual(started);
+    expect(Date.parse(apps[0]!.last_used_at)).toBeGreaterThanOrEqual(Date.parse(apps[1]!.last_used_at));
+    // Nobody else's apps, and not for a credential without a user or an app's own token.
+    expect((await list((await createUser(t.app)).token)).json()).toEqual({ data: [] });
+    expect((await list(trusted.tokens.access_token)).json()).toMatchObject({ code: 'auth.oauth_token_not_permitted' });
+
+    expect((await disconnect(user.token, thirdParty.client.id)).statusCode).toBe(204);
+    expect((await me(consented.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect(await client.refreshTokenGrant(consented.rp, consented.tokens.refresh_token!).then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    expect((await me(trusted.tokens.access_token)).statusCode).toBe(200);
+    expect(await auditOf(user.id, 'consent_revoked')).toEqual([expect.objectContaining({ resource_id: thirdParty.client.id, metadata: { scopes: ['openid', 'gps:read'], tokens_revoked: 2 } })]);
+    expect((await list(user.token)).json().data.map((app: { client_id: string }) => app.client_id)).toEqual([firstParty.client.id]);
+
+    // A first-party app, which never needed consent, disconnects all the same.
+    expect((await disconnect(user.token, firstParty.client.id)).statusCode).toBe(204);
+    expect((await me(trusted.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await list(user.token)).json()).toEqual({ data: [] });
+    expect((await disconnect(user.token, firstParty.client.id)).json()).toEqual({ error: 'NotFound', message: 'This app holds no consent and no grant of yours', code: 'oauth.app_not_connected' });
+
+    // The next authorization of the third-party app asks for consent again.
+    const flow = await startFlow(consented.rp);
+    const browser = new FormBrowser(base);
+    const page = await (await browser.follow(await browser.get(flow.url))).response.text();
+    const next = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
+    expect(next).toContain('name="decision"');
+  });
+
+  it('answers 404 for a credential without a user', async () => {
+    const key = await ownerlessKey(t, []);
+    expect((await list(key)).json()).toMatchObject({ code: 'user.credential_without_user' });
   });
 });
 

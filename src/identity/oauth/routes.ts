@@ -6,6 +6,8 @@ import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
 import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { Uuid } from '../../platform/http/schemas.js';
 import { OAuthErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import { ClientIdParams, ConnectedAppList } from './schemas.js';
 import { ASSERTED_USER, OAUTH_PREFIX } from './provider.js';
 import type { OAuthService } from './service.js';
 
@@ -107,6 +109,32 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     const { client_id: clientId } = request.body as { client_id: string };
     await oauth.revokeConsent(request, callerOf(request), clientId);
     return { success: true, message: 'Consent withdrawn; the app has been signed out' };
+  });
+
+  app.get('/v1/users/me/connected-apps', {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'The apps connected to your account: every OAuth client holding a grant or your consent',
+      description: 'Most recently used first. last_used_at is when the app last got a token for you (a sign-in or a refresh). ' +
+        'A credential without a user (an API key with no owner) gets 404.',
+      response: { 200: ConnectedAppList, ...errorResponses(UserErrors.credential_without_user) },
+    },
+  }, async (request) => ({ data: await oauth.connectedAppsOf(callerOf(request)) }));
+
+  app.delete('/v1/users/me/connected-apps/:client_id', {
+    config: { auth: requireAuthenticated() },
+    schema: {
+      tags,
+      summary: 'Disconnect an app: your consent goes, and every token, code and grant it holds for you',
+      description: 'As POST /v1/oauth/revoke (the same service), also for an app you never consented to (a first-party app); ' +
+        'its next authorization asks again. Records consent_revoked. 404 when the app holds nothing of yours.',
+      params: ClientIdParams,
+      response: { 204: Type.Null(), ...errorResponses(UserErrors.credential_without_user, OAuthErrors.app_not_connected) },
+    },
+  }, async (request, reply) => {
+    await oauth.disconnectApp(request, callerOf(request), (request.params as { client_id: string }).client_id);
+    return reply.status(204).send(null);
   });
 
   app.post(`${OAUTH_PREFIX}/token`, {

@@ -13,9 +13,11 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, createArtifactWriter, endSessionsOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
+import { accessTokenHashesOf, createArtifactWriter, holdingsOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
+import { UserErrors } from '../users/errors.js';
+import { afterCommit } from '../../platform/events.js';
 import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
 import { createProvider, OAUTH_PREFIX, OIDC_SCOPES, type AccountClaims } from './provider.js';
 
@@ -30,6 +32,12 @@ interface Deps {
   clients: Pick<OAuthClientsService, 'providerMetadataOf' | 'activeClient'>;
   users: Pick<UsersService, 'findSignInUser'>;
   access: Pick<AccessService, 'accessOfUser' | 'listPermissions'>;
+}
+
+/** The user a credential acts for; an API key without an owner has none (404, as GET /v1/users/me answers). */
+function userOf(caller: Caller): string {
+  if (!caller.userId) throw UserErrors.credential_without_user();
+  return caller.userId;
 }
 
 /** How often each node looks for a rotated or retired signing key. */
@@ -95,6 +103,26 @@ export function createOAuthService(deps: Deps) {
     return revoked.tokens;
   }
 
+  /**
+   * Disconnects a client from the user in one transaction: the consent goes, and every token, code and
+   * grant the client holds for them (its next authorization asks again); the cached access tokens are
+   * dropped after the commit. 404 when there was nothing (with `consentRequired`, no consent).
+   */
+  async function disconnect(request: FastifyRequest, userId: string, clientId: string, options: { consentRequired: boolean }): Promise<void> {
+    const { onCommit, committed } = afterCommit();
+    await deps.db.transaction().execute(async (trx) => {
+      const scopes = await consents.remove(userId, clientId, trx);
+      if (!scopes && options.consentRequired) throw OAuthErrors.consent_not_found();
+      const revoked = await revokeArtifactsOf(trx, userId, clientId);
+      if (!scopes && !revoked.artifacts) throw OAuthErrors.app_not_connected();
+      if (revoked.accessTokenHashes.length) onCommit(() => deps.credentials.invalidate(revoked.accessTokenHashes));
+      await deps.audit.record(request, {
+        eventType: 'consent_revoked', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: scopes ?? [], tokens_revoked: revoked.tokens },
+      }, trx);
+    });
+    await committed();
+  }
+
   /** At most once a minute, off the request path: a new key set (a rotation on any node) rebuilds the provider. */
   function checkKeysNow(): void {
     if (!provider || deps.clock.nowMs() - keysCheckedAt < KEY_CHECK_INTERVAL_MS) return;
@@ -130,15 +158,17 @@ export function createOAuthService(deps: Deps) {
       return Promise.all(rows.map(async (row) => ({ ...row, client_name: (await deps.clients.activeClient(row.client_id))?.name ?? null })));
     },
 
-    /** Ends every OAuth token of the user in the caller's transaction (a ban, a deletion); consents stay. */
+    /**
+     * Ends every OAuth token, code and grant of the user and the provider's browser sessions, in the
+     * caller's transaction (a ban, a deletion, a password reset); consents stay. The cached access tokens
+     * are dropped after the commit.
+     */
     async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
       const revoked = await revokeArtifactsOf(trx, userId);
       if (revoked.accessTokenHashes.length) onCommit(() => deps.credentials.invalidate(revoked.accessTokenHashes));
       return revoked.tokens;
     },
     activeClient: deps.clients.activeClient,
-    /** In the caller's transaction (a password reset): a sign-in on the provider made with the old password authorizes nothing more. */
-    endBrowserSessionsOf: (userId: string, trx: Kysely<Schema>) => endSessionsOf(trx, userId),
 
     /** Ends every token, code and grant of the client, for every user. */
     async revokeClient(clientId: string): Promise<void> {
@@ -157,20 +187,46 @@ export function createOAuthService(deps: Deps) {
       });
     },
 
-    /** POST /v1/oauth/revoke: withdraws the consent and ends every token the client holds for the user. */
+    /**
+     * POST /v1/oauth/revoke: withdraws the consent and ends every token the client holds for the user
+     * (`disconnect`, which answers 404 here when there was no consent).
+     */
     async revokeConsent(request: FastifyRequest, caller: Caller, clientId: string): Promise<void> {
       const userId = caller.userId;
       if (!userId || caller.kind !== 'session') throw OAuthErrors.user_context_required();
-      const scopes = await deps.db.transaction().execute(async (trx) => {
-        const removed = await consents.remove(userId, clientId, trx);
-        if (!removed) throw OAuthErrors.consent_not_found();
-        await deps.audit.record(request, {
-          eventType: 'consent_revoked', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: removed },
-        }, trx);
-        return removed;
-      });
-      const tokens = await revokeTokensOf(userId, clientId);
-      request.log.info({ clientId, scopes, tokens }, 'consent revoked');
+      await disconnect(request, userId, clientId, { consentRequired: true });
+    },
+
+    /**
+     * GET /v1/users/me/connected-apps: every client holding a grant or a consent of the caller, most
+     * recently used first, with its name, what it may do and when it last got a token.
+     */
+    async connectedAppsOf(caller: Caller) {
+      const userId = userOf(caller);
+      const [consented, held] = await Promise.all([consents.ofUser(userId), holdingsOf(deps.db, userId, deps.clock)]);
+      const clientIds = [...new Set([...consented.map((row) => row.client_id), ...held.keys()])];
+      const apps = await Promise.all(
+        clientIds.map(async (clientId) => {
+          const consent = consented.find((row) => row.client_id === clientId);
+          const holding = held.get(clientId);
+          const client = await deps.clients.activeClient(clientId);
+          return {
+            client_id: clientId,
+            client_name: client?.name ?? null,
+            is_first_party: client?.is_first_party ?? false,
+            scopes: [...new Set([...(consent?.scopes ?? []), ...(holding?.scopes ?? [])])].sort(),
+            consented_at: consent?.granted_at ?? null,
+            last_used_at: holding?.lastUsedAt ?? null,
+          };
+        }),
+      );
+      const usedMs = (app: { last_used_at: Date | null }) => app.last_used_at?.getTime() ?? 0;
+      return apps.sort((a, b) => usedMs(b) - usedMs(a) || (a.client_name ?? '').localeCompare(b.client_name ?? ''));
+    },
+
+    /** DELETE /v1/users/me/connected-apps/{client_id}: as POST /v1/oauth/revoke, also for an app holding a grant without consent (first-party). */
+    async disconnectApp(request: FastifyRequest, caller: Caller, clientId: string): Promise<void> {
+      await disconnect(request, userOf(caller), clientId, { consentRequired: false });
     },
 
     /**

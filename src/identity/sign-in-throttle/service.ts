@@ -7,9 +7,11 @@ import type { Clock } from '../../platform/clock.js';
 /**
  * Brute-force protection for password sign-in, beyond the request rate limits:
  * failures are counted per identifier (whatever was typed, whether or not an
- * account has it, so a lockout says nothing about existence) and per client IP
- * in a 15-minute window; reaching the limit locks that identifier or IP out of
- * password sign-in for 15 minutes (429 with Retry-After). A password reset
+ * account has it, so a lockout says nothing about existence), per account once
+ * the identifier names one (whichever of its identifiers was typed: username
+ * and email share one count, and wrong 2FA codes add to it), and per client IP,
+ * in a 15-minute window; reaching the limit locks that identifier, account or
+ * IP out of sign-in for 15 minutes (429 with Retry-After). A password reset
  * lifts the lock of its account. Counters live in the key-value store, so
  * every node shares them; when it fails, sign-in is not blocked.
  */
@@ -21,10 +23,20 @@ export const SignInErrors = defineErrors('sign_in', {
   locked_out: [429, LOCKED_MESSAGE],
 });
 
+/** What an attempt is counted on: the identifier as typed, and the user it names (absent when it names nobody). */
+export interface SignInSubject {
+  identifier: string;
+  userId?: string;
+}
+
 export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, clock: Clock, policy = SIGN_IN_POLICY) {
   // Identifiers are hashed so the store never holds email addresses.
-  const subjects = (identifier: string, ip: string) => [
-    { key: `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`, max: policy.maxFailuresPerIdentifier },
+  const identifierKey = (identifier: string) => `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`;
+  const accountKey = (userId: string) => `signin:account:${userId}`;
+  // An identifier naming nobody has only its own count, which locks after as many failures as an account's.
+  const subjects = ({ identifier, userId }: SignInSubject, ip: string) => [
+    { key: identifierKey(identifier), max: policy.maxFailuresPerIdentifier },
+    ...(userId ? [{ key: accountKey(userId), max: policy.maxFailuresPerIdentifier }] : []),
     { key: `signin:ip:${ip}`, max: policy.maxFailuresPerIp },
   ];
 
@@ -37,9 +49,9 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
     }
   }
 
-  /** Throws 429 while the identifier or the IP is locked out. */
-  async function ensureAllowed(identifier: string, ip: string): Promise<void> {
-    const locks = await failOpen(() => Promise.all(subjects(identifier, ip).map((s) => kv.get(`${s.key}:lock`))), []);
+  /** Throws 429 while the identifier, its account or the IP is locked out. */
+  async function ensureAllowed(subject: SignInSubject, ip: string): Promise<void> {
+    const locks = await failOpen(() => Promise.all(subjects(subject, ip).map((s) => kv.get(`${s.key}:lock`))), []);
     const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
     const leftMs = lockedUntilMs - clock.nowMs();
     if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
@@ -56,11 +68,11 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
      * arrive at once, at most the allowed number reach the check; the rest get 429 and lock. Report
      * the outcome: a success takes its count back, a failure that used the last attempt locks.
      */
-    async claim(identifier: string, ip: string): Promise<{ succeeded(): Promise<void>; failed(): Promise<void> }> {
-      await ensureAllowed(identifier, ip);
+    async claim(subject: SignInSubject, ip: string): Promise<{ succeeded(): Promise<void>; failed(): Promise<void> }> {
+      await ensureAllowed(subject, ip);
       const at = clock.nowMs();
       const claimed = await failOpen(
-        () => Promise.all(subjects(identifier, ip).map(async (subject) => ({ ...subject, count: (await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, at)).count }))),
+        () => Promise.all(subjects(subject, ip).map(async (subject) => ({ ...subject, count: (await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, at)).count }))),
         [],
       );
       const over = claimed.filter((subject) => subject.count > subject.max);
@@ -76,18 +88,18 @@ export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, 
 
     ensureAllowed,
 
-    async recordFailure(identifier: string, ip: string): Promise<void> {
+    async recordFailure(subject: SignInSubject, ip: string): Promise<void> {
       await failOpen(async () => {
-        for (const subject of subjects(identifier, ip)) {
-          const { count } = await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, clock.nowMs());
-          if (count >= subject.max) await lock(subject.key);
+        for (const counted of subjects(subject, ip)) {
+          const { count } = await kv.hitWindow(`${counted.key}:failures`, policy.windowSecs, clock.nowMs());
+          if (count >= counted.max) await lock(counted.key);
         }
       }, undefined);
     },
 
-    /** Lifts the lock of these identifiers and forgets their failures (the IP locks stay). */
-    async clear(identifiers: string[]): Promise<void> {
-      const keys = identifiers.map((identifier) => subjects(identifier, '')[0]!.key);
+    /** Lifts the lock of these identifiers and of the user's account, and forgets their failures (the IP locks stay). */
+    async clear(identifiers: string[], userId: string): Promise<void> {
+      const keys = [...identifiers.map(identifierKey), accountKey(userId)];
       await failOpen(
         () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs, clock.nowMs())])),
         [],

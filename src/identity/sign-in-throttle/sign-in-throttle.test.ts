@@ -33,6 +33,22 @@ describe('sign-in throttle', () => {
     expect((await signIn(other.username, other.password, '10.0.0.2')).statusCode).toBe(200);
   });
 
+  it(`locks an account after ${SIGN_IN_POLICY.maxFailuresPerIdentifier} wrong passwords in all, whether its username or its email was typed`, async () => {
+    const user = await createUser(t.app);
+    const email = `${user.username}@example.org`;
+    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier; i++) {
+      expect((await signIn(i % 2 ? user.username : email, 'wrong password', `10.0.4.${i}`)).statusCode).toBe(401);
+    }
+    for (const identifier of [user.username, email, user.username.toUpperCase()]) {
+      const locked = await signIn(identifier, user.password, '10.0.4.200');
+      expect({ identifier, status: locked.statusCode, code: locked.json().code }).toEqual({ identifier, status: 429, code: 'sign_in.locked_out' });
+    }
+    // The typed strings alone never reached their limit; an identifier naming nobody still locks on its own count.
+    await failTimes('nobody_alternating', SIGN_IN_POLICY.maxFailuresPerIdentifier - 1, '10.0.4.201');
+    expect((await signIn('nobody_alternating', 'x', '10.0.4.202')).statusCode).toBe(401);
+    expect((await signIn('nobody_alternating', 'x', '10.0.4.202')).statusCode).toBe(429);
+  });
+
   it('lets no more than the allowed attempts reach the password check, however many arrive at once on two nodes', async () => {
     const user = await createUser(t.app);
     const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });

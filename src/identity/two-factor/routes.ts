@@ -26,7 +26,7 @@ import { BannedErrors } from '../bans/errors.js';
 const tags = ['Two-factor authentication'];
 const whom =
   'Acts on yourself, or on `user_id` (query or body), which needs `two_factor:manage` or super admin; ' +
-  'a system key must name `user_id`.';
+  'a system key must name `user_id`. Changing another user\'s 2FA is only for users who hold nothing beyond your own permissions.';
 
 /** `user_id` may come in the query or the body; both at once must agree. */
 function userIdOf(query: { user_id?: string }, body: { user_id?: string }): string | undefined {
@@ -43,7 +43,8 @@ const targetErrors = [
   AuthErrors.forbidden,
   UserErrors.not_found,
 ];
-const bodyTargetErrors = [...targetErrors, TwoFactorErrors.user_id_mismatch];
+/** The changes (setup, verify, disable, new backup codes) also refuse a user who holds what the caller does not (a super admin). */
+const bodyTargetErrors = [...targetErrors, TwoFactorErrors.user_id_mismatch, UserErrors.sign_in_beyond_caller];
 
 export async function twoFactorRoutes(fastify: FastifyInstance, { twoFactor }: { twoFactor: TwoFactorService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

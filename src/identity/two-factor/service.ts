@@ -34,7 +34,7 @@ interface Deps {
   secretBox: SecretBox;
   audit: AuditWriter;
   mailer: Mailer;
-  users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin'>;
+  users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin' | 'assertMayManage'>;
   access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
   platforms: Pick<PlatformsService, 'find' | 'list'>;
   sessions: Pick<SessionStore, 'issue'>;
@@ -43,6 +43,12 @@ interface Deps {
 }
 
 type CodeKind = 'totp' | 'backup';
+
+/**
+ * Wrong sign-in codes count on a count of their own (which a password reset does not clear: a mailbox
+ * is not a second factor) and on the account's, which password failures share.
+ */
+const codeGuessesOf = (userId: string) => ({ identifier: `2fa:${userId}`, userId });
 
 /** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
 export function createTwoFactorService(deps: Deps) {
@@ -60,6 +66,13 @@ export function createTwoFactorService(deps: Deps) {
     if (!self && !hasPermission(caller, MANAGE_PERMISSION)) throw AuthErrors.forbidden();
     const user = await deps.users.findById(target);
     if (!user) throw UserErrors.not_found();
+    return user;
+  }
+
+  /** The user a change of 2FA acts on: as `targetOf`, and another user only if the caller may manage them (never a super admin for a lesser admin). */
+  async function managedTargetOf(caller: Caller, userId: string | undefined) {
+    const user = await targetOf(caller, userId);
+    await deps.users.assertMayManage(caller, user.id);
     return user;
   }
 
@@ -145,7 +158,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async setup(caller: Caller, input: Static<typeof SetupBody>) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw TwoFactorErrors.unknown_platform();
       if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
@@ -159,7 +172,7 @@ export function createTwoFactorService(deps: Deps) {
 
     /** Confirms a setup with its first code: 2FA is on and the backup codes are issued. */
     async enable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await repo.state(user.id);
       if (state?.enabled_at) throw TwoFactorErrors.already_enabled();
       if (!state?.pending_secret_sealed || !state.pending_expires_at) throw TwoFactorErrors.no_setup_pending();
@@ -179,7 +192,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async disable(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.not_enabled();
       await deps.db.transaction().execute(async (trx) => {
@@ -196,7 +209,7 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     async regenerateBackupCodes(request: FastifyRequest, caller: Caller, input: { user_id?: string; code: string }) {
-      const user = await targetOf(caller, input.user_id);
+      const user = await managedTargetOf(caller, input.user_id);
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.not_enabled();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
@@ -235,7 +248,7 @@ export function createTwoFactorService(deps: Deps) {
       if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
       // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
       const open = await repo.openChallenge(hashToken(input.temp_token));
-      if (open) await deps.signInThrottle.ensureAllowed(`2fa:${open.user_id}`, request.ip);
+      if (open) await deps.signInThrottle.ensureAllowed(codeGuessesOf(open.user_id), request.ip);
       const challenge = open && (await repo.claimAttempt(hashToken(input.temp_token)));
       const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
       const state = user ? await enabledState(user.id) : undefined;
@@ -257,7 +270,7 @@ export function createTwoFactorService(deps: Deps) {
       });
 
       if (!outcome) {
-        await deps.signInThrottle.recordFailure(`2fa:${user.id}`, request.ip);
+        await deps.signInThrottle.recordFailure(codeGuessesOf(user.id), request.ip);
         await deps.audit.record(request, {
           eventType: '2fa_verified',
           userId: user.id,

@@ -533,7 +533,7 @@ describe('two-factor authentication', () => {
     it('a locked-out user does not use up the attempts of their temporary token', async () => {
       const user = await userWith2fa();
       const tempToken = (await call('POST', '/v1/auth/login', undefined, { identifier: user.username, password: user.password })).json().temp_token as string;
-      for (let i = 0; i < 10; i++) await t.app.services.signInThrottle.recordFailure(`2fa:${user.id}`, '198.51.100.7');
+      for (let i = 0; i < 10; i++) await t.app.services.signInThrottle.recordFailure({ identifier: `2fa:${user.id}`, userId: user.id }, '198.51.100.7');
       const refused = await call('POST', '/v1/auth/2fa/verify', undefined, { temp_token: tempToken, code: '000000' });
       expect(refused.statusCode).toBe(429);
       const challenge = await t.database.db.selectFrom('two_factor_challenges').select('attempts').where('user_id', '=', user.id).executeTakeFirstOrThrow();

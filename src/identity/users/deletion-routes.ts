@@ -29,9 +29,9 @@ export async function userDeletionRoutes(fastify: FastifyInstance, { users }: { 
     schema: {
       tags,
       summary: 'Restore a deleted user within the grace period',
-      description: 'Sessions and API keys ended by the deletion stay ended: the user signs in again.',
+      description: 'Sessions and API keys ended by the deletion stay ended: the user signs in again. Only for users who hold nothing beyond your own permissions (judged on the roles the deleted user still holds).',
       params: IdParams,
-      response: { 200: SuccessMessage, ...errorResponses(UserErrors.not_scheduled_for_deletion, UserErrors.not_found) },
+      response: { 200: SuccessMessage, ...errorResponses(UserErrors.not_scheduled_for_deletion, UserErrors.sign_in_beyond_caller, UserErrors.not_found) },
     },
   }, async (request) => {
     await users.cancelDeletion(request, callerOf(request), request.params.id);

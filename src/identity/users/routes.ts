@@ -87,12 +87,12 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.patch('/v1/users/:id/locale', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Set the preferred locale (null clears it)', params: IdParams, body: LocaleBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.unsupported_locale, UserErrors.not_found) } },
+    schema: { tags, summary: 'Set the preferred locale (null clears it)', params: IdParams, body: LocaleBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.unsupported_locale, UserErrors.sign_in_beyond_caller, UserErrors.not_found) } },
   }, async (request) => single(request, await users.setLocale(request, callerOf(request), request.params.id, request.body.locale)));
 
   app.patch('/v1/users/:id/username', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Change the username', params: IdParams, body: UsernameBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.invalid_username, UserErrors.not_found, UserErrors.username_taken) } },
+    schema: { tags, summary: 'Change the username', params: IdParams, body: UsernameBody, response: { 200: SingleEnvelope(User), ...errorResponses(UserErrors.invalid_username, UserErrors.sign_in_beyond_caller, UserErrors.not_found, UserErrors.username_taken) } },
   }, async (request) => single(request, await users.setUsername(request, callerOf(request), request.params.id, request.body.username)));
 
   app.delete('/v1/users/:id', {
@@ -145,8 +145,8 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
 
   app.delete('/v1/users/:id/email/pending', {
     config: { auth: requirePermission('users:write', { orSelf: 'id' }) },
-    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessMessage, ...errorResponses(EmailChangeErrors.none_pending, UserErrors.not_found) } },
-  }, async (request) => users.cancelEmailChange(request.params.id));
+    schema: { tags, summary: 'Cancel the pending email change', params: IdParams, response: { 200: SuccessMessage, ...errorResponses(EmailChangeErrors.none_pending, UserErrors.sign_in_beyond_caller, UserErrors.not_found) } },
+  }, async (request) => users.cancelEmailChange(callerOf(request), request.params.id));
 
   app.post('/v1/users/oauth', {
     config: { auth: requireAuthenticated() },

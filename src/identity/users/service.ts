@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Config } from '../../config.js';
 import type { AuditWriter } from '../../platform/audit.js';
-import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { hashPassword } from '../../platform/auth/passwords.js';
@@ -41,7 +41,7 @@ export interface UsersDeps {
   audit: AuditWriter;
   log: FastifyBaseLogger;
   clock: Clock;
-  access: Pick<AccessService, 'grantRoleDirectly' | 'accessOfUser' | 'lockSuperAdmins'>;
+  access: Pick<AccessService, 'grantRoleDirectly' | 'assertMayManageUser' | 'lockSuperAdmins'>;
   platforms: Pick<PlatformsService, 'find'>;
   /** Reactions to a deletion (sessions, API keys) run inside its transaction and report what they revoked. */
   events: Pick<DomainEventBus, 'emit'>;
@@ -67,17 +67,8 @@ export function createUsersService(deps: UsersDeps) {
     return user;
   }
 
-  /**
-   * Changing another user's sign-in (email, linked accounts) hands whoever controls it that account,
-   * and deleting a user outranks them, so a non-super-admin may do these only to users who hold
-   * nothing beyond the caller's own permissions (the same rule that guards role changes).
-   */
-  async function assertMayManage(caller: Caller, userId: string): Promise<void> {
-    if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
-    const target = await deps.access.accessOfUser(userId);
-    const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
-    if (beyond) throw UserErrors.sign_in_beyond_caller();
-  }
+  /** The one check for acting on another user (the access module's; see `assertMayManageUser`). */
+  const assertMayManage = (caller: Caller, userId: string) => deps.access.assertMayManageUser(caller, userId);
 
   /** 409 when an email account has the address or a user the name (deleted users' stay reserved). */
   async function assertEmailUserFree(email: string, username: string, executor: Kysely<Schema>): Promise<void> {
@@ -93,12 +84,11 @@ export function createUsersService(deps: UsersDeps) {
     const username = input.username === undefined ? undefined : checkedUsername(input.username);
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
-    if (email !== undefined) {
-      if (caller.userId === id && !caller.isSuperAdmin) {
-        throw UserErrors.own_email_needs_confirmation(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
-      }
-      await assertMayManage(caller, id);
+    if (email !== undefined && caller.userId === id && !caller.isSuperAdmin) {
+      throw UserErrors.own_email_needs_confirmation(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
     }
+    // A new name takes over the old one's sign-in identifier; every field is the user's own to set.
+    await assertMayManage(caller, id);
 
     return db.transaction().execute(async (trx) => {
       const user = await repo.lockById(id, trx);
@@ -232,6 +222,7 @@ export function createUsersService(deps: UsersDeps) {
     async setLocale(request: FastifyRequest, caller: Caller, id: string, locale: string | null) {
       const supported = deps.config.supportedLocales;
       if (locale !== null && !supported.includes(locale)) throw UserErrors.unsupported_locale(`locale must be one of: ${supported.join(', ')} (or null)`);
+      await assertMayManage(caller, id);
       return db.transaction().execute(async (trx) => {
         const user = await repo.update(id, { preferred_locale: locale }, trx);
         if (!user) throw UserErrors.not_found();
@@ -287,7 +278,11 @@ export function createUsersService(deps: UsersDeps) {
     assertMayManage,
 
     deletionStatus: deletion.status,
-    cancelDeletion: deletion.cancel,
+    /** Judged on the roles the deleted user still holds: a restored super admin is back with all of them. */
+    async cancelDeletion(request: FastifyRequest, caller: Caller, id: string) {
+      await assertMayManage(caller, id);
+      await deletion.cancel(request, caller, id);
+    },
     /** POST /v1/admin/users/{id}/force-delete: only for users who hold nothing beyond the caller. */
     async forceDelete(request: FastifyRequest, caller: Caller, id: string, reason: string) {
       await assertMayManage(caller, id);
@@ -298,7 +293,10 @@ export function createUsersService(deps: UsersDeps) {
     /** Completes an email change from its mailed token (also used by POST /v1/auth/verify-email). */
     completeEmailChange: (request: FastifyRequest, token: string) => emailChange.complete(request, token),
     pendingEmailChange: (id: string) => emailChange.pending(id),
-    cancelEmailChange: (id: string) => emailChange.cancel(id),
+    async cancelEmailChange(caller: Caller, id: string) {
+      await assertMayManage(caller, id);
+      return emailChange.cancel(id);
+    },
 
     /**
      * GET /v1/users/email/{email}: the system key and super admins may look up any address;

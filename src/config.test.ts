@@ -49,6 +49,13 @@ describe('configuration', () => {
     expect(config.dataDir).toMatch(/\/data$/);
   });
 
+  it('GRAPHQL_INTROSPECTION follows OPENAPI_ENABLED unless set', () => {
+    expect(loadConfig({}).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ OPENAPI_ENABLED: 'false' }).graphqlIntrospection).toBe(false);
+    expect(loadConfig({ OPENAPI_ENABLED: 'false', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ GRAPHQL_INTROSPECTION: 'off' }).graphqlIntrospection).toBe(false);
+  });
+
   it('trims INTERNAL_TOKEN; blank disables it', () => {
     expect(loadConfig({ INTERNAL_TOKEN: '  secret-token ' }).internalToken).toBe('secret-token');
     expect(loadConfig({ INTERNAL_TOKEN: '   ' }).internalToken).toBe('');

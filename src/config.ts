@@ -29,6 +29,8 @@ export interface Config {
   internalToken: string;
   openapiEnabled: boolean;
   swaggerUiEnabled: boolean;
+  /** GRAPHQL_INTROSPECTION: schema introspection on /v1/gql and the SDL at /v1/schema; defaults to OPENAPI_ENABLED. */
+  graphqlIntrospection: boolean;
   rateLimit: {
     enabled: boolean;
     windowSecs: number;
@@ -117,6 +119,7 @@ function readConfig(env: Env): Config {
     internalToken: read.optional('INTERNAL_TOKEN') ?? '',
     openapiEnabled: read.boolean('OPENAPI_ENABLED', true),
     swaggerUiEnabled: read.boolean('SWAGGER_UI_ENABLED', true),
+    graphqlIntrospection: read.boolean('GRAPHQL_INTROSPECTION', read.boolean('OPENAPI_ENABLED', true)),
     rateLimit: {
       enabled: read.boolean('RATE_LIMIT_ENABLED', true),
       windowSecs: read.integer('RATE_LIMIT_WINDOW_SECS', 60, 1, 86_400),

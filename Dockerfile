@@ -3,7 +3,7 @@
 # (compilers at hand), then a slim runtime with node_modules, dist/ and migrations/ only.
 #   docker build -t waygate .
 #   docker run -p 8080:8080 -v waygate-data:/data waygate
-ARG NODE_VERSION=20
+ARG NODE_VERSION=24
 
 # Production dependencies (@node-rs/argon2 brings a prebuilt binary for the platform; nothing compiles).
 # The package's own prepare step only says that it builds nothing without TypeScript.

@@ -226,7 +226,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
   await app.register(graphqlRoutes, {
-    services: { ...services, audit: services.auditLog }, introspection: config.openapiEnabled, graphiql: config.swaggerUiEnabled, defaultLocale: config.supportedLocales[0] ?? 'en',
+    services: { ...services, audit: services.auditLog }, introspection: config.graphqlIntrospection, graphiql: config.swaggerUiEnabled, defaultLocale: config.supportedLocales[0] ?? 'en',
   });
   await app.register(communityRoutes, { community: services.community });
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });

@@ -1,5 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, FILE_SECRETS, loadConfig } from './config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -61,6 +64,43 @@ describe('configuration', () => {
     const config = loadConfig({ HOST: '', DATA_DIR: ' ', MAIL_FROM: '', REDIS_PREFIX: '' });
     expect({ host: config.host, mailFrom: config.mailFrom, redisPrefix: config.redisPrefix }).toEqual({ host: '0.0.0.0', mailFrom: 'Waygate <no-reply@localhost>', redisPrefix: 'waygate:' });
     expect(config.dataDir).toMatch(/\/data$/);
+  });
+
+  it('reads every secret from the file <NAME>_FILE names, without its final line break, and refuses both or an unreadable file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'waygate-secrets-'));
+    try {
+      const file = (name: string, content: string) => {
+        writeFileSync(join(dir, name), content);
+        return join(dir, name);
+      };
+      const config = loadConfig({
+        SECRET_KEY_FILE: file('key', 'a-secret-key-of-some-length\n'),
+        DATABASE_URL_FILE: file('db', 'postgres://waygate:pw@db:5432/waygate\n'),
+        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.org', BOOTSTRAP_ADMIN_USERNAME: 'admin', BOOTSTRAP_ADMIN_PASSWORD_FILE: file('admin', 'admin password'),
+        SMTP_URL_FILE: file('smtp', 'smtp://user:pw@mail:25'), PUBLIC_URL: 'https://gps.example.org',
+        METRICS_TOKEN_FILE: file('metrics', 'metrics-token-0123456789\r\n'),
+        SYSTEM_API_KEY_FILE: file('system', 'k'.repeat(40)),
+      });
+      expect(config).toMatchObject({
+        secretKey: 'a-secret-key-of-some-length', databaseUrl: 'postgres://waygate:pw@db:5432/waygate', bootstrapAdmin: { password: 'admin password' },
+        smtpUrl: 'smtp://user:pw@mail:25', metricsToken: 'metrics-token-0123456789', systemApiKey: 'k'.repeat(40),
+      });
+      for (const name of FILE_SECRETS) {
+        expect(() => loadConfig({ [name]: 'inline', [`${name}_FILE`]: file('x', 'from a file') })).toThrow(new ConfigError(`${name} and ${name}_FILE are both set: set one of them`));
+      }
+      expect(() => loadConfig({ SECRET_KEY_FILE: join(dir, 'missing') })).toThrow(new ConfigError(`SECRET_KEY_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`));
+      // The file's value is checked as the variable's would be.
+      expect(() => loadConfig({ METRICS_TOKEN_FILE: file('short', 'short') })).toThrow(/^METRICS_TOKEN must be at least 16 characters/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('GRAPHQL_INTROSPECTION follows OPENAPI_ENABLED unless set', () => {
+    expect(loadConfig({}).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ OPENAPI_ENABLED: 'false' }).graphqlIntrospection).toBe(false);
+    expect(loadConfig({ OPENAPI_ENABLED: 'false', GRAPHQL_INTROSPECTION: 'true' }).graphqlIntrospection).toBe(true);
+    expect(loadConfig({ GRAPHQL_INTROSPECTION: 'off' }).graphqlIntrospection).toBe(false);
   });
 
   it('trims INTERNAL_TOKEN; blank disables it', () => {

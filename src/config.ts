@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
@@ -31,6 +31,8 @@ export interface Config {
   internalToken: string;
   openapiEnabled: boolean;
   swaggerUiEnabled: boolean;
+  /** GRAPHQL_INTROSPECTION: schema introspection on /v1/gql and the SDL at /v1/schema; defaults to OPENAPI_ENABLED. */
+  graphqlIntrospection: boolean;
   rateLimit: {
     enabled: boolean;
     windowSecs: number;
@@ -91,8 +93,31 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
+/** The settings that are secrets: each may come from a file named by `<NAME>_FILE` (Docker and Kubernetes secrets). */
+export const FILE_SECRETS = ['SECRET_KEY', 'DATABASE_URL', 'BOOTSTRAP_ADMIN_PASSWORD', 'SMTP_URL', 'METRICS_TOKEN', 'SYSTEM_API_KEY'] as const;
+
+/**
+ * The one rule for secrets in files: `<NAME>_FILE` names a file whose content (without its final line
+ * break) is the value of `<NAME>`. Both set is a mistake (which one would win is a guess); a file that
+ * cannot be read stops the start naming the variable, never echoing the content.
+ */
+function withSecretFiles(env: Env): Env {
+  const resolved: Env = { ...env };
+  for (const name of FILE_SECRETS) {
+    const path = env[`${name}_FILE`]?.trim();
+    if (!path) continue;
+    if (env[name]?.trim()) throw new ConfigError(`${name} and ${name}_FILE are both set: set one of them`);
+    try {
+      resolved[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  return resolved;
+}
+
 function readConfig(env: Env): Config {
-  const read = new EnvReader(env);
+  const read = new EnvReader(withSecretFiles(env));
   const adminParts = ['BOOTSTRAP_ADMIN_EMAIL', 'BOOTSTRAP_ADMIN_USERNAME', 'BOOTSTRAP_ADMIN_PASSWORD'] as const;
   const [adminEmail, adminUsername, adminPassword] = adminParts.map((name) => read.optional(name));
   return {
@@ -126,6 +151,7 @@ function readConfig(env: Env): Config {
     internalToken: read.optional('INTERNAL_TOKEN') ?? '',
     openapiEnabled: read.boolean('OPENAPI_ENABLED', true),
     swaggerUiEnabled: read.boolean('SWAGGER_UI_ENABLED', true),
+    graphqlIntrospection: read.boolean('GRAPHQL_INTROSPECTION', read.boolean('OPENAPI_ENABLED', true)),
     rateLimit: {
       enabled: read.boolean('RATE_LIMIT_ENABLED', true),
       windowSecs: read.integer('RATE_LIMIT_WINDOW_SECS', 60, 1, 86_400),

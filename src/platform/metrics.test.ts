@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, login, TEST_ADMIN, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../test/helpers.js';
@@ -32,7 +33,13 @@ describe('GET /metrics', () => {
     // (The parser drops a histogram's labels; its count line is plain text.)
     expect(response.body).toContain('waygate_http_request_duration_seconds_count{method="GET",route="/v1/health",status="200"} 1');
     expect(families.get('waygate_websocket_connections')).toMatchObject({ type: 'GAUGE', metrics: [{ value: '0' }] });
-    expect(families.has('waygate_process_resident_memory_bytes')).toBe(true);
+    // The process's metrics under their standard names; the application's under waygate_.
+    expect(families.has('process_resident_memory_bytes')).toBe(true);
+    expect(families.has('nodejs_eventloop_lag_seconds')).toBe(true);
+    expect([...families.keys()].filter((name) => !/^(waygate|process|nodejs)_/.test(name))).toEqual([]);
+    expect([...families.keys()].filter((name) => /^waygate_(process|nodejs)_/.test(name))).toEqual([]);
+    // No gauge ends in _total (a counter's suffix).
+    expect([...families.values()].filter((family) => family.type === 'GAUGE' && family.name.endsWith('_total')).map((family) => family.name)).toEqual([]);
     // Signing in ran statements; the histogram's count line for successful ones is above zero.
     expect(Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.body)?.[1])).toBeGreaterThan(0);
     const connections = families.get('waygate_db_connections')!;
@@ -57,6 +64,16 @@ describe('GET /metrics', () => {
     // The first read of the session loads it; the next ones find it in this process's map.
     expect(after('credentials', 'local') - before('credentials', 'local')).toBeGreaterThanOrEqual(2);
     expect(after('roles', 'local') + after('roles', 'shared') + after('roles', 'database') - before('roles', 'local') - before('roles', 'shared') - before('roles', 'database')).toBe(3);
+  });
+
+  // promtool is Prometheus's own linter (Debian's prometheus package, which .ci/run installs).
+  const promtool = spawnSync('promtool', ['--version']).status === 0;
+  it.skipIf(!promtool)('passes promtool check metrics without a complaint', async () => {
+    await t.app.inject({ method: 'GET', url: '/v1/health' });
+    const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).body;
+    const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
+    expect(check.stdout + check.stderr).toBe('');
+    expect(check.status).toBe(0);
   });
 
   it('wants the token, and does not exist without one configured', async () => {

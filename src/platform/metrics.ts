@@ -23,7 +23,12 @@ export interface MetricsOptions {
  */
 export function registerMetrics(app: FastifyInstance, options: MetricsOptions): void {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'waygate_' });
+  // The process's own metrics under their standard names (process_*, nodejs_*), as stock Node.js
+  // dashboards and alerts expect them; the application's carry waygate_.
+  collectDefaultMetrics({ register: registry });
+  // Gauges must not end in _total (promtool check metrics): these three are the sums of the labelled
+  // nodejs_active_handles, nodejs_active_requests and nodejs_active_resources, served beside them.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({ name: 'waygate_http_requests_total', help: 'HTTP requests answered', labelNames, registers: [registry] });
   const duration = new Histogram({

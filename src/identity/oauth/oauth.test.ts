@@ -37,11 +37,25 @@ async function relyingParty(clientId: string, secret: string) {
 }
 
 describe('OAuth provider', () => {
-  it('publishes one issuer at the provider path and at the root, with the signing keys', async () => {
+  it('publishes one issuer where OIDC Discovery and RFC 8414 look for it, nowhere implying another, with the signing keys', async () => {
     const underPrefix = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-    const atRoot = await (await fetch(`${base}/.well-known/openid-configuration`)).json();
+    const pathInserted = await (await fetch(`${base}/.well-known/oauth-authorization-server/v1/oauth`)).json();
     expect(underPrefix.issuer).toBe(`${base}/v1/oauth`);
-    expect(atRoot).toEqual(underPrefix);
+    expect(pathInserted).toEqual(underPrefix);
+    // The root addresses would name the issuer {origin}: not served.
+    for (const root of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) expect((await fetch(`${base}${root}`)).status).toBe(404);
+    // openid-client checks that the issuer matches the address in both of its modes.
+    const { client: registered, client_secret } = await registerClient();
+    for (const algorithm of ['oidc', 'oauth2'] as const) {
+      const rp = await client.discovery(new URL(`${base}/v1/oauth`), registered.id, undefined, client.ClientSecretBasic(client_secret), { algorithm, execute: [client.allowInsecureRequests] });
+      expect(rp.serverMetadata().issuer).toBe(`${base}/v1/oauth`);
+    }
+    // Only what a registered client can use: the code flow, its query response mode, the grants enabled.
+    expect(underPrefix).toMatchObject({
+      response_types_supported: ['code'], response_modes_supported: ['query'],
+      grant_types_supported: expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']),
+    });
+    expect(underPrefix.grant_types_supported).not.toContain('implicit');
     expect(underPrefix).toMatchObject({
       token_endpoint: `${base}/v1/oauth/token`,
       jwks_uri: `${base}/v1/oauth/jwks`,

@@ -43,7 +43,8 @@ describe('sign-in and consent pages in Chromium', () => {
       payload: { name: 'Crew Planner', homepage_url: 'https://crew.example.org', redirect_uris: [callbackUrl], client_type: 'public' },
     });
     const clientId = registered.json().client.id as string;
-    const rp = await client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+    // Discovered as an OAuth 2.0 client does (RFC 8414, the path-inserted address), the issuer checked.
+    const rp = await client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const authorizeUrl = client.buildAuthorizationUrl(rp, {

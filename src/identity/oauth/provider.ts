@@ -85,6 +85,9 @@ export async function createProvider(deps: Deps): Promise<Provider> {
     // A confidential client is registered for HTTP Basic (oidc-provider takes only a client's registered
     // method), so that is the one advertised; public clients send client_id alone.
     clientAuthMethods: ['client_secret_basic', 'none'],
+    // Every client is registered for the code flow only: no implicit or hybrid response types (and so no
+    // implicit grant) are offered in discovery.
+    responseTypes: ['code'],
     enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALGORITHM], userinfoSigningAlgValues: [SIGNING_ALGORITHM], introspectionSigningAlgValues: [SIGNING_ALGORITHM] },
     pkce: { required: () => true, methods: ['S256'] },
     allowOmittingSingleRegisteredRedirectUri: false,
@@ -133,6 +136,12 @@ export async function createProvider(deps: Deps): Promise<Provider> {
   withIds(provider.ClientCredentials, OAUTH_ACCESS_TOKEN_PREFIX);
   withIds(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
   signInAssertedUsers(provider);
+  // Codes come back in the query string (the code flow's own mode); oidc-provider lists fragment and
+  // form_post in discovery whatever the response types, so the document names what clients get.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') (ctx.body as { response_modes_supported?: string[] }).response_modes_supported = ['query'];
+  });
   return provider;
 }
 

@@ -38,7 +38,11 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
   // Never reached: the request is handed over in onRequest.
   const handled = async () => undefined;
 
-  for (const url of [`${OAUTH_PREFIX}/.well-known/openid-configuration`, '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+  // One issuer ({origin}/v1/oauth), at the two addresses the standards derive from it: OpenID Connect
+  // Discovery appends /.well-known/openid-configuration to the issuer, RFC 8414 inserts
+  // /.well-known/oauth-authorization-server before its path. The root addresses would imply the issuer
+  // {origin}, which strict clients refuse, so none is served there.
+  for (const url of [`${OAUTH_PREFIX}/.well-known/openid-configuration`, `/.well-known/oauth-authorization-server${OAUTH_PREFIX}`]) {
     app.get(url, {
       onRequest: url.startsWith(OAUTH_PREFIX) ? underPrefix : atRoot,
       schema: { tags, summary: 'Provider metadata (OpenID Connect Discovery 1.0, RFC 8414); one issuer at every address', description: STANDARD, response: { 200: Json } },

@@ -1,3 +1,4 @@
+import { buildClientSchema, getIntrospectionQuery, printSchema, type IntrospectionQuery } from 'graphql';
 import { GraphQLClient } from 'graphql-request';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -304,7 +305,8 @@ describe('account queries', () => {
 
 describe('abusive queries', () => {
   it(`refuses queries nested deeper than ${MAX_QUERY_DEPTH} levels with 400 graphql.too_deep`, async () => {
-    const deep = '{ __schema { types { fields { type { ofType { ofType { ofType { ofType { name } } } } } } } } }';
+    // Inline fragments on the same type nest without end; each is a level.
+    const deep = `{ me { ${'... on Me { '.repeat(MAX_QUERY_DEPTH)}userId${' }'.repeat(MAX_QUERY_DEPTH)} } }`;
     const response = await post(deep);
     expect(response.status).toBe(400);
     expect(await response.json()).toEqual({
@@ -358,8 +360,52 @@ describe('documentation surfaces', () => {
     expect((await app.inject({ method: 'GET', url: '/v1/graphiql' })).statusCode).toBe(200);
   });
 
+  it('answers the standard introspection query (graphql-js getIntrospectionQuery, 15 levels) with the whole schema, as GraphiQL and code generators ask it', async () => {
+    const query = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true });
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, operationName: 'IntrospectionQuery' }) });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { data: IntrospectionQuery; errors?: unknown };
+    expect(body.errors).toBeUndefined();
+    const sdl = (await app.inject({ method: 'GET', url: '/v1/schema' })).body;
+    expect(printSchema(buildClientSchema(body.data))).toBe(sdl);
+  });
+
+  it('leaves only introspection out of the depth limit: the same nesting below a data field is refused', async () => {
+    const beside = `{ me { userId } __schema { types { fields { type { ofType { ofType { ofType { ofType { ofType { name } } } } } } } } } }`;
+    expect((await post(beside, admin)).status).toBe(200);
+    const inside = `{ me { ${'... on Me { '.repeat(MAX_QUERY_DEPTH - 1)}__typename${' }'.repeat(MAX_QUERY_DEPTH - 1)} } }`;
+    expect(((await (await post(inside, admin)).json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('graphql.too_deep');
+  });
+
+  it('GRAPHQL_INTROSPECTION=false: no introspection and no SDL, GraphiQL still served', async () => {
+    const closed = await buildApp(testConfig({ graphqlIntrospection: false }), { database, kv }, { logger: false });
+    try {
+      expect((await closed.inject({ method: 'GET', url: '/v1/schema' })).statusCode).toBe(404);
+      expect((await closed.inject({ method: 'GET', url: '/v1/graphiql' })).statusCode).toBe(200);
+      const introspection = await closed.inject({ method: 'POST', url: '/v1/gql', payload: { query: getIntrospectionQuery() } });
+      expect(introspection.statusCode).toBe(400);
+      expect(introspection.json().errors[0].extensions.code).toBe('graphql.invalid_query');
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('serves GraphiQL and its scripts from this origin only, under a CSP allowing nothing else', async () => {
+    const page = await app.inject({ method: 'GET', url: '/v1/graphiql' });
+    expect(page.headers['content-security-policy']).toMatch(/^default-src 'none'; script-src 'self'; style-src 'self';/);
+    const sources = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+    expect(sources).toEqual(['graphiql/graphiql.css', 'graphiql/page.css', 'graphiql/react.js', 'graphiql/react-dom.js', 'graphiql/graphiql.js', 'graphiql/start.js']);
+    for (const source of sources) {
+      const asset = await app.inject({ method: 'GET', url: `/v1/${source}` });
+      expect(asset.statusCode, source).toBe(200);
+      expect(asset.headers['content-type']).toMatch(source.endsWith('.css') ? /^text\/css/ : /^text\/javascript/);
+    }
+    expect((await app.inject({ method: 'GET', url: '/v1/graphiql/package.json' })).statusCode).toBe(404);
+    expect((await app.inject({ method: 'GET', url: '/v1/graphiql/constructor' })).statusCode).toBe(404);
+  });
+
   it('with the documentation flags off: no SDL, no GraphiQL, no introspection', async () => {
-    const closed = await buildApp(testConfig({ openapiEnabled: false, swaggerUiEnabled: false }), { database, kv }, { logger: false });
+    const closed = await buildApp(testConfig({ openapiEnabled: false, swaggerUiEnabled: false, graphqlIntrospection: false }), { database, kv }, { logger: false });
     try {
       expect((await closed.inject({ method: 'GET', url: '/v1/schema' })).statusCode).toBe(404);
       expect((await closed.inject({ method: 'GET', url: '/v1/graphiql' })).statusCode).toBe(404);

@@ -5,6 +5,8 @@ import {
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import mercurius from 'mercurius';
 import { toErrorResponse } from '../../platform/http/errors.js';
+import { graphiqlRoutes } from './graphiql.js';
+import { depthLimit, isIntrospectionField } from './limits.js';
 import { createLoaders, createResolvers, snake, type GraphQLContext, type GraphQLServices } from './resolvers.js';
 import { typeDefs } from './schema.js';
 
@@ -50,6 +52,9 @@ const JSONScalar = new GraphQLScalarType({
  * refused before any resolver runs: a negative one must not lower the total.
  */
 const costEstimator = (badLimit: () => void): ComplexityEstimator => ({ type, field, args, childComplexity }) => {
+  // Schema introspection reads the schema in memory: free, whatever it selects (GraphiQL's and code
+  // generators' standard query asks for all of it).
+  if (isIntrospectionField(field.name)) return 0;
   const reads = type.name === 'Query' || (type.name === 'Device' && field.name === 'latestPosition') ? 10 : 0;
   if (UNPAGED_LISTS.has(field.name)) return UNPAGED_LIST_COST + childComplexity;
   if (!field.args.some((arg) => arg.name === 'limit')) return 1 + reads + childComplexity;
@@ -74,9 +79,9 @@ function formatError(error: GraphQLError, log: FastifyInstance['log']) {
 }
 
 function validationError(error: Error & { code?: string }): GraphQLError {
-  const code = error.code === 'MER_ERR_GQL_QUERY_DEPTH' ? 'graphql.too_deep' : 'graphql.invalid_query';
-  const message = code === 'graphql.too_deep' ? `Query nests deeper than ${MAX_QUERY_DEPTH} levels` : error.message;
-  return new GraphQLError(message, { ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}), extensions: { code, status: 400 } });
+  const own = error instanceof GraphQLError && typeof error.extensions.code === 'string' && error.extensions.code.startsWith('graphql.');
+  const code = own ? (error.extensions.code as string) : 'graphql.invalid_query';
+  return new GraphQLError(error.message, { ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}), extensions: { code, status: 400 } });
 }
 
 /**
@@ -95,6 +100,12 @@ export async function graphqlRoutes(
   app.addHook('onRoute', (route) => {
     const response = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
     if (response?.['400']) response['400'] = { description: 'Not valid GraphQL, too deep or too costly: `{ data: null, errors }`, each error with `extensions.code`' };
+    // mercurius declares its answer as the range `2xx`; the endpoint answers 200 only, and client
+    // generators (orval) cannot type a range key.
+    if (response?.['2xx']) {
+      response['200'] = response['2xx'];
+      delete response['2xx'];
+    }
     // Documentation only: GraphiQL's page and scripts are no API; the endpoint takes a credential when it has one.
     if (route.url.startsWith('/v1/graphiql')) route.schema = { ...route.schema, hide: true };
     else if (route.url === '/v1/gql') {
@@ -113,10 +124,10 @@ export async function graphqlRoutes(
     schemaTransforms: [readSnakeCaseFields],
     prefix: '/v1',
     path: '/gql',
-    // GraphiQL's page loads its scripts from unpkg.com: an operator without internet access turns it off.
-    graphiql: options.graphiql,
-    queryDepth: MAX_QUERY_DEPTH,
-    validationRules: options.introspection ? [] : [NoSchemaIntrospectionCustomRule],
+    // GraphiQL is served below from this service's own files (graphiql.ts), not mercurius's CDN page.
+    graphiql: false,
+    // The depth limit leaves schema introspection out (its standard query nests 15 levels, all in memory).
+    validationRules: [depthLimit(MAX_QUERY_DEPTH), ...(options.introspection ? [] : [NoSchemaIntrospectionCustomRule])],
     context: (request): GraphQLContext => ({ request, caller: request.caller, loaders: createLoaders(services) }),
     errorFormatter: (execution, context) => {
       const errors = execution.errors
@@ -167,6 +178,7 @@ export async function graphqlRoutes(
     }
   });
 
+  if (options.graphiql) await app.register(graphiqlRoutes);
   if (options.introspection) {
     const sdl = printSchema(app.graphql.schema);
     app.get('/v1/schema', { schema: { hide: true } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl));

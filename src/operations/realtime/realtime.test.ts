@@ -391,4 +391,14 @@ describe('GET /v1/asyncapi.json', () => {
     });
     expect(document.components.messages.Subscribe.payload.required).toEqual(['type', 'channel']);
   });
+
+  it('declares how a client authenticates as security schemes a tool reads: Bearer, the ticket subprotocol, anonymous', async () => {
+    const document = (await t.app.inject({ method: 'GET', url: '/v1/asyncapi.json' })).json();
+    expect(document.components.securitySchemes).toMatchObject({
+      bearer: { type: 'http', scheme: 'bearer' }, ticket: { type: 'httpApiKey', in: 'header', name: 'Sec-WebSocket-Protocol' }, anonymous: {},
+    });
+    expect(document.servers.waygate.security.map((ref: { $ref: string }) => ref.$ref)).toEqual(
+      ['bearer', 'ticket', 'anonymous'].map((name) => `#/components/securitySchemes/${name}`),
+    );
+  });
 });

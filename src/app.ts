@@ -23,6 +23,7 @@ import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
 import { tripRoutes } from './tracking/trips/routes.js';
+import { gpsFileRoutes } from './tracking/gps-files/routes.js';
 import { locationRoutes } from './tracking/locations/routes.js';
 import { tripCategoryRoutes } from './tracking/trip-categories/routes.js';
 import { geofenceRoutes } from './tracking/geofences/routes.js';
@@ -190,6 +191,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
+  await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });

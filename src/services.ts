@@ -21,6 +21,7 @@ import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
+import { createGpsFilesService } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
 import { createAuditService } from './operations/audit/service.js';
@@ -117,6 +118,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
   });
+  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips });
   const stats = createStatsService({
     kv,
     log,
@@ -156,6 +158,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       connectedApps: oauth.consentsOf,
       devicesOfApiKeys: devices.ofApiKeys,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
+      tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
   });
   // Reactions across modules, registered once every service exists.
@@ -219,7 +222,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
   });
-  return { caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

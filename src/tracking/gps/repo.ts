@@ -109,6 +109,18 @@ export function createGpsRepo(db: Kysely<Schema>) {
           .execute()
       ).map(toGpsPoint),
 
+    /**
+     * A device's points in [from, to] by time, then id, after a (timestamp, id) cursor: one range of
+     * gps_points_device_time a batch, however many points the device has (file export, import duplicates).
+     */
+    pointsOfDeviceAfter: async (deviceId: string, range: { from?: Date; to?: Date }, after: RowKey | null, limit: number) => {
+      let query = db.selectFrom('gps_points').select(GPS_COLUMNS).where('device_id', '=', deviceId);
+      if (range.from) query = query.where('timestamp', '>=', range.from);
+      if (range.to) query = query.where('timestamp', '<=', range.to);
+      const rows = await startingAt(query, after ? { after } : { offset: 0 }, '>').orderBy('timestamp').orderBy('id').limit(limit).execute();
+      return rows.map(toGpsPoint);
+    },
+
     /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
     pointsOfTrip: (tripId: string, limit: number, start: PageStart) => withMore((n) => queries.tripPage(tripId, n, start), limit),
 

@@ -166,6 +166,17 @@ export function createGpsService(deps: Deps) {
       }
     },
 
+    /** A device's points in [from, to], in time order, a batch at a time (for streaming out). */
+    async *pointsOfDevice(deviceId: string, range: { from?: Date; to?: Date }, batchSize = 1000) {
+      let after: RowKey | null = null;
+      for (;;) {
+        const batch = await repo.pointsOfDeviceAfter(deviceId, range, after, batchSize);
+        if (batch.length > 0) yield batch;
+        if (batch.length < batchSize) break;
+        const last = batch[batch.length - 1]!;
+        after = { at: last.timestamp, id: last.id };
+      }
+    },
     /** A user is purged: the points they sent stay (tracking data is the installation's), no longer naming them. */
     forgetSender: (userId: string, trx: Kysely<Schema>) => repo.forgetSender(userId, trx),
     count: repo.count,

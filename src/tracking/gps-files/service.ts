@@ -8,14 +8,26 @@ import type { TripsService } from '../trips/service.js';
 import { GpsFileErrors } from './errors.js';
 import { exportFile, fileSlug, pagesOf } from './export.js';
 import type { ExportFormat } from './writers/index.js';
+import type { Readable } from 'node:stream';
+import type { Static } from 'typebox';
+import type { Caller } from '../../platform/auth/caller.js';
+import { runImport } from './import.js';
+import { hasDoctype, sniff, SNIFF_BYTES } from './parsers/index.js';
+import type { PointSink } from './point-sink.js';
+import { createGpsImportsRepo, toGpsImport } from './repo.js';
+import type { ImportQuery } from './schemas.js';
+import { headOf, spool } from './spool.js';
 
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
   log: FastifyBaseLogger;
   gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy'>;
-  devices: Pick<DevicesService, 'get'>;
+  devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
   trips: Pick<TripsService, 'get'>;
+  sink: PointSink;
+  /** The largest file an import takes (IMPORT_MAX_BYTES). */
+  importMaxBytes: number;
 }
 
 /**
@@ -24,7 +36,61 @@ interface Deps {
  * import records.
  */
 export function createGpsFilesService(deps: Deps) {
+  const repo = createGpsImportsRepo(deps.db);
+  const running = new Set<Promise<void>>();
+  const stopping = new AbortController();
+
+  async function deviceOf(caller: Caller, named: string | undefined) {
+    const linked = named ?? (caller.apiKeyId ? (await deps.devices.ofApiKeys([caller.apiKeyId]))[0]?.id : undefined);
+    if (!linked) throw GpsFileErrors.device_required();
+    return deps.devices.get(linked);
+  }
+
   return {
+    /**
+     * Takes a file for import: the device must exist, the body is spooled to disk (413 past
+     * IMPORT_MAX_BYTES), the format is named or sniffed (400 when neither tells, or for an XML DOCTYPE),
+     * then the record is made and the job starts in this process. Answers the record (status running).
+     */
+    async startImport(caller: Caller, query: Static<typeof ImportQuery>, body: Readable, contentLength: number | undefined) {
+      if (stopping.signal.aborted) throw GpsFileErrors.stopping();
+      const device = await deviceOf(caller, query.device_id);
+      if (contentLength !== undefined && contentLength > deps.importMaxBytes) throw GpsFileErrors.too_large();
+      const file = await spool(body, deps.importMaxBytes);
+      try {
+        if (file.bytes === 0) throw GpsFileErrors.empty_file();
+        const head = await headOf(file.path, SNIFF_BYTES);
+        const format = query.format ?? sniff(head);
+        if (!format) throw GpsFileErrors.unknown_format();
+        if ((format === 'gpx' || format === 'kml') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
+        const record = await repo.create({ device_id: device.id, created_by: caller.isSystem ? null : caller.userId, format, bytes_total: file.bytes });
+        const job = runImport({ ...deps, repo }, {
+          id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, file, signal: stopping.signal,
+        });
+        running.add(job);
+        void job.finally(() => running.delete(job));
+        return toGpsImport(record);
+      } catch (err) {
+        await file.discard();
+        throw err;
+      }
+    },
+
+    async getImport(id: string) {
+      const record = await repo.get(id);
+      if (!record) throw GpsFileErrors.import_not_found();
+      return toGpsImport(record);
+    },
+
+    /** The imports still running end as failed (interrupted), with their reports, before the database closes. */
+    async stop() {
+      stopping.abort();
+      await Promise.all(running);
+    },
+
+    /** Resolves once every running import has ended (tests wait on this). */
+    idle: () => Promise.all(running).then(() => undefined),
+
     /** A device's points over a time range, as a file. Throws (404, 400) before any byte is sent. */
     async exportDevice(input: { deviceId: string; from?: string; to?: string; format: ExportFormat }) {
       const from = input.from === undefined ? undefined : new Date(input.from);
@@ -52,3 +118,5 @@ export function createGpsFilesService(deps: Deps) {
 }
 
 export type GpsFilesService = ReturnType<typeof createGpsFilesService>;
+
+export { createPointSinkOverRecord } from './point-sink.js';

@@ -35,6 +35,28 @@ export interface GpsPointsTable {
   created_at: CreatedAt;
 }
 
+export type GpsImportStatus = 'running' | 'done' | 'failed';
+
+export interface GpsImportsTable {
+  id: Id;
+  device_id: string;
+  created_by: string | null;
+  format: string;
+  status: Generated<GpsImportStatus>;
+  imported: Generated<number>;
+  duplicates: Generated<number>;
+  refused_count: Generated<number>;
+  /** The first refusals: [{ at, reason }]. */
+  refused: ColumnType<{ at: string; reason: string }[], string | undefined, string>;
+  bytes_read: Generated<number>;
+  bytes_total: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  finished_at: Date | null;
+}
+
 export interface TripsTable {
   id: Id;
   name: string;
@@ -143,6 +165,8 @@ export interface TrackingTables {
   devices: DevicesTable;
   /** Owner: tracking/gps. */
   gps_points: GpsPointsTable;
+  /** Owner: tracking/gps-files. */
+  gps_imports: GpsImportsTable;
   /** Owner: tracking/trips. */
   trips: TripsTable;
   trip_status_history: TripStatusHistoryTable;

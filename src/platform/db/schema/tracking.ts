@@ -30,6 +30,15 @@ export interface GpsPointsTable {
   pdop: number | null;
   hdop: number | null;
   vdop: number | null;
+  /** Horizontal accuracy, metres. */
+  accuracy: number | null;
+  /** Battery charge, percent. */
+  battery_level: number | null;
+  charging: boolean | null;
+  /** The activity the phone reported (walking, driving, …; several joined by commas). */
+  motion: string | null;
+  /** An alarm raised with the point (sos). */
+  alarm: string | null;
   /** The user whose key or session posted the point (null: the system key, or before migration 0023). */
   sent_by: string | null;
   created_at: CreatedAt;

@@ -25,6 +25,7 @@ import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
 import { tripRoutes } from './tracking/trips/routes.js';
+import { gpsFileRoutes } from './tracking/gps-files/routes.js';
 import { locationRoutes } from './tracking/locations/routes.js';
 import { tripCategoryRoutes } from './tracking/trip-categories/routes.js';
 import { geofenceRoutes } from './tracking/geofences/routes.js';
@@ -196,6 +197,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(userRoutes, { users: services.users });
   await app.register(passwordRoutes, { passwordReset: services.passwordReset });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
+  await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });

@@ -63,6 +63,8 @@ export interface Config {
   secretKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
+  /** The largest file POST /v1/gps/import takes (spooled to disk, never held in memory). */
+  importMaxBytes: number;
   shutdownTimeoutSecs: number;
   trustProxy: boolean | number | string;
 }
@@ -189,6 +191,7 @@ function readConfig(env: Env): Config {
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
+    importMaxBytes: read.integer('IMPORT_MAX_BYTES', 1_073_741_824, 1024),
     shutdownTimeoutSecs: read.integer('SHUTDOWN_TIMEOUT_SECS', 10, 1, 600),
     trustProxy: read.trustProxy('TRUST_PROXY'),
   };

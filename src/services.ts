@@ -23,6 +23,7 @@ import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
+import { createGpsFilesService, createPointSinkOverRecord } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
 import { createAuditService } from './operations/audit/service.js';
@@ -122,6 +123,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
   });
+  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverRecord(gps), importMaxBytes: config.importMaxBytes });
   const stats = createStatsService({
     kv,
     log,
@@ -162,6 +164,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       integrations: (userId) => integrations.list(userId),
       devicesOfApiKeys: devices.ofApiKeys,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
+      tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
   });
   // Reactions across modules, registered once every service exists.
@@ -225,7 +228,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
   });
-  return { caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -36,7 +36,7 @@ async function trackedUser(points: number) {
 }
 
 describe('GET /v1/user/export', () => {
-  it('streams a ZIP with data.json, report.pdf and README.txt, and logs it with its real size', async () => {
+  it('streams a ZIP with data.json, tracks.gpx, report.pdf and README.txt, and logs it with its real size', async () => {
     const user = await trackedUser(2500);
     const app = await t.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] } });
     expect(app.statusCode).toBe(201);
@@ -46,7 +46,11 @@ describe('GET /v1/user/export', () => {
     expect(response.headers['content-disposition']).toBe('attachment; filename="service-data-export-2026-11-25.zip"');
 
     const files = await unzip(response.rawPayload);
-    expect([...files.keys()]).toEqual(['data.json', 'report.pdf', 'README.txt']);
+    expect([...files.keys()]).toEqual(['data.json', 'tracks.gpx', 'report.pdf', 'README.txt']);
+    const gpx = files.get('tracks.gpx')!.toString('utf8');
+    expect(gpx).toContain(`<name>${user.username}: GPS points sent</name>`);
+    expect(gpx.match(/<trkpt /g)).toHaveLength(2500);
+    expect(gpx).toContain('<time>2026-11-01T00:00:00.000Z</time>');
     const data = JSON.parse(files.get('data.json')!.toString('utf8'));
     expect(Object.keys(data)).toEqual([
       'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',

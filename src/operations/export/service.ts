@@ -33,6 +33,8 @@ export interface PersonalDataSources {
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   /** Every point the user sent, in time order, a batch at a time. */
   pointsSentBy(userId: string): AsyncIterable<object[]>;
+  /** The same points as one GPX 1.1 track (tracks.gpx), as text a batch at a time. */
+  tracksGpx(userId: string, name: string): AsyncIterable<string>;
 }
 
 interface Deps {
@@ -55,8 +57,8 @@ export function camelCased(value: unknown): unknown {
 }
 
 /**
- * The personal data export: a ZIP streamed to the client as it is made (data.json, report.pdf,
- * README.txt), so an account with millions of GPS points costs no more memory than one with ten.
+ * The personal data export: a ZIP streamed to the client as it is made (data.json, tracks.gpx,
+ * report.pdf, README.txt), so an account with millions of GPS points costs no more memory than one with ten.
  * Everything but the points is read before the first byte, so a failure there is a clean 500; the
  * points follow from the database a batch at a time. The export log row (with the real size) and the
  * data_exported event are written when the last byte has passed, before the response ends.
@@ -173,6 +175,7 @@ export function createExportService(deps: Deps) {
       });
       archive.pipe(counted);
       archive.append(Readable.from(dataJson()), { name: 'data.json', date: exportedAt });
+      archive.append(Readable.from(sources.tracksGpx(userId, `${snapshot.user.username}: GPS points sent`)), { name: 'tracks.gpx', date: exportedAt });
       archive.append(report, { name: 'report.pdf', date: exportedAt });
       archive.append(texts.readme(exportedAt.toISOString().replace('T', ' ').slice(0, 16)), { name: 'README.txt', date: exportedAt });
       void archive.finalize().catch((err: unknown) => counted.destroy(err as Error));

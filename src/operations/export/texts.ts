@@ -28,6 +28,7 @@ const EN = {
     'data.json   everything the service holds about you, as JSON (camelCase keys). Secrets are never\n' +
     '            included: API keys appear with their name and prefix only, passwords, two-factor\n' +
     '            secrets and the tokens of your integrations not at all.\n' +
+    'tracks.gpx  the GPS points you sent, as one GPX 1.1 track (for map and route tools).\n' +
     'report.pdf  a readable summary of the same data.\n' +
     'README.txt  this file.\n\n' +
     'The activity log of your account is not part of this file; you can read it at GET /v1/users/me/audit.\n',
@@ -66,6 +67,7 @@ const TEXTS: Record<string, ExportTexts> = {
       'data.json   alles, was der Dienst über Sie speichert, als JSON (Schlüssel in camelCase). Geheimnisse\n' +
       '            sind nie enthalten: API-Schlüssel nur mit Namen und Präfix, Passwörter,\n' +
       '            Zwei-Faktor-Geheimnisse und die Tokens Ihrer Integrationen gar nicht.\n' +
+      'tracks.gpx  die von Ihnen gesendeten GPS-Punkte als ein GPX-1.1-Track (für Karten- und Routenprogramme).\n' +
       'report.pdf  eine lesbare Zusammenfassung derselben Daten.\n' +
       'README.txt  diese Datei.\n\n' +
       'Das Aktivitätsprotokoll Ihres Kontos ist nicht enthalten; Sie finden es unter GET /v1/users/me/audit.\n',

@@ -144,6 +144,15 @@ export const typeDefs = /* GraphQL */ `
     pdop: Float
     hdop: Float
     vdop: Float
+    "Horizontal accuracy in metres, as the device reported it."
+    accuracy: Float
+    "Battery charge in percent (0 to 100)."
+    batteryLevel: Float
+    charging: Boolean
+    "The activity the phone reported (walking, driving, still…); several joined by commas."
+    motion: String
+    "An alarm raised with the point, e.g. sos."
+    alarm: String
     createdAt: DateTime!
   }
 

@@ -137,6 +137,23 @@ export function compileBodyCheck(schema: object): (data: unknown) => string | un
   };
 }
 
+/**
+ * As `compileBodyCheck`, for one item of a list checked item by item (a batch of points): the dotted path of
+ * the offending field (empty for the item itself) beside the message, which names it as `body field 'x'`.
+ */
+export function compileItemCheck(schema: object): (data: unknown) => { field: string; message: string } | undefined {
+  let validate: ReturnType<Ajv['compile']> | undefined;
+  return (data) => {
+    validate ??= (plainValidator ??= createAjv(false)).compile(schema);
+    if (validate(data)) return undefined;
+    const errors = validate.errors ?? [];
+    const first = errors[0];
+    const missing = first?.keyword === 'required' ? (first.params as { missingProperty: string }).missingProperty : undefined;
+    const field = [first ? dottedPath(first.instancePath) : '', missing].filter(Boolean).join('.');
+    return { field, message: validationMessage(errors, 'body') };
+  };
+}
+
 /** A field that must be one of some values (an enum, or a union of literals) and is none: the message lists them. */
 function notOneOf(errors: ErrorObject[], dataVar: string): string | undefined {
   const last = errors[errors.length - 1];

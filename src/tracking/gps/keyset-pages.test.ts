@@ -4,8 +4,10 @@ import { bearer, buildTestApp, login, TEST_ADMIN, testConfig } from '../../../te
 
 const BASE = 'https://gps.example.org';
 const POINT = { latitude: 53.55, longitude: 9.99, speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10 };
-// 23 points at 4 times: most of them share their time with others, so only the id orders them.
+// 23 points at 4 times: most of them share their time with others, so only the id orders them. (Each at its
+// own position: a point of the same device, time and position is stored once.)
 const TIMES = Array.from({ length: 23 }, (_, i) => 1_767_225_600 + (i % 4) * 60);
+const at = (i: number) => ({ latitude: POINT.latitude + i / 1000 });
 
 interface Point {
   id: string;
@@ -48,7 +50,7 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   beforeAll(async () => {
     app = await start();
     const sent = [];
-    for (const timestamp of TIMES) sent.push(await app.post('/v1/gps', { ...POINT, timestamp }));
+    for (const [i, timestamp] of TIMES.entries()) sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp }));
     points = (sent as Point[]).sort(byTimeThenId).reverse();
   });
   afterAll(() => app.t.close());
@@ -147,7 +149,7 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
     const trip = await app.post('/v1/trips', { name: 'Kiel to Fehmarn', device_id: device.id, gps_logging_enabled: true });
     await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
     const sent: Point[] = [];
-    for (const timestamp of TIMES) sent.push(await app.post('/v1/gps', { ...POINT, timestamp, device_id: device.id }));
+    for (const [i, timestamp] of TIMES.entries()) sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp, device_id: device.id }));
     const points = sent.sort(byTimeThenId);
 
     const first = await app.get(`/v1/trips/${trip.id}/gps?limit=6`);
@@ -227,9 +229,11 @@ describe('GET /v1/gps: totals of a large table', () => {
   afterAll(() => app.t.close());
 
   /** `n` more points, straight into the table (through HTTP this would take minutes), and fresh statistics. */
+  let loaded = 0;
   async function load(n: number) {
     await sql`insert into gps_points (latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
-      select 53.5, 9.9, to_timestamp(1700000000 + i), 0, 0, 0, 0 from generate_series(1, ${n}) i`.execute(app.t.database.db);
+      select 53.5, 9.9, to_timestamp(1700000000 + ${loaded} + i), 0, 0, 0, 0 from generate_series(1, ${n}) i`.execute(app.t.database.db);
+    loaded += n;
     await sql`analyze gps_points`.execute(app.t.database.db);
   }
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { classifyDatabaseError } from '../../platform/db/errors.js';
 import { createGroupCommit, type Outcome } from '../../platform/db/group-commit.js';
 import type { DevicesService } from '../devices/service.js';
-import type { createGpsRepo, LoggingTripQuery, NewGpsPoint } from './repo.js';
+import { toGpsPoint, type createGpsRepo, type LoggingTripQuery, type NewGpsPoint } from './repo.js';
 import { GpsErrors } from './errors.js';
 
 /**
@@ -19,13 +19,15 @@ export interface PointToWrite {
   deviceId: string | undefined;
   /** Without a named device, the point belongs to the device linked to this key, if any. */
   apiKeyId: string | undefined;
+  /** A tracker app's point: it must land on the device of its key, and is refused when the key has none. */
+  keyDeviceRequired?: boolean;
 }
 
 type Repo = ReturnType<typeof createGpsRepo>;
-export type StoredPoint = Awaited<ReturnType<Repo['insertMany']>>[number];
+/** A committed point, and whether it was stored before (a client resent it): then it is the point stored first. */
+export type StoredPoint = NonNullable<ReturnType<Awaited<ReturnType<Repo['insertMany']>>['get']>>;
 /** A committed point, and whether its device is public (read with the batch's devices: no query of its own). */
-export interface WrittenPoint {
-  point: StoredPoint;
+export interface WrittenPoint extends StoredPoint {
   devicePublic: boolean;
 }
 
@@ -36,7 +38,7 @@ interface Deps {
   repo: Repo;
   devices: Pick<DevicesService, 'byIds' | 'ofApiKeys'>;
   loggingTripOf: () => LoggingTripOf | undefined;
-  /** Runs on each committed batch before its points are answered (the latest-point cache). */
+  /** Runs on each committed batch before its points are answered (the latest-point cache, the gps channel). */
   afterCommit: (points: WrittenPoint[]) => Promise<void>;
   /** `afterCommit` threw: the points are committed and answered all the same. */
   afterCommitFailed: (err: unknown) => void;
@@ -59,7 +61,8 @@ export function createPointWriter(deps: Deps) {
     const byKey = new Map(linked.map((device) => [device.api_key_id, device]));
     return points.map((p) => {
       if (p.deviceId !== undefined) return known.get(p.deviceId) ?? GpsErrors.unknown_device();
-      return (p.apiKeyId && byKey.get(p.apiKeyId)) || null;
+      const linked = (p.apiKeyId && byKey.get(p.apiKeyId)) || null;
+      return linked === null && p.keyDeviceRequired ? GpsErrors.no_device_for_credential() : linked;
     });
   }
 
@@ -69,15 +72,18 @@ export function createPointWriter(deps: Deps) {
       const device = devices[i];
       return device instanceof Error ? [] : [{ ...p.point, id: randomUUID(), device_id: device?.id ?? null, trip_id: null as string | null }];
     });
-    const stored = new Map<string, StoredPoint>();
-    if (rows.length > 0) for (const point of await deps.repo.insertMany(rows, deps.loggingTripOf())) stored.set(point.id, point);
+    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf()) : new Map<string, StoredPoint>();
     let next = 0;
-    return devices.map((device) =>
-      device instanceof Error ? { error: device } : { value: { point: stored.get(rows[next++]!.id)!, devicePublic: device?.is_public ?? false } },
-    );
+    return devices.map((device) => {
+      if (device instanceof Error) return { error: device };
+      const row = rows[next++]!;
+      // Stored and deleted again before it could be read back: as good as stored (the client must not resend it).
+      const written = stored.get(row.id) ?? { point: toGpsPoint({ ...row, created_at: new Date() }), duplicate: true };
+      return { value: { ...written, devicePublic: device?.is_public ?? false } };
+    });
   }
 
-  return createGroupCommit<PointToWrite, WrittenPoint>({
+  const groupCommit = createGroupCommit<PointToWrite, WrittenPoint>({
     commit,
     afterCommit: deps.afterCommit,
     afterCommitFailed: deps.afterCommitFailed,
@@ -85,4 +91,18 @@ export function createPointWriter(deps: Deps) {
     closed: () => GpsErrors.stopping(),
     maxBatch: MAX_BATCH,
   });
+
+  return {
+    ...groupCommit,
+    /**
+     * A batch a client sent as one (POST /v1/gps/batch, an Overland batch, an import): the same commit as a
+     * group-committed batch, in one statement (so one transaction), without waiting in the queue behind
+     * single points; its `afterCommit` runs before it resolves. One outcome per input, in their order.
+     */
+    async writeAll(inputs: PointToWrite[]): Promise<Outcome<WrittenPoint>[]> {
+      const outcomes = await commit(inputs);
+      await deps.afterCommit(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : []))).catch(deps.afterCommitFailed);
+      return outcomes;
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -19,8 +19,50 @@ export const GPS_COLUMNS = [
   'pdop',
   'hdop',
   'vdop',
+  'accuracy',
+  'battery_level',
+  'charging',
+  'motion',
+  'alarm',
   'created_at',
 ] as const;
+
+/** The columns a new point sets (trip_id aside: the insert finds it), with the PostgreSQL type of each, for `unnest`. */
+const INSERTED = {
+  id: 'uuid',
+  device_id: 'uuid',
+  latitude: 'float8',
+  longitude: 'float8',
+  altitude: 'float8',
+  heading: 'float8',
+  timestamp: 'timestamptz',
+  speed_kmh: 'float8',
+  speed_mps: 'float8',
+  speed_mph: 'float8',
+  speed_knots: 'float8',
+  pdop: 'float8',
+  hdop: 'float8',
+  vdop: 'float8',
+  accuracy: 'float8',
+  battery_level: 'float8',
+  charging: 'bool',
+  motion: 'text',
+  alarm: 'text',
+  sent_by: 'uuid',
+} as const;
+type InsertedColumn = keyof typeof INSERTED;
+const INSERTED_COLUMNS = Object.keys(INSERTED) as InsertedColumn[];
+
+/** The rule of idempotent delivery (unique index gps_points_same_fix): one point per device, time and position. */
+const SAME_FIX = ['device_id', 'timestamp', 'latitude', 'longitude'] as const;
+const fixKey = (p: { device_id: string | null; timestamp: Date; latitude: number; longitude: number }) =>
+  `${p.device_id ?? ''}|${p.timestamp.getTime()}|${p.latitude}|${p.longitude}`;
+
+/** `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter limit). */
+function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, rows: readonly R[], alias: A) {
+  const arrays = columns.map((column) => sql`${rows.map((row) => row[column] ?? null)}::${sql.raw(types[column])}[]`);
+  return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
+}
 
 /** A point as the API shows it: `device_id` only when the point belongs to a device (the spec's "present when"). */
 export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit<T, 'device_id'> & { device_id?: string } {
@@ -29,8 +71,8 @@ export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit
   return point;
 }
 
-/** The active GPS-logging trip of a device, as a subquery (the trips module builds it). */
-export type LoggingTripQuery = (deviceId: string) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
+/** The active GPS-logging trip of a device (an id, or a column of the outer query), as a subquery (the trips module builds it). */
+export type LoggingTripQuery = (deviceId: string | Expression<string | null>) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
@@ -46,7 +88,7 @@ function startingAt<O>(query: SelectQueryBuilder<Schema, 'gps_points', O>, start
  */
 export function gpsQueries(db: Kysely<Schema>) {
   return {
-    /** The newest point overall, or of one device (walks gps_points_time_id / gps_points_device_time). */
+    /** The newest point overall, or of one device (walks gps_points_time_id / gps_points_same_fix backwards). */
     latest(deviceId?: string) {
       const query = db.selectFrom('gps_points').select(GPS_COLUMNS).orderBy('timestamp', 'desc').limit(1);
       return deviceId === undefined ? query : query.where('device_id', '=', deviceId);
@@ -81,6 +123,25 @@ export function gpsQueries(db: Kysely<Schema>) {
 
 export function createGpsRepo(db: Kysely<Schema>) {
   const queries = gpsQueries(db);
+  const FIX_TYPES = { device_id: 'uuid', timestamp: 'timestamptz', latitude: 'float8', longitude: 'float8' };
+  /** The stored points of these fixes (device, time, position): a walk of gps_points_same_fix per fix. */
+  async function storedFixes(fixes: readonly NewGpsPoint[]) {
+    const read = (withDevice: boolean) => {
+      const keys = fixes.filter((fix) => (fix.device_id !== null) === withDevice);
+      if (keys.length === 0) return Promise.resolve([]);
+      return db
+        .selectFrom(unnestOf(SAME_FIX, FIX_TYPES, keys, 'fix'))
+        .innerJoin('gps_points', (join) =>
+          (withDevice ? join.onRef('gps_points.device_id', '=', sql.ref('fix.device_id')) : join.on('gps_points.device_id', 'is', null))
+            .onRef('gps_points.timestamp', '=', sql.ref('fix.timestamp'))
+            .onRef('gps_points.latitude', '=', sql.ref('fix.latitude'))
+            .onRef('gps_points.longitude', '=', sql.ref('fix.longitude')),
+        )
+        .select(GPS_COLUMNS.map((column) => `gps_points.${column}` as const))
+        .execute();
+    };
+    return (await Promise.all([read(true), read(false)])).flat();
+  }
   const everyPoint = db.selectFrom('gps_points').select(sql<number>`1`.as('one'));
   /** How many points there are: exact up to COUNT_EXACT_UP_TO, else PostgreSQL's estimate. */
   const total = () => tableCount(db, everyPoint);
@@ -109,6 +170,18 @@ export function createGpsRepo(db: Kysely<Schema>) {
           .execute()
       ).map(toGpsPoint),
 
+    /**
+     * A device's points in [from, to] by time, then id, after a (timestamp, id) cursor: one range of
+     * gps_points_device_time a batch, however many points the device has (file export, import duplicates).
+     */
+    pointsOfDeviceAfter: async (deviceId: string, range: { from?: Date; to?: Date }, after: RowKey | null, limit: number) => {
+      let query = db.selectFrom('gps_points').select(GPS_COLUMNS).where('device_id', '=', deviceId);
+      if (range.from) query = query.where('timestamp', '>=', range.from);
+      if (range.to) query = query.where('timestamp', '<=', range.to);
+      const rows = await startingAt(query, after ? { after } : { offset: 0 }, '>').orderBy('timestamp').orderBy('id').limit(limit).execute();
+      return rows.map(toGpsPoint);
+    },
+
     /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
     pointsOfTrip: (tripId: string, limit: number, start: PageStart) => withMore((n) => queries.tripPage(tripId, n, start), limit),
 
@@ -135,16 +208,41 @@ export function createGpsRepo(db: Kysely<Schema>) {
     },
 
     /**
-     * A batch of points in one statement, so in one implicit transaction and one round trip: each point of a
-     * device joins the trip `loggingTrip` finds for it (a locking subquery). Sorted by device, so two batches
-     * (of two nodes) lock the trips of their devices in the same order and cannot deadlock. The rows come back
-     * in any order.
+     * A batch of points in one statement, so in one implicit transaction and one round trip, with one array
+     * parameter per column (`unnest`): each point of a device joins the trip `loggingTrip` finds for it (a
+     * locking subquery). Sorted by device, so two batches (of two nodes) lock the trips of their devices in the
+     * same order and cannot deadlock. A point whose device, time and position are already stored (a client
+     * resending it, in this batch or another, on this node or another) is not stored again: `on conflict do
+     * nothing` against gps_points_same_fix, and the stored point is read back (after the insert, so a
+     * concurrent batch's point is committed by then). By the id of each new point: the point stored for it,
+     * and whether it was there before.
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined) {
-      const rows = points
-        .map((point) => ({ ...point, trip_id: point.device_id && loggingTrip ? loggingTrip(point.device_id) : null }))
-        .sort((a, b) => (a.device_id ?? '').localeCompare(b.device_id ?? ''));
-      return (await db.insertInto('gps_points').values(rows).returning(GPS_COLUMNS).execute()).map(toGpsPoint);
+      const rows = [...points].sort((a, b) => (a.device_id ?? '').localeCompare(b.device_id ?? ''));
+      const source = unnestOf(INSERTED_COLUMNS, INSERTED, rows, 'new_point');
+      const inserted = await db
+        .insertInto('gps_points')
+        .columns([...INSERTED_COLUMNS, 'trip_id'])
+        .expression(
+          db
+            .selectFrom(source)
+            .select(INSERTED_COLUMNS.map((column) => sql.ref(`new_point.${column}`).as(column)))
+            .select(loggingTrip ? (eb) => eb.selectFrom(() => loggingTrip(sql.ref('new_point.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<null>`null::uuid`.as('trip_id')),
+        )
+        .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
+        .returning(GPS_COLUMNS)
+        .execute();
+      const stored = new Map(inserted.map((row) => [row.id, { point: toGpsPoint(row), duplicate: false }]));
+      const resent = points.filter((point) => !stored.has(point.id));
+      if (resent.length > 0) {
+        const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));
+        for (const point of resent) {
+          const found = existing.get(fixKey(point));
+          // Deleted between the insert and this read: nothing to answer with but the point as sent.
+          if (found) stored.set(point.id, { point: found, duplicate: true });
+        }
+      }
+      return stored;
     },
 
     latest: async (deviceId?: string) => {

@@ -5,12 +5,29 @@ import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { created, errorResponses, PageEnvelope, sayIfEstimated, sendSerializedSingle, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { keysetPageOf, keysetPaginated, KeysetPageQuery, startOf } from '../../platform/http/keyset.js';
 import { IdParams } from '../../platform/http/schemas.js';
-import { CreateGpsPointBody, CurrentQuery, GpsPoint, keyOfPoint } from './schemas.js';
-import type { GpsService } from './service.js';
+import { BatchBody, BatchQuery, BatchRefusedBody, BatchResult, CreateGpsPointBody, CurrentQuery, GpsPoint, keyOfPoint } from './schemas.js';
+import { UnreadableItem, type GpsService } from './service.js';
 import { GpsErrors } from './errors.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 
 const tags = ['GPS data'];
+
+/** A batch of 10,000 points with every optional field is about 3.5 MB of JSON. */
+const BATCH_BODY_LIMIT = 8 * 1024 * 1024;
+
+/** NDJSON: one point per line; a line that is not JSON is refused alone (by its index), blank lines are skipped. */
+function parseNdjson(text: string): unknown[] {
+  const items: unknown[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      items.push(JSON.parse(line));
+    } catch {
+      items.push(new UnreadableItem(`Line ${items.length + 1} is not JSON`));
+    }
+  }
+  return items;
+}
 
 export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -78,6 +95,37 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
     },
   }, async (request, reply) => created(request, reply, '/v1/gps', await gps.record(callerOf(request), request.body)));
 
+  app.addContentTypeParser('application/x-ndjson', { parseAs: 'string', bodyLimit: BATCH_BODY_LIMIT }, (_request, body, done) => done(null, parseNdjson(body as string)));
+  app.post('/v1/gps/batch', {
+    config: { auth: requirePermission('gps:write'), extraRateLimit: 'gpsWrite' },
+    bodyLimit: BATCH_BODY_LIMIT,
+    schema: {
+      tags,
+      summary: 'Record up to 10,000 GPS points at once',
+      description:
+        'Points in the shape of POST /v1/gps, as a JSON array or as NDJSON (Content-Type: application/x-ndjson, one ' +
+        'point per line). Each point is checked on its own: the valid ones are stored in one transaction, the others ' +
+        'listed in refused (index, field, message). A point whose device, time and position are already stored is ' +
+        'counted in duplicates and not stored again, so a batch may be sent again after a lost answer. With ' +
+        'all_or_nothing=true any refusal stores nothing and answers 400 with the same list. Counted once against the ' +
+        'extra rate limit of POST /v1/gps.',
+      querystring: BatchQuery,
+      body: BatchBody,
+      response: {
+        200: BatchResult,
+        400: BatchRefusedBody,
+        ...errorResponses(GpsErrors.stopping, RequestErrors.rate_limited),
+      },
+    },
+  }, async (request, reply) => {
+    const allOrNothing = request.query.all_or_nothing === true;
+    const result = await gps.insertBatch(callerOf(request), request.body, { allOrNothing });
+    if (allOrNothing && result.refused.length > 0) {
+      const refusal = GpsErrors.batch_refused();
+      return reply.status(400).send({ error: refusal.error, message: refusal.message, code: refusal.code, refused: result.refused });
+    }
+    return result;
+  });
   app.delete('/v1/gps/:id', {
     config: { auth: requirePermission('gps:delete') },
     schema: { tags, summary: 'Delete a GPS point (not one that belongs to a trip)', params: IdParams, response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found, GpsErrors.point_linked_to_trip) } },

@@ -10,10 +10,11 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
-import { createGpsRepo } from './repo.js';
+import { compileItemCheck } from '../../platform/http/validation.js';
+import { createGpsRepo, type NewGpsPoint } from './repo.js';
 import { GpsErrors } from './errors.js';
-import { createPointWriter, type LoggingTripOf } from './point-writer.js';
-import type { CreateGpsPointBody } from './schemas.js';
+import { createPointWriter, type LoggingTripOf, type PointToWrite, type StoredPoint, type WrittenPoint } from './point-writer.js';
+import { CreateGpsPointBody } from './schemas.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
 export const LATEST_CACHE_TTL_SECS = 300;
@@ -25,6 +26,38 @@ const PARSED_LATEST_MAX = 10_000;
 export type GpsPointInput = Static<typeof CreateGpsPointBody>;
 
 type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
+
+/**
+ * A new point as the service stores it, whatever route it came in by: the spec's fields with the time as a
+ * Date (to the millisecond), the optional ones left out or null.
+ */
+export type PointFields = Pick<NewGpsPoint, 'latitude' | 'longitude' | 'timestamp' | 'speed_kmh' | 'speed_mps' | 'speed_mph' | 'speed_knots'> &
+  Partial<Pick<NewGpsPoint, 'altitude' | 'heading' | 'pdop' | 'hdop' | 'vdop' | 'accuracy' | 'battery_level' | 'charging' | 'motion' | 'alarm'>>;
+
+/** The most points one batch may hold (POST /v1/gps/batch; an import writes larger files a batch at a time). */
+export const MAX_BATCH_POINTS = 10_000;
+
+/** A point of a batch that was not stored: its place in the batch, the field at fault (empty: the point itself) and why. */
+export interface RefusedPoint {
+  index: number;
+  field: string;
+  message: string;
+}
+
+export interface BatchOutcome {
+  /** Points stored by this batch. */
+  stored: number;
+  /** Points that were stored already (same device, time and position): sent before, kept once. */
+  duplicates: number;
+  refused: RefusedPoint[];
+}
+
+const checkPoint = compileItemCheck(CreateGpsPointBody);
+
+/** An item of a batch that could not even be read (an NDJSON line that is not JSON): refused with its message. */
+export class UnreadableItem {
+  constructor(readonly message: string) {}
+}
 
 // v2: points without a device leave device_id out. A new name, so nodes of the previous version
 // sharing Redis during a rolling deploy never read entries of the other shape.
@@ -56,7 +89,7 @@ export function createGpsService(deps: Deps) {
     repo,
     devices: deps.devices,
     loggingTripOf: () => loggingTripOf,
-    afterCommit: (written) => offerNewest(written.map(({ point }) => point)),
+    afterCommit: published,
     afterCommitFailed: (err) => deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
   });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
@@ -121,6 +154,55 @@ export function createGpsService(deps: Deps) {
   }
 
   /**
+   * Every committed batch, by whatever route: the new points (not the ones resent) become the latest
+   * if they are, and go to the gps channel (gps.point_recorded). Before the writers are answered.
+   */
+  async function published(committed: WrittenPoint[]): Promise<void> {
+    const fresh = committed.filter((written) => !written.duplicate);
+    if (fresh.length === 0) return;
+    await offerNewest(fresh.map(({ point }) => point));
+    try {
+      for (const { point, devicePublic } of fresh) await deps.events.emit('gps.point_recorded', { point, devicePublic });
+    } catch (err) {
+      // The points are committed: a reaction that fails is logged, not their failure.
+      deps.log.warn({ err }, 'a reaction to new GPS points failed');
+    }
+  }
+
+  /** The row of a new point: the optional fields null where not given, and who sent it (none for the system key). */
+  function toWrite(caller: Caller, fields: PointFields, deviceId: string | undefined, keyDeviceRequired: boolean): PointToWrite {
+    const point = {
+      altitude: null, heading: null, pdop: null, hdop: null, vdop: null, accuracy: null, battery_level: null, charging: null, motion: null, alarm: null,
+      ...fields,
+      sent_by: caller.isSystem ? null : caller.userId,
+    };
+    return { point, deviceId, apiKeyId: caller.apiKeyId ?? undefined, keyDeviceRequired };
+  }
+
+  /**
+   * Points a client sent together, in one statement (one transaction) through the writer that commits every
+   * point: new points stored, those already stored counted as duplicates, per point the error of one that
+   * could not be (a device_id that names no device). `deviceId`: the device of every point (an import);
+   * otherwise each point's own `device_id`, or the device of the caller's key. `keyDevice`: the points must
+   * land on the device linked to the caller's key (a tracker app; refused with 403 when it has none).
+   */
+  async function storeAll(caller: Caller, points: (PointFields & { device_id?: string })[], options: { deviceId?: string; keyDevice?: boolean } = {}) {
+    const inputs = points.map(({ device_id: named, ...fields }) => toWrite(caller, fields, options.deviceId ?? named, options.keyDevice === true));
+    const outcomes = inputs.length > 0 ? await writer.writeAll(inputs) : [];
+    let stored = 0;
+    let duplicates = 0;
+    for (const outcome of outcomes) {
+      if ('value' in outcome) {
+        if (outcome.value.duplicate) duplicates++;
+        else stored++;
+      } else if (options.keyDevice && outcome.error instanceof Error && (outcome.error as { code?: string }).code === GpsErrors.no_device_for_credential.code) {
+        throw outcome.error;
+      }
+    }
+    return { stored, duplicates, outcomes };
+  }
+
+  /**
    * Offers the newest point of a committed batch, overall and of each device, to the cache: one write per key
    * however many points the batch holds (equal timestamps: the later point, as `keepNewest` does).
    */
@@ -172,6 +254,17 @@ export function createGpsService(deps: Deps) {
       }
     },
 
+    /** A device's points in [from, to], in time order, a batch at a time (for streaming out). */
+    async *pointsOfDevice(deviceId: string, range: { from?: Date; to?: Date }, batchSize = 1000) {
+      let after: RowKey | null = null;
+      for (;;) {
+        const batch = await repo.pointsOfDeviceAfter(deviceId, range, after, batchSize);
+        if (batch.length > 0) yield batch;
+        if (batch.length < batchSize) break;
+        const last = batch[batch.length - 1]!;
+        after = { at: last.timestamp, id: last.id };
+      }
+    },
     /** A user is purged: the points they sent stay (tracking data is the installation's), no longer naming them. */
     forgetSender: (userId: string, trx: Kysely<Schema>) => repo.forgetSender(userId, trx),
     count: repo.count,
@@ -190,14 +283,51 @@ export function createGpsService(deps: Deps) {
      */
     async record(caller: Caller, input: GpsPointInput) {
       const { device_id: deviceId, timestamp, ...fields } = input;
-      const sentBy = caller.isSystem ? null : caller.userId;
-      const { point, devicePublic } = await writer.write({
-        point: { altitude: null, heading: null, pdop: null, hdop: null, vdop: null, ...fields, timestamp: new Date(timestamp * 1000), sent_by: sentBy },
-        deviceId,
-        apiKeyId: caller.apiKeyId ?? undefined,
+      return (await writer.write(toWrite(caller, { ...fields, timestamp: new Date(timestamp * 1000) }, deviceId, false))).point;
+    },
+
+    /**
+     * One point of a tracker app (Traccar Client, OwnTracks, GPSLogger), by group commit like `record`: it
+     * lands on the device linked to the caller's key (403 gps.no_device_for_credential without one). A
+     * point already stored (a resend) is answered with the point stored first (`duplicate`).
+     */
+    recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, undefined, true)),
+
+    /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
+    storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(caller, points, { keyDevice: true }),
+
+    /**
+     * A batch in the spec's point shape (POST /v1/gps/batch; also the import's way in, with `deviceId`), at
+     * most MAX_BATCH_POINTS: each point checked as POST /v1/gps checks one, the valid ones stored in one
+     * transaction, the others listed by index, field and reason. With `allOrNothing`, any refusal stores none.
+     * A point already stored (same device, time and position) is counted in `duplicates` and not stored again.
+     */
+    async insertBatch(caller: Caller, items: readonly unknown[], options: { allOrNothing?: boolean; deviceId?: string } = {}): Promise<BatchOutcome> {
+      const refused: RefusedPoint[] = [];
+      const valid: { index: number; point: PointFields & { device_id?: string } }[] = [];
+      items.forEach((item, index) => {
+        if (item instanceof UnreadableItem) return void refused.push({ index, field: '', message: item.message });
+        const problem = checkPoint(item);
+        if (problem) return void refused.push({ index, ...problem });
+        const { timestamp, ...fields } = item as GpsPointInput;
+        valid.push({ index, point: { ...fields, timestamp: new Date(timestamp * 1000) } });
       });
-      await deps.events.emit('gps.point_recorded', { point, devicePublic });
-      return point;
+      if (options.allOrNothing && options.deviceId === undefined) {
+        // Checked before anything is written: a point whose device does not exist would be refused by the insert.
+        const named = [...new Set(valid.flatMap((entry) => (entry.point.device_id === undefined ? [] : [entry.point.device_id])))];
+        const known = new Set((await deps.devices.byIds(named)).map((device) => device.id));
+        for (const entry of valid) {
+          if (entry.point.device_id !== undefined && !known.has(entry.point.device_id)) refused.push({ index: entry.index, field: 'device_id', message: GpsErrors.unknown_device.message });
+        }
+        refused.sort((a, b) => a.index - b.index);
+      }
+      if (options.allOrNothing && refused.length > 0) return { stored: 0, duplicates: 0, refused };
+      const result = await storeAll(caller, valid.map((entry) => entry.point), { deviceId: options.deviceId });
+      result.outcomes.forEach((outcome, i) => {
+        if ('error' in outcome) refused.push({ index: valid[i]!.index, field: 'device_id', message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+      });
+      refused.sort((a, b) => a.index - b.index);
+      return { stored: result.stored, duplicates: result.duplicates, refused };
     },
 
     /** Refuses new points (503) and waits until the points already sent are committed. */

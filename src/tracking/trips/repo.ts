@@ -1,4 +1,4 @@
-import type { Kysely, Updateable } from 'kysely';
+import type { Expression, Kysely, Updateable } from 'kysely';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 
 export const TRIP_COLUMNS = [
@@ -48,9 +48,10 @@ export function createTripsRepo(db: Kysely<Schema>) {
      * The active GPS-logging trip of a device (new points of the device belong to it), as a subquery a batch
      * of new points runs inside its insert (see gps/point-writer.ts). It locks the trip as the point-count
      * trigger will lock it anyway (a share lock would deadlock with that trigger's update), so completing the
-     * trip waits for the insert's commit, and a trip completed meanwhile gains no point.
+     * trip waits for the insert's commit, and a trip completed meanwhile gains no point. `deviceId` may be a
+     * column of the insert's rows (one subquery per row of a batch).
      */
-    loggingTripOf: (deviceId: string) =>
+    loggingTripOf: (deviceId: string | Expression<string | null>) =>
       db
         .selectFrom('trips')
         .select('id')

@@ -32,9 +32,40 @@ export interface GpsPointsTable {
   pdop: number | null;
   hdop: number | null;
   vdop: number | null;
+  /** Horizontal accuracy, metres. */
+  accuracy: number | null;
+  /** Battery charge, percent. */
+  battery_level: number | null;
+  charging: boolean | null;
+  /** The activity the phone reported (walking, driving, …; several joined by commas). */
+  motion: string | null;
+  /** An alarm raised with the point (sos). */
+  alarm: string | null;
   /** The user whose key or session posted the point (null: the system key, or before migration 0023). */
   sent_by: string | null;
   created_at: CreatedAt;
+}
+
+export type GpsImportStatus = 'running' | 'done' | 'failed';
+
+export interface GpsImportsTable {
+  id: Id;
+  device_id: string;
+  created_by: string | null;
+  format: string;
+  status: Generated<GpsImportStatus>;
+  imported: Generated<number>;
+  duplicates: Generated<number>;
+  refused_count: Generated<number>;
+  /** The first refusals: [{ at, reason }]. */
+  refused: ColumnType<{ at: string; reason: string }[], string | undefined, string>;
+  bytes_read: Generated<number>;
+  bytes_total: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  finished_at: Date | null;
 }
 
 export interface TripsTable {
@@ -145,6 +176,8 @@ export interface TrackingTables {
   devices: DevicesTable;
   /** Owner: tracking/gps. */
   gps_points: GpsPointsTable;
+  /** Owner: tracking/gps-files. */
+  gps_imports: GpsImportsTable;
   /** Owner: tracking/trips. */
   trips: TripsTable;
   trip_status_history: TripStatusHistoryTable;

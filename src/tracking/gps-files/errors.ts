@@ -1,0 +1,13 @@
+import { defineErrors } from '../../platform/http/errors.js';
+
+export const GpsFileErrors = defineErrors('gps_file', {
+  not_acceptable: [406, 'Accept names no format this export writes (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv)'],
+  bad_range: [400, 'from must not be after to'],
+  device_required: [400, 'device_id is required unless the calling API key is linked to a device'],
+  unknown_format: [400, 'The file is none of the formats this import reads; name one with format'],
+  doctype_refused: [400, 'XML files with a DOCTYPE are refused (entity expansion)'],
+  too_large: [413, 'The file is larger than IMPORT_MAX_BYTES'],
+  empty_file: [400, 'The file is empty'],
+  import_not_found: [404, 'Import not found'],
+  stopping: [503, 'The service is shutting down; send the file again'],
+});

@@ -1,0 +1,216 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+
+const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
+
+describe('GPS file import', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const newDevice = async () => (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'import' } })).json().data.id as string;
+  const post = (query: string, body: string | Buffer, headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: `/v1/gps/import?${query}`, headers: { ...bearer(admin), 'content-type': 'application/octet-stream', ...headers }, payload: body });
+  const report = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${id}`, headers: bearer(admin) })).json().data;
+  /** Posts a file, waits for its import to end, answers the report. */
+  async function imported(device: string, name: string, query = '') {
+    const response = await post(`device_id=${device}${query}`, fixture(name));
+    expect(response.statusCode, response.body).toBe(202);
+    expect(response.headers.location).toMatch(new RegExp(`/v1/gps/imports/${response.json().data.id}$`));
+    await t.app.services.gpsFiles.idle();
+    return report(response.json().data.id);
+  }
+  /** The device's points as our CSV export writes them: time, latitude, longitude, altitude, heading, speed_kmh. */
+  async function pointsOf(device: string) {
+    const csv = (await t.app.inject({ method: 'GET', url: `/v1/gps/export?device_id=${device}&format=csv`, headers: bearer(admin) })).body;
+    return csv.split('\r\n').slice(1, -1).map((line) => line.split(',').slice(0, 6).join(','));
+  }
+
+  it('imports GPX 1.1 track points, route points and waypoints; refuses those without a time or out of range', async () => {
+    const device = await newDevice();
+    const done = await imported(device, 'track-1.1.gpx');
+    expect(done).toMatchObject({ device_id: device, format: 'gpx', status: 'done', imported: 4, duplicates: 0, refused_count: 2, error: null });
+    expect(done.refused).toEqual([
+      { at: 'wpt 2 (line 6)', reason: 'no time' },
+      { at: 'trkpt 3 (line 15)', reason: 'latitude 153.5 is out of range (-90 to 90)' },
+    ]);
+    expect(done.bytes_read).toBe(fixture('track-1.1.gpx').length);
+    expect(done.bytes_total).toBe(done.bytes_read);
+    expect(await pointsOf(device)).toEqual([
+      '2025-06-01T07:59:00.000Z,53.54,9.98,4.5,,0',
+      '2025-06-01T08:00:00.000Z,53.541,9.981,5,45,9',
+      '2025-06-01T08:00:10.250Z,53.542,9.982,5.5,,0',
+      '2025-06-01T10:00:00.000Z,53.56,10,,,0',
+    ]);
+  });
+
+  it('imports GPX 1.0 with its speed (m/s) and course, and skips every point on a second import', async () => {
+    const device = await newDevice();
+    expect(await imported(device, 'track-1.0.gpx')).toMatchObject({ status: 'done', imported: 2, duplicates: 0, refused_count: 0 });
+    expect(await pointsOf(device)).toEqual(['2024-03-10T10:00:00.000Z,48.1351,11.582,519,270.5,18', '2024-03-10T10:00:05.000Z,48.1352,11.581,520,271,19.8']);
+    expect(await imported(device, 'track-1.0.gpx')).toMatchObject({ status: 'done', imported: 0, duplicates: 2 });
+    expect(await pointsOf(device)).toHaveLength(2);
+  });
+
+  it('refuses a GPX file with a DOCTYPE (an entity bomb) with 400, before anything is imported', async () => {
+    const device = await newDevice();
+    const response = await post(`device_id=${device}`, fixture('bomb.gpx'));
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ error: 'BadRequest', message: 'XML files with a DOCTYPE are refused (entity expansion)', code: 'gps_file.doctype_refused' });
+    expect(await pointsOf(device)).toEqual([]);
+    // Past the first 64 KB the parser refuses it: the import fails with a report.
+    const late = `<?xml version="1.0"?>\n<!--${' '.repeat(70_000)}-->\n${fixture('bomb.gpx').toString().split('\n').slice(1).join('\n')}`;
+    const started = await post(`device_id=${device}&format=gpx`, late);
+    expect(started.statusCode).toBe(202);
+    await t.app.services.gpsFiles.idle();
+    expect(await report(started.json().data.id)).toMatchObject({ status: 'failed', imported: 0, error: { code: 'doctype_refused' } });
+  });
+
+  it('imports KML Placemarks with a TimeStamp and gx:Track; a line without times is refused', async () => {
+    const device = await newDevice();
+    expect(await imported(device, 'points.kml')).toMatchObject({ format: 'kml', status: 'done', imported: 3, refused: [{ at: 'Placemark 2 (line 6)', reason: 'a line or shape without times' }] });
+    expect(await pointsOf(device)).toEqual([
+      '2025-02-01T09:00:00.000Z,52.52,13.405,34,,0',
+      '2025-02-01T10:00:00.000Z,52.521,13.406,35,,0',
+      '2025-02-01T10:01:00.000Z,52.522,13.407,36,,0',
+    ]);
+  });
+
+  it('imports GeoJSON Point features and lines with coordTimes; wrong types are refused, not fatal', async () => {
+    const device = await newDevice();
+    const done = await imported(device, 'points.geojson');
+    expect(done).toMatchObject({ format: 'geojson', status: 'done', imported: 3, refused_count: 2 });
+    expect(done.refused).toEqual([
+      { at: 'features[2]', reason: 'a Polygon geometry has no positions in time' },
+      { at: 'features[3]', reason: 'longitude is not a number' },
+    ]);
+    expect(await pointsOf(device)).toEqual([
+      '2025-04-01T06:00:00.000Z,48.8566,2.3522,35,90,5.4',
+      '2025-04-01T06:01:00.000Z,48.857,2.353,,,0',
+      '2025-04-01T06:02:00.000Z,48.858,2.354,,,0',
+    ]);
+  });
+
+  it('imports CSV by its header (semicolons, quotes, speed_kmh, times without a zone as UTC)', async () => {
+    const device = await newDevice();
+    const done = await imported(device, 'points.csv');
+    expect(done).toMatchObject({ format: 'csv', status: 'done', imported: 3, refused_count: 2 });
+    expect(done.refused).toEqual([
+      { at: 'line 4', reason: 'latitude is not a number' },
+      { at: 'line 5', reason: 'time 1900-01-01T00:00:00.000Z is out of range' },
+    ]);
+    expect(await pointsOf(device)).toEqual([
+      '2025-05-01T10:00:00.000Z,50.1109,8.6821,112,,36',
+      '2025-05-01T10:00:30.000Z,50.111,8.6822,,,0',
+      '2025-05-01T10:02:00.000Z,50.1112,8.6824,113,,0',
+    ]);
+  });
+
+  it('imports OwnTracks Recorder .rec lines: locations only (vel in km/h)', async () => {
+    const device = await newDevice();
+    const done = await imported(device, 'owntracks.rec');
+    expect(done).toMatchObject({ format: 'owntracks', status: 'done', imported: 2, refused: [{ at: 'line 4', reason: 'not "<time>\\t<tag>\\t<JSON message>"' }] });
+    expect(await pointsOf(device)).toEqual(['2025-07-01T12:00:00.000Z,47.3769,8.5417,408,180,18', '2025-07-01T12:01:00.000Z,47.377,8.5418,,,0']);
+  });
+
+  it('imports Google Takeout Records.json (E7 degrees, timestamp or timestampMs)', async () => {
+    const device = await newDevice();
+    const done = await imported(device, 'Records.json');
+    expect(done).toMatchObject({ format: 'takeout', status: 'done', imported: 2, refused: [{ at: 'locations[2]', reason: 'latitude is not a number' }] });
+    expect(await pointsOf(device)).toEqual(['2019-08-01T12:00:00.000Z,51.5073509,-0.1277583,35,120,10.8', '2019-08-01T12:01:00.000Z,51.5074,-0.1277,,,0']);
+  });
+
+  it('imports Google Takeout Timeline.json: path points, visits, activity ends and raw positions', async () => {
+    const device = await newDevice();
+    expect(await imported(device, 'Timeline.json')).toMatchObject({ format: 'takeout', status: 'done', imported: 6, refused_count: 0 });
+    expect(await pointsOf(device)).toEqual([
+      '2024-09-01T06:00:00.000Z,52.5163,13.3777,,,0',
+      '2024-09-01T06:05:00.000Z,52.517,13.379,,,0',
+      '2024-09-01T07:00:00.000Z,52.52,13.405,,,0',
+      '2024-09-01T09:00:00.000Z,52.52,13.405,,,0',
+      '2024-09-01T09:30:00.000Z,52.53,13.41,,,0',
+      '2024-09-01T09:40:00.000Z,52.531,13.411,40,,4.32',
+    ]);
+  });
+
+  it('fails a malformed or too deeply nested file with a report, keeping what came before the fault', async () => {
+    const device = await newDevice();
+    expect(await imported(device, 'truncated.geojson', '&format=geojson')).toMatchObject({ status: 'failed', imported: 1, error: { code: 'malformed_json' } });
+    const deep = await post(`device_id=${device}&format=geojson`, `{"features":${'['.repeat(100_000)}`);
+    expect(deep.statusCode).toBe(202);
+    await t.app.services.gpsFiles.idle();
+    expect(await report(deep.json().data.id)).toMatchObject({ status: 'failed', imported: 0, error: { code: 'too_deep', message: 'JSON nested deeper than 32 levels' } });
+  });
+
+  it('answers 400 for a file of no known format, an empty file, and no device; 404 for an unknown device or import', async () => {
+    const device = await newDevice();
+    expect((await post(`device_id=${device}`, 'hello world')).json().code).toBe('gps_file.unknown_format');
+    expect((await post(`device_id=${device}`, '')).json().code).toBe('gps_file.empty_file');
+    expect((await post('', fixture('points.csv'))).json().code).toBe('gps_file.device_required');
+    expect((await post(`device_id=${UNKNOWN_ID}`, fixture('points.csv'))).json().code).toBe('device.not_found');
+    expect((await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${UNKNOWN_ID}`, headers: bearer(admin) })).statusCode).toBe(404);
+  });
+
+  it('answers 413 past IMPORT_MAX_BYTES', async () => {
+    const small = await buildTestApp({ config: { importMaxBytes: 1024 } });
+    try {
+      const token = await login(small.app, 'admin', TEST_ADMIN.password);
+      const device = (await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })).json().data.id;
+      const response = await small.app.inject({ method: 'POST', url: `/v1/gps/import?device_id=${device}`, headers: bearer(token), payload: 'x'.repeat(2000) });
+      expect(response.statusCode).toBe(413);
+      expect(response.json().code).toBe('gps_file.too_large');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('shows progress while running: the points stored so far, bytes read of the total', async () => {
+    const device = await newDevice();
+    const lines = ['timestamp,latitude,longitude'];
+    for (let i = 0; i < 2500; i++) lines.push(`${1_700_000_000 + i},10.${String(i).padStart(4, '0')},20`);
+    const body = lines.join('\n');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { record } = t.app.services.gps;
+    let calls = 0;
+    const held = vi.spyOn(t.app.services.gps, 'record').mockImplementation(async (...args) => {
+      if (++calls > 1000) await gate;
+      return record.apply(t.app.services.gps, args);
+    });
+    try {
+      const started = await post(`device_id=${device}`, body, { 'content-type': 'text/csv' });
+      expect(started.json().data).toMatchObject({ status: 'running', imported: 0, bytes_total: body.length });
+      let running = await report(started.json().data.id);
+      for (let i = 0; i < 200 && running.imported < 1000; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        running = await report(started.json().data.id);
+      }
+      expect(running).toMatchObject({ status: 'running', imported: 1000, bytes_read: body.length, bytes_total: body.length, finished_at: null });
+      release();
+      await t.app.services.gpsFiles.idle();
+      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: 2500, finished_at: expect.any(String) });
+    } finally {
+      release();
+      held.mockRestore();
+    }
+  });
+
+  it('takes the device of the calling API key; needs gps:write', async () => {
+    const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'importer', scopes: ['gps:write'] });
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: keyId } })).json().data.id;
+    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/import', headers: bearer(key), payload: fixture('owntracks.rec') });
+    expect(response.statusCode).toBe(202);
+    expect(response.json().data.device_id).toBe(device);
+    await t.app.services.gpsFiles.idle();
+    await expectPermissionChecks(t.app, admin, [
+      { method: 'POST', url: `/v1/gps/import?device_id=${device}`, permission: 'gps:write' },
+      { method: 'GET', url: `/v1/gps/export?device_id=${device}`, permission: 'gps:read' },
+    ]);
+    await t.app.services.gpsFiles.idle();
+  });
+});

@@ -1,0 +1,95 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
+import { AppError } from '../../platform/http/errors.js';
+import { ImportFailure } from './parsers/candidate.js';
+import { PARSERS, type ImportFormat } from './parsers/index.js';
+import { checkCandidate, type ImportedPoint } from './parsers/validate.js';
+import type { PointSink } from './point-sink.js';
+import type { createGpsImportsRepo, ImportProgress } from './repo.js';
+import { MAX_REFUSALS_LISTED } from './schemas.js';
+import { textOf, type Spooled } from './spool.js';
+
+/** Points stored per batch. */
+export const IMPORT_CHUNK = 1000;
+/** The record's counters are written at most this often while a file is read (and at the end). */
+const PROGRESS_EVERY_MS = 250;
+
+interface Deps {
+  repo: ReturnType<typeof createGpsImportsRepo>;
+  sink: PointSink;
+  clock: Clock;
+  log: FastifyBaseLogger;
+}
+
+export interface ImportJob {
+  id: string;
+  deviceId: string;
+  sentBy: string | null;
+  format: ImportFormat;
+  file: Spooled;
+  signal: AbortSignal;
+}
+
+/** Why a job stopped, for its report: a file fault as the parser named it, anything else without internals. */
+function failureOf(err: unknown, signal: AbortSignal): { code: string; message: string } | undefined {
+  if (err instanceof ImportFailure) return { code: err.code, message: err.message };
+  if (signal.aborted || (err instanceof AppError && err.status === 503)) {
+    return { code: 'interrupted', message: 'The service stopped during the import; the points stored so far stay, send the file again to add the rest' };
+  }
+  if (err instanceof AppError) return { code: err.code, message: err.message };
+  return undefined;
+}
+
+/**
+ * Reads a spooled file with its format's parser, checks each point, stores them IMPORT_CHUNK at a time
+ * through the sink (which skips duplicates), and keeps the record's counters current. Ends done or failed,
+ * always with a report; the file is removed.
+ */
+export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
+  const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], bytesRead: 0 };
+  let chunk: ImportedPoint[] = [];
+  let lastWrite = -Infinity;
+  const refuse = (at: string, reason: string) => {
+    progress.refusedCount++;
+    if (progress.refused.length < MAX_REFUSALS_LISTED) progress.refused.push({ at, reason });
+  };
+  async function flush() {
+    if (chunk.length > 0) {
+      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points: chunk });
+      progress.imported += stored;
+      progress.duplicates += duplicates;
+      chunk = [];
+    }
+    // A throttle, not a rule about time: the process's own clock.
+    if (performance.now() - lastWrite >= PROGRESS_EVERY_MS) {
+      lastWrite = performance.now();
+      await deps.repo.progress(job.id, progress);
+    }
+  }
+  let failure: { code: string; message: string } | undefined;
+  try {
+    const text = textOf(job.file.path, (bytes) => (progress.bytesRead = bytes));
+    for await (const item of PARSERS[job.format](text)) {
+      if (job.signal.aborted) throw new Error('aborted');
+      if ('refused' in item) {
+        refuse(item.refused.at, item.refused.reason);
+        continue;
+      }
+      const point = checkCandidate(item.candidate, deps.clock.nowMs());
+      if (typeof point === 'string') refuse(item.candidate.at, point);
+      else if (chunk.push(point) >= IMPORT_CHUNK) await flush();
+    }
+    await flush();
+  } catch (err) {
+    // A fault in the file: what was read before it is stored too, so the report says exactly what is in.
+    if (err instanceof ImportFailure) await flush().catch(() => undefined);
+    failure = failureOf(err, job.signal);
+    if (!failure) {
+      deps.log.error({ err, import_id: job.id }, 'GPS import failed');
+      failure = { code: 'internal', message: 'The import stopped on an unexpected error; the points stored so far stay' };
+    }
+  } finally {
+    await job.file.discard().catch((err: unknown) => deps.log.warn({ err, import_id: job.id }, 'could not remove a spooled import file'));
+  }
+  await deps.repo.finish(job.id, progress, deps.clock.now(), failure).catch((err: unknown) => deps.log.error({ err, import_id: job.id }, 'could not record the end of a GPS import'));
+}

@@ -1,0 +1,129 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Readable } from 'node:stream';
+import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { errorResponses, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
+import { RequestErrors } from '../../platform/http/errors.js';
+import { IdParams } from '../../platform/http/schemas.js';
+import { DeviceErrors } from '../devices/errors.js';
+import { TripErrors } from '../trips/errors.js';
+import { GpsFileErrors } from './errors.js';
+import { chooseFormat, type ExportFile as File } from './export.js';
+import { DeviceExportQuery, ExportFile, GpsImport, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
+import type { GpsFilesService } from './service.js';
+import { WRITERS } from './writers/index.js';
+
+const tags = ['GPS files'];
+
+/** The four formats as OpenAPI response content. */
+const fileResponse = {
+  description: 'The file, streamed; Content-Disposition names it',
+  content: Object.fromEntries(Object.values(WRITERS).map((writer) => [writer.contentType, { schema: ExportFile }])),
+};
+
+const FORMAT_NOTE =
+  'format (gpx, geojson, kml, csv) or else Accept (application/gpx+xml, application/geo+json, ' +
+  'application/vnd.google-earth.kml+xml, text/csv; GPX for */*) chooses the file. GPX is 1.1 (speed and course in ' +
+  '<extensions>, namespace urn:waygate:gpx:1), GeoJSON a FeatureCollection of Point features (RFC 7946), KML 2.2 one ' +
+  'Placemark with a TimeStamp per point, CSV one header line and one line per point. Streamed as read, so any number of points.';
+
+function sendFile(reply: FastifyReply, file: File) {
+  return reply
+    .header('content-type', file.contentType)
+    .header('content-disposition', `attachment; filename="${file.fileName}"`)
+    .header('cache-control', 'no-store')
+    .header('vary', 'Accept')
+    .send(file.stream);
+}
+
+export async function gpsFileRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: GpsFilesService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get('/v1/gps/export', {
+    config: { auth: requirePermission('gps:read') },
+    schema: {
+      tags,
+      summary: "A device's GPS points over a time range, as a GPX, GeoJSON, KML or CSV file",
+      description: `Points of the device between from and to (both inclusive, both optional), oldest first. ${FORMAT_NOTE}`,
+      querystring: DeviceExportQuery,
+      response: {
+        200: fileResponse,
+        ...errorResponses(RequestErrors.validation, GpsFileErrors.bad_range, DeviceErrors.not_found, GpsFileErrors.not_acceptable),
+      },
+    },
+  }, async (request, reply) => {
+    const { device_id: deviceId, from, to } = request.query;
+    const format = chooseFormat(request.query.format, request.headers.accept);
+    return sendFile(reply, await gpsFiles.exportDevice({ deviceId, from, to, format }));
+  });
+
+  app.get('/v1/trips/:id/export', {
+    config: { auth: requirePermission('trips:read') },
+    schema: {
+      tags,
+      summary: "A trip's GPS points as a GPX, GeoJSON, KML or CSV file",
+      description: `The trip's points, oldest first (as GET /v1/trips/{id}/gps lists them). ${FORMAT_NOTE}`,
+      params: IdParams,
+      querystring: TripExportQuery,
+      response: { 200: fileResponse, ...errorResponses(RequestErrors.validation, TripErrors.not_found, GpsFileErrors.not_acceptable) },
+    },
+  }, async (request, reply) => {
+    const format = chooseFormat(request.query.format, request.headers.accept);
+    return sendFile(reply, await gpsFiles.exportTrip(request.params.id, format));
+  });
+
+  await app.register(importRoutes, { gpsFiles });
+}
+
+const IMPORT_NOTE =
+  'The file is the request body, any content type, up to IMPORT_MAX_BYTES (413 beyond); it is stored to a temporary ' +
+  'file as it arrives, then answered 202 with the import, which runs on: follow Location (GET /v1/gps/imports/{id}) ' +
+  'for its status (running, done, failed), the points imported, the duplicates skipped (a point of the same time and ' +
+  `position the device already has), the refused points or lines (all counted, the first ${MAX_REFUSALS_LISTED} listed with where and why) ` +
+  'and the bytes read of the total. Formats: GPX 1.0/1.1 (trkpt, rtept, wpt with a time), KML 2.2 (Placemarks with a ' +
+  'TimeStamp, gx:Track), GeoJSON (Point features with a time property, lines with coordTimes), CSV (a header naming ' +
+  'time, latitude and longitude columns), OwnTracks Recorder .rec lines, Google Takeout Records.json and Timeline.json ' +
+  '(semanticSegments, rawSignals). XML with a DOCTYPE is refused (400), JSON nested deeper than 32 levels fails the import.';
+
+/** The import routes take any body as a stream (their own parser, in this scope only). */
+async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: GpsFilesService }): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // Before the database closes, running imports end (failed: interrupted) with their reports.
+  app.addHook('onClose', () => gpsFiles.stop());
+
+  app.post('/v1/gps/import', {
+    config: { auth: requirePermission('gps:write') },
+    schema: {
+      tags,
+      summary: 'Import a GPS file (GPX, KML, GeoJSON, CSV, OwnTracks .rec, Google Takeout) into a device',
+      description: IMPORT_NOTE,
+      querystring: ImportQuery,
+      response: {
+        202: SingleEnvelope(GpsImport),
+        ...errorResponses(
+          RequestErrors.validation, GpsFileErrors.device_required, DeviceErrors.not_found, GpsFileErrors.empty_file, GpsFileErrors.unknown_format,
+          GpsFileErrors.doctype_refused, GpsFileErrors.too_large, GpsFileErrors.stopping,
+        ),
+      },
+    },
+  }, async (request, reply) => {
+    const length = request.headers['content-length'];
+    const body = (request.body as Readable | undefined) ?? request.raw;
+    const started = await gpsFiles.startImport(callerOf(request), request.query, body, length === undefined ? undefined : Number(length));
+    const self = locateCreated(request, reply, `/v1/gps/imports/${started.id}`);
+    return reply.status(202).send({ data: started, _links: { self } });
+  });
+
+  app.get('/v1/gps/imports/:id', {
+    config: { auth: requirePermission('gps:write') },
+    schema: {
+      tags,
+      summary: 'An import: its status, counts, refusals and progress',
+      description: 'Needs gps:write, the permission that starts imports. Updated several times a second while the file is read.',
+      params: IdParams,
+      response: { 200: SingleEnvelope(GpsImport), ...errorResponses(RequestErrors.validation, GpsFileErrors.import_not_found) },
+    },
+  }, async (request) => single(request, await gpsFiles.getImport(request.params.id)));
+}

@@ -1,0 +1,55 @@
+import { Type } from 'typebox';
+import { DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
+import { EXPORT_FORMATS } from './writers/index.js';
+
+const format = Type.Optional(
+  Type.Union(EXPORT_FORMATS.map((name) => Type.Literal(name)), {
+    description: 'The file format; without it, the Accept header chooses (GPX for */* or none)',
+  }),
+);
+
+export const DeviceExportQuery = Type.Object({
+  device_id: Uuid,
+  from: Type.Optional(Type.String({ format: 'date-time', description: 'Points at or after this time (default: the first)' })),
+  to: Type.Optional(Type.String({ format: 'date-time', description: 'Points at or before this time (default: the last)' })),
+  format,
+}, { examples: [{ device_id: '6f1c2b9e-8a43-4d7e-9b0a-2f5c1d3e4a51', from: '2026-01-01T00:00:00Z', to: '2026-01-31T23:59:59Z', format: 'gpx' }] });
+
+export const TripExportQuery = Type.Object({ format }, { examples: [{ format: 'geojson' }] });
+
+/** A file as a download; the content type says which format. */
+export const ExportFile = Type.String({ description: 'The file, streamed' });
+
+export const IMPORT_FORMATS = ['gpx', 'kml', 'geojson', 'csv', 'owntracks', 'takeout'] as const;
+
+export const ImportQuery = Type.Object({
+  device_id: Type.Optional(uuid({ description: 'Default: the device linked to the calling API key' })),
+  format: Type.Optional(
+    Type.Union(IMPORT_FORMATS.map((name) => Type.Literal(name)), {
+      description:
+        'gpx (1.0 and 1.1), kml, geojson, csv, owntracks (Recorder .rec lines) or takeout (Records.json or Timeline.json); ' +
+        'without it, the content tells',
+    }),
+  ),
+}, { examples: [{ device_id: '6f1c2b9e-8a43-4d7e-9b0a-2f5c1d3e4a51', format: 'gpx' }] });
+
+export const MAX_REFUSALS_LISTED = 100;
+
+export const GpsImport = named('GpsImport', Type.Object({
+  id: Uuid,
+  device_id: Uuid,
+  format: Type.String({ description: 'The format read (named or found in the content)' }),
+  status: Type.Union([Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  imported: Type.Integer({ description: 'Points stored' }),
+  duplicates: Type.Integer({ description: 'Points skipped: the device already has a point of that time and position' }),
+  refused_count: Type.Integer({ description: 'Points or lines refused, all of them' }),
+  refused: Type.Array(
+    Type.Object({ at: Type.String({ description: 'Where: a line, or an element and its index' }), reason: Type.String() }),
+    { description: `The first ${MAX_REFUSALS_LISTED} refusals` },
+  ),
+  bytes_read: Type.Integer(),
+  bytes_total: Nullable(Type.Integer()),
+  error: Nullable(Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why a failed import stopped' })),
+  created_at: DateTime,
+  finished_at: Nullable(DateTime),
+}));

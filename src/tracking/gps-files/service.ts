@@ -1,0 +1,122 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Clock } from '../../platform/clock.js';
+import type { Schema } from '../../platform/db/schema/index.js';
+import type { DevicesService } from '../devices/service.js';
+import type { GpsService } from '../gps/service.js';
+import type { TripsService } from '../trips/service.js';
+import { GpsFileErrors } from './errors.js';
+import { exportFile, fileSlug, pagesOf } from './export.js';
+import type { ExportFormat } from './writers/index.js';
+import type { Readable } from 'node:stream';
+import type { Static } from 'typebox';
+import type { Caller } from '../../platform/auth/caller.js';
+import { runImport } from './import.js';
+import { hasDoctype, sniff, SNIFF_BYTES } from './parsers/index.js';
+import type { PointSink } from './point-sink.js';
+import { createGpsImportsRepo, toGpsImport } from './repo.js';
+import type { ImportQuery } from './schemas.js';
+import { headOf, spool } from './spool.js';
+
+interface Deps {
+  db: Kysely<Schema>;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy'>;
+  devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
+  trips: Pick<TripsService, 'get'>;
+  sink: PointSink;
+  /** The largest file an import takes (IMPORT_MAX_BYTES). */
+  importMaxBytes: number;
+}
+
+/**
+ * GPS files: points out as GPX, GeoJSON, KML or CSV, streamed from keyset reads of the GPS module, and
+ * files in (import.ts). Reads and writes of points go through the GPS module; this module owns only the
+ * import records.
+ */
+export function createGpsFilesService(deps: Deps) {
+  const repo = createGpsImportsRepo(deps.db);
+  const running = new Set<Promise<void>>();
+  const stopping = new AbortController();
+
+  async function deviceOf(caller: Caller, named: string | undefined) {
+    const linked = named ?? (caller.apiKeyId ? (await deps.devices.ofApiKeys([caller.apiKeyId]))[0]?.id : undefined);
+    if (!linked) throw GpsFileErrors.device_required();
+    return deps.devices.get(linked);
+  }
+
+  return {
+    /**
+     * Takes a file for import: the device must exist, the body is spooled to disk (413 past
+     * IMPORT_MAX_BYTES), the format is named or sniffed (400 when neither tells, or for an XML DOCTYPE),
+     * then the record is made and the job starts in this process. Answers the record (status running).
+     */
+    async startImport(caller: Caller, query: Static<typeof ImportQuery>, body: Readable, contentLength: number | undefined) {
+      if (stopping.signal.aborted) throw GpsFileErrors.stopping();
+      const device = await deviceOf(caller, query.device_id);
+      if (contentLength !== undefined && contentLength > deps.importMaxBytes) throw GpsFileErrors.too_large();
+      const file = await spool(body, deps.importMaxBytes);
+      try {
+        if (file.bytes === 0) throw GpsFileErrors.empty_file();
+        const head = await headOf(file.path, SNIFF_BYTES);
+        const format = query.format ?? sniff(head);
+        if (!format) throw GpsFileErrors.unknown_format();
+        if ((format === 'gpx' || format === 'kml') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
+        const record = await repo.create({ device_id: device.id, created_by: caller.isSystem ? null : caller.userId, format, bytes_total: file.bytes });
+        const job = runImport({ ...deps, repo }, {
+          id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, file, signal: stopping.signal,
+        });
+        running.add(job);
+        void job.finally(() => running.delete(job));
+        return toGpsImport(record);
+      } catch (err) {
+        await file.discard();
+        throw err;
+      }
+    },
+
+    async getImport(id: string) {
+      const record = await repo.get(id);
+      if (!record) throw GpsFileErrors.import_not_found();
+      return toGpsImport(record);
+    },
+
+    /** The imports still running end as failed (interrupted), with their reports, before the database closes. */
+    async stop() {
+      stopping.abort();
+      await Promise.all(running);
+    },
+
+    /** Resolves once every running import has ended (tests wait on this). */
+    idle: () => Promise.all(running).then(() => undefined),
+
+    /** A device's points over a time range, as a file. Throws (404, 400) before any byte is sent. */
+    async exportDevice(input: { deviceId: string; from?: string; to?: string; format: ExportFormat }) {
+      const from = input.from === undefined ? undefined : new Date(input.from);
+      const to = input.to === undefined ? undefined : new Date(input.to);
+      if (from && to && from > to) throw GpsFileErrors.bad_range();
+      const device = await deps.devices.get(input.deviceId);
+      const exportedAt = deps.clock.now();
+      const day = (from ?? exportedAt).toISOString().slice(0, 10);
+      return exportFile(input.format, `track-${fileSlug(device.name, device.id)}-${day}`, { name: device.name, exportedAt }, deps.gps.pointsOfDevice(device.id, { from, to }));
+    },
+
+    /** A trip's points, oldest first, as a file (404 for an unknown trip). */
+    async exportTrip(tripId: string, format: ExportFormat) {
+      const trip = await deps.trips.get(tripId);
+      const exportedAt = deps.clock.now();
+      return exportFile(format, `trip-${fileSlug(trip.name, trip.id)}`, { name: trip.name, exportedAt }, pagesOf((limit, start) => deps.gps.pointsOfTrip(trip.id, limit, start)));
+    },
+
+    /** The points a user sent, as GPX text a batch at a time (the personal data export's tracks.gpx). */
+    async *gpxOfSender(userId: string, name: string): AsyncGenerator<string> {
+      const { stream } = exportFile('gpx', 'tracks', { name, exportedAt: deps.clock.now() }, deps.gps.pointsSentBy(userId));
+      for await (const chunk of stream) yield String(chunk);
+    },
+  };
+}
+
+export type GpsFilesService = ReturnType<typeof createGpsFilesService>;
+
+export { createPointSinkOverRecord } from './point-sink.js';

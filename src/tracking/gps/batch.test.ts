@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
+
+/** POST /v1/gps/batch, and idempotent delivery on POST /v1/gps. */
+describe('GPS batches', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  const newDevice = async () => (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'batch tracker' } })).json().data.id as string;
+  const batch = (payload: unknown, query = '', headers: Record<string, string> = {}) =>
+    t.app.inject({ method: 'POST', url: `/v1/gps/batch${query}`, headers: { ...bearer(admin), ...headers }, payload: payload as object });
+  const pointsOf = (deviceId: string) =>
+    t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', deviceId).orderBy('timestamp').execute();
+
+  it('stores the valid points, lists the refused ones by index and field, and counts resent points as duplicates', async () => {
+    const device = await newDevice();
+    const points = [
+      { ...POINT, timestamp: 1_767_225_600, device_id: device, accuracy: 8, battery_level: 87, charging: true, motion: 'driving', alarm: 'sos' },
+      { ...POINT, latitude: 91, timestamp: 1_767_225_601, device_id: device },
+      { ...POINT, timestamp: 1_767_225_602, device_id: device },
+      { ...POINT, speed_knots: undefined, timestamp: 1_767_225_603, device_id: device },
+      { ...POINT, timestamp: 1_767_225_604, device_id: '00000000-0000-4000-8000-000000000000' },
+    ];
+    const first = await batch(points);
+    expect(first.statusCode).toBe(200);
+    expect(first.json()).toEqual({
+      stored: 2,
+      duplicates: 0,
+      refused: [
+        { index: 1, field: 'latitude', message: "Body field 'latitude' must be <= 90" },
+        { index: 3, field: 'speed_knots', message: "Body field 'speed_knots' is required" },
+        { index: 4, field: 'device_id', message: 'device_id does not name an existing device' },
+      ],
+    });
+    const stored = await pointsOf(device);
+    expect(stored.map((p) => [p.timestamp.toISOString(), p.accuracy, p.battery_level, p.charging, p.motion, p.alarm])).toEqual([
+      ['2026-01-01T00:00:00.000Z', 8, 87, true, 'driving', 'sos'],
+      ['2026-01-01T00:00:02.000Z', null, null, null, null, null],
+    ]);
+    // The same batch again (a lost answer): nothing new.
+    expect((await batch(points)).json()).toMatchObject({ stored: 0, duplicates: 2 });
+    expect(await pointsOf(device)).toHaveLength(2);
+  });
+
+  it('takes NDJSON, refusing a line that is not JSON on its own', async () => {
+    const device = await newDevice();
+    const lines = [JSON.stringify({ ...POINT, timestamp: 1_767_225_700, device_id: device }), '{not json', '', JSON.stringify({ ...POINT, timestamp: 1_767_225_701, device_id: device })];
+    const response = await batch(lines.join('\n'), '', { 'content-type': 'application/x-ndjson' });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ stored: 2, duplicates: 0, refused: [{ index: 1, field: '', message: 'Line 2 is not JSON' }] });
+  });
+
+  it('with all_or_nothing=true stores nothing when a point is refused, answering 400 with the list', async () => {
+    const device = await newDevice();
+    const points = [{ ...POINT, timestamp: 1_767_225_800, device_id: device }, { ...POINT, timestamp: 1_767_225_801, device_id: '00000000-0000-4000-8000-000000000000' }];
+    const refused = await batch(points, '?all_or_nothing=true');
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json()).toEqual({
+      error: 'BadRequest',
+      message: 'Some points were refused; with all_or_nothing=true none was stored',
+      code: 'gps.batch_refused',
+      refused: [{ index: 1, field: 'device_id', message: 'device_id does not name an existing device' }],
+    });
+    expect(await pointsOf(device)).toHaveLength(0);
+    expect((await batch(points.slice(0, 1), '?all_or_nothing=true')).json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
+  });
+
+  it('refuses more than 10,000 points and a body that is not a list', async () => {
+    const many = Array.from({ length: 10_001 }, (_, i) => ({ ...POINT, timestamp: 1_767_000_000 + i }));
+    const tooMany = await batch(many);
+    expect([tooMany.statusCode, tooMany.json().code]).toEqual([400, 'request.validation']);
+    expect((await batch({ ...POINT, timestamp: 1 })).json().code).toBe('request.validation');
+  });
+
+  it('puts points without device_id on the device linked to the key, and needs gps:write', async () => {
+    const key = await createApiKey(t.app, admin, { name: 'batch key', scopes: ['gps:write'] });
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: key.id } })).json().data.id;
+    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key.key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
+    expect(response.json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
+    expect(await pointsOf(device)).toHaveLength(1);
+    const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
+    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(reader.key), payload: [] })).statusCode).toBe(403);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', payload: [] })).statusCode).toBe(401);
+  });
+
+  it('stores a point of POST /v1/gps once however often it is retried, answering each retry with the first point', async () => {
+    const device = await newDevice();
+    const send = () => t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: { ...POINT, timestamp: 1_767_226_000, device_id: device } });
+    const [a, b] = await Promise.all([send(), send()]);
+    const c = await send();
+    for (const response of [a, b, c]) expect(response.statusCode).toBe(201);
+    expect(new Set([a, b, c].map((r) => r.json().data.id)).size).toBe(1);
+    expect(c.json().data).toEqual(a.json().data);
+    expect(await pointsOf(device)).toHaveLength(1);
+  });
+});

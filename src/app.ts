@@ -22,6 +22,7 @@ import { registrationRoutes } from './identity/auth/registration-routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
+import { ingestRoutes } from './tracking/gps/ingest-routes.js';
 import { tripRoutes } from './tracking/trips/routes.js';
 import { locationRoutes } from './tracking/locations/routes.js';
 import { tripCategoryRoutes } from './tracking/trip-categories/routes.js';
@@ -191,6 +192,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
   await app.register(gpsRoutes, { gps: services.gps });
+  await app.register(ingestRoutes, { gps: services.gps, clock: services.clock });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });
   await app.register(locationRoutes, { locations: services.locations });

@@ -14,6 +14,14 @@ alter table gps_points
   -- An alarm the device raised with the point: sos from Traccar Client's SOS button, or what the device named.
   add column alarm text check (length(alarm) <= 100);
 
+-- A tracker that does not know its speed says so (-1, or nothing): the four speeds are then null rather than
+-- a made-up 0. POST /v1/gps still requires all four.
+alter table gps_points
+  alter column speed_kmh drop not null,
+  alter column speed_mps drop not null,
+  alter column speed_mph drop not null,
+  alter column speed_knots drop not null;
+
 -- Points sent more than once before this migration: the first stays (one on a trip before one that is not),
 -- the rest go; the trip point-count trigger sees each delete.
 delete from gps_points p

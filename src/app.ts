@@ -24,6 +24,7 @@ import { registrationRoutes } from './identity/auth/registration-routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
+import { ingestRoutes } from './tracking/gps/ingest-routes.js';
 import { tripRoutes } from './tracking/trips/routes.js';
 import { gpsFileRoutes } from './tracking/gps-files/routes.js';
 import { locationRoutes } from './tracking/locations/routes.js';
@@ -199,6 +200,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
   await app.register(gpsRoutes, { gps: services.gps });
+  await app.register(ingestRoutes, { gps: services.gps, clock: services.clock });
   await app.register(deviceRoutes, { devices: services.devices });
   await app.register(tripRoutes, { trips: services.trips });
   await app.register(locationRoutes, { locations: services.locations });

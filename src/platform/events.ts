@@ -46,7 +46,7 @@ export interface RecordedGpsPoint {
   latitude: number;
   longitude: number;
   heading: number | null;
-  speed_knots: number;
+  speed_knots: number | null;
   timestamp: Date | string;
 }
 

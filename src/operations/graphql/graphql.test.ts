@@ -184,7 +184,7 @@ describe('tracking queries', () => {
     for (let i = 0; i < 12; i++) {
       const trip = (await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: `Run ${i}`, device_id: device.id } })).json().data;
       await database.db.insertInto('gps_points').values([1, 2, 3].map((n) => ({
-        trip_id: trip.id, device_id: device.id, latitude: 50 + n, longitude: 8, timestamp: new Date(1_767_225_600_000 + n * 1000),
+        trip_id: trip.id, device_id: device.id, latitude: 50 + n + i / 100, longitude: 8, timestamp: new Date(1_767_225_600_000 + n * 1000),
         speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1,
       }))).execute();
     }
@@ -232,9 +232,9 @@ describe('tracking queries', () => {
   it("walks a trip's points by cursor as GET /v1/trips/{id}/gps lists them, with the trip's exact total", async () => {
     const device = (await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Logger' } })).json().data;
     const trip = (await app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'Paged', device_id: device.id } })).json().data;
-    // Two points share a time, so the order needs its id tie-break.
-    await database.db.insertInto('gps_points').values([0, 0, 1, 2, 3].map((n) => ({
-      trip_id: trip.id, device_id: device.id, latitude: 50 + n, longitude: 8, timestamp: new Date(1_767_225_600_000 + n * 1000),
+    // Two points share a time (at two places), so the order needs its id tie-break.
+    await database.db.insertInto('gps_points').values([0, 0, 1, 2, 3].map((n, i) => ({
+      trip_id: trip.id, device_id: device.id, latitude: 50 + n, longitude: 8 + i / 1000, timestamp: new Date(1_767_225_600_000 + n * 1000),
       speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1,
     }))).execute();
     const listed = (await app.inject({ method: 'GET', url: `/v1/trips/${trip.id}/gps?limit=100`, headers: bearer(admin) })).json();

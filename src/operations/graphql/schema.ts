@@ -137,10 +137,11 @@ export const typeDefs = /* GraphQL */ `
     altitude: Float
     heading: Float
     timestamp: DateTime!
-    speedKmh: Float!
-    speedMps: Float!
-    speedMph: Float!
-    speedKnots: Float!
+    "The four speeds are null when the device did not know its speed."
+    speedKmh: Float
+    speedMps: Float
+    speedMph: Float
+    speedKnots: Float
     pdop: Float
     hdop: Float
     vdop: Float

@@ -75,7 +75,7 @@ export const VesselPosition = Type.Object({
   latitude: Type.Number(),
   longitude: Type.Number(),
   heading: Type.Union([Type.Number(), Type.Null()]),
-  speed_knots: Type.Number(),
+  speed_knots: Type.Union([Type.Number(), Type.Null()], { description: 'null: the device did not know its speed' }),
   timestamp: Type.String({ format: 'date-time' }),
 });
 

@@ -43,6 +43,7 @@ const refusal = (socket: TestSocket, message: object) => {
 };
 const newDevice = async () =>
   (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Seeadler' } })).json().data as { id: string };
+/** Each test sends points at times of its own: a point already stored (same device, time and position) is not published again. */
 const postPoint = async (point: object) => {
   const response = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
   expect(response.statusCode).toBe(201);
@@ -192,14 +193,16 @@ describe('channels', () => {
     // Made public by whoever may update the device: the next point reaches everyone.
     const patched = await t.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers: bearer(admin), payload: { is_public: true } });
     expect(patched.json().data).toMatchObject({ is_public: true });
-    await postPoint({ ...POINT, device_id: device.id });
-    expect(await reader.socket.next('VesselPosition')).toEqual(vessel);
-    expect(await anonymous.socket.next('VesselPosition')).toEqual(vessel);
-    expect(await signedIn.socket.next('VesselPosition')).toEqual(vessel);
+    // (A point of its own: the same device, time and position again would be a resend, stored and published once.)
+    await postPoint({ ...POINT, device_id: device.id, timestamp: POINT.timestamp + 1 });
+    const later = { ...vessel, data: { ...vessel.data, timestamp: '2026-01-01T00:00:01.000Z' } };
+    expect(await reader.socket.next('VesselPosition')).toEqual(later);
+    expect(await anonymous.socket.next('VesselPosition')).toEqual(later);
+    expect(await signedIn.socket.next('VesselPosition')).toEqual(later);
 
     // A point without a device has no vessel; gps readers get it without device_id, as REST shows it.
     await reader.socket.next('GpsPoint');
-    const loose = await postPoint(POINT);
+    const loose = await postPoint({ ...POINT, timestamp: POINT.timestamp + 2 });
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: loose });
     expect(loose).not.toHaveProperty('device_id');
     await anonymous.socket.request({ type: 'Ping' }, 'Pong');
@@ -314,7 +317,7 @@ describe('relayed users', () => {
     expect(await socket.next('Error')).toEqual({
       type: 'Error', code: 'ws.channel_forbidden', reason: 'Access to this channel was withdrawn', channel: 'gps',
     });
-    await postPoint(POINT);
+    await postPoint({ ...POINT, timestamp: POINT.timestamp + 2 });
     await socket.request({ type: 'Ping' }, 'Pong');
     expect(socket.pending()).toEqual([]);
   });
@@ -339,7 +342,8 @@ describe('health and two nodes', () => {
       const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
       const onSecond = await socketAs(secondBase, user.token);
       await subscribe(onSecond, 'gps');
-      const stored = await postPoint(POINT);
+      // A point of its own: one already stored (same time and position) is not published again.
+      const stored = await postPoint({ ...POINT, timestamp: POINT.timestamp + 3 });
       expect((await onSecond.next('GpsPoint')).data).toEqual(stored);
       await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token), payload: { reason: 'lost_phone' } });
       expect(await onSecond.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'lost_phone' });

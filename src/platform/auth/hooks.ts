@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
 import { type AppError, AuthErrors } from '../http/errors.js';
 import { withErrorResponses } from '../http/envelopes.js';
 import { hasPermission, type Caller } from './caller.js';
@@ -28,6 +28,14 @@ export interface RouteAuth {
   oauthTokens?: true;
   /** Only the system API key (internal endpoints): 401 without a credential, 403 with any other. */
   systemKey?: true;
+  /**
+   * Where a client that cannot send `Authorization: Bearer` puts its credential (a tracker app: a URL
+   * parameter, HTTP Basic): read from the request line and headers, before anything else, when there is no
+   * bearer token. The token is resolved through the credential cache like a bearer token.
+   */
+  credentialFrom?: (request: FastifyRequest) => string | null;
+  /** The same for a credential in the body (a form post): read once the body is parsed, before validation. */
+  credentialInBody?: (request: FastifyRequest) => string | null;
 }
 
 declare module 'fastify' {
@@ -85,15 +93,22 @@ export function registerAuth(
   app.addHook('onRequest', (request, _reply, done) => {
     if (request.routeOptions.config?.ownAuthorization) return done();
     const hash = bearerTokenHash(request);
-    if (!hash) return done();
+    if (!hash) {
+      const token = request.routeOptions.config?.auth?.credentialFrom?.(request);
+      return token ? resolveInto(request, token, hashToken(token), done) : done();
+    }
+    resolveInto(request, bearerToken(request.headers.authorization)!, hash, done);
+  });
+
+  /** Resolves a token (the local cache answers without a promise) and admits its caller. */
+  function resolveInto(request: FastifyRequest, token: string, hash: string, done: (err?: Error) => void): void {
     const known = resolver.resolveLocally(hash);
     if (known !== undefined) return done(admit(request, known));
-    const token = bearerToken(request.headers.authorization)!;
     resolver.resolve(token, beforeDatabaseLookup && (() => beforeDatabaseLookup(request)), hash).then(
       (caller) => done(admit(request, caller)),
       (err: Error) => done(err),
     );
-  });
+  }
 
   /** Records the caller; a system key outside its allowlist is refused here (returned, for `done`). */
   function admit(request: FastifyRequest, caller: Caller | null): AppError | undefined {
@@ -112,8 +127,21 @@ export function registerAuth(
     if (!auth) return;
     documentRequirement(route, auth);
     // Before the body is even parsed: a caller without the right gets 401/403, never a hint about the input.
-    const check: onRequestHookHandler = (request, _reply, done) => done(refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
+    const check: onRequestHookHandler = (request, _reply, done) => {
+      // A credential that may come in the body is looked for there first (checked below, before validation).
+      if (!request.caller && auth.credentialInBody) return done();
+      done(refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
+    };
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), check];
+    const fromBody = auth.credentialInBody;
+    if (!fromBody) return;
+    const checkBody: preValidationHookHandler = (request, _reply, done) => {
+      const refuse = (err?: Error) => done(err ?? refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
+      const token = request.caller ? null : fromBody(request);
+      if (!token) return refuse();
+      resolveInto(request, token, hashToken(token), refuse);
+    };
+    route.preValidation = [...(route.preValidation ? [route.preValidation].flat() : []), checkBody];
   });
 }
 

@@ -293,6 +293,12 @@ export function createGpsService(deps: Deps) {
      */
     recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, undefined, true)),
 
+    /**
+     * Points already read into fields (an import: times to the millisecond, speeds possibly unknown) onto one
+     * device, in one statement: `stored`, `duplicates`, and per point its outcome (in their order).
+     */
+    storePoints: (caller: Caller, points: PointFields[], options: { deviceId: string }) => storeAll(caller, points, options),
+
     /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
     storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(caller, points, { keyDevice: true }),
 

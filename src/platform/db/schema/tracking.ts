@@ -25,10 +25,11 @@ export interface GpsPointsTable {
   altitude: number | null;
   heading: number | null;
   timestamp: Date;
-  speed_kmh: number;
-  speed_mps: number;
-  speed_mph: number;
-  speed_knots: number;
+  /** The four speeds: all null when the device did not know its speed. */
+  speed_kmh: number | null;
+  speed_mps: number | null;
+  speed_mph: number | null;
+  speed_knots: number | null;
   pdop: number | null;
   hdop: number | null;
   vdop: number | null;

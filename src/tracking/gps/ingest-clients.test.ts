@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { openSocket } from '../../../test/ws-client.js';
+import { speedsFrom } from './trackers.js';
+
+/**
+ * Tracker apps, replaying their requests as shared/protocols/device-clients.md shows them (the device
+ * identifier or password replaced by an API key, the one thing a user types in differently).
+ */
+describe('tracker apps', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp({ captureLogs: true });
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  /** A key with gps:write linked to a new device. */
+  async function phone() {
+    const key = await createApiKey(t.app, admin, { name: 'phone', scopes: ['gps:write'] });
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'phone', api_key_id: key.id } })).json().data.id as string;
+    const points = () => t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', device).orderBy('timestamp').execute();
+    return { key: key.key, device, points };
+  }
+  const post = (url: string, payload: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url, payload, headers });
+  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+  describe('Traccar Client', () => {
+    it('10.x: a form post is stored field by field (speed in knots), answered 200 with an empty body, and once however often it is resent', async () => {
+      const { key, points } = await phone();
+      const body = `id=${key}&lat=52.520008&lon=13.404954&timestamp=1760000000&accuracy=12.0&altitude=34.0&speed=5.83&bearing=270.0&batt=87&charge=false&battery_health=good&battery_voltage=4123&battery_temp=28.5`;
+      const first = await post('/v1/ingest/osmand', body, form);
+      expect([first.statusCode, first.body]).toEqual([200, '']);
+      expect((await post('/v1/ingest/osmand', body, form)).statusCode).toBe(200);
+      const stored = await points();
+      expect(stored).toHaveLength(1);
+      expect(stored[0]).toMatchObject({
+        latitude: 52.520008, longitude: 13.404954, timestamp: new Date('2025-10-09T08:53:20Z'), accuracy: 12, altitude: 34, heading: 270,
+        ...speedsFrom(5.83, 'knots'), speed_knots: 5.83, battery_level: 87, charging: false, alarm: null, trip_id: null,
+      });
+      expect([stored[0]!.speed_mps, stored[0]!.speed_kmh, stored[0]!.speed_mph]).toEqual([expect.closeTo(2.99921, 5), expect.closeTo(10.79716, 5), expect.closeTo(6.70904, 5)]);
+    });
+
+    it('9.x: the JSON body (speed in m/s, -1 unknown, battery 0..1, ISO time with milliseconds)', async () => {
+      const { key, points } = await phone();
+      const body =
+        '{"location":{"timestamp":"2025-06-15T13:45:12.862Z","coords":{"latitude":37.4219983,"longitude":-122.084,"accuracy":5,"speed":0,"heading":-1,"altitude":5},"is_moving":false,"odometer":0,"event":"motionchange","battery":{"level":1,"is_charging":false},"activity":{"type":"still"},"extras":{},"_":"&id=48241179&lat=37.4219983&lon=-122.084&timestamp=2025-06-15T13:45:12.862Z&"},"device_id":"48241179"}'.replaceAll('48241179', key);
+      const response = await post('/v1/ingest/osmand', body, { 'content-type': 'application/json' });
+      expect(response.statusCode).toBe(200);
+      expect(await points()).toMatchObject([{
+        latitude: 37.4219983, longitude: -122.084, timestamp: new Date('2025-06-15T13:45:12.862Z'), accuracy: 5, altitude: 5, heading: null,
+        speed_mps: 0, speed_kmh: 0, speed_mph: 0, speed_knots: 0, battery_level: 100, charging: false, motion: 'still',
+      }]);
+    });
+
+    it('classic apps: every field in the query string of a POST with an empty body; a heartbeat without a position stores nothing', async () => {
+      const { key, points } = await phone();
+      const response = await t.app.inject({ method: 'POST', url: `/v1/ingest/osmand?id=${key}&timestamp=619315200&lat=0.0&lon=0.0&speed=0.0&bearing=0.0&altitude=0.0&accuracy=0.0&batt=0.0` });
+      expect(response.statusCode).toBe(200);
+      expect((await post('/v1/ingest/osmand', `id=${key}&timestamp=1760000000&batt=80&charge=true`, form)).statusCode).toBe(200);
+      expect((await post('/v1/ingest/osmand', `id=${key}&notificationToken=abc`, form)).statusCode).toBe(200);
+      expect(await points()).toMatchObject([{ latitude: 0, longitude: 0, timestamp: new Date('1989-08-17T00:00:00Z'), speed_knots: 0, heading: 0, battery_level: 0 }]);
+    });
+
+    it('reads timestamps as seconds, milliseconds, ISO 8601 with a zone or without one (UTC), and location=lat,lon', async () => {
+      const { key, points } = await phone();
+      const get = (query: string) => t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&${query}` });
+      expect((await get('lat=1&lon=1&timestamp=1760000000123')).statusCode).toBe(200);
+      expect((await get('lat=2&lon=2&timestamp=2025-06-15T15:45:12%2B02:00')).statusCode).toBe(200);
+      expect((await get('location=3,3&timestamp=2025-06-15%2013:45:13&speed=-1&alarm=sos')).statusCode).toBe(200);
+      expect((await points()).map((p) => [p.latitude, p.timestamp.toISOString(), p.speed_knots, p.alarm])).toEqual([
+        [2, '2025-06-15T13:45:12.000Z', null, null],
+        [3, '2025-06-15T13:45:13.000Z', null, 'sos'],
+        [1, '2025-10-09T08:53:20.123Z', null, null],
+      ]);
+      const bad = await get('lat=95&lon=1');
+      expect([bad.statusCode, bad.json().code, bad.json().message]).toEqual([400, 'gps.invalid_point', "Field 'lat' must be between -90 and 90"]);
+      expect((await get('lat=1&lon=1&timestamp=yesterday')).json().message).toBe("Field 'timestamp' must be Unix seconds, milliseconds or an ISO 8601 time");
+    });
+
+    it('GPSLogger: the documented custom URL (speed in m/s, %HDOP empty)', async () => {
+      const { key, points } = await phone();
+      const url = `/v1/ingest/osmand?key=${key}&lat=12.193&lon=19.111&timestamp=1457205869&altitude=45.0&accuracy=8.0&bearing=359.0&speed_mps=9.0&batt=91.0&charge=true&hdop=`;
+      expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+      expect(await points()).toMatchObject([{ latitude: 12.193, longitude: 19.111, altitude: 45, accuracy: 8, heading: 359, speed_mps: 9, speed_kmh: 32.4, battery_level: 91, charging: true, hdop: null }]);
+    });
+
+    it('answers 401 without a key or with an unknown one, 403 to a key without gps:write or without a device, and never logs the key', async () => {
+      const { key } = await phone();
+      const point = 'lat=1&lon=1&timestamp=1760000000';
+      expect((await post('/v1/ingest/osmand', point, form)).json()).toEqual(UNAUTHORIZED);
+      expect((await post('/v1/ingest/osmand', `id=48241179&${point}`, form)).statusCode).toBe(401);
+      expect((await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=wg_nothing&${point}` })).statusCode).toBe(401);
+      const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
+      expect((await post('/v1/ingest/osmand', `id=${reader.key}&${point}`, form)).json().code).toBe('auth.forbidden');
+      const loose = await createApiKey(t.app, admin, { name: 'no device', scopes: ['gps:write'] });
+      const unlinked = await post('/v1/ingest/osmand', `id=${loose.key}&${point}`, form);
+      expect([unlinked.statusCode, unlinked.json().code]).toEqual([403, 'gps.no_device_for_credential']);
+      // A session's point lands on no device named by the client either.
+      expect((await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?${point}`, headers: bearer(admin) })).json().code).toBe('gps.no_device_for_credential');
+      await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&lat=1&lon=1&timestamp=1760000001` });
+      expect(JSON.stringify(t.logs())).not.toContain(key);
+    });
+  });
+
+  describe('OwnTracks', () => {
+    const message =
+      '{"_type":"location","topic":"owntracks/jane/pixel7","qos":1,"retained":true,"created_at":1718370000,"_id":"a1b2c3d4","source":"fused","t":"u","batt":80,"bs":1,"acc":12,"lat":48.856826,"lon":2.292713,"alt":35,"vel":4,"cog":270,"tst":1718369990,"m":1,"conn":"w","inregions":[],"tid":"p7"}';
+    const headers = (password: string) => ({
+      'content-type': 'application/json; charset=utf-8',
+      'user-agent': 'Owntracks-Android/gms/420500',
+      authorization: `Basic ${Buffer.from(`jane:${password}`).toString('base64')}`,
+      'x-limit-u': 'jane',
+      'x-limit-d': 'pixel7',
+    });
+
+    it('stores a location (vel in km/h, bs) with the key as Basic password, answers [] and stores a resent message once', async () => {
+      const { key, points } = await phone();
+      for (let i = 0; i < 2; i++) {
+        const response = await post('/v1/ingest/owntracks', message, headers(key));
+        expect([response.statusCode, response.headers['content-type'], response.json()]).toEqual([200, 'application/json; charset=utf-8', []]);
+      }
+      expect(await points()).toMatchObject([{
+        latitude: 48.856826, longitude: 2.292713, timestamp: new Date(1718369990 * 1000), accuracy: 12, altitude: 35, heading: 270,
+        speed_kmh: 4, speed_mps: 4 / 3.6, speed_knots: 4 / 3.6 / (1852 / 3600), battery_level: 80, charging: false,
+      }]);
+    });
+
+    it('answers every other message, and an empty body, 200 [] without storing it', async () => {
+      const { key, points } = await phone();
+      const others = [
+        '{"_type":"transition","event":"enter","desc":"Home","tid":"p7","t":"c","tst":1718369990,"wtst":1718300000,"acc":12,"lat":48.85,"lon":2.29,"rid":"r1"}',
+        '{"_type":"waypoint","desc":"Home","lat":48.85,"lon":2.29,"tst":1718300000,"rad":50}',
+        '{"_type":"waypoints","waypoints":[]}',
+        '{"_type":"status","android":{}}',
+        '{"_type":"lwt","tst":1718369990}',
+        '{"_type":"card","name":"Jane"}',
+        '{"_type":"encrypted","data":"abc"}',
+        '',
+      ];
+      for (const body of others) {
+        const response = await post('/v1/ingest/owntracks', body, headers(key));
+        expect([response.statusCode, response.json()]).toEqual([200, []]);
+      }
+      expect(await points()).toHaveLength(0);
+    });
+
+    it('answers 401 to a wrong password or none', async () => {
+      expect((await post('/v1/ingest/owntracks', message, headers('secret'))).statusCode).toBe(401);
+      expect((await post('/v1/ingest/owntracks', message, { 'content-type': 'application/json' })).statusCode).toBe(401);
+    });
+  });
+
+  describe('Overland', () => {
+    const batch =
+      '{"locations":[{"type":"Feature","geometry":{"type":"Point","coordinates":[-122.0305811,37.3318]},"properties":{"timestamp":"2024-10-01T15:00:00Z","altitude":12,"speed":4,"course":90,"horizontal_accuracy":5,"vertical_accuracy":3,"speed_accuracy":0.5,"course_accuracy":10.2,"motion":["driving"],"device_id":"iphone","wifi":"","battery_state":"charging","battery_level":0.8}}]}';
+
+    it('stores a batch with the key as Bearer token, answers {"result":"ok"}, and a resent batch stores nothing twice', async () => {
+      const { key, points } = await phone();
+      const headers = { ...bearer(key), 'content-type': 'application/json' };
+      const first = await post('/v1/ingest/overland', batch, headers);
+      expect([first.statusCode, first.json()]).toEqual([200, { result: 'ok', stored: 1, duplicates: 0 }]);
+      expect((await post('/v1/ingest/overland', batch, headers)).json()).toEqual({ result: 'ok', stored: 0, duplicates: 1 });
+      expect(await points()).toMatchObject([{
+        latitude: 37.3318, longitude: -122.0305811, timestamp: new Date('2024-10-01T15:00:00Z'), altitude: 12, heading: 90, accuracy: 5,
+        ...speedsFrom(4, 'mps'), speed_kmh: 14.4, battery_level: 80, charging: true, motion: 'driving',
+      }]);
+    });
+
+    it('skips features that are no position, takes the key as a key parameter, and knows -1 as unknown', async () => {
+      const { key, points } = await phone();
+      const features = [
+        { type: 'Feature', geometry: { type: 'Point', coordinates: [10, 50] }, properties: { timestamp: '2024-10-01T15:00:00Z', speed: -1, course: -1, battery_level: -1, battery_state: 'unknown' } },
+        { type: 'Feature', properties: { action: 'log', timestamp: '2024-10-01T15:00:01Z' } },
+        { type: 'Feature', geometry: { type: 'Point', coordinates: [10, 50] }, properties: { type: 'trip', mode: 'car', start: '2024-10-01T14:00:00Z' } },
+      ];
+      const response = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: features }), { 'content-type': 'application/json' });
+      expect(response.json()).toEqual({ result: 'ok', stored: 1, duplicates: 0 });
+      expect(await points()).toMatchObject([{ speed_kmh: null, speed_mps: null, speed_mph: null, speed_knots: null, heading: null, battery_level: null, charging: null }]);
+      expect((await post('/v1/ingest/overland', batch, { 'content-type': 'application/json' })).statusCode).toBe(401);
+      const tooMany = JSON.stringify({ locations: Array.from({ length: 1001 }, () => features[0]) });
+      expect((await post(`/v1/ingest/overland?key=${key}`, tooMany, { 'content-type': 'application/json' })).json().code).toBe('request.validation');
+    });
+  });
+
+  it('delivers a point from Traccar Client to gps WebSocket subscribers, and it joins the device\'s logging trip', async () => {
+    const { key, device } = await phone();
+    const trip = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'run', device_id: device, gps_logging_enabled: true } })).json().data.id;
+    await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip}`, headers: bearer(admin), payload: { status: 'active' } });
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const socket = await openSocket(base, { headers: bearer(admin) });
+    try {
+      await socket.next('Welcome');
+      await socket.request({ type: 'Subscribe', channel: 'gps', id: 'gps' }, 'Subscribed');
+      expect((await post('/v1/ingest/osmand', `id=${key}&lat=54.1&lon=10.1&timestamp=1760000000&speed=10`, form)).statusCode).toBe(200);
+      const message = await socket.next('GpsPoint');
+      expect(message.data).toMatchObject({ device_id: device, trip_id: trip, latitude: 54.1, speed_knots: 10 });
+      const latest = await t.app.inject({ method: 'GET', url: `/v1/gps/current?device_id=${device}`, headers: bearer(admin) });
+      expect(latest.json().data).toEqual(message.data);
+    } finally {
+      socket.close();
+    }
+  });
+});

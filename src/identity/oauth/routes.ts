@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppAssertionErrors, type AppAssertionVerifier } from '../../platform/auth/app-assertion.js';
-import { callerOf, requireAuthenticated } from '../../platform/auth/hooks.js';
+import { callerOf, requireAuthenticated, requireOwnAccount } from '../../platform/auth/hooks.js';
 import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
 import { Uuid } from '../../platform/http/schemas.js';
 import { OAuthErrors } from './errors.js';
@@ -116,7 +116,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
   });
 
   app.get('/v1/users/me/connected-apps', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('connected_apps:read') },
     schema: {
       tags,
       summary: 'The apps connected to your account: every OAuth client holding a grant or your consent',
@@ -127,7 +127,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
   }, async (request) => ({ data: await oauth.connectedAppsOf(callerOf(request)) }));
 
   app.delete('/v1/users/me/connected-apps/:client_id', {
-    config: { auth: requireAuthenticated() },
+    config: { auth: requireOwnAccount('connected_apps:revoke') },
     schema: {
       tags,
       summary: 'Disconnect an app: your consent goes, and every token, code and grant it holds for you',

@@ -5,6 +5,7 @@ import { AppError } from './platform/http/errors.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { DataDirInUseError } from './platform/db/data-dir-lock.js';
 import { BackupError, serveBackups } from './platform/db/backup.js';
+import { SecretKeyMismatchError } from './platform/secret-box.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
@@ -206,6 +207,7 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     error instanceof AppError ||
     error instanceof DataDirInUseError ||
     error instanceof BackupError ||
+    error instanceof SecretKeyMismatchError ||
     (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
   const message = error instanceof Error ? error.message : String(error);
   console.error(`waygate: ${known ? message : `failed: ${message}`}`);

@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { openDatabase, type Database } from './platform/db/database.js';
 import { migrate } from './platform/db/migrate.js';
 import { openKeyValueStore, type KeyValueStore } from './platform/kv/index.js';
+import { createSecretBox, verifySecretKey } from './platform/secret-box.js';
 
 export const embeddedDataDir = (config: Config) => join(config.dataDir, 'pgdata');
 
@@ -23,7 +24,10 @@ export function openConfiguredKeyValueStore(config: Config): Promise<KeyValueSto
 export async function openMigratedDatabase(config: Config): Promise<{ database: Database; applied: string[] }> {
   const database = await openConfiguredDatabase(config);
   try {
-    return { database, applied: await migrate(database.db) };
+    const applied = await migrate(database.db);
+    const keySource = config.secretKey ? 'SECRET_KEY' : `${join(config.dataDir, 'secret.key')} (SECRET_KEY is unset)`;
+    await verifySecretKey(database.db, createSecretBox(config.secretKey, config.dataDir), keySource);
+    return { database, applied };
   } catch (error) {
     await database.close();
     throw error;

@@ -1,6 +1,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
+import type { Schema } from './db/schema/index.js';
 
 const VERSION = 'v1';
 
@@ -35,6 +37,35 @@ export function createSecretBox(secretKey: string | undefined, dataDir: string) 
 }
 
 export type SecretBox = ReturnType<typeof createSecretBox>;
+
+/** The key of secrets at rest is not the one the database's secrets were sealed with. */
+export class SecretKeyMismatchError extends Error {}
+
+const CHECK_VALUE = 'waygate secret key check';
+
+/**
+ * Stops a start whose key cannot open what the database holds sealed: a `SECRET_KEY` set (or changed) over
+ * data sealed with `DATA_DIR/secret.key` or another value, as when moving to several nodes. The first start
+ * after the check existed seals a known value with the key in use; every start opens it. (A key changed on
+ * that same first start is not caught: there is nothing yet to compare with.)
+ */
+export async function verifySecretKey(db: Kysely<Schema>, box: SecretBox, keySource: string): Promise<void> {
+  await db.insertInto('secret_key_check').values({ sealed: box.seal(CHECK_VALUE) }).onConflict((oc) => oc.doNothing()).execute();
+  const { sealed } = await db.selectFrom('secret_key_check').select('sealed').executeTakeFirstOrThrow();
+  let opened: string | undefined;
+  try {
+    opened = box.open(sealed);
+  } catch {
+    opened = undefined;
+  }
+  if (opened !== CHECK_VALUE) {
+    throw new SecretKeyMismatchError(
+      `${keySource} is not the key this database's secrets were sealed with (2FA secrets, OAuth signing keys, ` +
+        'integration tokens): start with the key used before (SECRET_KEY, or DATA_DIR/secret.key when SECRET_KEY was unset). ' +
+        'Nodes share a generated key by copying DATA_DIR/secret.key to each; a new SECRET_KEY suits only a new database.',
+    );
+  }
+}
 
 function keyFromFile(file: string): Buffer {
   if (!existsSync(file)) {

@@ -1,6 +1,6 @@
 import { quoted } from '../../platform/http/errors.js';
 import type { Kysely } from 'kysely';
-import { hasPermission, type Caller } from '../../platform/auth/caller.js';
+import { hasPermission, OWN_ACCOUNT_ONLY, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
@@ -85,7 +85,8 @@ export function createAccessService(deps: Deps) {
   async function assertMayManageUser(caller: Caller, userId: string): Promise<void> {
     if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
     const target = await accessOfUser(userId);
-    const beyond = target.isSuperAdmin || target.permissions.some((permission) => !hasPermission(caller, permission));
+    const beyond =
+      target.isSuperAdmin || target.permissions.some((permission) => !OWN_ACCOUNT_ONLY.has(permission) && !hasPermission(caller, permission));
     if (beyond) throw UserErrors.sign_in_beyond_caller();
   }
 

@@ -548,7 +548,7 @@ describe('connected apps', () => {
     expect(Date.parse(apps[0]!.last_used_at)).toBeGreaterThanOrEqual(Date.parse(apps[1]!.last_used_at));
     // Nobody else's apps, and not for a credential without a user or an app's own token.
     expect((await list((await createUser(t.app)).token)).json()).toEqual({ data: [] });
-    expect((await list(trusted.tokens.access_token)).json()).toMatchObject({ code: 'auth.oauth_token_not_permitted' });
+    expect((await list(trusted.tokens.access_token)).json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation: requires connected_apps:read', code: 'auth.forbidden' });
 
     expect((await disconnect(user.token, thirdParty.client.id)).statusCode).toBe(204);
     expect((await me(consented.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
@@ -571,8 +571,9 @@ describe('connected apps', () => {
     expect(next).toContain('name="decision"');
   });
 
-  it('answers 404 for a credential without a user', async () => {
-    const key = await ownerlessKey(t, []);
+  it('answers 404 for a credential without a user, and 403 naming the permission to a key without it', async () => {
+    expect((await list(await ownerlessKey(t, []))).json()).toMatchObject({ code: 'auth.forbidden', message: expect.stringContaining('connected_apps:read') });
+    const key = await ownerlessKey(t, ['connected_apps:read']);
     expect((await list(key)).json()).toMatchObject({ code: 'user.credential_without_user' });
   });
 });

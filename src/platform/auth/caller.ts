@@ -41,6 +41,18 @@ export function hasPermission(caller: Caller, permission: string): boolean {
   return grants(caller.permissions, permission) && (caller.ownerPermissions === null || grants(caller.ownerPermissions, permission));
 }
 
+/**
+ * Permissions that act on the holder's own account only (their OAuth clients, activity log, data export,
+ * integrations, connected apps): every user holds them through the default role, and holding them gives no
+ * power over anyone else, so they do not count when judging whether a caller may manage another user.
+ */
+export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
+  'oauth_clients:read', 'oauth_clients:write', 'oauth_clients:delete',
+  'audit:read_own', 'audit:report_own', 'export:read',
+  'integrations:read', 'integrations:write',
+  'connected_apps:sign_out', 'connected_apps:read', 'connected_apps:revoke',
+]);
+
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';
 
 function splitPermission(permission: string): [string, string] {

@@ -146,6 +146,15 @@ describe('tracker apps', () => {
       expect(await points()).toHaveLength(0);
     });
 
+    it('answers a location that can never be stored 200 [] without storing it, so Android does not resend it for ever', async () => {
+      const { key, points } = await phone();
+      for (const body of ['{"_type":"location","lat":200,"lon":2.29,"tst":1718369990}', '{"_type":"location","lat":48.85,"lon":2.29}']) {
+        const response = await post('/v1/ingest/owntracks', body, headers(key));
+        expect([response.statusCode, response.json()]).toEqual([200, []]);
+      }
+      expect(await points()).toHaveLength(0);
+    });
+
     it('answers 401 to a wrong password or none', async () => {
       expect((await post('/v1/ingest/owntracks', message, headers('secret'))).statusCode).toBe(401);
       expect((await post('/v1/ingest/owntracks', message, { 'content-type': 'application/json' })).statusCode).toBe(401);

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { callerOf, type RouteAuth } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
-import { RequestErrors } from '../../platform/http/errors.js';
+import { AppError, RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
 import { basicPassword, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonPoint } from './trackers.js';
@@ -128,9 +128,26 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
     },
   }, async (request) => {
     const message = paramsOf(request.body);
-    if (message._type === 'location') await gps.recordForKeyDevice(callerOf(request), ownTracksPoint(message));
+    if (message._type !== 'location') return [];
+    const point = storableOrNothing(request, () => ownTracksPoint(message));
+    if (point) await gps.recordForKeyDevice(callerOf(request), point);
     return [];
   });
+
+  /**
+   * An OwnTracks location that can never be stored (a latitude of 200, no tst): Android requeues a message on
+   * any non-2xx up to 100,000 times and sends nothing behind it meanwhile, so such a location is answered []
+   * like the messages that are not stored, and logged with its reason (iOS would drop it after a 4xx anyway).
+   */
+  function storableOrNothing<T>(request: FastifyRequest, read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'gps.invalid_point') throw err;
+      request.log.warn({ reason: err.message }, 'OwnTracks location not stored (answered [] so the app does not resend it)');
+      return undefined;
+    }
+  }
 
   app.post('/v1/ingest/overland', {
     config: { auth: writer({ credentialFrom: (request) => textParam(paramsOf(request.query).key) }) },

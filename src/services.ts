@@ -23,7 +23,7 @@ import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
-import { createGpsFilesService, createPointSinkOverRecord } from './tracking/gps-files/service.js';
+import { createGpsFilesService, createPointSinkOverBatch } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
 import { createAuditService } from './operations/audit/service.js';
@@ -123,7 +123,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
   });
-  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverRecord(gps), importMaxBytes: config.importMaxBytes });
+  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverBatch(gps), importMaxBytes: config.importMaxBytes });
   const stats = createStatsService({
     kv,
     log,

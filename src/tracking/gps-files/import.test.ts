@@ -42,10 +42,10 @@ describe('GPS file import', () => {
     expect(done.bytes_read).toBe(fixture('track-1.1.gpx').length);
     expect(done.bytes_total).toBe(done.bytes_read);
     expect(await pointsOf(device)).toEqual([
-      '2025-06-01T07:59:00.000Z,53.54,9.98,4.5,,0',
+      '2025-06-01T07:59:00.000Z,53.54,9.98,4.5,,',
       '2025-06-01T08:00:00.000Z,53.541,9.981,5,45,9',
-      '2025-06-01T08:00:10.250Z,53.542,9.982,5.5,,0',
-      '2025-06-01T10:00:00.000Z,53.56,10,,,0',
+      '2025-06-01T08:00:10.250Z,53.542,9.982,5.5,,',
+      '2025-06-01T10:00:00.000Z,53.56,10,,,',
     ]);
   });
 
@@ -75,9 +75,9 @@ describe('GPS file import', () => {
     const device = await newDevice();
     expect(await imported(device, 'points.kml')).toMatchObject({ format: 'kml', status: 'done', imported: 3, refused: [{ at: 'Placemark 2 (line 6)', reason: 'a line or shape without times' }] });
     expect(await pointsOf(device)).toEqual([
-      '2025-02-01T09:00:00.000Z,52.52,13.405,34,,0',
-      '2025-02-01T10:00:00.000Z,52.521,13.406,35,,0',
-      '2025-02-01T10:01:00.000Z,52.522,13.407,36,,0',
+      '2025-02-01T09:00:00.000Z,52.52,13.405,34,,',
+      '2025-02-01T10:00:00.000Z,52.521,13.406,35,,',
+      '2025-02-01T10:01:00.000Z,52.522,13.407,36,,',
     ]);
   });
 
@@ -91,8 +91,8 @@ describe('GPS file import', () => {
     ]);
     expect(await pointsOf(device)).toEqual([
       '2025-04-01T06:00:00.000Z,48.8566,2.3522,35,90,5.4',
-      '2025-04-01T06:01:00.000Z,48.857,2.353,,,0',
-      '2025-04-01T06:02:00.000Z,48.858,2.354,,,0',
+      '2025-04-01T06:01:00.000Z,48.857,2.353,,,',
+      '2025-04-01T06:02:00.000Z,48.858,2.354,,,',
     ]);
   });
 
@@ -106,8 +106,8 @@ describe('GPS file import', () => {
     ]);
     expect(await pointsOf(device)).toEqual([
       '2025-05-01T10:00:00.000Z,50.1109,8.6821,112,,36',
-      '2025-05-01T10:00:30.000Z,50.111,8.6822,,,0',
-      '2025-05-01T10:02:00.000Z,50.1112,8.6824,113,,0',
+      '2025-05-01T10:00:30.000Z,50.111,8.6822,,,',
+      '2025-05-01T10:02:00.000Z,50.1112,8.6824,113,,',
     ]);
   });
 
@@ -115,25 +115,25 @@ describe('GPS file import', () => {
     const device = await newDevice();
     const done = await imported(device, 'owntracks.rec');
     expect(done).toMatchObject({ format: 'owntracks', status: 'done', imported: 2, refused: [{ at: 'line 4', reason: 'not "<time>\\t<tag>\\t<JSON message>"' }] });
-    expect(await pointsOf(device)).toEqual(['2025-07-01T12:00:00.000Z,47.3769,8.5417,408,180,18', '2025-07-01T12:01:00.000Z,47.377,8.5418,,,0']);
+    expect(await pointsOf(device)).toEqual(['2025-07-01T12:00:00.000Z,47.3769,8.5417,408,180,18', '2025-07-01T12:01:00.000Z,47.377,8.5418,,,']);
   });
 
   it('imports Google Takeout Records.json (E7 degrees, timestamp or timestampMs)', async () => {
     const device = await newDevice();
     const done = await imported(device, 'Records.json');
     expect(done).toMatchObject({ format: 'takeout', status: 'done', imported: 2, refused: [{ at: 'locations[2]', reason: 'latitude is not a number' }] });
-    expect(await pointsOf(device)).toEqual(['2019-08-01T12:00:00.000Z,51.5073509,-0.1277583,35,120,10.8', '2019-08-01T12:01:00.000Z,51.5074,-0.1277,,,0']);
+    expect(await pointsOf(device)).toEqual(['2019-08-01T12:00:00.000Z,51.5073509,-0.1277583,35,120,10.8', '2019-08-01T12:01:00.000Z,51.5074,-0.1277,,,']);
   });
 
   it('imports Google Takeout Timeline.json: path points, visits, activity ends and raw positions', async () => {
     const device = await newDevice();
     expect(await imported(device, 'Timeline.json')).toMatchObject({ format: 'takeout', status: 'done', imported: 6, refused_count: 0 });
     expect(await pointsOf(device)).toEqual([
-      '2024-09-01T06:00:00.000Z,52.5163,13.3777,,,0',
-      '2024-09-01T06:05:00.000Z,52.517,13.379,,,0',
-      '2024-09-01T07:00:00.000Z,52.52,13.405,,,0',
-      '2024-09-01T09:00:00.000Z,52.52,13.405,,,0',
-      '2024-09-01T09:30:00.000Z,52.53,13.41,,,0',
+      '2024-09-01T06:00:00.000Z,52.5163,13.3777,,,',
+      '2024-09-01T06:05:00.000Z,52.517,13.379,,,',
+      '2024-09-01T07:00:00.000Z,52.52,13.405,,,',
+      '2024-09-01T09:00:00.000Z,52.52,13.405,,,',
+      '2024-09-01T09:30:00.000Z,52.53,13.41,,,',
       '2024-09-01T09:40:00.000Z,52.531,13.411,40,,4.32',
     ]);
   });

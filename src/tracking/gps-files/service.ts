@@ -119,4 +119,4 @@ export function createGpsFilesService(deps: Deps) {
 
 export type GpsFilesService = ReturnType<typeof createGpsFilesService>;
 
-export { createPointSinkOverRecord } from './point-sink.js';
+export { createPointSinkOverBatch } from './point-sink.js';

@@ -112,6 +112,7 @@ const CASES: Record<string, Case> = {
 /** 201s without a Location, each with the reason. */
 const WITHOUT_LOCATION: Record<string, string> = {
   'POST /v1/internal/audit': 'an audit event has no address of its own: the log is read through filtered lists',
+  'POST /v1/users/me/passkeys': 'a passkey has no address of its own: GET /v1/users/me/passkeys lists them (PATCH and DELETE take its id)',
 };
 
 beforeAll(async () => {

@@ -686,9 +686,15 @@ describe('wildcard permissions', () => {
     expectError(await call(t.app, 'PATCH', '/v1/roles/role_admin', user.token, { description: 'x' }), 403, superAdminOnly);
     const assignAdmin = await call(t.app, 'POST', `/v1/users/${other.id}/roles`, user.token, { role_id: 'role_admin' });
     expectError(assignAdmin, 403, 'You can only assign or remove roles you hold yourself');
-    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({ permissions: ['*:*'] });
+    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });
 });
+
+/** What role_user holds (issue 36): the permissions a key needs on routes of its owner's own account. */
+const OWN_ACCOUNT = [
+  'audit:read_own', 'audit:report_own', 'connected_apps:read', 'connected_apps:revoke', 'connected_apps:sign_out',
+  'export:read', 'integrations:read', 'integrations:write',
+];
 
 describe('roles and permissions of users', () => {
   let t: TestApp;
@@ -716,7 +722,7 @@ describe('roles and permissions of users', () => {
     expect(roles.json()).toEqual({ roles: [summaryOf('role_user')] });
     const permissions = await permissionsOf(user.id, user.token);
     expectStatus(permissions, 200);
-    expect(permissions.json()).toEqual({ permissions: [] });
+    expect(permissions.json()).toEqual({ permissions: OWN_ACCOUNT });
   });
 
   it("a user without users:read may not see another user's roles or permissions", async () => {
@@ -731,8 +737,10 @@ describe('roles and permissions of users', () => {
     const roles = await rolesOf(user.id, admin.token);
     expectStatus(roles, 200);
     expect(roles.json()).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
-    expect((await permissionsOf(user.id, admin.token)).json()).toEqual({ permissions: ['api_keys:delete', 'api_keys:read', 'api_keys:write'] });
-    expect((await permissionsOf(admin.id, admin.token)).json()).toEqual({ permissions: ['*:*'] });
+    expect((await permissionsOf(user.id, admin.token)).json()).toEqual({
+      permissions: ['api_keys:delete', 'api_keys:read', 'api_keys:write', ...OWN_ACCOUNT, 'oauth_clients:delete', 'oauth_clients:read', 'oauth_clients:write'],
+    });
+    expect((await permissionsOf(admin.id, admin.token)).json()).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });
 
   it('returns effective permissions sorted and without duplicates across roles', async () => {

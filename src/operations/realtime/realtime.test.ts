@@ -9,6 +9,8 @@ import {
 import { openSocket, refusedHandshake, socketAs, type TestSocket } from '../../../test/ws-client.js';
 import { MAX_SUBSCRIPTIONS } from './service.js';
 
+// Each test posts its points at times of its own: a point of the same device (or of none), time and position is
+// a resend, stored and published once, so in a shuffled order one test's point would swallow another's.
 const POINT = {
   latitude: 53.55, longitude: 9.99, altitude: 3, heading: 270, timestamp: 1_767_225_600,
   speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10,
@@ -202,7 +204,7 @@ describe('channels', () => {
 
     // A point without a device has no vessel; gps readers get it without device_id, as REST shows it.
     await reader.socket.next('GpsPoint');
-    const loose = await postPoint({ ...POINT, timestamp: POINT.timestamp + 2 });
+    const loose = await postPoint({ ...POINT, timestamp: POINT.timestamp + 10 });
     expect(await reader.socket.next('GpsPoint')).toEqual({ type: 'GpsPoint', channel: 'gps', data: loose });
     expect(loose).not.toHaveProperty('device_id');
     await anonymous.socket.request({ type: 'Ping' }, 'Pong');

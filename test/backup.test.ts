@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -104,6 +104,8 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
         stderr: expect.stringContaining('is not empty'),
       });
 
+      // Secrets at rest stay sealed with the old key: it goes with the restore, as the README says.
+      cpSync(join(source, 'secret.key'), join(restoredDir, 'secret.key'));
       const restored = await serve(restoredDir);
       try {
         const restoredToken = await signIn(restored.address);

@@ -9,6 +9,9 @@ import { withDatabaseName } from './database-url.js';
 import { bearer, TEST_ADMIN, TEST_SYSTEM_KEY, usesPostgres, usesRedis } from './helpers.js';
 import { openSocket, refusedHandshake, socketAs, type TestSocket } from './ws-client.js';
 
+/** Nodes on one database share the key of secrets at rest, as the README says (a start with another key stops). */
+const SHARED_SECRET_KEY = 'two-nodes-test-secret-key-shared-by-both-nodes';
+
 const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 interface Node {
@@ -29,7 +32,7 @@ function cleanEnv(): Record<string, string> {
 function startNode(env: Record<string, string>): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), 'waygate-node-'));
   const child: ChildProcess = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...cleanEnv(), ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { ...cleanEnv(), SECRET_KEY: SHARED_SECRET_KEY, ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));

@@ -26,11 +26,12 @@ beforeAll(async () => {
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
   mkdirSync(SHOTS, { recursive: true });
 });
+// (Closing Chromium can take a while on a loaded machine.)
 afterAll(async () => {
   await browser?.close();
   await t?.close();
   await tiles?.close();
-});
+}, 180_000);
 
 const nowSecs = () => Math.floor(Date.now() / 1000);
 const point = (latitude: number, longitude: number, extra: Record<string, unknown> = {}) =>

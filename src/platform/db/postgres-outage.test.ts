@@ -40,7 +40,7 @@ function relayTo(target: { host: string; port: number }) {
 }
 
 describe.runIf(usesPostgres)('PostgreSQL stopped and started again', () => {
-  const upstream = new URL(process.env.TEST_DATABASE_URL ?? 'postgres://127.0.0.1:5432');
+  const upstream = new URL(process.env.TEST_DATABASE_URL || 'postgres://127.0.0.1:5432');
   const relay = relayTo({ host: upstream.hostname, port: Number(upstream.port || 5432) });
   const clock = createTestClock();
   let app: FastifyInstance;

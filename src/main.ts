@@ -20,6 +20,8 @@ Commands:
                              create a super admin (or make the user with that email one); prints the user id
   system-key create [--name N]
                              create a system API key and print its value once
+  jobs list                  the scheduled jobs with their last run
+  jobs run NAME              run a scheduled job now (once across nodes: refused while it runs anywhere)
   oauth rotate-signing-key   add a new OAuth signing key (published now, signing in 10 minutes)
   backup FILE                write a consistent snapshot of the embedded database to FILE (a new file), through
                              the running server when one owns DATA_DIR, which keeps serving meanwhile
@@ -56,6 +58,28 @@ const commands: Record<string, Command> = {
     if (positionals[0] !== 'create') throw new UsageError('Usage: waygate system-key create [--name N]');
     const { key } = await withServices(config, (services) => services.apiKeys.createSystemKey(values.name ?? 'System key'));
     console.log(key);
+  },
+  jobs: async (config, args) => {
+    const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+    const [action, name] = positionals;
+    if (action === 'list' && positionals.length === 1) {
+      for (const job of await withServices(config, (services) => services.scheduler.list())) {
+        const last = job.last_finished_at ? `last ${job.last_outcome} at ${job.last_finished_at.toISOString()} in ${job.last_duration_ms} ms` : 'never run';
+        console.log(`${job.name}\tevery ${job.interval_seconds} s\t${last}\tnext ${job.next_run_at.toISOString()}`);
+      }
+      return;
+    }
+    if (action !== 'run' || !name || positionals.length !== 2) throw new UsageError('Usage: waygate jobs list | waygate jobs run NAME');
+    const status = await withServices(config, (services) => services.scheduler.runNow(name));
+    if (status === 'unknown') throw new UsageError(`No scheduled job is named "${name}"; "waygate jobs list" lists them`);
+    if (status === 'running') throw new UsageError(`${name} is running now (on this node or another); try again when it has finished`);
+    if (status.last_outcome === 'failed') {
+      progress(`${name} failed in ${status.last_duration_ms} ms: ${status.last_error}`);
+      process.exitCode = 1;
+      return;
+    }
+    progress(`${name} succeeded in ${status.last_duration_ms} ms`);
+    console.log(JSON.stringify(status.last_result));
   },
   oauth: async (config, args) => {
     if (args[0] !== 'rotate-signing-key') throw new UsageError('Usage: waygate oauth rotate-signing-key');
@@ -101,7 +125,7 @@ async function withServices<T>(config: Config, task: (services: Services) => Pro
   const kv = await openConfiguredKeyValueStore(config);
   try {
     const { buildApp } = await loading;
-    const app = await buildApp(config, { database, kv }, { logger: false });
+    const app = await buildApp(config, { database, kv }, { logger: false, scheduledJobs: false });
     try {
       return await task(app.services);
     } finally {

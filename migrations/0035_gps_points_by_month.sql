@@ -6,8 +6,8 @@
 --   gps_points_after     everything from the month after the last one (a device with a clock far ahead)
 -- No DEFAULT partition: with one, PostgreSQL can no longer read the partitions one after the other in time
 -- order (an ordered Append, which stops at the first month holding the newest point); it must merge them all.
--- The scheduled job gps-partitions adds months ahead (gps_points_extend), gps-retention drops old ones
--- (gps_points_expire). Every index of the old table is here, per partition; the primary key must contain the
+-- The scheduled job gps-partitions adds months ahead (gps_points_extend) and, for points that arrived in
+-- gps_points_before, behind (gps_points_extend_back); gps-retention drops old ones (gps_points_expire). Every index of the old table is here, per partition; the primary key must contain the
 -- partition key, so it is (id, "timestamp"). Nothing refers to a point's id by foreign key.
 
 -- The new table: the same columns, defaults, not-nulls and checks, in the same order.
@@ -105,6 +105,35 @@ begin
   end loop;
   execute format('create table gps_points_after partition of gps_points for values from (%L) to (maxvalue)', month);
   perform gps_points_drop_partition('gps_points_after_old'::regclass, true);
+  return added;
+end
+$$;
+
+-- Adds month partitions before the first one, down to the month holding `since`; returns how many it added.
+-- gps_points_before is made again to end where they start, and the points it held move into their months. The
+-- job gps-partitions calls it for the oldest point in gps_points_before (an import of old tracks), at most ten
+-- years back (a device whose clock says 1970 must not make 670 partitions; older points stay in gps_points_before).
+create function gps_points_extend_back(since timestamptz) returns integer language plpgsql as $$
+declare
+  first_month timestamptz := (select min(m.month) from gps_points_months() m);
+  target timestamptz := gps_points_month(since);
+  month timestamptz;
+  added integer := 0;
+begin
+  if target >= first_month then
+    return 0;
+  end if;
+  alter table gps_points detach partition gps_points_before;
+  alter table gps_points_before rename to gps_points_before_old;
+  month := target;
+  while month < first_month loop
+    execute format('create table %I partition of gps_points for values from (%L) to (%L)',
+      'gps_points_y' || to_char(month at time zone 'UTC', 'YYYY"m"MM'), month, gps_points_month(month, 1));
+    added := added + 1;
+    month := gps_points_month(month, 1);
+  end loop;
+  execute format('create table gps_points_before partition of gps_points for values from (minvalue) to (%L)', target);
+  perform gps_points_drop_partition('gps_points_before_old'::regclass, true);
   return added;
 end
 $$;

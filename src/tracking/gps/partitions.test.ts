@@ -44,34 +44,47 @@ describe('GPS points by month, with retention', () => {
     };
     expect(await tripCount()).toBe(5);
 
-    // 500 days on: the months up to three ahead are added; the point of month 4 moves into its partition.
+    // 500 days on: the months up to three ahead are added, and months back to the oldest point; the points of
+    // month 4 (in gps_points_after) and of day -400 (in gps_points_before) move into their months.
     t.clock.advance(500 * DAY);
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const added = await runJob('gps-partitions');
     expect(added).toMatchObject({ last_outcome: 'succeeded', last_error: null });
     expect(added.last_result.partitions_added).toBeGreaterThanOrEqual(16);
-    expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0 } });
+    expect(added.last_result.partitions_added_before).toBeGreaterThanOrEqual(13);
+    expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0, partitions_added_before: 0 } });
     const partitionOf = async (day: number) =>
       (await sql<{ partition: string }>`select tableoid::regclass::text as partition from gps_points where device_id = ${device} and "timestamp" = ${new Date(first + day * DAY)}`.execute(t.database.db)).rows[0]?.partition;
-    expect(await partitionOf(130)).toMatch(/^gps_points_y\d{4}m\d{2}$/);
+    const monthly = /^gps_points_y\d{4}m\d{2}$/;
+    expect(await partitionOf(130)).toMatch(monthly);
+    expect(await partitionOf(-400)).toMatch(monthly);
     expect(await tripCount()).toBe(5);
 
     // Nothing goes while retention is unset (the default).
     expect(await runJob('gps-retention')).toMatchObject({ last_result: { retention_days: null, partitions_dropped: 0, points_deleted: 0 } });
 
-    // 400 days kept: the cutoff is day 115 of the first month's count. Months 0 to 2 go whole (and the
-    // catch-all before them); month 3 loses the rows before the cutoff; month 4 stays.
+    // 400 days kept: the cutoff is day 115 of the first month's count. The months up to month 2 go whole (and
+    // the catch-all before them); month 3 loses the rows before the cutoff; month 4 stays.
+    const monthsBefore = (await months()).length;
     expect((await call('PATCH', '/v1/system-config/gps.retention_days', { value: 400 })).statusCode).toBe(200);
     const expired = await runJob('gps-retention');
-    expect(expired.last_result).toEqual({ retention_days: 400, cutoff: new Date(first + 115 * DAY).toISOString(), partitions_dropped: 3, points_deleted: 1 });
+    expect(expired.last_result).toEqual({ retention_days: 400, cutoff: new Date(first + 115 * DAY).toISOString(), partitions_dropped: expect.any(Number), points_deleted: 1 });
     const left = (await call('GET', `/v1/trips/${trip}/gps`)).json().data as { timestamp: string }[];
     expect(left.map((point) => point.timestamp)).toEqual([new Date(first + 130 * DAY).toISOString()]);
     // The trip stays, its count follows the points.
     expect(await tripCount()).toBe(1);
-    expect((await months())[0]!.month.getTime()).toBeGreaterThan(first + 80 * DAY);
-    // No gap before the months left: an old point (an import) is still stored, in gps_points_before.
+    const remaining = await months();
+    expect(remaining.length).toBe(monthsBefore - (expired.last_result.partitions_dropped as number));
+    // Month 3 (holding the cutoff) is the first left.
+    expect(remaining[0]!.month.getTime()).toBeGreaterThan(first + 85 * DAY);
+    expect(remaining[0]!.month.getTime()).toBeLessThan(first + 115 * DAY);
+    // No gap before the months left: an old point (an import) is still stored, in gps_points_before, and the
+    // next run gives it its month.
     expect((await call('POST', '/v1/gps/batch', [{ ...POINT, device_id: device, timestamp: (first + 10 * DAY) / 1000 }])).json()).toMatchObject({ stored: 1 });
     expect(await partitionOf(10)).toBe('gps_points_before');
+    expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0, partitions_added_before: 3 } });
+    expect(await partitionOf(10)).toMatch(monthly);
+    expect(await tripCount()).toBe(2);
   });
 
   it('refuses a retention that is not a whole number of days, naming the field', async () => {

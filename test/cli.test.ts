@@ -90,6 +90,15 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     expect(run(['oauth', 'rotate'], { DATA_DIR: dataDir }).status).toBe(2);
   });
 
+  it('jobs run runs a scheduled job now and prints its result; an unknown name is a usage error', () => {
+    const result = run(['jobs', 'run', 'gps-retention'], { DATA_DIR: dataDir });
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ retention_days: null, partitions_dropped: 0, points_deleted: 0 });
+    expect(result.stderr).toMatch(/waygate: gps-retention succeeded in \d+ ms\n$/);
+    const unknown = run(['jobs', 'run', 'no-such-job'], { DATA_DIR: dataDir });
+    expect([unknown.status, unknown.stderr]).toEqual([2, 'waygate: No scheduled job is named "no-such-job"; "waygate jobs list" lists them\n']);
+  });
+
   it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },

@@ -133,6 +133,10 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     const meanwhile = run(['admin', 'create', '--email', 'late@example.org', '--username', 'late', '--password', 'late-password-1'], { DATA_DIR: dataDir });
     expect(meanwhile.status).toBe(2);
     expect(meanwhile.stderr).toMatch(/is in use by another Waygate process \(pid \d+\)/);
+    // A scheduled job, though, runs in the server (asked through its socket), once across nodes as always.
+    const job = run(['jobs', 'run', 'purge-expired'], { DATA_DIR: dataDir });
+    expect([job.status, job.stderr]).toEqual([0, expect.stringMatching(/^waygate: purge-expired succeeded in \d+ ms\n$/)]);
+    expect(JSON.parse(job.stdout)).toMatchObject({ sessions: expect.any(Number), deleted_users: 0 });
     // Written owner-only.
     expect(statSync(join(dataDir, 'pgdata')).mode & 0o077).toBe(0);
 

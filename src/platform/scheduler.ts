@@ -29,6 +29,13 @@ export interface JobStatus {
   failures: number;
 }
 
+/** A "run now" answer as the CLI gets it (through a running server's socket, or from its own scheduler). */
+export function jobRunAnswer(status: JobStatus | 'unknown' | 'running'): { outcome: 'unknown' } | { outcome: 'running' } | { outcome: 'ran'; job: JobStatus } {
+  if (status === 'unknown') return { outcome: 'unknown' };
+  if (status === 'running') return { outcome: 'running' };
+  return { outcome: 'ran', job: status };
+}
+
 /** How often each node looks for due jobs. */
 const TICK_MS = 60_000;
 /** A run holds its job this long, renewed every third of it while it runs; a dead node's hold lapses after it. */

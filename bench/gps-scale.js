@@ -150,8 +150,11 @@ async function partitionPlans(db, trip, device, size) {
   for (const [name, query] of Object.entries(reads)) {
     const { rows } = await sql`explain (analyze, buffers, costs off, timing off) ${query}`.execute(db);
     const text = rows.map((row) => row['QUERY PLAN']).join('\n');
-    const partitions = (text.match(/ on gps_points_\w+/g) ?? []).length;
-    const skipped = (text.match(/\(never executed\)/g) ?? []).length;
+    // A scan of a partition names it with its alias ("on gps_points_y2027m01 gps_points_4"); a bitmap's index
+    // scan names only the index, so each partition counts once.
+    const scans = text.split('\n').filter((line) => / on gps_points_\w+ gps_points/.test(line));
+    const partitions = scans.length;
+    const skipped = scans.filter((line) => line.includes('(never executed)')).length;
     plans[name] = { partitions, opened: partitions - skipped, text };
   }
   return plans;

@@ -102,6 +102,11 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
      * A user who may sign in at `now` (not deleted, not banned) with their email account's address (null
      * without one), in one query: every token grant and OAuth token lookup asks.
      */
+    /** Name and locale of a user, deleted or not (a deleted user stays until the purge). */
+    findIncludingDeleted(id: string) {
+      return db.selectFrom('users').select(['username', 'preferred_locale']).where('id', '=', id).executeTakeFirst();
+    },
+
     findSignInUser(id: string, now: Date) {
       return db
         .selectFrom('users as u')

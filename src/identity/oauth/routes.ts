@@ -20,7 +20,7 @@ const AUTHORIZE_EXAMPLE = {
   response_type: 'code', client_id: 'waygate-app', redirect_uri: 'https://app.example.org/callback', scope: 'openid profile',
   state: 'af0ifjsldkj', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
 };
-const TOKEN_EXAMPLE = { token: 'wg_at_4f3c2b1a0e9d8c7b6a5f4e3d2c1b0a9f' };
+const TOKEN_EXAMPLE = { token: 'Yv3lZk0t8QbP2nS6xW1cR9mJ4hD7gF5aE0uK3oL8iTq' };
 const Json = Type.Object({}, { additionalProperties: true });
 
 /**

@@ -31,8 +31,11 @@ export interface DomainEvents {
   'oauth_client.restricted': { clientId: string };
   /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
   'device.deleted': { deviceId: string };
-  /** A trip was deleted (after commit; its points stay, without trip): the latest-point cache forgets them. */
-  'trip.deleted': { deviceId: string | null };
+  /**
+   * A trip is being deleted (its points stay, without trip): the cached latest points of every device that
+   * logged to it, not only of the trip's device now, are forgotten after the commit.
+   */
+  'trip.deleting': { tripId: string } & TransactionalEvent;
   /** A GPS point was stored (after commit): live subscribers are told. */
   'gps.point_recorded': { point: RecordedGpsPoint; devicePublic: boolean };
   /** A user signed in with a password, a second factor or a passkey (after commit): a new browser and network is told by mail. */

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildMailingTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
+import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
+import { generate } from 'otplib';
 import { networkOf, NOTICE_INTERVAL_SECS } from './service.js';
 
 const FIREFOX = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0';
@@ -78,6 +80,27 @@ describe('security notices', () => {
 
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${other.id}`, headers: bearer(admin) })).statusCode).toBe(204);
     expect(await mailsTo(emailOf(other))).toEqual(['Your Waygate account is scheduled for deletion']);
+  });
+
+  it('tells of a passkey added and removed, and of two-factor turned on and off', async () => {
+    const user = await createUser(t.app);
+    const call = (method: 'POST' | 'DELETE', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(user.token), ...(payload ? { payload } : {}) });
+    const options = (await call('POST', '/v1/users/me/passkeys/options', {})).json();
+    const passkey = await call('POST', '/v1/users/me/passkeys', { name: 'Phone', response: softwareAuthenticator('https://waygate.example').create(options) });
+    expect(passkey.statusCode).toBe(201);
+    expect((await call('DELETE', `/v1/users/me/passkeys/${passkey.json().id}`)).statusCode).toBe(204);
+    const { secret } = (await call('POST', '/v1/users/me/2fa/setup', {})).json();
+    // Codes on the service's clock (other tests of the file move it); the next step's for turning off, as a code works once.
+    const code = (steps = 0) => generate({ secret, epoch: Math.floor(t.clock.nowMs() / 1000) + steps * 30 });
+    expect((await call('POST', '/v1/users/me/2fa/verify', { code: await code() })).statusCode).toBe(200);
+    expect((await call('DELETE', '/v1/users/me/2fa', { code: await code(1) })).statusCode).toBe(200);
+    expect((await mailsTo(emailOf(user))).sort()).toEqual([
+      'A passkey was added to your Waygate account',
+      'A passkey was removed from your Waygate account',
+      'Two-factor authentication was turned off for your Waygate account',
+      'Two-factor authentication was turned on for your Waygate account',
+    ]);
+    expect((await smtp.waitFor(emailOf(user), (m) => m.subject.startsWith('A passkey was added'))).text).toContain('the passkey "Phone" was added');
   });
 
   it('refuses an API key on the settings (a session only)', async () => {

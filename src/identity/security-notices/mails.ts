@@ -105,9 +105,7 @@ const DE: Texts = {
 /** The notice in the user's locale (`de…` German, anything else English). */
 export function securityNoticeMail(locale: string | null, username: string, notice: Notice): MailMessage {
   const texts = locale?.toLowerCase().startsWith('de') ? DE : EN;
-  // A ban and a deletion are the administrator's doing; the rest could be an intruder's.
-  const notYou = notice.kind === 'banned' || notice.kind === 'deletion_scheduled' ? [] : [texts.notYou];
-  const paragraphs = [texts.greeting(username), ...texts.body(notice)];
-  if (notice.kind !== 'new_sign_in') paragraphs.push(...notYou);
-  return paragraphsMail(texts.subject(notice), paragraphs);
+  // A ban and a deletion are an administrator's doing and the new sign-in says what to do itself; the rest could be an intruder's.
+  const warn = !['banned', 'deletion_scheduled', 'new_sign_in'].includes(notice.kind);
+  return paragraphsMail(texts.subject(notice), [texts.greeting(username), ...texts.body(notice), ...(warn ? [texts.notYou] : [])]);
 }

@@ -19,6 +19,7 @@ import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
 import { passwordRoutes } from './identity/auth/password-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
+import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
@@ -161,7 +162,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       jobs: () => services.scheduler.list(),
     });
   }
-  app.addHook('onClose', async () => services.mailer.close());
+  // Notices still on their way go out before the mailer closes.
+  app.addHook('onClose', async () => {
+    await services.securityNotices.settled();
+    services.mailer.close();
+  });
   if (options.scheduledJobs !== false) services.scheduler.start();
   app.addHook('onClose', () => services.scheduler.stop());
   services.sessions.activity.start();
@@ -199,6 +204,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(userRoutes, { users: services.users });
   await app.register(passwordRoutes, { passwordReset: services.passwordReset });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
+  await app.register(securityNoticeRoutes, { notices: services.securityNotices });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock });

@@ -17,6 +17,7 @@ const PAGES = [
   { path: 'geofences', label: 'nav.geofences', needs: ['geofences:read'], load: () => import('./pages/geofences.js') },
   { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
+  { path: 'passkeys', label: 'nav.passkeys', needs: [], load: () => import('./pages/passkeys.js') },
   { path: 'admin', label: 'nav.admin', needs: ['users:read'], load: () => import('./pages/admin.js') },
 ];
 

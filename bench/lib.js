@@ -31,6 +31,23 @@ export async function waitUntilReady(name, child, url, seconds) {
   throw new Error(`${name} did not start within ${seconds} s`);
 }
 
+/** A call of the service's API with a bearer token: its JSON answer, or an error naming the status. A string body is sent as it is. */
+export async function apiCall(baseUrl, method, path, body, token, contentType = 'application/json') {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': contentType }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${(await response.text()).slice(0, 500)}`);
+  return response.json();
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

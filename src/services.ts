@@ -189,7 +189,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     await forgetCredentialsOf(userId);
     await realtime.accessChanged(userId);
   });
-  events.on('gps.point_recorded', ({ point, devicePublic }) => realtime.pointRecorded(point, devicePublic));
+  events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('permission.created', () => oauth.forgetProvider());

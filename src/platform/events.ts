@@ -33,8 +33,8 @@ export interface DomainEvents {
   'device.deleted': { deviceId: string };
   /** A trip was deleted (after commit; its points stay, without trip): the latest-point cache forgets them. */
   'trip.deleted': { deviceId: string | null };
-  /** A GPS point was stored (after commit): live subscribers are told. */
-  'gps.point_recorded': { point: RecordedGpsPoint; devicePublic: boolean };
+  /** GPS points were stored, one or a whole batch (after commit): live subscribers are told, in one message. */
+  'gps.points_recorded': { points: { point: RecordedGpsPoint; devicePublic: boolean }[] };
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
   'permission.created': { permission: string };
 }

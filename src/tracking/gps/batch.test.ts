@@ -90,6 +90,21 @@ describe('GPS batches', () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', payload: [] })).statusCode).toBe(401);
   });
 
+  it('puts the points of a batch on their device\'s logging trip, counting each once, and makes the newest the latest', async () => {
+    const [logged, other] = [await newDevice(), await newDevice()];
+    const trip = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'batch trip', device_id: logged, gps_logging_enabled: true } })).json().data;
+    expect((await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip.id}`, headers: bearer(admin), payload: { status: 'active' } })).statusCode).toBe(200);
+    const points = [3, 1, 2].flatMap((offset) => [logged, other].map((device_id) => ({ ...POINT, timestamp: 1_767_227_000 + offset, device_id })));
+    expect((await batch(points)).json()).toEqual({ stored: 6, duplicates: 0, refused: [] });
+    expect((await batch(points)).json()).toEqual({ stored: 0, duplicates: 6, refused: [] });
+    expect((await pointsOf(logged)).map((p) => p.trip_id)).toEqual([trip.id, trip.id, trip.id]);
+    expect((await pointsOf(other)).map((p) => p.trip_id)).toEqual([null, null, null]);
+    const counted = await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.id}/gps`, headers: bearer(admin) });
+    expect(counted.json().pagination.total).toBe(3);
+    const latest = await t.app.inject({ method: 'GET', url: `/v1/gps/current?device_id=${logged}`, headers: bearer(admin) });
+    expect(latest.json().data).toMatchObject({ timestamp: '2026-01-01T00:23:23.000Z', trip_id: trip.id });
+  });
+
   it('stores a point of POST /v1/gps once however often it is retried, answering each retry with the first point', async () => {
     const device = await newDevice();
     const send = () => t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: { ...POINT, timestamp: 1_767_226_000, device_id: device } });

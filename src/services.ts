@@ -59,6 +59,9 @@ export interface Infrastructure {
   locate?: Locate;
 }
 
+/** Batches of POST /v1/gps points committing at once on PostgreSQL (of the pool's 10 connections). */
+const GPS_COMMITS_AT_ONCE = 4;
+
 export function createServices({ db, kv, config, log, clock, locate }: Infrastructure) {
   const events = createDomainEventBus();
   const credentials = new CredentialResolver(kv, log, clock);
@@ -114,6 +117,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     log,
     events,
     latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
+    commitConcurrency: config.databaseUrl ? GPS_COMMITS_AT_ONCE : 1,
   });
   const trips = createTripsService({
     db,

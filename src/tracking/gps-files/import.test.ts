@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { IMPORT_CHUNK } from './import.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
@@ -172,28 +173,29 @@ describe('GPS file import', () => {
   it('shows progress while running: the points stored so far, bytes read of the total', async () => {
     const device = await newDevice();
     const lines = ['timestamp,latitude,longitude'];
-    for (let i = 0; i < 2500; i++) lines.push(`${1_700_000_000 + i},10.${String(i).padStart(4, '0')},20`);
+    // One chunk of IMPORT_CHUNK points is stored, the next waits: the record shows the first while running.
+    for (let i = 0; i < IMPORT_CHUNK + 500; i++) lines.push(`${1_700_000_000 + i},10.${String(i).padStart(4, '0')},20`);
     const body = lines.join('\n');
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const { record } = t.app.services.gps;
+    const { importPoints } = t.app.services.gps;
     let calls = 0;
-    const held = vi.spyOn(t.app.services.gps, 'record').mockImplementation(async (...args) => {
-      if (++calls > 1000) await gate;
-      return record.apply(t.app.services.gps, args);
+    const held = vi.spyOn(t.app.services.gps, 'importPoints').mockImplementation(async (...args) => {
+      if (++calls > 1) await gate;
+      return importPoints.apply(t.app.services.gps, args);
     });
     try {
       const started = await post(`device_id=${device}`, body, { 'content-type': 'text/csv' });
       expect(started.json().data).toMatchObject({ status: 'running', imported: 0, bytes_total: body.length });
       let running = await report(started.json().data.id);
-      for (let i = 0; i < 200 && running.imported < 1000; i++) {
+      for (let i = 0; i < 200 && running.imported < IMPORT_CHUNK; i++) {
         await new Promise((resolve) => setTimeout(resolve, 25));
         running = await report(started.json().data.id);
       }
-      expect(running).toMatchObject({ status: 'running', imported: 1000, bytes_read: body.length, bytes_total: body.length, finished_at: null });
+      expect(running).toMatchObject({ status: 'running', imported: IMPORT_CHUNK, bytes_read: body.length, bytes_total: body.length, finished_at: null });
       release();
       await t.app.services.gpsFiles.idle();
-      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: 2500, finished_at: expect.any(String) });
+      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: IMPORT_CHUNK + 500, finished_at: expect.any(String) });
     } finally {
       release();
       held.mockRestore();

@@ -54,6 +54,19 @@ describe('tracker apps', () => {
       }]);
     });
 
+    it('opt-in JSON batches: an array of 9.x bodies, and batchSync\'s one body with an array of locations, each stored once', async () => {
+      const { key, points } = await phone();
+      const location = (second: number, latitude: number) =>
+        `{"timestamp":"2025-06-15T13:45:${second}.862Z","coords":{"latitude":${latitude},"longitude":-122.084,"accuracy":5,"speed":2,"heading":-1,"altitude":5},"is_moving":true,"odometer":0,"battery":{"level":0.5,"is_charging":true},"activity":{"type":"walking"},"extras":{}}`;
+      const array = `[{"location":${location(10, 37.1)},"device_id":"${key}"},{"location":${location(11, 37.2)},"device_id":"${key}"}]`;
+      expect((await post('/v1/ingest/osmand', array, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      const batchSync = `{"location":[${location(11, 37.2)},${location(12, 37.3)}],"device_id":"${key}"}`;
+      expect((await post('/v1/ingest/osmand', batchSync, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      expect(await points()).toMatchObject([37.1, 37.2, 37.3].map((latitude, i) => ({
+        latitude, timestamp: new Date(`2025-06-15T13:45:1${i}.862Z`), speed_mps: 2, battery_level: 50, charging: true, motion: 'walking',
+      })));
+    });
+
     it('classic apps: every field in the query string of a POST with an empty body; a heartbeat without a position stores nothing', async () => {
       const { key, points } = await phone();
       const response = await t.app.inject({ method: 'POST', url: `/v1/ingest/osmand?id=${key}&timestamp=619315200&lat=0.0&lon=0.0&speed=0.0&bearing=0.0&altitude=0.0&accuracy=0.0&batt=0.0` });

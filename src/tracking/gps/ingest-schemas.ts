@@ -27,7 +27,7 @@ const osmandParams = {
 export const OsmandQuery = Type.Object(osmandParams, { additionalProperties: true });
 
 /** A Traccar Client 10.x form, or a 9.x JSON body ({ location, device_id }). */
-export const OsmandBody = Type.Object(
+const OsmandObject = Type.Object(
   {
     ...osmandParams,
     device_id: param('Traccar Client 9.x JSON: the device identifier, i.e. the API key'),
@@ -38,6 +38,12 @@ export const OsmandBody = Type.Object(
     examples: [{ id: 'wg_yourApiKey', lat: '52.520008', lon: '13.404954', timestamp: '1760000000', accuracy: '12.0', altitude: '34.0', speed: '5.83', bearing: '270.0', batt: '87', charge: 'false' }],
   },
 );
+
+/** One position (form, query, 9.x JSON), or Traccar's opt-in JSON batch: an array of 9.x bodies or locations. */
+export const OsmandBody = Type.Union([
+  OsmandObject,
+  Type.Array(Type.Unknown({ description: 'A 9.x body ({ location, device_id }) or a bare location ({ timestamp, coords, battery, … })' }), { maxItems: 1000 }),
+]);
 
 export const OwnTracksBody = Type.Union([
   Type.Object(

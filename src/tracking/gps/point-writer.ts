@@ -64,6 +64,8 @@ interface Deps {
   afterCommit: (points: WrittenPoint[]) => Promise<void>;
   /** `afterCommit` threw: the points are committed and answered all the same. */
   afterCommitFailed: (err: unknown) => void;
+  /** Group-committed batches committing at once (see `createGroupCommit`). */
+  concurrency: number;
 }
 
 /**
@@ -116,6 +118,7 @@ export function createPointWriter(deps: Deps) {
     failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
     closed: () => GpsErrors.stopping(),
     maxBatch: MAX_BATCH,
+    concurrency: deps.concurrency,
   });
 
   return {

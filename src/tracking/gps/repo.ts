@@ -243,9 +243,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
     /**
      * A batch of points in one statement, so in one implicit transaction and one round trip, with one array
      * parameter per column (`unnest`). The points of a device join the trip `loggingTrip` finds for it, looked
-     * up (and locked) once per device of the batch, in device order, so two batches (of two nodes) lock the
-     * trips of their devices in the same order and cannot deadlock; the rows go in sorted by device for the
-     * same reason. A point whose device, time and position are already stored (a client resending it, in this
+     * up (and locked) once per device of the batch, in device order, so two batches (of this node or two) lock
+     * the trips of their devices in the same order and cannot deadlock; the rows go in sorted by device and
+     * time for the same reason (two batches holding the same points wait on each other's index entries in order). A point whose device, time and position are already stored (a client resending it, in this
      * batch or another, on this node or another) is not stored again: `on conflict do nothing` against
      * gps_points_same_fix. By the id of each new point: the point stored for it, and whether it was there
      * before. With `readBack` (a single point's writer must answer a resend with the point stored first) the
@@ -253,7 +253,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * by then; without it (a batch counts its duplicates) a duplicate is simply absent from the map.
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
-      const rows = [...points].sort((a, b) => compareDevices(a.device_id, b.device_id));
+      const rows = [...points].sort((a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime());
       const devices = [...new Set(rows.flatMap((row) => (row.device_id === null ? [] : [row.device_id])))];
       const inserted = await db
         .with(

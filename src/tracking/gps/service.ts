@@ -72,6 +72,8 @@ interface Deps {
   events: Pick<DomainEventBus, 'emit'>;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
   latestCacheTtlSecs: () => Promise<number>;
+  /** Batches of single points committing at once: several on PostgreSQL, 1 on the embedded database (one connection). */
+  commitConcurrency: number;
 }
 
 export type { LoggingTripOf };
@@ -86,6 +88,7 @@ export function createGpsService(deps: Deps) {
     loggingTripOf: () => loggingTripOf,
     afterCommit: published,
     afterCommitFailed: (err) => deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
+    concurrency: deps.commitConcurrency,
   });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
@@ -282,11 +285,15 @@ export function createGpsService(deps: Deps) {
     recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, fields.timestamp, undefined, true)),
 
     /**
-     * Points already read into fields (an import: times to the millisecond, speeds possibly unknown) onto one
-     * device, in one statement: `stored`, `duplicates`, and per point its outcome (in their order).
+     * Points of a file import (times to the millisecond, speeds possibly unknown) onto its device, sent by the
+     * importing user (`sentBy`; none for the system key), in one statement: how many were stored, and how many
+     * the device had already (same time and position).
      */
-    storePoints: (caller: Caller, points: PointFields[], options: { deviceId: string }) =>
-      storeAll(points.map((point) => toWrite(caller, point, point.timestamp, options.deviceId, false))),
+    async importPoints(target: { deviceId: string; sentBy: string | null }, points: PointFields[]): Promise<{ stored: number; duplicates: number }> {
+      const writes = points.map((point) => ({ row: newRow(point, point.timestamp, target.sentBy), deviceId: target.deviceId, apiKeyId: undefined }));
+      const { stored, duplicates } = await storeAll(writes);
+      return { stored, duplicates };
+    },
 
     /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
     storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(points.map((point) => toWrite(caller, point, point.timestamp, undefined, true)), { keyDevice: true }),

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { IMPORT_CHUNK } from './import.js';
+import { IMPORT_STALE_MS } from './service.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
@@ -168,6 +169,23 @@ describe('GPS file import', () => {
     } finally {
       await small.close();
     }
+  });
+
+  it('shows an import whose process is gone (no stamp for a minute) as failed: interrupted, and one still stamped as running', async () => {
+    const device = await newDevice();
+    const now = t.clock.now();
+    const [gone, alive] = await t.database.db
+      .insertInto('gps_imports')
+      .values([
+        { device_id: device, format: 'csv', bytes_total: 10, updated_at: new Date(now.getTime() - IMPORT_STALE_MS - 1000) },
+        { device_id: device, format: 'csv', bytes_total: 10, updated_at: now },
+      ])
+      .returning('id')
+      .execute();
+    expect(await report(gone!.id)).toMatchObject({
+      status: 'failed', finished_at: expect.any(String), error: { code: 'interrupted', message: expect.stringContaining('send the file again') },
+    });
+    expect(await report(alive!.id)).toMatchObject({ status: 'running', finished_at: null, error: null });
   });
 
   it('shows progress while running: the points stored so far, bytes read of the total', async () => {

@@ -30,11 +30,17 @@ export interface ImportJob {
   signal: AbortSignal;
 }
 
+/** The report of an import whose process stopped before it ended (the service shut down, or crashed). */
+export const INTERRUPTED = {
+  code: 'interrupted',
+  message: 'The service stopped during the import; the points stored so far stay, send the file again to add the rest',
+};
+
 /** Why a job stopped, for its report: a file fault as the parser named it, anything else without internals. */
 function failureOf(err: unknown, signal: AbortSignal): { code: string; message: string } | undefined {
   if (err instanceof ImportFailure) return { code: err.code, message: err.message };
   if (signal.aborted || (err instanceof AppError && err.status === 503)) {
-    return { code: 'interrupted', message: 'The service stopped during the import; the points stored so far stay, send the file again to add the rest' };
+    return INTERRUPTED;
   }
   if (err instanceof AppError) return { code: err.code, message: err.message };
   return undefined;
@@ -63,7 +69,7 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
     // A throttle, not a rule about time: the process's own clock.
     if (performance.now() - lastWrite >= PROGRESS_EVERY_MS) {
       lastWrite = performance.now();
-      await deps.repo.progress(job.id, progress);
+      await deps.repo.progress(job.id, progress, deps.clock.now());
     }
   }
   let failure: { code: string; message: string } | undefined;

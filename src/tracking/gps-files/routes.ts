@@ -9,7 +9,7 @@ import { DeviceErrors } from '../devices/errors.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
 import { chooseFormat, type ExportFile as File } from './export.js';
-import { DeviceExportQuery, ExportFile, GpsImport, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
+import { DeviceExportQuery, ExportFile, GpsImport, ImportFileBody, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
 import type { GpsFilesService } from './service.js';
 import { WRITERS } from './writers/index.js';
 
@@ -100,6 +100,7 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
       summary: 'Import a GPS file (GPX, KML, GeoJSON, CSV, OwnTracks .rec, Google Takeout) into a device',
       description: IMPORT_NOTE,
       querystring: ImportQuery,
+      body: ImportFileBody,
       response: {
         202: SingleEnvelope(GpsImport),
         ...errorResponses(

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, deviceWithKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 import { IMPORT_CHUNK } from './import.js';
 import { IMPORT_STALE_MS } from './service.js';
 
@@ -221,8 +221,7 @@ describe('GPS file import', () => {
   });
 
   it('takes the device of the calling API key; needs gps:write', async () => {
-    const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'importer', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: keyId } })).json().data.id;
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'importer' });
     const response = await t.app.inject({ method: 'POST', url: '/v1/gps/import', headers: bearer(key), payload: fixture('owntracks.rec') });
     expect(response.statusCode).toBe(202);
     expect(response.json().data.device_id).toBe(device);

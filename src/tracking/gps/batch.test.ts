@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
 
@@ -80,9 +80,8 @@ describe('GPS batches', () => {
   });
 
   it('puts points without device_id on the device linked to the key, and needs gps:write', async () => {
-    const key = await createApiKey(t.app, admin, { name: 'batch key', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: key.id } })).json().data.id;
-    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key.key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'batch key' });
+    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
     expect(response.json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
     expect(await pointsOf(device)).toHaveLength(1);
     const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { openSocket } from '../../../test/ws-client.js';
 import { speedsFrom } from './trackers.js';
 
@@ -18,10 +18,9 @@ describe('tracker apps', () => {
 
   /** A key with gps:write linked to a new device. */
   async function phone() {
-    const key = await createApiKey(t.app, admin, { name: 'phone', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'phone', api_key_id: key.id } })).json().data.id as string;
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'phone' });
     const points = () => t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', device).orderBy('timestamp').execute();
-    return { key: key.key, device, points };
+    return { key, device, points };
   }
   const post = (url: string, payload: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url, payload, headers });
   const form = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -195,7 +195,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
-  events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
+  events.on('trip.deleting', ({ tripId, trx, onCommit }) => gps.forgetLatestOfTrip(tripId, trx, onCommit));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
   events.on('user.banning', async ({ userId, trx, onCommit }) => {

@@ -31,8 +31,11 @@ export interface DomainEvents {
   'oauth_client.restricted': { clientId: string };
   /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
   'device.deleted': { deviceId: string };
-  /** A trip was deleted (after commit; its points stay, without trip): the latest-point cache forgets them. */
-  'trip.deleted': { deviceId: string | null };
+  /**
+   * A trip is being deleted (its points stay, without trip): the cached latest points of every device that
+   * logged to it, not only of the trip's device now, are forgotten after the commit.
+   */
+  'trip.deleting': { tripId: string } & TransactionalEvent;
   /** GPS points were stored, one or a whole batch (after commit): live subscribers are told, in one message. */
   'gps.points_recorded': { points: { point: RecordedGpsPoint; devicePublic: boolean }[] };
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */

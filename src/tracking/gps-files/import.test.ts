@@ -171,6 +171,17 @@ describe('GPS file import', () => {
     }
   });
 
+  it('takes a file over a real socket (the body is the request stream, which no schema walks)', async () => {
+    const device = await newDevice();
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const response = await fetch(`${base}/v1/gps/import?device_id=${device}`, {
+      method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'text/csv' }, body: 'timestamp,latitude,longitude\n1700000000,10.5,20.5\n',
+    });
+    expect(response.status).toBe(202);
+    await t.app.services.gpsFiles.idle();
+    expect(await report(((await response.json()) as { data: { id: string } }).data.id)).toMatchObject({ status: 'done', imported: 1 });
+  });
+
   it('shows an import whose process is gone (no stamp for a minute) as failed: interrupted, and one still stamped as running', async () => {
     const device = await newDevice();
     const now = t.clock.now();

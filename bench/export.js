@@ -3,80 +3,27 @@
 // In one process: the service on the embedded database, and a real HTTP client reading the archive off
 // a socket and throwing it away. RSS is sampled every 5 ms; the growth is the peak during the export
 // minus the RSS right before it. Goal: under 50 MB, whatever the number of points.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildApp } from '../dist/app.js';
-import { loadConfig } from '../dist/config.js';
-import { openKeyValueStore } from '../dist/platform/kv/index.js';
-import { openMigratedDatabase } from '../dist/server.js';
-import { BENCH_ADMIN, serviceEnv } from './service-env.js';
+import { fillPoints, listeningService, measuredDownload, writeResult } from './lib.js';
 
 const POINTS = Number(process.env.EXPORT_POINTS ?? 100_000);
 const MB = 1024 * 1024;
 
-const config = loadConfig({ ...serviceEnv, DATA_DIR: mkdtempSync(join(tmpdir(), 'waygate-bench-export-')) });
-const { database } = await openMigratedDatabase(config);
-const kv = await openKeyValueStore({ kind: 'memory' });
-const app = await buildApp(config, { database, kv }, { logger: false });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const { port } = app.server.address();
+const service = await listeningService('export');
+const key = await service.call('POST', '/v1/api-keys', { name: 'tracker', scopes: [] });
+const device = (await service.call('POST', '/v1/devices', { name: 'Boat', api_key_id: key.id })).data;
+await fillPoints(service.database.db, device.id, POINTS, { sent_by: service.admin.userId });
 
-const call = async (method, url, token, payload) => {
-  const response = await app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, payload });
-  if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
-  return response.json();
-};
-
-const signedIn = await call('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password });
-const admin = signedIn.session_token;
-const key = await call('POST', '/v1/api-keys', admin, { name: 'tracker', scopes: [] });
-const device = (await call('POST', '/v1/devices', admin, { name: 'Boat', api_key_id: key.id })).data;
-const start = Date.parse('2026-01-01T00:00:00Z');
-for (let i = 0; i < POINTS; i += 2000) {
-  const rows = [];
-  for (let j = i; j < Math.min(i + 2000, POINTS); j++) {
-    rows.push({ device_id: device.id, sent_by: signedIn.user_id, latitude: 52 + j / 1e6, longitude: 13 + j / 1e6, timestamp: new Date(start + j * 1000), speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 });
-  }
-  await database.db.insertInto('gps_points').values(rows).execute();
-}
-
-function download() {
-  return new Promise((resolve, reject) => {
-    get({ host: '127.0.0.1', port, path: '/v1/user/export', headers: { authorization: `Bearer ${admin}` } }, (response) => {
-      let bytes = 0;
-      response.on('data', (chunk) => (bytes += chunk.length));
-      response.on('end', () => resolve({ status: response.statusCode, bytes }));
-      response.on('error', reject);
-    }).on('error', reject);
-  });
-}
-
-global.gc?.();
-await new Promise((resolve) => setTimeout(resolve, 200));
-const before = process.memoryUsage.rss();
-let peak = before;
-const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
-const began = performance.now();
-const result = await download();
-const seconds = (performance.now() - began) / 1000;
-clearInterval(sampler);
-peak = Math.max(peak, process.memoryUsage.rss());
-
+const download = await measuredDownload(service.port, '/v1/user/export', service.admin.token);
 const summary = {
   points: POINTS,
-  status: result.status,
-  archive_mb: +(result.bytes / MB).toFixed(2),
-  seconds: +seconds.toFixed(2),
-  points_per_second: Math.round(POINTS / seconds),
-  rss_before_mb: +(before / MB).toFixed(1),
-  rss_peak_growth_mb: +((peak - before) / MB).toFixed(1),
+  status: download.status,
+  archive_mb: +(download.bytes / MB).toFixed(2),
+  seconds: +download.seconds.toFixed(2),
+  points_per_second: Math.round(POINTS / download.seconds),
+  rss_before_mb: +download.rssBeforeMb.toFixed(1),
+  rss_peak_growth_mb: +download.rssGrowthMb.toFixed(1),
   goal_rss_growth_mb: 50,
 };
 console.log(summary);
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(new URL('./results/export.json', import.meta.url), `${JSON.stringify({ ...summary, node: process.version, at: new Date().toISOString() }, null, 2)}\n`);
-await app.close();
-await kv.close();
-await database.close();
+writeResult('export', summary);
+await service.close();

@@ -31,6 +31,23 @@ export async function waitUntilReady(name, child, url, seconds) {
   throw new Error(`${name} did not start within ${seconds} s`);
 }
 
+/** A call of the service's API with a bearer token: its JSON answer, or an error naming the status. A string body is sent as it is. */
+export async function apiCall(baseUrl, method, path, body, token, contentType = 'application/json') {
+  const response = await fetch(baseUrl + path, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': contentType }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${(await response.text()).slice(0, 500)}`);
+  return response.json();
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -182,4 +199,87 @@ export function ratiosOf(summary, [small, large], goal) {
 export function writeResult(name, result) {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(join(ROOT, 'bench', 'results', `${name}.json`), `${JSON.stringify({ ...result, node: process.version, at: new Date().toISOString() }, null, 2)}\n`);
+}
+
+// The in-process benches of streamed downloads (export.js, gps-files-export.js).
+
+/**
+ * The built service in this process over a migrated database (the embedded one in a temporary directory;
+ * DATABASE_URL for PostgreSQL), listening on loopback, with the bench admin signed in: `call` goes through
+ * the API as the admin, `close` stops everything.
+ */
+export async function listeningService(name) {
+  const { buildApp } = await import('../dist/app.js');
+  const { loadConfig } = await import('../dist/config.js');
+  const { openKeyValueStore } = await import('../dist/platform/kv/index.js');
+  const { openMigratedDatabase } = await import('../dist/server.js');
+  const { BENCH_ADMIN, serviceEnv } = await import('./service-env.js');
+  const config = loadConfig({ ...serviceEnv, ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}), DATA_DIR: mkdtempSync(join(tmpdir(), `waygate-bench-${name}-`)) });
+  const { database } = await openMigratedDatabase(config);
+  const kv = await openKeyValueStore({ kind: 'memory' });
+  const app = await buildApp(config, { database, kv }, { logger: false });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const inject = async (method, url, token, payload) => {
+    const response = await app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, payload });
+    if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
+    return response.json();
+  };
+  const signedIn = await inject('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password });
+  return {
+    database,
+    port: app.server.address().port,
+    admin: { token: signedIn.session_token, userId: signedIn.user_id },
+    call: (method, url, payload) => inject(method, url, signedIn.session_token, payload),
+    close: async () => {
+      await app.close();
+      await kv.close();
+      await database.close();
+    },
+  };
+}
+
+/** Writes `count` points of a device straight into gps_points, a second apart from 2026-01-01, 2,000 a statement; `extra`: more columns. */
+export async function fillPoints(db, deviceId, count, extra = {}) {
+  const { sql } = await import('kysely');
+  const start = Date.parse('2026-01-01T00:00:00Z');
+  for (let i = 0; i < count; i += 2000) {
+    const rows = [];
+    for (let j = i; j < Math.min(i + 2000, count); j++) {
+      rows.push({ device_id: deviceId, latitude: 52 + j / 1e6, longitude: 13 + j / 1e6, timestamp: new Date(start + j * 1000), speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4, ...extra });
+    }
+    await db.insertInto('gps_points').values(rows).execute();
+  }
+  // Statistics, as autovacuum would gather them on a server: without any (PGlite runs no autovacuum), the keyset
+  // reads of an export pick a bitmap scan of the device's points after the cursor and sort them, a scan per page
+  // that makes a million-point export quadratic (GPX took 1,033 s instead of a few tens of seconds).
+  await sql`analyze gps_points`.execute(db);
+}
+
+/**
+ * GETs `path` off the listening service with a real HTTP client that throws the body away: status, bytes,
+ * seconds and the peak RSS growth in MB (sampled every 5 ms, against the RSS right before, after a GC when
+ * node runs with --expose-gc).
+ */
+export async function measuredDownload(port, path, token) {
+  const { get } = await import('node:http');
+  global.gc?.();
+  await sleep(200);
+  const before = process.memoryUsage.rss();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss())), 5);
+  const began = performance.now();
+  try {
+    const result = await new Promise((resolve, reject) => {
+      get({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${token}` } }, (response) => {
+        let bytes = 0;
+        response.on('data', (chunk) => (bytes += chunk.length));
+        response.on('end', () => resolve({ status: response.statusCode, bytes }));
+        response.on('error', reject);
+      }).on('error', reject);
+    });
+    peak = Math.max(peak, process.memoryUsage.rss());
+    return { ...result, seconds: (performance.now() - began) / 1000, rssBeforeMb: before / 2 ** 20, rssGrowthMb: (peak - before) / 2 ** 20 };
+  } finally {
+    clearInterval(sampler);
+  }
 }

@@ -20,7 +20,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { BASELINE, deleteRedisPrefix, freePort, freshDatabase, ROOT, sleep, waitUntilReady } from './lib.js';
+import { apiCall, BASELINE, deleteRedisPrefix, freePort, freshDatabase, median, ROOT, sleep, waitUntilReady } from './lib.js';
+import { gpsIngestRates } from './gps-ingest.js';
+import { BENCH_ADMIN } from './service-env.js';
 import { scenarios } from './scenarios.js';
 import { serviceEnv } from './service-env.js';
 
@@ -79,13 +81,24 @@ try {
         (row.non_2xx || row.errors ? `  (non-2xx ${row.non_2xx}, errors ${row.errors})` : ''),
     );
   }
+  // BENCH_ONLY=ingest runs only this part.
+  const gpsIngest = !ONLY || ONLY === 'ingest'
+    ? await gpsIngestRates({
+      url: service.url,
+      admin: await apiCall(service.url, 'POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password }).then((login) => ({ token: login.session_token, userId: login.user_id })),
+      databaseUrl: backendEnv.DATABASE_URL,
+      rounds: ROUNDS,
+      connections: CONNECTIONS,
+      seconds: DURATION,
+    })
+    : undefined;
   const peakRssMb = rssMb(service.child.pid, 'VmHWM');
   console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
   console.log(`(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'}, ${backends})`);
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), backends, rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results }, null, 2),
+    JSON.stringify({ date: new Date().toISOString(), backends, rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results, gps_ingest: gpsIngest }, null, 2),
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');
@@ -134,12 +147,6 @@ function load(url, request, duration) {
 function rssMb(pid, field) {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 function round(n) {

@@ -62,6 +62,9 @@ export interface Infrastructure {
   locate?: Locate;
 }
 
+/** Batches of POST /v1/gps points committing at once on PostgreSQL (of the pool's 10 connections). */
+const GPS_COMMITS_AT_ONCE = 4;
+
 export function createServices({ db, kv, config, log, clock, locate }: Infrastructure) {
   const events = createDomainEventBus();
   const credentials = new CredentialResolver(kv, log, clock);
@@ -117,6 +120,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     log,
     events,
     latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
+    commitConcurrency: config.databaseUrl ? GPS_COMMITS_AT_ONCE : 1,
   });
   const trips = createTripsService({
     db,
@@ -199,7 +203,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     await forgetCredentialsOf(userId);
     await realtime.accessChanged(userId);
   });
-  events.on('gps.point_recorded', ({ point, devicePublic }) => realtime.pointRecorded(point, devicePublic));
+  events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('trip.deleting', ({ tripId, trx, onCommit }) => gps.forgetLatestOfTrip(tripId, trx, onCommit));
   events.on('permission.created', () => oauth.forgetProvider());

@@ -111,6 +111,15 @@ export async function createApiKey(app: FastifyInstance, token: string, body: Re
   return response.json() as { id: string; key: string; name: string; scopes: string[]; expires_at: string | null };
 }
 
+/** A new device linked to a new API key of `token`'s user (by default with gps:write): what a tracker reports with. */
+export async function deviceWithKey(app: FastifyInstance, token: string, options: { name?: string; scopes?: string[] } = {}) {
+  const name = options.name ?? 'tracker';
+  const key = await createApiKey(app, token, { name, scopes: options.scopes ?? ['gps:write'] });
+  const response = await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name, api_key_id: key.id } });
+  if (response.statusCode !== 201) throw new Error(`device creation failed: ${response.statusCode} ${response.body}`);
+  return { key: key.key, keyId: key.id, deviceId: response.json().data.id as string };
+}
+
 export interface TestApp {
   app: FastifyInstance;
   database: Database;

@@ -36,8 +36,8 @@ export interface DomainEvents {
    * logged to it, not only of the trip's device now, are forgotten after the commit.
    */
   'trip.deleting': { tripId: string } & TransactionalEvent;
-  /** A GPS point was stored (after commit): live subscribers are told. */
-  'gps.point_recorded': { point: RecordedGpsPoint; devicePublic: boolean };
+  /** GPS points were stored, one or a whole batch (after commit): live subscribers are told, in one message. */
+  'gps.points_recorded': { points: { point: RecordedGpsPoint; devicePublic: boolean }[] };
   /** A user signed in with a password, a second factor or a passkey (after commit): a new browser and network is told by mail. */
   'user.signed_in': { userId: string; ipAddress: string | null; userAgent: string | null };
   /** Something the user must hear of changed on their account (after commit): the security notices mail them. */

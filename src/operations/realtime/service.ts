@@ -8,6 +8,8 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import { singleUseTickets } from '../../platform/kv/tickets.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/http/schemas.js';
+import { serializerOf } from '../../platform/http/serialization.js';
+import { GpsPoint } from '../../tracking/gps/schemas.js';
 import { RealtimeErrors } from './errors.js';
 import { Hub, type BotMessage, type Connection, type Peer } from './hub.js';
 import { CloseCodes, type ServerMessage } from './messages.js';
@@ -35,10 +37,13 @@ export const TICKET_TTL_SECS = 30;
 const TICKET_PREFIX = 'wst_';
 /**
  * Pub/sub channels between nodes: new points, messages for one user's connections, public broadcasts.
- * A point travels as '1' or '0' (its device is public or not) and its REST JSON; v2: nodes of the previous
- * version, during a rolling deploy, read none of these (nor these nodes theirs, which lack the flag).
+ * A point travels as '1' or '0' (its device is public or not) and its REST JSON, several points of a batch
+ * as lines of one message; v3: nodes of the previous version, during a rolling deploy, read none of these
+ * (nor these nodes theirs, which hold one point each).
  */
-const POINTS = 'ws:points:v2';
+const POINTS = 'ws:points:v3';
+/** A point's REST JSON (the GpsPoint schema), compiled: a batch of 10,000 points is one message of 10,000 of these. */
+const pointJson = serializerOf<RecordedGpsPoint>(GpsPoint);
 const USERS = 'ws:users';
 const PUBLIC = 'ws:public';
 /** Re-checking credentials after an invalidation: this many lookups at a time. */
@@ -176,6 +181,12 @@ export function createRealtimeService(deps: Deps) {
     else hub.updatePeer(connection, relayedPeerOf(userId, access, systemKeyHash));
   }
 
+  /** A message of pointsRecorded: a line per point (JSON text never holds a raw line break). */
+  function onPoints(message: string): void {
+    if (!hub.hasSubscribers('gps') && !hub.hasSubscribers('vessels')) return;
+    for (const line of message.split('\n')) onPoint(line);
+  }
+
   function onPoint(message: string): void {
     const devicePublic = message[0] === '1';
     const raw = message.slice(1);
@@ -245,7 +256,7 @@ export function createRealtimeService(deps: Deps) {
 
     async start(): Promise<void> {
       unsubscribers.push(
-        await kv.subscribe(POINTS, guarded(onPoint)),
+        await kv.subscribe(POINTS, guarded(onPoints)),
         await kv.subscribe(USERS, guarded(onUserMessage)),
         await kv.subscribe(PUBLIC, guarded(onPublic)),
         deps.credentials.onInvalidated((hashes) => void recheck(hub.withCredentials(hashes))),
@@ -311,9 +322,14 @@ export function createRealtimeService(deps: Deps) {
       await kv.publish(USERS, JSON.stringify({ userId, accessChanged: true }));
     },
 
-    /** A new point (in its REST shape), for the gps channel (and vessels, when it has a device) on every node. */
-    pointRecorded(point: RecordedGpsPoint, devicePublic: boolean): void {
-      kv.publish(POINTS, `${devicePublic ? 1 : 0}${JSON.stringify(point)}`).catch((err: unknown) => log.warn({ err }, 'could not publish a new point to WebSocket subscribers'));
+    /**
+     * New points (in their REST shape), for the gps channel (and vessels, when they have a device) on every
+     * node: one message however many (a batch of 10,000 is one publish, not 10,000), a line per point.
+     */
+    pointsRecorded(points: readonly { point: RecordedGpsPoint; devicePublic: boolean }[]): void {
+      if (points.length === 0) return;
+      const message = points.map(({ point, devicePublic }) => `${devicePublic ? 1 : 0}${pointJson(point)}`).join('\n');
+      kv.publish(POINTS, message).catch((err: unknown) => log.warn({ err }, 'could not publish new points to WebSocket subscribers'));
     },
   };
 }

@@ -27,4 +27,37 @@ describe('group commit', () => {
     expect(await writer.write(3)).toBe(30);
     await writer.close();
   });
+
+  it('commits up to `concurrency` batches at once; writes arriving meanwhile wait for a free one and go together', async () => {
+    const batches: number[][] = [];
+    const open: (() => void)[] = [];
+    const writer = createGroupCommit<number, number>({
+      commit: async (inputs) => {
+        batches.push(inputs);
+        await new Promise<void>((resolve) => open.push(resolve));
+        return inputs.map((input) => ({ value: input }));
+      },
+      afterCommit: async () => undefined,
+      failsAll: () => false,
+      closed: () => new Error('closed'),
+      maxBatch: 2,
+      concurrency: 2,
+    });
+    const written = [1, 2, 3, 4, 5, 6].map((input) => writer.write(input));
+    await new Promise(setImmediate);
+    // Two batches of two commit at once; the third waits for one of them.
+    expect(batches).toEqual([[1, 2], [3, 4]]);
+    const seventh = writer.write(7);
+    open.shift()!();
+    await written[1];
+    await new Promise(setImmediate);
+    expect(batches).toEqual([[1, 2], [3, 4], [5, 6]]);
+    while (open.length > 0 || batches.length < 4) {
+      open.shift()?.();
+      await new Promise(setImmediate);
+    }
+    expect(await Promise.all([...written, seventh])).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(batches).toEqual([[1, 2], [3, 4], [5, 6], [7]]);
+    await writer.close();
+  });
 });

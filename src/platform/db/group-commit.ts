@@ -16,6 +16,12 @@ interface Options<In, Out> {
   /** The error a write gets once the writer is closed. */
   closed(): Error;
   maxBatch: number;
+  /**
+   * Batches committing at once (default 1). PostgreSQL commits several at a time on its connections (and
+   * flushes their WAL together), so a batch need not wait for the previous one's round trips; the embedded
+   * database has one connection, where more would only queue.
+   */
+  concurrency?: number;
 }
 
 interface Pending<In, Out> {
@@ -28,9 +34,9 @@ interface Pending<In, Out> {
  * Group commit. Writes that arrive while a commit runs wait for it and are then committed together, in one
  * transaction: one durable commit (one WAL flush) per batch instead of per write. An idle writer starts at
  * the end of the current turn of the event loop, so writes that arrived in the same turn share a commit and
- * nothing waits on a timer. One batch commits at a time (the embedded database has one connection anyway;
- * on PostgreSQL a larger batch costs about what a small one does). A write's promise resolves only once its
- * batch is committed.
+ * nothing waits on a timer. `concurrency` batches commit at a time (one by default; the embedded database
+ * has one connection anyway), and writes that arrive meanwhile wait for a free one. A write's promise resolves
+ * only once its batch is committed.
  *
  * When a batch fails for a reason that may be one input's (a constraint, a bad value), its inputs are
  * committed again one by one, so every caller gets its own answer and no input fails for a neighbour.
@@ -44,7 +50,14 @@ export function createGroupCommit<In, Out>(options: Options<In, Out>) {
 
   async function run(): Promise<void> {
     await new Promise(setImmediate);
-    while (queue.length > 0) await commitBatch(queue.splice(0, options.maxBatch));
+    const committing = new Set<Promise<void>>();
+    while (queue.length > 0 || committing.size > 0) {
+      while (queue.length > 0 && committing.size < (options.concurrency ?? 1)) {
+        const batch: Promise<void> = commitBatch(queue.splice(0, options.maxBatch)).finally(() => committing.delete(batch));
+        committing.add(batch);
+      }
+      await Promise.race(committing);
+    }
     // In the same synchronous step as the last look at the queue: a write queued after it starts a new run.
     running = null;
   }

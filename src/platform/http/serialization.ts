@@ -17,3 +17,13 @@ export function lazySerializers() {
     };
   };
 }
+
+/**
+ * A serializer of `schema` built as Fastify builds a response's (fast-json-stringify), on its first use: for
+ * JSON that leaves other than as a response (a pub/sub message), several times faster than JSON.stringify
+ * on objects holding Dates, and with exactly the fields of the schema.
+ */
+export function serializerOf<T>(schema: object): (value: T) => string {
+  let serialize: ((doc: unknown) => string) | undefined;
+  return (value) => (serialize ??= SerializerSelector()()({ schema, method: 'GET', url: '', httpStatus: '200' }))(value);
+}

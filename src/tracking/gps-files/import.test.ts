@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, deviceWithKey, expectPermissionChecks, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { IMPORT_CHUNK } from './import.js';
+import { IMPORT_STALE_MS } from './service.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
@@ -169,31 +171,60 @@ describe('GPS file import', () => {
     }
   });
 
+  it('takes a file over a real socket (the body is the request stream, which no schema walks)', async () => {
+    const device = await newDevice();
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const response = await fetch(`${base}/v1/gps/import?device_id=${device}`, {
+      method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'text/csv' }, body: 'timestamp,latitude,longitude\n1700000000,10.5,20.5\n',
+    });
+    expect(response.status).toBe(202);
+    await t.app.services.gpsFiles.idle();
+    expect(await report(((await response.json()) as { data: { id: string } }).data.id)).toMatchObject({ status: 'done', imported: 1 });
+  });
+
+  it('shows an import whose process is gone (no stamp for a minute) as failed: interrupted, and one still stamped as running', async () => {
+    const device = await newDevice();
+    const now = t.clock.now();
+    const [gone, alive] = await t.database.db
+      .insertInto('gps_imports')
+      .values([
+        { device_id: device, format: 'csv', bytes_total: 10, updated_at: new Date(now.getTime() - IMPORT_STALE_MS - 1000) },
+        { device_id: device, format: 'csv', bytes_total: 10, updated_at: now },
+      ])
+      .returning('id')
+      .execute();
+    expect(await report(gone!.id)).toMatchObject({
+      status: 'failed', finished_at: expect.any(String), error: { code: 'interrupted', message: expect.stringContaining('send the file again') },
+    });
+    expect(await report(alive!.id)).toMatchObject({ status: 'running', finished_at: null, error: null });
+  });
+
   it('shows progress while running: the points stored so far, bytes read of the total', async () => {
     const device = await newDevice();
     const lines = ['timestamp,latitude,longitude'];
-    for (let i = 0; i < 2500; i++) lines.push(`${1_700_000_000 + i},10.${String(i).padStart(4, '0')},20`);
+    // One chunk of IMPORT_CHUNK points is stored, the next waits: the record shows the first while running.
+    for (let i = 0; i < IMPORT_CHUNK + 500; i++) lines.push(`${1_700_000_000 + i},10.${String(i).padStart(4, '0')},20`);
     const body = lines.join('\n');
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const { record } = t.app.services.gps;
+    const { importPoints } = t.app.services.gps;
     let calls = 0;
-    const held = vi.spyOn(t.app.services.gps, 'record').mockImplementation(async (...args) => {
-      if (++calls > 1000) await gate;
-      return record.apply(t.app.services.gps, args);
+    const held = vi.spyOn(t.app.services.gps, 'importPoints').mockImplementation(async (...args) => {
+      if (++calls > 1) await gate;
+      return importPoints.apply(t.app.services.gps, args);
     });
     try {
       const started = await post(`device_id=${device}`, body, { 'content-type': 'text/csv' });
       expect(started.json().data).toMatchObject({ status: 'running', imported: 0, bytes_total: body.length });
       let running = await report(started.json().data.id);
-      for (let i = 0; i < 200 && running.imported < 1000; i++) {
+      for (let i = 0; i < 200 && running.imported < IMPORT_CHUNK; i++) {
         await new Promise((resolve) => setTimeout(resolve, 25));
         running = await report(started.json().data.id);
       }
-      expect(running).toMatchObject({ status: 'running', imported: 1000, bytes_read: body.length, bytes_total: body.length, finished_at: null });
+      expect(running).toMatchObject({ status: 'running', imported: IMPORT_CHUNK, bytes_read: body.length, bytes_total: body.length, finished_at: null });
       release();
       await t.app.services.gpsFiles.idle();
-      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: 2500, finished_at: expect.any(String) });
+      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: IMPORT_CHUNK + 500, finished_at: expect.any(String) });
     } finally {
       release();
       held.mockRestore();
@@ -201,8 +232,7 @@ describe('GPS file import', () => {
   });
 
   it('takes the device of the calling API key; needs gps:write', async () => {
-    const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'importer', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: keyId } })).json().data.id;
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'importer' });
     const response = await t.app.inject({ method: 'POST', url: '/v1/gps/import', headers: bearer(key), payload: fixture('owntracks.rec') });
     expect(response.statusCode).toBe(202);
     expect(response.json().data.device_id).toBe(device);

@@ -1,4 +1,3 @@
-import type { Caller } from '../../platform/auth/caller.js';
 import type { GpsService } from '../gps/service.js';
 import type { ImportedPoint } from './parsers/validate.js';
 
@@ -26,17 +25,12 @@ export const speedsOf = (mps: number | null) =>
  * unique index on device, time and position, so two imports of one file at once store each point once.
  * The points are the importing user's (sent_by), on the device the import names.
  */
-export function createPointSinkOverBatch(gps: Pick<GpsService, 'storePoints'>): PointSink {
+export function createPointSinkOverBatch(gps: Pick<GpsService, 'importPoints'>): PointSink {
   return {
     async insertBatch({ deviceId, sentBy, points }) {
       if (points.length === 0) return { stored: 0, duplicates: 0 };
-      const importer: Caller = {
-        kind: 'api_key', userId: sentBy, apiKeyId: null, sessionId: null, permissions: [], roles: [], isSystem: false,
-        isSuperAdmin: false, provider: null, expiresAt: null, ownerPermissions: null,
-      };
       const fields = points.map(({ speed_mps: mps, ...point }) => ({ ...point, ...speedsOf(mps) }));
-      const { stored, duplicates } = await gps.storePoints(importer, fields, { deviceId });
-      return { stored, duplicates };
+      return gps.importPoints({ deviceId, sentBy }, fields);
     },
   };
 }

@@ -14,13 +14,14 @@ export interface ImportProgress {
   bytesRead: number;
 }
 
-const progressColumns = (p: ImportProgress) => ({
+/** `at`: the clock's now, which is also the heartbeat other nodes read (see `failIfStale`). */
+const progressColumns = (p: ImportProgress, at: Date) => ({
   imported: p.imported,
   duplicates: p.duplicates,
   refused_count: p.refusedCount,
   refused: JSON.stringify(p.refused),
   bytes_read: p.bytesRead,
-  updated_at: new Date(),
+  updated_at: at,
 });
 
 /** The import records (gps_imports). */
@@ -29,12 +30,29 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
     create: (row: { device_id: string; created_by: string | null; format: string; bytes_total: number }) =>
       db.insertInto('gps_imports').values(row).returning(COLUMNS).executeTakeFirstOrThrow(),
     get: (id: string) => db.selectFrom('gps_imports').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
-    progress: (id: string, progress: ImportProgress) =>
-      db.updateTable('gps_imports').set(progressColumns(progress)).where('id', '=', id).execute(),
+    progress: (id: string, progress: ImportProgress, at: Date) =>
+      db.updateTable('gps_imports').set(progressColumns(progress, at)).where('id', '=', id).execute(),
+    /** Tells readers these running imports still have a process (their updated_at is the heartbeat). */
+    touch: (ids: string[], at: Date) =>
+      ids.length === 0 ? Promise.resolve() : db.updateTable('gps_imports').set({ updated_at: at }).where('id', 'in', ids).where('status', '=', 'running').execute().then(() => undefined),
+    /**
+     * An import still `running` whose process has not been heard of since `cutoff` (it crashed, or was killed)
+     * ends as failed with `error`; one that finished meanwhile is left alone. Whether it was marked.
+     */
+    async failIfStale(id: string, cutoff: Date, finishedAt: Date, error: { code: string; message: string }) {
+      const result = await db
+        .updateTable('gps_imports')
+        .set({ status: 'failed', finished_at: finishedAt, error_code: error.code, error_message: error.message, updated_at: finishedAt })
+        .where('id', '=', id)
+        .where('status', '=', 'running')
+        .where('updated_at', '<', cutoff)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
+    },
     finish: (id: string, progress: ImportProgress, finishedAt: Date, error?: { code: string; message: string }) =>
       db
         .updateTable('gps_imports')
-        .set({ ...progressColumns(progress), status: error ? 'failed' : 'done', finished_at: finishedAt, error_code: error?.code ?? null, error_message: error?.message ?? null })
+        .set({ ...progressColumns(progress, finishedAt), status: error ? 'failed' : 'done', finished_at: finishedAt, error_code: error?.code ?? null, error_message: error?.message ?? null })
         .where('id', '=', id)
         .execute(),
   };

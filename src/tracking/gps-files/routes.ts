@@ -9,7 +9,7 @@ import { DeviceErrors } from '../devices/errors.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
 import { chooseFormat, type ExportFile as File } from './export.js';
-import { DeviceExportQuery, ExportFile, GpsImport, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
+import { DeviceExportQuery, ExportFile, GpsImport, ImportFileBody, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
 import type { GpsFilesService } from './service.js';
 import { WRITERS } from './writers/index.js';
 
@@ -90,6 +90,10 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // The body is the request stream, never checked: its schemas (ImportFileBody) only document the file.
+  const validate = app.validatorCompiler;
+  if (!validate) throw new Error('the validator compiler is registered before the GPS file routes');
+  app.setValidatorCompiler((route) => (route.httpPart === 'body' ? () => true : validate(route)));
   // Before the database closes, running imports end (failed: interrupted) with their reports.
   app.addHook('onClose', () => gpsFiles.stop());
 
@@ -100,6 +104,7 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
       summary: 'Import a GPS file (GPX, KML, GeoJSON, CSV, OwnTracks .rec, Google Takeout) into a device',
       description: IMPORT_NOTE,
       querystring: ImportQuery,
+      body: ImportFileBody,
       response: {
         202: SingleEnvelope(GpsImport),
         ...errorResponses(

@@ -33,6 +33,31 @@ export const ImportQuery = Type.Object({
   ),
 }, { examples: [{ device_id: '6f1c2b9e-8a43-4d7e-9b0a-2f5c1d3e4a51', format: 'gpx' }] });
 
+/**
+ * The import's request body by content type, for the OpenAPI document: the file itself. Any content type is
+ * taken (the format is named or sniffed, not read from it); these schemas describe and never refuse (the body
+ * is a stream by the time they would run).
+ */
+const file = (description: string, example: unknown) => ({ schema: Type.Unknown({ description, examples: [example] }) });
+export const ImportFileBody = {
+  content: {
+    'application/gpx+xml': file('GPX 1.0 or 1.1 (trkpt, rtept, wpt with a time)',
+      '<gpx version="1.1" creator="phone" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><trkpt lat="52.520008" lon="13.404954"><ele>34</ele><time>2024-05-01T08:00:00Z</time></trkpt></trkseg></trk></gpx>'),
+    'application/vnd.google-earth.kml+xml': file('KML 2.2 (Placemarks with a TimeStamp, gx:Track)',
+      '<kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><TimeStamp><when>2024-05-01T08:00:00Z</when></TimeStamp><Point><coordinates>13.404954,52.520008,34</coordinates></Point></Placemark></kml>'),
+    'application/geo+json': file('GeoJSON: Point features with a time property, LineStrings with coordTimes', {
+      type: 'FeatureCollection',
+      features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [13.404954, 52.520008] }, properties: { time: '2024-05-01T08:00:00Z' } }],
+    }),
+    'text/csv': file('CSV with a header naming time, latitude and longitude columns', 'timestamp,latitude,longitude,altitude\n2024-05-01T08:00:00Z,52.520008,13.404954,34\n'),
+    'application/json': file('Google Takeout Records.json or Timeline.json, or GeoJSON', {
+      locations: [{ latitudeE7: 525200080, longitudeE7: 134049540, timestamp: '2024-05-01T08:00:00Z' }],
+    }),
+    'application/octet-stream': file('Any of the formats, e.g. OwnTracks Recorder .rec lines; format names it or the content tells',
+      '2024-05-01T08:00:00Z\t*                 \t{"_type":"location","lat":52.520008,"lon":13.404954,"tst":1714550400}\n'),
+  },
+};
+
 export const MAX_REFUSALS_LISTED = 100;
 
 export const GpsImport = named('GpsImport', Type.Object({

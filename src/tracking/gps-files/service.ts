@@ -11,7 +11,7 @@ import type { ExportFormat } from './writers/index.js';
 import type { Readable } from 'node:stream';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
-import { runImport } from './import.js';
+import { INTERRUPTED, runImport } from './import.js';
 import { hasDoctype, sniff, SNIFF_BYTES } from './parsers/index.js';
 import type { PointSink } from './point-sink.js';
 import { createGpsImportsRepo, toGpsImport } from './repo.js';
@@ -35,10 +35,22 @@ interface Deps {
  * files in (import.ts). Reads and writes of points go through the GPS module; this module owns only the
  * import records.
  */
+/** A running import's process stamps its record this often, so any node can tell a live import from a dead one. */
+const HEARTBEAT_MS = 10_000;
+/** A `running` import unheard of for this long has no process left (crashed or killed): it is shown as failed. */
+export const IMPORT_STALE_MS = 60_000;
+
 export function createGpsFilesService(deps: Deps) {
   const repo = createGpsImportsRepo(deps.db);
   const running = new Set<Promise<void>>();
+  /** The ids of the imports this process runs, for the heartbeat. */
+  const runningIds = new Set<string>();
   const stopping = new AbortController();
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  function beat(): void {
+    void repo.touch([...runningIds], deps.clock.now()).catch((err: unknown) => deps.log.warn({ err }, 'could not stamp the running GPS imports'));
+  }
 
   async function deviceOf(caller: Caller, named: string | undefined) {
     const linked = named ?? (caller.apiKeyId ? (await deps.devices.ofApiKeys([caller.apiKeyId]))[0]?.id : undefined);
@@ -68,7 +80,13 @@ export function createGpsFilesService(deps: Deps) {
           id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, file, signal: stopping.signal,
         });
         running.add(job);
-        void job.finally(() => running.delete(job));
+        runningIds.add(record.id);
+        heartbeat ??= setInterval(beat, HEARTBEAT_MS).unref();
+        void job.finally(() => {
+          running.delete(job);
+          runningIds.delete(record.id);
+          if (runningIds.size === 0) heartbeat = void clearInterval(heartbeat);
+        });
         return toGpsImport(record);
       } catch (err) {
         await file.discard();
@@ -76,9 +94,17 @@ export function createGpsFilesService(deps: Deps) {
       }
     },
 
+    /**
+     * An import's record. One still `running` that no process has stamped for IMPORT_STALE_MS (the node that ran
+     * it crashed) is marked failed (interrupted) first, so it never shows as running forever.
+     */
     async getImport(id: string) {
-      const record = await repo.get(id);
+      let record = await repo.get(id);
       if (!record) throw GpsFileErrors.import_not_found();
+      const now = deps.clock.now();
+      if (record.status === 'running' && !runningIds.has(id) && (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))) {
+        record = (await repo.get(id)) ?? record;
+      }
       return toGpsImport(record);
     },
 

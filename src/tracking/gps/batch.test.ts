@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
 
@@ -80,14 +80,28 @@ describe('GPS batches', () => {
   });
 
   it('puts points without device_id on the device linked to the key, and needs gps:write', async () => {
-    const key = await createApiKey(t.app, admin, { name: 'batch key', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'keyed', api_key_id: key.id } })).json().data.id;
-    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key.key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'batch key' });
+    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
     expect(response.json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
     expect(await pointsOf(device)).toHaveLength(1);
     const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
     expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(reader.key), payload: [] })).statusCode).toBe(403);
     expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', payload: [] })).statusCode).toBe(401);
+  });
+
+  it('puts the points of a batch on their device\'s logging trip, counting each once, and makes the newest the latest', async () => {
+    const [logged, other] = [await newDevice(), await newDevice()];
+    const trip = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'batch trip', device_id: logged, gps_logging_enabled: true } })).json().data;
+    expect((await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip.id}`, headers: bearer(admin), payload: { status: 'active' } })).statusCode).toBe(200);
+    const points = [3, 1, 2].flatMap((offset) => [logged, other].map((device_id) => ({ ...POINT, timestamp: 1_767_227_000 + offset, device_id })));
+    expect((await batch(points)).json()).toEqual({ stored: 6, duplicates: 0, refused: [] });
+    expect((await batch(points)).json()).toEqual({ stored: 0, duplicates: 6, refused: [] });
+    expect((await pointsOf(logged)).map((p) => p.trip_id)).toEqual([trip.id, trip.id, trip.id]);
+    expect((await pointsOf(other)).map((p) => p.trip_id)).toEqual([null, null, null]);
+    const counted = await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.id}/gps`, headers: bearer(admin) });
+    expect(counted.json().pagination.total).toBe(3);
+    const latest = await t.app.inject({ method: 'GET', url: `/v1/gps/current?device_id=${logged}`, headers: bearer(admin) });
+    expect(latest.json().data).toMatchObject({ timestamp: '2026-01-01T00:23:23.000Z', trip_id: trip.id });
   });
 
   it('stores a point of POST /v1/gps once however often it is retried, answering each retry with the first point', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { openSocket } from '../../../test/ws-client.js';
 import { speedsFrom } from './trackers.js';
 
@@ -18,10 +18,9 @@ describe('tracker apps', () => {
 
   /** A key with gps:write linked to a new device. */
   async function phone() {
-    const key = await createApiKey(t.app, admin, { name: 'phone', scopes: ['gps:write'] });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'phone', api_key_id: key.id } })).json().data.id as string;
+    const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'phone' });
     const points = () => t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', device).orderBy('timestamp').execute();
-    return { key: key.key, device, points };
+    return { key, device, points };
   }
   const post = (url: string, payload: string, headers: Record<string, string>) => t.app.inject({ method: 'POST', url, payload, headers });
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -52,6 +51,19 @@ describe('tracker apps', () => {
         latitude: 37.4219983, longitude: -122.084, timestamp: new Date('2025-06-15T13:45:12.862Z'), accuracy: 5, altitude: 5, heading: null,
         speed_mps: 0, speed_kmh: 0, speed_mph: 0, speed_knots: 0, battery_level: 100, charging: false, motion: 'still',
       }]);
+    });
+
+    it('opt-in JSON batches: an array of 9.x bodies, and batchSync\'s one body with an array of locations, each stored once', async () => {
+      const { key, points } = await phone();
+      const location = (second: number, latitude: number) =>
+        `{"timestamp":"2025-06-15T13:45:${second}.862Z","coords":{"latitude":${latitude},"longitude":-122.084,"accuracy":5,"speed":2,"heading":-1,"altitude":5},"is_moving":true,"odometer":0,"battery":{"level":0.5,"is_charging":true},"activity":{"type":"walking"},"extras":{}}`;
+      const array = `[{"location":${location(10, 37.1)},"device_id":"${key}"},{"location":${location(11, 37.2)},"device_id":"${key}"}]`;
+      expect((await post('/v1/ingest/osmand', array, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      const batchSync = `{"location":[${location(11, 37.2)},${location(12, 37.3)}],"device_id":"${key}"}`;
+      expect((await post('/v1/ingest/osmand', batchSync, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      expect(await points()).toMatchObject([37.1, 37.2, 37.3].map((latitude, i) => ({
+        latitude, timestamp: new Date(`2025-06-15T13:45:1${i}.862Z`), speed_mps: 2, battery_level: 50, charging: true, motion: 'walking',
+      })));
     });
 
     it('classic apps: every field in the query string of a POST with an empty body; a heartbeat without a position stores nothing', async () => {

@@ -8,7 +8,7 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { AppError, RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
-import { basicPassword, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonPoint } from './trackers.js';
+import { basicPassword, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonBatch, traccarJsonPoint } from './trackers.js';
 import { OsmandBody, OsmandQuery, OverlandBody, OwnTracksBody } from './ingest-schemas.js';
 
 const tags = ['GPS ingest'];
@@ -64,7 +64,8 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
       auth: writer({
         credentialFrom: keyInUrl,
         credentialInBody: (request: FastifyRequest) => {
-          const body = paramsOf(request.body);
+          // A JSON batch names its device in each item: the first one's counts.
+          const body = paramsOf(Array.isArray(request.body) ? request.body[0] : request.body);
           return textParam(body.key) ?? textParam(body.id) ?? textParam(body.deviceid) ?? textParam(body.device_id);
         },
       }),
@@ -75,10 +76,13 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
     'query string (speed in knots), and GPSLogger through its custom URL (speed_mps=%SPD). The API key goes in ' +
     'the device identifier (`id`), a `key` parameter, a Bearer header or HTTP Basic as password. timestamp is ' +
     'Unix seconds, milliseconds or ISO 8601 (without a zone: UTC); a request without a position (a heartbeat) ' +
-    'stores nothing. Answers 200 with an empty body. ' +
+    'stores nothing. Traccar\'s opt-in JSON batches (a JSON array of up to 1,000 such bodies or bare locations, or ' +
+    'one body whose location is an array) are stored in one transaction. Answers 200 with an empty body. ' +
     credentialNote;
 
   const recordOsmand = async (request: FastifyRequest) => {
+    const batch = traccarJsonBatch(request.body);
+    if (batch) return void (await gps.storeForKeyDevice(callerOf(request), batch));
     const body = paramsOf(request.body);
     const point = 'location' in body ? traccarJsonPoint(body) : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
     if (point) await gps.recordForKeyDevice(callerOf(request), point);

@@ -27,17 +27,22 @@ const osmandParams = {
 export const OsmandQuery = Type.Object(osmandParams, { additionalProperties: true });
 
 /** A Traccar Client 10.x form, or a 9.x JSON body ({ location, device_id }). */
-export const OsmandBody = Type.Object(
+const OsmandObject = Type.Object(
   {
     ...osmandParams,
     device_id: param('Traccar Client 9.x JSON: the device identifier, i.e. the API key'),
     location: Type.Optional(Type.Unknown({ description: 'Traccar Client 9.x JSON: { timestamp, coords { latitude, longitude, speed (m/s), heading, accuracy, altitude }, battery { level 0..1, is_charging }, activity { type } }; in a form: lat,lon' })),
   },
-  {
-    additionalProperties: true,
-    examples: [{ id: 'wg_yourApiKey', lat: '52.520008', lon: '13.404954', timestamp: '1760000000', accuracy: '12.0', altitude: '34.0', speed: '5.83', bearing: '270.0', batt: '87', charge: 'false' }],
-  },
+  { additionalProperties: true },
 );
+
+/** One position (form, query, 9.x JSON), or Traccar's opt-in JSON batch: an array of 9.x bodies or locations. */
+export const OsmandBody = Type.Union([
+  OsmandObject,
+  Type.Array(Type.Unknown({ description: 'A 9.x body ({ location, device_id }) or a bare location ({ timestamp, coords, battery, … })' }), { maxItems: 1000 }),
+], {
+  examples: [{ id: 'wg_yourApiKey', lat: '52.520008', lon: '13.404954', timestamp: '1760000000', accuracy: '12.0', altitude: '34.0', speed: '5.83', bearing: '270.0', batt: '87', charge: 'false' }],
+});
 
 export const OwnTracksBody = Type.Union([
   Type.Object(

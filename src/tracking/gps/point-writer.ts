@@ -12,9 +12,31 @@ import { GpsErrors } from './errors.js';
  */
 export type LoggingTripOf = LoggingTripQuery;
 
+/**
+ * A new point as the service stores it, whatever route it came in by: the spec's fields with the time as a
+ * Date (to the millisecond), the optional ones left out or null.
+ */
+export type PointFields = Pick<NewGpsPoint, 'latitude' | 'longitude' | 'timestamp' | 'speed_kmh' | 'speed_mps' | 'speed_mph' | 'speed_knots'> &
+  Partial<Pick<NewGpsPoint, 'altitude' | 'heading' | 'pdop' | 'hdop' | 'vdop' | 'accuracy' | 'battery_level' | 'charging' | 'motion' | 'alarm'>>;
+
+type NewRow = NewGpsPoint & { id: string };
+
+/**
+ * The row of a new point, made once per point (a batch makes 10,000; every copy counts): the optional fields
+ * null where not given, who sent it, a new id; its device and trip are set when its batch is committed.
+ */
+export function newRow(fields: Omit<PointFields, 'timestamp'>, timestamp: Date, sentBy: string | null): NewRow {
+  return {
+    id: randomUUID(), device_id: null, trip_id: null, latitude: fields.latitude, longitude: fields.longitude, altitude: fields.altitude ?? null,
+    heading: fields.heading ?? null, timestamp, speed_kmh: fields.speed_kmh, speed_mps: fields.speed_mps, speed_mph: fields.speed_mph,
+    speed_knots: fields.speed_knots, pdop: fields.pdop ?? null, hdop: fields.hdop ?? null, vdop: fields.vdop ?? null, accuracy: fields.accuracy ?? null,
+    battery_level: fields.battery_level ?? null, charging: fields.charging ?? null, motion: fields.motion ?? null, alarm: fields.alarm ?? null, sent_by: sentBy,
+  };
+}
+
 /** A point as a request sends it, with who sent it: its device is found when its batch is committed. */
 export interface PointToWrite {
-  point: Omit<NewGpsPoint, 'device_id' | 'trip_id'>;
+  row: NewRow;
   /** The device the body names; it must exist. */
   deviceId: string | undefined;
   /** Without a named device, the point belongs to the device linked to this key, if any. */
@@ -42,6 +64,8 @@ interface Deps {
   afterCommit: (points: WrittenPoint[]) => Promise<void>;
   /** `afterCommit` threw: the points are committed and answered all the same. */
   afterCommitFailed: (err: unknown) => void;
+  /** Group-committed batches committing at once (see `createGroupCommit`). */
+  concurrency: number;
 }
 
 /**
@@ -66,30 +90,35 @@ export function createPointWriter(deps: Deps) {
     });
   }
 
-  async function commit(points: PointToWrite[]): Promise<Outcome<WrittenPoint>[]> {
+  /** `readBack`: a resent point is answered with the point stored first (a batch only counts them). */
+  async function commit(points: PointToWrite[], readBack = true): Promise<Outcome<WrittenPoint>[]> {
     const devices = await devicesOf(points);
-    const rows = points.flatMap((p, i) => {
+    const rows: NewRow[] = [];
+    points.forEach((p, i) => {
       const device = devices[i];
-      return device instanceof Error ? [] : [{ ...p.point, id: randomUUID(), device_id: device?.id ?? null, trip_id: null as string | null }];
+      if (device instanceof Error) return;
+      p.row.device_id = device?.id ?? null;
+      rows.push(p.row);
     });
-    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf()) : new Map<string, StoredPoint>();
+    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack }) : new Map<string, StoredPoint>();
     let next = 0;
     return devices.map((device) => {
       if (device instanceof Error) return { error: device };
       const row = rows[next++]!;
-      // Stored and deleted again before it could be read back: as good as stored (the client must not resend it).
+      // Not read back (a batch), or stored and deleted again before it could be: as good as stored (the client must not resend it).
       const written = stored.get(row.id) ?? { point: toGpsPoint({ ...row, created_at: new Date() }), duplicate: true };
-      return { value: { ...written, devicePublic: device?.is_public ?? false } };
+      return { value: { point: written.point, duplicate: written.duplicate, devicePublic: device?.is_public ?? false } };
     });
   }
 
   const groupCommit = createGroupCommit<PointToWrite, WrittenPoint>({
-    commit,
+    commit: (inputs) => commit(inputs),
     afterCommit: deps.afterCommit,
     afterCommitFailed: deps.afterCommitFailed,
     failsAll: (err) => classifyDatabaseError(err)?.fault === 'unavailable',
     closed: () => GpsErrors.stopping(),
     maxBatch: MAX_BATCH,
+    concurrency: deps.concurrency,
   });
 
   return {
@@ -97,10 +126,11 @@ export function createPointWriter(deps: Deps) {
     /**
      * A batch a client sent as one (POST /v1/gps/batch, an Overland batch, an import): the same commit as a
      * group-committed batch, in one statement (so one transaction), without waiting in the queue behind
-     * single points; its `afterCommit` runs before it resolves. One outcome per input, in their order.
+     * single points; its `afterCommit` runs before it resolves. One outcome per input, in their order; a
+     * point that was stored before is a `duplicate` (its `point` the one sent, not read back).
      */
     async writeAll(inputs: PointToWrite[]): Promise<Outcome<WrittenPoint>[]> {
-      const outcomes = await commit(inputs);
+      const outcomes = await commit(inputs, false);
       await deps.afterCommit(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : []))).catch(deps.afterCommitFailed);
       return outcomes;
     },

@@ -1,4 +1,4 @@
-import { sql, type Expression, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -58,9 +58,42 @@ const SAME_FIX = ['device_id', 'timestamp', 'latitude', 'longitude'] as const;
 const fixKey = (p: { device_id: string | null; timestamp: Date; latitude: number; longitude: number }) =>
   `${p.device_id ?? ''}|${p.timestamp.getTime()}|${p.latitude}|${p.longitude}`;
 
+/** Device ids in code-point order, no device first (as PostgreSQL orders uuids in the C collation of their text). */
+const compareDevices = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+
+type GpsRow = Pick<Selectable<Schema['gps_points']>, (typeof GPS_COLUMNS)[number]>;
+
+/** A new point as stored, in the columns a read gives (GPS_COLUMNS): what the insert returns need not be parsed again. */
+function storedRow(point: NewGpsPoint & { id: string }, tripId: string | null, createdAt: Date): GpsRow {
+  return {
+    id: point.id, device_id: point.device_id, trip_id: tripId, latitude: point.latitude, longitude: point.longitude, altitude: point.altitude,
+    heading: point.heading, timestamp: point.timestamp, speed_kmh: point.speed_kmh, speed_mps: point.speed_mps, speed_mph: point.speed_mph,
+    speed_knots: point.speed_knots, pdop: point.pdop, hdop: point.hdop, vdop: point.vdop, accuracy: point.accuracy, battery_level: point.battery_level,
+    charging: point.charging, motion: point.motion, alarm: point.alarm, created_at: createdAt,
+  };
+}
+
+/**
+ * One column of a batch as PostgreSQL's array literal text (`{1.5,NULL,"a \"b\""}`): built here in one pass,
+ * where the driver would inspect and escape each of 10,000 values of each column one call at a time. Numbers,
+ * uuids and ISO times need no quotes; text is quoted and escaped; a Date goes as ISO text.
+ */
+function arrayLiteral(values: readonly unknown[]): string {
+  const parts = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    if (value === null || value === undefined) parts[i] = 'NULL';
+    else if (typeof value === 'number') parts[i] = String(value);
+    else if (typeof value === 'boolean') parts[i] = value ? 't' : 'f';
+    else if (value instanceof Date) parts[i] = value.toISOString();
+    else parts[i] = `"${String(value).replace(/[\\"]/g, '\\$&')}"`;
+  }
+  return `{${parts.join(',')}}`;
+}
+
 /** `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter limit). */
 function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, rows: readonly R[], alias: A) {
-  const arrays = columns.map((column) => sql`${rows.map((row) => row[column] ?? null)}::${sql.raw(types[column])}[]`);
+  const arrays = columns.map((column) => sql`${arrayLiteral(rows.map((row) => row[column]))}::${sql.raw(types[column])}[]`);
   return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
 }
 
@@ -215,31 +248,45 @@ export function createGpsRepo(db: Kysely<Schema>) {
 
     /**
      * A batch of points in one statement, so in one implicit transaction and one round trip, with one array
-     * parameter per column (`unnest`): each point of a device joins the trip `loggingTrip` finds for it (a
-     * locking subquery). Sorted by device, so two batches (of two nodes) lock the trips of their devices in the
-     * same order and cannot deadlock. A point whose device, time and position are already stored (a client
-     * resending it, in this batch or another, on this node or another) is not stored again: `on conflict do
-     * nothing` against gps_points_same_fix, and the stored point is read back (after the insert, so a
-     * concurrent batch's point is committed by then). By the id of each new point: the point stored for it,
-     * and whether it was there before.
+     * parameter per column (`unnest`). The points of a device join the trip `loggingTrip` finds for it, looked
+     * up (and locked) once per device of the batch, in device order, so two batches (of this node or two) lock
+     * the trips of their devices in the same order and cannot deadlock; the rows go in sorted by device and
+     * time for the same reason (two batches holding the same points wait on each other's index entries in order). A point whose device, time and position are already stored (a client resending it, in this
+     * batch or another, on this node or another) is not stored again: `on conflict do nothing` against
+     * gps_points_same_fix. By the id of each new point: the point stored for it, and whether it was there
+     * before. With `readBack` (a single point's writer must answer a resend with the point stored first) the
+     * stored point of a duplicate is read back, after the insert, so a concurrent batch's point is committed
+     * by then; without it (a batch counts its duplicates) a duplicate is simply absent from the map.
      */
-    async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined) {
-      const rows = [...points].sort((a, b) => (a.device_id ?? '').localeCompare(b.device_id ?? ''));
-      const source = unnestOf(INSERTED_COLUMNS, INSERTED, rows, 'new_point');
+    async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
+      const rows = [...points].sort((a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime());
+      const devices = [...new Set(rows.flatMap((row) => (row.device_id === null ? [] : [row.device_id])))];
       const inserted = await db
+        .with(
+          (cte) => cte('logging_trip').materialized(),
+          (qc) =>
+            qc
+              .selectFrom(sql<{ device_id: string }>`unnest(${devices}::uuid[])`.as('device_id'))
+              .select((eb) => [
+                sql.ref<string>('device_id.device_id').as('device_id'),
+                loggingTrip ? eb.selectFrom(() => loggingTrip(sql.ref('device_id.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<string | null>`null::uuid`.as('trip_id'),
+              ]),
+        )
         .insertInto('gps_points')
         .columns([...INSERTED_COLUMNS, 'trip_id'])
-        .expression(
-          db
-            .selectFrom(source)
+        .expression((eb) =>
+          eb
+            .selectFrom(unnestOf(INSERTED_COLUMNS, INSERTED, rows, 'new_point'))
             .select(INSERTED_COLUMNS.map((column) => sql.ref(`new_point.${column}`).as(column)))
-            .select(loggingTrip ? (eb) => eb.selectFrom(() => loggingTrip(sql.ref('new_point.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<null>`null::uuid`.as('trip_id')),
+            .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
         )
         .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
-        .returning(GPS_COLUMNS)
+        .returning(['id', 'trip_id', 'created_at'])
         .execute();
-      const stored = new Map(inserted.map((row) => [row.id, { point: toGpsPoint(row), duplicate: false }]));
-      const resent = points.filter((point) => !stored.has(point.id));
+      const byId = new Map(points.map((point) => [point.id, point]));
+      const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();
+      for (const { id, trip_id, created_at } of inserted) stored.set(id, { point: toGpsPoint(storedRow(byId.get(id)!, trip_id, created_at)), duplicate: false });
+      const resent = options.readBack ? points.filter((point) => !stored.has(point.id)) : [];
       if (resent.length > 0) {
         const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));
         for (const point of resent) {

@@ -11,9 +11,9 @@ import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
 import { compileItemCheck } from '../../platform/http/validation.js';
-import { createGpsRepo, type NewGpsPoint } from './repo.js';
+import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
-import { createPointWriter, type LoggingTripOf, type PointToWrite, type StoredPoint, type WrittenPoint } from './point-writer.js';
+import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type StoredPoint, type WrittenPoint } from './point-writer.js';
 import { CreateGpsPointBody } from './schemas.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
@@ -27,12 +27,7 @@ export type GpsPointInput = Static<typeof CreateGpsPointBody>;
 
 type GpsPoint = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsRepo>['get']>>>;
 
-/**
- * A new point as the service stores it, whatever route it came in by: the spec's fields with the time as a
- * Date (to the millisecond), the optional ones left out or null.
- */
-export type PointFields = Pick<NewGpsPoint, 'latitude' | 'longitude' | 'timestamp' | 'speed_kmh' | 'speed_mps' | 'speed_mph' | 'speed_knots'> &
-  Partial<Pick<NewGpsPoint, 'altitude' | 'heading' | 'pdop' | 'hdop' | 'vdop' | 'accuracy' | 'battery_level' | 'charging' | 'motion' | 'alarm'>>;
+export type { PointFields };
 
 /** The most points one batch may hold (POST /v1/gps/batch; an import writes larger files a batch at a time). */
 export const MAX_BATCH_POINTS = 10_000;
@@ -77,6 +72,8 @@ interface Deps {
   events: Pick<DomainEventBus, 'emit'>;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */
   latestCacheTtlSecs: () => Promise<number>;
+  /** Batches of single points committing at once: several on PostgreSQL, 1 on the embedded database (one connection). */
+  commitConcurrency: number;
 }
 
 export type { LoggingTripOf };
@@ -91,6 +88,7 @@ export function createGpsService(deps: Deps) {
     loggingTripOf: () => loggingTripOf,
     afterCommit: published,
     afterCommitFailed: (err) => deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
+    concurrency: deps.commitConcurrency,
   });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
 
@@ -155,28 +153,23 @@ export function createGpsService(deps: Deps) {
 
   /**
    * Every committed batch, by whatever route: the new points (not the ones resent) become the latest
-   * if they are, and go to the gps channel (gps.point_recorded). Before the writers are answered.
+   * if they are, and go to the gps channel (gps.points_recorded, one event for them all). Before the writers are answered.
    */
   async function published(committed: WrittenPoint[]): Promise<void> {
     const fresh = committed.filter((written) => !written.duplicate);
     if (fresh.length === 0) return;
     await offerNewest(fresh.map(({ point }) => point));
     try {
-      for (const { point, devicePublic } of fresh) await deps.events.emit('gps.point_recorded', { point, devicePublic });
+      await deps.events.emit('gps.points_recorded', { points: fresh.map(({ point, devicePublic }) => ({ point, devicePublic })) });
     } catch (err) {
       // The points are committed: a reaction that fails is logged, not their failure.
       deps.log.warn({ err }, 'a reaction to new GPS points failed');
     }
   }
 
-  /** The row of a new point: the optional fields null where not given, and who sent it (none for the system key). */
-  function toWrite(caller: Caller, fields: PointFields, deviceId: string | undefined, keyDeviceRequired: boolean): PointToWrite {
-    const point = {
-      altitude: null, heading: null, pdop: null, hdop: null, vdop: null, accuracy: null, battery_level: null, charging: null, motion: null, alarm: null,
-      ...fields,
-      sent_by: caller.isSystem ? null : caller.userId,
-    };
-    return { point, deviceId, apiKeyId: caller.apiKeyId ?? undefined, keyDeviceRequired };
+  /** A new point to write, with who sent it (none for the system key). */
+  function toWrite(caller: Caller, fields: Omit<PointFields, 'timestamp'>, timestamp: Date, deviceId: string | undefined, keyDeviceRequired: boolean): PointToWrite {
+    return { row: newRow(fields, timestamp, caller.isSystem ? null : caller.userId), deviceId, apiKeyId: caller.apiKeyId ?? undefined, keyDeviceRequired };
   }
 
   /**
@@ -186,8 +179,7 @@ export function createGpsService(deps: Deps) {
    * otherwise each point's own `device_id`, or the device of the caller's key. `keyDevice`: the points must
    * land on the device linked to the caller's key (a tracker app; refused with 403 when it has none).
    */
-  async function storeAll(caller: Caller, points: (PointFields & { device_id?: string })[], options: { deviceId?: string; keyDevice?: boolean } = {}) {
-    const inputs = points.map(({ device_id: named, ...fields }) => toWrite(caller, fields, options.deviceId ?? named, options.keyDevice === true));
+  async function storeAll(inputs: PointToWrite[], options: { keyDevice?: boolean } = {}) {
     const outcomes = inputs.length > 0 ? await writer.writeAll(inputs) : [];
     let stored = 0;
     let duplicates = 0;
@@ -282,8 +274,7 @@ export function createGpsService(deps: Deps) {
      * session; none for the system key), which is whose data export it belongs in.
      */
     async record(caller: Caller, input: GpsPointInput) {
-      const { device_id: deviceId, timestamp, ...fields } = input;
-      return (await writer.write(toWrite(caller, { ...fields, timestamp: new Date(timestamp * 1000) }, deviceId, false))).point;
+      return (await writer.write(toWrite(caller, input, new Date(input.timestamp * 1000), input.device_id, false))).point;
     },
 
     /**
@@ -291,16 +282,21 @@ export function createGpsService(deps: Deps) {
      * lands on the device linked to the caller's key (403 gps.no_device_for_credential without one). A
      * point already stored (a resend) is answered with the point stored first (`duplicate`).
      */
-    recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, undefined, true)),
+    recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, fields.timestamp, undefined, true)),
 
     /**
-     * Points already read into fields (an import: times to the millisecond, speeds possibly unknown) onto one
-     * device, in one statement: `stored`, `duplicates`, and per point its outcome (in their order).
+     * Points of a file import (times to the millisecond, speeds possibly unknown) onto its device, sent by the
+     * importing user (`sentBy`; none for the system key), in one statement: how many were stored, and how many
+     * the device had already (same time and position).
      */
-    storePoints: (caller: Caller, points: PointFields[], options: { deviceId: string }) => storeAll(caller, points, options),
+    async importPoints(target: { deviceId: string; sentBy: string | null }, points: PointFields[]): Promise<{ stored: number; duplicates: number }> {
+      const writes = points.map((point) => ({ row: newRow(point, point.timestamp, target.sentBy), deviceId: target.deviceId, apiKeyId: undefined }));
+      const { stored, duplicates } = await storeAll(writes);
+      return { stored, duplicates };
+    },
 
     /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
-    storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(caller, points, { keyDevice: true }),
+    storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(points.map((point) => toWrite(caller, point, point.timestamp, undefined, true)), { keyDevice: true }),
 
     /**
      * A batch in the spec's point shape (POST /v1/gps/batch; also the import's way in, with `deviceId`), at
@@ -310,27 +306,37 @@ export function createGpsService(deps: Deps) {
      */
     async insertBatch(caller: Caller, items: readonly unknown[], options: { allOrNothing?: boolean; deviceId?: string } = {}): Promise<BatchOutcome> {
       const refused: RefusedPoint[] = [];
-      const valid: { index: number; point: PointFields & { device_id?: string } }[] = [];
-      items.forEach((item, index) => {
-        if (item instanceof UnreadableItem) return void refused.push({ index, field: '', message: item.message });
+      /** The points to store, and the index in the batch of each. */
+      const writes: PointToWrite[] = [];
+      const indexes: number[] = [];
+      for (let index = 0; index < items.length; index++) {
+        const item = items[index];
+        if (item instanceof UnreadableItem) {
+          refused.push({ index, field: '', message: item.message });
+          continue;
+        }
         const problem = checkPoint(item);
-        if (problem) return void refused.push({ index, ...problem });
-        const { timestamp, ...fields } = item as GpsPointInput;
-        valid.push({ index, point: { ...fields, timestamp: new Date(timestamp * 1000) } });
-      });
+        if (problem) {
+          refused.push({ index, field: problem.field, message: problem.message });
+          continue;
+        }
+        const input = item as GpsPointInput;
+        writes.push(toWrite(caller, input, new Date(input.timestamp * 1000), options.deviceId ?? input.device_id, false));
+        indexes.push(index);
+      }
       if (options.allOrNothing && options.deviceId === undefined) {
         // Checked before anything is written: a point whose device does not exist would be refused by the insert.
-        const named = [...new Set(valid.flatMap((entry) => (entry.point.device_id === undefined ? [] : [entry.point.device_id])))];
+        const named = [...new Set(writes.flatMap((write) => (write.deviceId === undefined ? [] : [write.deviceId])))];
         const known = new Set((await deps.devices.byIds(named)).map((device) => device.id));
-        for (const entry of valid) {
-          if (entry.point.device_id !== undefined && !known.has(entry.point.device_id)) refused.push({ index: entry.index, field: 'device_id', message: GpsErrors.unknown_device.message });
-        }
+        writes.forEach((write, i) => {
+          if (write.deviceId !== undefined && !known.has(write.deviceId)) refused.push({ index: indexes[i]!, field: 'device_id', message: GpsErrors.unknown_device.message });
+        });
         refused.sort((a, b) => a.index - b.index);
       }
       if (options.allOrNothing && refused.length > 0) return { stored: 0, duplicates: 0, refused };
-      const result = await storeAll(caller, valid.map((entry) => entry.point), { deviceId: options.deviceId });
+      const result = await storeAll(writes);
       result.outcomes.forEach((outcome, i) => {
-        if ('error' in outcome) refused.push({ index: valid[i]!.index, field: 'device_id', message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+        if ('error' in outcome) refused.push({ index: indexes[i]!, field: 'device_id', message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
       });
       refused.sort((a, b) => a.index - b.index);
       return { stored: result.stored, duplicates: result.duplicates, refused };

@@ -157,6 +157,19 @@ export function traccarJsonPoint(body: Record<string, unknown>): PointFields | n
   };
 }
 
+/**
+ * Traccar's opt-in JSON batches (the client SDK's `uploadJson`, the 9.x plugin's `batchSync`): a JSON array of
+ * 9.x bodies (or of bare locations), or one body whose `location` is an array. The points, those without
+ * coordinates skipped; undefined for a body that is no batch.
+ */
+export function traccarJsonBatch(body: unknown): PointFields[] | undefined {
+  const items = Array.isArray(body) ? body : Array.isArray(record(body).location) ? (record(body).location as unknown[]) : undefined;
+  return items?.flatMap((item) => {
+    const entry = record(item);
+    return traccarJsonPoint('location' in entry ? entry : { location: entry }) ?? [];
+  });
+}
+
 /** OwnTracks `bs`: 1 unplugged, 2 charging, 3 full (on the charger); 0 and anything else unknown. */
 const OWNTRACKS_CHARGING: Record<number, boolean> = { 1: false, 2: true, 3: true };
 

@@ -88,7 +88,7 @@ export interface TripsTable {
   end_longitude: number | null;
   started_at: Date | null;
   ended_at: Date | null;
-  /** Kept by the gps_points_count_trip trigger. */
+  /** Kept by the gps_points_count_trip_* triggers (one call per statement). */
   gps_point_count: ColumnType<number, never, never>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;

@@ -72,3 +72,32 @@ export async function gql(query, variables) {
   if (result.errors?.length) throw new ApiError(result.errors[0].extensions?.status ?? 400, { message: result.errors[0].message, code: result.errors[0].extensions?.code });
   return result.data;
 }
+
+/** A request whose answer is a file or a stream: the raw Response, or ApiError with the API's message. */
+export async function fetchRaw(method, path, body) {
+  const headers = { authorization: `Bearer ${session.token}` };
+  if (body !== undefined) headers['content-type'] = 'application/octet-stream';
+  const response = await fetch(path, { method, headers, body });
+  if (response.ok) return response;
+  const text = await response.text();
+  let parsed;
+  try { parsed = JSON.parse(text); } catch { parsed = { message: text || response.statusText }; }
+  if (response.status === 401) onUnauthorized();
+  throw new ApiError(response.status, parsed);
+}
+
+/**
+ * Saves a file the API answers (an export) under the name its Content-Disposition gives. The token goes in
+ * the Authorization header, never the URL, so the download is fetched and handed over as a blob.
+ */
+export async function download(path, fallbackName) {
+  const response = await fetchRaw('GET', path);
+  const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? fallbackName;
+  const url = URL.createObjectURL(await response.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  return name;
+}

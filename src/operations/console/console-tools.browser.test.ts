@@ -1,0 +1,84 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../../test/chromium.js';
+import { axeViolations, openConsole, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
+import { startFakeTileServer } from '../../../test/fakes/tiles.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+
+/** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
+let admin: string;
+
+beforeAll(async () => {
+  tiles = await startFakeTileServer();
+  t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await launchChromium();
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  mkdirSync(SHOTS, { recursive: true });
+});
+// (Closing Chromium can take a while on a loaded machine.)
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await tiles?.close();
+}, 180_000);
+
+async function signedIn(identifier: string, password: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
+  const { page, problems } = await openConsole(context, base);
+  await signIn(page, identifier, password);
+  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+  return { context, page, problems };
+}
+
+const speeds = (kmh: number) => ({ speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 });
+
+const GPX = (times: string[]) => `<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>${
+  times.map((time, i) => `<trkpt lat="${53.55 + i * 0.001}" lon="${9.99 + i * 0.001}"><time>${time}</time></trkpt>`).join('')}</trkseg></trk></gpx>`;
+
+describe('web console tools in Chromium', { timeout: 120_000 }, () => {
+  it('history: draws a range of a device as a speed-coloured track, scrubs it, exports it as CSV and imports a GPX file', async () => {
+    const name = `Barge ${Date.now()}`;
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })).json().data.id as string;
+    const start = Date.UTC(2026, 0, 15, 8, 0, 0) / 1000;
+    const points = Array.from({ length: 300 }, (_, i) => ({
+      device_id: device, latitude: 53.5 + i * 0.0005, longitude: 9.9 + Math.sin(i / 20) * 0.01, timestamp: start + i * 10, altitude: 0, heading: 0, ...speeds((i % 100) * 0.9),
+    }));
+    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 300 });
+
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+    await page.goto(`${base}/console/#/history`);
+    await page.getByLabel('Device', { exact: true }).selectOption({ label: name });
+    await page.getByLabel('From', { exact: true }).fill('2026-01-15T00:00');
+    await page.getByLabel('To', { exact: true }).fill('2026-01-15T23:59');
+    await page.getByRole('button', { name: 'Show track' }).click();
+    await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('300');
+    expect(await page.locator('.summary').textContent()).toMatch(/^300 points: /);
+    const timeline = page.getByLabel('Timeline', { exact: true });
+    await timeline.fill('150');
+    expect(await timeline.getAttribute('aria-valuetext')).toMatch(/45 km\/h$/);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'history');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    expect(csv).toHaveLength(301);
+    expect(download.suggestedFilename()).toMatch(/\.csv$/);
+
+    await page.getByText('Import a file').click();
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'ride.gpx', mimeType: 'application/gpx+xml', buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const report = page.locator('details.import [role=status]');
+    await report.getByText('Imported ride.gpx: 2 points.').waitFor();
+    expect(await report.textContent()).toContain('2 imported, 0 already there, 1 refused');
+    await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('302');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});

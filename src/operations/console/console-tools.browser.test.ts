@@ -1,10 +1,11 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
 import { axeViolations, openConsole, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
 import { startFakeTileServer } from '../../../test/fakes/tiles.js';
-import { bearer, buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
 
 /** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
 let t: TestApp;
@@ -78,6 +79,40 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(await report.textContent()).toContain('2 imported, 0 already there, 1 refused');
     await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('302');
     expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('account: sets up two-factor authentication from its QR code, changes the password and the email, downloads the data export', async () => {
+    const user = await createUser(t.app, ['role_user']);
+    const { context, page, problems } = await signedIn(user.username, user.password);
+    await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+    const qr = page.getByRole('img', { name: /^QR code of the two-factor secret/ });
+    await expect.poll(() => qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+    const secret = (await page.locator('#totp-secret').textContent())!;
+    await page.getByLabel('6-digit code from your app').fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) }));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.locator('ul.codes li').first().waitFor();
+    expect(await page.locator('ul.codes li').count()).toBeGreaterThanOrEqual(8);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json().enabled).toBe(true);
+
+    await page.getByLabel('Current password').fill(user.password);
+    await page.getByLabel('New password (at least 8 characters)').fill('a new long passphrase');
+    await page.getByLabel('New password again').fill('a new long passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText(/^Password changed\. 1 other sessions/).waitFor();
+    const relogin = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: 'a new long passphrase' } });
+    expect(relogin.json().requires_2fa).toBe(true);
+
+    await page.getByLabel('New email address').fill(`new-${user.username}@example.org`);
+    await page.getByRole('button', { name: 'Send confirmation link' }).click();
+    await page.getByText(`Waiting for confirmation of new-${user.username}@example.org`).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete my account' }).count()).toBe(0);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/\.zip$/);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'account-security');
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -116,4 +116,66 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API\'s message), a config value changed', async () => {
+    const reporter = await createUser(t.app, ['role_user']);
+    const events = (await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })).json().events;
+    const reported = await t.app.inject({ method: 'POST', url: `/v1/users/me/audit/${events[0].id}/report`, headers: bearer(reporter.token), payload: { reason: 'not_me', description: `Not me ${reporter.username}` } });
+    expect(reported.statusCode).toBe(201);
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+
+    await page.goto(`${base}/console/#/admin/roles`);
+    const role = `Dispatcher ${Date.now()}`;
+    await page.getByLabel('Role name').fill(role);
+    await page.getByRole('button', { name: 'Create role' }).click();
+    await page.getByRole('heading', { name: role }).waitFor();
+    await page.getByLabel('Permission to give').selectOption({ label: 'gps:read' });
+    await page.getByRole('button', { name: 'Give permission' }).click();
+    await page.getByRole('button', { name: 'Take away: gps:read' }).waitFor();
+    const roles = (await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).json().data as { id: string; name: string }[];
+    const granted = (await t.app.inject({ method: 'GET', url: `/v1/roles/${roles.find((r) => r.name === role)!.id}/permissions`, headers: bearer(admin) })).json().data;
+    expect(granted.map((p: { resource: string; action: string }) => `${p.resource}:${p.action}`)).toEqual(['gps:read']);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-roles');
+
+    await page.getByRole('link', { name: 'Activity log' }).click();
+    await page.getByLabel('User (id, username or email)').fill(reporter.username);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.locator('tbody tr td:nth-child(3)').allTextContents()).toEqual(expect.arrayContaining([reporter.id]));
+    expect(new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents())).toEqual(new Set([reporter.id]));
+    const report = page.locator('li.card', { hasText: `Not me ${reporter.username}` });
+    await report.getByLabel('New status').selectOption('resolved');
+    await report.getByLabel('Note to the user who reported').fill('Checked: a new phone.');
+    await report.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => report.textContent()).toContain('resolved');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-audit');
+
+    await page.getByRole('link', { name: 'OAuth clients' }).click();
+    const client = `Fleet board ${Date.now()}`;
+    await page.getByLabel('Name', { exact: true }).fill(client);
+    await page.getByLabel('Redirect URIs (one a line)').fill('http://fleet.example.org/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/redirect/i);
+    await page.getByLabel('Redirect URIs (one a line)').fill('https://fleet.example.org/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    expect((await page.locator('#client-secret').textContent())!.length).toBeGreaterThan(20);
+    await page.getByRole('button', { name: `Switch off: ${client}` }).click();
+    await page.getByRole('button', { name: `Switch on: ${client}` }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-clients');
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Value of tracking.units (JSON)').fill('"imperial"');
+    await page.getByRole('button', { name: 'Save: tracking.units' }).click();
+    await page.getByText('tracking.units saved.').waitFor();
+    const units = await t.app.inject({ method: 'GET', url: '/v1/system-config/tracking.units', headers: bearer(admin) });
+    expect(units.json().data.value).toBe('imperial');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-settings');
+    await t.app.inject({ method: 'PATCH', url: '/v1/system-config/tracking.units', headers: bearer(admin), payload: { value: 'metric' } });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

@@ -70,6 +70,7 @@ export async function mount(root, { config, can }) {
     performance.mark('history-request');
     try {
       track = await readCsvTrack(await fetchRaw('GET', `/v1/gps/export?${query('csv')}`));
+      performance.mark('history-parsed');
     } catch (err) {
       summary.textContent = '';
       return show(problem, errorBox(err.message));

@@ -9,7 +9,7 @@ import { embeddedDataDir, openConfiguredDatabase } from './server.js';
  * directory here (taking its lock, so no server can start meanwhile).
  */
 export async function snapshotOfDataDir(config: Config, progress: Progress): Promise<Buffer> {
-  if (config.databaseUrl) throw new BackupError('backup is for the embedded database; for PostgreSQL use pg_dump (see the README)');
+  if (config.databaseUrl) throw new BackupError('backup is for the embedded database; for PostgreSQL use pg_dump (see docs/production.md)');
   const dataDir = embeddedDataDir(config);
   if (!embeddedDataDirExists(dataDir)) throw new BackupError(`${dataDir} holds no database to back up`);
   const fromServer = await snapshotFromServer(dataDir);

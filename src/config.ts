@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 
 /**
  * Every setting comes from the environment (plus `.env`). A bad value stops the
- * start with one line naming the variable. The README's configuration table
+ * start with one line naming the variable. The configuration table in docs/configuration.md
  * lists the same names and defaults.
  */
 export interface Config {

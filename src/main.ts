@@ -26,7 +26,7 @@ Commands:
   restore FILE               restore a backup into DATA_DIR, which must be empty or missing; the file is checked first
   --version                  print the version and exit
 
-Configuration is read from the environment and ./.env; see the README.`;
+Configuration is read from the environment and ./.env; see docs/configuration.md.`;
 
 /** A repeat of the signal being handled within this long is the same signal delivered twice (see serve). */
 const REPEATED_SIGNAL_MS = 500;
@@ -72,7 +72,7 @@ const commands: Record<string, Command> = {
   },
   restore: async (config, args) => {
     const file = fileArgument(args, 'restore');
-    if (config.databaseUrl) throw new UsageError('restore is for the embedded database; for PostgreSQL use pg_restore (see the README)');
+    if (config.databaseUrl) throw new UsageError('restore is for the embedded database; for PostgreSQL use pg_restore (see docs/production.md)');
     const { restoreBackup } = await import('./platform/db/backup.js');
     await restoreBackup(file, embeddedDataDir(config), progress);
     progress(`restored into ${embeddedDataDir(config)}; start the server with this DATA_DIR`);

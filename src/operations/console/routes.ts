@@ -46,7 +46,7 @@ export function consoleCsp(tileUrl: string): string {
 const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
- * The built-in web console (README, "Web console"): `/` leads to `/console/`, a page of static ES
+ * The built-in web console (docs/console.md): `/` leads to `/console/`, a page of static ES
  * modules that sign in through the public API and speak only to it with the user's session.
  */
 export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOptions): Promise<void> {

@@ -11,7 +11,7 @@ import { openDatabase, type Database } from './database.js';
  * statement runs (`dumpDataDir` holds the query lock), after a checkpoint, so it is a consistent image
  * that opens without recovery. gzip's own CRC and length check every byte of it, so a truncated or
  * corrupted file is refused before anything is written. The snapshot is built in memory: an embedded
- * database of many gigabytes belongs on PostgreSQL (pg_dump and point-in-time recovery, see the README).
+ * database of many gigabytes belongs on PostgreSQL (pg_dump and point-in-time recovery, see docs/production.md).
  *
  * While a server owns the data directory, the CLI asks it through a Unix socket beside the directory
  * (`DATA_DIR/pgdata.backup.sock`, owner-only like everything under DATA_DIR): whoever can read the socket could
@@ -25,7 +25,7 @@ export const backupSocketPath = (dataDir: string) => `${dataDir.replace(/\/+$/, 
 
 /** A consistent gzip'd snapshot of an open embedded database. */
 export async function snapshot(database: Database): Promise<Buffer> {
-  if (!database.dump) throw new BackupError('backups of a PostgreSQL server are made with pg_dump (see the README)');
+  if (!database.dump) throw new BackupError('backups of a PostgreSQL server are made with pg_dump (see docs/production.md)');
   await sql`checkpoint`.execute(database.db);
   return Buffer.from(await (await database.dump('gzip')).arrayBuffer());
 }

@@ -55,16 +55,21 @@ export const patch = (path, body) => api('PATCH', path, body);
 export const put = (path, body) => api('PUT', path, body);
 export const del = (path) => api('DELETE', path);
 
-/** Every item of a paginated list (pages of 100). */
+/**
+ * Every item of a paginated list (pages of 100, up to `max` items): the first page says how many pages there
+ * are, the others are then asked for four at a time (a thousand devices are ten pages: one round trip, not ten).
+ */
 export async function all(path, max = 2000) {
-  const items = [];
-  for (let page = 1; items.length < max; page++) {
-    const separator = path.includes('?') ? '&' : '?';
-    const result = await get(`${path}${separator}page=${page}&limit=100`);
-    items.push(...result.data);
-    if (!result.pagination || page >= result.pagination.total_pages) break;
+  const separator = path.includes('?') ? '&' : '?';
+  const pageOf = (page) => get(`${path}${separator}page=${page}&limit=100`);
+  const first = await pageOf(1);
+  const pages = Math.min(first.pagination?.total_pages ?? 1, Math.ceil(max / 100));
+  const items = [...first.data];
+  for (let page = 2; page <= pages; page += 4) {
+    const batch = await Promise.all([page, page + 1, page + 2, page + 3].filter((n) => n <= pages).map(pageOf));
+    for (const result of batch) items.push(...result.data);
   }
-  return items;
+  return items.slice(0, max);
 }
 
 /** A GraphQL query; errors come back as ApiError with the first error's message. */

@@ -128,8 +128,15 @@ export async function mount(root, { config }) {
     },
     onSignedOut: () => signOut(false),
   });
-  // Staleness is a matter of the clock, not of new data: re-marked locally, nothing is fetched.
-  const staleTimer = setInterval(() => { for (const entry of entries.values()) { place(entry); renderItem(entry); } }, 30_000);
+  // Staleness is a matter of the clock, not of new data: re-marked locally, nothing is fetched; only the
+  // devices that turned stale since are drawn again (a thousand re-rendered list items would stall the page).
+  const staleTimer = setInterval(() => {
+    for (const entry of entries.values()) {
+      if (!entry.point || entry.item?.querySelector('.stale') || !isStale(entry.point)) continue;
+      place(entry);
+      renderItem(entry);
+    }
+  }, 30_000);
 
   return () => {
     stopLive();

@@ -20,7 +20,7 @@ export async function mount(root, { can }) {
     h('button', { type: 'submit' }, t('clients.create')), secret) : null;
   show(root, h('div', {}, problem,
     h('div', { class: 'table-wrap' }, h('table', {}, h('caption', { class: 'visually-hidden' }, t('admin.clients')),
-      h('thead', {}, h('tr', {}, ...['clients.name', 'clients.type', 'clients.redirects', 'clients.state'].map((key) => h('th', { scope: 'col' }, t(key))),
+      h('thead', {}, h('tr', {}, ...['clients.name', 'clients.type', 'clients.redirectColumn', 'clients.state'].map((key) => h('th', { scope: 'col' }, t(key))),
         h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('clients.actions'))))), rows)),
     create));
 

@@ -18,7 +18,7 @@ const PAGES = [
   { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
   // Administration: shown to whoever may use one of its parts (admin.js shows only those parts).
-  { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', '*:*'], load: () => import('./pages/admin.js') },
+  { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
 ];
 
 /** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */

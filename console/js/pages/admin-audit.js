@@ -40,11 +40,15 @@ export async function mount(root, { can }) {
     pager,
     h('section', { 'aria-labelledby': 'reports-title' }, h('h2', { id: 'reports-title' }, t('audit.reports')), h('div', { class: 'row' }, reportStatus.wrapper), reports)));
 
+  // Only the answer to the latest request is shown: a slow unfiltered first page must not overwrite a filtered one.
+  let latest = 0;
   async function load(page = 1) {
     const query = new URLSearchParams({ page: String(page), limit: '50' });
     for (const [name, f] of Object.entries(filters)) if (f.input.value.trim()) query.set(name, f.input.value.trim());
+    const asked = ++latest;
     try {
       const result = await get(`/v1/admin/audit?${query}`);
+      if (asked !== latest) return;
       show(problem);
       show(rows, ...result.events.map((event) => h('tr', {},
         h('td', {}, h('time', { datetime: event.created_at }, formatTime(event.created_at))),

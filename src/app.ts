@@ -20,6 +20,7 @@ import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
 import { passwordRoutes } from './identity/auth/password-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
+import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
@@ -160,7 +161,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       database: deps.database,
     });
   }
-  app.addHook('onClose', async () => services.mailer.close());
+  // Notices still on their way go out before the mailer closes.
+  app.addHook('onClose', async () => {
+    await services.securityNotices.settled();
+    services.mailer.close();
+  });
   const scheduler = createScheduler(deps.kv, app.log);
   scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);
   app.addHook('onClose', async () => scheduler.stop());
@@ -198,6 +203,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(userRoutes, { users: services.users });
   await app.register(passwordRoutes, { passwordReset: services.passwordReset });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
+  await app.register(securityNoticeRoutes, { notices: services.securityNotices });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
   await app.register(gpsRoutes, { gps: services.gps });
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock });

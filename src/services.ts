@@ -47,6 +47,7 @@ import { createTripTemplatesService } from './tracking/trip-templates/service.js
 import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
 import { createIntegrationsService } from './identity/integrations/service.js';
+import { createSecurityNotices } from './identity/security-notices/service.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export interface Infrastructure {
@@ -75,19 +76,19 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, access,
   });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
-  const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit });
+  const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(kv, log, clock);
-  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle });
-  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans });
-  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor });
+  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle, events });
+  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
+  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events });
   const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
     db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords, events,
   });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
@@ -167,12 +168,19 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
   });
+  const securityNotices = createSecurityNotices({
+    db, kv, clock, mailer, log, locate, contactOf: users.noticeContactOf, sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
+  });
   // Reactions across modules, registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
+  twoFactor.usePasskeys(passkeys.verifyingCountOf);
   credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash), oauthToken: (hash) => oauth.lookup(hash) });
-  events.on('user.deleting', async ({ userId, trx, onCommit }) => {
+  events.on('user.signed_in', (event) => securityNotices.signedIn(event));
+  events.on('user.security_changed', (change) => securityNotices.changed(change));
+  events.on('user.deleting', async ({ userId, purgeAt, trx, onCommit }) => {
     onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
+    onCommit(async () => securityNotices.deletionScheduled(userId, purgeAt));
     return {
       sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
       api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
@@ -191,10 +199,11 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   });
   events.on('gps.point_recorded', ({ point, devicePublic }) => realtime.pointRecorded(point, devicePublic));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
-  events.on('trip.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
+  events.on('trip.deleting', ({ tripId, trx, onCommit }) => gps.forgetLatestOfTrip(tripId, trx, onCommit));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
-  events.on('user.banning', async ({ userId, trx, onCommit }) => {
+  events.on('user.banning', async ({ userId, reason, expiresAt, trx, onCommit }) => {
+    onCommit(async () => securityNotices.banned(userId, { reason, expiresAt }));
     onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
     onCommit(() => sessions.forceLogout(userId, 'banned'));
     return {
@@ -227,8 +236,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     oauth_artifacts: await oauth.purgeExpired(),
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
+    sign_in_devices: await securityNotices.purgeStaleDevices(),
   });
-  return { gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

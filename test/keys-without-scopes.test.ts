@@ -13,30 +13,30 @@ interface Operation {
   'x-permission'?: string;
 }
 
+interface OpenRoute { status: number; code?: string; permission?: string; why: string; payload?: object }
+
+/** Routes that refuse every key alike (403 with this code), for the same reason. */
+const refusedWith = (code: string, why: string, names: string[]): Record<string, OpenRoute> =>
+  Object.fromEntries(names.map((name) => [name, { status: 403, code, why }]));
+
 /** Routes without a permission: what a scope-less key gets from each, and why that gives nothing away. */
-const OPEN: Record<string, { status: number; code?: string; permission?: string; why: string; payload?: object }> = {
+const OPEN: Record<string, OpenRoute> = {
   'GET /v1/users/me': { status: 200, why: 'who the caller is' },
   'GET /v1/users/email/{email}': { status: 200, why: 'the caller found by their own address (anyone else\'s is 403): who it is' },
   'POST /v1/auth/logout': { status: 401, code: 'auth.unauthorized', why: 'ends the session it is called with; a key is revoked instead' },
   'POST /v1/users/email/verify': { status: 400, code: 'mailed_token.invalid', payload: { token: 'x'.repeat(43) }, why: 'the mailed token is the credential and decides the user' },
   'POST /v1/users/email-link/verify': { status: 400, code: 'mailed_token.invalid', payload: { token: 'x'.repeat(43) }, why: 'the mailed token is the credential and decides the user' },
-  'GET /v1/users/me/sessions': { status: 403, code: 'session.session_required', why: 'a session only' },
-  'DELETE /v1/users/me/sessions': { status: 403, code: 'session.session_required', why: 'a session only' },
-  'DELETE /v1/users/me/sessions/{session_id}': { status: 403, code: 'session.session_required', why: 'a session only' },
+  ...refusedWith('session.session_required', 'a session only', [
+    'GET /v1/users/me/sessions', 'DELETE /v1/users/me/sessions', 'DELETE /v1/users/me/sessions/{session_id}',
+    'POST /v1/users/me/passkeys', 'GET /v1/users/me/passkeys', 'PATCH /v1/users/me/passkeys/{id}', 'DELETE /v1/users/me/passkeys/{id}',
+  ]),
+  ...refusedWith('auth.system_key_required', 'the system key only', ['POST /v1/sessions', 'GET /v1/sessions/{token}', 'DELETE /v1/sessions/{token}', 'POST /v1/auth/2fa/check']),
   'POST /v1/users/me/password': { status: 403, code: 'session.session_required', why: 'a session only: the person who knows the password' },
   'POST /v1/users/me/passkeys/options': { status: 403, code: 'session.session_required', why: 'a session only: passkeys belong to the person' },
-  'POST /v1/users/me/passkeys': { status: 403, code: 'session.session_required', why: 'a session only' },
-  'GET /v1/users/me/passkeys': { status: 403, code: 'session.session_required', why: 'a session only' },
-  'PATCH /v1/users/me/passkeys/{id}': { status: 403, code: 'session.session_required', why: 'a session only' },
-  'DELETE /v1/users/me/passkeys/{id}': { status: 403, code: 'session.session_required', why: 'a session only' },
   'POST /v1/oauth/revoke': { status: 403, code: 'oauth.user_context_required', payload: { client_id: UNKNOWN_ID }, why: 'a session only' },
   'POST /v1/oauth/interaction/{uid}/handoff': { status: 403, code: 'oauth.handoff_needs_session', why: 'a session only' },
   'POST /v1/ws/ticket': { status: 403, code: 'ws.user_context_required', why: 'a session or an app\'s token; a key connects with its own header' },
   'POST /v1/users/oauth': { status: 401, code: 'oauth_sign_in.system_key_only', why: 'the system key only' },
-  'POST /v1/sessions': { status: 403, code: 'auth.system_key_required', why: 'the system key only' },
-  'GET /v1/sessions/{token}': { status: 403, code: 'auth.system_key_required', why: 'the system key only' },
-  'DELETE /v1/sessions/{token}': { status: 403, code: 'auth.system_key_required', why: 'the system key only' },
-  'POST /v1/auth/2fa/check': { status: 403, code: 'auth.system_key_required', why: 'the system key only' },
   'POST /v1/internal/audit': { status: 403, permission: 'audit:write', payload: { event_type: 'user_updated' }, why: 'audit:write (or an internal app\'s key), checked by the service' },
   'GET /v1/gql': { status: 200, why: 'GraphQL: each resolver checks as its REST route does (see graphql.test.ts)' },
   'POST /v1/gql': { status: 200, payload: { query: '{ me { userId } }' }, why: 'GraphQL: each resolver checks as its REST route does (see graphql.test.ts)' },

@@ -17,6 +17,7 @@ const PAGES = [
   { path: 'geofences', label: 'nav.geofences', needs: ['geofences:read'], load: () => import('./pages/geofences.js') },
   { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
+  { path: 'passkeys', label: 'nav.passkeys', needs: [], load: () => import('./pages/passkeys.js') },
   // Administration: shown to whoever may use one of its parts (admin.js shows only those parts).
   { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
 ];

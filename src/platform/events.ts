@@ -12,14 +12,14 @@ import type { Schema } from './db/schema/index.js';
  */
 export interface DomainEvents {
   /** A user is being soft-deleted: their sessions, keys and mailed links end in the same transaction. */
-  'user.deleting': { userId: string } & TransactionalEvent;
+  'user.deleting': { userId: string; purgeAt: Date } & TransactionalEvent;
   /**
    * A user is being removed for good (after the grace period, or forced): reactions end what is keyed
    * to them and pseudonymise what must outlive them, in the same transaction as the removal.
    */
   'user.purging': { userId: string } & TransactionalEvent;
   /** A user is being banned: their sessions end in the same transaction, cached keys are dropped after it. */
-  'user.banning': { userId: string } & TransactionalEvent;
+  'user.banning': { userId: string; reason: string | null; expiresAt: Date | null } & TransactionalEvent;
   /** A ban was lifted (after commit): keys of the user refused while it lasted are re-read. */
   'user.unbanned': { userId: string };
   /** Roles of a user changed (after commit): cached credentials of the user are re-read. */
@@ -31,13 +31,27 @@ export interface DomainEvents {
   'oauth_client.restricted': { clientId: string };
   /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
   'device.deleted': { deviceId: string };
-  /** A trip was deleted (after commit; its points stay, without trip): the latest-point cache forgets them. */
-  'trip.deleted': { deviceId: string | null };
+  /**
+   * A trip is being deleted (its points stay, without trip): the cached latest points of every device that
+   * logged to it, not only of the trip's device now, are forgotten after the commit.
+   */
+  'trip.deleting': { tripId: string } & TransactionalEvent;
   /** A GPS point was stored (after commit): live subscribers are told. */
   'gps.point_recorded': { point: RecordedGpsPoint; devicePublic: boolean };
+  /** A user signed in with a password, a second factor or a passkey (after commit): a new browser and network is told by mail. */
+  'user.signed_in': { userId: string; ipAddress: string | null; userAgent: string | null };
+  /** Something the user must hear of changed on their account (after commit): the security notices mail them. */
+  'user.security_changed': SecurityChange;
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
   'permission.created': { permission: string };
 }
+
+/** A change on an account that its user is told of by mail (the ban and a scheduled deletion come from their own events). */
+export type SecurityChange = { userId: string } & (
+  | { kind: 'password_changed' | 'two_factor_enabled' | 'two_factor_disabled' }
+  | { kind: 'email_changed'; oldEmail: string; newEmail: string }
+  | { kind: 'passkey_added' | 'passkey_removed' | 'api_key_created'; name: string }
+);
 
 /** A stored GPS point as the API shows it (the gps module's GpsPoint schema). */
 export interface RecordedGpsPoint {
@@ -71,6 +85,11 @@ export function afterCommit(): { onCommit: TransactionalEvent['onCommit']; commi
 }
 
 export type DomainEventName = keyof DomainEvents;
+
+/** The `user.signed_in` event of a sign-in request: its client's address and agent. */
+export function signInOf(request: { ip: string; headers: { 'user-agent'?: string } }, userId: string): DomainEvents['user.signed_in'] {
+  return { userId, ipAddress: request.ip, userAgent: request.headers['user-agent'] ?? null };
+}
 
 /** What a reaction reports back to the emitter, e.g. `{ sessions_revoked: 3 }` for an audit event. */
 export type ReactionReport = Record<string, number>;

@@ -18,9 +18,6 @@ const READ_JOINS: Record<string, string> = {
   'src/identity/sessions reads users': 'the credential lookup leaves out sessions of deleted users in one indexed join (hot path)',
   'src/identity/api-keys reads users': 'the credential lookup leaves out keys of deleted owners in one indexed join (hot path)',
   'src/identity/access reads users': 'the last-super-admin lock counts only users that are not deleted',
-  'src/identity/accounts reads users': "the account list marks the user's primary account",
-  'src/identity/accounts reads platform_accounts': "the account list is a page of the user's accounts with their platforms",
-  'src/identity/accounts reads platforms': 'the account list names the platform of each account',
   'src/identity/users reads platforms': 'the flat user shape names the platform of its account',
   'src/identity/users reads user_roles': 'GET /v1/users filters by role_id in the same page query',
 };

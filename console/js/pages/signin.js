@@ -1,31 +1,57 @@
 import { api, session } from '../api.js';
 import { errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
+import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webauthn.js';
 
 /**
  * Sign-in with username or email (POST /v1/auth/login), then the code step when the account has
  * two-factor authentication (POST /v1/auth/2fa/verify). What the API refuses (wrong password,
- * lockout, ban, bot check) is shown as the API's own message.
+ * lockout, ban, bot check) is shown as the API's own message. With passkeys: a button (and, where the
+ * browser offers it, the username field's autofill) signs in without a username (POST /v1/auth/passkey),
+ * and the code step can be answered with a passkey instead (POST /v1/auth/2fa/passkey).
  */
 export function signInPage({ message, onSignedIn }) {
   const container = h('div', { class: 'signin' });
+  // The autofill offer of passkeys (conditional UI) must be withdrawn before any other passkey request.
+  let autofill = new AbortController();
+  const passkeyError = (err) => (err.name === 'NotAllowedError' ? t('passkeys.cancelled') : err.message);
   const finish = (result) => {
     // Where "after sign-in" starts for the speed bench (bench/console.js): the session has been granted.
     performance.mark('signed-in');
+    autofill.abort();
     session.token = result.session_token;
     if (result.preferred_locale) localStorage.setItem('waygate.locale', result.preferred_locale);
     onSignedIn();
   };
 
   function credentialsStep(notice) {
-    const identifier = field(t('signin.identifier'), { name: 'identifier', autocomplete: 'username', required: true, autocapitalize: 'none', spellcheck: 'false' });
+    const identifier = field(t('signin.identifier'), { name: 'identifier', autocomplete: 'username webauthn', required: true, autocapitalize: 'none', spellcheck: 'false' });
     const password = field(t('signin.password'), { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
     const problem = h('div');
     const submit = h('button', { type: 'submit' }, t('signin.submit'));
     const form = h('form', { class: 'card', 'aria-labelledby': 'signin-title', novalidate: false },
       h('h1', { id: 'signin-title' }, t('signin.title')),
       notice ? h('p', { class: 'ok', role: 'status' }, notice) : null,
-      problem, identifier.wrapper, password.wrapper, submit);
+      problem, identifier.wrapper, password.wrapper, submit,
+      passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey')) : null);
+
+    /** Usernameless: the browser offers every passkey it holds for this site; `mediation` 'conditional' waits in the autofill. */
+    async function withPasskey(mediation) {
+      autofill.abort();
+      autofill = new AbortController();
+      try {
+        const options = await api('POST', '/v1/auth/passkey/options', {}, { signedIn: false });
+        const response = await getPasskey(options, { mediation, signal: autofill.signal });
+        if (!response) return;
+        const result = await api('POST', '/v1/auth/passkey', { response }, { signedIn: false });
+        if (result.requires_2fa) return codeStep(result.temp_token);
+        finish(result);
+      } catch (err) {
+        // The autofill offer fails quietly (withdrawn, or a browser that cannot ask here); a click is answered.
+        if (!mediation && err.name !== 'AbortError') show(problem, errorBox(passkeyError(err)));
+      }
+    }
+    conditionalUiAvailable().then((available) => { if (available) withPasskey('conditional'); });
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       submit.disabled = true;
@@ -50,7 +76,17 @@ export function signInPage({ message, onSignedIn }) {
     const submit = h('button', { type: 'submit' }, t('signin.verify'));
     const form = h('form', { class: 'card', 'aria-labelledby': 'twofactor-title' },
       h('h1', { id: 'twofactor-title' }, t('signin.twoFactor')), h('p', {}, t('signin.twoFactorHint')), problem, code.wrapper, submit,
+      passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: usePasskey }, t('signin.usePasskey')) : null,
       h('button', { type: 'button', class: 'secondary', onclick: () => credentialsStep() }, t('signin.restart')));
+    async function usePasskey() {
+      autofill.abort();
+      try {
+        const options = await api('POST', '/v1/auth/2fa/passkey/options', { temp_token: tempToken }, { signedIn: false });
+        finish(await api('POST', '/v1/auth/2fa/passkey', { temp_token: tempToken, response: await getPasskey(options) }, { signedIn: false }));
+      } catch (err) {
+        show(problem, errorBox(passkeyError(err)));
+      }
+    }
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       submit.disabled = true;

@@ -8,7 +8,6 @@ import {
   AccountParams,
   EmailLinked,
   EmailLinkRequestBody,
-  EmailLinkRequested,
   PendingEmailLink,
   PlatformAccount,
   TokenBody,
@@ -16,6 +15,7 @@ import {
 import type { AccountsService } from './service.js';
 import { AccountErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
+import { LinkMailed } from '../users/schemas.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Platform accounts'];
@@ -73,7 +73,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       params: IdParams,
       body: EmailLinkRequestBody,
       response: {
-        200: EmailLinkRequested,
+        200: LinkMailed,
         ...errorResponses(
           AccountErrors.email_sign_in_disabled, UserErrors.invalid_email, UserErrors.sign_in_beyond_caller, UserErrors.not_found,
           AccountErrors.email_already_linked, UserErrors.email_in_use, MailErrors.not_sent,

@@ -23,8 +23,6 @@ export const EmailLinkRequestBody = Body({
   password: Type.String({ minLength: 8, maxLength: 1024, description: 'Password of the new email sign-in; at least 8 characters' }),
 }, { example: { email: 'ada@example.org', password: 'correct-horse-battery' } });
 
-export const EmailLinkRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
-
 export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { example: { token: 'elt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 
 export const EmailLinked = Type.Object({ message: Type.String(), platform_account_id: Uuid });

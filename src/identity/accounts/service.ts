@@ -13,7 +13,6 @@ import type { PlatformsService } from '../platforms/service.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { normaliseEmail, type UsersService } from '../users/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
-import { createAccountsRepo, type PlatformAccount } from './repo.js';
 import { AccountErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { isConstraintViolation } from '../../platform/db/errors.js';
@@ -23,10 +22,13 @@ import type { EmailLinkRequestBody } from './schemas.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
 
+/** A sign-in account as the routes answer it (the users module, owner of the table, reads it). */
+type PlatformAccount = NonNullable<Awaited<ReturnType<UsersService['listedAccountOf']>>>;
+
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
-  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount'>;
+  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount' | 'listedAccountsOf' | 'listedAccountOf'>;
   platforms: Pick<PlatformsService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
@@ -38,7 +40,6 @@ interface Deps {
 const EMAIL_ACCOUNT_KEY = 'platform_accounts_platform_id_platform_user_id_key';
 
 export function createAccountsService(deps: Deps) {
-  const repo = createAccountsRepo(deps.db);
   const tokens = createAccountTokens(deps.db, deps.clock);
 
   async function existingUser(userId: string) {
@@ -51,7 +52,7 @@ export function createAccountsService(deps: Deps) {
   async function lockedAccount(userId: string, accountId: string, trx: Kysely<Schema>) {
     const user = await deps.users.lockById(userId, trx);
     if (!user) throw UserErrors.not_found();
-    const account = await repo.findOfUser(userId, accountId, trx);
+    const account = await deps.users.listedAccountOf(userId, accountId, trx);
     if (!account) throw AccountErrors.not_found();
     return { user, account };
   }
@@ -93,12 +94,11 @@ export function createAccountsService(deps: Deps) {
   }
 
   return {
-    repo,
     completeEmailLink,
 
     async list(userId: string): Promise<PlatformAccount[]> {
       await existingUser(userId);
-      return repo.listOfUser(userId);
+      return deps.users.listedAccountsOf(userId);
     },
 
     async makePrimary(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<PlatformAccount> {
@@ -131,7 +131,7 @@ export function createAccountsService(deps: Deps) {
       await deps.db.transaction().execute(async (trx) => {
         const { account } = await lockedAccount(userId, accountId, trx);
         if (account.platform_slug === EMAIL_PLATFORM) throw AccountErrors.unlink_email();
-        if ((await repo.listOfUser(userId, trx)).length <= 1) throw AccountErrors.unlink_last();
+        if ((await deps.users.listedAccountsOf(userId, trx)).length <= 1) throw AccountErrors.unlink_last();
         if (account.is_primary) throw AccountErrors.unlink_primary();
         await deps.users.deleteAccount(accountId, trx);
         await deps.audit.record(

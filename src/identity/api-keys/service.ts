@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import type { DomainEventBus } from '../../platform/events.js';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -26,6 +27,8 @@ interface Deps {
   users: Pick<UsersService, 'exists'>;
   credentials: Pick<CredentialResolver, 'invalidate'>;
   audit: AuditWriter;
+  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 /** Said when a key is created without scopes, which is easy to do by mistake and then looks like a broken key. */
@@ -175,6 +178,7 @@ export function createApiKeysService(deps: Deps) {
         );
         return inserted;
       });
+      if (created.user_id) await deps.events.emit('user.security_changed', { userId: created.user_id, kind: 'api_key_created', name: created.name });
       return { ...created, key, ...(created.scopes.length === 0 && !created.is_system ? { message: NO_SCOPES_MESSAGE } : {}) };
     },
 

@@ -12,7 +12,7 @@ import type { Mailer } from '../../platform/mail/mailer.js';
 import { passwordResetMail } from '../../platform/mail/messages.js';
 import { MailedTokenErrors, RESET_PASSWORD_PATH, mailLink } from '../../platform/mail/token-mail.js';
 import { checkedPassword, normaliseEmail, type UsersService } from '../users/service.js';
-import { afterCommit } from '../../platform/events.js';
+import { afterCommit, type DomainEventBus } from '../../platform/events.js';
 import type { SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import type { OAuthService } from '../oauth/service.js';
@@ -48,6 +48,8 @@ interface Deps {
   log: FastifyBaseLogger;
   /** A new password follows registration's rules: long enough and not known from breaches. */
   breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
+  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 export const PASSWORD_CHANGED_MESSAGE = 'Password changed; your other sessions have ended';
@@ -158,6 +160,7 @@ export function createPasswordResetService(deps: Deps) {
       });
       await committed();
       await deps.signInThrottle.clear(identifiers, userId);
+      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed' });
     },
 
     /**
@@ -194,6 +197,7 @@ export function createPasswordResetService(deps: Deps) {
         return ended.sessions;
       });
       await committed();
+      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed' });
       return { other_sessions_ended: revoked };
     },
   };

@@ -1,4 +1,4 @@
-import { afterCommit } from '../../platform/events.js';
+import { afterCommit, signInOf, type DomainEventBus } from '../../platform/events.js';
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -36,6 +36,8 @@ interface Deps {
   bans: Pick<BansService, 'inForce'>;
   /** Opens a 2FA login challenge when the user has 2FA on (the two-factor module's). */
   twoFactor: Pick<TwoFactorService, 'startLoginChallenge'>;
+  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 /** Email/password sign-in, sessions, and the super-admin bootstrap. */
@@ -91,10 +93,12 @@ export function createAuthService(deps: Deps) {
         };
       }
 
-      return deps.db.transaction().execute(async (trx) => {
+      const result = await deps.db.transaction().execute(async (trx) => {
         await deps.users.recordLogin(user.id, trx);
         return deps.sessions.issue(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
       });
+      await deps.events.emit('user.signed_in', signInOf(request, user.id));
+      return result;
     },
 
     async logout(request: FastifyRequest, caller: Caller | null) {

@@ -74,7 +74,7 @@ export function createBansService(deps: Deps) {
         if (await repo.inForce(userId, now, trx)) throw BanErrors.already_banned();
         const expiresAt = input.duration_seconds ? new Date(now.getTime() + input.duration_seconds * 1000) : null;
         const created = await repo.insert({ user_id: userId, reason: input.reason ?? null, banned_by: caller.userId, banned_at: now, expires_at: expiresAt }, trx);
-        const revoked = await deps.events.emit('user.banning', { userId, trx, onCommit });
+        const revoked = await deps.events.emit('user.banning', { userId, reason: created.reason, expiresAt, trx, onCommit });
         await deps.audit.record(request, {
           eventType: 'user_banned',
           userId,

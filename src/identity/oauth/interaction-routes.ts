@@ -53,9 +53,12 @@ const LoginForm = Type.Object({
   identifier: Type.String({ minLength: 1, maxLength: 320 }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
-});
-const TwoFactorForm = Type.Object({ temp_token: Type.String({ minLength: 1, maxLength: 200 }), code: Type.String({ minLength: 1, maxLength: 32 }) });
-const ConsentForm = Type.Object({ decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) });
+}, { examples: [{ identifier: 'skipper@example.org', password: 'correct horse battery staple' }] });
+const TwoFactorForm = Type.Object(
+  { temp_token: Type.String({ minLength: 1, maxLength: 200 }), code: Type.String({ minLength: 1, maxLength: 32 }) },
+  { examples: [{ temp_token: 'tf_8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f', code: '123456' }] },
+);
+const ConsentForm = Type.Object({ decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) }, { examples: [{ decision: 'allow' }] });
 const HandoffTicket = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 100 }) });
 const Handoff = Type.Object({
   redirect_to: Type.String({ description: 'Send the browser here (a top-level navigation) within 60 seconds; it works once' }),

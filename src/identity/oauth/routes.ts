@@ -13,7 +13,14 @@ import type { OAuthService } from './service.js';
 
 const tags = ['OAuth / OpenID Connect'];
 const STANDARD = 'Behaves exactly as the named standard says; errors are RFC 6749 `{ error, error_description }`.';
-const FormBody = (properties: Parameters<typeof Type.Object>[0]) => Type.Object(properties, { additionalProperties: true });
+/** A form the provider reads itself: the fields it may take are the standard's, so only the required ones are declared. */
+const FormBody = (properties: Parameters<typeof Type.Object>[0], example: Record<string, string>) =>
+  Type.Object(properties, { additionalProperties: true, examples: [example] });
+const AUTHORIZE_EXAMPLE = {
+  response_type: 'code', client_id: 'waygate-app', redirect_uri: 'https://app.example.org/callback', scope: 'openid profile',
+  state: 'af0ifjsldkj', code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+};
+const TOKEN_EXAMPLE = { token: 'Yv3lZk0t8QbP2nS6xW1cR9mJ4hD7gF5aE0uK3oL8iTq' };
 const Json = Type.Object({}, { additionalProperties: true });
 
 /**
@@ -84,7 +91,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     },
   };
   app.get(`${OAUTH_PREFIX}/authorize`, { onRequest: assertedOrBrowser, schema: authorizeSchema }, handled);
-  app.post(`${OAUTH_PREFIX}/authorize`, { onRequest: underPrefix, schema: { ...authorizeSchema, consumes: ['application/x-www-form-urlencoded'], body: FormBody({}) } }, handled);
+  app.post(`${OAUTH_PREFIX}/authorize`, { onRequest: underPrefix, schema: { ...authorizeSchema, consumes: ['application/x-www-form-urlencoded'], body: FormBody({}, AUTHORIZE_EXAMPLE) } }, handled);
   app.get(`${OAUTH_PREFIX}/authorize/:uid`, {
     onRequest: underPrefix,
     schema: { tags, summary: 'Where the sign-in and consent pages return to; continues the authorization', params: Type.Object({ uid: Type.String() }), response: { 303: Type.Null(), 400: Json } },
@@ -148,16 +155,19 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
       summary: 'Token endpoint (RFC 6749): authorization_code with PKCE, refresh_token, client_credentials',
       description: `${STANDARD} Client authentication: HTTP Basic or client_secret_post; public clients send client_id. Responses carry Cache-Control: no-store.`,
       consumes: ['application/x-www-form-urlencoded'],
-      body: FormBody({ grant_type: Type.String() }),
+      body: FormBody({ grant_type: Type.String() }, {
+        grant_type: 'authorization_code', code: 'Sp1x-2Qm9hZ0YcLx', redirect_uri: 'https://app.example.org/callback',
+        client_id: 'waygate-app', code_verifier: 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk',
+      }),
       response: { 200: Json, 400: Json, 401: Json },
     },
   }, handled);
   app.post(`${OAUTH_PREFIX}/token/introspection`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Token introspection (RFC 7662), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Json, 400: Json, 401: Json } },
+    schema: { tags, summary: 'Token introspection (RFC 7662), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }, TOKEN_EXAMPLE), response: { 200: Json, 400: Json, 401: Json } },
   }, handled);
   app.post(`${OAUTH_PREFIX}/token/revocation`, {
     onRequest: underPrefix,
-    schema: { tags, summary: 'Token revocation (RFC 7009), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }), response: { 200: Type.Null(), 400: Json, 401: Json } },
+    schema: { tags, summary: 'Token revocation (RFC 7009), for authenticated clients', description: STANDARD, consumes: ['application/x-www-form-urlencoded'], body: FormBody({ token: Type.String() }, TOKEN_EXAMPLE), response: { 200: Type.Null(), 400: Json, 401: Json } },
   }, handled);
 }

@@ -106,6 +106,29 @@ describe('passkeys (WebAuthn)', () => {
     }
   });
 
+  it('is the second factor after a password instead of a code, and counts towards the 2FA requirement', async () => {
+    const { user, authenticator } = await userWithPasskey();
+    const requirement = await t.app.inject({ url: '/v1/users/me/2fa/requirement', headers: bearer(user.token) });
+    expect(requirement.json()).toEqual({ required: false, enabled: false, reason: null, passkeys: 1, satisfied: true });
+    const { secret } = (await post('/v1/users/me/2fa/setup', {}, user.token)).json();
+    expect((await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token)).statusCode).toBe(200);
+    const { temp_token } = (await post('/v1/auth/login', { identifier: user.username, password: user.password })).json();
+
+    const options = (await post('/v1/auth/2fa/passkey/options', { temp_token })).json();
+    expect(options.allowCredentials).toEqual([expect.objectContaining({ id: authenticator.credentials[0]!.id.toString('base64url') })]);
+    const other = await userWithPasskey();
+    const foreign = await post('/v1/auth/2fa/passkey', { temp_token, response: other.authenticator.get(options) });
+    expect(foreign.statusCode).toBe(401);
+    expect(foreign.json().code).toBe('passkey.sign_in_failed');
+    const done = await post('/v1/auth/2fa/passkey', { temp_token, response: authenticator.get((await post('/v1/auth/2fa/passkey/options', { temp_token })).json()) });
+    expect(done.statusCode).toBe(200);
+    expect(done.json()).toMatchObject({ ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }), provider: 'email' });
+    const event = await t.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', '2fa_verified').executeTakeFirstOrThrow();
+    expect(event.metadata).toMatchObject({ code_type: 'passkey', provider: 'email' });
+    // The temporary token is spent.
+    expect((await post('/v1/auth/2fa/passkey/options', { temp_token })).json().code).toBe('two_factor.invalid_challenge');
+  });
+
   it('a session only for managing passkeys; the last passkey of an account without a password stays', async () => {
     const { user, passkey } = await userWithPasskey({ roles: ['role_user', 'role_developer'] });
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
@@ -115,5 +138,29 @@ describe('passkeys (WebAuthn)', () => {
     expect(last.statusCode).toBe(409);
     expect(last.json().code).toBe('passkey.last_credential');
     expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toHaveLength(1);
+  });
+
+  it('has the GraphQL mutations of the REST routes, camelCase, with the same gates', async () => {
+    const gql = async (query: string, variables: Record<string, unknown> = {}, token?: string) =>
+      (await post('/v1/gql', { query, variables }, token)).json() as { data: Record<string, any> | null; errors?: { extensions: { code: string } }[] };
+    const user = await createUser(t.app, ['role_user', 'role_developer']);
+    const authenticator = softwareAuthenticator(ORIGIN);
+    const { data: options } = await gql('mutation { passkeyCreationOptions }', {}, user.token);
+    const registered = await gql('mutation ($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { id name userVerified deviceType lastUsedAt } }',
+      { input: { name: 'Laptop', response: authenticator.create(options!.passkeyCreationOptions) } }, user.token);
+    expect(registered.data!.registerPasskey).toEqual({ id: expect.any(String), name: 'Laptop', userVerified: true, deviceType: 'singleDevice', lastUsedAt: null });
+    const id = registered.data!.registerPasskey.id as string;
+    expect((await gql('mutation ($id: ID!) { renamePasskey(id: $id, name: "Desk") { name } }', { id }, user.token)).data).toEqual({ renamePasskey: { name: 'Desk' } });
+    expect((await gql('{ myPasskeys { id name } }', {}, user.token)).data).toEqual({ myPasskeys: [{ id, name: 'Desk' }] });
+
+    const signInOptions = (await gql('mutation { passkeySignInOptions }')).data!.passkeySignInOptions;
+    const signedIn = await gql('mutation ($r: JSON!) { signInWithPasskey(response: $r) { userId requires2fa tempToken provider sessionToken } }', { r: authenticator.get(signInOptions) });
+    expect(signedIn.data!.signInWithPasskey).toEqual({ userId: user.id, requires2fa: false, tempToken: null, provider: 'passkey', sessionToken: expect.stringMatching(/^ses_/) });
+
+    // As on REST: an API key is refused (a session only), whatever it holds.
+    const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
+    const refused = await gql('{ myPasskeys { id } }', {}, key);
+    expect(refused.errors!.map((error) => error.extensions.code)).toEqual(['session.session_required']);
+    expect((await gql('mutation ($id: ID!) { deletePasskey(id: $id) }', { id }, user.token)).data).toEqual({ deletePasskey: true });
   });
 });

@@ -12,6 +12,9 @@ export function createPasskeysRepo(db: Kysely<Schema>) {
     countOfUser: async (userId: string, executor: Kysely<Schema> = db) =>
       Number((await executor.selectFrom('passkeys').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n),
 
+    countVerifyingOfUser: async (userId: string) =>
+      Number((await db.selectFrom('passkeys').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', userId).where('user_verified', '=', true).executeTakeFirstOrThrow()).n),
+
     findByCredentialId: (credentialId: string) => db.selectFrom('passkeys').selectAll().where('credential_id', '=', credentialId).executeTakeFirst(),
 
     insert: (row: { user_id: string; credential_id: string; public_key: string; counter: number; transports: string[]; device_type: string; backed_up: boolean; user_verified: boolean; name: string }, executor: Kysely<Schema> = db) =>

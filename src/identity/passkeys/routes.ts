@@ -8,7 +8,12 @@ import { AuthResponse } from '../auth/schemas.js';
 import { BannedErrors } from '../bans/errors.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasskeyErrors } from './errors.js';
-import { Passkey, PasskeyIdParams, PasskeyList, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody, RenamePasskeyBody, WebAuthnOptions } from './schemas.js';
+import { TwoFactorErrors } from '../two-factor/errors.js';
+import { SignInErrors } from '../sign-in-throttle/service.js';
+import {
+  Passkey, PasskeyIdParams, PasskeyList, PasskeySecondFactorBody, PasskeySecondFactorOptionsBody, PasskeySignInBody, PasskeySignInOptionsBody,
+  RegisterPasskeyBody, RenamePasskeyBody, WebAuthnOptions,
+} from './schemas.js';
 import type { PasskeysService } from './service.js';
 
 const tags = ['Passkeys'];
@@ -88,4 +93,27 @@ export async function passkeyRoutes(fastify: FastifyInstance, { passkeys }: { pa
       response: { 200: AuthResponse, ...errorResponses(PasskeyErrors.sign_in_failed, PasskeyErrors.cloned, BannedErrors.banned) },
     },
   }, async (request) => passkeys.signIn(request, request.body));
+
+  app.post('/v1/auth/2fa/passkey/options', {
+    schema: {
+      tags: ['Two-factor authentication'],
+      summary: 'Options to answer a sign-in\'s second step with a passkey (navigator.credentials.get)',
+      description: 'After POST /v1/auth/login answered requires_2fa: the temporary token\'s user\'s passkeys. It uses none of the token\'s attempts; the challenge works once, for 5 minutes.',
+      body: PasskeySecondFactorOptionsBody,
+      response: { 200: WebAuthnOptions, ...errorResponses(TwoFactorErrors.invalid_challenge, PasskeyErrors.none_registered) },
+    },
+  }, async (request) => passkeys.secondFactorOptions(request.body.temp_token));
+
+  app.post('/v1/auth/2fa/passkey', {
+    schema: {
+      tags: ['Two-factor authentication'],
+      summary: 'Finish a sign-in with a passkey as the second factor',
+      description: 'As POST /v1/auth/2fa/verify, with a passkey of the temporary token\'s user instead of a code: the session keeps the provider of the original sign-in; 2fa_verified is recorded with code_type passkey.',
+      body: PasskeySecondFactorBody,
+      response: {
+        200: AuthResponse,
+        ...errorResponses(TwoFactorErrors.invalid_challenge, PasskeyErrors.sign_in_failed, PasskeyErrors.cloned, BannedErrors.banned, SignInErrors.locked_out),
+      },
+    },
+  }, async (request) => passkeys.verifySecondFactor(request, request.body));
 }

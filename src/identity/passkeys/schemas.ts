@@ -27,6 +27,11 @@ export const PasskeySignInOptionsBody = Body({
   identifier: Type.Optional(Type.String({ minLength: 1, maxLength: 320, description: 'Username or email; left out for a usernameless (discoverable) sign-in' })),
 }, { example: {} });
 export const PasskeySignInBody = Body({ response: AuthenticationResponse }, { example: { response: AUTHENTICATION_EXAMPLE } });
+const TempToken = Type.String({ minLength: 1, maxLength: 512, description: '2fa_… token from the login response' });
+export const PasskeySecondFactorOptionsBody = Body({ temp_token: TempToken }, { example: { temp_token: '2fa_9c8b7a6d5e4f3a2b1c0d9e8f7a6b5c4d' } });
+export const PasskeySecondFactorBody = Body({ temp_token: TempToken, response: AuthenticationResponse }, {
+  example: { temp_token: '2fa_9c8b7a6d5e4f3a2b1c0d9e8f7a6b5c4d', response: AUTHENTICATION_EXAMPLE },
+});
 
 export { IdParams as PasskeyIdParams } from '../../platform/http/schemas.js';
 

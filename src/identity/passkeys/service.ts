@@ -3,6 +3,7 @@ import {
   type AuthenticationResponseJSON, type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { FastifyRequest } from 'fastify';
+import { signInOf, type DomainEventBus } from '../../platform/events.js';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
@@ -18,7 +19,7 @@ import type { TwoFactorService } from '../two-factor/service.js';
 import type { UsersService } from '../users/service.js';
 import { PasskeyErrors } from './errors.js';
 import { createPasskeysRepo } from './repo.js';
-import type { PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody } from './schemas.js';
+import type { PasskeySecondFactorBody, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody } from './schemas.js';
 
 /** How long a ceremony's challenge may be answered (the browser's own timeout is 60 s). */
 export const PASSKEY_CHALLENGE_TTL_SECS = 300;
@@ -43,10 +44,12 @@ interface Deps {
   sessions: Pick<SessionStore, 'issue'>;
   bans: Pick<BansService, 'inForce'>;
   /** A passkey that did not verify the user is one factor: with 2FA on, a code follows, as after a password. */
-  twoFactor: Pick<TwoFactorService, 'startLoginChallenge'>;
+  twoFactor: Pick<TwoFactorService, 'startLoginChallenge' | 'userOfChallenge' | 'completeWithPasskey'>;
+  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
-type Ceremony = 'register' | 'sign_in';
+type Ceremony = 'register' | 'sign_in' | 'second_factor';
 
 /**
  * Passkeys (WebAuthn) with @simplewebauthn/server: registration for the signed-in user, and sign-in with
@@ -92,7 +95,78 @@ export function createPasskeysService(deps: Deps) {
     throw PasskeyErrors.sign_in_failed();
   }
 
+  /**
+   * Checks an authentication response against a challenge of `ceremony` (for the second factor, one issued
+   * to `userId`, whose passkey it must be) and moves the passkey's counter; 401 with a `login_failed` event
+   * for anything that does not verify, and for a counter that went back (a clone) `passkey_clone_suspected`.
+   */
+  async function verifyAssertion(request: FastifyRequest, body: unknown, ceremony: 'sign_in' | 'second_factor', userId?: string) {
+    const response = body as AuthenticationResponseJSON;
+    const passkey = await repo.findByCredentialId(response.id);
+    if (!passkey) return refuseSignIn(request, userId ?? null, 'unknown passkey');
+    if (userId && passkey.user_id !== userId) return refuseSignIn(request, userId, 'passkey of another user');
+    const userHandle = response.response?.userHandle;
+    if (userHandle && Buffer.from(userHandle, 'base64url').toString() !== passkey.user_id) return refuseSignIn(request, passkey.user_id, 'user handle does not match');
+    const stored = Number(passkey.counter);
+    let verified;
+    try {
+      verified = await verifyAuthenticationResponse({
+        response,
+        expectedChallenge: async (challenge) => {
+          const taken = await takeChallenge(ceremony, challenge);
+          return Boolean(taken) && taken!.userId === (userId ?? null);
+        },
+        expectedOrigin: deps.rp.origins,
+        expectedRPID: deps.rp.id,
+        // The counter is compared below, after the signature: only a genuine assertion can report a clone.
+        credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: 0, transports: passkey.transports },
+        requireUserVerification: false,
+      });
+    } catch (err) {
+      return refuseSignIn(request, passkey.user_id, `passkey not verified: ${(err as Error).message}`);
+    }
+    if (!verified.verified) return refuseSignIn(request, passkey.user_id, 'passkey not verified');
+    const { newCounter, userVerified } = verified.authenticationInfo;
+
+    const advanced = await deps.db.transaction().execute((trx) => repo.advance(passkey.id, newCounter, deps.clock.now(), trx));
+    if (!advanced) {
+      await deps.audit.record(request, {
+        eventType: 'passkey_clone_suspected', userId: passkey.user_id, resourceType: 'passkey', resourceId: passkey.id, status: 'failure',
+        errorMessage: `signature counter ${newCounter} is not above the stored ${stored}`, metadata: { provider: PASSKEY_PROVIDER, counter: newCounter, stored_counter: stored },
+      });
+      throw PasskeyErrors.cloned();
+    }
+    return { passkey, userVerified };
+  }
+
   return {
+    /** Passkeys of the user that verified the user when registered: each counts as two factors (the two-factor requirement). */
+    verifyingCountOf: (userId: string) => repo.countVerifyingOfUser(userId),
+
+    /**
+     * POST /v1/auth/2fa/passkey/options: after a password, when the answer was `requires_2fa`, options to
+     * answer with a passkey instead of a code: the temporary token's user's passkeys (400 when they have none).
+     */
+    async secondFactorOptions(tempToken: string) {
+      const userId = await deps.twoFactor.userOfChallenge(tempToken);
+      const allow = await repo.credentialsOfUser(userId);
+      if (allow.length === 0) throw PasskeyErrors.none_registered();
+      const options = await generateAuthenticationOptions({
+        rpID: deps.rp.id,
+        userVerification: 'preferred',
+        allowCredentials: allow.map((row) => ({ id: row.credential_id, transports: row.transports as never })),
+      });
+      await issueChallenge('second_factor', options.challenge, userId);
+      return options;
+    },
+
+    /** POST /v1/auth/2fa/passkey: the passkey is the second factor; the temporary token gives its session (as /v1/auth/2fa/verify). */
+    async verifySecondFactor(request: FastifyRequest, input: Static<typeof PasskeySecondFactorBody>): Promise<AuthResult> {
+      const userId = await deps.twoFactor.userOfChallenge(input.temp_token);
+      await verifyAssertion(request, input.response, 'second_factor', userId);
+      return deps.twoFactor.completeWithPasskey(request, input.temp_token, userId);
+    },
+
     async list(caller: Caller) {
       return repo.listOfUser(sessionUserOf(caller));
     },
@@ -132,7 +206,7 @@ export function createPasskeysService(deps: Deps) {
       }
       if (!verified.verified) throw PasskeyErrors.invalid_response();
       const { credential, credentialDeviceType, credentialBackedUp, userVerified } = verified.registrationInfo;
-      return deps.db.transaction().execute(async (trx) => {
+      const added = await deps.db.transaction().execute(async (trx) => {
         const created = await repo.insert({
           user_id: userId,
           credential_id: credential.id,
@@ -150,6 +224,8 @@ export function createPasskeysService(deps: Deps) {
         }, trx);
         return created;
       });
+      await deps.events.emit('user.security_changed', { userId, kind: 'passkey_added', name: added.name });
+      return added;
     },
 
     async rename(request: FastifyRequest, caller: Caller, id: string, name: string) {
@@ -165,12 +241,14 @@ export function createPasskeysService(deps: Deps) {
     /** Refused for the last passkey of an account with no other way in (no password, no other platform). */
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
       const userId = sessionUserOf(caller);
-      await deps.db.transaction().execute(async (trx) => {
+      const removed = await deps.db.transaction().execute(async (trx) => {
         const removed = await repo.delete(userId, id, trx);
         if (!removed) throw PasskeyErrors.not_found();
         if ((await repo.countOfUser(userId, trx)) === 0 && !(await hasOtherWayIn(userId, trx))) throw PasskeyErrors.last_credential();
         await deps.audit.record(request, { eventType: 'passkey_removed', userId, actorId: userId, resourceType: 'passkey', resourceId: id, metadata: { name: removed.name } }, trx);
+        return removed;
       });
+      await deps.events.emit('user.security_changed', { userId, kind: 'passkey_removed', name: removed.name });
     },
 
     /**
@@ -193,38 +271,7 @@ export function createPasskeysService(deps: Deps) {
 
     /** Answers as POST /v1/auth/login: a session, or `requires_2fa` when the passkey did not verify the user and 2FA is on. */
     async signIn(request: FastifyRequest, input: Static<typeof PasskeySignInBody>): Promise<AuthResult> {
-      const response = input.response as unknown as AuthenticationResponseJSON;
-      const passkey = await repo.findByCredentialId(response.id);
-      if (!passkey) return refuseSignIn(request, null, 'unknown passkey');
-      const userHandle = response.response?.userHandle;
-      if (userHandle && Buffer.from(userHandle, 'base64url').toString() !== passkey.user_id) return refuseSignIn(request, passkey.user_id, 'user handle does not match');
-      const stored = Number(passkey.counter);
-      let verified;
-      try {
-        verified = await verifyAuthenticationResponse({
-          response,
-          expectedChallenge: async (challenge) => Boolean(await takeChallenge('sign_in', challenge)),
-          expectedOrigin: deps.rp.origins,
-          expectedRPID: deps.rp.id,
-          // The counter is compared below, after the signature: only a genuine assertion can report a clone.
-          credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: 0, transports: passkey.transports },
-          requireUserVerification: false,
-        });
-      } catch (err) {
-        return refuseSignIn(request, passkey.user_id, `passkey not verified: ${(err as Error).message}`);
-      }
-      if (!verified.verified) return refuseSignIn(request, passkey.user_id, 'passkey not verified');
-      const { newCounter, userVerified } = verified.authenticationInfo;
-
-      const advanced = await deps.db.transaction().execute((trx) => repo.advance(passkey.id, newCounter, deps.clock.now(), trx));
-      if (!advanced) {
-        await deps.audit.record(request, {
-          eventType: 'passkey_clone_suspected', userId: passkey.user_id, resourceType: 'passkey', resourceId: passkey.id, status: 'failure',
-          errorMessage: `signature counter ${newCounter} is not above the stored ${stored}`, metadata: { provider: PASSKEY_PROVIDER, counter: newCounter, stored_counter: stored },
-        });
-        throw PasskeyErrors.cloned();
-      }
-
+      const { passkey, userVerified } = await verifyAssertion(request, input.response, 'sign_in');
       const user = await deps.users.findById(passkey.user_id);
       if (!user || user.deleted_at) return refuseSignIn(request, passkey.user_id, 'user deleted');
       const ban = await deps.bans.inForce(user.id);
@@ -240,10 +287,12 @@ export function createPasskeysService(deps: Deps) {
       if (tempToken) {
         return { user_id: user.id, email, username: user.username, provider: PASSKEY_PROVIDER, requires_2fa: true, temp_token: tempToken, preferred_locale: user.preferred_locale };
       }
-      return deps.db.transaction().execute(async (trx) => {
+      const result = await deps.db.transaction().execute(async (trx) => {
         await deps.users.recordLogin(user.id, trx);
         return deps.sessions.issue(request, { user, email, provider: PASSKEY_PROVIDER, auditEvent: 'login' }, trx);
       });
+      await deps.events.emit('user.signed_in', signInOf(request, user.id));
+      return result;
     },
   };
 }

@@ -1,17 +1,20 @@
 import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { createPlatformsRepo, type PlatformRow, type PlatformSetting } from './repo.js';
 import { PlatformErrors } from './errors.js';
+import type { SettingsBody } from './schemas.js';
 
 /** Slug of the built-in email-and-password platform. */
 export const EMAIL_PLATFORM = 'email';
 
 export type Platform = PlatformRow;
-export type PlatformSettings = Partial<Record<PlatformSetting, boolean>>;
+/** The body of PATCH /v1/platforms/{id_or_slug}/settings. */
+export type PlatformSettings = Static<typeof SettingsBody>;
 
 /** Audit event written once per changed platform setting (metadata: platform, setting, old_value, new_value). */
 export const PLATFORM_SETTING_CHANGED = 'platform_setting_changed' satisfies AuditEventType;

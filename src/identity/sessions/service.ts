@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import { auditSourceOf, type AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
@@ -11,7 +12,7 @@ import { parseUserAgent } from '../../platform/http/user-agent.js';
 import { EMAIL_PLATFORM } from '../platforms/service.js';
 import { ActivityRecorder } from './activity.js';
 import { createSessionsRepo } from './repo.js';
-import type { SessionEndReason } from './schemas.js';
+import type { CreateSessionBody, SessionEndReason } from './schemas.js';
 import { SessionErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 
@@ -187,7 +188,7 @@ export function createSessionsService(deps: Deps) {
     },
 
     /** POST /v1/sessions: a session a sign-in app created for a user it authenticated itself. */
-    async createForApp(request: FastifyRequest, input: { userId: string; expires: string }) {
+    async createForApp(request: FastifyRequest, input: Static<typeof CreateSessionBody>) {
       const expires = new Date(input.expires);
       if (!(expires.getTime() > deps.clock.now().getTime())) throw SessionErrors.expires_in_past();
       const user = await deps.userWithPrimaryProvider(input.userId);

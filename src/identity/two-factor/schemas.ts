@@ -25,6 +25,8 @@ export const TwoFactorRequirement = Type.Object({
   required: Type.Boolean(),
   enabled: Type.Boolean(),
   reason: Nullable(Type.String({ description: 'Which role or platform requires it; null when not required' })),
+  passkeys: Type.Integer({ minimum: 0, description: 'Passkeys of the user that verify the user (PIN, biometrics): each signs in with two factors at once' }),
+  satisfied: Type.Boolean({ description: 'TOTP is on, or the user has such a passkey' }),
 });
 
 export const TwoFactorSetup = Type.Object({

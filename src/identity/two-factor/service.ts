@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { signInOf, type DomainEventBus } from '../../platform/events.js';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
@@ -40,6 +41,8 @@ interface Deps {
   sessions: Pick<SessionStore, 'issue'>;
   /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
   signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
+  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 type CodeKind = 'totp' | 'backup';
@@ -53,6 +56,8 @@ const codeGuessesOf = (userId: string) => ({ identifier: `2fa:${userId}`, userId
 /** TOTP two-factor authentication: setup, backup codes, and the login challenge. */
 export function createTwoFactorService(deps: Deps) {
   const repo = createTwoFactorRepo(deps.db, deps.clock);
+  // Passkeys are built after this module (they open its challenges): their count comes through `usePasskeys`.
+  let verifyingPasskeysOf: (userId: string) => Promise<number> = async () => 0;
 
   /**
    * The user a /users/me/2fa request acts on: `user_id` (required for the system key) or the caller.
@@ -116,6 +121,48 @@ export function createTwoFactorService(deps: Deps) {
     return token;
   }
 
+  /** The open challenge of a temporary token and its user, using one of its attempts; 401 when unknown, used up or expired. */
+  async function claimChallenge(request: FastifyRequest, tempToken: string) {
+    if (!tempToken.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
+    // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
+    const open = await repo.openChallenge(hashToken(tempToken));
+    if (open) await deps.signInThrottle.ensureAllowed(codeGuessesOf(open.user_id), request.ip);
+    const challenge = open && (await repo.claimAttempt(hashToken(tempToken)));
+    const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
+    if (!challenge || !user) throw TwoFactorErrors.invalid_challenge();
+    return { challenge, user };
+  }
+
+  type Challenge = Awaited<ReturnType<typeof claimChallenge>>['challenge'];
+  type SignInUser = Awaited<ReturnType<typeof claimChallenge>>['user'];
+
+  /**
+   * Closes the challenge with the session when `accept` takes the second factor (in the same transaction);
+   * null when it does not. The sign-in is then told to the security notices.
+   */
+  async function finishChallenge(
+    request: FastifyRequest,
+    { challenge, user, email }: { challenge: Challenge; user: SignInUser; email: string },
+    accept: (trx: Kysely<Schema>) => Promise<CodeKind | 'passkey' | null>,
+    options: { withoutSession?: boolean } = {},
+  ) {
+    const outcome = await deps.db.transaction().execute(async (trx) => {
+      const accepted = await accept(trx);
+      if (!accepted) return null;
+      if (!(await repo.consumeChallenge(challenge.id, trx))) throw TwoFactorErrors.invalid_challenge();
+      await deps.users.recordLogin(user.id, trx);
+      const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
+      await deps.audit.record(
+        request,
+        { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },
+        trx,
+      );
+      return { result, remaining: accepted === 'backup' ? await repo.unusedBackupCodes(user.id, trx) : null };
+    });
+    if (outcome) await deps.events.emit('user.signed_in', signInOf(request, user.id));
+    return outcome;
+  }
+
   /** Opens a login challenge when the user has 2FA on; returns its temporary token, or null. */
   async function startLoginChallenge(userId: string, provider: string): Promise<string | null> {
     return (await enabledState(userId)) ? openChallenge(userId, provider) : null;
@@ -123,6 +170,11 @@ export function createTwoFactorService(deps: Deps) {
 
   return {
     startLoginChallenge,
+
+    /** How many passkeys of a user verify the user (PIN, biometrics): each is two factors in one. */
+    usePasskeys(count: (userId: string) => Promise<number>): void {
+      verifyingPasskeysOf = count;
+    },
 
     /** Whether the user has 2FA on, since when, and how many backup codes are left. */
     async summaryOf(userId: string) {
@@ -146,15 +198,17 @@ export function createTwoFactorService(deps: Deps) {
     /** Required when a role of the user, or a platform the user signs in with, demands it. */
     async requirement(caller: Caller, userId: string | undefined) {
       const user = await targetOf(caller, userId);
-      const enabled = Boolean((await repo.state(user.id))?.enabled_at);
+      const [passkeys, state] = await Promise.all([verifyingPasskeysOf(user.id), repo.state(user.id)]);
+      const enabled = Boolean(state?.enabled_at);
+      const ways = { passkeys, satisfied: enabled || passkeys > 0 };
       const held = new Set((await deps.access.accessOfUser(user.id)).roles);
       const role = (await deps.access.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
-      if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication` };
+      if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication`, ...ways };
       // One read of the platforms (a handful of rows), not one per account of the user.
       const slugs = new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform));
       const platform = (await deps.platforms.list()).find((p) => slugs.has(p.slug) && p.two_factor_required);
-      if (platform) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication` };
-      return { required: false, enabled, reason: null };
+      if (platform) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication`, ...ways };
+      return { required: false, enabled, reason: null, ...ways };
     },
 
     async setup(caller: Caller, input: Static<typeof SetupBody>) {
@@ -184,6 +238,7 @@ export function createTwoFactorService(deps: Deps) {
         await deps.audit.record(request, { eventType: '2fa_enabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id }, trx);
         return issueBackupCodes(user.id, trx);
       });
+      await deps.events.emit('user.security_changed', { userId: user.id, kind: 'two_factor_enabled' });
       return {
         success: true,
         backup_codes: backupCodes,
@@ -205,6 +260,7 @@ export function createTwoFactorService(deps: Deps) {
           trx,
         );
       });
+      await deps.events.emit('user.security_changed', { userId: user.id, kind: 'two_factor_disabled' });
       return { success: true, message: 'Two-factor authentication disabled' };
     },
 
@@ -245,30 +301,11 @@ export function createTwoFactorService(deps: Deps) {
 
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
     async verifyLogin(request: FastifyRequest, input: Static<typeof VerifyLoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
-      if (!input.temp_token.startsWith(TWO_FACTOR_TOKEN_PREFIX)) throw TwoFactorErrors.invalid_challenge();
-      // A locked-out user's token keeps its attempts: the lockout is checked before one is used up.
-      const open = await repo.openChallenge(hashToken(input.temp_token));
-      if (open) await deps.signInThrottle.ensureAllowed(codeGuessesOf(open.user_id), request.ip);
-      const challenge = open && (await repo.claimAttempt(hashToken(input.temp_token)));
-      const user = challenge ? await deps.users.findById(challenge.user_id) : undefined;
-      const state = user ? await enabledState(user.id) : undefined;
-      if (!challenge || !user || !state) throw TwoFactorErrors.invalid_challenge();
+      const { challenge, user } = await claimChallenge(request, input.temp_token);
+      const state = await enabledState(user.id);
+      if (!state) throw TwoFactorErrors.invalid_challenge();
       const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
-
-      const outcome = await deps.db.transaction().execute(async (trx) => {
-        const accepted = await acceptCode(user.id, state.secret_sealed, input.code, true, trx);
-        if (!accepted) return null;
-        if (!(await repo.consumeChallenge(challenge.id, trx))) throw TwoFactorErrors.invalid_challenge();
-        await deps.users.recordLogin(user.id, trx);
-        const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
-        await deps.audit.record(
-          request,
-          { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },
-          trx,
-        );
-        return { result, remaining: accepted === 'backup' ? await repo.unusedBackupCodes(user.id, trx) : null };
-      });
-
+      const outcome = await finishChallenge(request, { challenge, user, email }, (trx) => acceptCode(user.id, state.secret_sealed, input.code, true, trx), options);
       if (!outcome) {
         await deps.signInThrottle.recordFailure(codeGuessesOf(user.id), request.ip);
         await deps.audit.record(request, {
@@ -293,6 +330,25 @@ export function createTwoFactorService(deps: Deps) {
         }
       }
       return outcome.result;
+    },
+
+    /** The user a temporary token stands for, without using one of its attempts (a passkey's options need it). */
+    async userOfChallenge(tempToken: string): Promise<string> {
+      const open = tempToken.startsWith(TWO_FACTOR_TOKEN_PREFIX) ? await repo.openChallenge(hashToken(tempToken)) : undefined;
+      if (!open) throw TwoFactorErrors.invalid_challenge();
+      return open.user_id;
+    },
+
+    /**
+     * The second step answered with a passkey of the challenge's user (the passkeys module verified it): the
+     * temporary token gives its session, as a code would.
+     */
+    async completeWithPasskey(request: FastifyRequest, tempToken: string, userId: string): Promise<AuthResult> {
+      const { challenge, user } = await claimChallenge(request, tempToken);
+      if (user.id !== userId) throw TwoFactorErrors.invalid_challenge();
+      const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
+      const outcome = await finishChallenge(request, { challenge, user, email }, async () => 'passkey' as const);
+      return outcome!.result;
     },
   };
 }

@@ -5,12 +5,13 @@ import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { emailChangedNoticeMail, emailChangeMail } from '../../platform/mail/messages.js';
+import { emailChangeMail } from '../../platform/mail/messages.js';
 import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import type { UsersRepo } from './repo.js';
 import { EmailChangeErrors, UserErrors } from './errors.js';
 import type { Clock } from '../../platform/clock.js';
+import type { DomainEventBus } from '../../platform/events.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 3600 * 1000;
 
@@ -21,6 +22,8 @@ interface Deps {
   mailer: Pick<Mailer, 'send'>;
   audit: AuditWriter;
   log: FastifyBaseLogger;
+  /** The old address hears of a change (the security notices react). */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 /**
@@ -74,11 +77,8 @@ export function createEmailChangeService(deps: Deps) {
         );
         return { userId: user.id, username: user.username, oldEmail: account.email, newEmail: row.email };
       });
-      // The old address hears of the change, so a hijacked session cannot move an account away unnoticed.
       if (changed.oldEmail && changed.oldEmail !== changed.newEmail) {
-        deps.mailer
-          .send(changed.oldEmail, emailChangedNoticeMail(changed.username, changed.newEmail))
-          .catch((err: unknown) => deps.log.warn({ err }, 'could not send the email-changed notice'));
+        await deps.events.emit('user.security_changed', { userId: changed.userId, kind: 'email_changed', oldEmail: changed.oldEmail, newEmail: changed.newEmail });
       }
       return { userId: changed.userId };
     },
@@ -97,17 +97,17 @@ export function createEmailChangeService(deps: Deps) {
 
     /**
      * Sets the address without verification (administrators only; the caller checked that); in the
-     * caller's transaction. Returns whether anything changed.
+     * caller's transaction. Returns the old address when it changed, else null.
      */
-    async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<boolean> {
+    async changeDirectly(userId: string, email: string, trx: Kysely<Schema>): Promise<string | null> {
       const account = await repo.findEmailAccountOfUser(userId, trx);
       if (!account) throw UserErrors.no_email_account();
-      if (account.email === email) return false;
+      if (account.email === email) return null;
       if (await repo.emailAccountExists(email, trx)) throw UserErrors.email_in_use();
       await repo.setEmailAccountAddress(account.id, email, trx);
       // A pending change is stale now, and a reset link mailed to the old address must not work.
       await tokens.removeAllOf(userId, ['email_change', 'password_reset'], trx);
-      return true;
+      return account.email ?? '';
     },
 
     /** A deleted user's mailed links all stop working. */

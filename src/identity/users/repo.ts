@@ -18,6 +18,21 @@ export interface UserChanges {
 
 export type UserRow = Selectable<UsersTable>;
 
+/** Sign-in accounts (`pa`) with their platform (`p`) and user (`u`), for a query to narrow and select from. */
+const accountRows = (executor: Kysely<Schema>) =>
+  executor
+    .selectFrom('platform_accounts as pa')
+    .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+    .innerJoin('users as u', 'u.id', 'pa.user_id');
+
+/** An account as GET /v1/users/{id}/accounts lists it (the accounts module's PlatformAccount). */
+const listedAccounts = (executor: Kysely<Schema>) =>
+  accountRows(executor).select([
+    'pa.id', 'pa.platform_id', 'p.name as platform_name', 'p.slug as platform_slug', 'pa.platform_user_id', 'p.is_oauth',
+    sql<boolean>`coalesce(u.primary_platform_account_id = pa.id, false)`.as('is_primary'),
+    'pa.username', 'pa.email', 'pa.avatar_url', 'pa.created_at', 'pa.updated_at',
+  ]);
+
 /** The email/password sign-in accounts (`pa`, with their platform `p`), for a query to narrow. */
 const emailAccounts = (db: Kysely<Schema>) =>
   db.selectFrom('platform_accounts as pa').innerJoin('platforms as p', 'p.id', 'pa.platform_id').where('p.slug', '=', EMAIL_PLATFORM);
@@ -102,6 +117,11 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
      * A user who may sign in at `now` (not deleted, not banned) with their email account's address (null
      * without one), in one query: every token grant and OAuth token lookup asks.
      */
+    /** Name and locale of a user, deleted or not (a deleted user stays until the purge). */
+    findIncludingDeleted(id: string) {
+      return db.selectFrom('users').select(['username', 'preferred_locale']).where('id', '=', id).executeTakeFirst();
+    },
+
     findSignInUser(id: string, now: Date) {
       return db
         .selectFrom('users as u')
@@ -263,11 +283,15 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     /** Every platform account of a user with its provider, primary first, then oldest first. */
+    /** The user's accounts as the accounts module lists them, oldest first. */
+    listedAccountsOf: (userId: string, executor: Kysely<Schema> = db) =>
+      listedAccounts(executor).where('pa.user_id', '=', userId).orderBy('pa.created_at').orderBy('pa.id').execute(),
+
+    listedAccountOf: (userId: string, accountId: string, executor: Kysely<Schema> = db) =>
+      listedAccounts(executor).where('pa.user_id', '=', userId).where('pa.id', '=', accountId).executeTakeFirst(),
+
     accountsOf(userId: string, executor: Kysely<Schema> = db) {
-      return executor
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-        .innerJoin('users as u', 'u.id', 'pa.user_id')
+      return accountRows(executor)
         .select([...ACCOUNT_COLUMNS, 'p.slug as platform'])
         .where('pa.user_id', '=', userId)
         .orderBy((eb) => eb.case().when('pa.id', '=', eb.ref('u.primary_platform_account_id')).then(0).else(1).end())
@@ -345,10 +369,7 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
 
     /** The flat user shape (user fields plus one account's email, avatar and provider). */
     flatUserOfAccount(accountId: string, executor: Kysely<Schema> = db) {
-      return executor
-        .selectFrom('platform_accounts as pa')
-        .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
-        .innerJoin('users as u', 'u.id', 'pa.user_id')
+      return accountRows(executor)
         .select([
           'u.id',
           'u.primary_platform_account_id',

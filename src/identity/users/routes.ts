@@ -6,7 +6,7 @@ import { errorResponses, offsetOf, PageEnvelope, PageQuery, paginated, single, S
 import { IdParams } from '../../platform/http/schemas.js';
 import {
   EmailBody,
-  EmailChangeRequested,
+  LinkMailed,
   EmailParams,
   FlatUser,
   LocaleBody,
@@ -121,7 +121,7 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
       params: IdParams,
       body: EmailBody,
       response: {
-        200: EmailChangeRequested,
+        200: LinkMailed,
         ...errorResponses(
           EmailChangeErrors.no_email_account, EmailChangeErrors.same_address, UserErrors.invalid_email, UserErrors.sign_in_beyond_caller,
           UserErrors.not_found, UserErrors.email_in_use, MailErrors.not_sent,

@@ -62,7 +62,8 @@ export const EmailBody = Body({ email: Email }, { example: { email: 'ada@example
 export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { example: { token: 'emc_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
 
-export const EmailChangeRequested = Type.Object({ message: Type.String(), expires_at: DateTime });
+/** A confirmation link went out by mail (an email change here, an email sign-in link in the accounts module). */
+export const LinkMailed = Type.Object({ message: Type.String(), expires_at: DateTime });
 export const PendingEmailChange = Type.Object({ pending: Type.Boolean(), new_email: Nullable(Type.String()), expires_at: Nullable(DateTime) });
 
 export const OAuthSignInBody = Body({

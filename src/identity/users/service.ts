@@ -57,7 +57,7 @@ export function createUsersService(deps: UsersDeps) {
   const repo = createUsersRepo(db, deps.caches.define('users', USER_CACHE));
   // Bans are read through the bans module, which is built after this one (`useBanStatus`).
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
-  const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log });
+  const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log, events: deps.events });
   const deletion = createUserDeletion({ db, clock: deps.clock, repo, audit: deps.audit, events: deps.events, access: deps.access, log: deps.log });
   const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
 
@@ -90,7 +90,7 @@ export function createUsersService(deps: UsersDeps) {
     // A new name takes over the old one's sign-in identifier; every field is the user's own to set.
     await assertMayManage(caller, id);
 
-    return db.transaction().execute(async (trx) => {
+    const { updated, oldEmail } = await db.transaction().execute(async (trx) => {
       const user = await repo.lockById(id, trx);
       if (!user) throw UserErrors.not_found();
       const changes: UserChanges = {};
@@ -112,17 +112,20 @@ export function createUsersService(deps: UsersDeps) {
       }
       // Turning avatars off removes every stored avatar URL, not only the primary account's.
       if (input.avatars_enabled === false) await repo.clearAvatars(id, trx);
-      if (email !== undefined && (await emailChange.changeDirectly(id, email, trx))) changed.push('email');
+      const oldEmail = email === undefined ? null : await emailChange.changeDirectly(id, email, trx);
+      if (oldEmail !== null) changed.push('email');
 
-      if (changed.length === 0) return user;
+      if (changed.length === 0) return { updated: user, oldEmail: null };
       const updated = (await repo.update(id, changes, trx))!;
       await deps.audit.record(
         request,
         { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: changed } },
         trx,
       );
-      return updated;
+      return { updated, oldEmail };
     });
+    if (oldEmail) await deps.events.emit('user.security_changed', { userId: id, kind: 'email_changed', oldEmail, newEmail: email! });
+    return updated;
   }
 
   return {
@@ -142,6 +145,9 @@ export function createUsersService(deps: UsersDeps) {
     findWithPrimaryProvider: repo.findWithPrimaryProvider,
     emailAccountExists: repo.emailAccountExists,
     accountsOf: repo.accountsOf,
+    /** A user's accounts with platform and primary flag (the accounts module's list), and one of them. */
+    listedAccountsOf: repo.listedAccountsOf,
+    listedAccountOf: repo.listedAccountOf,
     /** Unlinks one sign-in account (the accounts module decides whether it may go). */
     deleteAccount: repo.deleteAccount,
     recordLogin: (userId: string, executor?: Kysely<Schema>) => repo.recordLogin(userId, deps.clock.now(), executor),
@@ -173,6 +179,12 @@ export function createUsersService(deps: UsersDeps) {
       if (isUuid(lower)) return [lower];
       const [byName, byEmail] = await Promise.all([repo.findByUsername(lower), repo.findEmailAccount(lower)]);
       return [...new Set([byName?.id, byEmail?.user_id].filter((id): id is string => Boolean(id)))];
+    },
+
+    /** Where a security notice goes: as `contactOf`, also while the user's deletion is pending (the row stays until the purge). */
+    async noticeContactOf(userId: string) {
+      const [user, account] = await Promise.all([repo.findIncludingDeleted(userId), repo.findEmailAccountOfUser(userId)]);
+      return user && { username: user.username, email: account?.email ?? null, locale: user.preferred_locale };
     },
 
     /** Where and how to mail a user: their email account's address, username and locale. */
@@ -247,7 +259,8 @@ export function createUsersService(deps: UsersDeps) {
         if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
         if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
         await repo.update(id, { deleted_at: deps.clock.now() }, trx);
-        const revoked = await deps.events.emit('user.deleting', { userId: id, trx, onCommit });
+        const purgeAt = new Date(deps.clock.nowMs() + DELETION_GRACE_MS);
+        const revoked = await deps.events.emit('user.deleting', { userId: id, purgeAt, trx, onCommit });
         await emailChange.removeAllTokensOf(id, trx);
         await deps.audit.record(
           request,
@@ -260,7 +273,7 @@ export function createUsersService(deps: UsersDeps) {
             metadata: {
               sessions_revoked: revoked.sessions_revoked ?? 0,
               api_keys_revoked: revoked.api_keys_revoked ?? 0,
-              scheduled_deletion_at: new Date(deps.clock.nowMs() + DELETION_GRACE_MS).toISOString(),
+              scheduled_deletion_at: purgeAt.toISOString(),
             },
           },
           trx,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
-import { bearer, buildTestApp, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { sql } from 'kysely';
+import { bearer, buildTestApp, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, usesPostgres, type TestApp } from '../../../test/helpers.js';
 import { connectCommunityBot } from '../../../test/fakes/community-bot.js';
 import { openSocket } from '../../../test/ws-client.js';
 
@@ -186,6 +187,49 @@ describe('a member sync past its deadline', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await total()).toBe(before);
     expect(await t.database.db.selectFrom('community_member_staging').select('user_id').where('sync_id', '=', requestId as string).execute()).toEqual([]);
+  });
+});
+
+describe('two member syncs of one guild at once', () => {
+  /** Sessions of this test's database waiting for a lock (PostgreSQL; the embedded one runs one transaction at a time). */
+  const waitingForLocks = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
+      .execute(t.database.db)).rows[0]!.n;
+
+  /**
+   * On PostgreSQL the test holds the guild's row, so the first sync's write stops inside its transaction;
+   * the second sync then starts its write, and only then is the row let go.
+   */
+  async function overlapping(first: () => Promise<unknown>, second: () => Promise<unknown>, guildUuid: string) {
+    if (!usesPostgres) return Promise.all([first(), second()]);
+    let answers: Promise<unknown[]> | undefined;
+    await t.database.db.transaction().execute(async (trx) => {
+      await trx.selectFrom('community_guilds').select('id').where('id', '=', guildUuid).forUpdate().execute();
+      const one = first();
+      await expect.poll(waitingForLocks).toBe(1);
+      const two = second();
+      await expect.poll(waitingForLocks).toBe(2);
+      answers = Promise.all([one, two]);
+    });
+    return answers;
+  }
+
+  it('run one after the other: the members are exactly one report, never a mix of both', async () => {
+    await syncGuilds();
+    const { id: guildUuid } = (await call('GET', `/v1/community/guilds/${OTHER_GUILD}`)).json();
+    bot.will({ answer: 'data', members: [member(1), member(2), member(3)] });
+    expect((await call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`)).json().members_synced).toBe(3);
+
+    const reports = [[member(1), member(10), member(11)], [member(2), member(20)]];
+    for (const members of reports) bot.will({ answer: 'data', members });
+    const sync = () => call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`);
+    const answers = (await overlapping(sync, sync, guildUuid)) as Awaited<ReturnType<typeof sync>>[];
+    expect(answers.map((answer) => answer.json().success)).toEqual([true, true]);
+
+    const stored = (await call('GET', `/v1/community/guilds/${guildUuid}/members?limit=10`)).json().members.map((m: { username: string }) => m.username);
+    const reported = reports.map((members) => members.map((m) => m.username));
+    // On PostgreSQL the second sync wrote last; on the embedded database either may have.
+    expect(usesPostgres ? [reported[1]] : reported).toContainEqual(stored);
   });
 });
 

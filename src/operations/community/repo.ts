@@ -35,6 +35,13 @@ const MEMBER_COLUMNS = [
   'premium_since', 'deaf', 'mute', 'pending', 'communication_disabled_until', 'roles',
 ] as const;
 
+/**
+ * Serialises syncs across nodes (all share the database): a transaction-scoped advisory lock, taken first in
+ * the sync's write, so a second sync writes only after the first committed and sees what it wrote. Without it
+ * two member syncs of one guild interleave, and members only the first reported survive the second.
+ */
+const lockFor = (trx: Kysely<Schema>, name: string) => sql`select pg_advisory_xact_lock(hashtext(${name}))`.execute(trx);
+
 export interface MemberFilter {
   search?: string;
   botOnly: boolean;
@@ -96,6 +103,8 @@ export function createCommunityRepo(db: Kysely<Schema>) {
      * not name (the bot left them) are removed.
      */
     async replaceGuilds(trx: Kysely<Schema>, reported: { guilds: BotGuild[]; channels: BotChannel[]; roles: BotRole[] }, everyGuild: boolean, now: Date) {
+      // One lock for every guild sync: a sync of all guilds touches each of them (and they are few and small).
+      await lockFor(trx, 'community_guilds');
       // An id reported twice would make one INSERT … ON CONFLICT touch a row twice, which PostgreSQL refuses: the last one wins.
       const report = {
         guilds: lastById(reported.guilds, (guild) => guild.guild_id),
@@ -161,11 +170,12 @@ export function createCommunityRepo(db: Kysely<Schema>) {
     },
 
     /**
-     * In one transaction: the guild's members become exactly the staged ones; the staging rows go.
+     * In one transaction, after any other member sync of the guild: its members become exactly the staged ones; the staging rows go.
      * `beforeCommit` may throw to roll it all back (the sync's deadline passed meanwhile).
      */
     async replaceMembers(guildUuid: string, syncId: string, beforeCommit: () => void): Promise<number> {
       return db.transaction().execute(async (trx) => {
+        await lockFor(trx, `community_members:${guildUuid}`);
         const staged = trx.selectFrom('community_member_staging').where('sync_id', '=', syncId);
         await trx.deleteFrom('community_members').where('guild_id', '=', guildUuid)
           .where('user_id', 'not in', staged.select('user_id'))

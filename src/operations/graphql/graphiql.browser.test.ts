@@ -1,24 +1,11 @@
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test/chromium.js';
-import { buildTestApp, type TestApp } from '../../../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { appInChromium, pageProblems } from '../../../test/chromium.js';
 
-let t: TestApp;
-let base: string;
-let browser: Browser;
-
-beforeAll(async () => {
-  t = await buildTestApp();
-  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t.close();
-});
+const session = appInChromium();
 
 describe('GraphiQL in Chromium, offline', () => {
   it('loads from this origin alone, shows the schema in its docs pane and runs a query', async () => {
+    const { base, browser } = session;
     const context = await browser.newContext();
     const page = await context.newPage();
     page.setDefaultTimeout(15_000);
@@ -28,10 +15,7 @@ describe('GraphiQL in Chromium, offline', () => {
       elsewhere.push(route.request().url());
       return route.abort('internetdisconnected');
     });
-    const problems: string[] = [];
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
+    const problems = pageProblems(page);
 
     await page.goto(`${base}/v1/graphiql`);
     await page.getByRole('button', { name: /show documentation explorer/i }).click();

@@ -19,6 +19,11 @@ import { READ_INTEGRATIONS, type IntegrationsService } from '../../identity/inte
 import { SIGN_OUT_OF_APPS, type SessionsService } from '../../identity/sessions/service.js';
 import { LogoutEverywhereBody } from '../../identity/sessions/schemas.js';
 import type { TwoFactorService } from '../../identity/two-factor/service.js';
+import type { PasskeysService } from '../../identity/passkeys/service.js';
+import {
+  PasskeySecondFactorBody, PasskeySecondFactorOptionsBody, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody, RenamePasskeyBody,
+} from '../../identity/passkeys/schemas.js';
+import { SESSION_AUTH } from '../../identity/auth/index.js';
 import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
 import type { UsersService } from '../../identity/users/service.js';
 import { OAuthSignInBody } from '../../identity/users/schemas.js';
@@ -36,6 +41,7 @@ export interface GraphQLServices {
   auth: Pick<AuthService, 'logoutAllSessions'>;
   passwordReset: Pick<PasswordResetService, 'change'>;
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
+  passkeys: Pick<PasskeysService, 'list' | 'registrationOptions' | 'register' | 'rename' | 'remove' | 'signInOptions' | 'signIn' | 'secondFactorOptions' | 'verifySecondFactor'>;
   sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
   apiKeys: Pick<ApiKeysService, 'list'>;
   integrations: Pick<IntegrationsService, 'list'>;
@@ -132,7 +138,25 @@ const checks = {
   oauthSignIn: compileBodyCheck(OAuthSignInBody),
   audit: compileBodyCheck(InternalAuditBody),
   updateDevice: compileBodyCheck(UpdateDeviceBody),
+  registerPasskey: compileBodyCheck(RegisterPasskeyBody),
+  renamePasskey: compileBodyCheck(RenamePasskeyBody),
+  passkeySignInOptions: compileBodyCheck(PasskeySignInOptionsBody),
+  passkeySignIn: compileBodyCheck(PasskeySignInBody),
+  passkeySecondFactorOptions: compileBodyCheck(PasskeySecondFactorOptionsBody),
+  passkeySecondFactor: compileBodyCheck(PasskeySecondFactorBody),
 };
+
+/** As the REST passkey routes (`sessionOnly`): your own passkeys take a session, never a key or an app's token. */
+function sessionOf(context: GraphQLContext): Caller {
+  const caller = guard(context, SESSION_AUTH);
+  if (caller.kind !== 'session') throw SessionErrors.session_required();
+  return caller;
+}
+
+/** Sign-in operations are anonymous by nature; the system key is refused, as on REST. */
+function anonymous(context: GraphQLContext): void {
+  if (context.caller?.isSystem) throw AuthErrors.system_key_not_permitted();
+}
 
 /** Per request: lookups that many parent objects make at once are batched into one query each. */
 export function createLoaders(services: GraphQLServices) {
@@ -209,6 +233,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       apiKeys: (_: unknown, __: Args, context: GraphQLContext) => services.apiKeys.list(guard(context, requirePermission('api_keys:read'))),
       // As GET /v1/integrations: the caller's own, never a token.
       myIntegrations: (_: unknown, __: Args, context: GraphQLContext) => services.integrations.list(userIdOf(guard(context, READ_INTEGRATIONS))),
+      myPasskeys: (_: unknown, __: Args, context: GraphQLContext) => services.passkeys.list(sessionOf(context)),
     },
 
     Mutation: {
@@ -216,6 +241,36 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       verifyTwoFactorLogin: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         if (context.caller?.isSystem) throw AuthErrors.system_key_not_permitted();
         return services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input));
+      },
+      passkeyCreationOptions: (_: unknown, __: Args, context: GraphQLContext) => services.passkeys.registrationOptions(sessionOf(context)),
+      registerPasskey: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
+        const caller = sessionOf(context);
+        return services.passkeys.register(context.request, caller, bodyFrom(checks.registerPasskey, args.input));
+      },
+      renamePasskey: (_: unknown, args: Args, context: GraphQLContext) => {
+        const caller = sessionOf(context);
+        const { name } = bodyFrom<{ name: string }>(checks.renamePasskey, { name: args.name });
+        return services.passkeys.rename(context.request, caller, uuidArg(args, 'id'), name);
+      },
+      deletePasskey: async (_: unknown, args: Args, context: GraphQLContext) => {
+        await services.passkeys.remove(context.request, sessionOf(context), uuidArg(args, 'id'));
+        return true;
+      },
+      passkeySignInOptions: (_: unknown, args: Args, context: GraphQLContext) => {
+        anonymous(context);
+        return services.passkeys.signInOptions(bodyFrom(checks.passkeySignInOptions, { identifier: args.identifier ?? undefined }));
+      },
+      signInWithPasskey: (_: unknown, args: Args, context: GraphQLContext) => {
+        anonymous(context);
+        return services.passkeys.signIn(context.request, bodyFrom(checks.passkeySignIn, { response: args.response }));
+      },
+      twoFactorPasskeyOptions: (_: unknown, args: Args, context: GraphQLContext) => {
+        anonymous(context);
+        return services.passkeys.secondFactorOptions(bodyFrom<{ temp_token: string }>(checks.passkeySecondFactorOptions, { temp_token: args.tempToken }).temp_token);
+      },
+      verifyTwoFactorLoginWithPasskey: (_: unknown, args: Args, context: GraphQLContext) => {
+        anonymous(context);
+        return services.passkeys.verifySecondFactor(context.request, bodyFrom(checks.passkeySecondFactor, { temp_token: args.tempToken, response: args.response }));
       },
       logout: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
@@ -277,6 +332,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     },
 
     TwoFactorLogin: {
+      preferredLocale: (login: Row) => login.preferred_locale ?? defaultLocale,
+    },
+    SignIn: {
+      requires2fa: (login: Row) => login.requires_2fa,
       preferredLocale: (login: Row) => login.preferred_locale ?? defaultLocale,
     },
 

@@ -109,8 +109,10 @@ export async function graphqlRoutes(
     // Documentation only: GraphiQL's page and scripts are no API; the endpoint takes a credential when it has one.
     if (route.url.startsWith('/v1/graphiql')) route.schema = { ...route.schema, hide: true };
     else if (route.url === '/v1/gql') {
+      const body = (route.schema as { body?: object } | undefined)?.body;
       route.schema = {
         ...route.schema,
+        ...(body ? { body: { ...body, examples: [{ query: 'query Trips($limit: Int) { trips(limit: $limit) { data { id name status } } }', variables: { limit: 5 } }] } } : {}),
         summary: 'Run a GraphQL query or mutation',
         description: 'Resolvers check the credential as the REST routes do: anonymous callers get `auth.unauthorized` in `errors` (except `verifyTwoFactorLogin`).',
         security: [{ bearer: [] }, {}],

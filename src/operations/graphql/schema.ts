@@ -44,6 +44,8 @@ export const typeDefs = /* GraphQL */ `
     apiKeys: [ApiKey!]!
     "Your streaming-platform integrations, never their tokens. A session; an API key or OAuth token needs integrations:read."
     myIntegrations: [Integration!]!
+    "Your passkeys, oldest first (GET /v1/users/me/passkeys). A session token."
+    myPasskeys: [Passkey!]!
   }
 
   type Mutation {
@@ -70,6 +72,55 @@ export const typeDefs = /* GraphQL */ `
     deleteGpsData(id: ID!): Boolean!
     "Records an audit event. System key or audit:write; end-user actors need the X-ID-App-Assertion header."
     logAuditEvent(input: AuditEventInput!): AuditEvent!
+    "Options for navigator.credentials.create (POST /v1/users/me/passkeys/options). A session token."
+    passkeyCreationOptions: JSON!
+    "Registers a passkey from the browser's registration response (POST /v1/users/me/passkeys). A session token."
+    registerPasskey(input: RegisterPasskeyInput!): Passkey!
+    "Renames one of your passkeys (PATCH /v1/users/me/passkeys/{id}). A session token."
+    renamePasskey(id: ID!, name: String!): Passkey!
+    "Removes one of your passkeys; the last way into an account is kept (DELETE /v1/users/me/passkeys/{id}). A session token."
+    deletePasskey(id: ID!): Boolean!
+    "Options for navigator.credentials.get; without identifier any passkey of this site (POST /v1/auth/passkey/options). No credential."
+    passkeySignInOptions(identifier: String): JSON!
+    "Signs in with a passkey; answers as the login does (POST /v1/auth/passkey). No credential."
+    signInWithPasskey(response: JSON!): SignIn!
+    "After a sign-in that needs a second factor: options to answer with a passkey (POST /v1/auth/2fa/passkey/options)."
+    twoFactorPasskeyOptions(tempToken: String!): JSON!
+    "Finish a sign-in that needs a second factor with a passkey instead of a code (POST /v1/auth/2fa/passkey)."
+    verifyTwoFactorLoginWithPasskey(tempToken: String!, response: JSON!): TwoFactorLogin!
+  }
+
+  type Passkey {
+    id: ID!
+    name: String!
+    "singleDevice, or multiDevice for a synced passkey"
+    deviceType: String!
+    backedUp: Boolean!
+    "Whether the authenticator verified the user (PIN, biometrics) when the passkey was registered"
+    userVerified: Boolean!
+    transports: [String!]!
+    createdAt: DateTime!
+    lastUsedAt: DateTime
+  }
+
+  input RegisterPasskeyInput {
+    name: String
+    "PublicKeyCredential.toJSON() of navigator.credentials.create"
+    response: JSON!
+  }
+
+  "A sign-in's answer: a session, or (requires2fa) a temporary token for the second step."
+  type SignIn {
+    userId: ID!
+    email: String!
+    username: String!
+    sessionToken: String
+    sessionId: ID
+    expiresAt: DateTime
+    provider: String
+    requires2fa: Boolean!
+    tempToken: String
+    preferredLocale: String!
   }
 
   type Me {

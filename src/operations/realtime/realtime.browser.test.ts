@@ -1,21 +1,8 @@
-import type { Browser } from 'playwright-core';
-import { launchChromium } from '../../../test/chromium.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { appInChromium } from '../../../test/chromium.js';
+import { bearer, createUser, login, TEST_ADMIN } from '../../../test/helpers.js';
 
-
-let t: TestApp;
-let base: string;
-let browser: Browser;
-beforeAll(async () => {
-  t = await buildTestApp();
-  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-  await t.close();
-});
+const session = appInChromium();
 
 /** Runs in the page: opens the socket with the ticket as subprotocol, subscribes to gps, collects what arrives. */
 function openInPage({ url, ticket }: { url: string; ticket: string }) {
@@ -35,6 +22,7 @@ function openInPage({ url, ticket }: { url: string; ticket: string }) {
 
 describe('WebSocket in Chromium', () => {
   it('a page opens the socket with a ticket, receives a point posted over REST, and cannot reuse the ticket', async () => {
+    const { t, base, browser } = session;
     const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
     const { ticket } = (await t.app.inject({ method: 'POST', url: '/v1/ws/ticket', headers: bearer(user.token) })).json();
     const page = await browser.newPage();

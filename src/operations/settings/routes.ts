@@ -39,8 +39,7 @@ export async function settingsRoutes(fastify: FastifyInstance, { settings }: { s
     config: { auth: requirePermission('settings:write') },
     schema: { tags, summary: 'Create a setting', body: CreateSettingBody, response: { 201: SingleEnvelope(Setting), ...errorResponses(RequestErrors.validation, SettingErrors.exists) } },
   }, async (request, reply) => {
-    const { key, ...fields } = request.body;
-    const setting = await settings.create(key, fields);
+    const setting = await settings.create(request.body);
     return created(request, reply, '/v1/settings', setting, setting.key);
   });
 

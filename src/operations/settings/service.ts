@@ -1,11 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { configValueProblem } from './config-values.js';
-import { createSettingsRepo, type SettingFields } from './repo.js';
+import { createSettingsRepo } from './repo.js';
 import { SettingErrors, SystemConfigErrors } from './errors.js';
+import type { CreateSettingBody, PutSettingBody } from './schemas.js';
 
 /**
  * How long a node keeps a config value it read. A change takes effect at once on the node that made
@@ -37,14 +39,14 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
       return setting;
     },
 
-    async create(key: string, fields: SettingFields & { value: unknown }) {
+    async create({ key, ...fields }: Static<typeof CreateSettingBody>) {
       const created = await repo.insert(key, fields);
       if (!created) throw SettingErrors.exists(`Setting '${key}' already exists`);
       return created;
     },
 
     /** PUT: replaces the setting, or creates it; tells which. */
-    async put(key: string, fields: SettingFields & { value: unknown }) {
+    async put(key: string, fields: Static<typeof PutSettingBody>) {
       const { created, ...setting } = await repo.upsert(key, fields);
       return { setting, created };
     },

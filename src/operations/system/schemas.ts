@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { SelfLinks } from '../../platform/http/envelopes.js';
 import { named } from '../../platform/http/schemas.js';
 
-const Uptime = Type.Object({
+export const Uptime = Type.Object({
   days: Type.Integer(),
   hours: Type.Integer(),
   minutes: Type.Integer(),
@@ -10,10 +10,12 @@ const Uptime = Type.Object({
   total: Type.Number({ description: 'Seconds since the process started' }),
 });
 
-const ServiceCheck = Type.Object({
+export const ServiceCheck = Type.Object({
   status: Type.Union([Type.Literal('up'), Type.Literal('down')]),
   responseTime: Type.Number({ description: 'Milliseconds' }),
 });
+
+export const WebSocketStats = Type.Object({ status: Type.String(), connections: Type.Integer(), subscriptions: Type.Integer() });
 
 export const HealthResponse = named('Health', Type.Object({
   status: Type.Union([Type.Literal('healthy'), Type.Literal('degraded'), Type.Literal('unhealthy')]),
@@ -23,7 +25,7 @@ export const HealthResponse = named('Health', Type.Object({
   services: Type.Object({
     database: ServiceCheck,
     cache: ServiceCheck,
-    websocket: Type.Object({ status: Type.String(), connections: Type.Integer(), subscriptions: Type.Integer() }),
+    websocket: WebSocketStats,
   }),
   _links: SelfLinks,
 }));

@@ -1,24 +1,13 @@
+import type { Static } from 'typebox';
 import type { Database } from '../../platform/db/database.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 
-export interface WebSocketStats {
-  status: string;
-  connections: number;
-  subscriptions: number;
-}
+import type { ServiceCheck as ServiceCheckSchema, Uptime as UptimeSchema, WebSocketStats as WebSocketStatsSchema } from './schemas.js';
 
-export interface ServiceCheck {
-  status: 'up' | 'down';
-  responseTime: number;
-}
-
-export interface Uptime {
-  days: number;
-  hours: number;
-  minutes: number;
-  seconds: number;
-  total: number;
-}
+/** The shapes GET /v1/health and /v1/info answer with (their route schemas are the one source). */
+export type WebSocketStats = Static<typeof WebSocketStatsSchema>;
+export type ServiceCheck = Static<typeof ServiceCheckSchema>;
+export type Uptime = Static<typeof UptimeSchema>;
 
 const CHECK_TIMEOUT_MS = 2000;
 

@@ -44,15 +44,6 @@ export function emailChangeMail({ link, expiresAt }: TokenMail, username: string
   });
 }
 
-/** To the old address once an email change is done: no link, just the news and what to do if it was not them. */
-export function emailChangedNoticeMail(username: string, newEmail: string): MailMessage {
-  return noticeMail(
-    `The email address of your ${PRODUCT} account was changed`,
-    username,
-    `the email address of your ${PRODUCT} account was changed to ${newEmail}. If you did not do this, reset your password at once and contact your administrator.`,
-  );
-}
-
 export function emailLinkMail({ link, expiresAt }: TokenMail, username: string): MailMessage {
   return linkMail({
     subject: `Confirm adding email sign-in to your ${PRODUCT} account`,
@@ -139,9 +130,13 @@ const REPORT_REVIEWED_TEXT = {
 export function reportReviewedMail(locale: string | null, username: string, review: ReportReview): MailMessage {
   const text = REPORT_REVIEWED_TEXT[(locale?.slice(0, 2) ?? 'en') as keyof typeof REPORT_REVIEWED_TEXT] ?? REPORT_REVIEWED_TEXT.en;
   const notes = review.resolutionNotes ? [text.notes, review.resolutionNotes] : [];
-  const paragraphs = [text.greeting(username), text.body(review), ...notes];
+  return paragraphsMail(text.subject, [text.greeting(username), text.body(review), ...notes]);
+}
+
+/** A mail of plain paragraphs (no link to follow), the same in its text and HTML parts. */
+export function paragraphsMail(subject: string, paragraphs: string[]): MailMessage {
   return {
-    subject: text.subject,
+    subject,
     text: `${paragraphs.join('\n\n')}\n`,
     html: paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join(''),
   };

@@ -1,12 +1,15 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus } from '../../platform/events.js';
 
 import { createDevicesRepo, type DeviceFields } from './repo.js';
 import { DeviceErrors } from './errors.js';
+import type { CreateDeviceBody, UpdateDeviceBody } from './schemas.js';
 
-export type DeviceInput = DeviceFields & { api_key_id?: string };
+/** What create and update take: the bodies of POST /v1/devices and PATCH /v1/devices/{id}. */
+type DeviceInput = Static<typeof CreateDeviceBody> | Static<typeof UpdateDeviceBody>;
 
 /** What devices need to know of an API key: its owner and whether it is a system key (the API-key module answers). */
 export interface ApiKeyLookup {
@@ -57,10 +60,10 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     /** The devices that report with these API keys (a user's own, for their data export). */
     ofApiKeys: repo.ofApiKeys,
 
-    create: (caller: Caller, input: DeviceInput & { name: string }) =>
+    create: (caller: Caller, input: Static<typeof CreateDeviceBody>) =>
       save(caller, input, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
 
-    update: (caller: Caller, id: string, input: DeviceInput) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
+    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
 
     /** Its points stay without device; the latest-point cache is told (device.deleted). */
     async remove(id: string) {

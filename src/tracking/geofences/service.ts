@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-import { createGeofencesRepo, type GeofenceFields } from './repo.js';
+import { createGeofencesRepo } from './repo.js';
 import { GeofenceErrors } from './errors.js';
+import type { CreateGeofenceBody, UpdateGeofenceBody } from './schemas.js';
 
 /** Circular geofences: a centre and a radius in kilometres (the route schemas and table checks hold the ranges). */
 export function createGeofencesService(deps: { db: Kysely<Schema> }) {
@@ -17,9 +19,9 @@ export function createGeofencesService(deps: { db: Kysely<Schema> }) {
       return geofence;
     },
 
-    create: repo.insert,
+    create: (input: Static<typeof CreateGeofenceBody>) => repo.insert(input),
 
-    async update(id: string, fields: GeofenceFields) {
+    async update(id: string, fields: Static<typeof UpdateGeofenceBody>) {
       const geofence = await repo.update(id, fields);
       if (!geofence) throw GeofenceErrors.not_found();
       return geofence;

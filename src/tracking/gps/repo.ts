@@ -257,6 +257,11 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return rows.sort((a, b) => (a.device_id! < b.device_id! ? -1 : 1)).map(toGpsPoint);
     },
 
+    /** Devices with points in the trip (read in the trip deletion's transaction, before the points lose it). */
+    devicesOfTrip: async (trx: Kysely<Schema>, tripId: string): Promise<string[]> =>
+      (await trx.selectFrom('gps_points').select('device_id').distinct().where('trip_id', '=', tripId).where('device_id', 'is not', null).execute())
+        .map((row) => row.device_id!),
+
     /** How many points no longer name their sender. */
     async forgetSender(userId: string, trx: Kysely<Schema>): Promise<number> {
       const result = await trx.updateTable('gps_points').set({ sent_by: null }).where('sent_by', '=', userId).executeTakeFirst();

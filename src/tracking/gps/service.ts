@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import type { DomainEventBus } from '../../platform/events.js';
+import type { DomainEventBus, TransactionalEvent } from '../../platform/events.js';
 
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
@@ -373,6 +373,19 @@ export function createGpsService(deps: Deps) {
     },
 
     forgetLatest,
+
+    /**
+     * trip.deleting: any device that logged to the trip (its device now, or one it had before) may have a
+     * latest point cached that still names it. Those are found in the deletion's transaction, before the
+     * points lose their trip, and forgotten on every node (the cache is the shared store) once it commits.
+     */
+    async forgetLatestOfTrip(tripId: string, trx: Kysely<Schema>, onCommit: TransactionalEvent['onCommit']): Promise<void> {
+      const deviceIds = await repo.devicesOfTrip(trx, tripId);
+      onCommit(async () => {
+        await Promise.all(deviceIds.map((deviceId) => cached(() => deps.kv.delete(latestKey(deviceId)))));
+        await forgetLatest(null);
+      });
+    },
   };
 }
 

@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-import { createLocationsRepo, type ContactFields, type LocationFields } from './repo.js';
+import { createLocationsRepo } from './repo.js';
 import { LocationErrors } from './errors.js';
-
-export type ContactInput = ContactFields & { name: string };
-export type LocationInput = LocationFields & { name: string; contacts?: ContactInput[] };
+import type { CreateContactBody, CreateLocationBody, UpdateContactBody, UpdateLocationBody } from './schemas.js';
 
 /** Locations (trip origins and destinations) and the people to contact there. */
 export function createLocationsService(deps: { db: Kysely<Schema> }) {
@@ -25,7 +24,7 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
     get: async (id: string) => withContacts(await requireLocation(id)),
 
     /** The location and its contacts are written in one transaction: an invalid contact leaves nothing behind. */
-    create: ({ contacts = [], ...fields }: LocationInput) =>
+    create: ({ contacts = [], ...fields }: Static<typeof CreateLocationBody>) =>
       deps.db.transaction().execute(async (trx) => {
         const location = await repo.insert(trx, fields);
         if (contacts.length > 0) await repo.insertContacts(trx, location.id, contacts);
@@ -33,7 +32,7 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
       }),
 
     /** Changes the location's own fields; its contacts are managed through the contact routes only. */
-    async update(id: string, fields: LocationFields) {
+    async update(id: string, fields: Static<typeof UpdateLocationBody>) {
       const location = await repo.update(id, fields);
       if (!location) throw LocationErrors.not_found();
       return withContacts(location);
@@ -43,13 +42,13 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
       if (!(await repo.delete(id))) throw LocationErrors.not_found();
     },
 
-    async addContact(locationId: string, contact: ContactInput) {
+    async addContact(locationId: string, contact: Static<typeof CreateContactBody>) {
       await requireLocation(locationId);
       const [created] = await repo.insertContacts(deps.db, locationId, [contact]);
       return created!;
     },
 
-    async updateContact(locationId: string, contactId: string, fields: ContactFields) {
+    async updateContact(locationId: string, contactId: string, fields: Static<typeof UpdateContactBody>) {
       const contact = await repo.updateContact(locationId, contactId, fields);
       if (!contact) throw LocationErrors.contact_not_found();
       return contact;

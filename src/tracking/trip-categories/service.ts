@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-import { createTripCategoriesRepo, type CategoryFields } from './repo.js';
+import { createTripCategoriesRepo } from './repo.js';
 import { TripCategoryErrors } from './errors.js';
-
+import type { CreateTripCategoryBody, UpdateTripCategoryBody } from './schemas.js';
 
 /** Hierarchical trip categories: a category's parent must exist and the hierarchy stays a tree. */
 export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
@@ -34,9 +35,9 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
       return category;
     },
 
-    create: (fields: CategoryFields & { name: string }) => save(null, fields.parent_id, (trx) => repo.insert(trx, fields)),
+    create: (fields: Static<typeof CreateTripCategoryBody>) => save(null, fields.parent_id, (trx) => repo.insert(trx, fields)),
 
-    update: (id: string, fields: CategoryFields) =>
+    update: (id: string, fields: Static<typeof UpdateTripCategoryBody>) =>
       save(id, fields.parent_id, async (trx) => {
         const category = await repo.update(trx, id, fields);
         if (!category) throw TripCategoryErrors.not_found();

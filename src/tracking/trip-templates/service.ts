@@ -1,9 +1,11 @@
 import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import type { TripsService } from '../trips/service.js';
-import { createTripTemplatesRepo, type TemplateFields } from './repo.js';
+import { createTripTemplatesRepo } from './repo.js';
 import { TripTemplateErrors } from './errors.js';
+import type { CreateTripTemplateBody, UpdateTripTemplateBody } from './schemas.js';
 
 /** Trip templates: saved trip values that new trips are created from. */
 export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pick<TripsService, 'create'> }) {
@@ -18,10 +20,10 @@ export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pi
   return {
     list: repo.list,
     get: requireTemplate,
-    create: repo.insert,
+    create: (input: Static<typeof CreateTripTemplateBody>) => repo.insert(input),
 
     /** Every field is optional; an empty body changes nothing and answers the template as it is. */
-    async update(id: string, fields: TemplateFields) {
+    async update(id: string, fields: Static<typeof UpdateTripTemplateBody>) {
       if (Object.keys(fields).length === 0) return requireTemplate(id);
       const template = await repo.update(id, fields);
       if (!template) throw TripTemplateErrors.not_found();

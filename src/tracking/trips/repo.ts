@@ -74,10 +74,7 @@ export function createTripsRepo(db: Kysely<Schema>) {
 
     countByStatus: () => db.selectFrom('trips').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
 
-    /** Deletes a draft or completed trip; its points stay, without trip. */
-    async deleteIfSettled(id: string): Promise<boolean> {
-      const result = await db.deleteFrom('trips').where('id', '=', id).where('status', 'in', ['draft', 'completed']).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
-    },
+    /** Deletes the trip (the caller has checked it is settled, under its row lock); its points stay, without trip. */
+    delete: (trx: Kysely<Schema>, id: string) => trx.deleteFrom('trips').where('id', '=', id).execute(),
   };
 }

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { PageStart } from '../../platform/db/page.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
-import type { DomainEventBus } from '../../platform/events.js';
+import { afterCommit, type DomainEventBus } from '../../platform/events.js';
 
 import type { GpsService } from '../gps/service.js';
 import { createTripsRepo, type TripFields } from './repo.js';
@@ -32,7 +32,7 @@ interface Deps {
   db: Kysely<Schema>;
   /** Start and end times of trips. */
   clock: Clock;
-  /** trip.deleted: the cached latest point may still name the trip. */
+  /** trip.deleting: cached latest points may still name the trip. */
   events: Pick<DomainEventBus, 'emit'>;
   /** The latest GPS point of a device (from the GPS area's cache). */
   latestPositionOf: (deviceId: string) => Promise<Position | null>;
@@ -138,12 +138,18 @@ export function createTripsService(deps: Deps) {
     },
 
     async remove(id: string) {
-      const trip = await requireTrip(id);
-      if (!(await repo.deleteIfSettled(id))) {
-        throw TripErrors.not_deletable(`A ${trip.status} trip cannot be deleted; complete it first`);
-      }
-      // Its points (points of its device) lost their trip_id.
-      await deps.events.emit('trip.deleted', { deviceId: trip.device_id });
+      const { onCommit, committed } = afterCommit();
+      await deps.db.transaction().execute(async (trx) => {
+        const trip = await repo.getForUpdate(trx, id);
+        if (!trip) throw TripErrors.not_found();
+        if (trip.status !== 'draft' && trip.status !== 'completed') {
+          throw TripErrors.not_deletable(`A ${trip.status} trip cannot be deleted; complete it first`);
+        }
+        // Before the delete: its points still name it, so the reactions can find who logged to it.
+        await deps.events.emit('trip.deleting', { tripId: id, trx, onCommit });
+        await repo.delete(trx, id);
+      });
+      await committed();
     },
   };
 }

@@ -197,6 +197,18 @@ describe('trips', () => {
     expect((await call('GET', `/v1/gps/current?device_id=${device}`)).json().data).toEqual(stored);
   });
 
+  it('a deleted trip leaves no trip_id on the latest point of a device that logged to it before another took over', async () => {
+    const [first, second] = [await newDevice(), await newDevice()];
+    const trip = await newTrip({ device_id: first, gps_logging_enabled: true });
+    await setStatus(trip.id, 'active');
+    const point = await sendPoint(first, 1_765_000_000);
+    expect((await call('GET', `/v1/gps/current?device_id=${first}`)).json().data.trip_id).toBe(trip.id);
+    expect((await call('PATCH', `/v1/trips/${trip.id}`, { device_id: second })).statusCode).toBe(200);
+    await setStatus(trip.id, 'completed');
+    expect((await call('DELETE', `/v1/trips/${trip.id}`)).statusCode).toBe(204);
+    expect((await call('GET', `/v1/gps/current?device_id=${first}`)).json().data).toEqual({ ...point, trip_id: null });
+  });
+
   it('filters the list by status, 20 per page by default', async () => {
     const completed = await newTrip();
     await call('PATCH', `/v1/trips/${completed.id}`, { status: 'active' });

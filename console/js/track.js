@@ -10,8 +10,14 @@ import { L } from './map.js';
 export const SPEED_COLOURS = ['#2166ac', '#1a9850', '#91bf3a', '#e6a700', '#e0561b', '#b2182b'];
 const FUTURE = '#8a949e';
 
-/** Reads a CSV export (GET …/export?format=csv) as it streams into columns of typed arrays. */
-export async function readCsvTrack(response) {
+const view = (n, time, lat, lon, speed) => ({ n, time: time.subarray(0, n), lat: lat.subarray(0, n), lon: lon.subarray(0, n), speed: speed.subarray(0, n) });
+
+/**
+ * Reads a CSV export (GET …/export?format=csv) as it streams into columns of typed arrays. `onPart` gets the
+ * points read so far about every half second, so a long track is drawn while the rest still arrives.
+ */
+export async function readCsvTrack(response, onPart) {
+  let shownAt = performance.now();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let columns = null;
   let rest = '';
@@ -47,9 +53,15 @@ export async function readCsvTrack(response) {
     const lines = (rest + value).split('\r\n');
     rest = lines.pop();
     for (const text of lines) line(text);
+    if (onPart && n > 1 && performance.now() - shownAt > 500) {
+      const part = view(n, time, lat, lon, Float32Array.from(speed.subarray(0, n)));
+      fillSpeeds(part);
+      onPart(part);
+      shownAt = performance.now();
+    }
   }
   line(rest);
-  const track = { n, time: time.subarray(0, n), lat: lat.subarray(0, n), lon: lon.subarray(0, n), speed: speed.subarray(0, n) };
+  const track = view(n, time, lat, lon, speed);
   fillSpeeds(track);
   return track;
 }

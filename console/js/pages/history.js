@@ -69,7 +69,17 @@ export async function mount(root, { config, can }) {
     summary.textContent = t('loading');
     performance.mark('history-request');
     try {
-      track = await readCsvTrack(await fetchRaw('GET', `/v1/gps/export?${query('csv')}`));
+      let fitted = false;
+      // While a long track arrives, what has come is drawn (and counted) every half second.
+      track = await readCsvTrack(await fetchRaw('GET', `/v1/gps/export?${query('csv')}`), (part) => {
+        layer?.remove();
+        layer = new TrackLayer(part);
+        if (!fitted) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
+        layer.addTo(map);
+        if (!fitted) performance.mark('history-first-part');
+        fitted = true;
+        summary.textContent = t('history.partial', { count: formatNumber(part.n, 0) });
+      });
       performance.mark('history-parsed');
     } catch (err) {
       summary.textContent = '';

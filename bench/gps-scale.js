@@ -8,6 +8,9 @@
 // indexes are dropped for the load and made again after it. Each query runs through the service (inject,
 // serialisation included) after a warm-up; cursors are taken from the service's own next links. The plans
 // of its statements are checked for sequential scans of gps_points. Goal: p99 at 10 M at most 1.5x the p99 at 10 k.
+// gps_points is partitioned by month (migration 0035): the load makes the months it needs first (as the job
+// gps-partitions would), and the plans of the latest-point, trip-page and device-range queries are printed with
+// the partitions they opened (EXPLAIN ANALYZE: a partition the Append never reached says "never executed").
 import { sql } from 'kysely';
 import { benchApp, captureStatements, keptDatabase, p99Of, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
 
@@ -24,6 +27,8 @@ const NEWEST = 1_800_000_000;
  * after) and without the trip-count trigger (the trips' counts are set once, last).
  */
 async function fill(db, size) {
+  // Monthly partitions for every point (the migration made them from this month on).
+  await sql`select gps_points_extend_back(to_timestamp(${NEWEST - size / 2})), gps_points_extend(to_timestamp(${NEWEST}))`.execute(db);
   await sql`insert into devices (name) select 'bench device ' || i from generate_series(1, ${DEVICES}) i`.execute(db);
   await sql`insert into trips (name, status, gps_logging_enabled, device_id)
     select 'bench trip ' || substr(d.name, 14), 'completed', true, d.id from devices d where d.name like 'bench device %'`.execute(db);
@@ -44,8 +49,9 @@ async function fill(db, size) {
     process.stdout.write(`\r  ${end.toLocaleString('en')} points`);
   }
   process.stdout.write('\n  indexes\n');
-  await sql`alter table gps_points add constraint gps_points_pkey primary key (id)`.execute(db);
-  for (const { indexdef } of indexes) await sql.raw(indexdef).execute(db);
+  await sql`alter table gps_points add constraint gps_points_pkey primary key (id, "timestamp")`.execute(db);
+  // A partitioned table's index reads "ON ONLY" (the parent alone); made again on every partition.
+  for (const { indexdef } of indexes) await sql.raw(indexdef.replace(" ON ONLY ", " ON ")).execute(db);
   await sql`vacuum analyze gps_points`.execute(db);
   // Last, so that a load cut short is seen as unfilled and made again.
   await sql`update trips set gps_point_count = (select count(*) from gps_points where trip_id = trips.id) where name like 'bench trip %'`.execute(db);
@@ -77,7 +83,7 @@ async function measure(size) {
   const { config, database, url } = await databaseOf(size);
   const captured = captureStatements(database.db, 'gps_points');
   const app = await benchApp(config, database);
-  const trip = (await sql`select id from trips where name = 'bench trip 42'`.execute(database.db)).rows[0].id;
+  const { id: trip, device_id: device } = (await sql`select id, device_id from trips where name = 'bench trip 42'`.execute(database.db)).rows[0];
   const tripSize = size / DEVICES;
   // Cursors from the service's own next links, in the middle and near the end of each list.
   const deep = {
@@ -97,15 +103,21 @@ async function measure(size) {
     'trip page 50': `/v1/trips/${trip}/gps?page=50`,
     'trip cursor mid': deep['trip mid'].next,
     'trip cursor 99%': deep['trip 99%'].next,
+    // A device's points of one hour, in the middle of the range (about 72 points), as a file.
+    'device range, an hour': `/v1/gps/export?device_id=${device}&format=geojson&from=${hourAt(size)}&to=${hourAt(size, 3600)}`,
   };
   const results = {};
   for (const [name, query] of Object.entries(queries)) {
     const { p99_ms, last } = await p99Of(name, () => app.get(query), REPEAT);
-    results[name] = { p99_ms, total: last.json().pagination.total, estimated: last.headers['x-total-count-estimated'] === 'true' };
+    const body = last.json();
+    results[name] = body.pagination
+      ? { p99_ms, total: body.pagination.total, estimated: last.headers['x-total-count-estimated'] === 'true' }
+      : { p99_ms, total: body.features.length, estimated: false };
   }
   captured.capturing = true;
   for (const query of Object.values(queries)) await app.get(query);
   const scans = await sequentialScans(url, captured.statements, 'gps_points');
+  const plans = await partitionPlans(database.db, trip, device, size);
   await app.close();
   await database.close();
   const numbered = Object.fromEntries(Object.entries(deep).map(([name, { ms }]) => [`numbered page at ${name}, once`, ms]));
@@ -113,7 +125,39 @@ async function measure(size) {
   console.table(results);
   console.table(numbered);
   reportScans(scans, 'gps_points');
-  return { results, numbered_once_ms: numbered, sequential_scans: scans };
+  for (const [name, plan] of Object.entries(plans)) console.log(`\n${name}: ${plan.opened} of ${plan.partitions} partitions opened\n${plan.text}`);
+  return { results, numbered_once_ms: numbered, sequential_scans: scans, plans };
+}
+
+/** The middle of the points' time range, plus `seconds`, as ISO text. */
+const hourAt = (size, seconds = 0) => new Date((NEWEST - size / 4 + seconds) * 1000).toISOString();
+
+/**
+ * EXPLAIN ANALYZE of the reads that must touch only the months they need: how many partitions each plan lists,
+ * and how many it opened (the rest say "never executed": an ordered Append stopped before them, or pruning).
+ */
+async function partitionPlans(db, trip, device, size) {
+  const columns = sql`id, device_id, trip_id, latitude, longitude, "timestamp"`;
+  const from = new Date(hourAt(size));
+  const to = new Date(hourAt(size, 3600));
+  const reads = {
+    'latest point overall': sql`select ${columns} from gps_points order by "timestamp" desc limit 1`,
+    'latest point of a device': sql`select ${columns} from gps_points where device_id = ${device} order by "timestamp" desc limit 1`,
+    'trip page 1': sql`select ${columns} from gps_points where trip_id = ${trip} order by "timestamp", id limit 11`,
+    'device range, an hour': sql`select ${columns} from gps_points where device_id = ${device} and "timestamp" >= ${from} and "timestamp" <= ${to} order by "timestamp", id limit 1000`,
+  };
+  const plans = {};
+  for (const [name, query] of Object.entries(reads)) {
+    const { rows } = await sql`explain (analyze, buffers, costs off, timing off) ${query}`.execute(db);
+    const text = rows.map((row) => row['QUERY PLAN']).join('\n');
+    // A scan of a partition names it with its alias ("on gps_points_y2027m01 gps_points_4"); a bitmap's index
+    // scan names only the index, so each partition counts once.
+    const scans = text.split('\n').filter((line) => / on gps_points_\w+ gps_points/.test(line));
+    const partitions = scans.length;
+    const skipped = scans.filter((line) => line.includes('(never executed)')).length;
+    plans[name] = { partitions, opened: partitions - skipped, text };
+  }
+  return plans;
 }
 
 const summary = {};

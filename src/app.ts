@@ -12,7 +12,6 @@ import { registerValidation } from './platform/http/validation.js';
 import { lazySerializers } from './platform/http/serialization.js';
 import { registerAuth } from './platform/auth/hooks.js';
 import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
-import { createScheduler } from './platform/scheduler.js';
 import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
@@ -36,6 +35,7 @@ import { settingsRoutes } from './operations/settings/routes.js';
 import { statsRoutes } from './operations/stats/routes.js';
 import { pegelRoutes } from './tracking/pegel/routes.js';
 import { systemRoutes } from './operations/system/routes.js';
+import { jobRoutes } from './operations/system/jobs-routes.js';
 import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
 import { oauthClientRoutes } from './identity/oauth-clients/routes.js';
@@ -59,8 +59,6 @@ import websocket from '@fastify/websocket';
 import cors from '@fastify/cors';
 import { registerMetrics } from './platform/metrics.js';
 
-/** How often rows that can never be used again (expired sessions, spent tokens) are deleted. */
-const PURGE_INTERVAL_MS = 3600 * 1000;
 /** The largest WebSocket message the server reads (the community bot sizes its batches to fit); larger closes with 1009. */
 const WS_MAX_MESSAGE_BYTES = 64 * 1024;
 
@@ -90,6 +88,8 @@ export interface BuildOptions {
   instrument?: (app: FastifyInstance) => void;
   /** Registered after the modules, before the app is ready (tests add probe routes here). */
   extraRoutes?: (app: FastifyInstance) => Promise<void>;
+  /** false: no job runs by itself (tests and CLI commands run them by hand); they run by default. */
+  scheduledJobs?: boolean;
 }
 
 /**
@@ -159,6 +159,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       websocket: services.realtime.stats,
       caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats, latest_points: services.gps.latestStats }),
       database: deps.database,
+      jobs: () => services.scheduler.list(),
     });
   }
   // Notices still on their way go out before the mailer closes.
@@ -166,9 +167,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     await services.securityNotices.settled();
     services.mailer.close();
   });
-  const scheduler = createScheduler(deps.kv, app.log);
-  scheduler.every('purge-expired', PURGE_INTERVAL_MS, services.purgeExpired);
-  app.addHook('onClose', async () => scheduler.stop());
+  if (options.scheduledJobs !== false) services.scheduler.start();
+  app.addHook('onClose', () => services.scheduler.stop());
   services.sessions.activity.start();
   app.addHook('onClose', () => services.sessions.activity.stop());
   registerAuth(app, services.credentials, {
@@ -191,6 +191,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   }
 
   await app.register(systemRoutes);
+  await app.register(jobRoutes, { scheduler: services.scheduler });
   await app.register(authRoutes, { auth: services.auth });
   await app.register(registrationRoutes, { registration: services.registration, passwordReset: services.passwordReset, verifyEmail: services.verifyEmail });
   await app.register(linkPageRoutes, {

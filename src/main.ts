@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { AppError } from './platform/http/errors.js';
 import { ConfigError, loadConfig, loadDotEnv, type Config } from './config.js';
 import { DataDirInUseError } from './platform/db/data-dir-lock.js';
-import { BackupError, serveBackups } from './platform/db/backup.js';
+import { BackupError, runJobOnServer, serveBackups, type JobRunAnswer } from './platform/db/backup.js';
+import { jobRunAnswer } from './platform/scheduler.js';
 import { SecretKeyMismatchError } from './platform/secret-box.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import type { Services } from './services.js';
@@ -20,6 +21,9 @@ Commands:
                              create a super admin (or make the user with that email one); prints the user id
   system-key create [--name N]
                              create a system API key and print its value once
+  jobs list                  the scheduled jobs with their last run (embedded: with no server running)
+  jobs run NAME              run a scheduled job now, in the running server when one owns DATA_DIR (once
+                             across nodes: refused while it runs anywhere)
   oauth rotate-signing-key   add a new OAuth signing key (published now, signing in 10 minutes)
   backup FILE                write a consistent snapshot of the embedded database to FILE (a new file), through
                              the running server when one owns DATA_DIR, which keeps serving meanwhile
@@ -57,6 +61,29 @@ const commands: Record<string, Command> = {
     const { key } = await withServices(config, (services) => services.apiKeys.createSystemKey(values.name ?? 'System key'));
     console.log(key);
   },
+  jobs: async (config, args) => {
+    const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+    const [action, name] = positionals;
+    if (action === 'list' && positionals.length === 1) {
+      for (const job of await withServices(config, (services) => services.scheduler.list())) {
+        const last = job.last_finished_at ? `last ${job.last_outcome} at ${job.last_finished_at.toISOString()} in ${job.last_duration_ms} ms` : 'never run';
+        console.log(`${job.name}\tevery ${job.interval_seconds} s\t${last}\tnext ${job.next_run_at.toISOString()}`);
+      }
+      return;
+    }
+    if (action !== 'run' || !name || positionals.length !== 2) throw new UsageError('Usage: waygate jobs list | waygate jobs run NAME');
+    const answer = await runJob(config, name);
+    if (answer.outcome === 'unknown') throw new UsageError(`No scheduled job is named "${name}"; "waygate jobs list" lists them`);
+    if (answer.outcome === 'running') throw new UsageError(`${name} is running now (on this node or another); try again when it has finished`);
+    const { job } = answer;
+    if (job.last_outcome === 'failed') {
+      progress(`${name} failed in ${job.last_duration_ms} ms: ${job.last_error}`);
+      process.exitCode = 1;
+      return;
+    }
+    progress(`${name} succeeded in ${job.last_duration_ms} ms`);
+    console.log(JSON.stringify(job.last_result));
+  },
   oauth: async (config, args) => {
     if (args[0] !== 'rotate-signing-key') throw new UsageError('Usage: waygate oauth rotate-signing-key');
     const rotated = await withServices(config, (services) => services.oauth.rotateSigningKey());
@@ -90,6 +117,18 @@ function fileArgument(args: string[], command: string): string {
   return positionals[0]!;
 }
 
+/**
+ * Runs a scheduled job now: in the server that owns the embedded data directory when one runs (through its
+ * socket), else here (on PostgreSQL beside any running servers: the job's row makes it run once across them).
+ */
+async function runJob(config: Config, name: string): Promise<JobRunAnswer> {
+  if (!config.databaseUrl) {
+    const viaServer = await runJobOnServer(embeddedDataDir(config), name);
+    if (viaServer) return viaServer;
+  }
+  return withServices(config, async (services) => jobRunAnswer(await services.scheduler.runNow(name)));
+}
+
 /** Progress of long CLI commands, on stderr so stdout stays for results. */
 const progress = (message: string) => console.error(`waygate: ${message}`);
 
@@ -101,7 +140,7 @@ async function withServices<T>(config: Config, task: (services: Services) => Pro
   const kv = await openConfiguredKeyValueStore(config);
   try {
     const { buildApp } = await loading;
-    const app = await buildApp(config, { database, kv }, { logger: false });
+    const app = await buildApp(config, { database, kv }, { logger: false, scheduledJobs: false });
     try {
       return await task(app.services);
     } finally {
@@ -163,8 +202,10 @@ async function serve(config: Config): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 
   const address = await app.listen({ port: config.port, host: config.host });
-  // `waygate backup` asks this server for a snapshot while it owns the embedded data directory.
-  stopBackups = database.kind === 'embedded' ? serveBackups(database, embeddedDataDir(config), app.log) : undefined;
+  // `waygate backup` asks this server for a snapshot while it owns the embedded data directory;
+  // `waygate jobs run` asks it to run a job, for the same reason.
+  const runJobHere = async (name: string) => jobRunAnswer(await app.services.scheduler.runNow(name));
+  stopBackups = database.kind === 'embedded' ? serveBackups(database, embeddedDataDir(config), app.log, runJobHere) : undefined;
   app.log.info({ address, database: database.kind, kv: kv.kind }, `Waygate listening on ${address}`);
 }
 

@@ -29,7 +29,7 @@ describe('purging rows that can never be used again', () => {
       { token_hash: hashToken('c2'), user_id: user.id, provider: 'email', expires_at: future },
     ]).execute();
 
-    expect(await t.app.services.purgeExpired()).toEqual({ sessions: 1, pending_registrations: 1, account_tokens: 2, two_factor_challenges: 1, deleted_users: 0, oauth_artifacts: 0, oauth_signing_keys_retired: 0, community_member_staging: 0 });
+    expect(await t.app.services.purgeExpired()).toEqual({ sessions: 1, pending_registrations: 1, account_tokens: 2, two_factor_challenges: 1, deleted_users: 0, oauth_artifacts: 0, oauth_signing_keys_retired: 0, community_member_staging: 0, sign_in_devices: 0 });
     expect(await db.selectFrom('pending_registrations').select('username').execute()).toEqual([{ username: 'new_one' }]);
     expect(await db.selectFrom('account_tokens').select('token_hash').execute()).toEqual([{ token_hash: hashToken('t3') }]);
     expect(await db.selectFrom('two_factor_challenges').select('token_hash').execute()).toEqual([{ token_hash: hashToken('c2') }]);

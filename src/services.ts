@@ -7,6 +7,7 @@ import { createDomainEventBus } from './platform/events.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
+import { createScheduler } from './platform/scheduler.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import { Caches } from './platform/kv/cache.js';
 import type { Schema } from './platform/db/schema/index.js';
@@ -23,6 +24,7 @@ import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/auth/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
+import { createGpsPartitions, MONTHS_AHEAD } from './tracking/gps/retention.js';
 import { createGpsFilesService, createPointSinkOverBatch } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
@@ -238,7 +240,16 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     community_member_staging: await community.purgeStaleStaging(),
     sign_in_devices: await securityNotices.purgeStaleDevices(),
   });
-  return { securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  const HOUR_MS = 3600_000;
+  const DAY_MS = 24 * HOUR_MS;
+  const gpsPartitions = createGpsPartitions({ db, clock });
+  const retentionDays = (key: string) => settings.configValue<number | null>(key, null);
+  const scheduler = createScheduler({ db, clock, log });
+  scheduler.define({ name: 'purge-expired', description: 'Deletes rows that can never be used again (expired sessions, spent tokens) and users past their deletion grace period', intervalMs: HOUR_MS, run: purgeExpired });
+  scheduler.define({ name: 'gps-partitions', description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`, intervalMs: DAY_MS, run: gpsPartitions.addMonths });
+  scheduler.define({ name: 'gps-retention', description: 'Removes GPS points older than gps.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')) });
+  scheduler.define({ name: 'audit-retention', description: 'Deletes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

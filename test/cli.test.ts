@@ -90,6 +90,15 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     expect(run(['oauth', 'rotate'], { DATA_DIR: dataDir }).status).toBe(2);
   });
 
+  it('jobs run runs a scheduled job now and prints its result; an unknown name is a usage error', () => {
+    const result = run(['jobs', 'run', 'gps-retention'], { DATA_DIR: dataDir });
+    expect(result.status).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ retention_days: null, partitions_dropped: 0, points_deleted: 0 });
+    expect(result.stderr).toMatch(/waygate: gps-retention succeeded in \d+ ms\n$/);
+    const unknown = run(['jobs', 'run', 'no-such-job'], { DATA_DIR: dataDir });
+    expect([unknown.status, unknown.stderr]).toEqual([2, 'waygate: No scheduled job is named "no-such-job"; "waygate jobs list" lists them\n']);
+  });
+
   it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
       env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
@@ -124,6 +133,10 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => 
     const meanwhile = run(['admin', 'create', '--email', 'late@example.org', '--username', 'late', '--password', 'late-password-1'], { DATA_DIR: dataDir });
     expect(meanwhile.status).toBe(2);
     expect(meanwhile.stderr).toMatch(/is in use by another Waygate process \(pid \d+\)/);
+    // A scheduled job, though, runs in the server (asked through its socket), once across nodes as always.
+    const job = run(['jobs', 'run', 'purge-expired'], { DATA_DIR: dataDir });
+    expect([job.status, job.stderr]).toEqual([0, expect.stringMatching(/^waygate: purge-expired succeeded in \d+ ms\n$/)]);
+    expect(JSON.parse(job.stdout)).toMatchObject({ sessions: expect.any(Number), deleted_users: 0 });
     // Written owner-only.
     expect(statSync(join(dataDir, 'pgdata')).mode & 0o077).toBe(0);
 

@@ -141,7 +141,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     config.logLevel = options.config?.logLevel ?? 'info';
   }
   const clock = createTestClock();
-  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses });
+  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false });
   return {
     app,
     database,

@@ -165,4 +165,19 @@ describe.runIf(usesPostgres && usesRedis)('two nodes on one PostgreSQL and Redis
     // The claim is in Redis, so the other node knows the ticket is spent.
     expect((await refusedHandshake(a, { protocols: ['service-ticket', ticket] })).status).toBe(401);
   });
+
+  it('a job run now on node A is seen, with its outcome, on node B (one record in the database)', async () => {
+    // A session of its own: another test here signs the shared one out everywhere.
+    const signIn = await fetch(`${b}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identifier: TEST_ADMIN.email, password: TEST_ADMIN.password }),
+    });
+    const token = ((await signIn.json()) as { session_token: string }).session_token;
+    const run = await post(`${a}/v1/system/jobs/purge-expired/run`, token);
+    expect(run.status).toBe(200);
+    expect(run.body.data).toMatchObject({ name: 'purge-expired', running: false, last_outcome: 'succeeded', runs: 1 });
+    const listed = (await (await fetch(`${b}/v1/system/jobs`, { headers: bearer(token) })).json()) as { data: { name: string }[] };
+    expect(listed.data.find((job) => job.name === 'purge-expired')).toEqual(run.body.data);
+  });
 });

@@ -5,6 +5,7 @@ import { bearerToken } from './auth/hooks.js';
 import { hashToken, sameSecret } from './auth/tokens.js';
 import type { CacheStats } from './kv/cache.js';
 import type { Database } from './db/database.js';
+import type { JobStatus } from './scheduler.js';
 
 export interface MetricsOptions {
   /** The bearer token a scraper must send; without one there is no /metrics. */
@@ -14,6 +15,8 @@ export interface MetricsOptions {
   /** Each cache's answers so far, by where they came from, read at scrape time. */
   caches: () => Record<string, CacheStats>;
   database: Pick<Database, 'observeQueries' | 'connections'>;
+  /** The scheduled jobs' records (shared by all nodes), read at scrape time. */
+  jobs: () => Promise<JobStatus[]>;
 }
 
 /**
@@ -46,6 +49,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
   void gauges;
   registerCacheCounter(registry, options.caches);
   registerDatabaseMetrics(registry, options.database);
+  registerJobMetrics(registry, options.jobs);
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     // The route pattern, never the raw URL: ids in paths would make a label per resource.
@@ -108,4 +112,33 @@ function registerDatabaseMetrics(registry: Registry, database: MetricsOptions['d
       this.set({ state: 'waiting' }, waiting);
     },
   });
+}
+
+/**
+ * Each scheduled job's last run, read from the database at scrape time, so every node reports the same
+ * values (a job runs on one node): alert on waygate_job_last_success == 0, or on a last run older than its period.
+ */
+function registerJobMetrics(registry: Registry, jobs: MetricsOptions['jobs']): void {
+  // One read serves the gauges of one scrape (they are collected together).
+  let read: { at: number; jobs: Promise<JobStatus[]> } | undefined;
+  const current = () => {
+    if (!read || performance.now() - read.at > 1000) read = { at: performance.now(), jobs: jobs() };
+    return read.jobs;
+  };
+  const gauge = (name: string, help: string, value: (job: JobStatus) => number) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['job'],
+      registers: [registry],
+      async collect() {
+        for (const job of await current()) this.set({ job: job.name }, value(job));
+      },
+    });
+  gauge('waygate_job_last_run_timestamp_seconds', 'When the job last finished (Unix seconds); 0 before its first run', (job) => (job.last_finished_at?.getTime() ?? 0) / 1000);
+  gauge('waygate_job_last_duration_seconds', 'How long its last run took', (job) => (job.last_duration_ms ?? 0) / 1000);
+  gauge('waygate_job_last_success', '1 when its last run succeeded, 0 when it failed or never ran', (job) => (job.last_outcome === 'succeeded' ? 1 : 0));
+  gauge('waygate_job_running', '1 while a node runs it', (job) => (job.running ? 1 : 0));
+  gauge('waygate_job_runs', 'Its runs so far on all nodes (a count kept in the database, so a gauge)', (job) => job.runs);
+  gauge('waygate_job_failures', 'Its failed runs so far on all nodes', (job) => job.failures);
 }

@@ -52,6 +52,23 @@ function filtered(query: Events, filters: AuditFilters): Events {
 /** SQL of the activity log and its reports. */
 export function createAuditRepo(db: Kysely<Schema>) {
   return {
+    /**
+     * Deletes the events before `cutoff` (their reports with them), 10,000 at a time along
+     * audit_events_time, so no statement holds many locks or runs long. How many went.
+     */
+    async deleteBefore(cutoff: Date): Promise<number> {
+      const BATCH = 10_000;
+      let deleted = 0;
+      for (;;) {
+        const result = await db
+          .deleteFrom('audit_events')
+          .where('id', 'in', (eb) => eb.selectFrom('audit_events').select('id').where('created_at', '<', cutoff).limit(BATCH))
+          .executeTakeFirst();
+        deleted += Number(result.numDeletedRows);
+        if (Number(result.numDeletedRows) < BATCH) return deleted;
+      }
+    },
+
     /** Strips what identifies a person (address, client, place) from the events of a user or by them. */
     async pseudonymise(userId: string, trx: Kysely<Schema>): Promise<number> {
       const rows = await trx

@@ -132,6 +132,13 @@ export function createAuditService(deps: Deps) {
       return repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
     },
 
+    /** Retention (audit.retention_days, the job audit-retention): events older than `retentionDays` go; null keeps all. */
+    async expire(retentionDays: number | null) {
+      if (retentionDays === null) return { retention_days: null, events_deleted: 0 };
+      const cutoff = new Date(deps.clock.nowMs() - retentionDays * 86_400_000);
+      return { retention_days: retentionDays, cutoff: cutoff.toISOString(), events_deleted: await repo.deleteBefore(cutoff) };
+    },
+
     /** For the removal of a user (`user.purging`): the trail stays, without what identifies them. */
     pseudonymiseUser: repo.pseudonymise,
 

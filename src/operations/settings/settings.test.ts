@@ -111,7 +111,7 @@ describe('system config', () => {
   it('lists the seeded entries by key as a bare array, filtered by prefix', async () => {
     const all = (await call('GET', '/v1/system-config')).json();
     expect(Array.isArray(all)).toBe(true);
-    expect(all.map((e: { key: string }) => e.key)).toEqual(['gps.latest_cache_ttl_secs', 'map.default_center', 'tracking.units', 'trips.default_gps_logging']);
+    expect(all.map((e: { key: string }) => e.key)).toEqual(['audit.retention_days', 'gps.latest_cache_ttl_secs', 'gps.retention_days', 'map.default_center', 'tracking.units', 'trips.default_gps_logging']);
     // Every value rule belongs to a seeded entry.
     expect(all.map((e: { key: string }) => e.key)).toEqual(expect.arrayContaining(CONFIG_KEYS));
     const trips = (await call('GET', '/v1/system-config?prefix=trips.')).json();

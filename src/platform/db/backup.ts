@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, get, type Server } from 'node:http';
+import { createServer, get, request, type Server } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
@@ -13,7 +13,7 @@ import { openDatabase, type Database } from './database.js';
  * corrupted file is refused before anything is written. The snapshot is built in memory: an embedded
  * database of many gigabytes belongs on PostgreSQL (pg_dump and point-in-time recovery, see docs/production.md).
  *
- * While a server owns the data directory, the CLI asks it through a Unix socket beside the directory
+ * While a server owns the data directory, the CLI asks it (for a backup, or to run a scheduled job) through a Unix socket beside the directory
  * (`DATA_DIR/pgdata.backup.sock`, owner-only like everything under DATA_DIR): whoever can read the socket could
  * read the database files themselves, so it needs no credential of its own.
  */
@@ -30,11 +30,30 @@ export async function snapshot(database: Database): Promise<Buffer> {
   return Buffer.from(await (await database.dump('gzip')).arrayBuffer());
 }
 
-/** Serves snapshots on the backup socket while the server runs; returns the close function. */
-export function serveBackups(database: Database, dataDir: string, log: { error(obj: object, msg: string): void }): () => Promise<void> {
+/** What `waygate jobs run` gets from the server: the job's record after the run, or why it did not run. */
+export type JobRunAnswer = { outcome: 'unknown' } | { outcome: 'running' } | { outcome: 'ran'; job: { last_outcome: string | null; last_duration_ms: number | null; last_result: unknown; last_error: string | null } };
+
+/**
+ * Serves snapshots on the backup socket while the server runs, and runs of scheduled jobs for `waygate jobs
+ * run` (`POST /jobs/NAME/run`), which cannot open the directory the server owns; returns the close function.
+ */
+export function serveBackups(
+  database: Database,
+  dataDir: string,
+  log: { error(obj: object, msg: string): void },
+  runJob?: (name: string) => Promise<JobRunAnswer>,
+): () => Promise<void> {
   const path = backupSocketPath(dataDir);
   rmSync(path, { force: true });
   const server: Server = createServer((request, response) => {
+    const job = /^\/jobs\/([A-Za-z0-9_-]{1,100})\/run$/.exec(request.url ?? '');
+    if (request.method === 'POST' && job && runJob) {
+      runJob(job[1]!).then(
+        (answer) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)),
+        (err: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(err instanceof Error ? err.message : 'the job could not run'),
+      );
+      return;
+    }
     if (request.method !== 'GET' || request.url !== '/backup') {
       response.writeHead(404).end();
       return;
@@ -77,6 +96,26 @@ export function snapshotFromServer(dataDir: string): Promise<Buffer | undefined>
     request.on('error', (err: NodeJS.ErrnoException) =>
       err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(undefined) : reject(err),
     );
+  });
+}
+
+/** Runs a job in the server running on `dataDir`; undefined when none answers on its socket. */
+export function runJobOnServer(dataDir: string, name: string): Promise<JobRunAnswer | undefined> {
+  const socketPath = backupSocketPath(dataDir);
+  if (!existsSync(socketPath)) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath, method: 'POST', path: `/jobs/${encodeURIComponent(name)}/run` }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('error', reject);
+      response.on('end', () => {
+        if (response.statusCode === 200) resolve(JSON.parse(body) as JobRunAnswer);
+        else reject(new BackupError(`the running server could not run ${name}: ${body.slice(0, 200)}`));
+      });
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(undefined) : reject(err)));
+    req.end();
   });
 }
 

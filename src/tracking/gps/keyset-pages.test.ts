@@ -245,12 +245,14 @@ describe('GET /v1/gps: totals of a large table', () => {
     // Counted up to 10,001, then estimated.
     await load(12_000);
     const counted = await app.get('/v1/gps?limit=100');
-    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([200, 'true', { page: 1, limit: 100, total: 12_003, total_pages: 121 }]);
+    // The estimate of a partitioned table (by month, migration 0035) counts at least one row per empty partition.
+    const aboutRows = (n: number) => expect.toSatisfy((total: number) => total >= n && total <= n + 20);
+    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([200, 'true', { page: 1, limit: 100, total: aboutRows(12_003), total_pages: 121 }]);
 
     // Far beyond: estimated without counting.
     await load(20_000);
     const estimated = await app.get('/v1/gps?limit=100&page=2');
-    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([200, 'true', { page: 2, limit: 100, total: 32_003, total_pages: 321 }]);
+    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([200, 'true', { page: 2, limit: 100, total: aboutRows(32_003), total_pages: 321 }]);
     expect(estimated.json().data).toHaveLength(100);
   });
 });

@@ -76,10 +76,16 @@ export type LoggingTripQuery = (deviceId: string | Expression<string | null>) =>
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
-/** `query` from `start`: the rows past a key (`<` newest first, `>` oldest first), or `offset` rows in. */
+/**
+ * `query` from `start`: the rows past a key (`<` newest first, `>` oldest first), or `offset` rows in. The key's
+ * time alone bounds it too (implied by the row comparison, which PostgreSQL does not prune by), so the months
+ * wholly on the far side of the key are never opened (gps_points is partitioned by month, migration 0035).
+ */
 function startingAt<O>(query: SelectQueryBuilder<Schema, 'gps_points', O>, start: PageStart, past: '<' | '>') {
   if ('offset' in start) return query.offset(start.offset);
-  return query.where((eb) => eb(eb.refTuple('timestamp', 'id'), past, eb.tuple(start.after.at, start.after.id)));
+  return query
+    .where('timestamp', past === '<' ? '<=' : '>=', start.after.at)
+    .where((eb) => eb(eb.refTuple('timestamp', 'id'), past, eb.tuple(start.after.at, start.after.id)));
 }
 
 /**

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+const METRICS_TOKEN = 'jobs-test-metrics-token';
+const JOBS = ['audit-retention', 'gps-partitions', 'gps-retention', 'purge-expired'];
+
+describe('scheduled jobs over HTTP', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { metricsToken: METRICS_TOKEN } });
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  it('lists every job with its schedule, before any run', async () => {
+    const response = await t.app.inject({ url: '/v1/system/jobs', headers: bearer(admin) });
+    expect(response.statusCode).toBe(200);
+    const { data } = response.json<{ data: Record<string, unknown>[] }>();
+    expect(data.map((job) => job.name)).toEqual(JOBS);
+    const purge = data.find((job) => job.name === 'purge-expired')!;
+    expect(purge).toMatchObject({ interval_seconds: 3600, running: false, last_outcome: null, last_started_at: null, runs: 0, failures: 0 });
+    // Due at the start of the next hour.
+    expect(new Date(purge.next_run_at as string).getTime() % 3600_000).toBe(0);
+  });
+
+  it('runs a job now and shows the run, in the answer, the list and the metrics', async () => {
+    const run = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/purge-expired/run', headers: bearer(admin) });
+    expect(run.statusCode).toBe(200);
+    const job = run.json<{ data: Record<string, unknown> }>().data;
+    expect(job).toMatchObject({
+      name: 'purge-expired',
+      running: false,
+      last_outcome: 'succeeded',
+      last_error: null,
+      last_result: { sessions: 0, pending_registrations: 0, account_tokens: 0, two_factor_challenges: 0, deleted_users: 0, oauth_artifacts: 0, oauth_signing_keys_retired: 0, community_member_staging: 0, sign_in_devices: 0 },
+    });
+    expect(job.runs).toBeGreaterThanOrEqual(1);
+    expect(typeof job.last_duration_ms).toBe('number');
+
+    const metrics = await t.app.inject({ url: '/metrics', headers: bearer(METRICS_TOKEN) });
+    expect(metrics.body).toContain('waygate_job_last_success{job="purge-expired"} 1');
+    expect(metrics.body).toMatch(/waygate_job_last_run_timestamp_seconds\{job="purge-expired"\} \d{10}/);
+  });
+
+  it('answers 404 naming an unknown job, and checks permissions', async () => {
+    const unknown = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/no-such-job/run', headers: bearer(admin) });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toEqual({ error: 'NotFound', message: "No scheduled job is named 'no-such-job'", code: 'job.not_found' });
+
+    const user = await createUser(t.app);
+    const list = await t.app.inject({ url: '/v1/system/jobs', headers: bearer(user.token) });
+    expect([list.statusCode, list.json()]).toEqual([403, forbidden('settings:read')]);
+    const run = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/purge-expired/run', headers: bearer(user.token) });
+    expect([run.statusCode, run.json()]).toEqual([403, forbidden('settings:write')]);
+  });
+});

@@ -18,11 +18,14 @@ const PAGES = [
   { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
   { path: 'passkeys', label: 'nav.passkeys', needs: [], load: () => import('./pages/passkeys.js') },
-  { path: 'admin', label: 'nav.admin', needs: ['users:read'], load: () => import('./pages/admin.js') },
+  // Administration: shown to whoever may use one of its parts (admin.js shows only those parts).
+  { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
 ];
 
 /** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */
 export const me = { userId: null, username: '', permissions: [], isSuperAdmin: false };
+
+const allowed = (page) => page.needs.every(can) && (!page.anyOf || page.anyOf.some(can));
 
 /** Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`). */
 export function can(permission) {
@@ -74,7 +77,7 @@ function renderShell() {
   bar.hidden = false;
   const nav = document.getElementById('nav');
   nav.setAttribute('aria-label', t('nav.label'));
-  show(nav, ...PAGES.filter((page) => page.needs.every(can)).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))));
+  show(nav, ...PAGES.filter(allowed).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))));
   const button = document.getElementById('sign-out');
   button.textContent = t('signOut');
   button.onclick = () => signOut();
@@ -83,8 +86,8 @@ function renderShell() {
 async function route() {
   if (!session.token) return;
   const wanted = location.hash.replace(/^#\/?/, '').split('/')[0];
-  const allowed = PAGES.filter((page) => page.needs.every(can));
-  const page = allowed.find((candidate) => candidate.path === wanted) ?? allowed[0];
+  const pages = PAGES.filter(allowed);
+  const page = pages.find((candidate) => candidate.path === wanted) ?? pages[0];
   if (!page) return;
   for (const link of document.querySelectorAll('#nav a')) {
     if (link.dataset.page === page.path) {

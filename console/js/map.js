@@ -1,3 +1,4 @@
+import './leaflet-flags.js';
 import * as L from '../vendor/leaflet/leaflet-src.esm.js';
 
 /** A Leaflet map with the configured tiles (MAP_TILE_URL) and their attribution, labelled for screen readers. */

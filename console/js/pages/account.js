@@ -1,16 +1,20 @@
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, setLocale, t } from '../i18n.js';
+import { dataSection } from './account-data.js';
+import { emailSection, passwordSection, twoFactorSection } from './account-security.js';
 
 /**
- * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor status,
- * and API keys (scopes chosen from the user's own permissions, the secret shown once).
+ * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
+ * authentication, password, email, API keys (scopes chosen from the user's own permissions, the secret
+ * shown once), the personal data export and deleting the account.
  */
 export async function mount(root, { config, me, can }) {
   const problem = h('div');
   const sessions = h('ul');
   const keys = h('ul');
-  const twoFactor = h('p');
+  const twoFactor = twoFactorSection(me);
+  const email = emailSection(me);
   const language = field(t('account.language'), { tag: 'select', name: 'locale' });
   for (const locale of config.locales) language.input.append(h('option', { value: locale, selected: locale === (me.locale ?? '') }, locale === 'de' ? 'Deutsch' : locale === 'en' ? 'English' : locale));
   language.input.addEventListener('change', async () => {
@@ -28,8 +32,7 @@ export async function mount(root, { config, me, can }) {
     h('div', { class: 'card' }, language.wrapper),
     h('section', { 'aria-labelledby': 'sessions-title' }, h('h2', { id: 'sessions-title' }, t('account.sessions')), sessions,
       h('button', { type: 'button', class: 'secondary', onclick: revokeOthers }, t('account.revokeOthers'))),
-    h('section', { 'aria-labelledby': 'twofactor-title' }, h('h2', { id: 'twofactor-title' }, t('account.twoFactor')), twoFactor),
-    keySection));
+    twoFactor.section, passwordSection(), email.section, keySection, dataSection({ me, can })));
 
   const fail = (err) => show(problem, errorBox(err.message));
 
@@ -88,10 +91,5 @@ export async function mount(root, { config, me, can }) {
     return form;
   }
 
-  async function loadTwoFactor() {
-    const status = await get(`/v1/users/me/2fa/status?user_id=${me.userId}`);
-    twoFactor.textContent = status.enabled ? t('account.twoFactorOn', { time: formatTime(status.enabled_at), count: status.backup_codes_remaining }) : t('account.twoFactorOff');
-  }
-
-  await Promise.all([loadSessions(), loadTwoFactor(), keySection ? loadKeys() : null].map((step) => step?.catch(fail)));
+  await Promise.all([loadSessions(), twoFactor.load(), email.load(), keySection ? loadKeys() : null].map((step) => step?.catch(fail)));
 }

@@ -1,24 +1,47 @@
-import { all, get } from '../api.js';
+import { all, fetchRaw } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
-import { formatTime, t } from '../i18n.js';
-import { createMap, L, removeMap } from '../map.js';
+import { formatNumber, formatTime, t } from '../i18n.js';
+import { exportButtons, importForm } from '../files.js';
+import { createMap, removeMap } from '../map.js';
+import { readCsvTrack, TrackLayer } from '../track.js';
+
+const pad = (value) => String(value).padStart(2, '0');
+/** A datetime-local value (the browser's time zone) for a Date. */
+const localValue = (date) => `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 
 /**
- * A device's track for a day, drawn as one line on a canvas renderer (tens of thousands of points stay
- * one path, not DOM nodes). The public API lists points newest first with cursor pages
- * (GET /v1/gps, `next` links); the walk stops at the first point older than the day.
+ * A device's track over a time range, all of it: the CSV export (GET /v1/gps/export, streamed, oldest
+ * first) read into typed arrays and drawn on one canvas coloured by speed (track.js). The timeline scrubs
+ * through the points; the export buttons save the same device and range as GPX, GeoJSON or CSV; a file
+ * (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write).
  */
-export async function mount(root, { config }) {
+export async function mount(root, { config, can }) {
   const problem = h('div');
-  const summary = h('p', { role: 'status' });
+  const summary = h('p', { role: 'status', class: 'summary' });
   const device = field(t('history.device'), { tag: 'select', name: 'device', required: true });
-  const day = field(t('history.day'), { name: 'day', type: 'date', required: true, value: new Date().toISOString().slice(0, 10) });
-  const form = h('form', { class: 'row' }, device.wrapper, day.wrapper, h('button', { type: 'submit' }, t('history.show')));
+  const start = new Date();
+  start.setHours(0, 0, 0, 0);
+  const from = field(t('history.from'), { name: 'from', type: 'datetime-local', required: true, value: localValue(start) });
+  const to = field(t('history.to'), { name: 'to', type: 'datetime-local', required: true, value: localValue(new Date(start.getTime() + 86_399_000)) });
+  const form = h('form', { class: 'row' }, device.wrapper, from.wrapper, to.wrapper, h('button', { type: 'submit' }, t('history.show')));
+  const timeline = field(t('history.timeline'), { name: 'timeline', type: 'range', min: 0, max: 0, value: 0, disabled: true });
+  const at = h('output', { for: timeline.input.id, class: 'muted' });
+  const legend = h('p', { class: 'legend', hidden: true });
+  const fail = (err) => show(problem, errorBox(err.message));
+  const exports = h('div', { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
+    ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail));
+  const imports = can('gps:write') ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() }) : null;
   const mapElement = h('div', { class: 'map' });
-  show(root, h('div', { class: 'history' }, h('div', {}, h('h1', { class: 'visually-hidden' }, t('history.title')), form, problem, summary), mapElement));
+  show(root, h('div', { class: 'history' },
+    h('div', { class: 'controls' }, h('h1', { class: 'visually-hidden' }, t('history.title')), form, problem, summary,
+      h('div', { class: 'row timeline' }, timeline.wrapper, at), legend, exports, imports),
+    mapElement));
   const map = createMap(mapElement, config, t('history.title'));
-  const renderer = L.canvas({ padding: 0.5 });
-  const layer = L.layerGroup().addTo(map);
+  let layer;
+  let track;
+
+  const range = () => ({ from: new Date(from.input.value).toISOString(), to: new Date(to.input.value).toISOString() });
+  const query = (format) => new URLSearchParams({ device_id: device.input.value, ...range(), format }).toString();
 
   try {
     const devices = await all('/v1/devices');
@@ -27,42 +50,61 @@ export async function mount(root, { config }) {
     show(problem, errorBox(err.message));
   }
 
+  function describe(index) {
+    if (!track?.n) return '';
+    return `${formatTime(new Date(track.time[index]).toISOString())} · ${t('map.speed', { speed: formatNumber(track.speed[index], 1) })}`;
+  }
+
+  timeline.input.addEventListener('input', () => {
+    const index = Number(timeline.input.value);
+    layer?.setCursor(index);
+    at.textContent = describe(index);
+    timeline.input.setAttribute('aria-valuetext', at.textContent);
+  });
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const from = new Date(`${day.input.value}T00:00:00`).getTime();
-    const until = from + 86_400_000;
-    const points = [];
+    if (!device.input.value) return;
     show(problem);
     summary.textContent = t('loading');
+    performance.mark('history-request');
     try {
-      let next = '/v1/gps?limit=100';
-      // At most 500 pages (50,000 points, newest first) are read: a day far back on a busy server needs a
-      // device-and-time filter in the API, which GET /v1/gps does not have yet.
-      for (let pages = 0; next && pages < 500; pages++) {
-        const page = await get(next);
-        let older = false;
-        for (const point of page.data) {
-          const at = Date.parse(point.timestamp);
-          if (at < from) older = true;
-          else if (at < until && point.device_id === device.input.value) points.push(point);
-        }
-        next = older ? null : page._links?.next ? new URL(page._links.next, location.href).pathname + new URL(page._links.next, location.href).search : null;
-      }
+      let fitted = false;
+      // While a long track arrives, what has come is drawn (and counted) every half second.
+      track = await readCsvTrack(await fetchRaw('GET', `/v1/gps/export?${query('csv')}`), (part) => {
+        layer?.remove();
+        layer = new TrackLayer(part);
+        if (!fitted) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
+        layer.addTo(map);
+        if (!fitted) performance.mark('history-first-part');
+        fitted = true;
+        summary.textContent = t('history.partial', { count: formatNumber(part.n, 0) });
+      });
+      performance.mark('history-parsed');
     } catch (err) {
-      show(problem, errorBox(err.message));
+      summary.textContent = '';
+      return show(problem, errorBox(err.message));
     }
-    layer.clearLayers();
-    points.reverse();
-    if (!points.length) {
+    layer?.remove();
+    layer = null;
+    timeline.input.disabled = !track.n;
+    legend.hidden = !track.n;
+    if (!track.n) {
+      at.textContent = '';
       summary.textContent = t('history.empty');
-      return;
+      return announce(summary.textContent);
     }
-    const line = L.polyline(points.map((p) => [p.latitude, p.longitude]), { renderer, weight: 4 }).addTo(layer);
-    L.circleMarker([points[0].latitude, points[0].longitude], { renderer, radius: 6, color: '#1e7a34' }).bindTooltip(formatTime(points[0].timestamp)).addTo(layer);
-    const last = points[points.length - 1];
-    L.circleMarker([last.latitude, last.longitude], { renderer, radius: 6, color: '#b3261e' }).bindTooltip(formatTime(last.timestamp)).addTo(layer);
-    map.fitBounds(line.getBounds().pad(0.2), { animate: false });
-    summary.textContent = `${t('history.points', { count: points.length })}: ${formatTime(points[0].timestamp)} – ${formatTime(last.timestamp)}`;
+    layer = new TrackLayer(track);
+    map.fitBounds(layer.bounds().pad(0.1), { animate: false });
+    layer.addTo(map);
+    timeline.input.max = String(track.n - 1);
+    timeline.input.value = String(track.n - 1);
+    at.textContent = describe(track.n - 1);
+    timeline.input.setAttribute('aria-valuetext', at.textContent);
+    show(legend, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
+    summary.textContent = `${t('history.points', { count: formatNumber(track.n, 0) })}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
+    mapElement.dataset.points = String(track.n);
+    performance.mark('history-drawn');
     announce(summary.textContent);
   });
   return () => removeMap(map);

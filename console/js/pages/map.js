@@ -21,6 +21,7 @@ export async function mount(root, { config }) {
   const map = createMap(mapElement, config, t('map.label'));
 
   const [devices, latest] = await Promise.all([all('/v1/devices'), get('/v1/gps/current/devices')]);
+  performance.mark('map-data');
   /** device id → { device, point, marker, item } */
   const entries = new Map(devices.map((device) => [device.id, { device, point: null, marker: null, item: null }]));
   const staleAfterMs = config.staleAfterSecs * 1000;
@@ -86,10 +87,12 @@ export async function mount(root, { config }) {
     const entry = point.device_id && entries.get(point.device_id);
     if (entry) entry.point = point;
   }
+  // The view first, then the markers: fitted afterwards, every marker would be positioned twice.
+  const located = [...entries.values()].filter((entry) => entry.point);
+  if (located.length) map.fitBounds(L.latLngBounds(located.map(({ point }) => [point.latitude, point.longitude])).pad(0.3), { maxZoom: 14, animate: false });
   for (const entry of entries.values()) place(entry);
   renderList();
-  const placed = [...entries.values()].filter((entry) => entry.marker);
-  if (placed.length) map.fitBounds(L.latLngBounds(placed.map((entry) => entry.marker.getLatLng())).pad(0.3), { maxZoom: 14, animate: false });
+  performance.mark('map-placed');
 
   // Live updates, one render per frame however many points arrive in it.
   const pending = new Map();
@@ -128,8 +131,15 @@ export async function mount(root, { config }) {
     },
     onSignedOut: () => signOut(false),
   });
-  // Staleness is a matter of the clock, not of new data: re-marked locally, nothing is fetched.
-  const staleTimer = setInterval(() => { for (const entry of entries.values()) { place(entry); renderItem(entry); } }, 30_000);
+  // Staleness is a matter of the clock, not of new data: re-marked locally, nothing is fetched; only the
+  // devices that turned stale since are drawn again (a thousand re-rendered list items would stall the page).
+  const staleTimer = setInterval(() => {
+    for (const entry of entries.values()) {
+      if (!entry.point || entry.item?.querySelector('.stale') || !isStale(entry.point)) continue;
+      place(entry);
+      renderItem(entry);
+    }
+  }, 30_000);
 
   return () => {
     stopLive();

@@ -1,4 +1,5 @@
 import { all, patch, post } from '../api.js';
+import { exportButtons } from '../files.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
 import { createMap, L, removeMap } from '../map.js';
@@ -14,6 +15,7 @@ export async function mount(root, { config, can }) {
   const problem = h('div');
   const table = h('tbody');
   const mapElement = h('div', { class: 'map trip-map' });
+  const exports = h('div', { class: 'row exports', role: 'group', hidden: true });
   const create = field(t('trips.name'), { name: 'trip-name', maxlength: 200, required: true });
   const createForm = can('trips:write')
     ? h('form', { class: 'row card' }, create.wrapper, h('button', { type: 'submit' }, t('trips.create')))
@@ -21,18 +23,26 @@ export async function mount(root, { config, can }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('trips.title')), problem, createForm,
     h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('trips.name')), h('th', { scope: 'col' }, t('trips.status')),
       h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table)),
-    mapElement));
+    exports, mapElement));
   const map = createMap(mapElement, config, t('trips.title'));
   const renderer = L.canvas();
   let track;
 
   async function showTrack(trip) {
     const points = await all(`/v1/trips/${trip.id}/gps`, 100_000);
+    exportButtons(trip);
     track?.remove();
     if (!points.length) return announce(t('history.empty'));
     track = L.polyline(points.map((p) => [p.latitude, p.longitude]), { renderer, weight: 4 }).addTo(map);
     map.fitBounds(track.getBounds().pad(0.2), { animate: false });
     announce(t('history.points', { count: points.length }));
+  }
+
+  /** GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export). */
+  function exportButtons(trip) {
+    exports.hidden = false;
+    exports.setAttribute('aria-label', `${t('history.export')}: ${trip.name}`);
+    show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, (err) => show(problem, errorBox(err.message))));
   }
 
   function row(trip) {

@@ -1,22 +1,18 @@
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser } from 'playwright-core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
+import { axeViolations, openConsole as open, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
 import { startFakeTileServer } from '../../../test/fakes/tiles.js';
 import { bearer, buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
-
-/** Screenshots of every page at phone and desktop width, for review and the README (gitignored). */
-const SHOTS = 'test-results/console';
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const VIEWPORTS = { phone: { width: 375, height: 740 }, desktop: { width: 1280, height: 800 } };
 
 let t: TestApp;
 let base: string;
 let browser: Browser;
 let tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
 let admin: string;
+const openConsole = (context: Parameters<typeof open>[0]) => open(context, base);
 
 beforeAll(async () => {
   tiles = await startFakeTileServer();
@@ -47,39 +43,6 @@ async function postPoint(token: string, body: Record<string, unknown>) {
   const response = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: body });
   expect(response.statusCode, response.body).toBe(201);
   return response.json().data;
-}
-
-/** A page whose CSP violations and script errors are collected (a strict CSP breaks silently otherwise). */
-async function openConsole(context: BrowserContext): Promise<{ page: Page; problems: string[] }> {
-  const page = await context.newPage();
-  const problems: string[] = [];
-  // (Chromium logs every 4xx answer as "Failed to load resource"; the API's refusals are expected here.)
-  page.on('console', (message) => { if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text()); });
-  page.on('pageerror', (err) => problems.push(err.message));
-  await page.goto(`${base}/`);
-  return { page, problems };
-}
-
-async function signIn(page: Page, identifier: string, password: string) {
-  await page.getByLabel('Username or email').fill(identifier);
-  await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-}
-
-/** axe-core in the page: serious and critical violations, by rule and the elements concerned. */
-async function axeViolations(page: Page) {
-  await page.evaluate(AXE);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run: (options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } })
-    .axe.run({ resultTypes: ['violations'] }));
-  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
-
-async function screenshot(page: Page, name: string) {
-  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
-    await page.setViewportSize(viewport);
-    await page.waitForTimeout(150);
-    await page.screenshot({ path: `${SHOTS}/${name}-${size}.png` });
-  }
 }
 
 // A loaded machine (Chromium, PGlite and the app on two shared cores) is slow; each test gets two minutes.

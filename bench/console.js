@@ -1,0 +1,200 @@
+// The web console in headless Chromium (Debian's, /usr/bin/chromium, or CHROMIUM_PATH), against the built service
+// on the embedded database with 1,000 devices (one point each) and one device holding a 100,000-point track:
+//   npm run bench:console
+//   CONSOLE_DEVICES=1000  CONSOLE_RATE=20 (points/s in total)  CONSOLE_SECONDS=10  CONSOLE_TRACK=100000  CONSOLE_RUNS=3
+// 1. First map paint after sign-in: from the click on "Sign in" to every device's marker on the map and a tile
+//    drawn (the frame after both are in the DOM), read in Node around the click; and from the login's answer
+//    (the page's mark 'signed-in', after the password hash is checked) to that frame, with the page's marks
+//    for reading the map's data (devices, latest points) and placing the markers.
+// 2. Live: CONSOLE_RATE points/s over all devices (POST /v1/gps, spread evenly, random devices) for CONSOLE_SECONDS;
+//    the page's main-thread busy share is Chromium's TaskDuration (Performance.getMetrics over CDP: every task on
+//    the renderer's main thread) over the wall time; long tasks (> 50 ms) from a PerformanceObserver; the markers
+//    moved are counted in the page.
+// 3. Track: first the CSV export read in Node alone (the server's part); then the history page draws the day; time from the click on "Show track" to the frame after
+//    the canvas is drawn, and the page's own marks (request to parsed: download and parse of the CSV export;
+//    parsed to drawn: projection and the first draw; request to the first part drawn while the rest streams).
+// Goals: first paint < 1 s, main thread busy < 50 %, track on screen < 1 s. Results: bench/results/console.json.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { freePort, ROOT, waitUntilReady, writeResult } from './lib.js';
+import { BENCH_ADMIN, serviceEnv } from './service-env.js';
+
+const DEVICES = Number(process.env.CONSOLE_DEVICES ?? 1000);
+const RATE = Number(process.env.CONSOLE_RATE ?? 20);
+const SECONDS = Number(process.env.CONSOLE_SECONDS ?? 10);
+const TRACK = Number(process.env.CONSOLE_TRACK ?? 100_000);
+const RUNS = Number(process.env.CONSOLE_RUNS ?? 3);
+const GOALS = { first_paint_ms: 1000, main_thread_busy_pct: 50, track_ms: 1000 };
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+// A 1×1 PNG for every tile: the tile server is not what is measured.
+const TILE = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+const tiles = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'max-age=3600' }).end(TILE));
+await new Promise((resolve) => tiles.listen(0, '127.0.0.1', resolve));
+const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-console-'));
+const port = await freePort();
+const base = `http://127.0.0.1:${port}`;
+const server = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve'], {
+  env: { ...process.env, ...serviceEnv, RATE_LIMIT_ENABLED: 'false', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, PUBLIC_URL: base,
+    MAP_TILE_URL: `http://127.0.0.1:${tiles.address().port}/{z}/{x}/{y}.png` },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+let browser;
+try {
+  await waitUntilReady('service', server, `${base}/v1/health`, 60);
+  const token = (await call('POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+  const deviceIds = await makeDevices(token);
+  const trackDevice = deviceIds[0];
+  const trackStart = Date.UTC(2026, 0, 15) / 1000;
+  await makeTrack(token, trackDevice, trackStart);
+  console.log(`service ready: ${DEVICES} devices, a ${TRACK}-point track`);
+  // The server's part of the track: the CSV export read to its end in Node, no browser.
+  const exportStarted = performance.now();
+  const csv = await (await fetch(`${base}/v1/gps/export?device_id=${trackDevice}&format=csv`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const exportCsvMs = Math.round(performance.now() - exportStarted);
+  console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
+
+  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const runs = [];
+  for (let run = 0; run < RUNS; run++) runs.push(await measureOnce(token, deviceIds, trackDevice, run));
+  const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+  const result = {
+    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, runs,
+    median: Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(key)])),
+  };
+  console.table(runs);
+  console.log('median', result.median);
+  writeResult('console', result);
+} finally {
+  await browser?.close();
+  server.kill('SIGTERM');
+  await new Promise((resolve) => server.once('exit', resolve));
+  tiles.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+async function call(method, path, body, token) {
+  const response = await fetch(`${base}${path}`, {
+    method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+function point(deviceId, latitude, longitude, timestamp, kmh) {
+  return { device_id: deviceId, latitude, longitude, timestamp, altitude: 0, heading: 0, speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 };
+}
+
+async function makeDevices(token) {
+  const ids = [];
+  for (let i = 0; i < DEVICES; i += 20) {
+    const batch = await Promise.all(Array.from({ length: Math.min(20, DEVICES - i) }, (_, j) => call('POST', '/v1/devices', { name: `Bench ${String(i + j).padStart(4, '0')}` }, token)));
+    ids.push(...batch.map((created) => created.data.id));
+  }
+  const now = Math.floor(Date.now() / 1000);
+  // Scattered over northern Germany, one point each.
+  await call('POST', '/v1/gps/batch', ids.map((id, i) => point(id, 52 + (i % 40) * 0.05, 8 + Math.floor(i / 40) * 0.1, now - 60, 10)), token);
+  return ids;
+}
+
+async function makeTrack(token, deviceId, start) {
+  for (let i = 0; i < TRACK; i += 10_000) {
+    const batch = Array.from({ length: Math.min(10_000, TRACK - i) }, (_, j) => {
+      const n = i + j;
+      return point(deviceId, 53.5 + Math.sin(n / 5000) * 0.2 + n * 0.000002, 10 + Math.cos(n / 7000) * 0.3, start + n, 40 + 40 * Math.sin(n / 300));
+    });
+    const { stored, refused } = await call('POST', '/v1/gps/batch', batch, token);
+    if (stored !== batch.length) throw new Error(`track batch: ${stored} stored, refused ${JSON.stringify(refused.slice(0, 3))}`);
+  }
+}
+
+async function measureOnce(token, deviceIds, trackDevice, run) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (err) => errors.push(err.message));
+  await page.goto(`${base}/console/`);
+  await page.getByLabel('Username or email').fill(BENCH_ADMIN.username);
+  await page.getByLabel('Password').fill(BENCH_ADMIN.password);
+  const clicked = performance.now();
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForFunction((count) => document.querySelectorAll('.leaflet-marker-icon').length >= count && document.querySelector('.leaflet-tile-loaded'),
+    DEVICES, { polling: 'raf', timeout: 60_000 });
+  const paintedAt = await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())))));
+  const firstPaint = performance.now() - clicked;
+  // The page's marks: the login's answer (password hashing included), the map's data read, the markers placed.
+  const signIn = await page.evaluate((painted) => {
+    const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
+    return { data: at('map-data') - at('signed-in'), placed: at('map-placed') - at('map-data'), painted: painted - at('signed-in') };
+  }, paintedAt);
+  await page.getByText('Live updates on').waitFor();
+
+  // Live points: RATE per second over random devices, evenly spaced; the page counts the markers that move.
+  await page.evaluate(() => {
+    window.benchLongTasks = [];
+    new PerformanceObserver((list) => window.benchLongTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
+    window.benchMoves = 0;
+    new MutationObserver((records) => { window.benchMoves += records.length; })
+      .observe(document.querySelector('.leaflet-marker-pane'), { attributes: true, attributeFilter: ['data-latitude'], subtree: true });
+  });
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Performance.enable');
+  const taskTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
+  const beforeTasks = await taskTime();
+  const started = performance.now();
+  const sends = [];
+  const total = RATE * SECONDS;
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const id = deviceIds[Math.floor(Math.random() * deviceIds.length)];
+    sends.push(call('POST', '/v1/gps', point(id, 52 + Math.random() * 2, 8 + Math.random() * 4, Math.floor(Date.now() / 1000) + i, 30), token));
+  }
+  await Promise.all(sends);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const busy = ((await taskTime()) - beforeTasks) / ((performance.now() - started) / 1000);
+  const live = await page.evaluate(() => ({ longTasks: window.benchLongTasks.length, longest: Math.max(0, ...window.benchLongTasks), moves: window.benchMoves }));
+
+  // The track: the history page, the track device's day.
+  await page.goto(`${base}/console/#/history`);
+  await page.getByLabel('Device', { exact: true }).selectOption(trackDevice);
+  await page.getByLabel('From', { exact: true }).fill('2026-01-14T00:00');
+  await page.getByLabel('To', { exact: true }).fill('2026-01-17T00:00');
+  const asked = performance.now();
+  await page.getByRole('button', { name: 'Show track' }).click();
+  await page.waitForFunction((n) => document.querySelector('.history .map')?.dataset.points === String(n) || document.querySelector('.history [role=alert]'), TRACK, { polling: 'raf', timeout: 60_000 });
+  const shown = await page.evaluate(() => document.querySelector('.history .map')?.dataset.points ?? document.querySelector('.history [role=alert]')?.textContent);
+  if (shown !== String(TRACK)) throw new Error(`the history page shows ${shown}`);
+  await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+  const trackMs = performance.now() - asked;
+  const marks = await page.evaluate(() => {
+    const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
+    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), firstPart: at('history-first-part') - at('history-request') };
+  });
+  // Scrubbing: the timeline moved to 20 places, each a full redraw.
+  const scrub = await page.evaluate(async () => {
+    const input = document.querySelector('input[type="range"]');
+    const times = [];
+    for (let i = 1; i <= 20; i++) {
+      const t0 = performance.now();
+      input.value = String(Math.floor((Number(input.max) * i) / 20));
+      input.dispatchEvent(new Event('input'));
+      await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+      times.push(performance.now() - t0);
+    }
+    return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
+  });
+  await context.close();
+  if (errors.length) console.error(`run ${run}: page errors`, errors);
+  const round = (value) => Math.round(value * 10) / 10;
+  return {
+    first_paint_ms: round(firstPaint), after_login_ms: round(signIn.painted), map_data_ms: round(signIn.data), markers_placed_ms: round(signIn.placed), main_thread_busy_pct: round(busy * 100), long_tasks: live.longTasks, longest_task_ms: round(live.longest),
+    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_first_part_ms: round(marks.firstPart), track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
+    scrub_frame_median_ms: round(scrub),
+  };
+}

@@ -1,0 +1,202 @@
+import { L } from './map.js';
+
+/**
+ * A GPS track of any length on one canvas over the map, coloured by speed. Leaflet's polyline keeps
+ * every point as an object and re-projects each on every zoom; here the points stay in typed arrays,
+ * projected once to Web Mercator at zoom 0, and a redraw is a multiply-add per point. Points closer than
+ * a pixel to the last one drawn are skipped, so a 100,000-point day is a few thousand segments on screen.
+ * Each speed band is one path and one stroke. Points after the timeline's cursor are drawn grey.
+ */
+export const SPEED_COLOURS = ['#2166ac', '#1a9850', '#91bf3a', '#e6a700', '#e0561b', '#b2182b'];
+const FUTURE = '#8a949e';
+
+const view = (n, time, lat, lon, speed) => ({ n, time: time.subarray(0, n), lat: lat.subarray(0, n), lon: lon.subarray(0, n), speed: speed.subarray(0, n) });
+
+/**
+ * Reads a CSV export (GET …/export?format=csv) as it streams into columns of typed arrays. `onPart` gets the
+ * points read so far about every half second, so a long track is drawn while the rest still arrives.
+ */
+export async function readCsvTrack(response, onPart) {
+  let shownAt = performance.now();
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let columns = null;
+  let rest = '';
+  let capacity = 16_384;
+  let n = 0;
+  let time = new Float64Array(capacity);
+  let lat = new Float64Array(capacity);
+  let lon = new Float64Array(capacity);
+  let speed = new Float32Array(capacity);
+  const grow = () => {
+    capacity *= 2;
+    const more = (old, Type) => { const next = new Type(capacity); next.set(old); return next; };
+    time = more(time, Float64Array); lat = more(lat, Float64Array); lon = more(lon, Float64Array); speed = more(speed, Float32Array);
+  };
+  const line = (text) => {
+    if (!text) return;
+    const cells = text.split(',');
+    if (!columns) {
+      columns = { time: cells.indexOf('timestamp'), lat: cells.indexOf('latitude'), lon: cells.indexOf('longitude'), speed: cells.indexOf('speed_kmh') };
+      return;
+    }
+    if (n === capacity) grow();
+    time[n] = Date.parse(cells[columns.time]);
+    lat[n] = Number(cells[columns.lat]);
+    lon[n] = Number(cells[columns.lon]);
+    // A file without speeds (an import of a plain GPX) leaves them empty: NaN, worked out from the positions below.
+    speed[n] = cells[columns.speed] === '' ? Number.NaN : Number(cells[columns.speed]);
+    n += 1;
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const lines = (rest + value).split('\r\n');
+    rest = lines.pop();
+    for (const text of lines) line(text);
+    if (onPart && n > 1 && performance.now() - shownAt > 500) {
+      const part = view(n, time, lat, lon, Float32Array.from(speed.subarray(0, n)));
+      fillSpeeds(part);
+      onPart(part);
+      shownAt = performance.now();
+    }
+  }
+  line(rest);
+  const track = view(n, time, lat, lon, speed);
+  fillSpeeds(track);
+  return track;
+}
+
+/** Speeds a point does not carry, from the distance to the point before it and the time between. */
+function fillSpeeds({ n, time, lat, lon, speed }) {
+  const rad = Math.PI / 180;
+  for (let i = 0; i < n; i++) {
+    if (!Number.isNaN(speed[i])) continue;
+    if (i === 0) { speed[i] = 0; continue; }
+    const dLat = (lat[i] - lat[i - 1]) * rad;
+    const dLon = (lon[i] - lon[i - 1]) * rad * Math.cos(lat[i] * rad);
+    const km = 6371 * Math.sqrt(dLat * dLat + dLon * dLon);
+    const hours = (time[i] - time[i - 1]) / 3_600_000;
+    speed[i] = hours > 0 ? km / hours : 0;
+  }
+}
+
+/** The speed that ends each band: equal steps up to the 95th percentile, so one outlier does not grey out the rest. */
+export function speedBands(track) {
+  const sorted = Float32Array.from(track.speed).sort();
+  const top = Math.max(5, sorted[Math.floor(sorted.length * 0.95)] ?? 0);
+  return SPEED_COLOURS.map((_, i) => (top * (i + 1)) / SPEED_COLOURS.length);
+}
+
+export const TrackLayer = L.Layer.extend({
+  initialize(track) {
+    this.track = track;
+    this.cursor = track.n - 1;
+    this.bands = speedBands(track);
+    const { n, lat, lon } = track;
+    // Web Mercator at zoom 0 (a 256-pixel world), as Leaflet's EPSG:3857 projects.
+    this.x = new Float64Array(n);
+    this.y = new Float64Array(n);
+    const limit = 85.0511287798;
+    for (let i = 0; i < n; i++) {
+      const phi = (Math.max(-limit, Math.min(limit, lat[i])) * Math.PI) / 180;
+      this.x[i] = ((lon[i] + 180) / 360) * 256;
+      this.y[i] = (0.5 - Math.log(Math.tan(Math.PI / 4 + phi / 2)) / (2 * Math.PI)) * 256;
+    }
+  },
+
+  onAdd(map) {
+    this.canvas = L.DomUtil.create('canvas', 'track-canvas', map.getContainer());
+    this.canvas.setAttribute('aria-hidden', 'true');
+    this.frame = 0;
+    this.redraw = () => { if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); }); };
+    this.hide = () => { this.canvas.hidden = true; };
+    map.on('move resize', this.redraw).on('zoomend viewreset', this.redraw).on('zoomstart', this.hide);
+    this.draw();
+  },
+
+  onRemove(map) {
+    map.off('move resize', this.redraw).off('zoomend viewreset', this.redraw).off('zoomstart', this.hide);
+    cancelAnimationFrame(this.frame);
+    this.canvas.remove();
+  },
+
+  bounds() {
+    const { lat, lon, n } = this.track;
+    let south = 90; let north = -90; let west = 180; let east = -180;
+    for (let i = 0; i < n; i++) {
+      if (lat[i] < south) south = lat[i];
+      if (lat[i] > north) north = lat[i];
+      if (lon[i] < west) west = lon[i];
+      if (lon[i] > east) east = lon[i];
+    }
+    return L.latLngBounds([south, west], [north, east]);
+  },
+
+  setCursor(index) {
+    this.cursor = index;
+    this.redraw();
+  },
+
+  band(speed) {
+    const i = this.bands.findIndex((end) => speed <= end);
+    return i === -1 ? this.bands.length - 1 : i;
+  },
+
+  draw() {
+    const map = this._map;
+    if (!map) return;
+    const size = map.getSize();
+    const ratio = window.devicePixelRatio || 1;
+    const canvas = this.canvas;
+    canvas.hidden = false;
+    if (canvas.width !== size.x * ratio || canvas.height !== size.y * ratio) {
+      canvas.width = size.x * ratio;
+      canvas.height = size.y * ratio;
+      canvas.style.width = `${size.x}px`;
+      canvas.style.height = `${size.y}px`;
+    }
+    const context = canvas.getContext('2d');
+    context.setTransform(ratio, 0, 0, ratio, 0, 0);
+    context.clearRect(0, 0, size.x, size.y);
+    const { n, speed } = this.track;
+    if (!n) return;
+    // Container pixel = zoom-0 position × 2^zoom + offset; the offset from where the map's centre is drawn.
+    const scale = 2 ** map.getZoom();
+    const center = map.getCenter();
+    const here = map.latLngToContainerPoint(center);
+    const world = map.project(center, map.getZoom());
+    const dx = here.x - world.x;
+    const dy = here.y - world.y;
+    const paths = SPEED_COLOURS.map(() => new Path2D());
+    const future = new Path2D();
+    let lastX = this.x[0] * scale + dx;
+    let lastY = this.y[0] * scale + dy;
+    for (let i = 1; i < n; i++) {
+      const x = this.x[i] * scale + dx;
+      const y = this.y[i] * scale + dy;
+      if (Math.abs(x - lastX) < 1 && Math.abs(y - lastY) < 1 && i !== this.cursor) continue;
+      const path = i > this.cursor ? future : paths[this.band(speed[i])];
+      path.moveTo(lastX, lastY);
+      path.lineTo(x, y);
+      lastX = x;
+      lastY = y;
+    }
+    context.lineWidth = 4;
+    context.lineCap = 'round';
+    context.lineJoin = 'round';
+    context.strokeStyle = FUTURE;
+    context.stroke(future);
+    paths.forEach((path, i) => {
+      context.strokeStyle = SPEED_COLOURS[i];
+      context.stroke(path);
+    });
+    const at = this.cursor;
+    context.beginPath();
+    context.arc(this.x[at] * scale + dx, this.y[at] * scale + dy, 7, 0, 2 * Math.PI);
+    context.fillStyle = '#fff';
+    context.fill();
+    context.lineWidth = 3;
+    context.strokeStyle = '#1b1f24';
+    context.stroke();
+  },
+});

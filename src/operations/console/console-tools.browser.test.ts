@@ -1,0 +1,181 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { generate } from 'otplib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../../test/chromium.js';
+import { axeViolations, openConsole, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
+import { startFakeTileServer } from '../../../test/fakes/tiles.js';
+import { bearer, buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+
+/** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
+let admin: string;
+
+beforeAll(async () => {
+  tiles = await startFakeTileServer();
+  t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
+  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  browser = await launchChromium();
+  admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  mkdirSync(SHOTS, { recursive: true });
+});
+// (Closing Chromium can take a while on a loaded machine.)
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+  await tiles?.close();
+}, 180_000);
+
+async function signedIn(identifier: string, password: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
+  const { page, problems } = await openConsole(context, base);
+  await signIn(page, identifier, password);
+  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+  return { context, page, problems };
+}
+
+const speeds = (kmh: number) => ({ speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 });
+
+const GPX = (times: string[]) => `<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>${
+  times.map((time, i) => `<trkpt lat="${53.55 + i * 0.001}" lon="${9.99 + i * 0.001}"><time>${time}</time></trkpt>`).join('')}</trkseg></trk></gpx>`;
+
+describe('web console tools in Chromium', { timeout: 120_000 }, () => {
+  it('history: draws a range of a device as a speed-coloured track, scrubs it, exports it as CSV and imports a GPX file', async () => {
+    const name = `Barge ${Date.now()}`;
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })).json().data.id as string;
+    const start = Date.UTC(2026, 0, 15, 8, 0, 0) / 1000;
+    const points = Array.from({ length: 300 }, (_, i) => ({
+      device_id: device, latitude: 53.5 + i * 0.0005, longitude: 9.9 + Math.sin(i / 20) * 0.01, timestamp: start + i * 10, altitude: 0, heading: 0, ...speeds((i % 100) * 0.9),
+    }));
+    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 300 });
+
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+    await page.goto(`${base}/console/#/history`);
+    await page.getByLabel('Device', { exact: true }).selectOption({ label: name });
+    await page.getByLabel('From', { exact: true }).fill('2026-01-15T00:00');
+    await page.getByLabel('To', { exact: true }).fill('2026-01-15T23:59');
+    await page.getByRole('button', { name: 'Show track' }).click();
+    await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('300');
+    expect(await page.locator('.summary').textContent()).toMatch(/^300 points: /);
+    const timeline = page.getByLabel('Timeline', { exact: true });
+    await timeline.fill('150');
+    expect(await timeline.getAttribute('aria-valuetext')).toMatch(/45 km\/h$/);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'history');
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    expect(csv).toHaveLength(301);
+    expect(download.suggestedFilename()).toMatch(/\.csv$/);
+
+    await page.getByText('Import a file').click();
+    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'ride.gpx', mimeType: 'application/gpx+xml', buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])) });
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    const report = page.locator('details.import [role=status]');
+    await report.getByText('Imported ride.gpx: 2 points.').waitFor();
+    expect(await report.textContent()).toContain('2 imported, 0 already there, 1 refused');
+    await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('302');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('account: sets up two-factor authentication from its QR code, changes the password and the email, downloads the data export', async () => {
+    const user = await createUser(t.app, ['role_user']);
+    const { context, page, problems } = await signedIn(user.username, user.password);
+    await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
+    const qr = page.getByRole('img', { name: /^QR code of the two-factor secret/ });
+    await expect.poll(() => qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+    const secret = (await page.locator('#totp-secret').textContent())!;
+    await page.getByLabel('6-digit code from your app').fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) }));
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await page.locator('ul.codes li').first().waitFor();
+    expect(await page.locator('ul.codes li').count()).toBeGreaterThanOrEqual(8);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json().enabled).toBe(true);
+
+    await page.getByLabel('Current password').fill(user.password);
+    await page.getByLabel('New password (at least 8 characters)').fill('a new long passphrase');
+    await page.getByLabel('New password again').fill('a new long passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText(/^Password changed\. 1 other sessions/).waitFor();
+    const relogin = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: 'a new long passphrase' } });
+    expect(relogin.json().requires_2fa).toBe(true);
+
+    await page.getByLabel('New email address').fill(`new-${user.username}@example.org`);
+    await page.getByRole('button', { name: 'Send confirmation link' }).click();
+    await page.getByText(`Waiting for confirmation of new-${user.username}@example.org`).waitFor();
+    expect(await page.getByRole('button', { name: 'Delete my account' }).count()).toBe(0);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/\.zip$/);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'account-security');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API\'s message), a config value changed', async () => {
+    const reporter = await createUser(t.app, ['role_user']);
+    const events = (await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })).json().events;
+    const reported = await t.app.inject({ method: 'POST', url: `/v1/users/me/audit/${events[0].id}/report`, headers: bearer(reporter.token), payload: { reason: 'not_me', description: `Not me ${reporter.username}` } });
+    expect(reported.statusCode).toBe(201);
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+
+    await page.goto(`${base}/console/#/admin/roles`);
+    const role = `Dispatcher ${Date.now()}`;
+    await page.getByLabel('Role name').fill(role);
+    await page.getByRole('button', { name: 'Create role' }).click();
+    await page.getByRole('heading', { name: role }).waitFor();
+    await page.getByLabel('Permission to give').selectOption({ label: 'gps:read' });
+    await page.getByRole('button', { name: 'Give permission' }).click();
+    await page.getByRole('button', { name: 'Take away: gps:read' }).waitFor();
+    const roles = (await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).json().data as { id: string; name: string }[];
+    const granted = (await t.app.inject({ method: 'GET', url: `/v1/roles/${roles.find((r) => r.name === role)!.id}/permissions`, headers: bearer(admin) })).json().data;
+    expect(granted.map((p: { resource: string; action: string }) => `${p.resource}:${p.action}`)).toEqual(['gps:read']);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-roles');
+
+    await page.getByRole('link', { name: 'Activity log' }).click();
+    await page.getByLabel('User (id, username or email)').fill(reporter.username);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    // (The unfiltered page shows first: wait until every row is the reporter's.)
+    await expect.poll(async () => new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents())).toEqual(new Set([reporter.id]));
+    const report = page.locator('li.card', { hasText: `Not me ${reporter.username}` });
+    await report.getByLabel('New status').selectOption('resolved');
+    await report.getByLabel('Note to the user who reported').fill('Checked: a new phone.');
+    await report.getByRole('button', { name: 'Save' }).click();
+    await expect.poll(() => report.textContent()).toContain('resolved');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-audit');
+
+    await page.getByRole('link', { name: 'OAuth clients' }).click();
+    const client = `Fleet board ${Date.now()}`;
+    await page.getByLabel('Name', { exact: true }).fill(client);
+    await page.getByLabel('Redirect URIs (one a line)').fill('http://fleet.example.org/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/redirect/i);
+    await page.getByLabel('Redirect URIs (one a line)').fill('https://fleet.example.org/callback');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    expect((await page.locator('#client-secret').textContent())!.length).toBeGreaterThan(20);
+    await page.getByRole('button', { name: `Switch off: ${client}` }).click();
+    await page.getByRole('button', { name: `Switch on: ${client}` }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-clients');
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByLabel('Value of tracking.units (JSON)').fill('"imperial"');
+    await page.getByRole('button', { name: 'Save: tracking.units' }).click();
+    await page.getByText('tracking.units saved.').waitFor();
+    const units = await t.app.inject({ method: 'GET', url: '/v1/system-config/tracking.units', headers: bearer(admin) });
+    expect(units.json().data.value).toBe('imperial');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-settings');
+    await t.app.inject({ method: 'PATCH', url: '/v1/system-config/tracking.units', headers: bearer(admin), payload: { value: 'metric' } });
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+});

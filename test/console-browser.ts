@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { BrowserContext, Page } from 'playwright-core';
+
+/** Helpers of the console's Chromium tests: screenshots at phone and desktop width (gitignored), axe, sign-in. */
+export const SHOTS = 'test-results/console';
+export const VIEWPORTS = { phone: { width: 375, height: 740 }, desktop: { width: 1280, height: 800 } };
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** A page whose CSP violations and script errors are collected (a strict CSP breaks silently otherwise). */
+export async function openConsole(context: BrowserContext, base: string): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  // (Chromium logs every 4xx answer as "Failed to load resource"; the API's refusals are expected here.)
+  page.on('console', (message) => { if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text()); });
+  page.on('pageerror', (err) => problems.push(err.message));
+  await page.goto(`${base}/`);
+  return { page, problems };
+}
+
+export async function signIn(page: Page, identifier: string, password: string) {
+  await page.getByLabel('Username or email').fill(identifier);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** axe-core in the page: serious and critical violations, by rule and the elements concerned. */
+export async function axeViolations(page: Page) {
+  await page.evaluate(AXE);
+  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run: (options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } })
+    .axe.run({ resultTypes: ['violations'] }));
+  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+export async function screenshot(page: Page, name: string) {
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(viewport);
+    await page.waitForTimeout(150);
+    await page.screenshot({ path: `${SHOTS}/${name}-${size}.png` });
+  }
+}

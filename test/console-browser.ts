@@ -1,6 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from './chromium.js';
+import { startFakeTileServer } from './fakes/tiles.js';
+import { buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from './helpers.js';
 
 /** Helpers of the console's Chromium tests: screenshots at phone and desktop width (gitignored), axe, sign-in. */
 export const SHOTS = 'test-results/console';
@@ -38,4 +41,30 @@ export async function screenshot(page: Page, name: string) {
     await page.waitForTimeout(150);
     await page.screenshot({ path: `${SHOTS}/${name}-${size}.png` });
   }
+}
+
+/** What a console browser test file shares: a local tile server, the app serving the console with it, Chromium, the admin's session. */
+export interface ConsoleInChromium {
+  tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
+  t: TestApp;
+  base: string;
+  browser: Browser;
+  admin: string;
+}
+
+export async function startConsoleInChromium(): Promise<ConsoleInChromium> {
+  const tiles = await startFakeTileServer();
+  const t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
+  const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  const browser = await launchChromium();
+  const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  mkdirSync(SHOTS, { recursive: true });
+  return { tiles, t, base, browser, admin };
+}
+
+/** Closes what `startConsoleInChromium` opened, as far as it got. (Closing Chromium can take a while on a loaded machine: give the hook 180 s.) */
+export async function stopConsoleInChromium(setup: Partial<ConsoleInChromium> | undefined) {
+  await setup?.browser?.close();
+  await setup?.t?.close();
+  await setup?.tiles?.close();
 }

@@ -1,33 +1,22 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test/chromium.js';
-import { axeViolations, openConsole, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
-import { startFakeTileServer } from '../../../test/fakes/tiles.js';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { axeViolations, openConsole, screenshot, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import { bearer, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
 let t: TestApp;
 let base: string;
 let browser: Browser;
-let tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
 let admin: string;
+let setup: ConsoleInChromium | undefined;
 
 beforeAll(async () => {
-  tiles = await startFakeTileServer();
-  t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
-  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-  admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  mkdirSync(SHOTS, { recursive: true });
+  setup = await startConsoleInChromium();
+  ({ t, base, browser, admin } = setup);
 });
-// (Closing Chromium can take a while on a loaded machine.)
-afterAll(async () => {
-  await browser?.close();
-  await t?.close();
-  await tiles?.close();
-}, 180_000);
+afterAll(() => stopConsoleInChromium(setup), 180_000);
 
 async function signedIn(identifier: string, password: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });

@@ -1,33 +1,22 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test/chromium.js';
-import { axeViolations, openConsole as open, screenshot, SHOTS, signIn, VIEWPORTS } from '../../../test/console-browser.js';
-import { startFakeTileServer } from '../../../test/fakes/tiles.js';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { axeViolations, openConsole as open, screenshot, SHOTS, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import { bearer, createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let base: string;
 let browser: Browser;
-let tiles: Awaited<ReturnType<typeof startFakeTileServer>>;
 let admin: string;
+let tiles: ConsoleInChromium['tiles'];
+let setup: ConsoleInChromium | undefined;
 const openConsole = (context: Parameters<typeof open>[0]) => open(context, base);
 
 beforeAll(async () => {
-  tiles = await startFakeTileServer();
-  t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
-  base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-  browser = await launchChromium();
-  admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  mkdirSync(SHOTS, { recursive: true });
+  setup = await startConsoleInChromium();
+  ({ t, base, browser, admin, tiles } = setup);
 });
-// (Closing Chromium can take a while on a loaded machine.)
-afterAll(async () => {
-  await browser?.close();
-  await t?.close();
-  await tiles?.close();
-}, 180_000);
+afterAll(() => stopConsoleInChromium(setup), 180_000);
 
 const nowSecs = () => Math.floor(Date.now() / 1000);
 const point = (latitude: number, longitude: number, extra: Record<string, unknown> = {}) =>

@@ -156,6 +156,9 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     platformName: platforms.displayName,
     userWithPrimaryProvider: users.findWithPrimaryProvider,
   });
+  const securityNotices = createSecurityNotices({
+    db, kv, clock, mailer, log, locate, contactOf: users.noticeContactOf, sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
+  });
   const exports = createExportService({
     db, clock, audit, log,
     sources: {
@@ -169,13 +172,12 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
       ownedApps: oauthClients.listOfOwner,
       connectedApps: oauth.consentsOf,
       integrations: (userId) => integrations.list(userId),
+      passkeys: passkeys.listOfUser,
+      securityNotifications: securityNotices.personalDataOf,
       devicesOfApiKeys: devices.ofApiKeys,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
       tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
-  });
-  const securityNotices = createSecurityNotices({
-    db, kv, clock, mailer, log, locate, contactOf: users.noticeContactOf, sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
   });
   // Reactions across modules, registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);

@@ -167,6 +167,9 @@ export function createPasskeysService(deps: Deps) {
       return deps.twoFactor.completeWithPasskey(request, input.temp_token, userId);
     },
 
+    /** For the personal data export: the user's passkeys as their list shows them (never a key). */
+    listOfUser: (userId: string) => repo.listOfUser(userId),
+
     async list(caller: Caller) {
       return repo.listOfUser(sessionUserOf(caller));
     },

@@ -102,6 +102,12 @@ export function createSecurityNotices(deps: Deps) {
     /** PATCH /v1/users/me/security-notifications. */
     updateSettings: (caller: Caller, input: Static<typeof NoticeSettingsBody>) => repo.updateSettings(sessionUserOf(caller), input),
 
+    /** For the personal data export: the optional notices the user gets, and the browsers and networks known as theirs. */
+    async personalDataOf(userId: string) {
+      const [settings, knownSignIns] = await Promise.all([repo.settingsOf(userId), repo.devicesOf(userId)]);
+      return { ...settings, known_sign_ins: knownSignIns };
+    },
+
     /** Hourly: browsers and networks unused for a year are forgotten. */
     purgeStaleDevices: () => repo.forgetDevicesNotSeenSince(new Date(deps.clock.nowMs() - DEVICE_RETENTION_MS)),
     /** Resolves once every notice started so far is sent or given up (tests, and a clean shutdown). */

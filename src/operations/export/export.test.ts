@@ -40,6 +40,9 @@ describe('GET /v1/user/export', () => {
     const user = await trackedUser(2500);
     const app = await t.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] } });
     expect(app.statusCode).toBe(201);
+    const optOut = await t.app.inject({ method: 'PATCH', url: '/v1/users/me/security-notifications', headers: bearer(user.token), payload: { new_api_key: false } });
+    expect(optOut.statusCode).toBe(200);
+    await t.app.services.securityNotices.settled(); // the sign-in's browser and network are recorded after its answer
     const response = await get('/v1/user/export', user.token);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/zip');
@@ -54,7 +57,7 @@ describe('GET /v1/user/export', () => {
     const data = JSON.parse(files.get('data.json')!.toString('utf8'));
     expect(Object.keys(data)).toEqual([
       'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',
-      'deletionStatus', 'exportLogs', 'sessions', 'integrations', 'devices', 'gpsPoints',
+      'passkeys', 'securityNotifications', 'deletionStatus', 'exportLogs', 'sessions', 'integrations', 'devices', 'gpsPoints',
     ]);
     expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
     expect(data.user).toEqual({ id: user.id, username: user.username, privacyMode: false, avatarsEnabled: true, createdAt: expect.any(String), lastLoginAt: expect.any(String) });
@@ -65,6 +68,8 @@ describe('GET /v1/user/export', () => {
     expect(data.connectedApps).toEqual([]);
     expect(data.integrations).toEqual([]); // (with one: integrations.test.ts)
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
+    expect(data.passkeys).toEqual([]); // (their listed fields: passkeys.test.ts)
+    expect(data.securityNotifications).toEqual({ newSignIn: true, newApiKey: false, knownSignIns: [{ firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) }] });
     expect(data.deletionStatus).toBeNull();
     expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);
     expect(data.devices).toEqual([expect.objectContaining({ id: user.deviceId, name: 'Boat' })]);

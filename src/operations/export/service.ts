@@ -30,6 +30,10 @@ export interface PersonalDataSources {
   connectedApps(userId: string): Promise<object[]>;
   /** The user's streaming-platform integrations as their list shows them: never a token. */
   integrations(userId: string): Promise<object[]>;
+  /** The user's passkeys as their list shows them: never a public key. */
+  passkeys(userId: string): Promise<object[]>;
+  /** Which optional security notices the user gets, and when each browser and network known as theirs was seen. */
+  securityNotifications(userId: string): Promise<object>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   /** Every point the user sent, in time order, a batch at a time. */
   pointsSentBy(userId: string): AsyncIterable<object[]>;
@@ -70,7 +74,7 @@ export function createExportService(deps: Deps) {
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
     if (!user) throw AuthErrors.user_required();
-    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, integrations, earlier] = await Promise.all([
+    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, integrations, passkeys, securityNotifications, earlier] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
       sources.roles(userId),
@@ -80,6 +84,8 @@ export function createExportService(deps: Deps) {
       sources.ownedApps(userId),
       sources.connectedApps(userId),
       sources.integrations(userId),
+      sources.passkeys(userId),
+      sources.securityNotifications(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
@@ -92,6 +98,8 @@ export function createExportService(deps: Deps) {
       apiKeys,
       roles,
       twoFactorAuth,
+      passkeys,
+      securityNotifications,
       deletionStatus: deletion.is_scheduled_for_deletion ? deletion : null,
       exportLogs: earlier.logs,
       sessions,

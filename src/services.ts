@@ -105,7 +105,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
     completeEmailChange: users.completeEmailChange,
     completeEmailLink: accounts.completeEmailLink,
   });
-  const devices = createDevicesService({ db, apiKeys, events });
+  const devices = createDevicesService({ db, apiKeys, events, caches });
   const settings = createSettingsService({ db, log, clock });
   const realtime = createRealtimeService({
     kv, clock, log, credentials,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
 import { HOLD_MS } from '../src/platform/kv/cache.js';
 import { tokenFromMail, type FakeSmtp } from './fakes/smtp.js';
-import { bearer, buildMailingTestApp, countingStatements, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from './helpers.js';
+import { bearer, buildMailingTestApp, countingStatements, createApiKey, createUser, deviceWithKey, login, TEST_ADMIN, type TestApp } from './helpers.js';
 
 let t: TestApp;
 let smtp: FakeSmtp;
@@ -108,6 +108,32 @@ describe('a change on node A shows on node B at the next request', () => {
     expect((await on(nodeB, 'GET', '/v1/users/me', key.key)).statusCode).toBe(401);
     expect((await on(t.app, 'POST', '/v1/auth/logout', user.token)).statusCode).toBe(200);
     expect((await on(nodeB, 'GET', '/v1/users/me', user.token)).statusCode).toBe(401);
+  });
+
+  it("an API key's device: re-linked to a new device, moved back, deleted: node B's next point follows", async () => {
+    const tracker = await deviceWithKey(t.app, admin);
+    let second = 1_700_000_000;
+    const deviceOfPointOnB = async () => {
+      const point = { latitude: 50, longitude: 8, timestamp: second++, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+      const response = await on(nodeB, 'POST', '/v1/gps', tracker.key, point);
+      expect(response.statusCode).toBe(201);
+      return response.json().data.device_id as string | undefined;
+    };
+    // Once node B knows the key's device, a point costs it one statement: the insert (the counter sees its
+    // logging-trip subquery as a second query; it is part of the same statement).
+    t.clock.advance(HOLD_MS);
+    expect(await deviceOfPointOnB()).toBe(tracker.deviceId);
+    const before = statementsOnB();
+    expect(await deviceOfPointOnB()).toBe(tracker.deviceId);
+    expect(statementsOnB() - before).toBe(2);
+
+    const other = await on(t.app, 'POST', '/v1/devices', admin, { name: 'new tracker', api_key_id: tracker.keyId });
+    expect(other.statusCode).toBe(201);
+    expect(await deviceOfPointOnB()).toBe(other.json().data.id);
+    expect((await on(t.app, 'PATCH', `/v1/devices/${tracker.deviceId}`, admin, { api_key_id: tracker.keyId })).statusCode).toBe(200);
+    expect(await deviceOfPointOnB()).toBe(tracker.deviceId);
+    expect((await on(t.app, 'DELETE', `/v1/devices/${tracker.deviceId}`, admin)).statusCode).toBe(204);
+    expect(await deviceOfPointOnB()).toBeUndefined();
   });
 
   it('a ban, then a deletion', async () => {

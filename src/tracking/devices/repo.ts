@@ -34,7 +34,12 @@ export function createDevicesRepo(db: Kysely<Schema>) {
     ofApiKeys: (apiKeyIds: string[]) =>
       apiKeyIds.length === 0 ? Promise.resolve([]) : db.selectFrom('devices').select(COLUMNS).where('api_key_id', 'in', apiKeyIds).orderBy('created_at').execute(),
 
-    byApiKey: (apiKeyId: string) => db.selectFrom('devices').select(['id', 'is_active']).where('api_key_id', '=', apiKeyId).executeTakeFirst(),
+    /** The device an API key reports to: what a new point of that key needs of it. */
+    byApiKey: (apiKeyId: string) => db.selectFrom('devices').select(['id', 'is_public']).where('api_key_id', '=', apiKeyId).executeTakeFirst(),
+
+    /** The key a device reports with, read in a write's transaction (its cached device must be forgotten). */
+    keyOf: async (trx: Kysely<Schema>, id: string) =>
+      (await trx.selectFrom('devices').select('api_key_id').where('id', '=', id).executeTakeFirst())?.api_key_id ?? null,
 
     insert: (trx: Kysely<Schema>, fields: DeviceFields & { name: string }) =>
       trx.insertInto('devices').values(fields).returning(COLUMNS).executeTakeFirstOrThrow(),
@@ -48,9 +53,9 @@ export function createDevicesRepo(db: Kysely<Schema>) {
       return trx.updateTable('devices').set({ api_key_id: apiKeyId, updated_at: new Date() }).where('id', '=', deviceId).returning(COLUMNS).executeTakeFirstOrThrow();
     },
 
-    async delete(id: string): Promise<boolean> {
-      const result = await db.deleteFrom('devices').where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+    /** The deleted device's key (null: it had none), or undefined when there was no such device. */
+    async delete(id: string): Promise<{ api_key_id: string | null } | undefined> {
+      return db.deleteFrom('devices').where('id', '=', id).returning('api_key_id').executeTakeFirst();
     },
   };
 }

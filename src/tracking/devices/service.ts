@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus } from '../../platform/events.js';
+import type { CacheOptions, Caches } from '../../platform/kv/cache.js';
 
 import { createDevicesRepo, type DeviceFields } from './repo.js';
 import { DeviceErrors } from './errors.js';
@@ -16,9 +17,21 @@ export interface ApiKeyLookup {
   linkable(id: string): Promise<{ is_system: boolean; user_id: string | null } | undefined>;
 }
 
+/** What a new point of an API key needs of the device it reports to; null: the key has none. */
+export type KeyDevice = { id: string; is_public: boolean } | null;
+
+/**
+ * The device of each API key is read for every GPS point sent with that key, so it is cached (a key without
+ * a device too). Every write that changes which device a key reports to, or that device's visibility,
+ * forgets the keys it touches on every node; the local expiry bounds staleness should that message be lost.
+ */
+const KEY_DEVICE_CACHE: CacheOptions<KeyDevice> = { sharedTtlSecs: 300, localTtlMs: 15_000 };
+
 /** Devices, and the link from a device to the API key it sends with. */
-export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup; events: Pick<DomainEventBus, 'emit'> }) {
+export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup; events: Pick<DomainEventBus, 'emit'>; caches: Caches }) {
   const repo = createDevicesRepo(deps.db);
+  const keyDevices = deps.caches.define('device_of_api_key', KEY_DEVICE_CACHE);
+  const forgetKeys = (keys: (string | null | undefined)[]) => keyDevices.invalidate([...new Set(keys.filter((key): key is string => Boolean(key)))]);
 
   /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
   async function assertLinkable(caller: Caller, apiKeyId: string): Promise<void> {
@@ -31,12 +44,18 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
 
   type Device = NonNullable<Awaited<ReturnType<typeof repo.get>>>;
 
-  async function save(caller: Caller, input: DeviceInput, write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>) {
+  /**
+   * `id`: the device updated (none: a new one). The key it reported with and the key linked now are forgotten
+   * by the key-device cache when the write is made (the cache keeps them out until the commit is surely done).
+   */
+  async function save(caller: Caller, input: DeviceInput, id: string | undefined, write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>) {
     const { api_key_id: apiKeyId, ...fields } = input;
     if (apiKeyId !== undefined) await assertLinkable(caller, apiKeyId);
     return deps.db.transaction().execute(async (trx) => {
+      const previousKey = id === undefined ? null : await repo.keyOf(trx, id);
       const device = await write(trx, fields);
       if (!device) throw DeviceErrors.not_found();
+      await forgetKeys([previousKey, apiKeyId]);
       return apiKeyId === undefined ? device : repo.linkKey(trx, device.id, apiKeyId);
     });
   }
@@ -55,19 +74,21 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     /** The devices of these ids that exist, in one query (GraphQL batches its lookups through this). */
     byIds: repo.byIds,
 
-    /** The device linked to an API key, if any: GPS points sent with that key belong to it. */
-    byApiKey: repo.byApiKey,
+    /** The device linked to an API key, if any (cached): GPS points sent with that key belong to it. */
+    deviceOfKey: async (apiKeyId: string): Promise<KeyDevice> => (await keyDevices.get(apiKeyId, async () => (await repo.byApiKey(apiKeyId)) ?? null)) ?? null,
     /** The devices that report with these API keys (a user's own, for their data export). */
     ofApiKeys: repo.ofApiKeys,
 
     create: (caller: Caller, input: Static<typeof CreateDeviceBody>) =>
-      save(caller, input, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
+      save(caller, input, undefined, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
 
-    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) => save(caller, input, (trx, fields) => repo.update(trx, id, fields)),
+    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) => save(caller, input, id, (trx, fields) => repo.update(trx, id, fields)),
 
-    /** Its points stay without device; the latest-point cache is told (device.deleted). */
+    /** Its points stay without device; the latest-point cache is told (device.deleted), and its key's cached device forgotten. */
     async remove(id: string) {
-      if (!(await repo.delete(id))) throw DeviceErrors.not_found();
+      const deleted = await repo.delete(id);
+      if (!deleted) throw DeviceErrors.not_found();
+      await forgetKeys([deleted.api_key_id]);
       await deps.events.emit('device.deleted', { deviceId: id });
     },
   };

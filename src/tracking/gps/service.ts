@@ -67,7 +67,7 @@ const latestKey = (deviceId?: string) => (deviceId ? `gps:latest:v2:device:${dev
 interface Deps {
   db: Kysely<Schema>;
   kv: KeyValueStore;
-  devices: Pick<DevicesService, 'byIds' | 'ofApiKeys' | 'ids'>;
+  devices: Pick<DevicesService, 'byIds' | 'deviceOfKey' | 'ids'>;
   log: FastifyBaseLogger;
   events: Pick<DomainEventBus, 'emit'>;
   /** How long a latest point stays cached (system config gps.latest_cache_ttl_secs; 300). */

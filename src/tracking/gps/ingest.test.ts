@@ -7,13 +7,15 @@ import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type
 const WAIT = { timeout: 10_000 };
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
 
-/** Makes the next device lookup of this kind wait until `release()`: holds the GPS writer in the batch that makes it. */
-function holdNextLookup(devices: TestApp['app']['services']['devices'], method: 'byIds' | 'ofApiKeys') {
-  // Both take ids and answer device rows; typed as one of them so the spy's types line up.
-  const original = devices[method].bind(devices) as typeof devices.byIds;
+/**
+ * Makes the next lookup of named devices wait until `release()`: holds the GPS writer in the batch that makes it
+ * (every batch makes one, with no ids when no point names a device; the devices of API keys come from a cache).
+ */
+function holdNextLookup(devices: TestApp['app']['services']['devices']) {
+  const original = devices.byIds.bind(devices);
   let release!: () => void;
   const held = new Promise<void>((resolve) => (release = resolve));
-  const spy = vi.spyOn(devices, method as 'byIds').mockImplementationOnce(async (ids) => {
+  const spy = vi.spyOn(devices, 'byIds').mockImplementationOnce(async (ids) => {
     await held;
     return original(ids);
   });
@@ -44,7 +46,7 @@ describe('GPS ingestion', () => {
    * `refused`: how many of them the route refuses before the service (bad input).
    */
   async function asOneBatch(sends: (() => Promise<Response>)[], refused = 0) {
-    const { spy: lookups, release } = holdNextLookup(t.app.services.devices, 'ofApiKeys');
+    const { spy: lookups, release } = holdNextLookup(t.app.services.devices);
     const recorded = vi.spyOn(t.app.services.gps, 'record');
     try {
       const holder = send(admin, { ...POINT, timestamp: 1_700_000_000 });
@@ -191,7 +193,7 @@ describe('GPS group commit at shutdown', () => {
     let closed!: () => void;
     const writerClosed = new Promise<void>((resolve) => (closed = resolve));
     // The writer is held in its first batch, so the points below are still queued when the app closes.
-    const { spy: lookups, release } = holdNextLookup(devices, 'byIds');
+    const { spy: lookups, release } = holdNextLookup(devices);
     const recorded = vi.spyOn(gps, 'record');
     vi.spyOn(gps, 'stop').mockImplementationOnce(() => {
       const stopping = stop();

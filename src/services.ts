@@ -15,6 +15,7 @@ import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
+import { createSelfDeletion } from './identity/auth/self-deletion.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
 import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
@@ -95,6 +96,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const passwordReset = createPasswordResetService({
     db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords, events,
   });
+  const selfDeletion = createSelfDeletion({ clock, users, passwords: passwordReset, sessions: sessionStore });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
@@ -255,7 +257,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   scheduler.define({ name: 'gps-partitions', description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`, intervalMs: DAY_MS, run: gpsPartitions.addMonths });
   scheduler.define({ name: 'gps-retention', description: 'Removes GPS points older than gps.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')) });
   scheduler.define({ name: 'audit-retention', description: 'Deletes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -65,12 +65,13 @@ function showSignIn(message) {
   main.querySelector('input')?.focus();
 }
 
-export async function signOut(callApi = true) {
+/** Back to the sign-in page, with `message` there (by default: signed out). */
+export async function signOut(callApi = true, message = t('signin.signedOut')) {
   if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
   session.token = null;
   history.replaceState(null, '', '#/');
-  showSignIn(t('signin.signedOut'));
-  announce(t('signin.signedOut'));
+  showSignIn(message);
+  announce(message);
 }
 
 function renderShell() {

@@ -130,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   options.instrument?.(app as unknown as FastifyInstance);
 
   const locate = config.geoipDb ? await openGeoIp(config.geoipDb) : undefined;
-  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate });
+  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate, databaseKind: deps.database.kind });
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());

@@ -84,6 +84,8 @@ function renderShell() {
   button.onclick = () => signOut();
 }
 
+let routes = 0;
+
 async function route() {
   if (!session.token) return;
   const wanted = location.hash.replace(/^#\/?/, '').split('/')[0];
@@ -99,11 +101,16 @@ async function route() {
   unmount();
   unmount = () => {};
   document.title = `${t(page.label)} · Waygate`;
+  // A navigation while a page's module loads or mounts wins: the slower, older page must not replace it.
+  const mine = ++routes;
   const module = await page.load();
+  if (mine !== routes) return;
   const container = h('div', { class: 'page-root' });
   show(main, container);
   main.className = '';
-  unmount = (await module.mount(container, { config, me, can })) ?? (() => {});
+  const stop = (await module.mount(container, { config, me, can })) ?? (() => {});
+  if (mine === routes) unmount = stop;
+  else stop();
 }
 
 window.addEventListener('hashchange', () => {

@@ -129,6 +129,8 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await keyNotice.uncheck();
     await expect.poll(async () => (await t.app.inject({ url: '/v1/users/me/security-notifications', headers: bearer(user.token) })).json())
       .toEqual({ new_sign_in: true, new_api_key: false });
+    await keyNotice.scrollIntoViewIfNeeded();
+    await screenshot(page, 'account-notices');
     await page.getByLabel(`Type your username (${user.username}) to confirm`).fill(user.username);
     await page.getByLabel('Current password (empty if your account has none)').fill('not my password');
     await page.getByRole('button', { name: 'Delete my account' }).click();

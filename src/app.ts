@@ -18,6 +18,7 @@ import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
 import { passwordRoutes } from './identity/auth/password-routes.js';
+import { selfDeletionRoutes } from './identity/auth/self-deletion-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
@@ -203,6 +204,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
   await app.register(passwordRoutes, { passwordReset: services.passwordReset });
+  await app.register(selfDeletionRoutes, { selfDeletion: services.selfDeletion });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(securityNoticeRoutes, { notices: services.securityNotices });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });

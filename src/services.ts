@@ -16,6 +16,7 @@ import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
+import { createSelfDeletion } from './identity/auth/self-deletion.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
 import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
@@ -98,6 +99,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const passwordReset = createPasswordResetService({
     db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords, events,
   });
+  const selfDeletion = createSelfDeletion({ clock, users, passwords: passwordReset, sessions: sessionStore });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
@@ -261,7 +263,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     scheduler.define({ name: 'database-maintenance', description: 'Vacuums and analyses the embedded database\'s tables, as autovacuum does on a PostgreSQL server', intervalMs: HOUR_MS, run: () => maintainEmbeddedDatabase(db) });
   }
   scheduler.define({ name: 'audit-retention', description: 'Deletes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

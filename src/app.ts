@@ -18,6 +18,7 @@ import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
 import { authRoutes } from './identity/auth/routes.js';
 import { passwordRoutes } from './identity/auth/password-routes.js';
+import { selfDeletionRoutes } from './identity/auth/self-deletion-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/auth/registration-routes.js';
@@ -129,7 +130,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   options.instrument?.(app as unknown as FastifyInstance);
 
   const locate = config.geoipDb ? await openGeoIp(config.geoipDb) : undefined;
-  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate });
+  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate, databaseKind: deps.database.kind });
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
@@ -203,6 +204,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
   await app.register(passwordRoutes, { passwordReset: services.passwordReset });
+  await app.register(selfDeletionRoutes, { selfDeletion: services.selfDeletion });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(securityNoticeRoutes, { notices: services.securityNotices });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });

@@ -7,6 +7,7 @@ import { createDomainEventBus } from './platform/events.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
+import { maintainEmbeddedDatabase } from './platform/db/maintenance.js';
 import { createScheduler } from './platform/scheduler.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import { Caches } from './platform/kv/cache.js';
@@ -15,6 +16,7 @@ import type { KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
+import { createSelfDeletion } from './identity/auth/self-deletion.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
 import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
@@ -60,12 +62,14 @@ export interface Infrastructure {
   clock: Clock;
   /** Where an IP address is, when a GeoIP database is configured (GEOIP_DB). */
   locate?: Locate;
+  /** The embedded database gets the maintenance job that autovacuum does on a server. */
+  databaseKind?: 'embedded' | 'postgres';
 }
 
 /** Batches of POST /v1/gps points committing at once on PostgreSQL (of the pool's 10 connections). */
 const GPS_COMMITS_AT_ONCE = 4;
 
-export function createServices({ db, kv, config, log, clock, locate }: Infrastructure) {
+export function createServices({ db, kv, config, log, clock, locate, databaseKind }: Infrastructure) {
   const events = createDomainEventBus();
   const credentials = new CredentialResolver(kv, log, clock);
   const caches = new Caches(kv, clock, log);
@@ -95,6 +99,7 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   const passwordReset = createPasswordResetService({
     db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords, events,
   });
+  const selfDeletion = createSelfDeletion({ clock, users, passwords: passwordReset, sessions: sessionStore });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
@@ -254,8 +259,11 @@ export function createServices({ db, kv, config, log, clock, locate }: Infrastru
   scheduler.define({ name: 'purge-expired', description: 'Deletes rows that can never be used again (expired sessions, spent tokens) and users past their deletion grace period', intervalMs: HOUR_MS, run: purgeExpired });
   scheduler.define({ name: 'gps-partitions', description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`, intervalMs: DAY_MS, run: gpsPartitions.addMonths });
   scheduler.define({ name: 'gps-retention', description: 'Removes GPS points older than gps.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')) });
+  if (databaseKind === 'embedded') {
+    scheduler.define({ name: 'database-maintenance', description: 'Vacuums and analyses the embedded database\'s tables, as autovacuum does on a PostgreSQL server', intervalMs: HOUR_MS, run: () => maintainEmbeddedDatabase(db) });
+  }
   scheduler.define({ name: 'audit-retention', description: 'Deletes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

@@ -29,6 +29,7 @@ const OPEN: Record<string, OpenRoute> = {
   ...refusedWith('session.session_required', 'a session only', [
     'GET /v1/users/me/sessions', 'DELETE /v1/users/me/sessions', 'DELETE /v1/users/me/sessions/{session_id}',
     'POST /v1/users/me/passkeys', 'GET /v1/users/me/passkeys', 'PATCH /v1/users/me/passkeys/{id}', 'DELETE /v1/users/me/passkeys/{id}',
+    'GET /v1/users/me/security-notifications', 'PATCH /v1/users/me/security-notifications', 'POST /v1/users/me/delete',
   ]),
   ...refusedWith('auth.system_key_required', 'the system key only', ['POST /v1/sessions', 'GET /v1/sessions/{token}', 'DELETE /v1/sessions/{token}', 'POST /v1/auth/2fa/check']),
   'POST /v1/users/me/password': { status: 403, code: 'session.session_required', why: 'a session only: the person who knows the password' },

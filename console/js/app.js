@@ -65,12 +65,13 @@ function showSignIn(message) {
   main.querySelector('input')?.focus();
 }
 
-export async function signOut(callApi = true) {
+/** Back to the sign-in page, with `message` there (by default: signed out). */
+export async function signOut(callApi = true, message = t('signin.signedOut')) {
   if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
   session.token = null;
   history.replaceState(null, '', '#/');
-  showSignIn(t('signin.signedOut'));
-  announce(t('signin.signedOut'));
+  showSignIn(message);
+  announce(message);
 }
 
 function renderShell() {
@@ -82,6 +83,8 @@ function renderShell() {
   button.textContent = t('signOut');
   button.onclick = () => signOut();
 }
+
+let routes = 0;
 
 async function route() {
   if (!session.token) return;
@@ -98,11 +101,16 @@ async function route() {
   unmount();
   unmount = () => {};
   document.title = `${t(page.label)} · Waygate`;
+  // A navigation while a page's module loads or mounts wins: the slower, older page must not replace it.
+  const mine = ++routes;
   const module = await page.load();
+  if (mine !== routes) return;
   const container = h('div', { class: 'page-root' });
   show(main, container);
   main.className = '';
-  unmount = (await module.mount(container, { config, me, can })) ?? (() => {});
+  const stop = (await module.mount(container, { config, me, can })) ?? (() => {});
+  if (mine === routes) unmount = stop;
+  else stop();
 }
 
 window.addEventListener('hashchange', () => {

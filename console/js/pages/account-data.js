@@ -1,14 +1,14 @@
-import { api, download } from '../api.js';
+import { download, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
-import { t } from '../i18n.js';
+import { formatTime, t } from '../i18n.js';
 import { signOut } from '../app.js';
 import { form } from './account-security.js';
 
 /**
  * The personal data export (GET /v1/user/export: a zip with data.json, report.pdf, README.txt) and the
- * deletion of one's own account. The API deletes accounts with users:delete only (DELETE /v1/users/{id},
- * a soft delete with a 7-day grace period in which an administrator can restore it), so the button is
- * shown to those who hold it; everyone else reads whom to ask.
+ * deletion of one's own account (POST /v1/users/me/delete with the current password; a soft delete with a
+ * 7-day grace period in which an administrator can restore it). After it every session has ended: the
+ * console goes back to the sign-in page and says when the account is removed for good.
  */
 export function dataSection({ me, can }) {
   const problem = h('div');
@@ -19,17 +19,50 @@ export function dataSection({ me, can }) {
     } catch (err) { show(problem, errorBox(err.message)); }
   } }, t('data.export')) : null;
 
-  let deletion;
-  if (can('users:delete')) {
-    const confirm = field(t('data.confirm', { name: me.username }), { name: 'confirm-username', autocomplete: 'off', required: true });
-    deletion = form([confirm], t('data.delete'), async () => {
-      if (confirm.input.value.trim() !== me.username) throw new Error(t('data.confirmMismatch'));
-      await api('DELETE', `/v1/users/${me.userId}`);
-      await signOut(false);
-    }, { danger: true });
-  } else deletion = h('p', { class: 'muted' }, t('data.askAdmin'));
+  const confirm = field(t('data.confirm', { name: me.username }), { name: 'confirm-username', autocomplete: 'off', required: true });
+  // Not required: an account without a password (passkey or another provider) leaves it empty and needs a recent sign-in.
+  const password = field(t('data.password'), { name: 'delete-password', type: 'password', autocomplete: 'current-password', maxlength: 1024 });
+  const deletion = form([confirm, password], t('data.delete'), async () => {
+    if (confirm.input.value.trim() !== me.username) throw new Error(t('data.confirmMismatch'));
+    const result = await post('/v1/users/me/delete', password.input.value ? { current_password: password.input.value } : {});
+    await signOut(false, t('data.deleted', { time: formatTime(result.scheduled_deletion_at) }));
+  }, { danger: true });
 
   return h('section', { 'aria-labelledby': 'data-title' }, h('h2', { id: 'data-title' }, t('data.title')),
     exportButton ? h('p', {}, t('data.exportHint')) : null, problem, exportButton,
-    h('h3', {}, t('data.deleteTitle')), h('p', {}, t('data.deleteHint')), deletion);
+    h('h3', {}, t('data.deleteTitle')), h('p', {}, t('data.deleteHint')), h('p', { class: 'muted' }, t('data.noPasswordHint')), deletion);
+}
+
+/**
+ * The security notices that can be turned off (GET/PATCH /v1/users/me/security-notifications): a mail on a
+ * sign-in from a new browser and network, and on a new API key. The others are always sent.
+ */
+export function noticesSection() {
+  const problem = h('div');
+  const boxes = ['new_sign_in', 'new_api_key'].map((name) => {
+    const input = h('input', { type: 'checkbox', id: `notice-${name}`, name, role: 'switch', disabled: true });
+    input.addEventListener('change', async () => {
+      show(problem);
+      input.disabled = true;
+      try {
+        const settings = await patch('/v1/users/me/security-notifications', { [name]: input.checked });
+        input.checked = settings[name];
+        announce(t(settings[name] ? 'notices.on' : 'notices.off', { what: t(`notices.${name}`) }));
+      } catch (err) {
+        input.checked = !input.checked;
+        show(problem, errorBox(err.message));
+      } finally { input.disabled = false; }
+    });
+    return { name, input, wrapper: h('label', { for: input.id, class: 'scope' }, input, ` ${t(`notices.${name}`)}`) };
+  });
+  const section = h('section', { 'aria-labelledby': 'notices-title' }, h('h2', { id: 'notices-title' }, t('notices.title')),
+    h('p', { class: 'muted' }, t('notices.hint')), problem, h('div', { class: 'card' }, ...boxes.map((box) => h('div', {}, box.wrapper))));
+  async function load() {
+    const settings = await get('/v1/users/me/security-notifications');
+    for (const box of boxes) {
+      box.input.checked = settings[box.name];
+      box.input.disabled = false;
+    }
+  }
+  return { section, load };
 }

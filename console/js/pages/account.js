@@ -1,13 +1,13 @@
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, setLocale, t } from '../i18n.js';
-import { dataSection } from './account-data.js';
+import { dataSection, noticesSection } from './account-data.js';
 import { emailSection, passwordSection, twoFactorSection } from './account-security.js';
 
 /**
  * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
- * authentication, password, email, API keys (scopes chosen from the user's own permissions, the secret
- * shown once), the personal data export and deleting the account.
+ * authentication, password, email, the optional security notices, API keys (scopes chosen from the user's
+ * own permissions, the secret shown once), the personal data export and deleting the account.
  */
 export async function mount(root, { config, me, can }) {
   const problem = h('div');
@@ -15,6 +15,7 @@ export async function mount(root, { config, me, can }) {
   const keys = h('ul');
   const twoFactor = twoFactorSection(me);
   const email = emailSection(me);
+  const notices = noticesSection();
   const language = field(t('account.language'), { tag: 'select', name: 'locale' });
   for (const locale of config.locales) language.input.append(h('option', { value: locale, selected: locale === (me.locale ?? '') }, locale === 'de' ? 'Deutsch' : locale === 'en' ? 'English' : locale));
   language.input.addEventListener('change', async () => {
@@ -32,7 +33,7 @@ export async function mount(root, { config, me, can }) {
     h('div', { class: 'card' }, language.wrapper),
     h('section', { 'aria-labelledby': 'sessions-title' }, h('h2', { id: 'sessions-title' }, t('account.sessions')), sessions,
       h('button', { type: 'button', class: 'secondary', onclick: revokeOthers }, t('account.revokeOthers'))),
-    twoFactor.section, passwordSection(), email.section, keySection, dataSection({ me, can })));
+    twoFactor.section, passwordSection(), email.section, notices.section, keySection, dataSection({ me, can })));
 
   const fail = (err) => show(problem, errorBox(err.message));
 
@@ -91,5 +92,5 @@ export async function mount(root, { config, me, can }) {
     return form;
   }
 
-  await Promise.all([loadSessions(), twoFactor.load(), email.load(), keySection ? loadKeys() : null].map((step) => step?.catch(fail)));
+  await Promise.all([loadSessions(), twoFactor.load(), email.load(), notices.load(), keySection ? loadKeys() : null].map((step) => step?.catch(fail)));
 }

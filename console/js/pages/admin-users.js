@@ -1,65 +1,129 @@
-import { all, del, post } from '../api.js';
+import { all, del, get, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
 /**
  * Administration for users with users:read: the users (searched by name in the list the API returns;
- * the list carries no email addresses), ban with a reason and duration and unban for users:ban. What the API refuses is shown as
- * its message.
+ * the list carries no email addresses); ban with a reason and duration and unban for users:ban; a user's
+ * roles assigned and removed for users:write (with roles:read to list them); deletion for users:delete
+ * (a second click confirms it; the 7-day grace period applies). What the API refuses is shown as its message.
  */
 export async function mount(root, { can }) {
   const problem = h('div');
   const search = field(t('admin.search'), { name: 'search', type: 'search', autocomplete: 'off' });
   const rows = h('tbody');
+  const manageRoles = can('users:write') && can('roles:read');
+  const header = (label) => h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, label));
   show(root, h('div', {}, problem,
     h('section', { 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('admin.users')),
       h('form', { class: 'row', role: 'search', onsubmit: (event) => { event.preventDefault(); render(); } }, search.wrapper, h('button', { type: 'submit' }, t('admin.searchButton'))),
       h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')),
-        h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('admin.ban'))))), rows)))));
+        manageRoles ? header(t('admin.userRoles')) : null, header(t('admin.ban')), can('users:delete') ? header(t('admin.delete')) : null)), rows)))));
   const fail = (err) => show(problem, errorBox(err.message));
   let users = [];
+  let roles = [];
+
+  function act(action) {
+    return async () => {
+      show(problem);
+      try { await action(); } catch (err) { fail(err); }
+    };
+  }
+
+  function banCell(user) {
+    const cell = h('td');
+    if (!can('users:ban')) return cell;
+    if (user.is_banned) {
+      cell.append(h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('admin.unban')}: ${user.username}`, onclick: act(async () => {
+        await del(`/v1/users/${user.id}/ban`);
+        user.is_banned = false;
+        render();
+        announce(`${t('admin.unban')}: ${user.username}`);
+      }) }, t('admin.unban')));
+      return cell;
+    }
+    const reason = field(t('admin.reason', { name: user.username }), { name: 'reason', maxlength: 500 });
+    const days = field(t('admin.duration'), { name: 'days', type: 'number', min: 1, step: 1 });
+    const form = h('form', { class: 'row ban' }, reason.wrapper, days.wrapper, h('button', { type: 'submit', class: 'danger', 'aria-label': `${t('admin.ban')}: ${user.username}` }, t('admin.ban')));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      act(async () => {
+        const body = { reason: reason.input.value.trim() || undefined, duration_seconds: days.input.value ? Number(days.input.value) * 86_400 : null };
+        await post(`/v1/users/${user.id}/ban`, body);
+        user.is_banned = true;
+        render();
+        announce(`${t('admin.banned')}: ${user.username}`);
+      })();
+    });
+    cell.append(form);
+    return cell;
+  }
+
+  /** The user's roles, read when the disclosure is opened: a button removes one, a select and a button add one. */
+  function rolesCell(user) {
+    const list = h('ul', { class: 'roles' });
+    const add = field(t('admin.roleToAssign', { name: user.username }), { tag: 'select', name: 'role' });
+    const assign = h('form', { class: 'row' }, add.wrapper, h('button', { type: 'submit' }, t('admin.assignRole')));
+    const details = h('details', {}, h('summary', {}, t('admin.rolesOf', { name: user.username })), list, assign);
+    const draw = (held) => {
+      show(list, ...held.map((role) => h('li', {}, role.name, ' ', h('button', {
+        type: 'button', class: 'secondary', 'aria-label': t('admin.removeRole', { role: role.name, name: user.username }),
+        onclick: act(async () => {
+          await del(`/v1/users/${user.id}/roles/${role.id}`);
+          draw(held.filter((other) => other.id !== role.id));
+          announce(t('admin.removeRole', { role: role.name, name: user.username }));
+        }),
+      }, t('admin.remove')))));
+      if (!held.length) show(list, h('li', { class: 'muted' }, t('none')));
+      const heldIds = new Set(held.map((role) => role.id));
+      show(add.input, ...roles.filter((role) => !heldIds.has(role.id)).map((role) => h('option', { value: role.id }, role.name)));
+    };
+    details.addEventListener('toggle', act(async () => {
+      if (details.open) draw((await get(`/v1/users/${user.id}/roles`)).roles);
+    }));
+    assign.addEventListener('submit', (event) => {
+      event.preventDefault();
+      act(async () => {
+        const name = add.input.selectedOptions[0]?.textContent;
+        draw((await post(`/v1/users/${user.id}/roles`, { role_id: add.input.value })).roles);
+        announce(t('admin.roleAssigned', { role: name, name: user.username }));
+      })();
+    });
+    return h('td', {}, details);
+  }
+
+  /** Two clicks: the first turns the button into its confirmation. */
+  function deleteCell(user) {
+    const button = h('button', { type: 'button', class: 'danger', 'aria-label': `${t('admin.delete')}: ${user.username}` }, t('admin.delete'));
+    button.onclick = act(async () => {
+      if (!button.dataset.confirm) {
+        button.dataset.confirm = 'yes';
+        button.textContent = t('admin.deleteConfirm');
+        button.setAttribute('aria-label', `${t('admin.deleteConfirm')}: ${user.username}`);
+        return;
+      }
+      await del(`/v1/users/${user.id}`);
+      users = users.filter((other) => other.id !== user.id);
+      render();
+      announce(t('admin.deleted', { name: user.username }));
+    });
+    return h('td', {}, button);
+  }
 
   function row(user) {
-    const cell = h('td');
-    if (can('users:ban')) {
-      if (user.is_banned) {
-        cell.append(h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('admin.unban')}: ${user.username}`, onclick: async () => {
-          try {
-            await del(`/v1/users/${user.id}/ban`);
-            user.is_banned = false;
-            render();
-            announce(`${t('admin.unban')}: ${user.username}`);
-          } catch (err) { fail(err); }
-        } }, t('admin.unban')));
-      } else {
-        const reason = field(t('admin.reason', { name: user.username }), { name: 'reason', maxlength: 500 });
-        const days = field(t('admin.duration'), { name: 'days', type: 'number', min: 1, step: 1 });
-        const form = h('form', { class: 'row ban' }, reason.wrapper, days.wrapper, h('button', { type: 'submit', class: 'danger', 'aria-label': `${t('admin.ban')}: ${user.username}` }, t('admin.ban')));
-        form.addEventListener('submit', async (event) => {
-          event.preventDefault();
-          try {
-            const body = { reason: reason.input.value.trim() || undefined, duration_seconds: days.input.value ? Number(days.input.value) * 86_400 : null };
-            await post(`/v1/users/${user.id}/ban`, body);
-            user.is_banned = true;
-            render();
-            announce(`${t('admin.banned')}: ${user.username}`);
-          } catch (err) { fail(err); }
-        });
-        cell.append(form);
-      }
-    }
-    return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null), cell);
+    return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null),
+      manageRoles ? rolesCell(user) : null, banCell(user), can('users:delete') ? deleteCell(user) : null);
   }
 
   function render() {
     const wanted = search.input.value.trim().toLowerCase();
     const shown = users.filter((user) => !wanted || user.username.toLowerCase().includes(wanted)).slice(0, 100);
     show(rows, ...shown.map(row));
-    if (!shown.length) show(rows, h('tr', {}, h('td', { colspan: 2, class: 'muted' }, t('none'))));
+    if (!shown.length) show(rows, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, t('none'))));
   }
 
   try {
-    users = await all('/v1/users');
+    [users, roles] = await Promise.all([all('/v1/users'), manageRoles ? get('/v1/roles').then((result) => result.data) : []]);
     render();
   } catch (err) { fail(err); }
 }

@@ -17,3 +17,8 @@ export const PasswordChangeErrors = defineErrors('password_change', {
 export const PasswordErrors = defineErrors('password', {
   breached: [400, 'The password appears in known data breaches; choose another password'],
 });
+
+export const AccountDeletionErrors = defineErrors('account_deletion', {
+  current_password_required: [400, 'current_password is required: this account has a password'],
+  sign_in_again: [403, 'This account has no password: sign in again, then delete it within 15 minutes of signing in'],
+});

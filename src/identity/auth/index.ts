@@ -1,3 +1,4 @@
-/** What other modules use of password reset and change (GraphQL's changePassword). */
+/** What other modules use of password reset and change, and of self-deletion (GraphQL's changePassword, deleteMyAccount). */
 export { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from './password-reset.js';
 export { SESSION_AUTH, sessionOnly } from './session-only.js';
+export { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from './self-deletion.js';

@@ -29,12 +29,12 @@ describe('password reset', () => {
   }
 
   it('answers the same 200 for an unknown address and sends nothing', async () => {
-    const before = smtp.received.length;
     const response = await post('/v1/auth/reset-password', { email: 'nobody@example.org' });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    // (Other tests' security notices may arrive meanwhile: only a mail to this address would be wrong.)
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(smtp.received.length).toBe(before);
+    expect(smtp.received.filter((mail) => mail.to === 'nobody@example.org')).toEqual([]);
   });
 
   it('mails a 1-hour link; completing it sets the password, ends every session and works once', async () => {
@@ -68,7 +68,7 @@ describe('password reset', () => {
     const again = await post('/v1/auth/reset-password', { email: emailOf(user) });
     expect(again.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(smtp.received.filter((mail) => mail.to === emailOf(user))).toHaveLength(1);
+    expect(resetMailsTo(emailOf(user))).toHaveLength(1);
     const rows = await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute();
     expect(rows).toHaveLength(1);
   });

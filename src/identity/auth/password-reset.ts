@@ -80,6 +80,28 @@ export function createPasswordResetService(deps: Deps) {
   }
 
   /**
+   * The account's current password, checked as a sign-in checks it: a wrong one is audited as a failed
+   * sign-in and counts towards the account's lockout (a locked account is refused with 429). False when
+   * the account has no password; `via` names the route in the audit event.
+   */
+  async function checkCurrentPassword(request: FastifyRequest, userId: string, given: string, via: string): Promise<boolean> {
+    const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
+    if (!user || !account?.password_hash) return false;
+    // Counted on the account, whichever of its names a sign-in would type.
+    const attempt = await deps.signInThrottle.claim({ identifier: user.username, userId }, request.ip);
+    if (!(await verifyPassword(account.password_hash, given))) {
+      await deps.audit.record(request, {
+        eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
+        errorMessage: 'wrong password', metadata: { via },
+      });
+      await attempt.failed();
+      throw PasswordChangeErrors.wrong_current_password();
+    }
+    await attempt.succeeded();
+    return true;
+  }
+
+  /**
    * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
    * an inbox. Checked for every address, with or without an account, so it reveals nothing; a failing
    * store lets the request through.
@@ -117,6 +139,8 @@ export function createPasswordResetService(deps: Deps) {
   }
 
   return {
+    checkCurrentPassword,
+
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const email = normaliseEmail(input.email);
@@ -171,19 +195,7 @@ export function createPasswordResetService(deps: Deps) {
     async change(request: FastifyRequest, caller: Caller, input: Static<typeof ChangePasswordBody>): Promise<{ other_sessions_ended: number }> {
       if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
       const { userId, sessionId } = caller;
-      const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
-      if (!user || !account?.password_hash) throw PasswordChangeErrors.no_password();
-      // Counted on the account, whichever of its names a sign-in would type.
-      const attempt = await deps.signInThrottle.claim({ identifier: user.username, userId }, request.ip);
-      if (!(await verifyPassword(account.password_hash, input.current_password))) {
-        await deps.audit.record(request, {
-          eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
-          errorMessage: 'wrong password', metadata: { via: 'password_change' },
-        });
-        await attempt.failed();
-        throw PasswordChangeErrors.wrong_current_password();
-      }
-      await attempt.succeeded();
+      if (!(await checkCurrentPassword(request, userId, input.current_password, 'password_change'))) throw PasswordChangeErrors.no_password();
       const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
       const revoked = await deps.db.transaction().execute(async (trx) => {

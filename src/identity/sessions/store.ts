@@ -68,11 +68,12 @@ export function createSessionStore(deps: Deps) {
    */
   async function create(request: FastifyRequest, input: { userId: string; provider: string; expiresAt?: Date }, trx: Kysely<Schema>) {
     const token = newToken(SESSION_TOKEN_PREFIX);
-    const expiresAt = input.expiresAt ?? new Date(deps.clock.now().getTime() + SESSION_LIFETIME_MS);
+    const signedInAt = deps.clock.now();
+    const expiresAt = input.expiresAt ?? new Date(signedInAt.getTime() + SESSION_LIFETIME_MS);
     const insertUnlessBanned = () =>
       trx
         .insertInto('sessions')
-        .columns(['token_hash', 'user_id', 'provider', 'ip_address', 'user_agent', 'expires_at'])
+        .columns(['token_hash', 'user_id', 'provider', 'ip_address', 'user_agent', 'expires_at', 'created_at'])
         .expression(
           trx
             .selectNoFrom((eb) => [
@@ -82,6 +83,8 @@ export function createSessionStore(deps: Deps) {
               eb.val(request.ip).as('ip_address'),
               eb.val(request.headers['user-agent'] ?? null).as('user_agent'),
               sql<Date>`${expiresAt}::timestamptz`.as('expires_at'),
+              // The clock's time, not the database's: how recent a sign-in is is a rule (self-deletion without a password).
+              sql<Date>`${signedInAt}::timestamptz`.as('created_at'),
             ])
             .where((where) => where.not(banInForce(sql<string>`${input.userId}::uuid`, deps.clock.now()))),
         )
@@ -165,6 +168,12 @@ export function createSessionStore(deps: Deps) {
       const hashes = rows.map((row) => row.token_hash);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;
+    },
+
+    /** When a session was made (its sign-in), or undefined when it has ended. */
+    async signedInAt(sessionId: string): Promise<Date | undefined> {
+      const row = await db.selectFrom('sessions').select('created_at').where('id', '=', sessionId).executeTakeFirst();
+      return row?.created_at;
     },
 
     /** Deletes a session; returns its token hash, or undefined when there was none. */

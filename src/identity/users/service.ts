@@ -249,12 +249,13 @@ export function createUsersService(deps: UsersDeps) {
 
     /**
      * Soft delete: deleted_at is set and every session and API key of the user is revoked, in one
-     * transaction. The last super admin is kept (under the same lock the role removal takes).
+     * transaction. The last super admin is kept (under the same lock the role removal takes). Also the
+     * user's own deletion (POST /v1/users/me/delete), once they have shown who they are.
      */
-    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
+    async remove(request: FastifyRequest, caller: Caller, id: string): Promise<{ scheduled_deletion_at: Date }> {
       await assertMayManage(caller, id);
       const { onCommit, committed } = afterCommit();
-      await db.transaction().execute(async (trx) => {
+      const purgeAt = await db.transaction().execute(async (trx) => {
         const admins = await deps.access.lockSuperAdmins(trx);
         if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
         if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
@@ -278,8 +279,10 @@ export function createUsersService(deps: UsersDeps) {
           },
           trx,
         );
+        return purgeAt;
       });
       await committed();
+      return { scheduled_deletion_at: purgeAt };
     },
 
     async requestEmailChange(request: FastifyRequest, caller: Caller, id: string, email: string) {

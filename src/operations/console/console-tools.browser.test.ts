@@ -86,22 +86,64 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(await page.locator('ul.codes li').count()).toBeGreaterThanOrEqual(8);
     expect((await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json().enabled).toBe(true);
 
-    await page.getByLabel('Current password').fill(user.password);
+    await page.getByLabel('Current password', { exact: true }).fill(user.password);
     await page.getByLabel('New password (at least 8 characters)').fill('a new long passphrase');
     await page.getByLabel('New password again').fill('a new long passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
-    await page.getByText(/^Password changed\. 1 other sessions/).waitFor();
+    await page.getByText(/^Password changed\. Other sessions signed out: 1\./).waitFor();
     const relogin = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: 'a new long passphrase' } });
     expect(relogin.json().requires_2fa).toBe(true);
 
     await page.getByLabel('New email address').fill(`new-${user.username}@example.org`);
     await page.getByRole('button', { name: 'Send confirmation link' }).click();
     await page.getByText(`Waiting for confirmation of new-${user.username}@example.org`).waitFor();
-    expect(await page.getByRole('button', { name: 'Delete my account' }).count()).toBe(0);
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
     expect(download.suggestedFilename()).toMatch(/\.zip$/);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account-security');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('an administrator assigns a role on the users tab; the user turns a security notice off and deletes their own account', async () => {
+    const user = await createUser(t.app, ['role_user']);
+    const admin_ = await signedIn('admin', TEST_ADMIN.password);
+    await admin_.page.goto(`${base}/console/#/admin/users`);
+    await admin_.page.getByLabel('Search users').fill(user.username);
+    await admin_.page.getByRole('button', { name: 'Search', exact: true }).click();
+    await admin_.page.getByText(`Roles of ${user.username}`).click();
+    await admin_.page.getByLabel(`Role to assign to ${user.username}`).selectOption({ label: 'Developer' });
+    await admin_.page.locator('details[open]').getByRole('button', { name: 'Assign role' }).click();
+    await admin_.page.getByRole('button', { name: `Remove Developer from ${user.username}` }).waitFor();
+    const held = (await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(admin) })).json().roles as { id: string }[];
+    expect(held.map((role) => role.id).sort()).toEqual(['role_developer', 'role_user']);
+    expect(await axeViolations(admin_.page)).toEqual([]);
+    await screenshot(admin_.page, 'admin-users');
+    expect(admin_.problems).toEqual([]);
+    await admin_.context.close();
+
+    const { context, page, problems } = await signedIn(user.username, user.password);
+    await page.getByRole('heading', { name: /^Account/ }).waitFor();
+    const keyNotice = page.getByRole('switch', { name: 'Mail me when an API key is created for me' });
+    await expect.poll(() => keyNotice.isEnabled()).toBe(true);
+    await keyNotice.uncheck();
+    await expect.poll(async () => (await t.app.inject({ url: '/v1/users/me/security-notifications', headers: bearer(user.token) })).json())
+      .toEqual({ new_sign_in: true, new_api_key: false });
+    await keyNotice.scrollIntoViewIfNeeded();
+    await screenshot(page, 'account-notices');
+    await page.getByLabel(`Type your username (${user.username}) to confirm`).fill(user.username);
+    await page.getByLabel('Current password (empty if your account has none)').fill('not my password');
+    await page.getByRole('button', { name: 'Delete my account' }).click();
+    await page.getByRole('alert').getByText('current_password is not the password of this account').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'account-data');
+    await page.getByLabel('Current password (empty if your account has none)').fill(user.password);
+    await page.getByRole('button', { name: 'Delete my account' }).click();
+    await page.getByText(/^Your account is deleted and you are signed out\. It is removed for good on /).first().waitFor();
+    const status = (await t.app.inject({ url: `/v1/admin/users/${user.id}/deletion-status`, headers: bearer(admin) })).json();
+    expect(status.is_scheduled_for_deletion).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'account-deleted');
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -11,8 +11,8 @@ import { InternalAuditBody } from '../audit/schemas.js';
 import type { AuditService } from '../audit/service.js';
 import type { RealtimeService } from '../realtime/service.js';
 import type { AuthService } from '../../identity/auth/service.js';
-import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from '../../identity/auth/index.js';
-import { ChangePasswordBody } from '../../identity/auth/schemas.js';
+import { ACCOUNT_DELETION_MESSAGE, PASSWORD_CHANGED_MESSAGE, type PasswordResetService, type SelfDeletion } from '../../identity/auth/index.js';
+import { ChangePasswordBody, DeleteMyAccountBody } from '../../identity/auth/schemas.js';
 import { SessionErrors } from '../../identity/sessions/errors.js';
 import type { ApiKeysService } from '../../identity/api-keys/service.js';
 import { READ_INTEGRATIONS, type IntegrationsService } from '../../identity/integrations/service.js';
@@ -40,6 +40,7 @@ export interface GraphQLServices {
   users: Pick<UsersService, 'oauthSignIn'>;
   auth: Pick<AuthService, 'logoutAllSessions'>;
   passwordReset: Pick<PasswordResetService, 'change'>;
+  selfDeletion: Pick<SelfDeletion, 'deleteOwn'>;
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
   passkeys: Pick<PasskeysService, 'list' | 'registrationOptions' | 'register' | 'rename' | 'remove' | 'signInOptions' | 'signIn' | 'secondFactorOptions' | 'verifySecondFactor'>;
   sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
@@ -135,6 +136,7 @@ const checks = {
   verifyLogin: compileBodyCheck(VerifyLoginBody),
   logoutEverywhere: compileBodyCheck(LogoutEverywhereBody),
   changePassword: compileBodyCheck(ChangePasswordBody),
+  deleteMyAccount: compileBodyCheck(DeleteMyAccountBody),
   oauthSignIn: compileBodyCheck(OAuthSignInBody),
   audit: compileBodyCheck(InternalAuditBody),
   updateDevice: compileBodyCheck(UpdateDeviceBody),
@@ -294,6 +296,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         if (caller.kind !== 'session') throw SessionErrors.session_required();
         const { other_sessions_ended } = await services.passwordReset.change(context.request, caller, bodyFrom(checks.changePassword, args.input));
         return { message: PASSWORD_CHANGED_MESSAGE, other_sessions_ended };
+      },
+      deleteMyAccount: async (_: unknown, args: { input?: Args | null }, context: GraphQLContext) => {
+        const { scheduled_deletion_at } = await services.selfDeletion.deleteOwn(context.request, sessionOf(context), bodyFrom(checks.deleteMyAccount, args.input ?? {}));
+        return { message: ACCOUNT_DELETION_MESSAGE, scheduled_deletion_at };
       },
       oauthSignin: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         // As POST /v1/users/oauth: any other credential is told the system key is needed (401).

@@ -62,6 +62,11 @@ export const typeDefs = /* GraphQL */ `
     sessions end. A session token.
     """
     changePassword(input: ChangePasswordInput!): PasswordChange!
+    """
+    Delete your own account (POST /v1/users/me/delete): currentPassword when the account has one, else a sign-in of the
+    last 15 minutes; then every session ends and the account is purged after the 7-day grace period. A session token.
+    """
+    deleteMyAccount(input: DeleteMyAccountInput): AccountDeletion!
     "Social sign-in: create or update the account of a provider identity. System key only."
     oauthSignin(input: OAuthSignInInput!): OAuthSignIn!
     "A single-use WebSocket ticket. A session or OAuth access token."
@@ -289,6 +294,15 @@ export const typeDefs = /* GraphQL */ `
   type PasswordChange {
     message: String!
     otherSessionsEnded: Int!
+  }
+
+  input DeleteMyAccountInput {
+    currentPassword: String
+  }
+
+  type AccountDeletion {
+    message: String!
+    scheduledDeletionAt: DateTime!
   }
 
   type Integration {

@@ -1,8 +1,10 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, usesPostgres, type TestApp } from '../../../test/helpers.js';
 
 const METRICS_TOKEN = 'jobs-test-metrics-token';
-const JOBS = ['audit-retention', 'gps-partitions', 'gps-retention', 'purge-expired'];
+/** The embedded database also gets the vacuum and analysis that autovacuum does on a server. */
+const JOBS = ['audit-retention', ...(usesPostgres ? [] : ['database-maintenance']), 'gps-partitions', 'gps-retention', 'purge-expired'];
 
 describe('scheduled jobs over HTTP', () => {
   let t: TestApp;
@@ -53,5 +55,29 @@ describe('scheduled jobs over HTTP', () => {
     expect([list.statusCode, list.json()]).toEqual([403, forbidden('settings:read')]);
     const run = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/purge-expired/run', headers: bearer(user.token) });
     expect([run.statusCode, run.json()]).toEqual([403, forbidden('settings:write')]);
+  });
+
+  it.skipIf(usesPostgres)('vacuums and analyses the embedded tables whose rows changed enough, as autovacuum would', async () => {
+    type Run = { data: { last_outcome: string; last_result: { vacuumed: string[]; analyzed: string[] } } };
+    const run = async () => (await t.app.inject({ method: 'POST', url: '/v1/system/jobs/database-maintenance/run', headers: bearer(admin) })).json<Run>().data;
+    await run(); // what the template and earlier tests left
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'maintained' } })).json().data.id as string;
+    const at = t.clock.nowMs();
+    const points = Array.from({ length: 400 }, (_, i) => ({
+      device_id: device, latitude: 54 + i / 1000, longitude: 10, timestamp: new Date(at - i * 1000), speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
+    }));
+    await t.database.db.insertInto('gps_points').values(points).execute();
+    const month = `gps_points_y${new Date(at).toISOString().slice(0, 4)}m${new Date(at).toISOString().slice(5, 7)}`;
+    const statistics = async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stats where tablename = ${month}`.execute(t.database.db)).rows[0]!.n;
+
+    const analysed = await run();
+    expect(analysed.last_outcome).toBe('succeeded');
+    expect(analysed.last_result.analyzed).toContain(month);
+    expect(await statistics()).toBeGreaterThan(0);
+
+    await t.database.db.deleteFrom('gps_points').where('device_id', '=', device).execute();
+    expect((await run()).last_result).toMatchObject({ vacuumed: expect.arrayContaining([month]) });
+    // Nothing changed since: nothing to do.
+    expect((await run()).last_result).toEqual({ vacuumed: [], analyzed: [] });
   });
 });

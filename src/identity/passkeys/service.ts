@@ -67,6 +67,17 @@ export function createPasskeysService(deps: Deps) {
   }
 
   /** The challenge's user (null: anyone's), once; undefined when unknown, expired or already taken on any node. */
+  /** Request options naming the passkeys that may answer (none: any the browser holds), their challenge issued for the ceremony. */
+  async function authenticationOptions(ceremony: Exclude<Ceremony, 'register'>, allow: { credential_id: string; transports: string[] }[], userId: string | null) {
+    const options = await generateAuthenticationOptions({
+      rpID: deps.rp.id,
+      userVerification: 'preferred',
+      allowCredentials: allow.map((row) => ({ id: row.credential_id, transports: row.transports as never })),
+    });
+    await issueChallenge(ceremony, options.challenge, userId);
+    return options;
+  }
+
   async function takeChallenge(ceremony: Ceremony, challenge: string): Promise<{ userId: string | null } | undefined> {
     const key = keyOf(ceremony, challenge);
     const stored = await deps.kv.get(key);
@@ -151,13 +162,7 @@ export function createPasskeysService(deps: Deps) {
       const userId = await deps.twoFactor.userOfChallenge(tempToken);
       const allow = await repo.credentialsOfUser(userId);
       if (allow.length === 0) throw PasskeyErrors.none_registered();
-      const options = await generateAuthenticationOptions({
-        rpID: deps.rp.id,
-        userVerification: 'preferred',
-        allowCredentials: allow.map((row) => ({ id: row.credential_id, transports: row.transports as never })),
-      });
-      await issueChallenge('second_factor', options.challenge, userId);
-      return options;
+      return authenticationOptions('second_factor', allow, userId);
     },
 
     /** POST /v1/auth/2fa/passkey: the passkey is the second factor; the temporary token gives its session (as /v1/auth/2fa/verify). */
@@ -263,13 +268,7 @@ export function createPasskeysService(deps: Deps) {
       const identifier = input.identifier?.trim().toLowerCase();
       const user = identifier ? (await deps.users.findPasswordLogin(identifier)).user : undefined;
       const allow = user ? await repo.credentialsOfUser(user.id) : [];
-      const options = await generateAuthenticationOptions({
-        rpID: deps.rp.id,
-        userVerification: 'preferred',
-        allowCredentials: allow.map((row) => ({ id: row.credential_id, transports: row.transports as never })),
-      });
-      await issueChallenge('sign_in', options.challenge, null);
-      return options;
+      return authenticationOptions('sign_in', allow, null);
     },
 
     /** Answers as POST /v1/auth/login: a session, or `requires_2fa` when the passkey did not verify the user and 2FA is on. */

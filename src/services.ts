@@ -62,8 +62,8 @@ export interface Infrastructure {
   clock: Clock;
   /** Where an IP address is, when a GeoIP database is configured (GEOIP_DB). */
   locate?: Locate;
-  /** The embedded database gets the maintenance job that autovacuum does on a server. */
-  databaseKind?: 'embedded' | 'postgres';
+  /** Which back end `db` is: GPS commits overlap on a server, and the embedded database gets the maintenance job autovacuum does on one. */
+  databaseKind: 'embedded' | 'postgres';
 }
 
 /** Batches of POST /v1/gps points committing at once on PostgreSQL (of the pool's 10 connections). */
@@ -125,7 +125,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     log,
     events,
     latestCacheTtlSecs: () => settings.configValue('gps.latest_cache_ttl_secs', LATEST_CACHE_TTL_SECS),
-    commitConcurrency: config.databaseUrl ? GPS_COMMITS_AT_ONCE : 1,
+    commitConcurrency: databaseKind === 'postgres' ? GPS_COMMITS_AT_ONCE : 1,
   });
   const trips = createTripsService({
     db,

@@ -148,6 +148,50 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it('administration: a setting created (a refusal shown as the API\'s message) and deleted; deleted users restored and deleted for good', async () => {
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+    await page.goto(`${base}/console/#/admin/settings`);
+    const key = `fleet.unit_${Date.now()}`;
+    const create = async () => {
+      await page.getByLabel('Key (lower case letters, digits, . _ -)').fill(key);
+      await page.getByLabel('Value (JSON)', { exact: true }).fill('"kmh"');
+      await page.getByLabel('Public (listed without signing in)').check();
+      await page.getByRole('button', { name: 'Create setting' }).click();
+    };
+    await create();
+    await page.getByText(`${key} created.`).waitFor();
+    const stored = await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) });
+    expect(stored.json().data).toMatchObject({ key, value: 'kmh', is_public: true });
+    await create();
+    await page.getByRole('alert').getByText(`Setting '${key}' already exists`).waitFor();
+    await page.getByRole('button', { name: `Save: ${key}` }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-settings-new');
+    await page.getByRole('button', { name: `Delete: ${key}` }).click();
+    await page.getByRole('button', { name: `Really delete: ${key}` }).click();
+    await page.getByText(`${key} deleted.`).waitFor();
+    expect((await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) })).statusCode).toBe(404);
+
+    const [kept, gone] = [await createUser(t.app, ['role_user']), await createUser(t.app, ['role_user'])];
+    for (const user of [kept, gone]) expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode).toBe(204);
+    const deletion = (id: string) => t.app.inject({ url: `/v1/admin/users/${id}/deletion-status`, headers: bearer(admin) });
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('button', { name: `Restore: ${kept.username}` }).click();
+    await page.getByText(`${kept.username} is restored and can sign in again.`).waitFor();
+    expect((await deletion(kept.id)).json().is_scheduled_for_deletion).toBe(false);
+    await page.getByRole('button', { name: `Delete for good: ${gone.username}` }).click();
+    await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
+    expect(await page.getByRole('alert').textContent()).toMatch(/reason/);
+    await page.getByLabel(`Reason for deleting ${gone.username} for good`).fill('Asked for it in ticket 12');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-users-deleted');
+    await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
+    await page.getByText(`${gone.username} is deleted for good.`).waitFor();
+    expect((await deletion(gone.id)).statusCode).toBe(404);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API\'s message), a config value changed', async () => {
     const reporter = await createUser(t.app, ['role_user']);
     const events = (await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })).json().events;

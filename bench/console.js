@@ -10,9 +10,10 @@
 //    the page's main-thread busy share is Chromium's TaskDuration (Performance.getMetrics over CDP: every task on
 //    the renderer's main thread) over the wall time; long tasks (> 50 ms) from a PerformanceObserver; the markers
 //    moved are counted in the page.
-// 3. Track: first the CSV export read in Node alone (the server's part); then the history page draws the day; time from the click on "Show track" to the frame after
-//    the canvas is drawn, and the page's own marks (request to parsed: download and parse of the CSV export;
-//    parsed to drawn: projection and the first draw; request to the first part drawn while the rest streams).
+// 3. Track: first the CSV export and GET /v1/gps/track (thinned for a 1280 × 800 view) read in Node alone (the
+//    server's part); then the history page draws the day: time from the click on "Show track" to the frame after
+//    the canvas is drawn, and the page's own marks (request to parsed: GET /v1/gps/track answered and read into
+//    typed arrays; parsed to drawn: projection and the first draw), with the number of points drawn.
 // Goals: first paint < 1 s, main thread busy < 50 %, track on screen < 1 s. Results: bench/results/console.json.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,13 +58,17 @@ try {
   const csv = await (await fetch(`${base}/v1/gps/export?device_id=${trackDevice}&format=csv`, { headers: { authorization: `Bearer ${token}` } })).text();
   const exportCsvMs = Math.round(performance.now() - exportStarted);
   console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
+  const trackStarted = performance.now();
+  const thinned = await (await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&width=1280&height=800`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const trackApiMs = Math.round(performance.now() - trackStarted);
+  console.log(`GET /v1/gps/track (1280 × 800): ${trackApiMs} ms, ${JSON.parse(thinned).points} of ${TRACK} points, ${(thinned.length / 1e3).toFixed(0)} kB`);
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const runs = [];
   for (let run = 0; run < RUNS; run++) runs.push(await measureOnce(token, deviceIds, trackDevice, run));
   const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
   const result = {
-    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, runs,
+    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, track_api_ms: trackApiMs, track_api_bytes: thinned.length, runs,
     median: Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(key)])),
   };
   console.table(runs);
@@ -174,7 +179,7 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   const trackMs = performance.now() - asked;
   const marks = await page.evaluate(() => {
     const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
-    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), firstPart: at('history-first-part') - at('history-request') };
+    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), drawn: Number(document.querySelector('.history .map').dataset.drawn) };
   });
   // Scrubbing: the timeline moved to 20 places, each a full redraw.
   const scrub = await page.evaluate(async () => {
@@ -194,7 +199,7 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   const round = (value) => Math.round(value * 10) / 10;
   return {
     first_paint_ms: round(firstPaint), after_login_ms: round(signIn.painted), map_data_ms: round(signIn.data), markers_placed_ms: round(signIn.placed), main_thread_busy_pct: round(busy * 100), long_tasks: live.longTasks, longest_task_ms: round(live.longest),
-    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_first_part_ms: round(marks.firstPart), track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
+    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_points_drawn: marks.drawn, track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
     scrub_frame_median_ms: round(scrub),
   };
 }

@@ -170,6 +170,8 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   await page.getByLabel('Device', { exact: true }).selectOption(trackDevice);
   await page.getByLabel('From', { exact: true }).fill('2026-01-14T00:00');
   await page.getByLabel('To', { exact: true }).fill('2026-01-17T00:00');
+  const trackRequests = [];
+  page.on('request', (request) => { if (request.url().includes('/v1/gps/track')) trackRequests.push(new URL(request.url()).search); });
   const asked = performance.now();
   await page.getByRole('button', { name: 'Show track' }).click();
   await page.waitForFunction((n) => document.querySelector('.history .map')?.dataset.points === String(n) || document.querySelector('.history [role=alert]'), TRACK, { polling: 'raf', timeout: 60_000 });
@@ -194,6 +196,7 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
     }
     return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
   });
+  console.log(`run ${run}: the history page asked`, trackRequests.map((query) => Object.fromEntries(new URLSearchParams(query))).map(({ zoom, width, height }) => ({ zoom, width, height })));
   await context.close();
   if (errors.length) console.error(`run ${run}: page errors`, errors);
   const round = (value) => Math.round(value * 10) / 10;

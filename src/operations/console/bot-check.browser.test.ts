@@ -43,4 +43,20 @@ describe('console sign-in with bot protection', { timeout: 120_000 }, () => {
     expect(problems).toEqual([]);
     await context.close();
   });
+
+  it('asks for the check in German, in the dark', async () => {
+    const { base, browser } = setup!;
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, locale: 'de-DE', colorScheme: 'dark' });
+    await fakeTurnstileWidget(context);
+    const { page, problems } = await openConsole(context, base);
+    await page.frameLocator('.bot-check iframe').getByRole('button', { name: 'Verify you are human' }).waitFor();
+    await page.getByLabel('Benutzername oder E-Mail').fill('admin');
+    await page.getByLabel('Passwort').fill(TEST_ADMIN.password);
+    await page.getByRole('button', { name: 'Anmelden', exact: true }).click();
+    await page.getByRole('alert').getByText('Bitte zuerst die Prüfung „Bestätigen Sie, dass Sie ein Mensch sind“ beantworten.').waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'sign-in-bot-check-de-dark');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
 });

@@ -10,7 +10,7 @@
 //    the page's main-thread busy share is Chromium's TaskDuration (Performance.getMetrics over CDP: every task on
 //    the renderer's main thread) over the wall time; long tasks (> 50 ms) from a PerformanceObserver; the markers
 //    moved are counted in the page.
-// 3. Track: first the CSV export and GET /v1/gps/track (thinned for a 1280 × 800 view) read in Node alone (the
+// 3. Track: first the CSV export and GET /v1/gps/track (thinned for the page's 1280 × 507 map) read in Node alone (the
 //    server's part); then the history page draws the day: time from the click on "Show track" to the frame after
 //    the canvas is drawn, and the page's own marks (request to parsed: GET /v1/gps/track answered and read into
 //    typed arrays; parsed to drawn: projection and the first draw), with the number of points drawn.
@@ -59,9 +59,12 @@ try {
   const exportCsvMs = Math.round(performance.now() - exportStarted);
   console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
   const trackStarted = performance.now();
-  const thinned = await (await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&width=1280&height=800`, { headers: { authorization: `Bearer ${token}` } })).text();
+  // The day the history page shows (the device's one point of today, from makeDevices, is not in it).
+  const day = `from=${new Date((trackStart - 86_400) * 1000).toISOString()}&to=${new Date((trackStart + 2 * 86_400) * 1000).toISOString()}`;
+  const thinned = await (await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&${day}&width=1280&height=507`, { headers: { authorization: `Bearer ${token}` } })).text();
   const trackApiMs = Math.round(performance.now() - trackStarted);
-  console.log(`GET /v1/gps/track (1280 × 800): ${trackApiMs} ms, ${JSON.parse(thinned).points} of ${TRACK} points, ${(thinned.length / 1e3).toFixed(0)} kB`);
+  const { points: thinnedPoints, zoom: thinnedZoom } = JSON.parse(thinned);
+  console.log(`GET /v1/gps/track (1280 × 507, the page's map): ${trackApiMs} ms, ${thinnedPoints} of ${TRACK} points at zoom ${thinnedZoom}, ${(thinned.length / 1e3).toFixed(0)} kB`);
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const runs = [];

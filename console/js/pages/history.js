@@ -115,6 +115,7 @@ export async function mount(root, { config, can }) {
 
   // Closer than the track was thinned for: its left-out points may now be pixels apart, so it is read again.
   map.on('zoomend', () => {
+    mapElement.dataset.zoom = String(map.getZoom());
     if (track?.zoom !== null && track?.zoom !== undefined && track.n < track.total && map.getZoom() > track.zoom) load(map.getZoom()).catch(fail);
   });
   return () => removeMap(map);

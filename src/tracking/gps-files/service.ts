@@ -134,11 +134,13 @@ export function createGpsFilesService(deps: Deps) {
       return exportFile(input.format, `track-${fileSlug(device.name, device.id)}-${day}`, { name: device.name, exportedAt }, deps.gps.pointsOfDevice(device.id, { from, to }));
     },
 
-    /** A device's track for a map (GET /v1/gps/track): 404 for an unknown device, 400 for from after to. */
+    /** A device's track for a map (GET /v1/gps/track): 404 for an unknown device, 400 for from after to or too many points unthinned. */
     async track(input: { deviceId: string; from?: string | undefined; to?: string | undefined; zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
       const range = rangeOf(input);
       await deps.devices.get(input.deviceId);
-      return deps.gps.trackOfDevice(input.deviceId, range, input);
+      const track = await deps.gps.trackOfDevice(input.deviceId, range, input);
+      if (!track) throw GpsFileErrors.track_too_long();
+      return track;
     },
 
     /** A trip's points, oldest first, as a file (404 for an unknown trip). */

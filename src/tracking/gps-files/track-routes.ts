@@ -53,9 +53,10 @@ export async function trackRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsF
       description:
         'Points between from and to (both inclusive), oldest first, as four arrays of the same length. With zoom, or with ' +
         'width and height (the zoom at which the points fit that view), consecutive points in the same pixel are left out, ' +
-        'so a long track is as many points as the map can show; without them every point. For files, use GET /v1/gps/export.',
+        'so a long track is as many points as the map can show; without them every point, up to 100,000 (more answer 400). ' +
+        'For files, use GET /v1/gps/export.',
       querystring: TrackQuery,
-      response: { 200: Track, ...errorResponses(RequestErrors.validation, GpsFileErrors.bad_range, DeviceErrors.not_found) },
+      response: { 200: Track, ...errorResponses(RequestErrors.validation, GpsFileErrors.bad_range, GpsFileErrors.track_too_long, DeviceErrors.not_found) },
     },
   }, async (request, reply) => {
     const { device_id: deviceId, from, to, zoom, width, height } = request.query;

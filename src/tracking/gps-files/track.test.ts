@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
@@ -43,6 +44,21 @@ describe('GET /v1/gps/track', () => {
     // One degree of longitude is 1,820 pixels wide at zoom 11, 910 at zoom 10: a 1,280-pixel view fits it at 10.
     expect((await track('&width=1280&height=800')).json()).toEqual(thinned);
     expect((await track('&zoom=20')).json()).toMatchObject({ points: 5, zoom: 20 });
+  });
+
+  it('refuses more than 100,000 points unthinned, and thins them at a zoom', async () => {
+    const long = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'long track' } })).json().data.id as string;
+    await sql`insert into gps_points (device_id, latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
+      select ${long}, 0, g / 1e6, ${new Date(BASE * 1000)}::timestamptz + make_interval(secs => g), 0, 0, 0, 0
+      from generate_series(1, 100001) as g`.execute(t.database.db);
+    const unthinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}`, headers: bearer(admin) });
+    expect([unthinned.statusCode, unthinned.json()]).toEqual([400, {
+      error: 'BadRequest',
+      message: 'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number',
+      code: 'gps_file.track_too_long',
+    }]);
+    const thinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=0`, headers: bearer(admin) });
+    expect(thinned.json()).toMatchObject({ total: 100001, points: 2, zoom: 0 });
   });
 
   it('answers an empty range, and refuses an unknown device, a range backwards and a zoom out of bounds', async () => {

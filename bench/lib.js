@@ -86,7 +86,9 @@ export async function deleteRedisPrefix(url, prefix) {
 /**
  * The migrated database `name` in the PostgreSQL server of `adminUrl`, kept between runs (BENCH_FRESH=1
  * drops it first). When `filled(db)` says it is not filled, it is made again from nothing (a load cut short
- * leaves nothing behind) and filled by `fill(db)`. Resolves to its config, database and URL.
+ * leaves nothing behind) and filled by `fill(db)`. Resolves to its config, database and URL. Its DATA_DIR is kept
+ * too ($TMPDIR/<name>): the secret key generated there on the first run is the one the database's secrets are
+ * sealed with, and a rerun with another is refused (BENCH_FRESH=1 when that directory was lost).
  */
 export async function keptDatabase(adminUrl, name, { filled, fill }) {
   const pg = (await import('pg')).default;
@@ -101,7 +103,9 @@ export async function keptDatabase(adminUrl, name, { filled, fill }) {
     if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
   };
   await create(Boolean(process.env.BENCH_FRESH));
-  const config = loadConfig({ ...serviceEnv, DATABASE_URL: url, DATA_DIR: mkdtempSync(join(tmpdir(), `${name}-`)) });
+  const dataDir = join(tmpdir(), name);
+  mkdirSync(dataDir, { recursive: true });
+  const config = loadConfig({ ...serviceEnv, DATABASE_URL: url, DATA_DIR: dataDir });
   let { database } = await openMigratedDatabase(config);
   if (!(await filled(database.db))) {
     await database.close();

@@ -78,14 +78,16 @@ $$;
 
 -- Retention: removes every row of `parent` whose `time_column` is before `cutoff`. Months wholly before it go by
 -- dropping their partitions (and the catch-all before them, made again to end where the months now start); the
--- rest, in the month holding the cutoff, by deleting rows. A referenced partition cannot be detached while rows
--- refer to it: the caller removes those first.
+-- rest, in the month holding the cutoff, by deleting rows. The last month stays (emptied by the delete when the
+-- cutoff is past it, after months ahead were not made for long), so that the catch-all before has a bound. A
+-- referenced partition cannot be detached while rows refer to it: the caller removes those first.
 create function month_partitions_expire(parent regclass, time_column text, cutoff timestamptz, out partitions_dropped integer, out rows_deleted bigint) language plpgsql as $$
 declare
   old_month record;
 begin
   partitions_dropped := 0;
-  for old_month in select m.partition from month_partitions(parent) m where utc_month(m.month, 1) <= cutoff loop
+  for old_month in select m.partition from month_partitions(parent) m
+      where utc_month(m.month, 1) <= cutoff and m.month < (select max(l.month) from month_partitions(parent) l) loop
     execute format('alter table %s detach partition %s', parent, old_month.partition);
     execute format('drop table %s', old_month.partition);
     partitions_dropped := partitions_dropped + 1;

@@ -1,6 +1,7 @@
 // GPS point lists at 10 million points: p99 of GET /v1/gps and GET /v1/trips/{id}/gps at 10 k and at 10 M points.
 //   npm run bench:gps-scale    needs PostgreSQL: BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres
-//   GPS_POINTS=1000000         a smaller large size;  BENCH_REPEAT=…  requests per query (200)
+//   GPS_POINTS=1000000         another large size, or several: GPS_POINTS=10000000,100000000 (100 M: about 36 GB
+//                              of disk and half an hour of load here);  BENCH_REPEAT=…  requests per query (200)
 //   BENCH_FRESH=1              rebuild the databases instead of reusing them
 // Each size gets its own database (waygate_bench_gps_<size>), migrated and filled once by generate_series (not
 // HTTP): 100 devices with one completed trip each, so a trip holds 1% of the points (100 at 10 k, 100,000 at
@@ -8,14 +9,17 @@
 // indexes are dropped for the load and made again after it. Each query runs through the service (inject,
 // serialisation included) after a warm-up; cursors are taken from the service's own next links. The plans
 // of its statements are checked for sequential scans of gps_points. Goal: p99 at 10 M at most 1.5x the p99 at 10 k.
+// The sizes take turns request by request (every database open at once), so that load from other work on the
+// machine weighs on each size alike; the load average at the start and end is kept with the results.
 // gps_points is partitioned by month (migration 0035): the load makes the months it needs first (as the job
 // gps-partitions would), and the plans of the latest-point, trip-page and device-range queries are printed with
 // the partitions they opened (EXPLAIN ANALYZE: a partition the Append never reached says "never executed").
+import { loadavg } from 'node:os';
 import { sql } from 'kysely';
-import { benchApp, captureStatements, keptDatabase, p99Of, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
+import { benchApp, captureStatements, interleavedP99Of, keptDatabase, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const SIZES = [10_000, Number(process.env.GPS_POINTS ?? 10_000_000)];
+const SIZES = [10_000, ...(process.env.GPS_POINTS ?? '10000000').split(',').map(Number)];
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 200);
 const DEVICES = 100;
 const BATCH = 500_000;
@@ -79,13 +83,14 @@ async function nextLinkOf(app, url) {
   return { next: response.json()._links.next.replace(/^https?:\/\/[^/]+/, ''), ms: +ms.toFixed(1) };
 }
 
-async function measure(size) {
+/** A size's database and app, and its queries; cursors taken from the service's own next links. */
+async function prepare(size) {
   const { config, database, url } = await databaseOf(size);
   const captured = captureStatements(database.db, 'gps_points');
   const app = await benchApp(config, database);
   const { id: trip, device_id: device } = (await sql`select id, device_id from trips where name = 'bench trip 42'`.execute(database.db)).rows[0];
   const tripSize = size / DEVICES;
-  // Cursors from the service's own next links, in the middle and near the end of each list.
+  // Cursors in the middle and near the end of each list.
   const deep = {
     'gps mid': await nextLinkOf(app, `/v1/gps?page=${pageAt(size, 0.5)}&limit=10`),
     'gps 99%': await nextLinkOf(app, `/v1/gps?page=${pageAt(size, 0.99)}&limit=10`),
@@ -106,14 +111,19 @@ async function measure(size) {
     // A device's points of one hour, in the middle of the range (about 72 points), as a file.
     'device range, an hour': `/v1/gps/export?device_id=${device}&format=geojson&from=${hourAt(size)}&to=${hourAt(size, 3600)}`,
   };
-  const results = {};
-  for (const [name, query] of Object.entries(queries)) {
-    const { p99_ms, last } = await p99Of(name, () => app.get(query), REPEAT);
-    const body = last.json();
-    results[name] = body.pagination
-      ? { p99_ms, total: body.pagination.total, estimated: last.headers['x-total-count-estimated'] === 'true' }
-      : { p99_ms, total: body.features.length, estimated: false };
-  }
+  return { size, database, url, captured, app, trip, device, deep, queries };
+}
+
+/** What a measured response says: its p99, and the total the list reported (or the file's feature count). */
+function resultOf({ p99_ms, last }) {
+  const body = last.json();
+  return body.pagination
+    ? { p99_ms, total: body.pagination.total, estimated: last.headers['x-total-count-estimated'] === 'true' }
+    : { p99_ms, total: body.features.length, estimated: false };
+}
+
+/** The plans of one size's statements (sequential scans, partitions opened), printed with its p99s; closes it. */
+async function finish({ size, database, url, captured, app, trip, device, deep, queries }, results) {
   captured.capturing = true;
   for (const query of Object.values(queries)) await app.get(query);
   const scans = await sequentialScans(url, captured.statements, 'gps_points');
@@ -121,7 +131,7 @@ async function measure(size) {
   await app.close();
   await database.close();
   const numbered = Object.fromEntries(Object.entries(deep).map(([name, { ms }]) => [`numbered page at ${name}, once`, ms]));
-  console.log(`\n${size.toLocaleString('en')} points (a trip: ${tripSize.toLocaleString('en')})`);
+  console.log(`\n${size.toLocaleString('en')} points (a trip: ${(size / DEVICES).toLocaleString('en')})`);
   console.table(results);
   console.table(numbered);
   reportScans(scans, 'gps_points');
@@ -160,7 +170,18 @@ async function partitionPlans(db, trip, device, size) {
   return plans;
 }
 
+const loadAtStart = loadavg();
+const prepared = {};
+for (const size of SIZES) prepared[size] = await prepare(size);
+const results = Object.fromEntries(SIZES.map((size) => [size, {}]));
+for (const name of Object.keys(prepared[SIZES[0]].queries)) {
+  const requests = Object.fromEntries(SIZES.map((size) => [size, () => prepared[size].app.get(prepared[size].queries[name])]));
+  const measured = await interleavedP99Of(name, requests, REPEAT);
+  for (const size of SIZES) results[size][name] = resultOf(measured[size]);
+}
+const load = { start: loadAtStart, end: loadavg() };
 const summary = {};
-for (const size of SIZES) summary[size] = await measure(size);
+for (const size of SIZES) summary[size] = await finish(prepared[size], results[size]);
 const ratios = ratiosOf(summary, SIZES, 1.5);
-writeResult('gps-scale', { sizes: SIZES, repeat: REPEAT, summary, ratios });
+console.log(`load average (1, 5, 15 min) at the start ${load.start.map((n) => n.toFixed(2)).join(' ')}, at the end ${load.end.map((n) => n.toFixed(2)).join(' ')}`);
+writeResult('gps-scale', { sizes: SIZES, repeat: REPEAT, load, summary, ratios });

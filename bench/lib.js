@@ -86,7 +86,9 @@ export async function deleteRedisPrefix(url, prefix) {
 /**
  * The migrated database `name` in the PostgreSQL server of `adminUrl`, kept between runs (BENCH_FRESH=1
  * drops it first). When `filled(db)` says it is not filled, it is made again from nothing (a load cut short
- * leaves nothing behind) and filled by `fill(db)`. Resolves to its config, database and URL.
+ * leaves nothing behind) and filled by `fill(db)`. Resolves to its config, database and URL. Its DATA_DIR is kept
+ * too ($TMPDIR/<name>): the secret key generated there on the first run is the one the database's secrets are
+ * sealed with, and a rerun with another is refused (BENCH_FRESH=1 when that directory was lost).
  */
 export async function keptDatabase(adminUrl, name, { filled, fill }) {
   const pg = (await import('pg')).default;
@@ -101,7 +103,9 @@ export async function keptDatabase(adminUrl, name, { filled, fill }) {
     if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
   };
   await create(Boolean(process.env.BENCH_FRESH));
-  const config = loadConfig({ ...serviceEnv, DATABASE_URL: url, DATA_DIR: mkdtempSync(join(tmpdir(), `${name}-`)) });
+  const dataDir = join(tmpdir(), name);
+  mkdirSync(dataDir, { recursive: true });
+  const config = loadConfig({ ...serviceEnv, DATABASE_URL: url, DATA_DIR: dataDir });
   let { database } = await openMigratedDatabase(config);
   if (!(await filled(database.db))) {
     await database.close();
@@ -187,12 +191,37 @@ export async function p99Of(name, request, repeat) {
   return { p99_ms: +p99(times).toFixed(2), last };
 }
 
-/** p99 at the large size over p99 at the small one, per query; printed against `goal` and returned. */
-export function ratiosOf(summary, [small, large], goal) {
-  const ratios = Object.fromEntries(Object.keys(summary[small].results).map((name) => [name, +(summary[large].results[name].p99_ms / summary[small].results[name].p99_ms).toFixed(2)]));
-  console.log(`\np99 at ${large.toLocaleString('en')} / p99 at ${small.toLocaleString('en')} (goal <= ${goal})`);
-  console.table(ratios);
-  return ratios;
+/**
+ * p99 of one request at each size, the sizes taking turns request by request (after a warm-up of each), so
+ * that a shared machine's load, which comes and goes, weighs on every size alike and their ratio holds.
+ * `requests` maps a size to its request; answers p99_ms and the last response per size.
+ */
+export async function interleavedP99Of(name, requests, repeat) {
+  const sizes = Object.keys(requests);
+  for (let i = 0; i < 20; i++) for (const size of sizes) await requests[size]();
+  const times = Object.fromEntries(sizes.map((size) => [size, []]));
+  const last = {};
+  for (let i = 0; i < repeat; i++) {
+    for (const size of sizes) {
+      const began = performance.now();
+      last[size] = await requests[size]();
+      times[size].push(performance.now() - began);
+    }
+  }
+  for (const size of sizes) if (last[size].statusCode !== 200) throw new Error(`${name} at ${size}: ${last[size].statusCode} ${last[size].body}`);
+  return Object.fromEntries(sizes.map((size) => [size, { p99_ms: +p99(times[size]).toFixed(2), last: last[size] }]));
+}
+
+/** p99 at each large size over p99 at the small one, per query; printed against `goal` and returned. */
+export function ratiosOf(summary, [small, ...larges], goal) {
+  const byLarge = {};
+  for (const large of larges) {
+    const ratios = Object.fromEntries(Object.keys(summary[small].results).map((name) => [name, +(summary[large].results[name].p99_ms / summary[small].results[name].p99_ms).toFixed(2)]));
+    console.log(`\np99 at ${large.toLocaleString('en')} / p99 at ${small.toLocaleString('en')} (goal <= ${goal})`);
+    console.table(ratios);
+    byLarge[large] = ratios;
+  }
+  return larges.length === 1 ? byLarge[larges[0]] : byLarge;
 }
 
 /** Writes `bench/results/<name>.json`. */

@@ -30,7 +30,7 @@ import { createGpsPartitions, MONTHS_AHEAD } from './tracking/gps/retention.js';
 import { createGpsFilesService, createPointSinkOverBatch } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
-import { createAuditService } from './operations/audit/service.js';
+import { createAuditService, MONTHS_AHEAD as AUDIT_MONTHS_AHEAD } from './operations/audit/service.js';
 import { createAuditWriter } from './operations/audit/writer.js';
 import { createExportService } from './operations/export/service.js';
 import { createAppAssertionVerifier } from './platform/auth/app-assertion.js';
@@ -262,7 +262,8 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   if (databaseKind === 'embedded') {
     scheduler.define({ name: 'database-maintenance', description: 'Vacuums and analyses the embedded database\'s tables, as autovacuum does on a PostgreSQL server', intervalMs: HOUR_MS, run: () => maintainEmbeddedDatabase(db) });
   }
-  scheduler.define({ name: 'audit-retention', description: 'Deletes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
+  scheduler.define({ name: 'audit-partitions', description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`, intervalMs: DAY_MS, run: auditLog.addMonths });
+  scheduler.define({ name: 'audit-retention', description: 'Removes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
   return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
 }
 

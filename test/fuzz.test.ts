@@ -122,6 +122,8 @@ interface Operation {
 
 /** Tables a refused request may write by design: failures are audited. */
 const WRITTEN_ON_FAILURE = new Set(['audit_events']);
+/** The table a monthly partition (or a catch-all around them) belongs to, as migrations 0035 and 0038 name them. */
+const tableOf = (name: string) => name.replace(/_(y\d{4}m\d{2}|before|after)$/, '');
 
 /** The spec's stubs, which answer 501 by definition. */
 const STUBS = new Set(['/v1/auth/signin', '/v1/auth/validate']);
@@ -157,7 +159,7 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
   let tables: string[] | undefined;
   /** Rows per table, in one statement (a refused request must leave every one as it was). */
   async function rowCounts(): Promise<string> {
-    tables ??= (await t.database.db.introspection.getTables()).map((table) => table.name).filter((name) => !WRITTEN_ON_FAILURE.has(name)).sort();
+    tables ??= (await t.database.db.introspection.getTables()).map((table) => table.name).filter((name) => !WRITTEN_ON_FAILURE.has(tableOf(name))).sort();
     const counts = sql.join(tables.map((table) => sql`(select count(*) from ${sql.table(table)})`));
     const row = (await sql<Record<string, unknown>>`select array[${counts}] as counts`.execute(t.database.db)).rows[0]!;
     return tables!.map((table, i) => `${table}=${(row.counts as unknown[])[i]}`).join(' ');

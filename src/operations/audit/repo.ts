@@ -49,25 +49,52 @@ function filtered(query: Events, filters: AuditFilters): Events {
   return q;
 }
 
+/** The reads of events whose plans must stay index scans at any size (query-plans.test.ts), as queries. */
+export function auditQueries(db: Kysely<Schema>) {
+  return {
+    page(filters: AuditFilters, order: AuditOrder, limit: number, offset: number) {
+      let query = filtered(db.selectFrom('audit_events'), filters)
+        .select(EVENT_COLUMNS)
+        .select((eb) => eb.exists(reportOf(eb)).$castTo<boolean>().as('is_reported'))
+        .orderBy(`audit_events.${order.field}`, order.direction);
+      // Ties (and every sort but time) continue by time, then id, so pages never overlap.
+      if (order.field !== 'created_at') query = query.orderBy('audit_events.created_at', order.direction);
+      return query.orderBy('audit_events.id', order.direction).limit(limit).offset(offset);
+    },
+
+    /** By id alone (all a caller has): each month's primary-key index is probed, since the id carries no time. */
+    eventOfUser: (eventId: string, userId: string) =>
+      db.selectFrom('audit_events').select(['id', 'created_at']).where('id', '=', eventId).where('user_id', '=', userId),
+
+    /** The event a report names, by the whole key the report keeps: one month's index. */
+    eventOfReport: (reportId: string) =>
+      db
+        .selectFrom('audit_reports')
+        .innerJoin('audit_events', (join) =>
+          join.onRef('audit_events.id', '=', 'audit_reports.audit_event_id').onRef('audit_events.created_at', '=', 'audit_reports.audit_event_created_at'),
+        )
+        .select(['audit_events.event_type', 'audit_events.created_at'])
+        .where('audit_reports.id', '=', reportId),
+  };
+}
+
 /** SQL of the activity log and its reports. */
 export function createAuditRepo(db: Kysely<Schema>) {
+  const queries = auditQueries(db);
   return {
     /**
-     * Deletes the events before `cutoff` (their reports with them), 10,000 at a time along
-     * audit_events_time, so no statement holds many locks or runs long. How many went.
+     * Adds the monthly partitions up to the month holding `until` that are missing (migration 0038's function:
+     * DDL on partitions, which no query builder expresses). How many it added.
      */
-    async deleteBefore(cutoff: Date): Promise<number> {
-      const BATCH = 10_000;
-      let deleted = 0;
-      for (;;) {
-        const result = await db
-          .deleteFrom('audit_events')
-          .where('id', 'in', (eb) => eb.selectFrom('audit_events').select('id').where('created_at', '<', cutoff).limit(BATCH))
-          .executeTakeFirst();
-        deleted += Number(result.numDeletedRows);
-        if (Number(result.numDeletedRows) < BATCH) return deleted;
-      }
-    },
+    addMonths: async (until: Date): Promise<number> =>
+      db.transaction().execute(async (trx) => (await sql<{ added: number }>`select audit_events_extend(${until}) as added`.execute(trx)).rows[0]!.added),
+
+    /** Removes the events before `cutoff` and their reports: whole months by dropping partitions, the rest by deleting rows. */
+    expire: async (cutoff: Date) =>
+      db.transaction().execute(async (trx) => {
+        const { rows } = await sql<{ partitions_dropped: number; events_deleted: string }>`select * from audit_events_expire(${cutoff})`.execute(trx);
+        return { partitions_dropped: rows[0]!.partitions_dropped, events_deleted: Number(rows[0]!.events_deleted) };
+      }),
 
     /** Strips what identifies a person (address, client, place) from the events of a user or by them. */
     async pseudonymise(userId: string, trx: Kysely<Schema>): Promise<number> {
@@ -80,32 +107,29 @@ export function createAuditRepo(db: Kysely<Schema>) {
       return rows.length;
     },
 
-    async page(filters: AuditFilters, order: AuditOrder, limit: number, offset: number) {
-      let query = filtered(db.selectFrom('audit_events'), filters)
-        .select(EVENT_COLUMNS)
-        .select((eb) => eb.exists(reportOf(eb)).$castTo<boolean>().as('is_reported'))
-        .orderBy(`audit_events.${order.field}`, order.direction);
-      // Ties (and every sort but time) continue by time, then id, so pages never overlap.
-      if (order.field !== 'created_at') query = query.orderBy('audit_events.created_at', order.direction);
-      return query.orderBy('audit_events.id', order.direction).limit(limit).offset(offset).execute();
-    },
+    page: (filters: AuditFilters, order: AuditOrder, limit: number, offset: number) => queries.page(filters, order, limit, offset).execute(),
 
     /** How many events match: exact up to COUNT_EXACT_UP_TO, beyond that PostgreSQL's estimate (platform/db/count.ts). */
     count: (filters: AuditFilters): Promise<Total> => cappedCount(db, filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'))),
 
-    /** The event if it is this user's. */
-    eventOfUser: (eventId: string, userId: string) =>
-      db.selectFrom('audit_events').select('id').where('id', '=', eventId).where('user_id', '=', userId).executeTakeFirst(),
+    /** The event a report names. */
+    eventOfReport: (reportId: string) => queries.eventOfReport(reportId).executeTakeFirst(),
 
-    eventById: (eventId: string) =>
-      db.selectFrom('audit_events').select(['event_type', 'created_at']).where('id', '=', eventId).executeTakeFirst(),
-
+    /**
+     * Files the user's report on their event; undefined when it is not theirs (or not there). The event's key is
+     * copied in SQL: its created_at has microseconds, which a JavaScript Date would lose.
+     */
     fileReport: (input: { eventId: string; userId: string; reason: AuditReportReason; description: string | null }) =>
       db
         .insertInto('audit_reports')
-        .values({ audit_event_id: input.eventId, user_id: input.userId, reason: input.reason, description: input.description })
+        .columns(['audit_event_id', 'audit_event_created_at', 'user_id', 'reason', 'description'])
+        .expression(
+          queries
+            .eventOfUser(input.eventId, input.userId)
+            .select([sql<string>`cast(${input.userId} as uuid)`.as('user_id'), sql<string>`${input.reason}`.as('reason'), sql<string | null>`${input.description}`.as('description')]),
+        )
         .returning(REPORT_COLUMNS)
-        .executeTakeFirstOrThrow(),
+        .executeTakeFirst(),
 
     reportsOfUser: (userId: string) =>
       db.selectFrom('audit_reports').select(REPORT_COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute(),

@@ -63,6 +63,9 @@ function dateOf(field: 'start_date' | 'end_date', value: string | undefined): Da
   return new Date(field === 'end_date' && DATE_ONLY.test(value) ? ms + DAY_MS - 1 : ms);
 }
 
+/** How many months ahead of now audit_events always has partitions (the job runs daily, so months of slack). */
+export const MONTHS_AHEAD = 3;
+
 /** The activity log: reading it, reports on it, and events reported by internal apps and bots. */
 export function createAuditService(deps: Deps) {
   const repo = createAuditRepo(deps.db);
@@ -128,15 +131,26 @@ export function createAuditService(deps: Deps) {
 
     async report(caller: Caller, eventId: string, input: Static<typeof ReportBody>) {
       const userId = userIdOf(caller);
-      if (!(await repo.eventOfUser(eventId, userId))) throw AuditErrors.event_not_found();
-      return repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
+      const report = await repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
+      if (!report) throw AuditErrors.event_not_found();
+      return report;
     },
 
-    /** Retention (audit.retention_days, the job audit-retention): events older than `retentionDays` go; null keeps all. */
+    /** The job audit-partitions: the months up to MONTHS_AHEAD after this one that have no partition yet. */
+    async addMonths() {
+      const now = deps.clock.now();
+      return { partitions_added: await repo.addMonths(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + MONTHS_AHEAD, 1))) };
+    },
+
+    /**
+     * Retention (audit.retention_days, the job audit-retention): events older than `retentionDays` go, with their
+     * reports; null keeps all. `events_deleted` counts the rows deleted from the month holding the cutoff, not
+     * those of the months dropped whole.
+     */
     async expire(retentionDays: number | null) {
-      if (retentionDays === null) return { retention_days: null, events_deleted: 0 };
+      if (retentionDays === null) return { retention_days: null, partitions_dropped: 0, events_deleted: 0 };
       const cutoff = new Date(deps.clock.nowMs() - retentionDays * 86_400_000);
-      return { retention_days: retentionDays, cutoff: cutoff.toISOString(), events_deleted: await repo.deleteBefore(cutoff) };
+      return { retention_days: retentionDays, cutoff: cutoff.toISOString(), ...(await repo.expire(cutoff)) };
     },
 
     /** For the removal of a user (`user.purging`): the trail stays, without what identifies them. */
@@ -183,8 +197,8 @@ export function createAuditService(deps: Deps) {
     },
   };
 
-  async function tellReporter(report: { user_id: string; audit_event_id: string; status: string; resolution_notes: string | null }) {
-    const [contact, event] = await Promise.all([deps.users.contactOf(report.user_id), repo.eventById(report.audit_event_id)]);
+  async function tellReporter(report: { id: string; user_id: string; status: string; resolution_notes: string | null }) {
+    const [contact, event] = await Promise.all([deps.users.contactOf(report.user_id), repo.eventOfReport(report.id)]);
     if (!contact?.email || !event) return;
     const review = { eventType: event.event_type, eventAt: event.created_at, status: report.status, resolutionNotes: report.resolution_notes };
     await deps.mailer.send(contact.email, reportReviewedMail(contact.locale, contact.username, review));

@@ -4,7 +4,7 @@ import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, usesPos
 
 const METRICS_TOKEN = 'jobs-test-metrics-token';
 /** The embedded database also gets the vacuum and analysis that autovacuum does on a server. */
-const JOBS = ['audit-retention', ...(usesPostgres ? [] : ['database-maintenance']), 'gps-partitions', 'gps-retention', 'purge-expired'];
+const JOBS = ['audit-partitions', 'audit-retention', ...(usesPostgres ? [] : ['database-maintenance']), 'gps-partitions', 'gps-retention', 'purge-expired'];
 
 describe('scheduled jobs over HTTP', () => {
   let t: TestApp;

@@ -1,52 +1,19 @@
-import { cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withDatabaseName } from '../../../test/database-url.js';
-import { usesPostgres } from '../../../test/helpers.js';
-import { openDatabase, type Database } from '../../platform/db/database.js';
-import { migrate, MIGRATIONS_DIR } from '../../platform/db/migrate.js';
+import { databaseBefore, type Migrating } from '../../../test/migrating.js';
 
 const PARTITIONING = '0035';
 
-async function onServer(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
-}
-
 /** Migration 0035 turns a filled gps_points into monthly partitions: every point once, trip counts unchanged. */
 describe('migrating GPS points to monthly partitions', () => {
-  let database: Database;
-  let name: string | undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'waygate-migrations-'));
+  let migrating: Migrating;
   beforeAll(async () => {
-    // An empty database (not the test template, which is migrated already), on this run's back end.
-    if (usesPostgres) {
-      name = `waygate_partmig_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-      await onServer(`create database ${name}`);
-      database = await openDatabase({ kind: 'postgres', url: withDatabaseName(process.env.TEST_DATABASE_URL!, name), poolSize: 1 });
-    } else {
-      database = await openDatabase({ kind: 'embedded' });
-    }
-    for (const file of readdirSync(MIGRATIONS_DIR).filter((file) => file < PARTITIONING)) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
-    await migrate(database.db, dir);
+    migrating = await databaseBefore(PARTITIONING);
   }, 120_000);
-  afterAll(async () => {
-    await database?.close();
-    if (name) await onServer(`drop database if exists ${name} with (force)`);
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterAll(() => migrating?.close());
 
   it('keeps every point once, with its trip count, and reads them from their months', async () => {
-    const { db } = database;
+    const { db } = migrating.database;
     const device = await db.insertInto('devices').values({ name: 'old tracker' }).returning('id').executeTakeFirstOrThrow();
     const trip = await db.insertInto('trips').values({ name: 'old trip', device_id: device.id }).returning('id').executeTakeFirstOrThrow();
     // Three years of points, one a day at noon UTC, every tenth on the trip, and one without a device.
@@ -62,8 +29,7 @@ describe('migrating GPS points to monthly partitions', () => {
     const tripCount = async () => (await db.selectFrom('trips').select('gps_point_count').where('id', '=', trip.id).executeTakeFirstOrThrow()).gps_point_count;
     expect(await tripCount()).toBe(110);
 
-    cpSync(join(MIGRATIONS_DIR, readdirSync(MIGRATIONS_DIR).find((file) => file.startsWith(PARTITIONING))!), join(dir, `${PARTITIONING}_gps_points_by_month.sql`));
-    expect(await migrate(db, dir)).toEqual([PARTITIONING]);
+    expect(await migrating.migrateIt()).toEqual([PARTITIONING]);
 
     expect((await snapshot()).rows).toEqual(before);
     expect(await tripCount()).toBe(110);

@@ -94,17 +94,4 @@ describe('GPS points by month, with retention', () => {
     expect(response.json().message).toContain('value');
     expect((await call('PATCH', '/v1/system-config/audit.retention_days', { value: 'forever' })).statusCode).toBe(400);
   });
-
-  it('deletes activity-log events past audit.retention_days', async () => {
-    const events = async () => Number((await t.database.db.selectFrom('audit_events').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
-    expect(await events()).toBeGreaterThan(0);
-    expect(await runJob('audit-retention')).toMatchObject({ last_result: { retention_days: null, events_deleted: 0 } });
-    expect((await call('PATCH', '/v1/system-config/audit.retention_days', { value: 30 })).statusCode).toBe(200);
-    // Every event so far (stamped by the database's clock) is older than 30 days on a clock 31 days ahead.
-    t.clock.freeze(new Date(Date.now() + 31 * DAY));
-    admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const before = await events();
-    expect((await runJob('audit-retention')).last_result).toMatchObject({ retention_days: 30, events_deleted: before });
-    expect(await events()).toBe(0);
-  });
 });

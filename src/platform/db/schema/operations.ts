@@ -46,6 +46,8 @@ export interface AuditEventsTable {
 export interface AuditReportsTable {
   id: Id;
   audit_event_id: string;
+  /** The event's created_at: with the id, its key (audit_events is partitioned by time, migration 0038). */
+  audit_event_created_at: Date;
   user_id: string;
   reason: AuditReportReason;
   description: string | null;

@@ -8,9 +8,10 @@ import type { PointSink } from './point-sink.js';
 import type { createGpsImportsRepo, ImportProgress } from './repo.js';
 import { MAX_REFUSALS_LISTED } from './schemas.js';
 import { textOf, type Spooled } from './spool.js';
+import { MAX_BATCH_POINTS } from '../gps/service.js';
 
 /** Points stored per batch (one statement each): larger batches cost fewer round trips, up to the batch limit. */
-export const IMPORT_CHUNK = 5000;
+export const IMPORT_CHUNK = MAX_BATCH_POINTS;
 /** The record's counters are written at most this often while a file is read (and at the end). */
 const PROGRESS_EVERY_MS = 250;
 
@@ -55,16 +56,20 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], bytesRead: 0 };
   let chunk: ImportedPoint[] = [];
   let lastWrite = -Infinity;
+  /**
+   * The chunk being stored while the next is read: the file's parsing and the database's insert overlap, at
+   * most one chunk in the database at a time (so chunks commit in the file's order).
+   */
+  let storing: Promise<void> = Promise.resolve();
   const refuse = (at: string, reason: string) => {
     progress.refusedCount++;
     if (progress.refused.length < MAX_REFUSALS_LISTED) progress.refused.push({ at, reason });
   };
-  async function flush() {
-    if (chunk.length > 0) {
-      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points: chunk });
+  async function store(points: ImportedPoint[]) {
+    if (points.length > 0) {
+      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points });
       progress.imported += stored;
       progress.duplicates += duplicates;
-      chunk = [];
     }
     // A throttle, not a rule about time: the process's own clock.
     if (performance.now() - lastWrite >= PROGRESS_EVERY_MS) {
@@ -72,6 +77,18 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
       await deps.repo.progress(job.id, progress, deps.clock.now());
     }
   }
+  /** Starts storing the chunk read so far once the previous one is stored (whose failure ends the import here). */
+  async function flush() {
+    await storing;
+    storing = store(chunk);
+    // Awaited by the next flush or at the end; until then its failure must not count as unhandled.
+    storing.catch(() => undefined);
+    chunk = [];
+  }
+  const flushAll = async () => {
+    await flush();
+    await storing;
+  };
   let failure: { code: string; message: string } | undefined;
   try {
     const text = textOf(job.file.path, (bytes) => (progress.bytesRead = bytes));
@@ -85,10 +102,12 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
       if (typeof point === 'string') refuse(item.candidate.at, point);
       else if (chunk.push(point) >= IMPORT_CHUNK) await flush();
     }
-    await flush();
+    await flushAll();
   } catch (err) {
     // A fault in the file: what was read before it is stored too, so the report says exactly what is in.
-    if (err instanceof ImportFailure) await flush().catch(() => undefined);
+    if (err instanceof ImportFailure) await flushAll().catch(() => undefined);
+    // Any other: the chunk in the database settles before the report is written.
+    else await storing.catch(() => undefined);
     failure = failureOf(err, job.signal);
     if (!failure) {
       deps.log.error({ err, import_id: job.id }, 'GPS import failed');

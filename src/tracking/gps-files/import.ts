@@ -12,6 +12,11 @@ import { MAX_BATCH_POINTS } from '../gps/service.js';
 
 /** Points stored per batch (one statement each): larger batches cost fewer round trips, up to the batch limit. */
 export const IMPORT_CHUNK = MAX_BATCH_POINTS;
+/**
+ * Chunks in the database at once while the file is read on: on PostgreSQL two inserts run side by side
+ * (the embedded database takes them in turn). A point in two of them is stored once all the same.
+ */
+const CHUNKS_AT_ONCE = 2;
 /** The record's counters are written at most this often while a file is read (and at the end). */
 const PROGRESS_EVERY_MS = 250;
 
@@ -56,11 +61,8 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], bytesRead: 0 };
   let chunk: ImportedPoint[] = [];
   let lastWrite = -Infinity;
-  /**
-   * The chunk being stored while the next is read: the file's parsing and the database's insert overlap, at
-   * most one chunk in the database at a time (so chunks commit in the file's order).
-   */
-  let storing: Promise<void> = Promise.resolve();
+  /** Chunks being stored while the file is read on, so the parsing and the database's inserts overlap. */
+  const storing = new Set<Promise<void>>();
   const refuse = (at: string, reason: string) => {
     progress.refusedCount++;
     if (progress.refused.length < MAX_REFUSALS_LISTED) progress.refused.push({ at, reason });
@@ -77,18 +79,21 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
       await deps.repo.progress(job.id, progress, deps.clock.now());
     }
   }
-  /** Starts storing the chunk read so far once the previous one is stored (whose failure ends the import here). */
+  /** Starts storing the chunk read so far once fewer than CHUNKS_AT_ONCE are (a failed one ends the import here). */
   async function flush() {
-    await storing;
-    storing = store(chunk);
-    // Awaited by the next flush or at the end; until then its failure must not count as unhandled.
-    storing.catch(() => undefined);
+    while (storing.size >= CHUNKS_AT_ONCE) await Promise.race(storing);
+    const stored: Promise<void> = store(chunk).finally(() => storing.delete(stored));
+    // Awaited by a later flush or at the end; until then its failure must not count as unhandled.
+    stored.catch(() => undefined);
+    storing.add(stored);
     chunk = [];
   }
   const flushAll = async () => {
     await flush();
-    await storing;
+    await Promise.all(storing);
   };
+  /** Every chunk sent to the database has succeeded or failed (before the report is written). */
+  const settled = () => Promise.allSettled(storing);
   let failure: { code: string; message: string } | undefined;
   try {
     const text = textOf(job.file.path, (bytes) => (progress.bytesRead = bytes));
@@ -106,8 +111,7 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   } catch (err) {
     // A fault in the file: what was read before it is stored too, so the report says exactly what is in.
     if (err instanceof ImportFailure) await flushAll().catch(() => undefined);
-    // Any other: the chunk in the database settles before the report is written.
-    else await storing.catch(() => undefined);
+    await settled();
     failure = failureOf(err, job.signal);
     if (!failure) {
       deps.log.error({ err, import_id: job.id }, 'GPS import failed');

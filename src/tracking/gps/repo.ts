@@ -276,7 +276,10 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * by then; without it (a batch counts its duplicates) a duplicate is simply absent from the map.
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
-      const rows = [...points].sort((a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime());
+      // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
+      const rows = [...points].sort(
+        (a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime() || a.latitude - b.latitude || a.longitude - b.longitude,
+      );
       const devices = new Set<string>();
       for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
       const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));

@@ -283,7 +283,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const devices = new Set<string>();
       for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
       const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
-      const inserted = await db
+      // One row back, not one per point: the ids stored (a resent point is not), the time they were stored at
+      // (created_at's default, the transaction's now()) and the trip of each device.
+      const [result] = await db
         .with(
           (cte) => cte('logging_trip').materialized(),
           (qc) =>
@@ -294,20 +296,33 @@ export function createGpsRepo(db: Kysely<Schema>) {
                 loggingTrip ? eb.selectFrom(() => loggingTrip(sql.ref('device_id.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<string | null>`null::uuid`.as('trip_id'),
               ]),
         )
-        .insertInto('gps_points')
-        .columns([...columns, 'trip_id'])
-        .expression((eb) =>
-          eb
-            .selectFrom(unnestOf(columns, INSERTED, rows, 'new_point'))
-            .select(columns.map((column) => sql.ref(`new_point.${column}`).as(column)))
-            .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
+        .with('inserted', (qc) =>
+          qc
+            .insertInto('gps_points')
+            .columns([...columns, 'trip_id'])
+            .expression((eb) =>
+              eb
+                .selectFrom(unnestOf(columns, INSERTED, rows, 'new_point'))
+                .select(columns.map((column) => sql.ref(`new_point.${column}`).as(column)))
+                .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
+            )
+            .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
+            .returning('id'),
         )
-        .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
-        .returning(['id', 'trip_id', 'created_at'])
+        .selectNoFrom([
+          sql<string[] | null>`(select array_agg(inserted.id::text) from inserted)`.as('ids'),
+          sql<Date>`now()`.as('created_at'),
+          sql<{ device_id: string; trip_id: string | null }[] | null>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
+        ])
         .execute();
+      const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const byId = new Map(points.map((point) => [point.id, point]));
       const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();
-      for (const { id, trip_id, created_at } of inserted) stored.set(id, { point: toGpsPoint(storedRow(byId.get(id)!, trip_id, created_at)), duplicate: false });
+      for (const id of result?.ids ?? []) {
+        const point = byId.get(id)!;
+        const tripId = point.device_id === null ? null : (tripOf.get(point.device_id) ?? null);
+        stored.set(id, { point: toGpsPoint(storedRow(point, tripId, result!.created_at)), duplicate: false });
+      }
       const resent = options.readBack ? points.filter((point) => !stored.has(point.id)) : [];
       if (resent.length > 0) {
         const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));

@@ -10,6 +10,9 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
+import { createTrackReader, fitZoom, type TrackRange } from './track.js';
+
+export { MAX_TRACK_ZOOM } from './track.js';
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
@@ -80,6 +83,7 @@ export type { LoggingTripOf };
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
+  const tracks = createTrackReader(deps.db);
   // Until the trips module registers its query, points join no trip.
   let loggingTripOf: LoggingTripOf | undefined;
   const writer = createPointWriter({
@@ -245,6 +249,17 @@ export function createGpsService(deps: Deps) {
         const last = batch[batch.length - 1]!;
         after = { at: last.timestamp, id: last.id };
       }
+    },
+
+    /**
+     * A device's track in [from, to] for drawing: how many points and their box, then the points kept at
+     * `zoom` (every point without one), or at the zoom that fits the box into `view` (pixels).
+     */
+    async trackOfDevice(deviceId: string, range: TrackRange, detail: { zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
+      const { total, bounds } = await tracks.extent(deviceId, range);
+      const zoom = detail.zoom ?? (detail.view && bounds ? fitZoom(bounds, detail.view.width, detail.view.height) : null);
+      const { kept, json } = await tracks.columnsJson(deviceId, range, total ? zoom : null);
+      return { total, bounds, zoom, kept, columnsJson: json };
     },
 
     /** A device's points in [from, to], in time order, a batch at a time (for streaming out). */

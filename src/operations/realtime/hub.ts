@@ -66,6 +66,11 @@ export interface HubHandlers {
   publish(channel: string, data: unknown): Promise<void>;
   /** A message of the identified community bot; while several are still being handled, the bot's socket is paused. */
   fromBot(message: BotMessage): Promise<void> | void;
+  /**
+   * A channel gained its first or lost its last subscriber on this node. A promise holds back the
+   * Subscribed answer of the first one until it settles (the node may have a pub/sub channel to join).
+   */
+  channelChanged(channel: string): Promise<void> | void;
 }
 
 /**
@@ -263,9 +268,12 @@ export class Hub {
     }
     connection.channels.add(channel);
     let subscribers = this.#byChannel.get(channel);
+    const first = !subscribers;
     if (!subscribers) this.#byChannel.set(channel, (subscribers = new Set()));
     subscribers.add(connection);
-    this.send(connection, { type: 'Subscribed', channel, id });
+    const joined = first ? this.handlers.channelChanged(channel) : undefined;
+    if (joined) void joined.then(() => this.send(connection, { type: 'Subscribed', channel, id }));
+    else this.send(connection, { type: 'Subscribed', channel, id });
   }
 
   #publish(connection: Connection, channel: string, data: unknown, id: string | undefined): void {
@@ -316,7 +324,9 @@ export class Hub {
     connection.channels.delete(channel);
     const subscribers = this.#byChannel.get(channel);
     subscribers?.delete(connection);
-    if (subscribers?.size === 0) this.#byChannel.delete(channel);
+    if (subscribers?.size !== 0) return;
+    this.#byChannel.delete(channel);
+    void this.handlers.channelChanged(channel);
   }
 
   #remove(connection: Connection): void {

@@ -356,6 +356,25 @@ describe('health and two nodes', () => {
   });
 });
 
+describe('points of a large batch', () => {
+  it('reach a subscriber of another node (the batch asks who listens before it builds the message)', async () => {
+    const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
+    try {
+      const onSecond = await socketAs(await second.listen({ host: '127.0.0.1', port: 0 }), admin);
+      await subscribe(onSecond, 'gps');
+      // Times of its own (a resend is published once), more points than are published without asking.
+      const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: POINT.timestamp + 1000 + i }));
+      const batch = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points });
+      expect(batch.json()).toEqual({ stored: 100, duplicates: 0, refused: [] });
+      const received = [];
+      for (let i = 0; i < 100; i++) received.push((await onSecond.next('GpsPoint')).data as { timestamp: string });
+      expect(received.map((point) => point.timestamp)).toEqual(points.map((point) => new Date(point.timestamp * 1000).toISOString()));
+    } finally {
+      await second.close();
+    }
+  });
+});
+
 describe('shutdown', () => {
   it('tells open connections the server is going away (1001) so clients reconnect elsewhere', async () => {
     const node = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });

@@ -11,6 +11,7 @@ import { isUuid } from '../../platform/http/schemas.js';
 import { serializerOf } from '../../platform/http/serialization.js';
 import { GpsPoint } from '../../tracking/gps/schemas.js';
 import { RealtimeErrors } from './errors.js';
+import { toggledSubscription } from './toggled-subscription.js';
 import { Hub, type BotMessage, type Connection, type Peer } from './hub.js';
 import { CloseCodes, type ServerMessage } from './messages.js';
 
@@ -39,11 +40,19 @@ const TICKET_PREFIX = 'wst_';
  * Pub/sub channels between nodes: new points, messages for one user's connections, public broadcasts.
  * A point travels as '1' or '0' (its device is public or not) and its REST JSON, several points of a batch
  * as lines of one message; v3: nodes of the previous version, during a rolling deploy, read none of these
- * (nor these nodes theirs, which hold one point each).
+ * (nor these nodes theirs, which hold one point each). A node subscribes to POINTS only while one of its
+ * connections listens on gps or vessels, so its subscriber count tells a publisher whether anyone does.
  */
 const POINTS = 'ws:points:v3';
+/**
+ * Up to this many points are published without asking whether any node listens (building their message costs
+ * less than asking); a larger batch (10,000 points are ~100 ms of serialising) asks first.
+ */
+const ASK_ABOVE_POINTS = 64;
 /** A point's REST JSON (the GpsPoint schema), compiled: a batch of 10,000 points is one message of 10,000 of these. */
 const pointJson = serializerOf<RecordedGpsPoint>(GpsPoint);
+/** The channels new points are delivered on. */
+const POINT_CHANNELS = ['gps', 'vessels'];
 const USERS = 'ws:users';
 const PUBLIC = 'ws:public';
 /** Re-checking credentials after an invalidation: this many lookups at a time. */
@@ -87,11 +96,18 @@ export function createRealtimeService(deps: Deps) {
   const { kv, clock, log } = deps;
   const tickets = singleUseTickets<TicketGrant>(kv, { prefix: TICKET_PREFIX, namespace: 'ws:ticket', ttlSecs: TICKET_TTL_SECS });
   let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
-  const hub = new Hub(
-    { publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })), fromBot: (message) => onBotMessage(message) },
+  const hub: Hub = new Hub(
+    {
+      publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })),
+      fromBot: (message) => onBotMessage(message),
+      channelChanged: (channel): Promise<void> | undefined => (POINT_CHANNELS.includes(channel) ? pointsFeed.want(POINT_CHANNELS.some((c) => hub.hasSubscribers(c))) : undefined),
+    },
     log,
     () => clock.nowMs(),
   );
+  const pointsFeed = toggledSubscription(kv, POINTS, guarded(onPoints), log);
+  /** Points are published in the order they were recorded, whether or not a batch first asked who listens. */
+  let pointsPublished: Promise<void> = Promise.resolve();
   const unsubscribers: (() => Promise<void> | void)[] = [];
 
   function peerOf(caller: Caller, credential: Peer['credential']): Peer {
@@ -183,7 +199,7 @@ export function createRealtimeService(deps: Deps) {
 
   /** A message of pointsRecorded: a line per point (JSON text never holds a raw line break). */
   function onPoints(message: string): void {
-    if (!hub.hasSubscribers('gps') && !hub.hasSubscribers('vessels')) return;
+    if (!POINT_CHANNELS.some((channel) => hub.hasSubscribers(channel))) return;
     for (const line of message.split('\n')) onPoint(line);
   }
 
@@ -229,13 +245,15 @@ export function createRealtimeService(deps: Deps) {
   }
 
   /** A malformed pub/sub message (another version, a bug) is logged and skipped, never thrown into the store's client. */
-  const guarded = (handle: (raw: string) => void) => (raw: string) => {
-    try {
-      handle(raw);
-    } catch (err) {
-      log.warn({ err }, 'ignoring a malformed realtime message');
-    }
-  };
+  function guarded(handle: (raw: string) => void) {
+    return (raw: string) => {
+      try {
+        handle(raw);
+      } catch (err) {
+        log.warn({ err }, 'ignoring a malformed realtime message');
+      }
+    };
+  }
 
   const bot: BotLink = {
     connected: () => hub.bot !== undefined,
@@ -256,7 +274,6 @@ export function createRealtimeService(deps: Deps) {
 
     async start(): Promise<void> {
       unsubscribers.push(
-        await kv.subscribe(POINTS, guarded(onPoints)),
         await kv.subscribe(USERS, guarded(onUserMessage)),
         await kv.subscribe(PUBLIC, guarded(onPublic)),
         deps.credentials.onInvalidated((hashes) => void recheck(hub.withCredentials(hashes))),
@@ -266,7 +283,7 @@ export function createRealtimeService(deps: Deps) {
 
     async stop(): Promise<void> {
       hub.stop();
-      await Promise.all(unsubscribers.splice(0).map((unsubscribe) => unsubscribe()));
+      await Promise.all([...unsubscribers.splice(0).map((unsubscribe) => unsubscribe()), pointsFeed.want(false)]);
     },
 
     /** POST /v1/ws/ticket: a single-use ticket standing for the caller's own credential. */
@@ -328,8 +345,13 @@ export function createRealtimeService(deps: Deps) {
      */
     pointsRecorded(points: readonly { point: RecordedGpsPoint; devicePublic: boolean }[]): void {
       if (points.length === 0) return;
-      const message = points.map(({ point, devicePublic }) => `${devicePublic ? 1 : 0}${pointJson(point)}`).join('\n');
-      kv.publish(POINTS, message).catch((err: unknown) => log.warn({ err }, 'could not publish new points to WebSocket subscribers'));
+      // Not knowing who listens (the store did not answer) is publishing as if someone did.
+      const listeners = points.length > ASK_ABOVE_POINTS ? kv.subscribers(POINTS).catch(() => 1) : 1;
+      pointsPublished = pointsPublished.then(async () => {
+        if ((await listeners) === 0) return;
+        const message = points.map(({ point, devicePublic }) => `${devicePublic ? 1 : 0}${pointJson(point)}`).join('\n');
+        kv.publish(POINTS, message).catch((err: unknown) => log.warn({ err }, 'could not publish new points to WebSocket subscribers'));
+      });
     },
   };
 }

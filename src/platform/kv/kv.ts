@@ -29,6 +29,8 @@ export interface KeyValueStore {
   /** Forgets the hits counted in the window that contains `now`. */
   resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
   publish(channel: string, message: string): Promise<void>;
+  /** How many subscribers `channel` has now, on every node (Redis: its connections subscribed to it). */
+  subscribers(channel: string): Promise<number>;
   /** Resolves once the subscription is active; the returned function ends it. */
   subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
   ping(): Promise<void>;

@@ -66,6 +66,10 @@ export class MemoryStore implements KeyValueStore {
     queueMicrotask(() => this.#bus.emit(channel, message));
   }
 
+  async subscribers(channel: string): Promise<number> {
+    return this.#bus.listenerCount(channel);
+  }
+
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
     this.#bus.on(channel, onMessage);
     return async () => {

@@ -130,6 +130,13 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(async () => void (await this.#client.publish(this.#ns + channel, message)));
   }
 
+  subscribers(channel: string): Promise<number> {
+    return this.#answer(async () => {
+      const [, count] = (await this.#client.pubsub('NUMSUB', this.#ns + channel)) as [string, number];
+      return Number(count);
+    });
+  }
+
   /** A command's answer; any failure (down, timed out, refused) as the one error callers look for. */
   /**
    * Runs a command, turning any failure into KeyValueUnavailableError. A circuit breaker: while Redis

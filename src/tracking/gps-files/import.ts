@@ -8,9 +8,15 @@ import type { PointSink } from './point-sink.js';
 import type { createGpsImportsRepo, ImportProgress } from './repo.js';
 import { MAX_REFUSALS_LISTED } from './schemas.js';
 import { textOf, type Spooled } from './spool.js';
+import { MAX_BATCH_POINTS } from '../gps/service.js';
 
 /** Points stored per batch (one statement each): larger batches cost fewer round trips, up to the batch limit. */
-export const IMPORT_CHUNK = 5000;
+export const IMPORT_CHUNK = MAX_BATCH_POINTS;
+/**
+ * Chunks in the database at once while the file is read on: on PostgreSQL two inserts run side by side
+ * (the embedded database takes them in turn). A point in two of them is stored once all the same.
+ */
+const CHUNKS_AT_ONCE = 2;
 /** The record's counters are written at most this often while a file is read (and at the end). */
 const PROGRESS_EVERY_MS = 250;
 
@@ -55,16 +61,17 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], bytesRead: 0 };
   let chunk: ImportedPoint[] = [];
   let lastWrite = -Infinity;
+  /** Chunks being stored while the file is read on, so the parsing and the database's inserts overlap. */
+  const storing = new Set<Promise<void>>();
   const refuse = (at: string, reason: string) => {
     progress.refusedCount++;
     if (progress.refused.length < MAX_REFUSALS_LISTED) progress.refused.push({ at, reason });
   };
-  async function flush() {
-    if (chunk.length > 0) {
-      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points: chunk });
+  async function store(points: ImportedPoint[]) {
+    if (points.length > 0) {
+      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points });
       progress.imported += stored;
       progress.duplicates += duplicates;
-      chunk = [];
     }
     // A throttle, not a rule about time: the process's own clock.
     if (performance.now() - lastWrite >= PROGRESS_EVERY_MS) {
@@ -72,6 +79,21 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
       await deps.repo.progress(job.id, progress, deps.clock.now());
     }
   }
+  /** Starts storing the chunk read so far once fewer than CHUNKS_AT_ONCE are (a failed one ends the import here). */
+  async function flush() {
+    while (storing.size >= CHUNKS_AT_ONCE) await Promise.race(storing);
+    const stored: Promise<void> = store(chunk).finally(() => storing.delete(stored));
+    // Awaited by a later flush or at the end; until then its failure must not count as unhandled.
+    stored.catch(() => undefined);
+    storing.add(stored);
+    chunk = [];
+  }
+  const flushAll = async () => {
+    await flush();
+    await Promise.all(storing);
+  };
+  /** Every chunk sent to the database has succeeded or failed (before the report is written). */
+  const settled = () => Promise.allSettled(storing);
   let failure: { code: string; message: string } | undefined;
   try {
     const text = textOf(job.file.path, (bytes) => (progress.bytesRead = bytes));
@@ -85,10 +107,11 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
       if (typeof point === 'string') refuse(item.candidate.at, point);
       else if (chunk.push(point) >= IMPORT_CHUNK) await flush();
     }
-    await flush();
+    await flushAll();
   } catch (err) {
     // A fault in the file: what was read before it is stored too, so the report says exactly what is in.
-    if (err instanceof ImportFailure) await flush().catch(() => undefined);
+    if (err instanceof ImportFailure) await flushAll().catch(() => undefined);
+    await settled();
     failure = failureOf(err, job.signal);
     if (!failure) {
       deps.log.error({ err, import_id: job.id }, 'GPS import failed');

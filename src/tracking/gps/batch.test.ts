@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
@@ -18,6 +18,20 @@ describe('GPS batches', () => {
     t.app.inject({ method: 'POST', url: `/v1/gps/batch${query}`, headers: { ...bearer(admin), ...headers }, payload: payload as object });
   const pointsOf = (deviceId: string) =>
     t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', deviceId).orderBy('timestamp').execute();
+
+  it('does not build or publish the gps channel message of a large batch when no node listens', async () => {
+    const published = vi.spyOn(t.kv, 'publish');
+    try {
+      const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: 1_767_300_000 + i }));
+      expect((await batch(points)).json()).toEqual({ stored: 100, duplicates: 0, refused: [] });
+      // One more point: published without asking, so the batch's turn has passed once it is.
+      expect((await batch([{ ...POINT, timestamp: 1_767_300_100 }])).json()).toMatchObject({ stored: 1 });
+      await vi.waitFor(() => expect(published.mock.calls.filter(([channel]) => channel === 'ws:points:v3')).toHaveLength(1));
+      expect(published.mock.calls.find(([channel]) => channel === 'ws:points:v3')![1].split('\n')).toHaveLength(1);
+    } finally {
+      published.mockRestore();
+    }
+  });
 
   it('stores the valid points, lists the refused ones by index and field, and counts resent points as duplicates', async () => {
     const device = await newDevice();

@@ -78,8 +78,14 @@ export function createPointWriter(deps: Deps) {
    * one query for the devices named in the batch; the devices of API keys come from their cache.
    */
   async function devicesOf(points: PointToWrite[]): Promise<({ id: string; is_public: boolean } | null | Error)[]> {
-    const named = [...new Set(points.flatMap((p) => (p.deviceId === undefined ? [] : [p.deviceId])))];
-    const keys = [...new Set(points.flatMap((p) => (p.deviceId === undefined && p.apiKeyId ? [p.apiKeyId] : [])))];
+    const namedSet = new Set<string>();
+    const keySet = new Set<string>();
+    for (const p of points) {
+      if (p.deviceId !== undefined) namedSet.add(p.deviceId);
+      else if (p.apiKeyId) keySet.add(p.apiKeyId);
+    }
+    const named = [...namedSet];
+    const keys = [...keySet];
     const [existing, linked] = await Promise.all([deps.devices.byIds(named), Promise.all(keys.map(deps.devices.deviceOfKey))]);
     const known = new Map(existing.map((device) => [device.id, device]));
     const byKey = new Map(keys.map((key, i) => [key, linked[i]]));
@@ -131,7 +137,9 @@ export function createPointWriter(deps: Deps) {
      */
     async writeAll(inputs: PointToWrite[]): Promise<Outcome<WrittenPoint>[]> {
       const outcomes = await commit(inputs, false);
-      await deps.afterCommit(outcomes.flatMap((outcome) => ('value' in outcome ? [outcome.value] : []))).catch(deps.afterCommitFailed);
+      const written: WrittenPoint[] = [];
+      for (const outcome of outcomes) if ('value' in outcome) written.push(outcome.value);
+      await deps.afterCommit(written).catch(deps.afterCommitFailed);
       return outcomes;
     },
   };

@@ -52,6 +52,11 @@ const INSERTED = {
 } as const;
 type InsertedColumn = keyof typeof INSERTED;
 const INSERTED_COLUMNS = Object.keys(INSERTED) as InsertedColumn[];
+/**
+ * Columns a batch always sends; any other is left out of a batch in which no point has it (null, as its
+ * default): a batch of points without accuracy, battery or motion sends PostgreSQL no column of 10,000 NULLs.
+ */
+const ALWAYS_SENT = new Set<string>(['id', 'device_id', 'latitude', 'longitude', 'timestamp']);
 
 /** The rule of idempotent delivery (unique index gps_points_same_fix): one point per device, time and position. */
 const SAME_FIX = ['device_id', 'timestamp', 'latitude', 'longitude'] as const;
@@ -76,16 +81,28 @@ function storedRow(point: NewGpsPoint & { id: string }, tripId: string | null, c
 /**
  * One column of a batch as PostgreSQL's array literal text (`{1.5,NULL,"a \"b\""}`): built here in one pass,
  * where the driver would inspect and escape each of 10,000 values of each column one call at a time. Numbers,
- * uuids and ISO times need no quotes; text is quoted and escaped; a Date goes as ISO text.
+ * ISO times and uuids (made here or read from the database, never a client's text) need no quotes; other text
+ * is quoted and escaped; a Date goes as ISO text.
  */
-function arrayLiteral(values: readonly unknown[]): string {
-  const parts = new Array<string>(values.length);
-  for (let i = 0; i < values.length; i++) {
+function arrayLiteral<R, C extends keyof R>(rows: readonly R[], column: C, type: string): string {
+  const bare = type === 'uuid';
+  const values = new Array<unknown>(rows.length);
+  // A column of numbers only (or of uuids only) goes through Array#join, one native pass without a string per value.
+  let joinable = true;
+  for (let i = 0; i < rows.length; i++) {
+    const value = rows[i]![column];
+    values[i] = value;
+    if (joinable && typeof value !== 'number' && !(bare && typeof value === 'string')) joinable = false;
+  }
+  if (joinable) return `{${values.join(',')}}`;
+  const parts = new Array<string>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
     const value = values[i];
     if (value === null || value === undefined) parts[i] = 'NULL';
     else if (typeof value === 'number') parts[i] = String(value);
     else if (typeof value === 'boolean') parts[i] = value ? 't' : 'f';
     else if (value instanceof Date) parts[i] = value.toISOString();
+    else if (bare) parts[i] = value as string;
     else parts[i] = `"${String(value).replace(/[\\"]/g, '\\$&')}"`;
   }
   return `{${parts.join(',')}}`;
@@ -93,7 +110,7 @@ function arrayLiteral(values: readonly unknown[]): string {
 
 /** `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter limit). */
 function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, rows: readonly R[], alias: A) {
-  const arrays = columns.map((column) => sql`${arrayLiteral(rows.map((row) => row[column]))}::${sql.raw(types[column])}[]`);
+  const arrays = columns.map((column) => sql`${arrayLiteral(rows, column, types[column])}::${sql.raw(types[column])}[]`);
   return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
 }
 
@@ -259,33 +276,53 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * by then; without it (a batch counts its duplicates) a duplicate is simply absent from the map.
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
-      const rows = [...points].sort((a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime());
-      const devices = [...new Set(rows.flatMap((row) => (row.device_id === null ? [] : [row.device_id])))];
-      const inserted = await db
+      // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
+      const rows = [...points].sort(
+        (a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime() || a.latitude - b.latitude || a.longitude - b.longitude,
+      );
+      const devices = new Set<string>();
+      for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
+      const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
+      // One row back, not one per point: the ids stored (a resent point is not), the time they were stored at
+      // (created_at's default, the transaction's now()) and the trip of each device.
+      const [result] = await db
         .with(
           (cte) => cte('logging_trip').materialized(),
           (qc) =>
             qc
-              .selectFrom(sql<{ device_id: string }>`unnest(${devices}::uuid[])`.as('device_id'))
+              .selectFrom(sql<{ device_id: string }>`unnest(${[...devices]}::uuid[])`.as('device_id'))
               .select((eb) => [
                 sql.ref<string>('device_id.device_id').as('device_id'),
                 loggingTrip ? eb.selectFrom(() => loggingTrip(sql.ref('device_id.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<string | null>`null::uuid`.as('trip_id'),
               ]),
         )
-        .insertInto('gps_points')
-        .columns([...INSERTED_COLUMNS, 'trip_id'])
-        .expression((eb) =>
-          eb
-            .selectFrom(unnestOf(INSERTED_COLUMNS, INSERTED, rows, 'new_point'))
-            .select(INSERTED_COLUMNS.map((column) => sql.ref(`new_point.${column}`).as(column)))
-            .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
+        .with('inserted', (qc) =>
+          qc
+            .insertInto('gps_points')
+            .columns([...columns, 'trip_id'])
+            .expression((eb) =>
+              eb
+                .selectFrom(unnestOf(columns, INSERTED, rows, 'new_point'))
+                .select(columns.map((column) => sql.ref(`new_point.${column}`).as(column)))
+                .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
+            )
+            .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
+            .returning('id'),
         )
-        .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
-        .returning(['id', 'trip_id', 'created_at'])
+        .selectNoFrom([
+          sql<string[] | null>`(select array_agg(inserted.id::text) from inserted)`.as('ids'),
+          sql<Date>`now()`.as('created_at'),
+          sql<{ device_id: string; trip_id: string | null }[] | null>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
+        ])
         .execute();
+      const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const byId = new Map(points.map((point) => [point.id, point]));
       const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();
-      for (const { id, trip_id, created_at } of inserted) stored.set(id, { point: toGpsPoint(storedRow(byId.get(id)!, trip_id, created_at)), duplicate: false });
+      for (const id of result?.ids ?? []) {
+        const point = byId.get(id)!;
+        const tripId = point.device_id === null ? null : (tripOf.get(point.device_id) ?? null);
+        stored.set(id, { point: toGpsPoint(storedRow(point, tripId, result!.created_at)), duplicate: false });
+      }
       const resent = options.readBack ? points.filter((point) => !stored.has(point.id)) : [];
       if (resent.length > 0) {
         const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));

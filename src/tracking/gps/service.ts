@@ -167,7 +167,8 @@ export function createGpsService(deps: Deps) {
     if (fresh.length === 0) return;
     await offerNewest(fresh.map(({ point }) => point));
     try {
-      await deps.events.emit('gps.points_recorded', { points: fresh.map(({ point, devicePublic }) => ({ point, devicePublic })) });
+      // Each written point is already a { point, devicePublic } (10,000 copies fewer for a batch).
+      await deps.events.emit('gps.points_recorded', { points: fresh });
     } catch (err) {
       // The points are committed: a reaction that fails is logged, not their failure.
       deps.log.warn({ err }, 'a reaction to new GPS points failed');

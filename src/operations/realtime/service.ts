@@ -88,7 +88,7 @@ export function createRealtimeService(deps: Deps) {
   const tickets = singleUseTickets<TicketGrant>(kv, { prefix: TICKET_PREFIX, namespace: 'ws:ticket', ttlSecs: TICKET_TTL_SECS });
   let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
   const hub = new Hub(
-    { publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })), fromBot: (message) => onBotMessage(message) },
+    { publish: async (channel, data) => void (await kv.publish(PUBLIC, JSON.stringify({ channel, data }))), fromBot: (message) => onBotMessage(message) },
     log,
     () => clock.nowMs(),
   );

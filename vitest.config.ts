@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -6,6 +8,21 @@ import { defineConfig } from 'vitest/config';
  * does), once more on PostgreSQL + Redis.
  */
 const external = Boolean(process.env.TEST_DATABASE_URL || process.env.TEST_REDIS_URL);
+
+/**
+ * With both PostgreSQL and Redis, a third project runs the black-box HTTP tests on two nodes: every test app
+ * is two apps on one database and store, each request landing on either (test/helpers.ts, buildTwoNodes).
+ * Those are the files that build the test app; the others never see a node, so they would run the
+ * postgres+redis project's tests once more. A test that depends on one node's memory skips itself there
+ * (`twoNodes` in test/helpers.ts) and says why.
+ */
+// Each project names its files: a project that extends the root adds its `include` to the root's.
+const ALL_TESTS = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const twoNodes = Boolean(process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL);
+const testAppFiles = () =>
+  ['src', 'test']
+    .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)))
+    .filter((file) => file.endsWith('.test.ts') && /\bbuild(Mailing)?TestApp\(/.test(readFileSync(file, 'utf8')));
 
 /**
  * In CI (or with TEST_SEED) files and the tests in them run in a random order, so a test that leans on
@@ -23,7 +40,6 @@ export default defineConfig({
   // so the tests must too: two copies of graphql refuse each other's schema types.
   resolve: { alias: { graphql: 'graphql/index.js' } },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup.ts'],
     pool: 'forks',
@@ -33,9 +49,12 @@ export default defineConfig({
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: 'test-results.json' },
     projects: [
-      { extends: true as const, test: { name: 'embedded', env: { WAYGATE_TEST_BACKEND: 'embedded' } } },
+      { extends: true as const, test: { name: 'embedded', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'embedded' } } },
       ...(external
-        ? [{ extends: true as const, test: { name: 'postgres+redis', env: { WAYGATE_TEST_BACKEND: 'external' } } }]
+        ? [{ extends: true as const, test: { name: 'postgres+redis', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'external' } } }]
+        : []),
+      ...(twoNodes
+        ? [{ extends: true as const, test: { name: 'two-nodes', include: testAppFiles(), env: { WAYGATE_TEST_BACKEND: 'two-nodes' } } }]
         : []),
     ],
   },

@@ -10,9 +10,10 @@
 //    the page's main-thread busy share is Chromium's TaskDuration (Performance.getMetrics over CDP: every task on
 //    the renderer's main thread) over the wall time; long tasks (> 50 ms) from a PerformanceObserver; the markers
 //    moved are counted in the page.
-// 3. Track: first the CSV export read in Node alone (the server's part); then the history page draws the day; time from the click on "Show track" to the frame after
-//    the canvas is drawn, and the page's own marks (request to parsed: download and parse of the CSV export;
-//    parsed to drawn: projection and the first draw; request to the first part drawn while the rest streams).
+// 3. Track: first the CSV export and GET /v1/gps/track (thinned for the page's 1280 × 507 map) read in Node alone (the
+//    server's part); then the history page draws the day: time from the click on "Show track" to the frame after
+//    the canvas is drawn, and the page's own marks (request to parsed: GET /v1/gps/track answered and read into
+//    typed arrays; parsed to drawn: projection and the first draw), with the number of points drawn.
 // Goals: first paint < 1 s, main thread busy < 50 %, track on screen < 1 s. Results: bench/results/console.json.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -57,13 +58,20 @@ try {
   const csv = await (await fetch(`${base}/v1/gps/export?device_id=${trackDevice}&format=csv`, { headers: { authorization: `Bearer ${token}` } })).text();
   const exportCsvMs = Math.round(performance.now() - exportStarted);
   console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
+  const trackStarted = performance.now();
+  // The day the history page shows (the device's one point of today, from makeDevices, is not in it).
+  const day = `from=${new Date((trackStart - 86_400) * 1000).toISOString()}&to=${new Date((trackStart + 2 * 86_400) * 1000).toISOString()}`;
+  const thinned = await (await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&${day}&width=1280&height=507`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const trackApiMs = Math.round(performance.now() - trackStarted);
+  const { points: thinnedPoints, zoom: thinnedZoom } = JSON.parse(thinned);
+  console.log(`GET /v1/gps/track (1280 × 507, the page's map): ${trackApiMs} ms, ${thinnedPoints} of ${TRACK} points at zoom ${thinnedZoom}, ${(thinned.length / 1e3).toFixed(0)} kB`);
 
   browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const runs = [];
   for (let run = 0; run < RUNS; run++) runs.push(await measureOnce(token, deviceIds, trackDevice, run));
   const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
   const result = {
-    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, runs,
+    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, track_api_ms: trackApiMs, track_api_bytes: thinned.length, runs,
     median: Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(key)])),
   };
   console.table(runs);
@@ -165,6 +173,8 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   await page.getByLabel('Device', { exact: true }).selectOption(trackDevice);
   await page.getByLabel('From', { exact: true }).fill('2026-01-14T00:00');
   await page.getByLabel('To', { exact: true }).fill('2026-01-17T00:00');
+  const trackRequests = [];
+  page.on('request', (request) => { if (request.url().includes('/v1/gps/track')) trackRequests.push(new URL(request.url()).search); });
   const asked = performance.now();
   await page.getByRole('button', { name: 'Show track' }).click();
   await page.waitForFunction((n) => document.querySelector('.history .map')?.dataset.points === String(n) || document.querySelector('.history [role=alert]'), TRACK, { polling: 'raf', timeout: 60_000 });
@@ -174,7 +184,7 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   const trackMs = performance.now() - asked;
   const marks = await page.evaluate(() => {
     const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
-    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), firstPart: at('history-first-part') - at('history-request') };
+    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), drawn: Number(document.querySelector('.history .map').dataset.drawn) };
   });
   // Scrubbing: the timeline moved to 20 places, each a full redraw.
   const scrub = await page.evaluate(async () => {
@@ -189,12 +199,13 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
     }
     return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
   });
+  console.log(`run ${run}: the history page asked`, trackRequests.map((query) => Object.fromEntries(new URLSearchParams(query))).map(({ zoom, width, height }) => ({ zoom, width, height })));
   await context.close();
   if (errors.length) console.error(`run ${run}: page errors`, errors);
   const round = (value) => Math.round(value * 10) / 10;
   return {
     first_paint_ms: round(firstPaint), after_login_ms: round(signIn.painted), map_data_ms: round(signIn.data), markers_placed_ms: round(signIn.placed), main_thread_busy_pct: round(busy * 100), long_tasks: live.longTasks, longest_task_ms: round(live.longest),
-    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_first_part_ms: round(marks.firstPart), track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
+    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_points_drawn: marks.drawn, track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
     scrub_frame_median_ms: round(scrub),
   };
 }

@@ -191,6 +191,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     });
   }
 
+  // With bot protection on, the pages people sign in on show Turnstile with this site key.
+  const turnstileSiteKey = config.botProtection.secret ? config.botProtection.siteKey : undefined;
   await app.register(systemRoutes);
   await app.register(jobRoutes, { scheduler: services.scheduler });
   await app.register(authRoutes, { auth: services.auth });
@@ -198,7 +200,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(linkPageRoutes, {
     passwordReset: services.passwordReset,
     verifyEmail: services.verifyEmail,
-    turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
+    turnstileSiteKey,
   });
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
@@ -230,7 +232,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(oauthInteractionRoutes, {
     oauth: services.oauth,
     publicUrl: oauthIssuerBase(config),
-    turnstileSiteKey: config.botProtection.secret ? config.botProtection.siteKey : undefined,
+    turnstileSiteKey,
     signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
     verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),
     loginUrl: config.oauthLoginUrl,
@@ -245,7 +247,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (config.console.enabled) {
-    await app.register(consoleRoutes, { assets: loadConsoleAssets(), ...config.console, supportedLocales: config.supportedLocales });
+    await app.register(consoleRoutes, {
+      assets: loadConsoleAssets(), ...config.console, supportedLocales: config.supportedLocales,
+      turnstileSiteKey,
+    });
   }
   if (options.extraRoutes) await app.register(options.extraRoutes);
 

@@ -15,7 +15,9 @@ function run(args: string[], env: Record<string, string> = {}) {
 
 // The CLI is the same on every back end; it runs once, on the embedded default.
 // One data directory's life in order (migrate, admin create, serve): these tests are not shuffled.
-describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false }, () => {
+// Each CLI run opens the embedded database in a new process (seconds on a busy machine), and some tests run
+// two or three: they get more than the default 30 s.
+describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout: 90_000 }, () => {
   let dataDir: string;
   beforeAll(() => {
     if (!existsSync(MAIN)) throw new Error('dist/main.js is missing: npm test builds it first');

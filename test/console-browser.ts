@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './chromium.js';
 import { startFakeTileServer } from './fakes/tiles.js';
-import { buildTestApp, login, TEST_ADMIN, testConfig, type TestApp } from './helpers.js';
+import type { Config } from '../src/config.js';
+import { buildTestApp, TEST_ADMIN, testConfig, type TestApp } from './helpers.js';
 
 /** Helpers of the console's Chromium tests: screenshots at phone and desktop width (gitignored), axe, sign-in. */
 export const SHOTS = 'test-results/console';
@@ -52,12 +53,15 @@ export interface ConsoleInChromium {
   admin: string;
 }
 
-export async function startConsoleInChromium(): Promise<ConsoleInChromium> {
+/** `config` changes the app's settings (bot protection, say); the admin's sign-in passes the fake bot check. */
+export async function startConsoleInChromium(config: Partial<Config> = {}): Promise<ConsoleInChromium> {
   const tiles = await startFakeTileServer();
-  const t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' } } });
+  const t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' }, ...config } });
   const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const browser = await launchChromium();
-  const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  const signedIn = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: TEST_ADMIN.password, turnstile_token: 'human' } });
+  if (signedIn.statusCode !== 200) throw new Error(`admin sign-in failed: ${signedIn.body}`);
+  const admin = signedIn.json().session_token as string;
   mkdirSync(SHOTS, { recursive: true });
   return { tiles, t, base, browser, admin };
 }

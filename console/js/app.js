@@ -61,7 +61,7 @@ function showSignIn(message) {
   unmount = () => {};
   bar.hidden = true;
   document.title = `${t('signin.title')}`;
-  show(main, signInPage({ message, onSignedIn: start }));
+  show(main, signInPage({ message, onSignedIn: start, turnstileSiteKey: config.turnstileSiteKey }));
   main.querySelector('input')?.focus();
 }
 

@@ -43,3 +43,19 @@ export function announce(message) {
 }
 
 export const errorBox = (message) => h('p', { class: 'error', role: 'alert' }, message);
+
+/**
+ * A button for what cannot be undone: the first click turns it into its confirmation ("Really …"), the
+ * second runs `action`. `name` (a user, a key) goes into its accessible name, so each row's button is found.
+ */
+export function confirmingButton({ label, confirmLabel, name, action, type = 'button' }) {
+  const button = h('button', { type, class: 'danger', 'aria-label': `${label}: ${name}` }, label);
+  button.addEventListener('click', (event) => {
+    if (button.dataset.confirm) return action(event);
+    event.preventDefault();
+    button.dataset.confirm = 'yes';
+    button.textContent = confirmLabel;
+    button.setAttribute('aria-label', `${confirmLabel}: ${name}`);
+  });
+  return button;
+}

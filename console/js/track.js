@@ -10,58 +10,20 @@ import { L } from './map.js';
 export const SPEED_COLOURS = ['#2166ac', '#1a9850', '#91bf3a', '#e6a700', '#e0561b', '#b2182b'];
 const FUTURE = '#8a949e';
 
-const view = (n, time, lat, lon, speed) => ({ n, time: time.subarray(0, n), lat: lat.subarray(0, n), lon: lon.subarray(0, n), speed: speed.subarray(0, n) });
-
 /**
- * Reads a CSV export (GET …/export?format=csv) as it streams into columns of typed arrays. `onPart` gets the
- * points read so far about every half second, so a long track is drawn while the rest still arrives.
+ * A track of GET /v1/gps/track (columns of numbers, thinned in the service for the map's zoom) as typed arrays:
+ * { n, total, zoom, time, lat, lon, speed }. Speeds a point lacks are worked out from the positions.
  */
-export async function readCsvTrack(response, onPart) {
-  let shownAt = performance.now();
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let columns = null;
-  let rest = '';
-  let capacity = 16_384;
-  let n = 0;
-  let time = new Float64Array(capacity);
-  let lat = new Float64Array(capacity);
-  let lon = new Float64Array(capacity);
-  let speed = new Float32Array(capacity);
-  const grow = () => {
-    capacity *= 2;
-    const more = (old, Type) => { const next = new Type(capacity); next.set(old); return next; };
-    time = more(time, Float64Array); lat = more(lat, Float64Array); lon = more(lon, Float64Array); speed = more(speed, Float32Array);
+export function trackOf(answer) {
+  const track = {
+    n: answer.points,
+    total: answer.total,
+    zoom: answer.zoom,
+    time: Float64Array.from(answer.time),
+    lat: Float64Array.from(answer.latitude),
+    lon: Float64Array.from(answer.longitude),
+    speed: Float32Array.from(answer.speed_kmh, (kmh) => kmh ?? Number.NaN),
   };
-  const line = (text) => {
-    if (!text) return;
-    const cells = text.split(',');
-    if (!columns) {
-      columns = { time: cells.indexOf('timestamp'), lat: cells.indexOf('latitude'), lon: cells.indexOf('longitude'), speed: cells.indexOf('speed_kmh') };
-      return;
-    }
-    if (n === capacity) grow();
-    time[n] = Date.parse(cells[columns.time]);
-    lat[n] = Number(cells[columns.lat]);
-    lon[n] = Number(cells[columns.lon]);
-    // A file without speeds (an import of a plain GPX) leaves them empty: NaN, worked out from the positions below.
-    speed[n] = cells[columns.speed] === '' ? Number.NaN : Number(cells[columns.speed]);
-    n += 1;
-  };
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    const lines = (rest + value).split('\r\n');
-    rest = lines.pop();
-    for (const text of lines) line(text);
-    if (onPart && n > 1 && performance.now() - shownAt > 500) {
-      const part = view(n, time, lat, lon, Float32Array.from(speed.subarray(0, n)));
-      fillSpeeds(part);
-      onPart(part);
-      shownAt = performance.now();
-    }
-  }
-  line(rest);
-  const track = view(n, time, lat, lon, speed);
   fillSpeeds(track);
   return track;
 }

@@ -1,22 +1,36 @@
-import { get, patch, put } from '../api.js';
-import { errorBox, field, h, show } from '../dom.js';
+import { del, get, patch, post, put } from '../api.js';
+import { confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
 
 /**
- * Settings (GET/PUT /v1/settings) and the system config (GET/PATCH /v1/system-config): each value as JSON,
- * changed in place with settings:write. A value that is not JSON is refused here, anything else by the API.
+ * Settings (GET/POST/PUT/DELETE /v1/settings) and the system config (GET/PATCH /v1/system-config): each value
+ * as JSON, changed in place with settings:write; a new setting created with settings:write and one deleted
+ * (a second click confirms) with settings:delete. The system config has no create or delete in the API.
+ * A value that is not JSON is refused here, anything else by the API with its message.
  */
 export async function mount(root, { can }) {
   const problem = h('div');
   const fail = (err) => show(problem, errorBox(err.message));
+  const done = (message) => show(problem, h('p', { class: 'ok', role: 'status' }, message));
   const settings = h('tbody');
   const config = h('tbody');
-  const head = () => h('thead', {}, h('tr', {}, ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) => h('th', { scope: 'col' }, t(key)))));
+  const head = (withDelete) => h('thead', {}, h('tr', {}, ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) => h('th', { scope: 'col' }, t(key))),
+    withDelete ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('settings.delete'))) : null));
+  const deletable = can('settings:delete');
   show(root, h('div', {}, problem,
     h('section', { 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, t('settings.settings')),
-      h('div', { class: 'table-wrap' }, h('table', {}, head(), settings))),
+      h('div', { class: 'table-wrap' }, h('table', {}, head(deletable), settings)), can('settings:write') ? createForm() : null),
     h('section', { 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, t('settings.config')),
-      h('div', { class: 'table-wrap' }, h('table', {}, head(), config)))));
+      h('div', { class: 'table-wrap' }, h('table', {}, head(false), config)))));
+
+  /** JSON typed into a field, or an error naming the key (text needs quotes). */
+  function parse(text, key) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(t('settings.notJson', { key }));
+    }
+  }
 
   function valueCell(entry, save) {
     const text = JSON.stringify(entry.value);
@@ -26,29 +40,62 @@ export async function mount(root, { can }) {
     const form = h('form', { class: 'row value' }, value.wrapper, h('button', { type: 'submit', class: 'secondary', 'aria-label': `${t('save')}: ${entry.key}` }, t('save')));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
-      let parsed;
       try {
-        parsed = JSON.parse(value.input.value);
-      } catch {
-        return fail(new Error(t('settings.notJson', { key: entry.key })));
-      }
-      try {
-        await save(parsed);
-        show(problem, h('p', { class: 'ok', role: 'status' }, t('settings.saved', { key: entry.key })));
+        await save(parse(value.input.value, entry.key));
+        done(t('settings.saved', { key: entry.key }));
       } catch (err) { fail(err); }
     });
     return h('td', {}, form);
   }
 
-  const row = (entry, save) => h('tr', {}, h('td', {}, h('code', {}, entry.key)), valueCell(entry, save), h('td', {}, entry.description ?? ''),
-    h('td', {}, formatTime(entry.updated_at)));
-  const empty = () => h('tr', {}, h('td', { colspan: 4, class: 'muted' }, t('none')));
+  function deleteCell(entry) {
+    return h('td', {}, confirmingButton({
+      label: t('settings.delete'), confirmLabel: t('settings.deleteConfirm'), name: entry.key,
+      action: async () => {
+        try {
+          await del(`/v1/settings/${encodeURIComponent(entry.key)}`);
+          await loadSettings();
+          done(t('settings.deleted', { key: entry.key }));
+        } catch (err) { fail(err); }
+      },
+    }));
+  }
+
+  function createForm() {
+    const key = field(t('settings.newKey'), { name: 'key', required: true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none' });
+    const value = field(t('settings.newValue'), { name: 'value', required: true, autocomplete: 'off', spellcheck: 'false' });
+    const description = field(t('settings.newDescription'), { name: 'description', maxlength: 1000 });
+    const isPublic = h('input', { type: 'checkbox', id: 'setting-public', name: 'is_public' });
+    const form = h('form', { class: 'card', 'aria-labelledby': 'new-setting-title' }, h('h3', { id: 'new-setting-title' }, t('settings.new')),
+      key.wrapper, value.wrapper, description.wrapper, h('label', { for: 'setting-public', class: 'scope' }, isPublic, ` ${t('settings.public')}`),
+      h('button', { type: 'submit' }, t('settings.create')));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const name = key.input.value.trim();
+      try {
+        const body = { key: name, value: parse(value.input.value, name), description: description.input.value.trim() || undefined, is_public: isPublic.checked };
+        await post('/v1/settings', body);
+        await loadSettings();
+        form.reset();
+        done(t('settings.created', { key: name }));
+      } catch (err) { fail(err); }
+    });
+    return form;
+  }
+
+  const row = (entry, save, remove) => h('tr', {}, h('td', {}, h('code', {}, entry.key)), valueCell(entry, save), h('td', {}, entry.description ?? ''),
+    h('td', {}, formatTime(entry.updated_at)), remove ? deleteCell(entry) : null);
+  const empty = (columns) => h('tr', {}, h('td', { colspan: columns, class: 'muted' }, t('none')));
+
+  async function loadSettings() {
+    const { data } = await get('/v1/settings');
+    show(settings, ...data.map((entry) => row(entry, (value) => put(`/v1/settings/${encodeURIComponent(entry.key)}`, { value }), deletable)));
+    if (!data.length) show(settings, empty(deletable ? 5 : 4));
+  }
 
   try {
-    const [{ data: settingList }, configList] = await Promise.all([get('/v1/settings'), get('/v1/system-config')]);
-    show(settings, ...settingList.map((entry) => row(entry, (value) => put(`/v1/settings/${encodeURIComponent(entry.key)}`, { value }))));
-    if (!settingList.length) show(settings, empty());
+    const [configList] = await Promise.all([get('/v1/system-config'), loadSettings()]);
     show(config, ...configList.map((entry) => row(entry, (value) => patch(`/v1/system-config/${encodeURIComponent(entry.key)}`, { value }))));
-    if (!configList.length) show(config, empty());
+    if (!configList.length) show(config, empty(4));
   } catch (err) { fail(err); }
 }

@@ -1,12 +1,14 @@
 import { all, del, get, post } from '../api.js';
-import { announce, errorBox, field, h, show } from '../dom.js';
+import { announce, confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
+import { deletedUsersSection } from './admin-users-deleted.js';
 
 /**
  * Administration for users with users:read: the users (searched by name in the list the API returns;
  * the list carries no email addresses); ban with a reason and duration and unban for users:ban; a user's
  * roles assigned and removed for users:write (with roles:read to list them); deletion for users:delete
- * (a second click confirms it; the 7-day grace period applies). What the API refuses is shown as its message.
+ * (a second click confirms it; the 7-day grace period applies), and the deleted users in that period below
+ * (admin-users-deleted.js). What the API refuses is shown as its message.
  */
 export async function mount(root, { can }) {
   const problem = h('div');
@@ -20,6 +22,9 @@ export async function mount(root, { can }) {
       h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')),
         manageRoles ? header(t('admin.userRoles')) : null, header(t('admin.ban')), can('users:delete') ? header(t('admin.delete')) : null)), rows)))));
   const fail = (err) => show(problem, errorBox(err.message));
+  // A restored user is back in the list above.
+  const deleted = deletedUsersSection({ can, problem, onRestored: (user) => { users.push({ ...user, deleted_at: null }); render(); } });
+  if (deleted.element) root.firstChild.append(deleted.element);
   let users = [];
   let roles = [];
 
@@ -92,22 +97,17 @@ export async function mount(root, { can }) {
     return h('td', {}, details);
   }
 
-  /** Two clicks: the first turns the button into its confirmation. */
   function deleteCell(user) {
-    const button = h('button', { type: 'button', class: 'danger', 'aria-label': `${t('admin.delete')}: ${user.username}` }, t('admin.delete'));
-    button.onclick = act(async () => {
-      if (!button.dataset.confirm) {
-        button.dataset.confirm = 'yes';
-        button.textContent = t('admin.deleteConfirm');
-        button.setAttribute('aria-label', `${t('admin.deleteConfirm')}: ${user.username}`);
-        return;
-      }
-      await del(`/v1/users/${user.id}`);
-      users = users.filter((other) => other.id !== user.id);
-      render();
-      announce(t('admin.deleted', { name: user.username }));
-    });
-    return h('td', {}, button);
+    return h('td', {}, confirmingButton({
+      label: t('admin.delete'), confirmLabel: t('admin.deleteConfirm'), name: user.username,
+      action: act(async () => {
+        await del(`/v1/users/${user.id}`);
+        users = users.filter((other) => other.id !== user.id);
+        render();
+        deleted.add({ ...user, deleted_at: new Date().toISOString() });
+        announce(t('admin.deleted', { name: user.username }));
+      }),
+    }));
   }
 
   function row(user) {

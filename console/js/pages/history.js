@@ -1,19 +1,20 @@
-import { all, fetchRaw } from '../api.js';
+import { all, get } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
 import { exportButtons, importForm } from '../files.js';
 import { createMap, removeMap } from '../map.js';
-import { readCsvTrack, TrackLayer } from '../track.js';
+import { trackOf, TrackLayer } from '../track.js';
 
 const pad = (value) => String(value).padStart(2, '0');
 /** A datetime-local value (the browser's time zone) for a Date. */
 const localValue = (date) => `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 
 /**
- * A device's track over a time range, all of it: the CSV export (GET /v1/gps/export, streamed, oldest
- * first) read into typed arrays and drawn on one canvas coloured by speed (track.js). The timeline scrubs
- * through the points; the export buttons save the same device and range as GPX, GeoJSON or CSV; a file
- * (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write).
+ * A device's track over a time range: GET /v1/gps/track thinned by the service for the map's size (consecutive
+ * points in one pixel left out), read into typed arrays and drawn on one canvas coloured by speed (track.js).
+ * Zoomed in past the zoom it was thinned for, the track is read again for the new zoom. The timeline scrubs
+ * through the points drawn; the export buttons save every point of the same device and range as GPX, GeoJSON or
+ * CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write).
  */
 export async function mount(root, { config, can }) {
   const problem = h('div');
@@ -62,50 +63,60 @@ export async function mount(root, { config, can }) {
     timeline.input.setAttribute('aria-valuetext', at.textContent);
   });
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    if (!device.input.value) return;
-    show(problem);
-    summary.textContent = t('loading');
-    performance.mark('history-request');
-    try {
-      let fitted = false;
-      // While a long track arrives, what has come is drawn (and counted) every half second.
-      track = await readCsvTrack(await fetchRaw('GET', `/v1/gps/export?${query('csv')}`), (part) => {
-        layer?.remove();
-        layer = new TrackLayer(part);
-        if (!fitted) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
-        layer.addTo(map);
-        if (!fitted) performance.mark('history-first-part');
-        fitted = true;
-        summary.textContent = t('history.partial', { count: formatNumber(part.n, 0) });
-      });
-      performance.mark('history-parsed');
-    } catch (err) {
-      summary.textContent = '';
-      return show(problem, errorBox(err.message));
-    }
+  /** Reads the track (for `zoom`, or for the map's size) and draws it; the timeline stays at the same time. */
+  async function load(zoom) {
+    const size = map.getSize();
+    const detail = zoom === undefined ? { width: size.x, height: size.y } : { zoom };
+    const params = new URLSearchParams({ device_id: device.input.value, ...range(), ...detail });
+    const atTime = track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
+    track = trackOf(await get(`/v1/gps/track?${params}`));
+    performance.mark('history-parsed');
     layer?.remove();
     layer = null;
     timeline.input.disabled = !track.n;
     legend.hidden = !track.n;
+    mapElement.dataset.points = String(track.total);
     if (!track.n) {
       at.textContent = '';
       summary.textContent = t('history.empty');
       return announce(summary.textContent);
     }
     layer = new TrackLayer(track);
-    map.fitBounds(layer.bounds().pad(0.1), { animate: false });
+    if (zoom === undefined) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
+    const cursor = atTime === null ? track.n - 1 : Math.max(0, track.time.findIndex((time) => time >= atTime));
+    layer.cursor = cursor;
     layer.addTo(map);
     timeline.input.max = String(track.n - 1);
-    timeline.input.value = String(track.n - 1);
-    at.textContent = describe(track.n - 1);
+    timeline.input.value = String(cursor);
+    at.textContent = describe(cursor);
     timeline.input.setAttribute('aria-valuetext', at.textContent);
     show(legend, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
-    summary.textContent = `${t('history.points', { count: formatNumber(track.n, 0) })}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
-    mapElement.dataset.points = String(track.n);
+    const count = track.n === track.total ? t('history.points', { count: formatNumber(track.n, 0) }) : t('history.pointsDrawn', { count: formatNumber(track.total, 0), drawn: formatNumber(track.n, 0) });
+    summary.textContent = `${count}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
+    mapElement.dataset.drawn = String(track.n);
     performance.mark('history-drawn');
     announce(summary.textContent);
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    if (!device.input.value) return;
+    show(problem);
+    summary.textContent = t('loading');
+    performance.mark('history-request');
+    track = null;
+    try {
+      await load();
+    } catch (err) {
+      summary.textContent = '';
+      show(problem, errorBox(err.message));
+    }
+  });
+
+  // Closer than the track was thinned for: its left-out points may now be pixels apart, so it is read again.
+  map.on('zoomend', () => {
+    mapElement.dataset.zoom = String(map.getZoom());
+    if (track?.zoom !== null && track?.zoom !== undefined && track.n < track.total && map.getZoom() > track.zoom) load(map.getZoom()).catch(fail);
   });
   return () => removeMap(map);
 }

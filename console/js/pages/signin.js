@@ -1,6 +1,7 @@
 import { api, session } from '../api.js';
 import { errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
+import { botCheck } from '../turnstile.js';
 import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webauthn.js';
 
 /**
@@ -10,7 +11,7 @@ import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webaut
  * browser offers it, the username field's autofill) signs in without a username (POST /v1/auth/passkey),
  * and the code step can be answered with a passkey instead (POST /v1/auth/2fa/passkey).
  */
-export function signInPage({ message, onSignedIn }) {
+export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
   const container = h('div', { class: 'signin' });
   // The autofill offer of passkeys (conditional UI) must be withdrawn before any other passkey request.
   let autofill = new AbortController();
@@ -29,10 +30,12 @@ export function signInPage({ message, onSignedIn }) {
     const password = field(t('signin.password'), { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
     const problem = h('div');
     const submit = h('button', { type: 'submit' }, t('signin.submit'));
+    // With bot protection on, the API refuses a password sign-in without the widget's token.
+    const bot = turnstileSiteKey ? botCheck(turnstileSiteKey) : null;
     const form = h('form', { class: 'card', 'aria-labelledby': 'signin-title', novalidate: false },
       h('h1', { id: 'signin-title' }, t('signin.title')),
       notice ? h('p', { class: 'ok', role: 'status' }, notice) : null,
-      problem, identifier.wrapper, password.wrapper, submit,
+      problem, identifier.wrapper, password.wrapper, bot?.element, submit,
       passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey')) : null);
 
     /** Usernameless: the browser offers every passkey it holds for this site; `mediation` 'conditional' waits in the autofill. */
@@ -56,14 +59,17 @@ export function signInPage({ message, onSignedIn }) {
       event.preventDefault();
       submit.disabled = true;
       try {
-        const result = await api('POST', '/v1/auth/login', { identifier: identifier.input.value.trim(), password: password.input.value }, { signedIn: false });
+        const credentials = { identifier: identifier.input.value.trim(), password: password.input.value, turnstile_token: bot?.token() || undefined };
+        const result = await api('POST', '/v1/auth/login', credentials, { signedIn: false });
         if (result.requires_2fa) return codeStep(result.temp_token);
         finish(result);
       } catch (err) {
-        show(problem, errorBox(err.message));
+        // The API names the missing field; people are told what to do.
+        show(problem, errorBox(err.code === 'bot_check.token_missing' ? t('signin.botCheckFirst') : err.message));
         password.input.value = '';
         password.input.focus();
       } finally {
+        bot?.reset();
         submit.disabled = false;
       }
     });

@@ -42,6 +42,26 @@ describe('deletion status and cancel-deletion', () => {
     expect((await status(UNKNOWN_ID)).json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
   });
 
+  it('lists the users in the grace period with deleted=true, and only there', async () => {
+    const [kept, deleted] = [await createUser(t.app), await createUser(t.app)];
+    await remove(deleted.id);
+    const idsOf = async (query: string) => {
+      const response = await call('GET', `/v1/users?limit=100${query}`);
+      expect(response.statusCode).toBe(200);
+      return (response.json().data as { id: string; deleted_at: string | null }[]).map((user) => [user.id, user.deleted_at]);
+    };
+    const pending = await idsOf('&deleted=true');
+    expect(pending).toContainEqual([deleted.id, iso(t.clock.nowMs())]);
+    expect(pending.map(([id]) => id)).not.toContain(kept.id);
+    const active = (await idsOf('')).map(([id]) => id);
+    expect(active).toContain(kept.id);
+    expect(active).not.toContain(deleted.id);
+    expect(await idsOf('&deleted=false')).toEqual(await idsOf(''));
+    const bad = await call('GET', '/v1/users?deleted=maybe');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().message).toMatch(/deleted/);
+  });
+
   it('restores the user within the grace period; the ended sessions stay ended', async () => {
     const user = await createUser(t.app);
     await remove(user.id);

@@ -194,9 +194,9 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       await cache.invalidate([userId]);
     },
 
-    /** One page of users (not deleted), oldest first; only holders of `roleId` when given. */
-    async page(limit: number, offset: number, roleId?: string) {
-      let query = db.selectFrom('users').where('deleted_at', 'is', null);
+    /** One page of users, oldest first: active ones, or (`deleted`) those in the grace period; only holders of `roleId` when given. */
+    async page(limit: number, offset: number, { roleId, deleted = false }: { roleId?: string | undefined; deleted?: boolean | undefined } = {}) {
+      let query = db.selectFrom('users').where('deleted_at', deleted ? 'is not' : 'is', null);
       // Role membership is read here (not through the access service) so the filter and the
       // paging stay one query; it is a read of user_roles, never a write.
       if (roleId !== undefined) {

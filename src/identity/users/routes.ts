@@ -33,13 +33,13 @@ export async function userRoutes(fastify: FastifyInstance, { users }: { users: U
     config: { auth: requirePermission('users:read') },
     schema: {
       tags,
-      summary: 'List users, oldest first (deleted users are left out)',
+      summary: 'List users, oldest first (deleted users are left out unless asked for with deleted=true)',
       querystring: Type.Intersect([PageQuery(20), UserListQuery]),
       response: { 200: PageEnvelope(User) },
     },
   }, async (request) => {
-    const { page, limit, role_id } = request.query;
-    const { rows, total } = await users.list({ limit, offset: offsetOf({ page, limit }) }, role_id);
+    const { page, limit, role_id, deleted } = request.query;
+    const { rows, total } = await users.list({ limit, offset: offsetOf({ page, limit }) }, { roleId: role_id, deleted });
     return paginated(request, rows, total, { page, limit });
   });
 

@@ -46,6 +46,10 @@ const Email = Type.String({ maxLength: 254 });
 
 export const UserListQuery = Type.Object({
   role_id: Type.Optional(Type.String({ maxLength: 70, description: 'Only users holding this role' })),
+  deleted: Type.Optional(Type.Boolean({
+    default: false,
+    description: 'true: only deleted users still in the 7-day grace period (to restore with cancel-deletion or remove with force-delete), oldest first',
+  })),
 });
 
 export const UpdateUserBody = Body({

@@ -193,7 +193,8 @@ export function createUsersService(deps: UsersDeps) {
       return user && { username: user.username, email: account?.email ?? null, locale: user.preferred_locale };
     },
 
-    list: (page: { limit: number; offset: number }, roleId?: string) => repo.page(page.limit, page.offset, roleId),
+    list: (page: { limit: number; offset: number }, filter: { roleId?: string | undefined; deleted?: boolean | undefined } = {}) =>
+      repo.page(page.limit, page.offset, filter),
 
     get: requireUser,
 

@@ -26,6 +26,18 @@ async function signedIn(identifier: string, password: string): Promise<{ context
   return { context, page, problems };
 }
 
+/** The admin's history page showing the device of this name over one day. */
+async function showTrack(deviceName: string, day: string) {
+  const signed = await signedIn('admin', TEST_ADMIN.password);
+  const { page } = signed;
+  await page.goto(`${base}/console/#/history`);
+  await page.getByLabel('Device', { exact: true }).selectOption({ label: deviceName });
+  await page.getByLabel('From', { exact: true }).fill(`${day}T00:00`);
+  await page.getByLabel('To', { exact: true }).fill(`${day}T23:59`);
+  await page.getByRole('button', { name: 'Show track' }).click();
+  return signed;
+}
+
 const speeds = (kmh: number) => ({ speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 });
 
 const GPX = (times: string[]) => `<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>${
@@ -41,12 +53,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     }));
     expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 300 });
 
-    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
-    await page.goto(`${base}/console/#/history`);
-    await page.getByLabel('Device', { exact: true }).selectOption({ label: name });
-    await page.getByLabel('From', { exact: true }).fill('2026-01-15T00:00');
-    await page.getByLabel('To', { exact: true }).fill('2026-01-15T23:59');
-    await page.getByRole('button', { name: 'Show track' }).click();
+    const { context, page, problems } = await showTrack(name, '2026-01-15');
     await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('300');
     expect(await page.locator('.summary').textContent()).toMatch(/^300 points: /);
     const timeline = page.getByLabel('Timeline', { exact: true });
@@ -68,6 +75,33 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(await report.textContent()).toContain('2 imported, 0 already there, 1 refused');
     await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('302');
     expect(await axeViolations(page)).toEqual([]);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('history: a long track is drawn thinned for the map, and read again in more detail when zoomed in', async () => {
+    const name = `Ferry ${Date.now()}`;
+    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })).json().data.id as string;
+    const start = Date.UTC(2026, 1, 3, 8, 0, 0) / 1000;
+    // A hundred points within 55 m (waiting at a pier: a few pixels at the fitted zoom), then a hundred 111 m apart.
+    const latitudes = [...Array.from({ length: 100 }, (_, i) => 53.5 + i * 0.000005), ...Array.from({ length: 100 }, (_, i) => 53.501 + i * 0.001)];
+    const points = latitudes.map((latitude, i) => ({ device_id: device, latitude, longitude: 9.9, timestamp: start + i * 10, altitude: 0, heading: 0, ...speeds(20) }));
+    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 200 });
+
+    const { context, page, problems } = await showTrack(name, '2026-02-03');
+    const map = page.locator('.history .map');
+    await expect.poll(() => map.getAttribute('data-points')).toBe('200');
+    const drawn = Number(await map.getAttribute('data-drawn'));
+    expect(drawn).toBeLessThan(200);
+    expect(await page.locator('.summary').textContent()).toMatch(new RegExp(`^200 points \\(${drawn} drawn at this zoom\\): `));
+    // (The map fits the track with a margin: one zoom level in may still be the zoom the track was thinned for.)
+    // Each click waits for the zoom before it (Leaflet ignores a click during its zoom animation).
+    for (let i = 0; i < 2; i++) {
+      const before = await map.getAttribute('data-zoom');
+      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await expect.poll(() => map.getAttribute('data-zoom')).not.toBe(before);
+    }
+    await expect.poll(async () => Number(await map.getAttribute('data-drawn'))).toBeGreaterThan(drawn);
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -144,6 +178,50 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(status.is_scheduled_for_deletion).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account-deleted');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('administration: a setting created (a refusal shown as the API\'s message) and deleted; deleted users restored and deleted for good', async () => {
+    const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
+    await page.goto(`${base}/console/#/admin/settings`);
+    const key = `fleet.unit_${Date.now()}`;
+    const create = async () => {
+      await page.getByLabel('Key (lower case letters, digits, . _ -)').fill(key);
+      await page.getByLabel('Value (JSON)', { exact: true }).fill('"kmh"');
+      await page.getByLabel('Public (listed without signing in)').check();
+      await page.getByRole('button', { name: 'Create setting' }).click();
+    };
+    await create();
+    await page.getByText(`${key} created.`).waitFor();
+    const stored = await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) });
+    expect(stored.json().data).toMatchObject({ key, value: 'kmh', is_public: true });
+    await create();
+    await page.getByRole('alert').getByText(`Setting '${key}' already exists`).waitFor();
+    await page.getByRole('button', { name: `Save: ${key}` }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-settings-new');
+    await page.getByRole('button', { name: `Delete: ${key}` }).click();
+    await page.getByRole('button', { name: `Really delete: ${key}` }).click();
+    await page.getByText(`${key} deleted.`).waitFor();
+    expect((await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) })).statusCode).toBe(404);
+
+    const [kept, gone] = [await createUser(t.app, ['role_user']), await createUser(t.app, ['role_user'])];
+    for (const user of [kept, gone]) expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode).toBe(204);
+    const deletion = (id: string) => t.app.inject({ url: `/v1/admin/users/${id}/deletion-status`, headers: bearer(admin) });
+    await page.getByRole('link', { name: 'Users', exact: true }).click();
+    await page.getByRole('button', { name: `Restore: ${kept.username}` }).click();
+    await page.getByText(`${kept.username} is restored and can sign in again.`).waitFor();
+    expect((await deletion(kept.id)).json().is_scheduled_for_deletion).toBe(false);
+    await page.getByRole('button', { name: `Delete for good: ${gone.username}` }).click();
+    await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
+    expect(await page.getByRole('alert').textContent()).toMatch(/reason/);
+    await page.getByLabel(`Reason for deleting ${gone.username} for good`).fill('Asked for it in ticket 12');
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'admin-users-deleted');
+    await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
+    await page.getByText(`${gone.username} is deleted for good.`).waitFor();
+    expect((await deletion(gone.id)).statusCode).toBe(404);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -14,13 +14,18 @@ describe('console settings and policy', () => {
     expect(() => loadConfig({ CONSOLE_STALE_AFTER_SECS: '1' })).toThrow(/CONSOLE_STALE_AFTER_SECS/);
   });
 
-  it('the CSP allows the tile server\'s origin for images and nothing inline', () => {
+  it('the CSP allows the tile server\'s origin for images, Turnstile only with bot protection, and nothing inline', () => {
     expect(tileSource('https://{s}.tiles.example.org/{z}/{x}/{y}.png')).toBe('https://*.tiles.example.org');
     expect(tileSource('http://127.0.0.1:8081/{z}/{x}/{y}.png')).toBe('http://127.0.0.1:8081');
     const csp = consoleCsp('https://tile.openstreetmap.org/{z}/{x}/{y}.png');
     expect(csp).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob: https://tile.openstreetmap.org; connect-src 'self'; " +
       "font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    );
+    // With bot protection on: Turnstile's script and frame, from Cloudflare only.
+    expect(consoleCsp('https://tile.openstreetmap.org/{z}/{x}/{y}.png', true)).toBe(
+      "default-src 'none'; script-src 'self' https://challenges.cloudflare.com; style-src 'self'; img-src 'self' data: blob: https://tile.openstreetmap.org; " +
+      "connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-src https://challenges.cloudflare.com; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
     );
   });
 

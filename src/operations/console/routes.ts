@@ -5,6 +5,7 @@ import QRCode from 'qrcode';
 import { requireAuthenticated } from '../../platform/auth/hooks.js';
 import { errorResponses, publicBaseUrl } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
+import { TURNSTILE_ORIGIN } from '../../platform/http/html-page.js';
 import type { ConsoleAssets } from './assets.js';
 import { ConsoleErrors } from './errors.js';
 
@@ -16,6 +17,8 @@ export interface ConsoleOptions {
   /** CONSOLE_STALE_AFTER_SECS: a device whose last point is older is marked stale. */
   staleAfterSecs: number;
   supportedLocales: string[];
+  /** With bot protection on, the sign-in form shows Turnstile with this site key (and the CSP allows it). */
+  turnstileSiteKey?: string | undefined;
 }
 
 // Pages for people, not operations of the API: kept out of the OpenAPI document.
@@ -34,12 +37,14 @@ export function tileSource(template: string): string {
 /**
  * The console's Content-Security-Policy: scripts and styles from this origin only (no inline code or
  * style elements; Leaflet positions through the CSSOM, which CSP leaves alone), images from here and
- * the tile server, API and WebSocket calls to this origin, never framed.
+ * the tile server, API and WebSocket calls to this origin, never framed. With bot protection on,
+ * Turnstile's script and its frame from Cloudflare as well (what Cloudflare's CSP guide names), no more.
  */
-export function consoleCsp(tileUrl: string): string {
+export function consoleCsp(tileUrl: string, turnstile = false): string {
   return [
-    "default-src 'none'", "script-src 'self'", "style-src 'self'", `img-src 'self' data: blob: ${tileSource(tileUrl)}`.trim(),
-    "connect-src 'self'", "font-src 'self'", "manifest-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+    "default-src 'none'", turnstile ? `script-src 'self' ${TURNSTILE_ORIGIN}` : "script-src 'self'", "style-src 'self'",
+    `img-src 'self' data: blob: ${tileSource(tileUrl)}`.trim(), "connect-src 'self'", "font-src 'self'", "manifest-src 'self'",
+    ...(turnstile ? [`frame-src ${TURNSTILE_ORIGIN}`] : []), "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
   ].join('; ');
 }
 
@@ -53,7 +58,7 @@ export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOp
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { assets } = options;
   const base = `/console/assets/${assets.version}`;
-  const csp = consoleCsp(options.tileUrl);
+  const csp = consoleCsp(options.tileUrl, Boolean(options.turnstileSiteKey));
   const secure = (reply: FastifyReply) => reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
 
   app.get('/', { schema: { hide } }, async (_request, reply) => reply.redirect('/console/'));
@@ -66,6 +71,7 @@ export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOp
       locales: options.supportedLocales,
       publicUrl: publicBaseUrl(request),
       assets: base,
+      turnstileSiteKey: options.turnstileSiteKey,
     };
     const html = assets.index.replaceAll('{{ASSETS}}', base).replace('{{CONFIG}}', escapeJson(config));
     return secure(reply).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', csp)

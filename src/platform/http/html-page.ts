@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
  * inline style, form posts to this origin and (with bot protection) Cloudflare's Turnstile.
  */
 
-const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
+export const TURNSTILE_ORIGIN = 'https://challenges.cloudflare.com';
 
 /**
  * The pages' Content-Security-Policy. Browsers apply form-action to the redirects after a post too,

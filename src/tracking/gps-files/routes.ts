@@ -12,6 +12,7 @@ import { chooseFormat, type ExportFile as File } from './export.js';
 import { DeviceExportQuery, ExportFile, GpsImport, ImportFileBody, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
 import type { GpsFilesService } from './service.js';
 import { WRITERS } from './writers/index.js';
+import { trackRoutes } from './track-routes.js';
 
 const tags = ['GPS files'];
 
@@ -73,6 +74,7 @@ export async function gpsFileRoutes(fastify: FastifyInstance, { gpsFiles }: { gp
   });
 
   await app.register(importRoutes, { gpsFiles });
+  await app.register(trackRoutes, { gpsFiles });
 }
 
 const IMPORT_NOTE =

@@ -22,7 +22,7 @@ interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
   log: FastifyBaseLogger;
-  gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy'>;
+  gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy' | 'trackOfDevice'>;
   devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
   trips: Pick<TripsService, 'get'>;
   sink: PointSink;
@@ -39,6 +39,14 @@ interface Deps {
 const HEARTBEAT_MS = 10_000;
 /** A `running` import unheard of for this long has no process left (crashed or killed): it is shown as failed. */
 export const IMPORT_STALE_MS = 60_000;
+
+/** The time range of a query (both ends optional); from after to is refused. */
+function rangeOf(input: { from?: string | undefined; to?: string | undefined }) {
+  const from = input.from === undefined ? undefined : new Date(input.from);
+  const to = input.to === undefined ? undefined : new Date(input.to);
+  if (from && to && from > to) throw GpsFileErrors.bad_range();
+  return { from, to };
+}
 
 export function createGpsFilesService(deps: Deps) {
   const repo = createGpsImportsRepo(deps.db);
@@ -119,13 +127,20 @@ export function createGpsFilesService(deps: Deps) {
 
     /** A device's points over a time range, as a file. Throws (404, 400) before any byte is sent. */
     async exportDevice(input: { deviceId: string; from?: string; to?: string; format: ExportFormat }) {
-      const from = input.from === undefined ? undefined : new Date(input.from);
-      const to = input.to === undefined ? undefined : new Date(input.to);
-      if (from && to && from > to) throw GpsFileErrors.bad_range();
+      const { from, to } = rangeOf(input);
       const device = await deps.devices.get(input.deviceId);
       const exportedAt = deps.clock.now();
       const day = (from ?? exportedAt).toISOString().slice(0, 10);
       return exportFile(input.format, `track-${fileSlug(device.name, device.id)}-${day}`, { name: device.name, exportedAt }, deps.gps.pointsOfDevice(device.id, { from, to }));
+    },
+
+    /** A device's track for a map (GET /v1/gps/track): 404 for an unknown device, 400 for from after to or too many points unthinned. */
+    async track(input: { deviceId: string; from?: string | undefined; to?: string | undefined; zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
+      const range = rangeOf(input);
+      await deps.devices.get(input.deviceId);
+      const track = await deps.gps.trackOfDevice(input.deviceId, range, input);
+      if (!track) throw GpsFileErrors.track_too_long();
+      return track;
     },
 
     /** A trip's points, oldest first, as a file (404 for an unknown trip). */

@@ -10,6 +10,12 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
+import { createTrackReader, fitZoom, type TrackRange } from './track.js';
+
+export { MAX_TRACK_ZOOM } from './track.js';
+
+/** The most points GET /v1/gps/track answers without thinning. */
+export const MAX_UNTHINNED_TRACK_POINTS = 100_000;
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
@@ -80,6 +86,7 @@ export type { LoggingTripOf };
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
+  const tracks = createTrackReader(deps.db);
   // Until the trips module registers its query, points join no trip.
   let loggingTripOf: LoggingTripOf | undefined;
   const writer = createPointWriter({
@@ -244,6 +251,21 @@ export function createGpsService(deps: Deps) {
         const last = batch[batch.length - 1]!;
         after = { at: last.timestamp, id: last.id };
       }
+    },
+
+    /**
+     * A device's track in [from, to] for drawing: how many points and their box, then the points kept at
+     * `zoom` (every point without one), or at the zoom that fits the box into `view` (pixels). Null when, without
+     * a zoom, the range holds more than MAX_UNTHINNED_TRACK_POINTS.
+     */
+    async trackOfDevice(deviceId: string, range: TrackRange, detail: { zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
+      const { total, bounds } = await tracks.extent(deviceId, range);
+      const zoom = detail.zoom ?? (detail.view && bounds ? fitZoom(bounds, detail.view.width, detail.view.height) : null);
+      // Unthinned, the answer grows with the range (a year of a 1 Hz tracker is 30 million points): refused past a
+      // size a map can use, before the database builds it.
+      if (zoom === null && total > MAX_UNTHINNED_TRACK_POINTS) return null;
+      const { kept, json } = await tracks.columnsJson(deviceId, range, total ? zoom : null);
+      return { total, bounds, zoom, kept, columnsJson: json };
     },
 
     /** A device's points in [from, to], in time order, a batch at a time (for streaming out). */

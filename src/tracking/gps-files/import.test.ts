@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, deviceWithKey, expectPermissionChecks, login, onEveryNode, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, deviceWithKey, expectPermissionChecks, login, onEveryNode, TEST_ADMIN, type TestApp, twoNodes, UNKNOWN_ID } from '../../../test/helpers.js';
 import { IMPORT_CHUNK } from './import.js';
 import { IMPORT_STALE_MS } from './service.js';
 
@@ -199,7 +199,8 @@ describe('GPS file import', () => {
     expect(await report(alive!.id)).toMatchObject({ status: 'running', finished_at: null, error: null });
   });
 
-  it('shows progress while running: the points stored so far, bytes read of the total', async () => {
+  // Holds one node's import between chunks (spies on its services): on two nodes the upload may reach the other.
+  it.skipIf(twoNodes)('shows progress while running: the points stored so far, bytes read of the total', async () => {
     const device = await newDevice();
     const lines = ['timestamp,latitude,longitude'];
     // One chunk of IMPORT_CHUNK points is stored, the next waits: the record shows the first while running.

@@ -111,7 +111,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     completeEmailLink: accounts.completeEmailLink,
   });
   const devices = createDevicesService({ db, apiKeys, events, caches });
-  const settings = createSettingsService({ db, log, clock });
+  const settings = createSettingsService({ db, log, caches });
   const realtime = createRealtimeService({
     kv, clock, log, credentials,
     accessOfActiveUser: async (userId) =>

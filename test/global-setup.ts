@@ -24,7 +24,7 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   const backend = project.config.env?.WAYGATE_TEST_BACKEND;
-  if (backend === 'external' && process.env.TEST_DATABASE_URL) return setupPostgres(project, process.env.TEST_DATABASE_URL);
+  if ((backend === 'external' || backend === 'two-nodes') && process.env.TEST_DATABASE_URL) return setupPostgres(project, process.env.TEST_DATABASE_URL);
   return setupPglite(project);
 }
 

@@ -16,11 +16,16 @@ import { withDatabaseName } from './database-url.js';
 import { createTestClock, type TestClock } from './clock.js';
 import { startFakeSmtp, type FakeSmtp } from './fakes/smtp.js';
 import { watchErrorResponses } from './documented-errors.js';
+import { roundRobin } from './round-robin.js';
 
-/** 'embedded' (PGlite + in-process store) or 'external' (PostgreSQL and/or Redis from TEST_*_URL). */
-export const backend = process.env.WAYGATE_TEST_BACKEND === 'external' ? 'external' : 'embedded';
-export const usesPostgres = backend === 'external' && Boolean(process.env.TEST_DATABASE_URL);
-export const usesRedis = backend === 'external' && Boolean(process.env.TEST_REDIS_URL);
+/**
+ * 'embedded' (PGlite + in-process store), 'external' (PostgreSQL and/or Redis from TEST_*_URL), or
+ * 'two-nodes' (the same PostgreSQL and Redis, each test app being two nodes behind a round robin).
+ */
+export const backend = (['external', 'two-nodes'] as const).find((name) => name === process.env.WAYGATE_TEST_BACKEND) ?? 'embedded';
+export const twoNodes = backend === 'two-nodes';
+export const usesPostgres = backend !== 'embedded' && Boolean(process.env.TEST_DATABASE_URL);
+export const usesRedis = backend !== 'embedded' && Boolean(process.env.TEST_REDIS_URL);
 
 /** A fresh, migrated database of this run's back end: a clone of the template made by global-setup. */
 export async function openTestDatabase(options: { viaUrl?: (url: string) => string } = {}): Promise<Database> {
@@ -28,24 +33,34 @@ export async function openTestDatabase(options: { viaUrl?: (url: string) => stri
     const template = readFileSync(inject('pgliteTemplate'));
     return openDatabase({ kind: 'embedded', loadDataDir: new Blob([template]) });
   }
-  const url = process.env.TEST_DATABASE_URL!;
-  const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  await withAdminClient(url, (client) => client.query(`create database ${name} template ${inject('postgresTemplate')}`));
+  const { url, drop } = await createTestPostgresDatabase();
   // `viaUrl` lets a test reach the server through something it can cut (a proxy standing in for an outage).
-  const database = await openDatabase({ kind: 'postgres', url: (options.viaUrl ?? ((same) => same))(withDatabaseName(url, name)), poolSize: 5 });
+  const database = await openDatabase({ kind: 'postgres', url: (options.viaUrl ?? ((same) => same))(url), poolSize: 5 });
   return {
     ...database,
     close: async () => {
       await database.close();
-      await withAdminClient(url, (client) => client.query(`drop database if exists ${name} with (force)`));
+      await drop();
     },
   };
 }
 
-/** The run's key-value store; on Redis each call gets its own namespace so test files never share keys. */
-export function openTestKeyValueStore(): Promise<KeyValueStore> {
+/** A fresh PostgreSQL database cloned from the run's migrated template: its URL, and how to drop it. */
+async function createTestPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = process.env.TEST_DATABASE_URL!;
+  const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+  await withAdminClient(server, (client) => client.query(`create database ${name} template ${inject('postgresTemplate')}`));
+  const drop = () => withAdminClient(server, (client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined);
+  return { url: withDatabaseName(server, name), drop };
+}
+
+/**
+ * The run's key-value store; on Redis each call gets its own namespace so test files never share keys
+ * (unless given one: the nodes of one two-node app share theirs).
+ */
+export function openTestKeyValueStore(namespace = `test:${randomUUID()}:`): Promise<KeyValueStore> {
   return usesRedis
-    ? openKeyValueStore({ kind: 'redis', url: process.env.TEST_REDIS_URL!, namespace: `test:${randomUUID()}:` })
+    ? openKeyValueStore({ kind: 'redis', url: process.env.TEST_REDIS_URL!, namespace })
     : openKeyValueStore({ kind: 'memory' });
 }
 
@@ -122,6 +137,8 @@ export async function deviceWithKey(app: FastifyInstance, token: string, options
 
 export interface TestApp {
   app: FastifyInstance;
+  /** The app's nodes: the app itself, or on 'two-nodes' the two behind it (to wait for work each does in the background). */
+  nodes: FastifyInstance[];
   database: Database;
   kv: KeyValueStore;
   config: Config;
@@ -137,10 +154,17 @@ export interface TestAppOptions extends Pick<BuildOptions, 'extraRoutes'> {
   captureLogs?: boolean;
 }
 
-/** Builds the real app on a fresh database and store of this run's back end. */
+/** Waits for work each node of `t` does in the background (notices being mailed, files being imported). */
+export async function onEveryNode(t: TestApp, work: (services: FastifyInstance['services']) => Promise<void>): Promise<void> {
+  await Promise.all(t.nodes.map((node) => work(node.services)));
+}
+
+/**
+ * Builds the real app on a fresh database and store of this run's back end; on 'two-nodes', two apps
+ * on one fresh database and store, seen through a round robin (see buildTwoNodes).
+ */
 export async function buildTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(options.config);
-  const [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
   const lines: string[] = [];
   let logger: BuildOptions['logger'] = false;
   if (options.captureLogs) {
@@ -150,17 +174,56 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     config.logLevel = options.config?.logLevel ?? 'info';
   }
   const clock = createTestClock();
-  const app = await buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false });
+  const build = (database: Database, kv: KeyValueStore) =>
+    buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false });
+  const logs = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  if (twoNodes) return { ...(await buildTwoNodes(build)), config, clock, logs };
+  const [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
+  const app = await build(database, kv);
   return {
     app,
+    nodes: [app],
     database,
     kv,
     config,
     clock,
-    logs: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    logs,
     close: async () => {
       await app.close();
       await Promise.all([kv.close(), database.close()]);
+    },
+  };
+}
+
+/**
+ * Two nodes as two `serve` processes behind a round-robin proxy would be: two apps, each with its own
+ * connection pool, Redis connections, caches and in-process state, on one fresh PostgreSQL database and
+ * one Redis namespace, sharing only the test clock (as nodes share the wall clock); the app seen by the
+ * test sends each request to the other node than the last (test/round-robin.ts). `database` and `kv`
+ * are the first node's handles on the shared database and store.
+ */
+async function buildTwoNodes(build: (database: Database, kv: KeyValueStore) => Promise<FastifyInstance>) {
+  const { url, drop } = await createTestPostgresDatabase();
+  const namespace = `test:${randomUUID()}:`;
+  const handles = await Promise.all(
+    [0, 1].map(async () => {
+      const [database, kv] = await Promise.all([openDatabase({ kind: 'postgres', url, poolSize: 5 }), openTestKeyValueStore(namespace)]);
+      return { database, kv };
+    }),
+  );
+  // One after the other, as the second node of a deployment starts on a database the first has set up.
+  const nodes: FastifyInstance[] = [];
+  for (const { database, kv } of handles) nodes.push(await build(database, kv));
+  const app = roundRobin(nodes as [FastifyInstance, FastifyInstance]);
+  return {
+    app,
+    nodes,
+    database: handles[0]!.database,
+    kv: handles[0]!.kv,
+    close: async () => {
+      await app.close();
+      await Promise.all(handles.flatMap(({ database, kv }) => [kv.close(), database.close()]));
+      await drop();
     },
   };
 }

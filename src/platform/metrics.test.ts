@@ -1,11 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../test/helpers.js';
+import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp, twoNodes, UNAUTHORIZED, UNKNOWN_ID } from '../../test/helpers.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
-describe('GET /metrics', () => {
+// The metrics are each node's own (Prometheus scrapes every node): on two nodes a scrape sees half the requests.
+describe.skipIf(twoNodes)('GET /metrics', () => {
   let t: TestApp;
   let off: TestApp;
   beforeAll(async () => {

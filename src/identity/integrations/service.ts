@@ -30,6 +30,9 @@ export const READ_INTEGRATIONS = requireOwnAccount('integrations:read');
 export const WRITE_INTEGRATIONS = requireOwnAccount('integrations:write');
 /** A token this close to its expiry is refreshed before use rather than refused half-way. */
 const EXPIRY_MARGIN_MS = 60 * 1000;
+/** How long a node may hold an integration's refresh lock (longer than a platform's answer takes), and how often a waiting one looks. */
+const REFRESH_LOCK_SECS = 15;
+const REFRESH_LOCK_POLL_MS = 50;
 /** Marks a sealed value as a state of this module: the secret box also seals tokens and other secrets. */
 const STATE_KIND = 'integration_state';
 
@@ -45,7 +48,7 @@ export interface IntegrationOptions {
 
 interface Deps {
   db: Kysely<Schema>;
-  kv: Pick<KeyValueStore, 'setIfAbsent'>;
+  kv: Pick<KeyValueStore, 'setIfAbsent' | 'delete'>;
   clock: Clock;
   secretBox: Pick<SecretBox, 'seal' | 'open'>;
   audit: AuditWriter;
@@ -193,7 +196,7 @@ export function createIntegrationsService(deps: Deps) {
   /**
    * Refreshes in flight, by integration: overlapping calls share one (a rotating platform would refuse
    * the second use of a refresh token and the integration would be wrongly deactivated). Per process;
-   * across nodes a refused refresh re-reads the row first (see refreshTokens).
+   * across nodes the refresh lock in the shared store does the same (see refreshOnce).
    */
   const refreshing = new Map<string, Promise<{ accessToken: string; expiresAt: Date | null }>>();
 
@@ -206,8 +209,37 @@ export function createIntegrationsService(deps: Deps) {
     return pending;
   }
 
-  /** New tokens from the refresh token; one the platform refuses deactivates the integration (connect again). */
+  /**
+   * One refresh at a time across nodes: a node that finds the lock taken waits for it, and then uses the
+   * tokens the other node stored instead of spending the refresh token again. Without it the second node's
+   * refresh was refused and, reading the row before the first had stored the successor, deactivated it.
+   */
   async function refreshOnce(row: OwnedRow): Promise<{ accessToken: string; expiresAt: Date | null }> {
+    const release = await refreshLock(row.id);
+    try {
+      const current = await repo.withTokens(row.id);
+      if (current?.is_active && current.access_token_sealed !== row.access_token_sealed) {
+        return { accessToken: deps.secretBox.open(current.access_token_sealed), expiresAt: current.token_expires_at };
+      }
+      return await refreshWith(current ?? row);
+    } finally {
+      await release();
+    }
+  }
+
+  /** Takes the integration's refresh lock (waiting while another node holds it); resolves with its release. */
+  async function refreshLock(id: string): Promise<() => Promise<void>> {
+    const key = `integrations:refreshing:${id}`;
+    const acquire = () => deps.kv.setIfAbsent(key, '1', REFRESH_LOCK_SECS).catch(() => true); // store down: one node's guard only
+    // Past the lock's life its holder is gone (it expires in the store then too).
+    for (let waited = 0; !(await acquire()) && waited < REFRESH_LOCK_SECS * 1000; waited += REFRESH_LOCK_POLL_MS) {
+      await new Promise((resolve) => setTimeout(resolve, REFRESH_LOCK_POLL_MS));
+    }
+    return () => deps.kv.delete(key).catch(() => undefined);
+  }
+
+  /** New tokens from the refresh token; one the platform refuses deactivates the integration (connect again). */
+  async function refreshWith(row: OwnedRow): Promise<{ accessToken: string; expiresAt: Date | null }> {
     const client = clientOf(row.platform_slug);
     if (!row.is_active || row.refresh_token_sealed === null) throw IntegrationErrors.reconnect_required();
     let tokens: TokenSet;
@@ -217,7 +249,7 @@ export function createIntegrationsService(deps: Deps) {
       if (!(err instanceof GrantRejected)) throw err;
       // Another node may have used this refresh token a moment ago and stored its successor.
       const current = await repo.withTokens(row.id);
-      if (current && current.refresh_token_sealed !== row.refresh_token_sealed) return refreshOnce(current);
+      if (current && current.refresh_token_sealed !== row.refresh_token_sealed) return refreshWith(current);
       await repo.deactivate(row.id, deps.clock.now());
       throw IntegrationErrors.reconnect_required();
     }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildMailingTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildMailingTestApp, createApiKey, createUser, login, onEveryNode, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
 import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
 import { generate } from 'otplib';
@@ -22,7 +22,7 @@ describe('security notices', () => {
   const emailOf = (user: { username: string }) => `${user.username}@example.org`;
   /** The mails to this address so far, once every notice under way has gone out. */
   const mailsTo = async (address: string) => {
-    await t.app.services.securityNotices.settled();
+    await onEveryNode(t, (services) => services.securityNotices.settled());
     return smtp.received.filter((mail) => mail.to === address).map((mail) => mail.subject);
   };
   const signIn = (user: { username: string; password: string }, agent: string, ip: string) =>

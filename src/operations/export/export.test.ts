@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
-import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, onEveryNode, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let admin: string;
@@ -42,7 +42,7 @@ describe('GET /v1/user/export', () => {
     expect(app.statusCode).toBe(201);
     const optOut = await t.app.inject({ method: 'PATCH', url: '/v1/users/me/security-notifications', headers: bearer(user.token), payload: { new_api_key: false } });
     expect(optOut.statusCode).toBe(200);
-    await t.app.services.securityNotices.settled(); // the sign-in's browser and network are recorded after its answer
+    await onEveryNode(t, (services) => services.securityNotices.settled()); // the sign-in's browser and network are recorded after its answer
     const response = await get('/v1/user/export', user.token);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/zip');

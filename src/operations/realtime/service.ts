@@ -98,7 +98,7 @@ export function createRealtimeService(deps: Deps) {
   let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
   const hub: Hub = new Hub(
     {
-      publish: (channel, data) => kv.publish(PUBLIC, JSON.stringify({ channel, data })),
+      publish: async (channel, data) => void (await kv.publish(PUBLIC, JSON.stringify({ channel, data }))),
       fromBot: (message) => onBotMessage(message),
       channelChanged: (channel): Promise<void> | undefined => (POINT_CHANNELS.includes(channel) ? pointsFeed.want(POINT_CHANNELS.some((c) => hub.hasSubscribers(c))) : undefined),
     },

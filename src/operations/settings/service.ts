@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
-import type { Clock } from '../../platform/clock.js';
+import type { Caches } from '../../platform/kv/cache.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { configValueProblem } from './config-values.js';
@@ -10,18 +10,22 @@ import { SettingErrors, SystemConfigErrors } from './errors.js';
 import type { CreateSettingBody, PutSettingBody } from './schemas.js';
 
 /**
- * How long a node keeps a config value it read. A change takes effect at once on the node that made
- * it and within this time on the others.
+ * How long a node keeps a config value it read, should the message that a change was made get lost
+ * (a change reaches every node's cache at once: see updateConfig).
  */
-const CONFIG_MEMO_MS = 10_000;
+const CONFIG_LOCAL_MS = 10_000;
 
 /** Operator settings (created, replaced, deleted) and the pre-seeded system config (update only). */
-export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger; clock: Clock }) {
+export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger; caches: Caches }) {
   const repo = createSettingsRepo(deps.db);
-  const configMemo = new Map<string, { value: Promise<unknown>; until: number }>();
+  // Some values are read on every GPS write; each node keeps them, and forgets one when any node changes it.
+  const configCache = deps.caches.define<{ value: unknown }>('system-config', { sharedTtlSecs: 300, localTtlMs: CONFIG_LOCAL_MS });
 
   async function readConfigValue(key: string, fallback: unknown): Promise<unknown> {
-    const entry = await repo.getConfig(key);
+    const entry = await configCache.get(key, async () => {
+      const stored = await repo.getConfig(key);
+      return stored && { value: stored.value };
+    });
     if (entry === undefined) return fallback;
     const problem = configValueProblem(key, entry.value);
     if (!problem) return entry.value;
@@ -63,19 +67,9 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
       return entry;
     },
 
-    /**
-     * A config value for the service's own use; the fallback when the entry is missing or its value
-     * is not of the entry's shape. Remembered for CONFIG_MEMO_MS: some are read on every GPS write.
-     */
+    /** A config value for the service's own use; the fallback when the entry is missing or its value is not of the entry's shape. */
     async configValue<T>(key: string, fallback: T): Promise<T> {
-      const memo = configMemo.get(key);
-      if (memo && memo.until > deps.clock.nowMs()) return (await memo.value) as T;
-      // Concurrent callers share one read; an update made meanwhile drops it (see updateConfig).
-      const value = readConfigValue(key, fallback);
-      const entry = { value, until: deps.clock.nowMs() + CONFIG_MEMO_MS };
-      configMemo.set(key, entry);
-      value.catch(() => configMemo.get(key) === entry && configMemo.delete(key));
-      return (await value) as T;
+      return (await readConfigValue(key, fallback)) as T;
     },
 
     async updateConfig(key: string, value: unknown) {
@@ -83,8 +77,8 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
       if (problem) throw SystemConfigErrors.invalid_value(problem);
       const entry = await repo.updateConfig(key, value);
       if (!entry) throw SystemConfigErrors.not_found();
-      // Reads that started before the change are forgotten with it.
-      configMemo.delete(key);
+      // Every node forgets it before the change is answered (reads that started before it too).
+      await configCache.invalidate([key]);
       return entry;
     },
   };

@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createUser, TEST_SYSTEM_KEY, twoNodes, type TestApp } from '../../../test/helpers.js';
 import { covers, grants } from './caller.js';
 import { systemKeyAllowed } from './system-allowlist.js';
 import { sameTextConstantTime } from './tokens.js';
@@ -154,7 +154,8 @@ describe('credential resolution', () => {
     expect(anonymous.statusCode).toBe(401);
   });
 
-  it('a node that missed a generation message catches up when it re-reads the generation', async () => {
+  // Syncs one node's generation by hand: on two nodes the other one has not re-read it yet (it does every 30 s).
+  it.skipIf(twoNodes)('a node that missed a generation message catches up when it re-reads the generation', async () => {
     const user = await createUser(t.app);
     const roles = () => t.app.inject({ url: '/v1/roles', headers: bearer(user.token) });
     expect((await roles()).statusCode).toBe(403);

@@ -3,17 +3,29 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from './kv.js';
 import { logAtMostEvery } from '../log-throttle.js';
 
-/** How long a publisher waits to hear its own message back before answering anyway. */
+/** How long a publisher waits for every node to confirm a message before answering anyway. */
 const DELIVERY_WAIT_MS = 250;
 
+interface Delivery {
+  /** Nodes that confirmed the message so far (this one by hearing it back). */
+  confirmed: number;
+  /** Nodes the store handed it to; unknown until PUBLISH answers, which confirmations may precede. */
+  nodes?: number;
+  done: () => void;
+}
+
+const complete = (delivery: Delivery) => delivery.nodes !== undefined && delivery.confirmed >= delivery.nodes;
+
 /**
- * A pub/sub channel whose publisher waits (briefly) until it hears its own message back: the store
- * delivers to every subscriber at once, so by then the other nodes have it too, and a response that
- * follows a change does not race ahead of their caches.
+ * A pub/sub channel whose publisher waits (briefly) until every node has acted on its message: the store
+ * says how many nodes it handed the message to, each other node confirms on a second channel once it
+ * has acted, and this node hears its own message back. So a response that follows a change does not race
+ * ahead of another node's cache: nodes read their sockets independently, and without the confirmation
+ * a request sent to another node right after the answer could be served before that node read the message.
  */
 export class Broadcast<M> {
-  readonly #awaitingDelivery = new Map<string, () => void>();
-  #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #deliveries = new Map<string, Delivery>();
+  readonly #unsubscribe: (() => Promise<void>)[] = [];
   readonly #logFailure = logAtMostEvery();
 
   constructor(
@@ -24,24 +36,32 @@ export class Broadcast<M> {
     private readonly onMessage: (message: M, own: boolean) => void,
   ) {}
 
+  get #confirmations(): string {
+    return `${this.channel}:confirmed`;
+  }
+
   async start(): Promise<void> {
-    this.#unsubscribe = await this.kv.subscribe(this.channel, (raw) => this.#receive(raw));
+    this.#unsubscribe.push(await this.kv.subscribe(this.#confirmations, (id) => this.#confirmed(id)));
+    this.#unsubscribe.push(await this.kv.subscribe(this.channel, (raw) => this.#receive(raw)));
   }
 
   async stop(): Promise<void> {
-    await this.#unsubscribe?.();
+    await Promise.all(this.#unsubscribe.splice(0).map((unsubscribe) => unsubscribe()));
   }
 
   /** False when the store did not take the message (the other nodes rely on their short local expiry then). */
   async publish(message: M): Promise<boolean> {
     const id = randomUUID();
     let timer: NodeJS.Timeout | undefined;
+    const delivery: Delivery = { confirmed: 0, done: () => undefined };
     const delivered = new Promise<void>((resolve) => {
-      this.#awaitingDelivery.set(id, resolve);
+      delivery.done = resolve;
       timer = setTimeout(resolve, DELIVERY_WAIT_MS);
     });
+    this.#deliveries.set(id, delivery);
     try {
-      await this.kv.publish(this.channel, JSON.stringify({ id, message }));
+      delivery.nodes = await this.kv.publish(this.channel, JSON.stringify({ id, message }));
+      if (complete(delivery)) delivery.done();
       await delivered;
       return true;
     } catch (err) {
@@ -49,7 +69,7 @@ export class Broadcast<M> {
       return false;
     } finally {
       clearTimeout(timer);
-      this.#awaitingDelivery.delete(id);
+      this.#deliveries.delete(id);
     }
   }
 
@@ -61,8 +81,16 @@ export class Broadcast<M> {
       this.log.warn({ channel: this.channel }, 'ignoring a malformed message');
       return;
     }
-    const own = this.#awaitingDelivery.get(envelope.id);
-    own?.();
-    this.onMessage(envelope.message, Boolean(own));
+    const own = this.#deliveries.has(envelope.id);
+    this.onMessage(envelope.message, own);
+    if (own) this.#confirmed(envelope.id);
+    else this.kv.publish(this.#confirmations, envelope.id).catch((err: unknown) => this.#logFailure(this.log, 'warn', { err }, 'could not confirm a message'));
+  }
+
+  #confirmed(id: string): void {
+    const delivery = this.#deliveries.get(id);
+    if (!delivery) return;
+    delivery.confirmed++;
+    if (complete(delivery)) delivery.done();
   }
 }

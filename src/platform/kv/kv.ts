@@ -28,7 +28,8 @@ export interface KeyValueStore {
   unhitWindow(key: string, windowSecs: number, now: number): Promise<void>;
   /** Forgets the hits counted in the window that contains `now`. */
   resetWindow(key: string, windowSecs: number, now?: number): Promise<void>;
-  publish(channel: string, message: string): Promise<void>;
+  /** Resolves with the number of nodes (subscribed connections) the store handed the message to. */
+  publish(channel: string, message: string): Promise<number>;
   /** How many subscribers `channel` has now, on every node (Redis: its connections subscribed to it). */
   subscribers(channel: string): Promise<number>;
   /** Resolves once the subscription is active; the returned function ends it. */

@@ -61,9 +61,10 @@ export class MemoryStore implements KeyValueStore {
     this.#windows.delete(`${key}:${windowOf(windowSecs, now).index}`);
   }
 
-  async publish(channel: string, message: string): Promise<void> {
-    // Delivered asynchronously, as Redis would.
+  async publish(channel: string, message: string): Promise<number> {
+    // Delivered asynchronously, as Redis would; this process is the one node listening, or none.
     queueMicrotask(() => this.#bus.emit(channel, message));
+    return this.#bus.listenerCount(channel) > 0 ? 1 : 0;
   }
 
   async subscribers(channel: string): Promise<number> {

@@ -126,8 +126,8 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(async () => void (await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`)));
   }
 
-  publish(channel: string, message: string): Promise<void> {
-    return this.#answer(async () => void (await this.#client.publish(this.#ns + channel, message)));
+  publish(channel: string, message: string): Promise<number> {
+    return this.#answer(() => this.#client.publish(this.#ns + channel, message));
   }
 
   subscribers(channel: string): Promise<number> {

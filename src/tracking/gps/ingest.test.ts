@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import type { Response } from 'light-my-request';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp, testConfig, twoNodes } from '../../../test/helpers.js';
 
 // Requests queue behind a held commit within this long (first API-key uses are looked up in the database).
 const WAIT = { timeout: 10_000 };
@@ -81,7 +81,8 @@ describe('GPS ingestion', () => {
     }
   }
 
-  it('commits concurrent points of many devices in one batch; each is stored, counted on its trip, and the latest is the newest', async () => {
+  // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
+  it.skipIf(twoNodes)('commits concurrent points of many devices in one batch; each is stored, counted on its trip, and the latest is the newest', async () => {
     const keys = await Promise.all(Array.from({ length: 10 }, (_, i) => createApiKey(t.app, admin, { name: `device ${i}`, scopes: ['gps:write'] })));
     const devices = await Promise.all(keys.map((key) => newDevice({ api_key_id: key.id })));
     const trip = (await call('POST', '/v1/trips', { name: 'logged', device_id: devices[0], gps_logging_enabled: true })).json().data;
@@ -107,7 +108,8 @@ describe('GPS ingestion', () => {
     for (const response of responses.slice(0, 3)) expect((await call('GET', `/v1/gps/${response.json().data.id}`)).json().data).toEqual(response.json().data);
   });
 
-  it('answers an unknown device in a batch with its own 400 and stores the others', async () => {
+  // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
+  it.skipIf(twoNodes)('answers an unknown device in a batch with its own 400 and stores the others', async () => {
     const device = await newDevice();
     const unknown = '00000000-0000-4000-8000-000000000000';
     const { responses, batches } = await asOneBatch([
@@ -123,7 +125,8 @@ describe('GPS ingestion', () => {
     expect(await storedIds(device)).toEqual(idsOf([responses[0]!, responses[3]!]));
   });
 
-  it('commits the neighbours of a point the database refuses one by one, so only that point fails', async () => {
+  // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
+  it.skipIf(twoNodes)('commits the neighbours of a point the database refuses one by one, so only that point fails', async () => {
     const device = await newDevice();
     const { responses, batches } = await refusingLatitude(12.5, '22023', () =>
       asOneBatch([1, 2, 3, 4].map((i) => () => send(admin, { ...POINT, latitude: i === 2 ? 12.5 : POINT.latitude, timestamp: 1_800_000_000 + i, device_id: device }))),
@@ -135,7 +138,8 @@ describe('GPS ingestion', () => {
     expect(await storedIds(device)).toEqual(idsOf([responses[0]!, responses[2]!, responses[3]!]));
   });
 
-  it('answers every point of a batch 503 when the database fails in its commit, and stores none of them', async () => {
+  // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
+  it.skipIf(twoNodes)('answers every point of a batch 503 when the database fails in its commit, and stores none of them', async () => {
     const device = await newDevice();
     const { responses, batches } = await refusingLatitude(-12.5, '57P01', () =>
       asOneBatch([1, 2, 3].map((i) => () => send(admin, { ...POINT, latitude: i === 3 ? -12.5 : POINT.latitude, timestamp: 1_800_000_000 + i, device_id: device }))),
@@ -148,7 +152,8 @@ describe('GPS ingestion', () => {
     expect(await storedIds(device)).toEqual([]);
   });
 
-  it('answers 503, not 400, when the database fails while the device is looked up', async () => {
+  // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
+  it.skipIf(twoNodes)('answers 503, not 400, when the database fails while the device is looked up', async () => {
     const device = await newDevice();
     const lookup = vi.spyOn(t.app.services.devices, 'byIds').mockRejectedValue(new Error('Connection terminated unexpectedly'));
     try {
@@ -182,7 +187,8 @@ describe('GPS ingestion', () => {
   });
 });
 
-describe('GPS group commit at shutdown', () => {
+// Closes one node while its writer is held (spies on that node's services): a test of one process's shutdown.
+describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
   it('commits the points queued when the app closes and refuses a point that comes later with 503', async () => {
     const t = await buildTestApp();
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);

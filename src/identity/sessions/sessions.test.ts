@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, onEveryNode, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { ActivityRecorder } from './activity.js';
@@ -171,7 +171,8 @@ describe('session activity', () => {
   it('notes activity in memory (no write per request) and writes it in one batch on flush', async () => {
     const user = await createUser(t.app);
     const current = (await mySessions(user.token)).json().current_session_id;
-    await t.app.services.sessions.activity.flush();
+    // On two nodes the request may have landed on either: each notes activity in its own memory.
+    await onEveryNode(t, (services) => services.sessions.activity.flush());
     const anHourAgo = new Date(Date.now() - 3600_000);
     await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
 
@@ -181,7 +182,7 @@ describe('session activity', () => {
     // The list shows the value noted in memory.
     expect(Date.parse(listed.last_activity_at)).toBeGreaterThanOrEqual(before - 1000);
 
-    await t.app.services.sessions.activity.flush();
+    await onEveryNode(t, (services) => services.sessions.activity.flush());
     expect((await sessionRow(current)).last_activity_at.getTime()).toBeGreaterThanOrEqual(before - 1000);
   });
 
@@ -198,7 +199,8 @@ describe('session activity', () => {
   it('writes noted activity when the app closes', async () => {
     const user = await createUser(t.app);
     const current = (await mySessions(user.token)).json().current_session_id;
-    await t.app.services.sessions.activity.flush();
+    // On two nodes the request may have landed on either: each notes activity in its own memory.
+    await onEveryNode(t, (services) => services.sessions.activity.flush());
     const anHourAgo = new Date(Date.now() - 3600_000);
     await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
     const second = await buildApp(t.config, { database: t.database, kv: t.kv }, { logger: false });

@@ -234,7 +234,7 @@ describe('session activity', () => {
     const user = await createUser(t.app);
     const first = await signIn(user.username, user.password, IPHONE);
     const second = await signIn(user.username, user.password, CHROME_LINUX);
-    await t.app.services.sessions.activity.flush();
+    await onEveryNode(t, (services) => services.sessions.activity.flush());
     await t.database.db.updateTable('sessions').set({ last_activity_at: new Date(Date.now() - 3600_000) }).where('user_id', '=', user.id).execute();
     await stillSignedIn(second.token);
     expect((await mySessions(first.token)).json().sessions.map((s: { id: string }) => s.id).slice(0, 2)).toEqual([first.id, second.id]);

@@ -5,22 +5,18 @@ import type { Caller } from '../../platform/auth/caller.js';
 import type { RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus, TransactionalEvent } from '../../platform/events.js';
-
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
-import { createTrackReader, fitZoom, type TrackRange } from './track.js';
-
-export { MAX_TRACK_ZOOM } from './track.js';
-
-/** The most points GET /v1/gps/track answers without thinning. */
-export const MAX_UNTHINNED_TRACK_POINTS = 100_000;
+import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange } from './track.js';
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
 import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type StoredPoint, type WrittenPoint } from './point-writer.js';
 import { CreateGpsPointBody } from './schemas.js';
+
+export { MAX_TRACK_ZOOM } from './track.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
 export const LATEST_CACHE_TTL_SECS = 300;

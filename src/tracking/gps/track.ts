@@ -8,6 +8,8 @@ export interface TrackBounds { south: number; west: number; north: number; east:
 const MAX_LATITUDE = 85.0511287798;
 /** Past this zoom a pixel is centimetres: every point is its own pixel anyway. */
 export const MAX_TRACK_ZOOM = 24;
+/** The most points GET /v1/gps/track answers without thinning (a map shows no more; the export streams any number). */
+export const MAX_UNTHINNED_TRACK_POINTS = 100_000;
 
 /** Where a latitude lies on the Web Mercator square, 0 (north edge) to 1 (south edge). */
 const mercatorY = (latitude: number) => {

@@ -156,7 +156,7 @@ describe('system config', () => {
     try {
       const point = { latitude: 1, longitude: 2, timestamp, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
       expect((await call('POST', '/v1/gps', point)).statusCode).toBe(201);
-      return writes.flatMap((spy) => spy.mock.calls).find(([key]) => key === 'gps:latest:v2:all')?.[2];
+      return writes.flatMap((spy) => spy.mock.calls).find(([entries]) => entries.some(({ key }) => key === 'gps:latest:v2:all'))?.[1];
     } finally {
       for (const spy of writes) spy.mockRestore();
     }

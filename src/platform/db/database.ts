@@ -3,6 +3,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { join } from 'node:path';
 import { Kysely, PostgresDialect, sql, type LogEvent } from 'kysely';
 import { PGliteDialect } from './pglite-dialect.js';
+import { preparingClient } from './prepared.js';
 import type { Schema } from './schema/index.js';
 
 export type DatabaseTarget =
@@ -107,6 +108,7 @@ async function fileSystemFor(dataDir: string, durability: 'durable' | 'relaxed',
 async function openPostgres(target: Extract<DatabaseTarget, { kind: 'postgres' }>): Promise<Database> {
   const { default: pg } = await import('pg');
   const pool = new pg.Pool({
+    Client: preparingClient(pg.Client),
     connectionString: target.url,
     max: target.poolSize ?? 10,
     // A server that accepts connections but never answers (frozen, a dead network path) must not hold a

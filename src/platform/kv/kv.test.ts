@@ -50,29 +50,46 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
   });
 
   it('keeps the newest record by timestamp, also under concurrency', async () => {
+    const keep = async (key: string, value: string, ttl: number, ifAbsent: 'set' | 'skip') => (await kv.keepNewest([{ key, value }], ttl, ifAbsent))[0];
     const record = (second: number) => JSON.stringify({ id: `p${second}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
-    expect(await kv.keepNewest('latest', record(10), 60, 'skip')).toBe('absent');
+    expect(await keep('latest', record(10), 60, 'skip')).toBe('absent');
     expect(await kv.get('latest')).toBeNull();
-    expect(await kv.keepNewest('latest', 'none', 60, 'set')).toBe('stored');
-    expect(await kv.keepNewest('latest', record(10), 60, 'skip')).toBe('stored'); // a record replaces a placeholder
-    expect(await kv.keepNewest('latest', 'none', 60, 'set')).toBe('kept'); // ... but not the other way round
-    expect(await kv.keepNewest('latest', record(9), 60, 'skip')).toBe('kept');
-    expect(await kv.keepNewest('latest', record(11), 60, 'skip')).toBe('stored');
-    expect(await kv.keepNewest('latest', record(11), 60, 'skip')).toBe('stored'); // of equal ones, the last wins
+    expect(await keep('latest', 'none', 60, 'set')).toBe('stored');
+    expect(await keep('latest', record(10), 60, 'skip')).toBe('stored'); // a record replaces a placeholder
+    expect(await keep('latest', 'none', 60, 'set')).toBe('kept'); // ... but not the other way round
+    expect(await keep('latest', record(9), 60, 'skip')).toBe('kept');
+    expect(await keep('latest', record(11), 60, 'skip')).toBe('stored');
+    expect(await keep('latest', record(11), 60, 'skip')).toBe('stored'); // of equal ones, the last wins
     expect(await kv.get('latest')).toBe(record(11));
 
     const seconds = Array.from({ length: 30 }, (_, i) => (i * 17) % 30); // 0..29 shuffled
-    await Promise.all(seconds.map((s) => kv.keepNewest('latest:race', record(s), 60, 'set')));
+    await Promise.all(seconds.map((s) => keep('latest:race', record(s), 60, 'set')));
     expect(await kv.get('latest:race')).toBe(record(29));
+  });
+
+  it('keeps the newest of several keys in one call, an outcome per key in their order', async () => {
+    const record = (second: number) => JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+    await kv.set('many:older', record(5), 60);
+    await kv.set('many:newer', record(50), 60);
+    const offered = [
+      { key: 'many:older', value: record(10) },
+      { key: 'many:newer', value: record(10) },
+      { key: 'many:missing', value: record(10) },
+    ];
+    expect(await kv.keepNewest(offered, 60, 'skip')).toEqual(['stored', 'kept', 'absent']);
+    expect([await kv.get('many:older'), await kv.get('many:newer'), await kv.get('many:missing')]).toEqual([record(10), record(50), null]);
+    expect(await kv.keepNewest(offered, 60, 'set')).toEqual(['stored', 'kept', 'stored']);
+    expect(await kv.get('many:missing')).toBe(record(10));
+    expect(await kv.keepNewest([], 60, 'set')).toEqual([]);
   });
 
   it.runIf(usesRedis)('keeps working after Redis forgot its scripts (restart, SCRIPT FLUSH)', async () => {
     const admin = new Redis(process.env.TEST_REDIS_URL!);
     try {
       const record = JSON.stringify({ id: 'p1', timestamp: '2026-01-01T00:00:01.000Z' });
-      expect(await kv.keepNewest('latest:flushed', record, 60, 'set')).toBe('stored');
+      expect(await kv.keepNewest([{ key: 'latest:flushed', value: record }], 60, 'set')).toEqual(['stored']);
       await admin.script('FLUSH');
-      expect(await kv.keepNewest('latest:flushed', record, 60, 'set')).toBe('stored');
+      expect(await kv.keepNewest([{ key: 'latest:flushed', value: record }], 60, 'set')).toEqual(['stored']);
     } finally {
       admin.disconnect();
     }

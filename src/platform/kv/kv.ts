@@ -17,13 +17,14 @@ export interface KeyValueStore {
    */
   hitWindow(key: string, windowSecs: number, now?: number, hits?: number): WindowCount | Promise<WindowCount>;
   /**
-   * Keeps the newest of a series of records under `key`: `value` is stored unless the key holds a
-   * newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC
+   * Keeps the newest of a series of records under each entry's `key`: its `value` is stored unless the key
+   * holds a newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC
    * `timestamp` (compared as text); any other value (a placeholder such as "none") is older than every
-   * record and never replaces one. Atomic across nodes. With `ifAbsent: 'skip'` a missing key stays
-   * missing ('absent').
+   * record and never replaces one. Atomic across nodes, per key. With `ifAbsent: 'skip'` a missing key stays
+   * missing ('absent'). One outcome per entry, in their order; every entry in one round trip (a batch of
+   * GPS points offers one per device).
    */
-  keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
+  keepNewest(entries: readonly KeptRecord[], ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<KeepOutcome[]>;
   /** Takes back one hit of the window that contains `now` (an attempt claimed and then refunded). */
   unhitWindow(key: string, windowSecs: number, now: number): Promise<void>;
   /** Forgets the hits counted in the window that contains `now`. */
@@ -37,6 +38,14 @@ export interface KeyValueStore {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A record offered to `keepNewest`. */
+export interface KeptRecord {
+  key: string;
+  value: string;
+}
+
+export type KeepOutcome = 'stored' | 'kept' | 'absent';
 
 export interface WindowCount {
   count: number;

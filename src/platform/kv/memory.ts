@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { replaces, windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+import { replaces, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount } from './kv.js';
 
 interface Entry {
   value: string;
@@ -35,12 +35,14 @@ export class MemoryStore implements KeyValueStore {
     return true;
   }
 
-  async keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
-    const current = this.#live(key);
-    if (!current && ifAbsent === 'skip') return 'absent';
-    if (current && !replaces(value, current.value)) return 'kept';
-    this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
-    return 'stored';
+  async keepNewest(entries: readonly KeptRecord[], ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<KeepOutcome[]> {
+    return entries.map(({ key, value }) => {
+      const current = this.#live(key);
+      if (!current && ifAbsent === 'skip') return 'absent';
+      if (current && !replaces(value, current.value)) return 'kept';
+      this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
+      return 'stored';
+    });
   }
 
   hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): WindowCount {

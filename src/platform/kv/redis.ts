@@ -1,30 +1,43 @@
 import { Redis, ReplyError } from 'ioredis';
-import { KeyValueUnavailableError, windowOf, type KeyValueStore, type WindowCount } from './kv.js';
+import { KeyValueUnavailableError, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount } from './kv.js';
 
-/** `keepNewest` in one step on the server: the same rule as `replaces` in kv.ts. */
+/**
+ * `keepNewest` in one step on the server, for every key given: the same rule as `replaces` in kv.ts.
+ * KEYS: the keys; ARGV: the TTL in milliseconds, the `ifAbsent` mode, then a value per key.
+ */
 const KEEP_NEWEST = `
 local function timestamp(text)
   local ok, value = pcall(cjson.decode, text)
   if ok and type(value) == 'table' and type(value.timestamp) == 'string' then return value.timestamp end
   return nil
 end
-local stored = redis.call('GET', KEYS[1])
-if not stored then
-  if ARGV[3] == 'skip' then return 'absent' end
-else
-  local current = timestamp(stored)
-  if current then
-    local candidate = timestamp(ARGV[1])
-    if not candidate or candidate < current then return 'kept' end
+local outcomes = {}
+for i, key in ipairs(KEYS) do
+  local candidate = ARGV[i + 2]
+  local stored = redis.call('GET', key)
+  local outcome = nil
+  if not stored then
+    if ARGV[2] == 'skip' then outcome = 'absent' end
+  else
+    local current = timestamp(stored)
+    if current then
+      local next = timestamp(candidate)
+      if not next or next < current then outcome = 'kept' end
+    end
   end
+  if not outcome then
+    redis.call('SET', key, candidate, 'PX', ARGV[1])
+    outcome = 'stored'
+  end
+  outcomes[i] = outcome
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 'stored'
+return outcomes
 `;
 
 /** The client with KEEP_NEWEST defined: sent as EVALSHA, the script itself only when Redis lacks it. */
 type ScriptedRedis = Redis & {
-  keepNewest(key: string, value: string, ttlMs: string, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'>;
+  /** The number of keys, the keys, then ARGV (see KEEP_NEWEST). */
+  keepNewest(...args: (string | number)[]): Promise<KeepOutcome[]>;
 };
 
 export interface RedisStoreOptions {
@@ -63,7 +76,8 @@ export class RedisStore implements KeyValueStore {
     // A Redis that hangs (frozen, or a network that drops packets) must not hang every request with it:
     // a command without an answer fails after this long, and callers fall back as for a Redis that is down.
     this.#client = new Redis(options.url, { ...connection, commandTimeout: COMMAND_TIMEOUT_MS }) as ScriptedRedis;
-    this.#client.defineCommand('keepNewest', { numberOfKeys: 1, lua: KEEP_NEWEST });
+    // Without numberOfKeys: each call says how many keys it passes.
+    this.#client.defineCommand('keepNewest', { lua: KEEP_NEWEST });
     // The subscriber queues its SUBSCRIBE commands until it is connected, and re-subscribes after a reconnect.
     this.#subscriber = new Redis(options.url, { ...connection, enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.#ns = options.namespace ?? '';
@@ -98,9 +112,11 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(async () => (await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX')) === 'OK');
   }
 
-  keepNewest(key: string, value: string, ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<'stored' | 'kept' | 'absent'> {
+  keepNewest(entries: readonly KeptRecord[], ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<KeepOutcome[]> {
+    if (entries.length === 0) return Promise.resolve([]);
     const ttlMs = String(Math.max(1, Math.round(ttlSecs * 1000)));
-    return this.#answer(() => this.#client.keepNewest(this.#ns + key, value, ttlMs, ifAbsent));
+    const keys = entries.map(({ key }) => this.#ns + key);
+    return this.#answer(() => this.#client.keepNewest(keys.length, ...keys, ttlMs, ifAbsent, ...entries.map(({ value }) => value)));
   }
 
   hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): Promise<WindowCount> {

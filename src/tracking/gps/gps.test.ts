@@ -144,7 +144,7 @@ describe('GPS points', () => {
     const kvGet = vi.spyOn(t.kv, 'get').mockImplementation((key) => (failing(key) ? Promise.reject(new Error('store down')) : realGet.call(t.kv, key)));
     const kvKeepNewest = vi
       .spyOn(t.kv, 'keepNewest')
-      .mockImplementation((key, ...rest) => (failing(key) ? Promise.reject(new Error('store down')) : realKeepNewest.call(t.kv, key, ...rest)));
+      .mockImplementation((entries, ...rest) => (entries.some(({ key }) => failing(key)) ? Promise.reject(new Error('store down')) : realKeepNewest.call(t.kv, entries, ...rest)));
     try {
       const response = await get(admin, '/v1/gps/current');
       expect(response.statusCode).toBe(200);

@@ -1,6 +1,7 @@
 import { sql, type Expression, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
+import { prepared } from '../../platform/db/prepared.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 export const GPS_COLUMNS = [
@@ -284,8 +285,9 @@ export function createGpsRepo(db: Kysely<Schema>) {
       for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
       const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
       // One row back, not one per point: the ids stored (a resent point is not), the time they were stored at
-      // (created_at's default, the transaction's now()) and the trip of each device.
-      const [result] = await db
+      // (created_at's default, the transaction's now()) and the trip of each device. Prepared: its text depends
+      // only on the columns sent, and it runs for every batch of points.
+      const insert = db
         .with(
           (cte) => cte('logging_trip').materialized(),
           (qc) =>
@@ -313,8 +315,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
           sql<string[] | null>`(select array_agg(inserted.id::text) from inserted)`.as('ids'),
           sql<Date>`now()`.as('created_at'),
           sql<{ device_id: string; trip_id: string | null }[] | null>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
-        ])
-        .execute();
+        ]);
+      const [result] = (await db.executeQuery(prepared(insert.compile()))).rows;
       const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const byId = new Map(points.map((point) => [point.id, point]));
       const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();

@@ -141,17 +141,8 @@ export function createGpsService(deps: Deps) {
   async function loadLatest(key: string, deviceId?: string): Promise<GpsPoint | null> {
     const point = (await repo.latest(deviceId)) ?? null;
     const ttl = await cacheTtl();
-    await cached(() => deps.kv.keepNewest(key, point ? JSON.stringify(point) : NO_POINT, ttl, 'set'));
+    await cached(() => deps.kv.keepNewest([{ key, value: point ? JSON.stringify(point) : NO_POINT }], ttl, 'set'));
     return point;
-  }
-
-  /** Makes a new point the latest of its key unless a newer one is cached. */
-  async function offerAsLatest(key: string, point: GpsPoint, deviceId?: string): Promise<void> {
-    const ttl = await cacheTtl();
-    const outcome = await cached(() => deps.kv.keepNewest(key, JSON.stringify(point), ttl, 'skip'));
-    // Nothing cached (expired, or the latest was deleted): only the database knows whether this point
-    // is the newest (a late point may be older than others), so the cache is filled from there.
-    if (outcome === 'absent') await loadLatest(key, deviceId);
   }
 
   /**
@@ -200,7 +191,9 @@ export function createGpsService(deps: Deps) {
 
   /**
    * Offers the newest point of a committed batch, overall and of each device, to the cache: one write per key
-   * however many points the batch holds (equal timestamps: the later point, as `keepNewest` does).
+   * however many points the batch holds (equal timestamps: the later point, as `keepNewest` does), all in one
+   * round trip. A key with nothing cached (expired, or its latest point deleted) is filled from the database:
+   * only the database knows whether a late point is the newest.
    */
   async function offerNewest(points: GpsPoint[]): Promise<void> {
     const newest = new Map<string, { point: GpsPoint; deviceId?: string }>();
@@ -212,11 +205,16 @@ export function createGpsService(deps: Deps) {
       consider(latestKey(), point);
       if (point.device_id) consider(latestKey(point.device_id), point, point.device_id);
     }
+    // The newest point overall is also its device's newest: its text is made once.
+    const texts = new Map<GpsPoint, string>();
+    const textOf = (point: GpsPoint) => texts.get(point) ?? texts.set(point, JSON.stringify(point)).get(point)!;
+    const offers = [...newest].map(([key, { point, deviceId }]) => ({ key, value: textOf(point), deviceId }));
+    const outcomes = await cached(async () => deps.kv.keepNewest(offers, await cacheTtl(), 'skip'));
     await Promise.all(
-      [...newest].map(([key, { point, deviceId }]) =>
+      offers
+        .filter((_, i) => outcomes?.[i] === 'absent')
         // The points are committed: a cache that cannot be filled from the database now is not their failure.
-        offerAsLatest(key, point, deviceId).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh the latest-point cache')),
-      ),
+        .map(({ key, deviceId }) => loadLatest(key, deviceId).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh the latest-point cache'))),
     );
   }
 

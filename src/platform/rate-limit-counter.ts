@@ -1,4 +1,4 @@
-import { windowOf, type KeyValueStore, type WindowCount } from './kv/kv.js';
+import { windowOf, type KeyValueStore, type WindowCount, type WindowHits } from './kv/kv.js';
 
 /** How long a node keeps hits of a bucket far from its limit before adding them to the shared count. */
 export const DEFERRED_HITS_FLUSH_MS = 50;
@@ -25,11 +25,13 @@ interface WindowState {
  *
  * The in-process store answers at once and needs none of this.
  */
-export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow'>, onFlushFailed: (err: unknown) => void) {
+export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow' | 'hitWindows'>, onFlushFailed: (err: unknown) => void) {
   const windows = new Map<string, WindowState>();
 
+  /** Sends every bucket's deferred hits to the store, all in one round trip. */
   const flush = (): void => {
     const now = Date.now();
+    const sent: { state: WindowState; hits: WindowHits }[] = [];
     for (const [windowKey, state] of windows) {
       if (state.resetAt * 1000 <= now) {
         windows.delete(windowKey);
@@ -39,17 +41,18 @@ export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow'>, onFlushF
       const hits = state.pending;
       state.pending = 0;
       state.sending += hits;
-      const key = windowKey.slice(0, windowKey.lastIndexOf('|'));
-      const windowSecs = Number(windowKey.slice(windowKey.lastIndexOf('|') + 1));
-      // (Lost when the store fails: the limiter fails open then anyway.)
-      void Promise.resolve(kv.hitWindow(key, windowSecs, state.at, hits)).then(
-        (counted) => settled(state, hits, counted.count),
-        (err: unknown) => {
-          settled(state, hits);
-          onFlushFailed(err);
-        },
-      );
+      const separator = windowKey.lastIndexOf('|');
+      sent.push({ state, hits: { key: windowKey.slice(0, separator), windowSecs: Number(windowKey.slice(separator + 1)), at: state.at, hits } });
     }
+    if (sent.length === 0) return;
+    // (Lost when the store fails: the limiter fails open then anyway.)
+    kv.hitWindows(sent.map(({ hits }) => hits)).then(
+      (counted) => sent.forEach(({ state, hits }, i) => settled(state, hits.hits, counted[i]?.count)),
+      (err: unknown) => {
+        for (const { state, hits } of sent) settled(state, hits.hits);
+        onFlushFailed(err);
+      },
+    );
   };
   const timer = setInterval(flush, DEFERRED_HITS_FLUSH_MS).unref();
 

@@ -1,7 +1,7 @@
 import { MemoryStore } from './memory.js';
 import type { KeyValueStore } from './kv.js';
 
-export { KeyValueUnavailableError, type KeyValueStore, type WindowCount } from './kv.js';
+export { KeyValueUnavailableError, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
 
 export type KeyValueTarget = { kind: 'memory' } | { kind: 'redis'; url: string; namespace?: string };
 

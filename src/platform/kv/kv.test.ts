@@ -111,6 +111,23 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     expect(next).toEqual({ count: 1, resetAt: start / 1000 + 120 });
   });
 
+  it('counts hits of several windows in one call, a count per window in their order', async () => {
+    const start = futureWindowStart();
+    await kv.hitWindow('rl:many:a', 60, start);
+    const counts = await kv.hitWindows([
+      { key: 'rl:many:a', windowSecs: 60, at: start + 1_000, hits: 3 },
+      { key: 'rl:many:b', windowSecs: 3600, at: start, hits: 2 },
+      { key: 'rl:many:a', windowSecs: 60, at: start + 60_000, hits: 5 },
+    ]);
+    expect(counts).toEqual([
+      { count: 4, resetAt: start / 1000 + 60 },
+      { count: 2, resetAt: (Math.floor(start / 3_600_000) + 1) * 3600 },
+      { count: 5, resetAt: start / 1000 + 120 },
+    ]);
+    expect((await kv.hitWindow('rl:many:b', 3600, start)).count).toBe(3);
+    expect(await kv.hitWindows([])).toEqual([]);
+  });
+
   it('takes back one hit, and resets the count of the current window only', async () => {
     const start = futureWindowStart();
     await kv.hitWindow('rl:reset', 60, start);

@@ -16,6 +16,8 @@ export interface KeyValueStore {
    * was a measurable part of a cached read. Callers that do not care simply await it.
    */
   hitWindow(key: string, windowSecs: number, now?: number, hits?: number): WindowCount | Promise<WindowCount>;
+  /** `hitWindow` for several windows in one round trip (a node's deferred rate-limit hits): a count per hit, in their order. */
+  hitWindows(hits: readonly WindowHits[]): Promise<WindowCount[]>;
   /**
    * Keeps the newest of a series of records under each entry's `key`: its `value` is stored unless the key
    * holds a newer record (of equal ones, the last stored wins). Records are JSON objects with an ISO 8601 UTC
@@ -46,6 +48,14 @@ export interface KeptRecord {
 }
 
 export type KeepOutcome = 'stored' | 'kept' | 'absent';
+
+/** Hits of one window for `hitWindows`: the window of `windowSecs` that contains `at` (ms). */
+export interface WindowHits {
+  key: string;
+  windowSecs: number;
+  at: number;
+  hits: number;
+}
 
 export interface WindowCount {
   count: number;

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { replaces, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount } from './kv.js';
+import { replaces, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
 
 interface Entry {
   value: string;
@@ -52,6 +52,10 @@ export class MemoryStore implements KeyValueStore {
     if (window && window.expiresAt > now) return { count: (window.count += hits), resetAt };
     this.#windows.set(windowKey, { count: hits, expiresAt: resetAt * 1000 });
     return { count: hits, resetAt };
+  }
+
+  async hitWindows(hits: readonly WindowHits[]): Promise<WindowCount[]> {
+    return hits.map(({ key, windowSecs, at, hits: count }) => this.hitWindow(key, windowSecs, at, count));
   }
 
   async unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { Redis, ReplyError } from 'ioredis';
-import { KeyValueUnavailableError, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount } from './kv.js';
+import { KeyValueUnavailableError, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
 
 /**
  * `keepNewest` in one step on the server, for every key given: the same rule as `replaces` in kv.ts.
@@ -34,10 +34,25 @@ end
 return outcomes
 `;
 
+/**
+ * Counts hits of fixed windows in one step: KEYS are the windows' keys, ARGV the hits and the window's end
+ * (Unix ms) of each, in turn. A script rather than MULTI: one command for Redis to run, however many windows.
+ */
+const HIT_WINDOWS = `
+local counts = {}
+for i, key in ipairs(KEYS) do
+  counts[i] = redis.call('INCRBY', key, ARGV[2 * i - 1])
+  redis.call('PEXPIREAT', key, ARGV[2 * i])
+end
+return counts
+`;
+
 /** The client with KEEP_NEWEST defined: sent as EVALSHA, the script itself only when Redis lacks it. */
 type ScriptedRedis = Redis & {
   /** The number of keys, the keys, then ARGV (see KEEP_NEWEST). */
   keepNewest(...args: (string | number)[]): Promise<KeepOutcome[]>;
+  /** The number of keys, the keys, then ARGV (see HIT_WINDOWS). */
+  hitWindows(...args: (string | number)[]): Promise<number[]>;
 };
 
 export interface RedisStoreOptions {
@@ -78,6 +93,7 @@ export class RedisStore implements KeyValueStore {
     this.#client = new Redis(options.url, { ...connection, commandTimeout: COMMAND_TIMEOUT_MS }) as ScriptedRedis;
     // Without numberOfKeys: each call says how many keys it passes.
     this.#client.defineCommand('keepNewest', { lua: KEEP_NEWEST });
+    this.#client.defineCommand('hitWindows', { lua: HIT_WINDOWS });
     // The subscriber queues its SUBSCRIBE commands until it is connected, and re-subscribes after a reconnect.
     this.#subscriber = new Redis(options.url, { ...connection, enableOfflineQueue: true, maxRetriesPerRequest: null });
     this.#ns = options.namespace ?? '';
@@ -119,14 +135,20 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(() => this.#client.keepNewest(keys.length, ...keys, ttlMs, ifAbsent, ...entries.map(({ value }) => value)));
   }
 
-  hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): Promise<WindowCount> {
+  async hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): Promise<WindowCount> {
+    return (await this.hitWindows([{ key, windowSecs, at: now, hits }]))[0]!;
+  }
+
+  hitWindows(hits: readonly WindowHits[]): Promise<WindowCount[]> {
+    if (hits.length === 0) return Promise.resolve([]);
+    const windows = hits.map(({ key, windowSecs, at, hits: count }) => {
+      const { index, resetAt } = windowOf(windowSecs, at);
+      return { key: `${this.#ns}${key}:${index}`, count, resetAt };
+    });
+    const args = windows.flatMap(({ count, resetAt }) => [count, resetAt * 1000]);
     return this.#answer(async () => {
-      const { index, resetAt } = windowOf(windowSecs, now);
-      const windowKey = `${this.#ns}${key}:${index}`;
-      const results = await this.#client.multi().incrby(windowKey, hits).pexpireat(windowKey, resetAt * 1000).exec();
-      const [error, count] = results?.[0] ?? [new Error('Redis transaction was discarded')];
-      if (error) throw error;
-      return { count: Number(count), resetAt };
+      const counts = await this.#client.hitWindows(windows.length, ...windows.map(({ key }) => key), ...args);
+      return counts.map((count, i) => ({ count: Number(count), resetAt: windows[i]!.resetAt }));
     });
   }
 

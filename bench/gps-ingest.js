@@ -4,6 +4,13 @@
 // - POST /v1/gps, one point per request, against single-row INSERTs over as many connections.
 // Each side runs BENCH_ROUNDS times, alternating; figures are medians. Without a PostgreSQL URL (the
 // embedded database) only the service's rates are measured: nothing else can reach PGlite.
+//
+// Unpinned (run.js frees the service and this process from their CPUs first; BENCH_INGEST_PIN=1 keeps them):
+// the baselines are PostgreSQL's own rates, and PostgreSQL uses both CPUs for them (single-row INSERTs from
+// this process pinned to CPU 0 kept both CPUs about 90% busy). With the service pinned to CPU 1, the
+// PostgreSQL backends it wakes run beside it on that CPU (the kernel wakes a task on its waker's CPU) and
+// CPU 0 stayed about 36% busy: the service's side got one and a third cores against the baseline's two.
+// Unpinned, both sides have the same machine, as on a server that pins nothing.
 import { randomUUID } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
@@ -126,7 +133,7 @@ const ratio = (a, b) => (b ? Math.round((a / b) * 100) / 100 : null);
  * Runs the three comparisons against the service at `url` (`databaseUrl`: its PostgreSQL, else embedded) as
  * `admin` ({ token, userId }), and prints and returns their medians.
  */
-export async function gpsIngestRates({ url, admin, databaseUrl, rounds, connections, seconds }) {
+export async function gpsIngestRates({ url, admin, databaseUrl, rounds, connections, seconds, pinned }) {
   const pg = databaseUrl ? (await import('pg')).default : undefined;
   const pool = pg && new pg.Pool({ connectionString: databaseUrl, max: connections });
   try {
@@ -147,6 +154,7 @@ export async function gpsIngestRates({ url, admin, databaseUrl, rounds, connecti
     }
     const of = (name) => (rows[0][name] === null ? null : round(median(rows.map((row) => row[name]))));
     const summary = {
+      pinned,
       batch_points_per_sec: of('batch'),
       copy_rows_per_sec: of('copy'),
       batch_to_copy: pool ? median(rows.map((row) => ratio(row.batch, row.copy))) : null,
@@ -158,7 +166,7 @@ export async function gpsIngestRates({ url, admin, databaseUrl, rounds, connecti
       rounds: rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? null : round(v)]))),
     };
     console.log(
-      `\nGPS ingest (${BATCHES} × ${BATCH.toLocaleString('en')} points a round, ${PARALLEL} at a time; single points over ${connections} connections)\n` +
+      `\nGPS ingest (${BATCHES} × ${BATCH.toLocaleString('en')} points a round, ${PARALLEL} at a time; single points over ${connections} connections; ${pinned ? 'service pinned to CPU 1' : 'not pinned'})\n` +
         `  POST /v1/gps/batch ${summary.batch_points_per_sec} points/s` + (pool ? `  | COPY ${summary.copy_rows_per_sec} rows/s  | ratio ${summary.batch_to_copy} (goal >= 0.5, and >= 50,000/s)` : '  (goal >= 20,000/s embedded)') + '\n' +
         `  POST /v1/gps/import ${summary.import_points_per_sec} points/s` + (pool ? `  | ratio to COPY ${summary.import_to_copy} (goal >= 50,000/s)` : '') + '\n' +
         `  POST /v1/gps ${summary.single_points_per_sec} points/s` + (pool ? `  | single-row INSERT ${summary.insert_rows_per_sec} rows/s  | ratio ${summary.single_to_insert} (goal >= 0.8)` : ''),

@@ -81,9 +81,13 @@ try {
         (row.non_2xx || row.errors ? `  (non-2xx ${row.non_2xx}, errors ${row.errors})` : ''),
     );
   }
-  // BENCH_ONLY=ingest runs only this part.
+  // BENCH_ONLY=ingest runs only this part. Unpinned (see gps-ingest.js): its baselines are the database's own
+  // rates, which use both CPUs, so the service side gets both too. Nothing runs after it.
+  const ingestPinned = PINNED && process.env.BENCH_INGEST_PIN === '1';
+  if (PINNED && !ingestPinned) for (const pid of [process.pid, service.child.pid]) pin(pid, '0,1');
   const gpsIngest = !ONLY || ONLY === 'ingest'
     ? await gpsIngestRates({
+      pinned: ingestPinned,
       url: service.url,
       admin: await apiCall(service.url, 'POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password }).then((login) => ({ token: login.session_token, userId: login.user_id })),
       databaseUrl: backendEnv.DATABASE_URL,

@@ -13,11 +13,20 @@ const KMH = 3.6;
 const MPH = 2.236_936_292;
 const KNOTS = 1.943_844_492;
 const round = (value: number) => Math.round(value * 1000) / 1000;
-/** The four speeds of a point from metres per second; all null when the file gives none. */
-export const speedsOf = (mps: number | null) =>
-  mps === null
-    ? { speed_mps: null, speed_kmh: null, speed_mph: null, speed_knots: null }
-    : { speed_mps: round(mps), speed_kmh: round(mps * KMH), speed_mph: round(mps * MPH), speed_knots: round(mps * KNOTS) };
+const times = (mps: number | null, factor: number) => (mps === null ? null : round(mps * factor));
+
+/**
+ * A point of a file with its four speeds from metres per second (all null when the file gives none), made in
+ * one object literal: an import makes one per point, and spreads made three.
+ */
+function withSpeeds(point: ImportedPoint) {
+  const mps = point.speed_mps;
+  return {
+    timestamp: point.timestamp, latitude: point.latitude, longitude: point.longitude, altitude: point.altitude, heading: point.heading,
+    hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
+    speed_mps: times(mps, 1), speed_kmh: times(mps, KMH), speed_mph: times(mps, MPH), speed_knots: times(mps, KNOTS),
+  };
+}
 
 /**
  * The GPS module's batch store: one statement (one transaction) per batch, through the writer every point
@@ -29,8 +38,7 @@ export function createPointSinkOverBatch(gps: Pick<GpsService, 'importPoints'>):
   return {
     async insertBatch({ deviceId, sentBy, points }) {
       if (points.length === 0) return { stored: 0, duplicates: 0 };
-      const fields = points.map(({ speed_mps: mps, ...point }) => ({ ...point, ...speedsOf(mps) }));
-      return gps.importPoints({ deviceId, sentBy }, fields);
+      return gps.importPoints({ deviceId, sentBy }, points.map(withSpeeds));
     },
   };
 }

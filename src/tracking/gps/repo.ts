@@ -66,6 +66,18 @@ const fixKey = (p: { device_id: string | null; timestamp: Date; latitude: number
 
 /** Device ids in code-point order, no device first (as PostgreSQL orders uuids in the C collation of their text). */
 const compareDevices = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+type Fix = Pick<NewGpsPoint, 'device_id' | 'timestamp' | 'latitude' | 'longitude'>;
+const compareFixes = (a: Fix, b: Fix) =>
+  compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime() || a.latitude - b.latitude || a.longitude - b.longitude;
+
+/**
+ * Points in the order of gps_points_same_fix (device, time, position). A tracker's batch or a file is most
+ * often in that order already: one pass finds out, where sorting 10,000 points took a tenth of a batch's work.
+ */
+function inFixOrder<P extends Fix>(points: readonly P[]): readonly P[] {
+  for (let i = 1; i < points.length; i++) if (compareFixes(points[i - 1]!, points[i]!) > 0) return [...points].sort(compareFixes);
+  return points;
+}
 
 type GpsRow = Pick<Selectable<Schema['gps_points']>, (typeof GPS_COLUMNS)[number]>;
 
@@ -117,8 +129,8 @@ function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A ex
 
 /** What the insert of a batch answers: one row, whatever the batch holds. */
 interface InsertedBatch {
-  /** The ids stored (a resent point is not). */
-  ids: string[] | null;
+  /** The ids stored (a resent point is not), separated by commas. */
+  ids: string | null;
   /** When they were stored (created_at's default, the transaction's now()). */
   created_at: Date;
   /** The trip each device's points joined. */
@@ -167,7 +179,8 @@ function insertStatements(db: Kysely<Schema>) {
             .returning('id'),
         )
         .selectNoFrom([
-          sql<string[] | null>`(select array_agg(inserted.id::text) from inserted)`.as('ids'),
+          // One text, split here: the driver's array parser reads 10,000 uuids a character at a time.
+          sql<string | null>`(select string_agg(inserted.id::text, ',') from inserted)`.as('ids'),
           sql<Date>`now()`.as('created_at'),
           sql<InsertedBatch['trips']>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
         ])
@@ -361,9 +374,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
       // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
-      const rows = [...points].sort(
-        (a, b) => compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime() || a.latitude - b.latitude || a.longitude - b.longitude,
-      );
+      const rows = inFixOrder(points);
       const devices = new Set<string>();
       for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
       const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
@@ -371,7 +382,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const byId = new Map(points.map((point) => [point.id, point]));
       const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();
-      for (const id of result?.ids ?? []) {
+      for (const id of result?.ids ? result.ids.split(',') : []) {
         const point = byId.get(id)!;
         const tripId = point.device_id === null ? null : (tripOf.get(point.device_id) ?? null);
         stored.set(id, { point: toGpsPoint(storedRow(point, tripId, result!.created_at)), duplicate: false });

@@ -196,19 +196,18 @@ export function createGpsService(deps: Deps) {
    * only the database knows whether a late point is the newest.
    */
   async function offerNewest(points: GpsPoint[]): Promise<void> {
-    const newest = new Map<string, { point: GpsPoint; deviceId?: string }>();
-    const consider = (key: string, point: GpsPoint, deviceId?: string) => {
-      const held = newest.get(key);
-      if (!held || held.point.timestamp <= point.timestamp) newest.set(key, { point, deviceId });
-    };
+    let newestOverall: GpsPoint | undefined;
+    const newestOfDevice = new Map<string, GpsPoint>();
+    const newer = (point: GpsPoint, held: GpsPoint | undefined) => !held || held.timestamp <= point.timestamp;
     for (const point of points) {
-      consider(latestKey(), point);
-      if (point.device_id) consider(latestKey(point.device_id), point, point.device_id);
+      if (newer(point, newestOverall)) newestOverall = point;
+      if (point.device_id && newer(point, newestOfDevice.get(point.device_id))) newestOfDevice.set(point.device_id, point);
     }
     // The newest point overall is also its device's newest: its text is made once.
     const texts = new Map<GpsPoint, string>();
     const textOf = (point: GpsPoint) => texts.get(point) ?? texts.set(point, JSON.stringify(point)).get(point)!;
-    const offers = [...newest].map(([key, { point, deviceId }]) => ({ key, value: textOf(point), deviceId }));
+    const offers: { key: string; value: string; deviceId?: string }[] = [...newestOfDevice].map(([deviceId, point]) => ({ key: latestKey(deviceId), value: textOf(point), deviceId }));
+    if (newestOverall) offers.push({ key: latestKey(), value: textOf(newestOverall) });
     const outcomes = await cached(async () => deps.kv.keepNewest(offers, await cacheTtl(), 'skip'));
     await Promise.all(
       offers

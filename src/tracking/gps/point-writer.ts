@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { classifyDatabaseError } from '../../platform/db/errors.js';
 import { createGroupCommit, type Outcome } from '../../platform/db/group-commit.js';
 import type { DevicesService } from '../devices/service.js';
-import { toGpsPoint, type createGpsRepo, type LoggingTripQuery, type NewGpsPoint } from './repo.js';
+import { toGpsPoint, type createGpsRepo, type LoggingTripQuery, type NewGpsPoint, type StoredPoint } from './repo.js';
 import { GpsErrors } from './errors.js';
 
 /**
@@ -46,8 +46,6 @@ export interface PointToWrite {
 }
 
 type Repo = ReturnType<typeof createGpsRepo>;
-/** A committed point, and whether it was stored before (a client resent it): then it is the point stored first. */
-export type StoredPoint = NonNullable<ReturnType<Awaited<ReturnType<Repo['insertMany']>>['get']>>;
 /** A committed point, and whether its device is public (read with the batch's devices: no query of its own). */
 export interface WrittenPoint extends StoredPoint {
   devicePublic: boolean;
@@ -106,13 +104,13 @@ export function createPointWriter(deps: Deps) {
       p.row.device_id = device?.id ?? null;
       rows.push(p.row);
     });
-    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack }) : new Map<string, StoredPoint>();
+    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack }) : [];
     let next = 0;
     return devices.map((device) => {
       if (device instanceof Error) return { error: device };
-      const row = rows[next++]!;
+      const row = rows[next]!;
       // Not read back (a batch), or stored and deleted again before it could be: as good as stored (the client must not resend it).
-      const written = stored.get(row.id) ?? { point: toGpsPoint({ ...row, created_at: new Date() }), duplicate: true };
+      const written = stored[next++] ?? { point: toGpsPoint({ ...row, created_at: new Date() }), duplicate: true };
       return { value: { point: written.point, duplicate: written.duplicate, devicePublic: device?.is_public ?? false } };
     });
   }

@@ -127,9 +127,17 @@ function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A ex
   return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
 }
 
+/** A point of a batch as stored, and whether it was stored before (a client resent it). */
+export interface StoredPoint {
+  point: ReturnType<typeof toGpsPoint<GpsRow>>;
+  duplicate: boolean;
+}
+
 /** What the insert of a batch answers: one row, whatever the batch holds. */
 interface InsertedBatch {
-  /** The ids stored (a resent point is not), separated by commas. */
+  /** How many points were stored (a resent point is not). */
+  stored: number;
+  /** The ids stored, separated by commas; null when every point was (or none). */
   ids: string | null;
   /** When they were stored (created_at's default, the transaction's now()). */
   created_at: Date;
@@ -146,7 +154,7 @@ const slot = (name: string) => `\u0000slot:${name}`;
  * Building and compiling the statement was a tenth of the work of a point sent alone.
  */
 function insertStatements(db: Kysely<Schema>) {
-  const built = new Map<LoggingTripQuery | undefined, Map<string, { query: CompiledQuery<InsertedBatch>; devicesAt: number; columnsAt: number[] }>>();
+  const built = new Map<LoggingTripQuery | undefined, Map<string, { query: CompiledQuery<InsertedBatch>; devicesAt: number; countAt: number; columnsAt: number[] }>>();
 
   function build(loggingTrip: LoggingTripQuery | undefined, columns: readonly InsertedColumn[]) {
     const arrays = columns.map((column) => sql`${slot(column)}::${sql.raw(INSERTED[column])}[]`);
@@ -179,8 +187,10 @@ function insertStatements(db: Kysely<Schema>) {
             .returning('id'),
         )
         .selectNoFrom([
-          // One text, split here: the driver's array parser reads 10,000 uuids a character at a time.
-          sql<string | null>`(select string_agg(inserted.id::text, ',') from inserted)`.as('ids'),
+          sql<number>`(select count(*) from inserted)::int`.as('stored'),
+          // Only when some point was there before (most batches store every point). One text, split here: the
+          // driver's array parser reads 10,000 uuids a character at a time.
+          sql<string | null>`(select string_agg(inserted.id::text, ',') from inserted having count(*) < ${slot('count')}::int)`.as('ids'),
           sql<Date>`now()`.as('created_at'),
           sql<InsertedBatch['trips']>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
         ])
@@ -191,7 +201,7 @@ function insertStatements(db: Kysely<Schema>) {
       if (index < 0) throw new Error(`the batch insert has no parameter for ${name}`);
       return index;
     };
-    return { query, devicesAt: at('devices'), columnsAt: columns.map(at) };
+    return { query, devicesAt: at('devices'), countAt: at('count'), columnsAt: columns.map(at) };
   }
 
   return (loggingTrip: LoggingTripQuery | undefined, columns: readonly InsertedColumn[]) => {
@@ -203,6 +213,7 @@ function insertStatements(db: Kysely<Schema>) {
       filled(devices: string[], rows: readonly (NewGpsPoint & { id: string })[]): CompiledQuery<InsertedBatch> {
         const parameters = [...statement.query.parameters];
         parameters[statement.devicesAt] = devices;
+        parameters[statement.countAt] = rows.length;
         columns.forEach((column, i) => (parameters[statement.columnsAt[i]!] = arrayLiteral(rows, column, INSERTED[column])));
         return { ...statement.query, parameters };
       },
@@ -367,10 +378,10 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * the trips of their devices in the same order and cannot deadlock; the rows go in sorted by device and
      * time for the same reason (two batches holding the same points wait on each other's index entries in order). A point whose device, time and position are already stored (a client resending it, in this
      * batch or another, on this node or another) is not stored again: `on conflict do nothing` against
-     * gps_points_same_fix. By the id of each new point: the point stored for it, and whether it was there
+     * gps_points_same_fix. For each point, in the order given: the point stored for it, and whether it was there
      * before. With `readBack` (a single point's writer must answer a resend with the point stored first) the
      * stored point of a duplicate is read back, after the insert, so a concurrent batch's point is committed
-     * by then; without it (a batch counts its duplicates) a duplicate is simply absent from the map.
+     * by then; without it (a batch counts its duplicates) a duplicate's entry is undefined.
      */
     async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
       // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
@@ -380,21 +391,22 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
       const [result] = (await db.executeQuery(insertStatement(loggingTrip, columns).filled([...devices], rows))).rows;
       const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
-      const byId = new Map(points.map((point) => [point.id, point]));
-      const stored = new Map<string, { point: ReturnType<typeof toGpsPoint<GpsRow>>; duplicate: boolean }>();
-      for (const id of result?.ids ? result.ids.split(',') : []) {
-        const point = byId.get(id)!;
+      const createdAt = result!.created_at;
+      // Null: every point was stored.
+      const storedIds = result!.stored === points.length ? null : new Set(result!.ids?.split(',') ?? []);
+      const stored = points.map((point): StoredPoint | undefined => {
+        if (storedIds && !storedIds.has(point.id)) return undefined;
         const tripId = point.device_id === null ? null : (tripOf.get(point.device_id) ?? null);
-        stored.set(id, { point: toGpsPoint(storedRow(point, tripId, result!.created_at)), duplicate: false });
-      }
-      const resent = options.readBack ? points.filter((point) => !stored.has(point.id)) : [];
+        return { point: toGpsPoint(storedRow(point, tripId, createdAt)), duplicate: false };
+      });
+      const resent = options.readBack && storedIds ? points.filter((point) => !storedIds.has(point.id)) : [];
       if (resent.length > 0) {
         const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));
-        for (const point of resent) {
-          const found = existing.get(fixKey(point));
+        points.forEach((point, i) => {
+          const found = stored[i] ? undefined : existing.get(fixKey(point));
           // Deleted between the insert and this read: nothing to answer with but the point as sent.
-          if (found) stored.set(point.id, { point: found, duplicate: true });
-        }
+          if (found) stored[i] = { point: found, duplicate: true };
+        });
       }
       return stored;
     },

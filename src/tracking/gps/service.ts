@@ -13,7 +13,7 @@ import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
-import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type StoredPoint, type WrittenPoint } from './point-writer.js';
+import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type WrittenPoint } from './point-writer.js';
 import { CreateGpsPointBody } from './schemas.js';
 
 export { MAX_TRACK_ZOOM } from './track.js';

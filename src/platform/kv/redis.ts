@@ -67,6 +67,8 @@ export interface RedisStoreOptions {
  * instead of hanging.
  */
 export const COMMAND_TIMEOUT_MS = 500;
+/** Keys per call of a many-key script (see #inScriptCalls). */
+export const KEYS_PER_SCRIPT = 500;
 /** After this many commands in a row found Redis unreachable (not an error Redis answered)… */
 export const BREAKER_FAILURES = 3;
 /** …commands fail at once for this long rather than each waiting out the timeout; then one is let through to see. */
@@ -129,10 +131,11 @@ export class RedisStore implements KeyValueStore {
   }
 
   keepNewest(entries: readonly KeptRecord[], ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<KeepOutcome[]> {
-    if (entries.length === 0) return Promise.resolve([]);
     const ttlMs = String(Math.max(1, Math.round(ttlSecs * 1000)));
-    const keys = entries.map(({ key }) => this.#ns + key);
-    return this.#answer(() => this.#client.keepNewest(keys.length, ...keys, ttlMs, ifAbsent, ...entries.map(({ value }) => value)));
+    return this.#inScriptCalls(entries, (chunk) => {
+      const keys = chunk.map(({ key }) => this.#ns + key);
+      return this.#client.keepNewest(keys.length, ...keys, ttlMs, ifAbsent, ...chunk.map(({ value }) => value));
+    });
   }
 
   async hitWindow(key: string, windowSecs: number, now = Date.now(), hits = 1): Promise<WindowCount> {
@@ -140,16 +143,26 @@ export class RedisStore implements KeyValueStore {
   }
 
   hitWindows(hits: readonly WindowHits[]): Promise<WindowCount[]> {
-    if (hits.length === 0) return Promise.resolve([]);
     const windows = hits.map(({ key, windowSecs, at, hits: count }) => {
       const { index, resetAt } = windowOf(windowSecs, at);
       return { key: `${this.#ns}${key}:${index}`, count, resetAt };
     });
-    const args = windows.flatMap(({ count, resetAt }) => [count, resetAt * 1000]);
-    return this.#answer(async () => {
-      const counts = await this.#client.hitWindows(windows.length, ...windows.map(({ key }) => key), ...args);
-      return counts.map((count, i) => ({ count: Number(count), resetAt: windows[i]!.resetAt }));
+    return this.#inScriptCalls(windows, async (chunk) => {
+      const counts = await this.#client.hitWindows(chunk.length, ...chunk.map(({ key }) => key), ...chunk.flatMap(({ count, resetAt }) => [count, resetAt * 1000]));
+      return counts.map((count, i) => ({ count: Number(count), resetAt: chunk[i]!.resetAt }));
     });
+  }
+
+  /**
+   * Runs a many-key script over `items` in calls of at most KEYS_PER_SCRIPT keys (sent together, answered in
+   * order): a script blocks Redis while it runs, and one call over 10,000 keys would hold every other client
+   * for tens of milliseconds. One answer per item, in their order.
+   */
+  async #inScriptCalls<T, R>(items: readonly T[], call: (chunk: readonly T[]) => Promise<R[]>): Promise<R[]> {
+    if (items.length === 0) return [];
+    const chunks: (readonly T[])[] = [];
+    for (let start = 0; start < items.length; start += KEYS_PER_SCRIPT) chunks.push(items.slice(start, start + KEYS_PER_SCRIPT));
+    return (await this.#answer(() => Promise.all(chunks.map(call)))).flat();
   }
 
   unhitWindow(key: string, windowSecs: number, now: number): Promise<void> {

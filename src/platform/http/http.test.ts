@@ -248,6 +248,15 @@ describe('HTTP conventions', () => {
       [{ method: 'POST', url: '/v1/auth/login', payload: '{"identifier":"admin","password":"x","turnstile_token":"\\u0000"}' }, "Body field 'turnstile_token' must not contain NUL characters"],
       [{ method: 'GET', url: '/v1/platforms/em%00ail' }, "Path parameter 'id_or_slug' must not contain NUL characters"],
       [{ method: 'GET', url: '/v1/users?role_id=role_%00', headers: bearer(admin) }, "Query parameter 'role_id' must not contain NUL characters"],
+      // Deep in a batch: the path down to it is named.
+      [
+        { method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: '[{"latitude":1},{"latitude":1,"motion":"walk\\u0000ing"}]' },
+        "Body field '1.motion' must not contain NUL characters",
+      ],
+      [
+        { method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: '[{"latitude":1},{"latitude":1e400}]' },
+        "Body field '1.latitude' must be a finite number",
+      ],
     ];
     for (const [request, message] of cases) {
       const response = await t.app.inject({ ...request, headers: { 'content-type': 'application/json', ...request.headers } });

@@ -77,7 +77,7 @@ type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
 function storable(build: () => Validate): Validate {
   let validate: Validate | undefined;
   const checked: Validate = (data) => {
-    const problem = unstorable(data, '');
+    const problem = unstorable(data);
     if (problem) {
       checked.errors = [{ instancePath: problem.path, schemaPath: '#', keyword: problem.keyword, params: {}, message: problem.message }];
       return false;
@@ -96,15 +96,34 @@ function storable(build: () => Validate): Validate {
  */
 const MAX_DEPTH = 64;
 
-function unstorable(value: unknown, path: string, depth = 0): { path: string; keyword: string; message: string } | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? { path, keyword: 'nul', message: 'must not contain NUL characters' } : undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path, keyword: 'finite', message: 'must be a finite number' };
+interface Unstorable {
+  /** Where, as a JSON pointer from the value checked ('' for the value itself). */
+  path: string;
+  keyword: string;
+  message: string;
+}
+
+/**
+ * The first value PostgreSQL could not store in `value`, or undefined. Walks every value of every request
+ * (a batch of 10,000 points is 110,000 of them): no array or path text is made along the way, only for a
+ * value refused, on the way back up.
+ */
+function unstorable(value: unknown, depth = 0): Unstorable | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? { path: '', keyword: 'nul', message: 'must not contain NUL characters' } : undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path: '', keyword: 'finite', message: 'must be a finite number' };
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth > MAX_DEPTH) return { path, keyword: 'depth', message: `must not nest deeper than ${MAX_DEPTH} levels` };
-  for (const [key, inner] of Object.entries(value)) {
-    if (key.includes('\u0000')) return { path, keyword: 'nul', message: 'must not have a key with NUL characters' };
-    const found = unstorable(inner, `${path}/${key}`, depth + 1);
-    if (found) return found;
+  if (depth > MAX_DEPTH) return { path: '', keyword: 'depth', message: `must not nest deeper than ${MAX_DEPTH} levels` };
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = unstorable(value[i], depth + 1);
+      if (found) return { ...found, path: `/${i}${found.path}` };
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key.includes('\u0000')) return { path: '', keyword: 'nul', message: 'must not have a key with NUL characters' };
+    const found = unstorable((value as Record<string, unknown>)[key], depth + 1);
+    if (found) return { ...found, path: `/${key}${found.path}` };
   }
   return undefined;
 }

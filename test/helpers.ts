@@ -363,15 +363,19 @@ export async function expectIdChecks(
   });
 }
 
-/** The database with every SQL statement counted (to prove a request runs few, or none). */
+/**
+ * The database with every SQL statement run counted (to prove a request runs few, or none): counted as each
+ * one's result comes back, so a statement compiled once and run again counts every time, and a subquery counts
+ * as part of its statement.
+ */
 export function countingStatements(database: Database): { database: Database; count: () => number } {
   let statements = 0;
   const plugin: KyselyPlugin = {
-    transformQuery: (args) => {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
       statements++;
-      return args.node;
+      return args.result;
     },
-    transformResult: async (args) => args.result,
   };
   return { database: { ...database, db: database.db.withPlugin(plugin) }, count: () => statements };
 }

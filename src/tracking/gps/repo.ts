@@ -145,6 +145,9 @@ interface InsertedBatch {
   trips: { device_id: string; trip_id: string | null }[] | null;
 }
 
+/** Column sets whose insert is kept built (see insertStatements). */
+const MAX_INSERT_SHAPES = 64;
+
 /** Stands for a parameter in a statement built once: no value a batch sends can look like it. */
 const slot = (name: string) => `\u0000slot:${name}`;
 
@@ -207,6 +210,8 @@ function insertStatements(db: Kysely<Schema>) {
   return (loggingTrip: LoggingTripQuery | undefined, columns: readonly InsertedColumn[]) => {
     const ofTrip = built.get(loggingTrip) ?? built.set(loggingTrip, new Map()).get(loggingTrip)!;
     const key = columns.join(',');
+    // Clients send a handful of column sets; one sending every combination of optional fields must not grow this for good.
+    if (!ofTrip.has(key) && ofTrip.size >= MAX_INSERT_SHAPES) ofTrip.clear();
     const statement = ofTrip.get(key) ?? ofTrip.set(key, build(loggingTrip, columns)).get(key)!;
     return {
       /** The statement for these devices and rows (in the columns it was built for). */

@@ -84,7 +84,7 @@ try {
   // BENCH_ONLY=ingest runs only this part. Unpinned (see gps-ingest.js): its baselines are the database's own
   // rates, which use both CPUs, so the service side gets both too. Nothing runs after it.
   const ingestPinned = PINNED && process.env.BENCH_INGEST_PIN === '1';
-  if (PINNED && !ingestPinned) for (const pid of [process.pid, service.child.pid]) pin(pid, '0,1');
+  if (PINNED && !ingestPinned) for (const pid of [process.pid, service.child.pid]) pin(pid, `0-${availableParallelism() - 1}`);
   const gpsIngest = !ONLY || ONLY === 'ingest'
     ? await gpsIngestRates({
       pinned: ingestPinned,

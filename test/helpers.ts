@@ -366,7 +366,7 @@ export async function expectIdChecks(
 /**
  * The database with every SQL statement run counted (to prove a request runs few, or none): counted as each
  * one's result comes back, so a statement compiled once and run again counts every time, and a subquery counts
- * as part of its statement.
+ * as part of its statement (a statement that fails is not counted).
  */
 export function countingStatements(database: Database): { database: Database; count: () => number } {
   let statements = 0;

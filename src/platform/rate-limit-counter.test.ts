@@ -50,6 +50,7 @@ describe('the local-first rate-limit counter', () => {
     await Promise.all(firsts);
     for (const key of ['a', 'b', 'c', 'a']) counter.hit(key, 3600, 100);
     counter.stop();
+    await new Promise(setImmediate);
     expect(store.flushes).toEqual([{ a: 2, b: 1, c: 1 }]);
   });
 });

@@ -45,14 +45,17 @@ export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow' | 'hitWind
       sent.push({ state, hits: { key: windowKey.slice(0, separator), windowSecs: Number(windowKey.slice(separator + 1)), at: state.at, hits } });
     }
     if (sent.length === 0) return;
-    // (Lost when the store fails: the limiter fails open then anyway.)
-    kv.hitWindows(sent.map(({ hits }) => hits)).then(
-      (counted) => sent.forEach(({ state, hits }, i) => settled(state, hits.hits, counted[i]?.count)),
-      (err: unknown) => {
-        for (const { state, hits } of sent) settled(state, hits.hits);
-        onFlushFailed(err);
-      },
-    );
+    // (Lost when the store fails: the limiter fails open then anyway.) In a promise, so a store that throws at
+    // once fails the flush as one that rejects does, never the timer.
+    Promise.resolve()
+      .then(() => kv.hitWindows(sent.map(({ hits }) => hits)))
+      .then(
+        (counted) => sent.forEach(({ state, hits }, i) => settled(state, hits.hits, counted[i]?.count)),
+        (err: unknown) => {
+          for (const { state, hits } of sent) settled(state, hits.hits);
+          onFlushFailed(err);
+        },
+      );
   };
   const timer = setInterval(flush, DEFERRED_HITS_FLUSH_MS).unref();
 

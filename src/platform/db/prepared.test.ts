@@ -29,6 +29,18 @@ describe.runIf(usesPostgres)('prepared statements (postgres)', () => {
     });
   });
 
+  it('runs a marked query again unnamed on a connection that lost its prepared statements, as behind a pooler in transaction mode', async () => {
+    await withOneConnection(async (db) => {
+      const text = `select $1::int * 2 as double -- ${Math.random()}`;
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [2])))).rows).toEqual([{ double: 4 }]);
+      // The driver still takes the statement for prepared; the server no longer has it.
+      await sql`deallocate all`.execute(db);
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [3])))).rows).toEqual([{ double: 6 }]);
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [4])))).rows).toEqual([{ double: 8 }]);
+      expect(await preparedOnConnection(db)).not.toContain(text);
+    });
+  });
+
   it('leaves every other query unnamed', async () => {
     await withOneConnection(async (db) => {
       const text = `select $1::int as n -- ${Math.random()}`;

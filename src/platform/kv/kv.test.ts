@@ -86,11 +86,28 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
   it('keeps the newest of more keys than one script call takes, the outcomes still in order', async () => {
     const record = (second: number) => JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
     const keys = Array.from({ length: 1_201 }, (_, i) => `many:chunked:${i}`);
-    // Even keys hold second 20, odd ones 30.
-    expect(await kv.keepNewest(keys.map((key, i) => ({ key, value: record(i % 2 === 0 ? 20 : 30) })), 60, 'set')).toEqual(Array(1_201).fill('stored'));
-    const outcomes = await kv.keepNewest(keys.map((key) => ({ key, value: record(25) })), 60, 'set');
-    expect(outcomes).toEqual(keys.map((_, i) => (i % 2 === 0 ? 'stored' : 'kept')));
-    expect([await kv.get('many:chunked:1199'), await kv.get('many:chunked:1200')]).toEqual([record(30), record(25)]);
+    // Key i holds second i % 47 (a period no call's size shares): second 23 replaces only those holding 0 to 23.
+    expect(await kv.keepNewest(keys.map((key, i) => ({ key, value: record(i % 47) })), 60, 'set')).toEqual(Array(1_201).fill('stored'));
+    const outcomes = await kv.keepNewest(keys.map((key) => ({ key, value: record(23) })), 60, 'set');
+    expect(outcomes).toEqual(keys.map((_, i) => (i % 47 <= 23 ? 'stored' : 'kept')));
+    expect([await kv.get('many:chunked:1175'), await kv.get('many:chunked:1200')]).toEqual([record(23), record(1200 % 47)]);
+  });
+
+  it.runIf(usesRedis)('keeps working after Redis forgot its scripts (restart, SCRIPT FLUSH)', async () => {
+    const admin = new Redis(process.env.TEST_REDIS_URL!);
+    try {
+      const record = JSON.stringify({ id: 'p1', timestamp: '2026-01-01T00:00:01.000Z' });
+      const hit = { key: 'rl:flushed', windowSecs: 60, at: futureWindowStart(), hits: 1 };
+      expect(await kv.keepNewest([{ key: 'latest:flushed', value: record }], 60, 'set')).toEqual(['stored']);
+      expect((await kv.hitWindows([hit]))[0]!.count).toBe(1);
+      await admin.script('FLUSH');
+      expect(await kv.keepNewest([{ key: 'latest:flushed', value: record }], 60, 'set')).toEqual(['stored']);
+      expect((await kv.hitWindows([hit]))[0]!.count).toBe(2);
+      await admin.script('FLUSH');
+      expect((await kv.hitWindow(hit.key, 60, hit.at)).count).toBe(3);
+    } finally {
+      admin.disconnect();
+    }
   });
 
   it('counts hits atomically in a fixed window and reports the window end', async () => {

@@ -156,7 +156,9 @@ export class RedisStore implements KeyValueStore {
   /**
    * Runs a many-key script over `items` in calls of at most KEYS_PER_SCRIPT keys (sent together, answered in
    * order): a script blocks Redis while it runs, and one call over 10,000 keys would hold every other client
-   * for tens of milliseconds. One answer per item, in their order.
+   * for tens of milliseconds. One answer per item, in their order. Should one call fail, the whole answer fails
+   * (the other calls may have been applied), as when Redis is down: callers treat it so (a cache left to fill on
+   * the next read, rate-limit hits lost while the limiter fails open).
    */
   async #inScriptCalls<T, R>(items: readonly T[], call: (chunk: readonly T[]) => Promise<R[]>): Promise<R[]> {
     if (items.length === 0) return [];

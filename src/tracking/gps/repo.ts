@@ -1,7 +1,8 @@
-import { sql, type CompiledQuery, type Expression, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
+import { createQueryId, sql, type CompiledQuery, type Expression, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
 import { prepared } from '../../platform/db/prepared.js';
+import { setRecent } from '../../platform/recent.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 export const GPS_COLUMNS = [
@@ -152,8 +153,9 @@ const MAX_INSERT_SHAPES = 64;
 const slot = (name: string) => `\u0000slot:${name}`;
 
 /**
- * The insert of a batch of points (see `insertMany`), built and compiled once per set of columns sent and
- * prepared (its text runs for every batch): a batch only fills in its arrays, one per column, and its devices.
+ * The insert of a batch of points (see `insertMany`), built and compiled once per set of columns sent (the 64
+ * most recently used kept) and prepared (its text runs for every batch): a batch only fills in its arrays, one
+ * per column, and its devices.
  * Building and compiling the statement was a tenth of the work of a point sent alone.
  */
 function insertStatements(db: Kysely<Schema>) {
@@ -164,8 +166,7 @@ function insertStatements(db: Kysely<Schema>) {
     const newPoints = sql<Record<InsertedColumn, unknown>>`unnest(${sql.join(arrays)})`.as<'new_point'>(
       sql`${sql.id('new_point')}(${sql.join(columns.map((column) => sql.id(column)))})`,
     );
-    const query = prepared(
-      db
+    const query = db
         .with(
           (cte) => cte('logging_trip').materialized(),
           (qc) =>
@@ -197,8 +198,7 @@ function insertStatements(db: Kysely<Schema>) {
           sql<Date>`now()`.as('created_at'),
           sql<InsertedBatch['trips']>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
         ])
-        .compile(),
-    );
+        .compile();
     const at = (name: string) => {
       const index = query.parameters.indexOf(slot(name));
       if (index < 0) throw new Error(`the batch insert has no parameter for ${name}`);
@@ -211,8 +211,7 @@ function insertStatements(db: Kysely<Schema>) {
     const ofTrip = built.get(loggingTrip) ?? built.set(loggingTrip, new Map()).get(loggingTrip)!;
     const key = columns.join(',');
     // Clients send a handful of column sets; one sending every combination of optional fields must not grow this for good.
-    if (!ofTrip.has(key) && ofTrip.size >= MAX_INSERT_SHAPES) ofTrip.clear();
-    const statement = ofTrip.get(key) ?? ofTrip.set(key, build(loggingTrip, columns)).get(key)!;
+    const statement = setRecent(ofTrip, key, ofTrip.get(key) ?? build(loggingTrip, columns), MAX_INSERT_SHAPES);
     return {
       /** The statement for these devices and rows (in the columns it was built for). */
       filled(devices: string[], rows: readonly (NewGpsPoint & { id: string })[]): CompiledQuery<InsertedBatch> {
@@ -220,7 +219,7 @@ function insertStatements(db: Kysely<Schema>) {
         parameters[statement.devicesAt] = devices;
         parameters[statement.countAt] = rows.length;
         columns.forEach((column, i) => (parameters[statement.columnsAt[i]!] = arrayLiteral(rows, column, INSERTED[column])));
-        return { ...statement.query, parameters };
+        return prepared({ ...statement.query, parameters, queryId: createQueryId() });
       },
     };
   };

@@ -122,9 +122,12 @@ function arrayLiteral<R, C extends keyof R>(rows: readonly R[], column: C, type:
   return `{${parts.join(',')}}`;
 }
 
-/** `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter limit). */
-function unnestOf<R extends Record<C, unknown>, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, rows: readonly R[], alias: A) {
-  const arrays = columns.map((column) => sql`${arrayLiteral(rows, column, types[column])}::${sql.raw(types[column])}[]`);
+/**
+ * `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter
+ * limit). `arrayOf` gives each column's parameter: the rows' array literal, or a slot of a statement built once.
+ */
+function unnestOf<R, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, arrayOf: (column: C) => unknown, alias: A) {
+  const arrays = columns.map((column) => sql`${arrayOf(column)}::${sql.raw(types[column])}[]`);
   return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
 }
 
@@ -162,10 +165,7 @@ function insertStatements(db: Kysely<Schema>) {
   const built = new Map<LoggingTripQuery | undefined, Map<string, { query: CompiledQuery<InsertedBatch>; devicesAt: number; countAt: number; columnsAt: number[] }>>();
 
   function build(loggingTrip: LoggingTripQuery | undefined, columns: readonly InsertedColumn[]) {
-    const arrays = columns.map((column) => sql`${slot(column)}::${sql.raw(INSERTED[column])}[]`);
-    const newPoints = sql<Record<InsertedColumn, unknown>>`unnest(${sql.join(arrays)})`.as<'new_point'>(
-      sql`${sql.id('new_point')}(${sql.join(columns.map((column) => sql.id(column)))})`,
-    );
+    const newPoints = unnestOf<Record<InsertedColumn, unknown>, InsertedColumn, 'new_point'>(columns, INSERTED, slot, 'new_point');
     const query = db
         .with(
           (cte) => cte('logging_trip').materialized(),
@@ -297,7 +297,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const keys = fixes.filter((fix) => (fix.device_id !== null) === withDevice);
       if (keys.length === 0) return Promise.resolve([]);
       return db
-        .selectFrom(unnestOf(SAME_FIX, FIX_TYPES, keys, 'fix'))
+        .selectFrom(unnestOf(SAME_FIX, FIX_TYPES, (column) => arrayLiteral(keys, column, FIX_TYPES[column]), 'fix'))
         .innerJoin('gps_points', (join) =>
           (withDevice ? join.onRef('gps_points.device_id', '=', sql.ref('fix.device_id')) : join.on('gps_points.device_id', 'is', null))
             .onRef('gps_points.timestamp', '=', sql.ref('fix.timestamp'))

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
-import { bearer, buildTestApp, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, type TestApp, testConfig, twoNodes, usesRedis } from '../../test/helpers.js';
+import { bearer, buildTestApp, createApiKey, createUser, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp, testConfig, twoNodes, usesRedis } from '../../test/helpers.js';
 import { DEFERRED_HITS_FLUSH_MS } from './rate-limit-counter.js';
 import { RedisStore } from './kv/redis.js';
 import type { KeyValueStore } from './kv/index.js';
@@ -121,6 +121,18 @@ describe('rate limiting', () => {
     const statuses = [];
     for (let i = 0; i < 6; i++) statuses.push((await get('/v1/roles', freshIp(), bearer(key))).statusCode);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
+  it('never counts the system key (Limits: unlimited, never counted): no 429 and no limit headers past every limit', async () => {
+    const ip = freshIp();
+    const responses = [];
+    for (let i = 0; i <= LIMITS.apiKey; i++) {
+      responses.push(await t.app.inject({ method: 'POST', url: '/v1/gql', remoteAddress: ip, headers: bearer(TEST_SYSTEM_KEY), payload: { query: '{ __typename }' } }));
+    }
+    expect(responses.map((response) => response.statusCode)).toEqual(Array(LIMITS.apiKey + 1).fill(200));
+    expect(responses.map((response) => response.headers['x-ratelimit-limit'])).toEqual(Array(LIMITS.apiKey + 1).fill(undefined));
+    // Nor did those requests count against the address they came from.
+    expect((await get('/v1/roles', ip)).headers['x-ratelimit-remaining']).toBe(String(LIMITS.anonymous - 1));
   });
 
   it('adds the stricter per-route limit and reports the tighter bucket', async () => {

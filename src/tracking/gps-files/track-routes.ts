@@ -5,11 +5,12 @@ import { requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { Nullable, Uuid } from '../../platform/http/schemas.js';
-import { MAX_TRACK_ZOOM } from '../gps/service.js';
+import { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from '../gps/service.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { GpsFileErrors } from './errors.js';
 import type { GpsFilesService } from './service.js';
 
+const CAP = MAX_TRACK_POINTS.toLocaleString('en');
 const pixels = (what: string) => Type.Optional(Type.Integer({ minimum: 1, maximum: 8192, description: `The view's ${what} in pixels (with the other, picks the zoom)` }));
 
 export const TrackQuery = Type.Object({
@@ -18,7 +19,7 @@ export const TrackQuery = Type.Object({
   to: Type.Optional(Type.String({ format: 'date-time', description: 'Points at or before this time (default: the last)' })),
   zoom: Type.Optional(Type.Integer({
     minimum: 0, maximum: MAX_TRACK_ZOOM,
-    description: 'Thin the track for a map at this zoom (256-pixel Web Mercator tiles): a point in the same pixel as the point before it is left out; the first and last are kept',
+    description: `Thin the track for a map at this zoom (256-pixel Web Mercator tiles; at most ${MAX_TRACK_ZOOM}, where a pixel is 4 cm): a point in the same pixel as the point before it is left out; the first and last are kept`,
   })),
   width: pixels('width'),
   height: pixels('height'),
@@ -29,7 +30,7 @@ const column = (description: string, item: TSchema = Type.Number()) => Type.Arra
 export const Track = Type.Object({
   device_id: Uuid,
   total: Type.Integer({ description: 'Points in the range' }),
-  points: Type.Integer({ description: 'Points returned (all of them without a zoom)' }),
+  points: Type.Integer({ description: `Points returned (all of them without a zoom; never more than ${CAP})` }),
   zoom: Nullable(Type.Integer({ description: 'The zoom the track is thinned for: the one asked for, or the one at which bounds fit width × height; null: not thinned' })),
   bounds: Nullable(Type.Object({ south: Type.Number(), west: Type.Number(), north: Type.Number(), east: Type.Number() }, { description: 'The box around every point of the range' })),
   time: column('Each point\'s time, milliseconds since 1970 (UTC), oldest first', Type.Integer()),
@@ -53,7 +54,9 @@ export async function trackRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsF
       description:
         'Points between from and to (both inclusive), oldest first, as four arrays of the same length. With zoom, or with ' +
         'width and height (the zoom at which the points fit that view), consecutive points in the same pixel are left out, ' +
-        'so a long track is as many points as the map can show; without them every point, up to 100,000 (more answer 400). ' +
+        `so a long track is as many points as the map can show; without them every point, up to ${CAP} (more answer 400). ` +
+        `No answer holds more than ${CAP} points: when more than that are left at a zoom, they are thinned again evenly ` +
+        `(the first of each of ${CAP} equal runs; the first and last kept), so the answer is always drawable. ` +
         'For files, use GET /v1/gps/export.',
       querystring: TrackQuery,
       response: { 200: Track, ...errorResponses(RequestErrors.validation, GpsFileErrors.bad_range, GpsFileErrors.track_too_long, DeviceErrors.not_found) },

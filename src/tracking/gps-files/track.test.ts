@@ -46,7 +46,7 @@ describe('GET /v1/gps/track', () => {
     expect((await track('&zoom=20')).json()).toMatchObject({ points: 5, zoom: 20 });
   });
 
-  it('refuses more than 100,000 points unthinned, and thins them at a zoom', async () => {
+  it('refuses more than 100,000 points unthinned, and answers at most 100,000 at any zoom', async () => {
     const long = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'long track' } })).json().data.id as string;
     await sql`insert into gps_points (device_id, latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
       select ${long}, 0, g / 1e6, ${new Date(BASE * 1000)}::timestamptz + make_interval(secs => g), 0, 0, 0, 0
@@ -59,6 +59,14 @@ describe('GET /v1/gps/track', () => {
     }]);
     const thinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=0`, headers: bearer(admin) });
     expect(thinned.json()).toMatchObject({ total: 100001, points: 2, zoom: 0 });
+    // At the largest zoom every point (0.11 m apart, 3 pixels at zoom 22) is a pixel of its own: thinned again to
+    // the cap, evenly, the first and last kept.
+    const closest = (await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=22`, headers: bearer(admin) })).json();
+    expect({ total: closest.total, points: closest.points, zoom: closest.zoom, times: closest.time.length, longitudes: closest.longitude.length })
+      .toEqual({ total: 100001, points: 100000, zoom: 22, times: 100000, longitudes: 100000 });
+    expect([closest.time[0], closest.time.at(-1)]).toEqual(times(1, 100001));
+    const gaps = new Set((closest.time as number[]).slice(1).map((time, i) => time - closest.time[i]));
+    expect([...gaps].sort()).toEqual([1000, 2000]);
   });
 
   it('answers an empty range, and refuses an unknown device, a range backwards and a zoom out of bounds', async () => {
@@ -69,9 +77,10 @@ describe('GET /v1/gps/track', () => {
     expect({ status: unknown.statusCode, code: unknown.json().code }).toEqual({ status: 404, code: 'device.not_found' });
     const backwards = await track(`&from=${iso(BASE + 2)}&to=${iso(BASE)}`);
     expect({ status: backwards.statusCode, code: backwards.json().code }).toEqual({ status: 400, code: 'gps_file.bad_range' });
-    const zoom = await track('&zoom=25');
-    expect(zoom.statusCode).toBe(400);
-    expect(zoom.json().message).toMatch(/zoom/);
+    for (const zoom of [23, 25]) {
+      const refused = await track(`&zoom=${zoom}`);
+      expect([refused.statusCode, refused.json()]).toEqual([400, { error: 'BadRequest', message: "Query parameter 'zoom' must be <= 22", code: 'request.validation' }]);
+    }
     expect((await t.app.inject({ url: `/v1/gps/track?device_id=${device}` })).statusCode).toBe(401);
   });
 });

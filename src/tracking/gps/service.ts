@@ -16,7 +16,7 @@ import { GpsErrors } from './errors.js';
 import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type WrittenPoint } from './point-writer.js';
 import { CreateGpsPointBody } from './schemas.js';
 
-export { MAX_TRACK_ZOOM } from './track.js';
+export { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from './track.js';
 
 /** The latest-point cache TTL when system config gps.latest_cache_ttl_secs cannot be read. */
 export const LATEST_CACHE_TTL_SECS = 300;

@@ -6,10 +6,19 @@ export interface TrackBounds { south: number; west: number; north: number; east:
 
 // Web Mercator stops here (EPSG:3857), as map libraries do.
 const MAX_LATITUDE = 85.0511287798;
-/** Past this zoom a pixel is centimetres: every point is its own pixel anyway. */
-export const MAX_TRACK_ZOOM = 24;
-/** The most points GET /v1/gps/track answers without thinning (a map shows no more; the export streams any number). */
-export const MAX_UNTHINNED_TRACK_POINTS = 100_000;
+/**
+ * The largest zoom a track is thinned for: a pixel is 4 cm at the equator, past any map's tiles (OpenStreetMap's
+ * stop at 19), so a larger one would only ask for every point.
+ */
+export const MAX_TRACK_ZOOM = 22;
+/**
+ * The most points GET /v1/gps/track answers, at any zoom (a map a few thousand pixels wide shows no more; the
+ * export streams any number). Unthinned, a longer range is refused; thinned, the kept points are thinned further
+ * to this many, so the answer (at most about 9 MB of JSON) is always drawable.
+ */
+export const MAX_TRACK_POINTS = 100_000;
+/** The same cap, by the name the unthinned refusal reads. */
+export const MAX_UNTHINNED_TRACK_POINTS = MAX_TRACK_POINTS;
 
 /** Where a latitude lies on the Web Mercator square, 0 (north edge) to 1 (south edge). */
 const mercatorY = (latitude: number) => {
@@ -29,7 +38,9 @@ export function fitZoom(bounds: TrackBounds, width: number, height: number): num
  * A device's track for drawing, read in the database: no row per point reaches Node (decoding 100,000 rows
  * costs seconds on the embedded database; one aggregated JSON text costs a tenth of that). With a zoom, a
  * point in the same pixel (256-pixel Web Mercator tiles at that zoom) as the point before it is left out,
- * which is what a canvas drawing at that zoom would skip; the first and last points are always kept.
+ * which is what a canvas drawing at that zoom would skip; the first and last points are always kept. More than
+ * MAX_TRACK_POINTS kept (a zoom so close that most points are pixels of their own) are thinned again to exactly
+ * that many, evenly by their order: the first of each of MAX_TRACK_POINTS equal runs, the last point too.
  */
 export function createTrackReader(db: Kysely<Schema>) {
   // Only the bounds given, so the index range (and the monthly partitions) are narrowed by them.
@@ -62,9 +73,15 @@ export function createTrackReader(db: Kysely<Schema>) {
         ), marked as (
           select *, lag(px) over w as before_px, lag(py) over w as before_py, lead(at) over w as next_at
           from points window w as (order by at, id)
-        ), kept as (
-          select * from marked
+        ), thinned as (
+          select *, row_number() over (order by at, id) as n, count(*) over () as all_kept from marked
           where ${scale}::float8 is null or before_px is null or next_at is null or px <> before_px or py <> before_py
+        ), kept as (
+          -- Over the cap: run k (0 to MAX - 1) holds the n with floor((n - 1) * (MAX - 1) / (all_kept - 1)) = k; the
+          -- first row of each run is kept, so the first and last points are.
+          select * from thinned
+          where all_kept <= ${MAX_TRACK_POINTS}::bigint or n = 1
+            or (n - 1) * ${MAX_TRACK_POINTS - 1}::bigint / (all_kept - 1) <> (n - 2) * ${MAX_TRACK_POINTS - 1}::bigint / (all_kept - 1)
         )
         select count(*) as kept, json_build_object(
           'time', json_agg((extract(epoch from at) * 1000)::bigint order by at, id),

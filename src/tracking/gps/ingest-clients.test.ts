@@ -91,6 +91,33 @@ describe('tracker apps', () => {
       expect((await get('lat=1&lon=1&timestamp=yesterday')).json().message).toBe("Field 'timestamp' must be Unix seconds, milliseconds or an ISO 8601 time");
     });
 
+    it('a form post with location=lat,lon is stored (a form is never 9.x JSON), and a repeated one by its last value', async () => {
+      const { key, points } = await phone();
+      const response = await post('/v1/ingest/osmand', `id=${key}&location=52.520008,13.404954&timestamp=1760000000&speed=5.83&batt=87`, form);
+      expect([response.statusCode, response.body]).toEqual([200, '']);
+      expect((await post('/v1/ingest/osmand', `id=${key}&location=1,1&location=52.6,13.5&timestamp=1760000001`, form)).statusCode).toBe(200);
+      expect((await points()).map((p) => [p.latitude, p.longitude, p.timestamp.toISOString(), p.speed_knots])).toEqual([
+        [52.520008, 13.404954, '2025-10-09T08:53:20.000Z', 5.83],
+        [52.6, 13.5, '2025-10-09T08:53:21.000Z', null],
+      ]);
+      const bad = await post('/v1/ingest/osmand', `id=${key}&location=52.5&timestamp=1760000002`, form);
+      expect([bad.statusCode, bad.json()]).toEqual([400, { error: 'BadRequest', message: "Field 'location' is required", code: 'gps.invalid_point' }]);
+    });
+
+    it('refuses a JSON position it cannot read instead of answering 200: a location without coords, a batch item that is no object', async () => {
+      const { key, points } = await phone();
+      const json = { 'content-type': 'application/json' };
+      const flat = await post('/v1/ingest/osmand', JSON.stringify({ device_id: key, location: { timestamp: '2025-06-15T13:45:12.862Z', latitude: 37.42, longitude: -122.08 } }), json);
+      expect([flat.statusCode, flat.json().message]).toEqual([400, "Field 'location.coords' is required (latitude and longitude go in it)"]);
+      const strings = await post('/v1/ingest/osmand', JSON.stringify({ device_id: key, location: ['37.42,-122.08'] }), json);
+      expect([strings.statusCode, strings.json().message]).toEqual([400, "Field 'location[0]' must be an object"]);
+      expect((await post('/v1/ingest/osmand', JSON.stringify([{ device_id: key, location: { timestamp: '2025-06-15T13:45:12.862Z', coords: { latitude: 1, longitude: 1 } } }, 7]), json)).json().message)
+        .toBe("Field '[1]' must be an object");
+      // A 9.x body without coordinates (no fix yet) is a heartbeat: 200, nothing stored.
+      expect((await post('/v1/ingest/osmand', JSON.stringify({ device_id: key, location: { timestamp: '2025-06-15T13:45:12.862Z', battery: { level: 0.5 } } }), json)).statusCode).toBe(200);
+      expect(await points()).toHaveLength(0);
+    });
+
     it('GPSLogger: the documented custom URL (speed in m/s, %HDOP empty)', async () => {
       const { key, points } = await phone();
       const url = `/v1/ingest/osmand?key=${key}&lat=12.193&lon=19.111&timestamp=1457205869&altitude=45.0&accuracy=8.0&bearing=359.0&speed_mps=9.0&batt=91.0&charge=true&hdop=`;
@@ -158,13 +185,22 @@ describe('tracker apps', () => {
       expect(await points()).toHaveLength(0);
     });
 
-    it('answers a location that can never be stored 200 [] without storing it, so Android does not resend it for ever', async () => {
+    it('refuses a location that cannot be stored with 400 naming the field (never 200 [] as if delivered)', async () => {
       const { key, points } = await phone();
-      for (const body of ['{"_type":"location","lat":200,"lon":2.29,"tst":1718369990}', '{"_type":"location","lat":48.85,"lon":2.29}']) {
-        const response = await post('/v1/ingest/owntracks', body, headers(key));
-        expect([response.statusCode, response.json()]).toEqual([200, []]);
+      const refusals = [
+        ['{"_type":"location","lat":200,"lon":2.29,"tst":1718369990}', "Field 'lat' must be between -90 and 90"],
+        ['{"_type":"location","lat":48.85,"lon":2.29}', "Field 'tst' is required"],
+        // Without _type (GPSLogger's JSON to this URL), a message with a position is a location.
+        ['{"lat":48.85,"lon":2.29,"vel":1.2}', "Field 'tst' is required"],
+      ];
+      for (const [body, message] of refusals) {
+        const response = await post('/v1/ingest/owntracks', body!, headers(key));
+        expect([response.statusCode, response.json()]).toEqual([400, { error: 'BadRequest', message, code: 'gps.invalid_point' }]);
       }
       expect(await points()).toHaveLength(0);
+      const untyped = await post('/v1/ingest/owntracks', '{"lat":52.52,"lon":13.405,"tst":1718369990,"vel":1.2,"batt":91.0}', headers(key));
+      expect([untyped.statusCode, untyped.json()]).toEqual([200, []]);
+      expect(await points()).toMatchObject([{ latitude: 52.52, longitude: 13.405, speed_kmh: 1.2, battery_level: 91 }]);
     });
 
     it('answers 401 to a wrong password or none', async () => {
@@ -200,8 +236,28 @@ describe('tracker apps', () => {
       expect(response.json()).toEqual({ result: 'ok', stored: 1, duplicates: 0 });
       expect(await points()).toMatchObject([{ speed_kmh: null, speed_mps: null, speed_mph: null, speed_knots: null, heading: null, battery_level: null, charging: null }]);
       expect((await post('/v1/ingest/overland', batch, { 'content-type': 'application/json' })).statusCode).toBe(401);
+      const visit = { type: 'Feature', geometry: { type: 'Point', coordinates: [-180, -180] }, properties: { timestamp: '2024-10-01T15:00:02Z', action: 'visit', arrival_date: null } };
+      const withVisit = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: [visit] }), { 'content-type': 'application/json' });
+      expect(withVisit.json()).toEqual({ result: 'ok', stored: 0, duplicates: 0 });
       const tooMany = JSON.stringify({ locations: Array.from({ length: 1001 }, () => features[0]) });
       expect((await post(`/v1/ingest/overland?key=${key}`, tooMany, { 'content-type': 'application/json' })).json().code).toBe('request.validation');
+    });
+
+    it('refuses a batch holding a location it cannot store with 400 naming it, and stores none of the batch', async () => {
+      const { key, points } = await phone();
+      const location = (coordinates: unknown, timestamp?: string) => ({ type: 'Feature', geometry: { type: 'Point', coordinates }, properties: { timestamp, speed: 1 } });
+      const good = location([10, 50], '2024-10-01T15:00:00Z');
+      const refusals: [unknown, string][] = [
+        [location([10, 95], '2024-10-01T15:00:01Z'), "Field 'locations[1].geometry.coordinates[1]' must be between -90 and 90"],
+        [location([10], '2024-10-01T15:00:01Z'), "Field 'locations[1].geometry.coordinates' must be [longitude, latitude]"],
+        [location([10, 50]), "Field 'locations[1].properties.timestamp' is required (ISO 8601)"],
+        [location([10, 50], 'soon'), "Field 'locations[1].properties.timestamp' must be an ISO 8601 time"],
+      ];
+      for (const [feature, message] of refusals) {
+        const response = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: [good, feature] }), { 'content-type': 'application/json' });
+        expect([response.statusCode, response.json()]).toEqual([400, { error: 'BadRequest', message, code: 'gps.invalid_point' }]);
+      }
+      expect(await points()).toHaveLength(0);
     });
   });
 

@@ -5,10 +5,10 @@ import { Type } from 'typebox';
 import { callerOf, type RouteAuth } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
-import { AppError, RequestErrors } from '../../platform/http/errors.js';
+import { RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
-import { basicPassword, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonBatch, traccarJsonPoint } from './trackers.js';
+import { basicPassword, isTraccarJson, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonBatch, traccarJsonPoint } from './trackers.js';
 import { OsmandBody, OsmandQuery, OverlandBody, OwnTracksBody } from './ingest-schemas.js';
 
 const tags = ['GPS ingest'];
@@ -42,7 +42,8 @@ const credentialNote =
 /**
  * Tracker apps as they are, each on its own route (shared/protocols/device-clients.md): Traccar Client
  * (OsmAnd; also GPSLogger's custom URL), OwnTracks (HTTP mode) and Overland. Each answers what its app
- * needs to count a point as delivered, and only once the point is committed.
+ * needs to count a point as delivered, and only once the point is committed; a request that carries a
+ * position not stored is never answered 2xx (400 naming the field), so the app keeps it or shows the error.
  */
 export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { gps: GpsService; clock: Clock }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -81,10 +82,12 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
     credentialNote;
 
   const recordOsmand = async (request: FastifyRequest) => {
-    const batch = traccarJsonBatch(request.body);
+    // Only a JSON body is Traccar 9.x JSON; a form's `location` is OsmAnd's lat,lon (an array when repeated).
+    const json = /^application\/json/i.test(request.headers['content-type'] ?? '');
+    const batch = json ? traccarJsonBatch(request.body) : undefined;
     if (batch) return void (await gps.storeForKeyDevice(callerOf(request), batch));
     const body = paramsOf(request.body);
-    const point = 'location' in body ? traccarJsonPoint(body) : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
+    const point = json && isTraccarJson(body) ? traccarJsonPoint(body) : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
     if (point) await gps.recordForKeyDevice(callerOf(request), point);
   };
 
@@ -123,35 +126,22 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
       summary: 'OwnTracks (HTTP mode): one message',
       description:
         'Set the API key as the password of HTTP Basic (any user name), or send it as Bearer or a key parameter. A ' +
-        '`_type: location` message is stored (tst Unix seconds, vel km/h, acc and alt metres, batt percent, bs); every ' +
-        'other message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not ' +
-        'stored, so the app never retries it. ' +
+        '`_type: location` message (or one without _type that has lat or lon) is stored (tst Unix seconds, vel km/h, ' +
+        'acc and alt metres, batt percent, bs), or refused with 400 naming the field when it cannot be; every other ' +
+        'message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so ' +
+        'the app never retries it. ' +
         credentialNote,
       body: OwnTracksBody,
       response: { 200: Type.Array(Type.Unknown(), { description: 'Messages for the app: always none' }), ...refusals },
     },
   }, async (request) => {
     const message = paramsOf(request.body);
-    if (message._type !== 'location') return [];
-    const point = storableOrNothing(request, () => ownTracksPoint(message));
-    if (point) await gps.recordForKeyDevice(callerOf(request), point);
+    // A location that cannot be stored (a latitude of 200, no tst) is refused, not answered [] as delivered: iOS
+    // then drops it with an alert, Android retries it. The apps' own locations always carry both.
+    const location = message._type === 'location' || (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
+    if (location) await gps.recordForKeyDevice(callerOf(request), ownTracksPoint(message));
     return [];
   });
-
-  /**
-   * An OwnTracks location that can never be stored (a latitude of 200, no tst): Android requeues a message on
-   * any non-2xx up to 100,000 times and sends nothing behind it meanwhile, so such a location is answered []
-   * like the messages that are not stored, and logged with its reason (iOS would drop it after a 4xx anyway).
-   */
-  function storableOrNothing<T>(request: FastifyRequest, read: () => T): T | undefined {
-    try {
-      return read();
-    } catch (err) {
-      if (!(err instanceof AppError) || err.code !== 'gps.invalid_point') throw err;
-      request.log.warn({ reason: err.message }, 'OwnTracks location not stored (answered [] so the app does not resend it)');
-      return undefined;
-    }
-  }
 
   app.post('/v1/ingest/overland', {
     config: { auth: writer({ credentialFrom: (request) => textParam(paramsOf(request.query).key) }) },
@@ -161,15 +151,18 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
       summary: 'Overland: a batch of up to 1,000 GeoJSON points',
       description:
         'Set the API key as the access token (Authorization: Bearer), or as a key parameter in the receiver URL. The ' +
-        'Features with a Point geometry and properties.timestamp are stored in one transaction (speed m/s, -1 ' +
-        'unknown; battery_level 0..1); others (trip summaries, visits, log entries) are skipped. Answers ' +
-        '{"result":"ok"} once the batch is committed; a resent batch stores nothing twice. ' +
+        'location Features (a geometry with [longitude, latitude] and properties.timestamp) are stored in one ' +
+        'transaction (speed m/s, -1 unknown; battery_level 0..1); Features that are no position (trip summaries, ' +
+        'visits, log entries: properties.type or properties.action) are skipped. Answers {"result":"ok"} once the ' +
+        'batch is committed; a resent batch stores nothing twice. A location that cannot be stored refuses the whole ' +
+        'batch with 400 naming it (locations[3].geometry.coordinates[1]): nothing is stored, and Overland keeps the ' +
+        'batch and shows the error. ' +
         credentialNote,
       body: OverlandBody,
       response: { 200: Type.Object({ result: Type.Literal('ok'), stored: Type.Integer(), duplicates: Type.Integer() }), ...refusals },
     },
   }, async (request) => {
-    const points = request.body.locations.flatMap((feature) => overlandPoint(feature) ?? []);
+    const points = request.body.locations.flatMap((feature, index) => overlandPoint(feature, index) ?? []);
     const { stored, duplicates } = await gps.storeForKeyDevice(callerOf(request), points);
     return { result: 'ok' as const, stored, duplicates };
   });

@@ -182,7 +182,8 @@ export function createGpsService(deps: Deps) {
       if ('value' in outcome) {
         if (outcome.value.duplicate) duplicates++;
         else stored++;
-      } else if (options.keyDevice && outcome.error instanceof Error && (outcome.error as { code?: string }).code === GpsErrors.no_device_for_credential.code) {
+      } else if (options.keyDevice) {
+        // A tracker app's batch is one answer: a point not stored (its key has no device) fails all of it, never a 2xx.
         throw outcome.error;
       }
     }

@@ -135,11 +135,18 @@ const fraction = (level: number | undefined) => (level === undefined || level < 
 
 const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
-/** Traccar Client 9.x JSON (`{ location: { timestamp, coords, battery, activity, … }, device_id }`): the point, or null without coordinates. */
+/**
+ * Traccar Client 9.x JSON (`{ location: { timestamp, coords, battery, activity, … }, device_id }`): the point, or
+ * null without coordinates. A location with a position outside `coords` (`{ latitude, longitude }` as other apps
+ * send it) is refused, not taken for a heartbeat.
+ */
 export function traccarJsonPoint(body: Record<string, unknown>): PointFields | null {
   const location = record(body.location);
   const coords = record(location.coords);
-  if (coords.latitude === undefined && coords.longitude === undefined) return null;
+  if (coords.latitude === undefined && coords.longitude === undefined) {
+    if (location.latitude !== undefined || location.longitude !== undefined) refuse('location.coords', 'is required (latitude and longitude go in it)');
+    return null;
+  }
   if (typeof location.timestamp !== 'string') refuse('location.timestamp', 'is required (ISO 8601)');
   const battery = record(location.battery);
   const level = numberOf(battery.level, 'location.battery.level');
@@ -160,15 +167,20 @@ export function traccarJsonPoint(body: Record<string, unknown>): PointFields | n
 /**
  * Traccar's opt-in JSON batches (the client SDK's `uploadJson`, the 9.x plugin's `batchSync`): a JSON array of
  * 9.x bodies (or of bare locations), or one body whose `location` is an array. The points, those without
- * coordinates skipped; undefined for a body that is no batch.
+ * coordinates skipped (an item that is no object is refused); undefined for a body that is no batch.
  */
 export function traccarJsonBatch(body: unknown): PointFields[] | undefined {
-  const items = Array.isArray(body) ? body : Array.isArray(record(body).location) ? (record(body).location as unknown[]) : undefined;
-  return items?.flatMap((item) => {
-    const entry = record(item);
+  const inLocation = !Array.isArray(body) && Array.isArray(record(body).location);
+  const items = Array.isArray(body) ? body : inLocation ? (record(body).location as unknown[]) : undefined;
+  return items?.flatMap((item, index) => {
+    if (!item || typeof item !== 'object' || Array.isArray(item)) refuse(inLocation ? `location[${index}]` : `[${index}]`, 'must be an object');
+    const entry = item as Record<string, unknown>;
     return traccarJsonPoint('location' in entry ? entry : { location: entry }) ?? [];
   });
 }
+
+/** Whether a Traccar body is JSON of the 9.x client (its `location` an object), not OsmAnd's `location=lat,lon`. */
+export const isTraccarJson = (body: Record<string, unknown>): boolean => typeof body.location === 'object' && body.location !== null;
 
 /** OwnTracks `bs`: 1 unplugged, 2 charging, 3 full (on the charger); 0 and anything else unknown. */
 const OWNTRACKS_CHARGING: Record<number, boolean> = { 1: false, 2: true, 3: true };
@@ -194,24 +206,29 @@ export function ownTracksPoint(message: Record<string, unknown>): PointFields {
 const OVERLAND_CHARGING: Record<string, boolean> = { charging: true, full: true, unplugged: false };
 
 /**
- * One Overland Feature: the point, or null for what is no position (a trip summary, a visit, a log entry
- * without geometry or time, coordinates out of range): Overland would resend a refused batch for ever.
+ * One Overland Feature (the `index`th of `locations`): the point, or null for what is no position: a trip summary
+ * (`properties.type`), a visit or a log entry (`properties.action`), a Feature without geometry. A position
+ * that cannot be stored (coordinates missing or out of range, no time) is refused with 400 naming it, so the
+ * batch is not answered "ok" without it (Overland keeps it and shows the error).
  */
-export function overlandPoint(feature: unknown): PointFields | null {
+export function overlandPoint(feature: unknown, index: number): PointFields | null {
   const properties = record(record(feature).properties);
-  const coordinates = record(feature).geometry && (record(record(feature).geometry).coordinates as unknown);
-  if (!Array.isArray(coordinates) || coordinates.length < 2 || typeof properties.timestamp !== 'string') return null;
-  const [lon, lat] = coordinates as unknown[];
-  if (typeof lat !== 'number' || typeof lon !== 'number' || Math.abs(lat) > 90 || Math.abs(lon) > 180) return null;
+  const geometry = record(feature).geometry;
+  if (geometry === undefined || geometry === null || properties.type !== undefined || properties.action !== undefined) return null;
+  const at = `locations[${index}]`;
+  const coordinates = record(geometry).coordinates;
+  if (!Array.isArray(coordinates) || coordinates.length < 2) refuse(`${at}.geometry.coordinates`, 'must be [longitude, latitude]');
+  const { latitude, longitude } = position(coordinates[1], coordinates[0], [`${at}.geometry.coordinates[1]`, `${at}.geometry.coordinates[0]`]);
+  if (typeof properties.timestamp !== 'string') refuse(`${at}.properties.timestamp`, 'is required (ISO 8601)');
   const time = Date.parse(properties.timestamp);
-  if (Number.isNaN(time) || time < 0 || time > LATEST_MS) return null;
+  if (Number.isNaN(time)) refuse(`${at}.properties.timestamp`, 'must be an ISO 8601 time');
   const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
   const level = number(properties.battery_level);
   const motion = Array.isArray(properties.motion) ? properties.motion.filter((m): m is string => typeof m === 'string') : [];
   return {
-    latitude: lat,
-    longitude: lon,
-    timestamp: new Date(Math.floor(time)),
+    latitude,
+    longitude,
+    timestamp: checkedTime(time, `${at}.properties.timestamp`),
     ...speedsFrom(number(properties.speed), 'mps'),
     heading: within(number(properties.course), 0, 360),
     altitude: number(properties.altitude) ?? null,

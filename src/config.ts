@@ -65,6 +65,16 @@ export interface Config {
   bodyLimitBytes: number;
   /** The largest file POST /v1/gps/import takes (spooled to disk, never held in memory). */
   importMaxBytes: number;
+  /** Imports one user may have uploading or running on a node at once. */
+  importMaxPerUser: number;
+  /** Imports a node runs at once. */
+  importMaxConcurrent: number;
+  /** Bytes a node's spooled uploads may take on disk together. */
+  importSpoolMaxBytes: number;
+  /** An import upload slower than this over a window is cut off (408). */
+  importMinBytesPerSecond: number;
+  /** The window over which an upload's rate is measured (IMPORT_RATE_WINDOW_SECS, in ms). */
+  importRateWindowMs: number;
   shutdownTimeoutSecs: number;
   trustProxy: boolean | number | string;
 }
@@ -192,6 +202,11 @@ function readConfig(env: Env): Config {
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),
     bodyLimitBytes: read.integer('BODY_LIMIT_BYTES', 1_048_576, 1024),
     importMaxBytes: read.integer('IMPORT_MAX_BYTES', 1_073_741_824, 1024),
+    importMaxPerUser: read.integer('IMPORT_MAX_PER_USER', 2, 1, 1000),
+    importMaxConcurrent: read.integer('IMPORT_MAX_CONCURRENT', 8, 1, 1000),
+    importSpoolMaxBytes: read.integer('IMPORT_SPOOL_MAX_BYTES', 4_294_967_296, 1024),
+    importMinBytesPerSecond: read.integer('IMPORT_MIN_BYTES_PER_SECOND', 1024, 0),
+    importRateWindowMs: read.integer('IMPORT_RATE_WINDOW_SECS', 30, 1, 3600) * 1000,
     shutdownTimeoutSecs: read.integer('SHUTDOWN_TIMEOUT_SECS', 10, 1, 600),
     trustProxy: read.trustProxy('TRUST_PROXY'),
   };

@@ -135,7 +135,12 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
   });
-  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverBatch(gps), importMaxBytes: config.importMaxBytes });
+  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverBatch(gps), importMaxBytes: config.importMaxBytes,
+    importLimits: {
+      perUser: config.importMaxPerUser, perNode: config.importMaxConcurrent, spoolMaxBytes: config.importSpoolMaxBytes, minBytesPerSecond: config.importMinBytesPerSecond,
+      rateWindowMs: config.importRateWindowMs,
+    },
+  });
   const stats = createStatsService({
     kv,
     log,

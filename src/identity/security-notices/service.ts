@@ -121,7 +121,12 @@ function sessionUserOf(caller: Caller): string {
 }
 
 /** "Firefox 128.0" → "Firefox": a browser update is not a new browser. */
-const withoutVersion = (name: string | null) => name?.replace(/\s+[\d.]+$/, '') ?? null;
+function withoutVersion(name: string | null): string | null {
+  if (name === null) return null;
+  // The last word, found without a pattern (`\s+[\d.]+$` backtracks quadratically on a run of spaces).
+  const cut = name.trimEnd().search(/\s\S*$/);
+  return cut > 0 && /^[\d.]+$/.test(name.slice(cut).trim()) ? name.slice(0, cut).trimEnd() : name;
+}
 
 /** The network an address is in: its IPv4 /24 or IPv6 /48, so a new address from the same provider line is not news. */
 export function networkOf(ip: string | null): string | null {

@@ -368,9 +368,19 @@ export function checkedUsername(raw: string): string {
   return username;
 }
 
+/** An address's longest form (RFC 5321's path limit); a longer one is refused before it is looked at. */
+const EMAIL_MAX = 320;
+
+/**
+ * Lower case and trimmed, with one @, no spaces and a dot inside the domain. Checked without a pattern
+ * (`[^\s@]+\.[^\s@]+$` backtracks quadratically on a long run of dots).
+ */
 export function normaliseEmail(email: string): string {
-  const normalised = email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalised)) throw UserErrors.invalid_email();
+  const normalised = email.length > EMAIL_MAX * 4 ? '' : email.trim().toLowerCase();
+  const at = normalised.indexOf('@');
+  const domain = normalised.slice(at + 1);
+  const valid = normalised.length <= EMAIL_MAX && at > 0 && !domain.includes('@') && !/\s/.test(normalised) && domain.slice(1, -1).includes('.');
+  if (!valid) throw UserErrors.invalid_email();
   return normalised;
 }
 

@@ -11,4 +11,7 @@ export const GpsFileErrors = defineErrors('gps_file', {
   empty_file: [400, 'The file is empty'],
   import_not_found: [404, 'Import not found'],
   stopping: [503, 'The service is shutting down; send the file again'],
+  too_many_imports: [429, 'Too many imports at once; send the file again later'],
+  spool_full: [503, 'The node has no room left for uploads (IMPORT_SPOOL_MAX_BYTES); send the file again later'],
+  upload_too_slow: [408, 'The upload sent less than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS and was cut off'],
 });

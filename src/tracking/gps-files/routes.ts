@@ -85,7 +85,11 @@ const IMPORT_NOTE =
   'and the bytes read of the total. Formats: GPX 1.0/1.1 (trkpt, rtept, wpt with a time), KML 2.2 (Placemarks with a ' +
   'TimeStamp, gx:Track), GeoJSON (Point features with a time property, lines with coordTimes), CSV (a header naming ' +
   'time, latitude and longitude columns), OwnTracks Recorder .rec lines, Google Takeout Records.json and Timeline.json ' +
-  '(semanticSegments, rawSignals). XML with a DOCTYPE is refused (400), JSON nested deeper than 32 levels fails the import.';
+  '(semanticSegments, rawSignals). XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, ' +
+  'tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 8 MiB in one entry, fail the import. ' +
+  'A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); ' +
+  'a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than ' +
+  'IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408.';
 
 /** The import routes take any body as a stream (their own parser, in this scope only). */
 async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: GpsFilesService }): Promise<void> {
@@ -111,7 +115,8 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
         202: SingleEnvelope(GpsImport),
         ...errorResponses(
           RequestErrors.validation, GpsFileErrors.device_required, DeviceErrors.not_found, GpsFileErrors.empty_file, GpsFileErrors.unknown_format,
-          GpsFileErrors.doctype_refused, GpsFileErrors.too_large, GpsFileErrors.stopping,
+          GpsFileErrors.doctype_refused, GpsFileErrors.too_large, GpsFileErrors.stopping, GpsFileErrors.too_many_imports,
+          GpsFileErrors.spool_full, GpsFileErrors.upload_too_slow,
         ),
       },
     },

@@ -16,7 +16,8 @@ import { hasDoctype, sniff, SNIFF_BYTES } from './parsers/index.js';
 import type { PointSink } from './point-sink.js';
 import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
-import { headOf, spool } from './spool.js';
+import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
+import { createAdmission, type ImportLimits } from './admission.js';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -28,6 +29,8 @@ interface Deps {
   sink: PointSink;
   /** The largest file an import takes (IMPORT_MAX_BYTES). */
   importMaxBytes: number;
+  /** How many imports and spooled bytes a node takes at once, and the slowest upload it waits for. */
+  importLimits: ImportLimits & { minBytesPerSecond: number; rateWindowMs: number };
 }
 
 /**
@@ -55,6 +58,11 @@ export function createGpsFilesService(deps: Deps) {
   const runningIds = new Set<string>();
   const stopping = new AbortController();
   let heartbeat: NodeJS.Timeout | undefined;
+  const admission = createAdmission(deps.importLimits);
+  // Uploads a crashed or killed process left behind (this process's own are all still in use).
+  void removeDeadSpools()
+    .then((removed) => removed > 0 && deps.log.info({ removed }, 'removed the spooled uploads of stopped processes'))
+    .catch((err: unknown) => deps.log.warn({ err }, 'could not look for spooled uploads of stopped processes'));
 
   function beat(): void {
     void repo.touch([...runningIds], deps.clock.now()).catch((err: unknown) => deps.log.warn({ err }, 'could not stamp the running GPS imports'));
@@ -68,15 +76,24 @@ export function createGpsFilesService(deps: Deps) {
 
   return {
     /**
-     * Takes a file for import: the device must exist, the body is spooled to disk (413 past
-     * IMPORT_MAX_BYTES), the format is named or sniffed (400 when neither tells, or for an XML DOCTYPE),
+     * Takes a file for import: the device must exist, the caller and the node must have a place free (429),
+     * the body is spooled to disk (413 past IMPORT_MAX_BYTES, 503 when the node's spool is full, 408 when
+     * it arrives too slowly), the format is named or sniffed (400 when neither tells, or for an XML DOCTYPE),
      * then the record is made and the job starts in this process. Answers the record (status running).
      */
     async startImport(caller: Caller, query: Static<typeof ImportQuery>, body: Readable, contentLength: number | undefined) {
       if (stopping.signal.aborted) throw GpsFileErrors.stopping();
       const device = await deviceOf(caller, query.device_id);
       if (contentLength !== undefined && contentLength > deps.importMaxBytes) throw GpsFileErrors.too_large();
-      const file = await spool(body, deps.importMaxBytes);
+      const place = admission.admit(caller.userId ?? caller.apiKeyId ?? 'system');
+      let file: Spooled;
+      try {
+        const { minBytesPerSecond, rateWindowMs } = deps.importLimits;
+        file = await spool(body, { maxBytes: deps.importMaxBytes, admission: place, minBytesPerSecond, windowMs: rateWindowMs });
+      } catch (err) {
+        place.release();
+        throw err;
+      }
       try {
         if (file.bytes === 0) throw GpsFileErrors.empty_file();
         const head = await headOf(file.path, SNIFF_BYTES);
@@ -91,6 +108,7 @@ export function createGpsFilesService(deps: Deps) {
         runningIds.add(record.id);
         heartbeat ??= setInterval(beat, HEARTBEAT_MS).unref();
         void job.finally(() => {
+          place.release();
           running.delete(job);
           runningIds.delete(record.id);
           if (runningIds.size === 0) heartbeat = void clearInterval(heartbeat);
@@ -98,6 +116,7 @@ export function createGpsFilesService(deps: Deps) {
         return toGpsImport(record);
       } catch (err) {
         await file.discard();
+        place.release();
         throw err;
       }
     },

@@ -10,7 +10,7 @@ const FIELDS: Record<string, keyof Candidate> = { ele: 'altitude', time: 'time',
  * speed, course and dilutions. A point without a time is refused (an imported track needs them).
  */
 export const parseGpx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
-  parseXml(text, (out) => {
+  parseXml(text, (name) => Object.hasOwn(FIELDS, name), (out) => {
     const counts: Record<string, number> = { trkpt: 0, rtept: 0, wpt: 0 };
     let point: Candidate | undefined;
     let sawRoot = false;
@@ -30,7 +30,7 @@ export const parseGpx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
           point = undefined;
           return;
         }
-        const field = FIELDS[name];
+        const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined;
         if (field && text.trim() !== '') (point as unknown as Record<string, unknown>)[field] = text.trim();
       },
     };

@@ -4,6 +4,13 @@ import { found, ImportFailure, refused, type Candidate, type Parsed } from './ca
 /** Deeper than any location file nests (GeoJSON MultiLineString coordinates are 4 levels). */
 export const MAX_JSON_DEPTH = 32;
 
+/**
+ * The most text read without an entry ending: the parser holds what it reads until then, so one entry (a
+ * single Feature with a million coordinates) or a member no entry is in (a huge `metadata`) could fill the
+ * memory. 8 MiB of JSON are some 300,000 positions.
+ */
+export const MAX_JSON_ENTRY_CHARS = 8 * 1024 * 1024;
+
 /** The arrays whose entries are read, one entry at a time; everything else is skipped as it streams by. */
 const PATHS = ['$.features.*', '$.locations.*', '$.semanticSegments.*', '$.rawSignals.*'];
 
@@ -34,10 +41,14 @@ function depthGuard() {
   };
 }
 
+/** A position text is never longer than this; a longer one is refused before any pattern sees it. */
+const MAX_POSITION_CHARS = 64;
+
 /** "52.5163°, 13.3777°" or "geo:52.5163,13.3777" (Timeline.json) to a position; undefined for anything else. */
 export function latLngOf(value: Json): { latitude: string; longitude: string } | undefined {
-  if (typeof value !== 'string') return undefined;
-  const match = /^\s*(?:geo:)?\s*(-?[\d.]+)°?\s*,\s*(-?[\d.]+)°?\s*$/.exec(value);
+  if (typeof value !== 'string' || value.length > MAX_POSITION_CHARS) return undefined;
+  // Trimmed first, the pattern has no two quantifiers that can share a character: linear time.
+  const match = /^(?:geo:\s*)?(-?[\d.]+)°?\s*,\s*(-?[\d.]+)°?$/.exec(value.trim());
   return match ? { latitude: match[1]!, longitude: match[2]! } : undefined;
 }
 
@@ -129,7 +140,9 @@ export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Pa
   const out: Parsed[] = [];
   const guard = depthGuard();
   const parser = new JSONParser({ paths: PATHS, keepStack: false });
+  let entries = 0;
   parser.onValue = ({ value, key, stack }) => {
+    entries++;
     const list = stack[1]?.key;
     const at = `${String(list)}[${String(key)}]`;
     if (list === 'features') out.push(...featurePoints(value, at));
@@ -143,13 +156,20 @@ export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Pa
   const malformed = (err: unknown) =>
     err instanceof ImportFailure ? err : new ImportFailure('malformed_json', `Not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   let any = false;
+  /** Characters read since an entry last ended (counted a chunk at a time). */
+  let sinceEntry = 0;
   for await (const chunk of text) {
     guard(chunk);
     any ||= chunk.trim() !== '';
+    const before = entries;
     try {
       parser.write(chunk);
     } catch (err) {
       throw malformed(err);
+    }
+    sinceEntry = entries > before ? 0 : sinceEntry + chunk.length;
+    if (sinceEntry > MAX_JSON_ENTRY_CHARS) {
+      throw new ImportFailure('entry_too_large', `More than ${MAX_JSON_ENTRY_CHARS} characters of JSON without the end of an entry (a Feature, location or segment)`);
     }
     if (out.length > 0) yield* out.splice(0);
   }

@@ -7,12 +7,15 @@ const coordinatesOf = (text: string, separator: RegExp) => {
   return { longitude, latitude, altitude };
 };
 
+/** The elements whose text is read. */
+const TEXTS = new Set(['when', 'coord', 'coordinates']);
+
 /**
  * KML 2.2: Placemarks with a TimeStamp and a Point (as our export writes them, and Google's location
  * history did), and gx:Track (times and coordinates in pairs). A Placemark with a position but no time is refused.
  */
 export const parseKml = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
-  parseXml(text, (out) => {
+  parseXml(text, (name) => TEXTS.has(name), (out) => {
     let placemarks = 0;
     let tracks = 0;
     let placemark: { at: string; when?: string; coordinates?: string; tracked: boolean } | undefined;

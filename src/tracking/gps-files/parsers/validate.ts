@@ -19,13 +19,20 @@ const EARLIEST = Date.UTC(1980, 0, 6);
 /** Points from more than a day ahead of the server's clock are a device's broken clock. */
 const AHEAD_MS = 86_400_000;
 
-const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+/**
+ * The longest text read as a number or a time. Longer values are refused before any pattern sees them, so
+ * no value of a file costs more than a few hundred character steps (a megabyte of digits is refused at once).
+ */
+export const MAX_VALUE_CHARS = 64;
+/** A decimal number; unambiguous (no two quantifiers can share a character), so it runs in linear time. */
+const NUMERIC = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
 
 /** A finite number from a number or a numeric string; undefined for anything else. */
-function numberOf(value: unknown): number | undefined {
+export function numberOf(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value === 'string' && NUMERIC.test(value)) return Number(value);
-  return undefined;
+  if (typeof value !== 'string' || value.length > MAX_VALUE_CHARS) return undefined;
+  const text = value.trim();
+  return NUMERIC.test(text) ? Number(text) : undefined;
 }
 
 const ZONE = /(Z|[+-]\d\d:?\d\d)$/i;
@@ -37,7 +44,7 @@ const ZONE = /(Z|[+-]\d\d:?\d\d)$/i;
 export function timeOf(value: unknown): Date | undefined {
   const epoch = numberOf(value);
   if (epoch !== undefined) return new Date(Math.round(Math.abs(epoch) < 1e11 ? epoch * 1000 : epoch));
-  if (typeof value !== 'string' || !/^\d{4}-\d\d-\d\d/.test(value.trim())) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_VALUE_CHARS || !/^\d{4}-\d\d-\d\d/.test(value.trim())) return undefined;
   const text = value.trim().replace(' ', 'T');
   const ms = Date.parse(ZONE.test(text) || !text.includes('T') ? text : `${text}Z`);
   return Number.isNaN(ms) ? undefined : new Date(ms);

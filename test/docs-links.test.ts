@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -55,5 +56,19 @@ describe('README.md and docs/', () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
     const unlinked = FILES.filter((file) => file.startsWith('docs/') && !readme.includes(`](${file})`));
     expect(unlinked).toEqual([]);
+  });
+
+  it('call the service at one base, on its default port', () => {
+    // Other local addresses the docs name on purpose: the default as a rule (any PORT), a browser app's dev
+    // server as a CORS origin.
+    const notTheService = new Set(['http://localhost:PORT', 'http://localhost:<PORT>', 'http://localhost:5173']);
+    const base = `http://localhost:${loadConfig({}).port}`;
+    const others = FILES.flatMap((file) =>
+      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/https?:\/\/(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::(?:\d+|PORT|<PORT>))?/g)]
+        .map((match) => match[0])
+        .filter((url) => url !== base && !notTheService.has(url))
+        .map((url) => `${file}: ${url}`),
+    );
+    expect(others).toEqual([]);
   });
 });

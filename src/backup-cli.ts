@@ -1,7 +1,21 @@
 import type { Config } from './config.js';
-import { BackupError, megabytes, snapshot, snapshotFromServer, type Progress } from './platform/db/backup.js';
+import { BackupError, claimBackupFile, megabytes, snapshot, snapshotFromServer, type Progress } from './platform/db/backup.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import { embeddedDataDir, openConfiguredDatabase } from './server.js';
+
+/** `waygate backup FILE`: claims FILE (refused when taken), then writes the snapshot into it. */
+export async function backUpDataDir(config: Config, file: string, progress: Progress): Promise<void> {
+  const target = claimBackupFile(file);
+  let bytes: Buffer;
+  try {
+    bytes = await snapshotOfDataDir(config, progress);
+  } catch (err) {
+    target.abandon();
+    throw err;
+  }
+  target.finish(bytes);
+  progress(`backup written: ${file} (${megabytes(bytes.length)})`);
+}
 
 /**
  * A snapshot of the embedded database for `waygate backup`: from the server that owns DATA_DIR when one

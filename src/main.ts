@@ -91,11 +91,8 @@ const commands: Record<string, Command> = {
   },
   backup: async (config, args) => {
     const file = fileArgument(args, 'backup');
-    const { snapshotOfDataDir } = await import('./backup-cli.js');
-    const bytes = await snapshotOfDataDir(config, progress);
-    const { writeBackupFile, megabytes } = await import('./platform/db/backup.js');
-    writeBackupFile(file, bytes);
-    progress(`backup written: ${file} (${megabytes(bytes.length)})`);
+    const { backUpDataDir } = await import('./backup-cli.js');
+    await backUpDataDir(config, file, progress);
   },
   restore: async (config, args) => {
     const file = fileArgument(args, 'restore');

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -88,6 +88,9 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       await writer;
       expect(backup).toMatchObject({ status: 0 });
       expect(backup.stderr).toMatch(/snapshot taken by the running server: [\d.]+ MB/);
+      // Owner-only, and nothing left beside it.
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(readdirSync(work).filter((name) => name.endsWith('.partial'))).toEqual([]);
       // The server kept answering writes while the snapshot was taken and written.
       expect(acknowledged.some((point) => point.at > startedAt && point.at < finishedAt)).toBe(true);
       const before = acknowledged.filter((point) => point.at < startedAt);
@@ -135,5 +138,35 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       expect(answer, name).toMatchObject({ status: 2, stderr: expect.stringContaining(message) });
       expect(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), name).toBe(false);
     }
+  });
+
+  it('refuses a FILE or FILE.partial that exists (a symlink planted in a shared folder included) and follows neither', async () => {
+    const folder = mkdtempSync(join(work, 'shared-'));
+    const theirs = join(work, 'another-accounts-file');
+    writeFileSync(theirs, 'theirs');
+    // A database to back up, so a backup that followed the symlink would write it there.
+    const env = { DATA_DIR: join(work, 'small') };
+    expect(await cli(['migrate'], env)).toMatchObject({ status: 0 });
+
+    symlinkSync(theirs, join(folder, 'planted.partial'));
+    const planted = await cli(['backup', join(folder, 'planted')], env);
+    expect(planted).toEqual({ status: 2, stderr: expect.stringContaining(`waygate: ${join(folder, 'planted.partial')} exists`) });
+    expect(readFileSync(theirs, 'utf8')).toBe('theirs');
+
+    const nowhere = join(work, 'would-be-created');
+    symlinkSync(nowhere, join(folder, 'dangling.partial'));
+    expect(await cli(['backup', join(folder, 'dangling')], env)).toMatchObject({ status: 2 });
+    expect(existsSync(nowhere)).toBe(false);
+
+    writeFileSync(join(folder, 'taken'), 'kept');
+    const taken = await cli(['backup', join(folder, 'taken')], env);
+    expect(taken).toEqual({ status: 2, stderr: `waygate: ${join(folder, 'taken')} exists already; choose a new file name\n` });
+    expect(readFileSync(join(folder, 'taken'), 'utf8')).toBe('kept');
+    symlinkSync(theirs, join(folder, 'linked'));
+    expect(await cli(['backup', join(folder, 'linked')], env)).toMatchObject({ status: 2, stderr: expect.stringContaining('exists already') });
+
+    // A refused backup leaves the folder as it was.
+    expect(readdirSync(folder).sort()).toEqual(['dangling.partial', 'linked', 'planted.partial', 'taken']);
+    expect(readFileSync(theirs, 'utf8')).toBe('theirs');
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, get, request, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -119,12 +119,70 @@ export function runJobOnServer(dataDir: string, name: string): Promise<JobRunAns
   });
 }
 
-/** Writes a snapshot to `file`, which must not exist yet: through a temporary name, so no half file is left. */
-export function writeBackupFile(file: string, bytes: Buffer): void {
-  if (existsSync(file)) throw new BackupError(`${file} exists already; choose a new file name`);
+/** A backup file being written: `finish` puts the snapshot under its name, `abandon` leaves nothing behind. */
+export interface BackupTarget {
+  finish(bytes: Buffer): void;
+  abandon(): void;
+}
+
+/**
+ * Claims `file` for a backup before the snapshot is taken: it must not exist, and the snapshot goes first to
+ * `file.partial`, created exclusively and owner-only. So a name planted in a shared backup folder (a symlink at
+ * `file.partial` pointing at another account's file) is refused instead of followed, and the database never
+ * lands in a file someone else made or can read. The finished file takes its name by a hard link, which
+ * fails when the name was taken meanwhile (a rename would replace it), so no half file and no overwrite.
+ */
+export function claimBackupFile(file: string): BackupTarget {
+  if (lstatSync(file, { throwIfNoEntry: false })) throw new BackupError(`${file} exists already; choose a new file name`);
   const partial = `${file}.partial`;
-  writeFileSync(partial, bytes, { flag: 'w', mode: 0o600 });
-  renameSync(partial, file);
+  let fd: number;
+  try {
+    fd = openSync(partial, 'wx', 0o600);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw new BackupError(`${partial} exists (a backup under way, one that failed, or a name someone else made); nothing was written: remove it or choose a new file name`);
+    throw new BackupError(`cannot create ${partial}: ${code ?? String(err)}`);
+  }
+  let open = true;
+  const close = () => {
+    if (open) closeSync(fd);
+    open = false;
+  };
+  const abandon = () => {
+    close();
+    rmSync(partial, { force: true });
+  };
+  return {
+    abandon,
+    finish(bytes) {
+      try {
+        writeFileSync(fd, bytes);
+        fsyncSync(fd);
+        close();
+        publish(partial, file);
+      } catch (err) {
+        abandon();
+        throw err;
+      }
+    },
+  };
+}
+
+/** Gives the finished partial file its final name, only while that name is free. */
+function publish(partial: string, file: string): void {
+  const taken = () => new BackupError(`${file} was created while the backup was written; nothing was overwritten`);
+  try {
+    linkSync(partial, file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') throw taken();
+    // A file system without hard links (some network and FAT mounts): rename, after looking once more.
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw err;
+    if (lstatSync(file, { throwIfNoEntry: false })) throw taken();
+    renameSync(partial, file);
+    return;
+  }
+  unlinkSync(partial);
 }
 
 /** Reads and checks a backup file; refuses one that is truncated, corrupted or not a Waygate backup. */

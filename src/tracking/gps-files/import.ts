@@ -32,6 +32,8 @@ export interface ImportJob {
   deviceId: string;
   sentBy: string | null;
   format: ImportFormat;
+  /** Whether the client named the format (else the content showed it). */
+  named: boolean;
   file: Spooled;
   signal: AbortSignal;
 }
@@ -58,7 +60,7 @@ function failureOf(err: unknown, signal: AbortSignal): { code: string; message: 
  * always with a report; the file is removed.
  */
 export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
-  const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], bytesRead: 0 };
+  const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], notesCount: 0, notes: [], bytesRead: 0 };
   let chunk: ImportedPoint[] = [];
   let lastWrite = -Infinity;
   /** Chunks being stored while the file is read on, so the parsing and the database's inserts overlap. */
@@ -66,6 +68,12 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   const refuse = (at: string, reason: string) => {
     progress.refusedCount++;
     if (progress.refused.length < MAX_REFUSALS_LISTED) progress.refused.push({ at, reason });
+  };
+  /** Where the point being checked stands, for its notes (one function for all points, not one each). */
+  let at = '';
+  const note = (text: string) => {
+    progress.notesCount++;
+    if (progress.notes.length < MAX_REFUSALS_LISTED) progress.notes.push({ at, note: text });
   };
   async function store(points: ImportedPoint[]) {
     if (points.length > 0) {
@@ -103,11 +111,21 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
         refuse(item.refused.at, item.refused.reason);
         continue;
       }
-      const point = checkCandidate(item.candidate, deps.clock.nowMs());
-      if (typeof point === 'string') refuse(item.candidate.at, point);
+      if ('noted' in item) {
+        at = item.noted.at;
+        note(item.noted.note);
+        continue;
+      }
+      at = item.candidate.at;
+      const point = checkCandidate(item.candidate, deps.clock.nowMs(), note);
+      if (typeof point === 'string') refuse(at, point);
       else if (chunk.push(point) >= IMPORT_CHUNK) await flush();
     }
     await flushAll();
+    // A named format the file does not hold: say so, rather than "done, 0 imported, 0 refused".
+    if (job.named && progress.imported + progress.duplicates + progress.refusedCount + progress.notesCount === 0) {
+      throw new ImportFailure('nothing_recognised', `Nothing in the file was recognised as ${job.format}`);
+    }
   } catch (err) {
     // A fault in the file: what was read before it is stored too, so the report says exactly what is in.
     if (err instanceof ImportFailure) await flushAll().catch(() => undefined);

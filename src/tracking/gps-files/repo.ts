@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
-  'id', 'device_id', 'format', 'status', 'imported', 'duplicates', 'refused_count', 'refused', 'bytes_read', 'bytes_total',
+  'id', 'device_id', 'format', 'status', 'imported', 'duplicates', 'refused_count', 'refused', 'notes_count', 'notes', 'bytes_read', 'bytes_total',
   'error_code', 'error_message', 'created_at', 'finished_at',
 ] as const;
 
@@ -11,6 +11,8 @@ export interface ImportProgress {
   duplicates: number;
   refusedCount: number;
   refused: { at: string; reason: string }[];
+  notesCount: number;
+  notes: { at: string; note: string }[];
   bytesRead: number;
 }
 
@@ -20,6 +22,8 @@ const progressColumns = (p: ImportProgress, at: Date) => ({
   duplicates: p.duplicates,
   refused_count: p.refusedCount,
   refused: JSON.stringify(p.refused),
+  notes_count: p.notesCount,
+  notes: JSON.stringify(p.notes),
   bytes_read: p.bytesRead,
   updated_at: at,
 });

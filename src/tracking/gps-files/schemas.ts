@@ -72,6 +72,11 @@ export const GpsImport = named('GpsImport', Type.Object({
     Type.Object({ at: Type.String({ description: 'Where: a line, or an element and its index' }), reason: Type.String() }),
     { description: `The first ${MAX_REFUSALS_LISTED} refusals` },
   ),
+  notes_count: Type.Integer({ description: 'Values left out of a stored point (an unreadable or out-of-range speed, altitude, course or dilution), all of them' }),
+  notes: Type.Array(
+    Type.Object({ at: Type.String({ description: 'Where: a line, or an element and its index' }), note: Type.String() }),
+    { description: `The first ${MAX_REFUSALS_LISTED} notes` },
+  ),
   bytes_read: Type.Integer(),
   bytes_total: Nullable(Type.Integer()),
   error: Nullable(Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why a failed import stopped' })),

@@ -102,7 +102,7 @@ export function createGpsFilesService(deps: Deps) {
         if ((format === 'gpx' || format === 'kml') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
         const record = await repo.create({ device_id: device.id, created_by: caller.isSystem ? null : caller.userId, format, bytes_total: file.bytes });
         const job = runImport({ ...deps, repo }, {
-          id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, file, signal: stopping.signal,
+          id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, named: query.format !== undefined, file, signal: stopping.signal,
         });
         running.add(job);
         runningIds.add(record.id);

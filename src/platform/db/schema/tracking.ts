@@ -60,6 +60,9 @@ export interface GpsImportsTable {
   refused_count: Generated<number>;
   /** The first refusals: [{ at, reason }]. */
   refused: ColumnType<{ at: string; reason: string }[], string | undefined, string>;
+  notes_count: Generated<number>;
+  /** The first notes: [{ at, note }] (values left out of a stored point). */
+  notes: ColumnType<{ at: string; note: string }[], string | undefined, string>;
   bytes_read: Generated<number>;
   bytes_total: number | null;
   error_code: string | null;

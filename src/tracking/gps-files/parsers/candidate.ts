@@ -21,7 +21,13 @@ export interface Refusal {
   reason: string;
 }
 
-export type Parsed = { candidate: Candidate } | { refused: Refusal };
+/** Something read and left out without refusing a point (positions without times between two that have them). */
+export interface Note {
+  at: string;
+  note: string;
+}
+
+export type Parsed = { candidate: Candidate } | { refused: Refusal } | { noted: Note };
 
 /** A file that cannot be read on: the import stops here, failed, with this code and message in its report. */
 export class ImportFailure extends Error {
@@ -39,3 +45,4 @@ export type Parser = (text: AsyncIterable<string>) => AsyncGenerator<Parsed>;
 
 export const found = (candidate: Candidate): Parsed => ({ candidate });
 export const refused = (at: string, reason: string): Parsed => ({ refused: { at, reason } });
+export const noted = (at: string, note: string): Parsed => ({ noted: { at, note } });

@@ -1,5 +1,6 @@
 import { found, ImportFailure, refused, type Candidate, type Parsed } from './candidate.js';
 import { linesOf } from './lines.js';
+import { numberOf } from './validate.js';
 
 /** Header names we read (lower case), and the field each fills. */
 const COLUMNS: Record<string, keyof Candidate> = {
@@ -33,9 +34,13 @@ export function cellsOf(line: string, separator: string): string[] {
   return cells.map((value) => value.trim());
 }
 
+/** "52,5163" (a decimal comma, as spreadsheets in German or French write it) as "52.5163"; other text as it is. */
+const withDecimalPoint = (cell: string) => (cell.length <= 64 && /^[-+]?\d+,\d+$/.test(cell) ? cell.replace(',', '.') : cell);
+
 /**
  * CSV with a header line naming its columns (ours: timestamp, latitude, longitude, altitude, …; also
- * lat/lon/lng, time, ele, course). Comma, semicolon or tab separated, as the header shows. speed is m/s;
+ * lat/lon/lng, time, ele, course). Comma, semicolon or tab separated, as the header shows; with semicolons or
+ * tabs a number may have a decimal comma. speed is m/s;
  * a file with only speed_kmh is read as that divided by 3.6.
  */
 export async function* parseCsv(text: AsyncIterable<string>): AsyncGenerator<Parsed> {
@@ -50,7 +55,7 @@ export async function* parseCsv(text: AsyncIterable<string>): AsyncGenerator<Par
     if (!header) {
       const separator = [',', ';', '\t'].map((s) => [s, line.text.split(s).length] as const).sort((a, b) => b[1] - a[1])[0]![0];
       const names = cellsOf(line.text.replace(/^\uFEFF/, ''), separator).map((name) => name.toLowerCase());
-      const fields = names.map((name) => (name === 'speed_kmh' ? 'speed_kmh' : COLUMNS[name]));
+      const fields = names.map((name) => (name === 'speed_kmh' ? 'speed_kmh' : Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined));
       if (!fields.includes('latitude') || !fields.includes('longitude') || !fields.includes('time')) {
         throw new ImportFailure('no_header', 'The first line of a CSV file must name its columns, with a time, a latitude and a longitude');
       }
@@ -64,11 +69,14 @@ export async function* parseCsv(text: AsyncIterable<string>): AsyncGenerator<Par
     }
     const candidate: Candidate = { at, latitude: undefined, longitude: undefined, time: undefined };
     const record = candidate as unknown as Record<string, unknown>;
+    const decimalCommas = header.separator !== ',';
     header.fields.forEach((field, i) => {
-      const value = cells[i];
-      if (!field || value === '') return;
+      const cell = cells[i]!;
+      if (!field || cell === '') return;
+      const value = decimalCommas && field !== 'time' ? withDecimalPoint(cell) : cell;
       if (field === 'speed_kmh') {
-        if (record.speed === undefined) record.speed = Number.isFinite(Number(value)) ? Number(value) / 3.6 : value;
+        const kmh = numberOf(value);
+        if (record.speed === undefined) record.speed = kmh === undefined ? value : kmh / 3.6;
       } else if (record[field] === undefined) record[field] = value;
     });
     yield found(candidate);

@@ -35,7 +35,8 @@ export function sniff(head: string): ImportFormat | undefined {
     if (/"(FeatureCollection|features)"/.test(text)) return 'geojson';
     return undefined;
   }
-  if (/^\d{4}-\d\d-\d\dT\S*\t[^\t]*\t\s*\{/.test(text)) return 'owntracks';
+  // "<time>\t<tag>\t<JSON>"; older Recorder versions separate them with spaces.
+  if (/^\d{4}-\d\d-\d\dT\S*[\t ]+\S+[\t ]+\{/.test(text)) return 'owntracks';
   const firstLine = text.split('\n', 1)[0]!.toLowerCase();
   if (/\b(lat|latitude)\b/.test(firstLine) && /\b(lon|lng|long|longitude)\b/.test(firstLine)) return 'csv';
   return undefined;

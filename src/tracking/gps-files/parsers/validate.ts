@@ -50,8 +50,11 @@ export function timeOf(value: unknown): Date | undefined {
   return Number.isNaN(ms) ? undefined : new Date(ms);
 }
 
-/** The point, or why it is refused. */
-export function checkCandidate(candidate: Candidate, nowMs: number): ImportedPoint | string {
+/**
+ * The point, or why it is refused. A position and a time are needed; an optional value that cannot be read
+ * (an extension of another app, a speed out of range) is left out of the point and told to `note`.
+ */
+export function checkCandidate(candidate: Candidate, nowMs: number, note: (text: string) => void): ImportedPoint | string {
   const latitude = numberOf(candidate.latitude);
   const longitude = numberOf(candidate.longitude);
   if (candidate.latitude === undefined || candidate.longitude === undefined) return 'no position';
@@ -63,30 +66,29 @@ export function checkCandidate(candidate: Candidate, nowMs: number): ImportedPoi
   const time = timeOf(candidate.time);
   if (!time || Number.isNaN(time.getTime())) return 'time is not a date-time or epoch number';
   if (time.getTime() < EARLIEST || time.getTime() > nowMs + AHEAD_MS) return `time ${time.toISOString()} is out of range`;
-  const optional = (name: keyof Candidate, min = -Infinity, max = Infinity): number | null | string => {
+  /** An optional value: a number in range, or null (with a note when the file gave something else). */
+  const optional = (name: keyof Candidate, min = -Infinity, max = Infinity): number | null => {
     const raw = candidate[name];
     if (raw === undefined || raw === null || raw === '') return null;
     const value = numberOf(raw);
-    if (value === undefined) return `${name} is not a number`;
-    return value < min || value > max ? `${name} ${value} is out of range` : value;
+    if (value === undefined) note(`${name} is not a number; left out`);
+    else if (value < min || value > max) note(`${name} ${value} is out of range; left out`);
+    else return value;
+    return null;
   };
   const altitude = optional('altitude', -20_000, 1_000_000);
   const heading = optional('heading', -360, 360);
   const speed = optional('speed', -1, 100_000);
-  const hdop = optional('hdop', 0);
-  const vdop = optional('vdop', 0);
-  const pdop = optional('pdop', 0);
-  for (const value of [altitude, heading, speed, hdop, vdop, pdop]) if (typeof value === 'string') return value;
   return {
     timestamp: time,
     latitude,
     longitude,
-    altitude: altitude as number | null,
+    altitude,
     // Negative: "unknown" in several apps (Android's -1).
-    heading: heading === null || (heading as number) < 0 ? null : (heading as number) % 360,
-    speed_mps: speed === null || (speed as number) < 0 ? null : (speed as number),
-    hdop: hdop as number | null,
-    vdop: vdop as number | null,
-    pdop: pdop as number | null,
+    heading: heading === null || heading < 0 ? null : heading % 360,
+    speed_mps: speed === null || speed < 0 ? null : speed,
+    hdop: optional('hdop', 0),
+    vdop: optional('vdop', 0),
+    pdop: optional('pdop', 0),
   };
 }

@@ -105,7 +105,7 @@ export async function* parseXml(
     const name = local(tag.name);
     texts.push(keepsText(name) ? { parts: [], length: 0 } : null);
     // Without xmlns processing, attributes are plain strings.
-    on.open(name, tag.attributes as Record<string, string>, parser.line);
+    on.open(name, tag.attributes as Record<string, string>, parser.line + skippedLines);
   });
   const addText = (chunk: string) => {
     const own = texts.at(-1);
@@ -118,9 +118,20 @@ export async function* parseXml(
   parser.on('cdata', addText);
   parser.on('closetag', (tag) => {
     const own = texts.pop()?.parts.join('') ?? '';
-    on.close(local(tag.name), own, parser.line);
+    on.close(local(tag.name), own, parser.line + skippedLines);
   });
-  for await (const chunk of text) {
+  // Blank lines (or a byte order mark) before the XML declaration, which the sniffer passes over too.
+  let skippedLines = 0;
+  let started = false;
+  for await (const read of text) {
+    let chunk = read;
+    if (!started) {
+      chunk = read.replace(/^[\uFEFF\s]+/, '');
+      // saxes counts lines from where it starts: the skipped ones are added to what the handler is told.
+      for (let i = 0; i < read.length - chunk.length; i++) if (read.charCodeAt(i) === 10) skippedLines++;
+      if (chunk === '') continue;
+      started = true;
+    }
     guard(chunk);
     parser.write(chunk);
     if (out.length > 0) yield* out.splice(0);

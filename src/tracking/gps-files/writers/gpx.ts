@@ -20,8 +20,11 @@ function trkpt(p: ExportPoint): string {
   if (p.hdop !== null) xml += `<hdop>${decimal(p.hdop)}</hdop>`;
   if (p.vdop !== null) xml += `<vdop>${decimal(p.vdop)}</vdop>`;
   if (p.pdop !== null) xml += `<pdop>${decimal(p.pdop)}</pdop>`;
-  xml += `<extensions><wg:speed>${p.speed_mps}</wg:speed>`;
-  if (p.heading !== null) xml += `<wg:course>${p.heading}</wg:course>`;
+  // A value the point does not have is no element at all (an empty or "null" one is unreadable elsewhere).
+  if (p.speed_mps === null && p.heading === null) return `${xml}</trkpt>\n`;
+  xml += '<extensions>';
+  if (p.speed_mps !== null) xml += `<wg:speed>${decimal(p.speed_mps)}</wg:speed>`;
+  if (p.heading !== null) xml += `<wg:course>${decimal(p.heading)}</wg:course>`;
   return `${xml}</extensions></trkpt>\n`;
 }
 

@@ -11,7 +11,7 @@ import { lazyChildLogger, loggerOptions, registerRequestLogging, requestIdFor } 
 import { registerValidation } from './platform/http/validation.js';
 import { lazySerializers } from './platform/http/serialization.js';
 import { registerAuth } from './platform/auth/hooks.js';
-import { credentialLookupLimit, registerRateLimit } from './platform/rate-limit.js';
+import { createRateLimit, credentialLookupLimit } from './platform/rate-limit.js';
 import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
@@ -172,14 +172,17 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   app.addHook('onClose', () => services.scheduler.stop());
   services.sessions.activity.start();
   app.addHook('onClose', () => services.sessions.activity.stop());
+  const rateLimit = createRateLimit(app, deps.kv, config);
   registerAuth(app, services.credentials, {
     onResolved: (caller) => {
       if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
       if (caller.sessionId) services.sessions.noteActivity(caller.sessionId);
     },
     beforeDatabaseLookup: credentialLookupLimit(deps.kv, config, app.log),
+    countBodyCaller: rateLimit.countDeferred,
   });
-  registerRateLimit(app, deps.kv, config);
+  // After the guard's hooks: they resolve the caller the limits count.
+  rateLimit.register();
   if (config.corsOrigins.length > 0) {
     // Bearer tokens only, never cookies: no credentials mode, so `*` is safe where an operator wants it.
     await app.register(cors, {

@@ -7,6 +7,8 @@
  * It is gone when the tab closes; a reload of the tab keeps it. The strict CSP (no inline script,
  * scripts only from this origin) is what keeps injected code from reading it.
  */
+import { t } from './i18n.js';
+
 const TOKEN_KEY = 'waygate.session';
 
 export class ApiError extends Error {
@@ -16,6 +18,13 @@ export class ApiError extends Error {
     this.code = body?.code ?? body?.error;
     this.body = body;
   }
+}
+
+/** The API's refusal as an ApiError; a 429 in words a person reads ("try again in 40 seconds"), not the limit's JSON. */
+function refusal(response, body) {
+  if (response.status !== 429) return new ApiError(response.status, body);
+  const seconds = Math.max(1, Number(response.headers.get('retry-after')) || 60);
+  return new ApiError(429, { ...body, message: t('error.tooManyRequests', { seconds }) });
 }
 
 export const session = {
@@ -44,7 +53,7 @@ export async function api(method, path, body, { signedIn = true } = {}) {
   }
   if (!response.ok) {
     if (response.status === 401 && signedIn && session.token) onUnauthorized();
-    throw new ApiError(response.status, parsed);
+    throw refusal(response, parsed);
   }
   return parsed;
 }
@@ -89,7 +98,7 @@ export async function fetchRaw(method, path, body) {
   let parsed;
   try { parsed = JSON.parse(text); } catch { parsed = { message: text || response.statusText }; }
   if (response.status === 401) onUnauthorized();
-  throw new ApiError(response.status, parsed);
+  throw refusal(response, parsed);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onRequestHookHandler, RouteOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
 import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
@@ -34,6 +34,20 @@ interface BucketState {
   resetAt: number;
 }
 
+/** Counts a request against its identity now; `done` gets the 429 when its bucket is spent. */
+export type CountIdentity = (request: FastifyRequest, response: FastifyReply, done: (err?: Error) => void) => void;
+
+export interface RateLimit {
+  /**
+   * Counts a request whose credential comes in its body (a tracker's form post, `credentialInBody`): the
+   * identity hook leaves it uncounted when it has no caller yet, and the guard calls this once the body's
+   * credential is resolved, so a valid key's post counts against the key, not against its address.
+   */
+  countDeferred: CountIdentity;
+  /** Adds the hooks; after the guard's (`registerAuth`), whose onRequest resolves the caller they count. */
+  register(): void;
+}
+
 /**
  * Fixed-window limits per identity (Limits in the interface spec): system keys
  * are never counted; API keys, users and anonymous IPs each have their own
@@ -42,9 +56,9 @@ interface BucketState {
  * The X-RateLimit-* headers describe the bucket with the fewest requests left
  * (on other responses than 429: see `rateLimitNear`).
  */
-export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, config: Config): void {
+export function createRateLimit(app: FastifyInstance, kv: KeyValueStore, config: Config): RateLimit {
   const limits = config.rateLimit;
-  if (!limits.enabled) return;
+  if (!limits.enabled) return { countDeferred: (_request, _response, done) => done(), register: () => {} };
   const logFailure = logAtMostEvery();
   const callerBuckets = new WeakMap<Caller, Bucket>();
   // Redis would otherwise cost a round trip (and most of a cached read's CPU) on every request.
@@ -64,7 +78,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   }
 
   /** Counts the hit, then lets the request on or refuses it (see `settle`). */
-  function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: HookHandlerDoneFunction): void {
+  function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: (err?: Error) => void): void {
     let counted: WindowCount | Promise<WindowCount>;
     try {
       counted = shared ? shared.hit(bucket.key, limits.windowSecs, bucket.limit) : kv.hitWindow(bucket.key, limits.windowSecs);
@@ -83,7 +97,7 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
   }
 
   /** Refuses a spent bucket with 429, and reports the tightest bucket so far in the headers. */
-  function settle(request: FastifyRequest, response: FastifyReply, bucket: Bucket, counted: WindowCount | null, done: HookHandlerDoneFunction): void {
+  function settle(request: FastifyRequest, response: FastifyReply, bucket: Bucket, counted: WindowCount | null, done: (err?: Error) => void): void {
     if (!counted) return done();
     const state = { limit: bucket.limit, remaining: bucket.limit - counted.count, resetAt: counted.resetAt };
     if (state.remaining < 0) return done(exceeded(response, state));
@@ -93,54 +107,72 @@ export function registerRateLimit(app: FastifyInstance, kv: KeyValueStore, confi
     done();
   }
 
-  // Node checks and writes every response header one by one: the three X-RateLimit-* headers cost about
-  // 8% of the CPU of a cached read (GET /v1/gps/current). So by default responses other than 429 carry
-  // them only once some bucket of the caller is at least half used, when a client has a reason to pace
-  // itself (the IETF RateLimit fields draft suggests the same trade-off); RATE_LIMIT_HEADERS=always
-  // sends them on every counted response. They always describe the tightest bucket.
-  app.decorateRequest('rateLimit', null);
-  app.decorateRequest('rateLimitNear', false);
-
-  // Every request counts against its identity (callback-style hooks: this runs on every request).
-  app.addHook('onRequest', (request, response, done) => {
+  const countIdentity: CountIdentity = (request, response, done) => {
     if (request.caller?.isSystem || isExempt(request.url)) return done();
     const bucket = identityBucket(request, config, callerBuckets);
     if (!bucket) return done();
     count(request, response, bucket, done);
-  });
+  };
 
-  // A route's stricter limit counts after the identity's, on that route only.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    if (route.config?.extraRateLimit !== 'gpsWrite') return;
-    const countGpsWrite: onRequestHookHandler = (request, response, done) => {
-      if (request.caller?.isSystem) return done();
-      const who = request.caller?.apiKeyId ?? request.caller?.userId ?? request.ip;
-      count(request, response, { key: `ratelimit:gps:${who}`, limit: limits.gpsWrite }, done);
-    };
-    route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), countGpsWrite];
-  });
+  function register(): void {
+    // Node checks and writes every response header one by one: the three X-RateLimit-* headers cost about
+    // 8% of the CPU of a cached read (GET /v1/gps/current). So by default responses other than 429 carry
+    // them only once some bucket of the caller is at least half used, when a client has a reason to pace
+    // itself (the IETF RateLimit fields draft suggests the same trade-off); RATE_LIMIT_HEADERS=always
+    // sends them on every counted response. They always describe the tightest bucket.
+    app.decorateRequest('rateLimit', null);
+    app.decorateRequest('rateLimitNear', false);
+
+    // Every request counts against its identity (callback-style hooks: this runs on every request); one
+    // whose credential may still come in its body is counted once that is read (`countDeferred`).
+    app.addHook('onRequest', (request, response, done) => {
+      if (!request.caller && request.routeOptions.config?.auth?.credentialInBody) return done();
+      countIdentity(request, response, done);
+    });
+
+    // A route's stricter limit counts after the identity's, on that route only.
+    app.addHook('onRoute', (route: RouteOptions) => {
+      if (route.config?.extraRateLimit !== 'gpsWrite') return;
+      const countGpsWrite: onRequestHookHandler = (request, response, done) => {
+        if (request.caller?.isSystem) return done();
+        const who = request.caller?.apiKeyId ?? request.caller?.userId ?? request.ip;
+        count(request, response, { key: `ratelimit:gps:${who}`, limit: limits.gpsWrite }, done);
+      };
+      route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), countGpsWrite];
+    });
+  }
+
+  return { countDeferred: countIdentity, register };
 }
 
 /**
  * Credentials neither cache knows are read from the database; made-up tokens would all be such reads.
- * They count per client IP against the anonymous limit (X-Internal-Token skips it, as it does that
- * limit); beyond it the request gets 429 before the database is asked. A failing store lets it through.
+ * The unknown ones count per client IP against the anonymous limit (X-Internal-Token skips it, as it does
+ * that limit); beyond it the request gets 429 before the database is asked. Each lookup claims a hit first
+ * (so a flood of made-up tokens is stopped however fast it comes) and a credential found gives it back: a
+ * hundred valid keys not cached yet (after a restart) are no unknown credentials. A failing store lets it through.
  */
 export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: FastifyBaseLogger) {
   const limits = config.rateLimit;
   const logFailure = logAtMostEvery();
-  return async (request: FastifyRequest): Promise<void> => {
-    if (!limits.enabled || hasInternalToken(request, config.internalToken)) return;
+  return async (request: FastifyRequest): Promise<((found: boolean) => Promise<void>) | undefined> => {
+    if (!limits.enabled || hasInternalToken(request, config.internalToken)) return undefined;
+    const key = `ratelimit:lookup:${request.ip}`;
+    const at = Date.now();
     let hit: WindowCount;
     try {
-      hit = await kv.hitWindow(`ratelimit:lookup:${request.ip}`, limits.windowSecs);
+      hit = await kv.hitWindow(key, limits.windowSecs, at);
     } catch (err) {
       logFailure(log, 'warn', { err }, 'credential lookup counter unavailable; not limiting');
-      return;
+      return undefined;
     }
     if (hit.count > limits.anonymous) {
       throw tooManyRequests(RequestErrors.rate_limited, `Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`, hit.resetAt - Date.now() / 1000);
     }
+    return async (found) => {
+      if (!found) return;
+      await kv.unhitWindow(key, limits.windowSecs, at).catch((err: unknown) => logFailure(log, 'warn', { err }, 'credential lookup counter unavailable; not limiting'));
+    };
   };
 }
 

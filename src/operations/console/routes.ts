@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import QRCode from 'qrcode';
 import { requireAuthenticated } from '../../platform/auth/hooks.js';
 import { errorResponses, publicBaseUrl } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
-import { TURNSTILE_ORIGIN } from '../../platform/http/html-page.js';
+import { messagePage, pageCsp, sendPage, TURNSTILE_ORIGIN } from '../../platform/http/html-page.js';
 import type { ConsoleAssets } from './assets.js';
 import { ConsoleErrors } from './errors.js';
 
@@ -51,6 +51,27 @@ export function consoleCsp(tileUrl: string, turnstile = false): string {
 const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
+ * The console page refused by its address's rate limit (the phones of a household behind one router, say):
+ * a page a person reads, in the console's words for a 429 (German when the browser asks for it first),
+ * instead of the API's JSON. Any other error goes on to the service's handler.
+ */
+function tooManyRequestsPage(assets: ConsoleAssets, locales: string[]) {
+  const textOf = (locale: string) => {
+    const file = assets.files.get(`i18n/${locale}.json`);
+    return file ? (JSON.parse(file.body.toString('utf8')) as Record<string, string>)['error.tooManyRequests'] : undefined;
+  };
+  const texts = new Map(locales.flatMap((locale) => { const text = textOf(locale); return text ? [[locale, text] as const] : []; }));
+  return (error: Error & { status?: number }, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.status !== 429) throw error;
+    const asked = /^\s*([a-z]{2})/i.exec(request.headers['accept-language'] ?? '')?.[1]?.toLowerCase() ?? 'en';
+    const locale = texts.has(asked) ? asked : 'en';
+    const seconds = Math.max(1, Number(reply.getHeader('retry-after')) || 60);
+    const message = (texts.get(locale) ?? 'Too many requests — try again in {seconds} seconds.').replace('{seconds}', String(seconds));
+    return sendPage(reply.header('retry-after', String(seconds)), 429, messagePage('Waygate', message, locale), pageCsp());
+  };
+}
+
+/**
  * The built-in web console (docs/console.md): `/` leads to `/console/`, a page of static ES
  * modules that sign in through the public API and speak only to it with the user's session.
  */
@@ -63,7 +84,7 @@ export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOp
 
   app.get('/', { schema: { hide } }, async (_request, reply) => reply.redirect('/console/'));
 
-  app.get('/console/', { schema: { hide } }, async (request, reply) => {
+  app.get('/console/', { schema: { hide }, errorHandler: tooManyRequestsPage(assets, options.supportedLocales) }, async (request, reply) => {
     const config = {
       tileUrl: options.tileUrl,
       tileAttribution: options.tileAttribution,

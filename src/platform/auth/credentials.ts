@@ -17,6 +17,13 @@ export function credentialKindOf(token: string): Caller['kind'] {
 /** Looks a credential up by the SHA-256 hash of its token; null when unknown, inactive or revoked. */
 export type CredentialLookup = (tokenHash: string) => Promise<Caller | null>;
 
+/**
+ * Runs when neither cache knows a token, right before the database is asked: it may refuse (throw; made-up
+ * tokens must not turn into a flood of queries), and may return what to tell once the lookup answered
+ * (whether the credential was found: only unknown ones count as such).
+ */
+export type BeforeDatabaseLookup = () => Promise<((found: boolean) => Promise<void>) | undefined | void>;
+
 export interface CredentialLookups {
   session: CredentialLookup;
   apiKey: CredentialLookup;
@@ -107,11 +114,8 @@ export class CredentialResolver {
     return this.#unexpired(local.caller);
   }
 
-  /**
-   * `beforeDatabase` runs only when neither cache knows the token, right before the database is asked:
-   * the caller may refuse there (made-up tokens must not turn into a flood of queries).
-   */
-  async resolve(token: string, beforeDatabase?: () => Promise<void>, tokenHash = hashToken(token)): Promise<Caller | null> {
+  /** `beforeDatabase` runs only when neither cache knows the token (see `BeforeDatabaseLookup`). */
+  async resolve(token: string, beforeDatabase?: BeforeDatabaseLookup, tokenHash = hashToken(token)): Promise<Caller | null> {
     return this.resolveHash(tokenHash, credentialKindOf(token), beforeDatabase);
   }
 
@@ -119,7 +123,7 @@ export class CredentialResolver {
    * As `resolve`, for a credential known only by its hash and kind: an open WebSocket re-checks the
    * credential it was opened with, which the server never keeps in clear.
    */
-  async resolveHash(tokenHash: string, kind: Caller['kind'], beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
+  async resolveHash(tokenHash: string, kind: Caller['kind'], beforeDatabase?: BeforeDatabaseLookup): Promise<Caller | null> {
     const local = this.resolveLocally(tokenHash);
     return local !== undefined ? local : this.#unexpired(await this.#resolveShared(tokenHash, kind, beforeDatabase));
   }
@@ -157,7 +161,7 @@ export class CredentialResolver {
     await this.#broadcast.publish({ generation });
   }
 
-  async #resolveShared(hash: string, kind: Caller['kind'], beforeDatabase?: () => Promise<void>): Promise<Caller | null> {
+  async #resolveShared(hash: string, kind: Caller['kind'], beforeDatabase?: BeforeDatabaseLookup): Promise<Caller | null> {
     const key = this.#sharedKey(hash);
     const cached = await this.#safely(() => this.kv.get(key));
     let caller: Caller | null;
@@ -166,9 +170,10 @@ export class CredentialResolver {
       caller = cached === UNKNOWN ? null : (JSON.parse(cached) as Caller);
     } else {
       this.stats.loaded++;
-      await beforeDatabase?.();
+      const answered = await beforeDatabase?.();
       const seen = this.#invalidations;
       caller = await this.#lookupOf(kind)(hash);
+      await answered?.(caller !== null);
       // The database may have been read just before a revocation landed: answer, but cache nothing.
       if (seen !== this.#invalidations) return caller;
       const ttl = caller ? SHARED_TTL_SECS : UNKNOWN_TTL_SECS;

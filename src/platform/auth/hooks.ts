@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
 import { type AppError, AuthErrors } from '../http/errors.js';
 import { withErrorResponses } from '../http/envelopes.js';
 import { hasPermission, type Caller } from './caller.js';
-import type { CredentialResolver } from './credentials.js';
+import type { BeforeDatabaseLookup, CredentialResolver } from './credentials.js';
 import { systemKeyAllowed } from './system-allowlist.js';
 import { hashToken, sameTextConstantTime } from './tokens.js';
 
@@ -84,10 +84,18 @@ export function userIdOf(caller: Caller): string {
 export function registerAuth(
   app: FastifyInstance,
   resolver: CredentialResolver,
-  hooks: { onResolved: (caller: Caller) => void; beforeDatabaseLookup?: (request: FastifyRequest) => Promise<void> },
+  hooks: {
+    onResolved: (caller: Caller) => void;
+    beforeDatabaseLookup?: (request: FastifyRequest) => ReturnType<BeforeDatabaseLookup>;
+    /**
+     * Counts a request whose credential may come in its body against its identity once that is read (the
+     * rate limit's `countDeferred`): the caller the body named, or its address without one.
+     */
+    countBodyCaller?: (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+  },
 ): void {
   app.decorateRequest('caller', null);
-  const { onResolved, beforeDatabaseLookup } = hooks;
+  const { onResolved, beforeDatabaseLookup, countBodyCaller } = hooks;
 
   // Callback-style hooks: a token this process already knows is resolved without a promise.
   app.addHook('onRequest', (request, _reply, done) => {
@@ -135,11 +143,15 @@ export function registerAuth(
     route.onRequest = [...(route.onRequest ? [route.onRequest].flat() : []), check];
     const fromBody = auth.credentialInBody;
     if (!fromBody) return;
-    const checkBody: preValidationHookHandler = (request, _reply, done) => {
+    const checkBody: preValidationHookHandler = (request, reply, done) => {
       const refuse = (err?: Error) => done(err ?? refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
-      const token = request.caller ? null : fromBody(request);
-      if (!token) return refuse();
-      resolveInto(request, token, hashToken(token), refuse);
+      // A caller known from the request line or headers was counted when it was resolved.
+      if (request.caller) return refuse();
+      // Counted (by the key the body names, else by address) before a refusal, so failed tries count too.
+      const counted = (err?: Error) => (err || !countBodyCaller ? refuse(err) : countBodyCaller(request, reply, refuse));
+      const token = fromBody(request);
+      if (!token) return counted();
+      resolveInto(request, token, hashToken(token), counted);
     };
     route.preValidation = [...(route.preValidation ? [route.preValidation].flat() : []), checkBody];
   });

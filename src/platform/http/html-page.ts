@@ -44,8 +44,8 @@ button.secondary{background:#e3e7eb;color:#1b1f24;margin-left:.5rem}
 .error{background:#fdecea;color:#8a1c13;padding:.6rem;border-radius:4px}ul{padding-left:1.2rem}
 `;
 
-export function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+export function page(title: string, body: string, lang = 'en'): string {
+  return `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>` +
     `<body><main>${body}</main></body></html>`;
 }
@@ -57,6 +57,6 @@ export const turnstileWidget = (siteKey: string) =>
   `<script src="${TURNSTILE_ORIGIN}/turnstile/v0/api.js" async defer></script>` +
   `<div class="cf-turnstile" data-sitekey="${escapeHtml(siteKey)}" data-response-field-name="turnstile_token"></div>`;
 
-export function messagePage(title: string, message: string): string {
-  return page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`);
+export function messagePage(title: string, message: string, lang = 'en'): string {
+  return page(title, `<h1>${escapeHtml(title)}</h1><p role="alert">${escapeHtml(message)}</p>`, lang);
 }

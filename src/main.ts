@@ -98,7 +98,7 @@ const commands: Record<string, Command> = {
     const file = fileArgument(args, 'restore');
     if (config.databaseUrl) throw new UsageError('restore is for the embedded database; for PostgreSQL use pg_restore (see docs/production.md)');
     const { restoreBackup } = await import('./platform/db/backup.js');
-    await restoreBackup(file, embeddedDataDir(config), progress);
+    await restoreBackup(file, { root: config.dataDir, dataDir: embeddedDataDir(config) }, progress);
     progress(`restored into ${embeddedDataDir(config)}; start the server with this DATA_DIR`);
   },
   migrate: async (config) => {

@@ -106,6 +106,14 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
         status: 2,
         stderr: expect.stringContaining('is not empty'),
       });
+      // A DATA_DIR holding anything at all is refused, as documented: the database is not put beside it.
+      const occupied = mkdtempSync(join(work, 'occupied-'));
+      writeFileSync(join(occupied, 'secret.key'), 'another installation');
+      expect(await cli(['restore', file], { DATA_DIR: occupied })).toEqual({
+        status: 2,
+        stderr: `waygate: ${occupied} is not empty (it holds secret.key); restore into a new, empty DATA_DIR, then copy the old secret.key beside the database (nothing was changed)\n`,
+      });
+      expect(readdirSync(occupied)).toEqual(['secret.key']);
 
       // Secrets at rest stay sealed with the old key: it goes with the restore, as the README says.
       cpSync(join(source, 'secret.key'), join(restoredDir, 'secret.key'));
@@ -138,6 +146,10 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       expect(answer, name).toMatchObject({ status: 2, stderr: expect.stringContaining(message) });
       expect(existsSync(join(dataDir, 'pgdata', 'PG_VERSION')), name).toBe(false);
     }
+    const notADirectory = join(work, 'a-file');
+    writeFileSync(notADirectory, 'kept');
+    expect(await cli(['restore', join(work, 'foreign.gz')], { DATA_DIR: notADirectory })).toMatchObject({ status: 2, stderr: expect.stringContaining('is not a directory') });
+    expect(readFileSync(notADirectory, 'utf8')).toBe('kept');
   });
 
   it('refuses a FILE or FILE.partial that exists (a symlink planted in a shared folder included) and follows neither', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, get, request, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -200,10 +200,21 @@ export async function readBackupFile(file: string): Promise<Blob> {
   return new Blob([tar]);
 }
 
-/** Restores a backup into `dataDir`, which must be missing or empty; checks that the result opens. */
-export async function restoreBackup(file: string, dataDir: string, progress: Progress): Promise<void> {
-  if (existsSync(dataDir) && readdirSync(dataDir).length > 0) {
-    throw new BackupError(`${dataDir} is not empty; restore into a new DATA_DIR (nothing was changed)`);
+/**
+ * Restores a backup into `dataDir` (the database's directory inside `root`, DATA_DIR); DATA_DIR must be
+ * missing or empty, since what it holds (a `secret.key`, an outbox) would belong to another database.
+ * Checks that the result opens.
+ */
+export async function restoreBackup(file: string, into: { root: string; dataDir: string }, progress: Progress): Promise<void> {
+  const { root, dataDir } = into;
+  const entry = statSync(root, { throwIfNoEntry: false });
+  if (entry && !entry.isDirectory()) throw new BackupError(`${root} is not a directory; restore into a new DATA_DIR (nothing was changed)`);
+  const held = entry ? readdirSync(root) : [];
+  if (held.length > 0) {
+    throw new BackupError(
+      `${root} is not empty (it holds ${held.slice(0, 3).join(', ')}${held.length > 3 ? ', …' : ''}); restore into a new, empty DATA_DIR, ` +
+        'then copy the old secret.key beside the database (nothing was changed)',
+    );
   }
   const loadDataDir = await readBackupFile(file);
   progress(`backup checked: ${megabytes(loadDataDir.size)} of database files`);

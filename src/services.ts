@@ -12,7 +12,7 @@ import { createScheduler } from './platform/scheduler.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import { Caches } from './platform/kv/cache.js';
 import type { Schema } from './platform/db/schema/index.js';
-import type { KeyValueStore } from './platform/kv/index.js';
+import { DatabaseStore, type KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
@@ -71,6 +71,10 @@ const GPS_COMMITS_AT_ONCE = 4;
 
 export function createServices({ db, kv, config, log, clock, locate, databaseKind }: Infrastructure) {
   const events = createDomainEventBus();
+  // State that must outlive a restart (sign-in locks and their counts, replay markers): Redis when there is one,
+  // the database otherwise (the in-process store forgets everything when the process stops). Nothing else goes there.
+  const durableTable = kv.kind === 'redis' ? undefined : new DatabaseStore(db, clock);
+  const durable = durableTable ?? kv;
   const credentials = new CredentialResolver(kv, log, clock);
   const caches = new Caches(kv, clock, log);
   const audit = createAuditWriter(db, locate);
@@ -87,7 +91,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events });
   const botProtection = createBotProtection(config.botProtection);
-  const signInThrottle = createSignInThrottle(kv, log, clock);
+  const signInThrottle = createSignInThrottle(durable, log, clock);
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle, events });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
   const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events });
@@ -103,7 +107,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
-  const integrations = createIntegrationsService({ db, kv, clock, secretBox, audit, log, options: { ...config.integrations, returnOrigins } });
+  const integrations = createIntegrationsService({ db, kv, durable, clock, secretBox, audit, log, options: { ...config.integrations, returnOrigins } });
   const verifyEmail = createEmailVerification({
     registration,
     purposeOf: accountTokens.purposeOf,
@@ -153,7 +157,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
-  const assertions = createAppAssertionVerifier({ secrets: config.internalAppSecrets, ttlSecs: config.idAppAssertionTtlSecs, kv, clock });
+  const assertions = createAppAssertionVerifier({ secrets: config.internalAppSecrets, ttlSecs: config.idAppAssertionTtlSecs, nonces: durable, clock });
   const auditLog = createAuditService({
     db, clock, writer: audit, mailer, log, assertions,
     users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
@@ -255,6 +259,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
     community_member_staging: await community.purgeStaleStaging(),
     sign_in_devices: await securityNotices.purgeStaleDevices(),
+    durable_keys: (await durableTable?.purgeExpired()) ?? 0,
   });
   const HOUR_MS = 3600_000;
   const DAY_MS = 24 * HOUR_MS;

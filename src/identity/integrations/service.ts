@@ -7,7 +7,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { IntegrationBotStatus } from '../../platform/db/schema/index.js';
 import { AppError, quoted } from '../../platform/http/errors.js';
-import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { DurableStore, KeyValueStore } from '../../platform/kv/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { IntegrationErrors } from './errors.js';
 import {
@@ -49,6 +49,8 @@ export interface IntegrationOptions {
 interface Deps {
   db: Kysely<Schema>;
   kv: Pick<KeyValueStore, 'setIfAbsent' | 'delete'>;
+  /** Where a used state's nonce is kept until the state expires: it must outlive a restart (Redis, or the database). */
+  durable: Pick<DurableStore, 'setIfAbsent'>;
   clock: Clock;
   secretBox: Pick<SecretBox, 'seal' | 'open'>;
   audit: AuditWriter;
@@ -145,7 +147,7 @@ export function createIntegrationsService(deps: Deps) {
     return deps.secretBox.seal(JSON.stringify(state));
   }
 
-  /** The state's content, once: the first claim in the key-value store wins, on every node. */
+  /** The state's content, once: the first claim in the durable store wins, on every node and across restarts. */
   async function claimState(sealed: string, platform: string): Promise<State> {
     let state: unknown;
     try {
@@ -157,7 +159,7 @@ export function createIntegrationsService(deps: Deps) {
     if (state.p !== platform) throw IntegrationErrors.invalid_state('The state was issued for another platform');
     const leftMs = state.e - deps.clock.nowMs();
     if (leftMs <= 0) throw IntegrationErrors.invalid_state('The state has expired; start the connection again');
-    if (!(await deps.kv.setIfAbsent(`integrations:state:${state.n}`, '1', Math.ceil(leftMs / 1000) + 1))) {
+    if (!(await deps.durable.setIfAbsent(`integrations:state:${state.n}`, '1', Math.ceil(leftMs / 1000) + 1))) {
       throw IntegrationErrors.invalid_state('The state was already used; start the connection again');
     }
     return state;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { defineErrors, tooManyRequests } from '../../platform/http/errors.js';
-import type { KeyValueStore } from '../../platform/kv/index.js';
+import type { DurableStore } from '../../platform/kv/index.js';
 import type { Clock } from '../../platform/clock.js';
 
 /**
@@ -12,8 +12,9 @@ import type { Clock } from '../../platform/clock.js';
  * and email share one count, and wrong 2FA codes add to it), and per client IP,
  * in a 15-minute window; reaching the limit locks that identifier, account or
  * IP out of sign-in for 15 minutes (429 with Retry-After). A password reset
- * lifts the lock of its account. Counters live in the key-value store, so
- * every node shares them; when it fails, sign-in is not blocked.
+ * lifts the lock of its account. Counters and locks live in the durable store
+ * (Redis, or the database without it), so every node shares them and a
+ * restart lifts no lock; when it fails, sign-in is not blocked.
  */
 export const SIGN_IN_POLICY = { windowSecs: 15 * 60, maxFailuresPerIdentifier: 10, maxFailuresPerIp: 50, lockSecs: 15 * 60 };
 
@@ -29,7 +30,7 @@ export interface SignInSubject {
   userId?: string;
 }
 
-export function createSignInThrottle(kv: KeyValueStore, log: FastifyBaseLogger, clock: Clock, policy = SIGN_IN_POLICY) {
+export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, clock: Clock, policy = SIGN_IN_POLICY) {
   // Identifiers are hashed so the store never holds email addresses.
   const identifierKey = (identifier: string) => `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`;
   const accountKey = (userId: string) => `signin:account:${userId}`;

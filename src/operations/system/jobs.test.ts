@@ -38,7 +38,7 @@ describe('scheduled jobs over HTTP', () => {
       running: false,
       last_outcome: 'succeeded',
       last_error: null,
-      last_result: { sessions: 0, pending_registrations: 0, account_tokens: 0, two_factor_challenges: 0, deleted_users: 0, oauth_artifacts: 0, oauth_signing_keys_retired: 0, community_member_staging: 0, sign_in_devices: 0 },
+      last_result: { sessions: 0, pending_registrations: 0, account_tokens: 0, two_factor_challenges: 0, deleted_users: 0, oauth_artifacts: 0, oauth_signing_keys_retired: 0, community_member_staging: 0, sign_in_devices: 0, durable_keys: 0 },
     });
     expect(job.runs).toBeGreaterThanOrEqual(1);
     expect(typeof job.last_duration_ms).toBe('number');

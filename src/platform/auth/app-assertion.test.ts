@@ -32,7 +32,7 @@ describe('X-ID-App-Assertion verifier', () => {
   let kv: KeyValueStore;
   const clock = createTestClock();
   clock.freeze(NOW);
-  const verifier = () => createAppAssertionVerifier({ secrets: SECRETS, ttlSecs: TTL_SECS, kv, clock });
+  const verifier = () => createAppAssertionVerifier({ secrets: SECRETS, ttlSecs: TTL_SECS, nonces: kv, clock });
 
   beforeAll(async () => {
     kv = await openStore(namespace);
@@ -106,7 +106,7 @@ describe('X-ID-App-Assertion verifier', () => {
     try {
       const header = await mint({});
       await expect(verifier().verify(header)).resolves.toBeDefined();
-      const onSecondNode = createAppAssertionVerifier({ secrets: SECRETS, ttlSecs: TTL_SECS, kv: secondNode, clock });
+      const onSecondNode = createAppAssertionVerifier({ secrets: SECRETS, ttlSecs: TTL_SECS, nonces: secondNode, clock });
       await expect(onSecondNode.verify(header)).rejects.toMatchObject({ code: 'app_assertion.replayed' });
     } finally {
       await secondNode.close();

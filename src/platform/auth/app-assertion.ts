@@ -3,7 +3,7 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../clock.js';
 import { defineErrors } from '../http/errors.js';
 import { isUuid } from '../http/schemas.js';
-import type { KeyValueStore } from '../kv/index.js';
+import type { DurableStore } from '../kv/index.js';
 import { sameSecret } from './tokens.js';
 
 /**
@@ -49,7 +49,8 @@ export interface AppAssertionVerifier {
 export function createAppAssertionVerifier(deps: {
   secrets: Config['internalAppSecrets'];
   ttlSecs: number;
-  kv: Pick<KeyValueStore, 'setIfAbsent'>;
+  /** Where claimed nonces are kept: they must outlive a restart for as long as their assertion passes (Redis, or the database). */
+  nonces: Pick<DurableStore, 'setIfAbsent'>;
   clock: Clock;
 }): AppAssertionVerifier {
   const secretOf = (app: string) => (INTERNAL_APPS as readonly string[]).includes(app) ? deps.secrets[app as InternalApp] : undefined;
@@ -76,7 +77,7 @@ export function createAppAssertionVerifier(deps: {
       // Claimed only once everything else holds, so a forged or stale assertion cannot burn a nonce. The
       // claim outlives the window in which the assertion could still pass the time checks.
       const claimSecs = issuedAt + deps.ttlSecs + ASSERTION_CLOCK_SKEW_SECS - nowSecs + 1;
-      if (!(await deps.kv.setIfAbsent(`app-assertion:nonce:${app}:${nonce}`, '1', Math.max(1, claimSecs)))) {
+      if (!(await deps.nonces.setIfAbsent(`app-assertion:nonce:${app}:${nonce}`, '1', Math.max(1, claimSecs)))) {
         throw AppAssertionErrors.replayed();
       }
       return { app: app as InternalApp, subject, issuedAt: new Date(issuedAt * 1000) };

@@ -2,6 +2,7 @@ import { MemoryStore } from './memory.js';
 import type { KeyValueStore } from './kv.js';
 
 export { KeyValueUnavailableError, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
+export { DatabaseStore, type DurableStore } from './durable.js';
 
 export type KeyValueTarget = { kind: 'memory' } | { kind: 'redis'; url: string; namespace?: string };
 

@@ -1,7 +1,10 @@
 import type { Generated } from 'kysely';
 import type { Json } from './columns.js';
 
-/** Tables of the platform itself: the migration log (platform/db), the secret key's check (platform/secret-box), the scheduled jobs (platform/scheduler). */
+/**
+ * Tables of the platform itself: the migration log (platform/db), the secret key's check (platform/secret-box), the scheduled
+ * jobs (platform/scheduler), the durable keys (platform/kv).
+ */
 
 export interface SchemaMigrationsTable {
   version: string;
@@ -31,6 +34,12 @@ export interface ScheduledJobsTable {
   failures: Generated<number>;
 }
 
+export interface KvDurableTable {
+  key: string;
+  value: string;
+  expires_at: Date | null;
+}
+
 export interface PlatformTables {
   /** Owner: platform/db (migrations). */
   schema_migrations: SchemaMigrationsTable;
@@ -38,4 +47,6 @@ export interface PlatformTables {
   secret_key_check: SecretKeyCheckTable;
   /** Owner: platform/scheduler (one row per job: who holds it, when it is due, how its last run went). */
   scheduled_jobs: ScheduledJobsTable;
+  /** Owner: platform/kv (keys that must outlive a restart when there is no Redis: sign-in locks, replay markers). */
+  kv_durable: KvDurableTable;
 }

@@ -30,7 +30,7 @@ export async function mount(root, { config, can }) {
 
   async function showTrack(trip) {
     const points = await all(`/v1/trips/${trip.id}/gps`, 100_000);
-    exportButtons(trip);
+    showExports(trip);
     track?.remove();
     if (!points.length) return announce(t('history.empty'));
     track = L.polyline(points.map((p) => [p.latitude, p.longitude]), { renderer, weight: 4 }).addTo(map);
@@ -39,7 +39,7 @@ export async function mount(root, { config, can }) {
   }
 
   /** GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export). */
-  function exportButtons(trip) {
+  function showExports(trip) {
     exports.hidden = false;
     exports.setAttribute('aria-label', `${t('history.export')}: ${trip.name}`);
     show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, (err) => show(problem, errorBox(err.message))));

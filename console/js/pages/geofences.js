@@ -62,7 +62,9 @@ export async function mount(root, { config, can }) {
   }
 
   function add(fence) {
-    const circle = L.circle([fence.latitude, fence.longitude], { radius: fence.radius_km * 1000, renderer }).addTo(map).bindTooltip(fence.name);
+    const circle = L.circle([fence.latitude, fence.longitude], { radius: fence.radius_km * 1000, renderer }).addTo(map)
+      // An element, not the name: Leaflet parses a string as HTML.
+      .bindTooltip(h('span', {}, fence.name));
     const label = h('span', {}, describe(fence));
     const item = h('li', {}, h('button', { type: 'button', class: 'secondary', onclick: () => map.fitBounds(circle.getBounds()) }, label),
       can('geofences:delete') ? [' ', h('button', {

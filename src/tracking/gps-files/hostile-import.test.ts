@@ -5,7 +5,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, login, onEveryNode, TEST_ADMIN, type TestApp, twoNodes } from '../../../test/helpers.js';
 import { numberOf, timeOf } from './parsers/validate.js';
-import { latLngOf } from './parsers/json.js';
+import { latLngOf } from './parsers/google.js';
 
 const MB = 1024 * 1024;
 

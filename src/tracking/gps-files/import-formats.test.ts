@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ZipArchive } from 'archiver';
 import { bearer, buildTestApp, login, onEveryNode, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+
+/** A zip of these files, as a KMZ is. */
+async function zipOf(files: Record<string, string>): Promise<Buffer> {
+  const zip = new ZipArchive();
+  const chunks: Buffer[] = [];
+  zip.on('data', (chunk: Buffer) => chunks.push(chunk));
+  for (const [name, text] of Object.entries(files)) zip.append(text, { name });
+  await zip.finalize();
+  return Buffer.concat(chunks);
+}
 
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
@@ -73,5 +84,64 @@ describe('GPS file import of files from other apps', () => {
       status: 'failed', imported: 0, refused_count: 0, error: { code: 'nothing_recognised', message: 'Nothing in the file was recognised as takeout' },
     });
     expect(await imported(device, '<kml><Document/></kml>', '&format=kml')).toMatchObject({ status: 'failed', error: { code: 'nothing_recognised' } });
+  });
+
+  it('reads Google Semantic Location History: visits at both ends, moves with their raw path, waypoints noted', async () => {
+    const device = await newDevice();
+    expect(await imported(device, fixture('semantic-2019_JANUARY.json'))).toMatchObject({
+      // The walk starts where and when the visit ends: one point, the second a duplicate.
+      format: 'takeout', status: 'done', imported: 4, duplicates: 1, refused_count: 1, notes_count: 1,
+      refused: [{ at: 'timelineObjects[2]', reason: 'neither a placeVisit nor an activitySegment' }],
+      notes: [{ at: 'timelineObjects[1].activitySegment', note: '2 waypoints without times; left out' }],
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2019-01-05T09:00:00.000Z,51.5073509,-0.1277583,,,',
+      '2019-01-05T10:30:00.000Z,51.5073509,-0.1277583,,,',
+      '2019-01-05T10:35:00.000Z,51.505,-0.12768,,,',
+      '2019-01-05T10:45:00.000Z,51.503364,-0.127625,,,',
+    ]);
+  });
+
+  it('reads the iOS Google Maps export (a top-level array; path points timed as minutes after their start)', async () => {
+    const device = await newDevice();
+    expect(await imported(device, fixture('ios-timeline.json'))).toMatchObject({ format: 'takeout', status: 'done', imported: 5, duplicates: 1, refused_count: 0 });
+    expect(await pointsOf(device)).toEqual([
+      '2024-03-10T07:00:00.000Z,48.137154,11.576124,,,',
+      '2024-03-10T09:00:00.000Z,48.137154,11.576124,,,',
+      '2024-03-10T09:10:00.000Z,48.138,11.577,,,',
+      '2024-03-10T09:20:00.000Z,48.139,11.578,,,',
+      '2024-03-10T09:30:00.000Z,48.14,11.58,,,',
+    ]);
+  });
+
+  it('reads TCX Trackpoints with their altitude and speed, passing over those without a position', async () => {
+    const device = await newDevice();
+    expect(await imported(device, fixture('activity.tcx'))).toMatchObject({ format: 'tcx', status: 'done', imported: 2, refused_count: 0, notes_count: 0 });
+    expect(await pointsOf(device)).toEqual(['2024-06-01T07:00:00.000Z,47.6062,-122.3321,56.2,,19.8', '2024-06-01T07:01:00.000Z,47.607,-122.333,,,']);
+  });
+
+  it('reads the first KML document of a KMZ; a zip without one, or one that inflates past IMPORT_MAX_BYTES, fails', async () => {
+    const device = await newDevice();
+    const kmz = await zipOf({ 'images/icon.txt': 'not a picture', 'doc.kml': fixture('points.kml').toString() });
+    expect(await imported(device, kmz)).toMatchObject({ format: 'kmz', status: 'done', imported: 3, refused_count: 1, bytes_read: kmz.length, bytes_total: kmz.length });
+    expect(await pointsOf(device)).toHaveLength(3);
+    expect(await imported(device, await zipOf({ 'readme.txt': 'hello' }))).toMatchObject({
+      status: 'failed', error: { code: 'no_kml', message: 'The KMZ (zip) file holds no .kml document' },
+    });
+    expect(await imported(device, Buffer.from('PK\u0003\u0004 and then nothing of a zip'))).toMatchObject({ status: 'failed', error: { code: 'malformed_zip' } });
+    const small = await buildTestApp({ config: { importMaxBytes: 4096 } });
+    try {
+      const token = await login(small.app, 'admin', TEST_ADMIN.password);
+      const id = (await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })).json().data.id;
+      const bomb = await zipOf({ 'doc.kml': `<kml>${' '.repeat(100_000)}</kml>` });
+      expect(bomb.length).toBeLessThan(4096);
+      const started = await small.app.inject({ method: 'POST', url: `/v1/gps/import?device_id=${id}`, headers: bearer(token), payload: bomb });
+      expect(started.statusCode).toBe(202);
+      await onEveryNode(small, (services) => services.gpsFiles.idle());
+      const report = (await small.app.inject({ method: 'GET', url: `/v1/gps/imports/${started.json().data.id}`, headers: bearer(token) })).json().data;
+      expect(report).toMatchObject({ status: 'failed', error: { code: 'kmz_too_large', message: "The KMZ's KML document is larger than IMPORT_MAX_BYTES (4096 bytes)" } });
+    } finally {
+      await small.close();
+    }
   });
 });

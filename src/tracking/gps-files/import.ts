@@ -7,6 +7,7 @@ import { checkCandidate, type ImportedPoint } from './parsers/validate.js';
 import type { PointSink } from './point-sink.js';
 import type { createGpsImportsRepo, ImportProgress } from './repo.js';
 import { MAX_REFUSALS_LISTED } from './schemas.js';
+import { kmlOfKmz } from './kmz.js';
 import { textOf, type Spooled } from './spool.js';
 import { MAX_BATCH_POINTS } from '../gps/service.js';
 
@@ -25,6 +26,8 @@ interface Deps {
   sink: PointSink;
   clock: Clock;
   log: FastifyBaseLogger;
+  /** The most a KMZ's KML may inflate to (IMPORT_MAX_BYTES). */
+  importMaxBytes: number;
 }
 
 export interface ImportJob {
@@ -104,7 +107,8 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   const settled = () => Promise.allSettled(storing);
   let failure: { code: string; message: string } | undefined;
   try {
-    const text = textOf(job.file.path, (bytes) => (progress.bytesRead = bytes));
+    const onBytes = (bytes: number) => (progress.bytesRead = bytes);
+    const text = job.format === 'kmz' ? kmlOfKmz(job.file.path, job.file.bytes, deps.importMaxBytes, onBytes) : textOf(job.file.path, onBytes);
     for await (const item of PARSERS[job.format](text)) {
       if (job.signal.aborted) throw new Error('aborted');
       if ('refused' in item) {

@@ -84,8 +84,9 @@ const IMPORT_NOTE =
   `position the device already has), the refused points or lines (all counted, the first ${MAX_REFUSALS_LISTED} listed with where and why) ` +
   'and the bytes read of the total. Formats: GPX 1.0/1.1 (trkpt, rtept, wpt with a time), KML 2.2 (Placemarks with a ' +
   'TimeStamp, gx:Track), GeoJSON (Point features with a time property, lines with coordTimes), CSV (a header naming ' +
-  'time, latitude and longitude columns), OwnTracks Recorder .rec lines, Google Takeout Records.json and Timeline.json ' +
-  '(semanticSegments, rawSignals). XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, ' +
+  'time, latitude and longitude columns), OwnTracks Recorder .rec lines, TCX (Garmin, Strava), KMZ (zipped KML), and ' +
+  "Google's location history: Records.json, Semantic Location History (timelineObjects), Timeline.json (semanticSegments, " +
+  'rawSignals) and the iOS Google Maps export. XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, ' +
   'tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 8 MiB in one entry, fail the import. ' +
   'A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); ' +
   'a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than ' +
@@ -107,7 +108,7 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
     config: { auth: requirePermission('gps:write') },
     schema: {
       tags,
-      summary: 'Import a GPS file (GPX, KML, GeoJSON, CSV, OwnTracks .rec, Google Takeout) into a device',
+      summary: 'Import a GPS file (GPX, KML, KMZ, TCX, GeoJSON, CSV, OwnTracks .rec, Google location history) into a device',
       description: IMPORT_NOTE,
       querystring: ImportQuery,
       body: ImportFileBody,

@@ -20,14 +20,15 @@ export const TripExportQuery = Type.Object({ format }, { examples: [{ format: 'g
 /** A file as a download; the content type says which format. */
 export const ExportFile = Type.String({ description: 'The file, streamed' });
 
-export const IMPORT_FORMATS = ['gpx', 'kml', 'geojson', 'csv', 'owntracks', 'takeout'] as const;
+export const IMPORT_FORMATS = ['gpx', 'kml', 'kmz', 'tcx', 'geojson', 'csv', 'owntracks', 'takeout'] as const;
 
 export const ImportQuery = Type.Object({
   device_id: Type.Optional(uuid({ description: 'Default: the device linked to the calling API key' })),
   format: Type.Optional(
     Type.Union(IMPORT_FORMATS.map((name) => Type.Literal(name)), {
       description:
-        'gpx (1.0 and 1.1), kml, geojson, csv, owntracks (Recorder .rec lines) or takeout (Records.json or Timeline.json); ' +
+        'gpx (1.0 and 1.1), kml, kmz (zipped KML), tcx (Garmin, Strava), geojson, csv, owntracks (Recorder .rec lines) or ' +
+        'takeout (Records.json, Semantic Location History, Timeline.json or the iOS Google Maps export); ' +
         'without it, the content tells',
     }),
   ),
@@ -45,6 +46,9 @@ export const ImportFileBody = {
       '<gpx version="1.1" creator="phone" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg><trkpt lat="52.520008" lon="13.404954"><ele>34</ele><time>2024-05-01T08:00:00Z</time></trkpt></trkseg></trk></gpx>'),
     'application/vnd.google-earth.kml+xml': file('KML 2.2 (Placemarks with a TimeStamp, gx:Track)',
       '<kml xmlns="http://www.opengis.net/kml/2.2"><Placemark><TimeStamp><when>2024-05-01T08:00:00Z</when></TimeStamp><Point><coordinates>13.404954,52.520008,34</coordinates></Point></Placemark></kml>'),
+    'application/vnd.google-earth.kmz': file('KMZ: a zip whose first .kml document is read', 'PK…'),
+    'application/vnd.garmin.tcx+xml': file('TCX: Trackpoints with a Position of every Activity and Course',
+      '<TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities><Activity Sport="Running"><Lap StartTime="2024-05-01T08:00:00Z"><Track><Trackpoint><Time>2024-05-01T08:00:00Z</Time><Position><LatitudeDegrees>52.520008</LatitudeDegrees><LongitudeDegrees>13.404954</LongitudeDegrees></Position></Trackpoint></Track></Lap></Activity></Activities></TrainingCenterDatabase>'),
     'application/geo+json': file('GeoJSON: Point features with a time property, LineStrings with coordTimes', {
       type: 'FeatureCollection',
       features: [{ type: 'Feature', geometry: { type: 'Point', coordinates: [13.404954, 52.520008] }, properties: { time: '2024-05-01T08:00:00Z' } }],

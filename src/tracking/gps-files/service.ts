@@ -99,7 +99,7 @@ export function createGpsFilesService(deps: Deps) {
         const head = await headOf(file.path, SNIFF_BYTES);
         const format = query.format ?? sniff(head);
         if (!format) throw GpsFileErrors.unknown_format();
-        if ((format === 'gpx' || format === 'kml') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
+        if ((format === 'gpx' || format === 'kml' || format === 'tcx') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
         const record = await repo.create({ device_id: device.id, created_by: caller.isSystem ? null : caller.userId, format, bytes_total: file.bytes });
         const job = runImport({ ...deps, repo }, {
           id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, named: query.format !== undefined, file, signal: stopping.signal,

@@ -11,12 +11,14 @@ export const MAX_JSON_DEPTH = 32;
  */
 export const MAX_JSON_ENTRY_CHARS = 8 * 1024 * 1024;
 
-/** The arrays whose entries are read, one entry at a time; everything else is skipped as it streams by. */
-const PATHS = ['$.features.*', '$.locations.*', '$.semanticSegments.*', '$.rawSignals.*'];
+/**
+ * The arrays whose entries are read, one entry at a time; everything else is skipped as it streams by. A file
+ * that is an array (the iOS Google Maps export) has its entries at the top.
+ */
+const OBJECT_PATHS = ['$.features.*', ...Object.keys(ENTRY_READERS).map((list) => `$.${list}.*`)];
+const ARRAY_PATHS = ['$.*'];
 
-type Json = unknown;
-type Entry = Record<string, Json>;
-const isObject = (value: Json): value is Entry => typeof value === 'object' && value !== null && !Array.isArray(value);
+import { ENTRY_READERS, first, isObject, phoneEntryPoints, type Entry, type Json } from './google.js';
 
 /**
  * Counts how deep arrays and objects nest, outside strings, across chunks, and stops a file nested deeper
@@ -40,19 +42,6 @@ function depthGuard() {
     }
   };
 }
-
-/** A position text is never longer than this; a longer one is refused before any pattern sees it. */
-const MAX_POSITION_CHARS = 64;
-
-/** "52.5163°, 13.3777°" or "geo:52.5163,13.3777" (Timeline.json) to a position; undefined for anything else. */
-export function latLngOf(value: Json): { latitude: string; longitude: string } | undefined {
-  if (typeof value !== 'string' || value.length > MAX_POSITION_CHARS) return undefined;
-  // Trimmed first, the pattern has no two quantifiers that can share a character: linear time.
-  const match = /^(?:geo:\s*)?(-?[\d.]+)°?\s*,\s*(-?[\d.]+)°?$/.exec(value.trim());
-  return match ? { latitude: match[1]!, longitude: match[2]! } : undefined;
-}
-
-const first = (entry: Entry, ...names: string[]) => names.map((name) => entry[name]).find((value) => value !== undefined);
 
 /** A GeoJSON Feature: a Point with a time property, or a line (or points) with coordTimes beside it. */
 function* featurePoints(feature: Json, at: string): Generator<Parsed> {
@@ -88,79 +77,37 @@ function* featurePoints(feature: Json, at: string): Generator<Parsed> {
   }
 }
 
-/** Records.json (the older Takeout): latitudeE7/longitudeE7, timestamp (ISO) or timestampMs. */
-function recordPoint(record: Json, at: string): Parsed {
-  if (!isObject(record)) return refused(at, 'not an object');
-  const e7 = (value: Json) => (typeof value === 'number' ? value / 1e7 : value);
-  return found({
-    at,
-    latitude: e7(record.latitudeE7),
-    longitude: e7(record.longitudeE7),
-    time: first(record, 'timestamp', 'timestampMs'),
-    altitude: record.altitude,
-    speed: record.velocity,
-    heading: record.heading,
-  });
+/** The JSON parser for a file that starts with `start` ({ or [), telling `read` each entry. */
+function entryParser(start: string, read: (entry: Json, list: string | undefined, key: string) => void) {
+  const parser = new JSONParser({ paths: start === '[' ? ARRAY_PATHS : OBJECT_PATHS, keepStack: false });
+  parser.onValue = ({ value, key, stack }) => read(value, stack.length === 1 ? undefined : String(stack[1]?.key), String(key));
+  return parser;
 }
 
-/** Timeline.json (on-device Timeline): a segment's path points, its visit and the ends of its activity. */
-function* segmentPoints(segment: Json, at: string): Generator<Parsed> {
-  if (!isObject(segment)) return yield refused(at, 'not an object');
-  const place = (value: Json, time: Json, where: string): Parsed => {
-    const position = latLngOf(value);
-    return position ? found({ at: where, ...position, time }) : refused(where, 'no position ("lat°, lng°")');
-  };
-  if (Array.isArray(segment.timelinePath)) {
-    for (const [i, step] of segment.timelinePath.entries()) {
-      yield isObject(step) ? place(step.point, step.time, `${at}.timelinePath[${i}]`) : refused(`${at}.timelinePath[${i}]`, 'not an object');
-    }
-  }
-  const visit = isObject(segment.visit) && isObject(segment.visit.topCandidate) && isObject(segment.visit.topCandidate.placeLocation)
-    ? segment.visit.topCandidate.placeLocation.latLng
-    : undefined;
-  if (visit !== undefined) yield place(visit, segment.startTime, `${at}.visit`);
-  if (isObject(segment.activity)) {
-    const { start, end } = segment.activity;
-    if (isObject(start)) yield place(start.latLng, segment.startTime, `${at}.activity.start`);
-    if (isObject(end)) yield place(end.latLng, segment.endTime, `${at}.activity.end`);
-  }
-}
-
-/** Timeline.json rawSignals: positions as the phone recorded them. */
-function signalPoint(signal: Json, at: string): Parsed | undefined {
-  if (!isObject(signal) || !isObject(signal.position)) return undefined; // wifi scans, activity records: no position
-  const { position } = signal;
-  const latLng = latLngOf(position.LatLng ?? position.latLng);
-  if (!latLng) return refused(at, 'no position ("lat°, lng°")');
-  return found({ at, ...latLng, time: position.timestamp, altitude: position.altitudeMeters, speed: position.speedMetersPerSecond });
-}
-
-/** GeoJSON FeatureCollections and both Google Takeout generations, streamed entry by entry. */
+/**
+ * GeoJSON FeatureCollections and Google's location history (Records.json, Semantic Location History,
+ * Timeline.json, the iOS export), streamed entry by entry.
+ */
 export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Parsed> {
   const out: Parsed[] = [];
   const guard = depthGuard();
-  const parser = new JSONParser({ paths: PATHS, keepStack: false });
   let entries = 0;
-  parser.onValue = ({ value, key, stack }) => {
+  const read = (entry: Json, list: string | undefined, key: string) => {
     entries++;
-    const list = stack[1]?.key;
-    const at = `${String(list)}[${String(key)}]`;
-    if (list === 'features') out.push(...featurePoints(value, at));
-    else if (list === 'locations') out.push(recordPoint(value, at));
-    else if (list === 'semanticSegments') out.push(...segmentPoints(value, at));
-    else if (list === 'rawSignals') {
-      const point = signalPoint(value, at);
-      if (point) out.push(point);
-    }
+    if (list === undefined) return out.push(...phoneEntryPoints(entry, `[${key}]`));
+    const at = `${list}[${key}]`;
+    if (list === 'features') out.push(...featurePoints(entry, at));
+    else out.push(...ENTRY_READERS[list]!(entry, at));
   };
+  let parser: JSONParser | undefined;
   const malformed = (err: unknown) =>
     err instanceof ImportFailure ? err : new ImportFailure('malformed_json', `Not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
-  let any = false;
   /** Characters read since an entry last ended (counted a chunk at a time). */
   let sinceEntry = 0;
   for await (const chunk of text) {
     guard(chunk);
-    any ||= chunk.trim() !== '';
+    parser ??= chunk.trim() === '' ? undefined : entryParser(chunk.replace(/^[\uFEFF\s]+/, '')[0]!, read);
+    if (!parser) continue;
     const before = entries;
     try {
       parser.write(chunk);
@@ -174,7 +121,7 @@ export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Pa
     if (out.length > 0) yield* out.splice(0);
   }
   try {
-    if (any && !parser.isEnded) parser.end();
+    if (parser && !parser.isEnded) parser.end();
   } catch (err) {
     throw malformed(err);
   }

@@ -65,7 +65,9 @@ export function importForm({ deviceOf, onDone }) {
       h('p', { class: 'muted' }, t('import.counts', { imported: formatNumber(data.imported, 0), duplicates: formatNumber(data.duplicates, 0), refused: formatNumber(data.refused_count, 0) })),
       data.error ? errorBox(`${data.error.code}: ${data.error.message}`) : null,
       data.refused.length ? h('details', {}, h('summary', {}, t('import.refused', { count: data.refused_count })),
-        h('ul', {}, ...data.refused.slice(0, 20).map((item) => h('li', {}, `${item.at}: ${item.reason}`)))) : null);
+        h('ul', {}, ...data.refused.slice(0, 20).map((item) => h('li', {}, `${item.at}: ${item.reason}`)))) : null,
+      data.notes.length ? h('details', {}, h('summary', {}, t('import.notes', { count: data.notes_count })),
+        h('ul', {}, ...data.notes.slice(0, 20).map((item) => h('li', {}, `${item.at}: ${item.note}`)))) : null);
   }
 
   return h('details', { class: 'import' }, h('summary', {}, t('import.title')), h('p', { class: 'muted' }, t('import.hint')), problem, form, report);

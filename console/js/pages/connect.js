@@ -1,6 +1,8 @@
 import { post, session } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
+import { reauthField } from '../reauth.js';
+import { gpsloggerUrl, ingestUrls } from '../trackers.js';
 
 /**
  * Connect a device: one API key that may only write GPS points (POST /v1/api-keys, scopes
@@ -14,7 +16,8 @@ export async function mount(root, { config }) {
   const problem = h('div');
   const submit = h('button', { type: 'submit' }, t('connect.submit'));
   const result = h('div');
-  const form = h('form', { class: 'card' }, problem, name.wrapper, submit);
+  const password = reauthField();
+  const form = h('form', { class: 'card' }, problem, name.wrapper, password.wrapper, submit);
   show(root, h('div', { class: 'page' }, h('h1', {}, t('connect.title')), h('p', {}, t('connect.intro')), form, result));
   name.input.focus();
 
@@ -26,7 +29,8 @@ export async function mount(root, { config }) {
     submit.disabled = true;
     show(problem);
     try {
-      const key = await post('/v1/api-keys', { name: `Device: ${deviceName}`.slice(0, 100), scopes: ['gps:write'] });
+      const key = await post('/v1/api-keys', { name: `Device: ${deviceName}`.slice(0, 100), scopes: ['gps:write'], ...password.body() });
+      password.clear();
       const { data: device } = await post('/v1/devices', { name: deviceName, api_key_id: key.id });
       const settings = settingsFor({ base: config.publicUrl, key: key.key, device });
       show(result, settings.element);
@@ -35,7 +39,7 @@ export async function mount(root, { config }) {
       settings.element.querySelector('h2')?.focus();
       announce(t('connect.keyOnce'));
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(password.asked(err) ?? err.message));
     } finally {
       submit.disabled = false;
     }
@@ -44,14 +48,14 @@ export async function mount(root, { config }) {
 }
 
 function settingsFor({ base, key, device }) {
-  const ingest = (kind) => `${base}/v1/ingest/${kind}`;
+  const urls = ingestUrls(base);
   const owntracks = {
-    _type: 'configuration', mode: 3, url: ingest('owntracks'), auth: true, username: device.name.replace(/\s+/g, '-').toLowerCase().slice(0, 30) || 'device',
+    _type: 'configuration', mode: 3, url: urls.owntracks, auth: true, username: device.name.replace(/\s+/g, '-').toLowerCase().slice(0, 30) || 'device',
     password: key, deviceId: device.id.slice(0, 8), tid: device.name.slice(0, 2).toUpperCase(),
   };
   const bytes = new TextEncoder().encode(JSON.stringify(owntracks));
   const owntracksLink = `owntracks:///config?inline=${encodeURIComponent(btoa(String.fromCharCode(...bytes)))}`;
-  const gpslogger = `${ingest('osmand')}?id=${encodeURIComponent(key)}&lat=%LAT&lon=%LON&timestamp=%TIMESTAMP&altitude=%ALT&speed=%SPD&bearing=%DIR&hdop=%HDOP`;
+  const gpslogger = gpsloggerUrl(base, key);
   const qr = h('img', { class: 'qr', alt: t('connect.qr'), width: 192, height: 192 });
 
   const copyable = (value, label) => {
@@ -72,10 +76,10 @@ function settingsFor({ base, key, device }) {
     h('p', { class: 'ok', role: 'status' }, t('connect.keyOnce')),
     h('dl', { class: 'settings card' }, h('dt', {}, t('connect.key')), h('dd', { id: 'device-key' }, ...copyable(key, t('connect.key')))),
     h('div', { class: 'apps' },
-      app(t('connect.traccar'), [[t('connect.url'), ingest('osmand'), true], [t('connect.identifier'), key, true]]),
-      app(t('connect.owntracks'), [[t('connect.mode'), 'HTTP'], [t('connect.url'), ingest('owntracks'), true], [t('connect.username'), owntracks.username], [t('connect.password'), key, true]],
+      app(t('connect.traccar'), [[t('connect.url'), urls.traccar, true], [t('connect.identifier'), key, true]]),
+      app(t('connect.owntracks'), [[t('connect.mode'), 'HTTP'], [t('connect.url'), urls.owntracks, true], [t('connect.username'), owntracks.username], [t('connect.password'), key, true]],
         h('p', {}, t('connect.qr')), qr, h('p', {}, h('a', { href: owntracksLink }, t('connect.openLink')))),
-      app(t('connect.overland'), [[t('connect.endpoint'), ingest('overland'), true], [t('connect.token'), key, true]]),
+      app(t('connect.overland'), [[t('connect.endpoint'), urls.overland, true], [t('connect.token'), key, true]]),
       app(t('connect.gpslogger'), [[t('connect.customUrl'), gpslogger, true], [t('connect.method'), 'GET']])),
     h('p', { class: 'muted' }, t('connect.otherHint')));
   return { element, owntracksLink, qr };

@@ -3,6 +3,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { axeViolations, openConsole as open, screenshot, SHOTS, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
 import { bearer, createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { gpsloggerUrl } from '../../../console/js/trackers.js';
 
 let t: TestApp;
 let base: string;
@@ -117,6 +118,8 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     const key = (await page.locator('#device-key code').textContent())!;
     expect(key).toMatch(/\S{20,}/);
     await page.getByText(`${base}/v1/ingest/osmand`).first().waitFor();
+    // GPSLogger's URL from the same source docs/gps.md is checked against (trackers.test.ts replays it).
+    await page.getByText(gpsloggerUrl(base, key), { exact: true }).waitFor();
     await expect.poll(() => page.evaluate("document.querySelector('img.qr').naturalWidth")).toBeGreaterThan(0);
     const link = await page.getByRole('link', { name: 'Open in OwnTracks' }).getAttribute('href');
     const inline = JSON.parse(Buffer.from(decodeURIComponent(link!.split('inline=')[1]!), 'base64').toString());

@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -28,16 +28,39 @@ export default async function setup(project: TestProject) {
   return setupPglite(project);
 }
 
+/** Where migrated PGlite templates are kept between runs (node_modules is never committed, and CI starts without it). */
+const TEMPLATE_CACHE = join(process.cwd(), 'node_modules', '.cache', 'waygate-test');
+
+/** A name for the migrated database: the migrations and the PGlite version, hashed (either changes it). */
+function templateKey(): string {
+  const hash = createHash('sha256');
+  const migrations = join(process.cwd(), 'migrations');
+  for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
+  hash.update(JSON.parse(readFileSync(join(process.cwd(), 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')).version);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The migrated PGlite dump the test files load, made once per set of migrations: a run of one test file on an
+ * unchanged tree skips creating and migrating a database (seconds). Written beside its final name and renamed,
+ * so two runs at once never read half a file; older templates are removed.
+ */
 async function setupPglite(project: TestProject) {
-  const dir = mkdtempSync(join(tmpdir(), 'waygate-test-'));
-  const database = await openDatabase({ kind: 'embedded' });
-  await migrate(database.db);
-  const dump = await database.dump!();
-  const path = join(dir, 'template.tar');
-  writeFileSync(path, Buffer.from(await dump.arrayBuffer()));
-  await database.close();
+  const path = join(TEMPLATE_CACHE, `pglite-${templateKey()}.tar`);
+  if (!existsSync(path)) {
+    mkdirSync(TEMPLATE_CACHE, { recursive: true });
+    const database = await openDatabase({ kind: 'embedded' });
+    await migrate(database.db);
+    const dump = await database.dump!();
+    await database.close();
+    const partial = `${path}.${process.pid}.partial`;
+    writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, path);
+    for (const name of readdirSync(TEMPLATE_CACHE)) {
+      if (name.startsWith('pglite-') && join(TEMPLATE_CACHE, name) !== path && !name.endsWith('.partial')) rmSync(join(TEMPLATE_CACHE, name), { force: true });
+    }
+  }
   project.provide('pgliteTemplate', path);
-  return () => rmSync(dir, { recursive: true, force: true });
 }
 
 async function setupPostgres(project: TestProject, url: string) {

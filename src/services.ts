@@ -17,6 +17,7 @@ import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
 import { createSelfDeletion } from './identity/auth/self-deletion.js';
+import { createReauthentication } from './identity/auth/reauthentication.js';
 import { createPasswordResetService } from './identity/auth/password-reset.js';
 import { createRegistrationService } from './identity/auth/registration.js';
 import { createBreachedPasswordCheck } from './identity/auth/breached-passwords.js';
@@ -89,21 +90,22 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, access,
   });
   const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
-  const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(durable, log, clock);
+  const reauthentication = createReauthentication({ clock, users, signInThrottle, audit, sessions: sessionStore });
+  const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events, reauthentication });
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle, events });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
-  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events });
+  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events, reauthentication });
   const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
     db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
     registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, audit, kv, log, breachedPasswords, events,
+    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, reauthentication, audit, kv, log, breachedPasswords, events,
   });
-  const selfDeletion = createSelfDeletion({ clock, users, passwords: passwordReset, sessions: sessionStore });
+  const selfDeletion = createSelfDeletion({ users, reauthentication });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
@@ -200,6 +202,10 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash), oauthToken: (hash) => oauth.lookup(hash) });
   events.on('user.signed_in', (event) => securityNotices.signedIn(event));
   events.on('user.security_changed', (change) => securityNotices.changed(change));
+  events.on('user.passkeys_and_keys_removing', async ({ userId, trx, onCommit }) => ({
+    passkeys_removed: await passkeys.removeAllOfUser(userId, trx),
+    api_keys_removed: await apiKeys.removeOwnedBy(userId, trx, onCommit),
+  }));
   events.on('user.deleting', async ({ userId, purgeAt, trx, onCommit }) => {
     onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
     onCommit(async () => securityNotices.deletionScheduled(userId, purgeAt));

@@ -18,6 +18,11 @@ export interface DomainEvents {
    * to them and pseudonymise what must outlive them, in the same transaction as the removal.
    */
   'user.purging': { userId: string } & TransactionalEvent;
+  /**
+   * A user asked, with a new password (reset or change), that every passkey and API key of theirs go too:
+   * they end in the same transaction as the new password (reports `passkeys_removed`, `api_keys_removed`).
+   */
+  'user.passkeys_and_keys_removing': { userId: string } & TransactionalEvent;
   /** A user is being banned: their sessions end in the same transaction, cached keys are dropped after it. */
   'user.banning': { userId: string; reason: string | null; expiresAt: Date | null } & TransactionalEvent;
   /** A ban was lifted (after commit): keys of the user refused while it lasted are re-read. */
@@ -48,7 +53,9 @@ export interface DomainEvents {
 
 /** A change on an account that its user is told of by mail (the ban and a scheduled deletion come from their own events). */
 export type SecurityChange = { userId: string } & (
-  | { kind: 'password_changed' | 'two_factor_enabled' | 'two_factor_disabled' }
+  | { kind: 'two_factor_enabled' | 'two_factor_disabled' }
+  /** `removed`: the user asked that every passkey and API key of theirs go with the old password; how many went. */
+  | { kind: 'password_changed'; removed?: { passkeys: number; api_keys: number } }
   | { kind: 'email_changed'; oldEmail: string; newEmail: string }
   | { kind: 'passkey_added' | 'passkey_removed' | 'api_key_created'; name: string }
 );

@@ -84,17 +84,26 @@ export function twoFactorSection(me) {
   return { section, load: () => render() };
 }
 
-/** Password change (POST /v1/users/me/password): the other sessions end, this one stays. */
+/**
+ * Password change (POST /v1/users/me/password): the other sessions end, this one stays; on request every
+ * passkey and API key goes too (what someone else who had the account may have left behind).
+ */
 export function passwordSection() {
   const current = field(t('password.current'), { name: 'current-password', type: 'password', autocomplete: 'current-password', required: true });
   const next = field(t('password.new'), { name: 'new-password', type: 'password', autocomplete: 'new-password', required: true, minlength: 8 });
   const again = field(t('password.repeat'), { name: 'repeat-password', type: 'password', autocomplete: 'new-password', required: true, minlength: 8 });
+  const revoke = h('input', { type: 'checkbox', id: 'revoke-passkeys-and-keys', name: 'revoke_passkeys_and_keys', 'aria-describedby': 'revoke-hint' });
+  const revokeField = {
+    wrapper: h('div', {}, h('label', { for: revoke.id }, revoke, ' ', t('password.revokeAll')), h('p', { id: 'revoke-hint', class: 'muted' }, t('password.revokeAllHint'))),
+  };
   const done = h('div', { role: 'status' });
-  const element = form([current, next, again], t('password.submit'), async () => {
+  const element = form([current, next, again, revokeField], t('password.submit'), async () => {
     if (next.input.value !== again.input.value) throw new Error(t('password.mismatch'));
-    const result = await post('/v1/users/me/password', { current_password: current.input.value, new_password: next.input.value });
+    const revoked = revoke.checked;
+    const result = await post('/v1/users/me/password', { current_password: current.input.value, new_password: next.input.value, revoke_passkeys_and_keys: revoked });
     for (const f of [current, next, again]) f.input.value = '';
-    show(done, h('p', { class: 'ok' }, t('password.changed', { count: result.other_sessions_ended })));
+    revoke.checked = false;
+    show(done, h('p', { class: 'ok' }, t(revoked ? 'password.changedRevoked' : 'password.changed', { count: result.other_sessions_ended })));
   });
   return h('section', { 'aria-labelledby': 'password-title' }, h('h2', { id: 'password-title' }, t('password.title')), element, done);
 }

@@ -3,6 +3,7 @@ import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, setLocale, t } from '../i18n.js';
 import { dataSection, noticesSection } from './account-data.js';
 import { emailSection, passwordSection, twoFactorSection } from './account-security.js';
+import { reauthField } from '../reauth.js';
 
 /**
  * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
@@ -77,17 +78,19 @@ export async function mount(root, { config, me, can }) {
       return h('label', { for: id, class: 'scope' }, h('input', { type: 'checkbox', id, value: permission }), ` ${permission}`);
     });
     const secret = h('div', { role: 'status' });
+    const password = reauthField();
     const form = h('form', { class: 'card' }, name.wrapper, h('fieldset', {}, h('legend', {}, t('account.scopes')), ...scopeBoxes),
-      h('button', { type: 'submit' }, t('account.createKey')), secret);
+      password.wrapper, h('button', { type: 'submit' }, t('account.createKey')), secret);
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const scopes = scopeBoxes.map((label) => label.querySelector('input')).filter((box) => box.checked).map((box) => box.value);
       try {
-        const created = await post('/v1/api-keys', { name: name.input.value.trim(), scopes });
+        const created = await post('/v1/api-keys', { name: name.input.value.trim(), scopes, ...password.body() });
+        password.clear();
         show(secret, h('p', { class: 'ok' }, t('account.secretOnce'), ' ', h('code', { id: 'new-key' }, created.key)));
         form.querySelector('button').disabled = true;
         show(problem);
-      } catch (err) { fail(err); }
+      } catch (err) { show(problem, errorBox(password.asked(err) ?? err.message)); }
     });
     return form;
   }

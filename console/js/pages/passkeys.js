@@ -1,6 +1,7 @@
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
+import { reauthField } from '../reauth.js';
 import { createPasskey, passkeysSupported } from '../webauthn.js';
 
 /**
@@ -13,8 +14,9 @@ export async function mount(root) {
   const list = h('ul');
   const name = field(t('passkeys.name'), { name: 'passkey-name', maxlength: 100, placeholder: t('passkeys.namePlaceholder') });
   const add = h('button', { type: 'submit' }, t('passkeys.add'));
-  const form = h('form', { class: 'card' }, name.wrapper, add);
-  const fail = (err) => show(problem, errorBox(err.name === 'NotAllowedError' ? t('passkeys.cancelled') : err.message));
+  const password = reauthField();
+  const form = h('form', { class: 'card' }, name.wrapper, password.wrapper, add);
+  const fail = (err) => show(problem, errorBox(err.name === 'NotAllowedError' ? t('passkeys.cancelled') : password.asked(err) ?? err.message));
 
   show(root, h('div', { class: 'page' }, h('h1', {}, t('passkeys.title')), h('p', {}, t('passkeys.intro')), problem,
     h('section', { 'aria-labelledby': 'passkeys-list-title' }, h('h2', { id: 'passkeys-list-title' }, t('passkeys.yours')), list),
@@ -25,7 +27,8 @@ export async function mount(root) {
     add.disabled = true;
     show(problem);
     try {
-      const response = await createPasskey(await post('/v1/users/me/passkeys/options'));
+      const response = await createPasskey(await post('/v1/users/me/passkeys/options', password.body()));
+      password.clear();
       const created = await post('/v1/users/me/passkeys', { ...(name.input.value.trim() ? { name: name.input.value.trim() } : {}), response });
       name.input.value = '';
       announce(t('passkeys.added', { name: created.name }));

@@ -90,6 +90,12 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
       return rows.map((row) => row.key_hash);
     },
 
+    /** Deletes the user's keys but system keys (which only a super admin's change ends); their hashes. */
+    async deleteOwnedBy(userId: string, trx: Kysely<Schema>): Promise<string[]> {
+      const rows = await trx.deleteFrom('api_keys').where('user_id', '=', userId).where('is_system', '=', false).returning('key_hash').execute();
+      return rows.map((row) => row.key_hash);
+    },
+
     async deactivateAllOfUser(userId: string, executor: Kysely<Schema> = db): Promise<string[]> {
       const rows = await executor
         .updateTable('api_keys')

@@ -9,9 +9,16 @@ import { ApiKey, ApiKeyRoleParams, CreateApiKeyBody, CreatedApiKey, RegeneratedA
 import type { ApiKeysService } from './service.js';
 import { ApiKeyErrors } from './errors.js';
 import { RoleErrors } from '../access/errors.js';
+import { ReauthenticationBody } from '../auth/schemas.js';
+import { PasswordChangeErrors, ReauthenticationErrors } from '../auth/errors.js';
+import { SignInErrors } from '../sign-in-throttle/service.js';
 
 const tags = ['API keys'];
 const visibility = 'Super admins see every key; everybody else the keys they own.';
+const reauthentication =
+  'A session signed in more than 15 minutes ago gives current_password (a wrong one: 400, counted towards the sign-in lockout, 429 once locked) '
+  + 'or signs in again (403 auth.reauthentication_required otherwise): a stolen session alone cannot leave a key behind. API keys need neither.';
+const reauthenticationErrors = [ReauthenticationErrors.reauthentication_required, PasswordChangeErrors.wrong_current_password, SignInErrors.locked_out] as const;
 
 export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
@@ -33,13 +40,13 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
       summary: 'Create an API key',
       description:
         'The full key is in this response only. Scopes must be covered by your own permissions; ' +
-        'is_system and user_id are for super admins.',
+        'is_system and user_id are for super admins. ' + reauthentication,
       body: CreateApiKeyBody,
       response: {
         201: CreatedApiKey,
         ...errorResponses(
           ApiKeyErrors.expiry_in_past, ApiKeyErrors.owner_not_developer, ApiKeyErrors.is_system_super_admin_only,
-          ApiKeyErrors.owner_super_admin_only, ApiKeyErrors.unknown_owner, RoleErrors.scope_beyond_caller,
+          ApiKeyErrors.owner_super_admin_only, ApiKeyErrors.unknown_owner, RoleErrors.scope_beyond_caller, ...reauthenticationErrors,
         ),
       },
     },
@@ -72,14 +79,19 @@ export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiK
     schema: {
       tags,
       summary: 'Replace the key value; the old value stops working at once',
-      description: 'System keys: super admins only.',
+      description: `System keys: super admins only. The body is optional. ${reauthentication}`,
       params: IdParams,
+      body: ReauthenticationBody,
       response: {
         200: RegeneratedApiKey,
-        ...errorResponses(ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found),
+        ...errorResponses(ApiKeyErrors.system_key_super_admin_only, RoleErrors.scope_beyond_caller, ApiKeyErrors.not_found, ...reauthenticationErrors),
       },
     },
-  }, async (request) => apiKeys.regenerate(callerOf(request), request.params.id));
+    // Without a body (as before re-authentication): validated as `{}`.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
+  }, async (request) => apiKeys.regenerate(callerOf(request), request.params.id, request, request.body.current_password));
 
   app.delete('/v1/api-keys/:id', {
     config: { auth: requirePermission('api_keys:delete') },

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
+import { ReauthenticationPassword } from '../auth/schemas.js';
 
 export const ApiKey = named('ApiKey', Type.Object({
   id: Uuid,
@@ -26,6 +27,7 @@ export const CreateApiKeyBody = Body({
   expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
   is_system: Type.Optional(Type.Boolean({ description: 'Super admins only' })),
   user_id: Type.Optional(uuid({ description: 'Owner; super admins only; must hold role_developer' })),
+  current_password: ReauthenticationPassword,
 }, { example: { name: 'Van 3 tracker', scopes: ['gps:write', 'gps:read'], expires_at: '2030-12-31T23:59:59Z' } });
 
 export const UpdateApiKeyBody = Body(

@@ -9,6 +9,7 @@ import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
+import type { Reauthentication } from '../auth/index.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
 import { ApiKeyErrors } from './errors.js';
@@ -29,6 +30,8 @@ interface Deps {
   audit: AuditWriter;
   /** Sign-ins and changes the user is told of by mail (the security notices react). */
   events: Pick<DomainEventBus, 'emit'>;
+  /** A session shows who it is again before it gets a key value: a stolen session alone must not leave a key behind. */
+  reauthentication: Pick<Reauthentication, 'confirm'>;
 }
 
 /** Said when a key is created without scopes, which is easy to do by mistake and then looks like a broken key. */
@@ -148,6 +151,7 @@ export function createApiKeysService(deps: Deps) {
 
     async create(caller: Caller, input: Static<typeof CreateApiKeyBody>, request: FastifyRequest) {
       const changes = await checkedChanges(caller, input);
+      await deps.reauthentication.confirm(request, caller, input.current_password, 'api_key_create');
       const key = newToken(API_KEY_PREFIX);
       // The key and its audit event commit together: a key is never created without a trace.
       const created = await deps.db.transaction().execute(async (trx) => {
@@ -189,8 +193,9 @@ export function createApiKeysService(deps: Deps) {
       return updated;
     },
 
-    async regenerate(caller: Caller, id: string) {
+    async regenerate(caller: Caller, id: string, request: FastifyRequest, currentPassword?: string) {
       const existing = await mutableKey(caller, id, 'regenerate');
+      await deps.reauthentication.confirm(request, caller, currentPassword, 'api_key_regenerate');
       const key = newToken(API_KEY_PREFIX);
       const updated = await repo.update(id, { key_hash: hashToken(key), key_prefix: displayPrefix(key) });
       await deps.credentials.invalidate([existing.key_hash]);
@@ -240,6 +245,13 @@ export function createApiKeysService(deps: Deps) {
      */
     async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
       const hashes = await repo.deactivateAllOfUser(userId, trx);
+      if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
+      return hashes.length;
+    },
+
+    /** A new password that asked for it (`user.passkeys_and_keys_removing`): the user's keys go, system keys stay; cached ones are dropped after the commit. */
+    async removeOwnedBy(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+      const hashes = await repo.deleteOwnedBy(userId, trx);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;
     },

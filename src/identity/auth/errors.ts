@@ -22,3 +22,10 @@ export const AccountDeletionErrors = defineErrors('account_deletion', {
   current_password_required: [400, 'current_password is required: this account has a password'],
   sign_in_again: [403, 'This account has no password: sign in again, then delete it within 15 minutes of signing in'],
 });
+
+export const ReauthenticationErrors = defineErrors('auth', {
+  reauthentication_required: [
+    403,
+    'Confirm it is you: give current_password, or sign in again (password, passkey or two-factor code) and retry within 15 minutes',
+  ],
+});

@@ -24,6 +24,8 @@ const ResetForm = Type.Object({
   new_password: Type.String({ maxLength: 1024 }),
   password_again: Type.Optional(Type.String({ maxLength: 1024 })),
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
+  // A checked box sends its value; an unchecked one nothing.
+  revoke_passkeys_and_keys: Type.Optional(Type.Literal('true')),
 });
 // Pages for people, not operations of the API: kept out of the OpenAPI document.
 const hide = true;
@@ -69,12 +71,13 @@ export async function linkPageRoutes(fastify: FastifyInstance, { passwordReset, 
 
   app.post(RESET_PASSWORD_PATH, { schema: { hide, body: ResetForm } }, async (request, reply) => {
     const { token, new_password, password_again, turnstile_token } = request.body;
+    const revoke_passkeys_and_keys = request.body.revoke_passkeys_and_keys === 'true';
     if (!token) return incomplete(reply);
-    const again = (error: string) => resetPasswordPage({ token, error, turnstileSiteKey });
+    const again = (error: string) => resetPasswordPage({ token, error, turnstileSiteKey, revokePasskeysAndKeys: revoke_passkeys_and_keys });
     if (password_again !== undefined && password_again !== new_password) return html(reply, 400, again('The two passwords differ; type the same one twice.'));
     return attempt(reply, async () => {
-      await passwordReset.complete(request, { token, new_password, turnstile_token });
-      return messagePage('Password changed', RESET_DONE_MESSAGE);
+      await passwordReset.complete(request, { token, new_password, turnstile_token, revoke_passkeys_and_keys });
+      return messagePage('Password changed', revoke_passkeys_and_keys ? `${RESET_DONE_MESSAGE}. Every passkey and API key of the account was removed too` : RESET_DONE_MESSAGE);
     }, again);
   });
 }

@@ -16,7 +16,7 @@ export function verifyEmailPage(input: { token: string; error?: string }): strin
 </form>`);
 }
 
-export function resetPasswordPage(input: { token: string; error?: string; turnstileSiteKey?: string }): string {
+export function resetPasswordPage(input: { token: string; error?: string; turnstileSiteKey?: string; revokePasskeysAndKeys?: boolean }): string {
   const described = input.error ? ' aria-describedby="password-rule error"' : ' aria-describedby="password-rule"';
   return page('Choose a new password', `
 <h1>Choose a new password</h1>${errorBox(input.error)}
@@ -27,6 +27,8 @@ export function resetPasswordPage(input: { token: string; error?: string; turnst
 <p id="password-rule">At least 8 characters. Every session of your account ends once it is changed.</p>
 <label for="password_again">New password again</label>
 <input id="password_again" name="password_again" type="password" autocomplete="new-password" required minlength="8" maxlength="1024">
+<label class="check"><input type="checkbox" name="revoke_passkeys_and_keys" value="true"${input.revokePasskeysAndKeys ? ' checked' : ''}> Also remove all passkeys and API keys</label>
+<p class="hint">Do this if someone else may have used your account: a passkey or key they added would still let them in. You can add yours again afterwards.</p>
 ${input.turnstileSiteKey ? turnstileWidget(input.turnstileSiteKey) : ''}
 <button type="submit">Set new password</button>
 </form>`);

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { AuditWriter } from '../../platform/audit.js';
 import type { BotProtection } from '../../platform/bot-protection.js';
-import { hashPassword, verifyPassword } from '../../platform/auth/passwords.js';
+import { hashPassword } from '../../platform/auth/passwords.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -22,7 +22,8 @@ import type { Clock } from '../../platform/clock.js';
 import type { BreachedPasswordCheck } from './breached-passwords.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasswordChangeErrors } from './errors.js';
-import type { ChangePasswordBody } from './schemas.js';
+import type { Reauthentication } from './reauthentication.js';
+import type { ChangePasswordBody, CompleteResetBody } from './schemas.js';
 import type { Static } from 'typebox';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
@@ -42,15 +43,20 @@ interface Deps {
   twoFactor: Pick<TwoFactorService, 'closeChallengesOf'>;
   /** Nor the user's OAuth tokens and grants for any client, or a sign-in on the provider's pages (its browser session). */
   oauth: Pick<OAuthService, 'revokeAllOfUser'>;
-  /** Sign-in lockouts of the account end once its password is new; a change's current password counts towards them. */
-  signInThrottle: Pick<SignInThrottle, 'clear' | 'claim'>;
+  /** Sign-in lockouts of the account end once its password is new. */
+  signInThrottle: Pick<SignInThrottle, 'clear'>;
+  /** A change's current password is checked as a sign-in checks it (and counts towards the lockout). */
+  reauthentication: Pick<Reauthentication, 'checkCurrentPassword'>;
   kv: Pick<KeyValueStore, 'setIfAbsent'>;
   log: FastifyBaseLogger;
   /** A new password follows registration's rules: long enough and not known from breaches. */
   breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
-  /** Sign-ins and changes the user is told of by mail (the security notices react). */
+  /** Sign-ins and changes the user is told of by mail (the security notices react); passkeys and API keys go on request. */
   events: Pick<DomainEventBus, 'emit'>;
 }
+
+/** How many passkeys and API keys a new password took with it, when the user asked (`revoke_passkeys_and_keys`). */
+type Removed = { passkeys: number; api_keys: number } | undefined;
 
 export const PASSWORD_CHANGED_MESSAGE = 'Password changed; your other sessions have ended';
 
@@ -64,42 +70,30 @@ export function createPasswordResetService(deps: Deps) {
   /**
    * Everything a new password ends, in the transaction that sets it, for a reset and a change alike:
    * the user's sessions (but the one making a change), 2FA challenges opened with the old password, and
-   * sign-ins on the OAuth provider's pages. Returns how many sessions ended.
+   * sign-ins on the OAuth provider's pages; with `removeKeys`, every passkey and API key of the user (but
+   * system keys) too, which a stolen session could have added. Returns how many of each ended.
    */
   async function endWhatTheOldPasswordOpened(
     userId: string,
     trx: Kysely<Schema>,
     onCommit: (task: () => Promise<void>) => void,
-    keepSessionId?: string,
-  ): Promise<{ sessions: number; oauthTokens: number }> {
-    const sessions = await deps.sessions.revokeAllOfUser(userId, trx, onCommit, keepSessionId);
+    options: { keepSessionId?: string; removeKeys?: boolean },
+  ): Promise<{ sessions: number; oauthTokens: number; removed: Removed }> {
+    const sessions = await deps.sessions.revokeAllOfUser(userId, trx, onCommit, options.keepSessionId);
     await deps.twoFactor.closeChallengesOf(userId, trx);
     // Whoever authorized an app with the old password keeps nothing: its refresh token would rotate for good.
     const oauthTokens = await deps.oauth.revokeAllOfUser(userId, trx, onCommit);
-    return { sessions, oauthTokens };
+    if (!options.removeKeys) return { sessions, oauthTokens, removed: undefined };
+    const report = await deps.events.emit('user.passkeys_and_keys_removing', { userId, trx, onCommit });
+    return { sessions, oauthTokens, removed: { passkeys: report.passkeys_removed ?? 0, api_keys: report.api_keys_removed ?? 0 } };
   }
 
-  /**
-   * The account's current password, checked as a sign-in checks it: a wrong one is audited as a failed
-   * sign-in and counts towards the account's lockout (a locked account is refused with 429). False when
-   * the account has no password; `via` names the route in the audit event.
-   */
-  async function checkCurrentPassword(request: FastifyRequest, userId: string, given: string, via: string): Promise<boolean> {
-    const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
-    if (!user || !account?.password_hash) return false;
-    // Counted on the account, whichever of its names a sign-in would type.
-    const attempt = await deps.signInThrottle.claim({ identifier: user.username, userId }, request.ip);
-    if (!(await verifyPassword(account.password_hash, given))) {
-      await deps.audit.record(request, {
-        eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
-        errorMessage: 'wrong password', metadata: { via },
-      });
-      await attempt.failed();
-      throw PasswordChangeErrors.wrong_current_password();
-    }
-    await attempt.succeeded();
-    return true;
-  }
+  /** The audit event's counts of what a new password ended. */
+  const endedCounts = (ended: { sessions: number; oauthTokens: number; removed: Removed }) => ({
+    sessions_revoked: ended.sessions,
+    oauth_tokens_revoked: ended.oauthTokens,
+    ...(ended.removed ? { passkeys_removed: ended.removed.passkeys, api_keys_removed: ended.removed.api_keys } : {}),
+  });
 
   /**
    * One reset mail per address per cooldown: the endpoint is public, and without this anyone could flood
@@ -139,8 +133,6 @@ export function createPasswordResetService(deps: Deps) {
   }
 
   return {
-    checkCurrentPassword,
-
     async request(request: FastifyRequest, input: { email: string; turnstile_token?: string }): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const email = normaliseEmail(input.email);
@@ -159,16 +151,16 @@ export function createPasswordResetService(deps: Deps) {
      * grants for every client and the provider's browser sessions, all at once; cached credentials are
      * dropped after the commit.
      */
-    async complete(request: FastifyRequest, input: { token: string; new_password: string; turnstile_token?: string }): Promise<void> {
+    async complete(request: FastifyRequest, input: Static<typeof CompleteResetBody>): Promise<void> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
-      const { userId, identifiers } = await deps.db.transaction().execute(async (trx) => {
+      const { userId, identifiers, removed } = await deps.db.transaction().execute(async (trx) => {
         const consumed = await tokens.consume('password_reset', hashToken(input.token), trx);
         if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw MailedTokenErrors.invalid();
-        const ended = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit);
+        const ended = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit, { removeKeys: input.revoke_passkeys_and_keys });
         await deps.audit.record(
           request,
           {
@@ -176,15 +168,15 @@ export function createPasswordResetService(deps: Deps) {
             userId: consumed.user_id,
             resourceType: 'user',
             resourceId: consumed.user_id,
-            metadata: { via: 'reset', sessions_revoked: ended.sessions, oauth_tokens_revoked: ended.oauthTokens },
+            metadata: { via: 'reset', ...endedCounts(ended) },
           },
           trx,
         );
-        return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)) };
+        return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)), removed: ended.removed };
       });
       await committed();
       await deps.signInThrottle.clear(identifiers, userId);
-      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed' });
+      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed', ...(removed ? { removed } : {}) });
     },
 
     /**
@@ -195,22 +187,22 @@ export function createPasswordResetService(deps: Deps) {
     async change(request: FastifyRequest, caller: Caller, input: Static<typeof ChangePasswordBody>): Promise<{ other_sessions_ended: number }> {
       if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
       const { userId, sessionId } = caller;
-      if (!(await checkCurrentPassword(request, userId, input.current_password, 'password_change'))) throw PasswordChangeErrors.no_password();
+      if (!(await deps.reauthentication.checkCurrentPassword(request, userId, input.current_password, 'password_change'))) throw PasswordChangeErrors.no_password();
       const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
-      const revoked = await deps.db.transaction().execute(async (trx) => {
+      const ended = await deps.db.transaction().execute(async (trx) => {
         if (!(await deps.users.setEmailPassword(userId, passwordHash, trx))) throw PasswordChangeErrors.no_password();
-        const ended = await endWhatTheOldPasswordOpened(userId, trx, onCommit, sessionId);
+        const ended = await endWhatTheOldPasswordOpened(userId, trx, onCommit, { keepSessionId: sessionId, removeKeys: input.revoke_passkeys_and_keys });
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', sessions_revoked: ended.sessions, oauth_tokens_revoked: ended.oauthTokens } },
+          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', ...endedCounts(ended) } },
           trx,
         );
-        return ended.sessions;
+        return ended;
       });
       await committed();
-      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed' });
-      return { other_sessions_ended: revoked };
+      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed', ...(ended.removed ? { removed: ended.removed } : {}) });
+      return { other_sessions_ended: ended.sessions };
     },
   };
 }

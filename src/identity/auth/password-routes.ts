@@ -23,7 +23,8 @@ export async function passwordRoutes(fastify: FastifyInstance, { passwordReset }
       description:
         'A session token only (API keys: 403). The current password is checked as a sign-in checks it: a wrong one answers 400 and counts '
         + 'towards the account\'s sign-in lockout (429 once locked). The new one follows the rules of registration. Your other sessions, '
-        + 'two-factor sign-ins still waiting and sign-ins on the OAuth provider\'s pages end; this session stays.',
+        + 'two-factor sign-ins still waiting and sign-ins on the OAuth provider\'s pages end; this session stays. With revoke_passkeys_and_keys, '
+        + 'every passkey and API key of yours (but system keys) goes too, and the mail about the new password says so.',
       body: ChangePasswordBody,
       response: {
         200: PasswordChanged,

@@ -83,7 +83,8 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
     schema: {
       tags,
       summary: 'Set a new password with a reset token',
-      description: 'The token works once; every session of the user ends.',
+      description: 'The token works once; every session of the user ends. With revoke_passkeys_and_keys, every passkey and API key of the user '
+        + '(but system keys) goes too, and the mail about the new password says so.',
       body: CompleteResetBody,
       response: {
         200: MessageBody,

@@ -47,15 +47,23 @@ export const ResetPasswordBody = Body({
   turnstile_token: TurnstileToken,
 }, { example: { email: 'ada@example.org' } });
 
+/** Asked with a new password: a stolen session may have added a passkey or created a key, which outlive the old password otherwise. */
+const RevokePasskeysAndKeys = Type.Optional(Type.Boolean({
+  default: false,
+  description: 'Also remove every passkey and API key of the account (system keys stay): what a stolen session may have left behind',
+}));
+
 export const CompleteResetBody = Body({
   token: Type.String({ minLength: 1, maxLength: 512 }),
   new_password: Password('New password'),
   turnstile_token: TurnstileToken,
+  revoke_passkeys_and_keys: RevokePasskeysAndKeys,
 }, { example: { token: 'prt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c', new_password: 'a-new-long-passphrase' } });
 
 export const ChangePasswordBody = Body({
   current_password: Type.String({ minLength: 1, maxLength: 1024, description: 'The password the account has now' }),
   new_password: Password('New password'),
+  revoke_passkeys_and_keys: RevokePasskeysAndKeys,
 }, { example: { current_password: 'correct-horse-battery', new_password: 'a-new-long-passphrase' } });
 
 export const PasswordChanged = Type.Object({
@@ -73,3 +81,11 @@ export const AccountDeletionScheduled = Type.Object({
   message: Type.String(),
   scheduled_deletion_at: DateTime,
 }, { description: 'Until scheduled_deletion_at an administrator can still restore the account' });
+
+/** Shows who a session is again before a change a stolen session must not make alone (a new passkey or API key). */
+export const ReauthenticationPassword = Type.Optional(Type.String({
+  minLength: 1, maxLength: 1024,
+  description: 'A session signed in more than 15 minutes ago gives its current password (or signs in again); API keys leave it out',
+}));
+
+export const ReauthenticationBody = Body({ current_password: ReauthenticationPassword }, { example: { current_password: 'correct-horse-battery' } });

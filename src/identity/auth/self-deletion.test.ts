@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
-import { ACCOUNT_DELETION_MESSAGE, RECENT_SIGN_IN_MS } from './self-deletion.js';
+import { ACCOUNT_DELETION_MESSAGE } from './self-deletion.js';
+import { RECENT_SIGN_IN_MS } from './reauthentication.js';
 
 const GRACE_MS = 7 * 86_400_000;
 

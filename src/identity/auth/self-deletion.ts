@@ -1,24 +1,17 @@
 import type { FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
-import type { Clock } from '../../platform/clock.js';
-import type { SessionStore } from '../sessions/service.js';
 import { SessionErrors } from '../sessions/errors.js';
 import type { UsersService } from '../users/service.js';
 import { AccountDeletionErrors } from './errors.js';
-import type { PasswordResetService } from './password-reset.js';
+import type { Reauthentication } from './reauthentication.js';
 import type { DeleteMyAccountBody } from './schemas.js';
-
-/** How recent the sign-in of a password-less account must be for it to delete itself. */
-export const RECENT_SIGN_IN_MS = 15 * 60_000;
 
 export const ACCOUNT_DELETION_MESSAGE = 'Your account is deleted; it is removed for good at scheduled_deletion_at, and until then an administrator can restore it';
 
 interface Deps {
-  clock: Clock;
   users: Pick<UsersService, 'findEmailAccountOfUser' | 'remove'>;
-  passwords: Pick<PasswordResetService, 'checkCurrentPassword'>;
-  sessions: Pick<SessionStore, 'signedInAt'>;
+  reauthentication: Pick<Reauthentication, 'checkCurrentPassword' | 'signedInRecently'>;
 }
 
 /**
@@ -27,20 +20,15 @@ interface Deps {
  * administrators' deletion (`users.remove`): the same grace period, revocations, notice mail and audit event.
  */
 export function createSelfDeletion(deps: Deps) {
-  async function signedInRecently(sessionId: string): Promise<boolean> {
-    const at = await deps.sessions.signedInAt(sessionId);
-    return at !== undefined && deps.clock.nowMs() - at.getTime() <= RECENT_SIGN_IN_MS;
-  }
-
   return {
     async deleteOwn(request: FastifyRequest, caller: Caller, input: Static<typeof DeleteMyAccountBody>) {
       if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
       const { userId, sessionId } = caller;
       const hasPassword = Boolean((await deps.users.findEmailAccountOfUser(userId))?.password_hash);
       if (hasPassword && input.current_password === undefined) throw AccountDeletionErrors.current_password_required();
-      const checked = hasPassword && (await deps.passwords.checkCurrentPassword(request, userId, input.current_password!, 'account_deletion'));
+      const checked = hasPassword && (await deps.reauthentication.checkCurrentPassword(request, userId, input.current_password!, 'account_deletion'));
       // The password went away in between (an unlinked email account): a recent sign-in is then the proof, as without one.
-      if (!checked && !(await signedInRecently(sessionId))) throw AccountDeletionErrors.sign_in_again();
+      if (!checked && !(await deps.reauthentication.signedInRecently(sessionId))) throw AccountDeletionErrors.sign_in_again();
       return deps.users.remove(request, caller, userId);
     },
   };

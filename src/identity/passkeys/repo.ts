@@ -28,6 +28,11 @@ export function createPasskeysRepo(db: Kysely<Schema>) {
       return executor.deleteFrom('passkeys').where('id', '=', id).where('user_id', '=', userId).returning(['name']).executeTakeFirst();
     },
 
+    /** Deletes every passkey of the user; how many there were. */
+    async deleteAllOfUser(userId: string, executor: Kysely<Schema>): Promise<number> {
+      return Number((await executor.deleteFrom('passkeys').where('user_id', '=', userId).executeTakeFirst()).numDeletedRows);
+    },
+
     /** Moves the counter forward only: of two racing sign-ins with the same counter, one updates and the other sees a clone. */
     async advance(id: string, counter: number, now: Date, executor: Kysely<Schema>): Promise<boolean> {
       const result = await executor.updateTable('passkeys').set({ counter, last_used_at: now })

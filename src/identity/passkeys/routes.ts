@@ -4,7 +4,8 @@ import { callerOf } from '../../platform/auth/hooks.js';
 import { Type } from 'typebox';
 import { errorResponses, locateCreated, requestUrl } from '../../platform/http/envelopes.js';
 import { SESSION_AUTH, sessionOnly } from '../auth/index.js';
-import { AuthResponse } from '../auth/schemas.js';
+import { AuthResponse, ReauthenticationBody } from '../auth/schemas.js';
+import { PasswordChangeErrors, ReauthenticationErrors } from '../auth/errors.js';
 import { BannedErrors } from '../bans/errors.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasskeyErrors } from './errors.js';
@@ -27,10 +28,21 @@ export async function passkeyRoutes(fastify: FastifyInstance, { passkeys }: { pa
     schema: {
       tags,
       summary: 'Options to create a passkey (navigator.credentials.create)',
-      description: 'A session only. A resident key (for sign-in without a username), user verification preferred; the challenge works once, for 5 minutes.',
-      response: { 200: WebAuthnOptions, ...errorResponses(SessionErrors.session_required) },
+      description:
+        'A session only. A resident key (for sign-in without a username), user verification preferred; the challenge works once, for 5 minutes. '
+        + 'A session signed in more than 15 minutes ago gives current_password (a wrong one: 400, counted towards the sign-in lockout, 429 once locked) '
+        + 'or signs in again (403 auth.reauthentication_required otherwise): a stolen session alone cannot add a passkey. The body is optional.',
+      body: ReauthenticationBody,
+      response: {
+        200: WebAuthnOptions,
+        ...errorResponses(SessionErrors.session_required, ReauthenticationErrors.reauthentication_required, PasswordChangeErrors.wrong_current_password, SignInErrors.locked_out),
+      },
     },
-  }, async (request) => passkeys.registrationOptions(callerOf(request)));
+    // Without a body (as before re-authentication): validated as `{}`.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
+  }, async (request) => passkeys.registrationOptions(request, callerOf(request), request.body.current_password));
 
   app.post('/v1/users/me/passkeys', {
     ...own,

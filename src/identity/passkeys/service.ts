@@ -14,6 +14,7 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import { bannedError } from '../bans/errors.js';
 import type { BansService } from '../bans/service.js';
 import { SessionErrors } from '../sessions/errors.js';
+import type { Reauthentication } from '../auth/index.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import type { UsersService } from '../users/service.js';
@@ -47,6 +48,8 @@ interface Deps {
   twoFactor: Pick<TwoFactorService, 'startLoginChallenge' | 'userOfChallenge' | 'completeWithPasskey'>;
   /** Sign-ins and changes the user is told of by mail (the security notices react). */
   events: Pick<DomainEventBus, 'emit'>;
+  /** A session shows who it is again before it adds a passkey: a stolen session alone must not get a way back in. */
+  reauthentication: Pick<Reauthentication, 'confirm'>;
 }
 
 type Ceremony = 'register' | 'sign_in' | 'second_factor';
@@ -172,6 +175,9 @@ export function createPasskeysService(deps: Deps) {
       return deps.twoFactor.completeWithPasskey(request, input.temp_token, userId);
     },
 
+    /** A new password that asked for it (`user.passkeys_and_keys_removing`): every passkey of the user goes; how many. */
+    removeAllOfUser: (userId: string, trx: Kysely<Schema>) => repo.deleteAllOfUser(userId, trx),
+
     /** For the personal data export: the user's passkeys as their list shows them (never a key). */
     listOfUser: (userId: string) => repo.listOfUser(userId),
 
@@ -179,9 +185,14 @@ export function createPasskeysService(deps: Deps) {
       return repo.listOfUser(sessionUserOf(caller));
     },
 
-    /** Creation options for navigator.credentials.create: a resident key, user verification preferred. */
-    async registrationOptions(caller: Caller) {
+    /**
+     * Creation options for navigator.credentials.create: a resident key, user verification preferred. Only a
+     * session that showed who it is again (a recent sign-in, or the current password) gets a challenge, so a
+     * registration, which answers one, needs nothing more.
+     */
+    async registrationOptions(request: FastifyRequest, caller: Caller, currentPassword?: string) {
       const userId = sessionUserOf(caller);
+      await deps.reauthentication.confirm(request, caller, currentPassword, 'passkey_add');
       const user = await deps.users.findById(userId);
       if (!user) throw SessionErrors.session_required();
       const options = await generateRegistrationOptions({

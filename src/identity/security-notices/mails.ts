@@ -44,7 +44,13 @@ const EN: Texts = {
           `your account was signed in to from a browser and network not seen before: ${n.device}${n.place ? `, near ${n.place}` : ''}${n.ip ? ` (${n.ip})` : ''}, at ${when(n.at)}.`,
           `If this was you, there is nothing to do. If not, end that session on ${n.sessionsUrl} and change your password.`,
         ];
-      case 'password_changed': return ['the password of your account was changed, and your other sessions were ended.'];
+      case 'password_changed':
+        return [
+          'the password of your account was changed, and your other sessions were ended.',
+          ...(n.removed
+            ? [`As asked, every passkey (${n.removed.passkeys}) and API key (${n.removed.api_keys}) of your account was removed too; system keys stay. Add again those you need.`]
+            : []),
+        ];
       case 'email_changed': return [`the email address of your account was changed to ${n.newEmail}. This address no longer receives its mail.`];
       case 'two_factor_enabled': return ['two-factor authentication was turned on: signing in now also asks for a code.'];
       case 'two_factor_disabled': return ['two-factor authentication was turned off: signing in no longer asks for a code.'];
@@ -84,7 +90,13 @@ const DE: Texts = {
           `bei deinem Konto hat sich jemand aus einem bisher unbekannten Browser und Netz angemeldet: ${n.device}${n.place ? `, in der Nähe von ${n.place}` : ''}${n.ip ? ` (${n.ip})` : ''}, am ${when(n.at)}.`,
           `Wenn du das warst, ist nichts zu tun. Wenn nicht, beende diese Sitzung unter ${n.sessionsUrl} und ändere dein Passwort.`,
         ];
-      case 'password_changed': return ['das Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.'];
+      case 'password_changed':
+        return [
+          'das Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.',
+          ...(n.removed
+            ? [`Wie gewünscht wurden auch alle Passkeys (${n.removed.passkeys}) und API-Schlüssel (${n.removed.api_keys}) deines Kontos entfernt; Systemschlüssel bleiben. Füge die, die du brauchst, neu hinzu.`]
+            : []),
+        ];
       case 'email_changed': return [`die E-Mail-Adresse deines Kontos wurde in ${n.newEmail} geändert. An diese Adresse geht keine Post des Kontos mehr.`];
       case 'two_factor_enabled': return ['die Zwei-Faktor-Authentifizierung wurde eingeschaltet: Bei der Anmeldung wird jetzt auch ein Code abgefragt.'];
       case 'two_factor_disabled': return ['die Zwei-Faktor-Authentifizierung wurde ausgeschaltet: Bei der Anmeldung wird kein Code mehr abgefragt.'];

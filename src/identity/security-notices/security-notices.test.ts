@@ -103,6 +103,31 @@ describe('security notices', () => {
     expect((await smtp.waitFor(emailOf(user), (m) => m.subject.startsWith('A passkey was added'))).text).toContain('the passkey "Phone" was added');
   });
 
+  it('tells of every passkey added and every API key created, however close together (an intruder\'s second one too)', async () => {
+    const user = await createUser(t.app, ['role_user', 'role_developer']);
+    const authenticator = softwareAuthenticator('https://waygate.example');
+    for (const name of ['Phone', 'Laptop']) {
+      const options = (await t.app.inject({ method: 'POST', url: '/v1/users/me/passkeys/options', headers: bearer(user.token) })).json();
+      const added = await t.app.inject({ method: 'POST', url: '/v1/users/me/passkeys', headers: bearer(user.token), payload: { name, response: authenticator.create(options) } });
+      expect(added.statusCode).toBe(201);
+    }
+    await createApiKey(t.app, user.token, { name: 'first key' });
+    await createApiKey(t.app, user.token, { name: 'second key' });
+    expect((await mailsTo(emailOf(user))).sort()).toEqual([
+      'A new API key was created for your Waygate account',
+      'A new API key was created for your Waygate account',
+      'A passkey was added to your Waygate account',
+      'A passkey was added to your Waygate account',
+    ]);
+    const texts = smtp.received.filter((mail) => mail.to === emailOf(user)).map((mail) => mail.text.split('\n')[2]).sort();
+    expect(texts).toEqual([
+      'the API key "first key" was created for your account.',
+      'the API key "second key" was created for your account.',
+      'the passkey "Laptop" was added: it can now sign in to your account.',
+      'the passkey "Phone" was added: it can now sign in to your account.',
+    ]);
+  });
+
   it('refuses an API key on the settings (a session only)', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const key = await createApiKey(t.app, user.token, { name: 'k' });

@@ -18,6 +18,14 @@ import type { NoticeSettingsBody } from './schemas.js';
 
 /** At most one notice of a kind per user in this many seconds: a burst of changes is one mail, not a flood. */
 export const NOTICE_INTERVAL_SECS = 600;
+
+/**
+ * Notices of a way into the account added (or of all of them removed) are never held back by the interval:
+ * an intruder's second passkey or key must be heard of as the first was. Each is one mail; the rate limits,
+ * and the re-authentication a session needs to add either, keep them few.
+ */
+const neverHeldBack = (notice: Notice) =>
+  notice.kind === 'passkey_added' || notice.kind === 'api_key_created' || (notice.kind === 'password_changed' && notice.removed !== undefined);
 /** A browser and network not used for a year counts as new again. */
 export const DEVICE_RETENTION_MS = 365 * 24 * 3600 * 1000;
 
@@ -70,7 +78,7 @@ export function createSecurityNotices(deps: Deps) {
       const settings = await repo.settingsOf(userId);
       if (!(notice.kind === 'new_sign_in' ? settings.new_sign_in : settings.new_api_key)) return;
     }
-    if (!(await claimSlot(userId, notice.kind))) return;
+    if (!neverHeldBack(notice) && !(await claimSlot(userId, notice.kind))) return;
     await deps.mailer.send(address, securityNoticeMail(contact.locale, contact.username, notice));
   }
 

@@ -167,7 +167,8 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
   it('removes an active user at once: sessions and keys end, a system key passes to the installation', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
     const own = await createApiKey(t.app, user.token, { name: 'own', scopes: ['gps:read'] });
-    const system = await createApiKey(t.app, admin, { name: 'installation', scopes: ['gps:read'], is_system: true });
+    // The admin signed in days ago on this test's clock (other tests move it): the password shows it is them.
+    const system = await createApiKey(t.app, admin, { name: 'installation', scopes: ['gps:read'], is_system: true, current_password: TEST_ADMIN.password });
     await t.database.db.updateTable('api_keys').set({ user_id: user.id }).where('id', '=', system.id).execute();
 
     const response = await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' });

@@ -296,7 +296,8 @@ describe('POST /v1/internal/audit', () => {
     const user = await createUser(t.app);
     const role = await createRoleWith(t.app, `audit_writer_${randomUUID().slice(0, 8)}`, ['audit:write']);
     const writer = await createUser(t.app, [role]);
-    const key = (await createApiKey(t.app, admin, { name: 'audit writer', scopes: ['audit:write'] })).key;
+    // The admin signed in days ago on this test's clock (other tests move it): the password shows it is them.
+    const key = (await createApiKey(t.app, admin, { name: 'audit writer', scopes: ['audit:write'], current_password: TEST_ADMIN.password })).key;
     expect((await post({ event_type: 'user_updated', user_id: user.id }, bearer(key))).statusCode).toBe(201);
     expect((await post({ event_type: 'user_updated', user_id: user.id, actor_id: user.id }, bearer(writer.token))).statusCode).toBe(201);
     const refused = await post({ event_type: 'user_updated', user_id: user.id }, bearer(user.token));

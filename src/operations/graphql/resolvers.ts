@@ -12,7 +12,7 @@ import type { AuditService } from '../audit/service.js';
 import type { RealtimeService } from '../realtime/service.js';
 import type { AuthService } from '../../identity/auth/service.js';
 import { ACCOUNT_DELETION_MESSAGE, PASSWORD_CHANGED_MESSAGE, type PasswordResetService, type SelfDeletion } from '../../identity/auth/index.js';
-import { ChangePasswordBody, DeleteMyAccountBody } from '../../identity/auth/schemas.js';
+import { ChangePasswordBody, DeleteMyAccountBody, ReauthenticationBody } from '../../identity/auth/schemas.js';
 import { SessionErrors } from '../../identity/sessions/errors.js';
 import type { ApiKeysService } from '../../identity/api-keys/service.js';
 import { READ_INTEGRATIONS, type IntegrationsService } from '../../identity/integrations/service.js';
@@ -137,6 +137,7 @@ const checks = {
   logoutEverywhere: compileBodyCheck(LogoutEverywhereBody),
   changePassword: compileBodyCheck(ChangePasswordBody),
   deleteMyAccount: compileBodyCheck(DeleteMyAccountBody),
+  passkeyCreationOptions: compileBodyCheck(ReauthenticationBody),
   oauthSignIn: compileBodyCheck(OAuthSignInBody),
   audit: compileBodyCheck(InternalAuditBody),
   updateDevice: compileBodyCheck(UpdateDeviceBody),
@@ -244,7 +245,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         if (context.caller?.isSystem) throw AuthErrors.system_key_not_permitted();
         return services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input));
       },
-      passkeyCreationOptions: (_: unknown, __: Args, context: GraphQLContext) => services.passkeys.registrationOptions(sessionOf(context)),
+      passkeyCreationOptions: (_: unknown, args: Args, context: GraphQLContext) => {
+        const { current_password } = bodyFrom<{ current_password?: string }>(checks.passkeyCreationOptions, { currentPassword: args.currentPassword ?? undefined });
+        return services.passkeys.registrationOptions(context.request, sessionOf(context), current_password);
+      },
       registerPasskey: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         const caller = sessionOf(context);
         return services.passkeys.register(context.request, caller, bodyFrom(checks.registerPasskey, args.input));

@@ -77,8 +77,11 @@ export const typeDefs = /* GraphQL */ `
     deleteGpsData(id: ID!): Boolean!
     "Records an audit event. System key or audit:write; end-user actors need the X-ID-App-Assertion header."
     logAuditEvent(input: AuditEventInput!): AuditEvent!
-    "Options for navigator.credentials.create (POST /v1/users/me/passkeys/options). A session token."
-    passkeyCreationOptions: JSON!
+    """
+    Options for navigator.credentials.create (POST /v1/users/me/passkeys/options). A session token; one signed in more
+    than 15 minutes ago gives currentPassword or signs in again (auth.reauthentication_required otherwise).
+    """
+    passkeyCreationOptions(currentPassword: String): JSON!
     "Registers a passkey from the browser's registration response (POST /v1/users/me/passkeys). A session token."
     registerPasskey(input: RegisterPasskeyInput!): Passkey!
     "Renames one of your passkeys (PATCH /v1/users/me/passkeys/{id}). A session token."
@@ -289,6 +292,8 @@ export const typeDefs = /* GraphQL */ `
   input ChangePasswordInput {
     currentPassword: String!
     newPassword: String!
+    "Also remove every passkey and API key of yours (system keys stay)."
+    revokePasskeysAndKeys: Boolean
   }
 
   type PasswordChange {

@@ -39,6 +39,7 @@ main{background:#fff;border-radius:8px;box-shadow:0 1px 4px #0002;padding:2rem;w
 h1{font-size:1.3rem;margin:0 0 1rem}label{display:block;margin:.8rem 0 .2rem;font-weight:600}
 input{width:100%;box-sizing:border-box;padding:.55rem;border:1px solid #8a949e;border-radius:4px;font:inherit}
 input:focus,button:focus{outline:3px solid #1d6fd8;outline-offset:1px}
+label.check{font-weight:400}label.check input{width:auto;margin:0 .5rem 0 0}.hint{font-size:.9rem;color:#4a5560;margin:.2rem 0}
 button{margin-top:1.2rem;padding:.6rem 1rem;border:0;border-radius:4px;background:#1d6fd8;color:#fff;font:inherit;cursor:pointer}
 button.secondary{background:#e3e7eb;color:#1b1f24;margin-left:.5rem}
 .error{background:#fdecea;color:#8a1c13;padding:.6rem;border-radius:4px}ul{padding-left:1.2rem}

@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { BackupError, claimBackupFile, megabytes, snapshot, snapshotFromServer, type Progress } from './platform/db/backup.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
+import { keyFilePath } from './platform/secret-box.js';
 import { embeddedDataDir, openConfiguredDatabase } from './server.js';
 
 /** `waygate backup FILE`: claims FILE (refused when taken), then writes the snapshot into it. */
@@ -15,6 +16,11 @@ export async function backUpDataDir(config: Config, file: string, progress: Prog
   }
   target.finish(bytes);
   progress(`backup written: ${file} (${megabytes(bytes.length)})`);
+  const key = config.secretKey ? 'the value of SECRET_KEY' : `a copy of ${keyFilePath(config.dataDir)}`;
+  progress(
+    `the key of secrets at rest (2FA secrets, OAuth signing keys, integration tokens) is not in the backup: keep ${key} ` +
+      'apart from it; a restore needs it (without it, "waygate secrets reset" makes those secrets anew)',
+  );
 }
 
 /**

@@ -7,7 +7,7 @@ import { DataDirInUseError } from './platform/db/data-dir-lock.js';
 import { BackupError, runJobOnServer, serveBackups, type JobRunAnswer } from './platform/db/backup.js';
 import { jobRunAnswer } from './platform/scheduler.js';
 import { SecretKeyMismatchError } from './platform/secret-box.js';
-import { embeddedDataDirExists } from './platform/db/database.js';
+import { embeddedDataDirExists, type Database } from './platform/db/database.js';
 import type { Services } from './services.js';
 import { VERSION } from './version.js';
 import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from './server.js';
@@ -28,6 +28,9 @@ Commands:
   backup FILE                write a consistent snapshot of the embedded database to FILE (a new file), through
                              the running server when one owns DATA_DIR, which keeps serving meanwhile
   restore FILE               restore a backup into DATA_DIR, which must be empty or missing; the file is checked first
+  secrets reset [--yes]      after the key of secrets at rest (DATA_DIR/secret.key or SECRET_KEY) is lost: forget
+                             what it sealed (2FA enrolments, OAuth signing keys, integration tokens) and seal with
+                             a new key, so the server starts again; asks for RESET on a terminal, else needs --yes
   --version                  print the version and exit
 
 Configuration is read from the environment and ./.env; see docs/configuration.md.`;
@@ -101,6 +104,18 @@ const commands: Record<string, Command> = {
     await restoreBackup(file, { root: config.dataDir, dataDir: embeddedDataDir(config) }, progress);
     progress(`restored into ${embeddedDataDir(config)}; start the server with this DATA_DIR`);
   },
+  secrets: async (config, args) => {
+    const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { yes: { type: 'boolean' } } });
+    if (positionals.length !== 1 || positionals[0] !== 'reset') throw new UsageError('Usage: waygate secrets reset [--yes]');
+    const { confirmedOnTerminal, resetReport, resetSecrets, RESET_WARNING } = await import('./secrets-cli.js');
+    if (!values.yes) {
+      const confirmed = await confirmedOnTerminal();
+      if (confirmed === undefined) throw new UsageError(`${RESET_WARNING} Nothing was changed: run it on a terminal to confirm, or pass --yes`);
+      if (!confirmed) throw new UsageError('Nothing was changed (the answer was not RESET)');
+    }
+    const reset = await withServices(config, (services, database) => resetSecrets(config, services, database.db), { checkKey: false });
+    for (const line of resetReport(reset)) console.log(line);
+  },
   migrate: async (config) => {
     const { database, applied } = await openMigratedDatabase(config);
     await database.close();
@@ -129,17 +144,20 @@ async function runJob(config: Config, name: string): Promise<JobRunAnswer> {
 /** Progress of long CLI commands, on stderr so stdout stays for results. */
 const progress = (message: string) => console.error(`waygate: ${message}`);
 
-/** Runs a CLI task against the configured (migrated) database with the app's services. */
-async function withServices<T>(config: Config, task: (services: Services) => Promise<T>): Promise<T> {
+/**
+ * Runs a CLI task against the configured (migrated) database with the app's services; `checkKey: false` skips
+ * the check of the key of secrets at rest (for the command that replaces a lost one).
+ */
+async function withServices<T>(config: Config, task: (services: Services, database: Database) => Promise<T>, { checkKey = true } = {}): Promise<T> {
   if (!config.databaseUrl && !embeddedDataDirExists(embeddedDataDir(config))) initialiseEmbeddedDatabase();
   const loading = loadApp();
-  const { database } = await openMigratedDatabase(config);
+  const { database } = await openMigratedDatabase(config, { checkKey });
   const kv = await openConfiguredKeyValueStore(config);
   try {
     const { buildApp } = await loading;
     const app = await buildApp(config, { database, kv }, { logger: false, scheduledJobs: false });
     try {
-      return await task(app.services);
+      return await task(app.services, database);
     } finally {
       await app.close();
     }

@@ -88,6 +88,8 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       await writer;
       expect(backup).toMatchObject({ status: 0 });
       expect(backup.stderr).toMatch(/snapshot taken by the running server: [\d.]+ MB/);
+      // It says that the key of secrets at rest is not in the file, and where it is.
+      expect(backup.stderr).toContain(`is not in the backup: keep a copy of ${join(source, 'secret.key')} apart from it`);
       // Owner-only, and nothing left beside it.
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(readdirSync(work).filter((name) => name.endsWith('.partial'))).toEqual([]);

@@ -1,8 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backend } from './helpers.js';
 import { cleanEnv, waitFor } from './processes.js';
@@ -250,4 +251,106 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     expect(output()).toContain('second signal: exiting at once');
     socket.destroy();
   }, 60_000);
+});
+
+describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_000 }, () => {
+  const keeper = { email: 'keeper@example.org', username: 'keeper', password: 'keeper-password-1' };
+
+  const running: ChildProcess[] = [];
+  afterAll(() => running.forEach((child) => child.exitCode === null && child.kill('SIGKILL')));
+
+  /** A server on `dataDir`, with a JSON caller; `stop` ends it. */
+  async function serveOn(dataDir: string) {
+    const child = spawn(process.execPath, [MAIN, 'serve'], { env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false' } });
+    running.push(child);
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const address = await waitFor(() => /"address":"(http:[^"]+)"/.exec(output)?.[1], 120_000);
+    const call = async (method: string, path: string, token?: string, body?: unknown) => {
+      const response = await fetch(`${address}${path}`, {
+        method,
+        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, any> };
+    };
+    const stop = async () => {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    };
+    return { call, stop };
+  }
+
+  it('after secret.key is lost the server refuses to start; the reset forgets 2FA and the signing keys, audited, and the service starts with its users and points', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'waygate-secrets-'));
+    const env = { DATA_DIR: dataDir };
+    try {
+      expect(run(['admin', 'create', '--email', keeper.email, '--username', keeper.username, '--password', keeper.password], env).status).toBe(0);
+      const before = await serveOn(dataDir);
+      const signIn = () => before.call('POST', '/v1/auth/login', undefined, { identifier: keeper.username, password: keeper.password });
+      const session = (await signIn()).body.session_token as string;
+      const { body: setup } = await before.call('POST', '/v1/users/me/2fa/setup', session, {});
+      expect((await before.call('POST', '/v1/users/me/2fa/verify', session, { code: await generate({ secret: setup.secret as string }) })).status).toBe(200);
+      expect((await signIn()).body).toMatchObject({ requires_2fa: true });
+      const { body: key } = await before.call('POST', '/v1/api-keys', session, { name: 'tracker', scopes: ['gps:write'] });
+      const { status, body: point } = await before.call('POST', '/v1/gps', key.key as string, { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4, timestamp: 1767225600 });
+      expect(status).toBe(201);
+      const kidsBefore = (await before.call('GET', '/v1/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid);
+      expect(kidsBefore).toHaveLength(1);
+      await before.stop();
+
+      // The key is lost: a start makes a new one, which does not open the database's secrets.
+      rmSync(join(dataDir, 'secret.key'));
+      const refused = run(['serve'], { ...env, PORT: '0' });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain(`waygate: ${join(dataDir, 'secret.key')} (SECRET_KEY is unset) is not the key this database's secrets were sealed with`);
+      expect(refused.stderr).toContain('"waygate secrets reset"');
+
+      // Without a terminal to confirm on, only --yes does it.
+      const unconfirmed = run(['secrets', 'reset'], env);
+      expect(unconfirmed.status).toBe(2);
+      expect(unconfirmed.stderr).toMatch(/Nothing was changed: run it on a terminal to confirm, or pass --yes\n$/);
+      expect(run(['serve'], { ...env, PORT: '0' }).status).toBe(2);
+
+      const reset = run(['secrets', 'reset', '--yes'], env);
+      expect([reset.status, reset.stderr]).toEqual([0, '']);
+      const aside = readdirSync(dataDir).filter((name) => name.startsWith('secret.key.'));
+      expect(aside).toEqual([expect.stringMatching(/^secret\.key\.replaced-\d{4}-\d\d-\d\dT[\d-]+Z$/)]);
+      expect(reset.stdout.split('\n')).toEqual([
+        'Forgot: 1 2FA enrolments (and 0 setups under way), 1 OAuth signing keys, 0 integration tokens.',
+        `Secrets are now sealed with ${join(dataDir, 'secret.key')}; the key it replaced is kept at ${join(dataDir, aside[0]!)}.`,
+        'Users with 2FA sign in with their password and enrol again; integrations ask to be connected again.',
+        'Keep a copy of the new key apart from the backups: it is not in them. Nodes sharing it need the new file.',
+        '',
+      ]);
+      expect(statSync(join(dataDir, 'secret.key')).mode & 0o777).toBe(0o600);
+
+      const after = await serveOn(dataDir);
+      try {
+        // The password alone signs in now; the point and the account are there, the OAuth keys are new.
+        const { status: signedIn, body } = await after.call('POST', '/v1/auth/login', undefined, { identifier: keeper.username, password: keeper.password });
+        expect(signedIn).toBe(200);
+        expect(body.requires_2fa).not.toBe(true);
+        const token = body.session_token as string;
+        expect((await after.call('GET', `/v1/gps/${point.data.id}`, token)).body.data).toMatchObject({ id: point.data.id, latitude: 53.55 });
+        const kidsAfter = (await after.call('GET', '/v1/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid);
+        expect(kidsAfter).toHaveLength(1);
+        expect(kidsAfter).not.toEqual(kidsBefore);
+        const { body: resets } = await after.call('GET', '/v1/admin/audit?event_type=secrets_reset', token);
+        expect(resets.events.map((event: Record<string, unknown>) => [event.event_type, event.metadata])).toEqual([
+          ['secrets_reset', { two_factor_enrolments: 1, two_factor_setups: 0, oauth_signing_keys: 1, integration_tokens: 0, key: 'DATA_DIR/secret.key' }],
+        ]);
+        const { body: own } = await after.call('GET', '/v1/users/me/audit?event_type=2fa_disabled', token);
+        expect(own.events.map((event: Record<string, unknown>) => event.metadata)).toEqual([{ reason: 'secrets_reset' }]);
+        // And 2FA can be set up again, sealed with the new key.
+        expect((await after.call('POST', '/v1/users/me/2fa/setup', token, {})).status).toBe(200);
+      } finally {
+        await after.stop();
+      }
+    } finally {
+      running.forEach((child) => child.exitCode === null && child.kill('SIGKILL'));
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 5 });
+    }
+  });
 });

@@ -42,6 +42,8 @@ export const EXTRA_AUDIT_EVENT_TYPES = [
   'platform_setting_changed', 'user_banned', 'user_unbanned',
   // Passkeys (WebAuthn): each change of a user's credentials, and an authenticator whose counter went back.
   'passkey_added', 'passkey_renamed', 'passkey_removed', 'passkey_clone_suspected',
+  // `waygate secrets reset`: the key of secrets at rest was lost, and what it sealed was forgotten.
+  'secrets_reset',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number] | (typeof EXTRA_AUDIT_EVENT_TYPES)[number];

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Schema } from './db/schema/index.js';
@@ -13,7 +13,13 @@ const VERSION = 'v1';
  * (several nodes must then share SECRET_KEY instead).
  */
 export function createSecretBox(secretKey: string | undefined, dataDir: string) {
-  const key = secretKey ? createHash('sha256').update(secretKey).digest() : keyFromFile(join(dataDir, 'secret.key'));
+  return boxOfKey(secretKey ? createHash('sha256').update(secretKey).digest() : keyFromFile(keyFilePath(dataDir)));
+}
+
+/** Where the generated key is kept when SECRET_KEY is unset. */
+export const keyFilePath = (dataDir: string) => join(dataDir, 'secret.key');
+
+function boxOfKey(key: Buffer) {
   return {
     seal(plaintext: string): string {
       const iv = randomBytes(12);
@@ -36,7 +42,7 @@ export function createSecretBox(secretKey: string | undefined, dataDir: string) 
   };
 }
 
-export type SecretBox = ReturnType<typeof createSecretBox>;
+export type SecretBox = ReturnType<typeof boxOfKey>;
 
 /** The key of secrets at rest is not the one the database's secrets were sealed with. */
 export class SecretKeyMismatchError extends Error {}
@@ -62,9 +68,52 @@ export async function verifySecretKey(db: Kysely<Schema>, box: SecretBox, keySou
     throw new SecretKeyMismatchError(
       `${keySource} is not the key this database's secrets were sealed with (2FA secrets, OAuth signing keys, ` +
         'integration tokens): start with the key used before (SECRET_KEY, or DATA_DIR/secret.key when SECRET_KEY was unset). ' +
-        'Nodes share a generated key by copying DATA_DIR/secret.key to each; a new SECRET_KEY suits only a new database.',
+        'Nodes share a generated key by copying DATA_DIR/secret.key to each; a new SECRET_KEY suits only a new database. ' +
+        'If that key is lost, "waygate secrets reset" forgets what it sealed and seals with a new one (see docs/production.md).',
     );
   }
+}
+
+/**
+ * Seals the check value anew with `box`, in the transaction of `waygate secrets reset`, which forgets every
+ * secret sealed with a lost key: from then on starts need the key of `box`.
+ */
+export async function resealKeyCheck(trx: Kysely<Schema>, box: SecretBox): Promise<void> {
+  await trx.deleteFrom('secret_key_check').execute();
+  await trx.insertInto('secret_key_check').values({ sealed: box.seal(CHECK_VALUE) }).execute();
+}
+
+/** A generated key waiting beside `secret.key` until the reset that made it commits. */
+export interface StagedKey {
+  box: SecretBox;
+  /** Puts the new key in place; the key it replaces is kept aside, under the name returned. */
+  install(now: Date): string | undefined;
+  discard(): void;
+}
+
+/**
+ * A new generated key for `waygate secrets reset`, in `secret.key.new` until the database has committed
+ * the reset (`install`): a reset that fails leaves the old key in force, and one that stops between the
+ * commit and the install leaves the new key beside the old, to be renamed by hand (or the reset run again).
+ */
+export function stageNewKey(dataDir: string): StagedKey {
+  const file = keyFilePath(dataDir);
+  const staged = `${file}.new`;
+  const key = randomBytes(32);
+  mkdirSync(dataDir, { recursive: true });
+  rmSync(staged, { force: true });
+  writeFileSync(staged, key.toString('base64'), { mode: 0o600, flag: 'wx' });
+  return {
+    box: boxOfKey(key),
+    install(now) {
+      const aside = `${file}.replaced-${now.toISOString().replace(/[:.]/g, '-')}`;
+      const replaced = existsSync(file);
+      if (replaced) renameSync(file, aside);
+      renameSync(staged, file);
+      return replaced ? aside : undefined;
+    },
+    discard: () => rmSync(staged, { force: true }),
+  };
 }
 
 function keyFromFile(file: string): Buffer {

@@ -236,6 +236,35 @@ describe('integrations with Twitch', () => {
     expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
   });
 
+  it('after a secrets reset (the key sealing its tokens lost) is inactive until connected again, and disconnects without a token to revoke', async () => {
+    const own = await buildIntegrationsApp(twitchOf(fake));
+    try {
+      const { call: callOwn, connect: connectOwn } = client(() => own);
+      const user = await createUser(own.app);
+      const id = await connectOwn(user.token);
+      const other = await createUser(own.app);
+      const gone = await connectOwn(other.token);
+      expect(await own.database.db.transaction().execute((trx) => own.app.services.integrations.forgetAllTokens(trx))).toBe(2);
+      const rows = await own.database.db.selectFrom('integrations').select(['access_token_sealed', 'refresh_token_sealed', 'is_active']).execute();
+      expect(rows).toEqual([
+        { access_token_sealed: '', refresh_token_sealed: null, is_active: false },
+        { access_token_sealed: '', refresh_token_sealed: null, is_active: false },
+      ]);
+      for (const path of [`/v1/integrations/${id}/refresh`, `/v1/integrations/${id}/stats`]) {
+        const refused = await callOwn('POST', path, user.token);
+        expect({ status: refused.statusCode, code: refused.json().code }, path).toEqual({ status: 409, code: 'integration.reconnect_required' });
+      }
+      expect(await connectOwn(user.token)).toBe(id);
+      expect((await callOwn('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
+      const revokedBefore = fake.revoked.length;
+      const disconnected = await callOwn('DELETE', `/v1/integrations/${gone}`, other.token);
+      expect(disconnected.json()).toEqual({ success: true, message: 'Disconnected from Twitch' });
+      expect(fake.revoked.length).toBe(revokedBefore);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('disconnects: revokes the token at the platform, deletes the integration and audits it', async () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);

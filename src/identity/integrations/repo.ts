@@ -8,6 +8,9 @@ const COLUMNS = [
 ] as const;
 const WITH_TOKENS = [...COLUMNS, 'access_token_sealed', 'refresh_token_sealed', 'token_expires_at'] as const;
 
+/** The access token of an integration whose tokens were forgotten (`waygate secrets reset`; the column is never null). */
+export const FORGOTTEN = '';
+
 /** What a completed connection writes (the rest of the row has defaults). */
 export type Connection = Pick<
   Selectable<IntegrationsTable>,
@@ -46,6 +49,15 @@ export function createIntegrationsRepo(db: Kysely<Schema>) {
       db.updateTable('integrations').set({ ...changes, updated_at: now }).where('id', '=', id).execute(),
 
     deactivate: (id: string, now: Date) => db.updateTable('integrations').set({ is_active: false, updated_at: now }).where('id', '=', id).execute(),
+
+    /** Drops every integration's sealed tokens and deactivates it (connect again); returns how many had tokens. */
+    forgetAllTokens: async (now: Date, trx: Kysely<Schema>) => {
+      const result = await trx.updateTable('integrations')
+        .set({ is_active: false, access_token_sealed: FORGOTTEN, refresh_token_sealed: null, token_expires_at: null, updated_at: now })
+        .where('access_token_sealed', '<>', FORGOTTEN)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
 
     setBotStatus: (id: string, status: IntegrationBotStatus, now: Date) =>
       db.updateTable('integrations').set({ bot_status: status, updated_at: now }).where('id', '=', id).execute(),

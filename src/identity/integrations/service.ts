@@ -14,7 +14,7 @@ import {
   createTwitchClient, GrantRejected, TokenRejected, TWITCH,
   type PlatformInfo, type Profile, type TokenSet, type TwitchClient, type TwitchOptions,
 } from './provider.js';
-import { createIntegrationsRepo, type IntegrationRow } from './repo.js';
+import { createIntegrationsRepo, FORGOTTEN, type IntegrationRow } from './repo.js';
 import type { CallbackQuery, ConnectInput } from './schemas.js';
 
 export type { TwitchOptions } from './provider.js';
@@ -368,7 +368,7 @@ export function createIntegrationsService(deps: Deps) {
     async disconnect(request: FastifyRequest, userId: string, id: string) {
       const row = await owned(userId, id);
       const client = clients.get(row.platform_slug);
-      if (client) {
+      if (client && row.access_token_sealed !== FORGOTTEN) {
         try {
           await client.revoke(deps.secretBox.open(row.access_token_sealed));
         } catch (err) {
@@ -384,6 +384,9 @@ export function createIntegrationsService(deps: Deps) {
       });
       return { success: true, message: `Disconnected from ${view(row).platform_name}` };
     },
+
+    /** `waygate secrets reset`: every integration's tokens are sealed with a lost key; each is deactivated (connect again). */
+    forgetAllTokens: (trx: Kysely<Schema>) => repo.forgetAllTokens(deps.clock.now(), trx),
   };
 }
 

@@ -71,6 +71,15 @@ export async function rotateSigningKey(db: Kysely<Schema>, secretBox: SecretBox,
   return { kid, signs_from: new Date(clock.nowMs() + KEY_PUBLISH_AHEAD_MS) };
 }
 
+/**
+ * `waygate secrets reset`: every key goes (their private parts are sealed with a lost key); the next start
+ * makes a new one as a first start does. Returns how many went.
+ */
+export async function forgetSigningKeys(trx: Kysely<Schema>): Promise<number> {
+  const result = await trx.deleteFrom('oauth_signing_keys').executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
 /** Hourly: keys replaced by a successor that has been signing for KEY_RETIRE_AFTER_MS leave the JWKS. */
 export async function retireSupersededKeys(db: Kysely<Schema>, clock: Clock): Promise<number> {
   const cutoff = new Date(clock.nowMs() - KEY_PUBLISH_AHEAD_MS - KEY_RETIRE_AFTER_MS);

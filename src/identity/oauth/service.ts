@@ -18,7 +18,7 @@ import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
 import { afterCommit } from '../../platform/events.js';
-import { keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
+import { forgetSigningKeys, keySetVersion, retireSupersededKeys, rotateSigningKey, signingKeys } from './keys.js';
 import { createProvider, OAUTH_PREFIX, OIDC_SCOPES, type AccountClaims } from './provider.js';
 
 interface Deps {
@@ -270,6 +270,7 @@ export function createOAuthService(deps: Deps) {
     retireSupersededKeys: () => retireSupersededKeys(deps.db, deps.clock),
     /** `waygate oauth rotate-signing-key`: the new key signs once every node has had time to publish it. */
     rotateSigningKey: () => rotateSigningKey(deps.db, deps.secretBox, deps.clock),
+    forgetSigningKeys,
   };
 }
 

@@ -64,6 +64,13 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
       await trx.deleteFrom('user_two_factor').where('user_id', '=', userId).execute();
     },
 
+    /** Every user's 2FA, on or being set up, with all backup codes and open challenges; returns the removed states. */
+    async removeEveryone(trx: Kysely<Schema>): Promise<{ user_id: string; enabled_at: Date | null }[]> {
+      await trx.deleteFrom('two_factor_backup_codes').execute();
+      await trx.deleteFrom('two_factor_challenges').execute();
+      return trx.deleteFrom('user_two_factor').returning(['user_id', 'enabled_at']).execute();
+    },
+
     async replaceBackupCodes(userId: string, codeHashes: string[], trx: Kysely<Schema>): Promise<void> {
       await trx.deleteFrom('two_factor_backup_codes').where('user_id', '=', userId).execute();
       await trx.insertInto('two_factor_backup_codes').values(codeHashes.map((code_hash) => ({ user_id: userId, code_hash }))).execute();

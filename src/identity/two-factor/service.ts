@@ -283,6 +283,20 @@ export function createTwoFactorService(deps: Deps) {
     /** POST /v1/auth/2fa/check: for a sign-in done elsewhere (OAuth), whether a code is needed. */
     purgeFinishedChallenges: () => repo.deleteFinishedChallenges(),
 
+    /**
+     * `waygate secrets reset`: the key of every TOTP secret is lost, so every user's 2FA goes (setups under
+     * way too), with its backup codes and open sign-in challenges; each user whose 2FA was on finds a
+     * `2fa_disabled` event in their activity and enrols again. Returns how many had it on, and how many setups.
+     */
+    async forgetAllSecrets(trx: Kysely<Schema>): Promise<{ enrolments: number; setups: number }> {
+      const removed = await repo.removeEveryone(trx);
+      const enrolled = removed.filter((state) => state.enabled_at !== null);
+      for (const { user_id } of enrolled) {
+        await deps.audit.record(null, { eventType: '2fa_disabled', userId: user_id, resourceType: 'user', resourceId: user_id, metadata: { reason: 'secrets_reset' } }, trx);
+      }
+      return { enrolments: enrolled.length, setups: removed.length - enrolled.length };
+    },
+
     /** Ends every pending sign-in challenge of the user (their password was reset). */
     closeChallengesOf: (userId: string, trx: Kysely<Schema>) => repo.closeChallengesOf(userId, trx),
 

@@ -2,6 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
 import { buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
+import { RECENT_SIGN_IN_MS } from '../../identity/auth/index.js';
 
 /**
  * The console's passkey page and sign-in, end to end in Chromium with its virtual authenticator (the
@@ -65,5 +66,44 @@ it('registers a passkey on the passkeys page, then signs in with it without a us
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.goto(`${base}/console/?autofill`);
   await page.getByRole('link', { name: 'Passkeys' }).waitFor();
+  await context.close();
+});
+
+it('asks a session signed in more than 15 minutes ago for its password before a passkey, and the password change can remove them all', async () => {
+  const user = await createUser(t.app);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(err.message));
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  });
+  await page.addInitScript({ content: 'PublicKeyCredential.isConditionalMediationAvailable = async () => false;' });
+  await page.goto(`${base}/`);
+  await page.getByLabel('Username or email').fill(user.username);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('link', { name: 'Passkeys' }).click();
+  await expect.poll(() => page.getByText('No passkeys yet.').isVisible()).toBe(true);
+
+  t.clock.advance(RECENT_SIGN_IN_MS + 1000);
+  await page.getByLabel('Name of the new passkey').fill('Phone');
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByText(/confirm it is you: enter your current password/).waitFor();
+  await page.getByLabel('Current password').fill(user.password);
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByRole('button', { name: 'Remove: Phone' }).waitFor();
+
+  await page.getByRole('link', { name: 'Account' }).click();
+  await page.getByLabel('Current password', { exact: true }).fill(user.password);
+  await page.getByLabel('New password (at least 8 characters)').fill('a brand new password');
+  await page.getByLabel('New password again').fill('a brand new password');
+  await page.getByLabel('Also remove all passkeys and API keys').check();
+  await page.getByRole('button', { name: 'Change password' }).click();
+  await page.getByText('Every passkey and API key of your account was removed.', { exact: false }).waitFor();
+  expect((await t.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute())).toEqual([]);
+  expect(problems).toEqual([]);
   await context.close();
 });

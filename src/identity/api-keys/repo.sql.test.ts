@@ -5,7 +5,7 @@ import { createApiKeysRepo } from './repo.js';
 /**
  * The SQL of the API-key credential lookup (the credential resolver's, on a cache miss) and of the use it
  * records, committed beside this file as repo.sql: a change of a query shows in review as a change of SQL.
- * `npx vitest run -u src/identity/api-keys/repo.sql.test.ts` writes it again (docs/development.md).
+ * `npx vitest run src/identity/api-keys/repo.sql.test.ts -u` writes it again (docs/development.md).
  */
 it('matches the SQL committed in repo.sql', async () => {
   const sql = sqlRecorder();

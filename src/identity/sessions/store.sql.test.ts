@@ -5,7 +5,7 @@ import { createSessionStore } from './store.js';
 /**
  * The SQL of the session credential lookup (the credential resolver's, on a cache miss), committed beside this
  * file as store.sql: a change of the query shows in review as a change of SQL.
- * `npx vitest run -u src/identity/sessions/store.sql.test.ts` writes it again (docs/development.md).
+ * `npx vitest run src/identity/sessions/store.sql.test.ts -u` writes it again (docs/development.md).
  */
 it('matches the SQL committed in store.sql', async () => {
   const sql = sqlRecorder();

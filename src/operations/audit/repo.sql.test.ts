@@ -7,7 +7,7 @@ import { createAuditWriter } from './writer.js';
 /**
  * The SQL of the activity log (its writer, the lists and their filters, the reports), committed beside this file
  * as repo.sql: a change of a query shows in review as a change of SQL.
- * `npx vitest run -u src/operations/audit/repo.sql.test.ts` writes it again (docs/development.md).
+ * `npx vitest run src/operations/audit/repo.sql.test.ts -u` writes it again (docs/development.md).
  */
 const USER = '44444444-4444-4444-8444-444444444444';
 const OTHER_USER = '77777777-7777-4777-8777-777777777777';

@@ -6,7 +6,7 @@ import { createTrackReader } from './track.js';
 
 /**
  * The SQL of GPS points, committed beside this file as repo.sql: a change of a query shows in review as a
- * change of SQL. `npx vitest run -u src/tracking/gps/repo.sql.test.ts` writes it again (docs/development.md).
+ * change of SQL. `npx vitest run src/tracking/gps/repo.sql.test.ts -u` writes it again (docs/development.md).
  */
 const DEVICE = '11111111-1111-4111-8111-111111111111';
 const OTHER_DEVICE = '22222222-2222-4222-8222-222222222222';

@@ -120,8 +120,8 @@ interface Operation {
   body?: Schema;
 }
 
-/** Tables a refused request may write by design: failures are audited. */
-const WRITTEN_ON_FAILURE = new Set(['audit_events']);
+/** Tables a refused request may write by design: failures are audited, and failed sign-ins counted (kv_durable, without Redis). */
+const WRITTEN_ON_FAILURE = new Set(['audit_events', 'kv_durable']);
 /** The table a monthly partition (or a catch-all around them) belongs to, as migrations 0035 and 0038 name them. */
 const tableOf = (name: string) => name.replace(/_(y\d{4}m\d{2}|before|after)$/, '');
 

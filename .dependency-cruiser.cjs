@@ -2,6 +2,8 @@
  * The dependency rules of ARCHITECTURE.md, checked by `npm run lint:deps` (part of `npm test`).
  * Contexts: src/identity, src/tracking, src/operations; each holds modules (one folder each).
  * A module's public entry is its service.ts, schemas.ts (the shapes it publishes), errors.ts (its error codes) or index.ts.
+ * The console (console/js, plain ES modules the browser loads) is cruised too: no cycles (the shell, app.js, loads the
+ * pages; what they share of the session is in session.js), and it reaches the service only over HTTP.
  */
 const CONTEXTS = '(identity|tracking|operations)';
 
@@ -51,6 +53,20 @@ module.exports = {
       comment: 'The table types are a leaf: Kysely types and each other only.',
       from: { path: '^src/platform/db/schema/' },
       to: { pathNot: ['^src/platform/db/schema/', 'kysely'] },
+    },
+    {
+      name: 'console-pages-not-the-shell',
+      severity: 'error',
+      comment: 'The shell (console/js/app.js) loads every page; a page that imported it back would close a cycle. Session state is in session.js.',
+      from: { path: '^console/js/', pathNot: '^console/js/app\\.js$' },
+      to: { path: '^console/js/app\\.js$' },
+    },
+    {
+      name: 'console-only-over-http',
+      severity: 'error',
+      comment: 'The console is what the browser loads; it uses the service through the public API, never its code.',
+      from: { path: '^console/' },
+      to: { path: '^(src|test|scripts|bench)/' },
     },
     {
       name: 'no-test-code-in-src',

@@ -1,14 +1,15 @@
-import { api, gql, post, session, whenUnauthorized } from './api.js';
+import { api, gql, session, whenUnauthorized } from './api.js';
 import { announce, h, show } from './dom.js';
 import { setLocale, t } from './i18n.js';
 import { signInPage } from './pages/signin.js';
+import { can, me, signOut, whenSignedOut } from './session.js';
 
 /**
  * The console's shell: sign-in when there is no session, otherwise the navigation of the pages the
  * user may use (each page declares the permissions it needs; what the user may not do is not shown)
  * and a hash router (#/map, #/connect, …) that mounts one page at a time into <main>.
  */
-export const config = JSON.parse(document.getElementById('console-config').textContent);
+const config = JSON.parse(document.getElementById('console-config').textContent);
 
 const PAGES = [
   { path: 'map', label: 'nav.map', needs: ['gps:read', 'devices:read'], load: () => import('./pages/map.js') },
@@ -22,17 +23,7 @@ const PAGES = [
   { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
 ];
 
-/** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */
-export const me = { userId: null, username: '', permissions: [], isSuperAdmin: false };
-
 const allowed = (page) => page.needs.every(can) && (!page.anyOf || page.anyOf.some(can));
-
-/** Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`). */
-export function can(permission) {
-  if (me.isSuperAdmin) return true;
-  const [resource] = permission.split(':');
-  return me.permissions.some((held) => held === permission || held === '*:*' || held === `${resource}:*`);
-}
 
 const main = document.getElementById('main');
 const bar = document.querySelector('header.bar');
@@ -65,14 +56,11 @@ function showSignIn(message) {
   main.querySelector('input')?.focus();
 }
 
-/** Back to the sign-in page, with `message` there (by default: signed out). */
-export async function signOut(callApi = true, message = t('signin.signedOut')) {
-  if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
-  session.token = null;
+whenSignedOut((message) => {
   history.replaceState(null, '', '#/');
   showSignIn(message);
   announce(message);
-}
+});
 
 function renderShell() {
   bar.hidden = false;

@@ -1,7 +1,7 @@
 import { download, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
-import { signOut } from '../app.js';
+import { signOut } from '../session.js';
 import { form } from './account-security.js';
 
 /**

@@ -3,7 +3,7 @@ import { announce, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
 import { openLive } from '../live.js';
 import { createMap, L, removeMap } from '../map.js';
-import { signOut } from '../app.js';
+import { signOut } from '../session.js';
 
 /**
  * The live map: every device the user may see at its latest position (GET /v1/devices and

@@ -1,0 +1,28 @@
+import { post, session } from './api.js';
+import { t } from './i18n.js';
+
+/**
+ * The shell's session state, apart from the shell (app.js) so the pages it loads can use it without importing
+ * the shell back: who is signed in and what they may do, and signing out. The token itself stays in api.js.
+ */
+
+/** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */
+export const me = { userId: null, username: '', locale: null, roles: [], permissions: [], isSuperAdmin: false };
+
+/** Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`). */
+export function can(permission) {
+  if (me.isSuperAdmin) return true;
+  const [resource] = permission.split(':');
+  return me.permissions.some((held) => held === permission || held === '*:*' || held === `${resource}:*`);
+}
+
+let onSignedOut = () => {};
+/** What the shell shows once signed out (its sign-in page with the message). */
+export const whenSignedOut = (handler) => { onSignedOut = handler; };
+
+/** Back to the sign-in page, with `message` there (by default: signed out). */
+export async function signOut(callApi = true, message = t('signin.signedOut')) {
+  if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
+  session.token = null;
+  onSignedOut(message);
+}

@@ -1,3 +1,6 @@
+import { get } from './api.js';
+import { h, show } from './dom.js';
+import { formatNumber, t } from './i18n.js';
 import { L } from './map.js';
 
 /**
@@ -26,6 +29,25 @@ export function trackOf(answer) {
   };
   fillSpeeds(track);
   return track;
+}
+
+/**
+ * Reads GET /v1/gps/track for `query` (device_id, from, to) thinned for `map`: for its size (the zoom at which the
+ * track fits it), or for `zoom` when given; answers the track as typed arrays (trackOf).
+ */
+export async function readTrack(map, query, zoom) {
+  const size = map.getSize();
+  const detail = zoom === undefined ? { width: String(size.x), height: String(size.y) } : { zoom: String(zoom) };
+  return trackOf(await get(`/v1/gps/track?${new URLSearchParams({ ...query, ...detail })}`));
+}
+
+/** Whether `map`, zoomed in past the zoom `track` was thinned for, would show its left-out points pixels apart (so it is read again). */
+export const thinnedFor = (map, track) => Boolean(track && track.zoom !== null && track.n < track.total && map.getZoom() > track.zoom);
+
+/** Shows in `element` (a p.legend) the speed bands of a drawn track, each in its colour; hidden without a track. */
+export function showLegend(element, layer) {
+  element.hidden = !layer;
+  if (layer) show(element, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
 }
 
 /** Speeds a point does not carry, from the distance to the point before it and the time between. */

@@ -1,9 +1,9 @@
-import { all, get } from '../api.js';
+import { all } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
 import { exportButtons, importForm } from '../files.js';
 import { createMap, removeMap } from '../map.js';
-import { trackOf, TrackLayer } from '../track.js';
+import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 
 const pad = (value) => String(value).padStart(2, '0');
 /** A datetime-local value (the browser's time zone) for a Date. */
@@ -65,18 +65,15 @@ export async function mount(root, { config, can }) {
 
   /** Reads the track (for `zoom`, or for the map's size) and draws it; the timeline stays at the same time. */
   async function load(zoom) {
-    const size = map.getSize();
-    const detail = zoom === undefined ? { width: size.x, height: size.y } : { zoom };
-    const params = new URLSearchParams({ device_id: device.input.value, ...range(), ...detail });
     const atTime = track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
-    track = trackOf(await get(`/v1/gps/track?${params}`));
+    track = await readTrack(map, { device_id: device.input.value, ...range() }, zoom);
     performance.mark('history-parsed');
     layer?.remove();
     layer = null;
     timeline.input.disabled = !track.n;
-    legend.hidden = !track.n;
     mapElement.dataset.points = String(track.total);
     if (!track.n) {
+      showLegend(legend, null);
       at.textContent = '';
       summary.textContent = t('history.empty');
       return announce(summary.textContent);
@@ -90,7 +87,7 @@ export async function mount(root, { config, can }) {
     timeline.input.value = String(cursor);
     at.textContent = describe(cursor);
     timeline.input.setAttribute('aria-valuetext', at.textContent);
-    show(legend, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
+    showLegend(legend, layer);
     const count = track.n === track.total ? t('history.points', { count: formatNumber(track.n, 0) }) : t('history.pointsDrawn', { count: formatNumber(track.total, 0), drawn: formatNumber(track.n, 0) });
     summary.textContent = `${count}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
     mapElement.dataset.drawn = String(track.n);
@@ -116,7 +113,7 @@ export async function mount(root, { config, can }) {
   // Closer than the track was thinned for: its left-out points may now be pixels apart, so it is read again.
   map.on('zoomend', () => {
     mapElement.dataset.zoom = String(map.getZoom());
-    if (track?.zoom !== null && track?.zoom !== undefined && track.n < track.total && map.getZoom() > track.zoom) load(map.getZoom()).catch(fail);
+    if (thinnedFor(map, track)) load(map.getZoom()).catch(fail);
   });
   return () => removeMap(map);
 }

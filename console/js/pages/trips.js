@@ -1,21 +1,26 @@
-import { all, patch, post } from '../api.js';
+import { all, get, patch, post } from '../api.js';
 import { exportButtons } from '../files.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
-import { formatTime, t } from '../i18n.js';
-import { createMap, L, removeMap } from '../map.js';
+import { formatNumber, formatTime, t } from '../i18n.js';
+import { createMap, removeMap } from '../map.js';
+import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 
 /** The spec's trip state machine: which status each status may move to (PATCH /v1/trips/{id} with status). */
 const NEXT = { draft: ['active'], active: ['paused', 'completed'], paused: ['active', 'completed'], completed: [] };
 
 /**
- * Trips with their status, the status changes the state machine allows (only with trips:write), and a
- * trip opened as its track (GET /v1/trips/{id}/gps, drawn on a canvas renderer).
+ * Trips with their status, the status changes the state machine allows (only with trips:write), and a trip
+ * opened as its track, drawn as History draws one (track.js): GET /v1/gps/track of the device of the trip's
+ * first point, from that point's time to its last point's (GET /v1/trips/{id}/gps, one point a page), thinned
+ * for the map and read again when zoomed in past that. Points the device sent while the trip was paused lie in
+ * that range too and are drawn with it.
  */
 export async function mount(root, { config, can }) {
   const problem = h('div');
   const table = h('tbody');
   const mapElement = h('div', { class: 'map trip-map' });
   const exports = h('div', { class: 'row exports', role: 'group', hidden: true });
+  const legend = h('p', { class: 'legend', hidden: true });
   const create = field(t('trips.name'), { name: 'trip-name', maxlength: 200, required: true });
   const createForm = can('trips:write')
     ? h('form', { class: 'row card' }, create.wrapper, h('button', { type: 'submit' }, t('trips.create')))
@@ -23,26 +28,70 @@ export async function mount(root, { config, can }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('trips.title')), problem, createForm,
     h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('trips.name')), h('th', { scope: 'col' }, t('trips.status')),
       h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table)),
-    exports, mapElement));
+    exports, legend, mapElement));
   const map = createMap(mapElement, config, t('trips.title'));
-  const renderer = L.canvas();
+  const fail = (err) => show(problem, errorBox(err.message));
+  let layer;
   let track;
+  let query;
+  let opened = 0;
+
+  /** The device and time range of a trip's points: its first point's device, from the first point's time to the last's. */
+  async function rangeOf(trip) {
+    const pageOf = (page) => get(`/v1/trips/${trip.id}/gps?page=${page}&limit=1`);
+    const first = await pageOf(1);
+    const total = first.pagination.total;
+    if (!first.data.length || !first.data[0].device_id) return null;
+    const last = total > 1 ? (await pageOf(total)).data[0] ?? first.data[0] : first.data[0];
+    return { device_id: first.data[0].device_id, from: first.data[0].timestamp, to: last.timestamp };
+  }
+
+  /** Reads the opened trip's track (for the map's size, or for `zoom`) and draws it. */
+  async function load(zoom) {
+    const mine = opened;
+    const read = await readTrack(map, query, zoom);
+    if (mine !== opened) return;
+    track = read;
+    layer?.remove();
+    layer = null;
+    mapElement.dataset.points = String(track.total);
+    mapElement.dataset.drawn = String(track.n);
+    if (!track.n) {
+      showLegend(legend, null);
+      return announce(t('history.empty'));
+    }
+    layer = new TrackLayer(track);
+    if (zoom === undefined) map.fitBounds(layer.bounds().pad(0.2), { animate: false });
+    layer.addTo(map);
+    showLegend(legend, layer);
+    if (zoom === undefined) announce(t('history.points', { count: formatNumber(track.total, 0) }));
+  }
 
   async function showTrack(trip) {
-    const points = await all(`/v1/trips/${trip.id}/gps`, 100_000);
+    const mine = ++opened;
     showExports(trip);
-    track?.remove();
-    if (!points.length) return announce(t('history.empty'));
-    track = L.polyline(points.map((p) => [p.latitude, p.longitude]), { renderer, weight: 4 }).addTo(map);
-    map.fitBounds(track.getBounds().pad(0.2), { animate: false });
-    announce(t('history.points', { count: points.length }));
+    layer?.remove();
+    layer = null;
+    track = null;
+    showLegend(legend, null);
+    const range = await rangeOf(trip);
+    if (mine !== opened) return;
+    mapElement.dataset.trip = trip.id;
+    if (!range) {
+      mapElement.dataset.points = '0';
+      return announce(t('trips.empty'));
+    }
+    query = range;
+    await load();
   }
+
+  map.on('zoomend', () => { if (thinnedFor(map, track)) load(map.getZoom()).catch(fail); });
 
   /** GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export). */
   function showExports(trip) {
     exports.hidden = false;
     exports.setAttribute('aria-label', `${t('history.export')}: ${trip.name}`);
-    show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, (err) => show(problem, errorBox(err.message))));
+    show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, fail));
   }
 
   function row(trip) {
@@ -62,7 +111,7 @@ export async function mount(root, { config, can }) {
       }, t('trips.to', { status: t(`status.${status}`) })))
       : [];
     const tr = h('tr', {},
-      h('td', {}, h('button', { type: 'button', class: 'secondary', onclick: () => showTrack(trip).catch((err) => show(problem, errorBox(err.message))) }, trip.name)),
+      h('td', {}, h('button', { type: 'button', class: 'secondary', onclick: () => showTrack(trip).catch(fail) }, trip.name)),
       h('td', {}, t(`status.${trip.status}`)),
       h('td', {}, trip.started_at ? formatTime(trip.started_at) : '–'),
       h('td', {}, h('div', { class: 'row' }, ...actions)));

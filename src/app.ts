@@ -44,7 +44,7 @@ import { oauthRoutes } from './identity/oauth/routes.js';
 import { oauthInteractionRoutes } from './identity/oauth/interaction-routes.js';
 import { userDeletionRoutes } from './identity/users/deletion-routes.js';
 import { exportRoutes } from './operations/export/routes.js';
-import { platformRoutes } from './identity/platforms/routes.js';
+import { loginProviderRoutes } from './identity/login-providers/routes.js';
 import { platformAccountRoutes } from './identity/accounts/routes.js';
 import { sessionRoutes } from './identity/sessions/routes.js';
 import { twoFactorRoutes } from './identity/two-factor/routes.js';
@@ -223,7 +223,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(tripTemplateRoutes, { tripTemplates: services.tripTemplates });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(statsRoutes, { stats: services.stats });
-  await app.register(platformRoutes, { platforms: services.platforms });
+  await app.register(loginProviderRoutes, { loginProviders: services.loginProviders });
   await app.register(platformAccountRoutes, { accounts: services.accounts });
   await app.register(integrationRoutes, { integrations: services.integrations });
   await app.register(sessionRoutes, { sessions: services.sessions });
@@ -278,7 +278,7 @@ async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, s
     });
     app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
   }
-  const added = await services.platforms.ensureOAuthPlatforms(config.oauthPlatforms);
+  const added = await services.loginProviders.ensureOAuthPlatforms(config.oauthPlatforms);
   if (added.length) app.log.info({ platforms: added }, 'added login platforms from OAUTH_PLATFORMS (disabled until enabled)');
   if (config.systemApiKey) {
     const outcome = await services.apiKeys.ensureSystemKey(config.systemApiKey);

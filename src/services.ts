@@ -41,7 +41,7 @@ import { createUsersService } from './identity/users/service.js';
 import { createBansService } from './identity/bans/service.js';
 import { createOAuthClientsService } from './identity/oauth-clients/service.js';
 import { createOAuthService } from './identity/oauth/service.js';
-import { createPlatformsService } from './identity/platforms/service.js';
+import { createLoginProvidersService } from './identity/login-providers/service.js';
 import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
 import { createAccountsService } from './identity/accounts/service.js';
 import { createTwoFactorService } from './identity/two-factor/service.js';
@@ -81,9 +81,9 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const audit = createAuditWriter(db, locate);
   const mailer = createMailer(config, log);
   const secretBox = createSecretBox(config.secretKey, config.dataDir);
-  const platforms = createPlatformsService({ db, audit });
+  const loginProviders = createLoginProvidersService({ db, audit });
   const access = createAccessService({ db, credentials, events, caches });
-  const users = createUsersService({ db, config, mailer, audit, log, clock, access, platforms, events, caches });
+  const users = createUsersService({ db, config, mailer, audit, log, clock, access, loginProviders, events, caches });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({
@@ -94,20 +94,20 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const signInThrottle = createSignInThrottle(durable, log, clock);
   const reauthentication = createReauthentication({ clock, users, signInThrottle, audit, sessions: sessionStore });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events, reauthentication });
-  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, platforms, sessions: sessionStore, signInThrottle, events });
+  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, loginProviders, sessions: sessionStore, signInThrottle, events });
   const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
   const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events, reauthentication });
   const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
     db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
-    registrationOpen: async () => config.registrationEnabled && (await platforms.registrationOpen('email')),
+    registrationOpen: async () => config.registrationEnabled && (await loginProviders.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
     db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, reauthentication, audit, kv, log, breachedPasswords, events,
   });
   const selfDeletion = createSelfDeletion({ users, reauthentication });
   const accountTokens = createAccountTokens(db, clock);
-  const accounts = createAccountsService({ db, clock, users, platforms, mailer, audit, log });
+  const accounts = createAccountsService({ db, clock, users, loginProviders, mailer, audit, log });
   const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
   const integrations = createIntegrationsService({ db, kv, durable, clock, secretBox, audit, log, options: { ...config.integrations, returnOrigins } });
   const verifyEmail = createEmailVerification({
@@ -169,7 +169,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     notifySignOut: realtime.signOut,
     revokeOAuthTokens: oauth.revokeTokensOf,
     store: sessionStore,
-    platformName: platforms.displayName,
+    platformName: loginProviders.displayName,
     userWithPrimaryProvider: users.findWithPrimaryProvider,
   });
   const securityNotices = createSecurityNotices({
@@ -280,7 +280,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   }
   scheduler.define({ name: 'audit-partitions', description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`, intervalMs: DAY_MS, run: auditLog.addMonths });
   scheduler.define({ name: 'audit-retention', description: 'Removes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, platforms, accounts, sessions, twoFactor };
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, loginProviders, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

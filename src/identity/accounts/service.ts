@@ -9,8 +9,8 @@ import type { Schema } from '../../platform/db/schema/index.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { emailLinkMail } from '../../platform/mail/messages.js';
 import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
-import type { PlatformsService } from '../platforms/service.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import type { LoginProvidersService } from '../login-providers/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import { normaliseEmail, type UsersService } from '../users/service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
 import { AccountErrors } from './errors.js';
@@ -29,7 +29,7 @@ interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
   users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount' | 'listedAccountsOf' | 'listedAccountOf'>;
-  platforms: Pick<PlatformsService, 'isEnabled'>;
+  loginProviders: Pick<LoginProvidersService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
   log: FastifyBaseLogger;
@@ -155,7 +155,7 @@ export function createAccountsService(deps: Deps) {
       // Whoever links an address and password to a user can sign in as them.
       await deps.users.assertMayManage(caller, userId);
       const email = normaliseEmail(input.email);
-      if (!(await deps.platforms.isEnabled(EMAIL_PLATFORM))) throw AccountErrors.email_sign_in_disabled();
+      if (!(await deps.loginProviders.isEnabled(EMAIL_PLATFORM))) throw AccountErrors.email_sign_in_disabled();
       if (await deps.users.findEmailAccountOfUser(userId)) throw AccountErrors.email_already_linked();
       if (await deps.users.emailAccountExists(email)) throw UserErrors.email_in_use();
 

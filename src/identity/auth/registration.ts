@@ -11,7 +11,7 @@ import type { Mailer } from '../../platform/mail/mailer.js';
 import { registrationMail } from '../../platform/mail/messages.js';
 import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import { checkedNewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import { createRegistrationRepo } from './registration-repo.js';

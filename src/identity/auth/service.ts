@@ -10,7 +10,7 @@ import { hashToken, newToken, sameSecret, SESSION_TOKEN_PREFIX } from '../../pla
 import type { Schema } from '../../platform/db/schema/index.js';
 import { AuthErrors } from '../../platform/http/errors.js';
 import { DEFAULT_USER_ROLE, SUPER_ADMIN_ROLE, type AccessService } from '../access/service.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import { normaliseEmail, type NewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';

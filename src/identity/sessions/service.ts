@@ -9,7 +9,7 @@ import { hashToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { parseUserAgent } from '../../platform/http/user-agent.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import { ActivityRecorder } from './activity.js';
 import { createSessionsRepo } from './repo.js';
 import type { CreateSessionBody, SessionEndReason } from './schemas.js';
@@ -54,7 +54,7 @@ interface Deps {
   store: Pick<SessionStore, 'create' | 'findLive'>;
   /** The OAuth provider's (the sessions module does not own OAuth tokens). */
   revokeOAuthTokens: OAuthTokenRevoker;
-  /** The platforms service's display name of a provider slug. */
+  /** The login providers' display name of a provider slug. */
   platformName: (slug: string) => Promise<string>;
   /** A user that is not deleted, with the slug of their primary sign-in platform (null without one). */
   userWithPrimaryProvider: (userId: string) => Promise<{ id: string; provider: string | null } | undefined>;

@@ -11,8 +11,8 @@ import { lowBackupCodesMail } from '../../platform/mail/messages.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
-import type { PlatformsService } from '../platforms/service.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import type { LoginProvidersService } from '../login-providers/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import type { UsersService } from '../users/service.js';
 import { BACKUP_CODE_COUNT, hashBackupCode, LOW_BACKUP_CODES, newBackupCode } from './backup-codes.js';
 import { createTwoFactorRepo } from './repo.js';
@@ -37,7 +37,7 @@ interface Deps {
   mailer: Mailer;
   users: Pick<UsersService, 'accountsOf' | 'findById' | 'findEmailAccountOfUser' | 'recordLogin' | 'assertMayManage'>;
   access: Pick<AccessService, 'accessOfUser' | 'listRoles'>;
-  platforms: Pick<PlatformsService, 'find' | 'list'>;
+  loginProviders: Pick<LoginProvidersService, 'find' | 'list'>;
   sessions: Pick<SessionStore, 'issue'>;
   /** Wrong sign-in codes count like wrong passwords, per user across all their challenges. */
   signInThrottle: Pick<SignInThrottle, 'ensureAllowed' | 'recordFailure'>;
@@ -111,7 +111,7 @@ export function createTwoFactorService(deps: Deps) {
   }
 
   async function platformSlugOf(platformId: string): Promise<string | null> {
-    return (await deps.platforms.find(platformId))?.slug ?? null;
+    return (await deps.loginProviders.find(platformId))?.slug ?? null;
   }
 
   /** A login challenge for the user; returns its temporary token (stored only hashed). */
@@ -206,14 +206,14 @@ export function createTwoFactorService(deps: Deps) {
       if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication`, ...ways };
       // One read of the platforms (a handful of rows), not one per account of the user.
       const slugs = new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform));
-      const platform = (await deps.platforms.list()).find((p) => slugs.has(p.slug) && p.two_factor_required);
+      const platform = (await deps.loginProviders.list()).find((p) => slugs.has(p.slug) && p.two_factor_required);
       if (platform) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication`, ...ways };
       return { required: false, enabled, reason: null, ...ways };
     },
 
     async setup(caller: Caller, input: Static<typeof SetupBody>) {
       const user = await managedTargetOf(caller, input.user_id);
-      const platform = await deps.platforms.find(input.platform_id ?? EMAIL_PLATFORM);
+      const platform = await deps.loginProviders.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw TwoFactorErrors.unknown_platform();
       if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
       if (await enabledState(user.id)) throw TwoFactorErrors.already_enabled();
@@ -307,7 +307,7 @@ export function createTwoFactorService(deps: Deps) {
       if (!state) return { requires_2fa: false };
       let provider = await platformSlugOf(state.platform_id);
       if (input.oauth_provider !== undefined) {
-        provider = (await deps.platforms.find(input.oauth_provider))?.slug ?? null;
+        provider = (await deps.loginProviders.find(input.oauth_provider))?.slug ?? null;
         if (!provider) throw TwoFactorErrors.unknown_oauth_provider();
       }
       return { requires_2fa: true, temp_token: await openChallenge(user.id, provider ?? EMAIL_PLATFORM) };

@@ -521,8 +521,8 @@ describe('two-factor authentication', () => {
     // Spies on one node's platforms service: on two nodes the request may reach the other.
     it.skipIf(twoNodes)('checks the requirement with one read of the platforms, whatever the number of accounts', async () => {
       const user = await createUser(t.app);
-      const find = vi.spyOn(t.app.services.platforms, 'find');
-      const list = vi.spyOn(t.app.services.platforms, 'list');
+      const find = vi.spyOn(t.app.services.loginProviders, 'find');
+      const list = vi.spyOn(t.app.services.loginProviders, 'list');
       try {
         expect((await call('GET', '/v1/users/me/2fa/requirement', user.token)).json()).toEqual({ required: false, enabled: false, reason: null, passkeys: 0, satisfied: false });
         expect(find).not.toHaveBeenCalled();

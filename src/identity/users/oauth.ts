@@ -7,7 +7,7 @@ import type { AuditWriter } from '../../platform/audit.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
-import type { PlatformsService } from '../platforms/service.js';
+import type { LoginProvidersService } from '../login-providers/service.js';
 import type { UsersRepo } from './repo.js';
 import { OauthSignInErrors, UserErrors } from './errors.js';
 import type { OAuthSignInBody } from './schemas.js';
@@ -19,7 +19,7 @@ interface Deps {
   repo: UsersRepo;
   audit: AuditWriter;
   access: Pick<AccessService, 'grantRoleDirectly'>;
-  platforms: Pick<PlatformsService, 'find'>;
+  loginProviders: Pick<LoginProvidersService, 'find'>;
   /** REGISTRATION_ENABLED: the global switch covers sign-ups through OAuth too. */
   registrationEnabled: boolean;
 }
@@ -65,7 +65,7 @@ export function createOAuthSignIn(deps: Deps) {
   }
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
-    const platform = await deps.platforms.find(slug, trx);
+    const platform = await deps.loginProviders.find(slug, trx);
     if (!platform?.is_oauth) throw OauthSignInErrors.unknown_provider(`oauthProvider '${quoted(slug)}' is not a known OAuth provider`);
     if (!platform.enabled) throw OauthSignInErrors.provider_disabled(`Sign-in through '${quoted(slug)}' is disabled`);
     return platform;

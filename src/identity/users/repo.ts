@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Schema, UsersTable } from '../../platform/db/schema/index.js';
 import type { Cache } from '../../platform/kv/cache.js';
 import { banInForce } from '../bans/index.js';
-import { EMAIL_PLATFORM } from '../platforms/service.js';
+import { EMAIL_PLATFORM } from '../login-providers/service.js';
 
 const ACCOUNT_COLUMNS = ['pa.id', 'pa.user_id', 'pa.platform_user_id', 'pa.username', 'pa.email', 'pa.avatar_url'] as const;
 

@@ -9,7 +9,7 @@ import { hashPassword } from '../../platform/auth/passwords.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
 import type { Clock } from '../../platform/clock.js';
 import { afterCommit, type DomainEventBus } from '../../platform/events.js';
-import type { PlatformsService } from '../platforms/service.js';
+import type { LoginProvidersService } from '../login-providers/service.js';
 import type { AccessService } from '../access/service.js';
 import { createEmailChangeService } from './email-change.js';
 import { createOAuthSignIn, type OAuthSignInInput } from './oauth.js';
@@ -42,7 +42,7 @@ export interface UsersDeps {
   log: FastifyBaseLogger;
   clock: Clock;
   access: Pick<AccessService, 'grantRoleDirectly' | 'assertMayManageUser' | 'lockSuperAdmins'>;
-  platforms: Pick<PlatformsService, 'find'>;
+  loginProviders: Pick<LoginProvidersService, 'find'>;
   /** Reactions to a deletion (sessions, API keys) run inside its transaction and report what they revoked. */
   events: Pick<DomainEventBus, 'emit'>;
   caches: Pick<Caches, 'define'>;
@@ -59,7 +59,7 @@ export function createUsersService(deps: UsersDeps) {
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
   const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log, events: deps.events });
   const deletion = createUserDeletion({ db, clock: deps.clock, repo, audit: deps.audit, events: deps.events, access: deps.access, log: deps.log });
-  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, platforms: deps.platforms, registrationEnabled: deps.config.registrationEnabled });
+  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, loginProviders: deps.loginProviders, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);

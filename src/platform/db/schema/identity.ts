@@ -153,7 +153,7 @@ export interface IntegrationsTable {
 export interface IdentityTables {
   /** Owner: identity/integrations. */
   integrations: IntegrationsTable;
-  /** Owner: identity/platforms. */
+  /** Owner: identity/login-providers. */
   platforms: PlatformsTable;
   /** Owner: identity/users. */
   users: UsersTable;

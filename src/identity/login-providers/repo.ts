@@ -5,7 +5,7 @@ const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 
 export type PlatformSetting = 'enabled' | 'two_factor_required' | 'registration_enabled';
 
-export function createPlatformsRepo(db: Kysely<Schema>) {
+export function createLoginProvidersRepo(db: Kysely<Schema>) {
   return {
     list(onlyEnabled = false) {
       let query = db.selectFrom('platforms').selectAll().orderBy('name').orderBy('slug');
@@ -48,4 +48,4 @@ export function createPlatformsRepo(db: Kysely<Schema>) {
   };
 }
 
-export type PlatformRow = NonNullable<Awaited<ReturnType<ReturnType<typeof createPlatformsRepo>['find']>>>;
+export type PlatformRow = NonNullable<Awaited<ReturnType<ReturnType<typeof createLoginProvidersRepo>['find']>>>;

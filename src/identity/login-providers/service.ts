@@ -5,7 +5,7 @@ import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-import { createPlatformsRepo, type PlatformRow, type PlatformSetting } from './repo.js';
+import { createLoginProvidersRepo, type PlatformRow, type PlatformSetting } from './repo.js';
 import { PlatformErrors } from './errors.js';
 import type { SettingsBody } from './schemas.js';
 
@@ -25,9 +25,9 @@ interface Deps {
   audit: AuditWriter;
 }
 
-/** Login providers (the email platform and OAuth providers) and their switches. */
-export function createPlatformsService(deps: Deps) {
-  const repo = createPlatformsRepo(deps.db);
+/** Login providers (the email platform and OAuth providers) and their switches; their table and routes keep the name `platforms`. */
+export function createLoginProvidersService(deps: Deps) {
+  const repo = createLoginProvidersRepo(deps.db);
 
   async function get(idOrSlug: string): Promise<Platform> {
     const platform = await repo.find(idOrSlug);
@@ -108,4 +108,4 @@ export function createPlatformsService(deps: Deps) {
   };
 }
 
-export type PlatformsService = ReturnType<typeof createPlatformsService>;
+export type LoginProvidersService = ReturnType<typeof createLoginProvidersService>;

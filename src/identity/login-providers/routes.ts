@@ -3,21 +3,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
 import { errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { EnabledBody, Platform, PlatformData, PlatformList, PlatformParams, SettingsBody, SettingsResult } from './schemas.js';
-import type { PlatformsService } from './service.js';
+import type { LoginProvidersService } from './service.js';
 import { PlatformErrors } from './errors.js';
 
 const tags = ['Platforms'];
 
-export async function platformRoutes(fastify: FastifyInstance, { platforms }: { platforms: PlatformsService }): Promise<void> {
+export async function loginProviderRoutes(fastify: FastifyInstance, { loginProviders }: { loginProviders: LoginProvidersService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get('/v1/platforms', {
     schema: { tags, summary: 'All login platforms (no credentials needed)', response: { 200: PlatformList } },
-  }, async () => ({ data: await platforms.list() }));
+  }, async () => ({ data: await loginProviders.list() }));
 
   app.get('/v1/platforms/enabled', {
     schema: { tags, summary: 'The enabled login platforms (no credentials needed)', response: { 200: PlatformList } },
-  }, async () => ({ data: await platforms.listEnabled() }));
+  }, async () => ({ data: await loginProviders.listEnabled() }));
 
   app.get('/v1/platforms/:id_or_slug', {
     schema: {
@@ -26,7 +26,7 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
       params: PlatformParams,
       response: { 200: SingleEnvelope(Platform), ...errorResponses(PlatformErrors.not_found) },
     },
-  }, async (request) => single(request, await platforms.get(request.params.id_or_slug)));
+  }, async (request) => single(request, await loginProviders.get(request.params.id_or_slug)));
 
   app.patch('/v1/platforms/:id_or_slug/enabled', {
     config: { auth: requirePermission('settings:write') },
@@ -38,7 +38,7 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
       body: EnabledBody,
       response: { 200: PlatformData, ...errorResponses(PlatformErrors.not_found) },
     },
-  }, async (request) => ({ data: await platforms.setEnabled(request, callerOf(request), request.params.id_or_slug, request.body.enabled) }));
+  }, async (request) => ({ data: await loginProviders.setEnabled(request, callerOf(request), request.params.id_or_slug, request.body.enabled) }));
 
   app.patch('/v1/platforms/:id_or_slug/settings', {
     config: { auth: requirePermission('settings:write') },
@@ -55,5 +55,5 @@ export async function platformRoutes(fastify: FastifyInstance, { platforms }: { 
     preValidation: async (request) => {
       (request as { body: unknown }).body ??= {};
     },
-  }, async (request) => platforms.updateSettings(request, callerOf(request), request.params.id_or_slug, request.body));
+  }, async (request) => loginProviders.updateSettings(request, callerOf(request), request.params.id_or_slug, request.body));
 }

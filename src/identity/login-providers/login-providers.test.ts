@@ -190,7 +190,7 @@ describe('platforms', () => {
     });
 
     it('feeds the lookups other modules use', async () => {
-      const { platforms } = t.app.services;
+      const { loginProviders: platforms } = t.app.services;
       expect((await patch('/v1/platforms/discord/settings', { enabled: true, registration_enabled: false })).statusCode).toBe(200);
       expect(await platforms.isEnabled('discord')).toBe(true);
       expect(await platforms.registrationOpen('discord')).toBe(false);
@@ -215,7 +215,7 @@ describe('platforms', () => {
       const refused = await loginAs();
       expect(refused.statusCode).toBe(401);
       expect(refused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials', code: 'login.invalid_credentials' });
-      expect(await t.app.services.platforms.registrationOpen('email')).toBe(false);
+      expect(await t.app.services.loginProviders.registrationOpen('email')).toBe(false);
       // Existing sessions keep working: disabling stops new sign-ins only.
       expect((await get(`/v1/users/${user.id}/accounts`, bearer(user.token))).statusCode).toBe(200);
     } finally {

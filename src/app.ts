@@ -45,7 +45,7 @@ import { oauthInteractionRoutes } from './identity/oauth/interaction-routes.js';
 import { userDeletionRoutes } from './identity/users/deletion-routes.js';
 import { exportRoutes } from './operations/export/routes.js';
 import { loginProviderRoutes } from './identity/login-providers/routes.js';
-import { platformAccountRoutes } from './identity/accounts/routes.js';
+import { platformAccountRoutes } from './identity/users/account-routes.js';
 import { sessionRoutes } from './identity/sessions/routes.js';
 import { twoFactorRoutes } from './identity/two-factor/routes.js';
 import type { WebSocketStats } from './operations/system/service.js';

@@ -43,7 +43,7 @@ import { createOAuthClientsService } from './identity/oauth-clients/service.js';
 import { createOAuthService } from './identity/oauth/service.js';
 import { createLoginProvidersService } from './identity/login-providers/service.js';
 import { createSessionsService, createSessionStore } from './identity/sessions/service.js';
-import { createAccountsService } from './identity/accounts/service.js';
+import { createAccountsService } from './identity/users/accounts.js';
 import { createTwoFactorService } from './identity/two-factor/service.js';
 import { createLocationsService } from './tracking/locations/service.js';
 import { createTripCategoriesService } from './tracking/trip-categories/service.js';

@@ -9,8 +9,7 @@ import type { createEmailVerification } from './verify-email.js';
 import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { PasswordErrors, RegistrationErrors } from './errors.js';
-import { UserErrors } from '../users/errors.js';
-import { AccountErrors } from '../accounts/errors.js';
+import { AccountErrors, UserErrors } from '../users/errors.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Authentication'];

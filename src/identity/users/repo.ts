@@ -25,7 +25,7 @@ const accountRows = (executor: Kysely<Schema>) =>
     .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
     .innerJoin('users as u', 'u.id', 'pa.user_id');
 
-/** An account as GET /v1/users/{id}/accounts lists it (the accounts module's PlatformAccount). */
+/** An account as GET /v1/users/{id}/accounts lists it (PlatformAccount of users/schemas.ts). */
 const listedAccounts = (executor: Kysely<Schema>) =>
   accountRows(executor).select([
     'pa.id', 'pa.platform_id', 'p.name as platform_name', 'p.slug as platform_slug', 'pa.platform_user_id', 'p.is_oauth',
@@ -283,7 +283,7 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     /** Every platform account of a user with its provider, primary first, then oldest first. */
-    /** The user's accounts as the accounts module lists them, oldest first. */
+    /** The user's accounts as GET /v1/users/{id}/accounts lists them, oldest first. */
     listedAccountsOf: (userId: string, executor: Kysely<Schema> = db) =>
       listedAccounts(executor).where('pa.user_id', '=', userId).orderBy('pa.created_at').orderBy('pa.id').execute(),
 

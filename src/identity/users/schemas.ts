@@ -66,7 +66,7 @@ export const EmailBody = Body({ email: Email }, { example: { email: 'ada@example
 export const TokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { example: { token: 'emc_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
 export const EmailParams = Type.Object({ email: Type.String({ maxLength: 254 }) });
 
-/** A confirmation link went out by mail (an email change here, an email sign-in link in the accounts module). */
+/** A confirmation link went out by mail (an email change here, an email sign-in link in accounts.ts). */
 export const LinkMailed = Type.Object({ message: Type.String(), expires_at: DateTime });
 export const PendingEmailChange = Type.Object({ pending: Type.Boolean(), new_email: Nullable(Type.String()), expires_at: Nullable(DateTime) });
 
@@ -87,3 +87,36 @@ export const DeletionStatus = named('DeletionStatus', Type.Object({
   examples: [{ is_scheduled_for_deletion: true, scheduled_deletion_at: '2026-12-02T09:30:00.000Z', is_deleted: true, deleted_at: '2026-11-25T09:30:00.000Z' }],
 }));
 export const ForceDeleteBody = Body({ reason: Type.String({ minLength: 1, maxLength: 1000, description: 'Why; kept in the user_deleted audit event' }) }, { example: { reason: 'Deletion requested by the user in support ticket 4711' } });
+
+/** A user's sign-in accounts (table platform_accounts) and adding email sign-in to a user (users/accounts.ts). */
+export const PlatformAccount = named('PlatformAccount', Type.Object({
+  id: Uuid,
+  platform_id: Uuid,
+  platform_name: Type.String(),
+  platform_slug: Type.String(),
+  platform_user_id: Type.String({ description: "The user's id on the platform; for the email platform the address" }),
+  is_oauth: Type.Boolean(),
+  is_primary: Type.Boolean(),
+  username: Nullable(Type.String()),
+  email: Nullable(Type.String()),
+  avatar_url: Nullable(Type.String()),
+  created_at: DateTime,
+  updated_at: DateTime,
+}));
+
+export const AccountParams = Type.Object({ id: Uuid, account_id: Uuid });
+
+export const EmailLinkRequestBody = Body({
+  email: Type.String({ minLength: 1, maxLength: 254 }),
+  password: Type.String({ minLength: 8, maxLength: 1024, description: 'Password of the new email sign-in; at least 8 characters' }),
+}, { example: { email: 'ada@example.org', password: 'correct-horse-battery' } });
+
+export const EmailLinkTokenBody = Body({ token: Type.String({ minLength: 1, maxLength: 512 }) }, { example: { token: 'elt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c' } });
+
+export const EmailLinked = Type.Object({ message: Type.String(), platform_account_id: Uuid });
+
+export const PendingEmailLink = Type.Object({
+  pending: Type.Boolean(),
+  email: Nullable(Type.String()),
+  expires_at: Nullable(DateTime),
+});

@@ -145,10 +145,10 @@ export function createUsersService(deps: UsersDeps) {
     findWithPrimaryProvider: repo.findWithPrimaryProvider,
     emailAccountExists: repo.emailAccountExists,
     accountsOf: repo.accountsOf,
-    /** A user's accounts with platform and primary flag (the accounts module's list), and one of them. */
+    /** A user's accounts with platform and primary flag (users/accounts.ts lists them), and one of them. */
     listedAccountsOf: repo.listedAccountsOf,
     listedAccountOf: repo.listedAccountOf,
-    /** Unlinks one sign-in account (the accounts module decides whether it may go). */
+    /** Unlinks one sign-in account (users/accounts.ts decides whether it may go). */
     deleteAccount: repo.deleteAccount,
     recordLogin: (userId: string, executor?: Kysely<Schema>) => repo.recordLogin(userId, deps.clock.now(), executor),
     setEmailPassword: repo.setEmailPassword,

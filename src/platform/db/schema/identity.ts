@@ -157,7 +157,7 @@ export interface IdentityTables {
   platforms: PlatformsTable;
   /** Owner: identity/users. */
   users: UsersTable;
-  /** Owner: identity/users (a user's sign-in accounts; the accounts module serves them through the users service). */
+  /** Owner: identity/users (a user's sign-in accounts; users/accounts.ts serves them through the users service). */
   platform_accounts: PlatformAccountsTable;
   /** Owner: identity/access (roles, permissions and who holds them). */
   roles: RolesTable;

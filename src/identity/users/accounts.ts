@@ -11,10 +11,9 @@ import { emailLinkMail } from '../../platform/mail/messages.js';
 import { MailedTokenErrors, VERIFY_EMAIL_PATH, mailLink, sendOrUndo } from '../../platform/mail/token-mail.js';
 import type { LoginProvidersService } from '../login-providers/service.js';
 import { EMAIL_PLATFORM } from '../login-providers/service.js';
-import { normaliseEmail, type UsersService } from '../users/service.js';
+import { normaliseEmail, type UsersService } from './service.js';
 import { createAccountTokens } from '../account-tokens/service.js';
-import { AccountErrors } from './errors.js';
-import { UserErrors } from '../users/errors.js';
+import { AccountErrors, UserErrors } from './errors.js';
 import { isConstraintViolation } from '../../platform/db/errors.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Static } from 'typebox';
@@ -22,7 +21,7 @@ import type { EmailLinkRequestBody } from './schemas.js';
 
 export const EMAIL_LINK_LIFETIME_MS = 24 * 3600 * 1000;
 
-/** A sign-in account as the routes answer it (the users module, owner of the table, reads it). */
+/** A sign-in account as the routes answer it (read by the users service, which owns the table). */
 type PlatformAccount = NonNullable<Awaited<ReturnType<UsersService['listedAccountOf']>>>;
 
 interface Deps {
@@ -35,10 +34,13 @@ interface Deps {
   log: FastifyBaseLogger;
 }
 
-/** A user's platform accounts (linked login providers) and adding email/password sign-in to a user. */
 /** Unique key of (platform, id at the platform); for email accounts the id is the address. */
 const EMAIL_ACCOUNT_KEY = 'platform_accounts_platform_id_platform_user_id_key';
 
+/**
+ * A user's sign-in accounts (linked login providers) and adding email/password sign-in to a user: built beside
+ * the users service, whose table platform_accounts they are, and working on it through that service.
+ */
 export function createAccountsService(deps: Deps) {
   const tokens = createAccountTokens(deps.db, deps.clock);
 

@@ -8,14 +8,13 @@ import {
   AccountParams,
   EmailLinked,
   EmailLinkRequestBody,
+  EmailLinkTokenBody,
+  LinkMailed,
   PendingEmailLink,
   PlatformAccount,
-  TokenBody,
 } from './schemas.js';
-import type { AccountsService } from './service.js';
-import { AccountErrors } from './errors.js';
-import { UserErrors } from '../users/errors.js';
-import { LinkMailed } from '../users/schemas.js';
+import type { AccountsService } from './accounts.js';
+import { AccountErrors, UserErrors } from './errors.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
 const tags = ['Platform accounts'];
@@ -88,7 +87,7 @@ export async function platformAccountRoutes(fastify: FastifyInstance, { accounts
       tags,
       summary: 'Confirm an email link with the mailed token: creates the email account',
       description: 'The token decides the user (as with POST /v1/auth/verify-email).',
-      body: TokenBody,
+      body: EmailLinkTokenBody,
       response: { 200: EmailLinked, ...errorResponses(MailedTokenErrors.invalid, AccountErrors.email_already_linked, UserErrors.email_in_use) },
     },
   }, async (request) => accounts.verifyEmailLink(request, request.body.token));

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../../platform/auth/hooks.js';
-import { SESSION_AUTH, sessionOnly } from './session-only.js';
+import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';

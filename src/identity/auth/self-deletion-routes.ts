@@ -8,7 +8,7 @@ import { UserErrors } from '../users/errors.js';
 import { AccountDeletionErrors, PasswordChangeErrors } from './errors.js';
 import { AccountDeletionScheduled, DeleteMyAccountBody } from './schemas.js';
 import { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from './self-deletion.js';
-import { SESSION_AUTH, sessionOnly } from './session-only.js';
+import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
 
 /**
  * POST rather than DELETE /v1/users/me: the request carries the password, and a body on DELETE has no

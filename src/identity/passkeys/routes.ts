@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../../platform/auth/hooks.js';
 import { Type } from 'typebox';
 import { errorResponses, locateCreated, requestUrl } from '../../platform/http/envelopes.js';
-import { SESSION_AUTH, sessionOnly } from '../auth/index.js';
+import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
 import { AuthResponse, ReauthenticationBody } from '../auth/schemas.js';
 import { PasswordChangeErrors, ReauthenticationErrors } from '../auth/errors.js';
 import { BannedErrors } from '../bans/errors.js';

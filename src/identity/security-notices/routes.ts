@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
-import { SESSION_AUTH, sessionOnly } from '../auth/index.js';
+import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { NoticeSettings, NoticeSettingsBody } from './schemas.js';
 import type { SecurityNotices } from './service.js';

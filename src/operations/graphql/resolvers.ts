@@ -23,7 +23,7 @@ import type { PasskeysService } from '../../identity/passkeys/service.js';
 import {
   PasskeySecondFactorBody, PasskeySecondFactorOptionsBody, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody, RenamePasskeyBody,
 } from '../../identity/passkeys/schemas.js';
-import { SESSION_AUTH } from '../../identity/auth/index.js';
+import { SESSION_AUTH } from '../../identity/sessions/index.js';
 import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
 import type { UsersService } from '../../identity/users/service.js';
 import { OAuthSignInBody } from '../../identity/users/schemas.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { refusalFor, requireAuthenticated } from '../../platform/auth/hooks.js';
-import { SessionErrors } from '../sessions/errors.js';
+import { SessionErrors } from './errors.js';
 
 /** `config.auth` of a route a person uses on their own account: any credential, then `sessionOnly` narrows it. */
 export const SESSION_AUTH = requireAuthenticated();

@@ -16,8 +16,8 @@ import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
-import { authRoutes } from './identity/auth/routes.js';
-import { passwordRoutes } from './identity/auth/password-routes.js';
+import { authRoutes, unimplementedSignInRoutes } from './identity/auth/routes.js';
+import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/routes.js';
 import { selfDeletionRoutes } from './identity/auth/self-deletion-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
@@ -199,7 +199,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(systemRoutes);
   await app.register(jobRoutes, { scheduler: services.scheduler });
   await app.register(authRoutes, { auth: services.auth });
-  await app.register(registrationRoutes, { registration: services.registration, passwordReset: services.passwordReset, verifyEmail: services.verifyEmail });
+  await app.register(registrationRoutes, { registration: services.registration, verifyEmail: services.verifyEmail });
+  await app.register(passwordResetRoutes, { passwordReset: services.passwordReset });
+  await app.register(unimplementedSignInRoutes);
   await app.register(linkPageRoutes, {
     passwordReset: services.passwordReset,
     verifyEmail: services.verifyEmail,
@@ -208,7 +210,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(accessRoutes, { access: services.access, users: services.users });
   await app.register(apiKeyRoutes, { apiKeys: services.apiKeys });
   await app.register(userRoutes, { users: services.users });
-  await app.register(passwordRoutes, { passwordReset: services.passwordReset });
+  await app.register(passwordChangeRoutes, { passwordReset: services.passwordReset });
   await app.register(selfDeletionRoutes, { selfDeletion: services.selfDeletion });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(securityNoticeRoutes, { notices: services.securityNotices });

@@ -10,7 +10,7 @@ import type { ApiKeysService } from './service.js';
 import { ApiKeyErrors } from './errors.js';
 import { RoleErrors } from '../access/errors.js';
 import { ReauthenticationBody } from '../auth/schemas.js';
-import { PasswordChangeErrors, ReauthenticationErrors } from '../auth/errors.js';
+import { CurrentPasswordErrors, ReauthenticationErrors } from '../auth/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 
 const tags = ['API keys'];
@@ -18,7 +18,7 @@ const visibility = 'Super admins see every key; everybody else the keys they own
 const reauthentication =
   'A session signed in more than 15 minutes ago gives current_password (a wrong one: 400, counted towards the sign-in lockout, 429 once locked) '
   + 'or signs in again (403 auth.reauthentication_required otherwise): a stolen session alone cannot leave a key behind. API keys need neither.';
-const reauthenticationErrors = [ReauthenticationErrors.reauthentication_required, PasswordChangeErrors.wrong_current_password, SignInErrors.locked_out] as const;
+const reauthenticationErrors = [ReauthenticationErrors.reauthentication_required, CurrentPasswordErrors.wrong_current_password, SignInErrors.locked_out] as const;
 
 export async function apiKeyRoutes(fastify: FastifyInstance, { apiKeys }: { apiKeys: ApiKeysService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();

@@ -9,13 +9,9 @@ export const RegistrationErrors = defineErrors('registration', {
   pending: [409, 'A registration for this email or username is already waiting for confirmation'],
 });
 
-export const PasswordChangeErrors = defineErrors('password_change', {
+/** A wrong current password, wherever a user shows who they are again (reauthentication.ts); released under the password change's name. */
+export const CurrentPasswordErrors = defineErrors('password_change', {
   wrong_current_password: [400, 'current_password is not the password of this account'],
-  no_password: [400, 'This account has no password to change; set one with a password reset of its email account'],
-});
-
-export const PasswordErrors = defineErrors('password', {
-  breached: [400, 'The password appears in known data breaches; choose another password'],
 });
 
 export const AccountDeletionErrors = defineErrors('account_deletion', {

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { AppError } from '../../platform/http/errors.js';
 import { messagePage, pageCsp, sendPage } from '../../platform/http/html-page.js';
 import { RESET_PASSWORD_PATH, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
-import { RESET_DONE_MESSAGE, type PasswordResetService } from './password-reset.js';
+import { RESET_DONE_MESSAGE, type PasswordResetService } from '../passwords/service.js';
 import type { createEmailVerification } from './verify-email.js';
 import { resetPasswordPage, verifyEmailPage } from './link-pages.js';
 

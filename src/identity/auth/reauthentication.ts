@@ -6,7 +6,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { SessionStore } from '../sessions/service.js';
 import type { SignInThrottle } from '../sign-in-throttle/service.js';
 import type { UsersService } from '../users/service.js';
-import { PasswordChangeErrors, ReauthenticationErrors } from './errors.js';
+import { CurrentPasswordErrors, ReauthenticationErrors } from './errors.js';
 
 /** How recent a session's sign-in (password, passkey, two-factor code) must be to stand for the user showing who they are again. */
 export const RECENT_SIGN_IN_MS = 15 * 60_000;
@@ -42,7 +42,7 @@ export function createReauthentication(deps: Deps) {
         errorMessage: 'wrong password', metadata: { via },
       });
       await attempt.failed();
-      throw PasswordChangeErrors.wrong_current_password();
+      throw CurrentPasswordErrors.wrong_current_password();
     }
     await attempt.succeeded();
     return true;

@@ -2,13 +2,12 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
-import type { PasswordResetService } from './password-reset.js';
-import { RESET_DONE_MESSAGE, RESET_REQUESTED_MESSAGE } from './password-reset.js';
 import type { RegistrationService } from './registration.js';
 import type { createEmailVerification } from './verify-email.js';
-import { AuthResponse, CompleteResetBody, RegisterBody, Registered, ResetPasswordBody, TokenBody, VerifiedEmail } from './schemas.js';
+import { AuthResponse, RegisterBody, Registered, TokenBody, VerifiedEmail } from './schemas.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
-import { PasswordErrors, RegistrationErrors } from './errors.js';
+import { RegistrationErrors } from './errors.js';
+import { PasswordErrors } from '../passwords/errors.js';
 import { AccountErrors, UserErrors } from '../users/errors.js';
 import { MailErrors, MailedTokenErrors } from '../../platform/mail/token-mail.js';
 
@@ -16,12 +15,11 @@ const tags = ['Authentication'];
 
 interface Options {
   registration: RegistrationService;
-  passwordReset: PasswordResetService;
   verifyEmail: ReturnType<typeof createEmailVerification>;
 }
 
-/** Registration, email confirmation and password reset: public routes whose credential is a mailed token. */
-export async function registrationRoutes(fastify: FastifyInstance, { registration, passwordReset, verifyEmail }: Options): Promise<void> {
+/** Registration and email confirmation: public routes whose credential is a mailed token. */
+export async function registrationRoutes(fastify: FastifyInstance, { registration, verifyEmail }: Options): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/v1/auth/register', {
@@ -64,40 +62,4 @@ export async function registrationRoutes(fastify: FastifyInstance, { registratio
       response: { 200: VerifiedEmail, ...errorResponses(MailedTokenErrors.invalid, UserErrors.email_in_use, UserErrors.email_registered, UserErrors.username_taken, AccountErrors.email_already_linked) },
     },
   }, async (request) => verifyEmail(request, request.body.token));
-
-  app.post('/v1/auth/reset-password', {
-    schema: {
-      tags,
-      summary: 'Ask for a password reset link (valid 1 hour)',
-      description: 'Always answers 200 with the same message, whether or not the address has an account.',
-      body: ResetPasswordBody,
-      response: { 200: MessageBody, ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, UserErrors.invalid_email) },
-    },
-  }, async (request) => {
-    await passwordReset.request(request, request.body);
-    return { message: RESET_REQUESTED_MESSAGE };
-  });
-
-  app.post('/v1/auth/reset-password/complete', {
-    schema: {
-      tags,
-      summary: 'Set a new password with a reset token',
-      description: 'The token works once; every session of the user ends. With revoke_passkeys_and_keys, every passkey and API key of the user '
-        + '(but system keys) goes too, and the mail about the new password says so.',
-      body: CompleteResetBody,
-      response: {
-        200: MessageBody,
-        ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, MailedTokenErrors.invalid, UserErrors.password_too_short, PasswordErrors.breached),
-      },
-    },
-  }, async (request) => {
-    await passwordReset.complete(request, request.body);
-    return { message: RESET_DONE_MESSAGE };
-  });
-
-  for (const path of ['/v1/auth/signin', '/v1/auth/validate']) {
-    app.post(path, {
-      schema: { tags, summary: 'Not implemented (social sign-in uses GraphQL oauthSignin and POST /v1/users/oauth)', response: { 501: MessageBody } },
-    }, async (_request, reply) => reply.status(501).send({ message: 'Not implemented' }));
-  }
 }

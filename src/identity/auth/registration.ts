@@ -18,7 +18,7 @@ import { createRegistrationRepo } from './registration-repo.js';
 import { RegistrationErrors } from './errors.js';
 import type { RegisterBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';
-import type { BreachedPasswordCheck } from './breached-passwords.js';
+import type { BreachedPasswordCheck } from '../passwords/index.js';
 
 export const REGISTRATION_LIFETIME_MS = 24 * 3600 * 1000;
 

@@ -40,3 +40,13 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
     return { message: 'Logged out' };
   });
 }
+
+/** Paths of the interface this service does not implement: 501. After registration's and the reset's routes, as before (the OpenAPI document's order). */
+export async function unimplementedSignInRoutes(fastify: FastifyInstance): Promise<void> {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  for (const path of ['/v1/auth/signin', '/v1/auth/validate']) {
+    app.post(path, {
+      schema: { tags, summary: 'Not implemented (social sign-in uses GraphQL oauthSignin and POST /v1/users/oauth)', response: { 501: MessageBody } },
+    }, async (_request, reply) => reply.status(501).send({ message: 'Not implemented' }));
+  }
+}

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Body, DateTime, named, Nullable } from '../../platform/http/schemas.js';
+import { Body, DateTime, named, Nullable, TurnstileToken } from '../../platform/http/schemas.js';
+import { NewPassword } from '../passwords/schemas.js';
 
 export const LoginBody = Body({
   identifier: Type.String({ minLength: 1, maxLength: 320, description: 'Username or email (case-insensitive)' }),
@@ -20,13 +21,11 @@ export const AuthResponse = named('SignIn', Type.Object({
   preferred_locale: Nullable(Type.String()),
 }));
 
-const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
-const Password = (name: string) => Type.String({ minLength: 1, maxLength: 1024, description: `${name}; at least 8 characters` });
 
 export const RegisterBody = Body({
   email: Type.String({ minLength: 3, maxLength: 320, description: 'Stored lower case' }),
   username: Type.String({ minLength: 1, maxLength: 64, description: '3-30 letters, digits, underscores; stored lower case' }),
-  password: Password('Password'),
+  password: NewPassword('Password'),
   turnstile_token: TurnstileToken,
 }, { example: { email: 'ada@example.org', username: 'ada', password: 'correct-horse-battery' } });
 
@@ -40,35 +39,6 @@ export const VerifiedEmail = Type.Object({
   verification_type: Type.Union([Type.Literal('registration'), Type.Literal('email_link'), Type.Literal('email_change')]),
   user_id: Type.String(),
   redirect_url: Type.String(),
-});
-
-export const ResetPasswordBody = Body({
-  email: Type.String({ minLength: 1, maxLength: 320 }),
-  turnstile_token: TurnstileToken,
-}, { example: { email: 'ada@example.org' } });
-
-/** Asked with a new password: a stolen session may have added a passkey or created a key, which outlive the old password otherwise. */
-const RevokePasskeysAndKeys = Type.Optional(Type.Boolean({
-  default: false,
-  description: 'Also remove every passkey and API key of the account (system keys stay): what a stolen session may have left behind',
-}));
-
-export const CompleteResetBody = Body({
-  token: Type.String({ minLength: 1, maxLength: 512 }),
-  new_password: Password('New password'),
-  turnstile_token: TurnstileToken,
-  revoke_passkeys_and_keys: RevokePasskeysAndKeys,
-}, { example: { token: 'prt_4f9d2c7a1b8e4d3f9a6c5b2e1d0f7a8c', new_password: 'a-new-long-passphrase' } });
-
-export const ChangePasswordBody = Body({
-  current_password: Type.String({ minLength: 1, maxLength: 1024, description: 'The password the account has now' }),
-  new_password: Password('New password'),
-  revoke_passkeys_and_keys: RevokePasskeysAndKeys,
-}, { example: { current_password: 'correct-horse-battery', new_password: 'a-new-long-passphrase' } });
-
-export const PasswordChanged = Type.Object({
-  message: Type.String(),
-  other_sessions_ended: Type.Integer({ minimum: 0, description: 'Sessions of yours other than this one that were signed out' }),
 });
 
 export const DeleteMyAccountBody = Body({

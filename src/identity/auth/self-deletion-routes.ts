@@ -5,7 +5,7 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 import { UserErrors } from '../users/errors.js';
-import { AccountDeletionErrors, PasswordChangeErrors } from './errors.js';
+import { AccountDeletionErrors, CurrentPasswordErrors } from './errors.js';
 import { AccountDeletionScheduled, DeleteMyAccountBody } from './schemas.js';
 import { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from './self-deletion.js';
 import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
@@ -37,7 +37,7 @@ export async function selfDeletionRoutes(fastify: FastifyInstance, { selfDeletio
       response: {
         200: AccountDeletionScheduled,
         ...errorResponses(
-          SessionErrors.session_required, AccountDeletionErrors.current_password_required, PasswordChangeErrors.wrong_current_password,
+          SessionErrors.session_required, AccountDeletionErrors.current_password_required, CurrentPasswordErrors.wrong_current_password,
           AccountDeletionErrors.sign_in_again, SignInErrors.locked_out, UserErrors.last_super_admin, UserErrors.not_found,
         ),
       },

@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { errorResponses, locateCreated, requestUrl } from '../../platform/http/envelopes.js';
 import { SESSION_AUTH, sessionOnly } from '../sessions/index.js';
 import { AuthResponse, ReauthenticationBody } from '../auth/schemas.js';
-import { PasswordChangeErrors, ReauthenticationErrors } from '../auth/errors.js';
+import { CurrentPasswordErrors, ReauthenticationErrors } from '../auth/errors.js';
 import { BannedErrors } from '../bans/errors.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasskeyErrors } from './errors.js';
@@ -35,7 +35,7 @@ export async function passkeyRoutes(fastify: FastifyInstance, { passkeys }: { pa
       body: ReauthenticationBody,
       response: {
         200: WebAuthnOptions,
-        ...errorResponses(SessionErrors.session_required, ReauthenticationErrors.reauthentication_required, PasswordChangeErrors.wrong_current_password, SignInErrors.locked_out),
+        ...errorResponses(SessionErrors.session_required, ReauthenticationErrors.reauthentication_required, CurrentPasswordErrors.wrong_current_password, SignInErrors.locked_out),
       },
     },
     // Without a body (as before re-authentication): validated as `{}`.

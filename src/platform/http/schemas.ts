@@ -27,6 +27,8 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>(plainScalar ? { ...schema, type: [type, 'null'] } : Type.Union([schema, Type.Null()]));
 }
 export const IdParams = Type.Object({ id: Uuid });
+/** `turnstile_token` of a public body the bot check guards (platform/bot-protection.ts). */
+export const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
 export const MessageBody = Type.Object({ message: Type.String() });
 
 /**

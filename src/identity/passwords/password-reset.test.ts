@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { bearer, buildMailingTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
-import { RESET_REQUESTED_MESSAGE } from './password-reset.js';
+import { RESET_REQUESTED_MESSAGE } from './service.js';
 
 describe('password reset', () => {
   let smtp: FakeSmtp;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, createUser, login, type TestApp } from '../../../test/helpers.js';
 import { SIGN_IN_POLICY } from '../sign-in-throttle/service.js';
-import { PASSWORD_CHANGED_MESSAGE } from './password-reset.js';
+import { PASSWORD_CHANGED_MESSAGE } from './service.js';
 
 describe('POST /v1/users/me/password', () => {
   let t: TestApp;

@@ -17,6 +17,7 @@ import { createTestClock, type TestClock } from './clock.js';
 import { startFakeSmtp, type FakeSmtp } from './fakes/smtp.js';
 import { watchErrorResponses } from './documented-errors.js';
 import { roundRobin } from './round-robin.js';
+import { client, type Client } from './client.js';
 
 /**
  * 'embedded' (PGlite + in-process store), 'external' (PostgreSQL and/or Redis from TEST_*_URL), or
@@ -146,6 +147,8 @@ export interface TestApp {
   clock: TestClock;
   /** JSON log lines written so far (only when built with `captureLogs`). */
   logs: () => Record<string, unknown>[];
+  /** The typed request helper sending `token` as the bearer, or none (test/client.ts). */
+  as(token?: string | null): Client;
   close(): Promise<void>;
 }
 
@@ -177,7 +180,10 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   const build = (database: Database, kv: KeyValueStore) =>
     buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false });
   const logs = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-  if (twoNodes) return { ...(await buildTwoNodes(build)), config, clock, logs };
+  if (twoNodes) {
+    const nodes = await buildTwoNodes(build);
+    return { ...nodes, config, clock, logs, as: (token) => client(nodes.app, token) };
+  }
   const [database, kv] = await Promise.all([openTestDatabase(), openTestKeyValueStore()]);
   const app = await build(database, kv);
   return {
@@ -188,6 +194,7 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
     config,
     clock,
     logs,
+    as: (token) => client(app, token),
     close: async () => {
       await app.close();
       await Promise.all([kv.close(), database.close()]);

@@ -1,22 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, expectPermissionChecks, login, UNKNOWN_ID, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { unchecked, type Client } from '../../../test/client.js';
+import { buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, expectPermissionChecks, login, UNKNOWN_ID, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('devices', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, token = admin, payload?: object) =>
-    t.app.inject({ method, url, headers: bearer(token), payload });
 
   it('creates a device with 201 and reads it back', async () => {
-    const created = await call('POST', '/v1/devices', admin, { name: 'Sailboat', description: 'Blue hull', device_type: 'tracker-v2' });
-    expect(created.statusCode).toBe(201);
-    const device = created.json().data;
+    const created = await api.post('/v1/devices', { name: 'Sailboat', description: 'Blue hull', device_type: 'tracker-v2' }).expect(201);
+    const device = created.body.data;
     expect(device).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'Sailboat',
@@ -28,18 +28,18 @@ describe('devices', () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
-    expect((await call('GET', `/v1/devices/${device.id}`)).json().data).toEqual(device);
+    expect((await api.get(`/v1/devices/${device.id}`).expect(200)).body.data).toEqual(device);
   });
 
   it('requires a name, and PATCH at least one field', async () => {
-    expect((await call('POST', '/v1/devices', admin, { description: 'x' })).json()).toEqual({
+    expect((await api.post('/v1/devices', unchecked({ description: 'x' }))).body).toEqual({
       error: 'BadRequest',
       message: "Body field 'name' is required",
       code: 'request.validation',
     });
-    const device = (await call('POST', '/v1/devices', admin, { name: 'n' })).json().data;
+    const device = (await api.post('/v1/devices', { name: 'n' }).expect(201)).body.data;
     for (const body of [{}, { id: device.id, type: 'boat' }]) {
-      expect((await call('PATCH', `/v1/devices/${device.id}`, admin, body)).json()).toEqual({
+      expect((await api.patch(`/v1/devices/${device.id}`, body)).body).toEqual({
         error: 'BadRequest',
         message: 'Give at least one of: name, description, device_type, is_public, api_key_id, is_active',
         code: 'request.validation',
@@ -48,50 +48,48 @@ describe('devices', () => {
   });
 
   it('changes only the fields sent', async () => {
-    const device = (await call('POST', '/v1/devices', admin, { name: 'Van', description: 'White' })).json().data;
-    const response = await call('PATCH', `/v1/devices/${device.id}`, admin, { is_active: false });
-    expect(response.statusCode).toBe(200);
-    expect(response.json().data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
+    const device = (await api.post('/v1/devices', { name: 'Van', description: 'White' }).expect(201)).body.data;
+    const response = await api.patch(`/v1/devices/${device.id}`, { is_active: false }).expect(200);
+    expect(response.body.data).toMatchObject({ name: 'Van', description: 'White', is_active: false });
   });
 
   it('makes a device public (is_public) on create or by PATCH, for whoever may update devices', async () => {
-    const created = (await call('POST', '/v1/devices', admin, { name: 'Ferry', is_public: true })).json().data;
+    const created = (await api.post('/v1/devices', { name: 'Ferry', is_public: true }).expect(201)).body.data;
     expect(created.is_public).toBe(true);
-    const patched = await call('PATCH', `/v1/devices/${created.id}`, admin, { is_public: false });
-    expect(patched.json().data).toMatchObject({ name: 'Ferry', is_public: false });
+    const patched = await api.patch(`/v1/devices/${created.id}`, { is_public: false }).expect(200);
+    expect(patched.body.data).toMatchObject({ name: 'Ferry', is_public: false });
     const reader = (await createApiKey(t.app, admin, { name: 'device reader', scopes: ['devices:read'] })).key;
-    expect((await call('PATCH', `/v1/devices/${created.id}`, reader, { is_public: true })).statusCode).toBe(403);
-    expect((await call('GET', `/v1/devices/${created.id}`)).json().data.is_public).toBe(false);
+    expect((await t.as(reader).patch(`/v1/devices/${created.id}`, { is_public: true })).status).toBe(403);
+    expect((await api.get(`/v1/devices/${created.id}`).expect(200)).body.data.is_public).toBe(false);
   });
 
   it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', { message: 'Device not found', code: 'device.not_found' }));
 
   it('pages devices with a default limit of 10', async () => {
-    for (let i = 0; i < 11; i++) await call('POST', '/v1/devices', admin, { name: `fleet ${i}` });
-    const body = (await call('GET', '/v1/devices')).json();
+    for (let i = 0; i < 11; i++) await api.post('/v1/devices', { name: `fleet ${i}` });
+    const body = (await api.get('/v1/devices').expect(200)).body;
     expect(body.data).toHaveLength(10);
     expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
     expect(body._links.next).toContain('page=2');
   });
 
   it('deletes with 204', async () => {
-    const device = (await call('POST', '/v1/devices', admin, { name: 'gone' })).json().data;
-    const response = await call('DELETE', `/v1/devices/${device.id}`);
-    expect(response.statusCode).toBe(204);
-    expect((await call('GET', `/v1/devices/${device.id}`)).statusCode).toBe(404);
+    const device = (await api.post('/v1/devices', { name: 'gone' }).expect(201)).body.data;
+    const response = await api.delete(`/v1/devices/${device.id}`).expect(204);
+    expect((await api.get(`/v1/devices/${device.id}`)).status).toBe(404);
   });
 
   describe('linking an API key', () => {
     it('links the key and unlinks any key the device had before, and moves a key from another device', async () => {
       const first = await createApiKey(t.app, admin, { name: 'first', scopes: ['gps:write'] });
       const second = await createApiKey(t.app, admin, { name: 'second', scopes: ['gps:write'] });
-      const device = (await call('POST', '/v1/devices', admin, { name: 'linked', api_key_id: first.id })).json().data;
+      const device = (await api.post('/v1/devices', { name: 'linked', api_key_id: first.id }).expect(201)).body.data;
       expect(device.api_key_id).toBe(first.id);
-      const relinked = await call('PATCH', `/v1/devices/${device.id}`, admin, { api_key_id: second.id });
-      expect(relinked.json().data.api_key_id).toBe(second.id);
-      const other = (await call('POST', '/v1/devices', admin, { name: 'other', api_key_id: second.id })).json().data;
+      const relinked = await api.patch(`/v1/devices/${device.id}`, { api_key_id: second.id }).expect(200);
+      expect(relinked.body.data.api_key_id).toBe(second.id);
+      const other = (await api.post('/v1/devices', { name: 'other', api_key_id: second.id }).expect(201)).body.data;
       expect(other.api_key_id).toBe(second.id);
-      expect((await call('GET', `/v1/devices/${device.id}`)).json().data.api_key_id).toBeNull();
+      expect((await api.get(`/v1/devices/${device.id}`).expect(200)).body.data.api_key_id).toBeNull();
     });
 
     it('lets a user link only a key they own, or a system key', async () => {
@@ -101,27 +99,25 @@ describe('devices', () => {
       const foreign = await createApiKey(t.app, admin, { name: 'not theirs', scopes: ['gps:write'] });
       const systemKeyId = (await t.database.db.selectFrom('api_keys').select('id').where('is_system', '=', true).executeTakeFirstOrThrow()).id;
 
-      expect((await call('POST', '/v1/devices', operator.token, { name: 'ok', api_key_id: own.id })).statusCode).toBe(201);
-      expect((await call('POST', '/v1/devices', operator.token, { name: 'sys', api_key_id: systemKeyId })).statusCode).toBe(201);
-      const refused = await call('POST', '/v1/devices', operator.token, { name: 'no', api_key_id: foreign.id });
-      expect(refused.statusCode).toBe(403);
-      expect(refused.json()).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device', code: 'device.api_key_not_linkable' });
+      expect((await t.as(operator.token).post('/v1/devices', { name: 'ok', api_key_id: own.id })).status).toBe(201);
+      expect((await t.as(operator.token).post('/v1/devices', { name: 'sys', api_key_id: systemKeyId })).status).toBe(201);
+      const refused = await t.as(operator.token).post('/v1/devices', { name: 'no', api_key_id: foreign.id }).expect(403);
+      expect(refused.body).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device', code: 'device.api_key_not_linkable' });
       const count = await t.database.db.selectFrom('devices').select('id').where('name', '=', 'no').execute();
       expect(count).toHaveLength(0);
     });
 
     it('answers an unknown key with 400', async () => {
-      const response = await call('POST', '/v1/devices', admin, { name: 'x', api_key_id: '00000000-0000-4000-8000-000000000000' });
-      expect(response.statusCode).toBe(400);
-      expect(response.json().message).toBe('api_key_id does not name an existing API key');
+      const response = await api.post('/v1/devices', { name: 'x', api_key_id: '00000000-0000-4000-8000-000000000000' }).expect(400);
+      expect(response.body.message).toBe('api_key_id does not name an existing API key');
     });
   });
 
   it('needs devices:read, devices:write and devices:delete', async () => {
     const reader = await createApiKey(t.app, admin, { name: 'device reader', scopes: ['devices:read'] });
-    expect((await call('GET', '/v1/devices', reader.key)).statusCode).toBe(200);
-    expect((await call('POST', '/v1/devices', reader.key, { name: 'x' })).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/devices' })).statusCode).toBe(401);
+    expect((await t.as(reader.key).get('/v1/devices')).status).toBe(200);
+    expect((await t.as(reader.key).post('/v1/devices', { name: 'x' })).status).toBe(403);
+    expect((await t.as(null).get('/v1/devices')).status).toBe(401);
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: '/v1/devices', permission: 'devices:read' },
       { method: 'GET', url: `/v1/devices/${UNKNOWN_ID}`, permission: 'devices:read' },

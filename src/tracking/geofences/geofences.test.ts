@@ -1,26 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { unchecked, type Client } from '../../../test/client.js';
+import { buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const CENTRE = { latitude: 54.32, longitude: 10.14, radius_km: 1.5 };
 
 describe('geofences', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object, token = admin) =>
-    t.app.inject({ method, url, headers: bearer(token), payload });
-  const newGeofence = async (body: Record<string, unknown> = {}) => (await call('POST', '/v1/geofences', { name: 'Harbour', ...CENTRE, ...body })).json().data;
+  const newGeofence = async (body: Record<string, unknown> = {}) => (await api.post('/v1/geofences', { name: 'Harbour', ...CENTRE, ...body }).expect(201)).body.data;
 
   it('creates a geofence and reads it back', async () => {
     const metadata = { zone: 'port', levels: [1, 2], nested: { alarm: true } };
-    const response = await call('POST', '/v1/geofences', { name: 'Kiel port', description: 'inner basin', ...CENTRE, metadata });
-    expect(response.statusCode).toBe(201);
-    const geofence = response.json().data;
+    const response = await api.post('/v1/geofences', { name: 'Kiel port', description: 'inner basin', ...CENTRE, metadata }).expect(201);
+    const geofence = response.body.data;
     expect(geofence).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'Kiel port',
@@ -31,7 +31,7 @@ describe('geofences', () => {
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
-    expect((await call('GET', `/v1/geofences/${geofence.id}`)).json().data).toEqual(geofence);
+    expect((await api.get(`/v1/geofences/${geofence.id}`).expect(200)).body.data).toEqual(geofence);
   });
 
   it('defaults metadata to an empty object', async () => {
@@ -50,26 +50,21 @@ describe('geofences', () => {
     [{ name: 'x', ...CENTRE, metadata: 'text' }, "Body field 'metadata' must be object", 'request.validation'],
     [{ name: 'x', ...CENTRE, metadata: null }, "Body field 'metadata' must be object", 'request.validation'],
   ])('rejects %j with 400', async (body, message, code) => {
-    const response = await call('POST', '/v1/geofences', body);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
+    const response = await api.post('/v1/geofences', unchecked(body)).expect(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('refuses metadata nested too deep with 400, not 500', async () => {
     const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/geofences',
-      headers: { ...bearer(admin), 'content-type': 'application/json' },
-      payload: `{"name":"Deep","latitude":1,"longitude":2,"radius_km":1,"metadata":${deep}}`,
-    });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ error: 'BadRequest', code: 'request.validation', message: expect.stringContaining('must not nest deeper than 64 levels') });
+    const response = await api
+      .post('/v1/geofences', unchecked(`{"name":"Deep","latitude":1,"longitude":2,"radius_km":1,"metadata":${deep}}`), { headers: { 'content-type': 'application/json' } })
+      .expect(400);
+    expect(response.body).toMatchObject({ error: 'BadRequest', code: 'request.validation', message: expect.stringContaining('must not nest deeper than 64 levels') });
   });
 
   it('pages newest first with a default limit of 10', async () => {
     for (let i = 0; i < 11; i++) await newGeofence({ name: `fence ${i}` });
-    const body = (await call('GET', '/v1/geofences')).json();
+    const body = (await api.get('/v1/geofences').expect(200)).body;
     expect(body.data).toHaveLength(10);
     // Newest first; two created within the same clock tick of the database may come either way round.
     const created = body.data.map((fence: { created_at: string }) => Date.parse(fence.created_at));
@@ -77,31 +72,29 @@ describe('geofences', () => {
     expect(body.data.map((fence: { name: string }) => fence.name)).toContain('fence 10');
     expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
     expect(body._links.next).toContain('page=2');
-    expect((await call('GET', '/v1/geofences?limit=101')).json()).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
+    expect((await api.get('/v1/geofences?limit=101')).body).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
   });
 
   it('updates the fields sent, replaces metadata whole, and needs at least one field', async () => {
     const geofence = await newGeofence({ metadata: { a: 1 } });
-    const response = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } });
-    expect(response.statusCode).toBe(200);
-    expect(response.json().data).toMatchObject({ name: 'Harbour', latitude: CENTRE.latitude, radius_km: 0.25, is_active: false, metadata: { b: 2 } });
+    const response = await api.patch(`/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } }).expect(200);
+    expect(response.body.data).toMatchObject({ name: 'Harbour', latitude: CENTRE.latitude, radius_km: 0.25, is_active: false, metadata: { b: 2 } });
     for (const body of [{}, { radius: 2 }]) {
-      const refused = await call('PATCH', `/v1/geofences/${geofence.id}`, body);
-      expect(refused.statusCode).toBe(400);
-      expect(refused.json()).toEqual({
+      const refused = await api.patch(`/v1/geofences/${geofence.id}`, body).expect(400);
+      expect(refused.body).toEqual({
         error: 'BadRequest',
         message: 'Give at least one of: name, latitude, longitude, radius_km, description, metadata, is_active',
         code: 'request.validation',
       });
     }
-    const zero = await call('PATCH', `/v1/geofences/${geofence.id}`, { radius_km: 0 });
-    expect(zero.json()).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0", code: 'request.validation' });
+    const zero = await api.patch(`/v1/geofences/${geofence.id}`, { radius_km: 0 });
+    expect(zero.body).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0", code: 'request.validation' });
   });
 
   it('deletes with 204', async () => {
     const geofence = await newGeofence();
-    expect((await call('DELETE', `/v1/geofences/${geofence.id}`)).statusCode).toBe(204);
-    expect((await call('GET', `/v1/geofences/${geofence.id}`)).statusCode).toBe(404);
+    expect((await api.delete(`/v1/geofences/${geofence.id}`)).status).toBe(204);
+    expect((await api.get(`/v1/geofences/${geofence.id}`)).status).toBe(404);
   });
 
   it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/geofences', { message: 'Geofence not found', code: 'geofence.not_found' }));
@@ -110,9 +103,9 @@ describe('geofences', () => {
     const geofence = await newGeofence();
     const reader = await createApiKey(t.app, admin, { name: 'fence reader', scopes: ['geofences:read'] });
     const writer = await createApiKey(t.app, admin, { name: 'fence writer', scopes: ['geofences:write'] });
-    expect((await call('GET', '/v1/geofences', undefined, reader.key)).statusCode).toBe(200);
-    expect((await call('POST', '/v1/geofences', { name: 'x', ...CENTRE }, reader.key)).statusCode).toBe(403);
-    expect((await call('DELETE', `/v1/geofences/${geofence.id}`, undefined, writer.key)).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/geofences' })).statusCode).toBe(401);
+    expect((await t.as(reader.key).get('/v1/geofences')).status).toBe(200);
+    expect((await t.as(reader.key).post('/v1/geofences', { name: 'x', ...CENTRE })).status).toBe(403);
+    expect((await t.as(writer.key).delete(`/v1/geofences/${geofence.id}`)).status).toBe(403);
+    expect((await t.as(null).get('/v1/geofences')).status).toBe(401);
   });
 });

@@ -21,7 +21,7 @@ import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/
 import { selfDeletionRoutes } from './identity/auth/self-deletion-routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
-import { registrationRoutes } from './identity/auth/registration-routes.js';
+import { registrationRoutes } from './identity/registration/routes.js';
 import { linkPageRoutes } from './identity/auth/link-page-routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';

@@ -4,11 +4,6 @@ export const LoginErrors = defineErrors('login', {
   invalid_credentials: [401, 'Invalid credentials'],
 });
 
-export const RegistrationErrors = defineErrors('registration', {
-  disabled: [400, 'Registration is disabled'],
-  pending: [409, 'A registration for this email or username is already waiting for confirmation'],
-});
-
 /** A wrong current password, wherever a user shows who they are again (reauthentication.ts); released under the password change's name. */
 export const CurrentPasswordErrors = defineErrors('password_change', {
   wrong_current_password: [400, 'current_password is not the password of this account'],

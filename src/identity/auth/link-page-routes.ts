@@ -6,12 +6,12 @@ import { AppError } from '../../platform/http/errors.js';
 import { messagePage, pageCsp, sendPage } from '../../platform/http/html-page.js';
 import { RESET_PASSWORD_PATH, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import { RESET_DONE_MESSAGE, type PasswordResetService } from '../passwords/service.js';
-import type { createEmailVerification } from './verify-email.js';
+import type { EmailVerification } from '../registration/index.js';
 import { resetPasswordPage, verifyEmailPage } from './link-pages.js';
 
 interface Options {
   passwordReset: Pick<PasswordResetService, 'complete'>;
-  verifyEmail: ReturnType<typeof createEmailVerification>;
+  verifyEmail: EmailVerification;
   /** With bot protection on, the reset form shows Turnstile with this site key. */
   turnstileSiteKey: string | undefined;
 }

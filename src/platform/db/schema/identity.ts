@@ -206,7 +206,7 @@ export interface IdentityTables {
     retired_at: Date | null;
   };
 
-  /** Owner: identity/auth (registration). */
+  /** Owner: identity/registration. */
   pending_registrations: {
     id: Generated<string>;
     email: string;

@@ -14,7 +14,7 @@ import { DEFAULT_USER_ROLE, type AccessService } from '../access/service.js';
 import { EMAIL_PLATFORM } from '../login-providers/service.js';
 import { checkedNewEmailUser, type UsersService } from '../users/service.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
-import { createRegistrationRepo } from './registration-repo.js';
+import { createRegistrationRepo } from './repo.js';
 import { RegistrationErrors } from './errors.js';
 import type { RegisterBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';

@@ -2,9 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses, locateCreated } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
-import type { RegistrationService } from './registration.js';
-import type { createEmailVerification } from './verify-email.js';
-import { AuthResponse, RegisterBody, Registered, TokenBody, VerifiedEmail } from './schemas.js';
+import type { RegistrationService } from './service.js';
+import type { EmailVerification } from './verify-email.js';
+import { AuthResponse } from '../auth/schemas.js';
+import { RegisterBody, Registered, TokenBody, VerifiedEmail } from './schemas.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { RegistrationErrors } from './errors.js';
 import { PasswordErrors } from '../passwords/errors.js';
@@ -15,7 +16,7 @@ const tags = ['Authentication'];
 
 interface Options {
   registration: RegistrationService;
-  verifyEmail: ReturnType<typeof createEmailVerification>;
+  verifyEmail: EmailVerification;
 }
 
 /** Registration and email confirmation: public routes whose credential is a mailed token. */

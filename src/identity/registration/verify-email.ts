@@ -3,7 +3,7 @@ import { hashToken } from '../../platform/auth/tokens.js';
 
 import type { AccountTokenPurpose } from '../../platform/db/schema/index.js';
 import { linkBaseUrl, MailedTokenErrors } from '../../platform/mail/token-mail.js';
-import type { RegistrationService } from './registration.js';
+import type { RegistrationService } from './service.js';
 
 interface Deps {
   registration: Pick<RegistrationService, 'verifyWithoutSession'>;
@@ -43,3 +43,5 @@ export function createEmailVerification(deps: Deps) {
 function result(verificationType: 'registration' | 'email_change' | 'email_link', userId: string, message: string, redirectUrl: string) {
   return { success: true, message, verification_type: verificationType, user_id: userId, redirect_url: redirectUrl };
 }
+
+export type EmailVerification = ReturnType<typeof createEmailVerification>;

@@ -18,7 +18,7 @@ import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
 import { authRoutes, unimplementedSignInRoutes } from './identity/auth/routes.js';
 import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/routes.js';
-import { selfDeletionRoutes } from './identity/auth/self-deletion-routes.js';
+import { selfDeletionRoutes } from './identity/self-deletion/routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/registration/routes.js';

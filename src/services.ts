@@ -16,7 +16,7 @@ import { DatabaseStore, type KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
 import { createAuthService } from './identity/auth/service.js';
-import { createSelfDeletion } from './identity/auth/self-deletion.js';
+import { createSelfDeletion } from './identity/self-deletion/service.js';
 import { createReauthentication } from './identity/auth/reauthentication.js';
 import { createPasswordResetService } from './identity/passwords/service.js';
 import { createRegistrationService } from './identity/registration/service.js';

@@ -1,4 +1,3 @@
-/** What other modules use of self-deletion (GraphQL's deleteMyAccount) and of re-authentication. */
-export { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from './self-deletion.js';
+/** What other modules use of re-authentication (API keys, passkeys, the password change, self-deletion). */
 export { RECENT_SIGN_IN_MS, type Reauthentication } from './reauthentication.js';
 export { ReauthenticationErrors } from './errors.js';

@@ -22,7 +22,7 @@ import { selfDeletionRoutes } from './identity/self-deletion/routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
 import { registrationRoutes } from './identity/registration/routes.js';
-import { linkPageRoutes } from './identity/auth/link-page-routes.js';
+import { linkPageRoutes } from './identity/link-pages/routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
 import { gpsRoutes } from './tracking/gps/routes.js';
 import { ingestRoutes } from './tracking/gps/ingest-routes.js';

@@ -7,7 +7,7 @@ import { messagePage, pageCsp, sendPage } from '../../platform/http/html-page.js
 import { RESET_PASSWORD_PATH, VERIFY_EMAIL_PATH } from '../../platform/mail/token-mail.js';
 import { RESET_DONE_MESSAGE, type PasswordResetService } from '../passwords/service.js';
 import type { EmailVerification } from '../registration/index.js';
-import { resetPasswordPage, verifyEmailPage } from './link-pages.js';
+import { resetPasswordPage, verifyEmailPage } from './pages.js';
 
 interface Options {
   passwordReset: Pick<PasswordResetService, 'complete'>;

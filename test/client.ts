@@ -25,11 +25,11 @@ import type { paths } from '../console/js/types/api.js';
  *   client's token, its body untyped as inject's `json()`.
  */
 export interface Client {
-  get<P extends PathOf<'get'>>(path: Known<P, 'get'>, options?: Options<Operation<P, 'get'>>): Pending<Answer<Operation<P, 'get'>>>;
-  delete<P extends PathOf<'delete'>>(path: Known<P, 'delete'>, options?: Options<Operation<P, 'delete'>>): Pending<Answer<Operation<P, 'delete'>>>;
-  post<P extends PathOf<'post'>>(path: Known<P, 'post'>, body?: BodyOf<Operation<P, 'post'>>, options?: Options<Operation<P, 'post'>>): Pending<Answer<Operation<P, 'post'>>>;
-  put<P extends PathOf<'put'>>(path: Known<P, 'put'>, body?: BodyOf<Operation<P, 'put'>>, options?: Options<Operation<P, 'put'>>): Pending<Answer<Operation<P, 'put'>>>;
-  patch<P extends PathOf<'patch'>>(path: Known<P, 'patch'>, body?: BodyOf<Operation<P, 'patch'>>, options?: Options<Operation<P, 'patch'>>): Pending<Answer<Operation<P, 'patch'>>>;
+  get<P extends PathOf<'get'>>(path: Known<P, 'get'>, options?: OptionsOf<Operation<P, 'get'>>): Pending<Answer<Operation<P, 'get'>>>;
+  delete<P extends PathOf<'delete'>>(path: Known<P, 'delete'>, options?: OptionsOf<Operation<P, 'delete'>>): Pending<Answer<Operation<P, 'delete'>>>;
+  post<P extends PathOf<'post'>>(path: Known<P, 'post'>, body?: BodyOf<Operation<P, 'post'>>, options?: OptionsOf<Operation<P, 'post'>>): Pending<Answer<Operation<P, 'post'>>>;
+  put<P extends PathOf<'put'>>(path: Known<P, 'put'>, body?: BodyOf<Operation<P, 'put'>>, options?: OptionsOf<Operation<P, 'put'>>): Pending<Answer<Operation<P, 'put'>>>;
+  patch<P extends PathOf<'patch'>>(path: Known<P, 'patch'>, body?: BodyOf<Operation<P, 'patch'>>, options?: OptionsOf<Operation<P, 'patch'>>): Pending<Answer<Operation<P, 'patch'>>>;
   /** Any inject request, with the client's token unless `headers` names another authorization. */
   raw(options: InjectOptions): Pending<RawAnswer>;
 }
@@ -71,7 +71,9 @@ interface RequestOptions {
 }
 
 /** Extra headers (over the client's authorization), the client address, and the route's query parameters. */
-export type Options<Op> = Omit<RequestOptions, 'query'> & { query?: QueryOf<Op> };
+type OptionsOf<Op> = Omit<RequestOptions, 'query'> & { query?: QueryOf<Op> };
+/** The options of a route's requests, e.g. `Options<'post', '/v1/gps/batch'>` for a test's own shorthand. */
+export type Options<M extends Method, P extends PathOf<M>> = OptionsOf<Operation<P, M>>;
 
 /** A request under way: await it for its answer, or `.expect(status)` to assert the status and narrow the body. */
 export type Pending<A extends { status: number }> = Promise<A> & {

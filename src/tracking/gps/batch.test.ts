@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, twoNodes, type TestApp } from '../../../test/helpers.js';
+import { unchecked, type Client, type Options } from '../../../test/client.js';
+import { buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, twoNodes, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
 
@@ -7,15 +8,16 @@ const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10,
 describe('GPS batches', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const newDevice = async () => (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'batch tracker' } })).json().data.id as string;
-  const batch = (payload: unknown, query = '', headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: `/v1/gps/batch${query}`, headers: { ...bearer(admin), ...headers }, payload: payload as object });
+  const newDevice = async () => (await api.post('/v1/devices', { name: 'batch tracker' }).expect(201)).body.data.id as string;
+  const batch = (payload: unknown, options: Options<'post', '/v1/gps/batch'> = {}) => api.post('/v1/gps/batch', unchecked(payload), options);
   const pointsOf = (deviceId: string) =>
     t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', deviceId).orderBy('timestamp').execute();
 
@@ -24,9 +26,9 @@ describe('GPS batches', () => {
     const published = vi.spyOn(t.kv, 'publish');
     try {
       const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: 1_767_300_000 + i }));
-      expect((await batch(points)).json()).toEqual({ stored: 100, duplicates: 0, refused: [] });
+      expect((await batch(points)).body).toEqual({ stored: 100, duplicates: 0, refused: [] });
       // One more point: published without asking, so the batch's turn has passed once it is.
-      expect((await batch([{ ...POINT, timestamp: 1_767_300_100 }])).json()).toMatchObject({ stored: 1 });
+      expect((await batch([{ ...POINT, timestamp: 1_767_300_100 }])).body).toMatchObject({ stored: 1 });
       await vi.waitFor(() => expect(published.mock.calls.filter(([channel]) => channel === 'ws:points:v3')).toHaveLength(1));
       expect(published.mock.calls.find(([channel]) => channel === 'ws:points:v3')![1].split('\n')).toHaveLength(1);
     } finally {
@@ -44,8 +46,8 @@ describe('GPS batches', () => {
       { ...POINT, timestamp: 1_767_225_604, device_id: '00000000-0000-4000-8000-000000000000' },
     ];
     const first = await batch(points);
-    expect(first.statusCode).toBe(200);
-    expect(first.json()).toEqual({
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
       stored: 2,
       duplicates: 0,
       refused: [
@@ -60,73 +62,73 @@ describe('GPS batches', () => {
       ['2026-01-01T00:00:02.000Z', null, null, null, null, null],
     ]);
     // The same batch again (a lost answer): nothing new.
-    expect((await batch(points)).json()).toMatchObject({ stored: 0, duplicates: 2 });
+    expect((await batch(points)).body).toMatchObject({ stored: 0, duplicates: 2 });
     expect(await pointsOf(device)).toHaveLength(2);
   });
 
   it('takes NDJSON, refusing a line that is not JSON on its own', async () => {
     const device = await newDevice();
     const lines = [JSON.stringify({ ...POINT, timestamp: 1_767_225_700, device_id: device }), '{not json', '', JSON.stringify({ ...POINT, timestamp: 1_767_225_701, device_id: device })];
-    const response = await batch(lines.join('\n'), '', { 'content-type': 'application/x-ndjson' });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ stored: 2, duplicates: 0, refused: [{ index: 1, field: '', message: 'Line 2 is not JSON' }] });
+    const response = await batch(lines.join('\n'), { headers: { 'content-type': 'application/x-ndjson' } });
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({ stored: 2, duplicates: 0, refused: [{ index: 1, field: '', message: 'Line 2 is not JSON' }] });
   });
 
   it('with all_or_nothing=true stores nothing when a point is refused, answering 400 with the list', async () => {
     const device = await newDevice();
     const points = [{ ...POINT, timestamp: 1_767_225_800, device_id: device }, { ...POINT, timestamp: 1_767_225_801, device_id: '00000000-0000-4000-8000-000000000000' }];
-    const refused = await batch(points, '?all_or_nothing=true');
-    expect(refused.statusCode).toBe(400);
-    expect(refused.json()).toEqual({
+    const refused = await batch(points, { query: { all_or_nothing: true } });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
       error: 'BadRequest',
       message: 'Some points were refused; with all_or_nothing=true none was stored',
       code: 'gps.batch_refused',
       refused: [{ index: 1, field: 'device_id', message: 'device_id does not name an existing device' }],
     });
     expect(await pointsOf(device)).toHaveLength(0);
-    expect((await batch(points.slice(0, 1), '?all_or_nothing=true')).json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
+    expect((await batch(points.slice(0, 1), { query: { all_or_nothing: true } })).body).toEqual({ stored: 1, duplicates: 0, refused: [] });
   });
 
   it('refuses more than 10,000 points and a body that is not a list', async () => {
     const many = Array.from({ length: 10_001 }, (_, i) => ({ ...POINT, timestamp: 1_767_000_000 + i }));
-    const tooMany = await batch(many);
-    expect([tooMany.statusCode, tooMany.json().code]).toEqual([400, 'request.validation']);
-    expect((await batch({ ...POINT, timestamp: 1 })).json().code).toBe('request.validation');
+    const tooMany = await batch(many).expect(400);
+    expect(tooMany.body.code).toBe('request.validation');
+    expect((await batch({ ...POINT, timestamp: 1 }).expect(400)).body.code).toBe('request.validation');
   });
 
   it('puts points without device_id on the device linked to the key, and needs gps:write', async () => {
     const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'batch key' });
-    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(key), payload: [{ ...POINT, timestamp: 1_767_225_900 }] });
-    expect(response.json()).toEqual({ stored: 1, duplicates: 0, refused: [] });
+    const response = await t.as(key).post('/v1/gps/batch', [{ ...POINT, timestamp: 1_767_225_900 }]);
+    expect(response.body).toEqual({ stored: 1, duplicates: 0, refused: [] });
     expect(await pointsOf(device)).toHaveLength(1);
     const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(reader.key), payload: [] })).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', payload: [] })).statusCode).toBe(401);
+    expect((await t.as(reader.key).post('/v1/gps/batch', [])).status).toBe(403);
+    expect((await t.as(null).post('/v1/gps/batch', [])).status).toBe(401);
   });
 
   it('puts the points of a batch on their device\'s logging trip, counting each once, and makes the newest the latest', async () => {
     const [logged, other] = [await newDevice(), await newDevice()];
-    const trip = (await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: 'batch trip', device_id: logged, gps_logging_enabled: true } })).json().data;
-    expect((await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip.id}`, headers: bearer(admin), payload: { status: 'active' } })).statusCode).toBe(200);
+    const trip = (await api.post('/v1/trips', { name: 'batch trip', device_id: logged, gps_logging_enabled: true }).expect(201)).body.data;
+    expect((await api.patch(`/v1/trips/${trip.id}`, { status: 'active' })).status).toBe(200);
     const points = [3, 1, 2].flatMap((offset) => [logged, other].map((device_id) => ({ ...POINT, timestamp: 1_767_227_000 + offset, device_id })));
-    expect((await batch(points)).json()).toEqual({ stored: 6, duplicates: 0, refused: [] });
-    expect((await batch(points)).json()).toEqual({ stored: 0, duplicates: 6, refused: [] });
+    expect((await batch(points)).body).toEqual({ stored: 6, duplicates: 0, refused: [] });
+    expect((await batch(points)).body).toEqual({ stored: 0, duplicates: 6, refused: [] });
     expect((await pointsOf(logged)).map((p) => p.trip_id)).toEqual([trip.id, trip.id, trip.id]);
     expect((await pointsOf(other)).map((p) => p.trip_id)).toEqual([null, null, null]);
-    const counted = await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.id}/gps`, headers: bearer(admin) });
-    expect(counted.json().pagination.total).toBe(3);
-    const latest = await t.app.inject({ method: 'GET', url: `/v1/gps/current?device_id=${logged}`, headers: bearer(admin) });
-    expect(latest.json().data).toMatchObject({ timestamp: '2026-01-01T00:23:23.000Z', trip_id: trip.id });
+    const counted = await api.get(`/v1/trips/${trip.id}/gps`).expect(200);
+    expect(counted.body.pagination.total).toBe(3);
+    const latest = await api.get(`/v1/gps/current?device_id=${logged}`).expect(200);
+    expect(latest.body.data).toMatchObject({ timestamp: '2026-01-01T00:23:23.000Z', trip_id: trip.id });
   });
 
   it('stores a point of POST /v1/gps once however often it is retried, answering each retry with the first point', async () => {
     const device = await newDevice();
-    const send = () => t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: { ...POINT, timestamp: 1_767_226_000, device_id: device } });
+    const send = () => api.post('/v1/gps', { ...POINT, timestamp: 1_767_226_000, device_id: device }).expect(201);
     const [a, b] = await Promise.all([send(), send()]);
     const c = await send();
-    for (const response of [a, b, c]) expect(response.statusCode).toBe(201);
-    expect(new Set([a, b, c].map((r) => r.json().data.id)).size).toBe(1);
-    expect(c.json().data).toEqual(a.json().data);
+    for (const response of [a, b, c]) expect(response.status).toBe(201);
+    expect(new Set([a, b, c].map((r) => r.body.data.id)).size).toBe(1);
+    expect(c.body.data).toEqual(a.body.data);
     expect(await pointsOf(device)).toHaveLength(1);
   });
 });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { type Client } from '../../../test/client.js';
+import { buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
 const DAY = 86_400_000;
@@ -9,17 +10,18 @@ const DAY = 86_400_000;
 describe('GPS points by month, with retention', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(admin), ...(payload && { payload }) });
   const runJob = async (name: string) => {
-    const response = await call('POST', `/v1/system/jobs/${name}/run`);
-    expect(response.statusCode).toBe(200);
-    return response.json<{ data: { last_outcome: string; last_result: Record<string, unknown>; last_error: string | null } }>().data;
+    const response = await api.post(`/v1/system/jobs/${name}/run`).expect(200);
+    const { data } = response.body;
+    return data as typeof data & { last_result: Record<string, unknown> };
   };
   const months = async () =>
     (await sql<{ partition: string; month: Date }>`select partition::text, month from gps_points_months()`.execute(t.database.db)).rows;
@@ -28,19 +30,19 @@ describe('GPS points by month, with retention', () => {
     // The months the migration made start with the one it ran in; the clock stands half a month into it.
     const first = (await months())[0]!.month.getTime();
     t.clock.freeze(new Date(first + 15 * DAY));
-    const device = (await call('POST', '/v1/devices', { name: 'retention tracker' })).json().data.id as string;
-    const trip = (await call('POST', '/v1/trips', { name: 'Retention run', device_id: device, gps_logging_enabled: true })).json().data.id as string;
-    expect((await call('PATCH', `/v1/trips/${trip}`, { status: 'active' })).statusCode).toBe(200);
+    const device = (await api.post('/v1/devices', { name: 'retention tracker' }).expect(201)).body.data.id as string;
+    const trip = (await api.post('/v1/trips', { name: 'Retention run', device_id: device, gps_logging_enabled: true }).expect(201)).body.data.id as string;
+    expect((await api.patch(`/v1/trips/${trip}`, { status: 'active' })).status).toBe(200);
     // Days after the first month's start: before it (gps_points_before), in months 0, 1 and 3, and in month 4,
     // which has no partition yet (gps_points_after holds it).
     const days = [-400, 1, 40, 100, 130];
     const points = days.map((day) => ({ ...POINT, device_id: device, timestamp: (first + day * DAY) / 1000 }));
-    expect((await call('POST', '/v1/gps/batch', points)).json()).toEqual({ stored: 5, duplicates: 0, refused: [] });
+    expect((await api.post('/v1/gps/batch', points)).body).toEqual({ stored: 5, duplicates: 0, refused: [] });
     // The trip's own count of its points (kept by a trigger, and by retention when it drops a month).
     const tripCount = async () => {
-      const response = await call('GET', `/v1/trips/${trip}/gps`);
-      if (response.statusCode !== 200) throw new Error(response.body);
-      return response.json().pagination.total as number;
+      const response = await api.get(`/v1/trips/${trip}/gps`);
+      if (response.status !== 200) throw new Error(response.text);
+      return response.body.pagination.total as number;
     };
     expect(await tripCount()).toBe(5);
 
@@ -48,6 +50,7 @@ describe('GPS points by month, with retention', () => {
     // month 4 (in gps_points_after) and of day -400 (in gps_points_before) move into their months.
     t.clock.advance(500 * DAY);
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
     const added = await runJob('gps-partitions');
     expect(added).toMatchObject({ last_outcome: 'succeeded', last_error: null });
     expect(added.last_result.partitions_added).toBeGreaterThanOrEqual(16);
@@ -66,10 +69,10 @@ describe('GPS points by month, with retention', () => {
     // 400 days kept: the cutoff is day 115 of the first month's count. The months up to month 2 go whole (and
     // the catch-all before them); month 3 loses the rows before the cutoff; month 4 stays.
     const monthsBefore = (await months()).length;
-    expect((await call('PATCH', '/v1/system-config/gps.retention_days', { value: 400 })).statusCode).toBe(200);
+    expect((await api.patch('/v1/system-config/gps.retention_days', { value: 400 })).status).toBe(200);
     const expired = await runJob('gps-retention');
     expect(expired.last_result).toEqual({ retention_days: 400, cutoff: new Date(first + 115 * DAY).toISOString(), partitions_dropped: expect.any(Number), points_deleted: 1 });
-    const left = (await call('GET', `/v1/trips/${trip}/gps`)).json().data as { timestamp: string }[];
+    const left = (await api.get(`/v1/trips/${trip}/gps`).expect(200)).body.data as { timestamp: string }[];
     expect(left.map((point) => point.timestamp)).toEqual([new Date(first + 130 * DAY).toISOString()]);
     // The trip stays, its count follows the points.
     expect(await tripCount()).toBe(1);
@@ -80,7 +83,7 @@ describe('GPS points by month, with retention', () => {
     expect(remaining[0]!.month.getTime()).toBeLessThan(first + 115 * DAY);
     // No gap before the months left: an old point (an import) is still stored, in gps_points_before, and the
     // next run gives it its month.
-    expect((await call('POST', '/v1/gps/batch', [{ ...POINT, device_id: device, timestamp: (first + 10 * DAY) / 1000 }])).json()).toMatchObject({ stored: 1 });
+    expect((await api.post('/v1/gps/batch', [{ ...POINT, device_id: device, timestamp: (first + 10 * DAY) / 1000 }])).body).toMatchObject({ stored: 1 });
     expect(await partitionOf(10)).toBe('gps_points_before');
     expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0, partitions_added_before: 3 } });
     expect(await partitionOf(10)).toMatch(monthly);
@@ -88,10 +91,9 @@ describe('GPS points by month, with retention', () => {
   });
 
   it('refuses a retention that is not a whole number of days, naming the field', async () => {
-    const response = await call('PATCH', '/v1/system-config/gps.retention_days', { value: 0 });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toMatchObject({ code: 'system_config.invalid_value' });
-    expect(response.json().message).toContain('value');
-    expect((await call('PATCH', '/v1/system-config/audit.retention_days', { value: 'forever' })).statusCode).toBe(400);
+    const response = await api.patch('/v1/system-config/gps.retention_days', { value: 0 }).expect(400);
+    expect(response.body).toMatchObject({ code: 'system_config.invalid_value' });
+    expect(response.body.message).toContain('value');
+    expect((await api.patch('/v1/system-config/audit.retention_days', { value: 'forever' })).status).toBe(400);
   });
 });

@@ -16,7 +16,7 @@ import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
 import { userRoutes } from './identity/users/routes.js';
-import { authRoutes, unimplementedSignInRoutes } from './identity/auth/routes.js';
+import { signInRoutes, unimplementedSignInRoutes } from './identity/sign-in/routes.js';
 import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/routes.js';
 import { selfDeletionRoutes } from './identity/self-deletion/routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
@@ -198,7 +198,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const turnstileSiteKey = config.botProtection.secret ? config.botProtection.siteKey : undefined;
   await app.register(systemRoutes);
   await app.register(jobRoutes, { scheduler: services.scheduler });
-  await app.register(authRoutes, { auth: services.auth });
+  await app.register(signInRoutes, { signIn: services.signIn });
   await app.register(registrationRoutes, { registration: services.registration, verifyEmail: services.verifyEmail });
   await app.register(passwordResetRoutes, { passwordReset: services.passwordReset });
   await app.register(unimplementedSignInRoutes);
@@ -238,7 +238,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     oauth: services.oauth,
     publicUrl: oauthIssuerBase(config),
     turnstileSiteKey,
-    signIn: (request, input) => services.auth.login(request, input, { withoutSession: true }),
+    signIn: (request, input) => services.signIn.login(request, input, { withoutSession: true }),
     verifyTwoFactor: (request, input) => services.twoFactor.verifyLogin(request, input, { withoutSession: true }),
     loginUrl: config.oauthLoginUrl,
     kv: deps.kv,
@@ -274,7 +274,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
 /** BOOTSTRAP_ADMIN_*, OAUTH_PLATFORMS and SYSTEM_API_KEY: make sure the first super admin, the configured login platforms and the system key exist. */
 async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, services: Services): Promise<void> {
   if (config.bootstrapAdmin) {
-    const { userId, created } = await services.auth.ensureSuperAdmin(config.bootstrapAdmin).catch((err: unknown) => {
+    const { userId, created } = await services.signIn.ensureSuperAdmin(config.bootstrapAdmin).catch((err: unknown) => {
       // One clear line at start: which setting is wrong and why.
       throw err instanceof AppError ? new AppError(err.status, err.code, `BOOTSTRAP_ADMIN_*: ${err.message}`) : err;
     });

@@ -55,7 +55,7 @@ const commands: Record<string, Command> = {
     if (positionals[0] !== 'create') throw new UsageError('Usage: waygate admin create --email E --username U --password P');
     const { email, username, password } = values;
     if (!email || !username || !password) throw new UsageError('admin create needs --email, --username and --password');
-    const userId = await withServices(config, async (services) => (await services.auth.ensureSuperAdmin({ email, username, password })).userId);
+    const userId = await withServices(config, async (services) => (await services.signIn.ensureSuperAdmin({ email, username, password })).userId);
     console.log(userId);
   },
   'system-key': async (config, args) => {

@@ -15,9 +15,9 @@ import type { Schema } from './platform/db/schema/index.js';
 import { DatabaseStore, type KeyValueStore } from './platform/kv/index.js';
 import { createAccessService } from './identity/access/service.js';
 import { createApiKeysService } from './identity/api-keys/service.js';
-import { createAuthService } from './identity/auth/service.js';
+import { createSignInService } from './identity/sign-in/service.js';
 import { createSelfDeletion } from './identity/self-deletion/service.js';
-import { createReauthentication } from './identity/auth/reauthentication.js';
+import { createReauthentication } from './identity/sign-in/reauthentication.js';
 import { createPasswordResetService } from './identity/passwords/service.js';
 import { createRegistrationService } from './identity/registration/service.js';
 import { createBreachedPasswordCheck } from './identity/passwords/breached-passwords.js';
@@ -95,7 +95,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const reauthentication = createReauthentication({ clock, users, signInThrottle, audit, sessions: sessionStore });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events, reauthentication });
   const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, loginProviders, sessions: sessionStore, signInThrottle, events });
-  const auth = createAuthService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
+  const signIn = createSignInService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
   const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events, reauthentication });
   const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
@@ -280,7 +280,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   }
   scheduler.define({ name: 'audit-partitions', description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`, intervalMs: DAY_MS, run: auditLog.addMonths });
   scheduler.define({ name: 'audit-retention', description: 'Removes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, auth, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, loginProviders, accounts, sessions, twoFactor };
+  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, signIn, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, loginProviders, accounts, sessions, twoFactor };
 }
 
 export type Services = ReturnType<typeof createServices>;

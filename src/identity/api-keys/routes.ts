@@ -9,8 +9,8 @@ import { ApiKey, ApiKeyRoleParams, CreateApiKeyBody, CreatedApiKey, RegeneratedA
 import type { ApiKeysService } from './service.js';
 import { ApiKeyErrors } from './errors.js';
 import { RoleErrors } from '../access/errors.js';
-import { ReauthenticationBody } from '../auth/schemas.js';
-import { CurrentPasswordErrors, ReauthenticationErrors } from '../auth/errors.js';
+import { ReauthenticationBody } from '../sign-in/schemas.js';
+import { CurrentPasswordErrors, ReauthenticationErrors } from '../sign-in/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 
 const tags = ['API keys'];

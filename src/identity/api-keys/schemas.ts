@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 import { PermissionName, RoleId } from '../access/schemas.js';
-import { ReauthenticationPassword } from '../auth/schemas.js';
+import { ReauthenticationPassword } from '../sign-in/schemas.js';
 
 export const ApiKey = named('ApiKey', Type.Object({
   id: Uuid,

@@ -9,7 +9,7 @@ import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '
 import type { Schema } from '../../platform/db/schema/index.js';
 
 import { DEVELOPER_ROLE, type AccessService } from '../access/service.js';
-import type { Reauthentication } from '../auth/index.js';
+import type { Reauthentication } from '../sign-in/index.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
 import { ApiKeyErrors } from './errors.js';

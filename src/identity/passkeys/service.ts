@@ -14,7 +14,7 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import { bannedError } from '../bans/errors.js';
 import type { BansService } from '../bans/service.js';
 import { SessionErrors } from '../sessions/errors.js';
-import type { Reauthentication } from '../auth/index.js';
+import type { Reauthentication } from '../sign-in/index.js';
 import type { AuthResult, SessionStore } from '../sessions/service.js';
 import type { TwoFactorService } from '../two-factor/service.js';
 import type { UsersService } from '../users/service.js';

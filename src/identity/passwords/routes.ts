@@ -9,7 +9,7 @@ import { MailedTokenErrors } from '../../platform/mail/token-mail.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 import { UserErrors } from '../users/errors.js';
-import { CurrentPasswordErrors } from '../auth/errors.js';
+import { CurrentPasswordErrors } from '../sign-in/errors.js';
 import { PasswordChangeErrors, PasswordErrors } from './errors.js';
 import { PASSWORD_CHANGED_MESSAGE, RESET_DONE_MESSAGE, RESET_REQUESTED_MESSAGE, type PasswordResetService } from './service.js';
 import { ChangePasswordBody, CompleteResetBody, PasswordChanged, ResetPasswordBody } from './schemas.js';

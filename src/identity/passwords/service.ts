@@ -22,7 +22,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { BreachedPasswordCheck } from './breached-passwords.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { PasswordChangeErrors } from './errors.js';
-import type { Reauthentication } from '../auth/index.js';
+import type { Reauthentication } from '../sign-in/index.js';
 import type { ChangePasswordBody, CompleteResetBody } from './schemas.js';
 import type { Static } from 'typebox';
 

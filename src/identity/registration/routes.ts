@@ -4,7 +4,7 @@ import { errorResponses, locateCreated } from '../../platform/http/envelopes.js'
 import { MessageBody } from '../../platform/http/schemas.js';
 import type { RegistrationService } from './service.js';
 import type { EmailVerification } from './verify-email.js';
-import { AuthResponse } from '../auth/schemas.js';
+import { AuthResponse } from '../sign-in/schemas.js';
 import { RegisterBody, Registered, TokenBody, VerifiedEmail } from './schemas.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { RegistrationErrors } from './errors.js';

@@ -5,7 +5,7 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
 import { UserErrors } from '../users/errors.js';
-import { CurrentPasswordErrors } from '../auth/errors.js';
+import { CurrentPasswordErrors } from '../sign-in/errors.js';
 import { AccountDeletionErrors } from './errors.js';
 import { AccountDeletionScheduled, DeleteMyAccountBody } from './schemas.js';
 import { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from './service.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
-import { RECENT_SIGN_IN_MS } from '../auth/index.js';
+import { RECENT_SIGN_IN_MS } from '../sign-in/index.js';
 import { ACCOUNT_DELETION_MESSAGE } from './service.js';
 
 const GRACE_MS = 7 * 86_400_000;

@@ -4,7 +4,7 @@ import type { Caller } from '../../platform/auth/caller.js';
 import { SessionErrors } from '../sessions/errors.js';
 import type { UsersService } from '../users/service.js';
 import { AccountDeletionErrors } from './errors.js';
-import type { Reauthentication } from '../auth/index.js';
+import type { Reauthentication } from '../sign-in/index.js';
 import type { DeleteMyAccountBody } from './schemas.js';
 
 export const ACCOUNT_DELETION_MESSAGE = 'Your account is deleted; it is removed for good at scheduled_deletion_at, and until then an administrator can restore it';

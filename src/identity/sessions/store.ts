@@ -42,7 +42,7 @@ interface Deps {
 }
 
 /**
- * The session rows: the one place that creates, finds and deletes them. Sign-in (auth, two-factor,
+ * The session rows: the one place that creates, finds and deletes them. Sign-in (sign-in, two-factor,
  * registration) creates sessions here; the sessions service lists and revokes them; the credential
  * resolver looks them up.
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { callerOf, requireOwnAccount, requireSystemKey } from '../../platform/auth/hooks.js';
 import { errorResponses, SuccessMessage } from '../../platform/http/envelopes.js';
-import { AuthResponse } from '../auth/schemas.js';
+import { AuthResponse } from '../sign-in/schemas.js';
 import {
   AnyCodeBody,
   BackupCodesIssued,

@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
 import { buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
-import { RECENT_SIGN_IN_MS } from '../../identity/auth/index.js';
+import { RECENT_SIGN_IN_MS } from '../../identity/sign-in/index.js';
 
 /**
  * The console's passkey page and sign-in, end to end in Chromium with its virtual authenticator (the

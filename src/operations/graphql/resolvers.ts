@@ -10,8 +10,8 @@ import { compileBodyCheck } from '../../platform/http/validation.js';
 import { InternalAuditBody } from '../audit/schemas.js';
 import type { AuditService } from '../audit/service.js';
 import type { RealtimeService } from '../realtime/service.js';
-import type { AuthService } from '../../identity/auth/service.js';
-import { ReauthenticationBody } from '../../identity/auth/schemas.js';
+import type { SignInService } from '../../identity/sign-in/service.js';
+import { ReauthenticationBody } from '../../identity/sign-in/schemas.js';
 import { ACCOUNT_DELETION_MESSAGE, type SelfDeletion } from '../../identity/self-deletion/service.js';
 import { DeleteMyAccountBody } from '../../identity/self-deletion/schemas.js';
 import { PASSWORD_CHANGED_MESSAGE, type PasswordResetService } from '../../identity/passwords/service.js';
@@ -41,7 +41,7 @@ import type { TripsService } from '../../tracking/trips/service.js';
 /** The services the resolvers call: the same functions the REST routes call, so no rule lives twice. */
 export interface GraphQLServices {
   users: Pick<UsersService, 'oauthSignIn'>;
-  auth: Pick<AuthService, 'logoutAllSessions'>;
+  signIn: Pick<SignInService, 'logoutAllSessions'>;
   passwordReset: Pick<PasswordResetService, 'change'>;
   selfDeletion: Pick<SelfDeletion, 'deleteOwn'>;
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
@@ -284,7 +284,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       logout: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
         if (caller.kind !== 'session') throw AuthErrors.forbidden('Only a session can log out; API keys are revoked instead');
-        await services.auth.logoutAllSessions(context.request, caller);
+        await services.signIn.logoutAllSessions(context.request, caller);
         return true;
       },
       logoutEverywhere: async (_: unknown, args: Args, context: GraphQLContext) => {

@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { MessageBody } from '../../platform/http/schemas.js';
 import { AuthResponse, LoginBody } from './schemas.js';
-import type { AuthService } from './service.js';
+import type { SignInService } from './service.js';
 import { BotCheckErrors } from '../../platform/bot-protection.js';
 import { LoginErrors } from './errors.js';
 import { SignInErrors } from '../sign-in-throttle/service.js';
@@ -12,7 +12,7 @@ import { BannedErrors } from '../bans/errors.js';
 
 const tags = ['Authentication'];
 
-export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: AuthService }): Promise<void> {
+export async function signInRoutes(fastify: FastifyInstance, { signIn }: { signIn: SignInService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.post('/v1/auth/login', {
@@ -26,7 +26,7 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
         ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, LoginErrors.invalid_credentials, BannedErrors.banned, SignInErrors.locked_out),
       },
     },
-  }, async (request) => auth.login(request, request.body));
+  }, async (request) => signIn.login(request, request.body));
 
   app.post('/v1/auth/logout', {
     schema: {
@@ -36,7 +36,7 @@ export async function authRoutes(fastify: FastifyInstance, { auth }: { auth: Aut
       response: { 200: MessageBody, ...errorResponses(AuthErrors.unauthorized) },
     },
   }, async (request) => {
-    await auth.logout(request, request.caller);
+    await signIn.logout(request, request.caller);
     return { message: 'Logged out' };
   });
 }

@@ -41,7 +41,7 @@ interface Deps {
 }
 
 /** Email/password sign-in, sessions, and the super-admin bootstrap. */
-export function createAuthService(deps: Deps) {
+export function createSignInService(deps: Deps) {
 
   return {
     /** `withoutSession`: the OAuth sign-in page, which needs the user, not a session token. */
@@ -158,4 +158,4 @@ export function createAuthService(deps: Deps) {
   };
 }
 
-export type AuthService = ReturnType<typeof createAuthService>;
+export type SignInService = ReturnType<typeof createSignInService>;

@@ -130,10 +130,16 @@ type SegmentsMatch<Given extends string[], Pattern extends string[]> = Given ext
     ? true
     : false;
 type WithoutQuery<P extends string> = P extends `${infer Path}?${string}` ? Path : P;
-/** The route key a written path stands for: its segments match the key's, a `{param}` matching any one. */
+/**
+ * The route key a written path stands for: the key it spells out (`/v1/settings/public`), else the key whose
+ * segments it matches, a `{param}` matching any one (`/v1/settings/${key}`).
+ */
 type RouteOf<P extends string, M extends Method> = P extends string
-  ? { [K in RoutesWith<M>]: SegmentsMatch<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never }[RoutesWith<M>]
+  ? [Spelled<WithoutQuery<P>, M>] extends [never]
+    ? { [K in RoutesWith<M>]: SegmentsMatch<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never }[RoutesWith<M>]
+    : Spelled<WithoutQuery<P>, M>
   : never;
+type Spelled<P extends string, M extends Method> = { [K in RoutesWith<M>]: [P] extends [K] ? K : never }[RoutesWith<M>];
 /** A written path that matches no route's segments fails to type-check, naming itself. */
 type Known<P extends string, M extends Method> = [RouteOf<P, M>] extends [never] ? `no ${Uppercase<M>} route matches ${P}` : P;
 type Operation<P extends string, M extends Method> = NonNullable<paths[RouteOf<P, M>][M]>;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 const DAY = 86_400_000;
 
@@ -14,11 +14,10 @@ describe('activity-log events by month, with retention', () => {
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, token: string, payload?: object) => t.app.inject({ method, url, headers: bearer(token), ...(payload && { payload }) });
   const runJob = async (name: string) => {
-    const response = await call('POST', `/v1/system/jobs/${name}/run`, admin);
-    expect(response.statusCode).toBe(200);
-    return response.json<{ data: { last_outcome: string; last_result: Record<string, unknown>; last_error: string | null } }>().data;
+    const response = await t.as(admin).post(`/v1/system/jobs/${name}/run`).expect(200);
+    const { data } = response.body;
+    return data as typeof data & { last_result: Record<string, unknown> };
   };
   const months = async () => (await sql<{ partition: string; month: Date }>`select partition::text, month from month_partitions('audit_events')`.execute(t.database.db)).rows;
   const partitionOf = async (id: string) =>
@@ -34,8 +33,7 @@ describe('activity-log events by month, with retention', () => {
     const [day40, day100, day130] = [await eventAt(40), await eventAt(100), await eventAt(130)];
     expect(await partitionOf(day130)).toBe('audit_events_after');
     const report = async (id: string) => {
-      const response = await call('POST', `/v1/users/me/audit/${id}/report`, user.token, { reason: 'not_me' });
-      expect(response.statusCode).toBe(201);
+      const response = await t.as(user.token).post(`/v1/users/me/audit/${id}/report`, { reason: 'not_me' }).expect(201);
     };
     await report(day40);
     await report(day130);
@@ -50,7 +48,7 @@ describe('activity-log events by month, with retention', () => {
     expect(added.last_result.partitions_added).toBeGreaterThanOrEqual(16);
     expect(await runJob('audit-partitions')).toMatchObject({ last_result: { partitions_added: 0 } });
     expect(await partitionOf(day130)).toMatch(/^audit_events_y\d{4}m\d{2}$/);
-    const reported = async () => (await call('GET', '/v1/users/me/audit/reports', token)).json().map((r: { audit_event_id: string }) => r.audit_event_id).sort();
+    const reported = async () => (await t.as(token).get('/v1/users/me/audit/reports').expect(200)).body.map((r: { audit_event_id: string }) => r.audit_event_id).sort();
     expect(await reported()).toEqual([day40, day130].sort());
 
     // Nothing goes while retention is unset (the default).
@@ -59,14 +57,14 @@ describe('activity-log events by month, with retention', () => {
     // 400 days kept: the cutoff is day 115. Months 0 to 2 go whole (with every event written so far by the
     // database's clock, and the catch-all before them), with the report on day 40; month 3 loses day 100.
     const monthsBefore = (await months()).length;
-    expect((await call('PATCH', '/v1/system-config/audit.retention_days', admin, { value: 400 })).statusCode).toBe(200);
+    expect((await t.as(admin).patch('/v1/system-config/audit.retention_days', { value: 400 })).status).toBe(200);
     const expired = await runJob('audit-retention');
     expect(expired.last_result).toEqual({ retention_days: 400, cutoff: new Date(first + 115 * DAY).toISOString(), partitions_dropped: expect.any(Number), events_deleted: 1 });
     expect(expired.last_result.partitions_dropped).toBeGreaterThanOrEqual(3);
     expect((await months()).length).toBe(monthsBefore - (expired.last_result.partitions_dropped as number));
     expect(await partitionOf(day40)).toBeUndefined();
     expect(await partitionOf(day100)).toBeUndefined();
-    const mine = (await call('GET', '/v1/users/me/audit', token)).json();
+    const mine = (await t.as(token).get('/v1/users/me/audit').expect(200)).body;
     expect(mine.events.map((event: { id: string; is_reported: boolean }) => [event.id, event.is_reported])).toEqual([[day130, true]]);
     expect(await reported()).toEqual([day130]);
     // An event before the months left still has a place (audit_events_before), and the next run removes it.

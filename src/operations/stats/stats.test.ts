@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 describe('public statistics', () => {
   let t: TestApp;
@@ -13,16 +13,15 @@ describe('public statistics', () => {
     const t = await buildTestApp();
     onTestFinished(() => t.close());
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const post = (url: string, payload: object) => t.app.inject({ method: 'POST', url, payload, headers: bearer(admin) });
-    await post('/v1/devices', { name: 'd' });
-    const trip = (await post('/v1/trips', { name: 'a' })).json().data;
-    await post('/v1/trips', { name: 'b' });
-    await t.app.inject({ method: 'PATCH', url: `/v1/trips/${trip.id}`, payload: { status: 'active' }, headers: bearer(admin) });
-    await post('/v1/gps', { latitude: 1, longitude: 2, timestamp: 1_700_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 });
+    const api = t.as(admin);
+    await api.post('/v1/devices', { name: 'd' });
+    const trip = (await api.post('/v1/trips', { name: 'a' }).expect(201)).body.data;
+    await api.post('/v1/trips', { name: 'b' });
+    await api.patch(`/v1/trips/${trip.id}`, { status: 'active' });
+    await api.post('/v1/gps', { latitude: 1, longitude: 2, timestamp: 1_700_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 });
 
-    const response = await t.app.inject({ method: 'GET', url: '/v1/stats/public' });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({
+    const response = await t.as(null).get('/v1/stats/public').expect(200);
+    expect(response.body).toEqual({
       users: 1,
       devices: 1,
       trips: { draft: 1, active: 1, paused: 0, completed: 0, total: 2 },
@@ -32,9 +31,9 @@ describe('public statistics', () => {
   });
 
   it('serves the counts from a one-minute cache', async () => {
-    const first = (await t.app.inject({ method: 'GET', url: '/v1/stats/public' })).json();
+    const first = (await t.as(null).get('/v1/stats/public')).body;
     await t.database.db.insertInto('devices').values({ name: 'late' }).execute();
-    const second = (await t.app.inject({ method: 'GET', url: '/v1/stats/public' })).json();
+    const second = (await t.as(null).get('/v1/stats/public')).body;
     expect(second).toEqual(first);
   });
 });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, usesPostgres, type TestApp } from '../../../test/helpers.js';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { type Client } from '../../../test/client.js';
+import { buildTestApp, createUser, forbidden, login, TEST_ADMIN, usesPostgres, type TestApp } from '../../../test/helpers.js';
 
 const METRICS_TOKEN = 'jobs-test-metrics-token';
 /** The embedded database also gets the vacuum and analysis that autovacuum does on a server. */
@@ -9,19 +10,20 @@ const JOBS = ['audit-partitions', 'audit-retention', ...(usesPostgres ? [] : ['d
 describe('scheduled jobs over HTTP', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp({ config: { metricsToken: METRICS_TOKEN } });
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
   it('lists every job with its schedule, before any run', async () => {
     // An app of its own: the other tests run jobs, and in a shuffled order they may come first.
     const fresh = await buildTestApp();
-    const response = await fresh.app.inject({ url: '/v1/system/jobs', headers: bearer(await login(fresh.app, 'admin', TEST_ADMIN.password)) });
-    await fresh.close();
-    expect(response.statusCode).toBe(200);
-    const { data } = response.json<{ data: Record<string, unknown>[] }>();
+    onTestFinished(() => fresh.close());
+    const response = await fresh.as(await login(fresh.app, 'admin', TEST_ADMIN.password)).get('/v1/system/jobs').expect(200);
+    const { data } = response.body;
     expect(data.map((job) => job.name)).toEqual(JOBS);
     const purge = data.find((job) => job.name === 'purge-expired')!;
     expect(purge).toMatchObject({ interval_seconds: 3600, running: false, last_outcome: null, last_started_at: null, runs: 0, failures: 0 });
@@ -30,9 +32,8 @@ describe('scheduled jobs over HTTP', () => {
   });
 
   it('runs a job now and shows the run, in the answer, the list and the metrics', async () => {
-    const run = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/purge-expired/run', headers: bearer(admin) });
-    expect(run.statusCode).toBe(200);
-    const job = run.json<{ data: Record<string, unknown> }>().data;
+    const run = await api.post('/v1/system/jobs/purge-expired/run').expect(200);
+    const job = run.body.data;
     expect(job).toMatchObject({
       name: 'purge-expired',
       running: false,
@@ -43,28 +44,27 @@ describe('scheduled jobs over HTTP', () => {
     expect(job.runs).toBeGreaterThanOrEqual(1);
     expect(typeof job.last_duration_ms).toBe('number');
 
-    const metrics = await t.app.inject({ url: '/metrics', headers: bearer(METRICS_TOKEN) });
-    expect(metrics.body).toContain('waygate_job_last_success{job="purge-expired"} 1');
-    expect(metrics.body).toMatch(/waygate_job_last_run_timestamp_seconds\{job="purge-expired"\} \d{10}/);
+    const metrics = await t.as(METRICS_TOKEN).raw({ url: '/metrics' });
+    expect(metrics.text).toContain('waygate_job_last_success{job="purge-expired"} 1');
+    expect(metrics.text).toMatch(/waygate_job_last_run_timestamp_seconds\{job="purge-expired"\} \d{10}/);
   });
 
   it('answers 404 naming an unknown job, and checks permissions', async () => {
-    const unknown = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/no-such-job/run', headers: bearer(admin) });
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toEqual({ error: 'NotFound', message: "No scheduled job is named 'no-such-job'", code: 'job.not_found' });
+    const unknown = await api.post('/v1/system/jobs/no-such-job/run').expect(404);
+    expect(unknown.body).toEqual({ error: 'NotFound', message: "No scheduled job is named 'no-such-job'", code: 'job.not_found' });
 
     const user = await createUser(t.app);
-    const list = await t.app.inject({ url: '/v1/system/jobs', headers: bearer(user.token) });
-    expect([list.statusCode, list.json()]).toEqual([403, forbidden('settings:read')]);
-    const run = await t.app.inject({ method: 'POST', url: '/v1/system/jobs/purge-expired/run', headers: bearer(user.token) });
-    expect([run.statusCode, run.json()]).toEqual([403, forbidden('settings:write')]);
+    const list = await t.as(user.token).get('/v1/system/jobs');
+    expect([list.status, list.body]).toEqual([403, forbidden('settings:read')]);
+    const run = await t.as(user.token).post('/v1/system/jobs/purge-expired/run');
+    expect([run.status, run.body]).toEqual([403, forbidden('settings:write')]);
   });
 
   it.skipIf(usesPostgres)('vacuums and analyses the embedded tables whose rows changed enough, as autovacuum would', async () => {
     type Run = { data: { last_outcome: string; last_result: { vacuumed: string[]; analyzed: string[] } } };
-    const run = async () => (await t.app.inject({ method: 'POST', url: '/v1/system/jobs/database-maintenance/run', headers: bearer(admin) })).json<Run>().data;
+    const run = async () => (await api.post('/v1/system/jobs/database-maintenance/run').expect(200)).body.data as Run['data'];
     await run(); // what the template and earlier tests left
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'maintained' } })).json().data.id as string;
+    const device = (await api.post('/v1/devices', { name: 'maintained' }).expect(201)).body.data.id as string;
     const at = t.clock.nowMs();
     const points = Array.from({ length: 400 }, (_, i) => ({
       device_id: device, latitude: 54 + i / 1000, longitude: 10, timestamp: new Date(at - i * 1000), speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,

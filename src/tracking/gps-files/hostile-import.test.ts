@@ -101,8 +101,8 @@ describe('GPS file import of hostile files', () => {
     ['gpx', 'one text node', () => generated('<gpx><trk><trkseg><trkpt lat="1" lon="1"><ele>', '1', 64 * MB), 'element_too_large', 'An XML element\'s text, tag or comment is longer than 4194304 characters'],
     ['kml', 'a comment full of markup', () => generated('<kml><!--', '<a>b</a>', 64 * MB), 'element_too_large', 'An XML element\'s text, tag or comment is longer than 4194304 characters'],
     ['gpx', 'one tag of attributes', () => generated('<gpx><wpt ', 'a1="x" ', 64 * MB), 'element_too_large', 'An XML element\'s text, tag or comment is longer than 4194304 characters'],
-    ['geojson', 'a single feature', () => generated('{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[', '[13.4,52.5],', 64 * MB), 'entry_too_large', 'More than 8388608 characters of JSON without the end of an entry (a Feature, location or segment)'],
-    ['takeout', 'a member outside the entries', () => generated('{"metadata":[', '1,', 64 * MB), 'entry_too_large', 'More than 8388608 characters of JSON without the end of an entry (a Feature, location or segment)'],
+    ['geojson', 'a single feature', () => generated('{"type":"FeatureCollection","features":[{"type":"Feature","geometry":{"type":"LineString","coordinates":[', '[13.4,52.5],', 64 * MB), 'entry_too_large', 'More than 4194304 characters of JSON without the end of an entry (a Feature, location or segment)'],
+    ['takeout', 'a member outside the entries', () => generated('{"metadata":[', '1,', 64 * MB), 'entry_too_large', 'More than 4194304 characters of JSON without the end of an entry (a Feature, location or segment)'],
   ])('fails a %s file of %s (64 MB) with a report naming the limit, growing the memory by less than 100 MB', async (format, _shape, body, code, message) => {
     const { done, growth } = await importWatchingMemory(format, body());
     expect(done).toMatchObject({ status: 'failed', imported: 0, error: { code, message } });

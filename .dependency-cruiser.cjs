@@ -28,7 +28,7 @@ module.exports = {
       name: 'platform-imports-no-composition-root',
       severity: 'error',
       from: { path: '^src/(platform|identity|tracking|operations)/', pathNot: '\\.test\\.ts$' },
-      to: { path: '^src/(app|services|main|server)\\.ts$' },
+      to: { path: '^src/(app|services|reactions|jobs|main|server)\\.ts$' },
     },
     {
       name: 'module-through-public-entry',

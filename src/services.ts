@@ -7,8 +7,6 @@ import { createDomainEventBus } from './platform/events.js';
 import { createBotProtection } from './platform/bot-protection.js';
 import { createMailer } from './platform/mail/mailer.js';
 import { createSecretBox } from './platform/secret-box.js';
-import { maintainEmbeddedDatabase } from './platform/db/maintenance.js';
-import { createScheduler } from './platform/scheduler.js';
 import { CredentialResolver } from './platform/auth/credentials.js';
 import { Caches } from './platform/kv/cache.js';
 import type { Schema } from './platform/db/schema/index.js';
@@ -27,11 +25,10 @@ import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/registration/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
-import { createGpsPartitions, MONTHS_AHEAD } from './tracking/gps/retention.js';
 import { createGpsFilesService, createPointSinkOverBatch } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
 import { createSettingsService } from './operations/settings/service.js';
-import { createAuditService, MONTHS_AHEAD as AUDIT_MONTHS_AHEAD } from './operations/audit/service.js';
+import { createAuditService } from './operations/audit/service.js';
 import { createAuditWriter } from './operations/audit/writer.js';
 import { createExportService } from './operations/export/service.js';
 import { createAppAssertionVerifier } from './platform/auth/app-assertion.js';
@@ -53,6 +50,8 @@ import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
 import { createIntegrationsService } from './identity/integrations/service.js';
 import { createSecurityNotices } from './identity/security-notices/service.js';
+import { registerReactions } from './reactions.js';
+import { createJobs } from './jobs.js';
 
 /** Every module's service, built once over the shared database and key-value store. */
 export interface Infrastructure {
@@ -195,91 +194,17 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
       tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
   });
-  // Reactions across modules, registered once every service exists.
+  // Hooks that would close a cycle, and the reactions to domain events: registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
   twoFactor.usePasskeys(passkeys.verifyingCountOf);
   credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash), oauthToken: (hash) => oauth.lookup(hash) });
-  events.on('user.signed_in', (event) => securityNotices.signedIn(event));
-  events.on('user.security_changed', (change) => securityNotices.changed(change));
-  events.on('user.passkeys_and_keys_removing', async ({ userId, trx, onCommit }) => ({
-    passkeys_removed: await passkeys.removeAllOfUser(userId, trx),
-    api_keys_removed: await apiKeys.removeOwnedBy(userId, trx, onCommit),
-  }));
-  events.on('user.deleting', async ({ userId, purgeAt, trx, onCommit }) => {
-    onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
-    onCommit(async () => securityNotices.deletionScheduled(userId, purgeAt));
-    return {
-      sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
-      api_keys_revoked: await apiKeys.revokeAllOfUser(userId, trx, onCommit),
-      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
-    };
+  registerReactions({
+    events, credentials, securityNotices, passkeys, apiKeys, sessions, sessionStore, oauth, oauthClients, auditLog, realtime, gps,
   });
-  const forgetCredentialsOf = async (userId: string) =>
-    credentials.invalidate([
-      ...(await sessionStore.tokenHashesOfUser(userId)),
-      ...(await apiKeys.keyHashesOf(userId)),
-      ...(await oauth.accessTokenHashesOf(userId)),
-    ]);
-  events.on('user.roles_changed', async ({ userId }) => {
-    await forgetCredentialsOf(userId);
-    await realtime.accessChanged(userId);
+  const { scheduler, purgeExpired } = createJobs({
+    db, clock, log, databaseKind, durableTable, sessions, registration, accountTokens, twoFactor, users, oauth, community, securityNotices, settings, auditLog,
   });
-  events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
-  events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
-  events.on('trip.deleting', ({ tripId, trx, onCommit }) => gps.forgetLatestOfTrip(tripId, trx, onCommit));
-  events.on('permission.created', () => oauth.forgetProvider());
-  events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));
-  events.on('user.banning', async ({ userId, reason, expiresAt, trx, onCommit }) => {
-    onCommit(async () => securityNotices.banned(userId, { reason, expiresAt }));
-    onCommit(async () => credentials.invalidate(await apiKeys.keyHashesOf(userId)));
-    onCommit(() => sessions.forceLogout(userId, 'banned'));
-    return {
-      sessions_revoked: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
-      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
-    };
-  });
-  events.on('user.purging', async ({ userId, trx, onCommit }) => {
-    // A force-deleted active user's open apps are told, as on a deletion (for a purge after the grace period nobody is left to tell).
-    onCommit(() => sessions.forceLogout(userId, 'account_deleted'));
-    return {
-      sessions_ended: await sessionStore.revokeAllOfUser(userId, trx, onCommit),
-      api_keys_removed: await apiKeys.removeAllOfUser(userId, trx, onCommit),
-      // A force-deleted active user skipped `user.deleting`: their OAuth tokens (cached ones too) end here.
-      oauth_tokens_revoked: await oauth.revokeAllOfUser(userId, trx, onCommit),
-      oauth_clients_removed: await oauthClients.forgetOwnedBy(userId, trx),
-      audit_events_pseudonymised: await auditLog.pseudonymiseUser(userId, trx),
-      gps_points_unattributed: await gps.forgetSender(userId, trx),
-    };
-  });
-  // Keys refused during the ban may sit in the short negative cache; re-read them now.
-  events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));
-  /** Hourly: rows that can never be used again (several hold password hashes), and users past their deletion grace period. */
-  const purgeExpired = async () => ({
-    sessions: await sessions.purgeExpired(),
-    pending_registrations: await registration.purgeExpired(),
-    account_tokens: await accountTokens.purgeSpent(),
-    two_factor_challenges: await twoFactor.purgeFinishedChallenges(),
-    deleted_users: await users.purgeDue(),
-    oauth_artifacts: await oauth.purgeExpired(),
-    oauth_signing_keys_retired: await oauth.retireSupersededKeys(),
-    community_member_staging: await community.purgeStaleStaging(),
-    sign_in_devices: await securityNotices.purgeStaleDevices(),
-    durable_keys: (await durableTable?.purgeExpired()) ?? 0,
-  });
-  const HOUR_MS = 3600_000;
-  const DAY_MS = 24 * HOUR_MS;
-  const gpsPartitions = createGpsPartitions({ db, clock });
-  const retentionDays = (key: string) => settings.configValue<number | null>(key, null);
-  const scheduler = createScheduler({ db, clock, log });
-  scheduler.define({ name: 'purge-expired', description: 'Deletes rows that can never be used again (expired sessions, spent tokens) and users past their deletion grace period', intervalMs: HOUR_MS, run: purgeExpired });
-  scheduler.define({ name: 'gps-partitions', description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`, intervalMs: DAY_MS, run: gpsPartitions.addMonths });
-  scheduler.define({ name: 'gps-retention', description: 'Removes GPS points older than gps.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')) });
-  if (databaseKind === 'embedded') {
-    scheduler.define({ name: 'database-maintenance', description: 'Vacuums and analyses the embedded database\'s tables, as autovacuum does on a PostgreSQL server', intervalMs: HOUR_MS, run: () => maintainEmbeddedDatabase(db) });
-  }
-  scheduler.define({ name: 'audit-partitions', description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`, intervalMs: DAY_MS, run: auditLog.addMonths });
-  scheduler.define({ name: 'audit-retention', description: 'Removes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
   return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, signIn, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, loginProviders, accounts, sessions, twoFactor };
 }
 

@@ -17,7 +17,7 @@ import type { paths } from '../console/js/types/api.js';
  *   query string may be written into the path too (`?limit=x`, untyped: for deliberately bad values).
  * - The body is typed by the route's JSON request body. `unchecked(value)` sends anything (a wrong field, a
  *   string payload as it is): tests send bad input on purpose.
- * - The answer is `{ status, body, headers, text }`, one case per status the route declares, so `body` is the
+ * - The answer is `{ status, body, headers, text, bytes }`, one case per status the route declares, so `body` is the
  *   union of the route's answers until narrowed: by `.expect(status)` on the request (which asserts the status,
  *   showing the body when it differs) or by `if (answer.status === 200)`. `body` is the parsed JSON when the
  *   answer is JSON, else the text.
@@ -86,6 +86,8 @@ interface AnswerOf<Status, Body> {
   body: Body;
   headers: Record<string, string | string[] | number | undefined>;
   text: string;
+  /** The body as sent, for what is not text (an archive, a PDF). */
+  bytes: Buffer;
 }
 
 /** One case per status the route declares. */
@@ -169,6 +171,7 @@ function pending<A extends { status: number }>(app: FastifyInstance, token: stri
       },
       headers: response.headers,
       text,
+      bytes: response.rawPayload,
     } as unknown as A;
   });
   return Object.assign(answer, {

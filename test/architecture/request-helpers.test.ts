@@ -21,7 +21,6 @@ const NOT_YET_CONVERTED = [
   'src/operations/console/console.browser.test.ts',
   'src/operations/console/markup-names.browser.test.ts',
   'src/operations/console/trips.browser.test.ts',
-  'src/operations/export/export.test.ts',
   'src/operations/realtime/realtime.test.ts',
   'src/platform/auth/auth.test.ts',
   'src/platform/db/postgres-outage.test.ts',

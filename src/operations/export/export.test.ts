@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
-import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, onEveryNode, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import type { Options } from '../../../test/client.js';
+import { buildTestApp, createApiKey, createUser, forbidden, login, onEveryNode, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let admin: string;
@@ -13,15 +14,15 @@ afterAll(() => t.close());
 // Every test starts at the same moment, whatever ran before it and moved the clock.
 beforeEach(() => t.clock.freeze(new Date('2026-11-25T09:30:00Z')));
 
-const get = (url: string, token: string) => t.app.inject({ method: 'GET', url, headers: { ...bearer(token), 'user-agent': 'export-test/1.0' } });
+/** The user agent the export's log records. */
+const AGENT = { headers: { 'user-agent': 'export-test/1.0' } };
 
 /** A user with an API key, a device reporting with it, and `points` GPS points the user sent from it. */
 async function trackedUser(points: number) {
   const user = await createUser(t.app, ['role_user', 'role_developer']);
   const key = await createApiKey(t.app, user.token, { name: 'boat tracker', scopes: [] });
-  const device = await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Boat', api_key_id: key.id } });
-  expect(device.statusCode).toBe(201);
-  const deviceId = device.json().data.id as string;
+  const device = await t.as(admin).post('/v1/devices', { name: 'Boat', api_key_id: key.id }).expect(201);
+  const deviceId = device.body.data.id as string;
   const start = Date.parse('2026-11-01T00:00:00Z');
   const rows = Array.from({ length: points }, (_, i) => ({
     device_id: deviceId,
@@ -38,17 +39,14 @@ async function trackedUser(points: number) {
 describe('GET /v1/user/export', () => {
   it('streams a ZIP with data.json, tracks.gpx, report.pdf and README.txt, and logs it with its real size', async () => {
     const user = await trackedUser(2500);
-    const app = await t.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] } });
-    expect(app.statusCode).toBe(201);
-    const optOut = await t.app.inject({ method: 'PATCH', url: '/v1/users/me/security-notifications', headers: bearer(user.token), payload: { new_api_key: false } });
-    expect(optOut.statusCode).toBe(200);
+    const app = await t.as(user.token).post('/v1/oauth/clients', { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] }).expect(201);
+    const optOut = await t.as(user.token).patch('/v1/users/me/security-notifications', { new_api_key: false }).expect(200);
     await onEveryNode(t, (services) => services.securityNotices.settled()); // the sign-in's browser and network are recorded after its answer
-    const response = await get('/v1/user/export', user.token);
-    expect(response.statusCode).toBe(200);
+    const response = await t.as(user.token).get('/v1/user/export', AGENT).expect(200);
     expect(response.headers['content-type']).toBe('application/zip');
     expect(response.headers['content-disposition']).toBe('attachment; filename="service-data-export-2026-11-25.zip"');
 
-    const files = await unzip(response.rawPayload);
+    const files = await unzip(response.bytes);
     expect([...files.keys()]).toEqual(['data.json', 'tracks.gpx', 'report.pdf', 'README.txt']);
     const gpx = files.get('tracks.gpx')!.toString('utf8');
     expect(gpx).toContain(`<name>${user.username}: GPS points sent</name>`);
@@ -64,7 +62,7 @@ describe('GET /v1/user/export', () => {
     expect(data.platformAccounts).toEqual([expect.objectContaining({ email: `${user.username}@example.org`, platformSlug: 'email', isPrimary: true })]);
     expect(data.apiKeys).toEqual([expect.objectContaining({ id: user.key.id, name: 'boat tracker', keyPrefix: expect.any(String), scopes: [] })]);
     expect(data.roles.sort()).toEqual(['Developer', 'User']);
-    expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.json().client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
+    expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.body.client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
     expect(data.connectedApps).toEqual([]);
     expect(data.integrations).toEqual([]); // (with one: integrations.test.ts)
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
@@ -80,7 +78,7 @@ describe('GET /v1/user/export', () => {
     // Nothing secret: not the key, not a hash, no password.
     const text = files.get('data.json')!.toString('utf8');
     expect(text).not.toContain(user.key.key);
-    expect(text).not.toContain(app.json().client_secret);
+    expect(text).not.toContain(app.body.client_secret);
     expect(text).not.toMatch(/hash|password|secret/i);
 
     const report = await pdfText(files.get('report.pdf')!);
@@ -89,7 +87,7 @@ describe('GET /v1/user/export', () => {
     expect(report).toContain('GPS points you sent: 2500');
     expect(files.get('README.txt')!.toString('utf8')).toContain('data.json');
 
-    const logs = (await get('/v1/user/export/logs', user.token)).json();
+    const logs = (await t.as(user.token).get('/v1/user/export/logs', AGENT).expect(200)).body;
     expect(logs).toEqual({
       logs: [{
         id: expect.any(String),
@@ -97,7 +95,7 @@ describe('GET /v1/user/export', () => {
         ipAddress: '127.0.0.1',
         userAgent: 'export-test/1.0',
         exportFormat: 'zip',
-        fileSizeBytes: response.rawPayload.length,
+        fileSizeBytes: response.bytes.length,
         locale: 'en',
         createdAt: expect.any(String),
       }],
@@ -105,27 +103,25 @@ describe('GET /v1/user/export', () => {
       hasMore: false,
     });
     const events = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'data_exported').execute();
-    expect(events).toEqual([expect.objectContaining({ resource_type: 'export', resource_id: logs.logs[0].id, metadata: { format: 'zip', file_size_bytes: response.rawPayload.length, gps_points: 2500 } })]);
+    expect(events).toEqual([expect.objectContaining({ resource_type: 'export', resource_id: logs.logs[0]!.id, metadata: { format: 'zip', file_size_bytes: response.bytes.length, gps_points: 2500 } })]);
   });
 
   it('holds the points the user sent, not those others sent from a device now linked to their key', async () => {
     const point = (latitude: number) => ({ latitude, longitude: 10, timestamp: 1_767_225_600 + latitude, speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1 });
     const post = async (token: string, latitude: number) => {
-      const posted = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point(latitude) });
-      expect(posted.statusCode).toBe(201);
+      const posted = await t.as(token).post('/v1/gps', point(latitude)).expect(201);
     };
     const crew = () => createUser(t.app, ['role_user', 'role_developer', 'role_api_full_access']);
     const [first, second] = [await crew(), await crew()];
     const [firstKey, secondKey] = [await createApiKey(t.app, first.token, { name: 'crew 1', scopes: ['gps:write'] }), await createApiKey(t.app, second.token, { name: 'crew 2', scopes: ['gps:write'] })];
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Shared boat', api_key_id: firstKey.id } })).json().data;
+    const device = (await t.as(admin).post('/v1/devices', { name: 'Shared boat', api_key_id: firstKey.id }).expect(201)).body.data;
     await post(firstKey.key, 1);
     await post(firstKey.key, 2);
     // The boat passes to the second crew: the device is linked to their key from now on.
-    const relinked = await t.app.inject({ method: 'PATCH', url: `/v1/devices/${device.id}`, headers: bearer(admin), payload: { api_key_id: secondKey.id } });
-    expect(relinked.statusCode).toBe(200);
+    const relinked = await t.as(admin).patch(`/v1/devices/${device.id}`, { api_key_id: secondKey.id }).expect(200);
     await post(secondKey.key, 3);
 
-    const exported = async (token: string) => JSON.parse((await unzip((await get('/v1/user/export', token)).rawPayload)).get('data.json')!.toString('utf8'));
+    const exported = async (token: string) => JSON.parse((await unzip((await t.as(token).get('/v1/user/export', AGENT)).bytes)).get('data.json')!.toString('utf8'));
     const [mine, theirs] = [await exported(second.token), await exported(first.token)];
     expect(mine.devices).toEqual([expect.objectContaining({ id: device.id })]);
     expect(mine.gpsPoints.map((p: { latitude: number; deviceId: string }) => [p.latitude, p.deviceId])).toEqual([[3, device.id]]);
@@ -135,10 +131,10 @@ describe('GET /v1/user/export', () => {
 
   it("writes the report in the user's language and lists earlier exports in data.json", async () => {
     const user = await createUser(t.app);
-    expect((await t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/locale`, headers: bearer(user.token), payload: { locale: 'de' } })).statusCode).toBe(200);
-    expect((await get('/v1/user/export', user.token)).statusCode).toBe(200);
-    const second = await get('/v1/user/export', user.token);
-    const files = await unzip(second.rawPayload);
+    expect((await t.as(user.token).patch(`/v1/users/${user.id}/locale`, { locale: 'de' })).status).toBe(200);
+    expect((await t.as(user.token).get('/v1/user/export', AGENT)).status).toBe(200);
+    const second = await t.as(user.token).get('/v1/user/export', AGENT);
+    const files = await unzip(second.bytes);
     expect(JSON.parse(files.get('data.json')!.toString('utf8')).exportLogs).toEqual([expect.objectContaining({ locale: 'de', exportFormat: 'zip' })]);
     const report = await pdfText(files.get('report.pdf')!);
     expect(report).toContain('Ihre persönlichen Daten');
@@ -147,17 +143,17 @@ describe('GET /v1/user/export', () => {
 
   it('answers 403 auth.user_required to a credential that belongs to no user', async () => {
     const key = await ownerlessKey(t, ['export:read']);
-    for (const url of ['/v1/user/export', '/v1/user/export/logs']) expect((await get(url, key)).json()).toMatchObject({ code: 'auth.user_required' });
+    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const) expect((await t.as(key).get(url, AGENT)).body).toMatchObject({ code: 'auth.user_required' });
   });
 
   it('works with an API key of the user holding export:read (the default user role has it); needs credentials', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const key = await createApiKey(t.app, user.token, { name: 'export', scopes: ['export:read'] });
-    expect((await get('/v1/user/export', key.key)).statusCode).toBe(200);
+    expect((await t.as(key.key).get('/v1/user/export', AGENT)).status).toBe(200);
     // A key made for something else (a device) does not carry its owner's data away.
     const device = await createApiKey(t.app, user.token, { name: 'integrations', scopes: ['integrations:read'] });
-    for (const url of ['/v1/user/export', '/v1/user/export/logs']) expect((await get(url, device.key)).json()).toEqual(forbidden('export:read'));
-    expect((await t.app.inject({ method: 'GET', url: '/v1/user/export' })).statusCode).toBe(401);
+    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const) expect((await t.as(device.key).get(url, AGENT)).body).toEqual(forbidden('export:read'));
+    expect((await t.as(null).get('/v1/user/export')).status).toBe(401);
   });
 });
 
@@ -165,21 +161,20 @@ describe('GET /v1/user/export/logs', () => {
   it('clamps limit to 1..100 and pages with offset', async () => {
     const user = await createUser(t.app);
     for (let i = 0; i < 3; i++) {
-      expect((await get('/v1/user/export', user.token)).statusCode).toBe(200);
+      expect((await t.as(user.token).get('/v1/user/export', AGENT)).status).toBe(200);
       t.clock.advance(1000);
     }
-    const page = (query: string) => get(`/v1/user/export/logs${query}`, user.token).then((r) => r.json());
-    expect((await page('')).logs).toHaveLength(3);
-    const first = await page('?limit=0');
+    const page = async (query: Options<'get', '/v1/user/export/logs'>['query'] = {}) => (await t.as(user.token).get('/v1/user/export/logs', { ...AGENT, query }).expect(200)).body;
+    expect((await page()).logs).toHaveLength(3);
+    const first = await page({ limit: 0 });
     expect({ count: first.logs.length, total: first.total, hasMore: first.hasMore }).toEqual({ count: 1, total: 3, hasMore: true });
-    expect((await page('?limit=5000')).logs).toHaveLength(3);
-    const last = await page('?limit=2&offset=2');
+    expect((await page({ limit: 5000 })).logs).toHaveLength(3);
+    const last = await page({ limit: 2, offset: 2 });
     expect({ count: last.logs.length, hasMore: last.hasMore }).toEqual({ count: 1, hasMore: false });
-    const times = (await page('')).logs.map((log: { exportedAt: string }) => log.exportedAt);
+    const times = (await page()).logs.map((log: { exportedAt: string }) => log.exportedAt);
     expect(times).toEqual([...times].sort().reverse());
-    const bad = await get('/v1/user/export/logs?limit=abc', user.token);
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json().message).toContain('limit');
+    const bad = await t.as(user.token).get('/v1/user/export/logs?limit=abc', AGENT).expect(400);
+    expect(bad.body.message).toContain('limit');
   });
 });
 
@@ -189,8 +184,8 @@ describe('a failure before the first byte', () => {
     try {
       const user = await createUser(broken.app);
       await sql`drop table export_logs`.execute(broken.database.db);
-      const response = await broken.app.inject({ method: 'GET', url: '/v1/user/export', headers: bearer(user.token) });
-      expect({ status: response.statusCode, body: response.json() }).toEqual({
+      const response = await broken.as(user.token).get('/v1/user/export');
+      expect({ status: response.status, body: response.body }).toEqual({
         status: 500,
         body: { error: 'InternalServerError', message: 'The export could not be generated; nothing was sent. Try again later', code: 'export.failed' },
       });

@@ -45,8 +45,11 @@ it('opening a trip draws its points as a track read from GET /v1/gps/track over 
   expect(await map.getAttribute('data-trip')).toBe(trip);
   // The track is History's canvas over the map (track.js), and something is drawn on it.
   const canvas = map.locator('canvas.track-canvas');
-  await expect.poll(() => canvas.evaluate((element: HTMLCanvasElement) => {
-    const pixels = element.getContext('2d')!.getImageData(0, 0, element.width, element.height).data;
+  // (The root tsconfig has no DOM types: the canvas is described by what is used of it.)
+  type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+  await expect.poll(() => canvas.evaluate((node) => {
+    const element = node as unknown as Canvas;
+    const pixels = element.getContext('2d').getImageData(0, 0, element.width, element.height).data;
     let painted = 0;
     for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
     return painted;

@@ -1,3 +1,4 @@
+// @ts-check
 import { api, gql, session, whenUnauthorized } from './api.js';
 import { announce, h, show } from './dom.js';
 import { setLocale, t } from './i18n.js';
@@ -9,7 +10,15 @@ import { can, me, signOut, whenSignedOut } from './session.js';
  * user may use (each page declares the permissions it needs; what the user may not do is not shown)
  * and a hash router (#/map, #/connect, …) that mounts one page at a time into <main>.
  */
-const config = JSON.parse(document.getElementById('console-config').textContent);
+/** @type {import('./types/console').ConsoleConfig} */
+const config = JSON.parse(document.getElementById('console-config')?.textContent ?? '{}');
+
+/**
+ * A page of the navigation: the permissions it needs (all of `needs`, and one of `anyOf` when given) and its module.
+ * @typedef {{ path: string, label: string, needs: string[], anyOf?: string[], load: () => Promise<{ mount: import('./types/console').Mount }> }} Page
+ */
+
+/** @type {Page[]} */
 
 const PAGES = [
   { path: 'map', label: 'nav.map', needs: ['gps:read', 'devices:read'], load: () => import('./pages/map.js') },
@@ -23,15 +32,18 @@ const PAGES = [
   { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
 ];
 
+/** @param {Page} page */
 const allowed = (page) => page.needs.every(can) && (!page.anyOf || page.anyOf.some(can));
 
-const main = document.getElementById('main');
-const bar = document.querySelector('header.bar');
+/** An element of index.html, which is there: the page is served with it. @param {string} selector */
+const element = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
+const main = element('#main');
+const bar = element('header.bar');
 let unmount = () => {};
 
 async function start() {
   setLocale(localStorage.getItem('waygate.locale'));
-  document.querySelector('.skip').textContent = t('skip');
+  element('.skip').textContent = t('skip');
   whenUnauthorized(() => signOut(false));
   if (!session.token) return showSignIn();
   try {
@@ -47,6 +59,7 @@ async function start() {
   await route();
 }
 
+/** @param {string} [message] */
 function showSignIn(message) {
   unmount();
   unmount = () => {};
@@ -64,10 +77,10 @@ whenSignedOut((message) => {
 
 function renderShell() {
   bar.hidden = false;
-  const nav = document.getElementById('nav');
+  const nav = element('#nav');
   nav.setAttribute('aria-label', t('nav.label'));
   show(nav, ...PAGES.filter(allowed).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))));
-  const button = document.getElementById('sign-out');
+  const button = element('#sign-out');
   button.textContent = t('signOut');
   button.onclick = () => signOut();
 }
@@ -81,6 +94,7 @@ async function route() {
   const page = pages.find((candidate) => candidate.path === wanted) ?? pages[0];
   if (!page) return;
   for (const link of document.querySelectorAll('#nav a')) {
+    if (!(link instanceof HTMLAnchorElement)) continue;
     if (link.dataset.page === page.path) {
       link.setAttribute('aria-current', 'page');
       link.scrollIntoView({ block: 'nearest', inline: 'nearest' });

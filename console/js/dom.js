@@ -1,19 +1,34 @@
+// @ts-check
+/** @typedef {import('./types/console').Attributes} Attributes */
+/** @typedef {import('./types/console').Child} Child */
+
 /**
  * Builds elements without HTML strings, so text from the API is never parsed as markup:
  * h('button', { type: 'button', onclick }, 'Save'). Attributes starting with "on" become listeners.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attributes | null} [attributes]
+ * @param {Child[]} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes ?? {})) {
     if (value === undefined || value === null || value === false) continue;
-    if (name.startsWith('on')) element.addEventListener(name.slice(2), value);
-    else if (name === 'text') element.textContent = value;
+    if (name.startsWith('on')) element.addEventListener(name.slice(2), /** @type {EventListener} */ (value));
+    else if (name === 'text') element.textContent = String(value);
     else element.setAttribute(name, value === true ? '' : String(value));
   }
   append(element, children);
   return element;
 }
 
+/**
+ * @template {Element} E
+ * @param {E} element
+ * @param {Child[]} children
+ * @returns {E}
+ */
 export function append(element, children) {
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
@@ -22,31 +37,57 @@ export function append(element, children) {
   return element;
 }
 
-/** Replaces what an element shows. */
+/**
+ * Replaces what an element shows.
+ * @template {Element} E
+ * @param {E} element
+ * @param {Child[]} children
+ * @returns {E}
+ */
 export function show(element, ...children) {
   element.replaceChildren();
   return append(element, children);
 }
 
-/** A labelled field: the label names the input for screen readers through for/id. */
 let fieldCounter = 0;
+/**
+ * A labelled field: the label names the input for screen readers through for/id. `tag` picks a select or a textarea.
+ * @template {'input' | 'select' | 'textarea'} [K='input']
+ * @param {string} label
+ * @param {Attributes & { tag?: K, id?: string }} [attributes]
+ * @returns {{ wrapper: HTMLDivElement, input: HTMLElementTagNameMap[K] }}
+ */
 export function field(label, attributes = {}) {
   const id = attributes.id ?? `f${++fieldCounter}`;
-  const input = h(attributes.tag ?? 'input', { ...attributes, tag: undefined, id });
+  const input = h(/** @type {K} */ (attributes.tag ?? 'input'), { ...attributes, tag: undefined, id });
   return { wrapper: h('div', {}, h('label', { for: id }, label), input), input };
 }
 
-/** Announces a message to screen readers (the page's live region). */
+/**
+ * Announces a message to screen readers (the page's live region).
+ * @param {string} message
+ */
 export function announce(message) {
   const status = document.getElementById('status');
   if (status) status.textContent = message;
 }
 
-export const errorBox = (message) => h('p', { class: 'error', role: 'alert' }, message);
+/**
+ * What went wrong, in words: an error's message (the API's, for an ApiError), or the text itself.
+ * @param {unknown} problem
+ */
+export const messageOf = (problem) => (problem instanceof Error ? problem.message : String(problem));
+
+/**
+ * A problem shown as an alert: a text, or an error's message.
+ * @param {unknown} problem
+ */
+export const errorBox = (problem) => h('p', { class: 'error', role: 'alert' }, messageOf(problem));
 
 /**
  * A button for what cannot be undone: the first click turns it into its confirmation ("Really …"), the
  * second runs `action`. `name` (a user, a key) goes into its accessible name, so each row's button is found.
+ * @param {{ label: string, confirmLabel: string, name: string, action: (event: MouseEvent) => unknown, type?: 'button' | 'submit' }} options
  */
 export function confirmingButton({ label, confirmLabel, name, action, type = 'button' }) {
   const button = h('button', { type, class: 'danger', 'aria-label': `${label}: ${name}` }, label);

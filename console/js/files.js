@@ -1,3 +1,4 @@
+// @ts-check
 import { download, fetchRaw, get } from './api.js';
 import { announce, errorBox, field, h, show } from './dom.js';
 import { formatNumber, t } from './i18n.js';
@@ -9,6 +10,7 @@ const POLL_MS = 500;
  * Import a GPS file into a device: the file is the body of POST /v1/gps/import (streamed by the browser,
  * never read into the page), then the import's record (GET /v1/gps/imports/{id}) is read twice a second
  * while it runs (it is a job on the server, not a live position) for its progress and final report.
+ * @param {{ deviceOf: () => string, onDone?: () => void }} options the device to import into; what to do when done
  */
 export function importForm({ deviceOf, onDone }) {
   const file = field(t('import.file'), { name: 'file', type: 'file', required: true, accept: '.gpx,.geojson,.json,.kml,.csv,.rec,application/gpx+xml,application/geo+json' });
@@ -18,6 +20,7 @@ export function importForm({ deviceOf, onDone }) {
   const report = h('div', { role: 'status' });
   const submit = h('button', { type: 'submit' }, t('import.submit'));
   const form = h('form', { class: 'row' }, file.wrapper, format.wrapper, submit);
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
 
   form.addEventListener('submit', async (event) => {
@@ -28,14 +31,19 @@ export function importForm({ deviceOf, onDone }) {
     submit.disabled = true;
     try {
       const query = new URLSearchParams({ device_id: deviceOf(), ...(format.input.value ? { format: format.input.value } : {}) });
+      /** @type {import('./types/routes').Answer<'post', '/v1/gps/import'>} */
       const { data } = await (await fetchRaw('POST', `/v1/gps/import?${query}`, chosen)).json();
       follow(data.id, chosen.name);
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
       submit.disabled = false;
     }
   });
 
+  /**
+   * @param {string} id the import's
+   * @param {string} name the file's
+   */
   function follow(id, name) {
     clearTimeout(timer);
     const step = async () => {
@@ -49,13 +57,17 @@ export function importForm({ deviceOf, onDone }) {
           if (data.status === 'done') onDone?.();
         }
       } catch (err) {
-        show(problem, errorBox(err.message));
+        show(problem, errorBox(err));
         submit.disabled = false;
       }
     };
     step();
   }
 
+  /**
+   * @param {import('./types/routes').Schema<'GpsImport'>} data
+   * @param {string} name
+   */
   function render(data, name) {
     const total = data.bytes_total ?? 0;
     const progressId = `import-progress-${data.id}`;
@@ -75,7 +87,11 @@ export function importForm({ deviceOf, onDone }) {
 
 const FORMAT_NAMES = { gpx: 'GPX', geojson: 'GeoJSON', csv: 'CSV' };
 
-/** Buttons that save an export (GPX, GeoJSON, CSV) of what `pathOf(format)` names; a refusal goes to `onError`. */
+/**
+ * Buttons that save an export (GPX, GeoJSON, CSV) of what `pathOf(format)` names; a refusal goes to `onError`.
+ * @param {(format: string) => string} pathOf
+ * @param {(err: unknown) => void} onError
+ */
 export function exportButtons(pathOf, onError) {
   return Object.entries(FORMAT_NAMES).map(([format, name]) => h('button', {
     type: 'button', class: 'secondary',

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Read by Leaflet when it loads (map.js imports this first): markers and panes positioned with left/top rather
  * than translate3d, so a thousand device markers are not a thousand compositor layers, which in Chromium

@@ -1,7 +1,13 @@
+// @ts-check
 import './leaflet-flags.js';
 import * as L from '../vendor/leaflet/leaflet-src.esm.js';
 
-/** A Leaflet map with the configured tiles (MAP_TILE_URL) and their attribution, labelled for screen readers. */
+/**
+ * A Leaflet map with the configured tiles (MAP_TILE_URL) and their attribution, labelled for screen readers.
+ * @param {HTMLElement} element
+ * @param {import('./types/console').ConsoleConfig} config
+ * @param {string} label
+ */
 export function createMap(element, config, label) {
   element.setAttribute('role', 'region');
   element.setAttribute('aria-label', label);
@@ -16,6 +22,7 @@ export function createMap(element, config, label) {
 /**
  * Removes a map when its page goes. A zoom or pan still animating would call into the removed panes
  * (Leaflet's "_leaflet_pos of undefined"), so the animation is stopped and every listener dropped first.
+ * @param {L.Map} map
  */
 export function removeMap(map) {
   map.stop();

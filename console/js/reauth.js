@@ -1,3 +1,5 @@
+// @ts-check
+import { ApiError } from './api.js';
 import { field } from './dom.js';
 import { t } from './i18n.js';
 
@@ -13,9 +15,12 @@ export function reauthField() {
     wrapper,
     /** The fields to add to the request's body: the password, once given. */
     body: () => (input.value ? { current_password: input.value } : {}),
-    /** When `err` is the API asking to confirm, shows the field and answers the message to show; otherwise undefined. */
+    /**
+     * When `err` is the API asking to confirm, shows the field and answers the message to show; otherwise undefined.
+     * @param {unknown} err
+     */
     asked(err) {
-      if (err?.code !== 'auth.reauthentication_required') return undefined;
+      if (!(err instanceof ApiError) || err.code !== 'auth.reauthentication_required') return undefined;
       wrapper.hidden = false;
       input.focus();
       return t('reauth.needed');

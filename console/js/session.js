@@ -1,3 +1,4 @@
+// @ts-check
 import { post, session } from './api.js';
 import { t } from './i18n.js';
 
@@ -6,18 +7,28 @@ import { t } from './i18n.js';
  * the shell back: who is signed in and what they may do, and signing out. The token itself stays in api.js.
  */
 
-/** The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions). */
+/**
+ * The signed-in user: id, name, locale and what they may do (GraphQL `me`, the caller's effective permissions).
+ * @type {import('./types/console').Me}
+ */
 export const me = { userId: null, username: '', locale: null, roles: [], permissions: [], isSuperAdmin: false };
 
-/** Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`). */
+/**
+ * Whether the user holds a permission, with the wildcards the service grants (`*:*`, `gps:*`).
+ * @param {string} permission
+ */
 export function can(permission) {
   if (me.isSuperAdmin) return true;
   const [resource] = permission.split(':');
   return me.permissions.some((held) => held === permission || held === '*:*' || held === `${resource}:*`);
 }
 
+/** @type {(message: string) => void} */
 let onSignedOut = () => {};
-/** What the shell shows once signed out (its sign-in page with the message). */
+/**
+ * What the shell shows once signed out (its sign-in page with the message).
+ * @param {(message: string) => void} handler
+ */
 export const whenSignedOut = (handler) => { onSignedOut = handler; };
 
 /** Back to the sign-in page, with `message` there (by default: signed out). */

@@ -1,3 +1,4 @@
+// @ts-check
 import { get } from './api.js';
 import { h, show } from './dom.js';
 import { formatNumber, t } from './i18n.js';
@@ -14,8 +15,16 @@ export const SPEED_COLOURS = ['#2166ac', '#1a9850', '#91bf3a', '#e6a700', '#e056
 const FUTURE = '#8a949e';
 
 /**
- * A track of GET /v1/gps/track (columns of numbers, thinned in the service for the map's zoom) as typed arrays:
- * { n, total, zoom, time, lat, lon, speed }. Speeds a point lacks are worked out from the positions.
+ * A track as typed arrays: n points drawn of `total` in the range, thinned for `zoom` (null: not thinned); times in
+ * milliseconds, speeds in km/h.
+ * @typedef {{ n: number, total: number, zoom: number | null, time: Float64Array, lat: Float64Array, lon: Float64Array, speed: Float32Array }} Track
+ */
+
+/**
+ * A track of GET /v1/gps/track (columns of numbers, thinned in the service for the map's zoom) as typed arrays.
+ * Speeds a point lacks are worked out from the positions.
+ * @param {import('./types/routes').Answer<'get', '/v1/gps/track'>} answer
+ * @returns {Track}
  */
 export function trackOf(answer) {
   const track = {
@@ -34,23 +43,38 @@ export function trackOf(answer) {
 /**
  * Reads GET /v1/gps/track for `query` (device_id, from, to) thinned for `map`: for its size (the zoom at which the
  * track fits it), or for `zoom` when given; answers the track as typed arrays (trackOf).
+ * @param {L.Map} map
+ * @param {{ device_id: string, from: string, to: string }} query
+ * @param {number} [zoom]
  */
 export async function readTrack(map, query, zoom) {
   const size = map.getSize();
+  /** @type {Record<string, string>} */
   const detail = zoom === undefined ? { width: String(size.x), height: String(size.y) } : { zoom: String(zoom) };
   return trackOf(await get(`/v1/gps/track?${new URLSearchParams({ ...query, ...detail })}`));
 }
 
-/** Whether `map`, zoomed in past the zoom `track` was thinned for, would show its left-out points pixels apart (so it is read again). */
+/**
+ * Whether `map`, zoomed in past the zoom `track` was thinned for, would show its left-out points pixels apart (so it is read again).
+ * @param {L.Map} map
+ * @param {Track | null | undefined} track
+ */
 export const thinnedFor = (map, track) => Boolean(track && track.zoom !== null && track.n < track.total && map.getZoom() > track.zoom);
 
-/** Shows in `element` (a p.legend) the speed bands of a drawn track, each in its colour; hidden without a track. */
+/**
+ * Shows in `element` (a p.legend) the speed bands of a drawn track, each in its colour; hidden without a track.
+ * @param {HTMLElement} element
+ * @param {TrackLayer | null} layer
+ */
 export function showLegend(element, layer) {
   element.hidden = !layer;
   if (layer) show(element, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
 }
 
-/** Speeds a point does not carry, from the distance to the point before it and the time between. */
+/**
+ * Speeds a point does not carry, from the distance to the point before it and the time between.
+ * @param {Track} track
+ */
 function fillSpeeds({ n, time, lat, lon, speed }) {
   const rad = Math.PI / 180;
   for (let i = 0; i < n; i++) {
@@ -64,15 +88,21 @@ function fillSpeeds({ n, time, lat, lon, speed }) {
   }
 }
 
-/** The speed that ends each band: equal steps up to the 95th percentile, so one outlier does not grey out the rest. */
+/**
+ * The speed that ends each band: equal steps up to the 95th percentile, so one outlier does not grey out the rest.
+ * @param {Track} track
+ */
 export function speedBands(track) {
   const sorted = Float32Array.from(track.speed).sort();
   const top = Math.max(5, sorted[Math.floor(sorted.length * 0.95)] ?? 0);
   return SPEED_COLOURS.map((_, i) => (top * (i + 1)) / SPEED_COLOURS.length);
 }
 
-export const TrackLayer = L.Layer.extend({
-  initialize(track) {
+/** The layer that draws a Track (an ES class of Leaflet's Layer, as `L.Layer.extend` would make). */
+export class TrackLayer extends L.Layer {
+  /** @param {Track} track */
+  constructor(track) {
+    super();
     this.track = track;
     this.cursor = track.n - 1;
     this.bands = speedBands(track);
@@ -86,23 +116,28 @@ export const TrackLayer = L.Layer.extend({
       this.x[i] = ((lon[i] + 180) / 360) * 256;
       this.y[i] = (0.5 - Math.log(Math.tan(Math.PI / 4 + phi / 2)) / (2 * Math.PI)) * 256;
     }
-  },
-
-  onAdd(map) {
-    this.canvas = L.DomUtil.create('canvas', 'track-canvas', map.getContainer());
+    this.canvas = L.DomUtil.create('canvas', 'track-canvas');
     this.canvas.setAttribute('aria-hidden', 'true');
     this.frame = 0;
     this.redraw = () => { if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); }); };
     this.hide = () => { this.canvas.hidden = true; };
+  }
+
+  /** @param {L.Map} map */
+  onAdd(map) {
+    map.getContainer().append(this.canvas);
     map.on('move resize', this.redraw).on('zoomend viewreset', this.redraw).on('zoomstart', this.hide);
     this.draw();
-  },
+    return this;
+  }
 
+  /** @param {L.Map} map */
   onRemove(map) {
     map.off('move resize', this.redraw).off('zoomend viewreset', this.redraw).off('zoomstart', this.hide);
     cancelAnimationFrame(this.frame);
     this.canvas.remove();
-  },
+    return this;
+  }
 
   bounds() {
     const { lat, lon, n } = this.track;
@@ -114,17 +149,19 @@ export const TrackLayer = L.Layer.extend({
       if (lon[i] > east) east = lon[i];
     }
     return L.latLngBounds([south, west], [north, east]);
-  },
+  }
 
+  /** @param {number} index */
   setCursor(index) {
     this.cursor = index;
     this.redraw();
-  },
+  }
 
+  /** @param {number} speed */
   band(speed) {
     const i = this.bands.findIndex((end) => speed <= end);
     return i === -1 ? this.bands.length - 1 : i;
-  },
+  }
 
   draw() {
     const map = this._map;
@@ -140,6 +177,7 @@ export const TrackLayer = L.Layer.extend({
       canvas.style.height = `${size.y}px`;
     }
     const context = canvas.getContext('2d');
+    if (!context) return;
     context.setTransform(ratio, 0, 0, ratio, 0, 0);
     context.clearRect(0, 0, size.x, size.y);
     const { n, speed } = this.track;
@@ -182,5 +220,5 @@ export const TrackLayer = L.Layer.extend({
     context.lineWidth = 3;
     context.strokeStyle = '#1b1f24';
     context.stroke();
-  },
-});
+  }
+}

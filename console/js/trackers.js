@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * Where each tracker app sends its points: the one source of the addresses and of GPSLogger's URL that the
  * Connect page shows and docs/gps.md documents (src/operations/console/trackers.test.ts holds the docs to it and

@@ -1,3 +1,4 @@
+// @ts-check
 import { download, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
@@ -9,6 +10,7 @@ import { form } from './account-security.js';
  * deletion of one's own account (POST /v1/users/me/delete with the current password; a soft delete with a
  * 7-day grace period in which an administrator can restore it). After it every session has ended: the
  * console goes back to the sign-in page and says when the account is removed for good.
+ * @param {Pick<import('../types/console').PageContext, 'me' | 'can'>} context
  */
 export function dataSection({ me, can }) {
   const problem = h('div');
@@ -16,7 +18,7 @@ export function dataSection({ me, can }) {
     show(problem);
     try {
       announce(t('history.saved', { name: await download('/v1/user/export', 'data-export.zip') }));
-    } catch (err) { show(problem, errorBox(err.message)); }
+    } catch (err) { show(problem, errorBox(err)); }
   } }, t('data.export')) : null;
 
   const confirm = field(t('data.confirm', { name: me.username }), { name: 'confirm-username', autocomplete: 'off', required: true });
@@ -39,7 +41,9 @@ export function dataSection({ me, can }) {
  */
 export function noticesSection() {
   const problem = h('div');
-  const boxes = ['new_sign_in', 'new_api_key'].map((name) => {
+  /** @type {('new_sign_in' | 'new_api_key')[]} */
+  const names = ['new_sign_in', 'new_api_key'];
+  const boxes = names.map((name) => {
     const input = h('input', { type: 'checkbox', id: `notice-${name}`, name, role: 'switch', disabled: true });
     input.addEventListener('change', async () => {
       show(problem);
@@ -50,7 +54,7 @@ export function noticesSection() {
         announce(t(settings[name] ? 'notices.on' : 'notices.off', { what: t(`notices.${name}`) }));
       } catch (err) {
         input.checked = !input.checked;
-        show(problem, errorBox(err.message));
+        show(problem, errorBox(err));
       } finally { input.disabled = false; }
     });
     return { name, input, wrapper: h('label', { for: input.id, class: 'scope' }, input, ` ${t(`notices.${name}`)}`) };

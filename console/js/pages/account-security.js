@@ -1,20 +1,27 @@
+// @ts-check
 import { api, get, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
 
-/** A form of labelled fields whose submit calls `action(values)`; the API's refusal is shown in the form. */
+/**
+ * A form of labelled fields whose submit calls `action()`; the API's refusal is shown in the form.
+ * @param {{ wrapper: HTMLElement }[]} fields
+ * @param {string} submitLabel
+ * @param {() => Promise<unknown>} action
+ * @param {{ danger?: boolean }} [options]
+ */
 function form(fields, submitLabel, action, { danger = false } = {}) {
   const problem = h('div');
-  const element = h('form', { class: 'card' }, problem, ...fields.map((f) => f.wrapper), h('button', { type: 'submit', class: danger ? 'danger' : undefined }, submitLabel));
+  const button = h('button', { type: 'submit', class: danger ? 'danger' : undefined }, submitLabel);
+  const element = h('form', { class: 'card' }, problem, ...fields.map((f) => f.wrapper), button);
   element.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const button = element.querySelector('button[type="submit"]');
     button.disabled = true;
     show(problem);
     try {
       await action();
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
     } finally {
       button.disabled = false;
     }
@@ -22,26 +29,30 @@ function form(fields, submitLabel, action, { danger = false } = {}) {
   return element;
 }
 
+/** @param {string} label */
 const codeField = (label) => field(label, { name: 'code', autocomplete: 'one-time-code', inputmode: 'numeric', required: true, maxlength: 20 });
 
+/** @param {string[]} codes */
 const backupList = (codes) => h('div', { class: 'ok', role: 'status' }, h('p', {}, t('twofactor.backupOnce')), h('ul', { class: 'codes' }, ...codes.map((code) => h('li', {}, h('code', {}, code)))));
 
 /**
  * Two-factor authentication of one's own account (the spec's setup states): setup shows the QR code the
  * API draws and the secret to type, a code from the app turns it on and shows the backup codes once;
  * once on, a code turns it off or replaces the backup codes.
+ * @param {import('../types/console').Me} me
  */
 export function twoFactorSection(me) {
   const body = h('div');
   const section = h('section', { 'aria-labelledby': 'twofactor-title' }, h('h2', { id: 'twofactor-title' }, t('account.twoFactor')), body);
 
+  /** @param {Node} [notice] */
   async function render(notice) {
     const status = await get(`/v1/users/me/2fa/status?user_id=${me.userId}`);
     if (status.enabled) {
       const off = codeField(t('twofactor.codeOrBackup'));
       const renew = codeField(t('twofactor.code'));
       const fresh = h('div');
-      show(body, h('p', {}, t('account.twoFactorOn', { time: formatTime(status.enabled_at), count: status.backup_codes_remaining })), notice,
+      show(body, h('p', {}, t('account.twoFactorOn', { time: status.enabled_at ? formatTime(status.enabled_at) : '–', count: status.backup_codes_remaining })), notice,
         h('div', { class: 'apps' },
           h('div', {}, h('h3', {}, t('twofactor.newCodes')), form([renew], t('twofactor.newCodes'), async () => {
             const result = await post('/v1/users/me/2fa/backup-codes/regenerate', { code: renew.input.value.trim() });
@@ -76,7 +87,7 @@ export function twoFactorSection(me) {
       }));
       body.querySelector('input')?.focus();
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
       body.prepend(problem);
     }
   }
@@ -108,7 +119,10 @@ export function passwordSection() {
   return h('section', { 'aria-labelledby': 'password-title' }, h('h2', { id: 'password-title' }, t('password.title')), element, done);
 }
 
-/** Email change: a link goes to the new address (valid 24 hours); a pending change is shown and can be cancelled. */
+/**
+ * Email change: a link goes to the new address (valid 24 hours); a pending change is shown and can be cancelled.
+ * @param {import('../types/console').Me} me
+ */
 export function emailSection(me) {
   const pending = h('div');
   const email = field(t('email.new'), { name: 'email', type: 'email', autocomplete: 'email', required: true, maxlength: 254 });
@@ -119,13 +133,13 @@ export function emailSection(me) {
   });
   async function load() {
     const state = await get(`/v1/users/${me.userId}/email/pending`);
-    if (!state.pending) return show(pending);
+    if (!state.pending || !state.new_email || !state.expires_at) return show(pending);
     show(pending, h('p', { class: 'ok', role: 'status' }, t('email.pending', { email: state.new_email, time: formatTime(state.expires_at) }), ' ',
       h('button', { type: 'button', class: 'secondary', onclick: async () => {
         try {
           await api('DELETE', `/v1/users/${me.userId}/email/pending`);
           await load();
-        } catch (err) { show(pending, errorBox(err.message)); }
+        } catch (err) { show(pending, errorBox(err)); }
       } }, t('email.cancel'))));
   }
   return { section: h('section', { 'aria-labelledby': 'email-title' }, h('h2', { id: 'email-title' }, t('email.title')), h('p', { class: 'muted' }, t('email.hint')), pending, element), load };

@@ -1,3 +1,4 @@
+// @ts-check
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, setLocale, t } from '../i18n.js';
@@ -9,6 +10,8 @@ import { reauthField } from '../reauth.js';
  * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
  * authentication, password, email, the optional security notices, API keys (scopes chosen from the user's
  * own permissions, the secret shown once), the personal data export and deleting the account.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config, me, can }) {
   const problem = h('div');
@@ -26,7 +29,7 @@ export async function mount(root, { config, me, can }) {
       setLocale(language.input.value);
       location.reload();
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
     }
   });
   const keySection = can('api_keys:read') ? h('section', { 'aria-labelledby': 'keys-title' }, h('h2', { id: 'keys-title' }, t('account.keys')), keys) : null;
@@ -36,7 +39,7 @@ export async function mount(root, { config, me, can }) {
       h('button', { type: 'button', class: 'secondary', onclick: revokeOthers }, t('account.revokeOthers'))),
     twoFactor.section, passwordSection(), email.section, notices.section, keySection, dataSection({ me, can })));
 
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
 
   async function loadSessions() {
     const result = await get('/v1/users/me/sessions');
@@ -68,29 +71,31 @@ export async function mount(root, { config, me, can }) {
     const result = await get('/v1/api-keys');
     show(keys, ...result.data.map((key) => h('li', {}, h('strong', {}, key.name), ' ', h('code', {}, `${key.key_prefix}…`), ' ', h('span', { class: 'muted' }, key.scopes.join(', ')))));
     if (!result.data.length) show(keys, h('li', { class: 'muted' }, t('none')));
-    if (can('api_keys:write')) keySection.append(keyForm());
+    if (can('api_keys:write')) keySection?.append(keyForm());
   }
 
   function keyForm() {
     const name = field(t('account.keyName'), { name: 'key-name', maxlength: 100, required: true });
     const scopeBoxes = me.permissions.filter((p) => !p.includes('*')).sort().map((permission) => {
       const id = `scope-${permission.replace(/[^a-z0-9]/gi, '-')}`;
-      return h('label', { for: id, class: 'scope' }, h('input', { type: 'checkbox', id, value: permission }), ` ${permission}`);
+      return h('input', { type: 'checkbox', id, value: permission });
     });
+    const scopeLabels = scopeBoxes.map((box) => h('label', { for: box.id, class: 'scope' }, box, ` ${box.value}`));
     const secret = h('div', { role: 'status' });
+    const submit = h('button', { type: 'submit' }, t('account.createKey'));
     const password = reauthField();
-    const form = h('form', { class: 'card' }, name.wrapper, h('fieldset', {}, h('legend', {}, t('account.scopes')), ...scopeBoxes),
-      password.wrapper, h('button', { type: 'submit' }, t('account.createKey')), secret);
+    const form = h('form', { class: 'card' }, name.wrapper, h('fieldset', {}, h('legend', {}, t('account.scopes')), ...scopeLabels),
+      password.wrapper, submit, secret);
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
-      const scopes = scopeBoxes.map((label) => label.querySelector('input')).filter((box) => box.checked).map((box) => box.value);
+      const scopes = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
       try {
         const created = await post('/v1/api-keys', { name: name.input.value.trim(), scopes, ...password.body() });
         password.clear();
         show(secret, h('p', { class: 'ok' }, t('account.secretOnce'), ' ', h('code', { id: 'new-key' }, created.key)));
-        form.querySelector('button').disabled = true;
+        submit.disabled = true;
         show(problem);
-      } catch (err) { show(problem, errorBox(password.asked(err) ?? err.message)); }
+      } catch (err) { show(problem, errorBox(password.asked(err) ?? err)); }
     });
     return form;
   }

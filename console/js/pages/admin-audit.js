@@ -1,10 +1,17 @@
+// @ts-check
 import { get, patch } from '../api.js';
 import { errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
 
 const SOURCES = ['api', 'id', 'backend', 'policies', 'community_bot', 'stream_bot'];
 const REPORT_STATES = ['pending', 'reviewed', 'resolved', 'dismissed'];
-const select = (label, name, values, labelOf = (value) => value) => {
+/**
+ * A select of `values` (and "any", empty), each shown as `labelOf(value)`.
+ * @param {string} label
+ * @param {string} name
+ * @param {string[]} values
+ */
+const select = (label, name, values, labelOf = (/** @type {string} */ value) => value) => {
   const f = field(label, { tag: 'select', name });
   f.input.append(h('option', { value: '' }, t('audit.any')), ...values.map((value) => h('option', { value }, labelOf(value))));
   return f;
@@ -14,10 +21,12 @@ const select = (label, name, values, labelOf = (value) => value) => {
  * The activity log of every user (GET /v1/admin/audit, audit:read) with its filters and pages of 50, and
  * the queue of events users reported (GET /v1/admin/audit/reports), whose status an admin with
  * audit:write sets with a note for the reporting user.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { can }) {
   const problem = h('div');
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   const filters = {
     user_search: field(t('audit.user'), { name: 'user_search', type: 'search', maxlength: 320 }),
     event_type: field(t('audit.event'), { name: 'event_type', maxlength: 60, placeholder: 'login_success' }),
@@ -64,9 +73,10 @@ export async function mount(root, { can }) {
     } catch (err) { fail(err); }
   }
 
+  /** @param {import('../types/routes').Schema<'AuditReport'>} report */
   function reportItem(report) {
     const status = select(t('audit.setStatus'), 'status', REPORT_STATES.slice(1), (value) => t(`report.${value}`));
-    status.input.firstChild.remove();
+    status.input.firstChild?.remove();
     const notes = field(t('audit.notes'), { tag: 'textarea', name: 'resolution_notes', maxlength: 2000, rows: 2 });
     const decide = can('audit:write') ? h('form', { class: 'row', onsubmit: async (event) => {
       event.preventDefault();
@@ -82,8 +92,8 @@ export async function mount(root, { can }) {
 
   async function loadReports() {
     try {
-      const query = reportStatus.input.value ? `?status=${reportStatus.input.value}` : '';
-      const list = await get(`/v1/admin/audit/reports${query}`);
+      const query = new URLSearchParams(reportStatus.input.value ? { status: reportStatus.input.value } : {});
+      const list = await get(`/v1/admin/audit/reports?${query}`);
       show(reports, list.length ? h('ul', {}, ...list.map(reportItem)) : h('p', { class: 'muted' }, t('none')));
     } catch (err) { fail(err); }
   }

@@ -1,3 +1,4 @@
+// @ts-check
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
@@ -5,10 +6,12 @@ import { t } from '../i18n.js';
 /**
  * OAuth clients: every client for a super admin (GET /v1/oauth/clients/all), one's own otherwise
  * (oauth_clients:read). Register one (its secret shown once), switch one off and on, delete one.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { can }) {
   const problem = h('div');
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   const rows = h('tbody');
   const name = field(t('clients.name'), { name: 'client-name', required: true, maxlength: 100 });
   const redirects = field(t('clients.redirects'), { tag: 'textarea', name: 'redirect_uris', required: true, rows: 2, placeholder: 'https://app.example.org/callback' });
@@ -24,7 +27,9 @@ export async function mount(root, { can }) {
         h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('clients.actions'))))), rows)),
     create));
 
+  /** @param {import('../types/routes').Schema<'OAuthClient'>} client */
   function row(client) {
+    /** @param {string} label @param {() => Promise<unknown>} action */
     const act = (label, action) => h('button', { type: 'button', class: label === t('delete') ? 'danger' : 'secondary', 'aria-label': `${label}: ${client.name}`, onclick: async () => {
       try {
         await action();
@@ -53,7 +58,7 @@ export async function mount(root, { can }) {
     event.preventDefault();
     try {
       const uris = redirects.input.value.split(/\s+/).filter(Boolean);
-      const result = await post('/v1/oauth/clients', { name: name.input.value.trim(), redirect_uris: uris, client_type: type.input.value });
+      const result = await post('/v1/oauth/clients', { name: name.input.value.trim(), redirect_uris: uris, client_type: type.input.value === 'public' ? 'public' : 'confidential' });
       show(secret, h('p', { class: 'ok' }, t('clients.created', { id: result.client.id }), ' ',
         result.client_secret ? [t('clients.secretOnce'), ' ', h('code', { id: 'client-secret' }, result.client_secret)] : null));
       show(problem);

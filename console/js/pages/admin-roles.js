@@ -1,3 +1,4 @@
+// @ts-check
 import { del, get, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
@@ -6,12 +7,14 @@ import { t } from '../i18n.js';
  * Roles and their permissions: a role chosen from the list shows what it grants; with roles:write a
  * permission is given (from GET /v1/permissions, with permissions:read) or taken, and roles are created;
  * with roles:delete a role that is not a system role is deleted.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { can }) {
   const problem = h('div');
   const list = h('ul', { class: 'roles' });
   const detail = h('section', { 'aria-live': 'polite' });
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   const name = field(t('roles.name'), { name: 'role-name', required: true, maxlength: 100 });
   const description = field(t('roles.description'), { name: 'role-description', maxlength: 500 });
   const twoFactorBox = h('input', { type: 'checkbox', id: 'role-2fa', name: 'requires_two_factor' });
@@ -19,7 +22,10 @@ export async function mount(root, { can }) {
     h('label', { for: 'role-2fa', class: 'scope' }, twoFactorBox, ` ${t('roles.requires2fa')}`), h('button', { type: 'submit' }, t('roles.create'))) : null;
   show(root, h('div', {}, problem, h('div', { class: 'split' }, h('div', {}, h('h2', {}, t('roles.list')), list), detail), create));
 
+  /** @typedef {import('../types/routes').Schema<'Permission'>} Permission */
+  /** @type {Permission[]} */
   let permissions = [];
+  /** @type {import('../types/routes').Schema<'Role'>[]} */
   let roles = [];
   async function loadRoles() {
     roles = (await get('/v1/roles')).data;
@@ -27,11 +33,14 @@ export async function mount(root, { can }) {
       role.name, role.is_system ? h('span', { class: 'muted' }, ` (${t('roles.system')})`) : null))));
   }
 
+  /** @param {import('../types/routes').Schema<'Role'>} role */
   async function open(role) {
     show(problem);
     const granted = (await get(`/v1/roles/${encodeURIComponent(role.id)}/permissions`)).data;
+    /** @param {Permission} p */
     const label = (p) => `${p.resource}:${p.action}`;
     const held = new Set(granted.map((p) => p.id));
+    /** @param {Permission} p */
     const take = (p) => can('roles:write') ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `${t('roles.take')}: ${label(p)}`, onclick: async () => {
       try {
         await del(`/v1/roles/${encodeURIComponent(role.id)}/permissions/${p.id}`);

@@ -1,3 +1,4 @@
+// @ts-check
 import { del, get, patch, post, put } from '../api.js';
 import { confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
@@ -7,13 +8,17 @@ import { formatTime, t } from '../i18n.js';
  * as JSON, changed in place with settings:write; a new setting created with settings:write and one deleted
  * (a second click confirms) with settings:delete. The system config has no create or delete in the API.
  * A value that is not JSON is refused here, anything else by the API with its message.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { can }) {
   const problem = h('div');
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
+  /** @param {string} message */
   const done = (message) => show(problem, h('p', { class: 'ok', role: 'status' }, message));
   const settings = h('tbody');
   const config = h('tbody');
+  /** @param {boolean} withDelete */
   const head = (withDelete) => h('thead', {}, h('tr', {}, ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) => h('th', { scope: 'col' }, t(key))),
     withDelete ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('settings.delete'))) : null));
   const deletable = can('settings:delete');
@@ -23,7 +28,16 @@ export async function mount(root, { can }) {
     h('section', { 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, t('settings.config')),
       h('div', { class: 'table-wrap' }, h('table', {}, head(false), config)))));
 
-  /** JSON typed into a field, or an error naming the key (text needs quotes). */
+  /**
+   * A setting or a system config value, as both lists show them.
+   * @typedef {{ key: string, value?: unknown, description?: string | null, updated_at: string }} Entry
+   */
+
+  /**
+   * JSON typed into a field, or an error naming the key (text needs quotes).
+   * @param {string} text
+   * @param {string} key
+   */
   function parse(text, key) {
     try {
       return JSON.parse(text);
@@ -32,11 +46,12 @@ export async function mount(root, { can }) {
     }
   }
 
+  /** @param {Entry} entry @param {(value: unknown) => Promise<unknown>} save */
   function valueCell(entry, save) {
     const text = JSON.stringify(entry.value);
     if (!can('settings:write')) return h('td', {}, h('code', {}, text));
     const value = field(t('settings.valueOf', { key: entry.key }), { name: 'value', value: text, spellcheck: 'false', autocomplete: 'off' });
-    value.wrapper.querySelector('label').className = 'visually-hidden';
+    value.wrapper.querySelector('label')?.classList.add('visually-hidden');
     const form = h('form', { class: 'row value' }, value.wrapper, h('button', { type: 'submit', class: 'secondary', 'aria-label': `${t('save')}: ${entry.key}` }, t('save')));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
@@ -48,6 +63,7 @@ export async function mount(root, { can }) {
     return h('td', {}, form);
   }
 
+  /** @param {Entry} entry */
   function deleteCell(entry) {
     return h('td', {}, confirmingButton({
       label: t('settings.delete'), confirmLabel: t('settings.deleteConfirm'), name: entry.key,
@@ -83,8 +99,10 @@ export async function mount(root, { can }) {
     return form;
   }
 
+  /** @param {Entry} entry @param {(value: unknown) => Promise<unknown>} save @param {boolean} [remove] */
   const row = (entry, save, remove) => h('tr', {}, h('td', {}, h('code', {}, entry.key)), valueCell(entry, save), h('td', {}, entry.description ?? ''),
     h('td', {}, formatTime(entry.updated_at)), remove ? deleteCell(entry) : null);
+  /** @param {number} columns */
   const empty = (columns) => h('tr', {}, h('td', { colspan: columns, class: 'muted' }, t('none')));
 
   async function loadSettings() {

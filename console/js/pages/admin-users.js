@@ -1,3 +1,4 @@
+// @ts-check
 import { all, del, get, post } from '../api.js';
 import { announce, confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
@@ -9,25 +10,36 @@ import { deletedUsersSection } from './admin-users-deleted.js';
  * roles assigned and removed for users:write (with roles:read to list them); deletion for users:delete
  * (a second click confirms it; the 7-day grace period applies), and the deleted users in that period below
  * (admin-users-deleted.js). What the API refuses is shown as its message.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { can }) {
+  /**
+   * A user of GET /v1/users, whose items do not say whether the user is banned: `is_banned` is what this page did.
+   * @typedef {import('../types/routes').Item<'/v1/users'> & { is_banned?: boolean }} User
+   */
   const problem = h('div');
   const search = field(t('admin.search'), { name: 'search', type: 'search', autocomplete: 'off' });
   const rows = h('tbody');
   const manageRoles = can('users:write') && can('roles:read');
+  /** @param {string} label */
   const header = (label) => h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, label));
-  show(root, h('div', {}, problem,
+  const page = h('div', {}, problem,
     h('section', { 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('admin.users')),
       h('form', { class: 'row', role: 'search', onsubmit: (event) => { event.preventDefault(); render(); } }, search.wrapper, h('button', { type: 'submit' }, t('admin.searchButton'))),
       h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')),
-        manageRoles ? header(t('admin.userRoles')) : null, header(t('admin.ban')), can('users:delete') ? header(t('admin.delete')) : null)), rows)))));
-  const fail = (err) => show(problem, errorBox(err.message));
+        manageRoles ? header(t('admin.userRoles')) : null, header(t('admin.ban')), can('users:delete') ? header(t('admin.delete')) : null)), rows))));
+  show(root, page);
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   // A restored user is back in the list above.
   const deleted = deletedUsersSection({ can, problem, onRestored: (user) => { users.push({ ...user, deleted_at: null }); render(); } });
-  if (deleted.element) root.firstChild.append(deleted.element);
+  if (deleted.element) page.append(deleted.element);
+  /** @type {User[]} */
   let users = [];
+  /** @type {import('../types/routes').Schema<'Role'>[]} */
   let roles = [];
 
+  /** @param {() => Promise<unknown>} action */
   function act(action) {
     return async () => {
       show(problem);
@@ -35,6 +47,7 @@ export async function mount(root, { can }) {
     };
   }
 
+  /** @param {User} user */
   function banCell(user) {
     const cell = h('td');
     if (!can('users:ban')) return cell;
@@ -64,12 +77,16 @@ export async function mount(root, { can }) {
     return cell;
   }
 
-  /** The user's roles, read when the disclosure is opened: a button removes one, a select and a button add one. */
+  /**
+   * The user's roles, read when the disclosure is opened: a button removes one, a select and a button add one.
+   * @param {User} user
+   */
   function rolesCell(user) {
     const list = h('ul', { class: 'roles' });
     const add = field(t('admin.roleToAssign', { name: user.username }), { tag: 'select', name: 'role' });
     const assign = h('form', { class: 'row' }, add.wrapper, h('button', { type: 'submit' }, t('admin.assignRole')));
     const details = h('details', {}, h('summary', {}, t('admin.rolesOf', { name: user.username })), list, assign);
+    /** @param {{ id: string, name: string }[]} held */
     const draw = (held) => {
       show(list, ...held.map((role) => h('li', {}, role.name, ' ', h('button', {
         type: 'button', class: 'secondary', 'aria-label': t('admin.removeRole', { role: role.name, name: user.username }),
@@ -97,6 +114,7 @@ export async function mount(root, { can }) {
     return h('td', {}, details);
   }
 
+  /** @param {User} user */
   function deleteCell(user) {
     return h('td', {}, confirmingButton({
       label: t('admin.delete'), confirmLabel: t('admin.deleteConfirm'), name: user.username,
@@ -110,6 +128,7 @@ export async function mount(root, { can }) {
     }));
   }
 
+  /** @param {User} user */
   function row(user) {
     return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null),
       manageRoles ? rolesCell(user) : null, banCell(user), can('users:delete') ? deleteCell(user) : null);

@@ -1,3 +1,4 @@
+// @ts-check
 import { h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
@@ -13,6 +14,10 @@ const PARTS = [
   { path: 'settings', label: 'admin.settings', anyOf: ['settings:read'], load: () => import('./admin-settings.js') },
 ];
 
+/**
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
+ */
 export async function mount(root, context) {
   const parts = PARTS.filter((part) => part.anyOf.some(context.can));
   const wanted = location.hash.replace(/^#\/?/, '').split('/')[1];

@@ -1,3 +1,4 @@
+// @ts-check
 import { post, session } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
@@ -10,6 +11,8 @@ import { gpsloggerUrl, ingestUrls } from '../trackers.js';
  * posts with the key lands on that device. Then the settings for the common apps, with the key where
  * each app sends it: Traccar Client's device identifier (`id`), OwnTracks' HTTP Basic password,
  * Overland's Bearer token, GPSLogger's custom URL. The key is shown here once and kept nowhere.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config }) {
   const name = field(t('connect.name'), { name: 'device-name', required: true, maxlength: 100, autocomplete: 'off' });
@@ -21,6 +24,7 @@ export async function mount(root, { config }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('connect.title')), h('p', {}, t('connect.intro')), form, result));
   name.input.focus();
 
+  /** @type {string | undefined} */
   let qrUrl;
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -39,7 +43,7 @@ export async function mount(root, { config }) {
       settings.element.querySelector('h2')?.focus();
       announce(t('connect.keyOnce'));
     } catch (err) {
-      show(problem, errorBox(password.asked(err) ?? err.message));
+      show(problem, errorBox(password.asked(err) ?? err));
     } finally {
       submit.disabled = false;
     }
@@ -47,6 +51,10 @@ export async function mount(root, { config }) {
   return () => { if (qrUrl) URL.revokeObjectURL(qrUrl); };
 }
 
+/**
+ * The settings of each app for the new device, and the OwnTracks link its QR code holds.
+ * @param {{ base: string, key: string, device: import('../types/routes').Schema<'Device'> }} created
+ */
 function settingsFor({ base, key, device }) {
   const urls = ingestUrls(base);
   const owntracks = {
@@ -58,6 +66,7 @@ function settingsFor({ base, key, device }) {
   const gpslogger = gpsloggerUrl(base, key);
   const qr = h('img', { class: 'qr', alt: t('connect.qr'), width: 192, height: 192 });
 
+  /** @param {string} value @param {string} label */
   const copyable = (value, label) => {
     const button = h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('connect.copy')}: ${label}` }, t('connect.copy'));
     button.addEventListener('click', async () => {
@@ -66,6 +75,12 @@ function settingsFor({ base, key, device }) {
     });
     return [h('code', {}, value), ' ', button];
   };
+  /**
+   * An app's settings: rows of label, value and whether it gets a copy button.
+   * @param {string} title
+   * @param {[label: string, value: string, copy?: boolean][]} rows
+   * @param {HTMLElement[]} extra
+   */
   const app = (title, rows, ...extra) => h('section', { class: 'card', 'aria-label': title },
     h('h3', {}, title),
     h('dl', { class: 'settings' }, ...rows.flatMap(([label, value, copy]) => [h('dt', {}, label), h('dd', {}, ...(copy ? copyable(value, `${title}, ${label}`) : [value]))])),
@@ -85,7 +100,11 @@ function settingsFor({ base, key, device }) {
   return { element, owntracksLink, qr };
 }
 
-/** The QR code as SVG from the service (POST /console/qr, the signed-in user's session), shown through a blob URL. */
+/**
+ * The QR code as SVG from the service (POST /console/qr, the signed-in user's session), shown through a blob URL.
+ * @param {string} text
+ * @param {HTMLImageElement} img
+ */
 async function qrFor(text, img) {
   const response = await fetch('/console/qr', {
     method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` }, body: JSON.stringify({ text }),

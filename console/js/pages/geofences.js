@@ -1,3 +1,4 @@
+// @ts-check
 import { all, del, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, t } from '../i18n.js';
@@ -6,6 +7,8 @@ import { createMap, L, removeMap } from '../map.js';
 /**
  * Geofences as circles (GET /v1/geofences). With geofences:write a click on the map places a new one;
  * the form (labelled fields, also the keyboard way) saves it through POST /v1/geofences.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config, can }) {
   const problem = h('div');
@@ -22,9 +25,11 @@ export async function mount(root, { config, can }) {
   show(root, h('div', { class: 'page' }, h('h1', {}, t('geofences.title')), problem, form, mapElement, list));
   const map = createMap(mapElement, config, t('geofences.map'));
   const renderer = L.canvas();
+  /** @type {L.Circle | undefined} */
   let draft;
 
   const drawDraft = () => {
+    /** @type {L.LatLngTuple} */
     const center = [Number(lat.input.value), Number(lon.input.value)];
     if (!lat.input.value || !lon.input.value || Number.isNaN(center[0]) || Number.isNaN(center[1])) return;
     draft?.remove();
@@ -52,15 +57,18 @@ export async function mount(root, { config, can }) {
         show(problem);
         announce(data.name);
       } catch (err) {
-        show(problem, errorBox(err.message));
+        show(problem, errorBox(err));
       }
     });
   }
 
+  /** @typedef {import('../types/routes').Schema<'Geofence'>} Geofence */
+  /** @param {Geofence} fence */
   function describe(fence) {
     return `${fence.name} · ${formatNumber(fence.latitude)}, ${formatNumber(fence.longitude)} · ${formatNumber(fence.radius_km, 2)} km`;
   }
 
+  /** @param {Geofence} fence */
   function add(fence) {
     const circle = L.circle([fence.latitude, fence.longitude], { radius: fence.radius_km * 1000, renderer }).addTo(map)
       // An element, not the name: Leaflet parses a string as HTML.
@@ -75,7 +83,7 @@ export async function mount(root, { config, can }) {
             circle.remove();
             item.remove();
           } catch (err) {
-            show(problem, errorBox(err.message));
+            show(problem, errorBox(err));
           }
         },
       }, t('delete'))] : null);
@@ -89,7 +97,7 @@ export async function mount(root, { config, can }) {
     const circles = fences.map(add);
     if (circles.length) map.fitBounds(L.featureGroup(circles).getBounds().pad(0.2), { animate: false });
   } catch (err) {
-    show(problem, errorBox(err.message));
+    show(problem, errorBox(err));
   }
   return () => removeMap(map);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 import { all } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
@@ -5,8 +6,9 @@ import { exportButtons, importForm } from '../files.js';
 import { createMap, removeMap } from '../map.js';
 import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 
+/** @param {number} value */
 const pad = (value) => String(value).padStart(2, '0');
-/** A datetime-local value (the browser's time zone) for a Date. */
+/** A datetime-local value (the browser's time zone) for a Date. @param {Date} date */
 const localValue = (date) => `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 
 /**
@@ -15,6 +17,8 @@ const localValue = (date) => `${date.getFullYear()}-${pad(date.getMonth() + 1)}-
  * Zoomed in past the zoom it was thinned for, the track is read again for the new zoom. The timeline scrubs
  * through the points drawn; the export buttons save every point of the same device and range as GPX, GeoJSON or
  * CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write).
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config, can }) {
   const problem = h('div');
@@ -28,7 +32,7 @@ export async function mount(root, { config, can }) {
   const timeline = field(t('history.timeline'), { name: 'timeline', type: 'range', min: 0, max: 0, value: 0, disabled: true });
   const at = h('output', { for: timeline.input.id, class: 'muted' });
   const legend = h('p', { class: 'legend', hidden: true });
-  const fail = (err) => show(problem, errorBox(err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   const exports = h('div', { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
     ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail));
   const imports = can('gps:write') ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() }) : null;
@@ -38,19 +42,23 @@ export async function mount(root, { config, can }) {
       h('div', { class: 'row timeline' }, timeline.wrapper, at), legend, exports, imports),
     mapElement));
   const map = createMap(mapElement, config, t('history.title'));
-  let layer;
-  let track;
+  /** @type {TrackLayer | null} */
+  let layer = null;
+  /** @type {import('../track.js').Track | null} */
+  let track = null;
 
   const range = () => ({ from: new Date(from.input.value).toISOString(), to: new Date(to.input.value).toISOString() });
+  /** @param {string} format */
   const query = (format) => new URLSearchParams({ device_id: device.input.value, ...range(), format }).toString();
 
   try {
     const devices = await all('/v1/devices');
     for (const d of devices.sort((a, b) => a.name.localeCompare(b.name))) device.input.append(h('option', { value: d.id }, d.name));
   } catch (err) {
-    show(problem, errorBox(err.message));
+    show(problem, errorBox(err));
   }
 
+  /** @param {number} index */
   function describe(index) {
     if (!track?.n) return '';
     return `${formatTime(new Date(track.time[index]).toISOString())} · ${t('map.speed', { speed: formatNumber(track.speed[index], 1) })}`;
@@ -63,7 +71,10 @@ export async function mount(root, { config, can }) {
     timeline.input.setAttribute('aria-valuetext', at.textContent);
   });
 
-  /** Reads the track (for `zoom`, or for the map's size) and draws it; the timeline stays at the same time. */
+  /**
+   * Reads the track (for `zoom`, or for the map's size) and draws it; the timeline stays at the same time.
+   * @param {number} [zoom]
+   */
   async function load(zoom) {
     const atTime = track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
     track = await readTrack(map, { device_id: device.input.value, ...range() }, zoom);
@@ -106,7 +117,7 @@ export async function mount(root, { config, can }) {
       await load();
     } catch (err) {
       summary.textContent = '';
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
     }
   });
 

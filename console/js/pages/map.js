@@ -1,3 +1,4 @@
+// @ts-check
 import { all, get } from '../api.js';
 import { announce, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
@@ -5,11 +6,19 @@ import { openLive } from '../live.js';
 import { createMap, L, removeMap } from '../map.js';
 import { signOut } from '../session.js';
 
+/** @typedef {import('../types/routes').Schema<'GpsPoint'>} GpsPoint */
+/**
+ * A device on the map: its latest point, its marker and its entry in the list, once there.
+ * @typedef {{ device: import('../types/routes').Schema<'Device'>, point: GpsPoint | null, marker: L.Marker | null, item: HTMLLIElement | null }} Entry
+ */
+
 /**
  * The live map: every device the user may see at its latest position (GET /v1/devices and
  * GET /v1/gps/current/devices once), then moved by the points the WebSocket brings (no polling).
  * Points arriving together are applied once per animation frame. The list beside the map is the
  * keyboard way in: each entry centres the map on its device and opens its details.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config }) {
   const list = h('ul');
@@ -22,20 +31,26 @@ export async function mount(root, { config }) {
 
   const [devices, latest] = await Promise.all([all('/v1/devices'), get('/v1/gps/current/devices')]);
   performance.mark('map-data');
-  /** device id → { device, point, marker, item } */
+  /** @type {Map<string, Entry>} device id → its entry */
   const entries = new Map(devices.map((device) => [device.id, { device, point: null, marker: null, item: null }]));
   const staleAfterMs = config.staleAfterSecs * 1000;
+  /** @param {GpsPoint} point */
   const isStale = (point) => Date.now() - Date.parse(point.timestamp) > staleAfterMs;
 
+  /**
+   * A located device's popup.
+   * @param {Entry & { point: GpsPoint }} entry
+   */
   function details(entry) {
     const { device, point } = entry;
     return h('div', {},
       h('strong', {}, device.name), h('br'),
       formatTime(point.timestamp), h('br'),
-      t('map.speed', { speed: formatNumber(point.speed_kmh, 1) }), h('br'),
+      t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 1) }), h('br'),
       t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }));
   }
 
+  /** @param {Entry} entry */
   function renderItem(entry) {
     const { device, point } = entry;
     const stale = point && isStale(point);
@@ -50,19 +65,23 @@ export async function mount(root, { config }) {
     return entry.item;
   }
 
+  /** @param {Entry} entry */
   function place(entry) {
     const { device, point } = entry;
     if (!point) return;
+    const located = { ...entry, point };
+    /** @type {L.LatLngTuple} */
     const position = [point.latitude, point.longitude];
     if (!entry.marker) {
       const icon = L.divIcon({ className: 'device-marker', iconSize: [18, 18] });
       entry.marker = L.marker(position, { icon, keyboard: true, title: device.name, alt: device.name }).addTo(map);
-      entry.marker.bindPopup(() => details(entry));
+      entry.marker.bindPopup(() => details({ ...entry, point: entry.point ?? point }));
     } else {
       entry.marker.setLatLng(position);
-      if (entry.marker.isPopupOpen()) entry.marker.setPopupContent(details(entry));
+      if (entry.marker.isPopupOpen()) entry.marker.setPopupContent(details(located));
     }
     const element = entry.marker.getElement();
+    if (!element) return;
     element.setAttribute('aria-label', device.name);
     element.dataset.device = device.id;
     element.dataset.latitude = String(point.latitude);
@@ -70,6 +89,7 @@ export async function mount(root, { config }) {
     element.classList.toggle('is-stale', isStale(point));
   }
 
+  /** @param {Entry} entry */
   function focusDevice(entry) {
     if (!entry.marker) return;
     map.setView(entry.marker.getLatLng(), Math.max(map.getZoom(), 14));
@@ -88,19 +108,20 @@ export async function mount(root, { config }) {
     if (entry) entry.point = point;
   }
   // The view first, then the markers: fitted afterwards, every marker would be positioned twice.
-  const located = [...entries.values()].filter((entry) => entry.point);
-  if (located.length) map.fitBounds(L.latLngBounds(located.map(({ point }) => [point.latitude, point.longitude])).pad(0.3), { maxZoom: 14, animate: false });
+  const located = [...entries.values()].flatMap(({ point }) => (point ? [point] : []));
+  if (located.length) map.fitBounds(L.latLngBounds(located.map((point) => L.latLng(point.latitude, point.longitude))).pad(0.3), { maxZoom: 14, animate: false });
   for (const entry of entries.values()) place(entry);
   renderList();
   performance.mark('map-placed');
 
   // Live updates, one render per frame however many points arrive in it.
+  /** @type {Map<string, GpsPoint>} device id → its newest point not yet shown */
   const pending = new Map();
   let frame = 0;
   function apply() {
     frame = 0;
     for (const point of pending.values()) {
-      const entry = entries.get(point.device_id);
+      const entry = point.device_id ? entries.get(point.device_id) : undefined;
       if (!entry || (entry.point && Date.parse(entry.point.timestamp) > Date.parse(point.timestamp))) continue;
       entry.point = point;
       place(entry);
@@ -108,6 +129,7 @@ export async function mount(root, { config }) {
     }
     pending.clear();
   }
+  /** @param {string} id a device the map does not know yet */
   async function learnDevice(id) {
     try {
       const { data } = await get(`/v1/devices/${id}`);

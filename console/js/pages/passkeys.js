@@ -1,3 +1,4 @@
+// @ts-check
 import { del, get, patch, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
@@ -8,6 +9,7 @@ import { createPasskey, passkeysSupported } from '../webauthn.js';
  * The signed-in user's passkeys (/v1/users/me/passkeys): add one with this browser or a security key,
  * rename, remove. A passkey that verifies the user (PIN, fingerprint) signs in without a password and
  * without a code.
+ * @param {HTMLElement} root
  */
 export async function mount(root) {
   const problem = h('div');
@@ -16,7 +18,7 @@ export async function mount(root) {
   const add = h('button', { type: 'submit' }, t('passkeys.add'));
   const password = reauthField();
   const form = h('form', { class: 'card' }, name.wrapper, password.wrapper, add);
-  const fail = (err) => show(problem, errorBox(err.name === 'NotAllowedError' ? t('passkeys.cancelled') : password.asked(err) ?? err.message));
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err instanceof Error && err.name === 'NotAllowedError' ? t('passkeys.cancelled') : password.asked(err) ?? err));
 
   show(root, h('div', { class: 'page' }, h('h1', {}, t('passkeys.title')), h('p', {}, t('passkeys.intro')), problem,
     h('section', { 'aria-labelledby': 'passkeys-list-title' }, h('h2', { id: 'passkeys-list-title' }, t('passkeys.yours')), list),
@@ -36,6 +38,7 @@ export async function mount(root) {
     } catch (err) { fail(err); } finally { add.disabled = false; }
   });
 
+  /** @param {import('../types/routes').Item<'/v1/users/me/passkeys'>} passkey */
   function row(passkey) {
     const rename = field(t('passkeys.rename', { name: passkey.name }), { name: 'rename', value: passkey.name, maxlength: 100, required: true });
     const renameForm = h('form', { class: 'inline' }, rename.wrapper, h('button', { type: 'submit', class: 'secondary' }, t('passkeys.save')));

@@ -1,5 +1,6 @@
-import { api, session } from '../api.js';
-import { errorBox, field, h, show } from '../dom.js';
+// @ts-check
+import { api, ApiError, session } from '../api.js';
+import { errorBox, field, h, messageOf, show } from '../dom.js';
 import { t } from '../i18n.js';
 import { botCheck } from '../turnstile.js';
 import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webauthn.js';
@@ -10,21 +11,25 @@ import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webaut
  * lockout, ban, bot check) is shown as the API's own message. With passkeys: a button (and, where the
  * browser offers it, the username field's autofill) signs in without a username (POST /v1/auth/passkey),
  * and the code step can be answered with a passkey instead (POST /v1/auth/2fa/passkey).
+ * @param {{ message?: string, onSignedIn: () => void, turnstileSiteKey?: string | null }} options
  */
 export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
   const container = h('div', { class: 'signin' });
   // The autofill offer of passkeys (conditional UI) must be withdrawn before any other passkey request.
   let autofill = new AbortController();
-  const passkeyError = (err) => (err.name === 'NotAllowedError' ? t('passkeys.cancelled') : err.message);
+  /** @param {unknown} err */
+  const passkeyError = (err) => (err instanceof Error && err.name === 'NotAllowedError' ? t('passkeys.cancelled') : messageOf(err));
+  /** @param {import('../types/routes').Answer<'post', '/v1/auth/login'>} result a granted session (every sign-in route answers this shape) */
   const finish = (result) => {
     // Where "after sign-in" starts for the speed bench (bench/console.js): the session has been granted.
     performance.mark('signed-in');
     autofill.abort();
-    session.token = result.session_token;
+    session.token = result.session_token ?? null;
     if (result.preferred_locale) localStorage.setItem('waygate.locale', result.preferred_locale);
     onSignedIn();
   };
 
+  /** @param {string} [notice] */
   function credentialsStep(notice) {
     const identifier = field(t('signin.identifier'), { name: 'identifier', autocomplete: 'username webauthn', required: true, autocapitalize: 'none', spellcheck: 'false' });
     const password = field(t('signin.password'), { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
@@ -38,7 +43,10 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
       problem, identifier.wrapper, password.wrapper, bot?.element, submit,
       passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey')) : null);
 
-    /** Usernameless: the browser offers every passkey it holds for this site; `mediation` 'conditional' waits in the autofill. */
+    /**
+     * Usernameless: the browser offers every passkey it holds for this site; `mediation` 'conditional' waits in the autofill.
+     * @param {CredentialMediationRequirement} [mediation]
+     */
     async function withPasskey(mediation) {
       autofill.abort();
       autofill = new AbortController();
@@ -47,11 +55,11 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
         const response = await getPasskey(options, { mediation, signal: autofill.signal });
         if (!response) return;
         const result = await api('POST', '/v1/auth/passkey', { response }, { signedIn: false });
-        if (result.requires_2fa) return codeStep(result.temp_token);
+        if (result.requires_2fa && result.temp_token) return codeStep(result.temp_token);
         finish(result);
       } catch (err) {
         // The autofill offer fails quietly (withdrawn, or a browser that cannot ask here); a click is answered.
-        if (!mediation && err.name !== 'AbortError') show(problem, errorBox(passkeyError(err)));
+        if (!mediation && !(err instanceof Error && err.name === 'AbortError')) show(problem, errorBox(passkeyError(err)));
       }
     }
     conditionalUiAvailable().then((available) => { if (available) withPasskey('conditional'); });
@@ -61,11 +69,11 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
       try {
         const credentials = { identifier: identifier.input.value.trim(), password: password.input.value, turnstile_token: bot?.token() || undefined };
         const result = await api('POST', '/v1/auth/login', credentials, { signedIn: false });
-        if (result.requires_2fa) return codeStep(result.temp_token);
+        if (result.requires_2fa && result.temp_token) return codeStep(result.temp_token);
         finish(result);
       } catch (err) {
         // The API names the missing field; people are told what to do.
-        show(problem, errorBox(err.code === 'bot_check.token_missing' ? t('signin.botCheckFirst') : err.message));
+        show(problem, errorBox(err instanceof ApiError && err.code === 'bot_check.token_missing' ? t('signin.botCheckFirst') : err));
         password.input.value = '';
         password.input.focus();
       } finally {
@@ -76,6 +84,7 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
     show(container, form);
   }
 
+  /** @param {string} tempToken the first step's, for the second */
   function codeStep(tempToken) {
     const code = field(t('signin.code'), { name: 'code', autocomplete: 'one-time-code', inputmode: 'text', required: true, autocapitalize: 'none', spellcheck: 'false' });
     const problem = h('div');
@@ -99,7 +108,7 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
       try {
         finish(await api('POST', '/v1/auth/2fa/verify', { temp_token: tempToken, code: code.input.value.trim() }, { signedIn: false }));
       } catch (err) {
-        show(problem, errorBox(err.message));
+        show(problem, errorBox(err));
         code.input.select();
       } finally {
         submit.disabled = false;

@@ -1,3 +1,4 @@
+// @ts-check
 import { all, get, patch, post } from '../api.js';
 import { exportButtons } from '../files.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
@@ -5,7 +6,12 @@ import { formatNumber, formatTime, t } from '../i18n.js';
 import { createMap, removeMap } from '../map.js';
 import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 
-/** The spec's trip state machine: which status each status may move to (PATCH /v1/trips/{id} with status). */
+/** @typedef {import('../types/routes').Schema<'Trip'>} Trip */
+
+/**
+ * The spec's trip state machine: which status each status may move to (PATCH /v1/trips/{id} with status).
+ * @type {Record<Trip['status'], Trip['status'][]>}
+ */
 const NEXT = { draft: ['active'], active: ['paused', 'completed'], paused: ['active', 'completed'], completed: [] };
 
 /**
@@ -14,6 +20,8 @@ const NEXT = { draft: ['active'], active: ['paused', 'completed'], paused: ['act
  * first point, from that point's time to its last point's (GET /v1/trips/{id}/gps, one point a page), thinned
  * for the map and read again when zoomed in past that. Points the device sent while the trip was paused lie in
  * that range too and are drawn with it.
+ * @param {HTMLElement} root
+ * @param {import('../types/console').PageContext} context
  */
 export async function mount(root, { config, can }) {
   const problem = h('div');
@@ -30,23 +38,34 @@ export async function mount(root, { config, can }) {
       h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table)),
     exports, legend, mapElement));
   const map = createMap(mapElement, config, t('trips.title'));
-  const fail = (err) => show(problem, errorBox(err.message));
-  let layer;
-  let track;
+  const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
+  /** @type {TrackLayer | null} */
+  let layer = null;
+  /** @type {import('../track.js').Track | null} */
+  let track = null;
+  /** @type {{ device_id: string, from: string, to: string }} */
   let query;
   let opened = 0;
 
-  /** The device and time range of a trip's points: its first point's device, from the first point's time to the last's. */
+  /**
+   * The device and time range of a trip's points: its first point's device, from the first point's time to the last's.
+   * @param {Trip} trip
+   */
   async function rangeOf(trip) {
+    /** @param {number} page */
     const pageOf = (page) => get(`/v1/trips/${trip.id}/gps?page=${page}&limit=1`);
     const first = await pageOf(1);
     const total = first.pagination.total;
-    if (!first.data.length || !first.data[0].device_id) return null;
-    const last = total > 1 ? (await pageOf(total)).data[0] ?? first.data[0] : first.data[0];
-    return { device_id: first.data[0].device_id, from: first.data[0].timestamp, to: last.timestamp };
+    const [start] = first.data;
+    if (!start?.device_id) return null;
+    const end = total > 1 ? (await pageOf(total)).data[0] ?? start : start;
+    return { device_id: start.device_id, from: start.timestamp, to: end.timestamp };
   }
 
-  /** Reads the opened trip's track (for the map's size, or for `zoom`) and draws it. */
+  /**
+   * Reads the opened trip's track (for the map's size, or for `zoom`) and draws it.
+   * @param {number} [zoom]
+   */
   async function load(zoom) {
     const mine = opened;
     const read = await readTrack(map, query, zoom);
@@ -67,6 +86,7 @@ export async function mount(root, { config, can }) {
     if (zoom === undefined) announce(t('history.points', { count: formatNumber(track.total, 0) }));
   }
 
+  /** @param {Trip} trip */
   async function showTrack(trip) {
     const mine = ++opened;
     showExports(trip);
@@ -87,13 +107,20 @@ export async function mount(root, { config, can }) {
 
   map.on('zoomend', () => { if (thinnedFor(map, track)) load(map.getZoom()).catch(fail); });
 
-  /** GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export). */
+  /**
+   * GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export).
+   * @param {Trip} trip
+   */
   function showExports(trip) {
     exports.hidden = false;
     exports.setAttribute('aria-label', `${t('history.export')}: ${trip.name}`);
     show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, fail));
   }
 
+  /**
+   * @param {Trip} trip
+   * @returns {HTMLTableRowElement}
+   */
   function row(trip) {
     const actions = can('trips:write')
       ? NEXT[trip.status].map((status) => h('button', {
@@ -102,10 +129,10 @@ export async function mount(root, { config, can }) {
           try {
             const { data } = await patch(`/v1/trips/${trip.id}`, { status });
             show(problem);
-            rowOf.get(trip.id).replaceWith(row(data));
+            rowOf.get(trip.id)?.replaceWith(row(data));
             announce(`${data.name}: ${t(`status.${data.status}`)}`);
           } catch (err) {
-            show(problem, errorBox(err.message));
+            show(problem, errorBox(err));
           }
         },
       }, t('trips.to', { status: t(`status.${status}`) })))
@@ -118,6 +145,7 @@ export async function mount(root, { config, can }) {
     rowOf.set(trip.id, tr);
     return tr;
   }
+  /** @type {Map<string, HTMLTableRowElement>} */
   const rowOf = new Map();
 
   createForm?.addEventListener('submit', async (event) => {
@@ -128,7 +156,7 @@ export async function mount(root, { config, can }) {
       create.input.value = '';
       show(problem);
     } catch (err) {
-      show(problem, errorBox(err.message));
+      show(problem, errorBox(err));
     }
   });
 
@@ -137,7 +165,7 @@ export async function mount(root, { config, can }) {
     show(table, ...trips.map(row));
     if (!trips.length) show(table, h('tr', {}, h('td', { colspan: 4, class: 'muted' }, t('none'))));
   } catch (err) {
-    show(problem, errorBox(err.message));
+    show(problem, errorBox(err));
   }
 
   return () => removeMap(map);

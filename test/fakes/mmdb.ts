@@ -5,7 +5,7 @@ import { join } from 'node:path';
 /**
  * A MaxMind DB (.mmdb, format 2.0) writer for tests: IPv4 networks with their records, 24-bit records.
  * No writer library is published on npm (MaxMind's writers are Perl and Go), and the fixture must be
- * built on a clean checkout, so this follows the specification (maxmind.github.io/MaxMind-DB) directly.
+ * built on a clean checkout, so this follows the MaxMind DB File Format Specification 2.0 directly.
  * The service reads the file with the `maxmind` reader, which validates it.
  */
 

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-// A copy of ../shared/fixtures/water-level/stations.json, kept in the repository so a clean checkout tests alone.
+// The stations of a PEGELONLINE REST API v2 answer (docs/gps.md, "Water levels"), kept in the repository so a clean checkout tests alone.
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'water-level', 'stations.json');
 
 export interface FakeWaterLevelApi {

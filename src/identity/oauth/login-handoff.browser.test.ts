@@ -8,8 +8,8 @@ import { bearer, buildTestApp, createApiKey, createUser, freePort, TEST_ADMIN, l
 
 /**
  * OAUTH_LOGIN_URL: a front end on its own origin signs the person in through the API and hands the
- * session over to the authorization. The front end here is a page that does exactly what the README
- * tells one to do.
+ * session over to the authorization. The front end here is a page that does exactly what docs/oauth.md
+ * ("Sign-in on your own front end") tells one to do.
  */
 const frontEndPage = (api: string) => `<!doctype html><html lang="en"><title>Front end</title>
 <form id="f"><label>Username <input name="identifier"></label><label>Password <input name="password" type="password"></label><button>Sign in</button></form>

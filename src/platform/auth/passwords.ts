@@ -2,8 +2,8 @@ import { availableParallelism } from 'node:os';
 import { hash, verify, type Options } from '@node-rs/argon2';
 import pLimit from 'p-limit';
 
-// OWASP's baseline for Argon2id: 19 MiB, 2 iterations, 1 lane. @node-rs/argon2 (RustCrypto's argon2)
-// computes the same hashes as the reference C code in about half the CPU time on this hardware.
+// Argon2id with 19 MiB, 2 iterations, 1 lane, as docs/access.md states. @node-rs/argon2 (RustCrypto's argon2)
+// computes the same hashes as the reference C code in about half the CPU time (docs/benchmarks.md, bench:login).
 // The algorithm is spelled as its number: the package declares it as an ambient const enum.
 const ARGON2ID = 2 as NonNullable<Options['algorithm']>;
 const OPTIONS: Options = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 };

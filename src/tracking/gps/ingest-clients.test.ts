@@ -4,8 +4,8 @@ import { openSocket } from '../../../test/ws-client.js';
 import { speedsFrom } from './trackers.js';
 
 /**
- * Tracker apps, replaying their requests as shared/protocols/device-clients.md shows them (the device
- * identifier or password replaced by an API key, the one thing a user types in differently).
+ * Tracker apps, replaying the requests each sends when set up as docs/gps.md ("Tracker apps") says (the
+ * device identifier or password replaced by an API key, the one thing a user types in differently).
  */
 describe('tracker apps', () => {
   let t: TestApp;

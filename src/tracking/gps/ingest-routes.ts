@@ -40,7 +40,7 @@ const credentialNote =
   'answered as stored and not stored again.';
 
 /**
- * Tracker apps as they are, each on its own route (shared/protocols/device-clients.md): Traccar Client
+ * Tracker apps as they are, each on its own route (docs/gps.md, "Tracker apps"): Traccar Client
  * (OsmAnd; also GPSLogger's custom URL), OwnTracks (HTTP mode) and Overland. Each answers what its app
  * needs to count a point as delivered, and only once the point is committed; a request that carries a
  * position not stored is never answered 2xx (400 naming the field), so the app keeps it or shows the error.

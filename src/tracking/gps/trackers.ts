@@ -2,9 +2,9 @@ import { GpsErrors } from './errors.js';
 import type { PointFields } from './service.js';
 
 /**
- * What tracker apps send, read into points (docs: shared/protocols/device-clients.md). Pure functions: a
- * message in, the point (or nothing to store) out; a value that cannot be a position is refused with 400
- * naming the field as the client spelled it.
+ * What tracker apps send, read into points (docs/gps.md, "Tracker apps", says what each app sends; the tests
+ * beside this file replay the apps' requests). Pure functions: a message in, the point (or nothing to store)
+ * out; a value that cannot be a position is refused with 400 naming the field as the client spelled it.
  */
 
 const KNOT_IN_MPS = 1852 / 3600;

@@ -11,7 +11,7 @@ import type { paths } from '../console/js/types/api.js';
  *   const created = await api.post('/v1/trips', { name: 'Run' }).expect(201);   // body: the 201 body
  *   const read = await api.get(`/v1/trips/${created.body.data.id}`);            // matched to /v1/trips/{id}
  *   expect(read.body).toEqual(...);                                              // body: every answer's union
- *   await api.get('/v1/gps', { query: { device_id, limit: 5 } });                // query typed by the route
+ *   await api.get('/v1/devices', { query: { limit: 5 } });                        // query typed by the route
  *
  * - The path is the route's pattern written out (`/v1/trips/${id}`): each `{param}` matches one segment. A
  *   query string may be written into the path too (`?limit=x`, untyped: for deliberately bad values).

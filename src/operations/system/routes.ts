@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { requestUrl } from '../../platform/http/envelopes.js';
 import { parseUserAgent } from '../../platform/http/user-agent.js';
 import { VERSION } from '../../version.js';
@@ -21,7 +21,7 @@ export async function systemRoutes(app: FastifyInstance): Promise<void> {
       response: { 200: HealthResponse, 503: HealthResponse },
     },
   };
-  const healthHandler = async (request: FastifyRequest, response: import('fastify').FastifyReply) => {
+  const healthHandler = async (request: FastifyRequest, response: FastifyReply) => {
     const { status, services } = await health.report();
     return response.status(status === 'unhealthy' ? 503 : 200).send({
       status,

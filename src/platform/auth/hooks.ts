@@ -73,8 +73,9 @@ export function callerOf(request: FastifyRequest): Caller {
  * Resolves `Authorization: Bearer` on every request (public routes too: rate
  * limits and the system-key allowlist need the identity), confines system keys
  * to their allowlist, and enforces each route's `config.auth`. Must be
- * registered before the routes. The X-User-Id header is never read.
+ * registered before the routes. The X-User-Id header is never read. (The hook is `authHooks` below.)
  */
+
 /** The user a caller acts for; a credential without one (an ownerless key) gets 403 `auth.user_required`. */
 export function userIdOf(caller: Caller): string {
   if (!caller.userId) throw AuthErrors.user_required();

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, get, request, type Server } from 'node:http';
+import { createServer, get, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
@@ -104,7 +104,7 @@ export function runJobOnServer(dataDir: string, name: string): Promise<JobRunAns
   const socketPath = backupSocketPath(dataDir);
   if (!existsSync(socketPath)) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method: 'POST', path: `/jobs/${encodeURIComponent(name)}/run` }, (response) => {
+    const req = httpRequest({ socketPath, method: 'POST', path: `/jobs/${encodeURIComponent(name)}/run` }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));

@@ -137,7 +137,6 @@ class PGliteConnection implements DatabaseConnection {
     });
   }
 
-  // eslint-disable-next-line require-yield
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('Streaming queries are not supported on the embedded database');
   }

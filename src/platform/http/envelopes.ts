@@ -227,8 +227,8 @@ export function sayIfEstimated(reply: FastifyReply, estimated: boolean): void {
 /** SQL `offset` for a page. */
 export const offsetOf = ({ page, limit }: PageRequest) => (page - 1) * limit;
 
-/** `{ data: [...], _links: { self } }`: a whole (unpaginated) collection. */
 /** `{ success, message }`: the answer of an action that has nothing else to return. */
 export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
+/** `{ data: [...], _links: { self } }`: a whole (unpaginated) collection. */
 export const ListEnvelope = <T extends TSchema>(resource: T) => Type.Object({ data: Type.Array(resource), _links: SelfLinks });

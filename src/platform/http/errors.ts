@@ -206,32 +206,32 @@ function foreignKeyViolation(detail = ''): AppError {
  * Unknown faults become a 500 that leaks no internals.
  */
 export function toErrorResponse(err: unknown): { status: number; body: ErrorBody; unexpected: boolean } {
-  if (err instanceof AppError) return reply(err);
+  if (err instanceof AppError) return bodyOf(err);
   const fastifyError = err as Partial<FastifyError> & { code?: string };
-  if (fastifyError.validation) return reply(RequestErrors.validation(fastifyError.message));
+  if (fastifyError.validation) return bodyOf(RequestErrors.validation(fastifyError.message));
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return reply(RequestErrors.malformed_json(`Malformed JSON body: ${fastifyError.message}`));
+      return bodyOf(RequestErrors.malformed_json(`Malformed JSON body: ${fastifyError.message}`));
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return reply(RequestErrors.body_too_large());
+      return bodyOf(RequestErrors.body_too_large());
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return reply(RequestErrors.unsupported_media_type());
+      return bodyOf(RequestErrors.unsupported_media_type());
   }
   if (err instanceof SyntaxError && fastifyError.statusCode === 400) {
-    return reply(RequestErrors.malformed_json(`Malformed JSON body: ${err.message}`));
+    return bodyOf(RequestErrors.malformed_json(`Malformed JSON body: ${err.message}`));
   }
-  if (err instanceof KeyValueUnavailableError) return { ...reply(KeyValueErrors.unavailable()), unexpected: true };
+  if (err instanceof KeyValueUnavailableError) return { ...bodyOf(KeyValueErrors.unavailable()), unexpected: true };
   const database = classifyDatabaseError(err);
-  if (database) return { ...reply(databaseAppError(database)), unexpected: database.fault === 'unavailable' };
+  if (database) return { ...bodyOf(databaseAppError(database)), unexpected: database.fault === 'unavailable' };
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) {
-    return reply(new AppError(status, 'request.invalid', fastifyError.message ?? errorNameFor(status)));
+    return bodyOf(new AppError(status, 'request.invalid', fastifyError.message ?? errorNameFor(status)));
   }
-  return { ...reply(RequestErrors.internal()), unexpected: true };
+  return { ...bodyOf(RequestErrors.internal()), unexpected: true };
 }
 
-function reply(err: AppError) {
+function bodyOf(err: AppError) {
   return { status: err.status, body: { error: err.error, message: err.message, code: err.code }, unexpected: false };
 }
 

@@ -190,9 +190,8 @@ export class RedisStore implements KeyValueStore {
     });
   }
 
-  /** A command's answer; any failure (down, timed out, refused) as the one error callers look for. */
   /**
-   * Runs a command, turning any failure into KeyValueUnavailableError. A circuit breaker: while Redis
+   * Runs a command (any failure, down, timed out or refused, as the one error callers look for), turning any failure into KeyValueUnavailableError. A circuit breaker: while Redis
    * is unreachable (frozen, down, cut off), requests would each wait COMMAND_TIMEOUT_MS for it; after
    * BREAKER_FAILURES such failures in a row commands fail at once for BREAKER_OPEN_MS, then one tries
    * again. Errors Redis itself answered (ReplyError) say nothing about reachability and do not count.

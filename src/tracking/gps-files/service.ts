@@ -36,8 +36,9 @@ interface Deps {
 /**
  * GPS files: points out as GPX, GeoJSON, KML or CSV, streamed from keyset reads of the GPS module, and
  * files in (import.ts). Reads and writes of points go through the GPS module; this module owns only the
- * import records.
+ * import records. (The service is `createGpsFilesService` below.)
  */
+
 /** A running import's process stamps its record this often, so any node can tell a live import from a dead one. */
 const HEARTBEAT_MS = 10_000;
 /** A `running` import unheard of for this long has no process left (crashed or killed): it is shown as failed. */

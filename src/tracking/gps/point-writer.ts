@@ -84,9 +84,9 @@ export function createPointWriter(deps: Deps) {
     }
     const named = [...namedSet];
     const keys = [...keySet];
-    const [existing, linked] = await Promise.all([deps.devices.byIds(named), Promise.all(keys.map(deps.devices.deviceOfKey))]);
+    const [existing, ofKeys] = await Promise.all([deps.devices.byIds(named), Promise.all(keys.map(deps.devices.deviceOfKey))]);
     const known = new Map(existing.map((device) => [device.id, device]));
-    const byKey = new Map(keys.map((key, i) => [key, linked[i]]));
+    const byKey = new Map(keys.map((key, i) => [key, ofKeys[i]]));
     return points.map((p) => {
       if (p.deviceId !== undefined) return known.get(p.deviceId) ?? GpsErrors.unknown_device();
       const linked = (p.apiKeyId && byKey.get(p.apiKeyId)) || null;

@@ -23,7 +23,7 @@ export const parseGpx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
         if (!POINTS.has(name)) return;
         point = { at: `${name} ${++counts[name]!} (line ${line})`, latitude: attributes.lat, longitude: attributes.lon, time: undefined };
       },
-      close(name, text) {
+      close(name, own) {
         if (!point) return;
         if (POINTS.has(name)) {
           out.push(found(point));
@@ -31,7 +31,7 @@ export const parseGpx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
           return;
         }
         const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined;
-        if (field && text.trim() !== '') (point as unknown as Record<string, unknown>)[field] = text.trim();
+        if (field && own.trim() !== '') (point as unknown as Record<string, unknown>)[field] = own.trim();
       },
     };
   });

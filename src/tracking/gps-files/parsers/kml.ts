@@ -55,8 +55,8 @@ export const parseKml = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
         if (name === 'Placemark') placemark = { at: `Placemark ${++placemarks} (line ${line})`, geometries: [] };
         if (name === 'Track') track = { at: `Track ${++tracks} (line ${line})`, whens: [], coords: [] };
       },
-      close(name, text) {
-        const value = text.trim();
+      close(name, own) {
+        const value = own.trim();
         if (track) {
           if (name === 'when') track.whens.push(value);
           else if (name === 'coord') track.coords.push(value);

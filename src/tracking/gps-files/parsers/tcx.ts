@@ -24,7 +24,7 @@ export const parseTcx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
         }
         if (name === 'Trackpoint') point = { at: `Trackpoint ${++points} (line ${line})`, latitude: undefined, longitude: undefined, time: undefined };
       },
-      close(name, text) {
+      close(name, own) {
         if (!point) return;
         if (name === 'Trackpoint') {
           if (point.latitude !== undefined || point.longitude !== undefined) out.push(found(point));
@@ -32,7 +32,7 @@ export const parseTcx = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
           return;
         }
         const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined;
-        if (field && text.trim() !== '') (point as unknown as Record<string, unknown>)[field] = text.trim();
+        if (field && own.trim() !== '') (point as unknown as Record<string, unknown>)[field] = own.trim();
       },
     };
   });

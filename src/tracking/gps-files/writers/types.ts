@@ -22,5 +22,4 @@ export interface FormatWriter {
 const XML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
 /** Text safe inside XML content and attributes; characters XML 1.0 cannot hold at all are dropped. */
 export const xmlText = (text: string) =>
-  // eslint-disable-next-line no-control-regex
   text.replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '').replace(/[&<>"']/g, (c) => XML_ESCAPES[c]!);

@@ -24,7 +24,7 @@ function expectResponse(response: Response, status: number, body?: unknown) {
 
 const emailOf = (user: TestUser) => `${user.username}@example.org`;
 
-/** OAuth providers exist only once the platforms area seeds them; tests add their own. */
+/** OAuth providers exist only once the login-providers module seeds them (OAUTH_PLATFORMS); tests add their own. */
 async function addPlatform(t: TestApp, slug: string, options: { enabled?: boolean; is_oauth?: boolean; registration_enabled?: boolean } = {}) {
   await t.database.db
     .insertInto('platforms')

@@ -112,18 +112,18 @@ try {
 }
 
 /** A fresh database (and Redis prefix) for this run when BENCH_DATABASE_URL (BENCH_REDIS_URL) is set. */
-async function externalBackends(cleanups) {
+async function externalBackends(onCleanup) {
   const env = {};
   const adminUrl = process.env.BENCH_DATABASE_URL;
   const redisUrl = process.env.BENCH_REDIS_URL;
   if (adminUrl) {
     const database = await freshDatabase(adminUrl, `waygate_bench_${process.pid}_${Date.now()}`);
-    cleanups.push(database.drop);
+    onCleanup.push(database.drop);
     env.DATABASE_URL = database.url;
   }
   if (redisUrl) {
     const prefix = `waygate-bench-${randomBytes(4).toString('hex')}:`;
-    cleanups.push(() => deleteRedisPrefix(redisUrl, prefix));
+    onCleanup.push(() => deleteRedisPrefix(redisUrl, prefix));
     Object.assign(env, { REDIS_URL: redisUrl, REDIS_PREFIX: prefix });
   }
   return env;

@@ -47,9 +47,9 @@ async function withDeviceKeys(baseUrl) {
   }
   let next = 0;
   return {
-    setupRequest: (request) => ({
-      ...request,
-      headers: { ...request.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
+    setupRequest: (sent) => ({
+      ...sent,
+      headers: { ...sent.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
       body: JSON.stringify({ ...POINT, timestamp: Math.floor(Date.now() / 1000) }),
     }),
   };
@@ -131,8 +131,8 @@ async function withRefreshTokens(baseUrl) {
   const queue = [];
   for (let i = 0; i < connections * (runs + 1); i++) queue.push(await refreshTokenOf(baseUrl, client, userId));
   return {
-    setupRequest: (request) => ({
-      ...request,
+    setupRequest: (sent) => ({
+      ...sent,
       headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
       body: form({ grant_type: 'refresh_token', refresh_token: queue.shift() }),
     }),

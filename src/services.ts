@@ -149,6 +149,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const stats = createStatsService({
     kv,
     log,
+    clock,
     counts: { users: users.count, devices: devices.count, gpsPoints: gps.count, tripsByStatus: trips.countByStatus },
   });
   const pegel = config.waterLevelApiUrl

@@ -96,7 +96,6 @@ export type Answer<Op> = Op extends { responses: infer R }
   : never;
 
 /** An answer of `raw`: untyped, as inject's `json()`. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type RawAnswer = AnswerOf<number, any>;
 
 type ResponseBody<R> = R extends { content: { 'application/json': infer B } }

@@ -50,8 +50,8 @@ export async function openTestDatabase(options: { viaUrl?: (url: string) => stri
 async function createTestPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const server = process.env.TEST_DATABASE_URL!;
   const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  await withAdminClient(server, (client) => client.query(`create database ${name} template ${inject('postgresTemplate')}`));
-  const drop = () => withAdminClient(server, (client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined);
+  await withAdminClient(server, (admin) => admin.query(`create database ${name} template ${inject('postgresTemplate')}`));
+  const drop = () => withAdminClient(server, (admin) => admin.query(`drop database if exists ${name} with (force)`)).then(() => undefined);
   return { url: withDatabaseName(server, name), drop };
 }
 
@@ -247,13 +247,13 @@ export async function buildMailingTestApp(options: TestAppOptions = {}): Promise
   return { t, smtp };
 }
 
-async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
+async function withAdminClient<T>(url: string, fn: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const adminClient = new pg.Client({ connectionString: url });
+  await adminClient.connect();
   try {
-    return await fn(client);
+    return await fn(adminClient);
   } finally {
-    await client.end();
+    await adminClient.end();
   }
 }
 

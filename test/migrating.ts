@@ -40,12 +40,12 @@ export async function databaseBefore(version: string): Promise<Migrating> {
   } else {
     database = await openDatabase({ kind: 'embedded' });
   }
-  for (const file of readdirSync(MIGRATIONS_DIR).filter((file) => file < version)) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
+  for (const file of readdirSync(MIGRATIONS_DIR).filter((entry) => entry < version)) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
   await migrate(database.db, dir);
   return {
     database,
     migrateIt: async () => {
-      const file = readdirSync(MIGRATIONS_DIR).find((file) => file.startsWith(version))!;
+      const file = readdirSync(MIGRATIONS_DIR).find((entry) => entry.startsWith(version))!;
       cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
       return migrate(database.db, dir);
     },

@@ -48,7 +48,7 @@ describe('the local-first rate-limit counter', () => {
     const firsts = ['a', 'b', 'c'].map((key) => counter.hit(key, 3600, 100) as Promise<WindowCount>);
     store.answerAll();
     await Promise.all(firsts);
-    for (const key of ['a', 'b', 'c', 'a']) counter.hit(key, 3600, 100);
+    for (const key of ['a', 'b', 'c', 'a']) void counter.hit(key, 3600, 100);
     counter.stop();
     await new Promise(setImmediate);
     expect(store.flushes).toEqual([{ a: 2, b: 1, c: 1 }]);

@@ -80,9 +80,9 @@ describe('table ownership', () => {
         if (!owner && ctesOf(text).has(table)) return [];
         if (!owner) return [`${path}: ${table} has no owner`];
         if (ownedBy(path, owner)) return [];
-        const join = `${moduleOf(path)} reads ${table}`;
+        const read = `${moduleOf(path)} reads ${table}`;
         const sameContext = owner.split('/')[1] === path.split('/')[1];
-        return sameContext && READ_JOINS[join] ? [] : [join];
+        return sameContext && READ_JOINS[read] ? [] : [read];
       }),
     );
     expect([...new Set(strays)]).toEqual([]);
@@ -92,6 +92,6 @@ describe('table ownership', () => {
     const made = new Set(
       files.flatMap(({ path, text }) => [...text.matchAll(READ_CALL)].map(([, table]) => `${moduleOf(path)} reads ${table}`)),
     );
-    expect(Object.keys(READ_JOINS).filter((join) => !made.has(join))).toEqual([]);
+    expect(Object.keys(READ_JOINS).filter((listed) => !made.has(listed))).toEqual([]);
   });
 });

@@ -79,7 +79,6 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
 
     delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
-    /** Deactivates every active key the user owns; returns their hashes (for the credential cache). */
     /**
      * Before the user's removal: their system keys pass to the installation (no owner), their other
      * keys are deleted; returns the deleted keys' hashes.

@@ -236,10 +236,6 @@ export function createApiKeysService(deps: Deps) {
     },
 
     /**
-     * Revokes every key of a user (account deletion, bans): deactivates them in the caller's
-     * transaction; the returned function drops them from the credential cache once that committed.
-     */
-    /**
      * Deactivates the user's keys (system keys excepted) in the caller's transaction; `onCommit` receives
      * the work that drops them from the credential cache once it has committed.
      */

@@ -16,11 +16,11 @@ interface Options {
   turnstileSiteKey: string | undefined;
 }
 
-const token = Type.Optional(Type.String({ maxLength: 512 }));
-const TokenQuery = Type.Object({ token });
-const VerifyForm = Type.Object({ token });
+const TokenField = Type.Optional(Type.String({ maxLength: 512 }));
+const TokenQuery = Type.Object({ token: TokenField });
+const VerifyForm = Type.Object({ token: TokenField });
 const ResetForm = Type.Object({
-  token,
+  token: TokenField,
   new_password: Type.String({ maxLength: 1024 }),
   password_again: Type.Optional(Type.String({ maxLength: 1024 })),
   turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),

@@ -115,8 +115,8 @@ describe('authorization code flow with PKCE', () => {
   });
 
   it('answers the access token as a bearer credential acting within the granted scopes', async () => {
-    const admin = { username: TEST_ADMIN.username, password: TEST_ADMIN.password };
-    const { tokens } = await codeFlow(await registerClient(), admin as never, 'openid gps:read');
+    const adminSignIn = { username: TEST_ADMIN.username, password: TEST_ADMIN.password };
+    const { tokens } = await codeFlow(await registerClient(), adminSignIn as never, 'openid gps:read');
     expect((await me(tokens.access_token)).json().data.username).toBe(TEST_ADMIN.username);
     // A super admin's token does only what it was granted: GPS reads, not the user list.
     expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode).toBe(200);
@@ -189,12 +189,12 @@ describe('authorization code flow with PKCE', () => {
       expect(response.headers.get('content-security-policy')).toContain('script-src https://challenges.cloudflare.com; frame-src https://challenges.cloudflare.com');
       const page = await response.text();
       expect(page).toContain('<div class="cf-turnstile" data-sitekey="0x4AAAA-site-key" data-response-field-name="turnstile_token"></div>');
-      const admin = { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password };
-      const refused = await browser.post(formAction(page), admin);
+      const adminForm = { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password };
+      const refused = await browser.post(formAction(page), adminForm);
       expect(refused.status).toBe(400);
       const retry = await refused.text();
       expect(retry).toContain('turnstile_token is required');
-      const passed = await browser.post(formAction(retry), { ...admin, turnstile_token: 'human' });
+      const passed = await browser.post(formAction(retry), { ...adminForm, turnstile_token: 'human' });
       expect(passed.status).toBe(303);
     } finally {
       await guarded.close();

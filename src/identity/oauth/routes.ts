@@ -36,7 +36,7 @@ export async function oauthRoutes(app: FastifyInstance, { oauth, assertions }: {
     const raw = request.raw as IncomingMessage & { originalUrl?: string };
     raw.originalUrl = originalUrl(raw.url ?? '/');
     raw.url = raw.originalUrl.slice(OAUTH_PREFIX.length) || '/';
-    provider.callback()(raw, reply.raw);
+    void provider.callback()(raw, reply.raw);
   };
   const underPrefix = handOver((url) => url);
   // The root metadata addresses are the provider's own document, so every link in it stays under the prefix.

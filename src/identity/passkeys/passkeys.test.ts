@@ -153,8 +153,8 @@ describe('passkeys (WebAuthn)', () => {
     expect((await gql('mutation ($id: ID!) { renamePasskey(id: $id, name: "Desk") { name } }', { id }, user.token)).data).toEqual({ renamePasskey: { name: 'Desk' } });
     expect((await gql('{ myPasskeys { id name } }', {}, user.token)).data).toEqual({ myPasskeys: [{ id, name: 'Desk' }] });
 
-    const signInOptions = (await gql('mutation { passkeySignInOptions }')).data!.passkeySignInOptions;
-    const signedIn = await gql('mutation ($r: JSON!) { signInWithPasskey(response: $r) { userId requires2fa tempToken provider sessionToken } }', { r: authenticator.get(signInOptions) });
+    const gqlSignInOptions = (await gql('mutation { passkeySignInOptions }')).data!.passkeySignInOptions;
+    const signedIn = await gql('mutation ($r: JSON!) { signInWithPasskey(response: $r) { userId requires2fa tempToken provider sessionToken } }', { r: authenticator.get(gqlSignInOptions) });
     expect(signedIn.data!.signInWithPasskey).toEqual({ userId: user.id, requires2fa: false, tempToken: null, provider: 'passkey', sessionToken: expect.stringMatching(/^ses_/) });
 
     // As on REST: an API key is refused (a session only), whatever it holds.

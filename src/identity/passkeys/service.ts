@@ -69,7 +69,6 @@ export function createPasskeysService(deps: Deps) {
     await deps.kv.set(keyOf(ceremony, challenge), JSON.stringify({ userId, expiresAt }), PASSKEY_CHALLENGE_TTL_SECS);
   }
 
-  /** The challenge's user (null: anyone's), once; undefined when unknown, expired or already taken on any node. */
   /** Request options naming the passkeys that may answer (none: any the browser holds), their challenge issued for the ceremony. */
   async function authenticationOptions(ceremony: Exclude<Ceremony, 'register'>, allow: { credential_id: string; transports: string[] }[], userId: string | null) {
     const options = await generateAuthenticationOptions({
@@ -261,11 +260,11 @@ export function createPasskeysService(deps: Deps) {
     async remove(request: FastifyRequest, caller: Caller, id: string): Promise<void> {
       const userId = sessionUserOf(caller);
       const removed = await deps.db.transaction().execute(async (trx) => {
-        const removed = await repo.delete(userId, id, trx);
-        if (!removed) throw PasskeyErrors.not_found();
+        const deleted = await repo.delete(userId, id, trx);
+        if (!deleted) throw PasskeyErrors.not_found();
         if ((await repo.countOfUser(userId, trx)) === 0 && !(await hasOtherWayIn(userId, trx))) throw PasskeyErrors.last_credential();
-        await deps.audit.record(request, { eventType: 'passkey_removed', userId, actorId: userId, resourceType: 'passkey', resourceId: id, metadata: { name: removed.name } }, trx);
-        return removed;
+        await deps.audit.record(request, { eventType: 'passkey_removed', userId, actorId: userId, resourceType: 'passkey', resourceId: id, metadata: { name: deleted.name } }, trx);
+        return deleted;
       });
       await deps.events.emit('user.security_changed', { userId, kind: 'passkey_removed', name: removed.name });
     },

@@ -192,13 +192,13 @@ export function createPasswordResetService(deps: Deps) {
       const { onCommit, committed } = afterCommit();
       const ended = await deps.db.transaction().execute(async (trx) => {
         if (!(await deps.users.setEmailPassword(userId, passwordHash, trx))) throw PasswordChangeErrors.no_password();
-        const ended = await endWhatTheOldPasswordOpened(userId, trx, onCommit, { keepSessionId: sessionId, removeKeys: input.revoke_passkeys_and_keys });
+        const closed = await endWhatTheOldPasswordOpened(userId, trx, onCommit, { keepSessionId: sessionId, removeKeys: input.revoke_passkeys_and_keys });
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', ...endedCounts(ended) } },
+          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', ...endedCounts(closed) } },
           trx,
         );
-        return ended;
+        return closed;
       });
       await committed();
       await deps.events.emit('user.security_changed', { userId, kind: 'password_changed', ...(ended.removed ? { removed: ended.removed } : {}) });

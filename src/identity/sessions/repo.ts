@@ -44,7 +44,6 @@ export function createSessionsRepo(db: Kysely<Schema>, clock: Clock) {
     deleteByHash: (tokenHash: string, executor: Kysely<Schema> = db) =>
       executor.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
 
-    /** One UPDATE per batch: last_activity_at only ever moves forward (several nodes may write). */
     /** Removes sessions past their expiry (they no longer authenticate anyway); returns how many. */
     async deleteExpired(): Promise<number> {
       const result = await db.deleteFrom('sessions').where('expires_at', '<=', clock.now()).executeTakeFirst();

@@ -53,7 +53,7 @@ export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, c
   /** Throws 429 while the identifier, its account or the IP is locked out. */
   async function ensureAllowed(subject: SignInSubject, ip: string): Promise<void> {
     const locks = await failOpen(() => Promise.all(subjects(subject, ip).map((s) => kv.get(`${s.key}:lock`))), []);
-    const lockedUntilMs = Math.max(0, ...locks.map((lock) => Number(lock ?? 0)));
+    const lockedUntilMs = Math.max(0, ...locks.map((until) => Number(until ?? 0)));
     const leftMs = lockedUntilMs - clock.nowMs();
     if (leftMs > 0) throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, leftMs / 1000);
   }
@@ -73,12 +73,12 @@ export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, c
       await ensureAllowed(subject, ip);
       const at = clock.nowMs();
       const claimed = await failOpen(
-        () => Promise.all(subjects(subject, ip).map(async (subject) => ({ ...subject, count: (await kv.hitWindow(`${subject.key}:failures`, policy.windowSecs, at)).count }))),
+        () => Promise.all(subjects(subject, ip).map(async (one) => ({ ...one, count: (await kv.hitWindow(`${one.key}:failures`, policy.windowSecs, at)).count }))),
         [],
       );
-      const over = claimed.filter((subject) => subject.count > subject.max);
+      const over = claimed.filter((one) => one.count > one.max);
       if (over.length) {
-        await failOpen(() => Promise.all(over.map((subject) => lock(subject.key))), []);
+        await failOpen(() => Promise.all(over.map((one) => lock(one.key))), []);
         throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, policy.lockSecs);
       }
       return {

@@ -101,11 +101,6 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
     createChallenge: (challenge: { token_hash: string; user_id: string; provider: string; expires_at: Date }) =>
       db.insertInto('two_factor_challenges').values(challenge).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
 
-    /**
-     * Takes one attempt on an open challenge (not consumed, not expired, fewer than the allowed
-     * attempts used) and returns it; undefined when none is left. Counting before the code is
-     * checked, in the same statement as the check, means parallel guesses cannot exceed the limit.
-     */
     /** The user of an open challenge, without using one of its attempts. */
     openChallenge: (tokenHash: string) =>
       db

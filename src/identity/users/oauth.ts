@@ -1,3 +1,4 @@
+import type { Clock } from '../../platform/clock.js';
 import { quoted } from '../../platform/http/errors.js';
 import { randomBytes } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -16,6 +17,7 @@ export type OAuthSignInInput = Static<typeof OAuthSignInBody>;
 
 interface Deps {
   db: Kysely<Schema>;
+  clock: Clock;
   repo: UsersRepo;
   audit: AuditWriter;
   access: Pick<AccessService, 'grantRoleDirectly'>;
@@ -74,7 +76,7 @@ export function createOAuthSignIn(deps: Deps) {
   return async function signIn(request: FastifyRequest, input: { email: string | null; name: string; provider: string; providerId: string; image: string | null }) {
     return deps.db.transaction().execute(async (trx) => {
       const platform = await checkedPlatform(input.provider, trx);
-      const now = new Date();
+      const now = deps.clock.now();
       const existing = await repo.findAccountOfIdentity(platform.id, input.providerId, trx);
       if (existing) {
         if (existing.deleted_at) throw UserErrors.deleted();

@@ -113,10 +113,6 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       return executor === db ? cache.get(id, read) : read();
     },
 
-    /**
-     * A user who may sign in at `now` (not deleted, not banned) with their email account's address (null
-     * without one), in one query: every token grant and OAuth token lookup asks.
-     */
     /** Name and locale of a user, deleted or not (a deleted user stays until the purge). */
     findIncludingDeleted(id: string) {
       return db.selectFrom('users').select(['username', 'preferred_locale']).where('id', '=', id).executeTakeFirst();
@@ -282,7 +278,6 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
         .execute();
     },
 
-    /** Every platform account of a user with its provider, primary first, then oldest first. */
     /** The user's accounts as GET /v1/users/{id}/accounts lists them, oldest first. */
     listedAccountsOf: (userId: string, executor: Kysely<Schema> = db) =>
       listedAccounts(executor).where('pa.user_id', '=', userId).orderBy('pa.created_at').orderBy('pa.id').execute(),

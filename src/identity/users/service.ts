@@ -59,7 +59,7 @@ export function createUsersService(deps: UsersDeps) {
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
   const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log, events: deps.events });
   const deletion = createUserDeletion({ db, clock: deps.clock, repo, audit: deps.audit, events: deps.events, access: deps.access, log: deps.log });
-  const oauthSignIn = createOAuthSignIn({ db, repo, audit: deps.audit, access: deps.access, loginProviders: deps.loginProviders, registrationEnabled: deps.config.registrationEnabled });
+  const oauthSignIn = createOAuthSignIn({ db, clock: deps.clock, repo, audit: deps.audit, access: deps.access, loginProviders: deps.loginProviders, registrationEnabled: deps.config.registrationEnabled });
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);
@@ -112,17 +112,17 @@ export function createUsersService(deps: UsersDeps) {
       }
       // Turning avatars off removes every stored avatar URL, not only the primary account's.
       if (input.avatars_enabled === false) await repo.clearAvatars(id, trx);
-      const oldEmail = email === undefined ? null : await emailChange.changeDirectly(id, email, trx);
-      if (oldEmail !== null) changed.push('email');
+      const previousEmail = email === undefined ? null : await emailChange.changeDirectly(id, email, trx);
+      if (previousEmail !== null) changed.push('email');
 
       if (changed.length === 0) return { updated: user, oldEmail: null };
-      const updated = (await repo.update(id, changes, trx))!;
+      const saved = (await repo.update(id, changes, trx))!;
       await deps.audit.record(
         request,
         { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: changed } },
         trx,
       );
-      return { updated, oldEmail };
+      return { updated: saved, oldEmail: previousEmail };
     });
     if (oldEmail) await deps.events.emit('user.security_changed', { userId: id, kind: 'email_changed', oldEmail, newEmail: email! });
     return updated;
@@ -261,8 +261,8 @@ export function createUsersService(deps: UsersDeps) {
         if (!(await repo.lockById(id, trx))) throw UserErrors.not_found();
         if (admins.size === 1 && admins.has(id)) throw UserErrors.last_super_admin();
         await repo.update(id, { deleted_at: deps.clock.now() }, trx);
-        const purgeAt = new Date(deps.clock.nowMs() + DELETION_GRACE_MS);
-        const revoked = await deps.events.emit('user.deleting', { userId: id, purgeAt, trx, onCommit });
+        const purgeDate = new Date(deps.clock.nowMs() + DELETION_GRACE_MS);
+        const revoked = await deps.events.emit('user.deleting', { userId: id, purgeAt: purgeDate, trx, onCommit });
         await emailChange.removeAllTokensOf(id, trx);
         await deps.audit.record(
           request,
@@ -275,12 +275,12 @@ export function createUsersService(deps: UsersDeps) {
             metadata: {
               sessions_revoked: revoked.sessions_revoked ?? 0,
               api_keys_revoked: revoked.api_keys_revoked ?? 0,
-              scheduled_deletion_at: purgeAt.toISOString(),
+              scheduled_deletion_at: purgeDate.toISOString(),
             },
           },
           trx,
         );
-        return purgeAt;
+        return purgeDate;
       });
       await committed();
       return { scheduled_deletion_at: purgeAt };
@@ -348,7 +348,6 @@ export function createUsersService(deps: UsersDeps) {
   };
 }
 
-/** Usernames are stored lower case: 3-30 letters, digits and underscores. */
 /** The rules for a new email/password user (400 naming the field); returns the normalised email and username. */
 export function checkedNewEmailUser(input: { email: string; username: string; password: string }): { email: string; username: string } {
   const username = checkedUsername(input.username);

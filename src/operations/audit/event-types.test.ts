@@ -2,7 +2,7 @@ import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { bearer, buildMailingTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
-import { AUDIT_EVENT_TYPES, EXTRA_AUDIT_EVENT_TYPES, type AuditEventType } from '../../platform/audit.js';
+import { AUDIT_EVENT_TYPES, type EXTRA_AUDIT_EVENT_TYPES, type AuditEventType } from '../../platform/audit.js';
 
 /**
  * Every event type of the interface is written by the operation it names. Each entry performs the

@@ -153,8 +153,8 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('signs in with the two-factor step (a backup code) and shows the API\'s message for a wrong code', async () => {
     const user = await createUser(t.app, ['role_user']);
-    const setup = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} });
-    const secret = setup.json().secret as string;
+    const enrolment = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} });
+    const secret = enrolment.json().secret as string;
     const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) });
     const verify = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/verify', headers: bearer(user.token), payload: { code } });
     const [backupCode] = verify.json().backup_codes as string[];

@@ -1,3 +1,4 @@
+import type { Clock } from '../../platform/clock.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 
@@ -24,11 +25,11 @@ interface Counts {
 }
 
 /** Counts that are safe to publish: no names, no positions. */
-export function createStatsService(deps: { counts: Counts; kv: KeyValueStore; log: FastifyBaseLogger }) {
+export function createStatsService(deps: { counts: Counts; kv: KeyValueStore; log: FastifyBaseLogger; clock: Clock }) {
   async function compute(): Promise<PublicStats> {
     const { counts } = deps;
     const [users, devices, gpsPoints, trips] = await Promise.all([counts.users(), counts.devices(), counts.gpsPoints(), counts.tripsByStatus()]);
-    return { users, devices, trips, gps_points: gpsPoints, generated_at: new Date().toISOString() };
+    return { users, devices, trips, gps_points: gpsPoints, generated_at: deps.clock.now().toISOString() };
   }
 
   return {

@@ -10,17 +10,17 @@ describe('public statistics', () => {
 
   it('counts users, devices, trips by status and GPS points, without credentials', async () => {
     // Exact counts: an app of its own, whatever the other tests of this file created.
-    const t = await buildTestApp();
-    onTestFinished(() => t.close());
-    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const api = t.as(admin);
+    const own = await buildTestApp();
+    onTestFinished(() => own.close());
+    const admin = await login(own.app, 'admin', TEST_ADMIN.password);
+    const api = own.as(admin);
     await api.post('/v1/devices', { name: 'd' });
     const trip = (await api.post('/v1/trips', { name: 'a' }).expect(201)).body.data;
     await api.post('/v1/trips', { name: 'b' });
     await api.patch(`/v1/trips/${trip.id}`, { status: 'active' });
     await api.post('/v1/gps', { latitude: 1, longitude: 2, timestamp: 1_700_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 });
 
-    const response = await t.as(null).get('/v1/stats/public').expect(200);
+    const response = await own.as(null).get('/v1/stats/public').expect(200);
     expect(response.body).toEqual({
       users: 1,
       devices: 1,

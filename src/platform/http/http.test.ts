@@ -294,15 +294,15 @@ describe('HTTP conventions', () => {
   });
 
   it('refuses compressed bodies and charsets other than UTF-8 with 415 saying what to send', async () => {
-    const login = (headers: Record<string, string>) =>
+    const signIn = (headers: Record<string, string>) =>
       t.app.inject({ method: 'POST', url: '/v1/auth/login', headers, payload: '{"identifier":"admin","password":"x"}' });
-    expect((await login({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).json()).toEqual({
+    expect((await signIn({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).json()).toEqual({
       error: 'UnsupportedMediaType', message: 'Content-Encoding gzip is not supported; send the body uncompressed', code: 'request.unsupported_media_type',
     });
-    expect((await login({ 'content-type': 'application/json; charset=utf-16' })).json()).toEqual({
+    expect((await signIn({ 'content-type': 'application/json; charset=utf-16' })).json()).toEqual({
       error: 'UnsupportedMediaType', message: 'charset utf-16 is not supported; send UTF-8', code: 'request.unsupported_media_type',
     });
-    expect((await login({ 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(401);
+    expect((await signIn({ 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(401);
   });
 
   it('refuses numbers JSON can write but not carry back (1e400 is Infinity) with 400 naming the field', async () => {

@@ -193,9 +193,9 @@ describe('tracker apps', () => {
         // Without _type (GPSLogger's JSON to this URL), a message with a position is a location.
         ['{"lat":48.85,"lon":2.29,"vel":1.2}', "Field 'tst' is required"],
       ];
-      for (const [body, message] of refusals) {
+      for (const [body, refusal] of refusals) {
         const response = await post('/v1/ingest/owntracks', body!, headers(key));
-        expect([response.statusCode, response.json()]).toEqual([400, { error: 'BadRequest', message, code: 'gps.invalid_point' }]);
+        expect([response.statusCode, response.json()]).toEqual([400, { error: 'BadRequest', message: refusal, code: 'gps.invalid_point' }]);
       }
       expect(await points()).toHaveLength(0);
       const untyped = await post('/v1/ingest/owntracks', '{"lat":52.52,"lon":13.405,"tst":1718369990,"vel":1.2,"batt":91.0}', headers(key));

@@ -9,7 +9,16 @@
 // audit_events. Goal: p99 at 10 M no worse than 2x the p99 at 10 k. audit_events is partitioned by month
 // (migration 0038): the load makes the months it needs first.
 import { sql } from 'kysely';
-import { benchApp, captureStatements, keptDatabase, p99Of, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
+import {
+  benchApp,
+  captureStatements,
+  keptDatabase,
+  p99Of,
+  ratiosOf,
+  reportScans,
+  sequentialScans,
+  writeResult,
+} from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZES = [10_000, Number(process.env.AUDIT_EVENTS ?? 10_000_000)];
@@ -24,7 +33,9 @@ const BATCH = 500_000;
  */
 async function monthsBack(db, size) {
   const first = sql`utc_month(now() - make_interval(secs => ${size}))`;
-  const old = (await sql`select month_partitions_replace_catch_all('audit_events', 'before', ${first}) as old`.execute(db)).rows[0].old;
+  const old = (
+    await sql`select month_partitions_replace_catch_all('audit_events', 'before', ${first}) as old`.execute(db)
+  ).rows[0].old;
   await sql`drop table ${sql.id(old)}`.execute(db);
   await sql`
     select month_partitions_create('audit_events', utc_month(${first}, k)) from generate_series(0, 1200) k
@@ -35,7 +46,9 @@ async function fill(db, size) {
   await sql`delete from audit_reports`.execute(db);
   await sql`delete from audit_events`.execute(db);
   await monthsBack(db, size);
-  await sql`insert into users (username) select 'sailor_' || i from generate_series(1, ${USERS}) i on conflict do nothing`.execute(db);
+  await sql`insert into users (username) select 'sailor_' || i from generate_series(1, ${USERS}) i on conflict do nothing`.execute(
+    db,
+  );
   for (let start = 1; start <= size; start += BATCH) {
     const end = Math.min(start + BATCH - 1, size);
     await sql`
@@ -62,7 +75,9 @@ async function fill(db, size) {
 /** The migrated database of one size, filled on first use. */
 const databaseOf = (size) =>
   keptDatabase(ADMIN_URL, `waygate_bench_audit_${size}`, {
-    filled: async (db) => (await sql`select count(*)::int as n from audit_events where user_agent = 'bench/1.0'`.execute(db)).rows[0].n === size,
+    filled: async (db) =>
+      (await sql`select count(*)::int as n from audit_events where user_agent = 'bench/1.0'`.execute(db)).rows[0].n ===
+      size,
     fill: (db) => {
       console.log(`loading ${size.toLocaleString('en')} events`);
       return fill(db, size);
@@ -90,7 +105,11 @@ async function measure(size) {
   const results = {};
   for (const [name, query] of Object.entries(queries)) {
     const { p99_ms, last } = await p99Of(name, () => app.get(`/v1/admin/audit${query}`), REPEAT);
-    results[name] = { p99_ms, total_count: last.json().total_count, estimated: last.headers['x-total-count-estimated'] === 'true' };
+    results[name] = {
+      p99_ms,
+      total_count: last.json().total_count,
+      estimated: last.headers['x-total-count-estimated'] === 'true',
+    };
   }
   captured.capturing = true;
   for (const query of Object.values(queries)) await app.get(`/v1/admin/audit${query}`);

@@ -20,19 +20,32 @@ const GUILD = '1234567890123456789';
 const SYSTEM_KEY = 'wg_bench_system_key_0123456789abcdefghijklmnop';
 const MB = 1024 * 1024;
 
-const config = loadConfig({ ...serviceEnv, SYSTEM_API_KEY: SYSTEM_KEY, DATA_DIR: mkdtempSync(join(tmpdir(), 'waygate-bench-community-')) });
+const config = loadConfig({
+  ...serviceEnv,
+  SYSTEM_API_KEY: SYSTEM_KEY,
+  DATA_DIR: mkdtempSync(join(tmpdir(), 'waygate-bench-community-')),
+});
 const { database } = await openMigratedDatabase(config);
 const kv = await openKeyValueStore({ kind: 'memory' });
 const app = await buildApp(config, { database, kv }, { logger: false });
 const base = await app.listen({ host: '127.0.0.1', port: 0 });
 
 const member = (n) => ({
-  user_id: String(4234567890123456000n + BigInt(n)), username: `sailor${n}`, global_name: `Sailor ${n}`, discriminator: '0',
-  avatar: 'a'.repeat(32), joined_at: '2026-01-01T00:00:00.000Z', roles: ['3234567890123456781', '3234567890123456782'],
+  user_id: String(4234567890123456000n + BigInt(n)),
+  username: `sailor${n}`,
+  global_name: `Sailor ${n}`,
+  discriminator: '0',
+  avatar: 'a'.repeat(32),
+  joined_at: '2026-01-01T00:00:00.000Z',
+  roles: ['3234567890123456781', '3234567890123456782'],
 });
 
-const bot = new WebSocket(`${base.replace('http', 'ws')}/v1/ws`, { headers: { authorization: `Bearer ${SYSTEM_KEY}` } });
-const identified = new Promise((resolve) => bot.on('message', (raw) => JSON.parse(raw.toString()).type === 'Identified' && resolve()));
+const bot = new WebSocket(`${base.replace('http', 'ws')}/v1/ws`, {
+  headers: { authorization: `Bearer ${SYSTEM_KEY}` },
+});
+const identified = new Promise((resolve) =>
+  bot.on('message', (raw) => JSON.parse(raw.toString()).type === 'Identified' && resolve()),
+);
 // Listening before 'open': the Welcome can arrive in the same read as the handshake.
 bot.on('message', (raw) => {
   const message = JSON.parse(raw.toString());
@@ -40,7 +53,14 @@ bot.on('message', (raw) => {
   if (message.type !== 'SyncRequest') return;
   const { requestId } = message;
   if (message.scope === 'guilds') {
-    bot.send(JSON.stringify({ type: 'SyncData', requestId, guilds: [{ guild_id: GUILD, name: 'Big Harbour', member_count: MEMBERS }], done: true }));
+    bot.send(
+      JSON.stringify({
+        type: 'SyncData',
+        requestId,
+        guilds: [{ guild_id: GUILD, name: 'Big Harbour', member_count: MEMBERS }],
+        done: true,
+      }),
+    );
     return;
   }
   // As a bot should: the next batch once the previous one has left (the server's backpressure reaches us).
@@ -56,11 +76,18 @@ await new Promise((resolve, reject) => bot.once('open', resolve).once('error', r
 await identified;
 
 const call = async (method, url, token, payload) => {
-  const response = await app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, payload });
+  const response = await app.inject({
+    method,
+    url,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+    payload,
+  });
   if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
   return response.json();
 };
-const admin = (await call('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+const admin = (
+  await call('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })
+).session_token;
 console.log('guild sync', await call('POST', '/v1/community/sync', admin, {}));
 
 global.gc?.();
@@ -78,7 +105,9 @@ const result = await call('POST', `/v1/community/guilds/${GUILD}/members/sync`, 
 const seconds = (performance.now() - began) / 1000;
 clearInterval(sampler);
 console.log('member sync', result);
-console.log(`${MEMBERS} members in ${seconds.toFixed(1)} s (${Math.round(MEMBERS / seconds)}/s); peak RSS growth ${((peak - before) / MB).toFixed(0)} MB, of the JavaScript heap ${((heapPeak - heapBefore) / MB).toFixed(0)} MB`);
+console.log(
+  `${MEMBERS} members in ${seconds.toFixed(1)} s (${Math.round(MEMBERS / seconds)}/s); peak RSS growth ${((peak - before) / MB).toFixed(0)} MB, of the JavaScript heap ${((heapPeak - heapBefore) / MB).toFixed(0)} MB`,
+);
 bot.close();
 await app.close();
 await Promise.all([kv.close(), database.close()]);

@@ -30,24 +30,47 @@ const SECONDS = Number(process.env.CONSOLE_SECONDS ?? 10);
 const TRACK = Number(process.env.CONSOLE_TRACK ?? 100_000);
 const RUNS = Number(process.env.CONSOLE_RUNS ?? 3);
 const GOALS = { first_paint_ms: 1000, main_thread_busy_pct: 50, track_ms: 1000 };
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 // A 1×1 PNG for every tile: the tile server is not what is measured.
-const TILE = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+const TILE = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
 
-const tiles = createServer((_request, response) => response.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'max-age=3600' }).end(TILE));
+const tiles = createServer((_request, response) =>
+  response.writeHead(200, { 'content-type': 'image/png', 'cache-control': 'max-age=3600' }).end(TILE),
+);
 await new Promise((resolve) => tiles.listen(0, '127.0.0.1', resolve));
 const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-console-'));
 const port = await freePort();
 const base = `http://127.0.0.1:${port}`;
 const server = spawn(process.execPath, [join(ROOT, 'dist', 'main.js'), 'serve'], {
-  env: { ...process.env, ...serviceEnv, RATE_LIMIT_ENABLED: 'false', HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, PUBLIC_URL: base,
-    MAP_TILE_URL: `http://127.0.0.1:${tiles.address().port}/{z}/{x}/{y}.png` },
+  env: {
+    ...process.env,
+    ...serviceEnv,
+    RATE_LIMIT_ENABLED: 'false',
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    PUBLIC_URL: base,
+    MAP_TILE_URL: `http://127.0.0.1:${tiles.address().port}/{z}/{x}/{y}.png`,
+  },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 let browser;
 try {
   await waitUntilReady('service', server, `${base}/v1/health`, 60);
-  const token = (await call('POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+  const token = (
+    await call('POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })
+  ).session_token;
   const deviceIds = await makeDevices(token);
   const trackDevice = deviceIds[0];
   const trackStart = Date.UTC(2026, 0, 15) / 1000;
@@ -55,23 +78,45 @@ try {
   console.log(`service ready: ${DEVICES} devices, a ${TRACK}-point track`);
   // The server's part of the track: the CSV export read to its end in Node, no browser.
   const exportStarted = performance.now();
-  const csv = await (await fetch(`${base}/v1/gps/export?device_id=${trackDevice}&format=csv`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const csv = await (
+    await fetch(`${base}/v1/gps/export?device_id=${trackDevice}&format=csv`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+  ).text();
   const exportCsvMs = Math.round(performance.now() - exportStarted);
   console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
   const trackStarted = performance.now();
   // The day the history page shows (the device's one point of today, from makeDevices, is not in it).
   const day = `from=${new Date((trackStart - 86_400) * 1000).toISOString()}&to=${new Date((trackStart + 2 * 86_400) * 1000).toISOString()}`;
-  const thinned = await (await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&${day}&width=1280&height=507`, { headers: { authorization: `Bearer ${token}` } })).text();
+  const thinned = await (
+    await fetch(`${base}/v1/gps/track?device_id=${trackDevice}&${day}&width=1280&height=507`, {
+      headers: { authorization: `Bearer ${token}` },
+    })
+  ).text();
   const trackApiMs = Math.round(performance.now() - trackStarted);
   const { points: thinnedPoints, zoom: thinnedZoom } = JSON.parse(thinned);
-  console.log(`GET /v1/gps/track (1280 × 507, the page's map): ${trackApiMs} ms, ${thinnedPoints} of ${TRACK} points at zoom ${thinnedZoom}, ${(thinned.length / 1e3).toFixed(0)} kB`);
+  console.log(
+    `GET /v1/gps/track (1280 × 507, the page's map): ${trackApiMs} ms, ${thinnedPoints} of ${TRACK} points at zoom ${thinnedZoom}, ${(thinned.length / 1e3).toFixed(0)} kB`,
+  );
 
-  browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
   const runs = [];
   for (let run = 0; run < RUNS; run++) runs.push(await measureOnce(token, deviceIds, trackDevice, run));
   const median = (key) => runs.map((r) => r[key]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
   const result = {
-    devices: DEVICES, rate_per_s: RATE, seconds: SECONDS, track_points: TRACK, goals: GOALS, export_csv_ms: exportCsvMs, export_csv_bytes: csv.length, track_api_ms: trackApiMs, track_api_bytes: thinned.length, runs,
+    devices: DEVICES,
+    rate_per_s: RATE,
+    seconds: SECONDS,
+    track_points: TRACK,
+    goals: GOALS,
+    export_csv_ms: exportCsvMs,
+    export_csv_bytes: csv.length,
+    track_api_ms: trackApiMs,
+    track_api_bytes: thinned.length,
+    runs,
     median: Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(key)])),
   };
   console.table(runs);
@@ -87,25 +132,47 @@ try {
 
 async function call(method, path, body, token) {
   const response = await fetch(`${base}${path}`, {
-    method, headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return response.json();
 }
 
 function point(deviceId, latitude, longitude, timestamp, kmh) {
-  return { device_id: deviceId, latitude, longitude, timestamp, altitude: 0, heading: 0, speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 };
+  return {
+    device_id: deviceId,
+    latitude,
+    longitude,
+    timestamp,
+    altitude: 0,
+    heading: 0,
+    speed_kmh: kmh,
+    speed_mps: kmh / 3.6,
+    speed_mph: kmh / 1.609344,
+    speed_knots: kmh / 1.852,
+  };
 }
 
 async function makeDevices(token) {
   const ids = [];
   for (let i = 0; i < DEVICES; i += 20) {
-    const batch = await Promise.all(Array.from({ length: Math.min(20, DEVICES - i) }, (_, j) => call('POST', '/v1/devices', { name: `Bench ${String(i + j).padStart(4, '0')}` }, token)));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(20, DEVICES - i) }, (_, j) =>
+        call('POST', '/v1/devices', { name: `Bench ${String(i + j).padStart(4, '0')}` }, token),
+      ),
+    );
     ids.push(...batch.map((created) => created.data.id));
   }
   const now = Math.floor(Date.now() / 1000);
   // Scattered over northern Germany, one point each.
-  await call('POST', '/v1/gps/batch', ids.map((id, i) => point(id, 52 + (i % 40) * 0.05, 8 + Math.floor(i / 40) * 0.1, now - 60, 10)), token);
+  await call(
+    'POST',
+    '/v1/gps/batch',
+    ids.map((id, i) => point(id, 52 + (i % 40) * 0.05, 8 + Math.floor(i / 40) * 0.1, now - 60, 10)),
+    token,
+  );
   return ids;
 }
 
@@ -113,10 +180,17 @@ async function makeTrack(token, deviceId, start) {
   for (let i = 0; i < TRACK; i += 10_000) {
     const batch = Array.from({ length: Math.min(10_000, TRACK - i) }, (_, j) => {
       const n = i + j;
-      return point(deviceId, 53.5 + Math.sin(n / 5000) * 0.2 + n * 0.000002, 10 + Math.cos(n / 7000) * 0.3, start + n, 40 + 40 * Math.sin(n / 300));
+      return point(
+        deviceId,
+        53.5 + Math.sin(n / 5000) * 0.2 + n * 0.000002,
+        10 + Math.cos(n / 7000) * 0.3,
+        start + n,
+        40 + 40 * Math.sin(n / 300),
+      );
     });
     const { stored, refused } = await call('POST', '/v1/gps/batch', batch, token);
-    if (stored !== batch.length) throw new Error(`track batch: ${stored} stored, refused ${JSON.stringify(refused.slice(0, 3))}`);
+    if (stored !== batch.length)
+      throw new Error(`track batch: ${stored} stored, refused ${JSON.stringify(refused.slice(0, 3))}`);
   }
 }
 
@@ -130,28 +204,48 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   await page.getByLabel('Password').fill(BENCH_ADMIN.password);
   const clicked = performance.now();
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForFunction((count) => document.querySelectorAll('.leaflet-marker-icon').length >= count && document.querySelector('.leaflet-tile-loaded'),
-    DEVICES, { polling: 'raf', timeout: 60_000 });
-  const paintedAt = await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())))));
+  await page.waitForFunction(
+    (count) =>
+      document.querySelectorAll('.leaflet-marker-icon').length >= count &&
+      document.querySelector('.leaflet-tile-loaded'),
+    DEVICES,
+    { polling: 'raf', timeout: 60_000 },
+  );
+  const paintedAt = await page.evaluate(
+    () =>
+      new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now())))),
+  );
   const firstPaint = performance.now() - clicked;
   // The page's marks: the login's answer (password hashing included), the map's data read, the markers placed.
   const signIn = await page.evaluate((painted) => {
     const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
-    return { data: at('map-data') - at('signed-in'), placed: at('map-placed') - at('map-data'), painted: painted - at('signed-in') };
+    return {
+      data: at('map-data') - at('signed-in'),
+      placed: at('map-placed') - at('map-data'),
+      painted: painted - at('signed-in'),
+    };
   }, paintedAt);
   await page.getByText('Live updates on').waitFor();
 
   // Live points: RATE per second over random devices, evenly spaced; the page counts the markers that move.
   await page.evaluate(() => {
     window.benchLongTasks = [];
-    new PerformanceObserver((list) => window.benchLongTasks.push(...list.getEntries().map((e) => e.duration))).observe({ type: 'longtask' });
+    new PerformanceObserver((list) => window.benchLongTasks.push(...list.getEntries().map((e) => e.duration))).observe({
+      type: 'longtask',
+    });
     window.benchMoves = 0;
-    new MutationObserver((records) => { window.benchMoves += records.length; })
-      .observe(document.querySelector('.leaflet-marker-pane'), { attributes: true, attributeFilter: ['data-latitude'], subtree: true });
+    new MutationObserver((records) => {
+      window.benchMoves += records.length;
+    }).observe(document.querySelector('.leaflet-marker-pane'), {
+      attributes: true,
+      attributeFilter: ['data-latitude'],
+      subtree: true,
+    });
   });
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable');
-  const taskTime = async () => (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
+  const taskTime = async () =>
+    (await cdp.send('Performance.getMetrics')).metrics.find((m) => m.name === 'TaskDuration').value;
   const beforeTasks = await taskTime();
   const started = performance.now();
   const sends = [];
@@ -161,12 +255,23 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
     const wait = due - performance.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const id = deviceIds[Math.floor(Math.random() * deviceIds.length)];
-    sends.push(call('POST', '/v1/gps', point(id, 52 + Math.random() * 2, 8 + Math.random() * 4, Math.floor(Date.now() / 1000) + i, 30), token));
+    sends.push(
+      call(
+        'POST',
+        '/v1/gps',
+        point(id, 52 + Math.random() * 2, 8 + Math.random() * 4, Math.floor(Date.now() / 1000) + i, 30),
+        token,
+      ),
+    );
   }
   await Promise.all(sends);
   await new Promise((resolve) => setTimeout(resolve, 500));
   const busy = ((await taskTime()) - beforeTasks) / ((performance.now() - started) / 1000);
-  const live = await page.evaluate(() => ({ longTasks: window.benchLongTasks.length, longest: Math.max(0, ...window.benchLongTasks), moves: window.benchMoves }));
+  const live = await page.evaluate(() => ({
+    longTasks: window.benchLongTasks.length,
+    longest: Math.max(0, ...window.benchLongTasks),
+    moves: window.benchMoves,
+  }));
 
   // The track: the history page, the track device's day.
   await page.goto(`${base}/console/#/history`);
@@ -174,17 +279,33 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
   await page.getByLabel('From', { exact: true }).fill('2026-01-14T00:00');
   await page.getByLabel('To', { exact: true }).fill('2026-01-17T00:00');
   const trackRequests = [];
-  page.on('request', (request) => { if (request.url().includes('/v1/gps/track')) trackRequests.push(new URL(request.url()).search); });
+  page.on('request', (request) => {
+    if (request.url().includes('/v1/gps/track')) trackRequests.push(new URL(request.url()).search);
+  });
   const asked = performance.now();
   await page.getByRole('button', { name: 'Show track' }).click();
-  await page.waitForFunction((n) => document.querySelector('.history .map')?.dataset.points === String(n) || document.querySelector('.history [role=alert]'), TRACK, { polling: 'raf', timeout: 60_000 });
-  const shown = await page.evaluate(() => document.querySelector('.history .map')?.dataset.points ?? document.querySelector('.history [role=alert]')?.textContent);
+  await page.waitForFunction(
+    (n) =>
+      document.querySelector('.history .map')?.dataset.points === String(n) ||
+      document.querySelector('.history [role=alert]'),
+    TRACK,
+    { polling: 'raf', timeout: 60_000 },
+  );
+  const shown = await page.evaluate(
+    () =>
+      document.querySelector('.history .map')?.dataset.points ??
+      document.querySelector('.history [role=alert]')?.textContent,
+  );
   if (shown !== String(TRACK)) throw new Error(`the history page shows ${shown}`);
   await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
   const trackMs = performance.now() - asked;
   const marks = await page.evaluate(() => {
     const at = (name) => performance.getEntriesByName(name).at(-1)?.startTime ?? Number.NaN;
-    return { fetchParse: at('history-parsed') - at('history-request'), draw: at('history-drawn') - at('history-parsed'), drawn: Number(document.querySelector('.history .map').dataset.drawn) };
+    return {
+      fetchParse: at('history-parsed') - at('history-request'),
+      draw: at('history-drawn') - at('history-parsed'),
+      drawn: Number(document.querySelector('.history .map').dataset.drawn),
+    };
   });
   // Scrubbing: the timeline moved to 20 places, each a full redraw.
   const scrub = await page.evaluate(async () => {
@@ -199,13 +320,29 @@ async function measureOnce(token, deviceIds, trackDevice, run) {
     }
     return times.sort((a, b) => a - b)[Math.floor(times.length / 2)];
   });
-  console.log(`run ${run}: the history page asked`, trackRequests.map((query) => Object.fromEntries(new URLSearchParams(query))).map(({ zoom, width, height }) => ({ zoom, width, height })));
+  console.log(
+    `run ${run}: the history page asked`,
+    trackRequests
+      .map((query) => Object.fromEntries(new URLSearchParams(query)))
+      .map(({ zoom, width, height }) => ({ zoom, width, height })),
+  );
   await context.close();
   if (errors.length) console.error(`run ${run}: page errors`, errors);
   const round = (value) => Math.round(value * 10) / 10;
   return {
-    first_paint_ms: round(firstPaint), after_login_ms: round(signIn.painted), map_data_ms: round(signIn.data), markers_placed_ms: round(signIn.placed), main_thread_busy_pct: round(busy * 100), long_tasks: live.longTasks, longest_task_ms: round(live.longest),
-    markers_moved: live.moves, points_sent: total, track_ms: round(trackMs), track_points_drawn: marks.drawn, track_fetch_parse_ms: round(marks.fetchParse), track_draw_ms: round(marks.draw),
+    first_paint_ms: round(firstPaint),
+    after_login_ms: round(signIn.painted),
+    map_data_ms: round(signIn.data),
+    markers_placed_ms: round(signIn.placed),
+    main_thread_busy_pct: round(busy * 100),
+    long_tasks: live.longTasks,
+    longest_task_ms: round(live.longest),
+    markers_moved: live.moves,
+    points_sent: total,
+    track_ms: round(trackMs),
+    track_points_drawn: marks.drawn,
+    track_fetch_parse_ms: round(marks.fetchParse),
+    track_draw_ms: round(marks.draw),
     scrub_frame_median_ms: round(scrub),
   };
 }

@@ -17,7 +17,11 @@ console.log(`(${POINTS.toLocaleString('en')} points written in ${Math.round((per
 
 const results = [];
 for (const format of FORMATS) {
-  const download = await measuredDownload(service.port, `/v1/gps/export?device_id=${device.id}&format=${format}`, service.admin.token);
+  const download = await measuredDownload(
+    service.port,
+    `/v1/gps/export?device_id=${device.id}&format=${format}`,
+    service.admin.token,
+  );
   const summary = {
     format,
     points: POINTS,

@@ -21,20 +21,35 @@ const BATCH = 10_000;
 const BATCHES = Number(process.env.BENCH_GPS_BATCHES ?? 10);
 /** Requests (or COPY statements) in flight at once. */
 const PARALLEL = 2;
-const POINT = { altitude: 12.5, heading: 90, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, hdop: 0.9 };
+const POINT = {
+  altitude: 12.5,
+  heading: 90,
+  speed_kmh: 36,
+  speed_mps: 10,
+  speed_mph: 22.37,
+  speed_knots: 19.44,
+  hdop: 0.9,
+};
 /** Every point of a run has its own time, so no side ever meets a duplicate. */
 let nextSecond = 1_600_000_000;
 
 function points(count) {
-  return Array.from({ length: count }, (_, i) => ({ ...POINT, latitude: 50 + (i % 1000) / 1e4, longitude: 8 + i / 1e6, timestamp: nextSecond++ }));
+  return Array.from({ length: count }, (_, i) => ({
+    ...POINT,
+    latitude: 50 + (i % 1000) / 1e4,
+    longitude: 8 + i / 1e6,
+    timestamp: nextSecond++,
+  }));
 }
 
 /** `count` jobs, at most PARALLEL at a time. */
 async function inParallel(count, job) {
   let next = 0;
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (next < count) await job(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < count) await job(next++);
+    }),
+  );
 }
 
 /** A device with its own key (gps:write) of the admin, made through the API. */
@@ -58,7 +73,10 @@ async function batchRate(url, key) {
 /** Points per second of an import of one CSV file of BATCHES × 10,000 points, from the request to `done`. */
 async function importRate(url, key) {
   const lines = ['timestamp,latitude,longitude,altitude,heading,speed_mps,hdop'];
-  for (const p of points(BATCHES * BATCH)) lines.push(`${new Date(p.timestamp * 1000).toISOString()},${p.latitude},${p.longitude},${p.altitude},${p.heading},${p.speed_mps},${p.hdop}`);
+  for (const p of points(BATCHES * BATCH))
+    lines.push(
+      `${new Date(p.timestamp * 1000).toISOString()},${p.latitude},${p.longitude},${p.altitude},${p.heading},${p.speed_mps},${p.hdop}`,
+    );
   const file = lines.join('\n');
   const began = performance.now();
   const started = await apiCall(url, 'POST', '/v1/gps/import?format=csv', file, key, 'text/csv');
@@ -71,14 +89,19 @@ async function importRate(url, key) {
 }
 
 /** A row of gps_points as COPY's text format has it, in the columns the service sets (sent_by: the key's user). */
-const COPY_COLUMNS = 'id, device_id, latitude, longitude, altitude, heading, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots, hdop, sent_by';
+const COPY_COLUMNS =
+  'id, device_id, latitude, longitude, altitude, heading, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots, hdop, sent_by';
 const copyLine = ({ deviceId, userId }, p) =>
   `${randomUUID()}\t${deviceId}\t${p.latitude}\t${p.longitude}\t${p.altitude}\t${p.heading}\t${new Date(p.timestamp * 1000).toISOString()}\t${p.speed_kmh}\t${p.speed_mps}\t${p.speed_mph}\t${p.speed_knots}\t${p.hdop}\t${userId}\n`;
 
 /** Rows per second of COPY into gps_points: the same rows as batchRate, one COPY (one transaction) per 10,000. */
 async function copyRate(pool, owner) {
   const { from: copyFrom } = (await import('pg-copy-streams')).default;
-  const texts = Array.from({ length: BATCHES }, () => points(BATCH).map((p) => copyLine(owner, p)).join(''));
+  const texts = Array.from({ length: BATCHES }, () =>
+    points(BATCH)
+      .map((p) => copyLine(owner, p))
+      .join(''),
+  );
   const began = performance.now();
   await inParallel(BATCHES, async (i) => {
     const client = await pool.connect();
@@ -95,16 +118,32 @@ async function copyRate(pool, owner) {
 async function insertRate(pool, { deviceId, userId }, connections, seconds) {
   let inserted = 0;
   const until = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < until) {
-      const p = points(1)[0];
-      await pool.query(
-        `insert into gps_points (${COPY_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-        [randomUUID(), deviceId, p.latitude, p.longitude, p.altitude, p.heading, new Date(p.timestamp * 1000), p.speed_kmh, p.speed_mps, p.speed_mph, p.speed_knots, p.hdop, userId],
-      );
-      inserted++;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < until) {
+        const p = points(1)[0];
+        await pool.query(
+          `insert into gps_points (${COPY_COLUMNS}) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+          [
+            randomUUID(),
+            deviceId,
+            p.latitude,
+            p.longitude,
+            p.altitude,
+            p.heading,
+            new Date(p.timestamp * 1000),
+            p.speed_kmh,
+            p.speed_mps,
+            p.speed_mph,
+            p.speed_knots,
+            p.hdop,
+            userId,
+          ],
+        );
+        inserted++;
+      }
+    }),
+  );
   return inserted / seconds;
 }
 
@@ -112,17 +151,23 @@ async function insertRate(pool, { deviceId, userId }, connections, seconds) {
 async function singlePointRate(url, keys, connections, seconds) {
   let next = 0;
   const result = await autocannon({
-    url, connections, duration: seconds,
-    requests: [{
-      method: 'POST', path: '/v1/gps',
-      setupRequest: (request) => ({
-        ...request,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
-        body: JSON.stringify(points(1)[0]),
-      }),
-    }],
+    url,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/gps',
+        setupRequest: (request) => ({
+          ...request,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
+          body: JSON.stringify(points(1)[0]),
+        }),
+      },
+    ],
   });
-  if (result.non2xx || result.errors) throw new Error(`POST /v1/gps: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx || result.errors)
+    throw new Error(`POST /v1/gps: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
@@ -177,13 +222,24 @@ export async function gpsIngestRates({ url, admin, databaseUrl, rounds, connecti
       single_points_per_sec: of('single'),
       insert_rows_per_sec: of('insert'),
       single_to_insert: pool ? median(rows.map((row) => ratio(row.single, row.insert))) : null,
-      rounds: rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? null : round(v)]))),
+      rounds: rows.map((row) =>
+        Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v === null ? null : round(v)])),
+      ),
     };
     console.log(
       `\nGPS ingest (${BATCHES} × ${BATCH.toLocaleString('en')} points a round, ${PARALLEL} at a time; single points over ${connections} connections; ${pinned ? 'service pinned to CPU 1' : 'not pinned'})\n` +
-        `  POST /v1/gps/batch ${summary.batch_points_per_sec} points/s` + (pool ? `  | COPY ${summary.copy_rows_per_sec} rows/s  | ratio ${summary.batch_to_copy} (goal >= 0.5, and >= 50,000/s)` : '  (goal >= 20,000/s embedded)') + '\n' +
-        `  POST /v1/gps/import ${summary.import_points_per_sec} points/s` + (pool ? `  | ratio to COPY ${summary.import_to_copy} (goal >= 50,000/s)` : '') + '\n' +
-        `  POST /v1/gps ${summary.single_points_per_sec} points/s` + (pool ? `  | single-row INSERT ${summary.insert_rows_per_sec} rows/s  | ratio ${summary.single_to_insert} (goal >= 0.8)` : ''),
+        `  POST /v1/gps/batch ${summary.batch_points_per_sec} points/s` +
+        (pool
+          ? `  | COPY ${summary.copy_rows_per_sec} rows/s  | ratio ${summary.batch_to_copy} (goal >= 0.5, and >= 50,000/s)`
+          : '  (goal >= 20,000/s embedded)') +
+        '\n' +
+        `  POST /v1/gps/import ${summary.import_points_per_sec} points/s` +
+        (pool ? `  | ratio to COPY ${summary.import_to_copy} (goal >= 50,000/s)` : '') +
+        '\n' +
+        `  POST /v1/gps ${summary.single_points_per_sec} points/s` +
+        (pool
+          ? `  | single-row INSERT ${summary.insert_rows_per_sec} rows/s  | ratio ${summary.single_to_insert} (goal >= 0.8)`
+          : ''),
     );
     return summary;
   } finally {

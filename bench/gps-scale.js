@@ -16,7 +16,16 @@
 // the partitions they opened (EXPLAIN ANALYZE: a partition the Append never reached says "never executed").
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
-import { benchApp, captureStatements, interleavedP99Of, keptDatabase, ratiosOf, reportScans, sequentialScans, writeResult } from './lib.js';
+import {
+  benchApp,
+  captureStatements,
+  interleavedP99Of,
+  keptDatabase,
+  ratiosOf,
+  reportScans,
+  sequentialScans,
+  writeResult,
+} from './lib.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SIZES = [10_000, ...(process.env.GPS_POINTS ?? '10000000').split(',').map(Number)];
@@ -32,11 +41,19 @@ const NEWEST = 1_800_000_000;
  */
 async function fill(db, size) {
   // Monthly partitions for every point (the migration made them from this month on).
-  await sql`select gps_points_extend_back(to_timestamp(${NEWEST - size / 2})), gps_points_extend(to_timestamp(${NEWEST}))`.execute(db);
+  await sql`select gps_points_extend_back(to_timestamp(${NEWEST - size / 2})), gps_points_extend(to_timestamp(${NEWEST}))`.execute(
+    db,
+  );
   await sql`insert into devices (name) select 'bench device ' || i from generate_series(1, ${DEVICES}) i`.execute(db);
   await sql`insert into trips (name, status, gps_logging_enabled, device_id)
-    select 'bench trip ' || substr(d.name, 14), 'completed', true, d.id from devices d where d.name like 'bench device %'`.execute(db);
-  const indexes = (await sql`select indexname, indexdef from pg_indexes where tablename = 'gps_points' and indexname <> 'gps_points_pkey'`.execute(db)).rows;
+    select 'bench trip ' || substr(d.name, 14), 'completed', true, d.id from devices d where d.name like 'bench device %'`.execute(
+    db,
+  );
+  const indexes = (
+    await sql`select indexname, indexdef from pg_indexes where tablename = 'gps_points' and indexname <> 'gps_points_pkey'`.execute(
+      db,
+    )
+  ).rows;
   for (const { indexname } of indexes) await sql`drop index ${sql.id(indexname)}`.execute(db);
   await sql`alter table gps_points drop constraint gps_points_pkey`.execute(db);
   for (let start = 1; start <= size; start += BATCH) {
@@ -48,23 +65,30 @@ async function fill(db, size) {
         select t.ids[1 + i % ${DEVICES}], t.trips[1 + i % ${DEVICES}], 54 + (i % 1000) / 10000.0, 10 + (i % 997) / 10000.0, 2, i % 360,
                to_timestamp(${NEWEST} - i / 2), 18.52, 5.14, 11.51, 10, 0.9
         from generate_series(${start}::int, ${end}::int) i,
-             (select array_agg(device_id order by name) ids, array_agg(id order by name) trips from trips where name like 'bench trip %') t`.execute(trx);
+             (select array_agg(device_id order by name) ids, array_agg(id order by name) trips from trips where name like 'bench trip %') t`.execute(
+        trx,
+      );
     });
     process.stdout.write(`\r  ${end.toLocaleString('en')} points`);
   }
   process.stdout.write('\n  indexes\n');
   await sql`alter table gps_points add constraint gps_points_pkey primary key (id, "timestamp")`.execute(db);
   // A partitioned table's index reads "ON ONLY" (the parent alone); made again on every partition.
-  for (const { indexdef } of indexes) await sql.raw(indexdef.replace(" ON ONLY ", " ON ")).execute(db);
+  for (const { indexdef } of indexes) await sql.raw(indexdef.replace(' ON ONLY ', ' ON ')).execute(db);
   await sql`vacuum analyze gps_points`.execute(db);
   // Last, so that a load cut short is seen as unfilled and made again.
-  await sql`update trips set gps_point_count = (select count(*) from gps_points where trip_id = trips.id) where name like 'bench trip %'`.execute(db);
+  await sql`update trips set gps_point_count = (select count(*) from gps_points where trip_id = trips.id) where name like 'bench trip %'`.execute(
+    db,
+  );
 }
 
 const databaseOf = (size) =>
   keptDatabase(ADMIN_URL, `waygate_bench_gps_${size}`, {
     filled: async (db) =>
-      Number((await sql`select coalesce(sum(gps_point_count), 0) as n from trips where name like 'bench trip %'`.execute(db)).rows[0].n) === size,
+      Number(
+        (await sql`select coalesce(sum(gps_point_count), 0) as n from trips where name like 'bench trip %'`.execute(db))
+          .rows[0].n,
+      ) === size,
     fill: (db) => {
       console.log(`loading ${size.toLocaleString('en')} points`);
       return fill(db, size);
@@ -88,7 +112,9 @@ async function prepare(size) {
   const { config, database, url } = await databaseOf(size);
   const captured = captureStatements(database.db, 'gps_points');
   const app = await benchApp(config, database);
-  const { id: trip, device_id: device } = (await sql`select id, device_id from trips where name = 'bench trip 42'`.execute(database.db)).rows[0];
+  const { id: trip, device_id: device } = (
+    await sql`select id, device_id from trips where name = 'bench trip 42'`.execute(database.db)
+  ).rows[0];
   const tripSize = size / DEVICES;
   // Cursors in the middle and near the end of each list.
   const deep = {
@@ -130,12 +156,15 @@ async function finish({ size, database, url, captured, app, trip, device, deep, 
   const plans = await partitionPlans(database.db, trip, device, size);
   await app.close();
   await database.close();
-  const numbered = Object.fromEntries(Object.entries(deep).map(([name, { ms }]) => [`numbered page at ${name}, once`, ms]));
+  const numbered = Object.fromEntries(
+    Object.entries(deep).map(([name, { ms }]) => [`numbered page at ${name}, once`, ms]),
+  );
   console.log(`\n${size.toLocaleString('en')} points (a trip: ${(size / DEVICES).toLocaleString('en')})`);
   console.table(results);
   console.table(numbered);
   reportScans(scans, 'gps_points');
-  for (const [name, plan] of Object.entries(plans)) console.log(`\n${name}: ${plan.opened} of ${plan.partitions} partitions opened\n${plan.text}`);
+  for (const [name, plan] of Object.entries(plans))
+    console.log(`\n${name}: ${plan.opened} of ${plan.partitions} partitions opened\n${plan.text}`);
   return { results, numbered_once_ms: numbered, sequential_scans: scans, plans };
 }
 
@@ -175,7 +204,9 @@ const prepared = {};
 for (const size of SIZES) prepared[size] = await prepare(size);
 const results = Object.fromEntries(SIZES.map((size) => [size, {}]));
 for (const name of Object.keys(prepared[SIZES[0]].queries)) {
-  const requests = Object.fromEntries(SIZES.map((size) => [size, () => prepared[size].app.get(prepared[size].queries[name])]));
+  const requests = Object.fromEntries(
+    SIZES.map((size) => [size, () => prepared[size].app.get(prepared[size].queries[name])]),
+  );
   const measured = await interleavedP99Of(name, requests, REPEAT);
   for (const size of SIZES) results[size][name] = resultOf(measured[size]);
 }
@@ -183,5 +214,7 @@ const load = { start: loadAtStart, end: loadavg() };
 const summary = {};
 for (const size of SIZES) summary[size] = await finish(prepared[size], results[size]);
 const ratios = ratiosOf(summary, SIZES, 1.5);
-console.log(`load average (1, 5, 15 min) at the start ${load.start.map((n) => n.toFixed(2)).join(' ')}, at the end ${load.end.map((n) => n.toFixed(2)).join(' ')}`);
+console.log(
+  `load average (1, 5, 15 min) at the start ${load.start.map((n) => n.toFixed(2)).join(' ')}, at the end ${load.end.map((n) => n.toFixed(2)).join(' ')}`,
+);
 writeResult('gps-scale', { sizes: SIZES, repeat: REPEAT, load, summary, ratios });

@@ -35,26 +35,50 @@ const work = mkdtempSync(join(tmpdir(), 'waygate-instructions-'));
 const dataDir = join(work, 'data');
 try {
   // Creating the embedded database under valgrind would take minutes: done natively first.
-  const migrate = spawnSync(process.execPath, [join(ROOT, 'dist', 'main.js'), 'migrate'], { env: { ...process.env, DATA_DIR: dataDir }, stdio: 'ignore' });
+  const migrate = spawnSync(process.execPath, [join(ROOT, 'dist', 'main.js'), 'migrate'], {
+    env: { ...process.env, DATA_DIR: dataDir },
+    stdio: 'ignore',
+  });
   if (migrate.status !== 0) throw new Error('waygate migrate failed');
   const baseline = await count('baseline', BASELINE.args, {}, BASELINE.readyPath, async () => BASELINE.request);
   console.log(`baseline (GET /hello): ${baseline.toLocaleString('en')} instructions per request\n`);
   const results = [];
   for (const scenario of selected) {
     const env = { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1' };
-    const service = await count('service', [join(ROOT, 'dist', 'main.js'), 'serve'], env, '/v1/health', async (url) => ({
-      ...scenario.request,
-      ...(scenario.prepare ? await scenario.prepare(url) : {}),
-    }));
+    const service = await count(
+      'service',
+      [join(ROOT, 'dist', 'main.js'), 'serve'],
+      env,
+      '/v1/health',
+      async (url) => ({
+        ...scenario.request,
+        ...(scenario.prepare ? await scenario.prepare(url) : {}),
+      }),
+    );
     const ratio = Math.round((baseline / service) * 100) / 100;
     results.push({ scenario: scenario.name, instructions_per_request: service, ratio });
-    console.log(`${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request  | ratio to baseline ${ratio.toFixed(2)}`);
+    console.log(
+      `${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request  | ratio to baseline ${ratio.toFixed(2)}`,
+    );
   }
-  console.log(`\n(main thread, user space; ${WARMUP} requests of warm-up, ${MEASURED} counted; node ${process.version})`);
+  console.log(
+    `\n(main thread, user space; ${WARMUP} requests of warm-up, ${MEASURED} counted; node ${process.version})`,
+  );
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'instructions.json'),
-    JSON.stringify({ date: new Date().toISOString(), node: process.version, warmup: WARMUP, measured: MEASURED, baseline_instructions_per_request: baseline, results }, null, 2),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        node: process.version,
+        warmup: WARMUP,
+        measured: MEASURED,
+        baseline_instructions_per_request: baseline,
+        results,
+      },
+      null,
+      2,
+    ),
   );
 } finally {
   rmSync(work, { recursive: true, force: true });
@@ -67,7 +91,14 @@ async function count(name, args, env, readyPath, prepare) {
   const childEnv = { ...process.env, ...env, PORT: String(port) };
   const child = spawn(
     'valgrind',
-    ['--tool=callgrind', '--smc-check=all-non-file', '--instr-atstart=no', `--callgrind-out-file=${out}.%p`, process.execPath, ...args],
+    [
+      '--tool=callgrind',
+      '--smc-check=all-non-file',
+      '--instr-atstart=no',
+      `--callgrind-out-file=${out}.%p`,
+      process.execPath,
+      ...args,
+    ],
     { env: childEnv, stdio: ['ignore', 'ignore', 'ignore'] },
   );
   try {
@@ -100,7 +131,10 @@ async function dumpFile(prefix) {
 
 /** Instructions of V8's worker threads (compiler, GC helpers): callgrind_annotate's inclusive cost. */
 function backgroundThreads(dump) {
-  const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', dump], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout;
+  const annotated = spawnSync('callgrind_annotate', ['--inclusive=yes', dump], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  }).stdout;
   const line = annotated.split('\n').find((l) => l.includes('PlatformWorkerThread'));
   return line ? Number(line.trim().split(/\s+/)[0].replaceAll(',', '')) : 0;
 }
@@ -108,7 +142,8 @@ function backgroundThreads(dump) {
 /** With the child's environment: valgrind names its command pipe after USER and HOST (the listen address here). */
 function callgrind(args, env) {
   const result = spawnSync('callgrind_control', args, { encoding: 'utf8', env });
-  if (result.status !== 0 || /error|failed/i.test(result.stderr)) throw new Error(`callgrind_control ${args.join(' ')}: ${result.stderr}`);
+  if (result.status !== 0 || /error|failed/i.test(result.stderr))
+    throw new Error(`callgrind_control ${args.join(' ')}: ${result.stderr}`);
 }
 
 async function load(url, request, amount) {

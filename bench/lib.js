@@ -5,7 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export const ROOT = join(import.meta.dirname, '..');
-export const BASELINE = { args: [join(ROOT, 'bench', 'baseline.js')], readyPath: '/hello', request: { method: 'GET', path: '/hello' } };
+export const BASELINE = {
+  args: [join(ROOT, 'bench', 'baseline.js')],
+  readyPath: '/hello',
+  request: { method: 'GET', path: '/hello' },
+};
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -35,7 +39,10 @@ export async function waitUntilReady(name, child, url, seconds) {
 export async function apiCall(baseUrl, method, path, body, token, contentType = 'application/json') {
   const response = await fetch(baseUrl + path, {
     method,
-    headers: { ...(body === undefined ? {} : { 'content-type': contentType }), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      ...(body === undefined ? {} : { 'content-type': contentType }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: body === undefined || typeof body === 'string' ? body : JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${(await response.text()).slice(0, 500)}`);
@@ -100,7 +107,8 @@ export async function keptDatabase(adminUrl, name, { filled, fill }) {
   await admin.connect();
   const create = async (drop) => {
     if (drop) await admin.query(`drop database if exists ${name} with (force)`);
-    if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0) await admin.query(`create database ${name}`);
+    if ((await admin.query('select 1 from pg_database where datname = $1', [name])).rowCount === 0)
+      await admin.query(`create database ${name}`);
   };
   await create(Boolean(process.env.BENCH_FRESH));
   const dataDir = join(tmpdir(), name);
@@ -123,7 +131,8 @@ export function captureStatements(db, table) {
   const executor = db.getExecutor();
   const execute = executor.executeQuery.bind(executor);
   executor.executeQuery = async (compiled, queryId) => {
-    if (state.capturing && compiled.sql.startsWith('select') && compiled.sql.includes(`from "${table}"`)) state.statements.push(compiled);
+    if (state.capturing && compiled.sql.startsWith('select') && compiled.sql.includes(`from "${table}"`))
+      state.statements.push(compiled);
     return execute(compiled, queryId);
   };
   return state;
@@ -142,7 +151,8 @@ export async function sequentialScans(url, statements, table) {
     const { rows } = await client.query(`explain ${statement.sql}`, statement.parameters);
     const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
     // An empty partition (cost 0.00..0.00: no pages) is scanned rather than probed, at no cost; not counted.
-    if (!plan.split('\n').some((line) => line.includes(`Seq Scan on ${table}`) && !line.includes('cost=0.00..0.00'))) continue;
+    if (!plan.split('\n').some((line) => line.includes(`Seq Scan on ${table}`) && !line.includes('cost=0.00..0.00')))
+      continue;
     const bounded = new RegExp(`Limit[\\s\\S]*Seq Scan on ${table}`).test(plan) && !plan.includes('Filter:');
     scans.push({ sql: statement.sql.slice(0, 200), bounded, plan });
   }
@@ -159,7 +169,11 @@ export async function benchApp(config, database) {
   const { BENCH_ADMIN } = await import('./service-env.js');
   const kv = await openKeyValueStore({ kind: 'memory' });
   const app = await buildApp(config, { database, kv }, { logger: false });
-  const login = await app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password } });
+  const login = await app.inject({
+    method: 'POST',
+    url: '/v1/auth/login',
+    payload: { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password },
+  });
   const headers = { authorization: `Bearer ${login.json().session_token}` };
   return {
     get: (url) => app.inject({ method: 'GET', url, headers }),
@@ -174,7 +188,9 @@ export async function benchApp(config, database) {
 export function reportScans(scans, table) {
   const unbounded = scans.filter((scan) => !scan.bounded);
   if (unbounded.length) console.log(unbounded);
-  console.log(`${unbounded.length} unbounded sequential scans of ${table}; ${scans.length - unbounded.length} bounded by a limit`);
+  console.log(
+    `${unbounded.length} unbounded sequential scans of ${table}; ${scans.length - unbounded.length} bounded by a limit`,
+  );
 }
 
 /** p99 in ms of `repeat` runs of `request` after 20 unmeasured ones, and the last response (which must be 200). */
@@ -208,7 +224,9 @@ export async function interleavedP99Of(name, requests, repeat) {
       times[size].push(performance.now() - began);
     }
   }
-  for (const size of sizes) if (last[size].statusCode !== 200) throw new Error(`${name} at ${size}: ${last[size].statusCode} ${last[size].body}`);
+  for (const size of sizes)
+    if (last[size].statusCode !== 200)
+      throw new Error(`${name} at ${size}: ${last[size].statusCode} ${last[size].body}`);
   return Object.fromEntries(sizes.map((size) => [size, { p99_ms: +p99(times[size]).toFixed(2), last: last[size] }]));
 }
 
@@ -216,7 +234,12 @@ export async function interleavedP99Of(name, requests, repeat) {
 export function ratiosOf(summary, [small, ...larges], goal) {
   const byLarge = {};
   for (const large of larges) {
-    const ratios = Object.fromEntries(Object.keys(summary[small].results).map((name) => [name, +(summary[large].results[name].p99_ms / summary[small].results[name].p99_ms).toFixed(2)]));
+    const ratios = Object.fromEntries(
+      Object.keys(summary[small].results).map((name) => [
+        name,
+        +(summary[large].results[name].p99_ms / summary[small].results[name].p99_ms).toFixed(2),
+      ]),
+    );
     console.log(`\np99 at ${large.toLocaleString('en')} / p99 at ${small.toLocaleString('en')} (goal <= ${goal})`);
     console.table(ratios);
     byLarge[large] = ratios;
@@ -227,7 +250,10 @@ export function ratiosOf(summary, [small, ...larges], goal) {
 /** Writes `bench/results/<name>.json`. */
 export function writeResult(name, result) {
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench', 'results', `${name}.json`), `${JSON.stringify({ ...result, node: process.version, at: new Date().toISOString() }, null, 2)}\n`);
+  writeFileSync(
+    join(ROOT, 'bench', 'results', `${name}.json`),
+    `${JSON.stringify({ ...result, node: process.version, at: new Date().toISOString() }, null, 2)}\n`,
+  );
 }
 
 // The in-process benches of streamed downloads (export.js, gps-files-export.js).
@@ -243,17 +269,29 @@ export async function listeningService(name) {
   const { openKeyValueStore } = await import('../dist/platform/kv/index.js');
   const { openMigratedDatabase } = await import('../dist/server.js');
   const { BENCH_ADMIN, serviceEnv } = await import('./service-env.js');
-  const config = loadConfig({ ...serviceEnv, ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}), DATA_DIR: mkdtempSync(join(tmpdir(), `waygate-bench-${name}-`)) });
+  const config = loadConfig({
+    ...serviceEnv,
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    DATA_DIR: mkdtempSync(join(tmpdir(), `waygate-bench-${name}-`)),
+  });
   const { database } = await openMigratedDatabase(config);
   const kv = await openKeyValueStore({ kind: 'memory' });
   const app = await buildApp(config, { database, kv }, { logger: false });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const inject = async (method, url, token, payload) => {
-    const response = await app.inject({ method, url, headers: token ? { authorization: `Bearer ${token}` } : {}, payload });
+    const response = await app.inject({
+      method,
+      url,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      payload,
+    });
     if (response.statusCode >= 300) throw new Error(`${method} ${url}: ${response.statusCode} ${response.body}`);
     return response.json();
   };
-  const signedIn = await inject('POST', '/v1/auth/login', null, { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password });
+  const signedIn = await inject('POST', '/v1/auth/login', null, {
+    identifier: BENCH_ADMIN.username,
+    password: BENCH_ADMIN.password,
+  });
   return {
     database,
     port: app.server.address().port,
@@ -274,7 +312,17 @@ export async function fillPoints(db, deviceId, count, extra = {}) {
   for (let i = 0; i < count; i += 2000) {
     const rows = [];
     for (let j = i; j < Math.min(i + 2000, count); j++) {
-      rows.push({ device_id: deviceId, latitude: 52 + j / 1e6, longitude: 13 + j / 1e6, timestamp: new Date(start + j * 1000), speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4, ...extra });
+      rows.push({
+        device_id: deviceId,
+        latitude: 52 + j / 1e6,
+        longitude: 13 + j / 1e6,
+        timestamp: new Date(start + j * 1000),
+        speed_kmh: 10,
+        speed_mps: 2.78,
+        speed_mph: 6.2,
+        speed_knots: 5.4,
+        ...extra,
+      });
     }
     await db.insertInto('gps_points').values(rows).execute();
   }
@@ -307,7 +355,12 @@ export async function measuredDownload(port, path, token) {
       }).on('error', reject);
     });
     peak = Math.max(peak, process.memoryUsage.rss());
-    return { ...result, seconds: (performance.now() - began) / 1000, rssBeforeMb: before / 2 ** 20, rssGrowthMb: (peak - before) / 2 ** 20 };
+    return {
+      ...result,
+      seconds: (performance.now() - began) / 1000,
+      rssBeforeMb: before / 2 ** 20,
+      rssGrowthMb: (peak - before) / 2 ** 20,
+    };
   } finally {
     clearInterval(sampler);
   }

@@ -48,14 +48,24 @@ async function startService() {
   });
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady('service', child, `${url}/v1/health`, 120);
-  return { url, stop: () => { child.kill('SIGTERM'); rmSync(dataDir, { recursive: true, force: true }); } };
+  return {
+    url,
+    stop: () => {
+      child.kill('SIGTERM');
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
 
 const loginBody = (identifier, password) => JSON.stringify({ identifier, password });
 
 async function timeLogin(url, identifier, password) {
   const started = process.hrtime.bigint();
-  const response = await fetch(`${url}/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: loginBody(identifier, password) });
+  const response = await fetch(`${url}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: loginBody(identifier, password),
+  });
   await response.arrayBuffer();
   return { ms: Number(process.hrtime.bigint() - started) / 1e6, status: response.status };
 }
@@ -71,16 +81,23 @@ try {
     url: service.url,
     connections: CONNECTIONS,
     duration: DURATION,
-    requests: [{
-      method: 'POST',
-      path: '/v1/auth/login',
-      headers: { 'content-type': 'application/json' },
-      setupRequest: (request) => ({ ...request, body: loginBody(next++ % 2 ? BENCH_ADMIN.username : BENCH_ADMIN.email, BENCH_ADMIN.password) }),
-    }],
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/auth/login',
+        headers: { 'content-type': 'application/json' },
+        setupRequest: (request) => ({
+          ...request,
+          body: loginBody(next++ % 2 ? BENCH_ADMIN.username : BENCH_ADMIN.email, BENCH_ADMIN.password),
+        }),
+      },
+    ],
   });
   const non2xx = run.non2xx;
   const rate = run.requests.average;
-  console.log(`POST /v1/auth/login: ${rate.toFixed(0)}/s, p99 ${run.latency.p99} ms, ${non2xx} not 2xx | ratio to the raw rate ${(rate / raw).toFixed(2)}`);
+  console.log(
+    `POST /v1/auth/login: ${rate.toFixed(0)}/s, p99 ${run.latency.p99} ms, ${non2xx} not 2xx | ratio to the raw rate ${(rate / raw).toFixed(2)}`,
+  );
 
   // Wrong passwords, alternating a user that exists and one that does not.
   const known = [];
@@ -92,12 +109,26 @@ try {
   const statuses = new Set([...known, ...unknown].map((r) => r.status));
   const knownMs = median(known.map((r) => r.ms));
   const unknownMs = median(unknown.map((r) => r.ms));
-  console.log(`wrong password, median: user exists ${knownMs.toFixed(1)} ms, no such user ${unknownMs.toFixed(1)} ms (statuses ${[...statuses].join(', ')})`);
+  console.log(
+    `wrong password, median: user exists ${knownMs.toFixed(1)} ms, no such user ${unknownMs.toFixed(1)} ms (statuses ${[...statuses].join(', ')})`,
+  );
 
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'login.json'),
-    JSON.stringify({ date: new Date().toISOString(), raw_per_sec: raw, login_per_sec: rate, ratio: rate / raw, p99_ms: run.latency.p99, non2xx, wrong_password_median_ms: { known: knownMs, unknown: unknownMs } }, null, 2),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        raw_per_sec: raw,
+        login_per_sec: rate,
+        ratio: rate / raw,
+        p99_ms: run.latency.p99,
+        non2xx,
+        wrong_password_median_ms: { known: knownMs, unknown: unknownMs },
+      },
+      null,
+      2,
+    ),
   );
 } finally {
   service.stop();

@@ -20,7 +20,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { apiCall, BASELINE, deleteRedisPrefix, freePort, freshDatabase, median, ROOT, sleep, waitUntilReady } from './lib.js';
+import {
+  apiCall,
+  BASELINE,
+  deleteRedisPrefix,
+  freePort,
+  freshDatabase,
+  median,
+  ROOT,
+  sleep,
+  waitUntilReady,
+} from './lib.js';
 import { gpsIngestRates } from './gps-ingest.js';
 import { BENCH_ADMIN } from './service-env.js';
 import { scenarios } from './scenarios.js';
@@ -43,7 +53,13 @@ try {
   const service = await start(
     'service',
     [join(ROOT, 'dist', 'main.js'), 'serve'],
-    { ...serviceEnv, ...backendEnv, DATA_DIR: dataDir, HOST: '127.0.0.1', ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
+    {
+      ...serviceEnv,
+      ...backendEnv,
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}),
+    },
     '/v1/health',
   );
   await sleep(1000);
@@ -84,25 +100,47 @@ try {
   // BENCH_ONLY=ingest runs only this part. Unpinned (see gps-ingest.js): its baselines are the database's own
   // rates, which use both CPUs, so the service side gets both too. Nothing runs after it.
   const ingestPinned = PINNED && process.env.BENCH_INGEST_PIN === '1';
-  if (PINNED && !ingestPinned) for (const pid of [process.pid, service.child.pid]) pin(pid, `0-${availableParallelism() - 1}`);
-  const gpsIngest = !ONLY || ONLY === 'ingest'
-    ? await gpsIngestRates({
-      pinned: ingestPinned,
-      url: service.url,
-      admin: await apiCall(service.url, 'POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password }).then((login) => ({ token: login.session_token, userId: login.user_id })),
-      databaseUrl: backendEnv.DATABASE_URL,
-      rounds: ROUNDS,
-      connections: CONNECTIONS,
-      seconds: DURATION,
-    })
-    : undefined;
+  if (PINNED && !ingestPinned)
+    for (const pid of [process.pid, service.child.pid]) pin(pid, `0-${availableParallelism() - 1}`);
+  const gpsIngest =
+    !ONLY || ONLY === 'ingest'
+      ? await gpsIngestRates({
+          pinned: ingestPinned,
+          url: service.url,
+          admin: await apiCall(service.url, 'POST', '/v1/auth/login', {
+            identifier: BENCH_ADMIN.username,
+            password: BENCH_ADMIN.password,
+          }).then((login) => ({ token: login.session_token, userId: login.user_id })),
+          databaseUrl: backendEnv.DATABASE_URL,
+          rounds: ROUNDS,
+          connections: CONNECTIONS,
+          seconds: DURATION,
+        })
+      : undefined;
   const peakRssMb = rssMb(service.child.pid, 'VmHWM');
   console.log(`\nservice RSS: idle ${idleRssMb} MB, peak ${peakRssMb} MB`);
-  console.log(`(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'}, ${backends})`);
+  console.log(
+    `(${ROUNDS} rounds of ${DURATION} s per side, medians; ${CONNECTIONS} connections, node ${process.version}, ${PINNED ? 'load generator on CPU 0, servers on CPU 1' : 'not pinned to CPUs'}, ${backends})`,
+  );
   mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
   writeFileSync(
     join(ROOT, 'bench', 'results', 'latest.json'),
-    JSON.stringify({ date: new Date().toISOString(), backends, rounds: ROUNDS, duration_secs: DURATION, connections: CONNECTIONS, pinned: PINNED, idle_rss_mb: idleRssMb, peak_rss_mb: peakRssMb, results, gps_ingest: gpsIngest }, null, 2),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        backends,
+        rounds: ROUNDS,
+        duration_secs: DURATION,
+        connections: CONNECTIONS,
+        pinned: PINNED,
+        idle_rss_mb: idleRssMb,
+        peak_rss_mb: peakRssMb,
+        results,
+        gps_ingest: gpsIngest,
+      },
+      null,
+      2,
+    ),
   );
 } finally {
   for (const child of children) child.kill('SIGTERM');
@@ -132,7 +170,10 @@ async function externalBackends(onCleanup) {
 async function start(name, args, env, readyPath) {
   const port = await freePort();
   const command = PINNED ? ['taskset', ['-c', '1', process.execPath, ...args]] : [process.execPath, args];
-  const child = spawn(...command, { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(...command, {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   await waitUntilReady(name, child, url + readyPath, 30);
@@ -149,7 +190,9 @@ function load(url, request, duration) {
 }
 
 function rssMb(pid, field) {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(field));
   return Math.round(Number(line.split(/\s+/)[1]) / 1024);
 }
 

@@ -14,20 +14,38 @@ let apiKey;
 let adminToken;
 
 async function admin(baseUrl) {
-  adminToken ??= (await post(baseUrl, '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+  adminToken ??= (
+    await post(baseUrl, '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })
+  ).session_token;
   return adminToken;
 }
 
 /** One API key for the read scenarios, created through the API as the bootstrap admin. */
 async function benchKey(baseUrl) {
-  apiKey ??= (await post(baseUrl, '/v1/api-keys', { name: 'bench', scopes: ['roles:read', 'gps:read', 'gps:write', 'trips:read'] }, await admin(baseUrl))).key;
+  apiKey ??= (
+    await post(
+      baseUrl,
+      '/v1/api-keys',
+      { name: 'bench', scopes: ['roles:read', 'gps:read', 'gps:write', 'trips:read'] },
+      await admin(baseUrl),
+    )
+  ).key;
   return apiKey;
 }
 
 const withKey = async (baseUrl) => ({ headers: { authorization: `Bearer ${await benchKey(baseUrl)}` } });
 const withSession = async (baseUrl) => ({ headers: { authorization: `Bearer ${await admin(baseUrl)}` } });
 
-const POINT = { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 };
+const POINT = {
+  latitude: 53.55,
+  longitude: 9.99,
+  altitude: 3,
+  heading: 180,
+  speed_kmh: 10,
+  speed_mps: 2.78,
+  speed_mph: 6.2,
+  speed_knots: 5.4,
+};
 
 /** A latest point to read. */
 async function withLatestPoint(baseUrl) {
@@ -49,7 +67,11 @@ async function withDeviceKeys(baseUrl) {
   return {
     setupRequest: (sent) => ({
       ...sent,
-      headers: { ...sent.headers, 'content-type': 'application/json', authorization: `Bearer ${keys[next++ % keys.length]}` },
+      headers: {
+        ...sent.headers,
+        'content-type': 'application/json',
+        authorization: `Bearer ${keys[next++ % keys.length]}`,
+      },
       body: JSON.stringify({ ...POINT, timestamp: Math.floor(Date.now() / 1000) }),
     }),
   };
@@ -60,7 +82,12 @@ async function withLongTrip(baseUrl) {
   const token = await admin(baseUrl);
   const key = await post(baseUrl, '/v1/api-keys', { name: 'long trip device', scopes: ['gps:write'] }, token);
   const device = await post(baseUrl, '/v1/devices', { name: 'long trip device', api_key_id: key.id }, token);
-  const trip = await post(baseUrl, '/v1/trips', { name: 'long trip', device_id: device.data.id, gps_logging_enabled: true }, token);
+  const trip = await post(
+    baseUrl,
+    '/v1/trips',
+    { name: 'long trip', device_id: device.data.id, gps_logging_enabled: true },
+    token,
+  );
   await request(baseUrl, 'PATCH', `/v1/trips/${trip.data.id}`, { status: 'active' }, token);
   let second = 1_700_000_000;
   const started = Date.now();
@@ -86,14 +113,25 @@ const form = (fields) => new URLSearchParams(fields).toString();
 
 /** A first-party confidential client, registered through the API by the bootstrap admin. */
 async function benchClient(baseUrl) {
-  const created = await post(baseUrl, '/v1/oauth/clients', { name: 'bench client', redirect_uris: [CALLBACK], is_first_party: true }, await admin(baseUrl));
-  return { id: created.client.id, basic: `Basic ${Buffer.from(`${created.client.id}:${created.client_secret}`).toString('base64')}` };
+  const created = await post(
+    baseUrl,
+    '/v1/oauth/clients',
+    { name: 'bench client', redirect_uris: [CALLBACK], is_first_party: true },
+    await admin(baseUrl),
+  );
+  return {
+    id: created.client.id,
+    basic: `Basic ${Buffer.from(`${created.client.id}:${created.client_secret}`).toString('base64')}`,
+  };
 }
 
 /** Client credentials: each request is a full grant (client authentication, token minted and stored). */
 async function withClientCredentials(baseUrl) {
   const client = await benchClient(baseUrl);
-  return { headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' }, body: form({ grant_type: 'client_credentials' }) };
+  return {
+    headers: { authorization: client.basic, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form({ grant_type: 'client_credentials' }),
+  };
 }
 
 /** A refresh token of the bench admin: code flow through the first-party handoff (X-ID-App-Assertion). */
@@ -103,10 +141,18 @@ async function refreshTokenOf(baseUrl, client, userId) {
   const nonce = `idaa_${randomUUID().replaceAll('-', '')}`;
   const mac = createHmac('sha256', BENCH_ID_APP_SECRET).update(`id|${userId}|${issuedAt}|${nonce}`).digest('base64url');
   const query = form({
-    client_id: client.id, response_type: 'code', redirect_uri: CALLBACK, scope: 'openid', state: nonce,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    client_id: client.id,
+    response_type: 'code',
+    redirect_uri: CALLBACK,
+    scope: 'openid',
+    state: nonce,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
   });
-  const authorized = await fetch(`${baseUrl}/v1/oauth/authorize?${query}`, { redirect: 'manual', headers: { 'x-id-app-assertion': [`id`, userId, issuedAt, nonce, mac].join('.') } });
+  const authorized = await fetch(`${baseUrl}/v1/oauth/authorize?${query}`, {
+    redirect: 'manual',
+    headers: { 'x-id-app-assertion': [`id`, userId, issuedAt, nonce, mac].join('.') },
+  });
   const code = new URL(authorized.headers.get('location')).searchParams.get('code');
   const tokens = await fetch(`${baseUrl}/v1/oauth/token`, {
     method: 'POST',
@@ -148,13 +194,40 @@ export const scenarios = [
   // The same cheap route with a credential: the difference is the cost of authentication.
   { name: 'GET /v1 (API key)', request: { method: 'GET', path: '/v1' }, prepare: withKey, cachedRead: true },
   { name: 'GET /v1 (session)', request: { method: 'GET', path: '/v1' }, prepare: withSession, cachedRead: true },
-  { name: 'GET /v1/users/me (session)', request: { method: 'GET', path: '/v1/users/me' }, prepare: withSession, cachedRead: true },
-  { name: 'GET /v1/roles (API key)', request: { method: 'GET', path: '/v1/roles' }, prepare: withKey, cachedRead: true },
-  { name: 'GET /v1/gps/current (API key)', request: { method: 'GET', path: '/v1/gps/current' }, prepare: withLatestPoint, cachedRead: true },
+  {
+    name: 'GET /v1/users/me (session)',
+    request: { method: 'GET', path: '/v1/users/me' },
+    prepare: withSession,
+    cachedRead: true,
+  },
+  {
+    name: 'GET /v1/roles (API key)',
+    request: { method: 'GET', path: '/v1/roles' },
+    prepare: withKey,
+    cachedRead: true,
+  },
+  {
+    name: 'GET /v1/gps/current (API key)',
+    request: { method: 'GET', path: '/v1/gps/current' },
+    prepare: withLatestPoint,
+    cachedRead: true,
+  },
   { name: 'POST /v1/gps (50 device keys)', request: { method: 'POST', path: '/v1/gps' }, prepare: withDeviceKeys },
-  { name: 'GET /v1/trips/{id}/gps (100k points)', request: { method: 'GET', path: '/v1/trips' }, prepare: withLongTrip },
-  { name: 'POST /v1/oauth/token (client_credentials)', request: { method: 'POST', path: '/v1/oauth/token' }, prepare: withClientCredentials },
-  { name: 'POST /v1/oauth/token (refresh_token)', request: { method: 'POST', path: '/v1/oauth/token' }, prepare: withRefreshTokens },
+  {
+    name: 'GET /v1/trips/{id}/gps (100k points)',
+    request: { method: 'GET', path: '/v1/trips' },
+    prepare: withLongTrip,
+  },
+  {
+    name: 'POST /v1/oauth/token (client_credentials)',
+    request: { method: 'POST', path: '/v1/oauth/token' },
+    prepare: withClientCredentials,
+  },
+  {
+    name: 'POST /v1/oauth/token (refresh_token)',
+    request: { method: 'POST', path: '/v1/oauth/token' },
+    prepare: withRefreshTokens,
+  },
 ];
 
 const post = (baseUrl, path, body, token) => request(baseUrl, 'POST', path, body, token);

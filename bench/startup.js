@@ -32,7 +32,11 @@ const rssMb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/s
  */
 function cpuMs(pid) {
   const ticks = (file, count) =>
-    readFileSync(file, 'utf8').split(') ')[1].split(' ').slice(11, 11 + count).reduce((sum, n) => sum + Number(n), 0);
+    readFileSync(file, 'utf8')
+      .split(') ')[1]
+      .split(' ')
+      .slice(11, 11 + count)
+      .reduce((sum, n) => sum + Number(n), 0);
   return { all: ticks(`/proc/${pid}/stat`, 4) * 10, main: ticks(`/proc/${pid}/task/${pid}/stat`, 2) * 10 };
 }
 
@@ -42,14 +46,22 @@ async function start(dataDir, how) {
   const began = performance.now();
   const [command, args] = how === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, [MAIN, 'serve']];
   // Its own process group, so npm and the node it execs are stopped together.
-  const child = spawn(command, args, { cwd: ROOT, env: serviceEnv(dataDir, port), stdio: ['ignore', 'ignore', 'pipe'], detached: true });
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: serviceEnv(dataDir, port),
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
+  });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise((resolve) => child.on('exit', resolve));
   try {
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}: ${stderr}`);
-      const ok = await fetch(`http://127.0.0.1:${port}/v1/health`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/v1/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (performance.now() - began > 120_000) throw new Error('the service was not healthy within 120 s');
       await sleep(5);
@@ -111,9 +123,15 @@ const summary = {
     ]),
   ),
 };
-for (const [label, kind] of [['cold (fresh DATA_DIR)', 'cold'], ['warm, node dist/main.js serve', 'warm'], ['warm, npm start', 'warmNpm']]) {
+for (const [label, kind] of [
+  ['cold (fresh DATA_DIR)', 'cold'],
+  ['warm, node dist/main.js serve', 'warm'],
+  ['warm, npm start', 'warmNpm'],
+]) {
   const { medianMs, runsMs, medianCpuMs, medianMainThreadCpuMs, idleRssMb } = summary[kind];
-  const extra = idleRssMb ? `  CPU ${medianCpuMs} ms (main thread ${medianMainThreadCpuMs})  idle RSS ${idleRssMb} MB` : '';
+  const extra = idleRssMb
+    ? `  CPU ${medianCpuMs} ms (main thread ${medianMainThreadCpuMs})  idle RSS ${idleRssMb} MB`
+    : '';
   console.log(`${label.padEnd(32)} median ${String(medianMs).padStart(5)} ms  (${runsMs.join(', ')})${extra}`);
 }
 mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });

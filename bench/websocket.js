@@ -60,7 +60,9 @@ async function main() {
   const serverFds = SUBSCRIBERS + 1000;
   const clientFds = Math.ceil(SUBSCRIBERS / CLIENT_PROCESSES) + 1000;
   if (Math.max(serverFds, clientFds) > fdLimit.hard) {
-    throw new Error(`the open-file limit (hard ${fdLimit.hard}) is below the ${serverFds} descriptors the server needs; raise it (ulimit -Hn)`);
+    throw new Error(
+      `the open-file limit (hard ${fdLimit.hard}) is below the ${serverFds} descriptors the server needs; raise it (ulimit -Hn)`,
+    );
   }
   const needsUlimit = (fds) => fds > fdLimit.soft;
 
@@ -69,14 +71,25 @@ async function main() {
   const servers = [];
   const serverEvents = []; // crashes, log lines at warn and above
   const git = (args) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' }).stdout?.trim();
-  const results = { date: new Date().toISOString(), commit: git(['rev-parse', '--short', 'HEAD']), dirty: Boolean(git(['status', '--porcelain', 'src'])),
-    node: process.version, cpus: CPUS, pinned: PINNED,
-    subscribers: SUBSCRIBERS, points: POINTS, interval_ms: INTERVAL_MS, client_processes: CLIENT_PROCESSES, goals: GOALS };
+  const results = {
+    date: new Date().toISOString(),
+    commit: git(['rev-parse', '--short', 'HEAD']),
+    dirty: Boolean(git(['status', '--porcelain', 'src'])),
+    node: process.version,
+    cpus: CPUS,
+    pinned: PINNED,
+    subscribers: SUBSCRIBERS,
+    points: POINTS,
+    interval_ms: INTERVAL_MS,
+    client_processes: CLIENT_PROCESSES,
+    goals: GOALS,
+  };
 
   const clients = [];
   // Whatever way this process ends (an uncaught error skips the finally below), no server or client outlives it.
   process.on('exit', () => {
-    for (const child of [...servers, ...clients].map((c) => c.child)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const child of [...servers, ...clients].map((c) => c.child))
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   try {
     for (let i = 0; i < CLIENT_PROCESSES; i++) clients.push(startClient(i, needsUlimit(clientFds) ? clientFds : 0));
@@ -100,7 +113,12 @@ async function main() {
       cleanups.push(database.drop);
       cleanups.push(() => deleteRedisPrefix(REDIS_URL, prefix));
       const databaseUrl = database.url;
-      const shared = { DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: prefix, SECRET_KEY: randomBytes(24).toString('hex') };
+      const shared = {
+        DATABASE_URL: databaseUrl,
+        REDIS_URL,
+        REDIS_PREFIX: prefix,
+        SECRET_KEY: randomBytes(24).toString('hex'),
+      };
       const nodes = [];
       for (const name of ['node A', 'node B']) {
         const dataDir = mkdtempSync(join(tmpdir(), 'waygate-bench-ws-'));
@@ -115,7 +133,8 @@ async function main() {
     for (const client of clients) client.child.kill('SIGTERM');
     for (const server of servers) if (server.child.exitCode === null) server.child.kill('SIGTERM');
     await sleep(500);
-    for (const cleanup of cleanups.reverse()) await Promise.resolve(cleanup()).catch((err) => console.error('cleanup:', err.message));
+    for (const cleanup of cleanups.reverse())
+      await Promise.resolve(cleanup()).catch((err) => console.error('cleanup:', err.message));
     agent.destroy();
   }
 
@@ -129,9 +148,19 @@ async function main() {
   /** The admin's session and a gps:read key (created on the first node), and how to reach every node. */
   async function sessionOn(nodes) {
     const [entry] = nodes;
-    const token = (await call(entry.url, 'POST', '/v1/auth/login', { identifier: BENCH_ADMIN.username, password: BENCH_ADMIN.password })).session_token;
+    const token = (
+      await call(entry.url, 'POST', '/v1/auth/login', {
+        identifier: BENCH_ADMIN.username,
+        password: BENCH_ADMIN.password,
+      })
+    ).session_token;
     const key = (await call(entry.url, 'POST', '/v1/api-keys', { name: 'ws bench', scopes: ['gps:read'] }, token)).key;
-    return { entry, token, wsUrls: nodes.map((node) => node.url.replace('http:', 'ws:') + '/v1/ws'), headers: { authorization: `Bearer ${key}` } };
+    return {
+      entry,
+      token,
+      wsUrls: nodes.map((node) => node.url.replace('http:', 'ws:') + '/v1/ws'),
+      headers: { authorization: `Bearer ${key}` },
+    };
   }
 
   function perClient(message) {
@@ -152,11 +181,19 @@ async function main() {
   async function connectAll(session) {
     const share = (i) => Math.floor(SUBSCRIBERS / CLIENT_PROCESSES) + (i < SUBSCRIBERS % CLIENT_PROCESSES ? 1 : 0);
     const started = performance.now();
-    const connected = await perClient((i) => ({ cmd: 'connect', urls: session.wsUrls, headers: session.headers, count: share(i) }));
+    const connected = await perClient((i) => ({
+      cmd: 'connect',
+      urls: session.wsUrls,
+      headers: session.headers,
+      count: share(i),
+    }));
     const secs = (performance.now() - started) / 1000;
     const open = sum(connected.map((c) => c.open));
     const failures = connected.flatMap((c) => c.failures);
-    console.log(`${open.toLocaleString('en')} connections open in ${secs.toFixed(1)} s` + (failures.length ? `; ${failures.length} failed: ${[...new Set(failures)].slice(0, 3).join('; ')}` : ''));
+    console.log(
+      `${open.toLocaleString('en')} connections open in ${secs.toFixed(1)} s` +
+        (failures.length ? `; ${failures.length} failed: ${[...new Set(failures)].slice(0, 3).join('; ')}` : ''),
+    );
     return { open, failures, secs };
   }
 
@@ -192,8 +229,10 @@ async function main() {
       // The V8 heap alone (after the same forced GC): the part of the RSS growth that is JavaScript objects.
       heap_kb_per_idle_connection: perConnection(idle, 'heapUsedKb'),
     };
-    console.log(`RSS ${memory.rss_mb.before} MB -> ${memory.rss_mb.idle_connections} MB with ${open.toLocaleString('en')} idle connections: ` +
-      `${memory.kb_per_idle_connection} KB each (V8 heap ${memory.heap_kb_per_idle_connection} KB)`);
+    console.log(
+      `RSS ${memory.rss_mb.before} MB -> ${memory.rss_mb.idle_connections} MB with ${open.toLocaleString('en')} idle connections: ` +
+        `${memory.kb_per_idle_connection} KB each (V8 heap ${memory.heap_kb_per_idle_connection} KB)`,
+    );
     return memory;
   }
 
@@ -209,13 +248,24 @@ async function main() {
     const rssIdle = nodes.map((node) => rssKb(node.child.pid));
     const subscribedCount = await subscribeAll();
     await sleep(500);
-    const health = await Promise.all(nodes.map((node) => call(node.url, 'GET', '/v1/health').then((h) => h.services?.websocket, (err) => ({ error: err.message }))));
+    const health = await Promise.all(
+      nodes.map((node) =>
+        call(node.url, 'GET', '/v1/health').then(
+          (h) => h.services?.websocket,
+          (err) => ({ error: err.message }),
+        ),
+      ),
+    );
 
     await perClient({ cmd: 'arm', points: POINTS });
     const cpuBefore = nodes.map((node) => cpuMs(node.child.pid));
     const hostBefore = hostCpuMs();
     const selfBefore = process.cpuUsage();
-    const { sentAt, answeredAt, failures: postFailures } = await postPoints(session.entry.url, session.token, POINTS, INTERVAL_MS);
+    const {
+      sentAt,
+      answeredAt,
+      failures: postFailures,
+    } = await postPoints(session.entry.url, session.token, POINTS, INTERVAL_MS);
     // Let the last frames arrive.
     const expected = open * POINTS;
     for (let waited = 0; waited < 10_000; waited += 100) {
@@ -271,31 +321,51 @@ async function main() {
       close_codes: mergeCounts(collected.map((c) => c.closeCodes)),
       post_failures: postFailures,
       latency_ms: stats(all),
-      latency_ms_by_node: nodes.length > 1 ? Object.fromEntries(nodes.map((node, n) => [node.name, stats(byNode[n])])) : undefined,
+      latency_ms_by_node:
+        nodes.length > 1 ? Object.fromEntries(nodes.map((node, n) => [node.name, stats(byNode[n])])) : undefined,
       first_delivery_ms: stats(perPoint.filter((p) => p.first !== Infinity).map((p) => p.first)),
       last_delivery_ms: stats(perPoint.filter((p) => p.last !== -Infinity).map((p) => p.last)),
       post_round_trip_ms: stats(postMs),
       server_cpu_ms_per_point: Object.fromEntries(nodes.map((node, n) => [node.name, +cpuPerPoint[n].toFixed(1)])),
-      server_cpu_us_per_frame: Object.fromEntries(nodes.map((node, n) => [node.name, +((cpuPerPoint[n] * 1000 * POINTS) / Math.max(deliveredPerNode[n], 1)).toFixed(2)])),
+      server_cpu_us_per_frame: Object.fromEntries(
+        nodes.map((node, n) => [
+          node.name,
+          +((cpuPerPoint[n] * 1000 * POINTS) / Math.max(deliveredPerNode[n], 1)).toFixed(2),
+        ]),
+      ),
       client_cpu_us_per_frame: +((clientCpuMs * 1000) / Math.max(all.length, 1)).toFixed(2),
       // Whether something else shared the machine: every CPU's busy time during the points, and what this bench's own
       // processes (servers, clients, this one) used of it; the rest is PostgreSQL, Redis, the kernel and anything else.
       host_cpu: {
         window_secs: +(hostTotalMs / 1000 / CPUS).toFixed(1),
         busy_percent: Math.round((100 * (hostAfter.busyMs - hostBefore.busyMs)) / hostTotalMs),
-        bench_processes_percent: Math.round((100 * (sum(cpuAfter) - sum(cpuBefore) + clientCpuMs + (selfCpu.user + selfCpu.system) / 1000)) / hostTotalMs),
+        bench_processes_percent: Math.round(
+          (100 * (sum(cpuAfter) - sum(cpuBefore) + clientCpuMs + (selfCpu.user + selfCpu.system) / 1000)) / hostTotalMs,
+        ),
       },
-      rss_mb: Object.fromEntries(nodes.map((node, n) => [node.name, { before: mb(rssBefore[n]), idle_connections: mb(rssIdle[n]), peak: mb(rssKb(node.child.pid, 'VmHWM')) }])),
+      rss_mb: Object.fromEntries(
+        nodes.map((node, n) => [
+          node.name,
+          { before: mb(rssBefore[n]), idle_connections: mb(rssIdle[n]), peak: mb(rssKb(node.child.pid, 'VmHWM')) },
+        ]),
+      ),
       // RSS growth over each node's share of the connections, without a forced GC (the goal is judged by measureMemory).
-      kb_per_idle_connection_unforced: Object.fromEntries(nodes.map((node, n) => [node.name, +((rssIdle[n] - rssBefore[n]) / (open / nodes.length)).toFixed(1)])),
+      kb_per_idle_connection_unforced: Object.fromEntries(
+        nodes.map((node, n) => [node.name, +((rssIdle[n] - rssBefore[n]) / (open / nodes.length)).toFixed(1)]),
+      ),
       websocket_health: Object.fromEntries(nodes.map((node, n) => [node.name, health[n]])),
     };
     const l = run.latency_ms;
-    console.log(`delivered ${all.length.toLocaleString('en')} of ${expected.toLocaleString('en')}: p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms` +
-      `; POST round trip p50 ${run.post_round_trip_ms.p50} ms; server CPU per point ${Object.values(run.server_cpu_ms_per_point).join(' / ')} ms` +
-      `; CPUs ${run.host_cpu.busy_percent}% busy, ${run.host_cpu.bench_processes_percent}% by this bench`);
+    console.log(
+      `delivered ${all.length.toLocaleString('en')} of ${expected.toLocaleString('en')}: p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms` +
+        `; POST round trip p50 ${run.post_round_trip_ms.p50} ms; server CPU per point ${Object.values(run.server_cpu_ms_per_point).join(' / ')} ms` +
+        `; CPUs ${run.host_cpu.busy_percent}% busy, ${run.host_cpu.bench_processes_percent}% by this bench`,
+    );
     const others = run.host_cpu.busy_percent - run.host_cpu.bench_processes_percent;
-    if (others > 20) console.log(`warning: other processes kept the CPUs ${others}% busy during the points (the database, Redis, or something else on the host): latencies are inflated`);
+    if (others > 20)
+      console.log(
+        `warning: other processes kept the CPUs ${others}% busy during the points (the database, Redis, or something else on the host): latencies are inflated`,
+      );
     return run;
   }
 
@@ -309,22 +379,39 @@ async function main() {
     for (let seq = 0; seq < count; seq++) {
       const due = start + seq * intervalMs;
       if (performance.now() < due) await sleep(due - performance.now());
-      const body = JSON.stringify({ latitude: 53.55 + seq / 1e4, longitude: 9.99, altitude: seq, heading: 180, timestamp: timestamp + seq,
-        speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 });
-      pending.push(send(url, 'POST', '/v1/gps', body, token, () => (sentAt[seq] = now())).then(
-        ({ status, text }) => {
-          answeredAt[seq] = now();
-          if (status !== 201 && status !== 200) failures.push(`${status} ${text.slice(0, 200)}`);
-        },
-        (err) => failures.push(err.message),
-      ));
+      const body = JSON.stringify({
+        latitude: 53.55 + seq / 1e4,
+        longitude: 9.99,
+        altitude: seq,
+        heading: 180,
+        timestamp: timestamp + seq,
+        speed_kmh: 10,
+        speed_mps: 2.78,
+        speed_mph: 6.2,
+        speed_knots: 5.4,
+      });
+      pending.push(
+        send(url, 'POST', '/v1/gps', body, token, () => (sentAt[seq] = now())).then(
+          ({ status, text }) => {
+            answeredAt[seq] = now();
+            if (status !== 201 && status !== 200) failures.push(`${status} ${text.slice(0, 200)}`);
+          },
+          (err) => failures.push(err.message),
+        ),
+      );
     }
     await Promise.all(pending);
     return { sentAt, answeredAt, failures };
   }
 
   async function call(url, method, path, payload, token) {
-    const { status, text } = await send(url, method, path, payload === undefined ? undefined : JSON.stringify(payload), token);
+    const { status, text } = await send(
+      url,
+      method,
+      path,
+      payload === undefined ? undefined : JSON.stringify(payload),
+      token,
+    );
     if (status >= 300) throw new Error(`${method} ${path}: ${status} ${text}`);
     return JSON.parse(text);
   }
@@ -332,7 +419,8 @@ async function main() {
   function send(url, method, path, body, token, beforeWrite) {
     return new Promise((resolve, reject) => {
       const headers = {};
-      if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      if (body !== undefined)
+        Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       if (token) headers.authorization = `Bearer ${token}`;
       const req = httpRequest(`${url}${path}`, { method, headers, agent }, (res) => {
         const chunks = [];
@@ -348,7 +436,13 @@ async function main() {
 
   async function startServer(name, env, { inspect = false } = {}) {
     const port = await freePort();
-    const nodeArgs = PROFILE ? [`--cpu-prof`, `--cpu-prof-dir=${join(ROOT, 'bench', 'results', 'ws-profile')}`, `--cpu-prof-name=${name.replace(' ', '-')}-${Date.now()}.cpuprofile`] : [];
+    const nodeArgs = PROFILE
+      ? [
+          `--cpu-prof`,
+          `--cpu-prof-dir=${join(ROOT, 'bench', 'results', 'ws-profile')}`,
+          `--cpu-prof-name=${name.replace(' ', '-')}-${Date.now()}.cpuprofile`,
+        ]
+      : [];
     // The inspector, on loopback, only to force a full GC before each memory reading (nothing else is enabled).
     const inspectPort = inspect ? await freePort() : undefined;
     if (inspect) nodeArgs.push(`--inspect=127.0.0.1:${inspectPort}`);
@@ -356,7 +450,15 @@ async function main() {
     if (needsUlimit(serverFds)) command = ['sh', '-c', `ulimit -n ${serverFds} && exec "$0" "$@"`, ...command];
     if (PINNED) command = ['taskset', '-c', '1', ...command];
     const child = spawn(command[0], command.slice(1), {
-      env: { ...process.env, ...serviceEnv, RATE_LIMIT_ENABLED: 'false', HOST: '127.0.0.1', PORT: String(port), ...env, ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}) },
+      env: {
+        ...process.env,
+        ...serviceEnv,
+        RATE_LIMIT_ENABLED: 'false',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        ...env,
+        ...(process.env.BENCH_ENV ? JSON.parse(process.env.BENCH_ENV) : {}),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const server = { name, child, url: `http://127.0.0.1:${port}`, inspectPort, stopping: false };
@@ -368,7 +470,12 @@ async function main() {
         const lines = (buffered + chunk).split('\n');
         buffered = lines.pop();
         for (const line of lines.filter(Boolean)) {
-          if (/^(Debugger listening on|Debugger ending on|For help, see: https:\/\/nodejs.org\/en\/docs\/inspector|Debugger attached|Waiting for the debugger)/.test(line)) continue;
+          if (
+            /^(Debugger listening on|Debugger ending on|For help, see: https:\/\/nodejs.org\/en\/docs\/inspector|Debugger attached|Waiting for the debugger)/.test(
+              line,
+            )
+          )
+            continue;
           // pino lines at warn (40) and above count as problems; other output (start-up notes) is kept as is.
           // With BENCH_ENV='{"LOG_LEVEL":"info"}' request lines are left out, shutdown notes kept.
           let level = 0;
@@ -386,7 +493,9 @@ async function main() {
       if (!server.stopping) {
         serverEvents.push({ node: name, crash: { code, signal } });
         // Exit code 0 is the SIGTERM/SIGINT handler's (see src/main.ts): a signal from outside this bench.
-        console.error(`[${name}] exited unexpectedly (${code ?? signal}${code === 0 ? ': a graceful shutdown, so SIGTERM or SIGINT from outside' : ''})`);
+        console.error(
+          `[${name}] exited unexpectedly (${code ?? signal}${code === 0 ? ': a graceful shutdown, so SIGTERM or SIGINT from outside' : ''})`,
+        );
       }
     });
     await waitUntilReady(name, child, `${server.url}/v1/health`, 60);
@@ -417,9 +526,14 @@ async function main() {
   function startClient(index, fds) {
     let child;
     if (fds) {
-      child = spawn('sh', ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, import.meta.filename, '--client'], {
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced',
-      });
+      child = spawn(
+        'sh',
+        ['-c', `ulimit -n ${fds} && exec "$0" "$@"`, process.execPath, import.meta.filename, '--client'],
+        {
+          stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+          serialization: 'advanced',
+        },
+      );
     } else {
       child = fork(import.meta.filename, ['--client'], { serialization: 'advanced', execArgv: [] });
     }
@@ -443,14 +557,26 @@ async function main() {
 }
 
 function printSummary(results) {
-  const header = ['setup', 'delivered', 'p50', 'p99', 'max', 'last frame p50', 'POST p50', 'server CPU/point', 'p99 goal'];
+  const header = [
+    'setup',
+    'delivered',
+    'p50',
+    'p99',
+    'max',
+    'last frame p50',
+    'POST p50',
+    'server CPU/point',
+    'p99 goal',
+  ];
   const rows = [header];
   for (const run of [results.single, results.cluster].filter(Boolean)) {
     const l = run.latency_ms;
     rows.push([
       run.nodes === 1 ? '1 node (PGlite)' : '2 nodes (PG + Redis)',
       `${run.deliveries.toLocaleString('en')}/${run.deliveries_expected.toLocaleString('en')}`,
-      `${l.p50} ms`, `${l.p99} ms`, `${l.max} ms`,
+      `${l.p50} ms`,
+      `${l.p99} ms`,
+      `${l.max} ms`,
       `${run.last_delivery_ms.p50} ms`,
       `${run.post_round_trip_ms.p50} ms`,
       `${Object.values(run.server_cpu_ms_per_point).join(' + ')} ms`,
@@ -458,30 +584,37 @@ function printSummary(results) {
     ]);
   }
   const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
-  console.log(`\n${results.subscribers.toLocaleString('en')} subscribers on gps, ${results.points} points ${results.interval_ms} ms apart, ` +
-    `${results.client_processes} client processes, node ${results.node}, ${results.cpus} CPUs, ${results.pinned ? 'servers on CPU 1, clients on CPU 0' : 'not pinned'}`);
+  console.log(
+    `\n${results.subscribers.toLocaleString('en')} subscribers on gps, ${results.points} points ${results.interval_ms} ms apart, ` +
+      `${results.client_processes} client processes, node ${results.node}, ${results.cpus} CPUs, ${results.pinned ? 'servers on CPU 1, clients on CPU 0' : 'not pinned'}`,
+  );
   for (const [i, row] of rows.entries()) {
     console.log(row.map((cell, c) => (c < 2 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     if (i === 0) console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   }
   if (results.memory) {
     const m = results.memory;
-    console.log(`memory per idle connection: ${m.kb_per_idle_connection} KB of RSS (V8 heap ${m.heap_kb_per_idle_connection} KB; subscribed: ${m.kb_per_subscribed_connection} KB); goal < ${results.goals.kb_per_connection} KB: ` +
-      (m.kb_per_idle_connection < results.goals.kb_per_connection ? 'met' : 'missed'));
+    console.log(
+      `memory per idle connection: ${m.kb_per_idle_connection} KB of RSS (V8 heap ${m.heap_kb_per_idle_connection} KB; subscribed: ${m.kb_per_subscribed_connection} KB); goal < ${results.goals.kb_per_connection} KB: ` +
+        (m.kb_per_idle_connection < results.goals.kb_per_connection ? 'met' : 'missed'),
+    );
   }
   for (const run of [results.single, results.cluster].filter(Boolean)) {
     const problems = [];
     if (run.connect_failures) problems.push(`${run.connect_failures} connections refused`);
     if (run.missing) problems.push(`${run.missing} deliveries missing`);
     if (run.duplicates) problems.push(`${run.duplicates} duplicate deliveries`);
-    if (run.unexpected_closes) problems.push(`${run.unexpected_closes} connections closed by the server (${JSON.stringify(run.close_codes)})`);
+    if (run.unexpected_closes)
+      problems.push(`${run.unexpected_closes} connections closed by the server (${JSON.stringify(run.close_codes)})`);
     if (run.post_failures.length) problems.push(`${run.post_failures.length} POSTs failed: ${run.post_failures[0]}`);
     if (problems.length) console.log(`${run.nodes} node(s): ${problems.join('; ')}`);
   }
   const crashes = results.server_events.filter((e) => e.crash);
   if (crashes.length) console.log(`servers that exited during the run: ${JSON.stringify(crashes)}`);
   const warnings = results.server_events.filter((e) => e.level >= 40);
-  console.log(`server warnings and errors logged: ${warnings.length}${warnings.length ? ` (first: ${warnings[0].line.slice(0, 200)})` : ''}`);
+  console.log(
+    `server warnings and errors logged: ${warnings.length}${warnings.length ? ` (first: ${warnings[0].line.slice(0, 200)})` : ''}`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -502,7 +635,12 @@ function runClient(WebSocket) {
 
   function open(url, headers, index) {
     return new Promise((resolve) => {
-      const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true, handshakeTimeout: 60_000 });
+      const ws = new WebSocket(url, {
+        headers,
+        perMessageDeflate: false,
+        skipUTF8Validation: true,
+        handshakeTimeout: 60_000,
+      });
       const connection = { ws, index, closing: false };
       let welcomed = false;
       ws.on('message', (data) => {
@@ -596,8 +734,15 @@ function runClient(WebSocket) {
         return process.send({ received });
       case 'collect': {
         const cpu = process.cpuUsage(cpuStart);
-        return process.send({ arrivals, nodeOf: nodeOf.subarray(0, connections.length), connections: connections.length, duplicates,
-          unexpectedCloses, closeCodes, cpuMs: (cpu.user + cpu.system) / 1000 });
+        return process.send({
+          arrivals,
+          nodeOf: nodeOf.subarray(0, connections.length),
+          connections: connections.length,
+          duplicates,
+          unexpectedCloses,
+          closeCodes,
+          cpuMs: (cpu.user + cpu.system) / 1000,
+        });
       }
       case 'close':
         for (const connection of connections) {
@@ -632,10 +777,11 @@ async function inspectorSession(port) {
     else waiter.resolve(message.result);
   });
   return {
-    call: (method, params = {}) => new Promise((resolve, reject) => {
-      pending.set(++lastId, { resolve, reject });
-      ws.send(JSON.stringify({ id: lastId, method, params }));
-    }),
+    call: (method, params = {}) =>
+      new Promise((resolve, reject) => {
+        pending.set(++lastId, { resolve, reject });
+        ws.send(JSON.stringify({ id: lastId, method, params }));
+      }),
     close: () => ws.close(),
   };
 }
@@ -644,7 +790,14 @@ function stats(values) {
   if (values.length === 0) return { count: 0 };
   const sorted = Float64Array.from(values).sort();
   const at = (q) => +sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * q) - 1)].toFixed(1);
-  return { count: sorted.length, p50: at(0.5), p90: at(0.9), p99: at(0.99), max: +sorted[sorted.length - 1].toFixed(1), mean: +(sum(sorted) / sorted.length).toFixed(1) };
+  return {
+    count: sorted.length,
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    max: +sorted[sorted.length - 1].toFixed(1),
+    mean: +(sum(sorted) / sorted.length).toFixed(1),
+  };
 }
 
 function sum(values) {
@@ -660,7 +813,9 @@ function mergeCounts(list) {
 }
 
 function rssKb(pid, field = 'VmRSS') {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(field));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(field));
   return Number(line.split(/\s+/)[1]);
 }
 
@@ -684,8 +839,13 @@ function hostCpuMs() {
 }
 
 function openFileLimit() {
-  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
-  const [soft, hard] = line.split(/\s{2,}/).slice(1, 3).map((v) => (v === 'unlimited' ? Infinity : Number(v)));
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max open files'));
+  const [soft, hard] = line
+    .split(/\s{2,}/)
+    .slice(1, 3)
+    .map((v) => (v === 'unlimited' ? Infinity : Number(v)));
   return { soft, hard };
 }
 

@@ -42,14 +42,20 @@ function fail(message) {
 const tsc = compiler();
 if (process.argv.includes('--prepare')) {
   if (tsc) build(tsc);
-  else console.error('waygate: TypeScript is not installed (npm ci --omit=dev), so dist/ is not built here; copy it from a build stage');
+  else
+    console.error(
+      'waygate: TypeScript is not installed (npm ci --omit=dev), so dist/ is not built here; copy it from a build stage',
+    );
 } else {
   const problem = !existsSync(MAIN)
     ? 'dist/ is missing'
     : Math.max(...SOURCES.map(newestSource)) > statSync(MAIN).mtimeMs
       ? 'dist/ is older than src/'
       : undefined;
-  if (problem && !tsc) fail(`${problem} and TypeScript is not installed: run "npm run build" where dev dependencies are (npm ci), or copy dist/ from a build stage`);
+  if (problem && !tsc)
+    fail(
+      `${problem} and TypeScript is not installed: run "npm run build" where dev dependencies are (npm ci), or copy dist/ from a build stage`,
+    );
   if (problem) {
     console.error(`waygate: ${problem}; building it`);
     build(tsc);

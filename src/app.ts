@@ -130,7 +130,15 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   options.instrument?.(app as unknown as FastifyInstance);
 
   const locate = config.geoipDb ? await openGeoIp(config.geoipDb) : undefined;
-  const services = createServices({ db: deps.database.db, kv: deps.kv, config, log: app.log, clock: deps.clock ?? systemClock, locate, databaseKind: deps.database.kind });
+  const services = createServices({
+    db: deps.database.db,
+    kv: deps.kv,
+    config,
+    log: app.log,
+    clock: deps.clock ?? systemClock,
+    locate,
+    databaseKind: deps.database.kind,
+  });
   app.decorate('services', services);
   await services.credentials.start();
   app.addHook('onClose', () => services.credentials.stop());
@@ -158,7 +166,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     registerMetrics(app, {
       token: config.metricsToken,
       websocket: services.realtime.stats,
-      caches: () => ({ ...services.caches.stats(), credentials: services.credentials.stats, latest_points: services.gps.latestStats }),
+      caches: () => ({
+        ...services.caches.stats(),
+        credentials: services.credentials.stats,
+        latest_points: services.gps.latestStats,
+      }),
       database: deps.database,
       jobs: () => services.scheduler.list(),
     });
@@ -175,7 +187,8 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   const rateLimit = createRateLimit(app, deps.kv, config);
   registerAuth(app, services.credentials, {
     onResolved: (caller) => {
-      if (caller.apiKeyId) services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
+      if (caller.apiKeyId)
+        services.apiKeys.noteUsed(caller.apiKeyId, (err) => app.log.warn({ err }, 'could not record API key use'));
       if (caller.sessionId) services.sessions.noteActivity(caller.sessionId);
     },
     beforeDatabaseLookup: credentialLookupLimit(deps.kv, config, app.log),
@@ -189,7 +202,14 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       origin: config.corsOrigins.includes('*') ? '*' : config.corsOrigins,
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
       allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'X-Source-Service'],
-      exposedHeaders: ['X-Request-Id', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'Retry-After', 'Location'],
+      exposedHeaders: [
+        'X-Request-Id',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+        'Retry-After',
+        'Location',
+      ],
       maxAge: 600,
     });
   }
@@ -246,14 +266,19 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(userDeletionRoutes, { users: services.users });
   await app.register(exportRoutes, { exports: services.exports });
   await app.register(graphqlRoutes, {
-    services: { ...services, audit: services.auditLog }, introspection: config.graphqlIntrospection, graphiql: config.swaggerUiEnabled, defaultLocale: config.supportedLocales[0] ?? 'en',
+    services: { ...services, audit: services.auditLog },
+    introspection: config.graphqlIntrospection,
+    graphiql: config.swaggerUiEnabled,
+    defaultLocale: config.supportedLocales[0] ?? 'en',
   });
   await app.register(communityRoutes, { community: services.community });
   await app.register(realtimeRoutes, { realtime: services.realtime, documented: config.openapiEnabled });
   if (services.pegel) await app.register(pegelRoutes, { pegel: services.pegel });
   if (config.console.enabled) {
     await app.register(consoleRoutes, {
-      assets: loadConsoleAssets(), ...config.console, supportedLocales: config.supportedLocales,
+      assets: loadConsoleAssets(),
+      ...config.console,
+      supportedLocales: config.supportedLocales,
       turnstileSiteKey,
     });
   }
@@ -281,9 +306,14 @@ async function bootstrap(app: { log: FastifyInstance['log'] }, config: Config, s
     app.log.info({ user_id: userId }, created ? 'created the bootstrap super admin' : 'bootstrap super admin exists');
   }
   const added = await services.loginProviders.ensureOAuthPlatforms(config.oauthPlatforms);
-  if (added.length) app.log.info({ platforms: added }, 'added login platforms from OAUTH_PLATFORMS (disabled until enabled)');
+  if (added.length)
+    app.log.info({ platforms: added }, 'added login platforms from OAUTH_PLATFORMS (disabled until enabled)');
   if (config.systemApiKey) {
     const outcome = await services.apiKeys.ensureSystemKey(config.systemApiKey);
-    app.log.info(outcome === 'created' ? 'created the system API key from SYSTEM_API_KEY' : 'system API key from SYSTEM_API_KEY exists');
+    app.log.info(
+      outcome === 'created'
+        ? 'created the system API key from SYSTEM_API_KEY'
+        : 'system API key from SYSTEM_API_KEY exists',
+    );
   }
 }

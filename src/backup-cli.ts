@@ -1,5 +1,12 @@
 import type { Config } from './config.js';
-import { BackupError, claimBackupFile, megabytes, snapshot, snapshotFromServer, type Progress } from './platform/db/backup.js';
+import {
+  BackupError,
+  claimBackupFile,
+  megabytes,
+  snapshot,
+  snapshotFromServer,
+  type Progress,
+} from './platform/db/backup.js';
 import { embeddedDataDirExists } from './platform/db/database.js';
 import { keyFilePath } from './platform/secret-box.js';
 import { embeddedDataDir, openConfiguredDatabase } from './server.js';
@@ -29,7 +36,8 @@ export async function backUpDataDir(config: Config, file: string, progress: Prog
  * directory here (taking its lock, so no server can start meanwhile).
  */
 export async function snapshotOfDataDir(config: Config, progress: Progress): Promise<Buffer> {
-  if (config.databaseUrl) throw new BackupError('backup is for the embedded database; for PostgreSQL use pg_dump (see docs/production.md)');
+  if (config.databaseUrl)
+    throw new BackupError('backup is for the embedded database; for PostgreSQL use pg_dump (see docs/production.md)');
   const dataDir = embeddedDataDir(config);
   if (!embeddedDataDirExists(dataDir)) throw new BackupError(`${dataDir} holds no database to back up`);
   const fromServer = await snapshotFromServer(dataDir);

@@ -19,7 +19,15 @@ describe('configuration', () => {
       internalToken: '',
       openapiEnabled: true,
       swaggerUiEnabled: true,
-      rateLimit: { enabled: true, windowSecs: 60, anonymous: 120, user: 600, apiKey: 1200, gpsWrite: 30, headers: 'near-limit' },
+      rateLimit: {
+        enabled: true,
+        windowSecs: 60,
+        anonymous: 120,
+        user: 600,
+        apiKey: 1200,
+        gpsWrite: 30,
+        headers: 'near-limit',
+      },
       registrationEnabled: true,
       supportedLocales: ['en', 'de'],
       pwnedPasswords: { url: undefined, minCount: 1 },
@@ -36,9 +44,13 @@ describe('configuration', () => {
 
   it('requires PUBLIC_URL with SMTP_URL, so mail links never come from the Host header', () => {
     expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.org:25' })).toThrow(
-      new ConfigError('PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)'),
+      new ConfigError(
+        'PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)',
+      ),
     );
-    expect(loadConfig({ SMTP_URL: 'smtp://mail.example.org:25', PUBLIC_URL: 'https://gps.example.org' }).smtpUrl).toBe('smtp://mail.example.org:25');
+    expect(loadConfig({ SMTP_URL: 'smtp://mail.example.org:25', PUBLIC_URL: 'https://gps.example.org' }).smtpUrl).toBe(
+      'smtp://mail.example.org:25',
+    );
   });
 
   it('reads FRONTEND_URL without its trailing slash and refuses one that is not http(s)', () => {
@@ -48,21 +60,29 @@ describe('configuration', () => {
   });
 
   it('reads PWNED_PASSWORDS_URL without its trailing slash, and a minimum count of at least 1', () => {
-    expect(loadConfig({ PWNED_PASSWORDS_URL: 'https://api.pwnedpasswords.com/', PWNED_PASSWORDS_MIN_COUNT: '10' }).pwnedPasswords)
-      .toEqual({ url: 'https://api.pwnedpasswords.com', minCount: 10 });
+    expect(
+      loadConfig({ PWNED_PASSWORDS_URL: 'https://api.pwnedpasswords.com/', PWNED_PASSWORDS_MIN_COUNT: '10' })
+        .pwnedPasswords,
+    ).toEqual({ url: 'https://api.pwnedpasswords.com', minCount: 10 });
     expect(() => loadConfig({ PWNED_PASSWORDS_URL: 'ftp://example.org' })).toThrow(ConfigError);
     expect(() => loadConfig({ PWNED_PASSWORDS_MIN_COUNT: '0' })).toThrow(ConfigError);
   });
 
   it('reads OAUTH_LOGIN_URL as given and refuses one that is not http(s)', () => {
     expect(loadConfig({}).oauthLoginUrl).toBeUndefined();
-    expect(loadConfig({ OAUTH_LOGIN_URL: 'https://app.example.org/signin?from=oauth' }).oauthLoginUrl).toBe('https://app.example.org/signin?from=oauth');
+    expect(loadConfig({ OAUTH_LOGIN_URL: 'https://app.example.org/signin?from=oauth' }).oauthLoginUrl).toBe(
+      'https://app.example.org/signin?from=oauth',
+    );
     expect(() => loadConfig({ OAUTH_LOGIN_URL: 'javascript:alert(1)' })).toThrow(/^OAUTH_LOGIN_URL/);
   });
 
   it('takes an empty or blank setting as unset, as a .env line without a value means', () => {
     const config = loadConfig({ HOST: '', DATA_DIR: ' ', MAIL_FROM: '', REDIS_PREFIX: '' });
-    expect({ host: config.host, mailFrom: config.mailFrom, redisPrefix: config.redisPrefix }).toEqual({ host: '0.0.0.0', mailFrom: 'Waygate <no-reply@localhost>', redisPrefix: 'waygate:' });
+    expect({ host: config.host, mailFrom: config.mailFrom, redisPrefix: config.redisPrefix }).toEqual({
+      host: '0.0.0.0',
+      mailFrom: 'Waygate <no-reply@localhost>',
+      redisPrefix: 'waygate:',
+    });
     expect(config.dataDir).toMatch(/\/data$/);
   });
 
@@ -76,21 +96,34 @@ describe('configuration', () => {
       const config = loadConfig({
         SECRET_KEY_FILE: file('key', 'a-secret-key-of-some-length\n'),
         DATABASE_URL_FILE: file('db', 'postgres://waygate:pw@db:5432/waygate\n'),
-        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.org', BOOTSTRAP_ADMIN_USERNAME: 'admin', BOOTSTRAP_ADMIN_PASSWORD_FILE: file('admin', 'admin password'),
-        SMTP_URL_FILE: file('smtp', 'smtp://user:pw@mail:25'), PUBLIC_URL: 'https://gps.example.org',
+        BOOTSTRAP_ADMIN_EMAIL: 'admin@example.org',
+        BOOTSTRAP_ADMIN_USERNAME: 'admin',
+        BOOTSTRAP_ADMIN_PASSWORD_FILE: file('admin', 'admin password'),
+        SMTP_URL_FILE: file('smtp', 'smtp://user:pw@mail:25'),
+        PUBLIC_URL: 'https://gps.example.org',
         METRICS_TOKEN_FILE: file('metrics', 'metrics-token-0123456789\r\n'),
         SYSTEM_API_KEY_FILE: file('system', 'k'.repeat(40)),
       });
       expect(config).toMatchObject({
-        secretKey: 'a-secret-key-of-some-length', databaseUrl: 'postgres://waygate:pw@db:5432/waygate', bootstrapAdmin: { password: 'admin password' },
-        smtpUrl: 'smtp://user:pw@mail:25', metricsToken: 'metrics-token-0123456789', systemApiKey: 'k'.repeat(40),
+        secretKey: 'a-secret-key-of-some-length',
+        databaseUrl: 'postgres://waygate:pw@db:5432/waygate',
+        bootstrapAdmin: { password: 'admin password' },
+        smtpUrl: 'smtp://user:pw@mail:25',
+        metricsToken: 'metrics-token-0123456789',
+        systemApiKey: 'k'.repeat(40),
       });
       for (const name of FILE_SECRETS) {
-        expect(() => loadConfig({ [name]: 'inline', [`${name}_FILE`]: file('x', 'from a file') })).toThrow(new ConfigError(`${name} and ${name}_FILE are both set: set one of them`));
+        expect(() => loadConfig({ [name]: 'inline', [`${name}_FILE`]: file('x', 'from a file') })).toThrow(
+          new ConfigError(`${name} and ${name}_FILE are both set: set one of them`),
+        );
       }
-      expect(() => loadConfig({ SECRET_KEY_FILE: join(dir, 'missing') })).toThrow(new ConfigError(`SECRET_KEY_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`));
+      expect(() => loadConfig({ SECRET_KEY_FILE: join(dir, 'missing') })).toThrow(
+        new ConfigError(`SECRET_KEY_FILE: cannot read ${join(dir, 'missing')} (ENOENT)`),
+      );
       // The file's value is checked as the variable's would be.
-      expect(() => loadConfig({ METRICS_TOKEN_FILE: file('short', 'short') })).toThrow(/^METRICS_TOKEN must be at least 16 characters/);
+      expect(() => loadConfig({ METRICS_TOKEN_FILE: file('short', 'short') })).toThrow(
+        /^METRICS_TOKEN must be at least 16 characters/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -142,7 +175,10 @@ describe('configuration', () => {
 
   it('reads CORS_ORIGINS as origins, refusing anything with a path', () => {
     expect(loadConfig({}).corsOrigins).toEqual([]);
-    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/' }).corsOrigins).toEqual(['https://app.example.org', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.org, http://localhost:5173/' }).corsOrigins).toEqual([
+      'https://app.example.org',
+      'http://localhost:5173',
+    ]);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.org/admin' })).toThrow(ConfigError);
   });
 
@@ -150,9 +186,23 @@ describe('configuration', () => {
     expect(loadConfig({}).integrations).toEqual({ twitch: undefined });
     const twitch = { INTEGRATION_TWITCH_CLIENT_ID: 'id', INTEGRATION_TWITCH_CLIENT_SECRET: 'secret' };
     expect(() => loadConfig(twitch)).toThrow('PUBLIC_URL must be set when INTEGRATION_TWITCH_* is set');
-    expect(loadConfig({ ...twitch, PUBLIC_URL: 'https://tracking.example.org', INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/' }).integrations)
-      .toEqual({ twitch: { clientId: 'id', clientSecret: 'secret', authUrl: 'https://id.twitch.tv/oauth2', apiUrl: 'http://127.0.0.1:9/helix' } });
-    expect(() => loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id' })).toThrow('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
+    expect(
+      loadConfig({
+        ...twitch,
+        PUBLIC_URL: 'https://tracking.example.org',
+        INTEGRATION_TWITCH_API_URL: 'http://127.0.0.1:9/helix/',
+      }).integrations,
+    ).toEqual({
+      twitch: {
+        clientId: 'id',
+        clientSecret: 'secret',
+        authUrl: 'https://id.twitch.tv/oauth2',
+        apiUrl: 'http://127.0.0.1:9/helix',
+      },
+    });
+    expect(() => loadConfig({ INTEGRATION_TWITCH_CLIENT_ID: 'id' })).toThrow(
+      'INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together',
+    );
   });
 
   it('reads OAUTH_PLATFORMS as slug:Name pairs, the name defaulting to the slug', () => {

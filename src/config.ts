@@ -86,7 +86,8 @@ export class ConfigError extends Error {}
  * `npm start` serves) so a fresh install works locally. Never the request's Host header: the issuer is
  * signed into every ID token and must be the same for all clients.
  */
-export const oauthIssuerBase = (config: Pick<Config, 'publicUrl' | 'port'>): string => config.publicUrl ?? `http://localhost:${config.port}`;
+export const oauthIssuerBase = (config: Pick<Config, 'publicUrl' | 'port'>): string =>
+  config.publicUrl ?? `http://localhost:${config.port}`;
 
 type Env = Record<string, string | undefined>;
 
@@ -95,18 +96,29 @@ export function loadConfig(env: Env = process.env): Config {
   // Mail links are built from PUBLIC_URL; without it they would take their host from the request's
   // Host header, which a client chooses (a reset link pointing at an attacker's site).
   if (config.smtpUrl && !config.publicUrl) {
-    throw new ConfigError('PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)');
+    throw new ConfigError(
+      'PUBLIC_URL must be set when SMTP_URL is set (links in mails must not depend on the Host header)',
+    );
   }
   // The same for the OAuth callback an integration registers with the platform, and the origins its
   // browser may be sent back to.
   if (config.integrations.twitch && !config.publicUrl) {
-    throw new ConfigError('PUBLIC_URL must be set when INTEGRATION_TWITCH_* is set (the callback URL must not depend on the Host header)');
+    throw new ConfigError(
+      'PUBLIC_URL must be set when INTEGRATION_TWITCH_* is set (the callback URL must not depend on the Host header)',
+    );
   }
   return config;
 }
 
 /** The settings that are secrets: each may come from a file named by `<NAME>_FILE` (Docker and Kubernetes secrets). */
-export const FILE_SECRETS = ['SECRET_KEY', 'DATABASE_URL', 'BOOTSTRAP_ADMIN_PASSWORD', 'SMTP_URL', 'METRICS_TOKEN', 'SYSTEM_API_KEY'] as const;
+export const FILE_SECRETS = [
+  'SECRET_KEY',
+  'DATABASE_URL',
+  'BOOTSTRAP_ADMIN_PASSWORD',
+  'SMTP_URL',
+  'METRICS_TOKEN',
+  'SYSTEM_API_KEY',
+] as const;
 
 /**
  * The one rule for secrets in files: `<NAME>_FILE` names a file whose content (without its final line
@@ -140,8 +152,7 @@ function readConfig(env: Env): Config {
     databasePoolSize: read.integer('DATABASE_POOL_SIZE', 10, 1, 1000),
     embeddedSharedBuffers: read.pattern('EMBEDDED_SHARED_BUFFERS', '16MB', /^\d+(kB|MB|GB)$/, 'a size such as 32MB'),
     embeddedDurability: read.pattern('EMBEDDED_DURABILITY', 'durable', /^(durable|relaxed)$/, 'durable or relaxed') as
-      | 'durable'
-      | 'relaxed',
+      'durable' | 'relaxed',
     redisUrl: read.url('REDIS_URL', ['redis:', 'rediss:']),
     redisPrefix: read.string('REDIS_PREFIX', 'waygate:'),
     publicUrl: read.url('PUBLIC_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
@@ -227,7 +238,9 @@ function oauthPlatformOf(item: string): { slug: string; name: string } {
   const [slug = '', ...rest] = item.split(':');
   const name = rest.join(':').trim() || slug.trim();
   if (!PLATFORM_SLUG.test(slug.trim())) {
-    throw new ConfigError(`OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`);
+    throw new ConfigError(
+      `OAUTH_PLATFORMS: "${slug}" is not a platform slug (lower-case letters, digits, - and _, at most 40)`,
+    );
   }
   return { slug: slug.trim(), name: name.slice(0, 100) };
 }
@@ -247,7 +260,9 @@ function corsOriginOf(item: string): string {
     throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.org`);
   }
   if (!['http:', 'https:'].includes(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
-    throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.org (scheme, host and port only)`);
+    throw new ConfigError(
+      `CORS_ORIGINS: "${item}" is not an origin such as https://app.example.org (scheme, host and port only)`,
+    );
   }
   return url.origin;
 }
@@ -259,7 +274,8 @@ function twitchIntegrationOf(read: EnvReader): Config['integrations']['twitch'] 
   const authUrl = read.url('INTEGRATION_TWITCH_AUTH_URL', ['http:', 'https:']) ?? 'https://id.twitch.tv/oauth2';
   const apiUrl = read.url('INTEGRATION_TWITCH_API_URL', ['http:', 'https:']) ?? 'https://api.twitch.tv/helix';
   if (!clientId && !clientSecret) return undefined;
-  if (!clientId || !clientSecret) throw new ConfigError('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
+  if (!clientId || !clientSecret)
+    throw new ConfigError('INTEGRATION_TWITCH_CLIENT_ID and INTEGRATION_TWITCH_CLIENT_SECRET must be set together');
   return { clientId, clientSecret, authUrl: authUrl.replace(/\/+$/, ''), apiUrl: apiUrl.replace(/\/+$/, '') };
 }
 
@@ -317,7 +333,10 @@ class EnvReader {
   list(name: string, fallback: string[]): string[] {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
-    const items = raw.split(',').map((item) => item.trim()).filter(Boolean);
+    const items = raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
     if (items.length === 0) throw new ConfigError(`${name} must list at least one value`);
     return items;
   }
@@ -335,7 +354,8 @@ class EnvReader {
   /** A secret that must be long enough to resist guessing; the value is never echoed. */
   secret(name: string, minLength: number): string | undefined {
     const value = this.optional(name);
-    if (value !== undefined && value.length < minLength) throw new ConfigError(`${name} must be at least ${minLength} characters`);
+    if (value !== undefined && value.length < minLength)
+      throw new ConfigError(`${name} must be at least ${minLength} characters`);
     return value;
   }
 
@@ -349,7 +369,8 @@ class EnvReader {
   oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
-    if (!allowed.includes(raw as T)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+    if (!allowed.includes(raw as T))
+      throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
     return raw as T;
   }
 }

@@ -46,7 +46,21 @@ export interface JobSources {
  * `purgeExpired` is also run by hand (tests, the CLI).
  */
 export function createJobs({
-  db, clock, log, databaseKind, durableTable, sessions, registration, accountTokens, twoFactor, users, oauth, community, securityNotices, settings, auditLog,
+  db,
+  clock,
+  log,
+  databaseKind,
+  durableTable,
+  sessions,
+  registration,
+  accountTokens,
+  twoFactor,
+  users,
+  oauth,
+  community,
+  securityNotices,
+  settings,
+  auditLog,
 }: JobSources) {
   /** Hourly: rows that can never be used again (several hold password hashes), and users past their deletion grace period. */
   const purgeExpired = async () => ({
@@ -64,13 +78,44 @@ export function createJobs({
   const gpsPartitions = createGpsPartitions({ db, clock });
   const retentionDays = (key: string) => settings.configValue<number | null>(key, null);
   const scheduler = createScheduler({ db, clock, log });
-  scheduler.define({ name: 'purge-expired', description: 'Deletes rows that can never be used again (expired sessions, spent tokens) and users past their deletion grace period', intervalMs: HOUR_MS, run: purgeExpired });
-  scheduler.define({ name: 'gps-partitions', description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`, intervalMs: DAY_MS, run: gpsPartitions.addMonths });
-  scheduler.define({ name: 'gps-retention', description: 'Removes GPS points older than gps.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')) });
+  scheduler.define({
+    name: 'purge-expired',
+    description:
+      'Deletes rows that can never be used again (expired sessions, spent tokens) and users past their deletion grace period',
+    intervalMs: HOUR_MS,
+    run: purgeExpired,
+  });
+  scheduler.define({
+    name: 'gps-partitions',
+    description: `Adds the monthly partitions of GPS points up to ${MONTHS_AHEAD} months ahead, and for points older than the first month`,
+    intervalMs: DAY_MS,
+    run: gpsPartitions.addMonths,
+  });
+  scheduler.define({
+    name: 'gps-retention',
+    description: 'Removes GPS points older than gps.retention_days (null keeps them)',
+    intervalMs: DAY_MS,
+    run: async () => gpsPartitions.expire(await retentionDays('gps.retention_days')),
+  });
   if (databaseKind === 'embedded') {
-    scheduler.define({ name: 'database-maintenance', description: 'Vacuums and analyses the embedded database\'s tables, as autovacuum does on a PostgreSQL server', intervalMs: HOUR_MS, run: () => maintainEmbeddedDatabase(db) });
+    scheduler.define({
+      name: 'database-maintenance',
+      description: "Vacuums and analyses the embedded database's tables, as autovacuum does on a PostgreSQL server",
+      intervalMs: HOUR_MS,
+      run: () => maintainEmbeddedDatabase(db),
+    });
   }
-  scheduler.define({ name: 'audit-partitions', description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`, intervalMs: DAY_MS, run: auditLog.addMonths });
-  scheduler.define({ name: 'audit-retention', description: 'Removes activity-log events older than audit.retention_days (null keeps them)', intervalMs: DAY_MS, run: async () => auditLog.expire(await retentionDays('audit.retention_days')) });
+  scheduler.define({
+    name: 'audit-partitions',
+    description: `Adds the monthly partitions of the activity log up to ${AUDIT_MONTHS_AHEAD} months ahead`,
+    intervalMs: DAY_MS,
+    run: auditLog.addMonths,
+  });
+  scheduler.define({
+    name: 'audit-retention',
+    description: 'Removes activity-log events older than audit.retention_days (null keeps them)',
+    intervalMs: DAY_MS,
+    run: async () => auditLog.expire(await retentionDays('audit.retention_days')),
+  });
   return { scheduler, purgeExpired };
 }

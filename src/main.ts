@@ -52,16 +52,22 @@ const commands: Record<string, Command> = {
       allowPositionals: true,
       options: { email: { type: 'string' }, username: { type: 'string' }, password: { type: 'string' } },
     });
-    if (positionals[0] !== 'create') throw new UsageError('Usage: waygate admin create --email E --username U --password P');
+    if (positionals[0] !== 'create')
+      throw new UsageError('Usage: waygate admin create --email E --username U --password P');
     const { email, username, password } = values;
     if (!email || !username || !password) throw new UsageError('admin create needs --email, --username and --password');
-    const userId = await withServices(config, async (services) => (await services.signIn.ensureSuperAdmin({ email, username, password })).userId);
+    const userId = await withServices(
+      config,
+      async (services) => (await services.signIn.ensureSuperAdmin({ email, username, password })).userId,
+    );
     console.log(userId);
   },
   'system-key': async (config, args) => {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { name: { type: 'string' } } });
     if (positionals[0] !== 'create') throw new UsageError('Usage: waygate system-key create [--name N]');
-    const { key } = await withServices(config, (services) => services.apiKeys.createSystemKey(values.name ?? 'System key'));
+    const { key } = await withServices(config, (services) =>
+      services.apiKeys.createSystemKey(values.name ?? 'System key'),
+    );
     console.log(key);
   },
   jobs: async (config, args) => {
@@ -69,15 +75,20 @@ const commands: Record<string, Command> = {
     const [action, name] = positionals;
     if (action === 'list' && positionals.length === 1) {
       for (const job of await withServices(config, (services) => services.scheduler.list())) {
-        const last = job.last_finished_at ? `last ${job.last_outcome} at ${job.last_finished_at.toISOString()} in ${job.last_duration_ms} ms` : 'never run';
+        const last = job.last_finished_at
+          ? `last ${job.last_outcome} at ${job.last_finished_at.toISOString()} in ${job.last_duration_ms} ms`
+          : 'never run';
         console.log(`${job.name}\tevery ${job.interval_seconds} s\t${last}\tnext ${job.next_run_at.toISOString()}`);
       }
       return;
     }
-    if (action !== 'run' || !name || positionals.length !== 2) throw new UsageError('Usage: waygate jobs list | waygate jobs run NAME');
+    if (action !== 'run' || !name || positionals.length !== 2)
+      throw new UsageError('Usage: waygate jobs list | waygate jobs run NAME');
     const answer = await runJob(config, name);
-    if (answer.outcome === 'unknown') throw new UsageError(`No scheduled job is named "${name}"; "waygate jobs list" lists them`);
-    if (answer.outcome === 'running') throw new UsageError(`${name} is running now (on this node or another); try again when it has finished`);
+    if (answer.outcome === 'unknown')
+      throw new UsageError(`No scheduled job is named "${name}"; "waygate jobs list" lists them`);
+    if (answer.outcome === 'running')
+      throw new UsageError(`${name} is running now (on this node or another); try again when it has finished`);
     const { job } = answer;
     if (job.last_outcome === 'failed') {
       progress(`${name} failed in ${job.last_duration_ms} ms: ${job.last_error}`);
@@ -99,21 +110,28 @@ const commands: Record<string, Command> = {
   },
   restore: async (config, args) => {
     const file = fileArgument(args, 'restore');
-    if (config.databaseUrl) throw new UsageError('restore is for the embedded database; for PostgreSQL use pg_restore (see docs/production.md)');
+    if (config.databaseUrl)
+      throw new UsageError(
+        'restore is for the embedded database; for PostgreSQL use pg_restore (see docs/production.md)',
+      );
     const { restoreBackup } = await import('./platform/db/backup.js');
     await restoreBackup(file, { root: config.dataDir, dataDir: embeddedDataDir(config) }, progress);
     progress(`restored into ${embeddedDataDir(config)}; start the server with this DATA_DIR`);
   },
   secrets: async (config, args) => {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { yes: { type: 'boolean' } } });
-    if (positionals.length !== 1 || positionals[0] !== 'reset') throw new UsageError('Usage: waygate secrets reset [--yes]');
+    if (positionals.length !== 1 || positionals[0] !== 'reset')
+      throw new UsageError('Usage: waygate secrets reset [--yes]');
     const { confirmedOnTerminal, resetReport, resetSecrets, RESET_WARNING } = await import('./secrets-cli.js');
     if (!values.yes) {
       const confirmed = await confirmedOnTerminal();
-      if (confirmed === undefined) throw new UsageError(`${RESET_WARNING} Nothing was changed: run it on a terminal to confirm, or pass --yes`);
+      if (confirmed === undefined)
+        throw new UsageError(`${RESET_WARNING} Nothing was changed: run it on a terminal to confirm, or pass --yes`);
       if (!confirmed) throw new UsageError('Nothing was changed (the answer was not RESET)');
     }
-    const reset = await withServices(config, (services, database) => resetSecrets(config, services, database.db), { checkKey: false });
+    const reset = await withServices(config, (services, database) => resetSecrets(config, services, database.db), {
+      checkKey: false,
+    });
     for (const line of resetReport(reset)) console.log(line);
   },
   migrate: async (config) => {
@@ -148,7 +166,11 @@ const progress = (message: string) => console.error(`waygate: ${message}`);
  * Runs a CLI task against the configured (migrated) database with the app's services; `checkKey: false` skips
  * the check of the key of secrets at rest (for the command that replaces a lost one).
  */
-async function withServices<T>(config: Config, task: (services: Services, database: Database) => Promise<T>, { checkKey = true } = {}): Promise<T> {
+async function withServices<T>(
+  config: Config,
+  task: (services: Services, database: Database) => Promise<T>,
+  { checkKey = true } = {},
+): Promise<T> {
   if (!config.databaseUrl && !embeddedDataDirExists(embeddedDataDir(config))) initialiseEmbeddedDatabase();
   const loading = loadApp();
   const { database } = await openMigratedDatabase(config, { checkKey });
@@ -220,7 +242,8 @@ async function serve(config: Config): Promise<void> {
   // `waygate backup` asks this server for a snapshot while it owns the embedded data directory;
   // `waygate jobs run` asks it to run a job, for the same reason.
   const runJobHere = async (name: string) => jobRunAnswer(await app.services.scheduler.runNow(name));
-  stopBackups = database.kind === 'embedded' ? serveBackups(database, embeddedDataDir(config), app.log, runJobHere) : undefined;
+  stopBackups =
+    database.kind === 'embedded' ? serveBackups(database, embeddedDataDir(config), app.log, runJobHere) : undefined;
   app.log.info({ address, database: database.kind, kv: kv.kind }, `Waygate listening on ${address}`);
 }
 

@@ -32,7 +32,18 @@ export interface Reacting {
  * changed; work that must wait for the commit is queued with `onCommit`.
  */
 export function registerReactions({
-  events, credentials, securityNotices, passkeys, apiKeys, sessions, sessionStore, oauth, oauthClients, auditLog, realtime, gps,
+  events,
+  credentials,
+  securityNotices,
+  passkeys,
+  apiKeys,
+  sessions,
+  sessionStore,
+  oauth,
+  oauthClients,
+  auditLog,
+  realtime,
+  gps,
 }: Reacting): void {
   events.on('user.signed_in', (event) => securityNotices.signedIn(event));
   events.on('user.security_changed', (change) => securityNotices.changed(change));

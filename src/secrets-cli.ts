@@ -14,7 +14,7 @@ export interface Forgotten {
 }
 
 export const RESET_WARNING =
-  'secrets reset forgets every secret sealed with the key of secrets at rest: users\' 2FA (TOTP and backup codes), ' +
+  "secrets reset forgets every secret sealed with the key of secrets at rest: users' 2FA (TOTP and backup codes), " +
   'the OAuth signing keys (new ones are made on the next start) and integration tokens (users connect again). ' +
   'Points, devices, accounts and passwords stay.';
 
@@ -54,12 +54,17 @@ export async function resetSecrets(
         integration_tokens: await services.integrations.forgetAllTokens(trx),
       };
       await resealKeyCheck(trx, box);
-      await services.audit.record(null, {
-        eventType: 'secrets_reset',
-        resourceType: 'secret_key',
-        description: 'The key of secrets at rest was replaced (waygate secrets reset); what the old key sealed was forgotten',
-        metadata: { ...counts, key: config.secretKey ? 'SECRET_KEY' : 'DATA_DIR/secret.key' },
-      }, trx);
+      await services.audit.record(
+        null,
+        {
+          eventType: 'secrets_reset',
+          resourceType: 'secret_key',
+          description:
+            'The key of secrets at rest was replaced (waygate secrets reset); what the old key sealed was forgotten',
+          metadata: { ...counts, key: config.secretKey ? 'SECRET_KEY' : 'DATA_DIR/secret.key' },
+        },
+        trx,
+      );
       return counts;
     });
   } catch (err) {
@@ -77,6 +82,8 @@ export function resetReport({ forgotten, key, replacedKeptAt }: Awaited<ReturnTy
       `${forgotten.oauth_signing_keys} OAuth signing keys, ${forgotten.integration_tokens} integration tokens.`,
     `Secrets are now sealed with ${key}${replacedKeptAt ? `; the key it replaced is kept at ${replacedKeptAt}` : ''}.`,
     'Users with 2FA sign in with their password and enrol again; integrations ask to be connected again.',
-    ...(key === 'SECRET_KEY' ? [] : ['Keep a copy of the new key apart from the backups: it is not in them. Nodes sharing it need the new file.']),
+    ...(key === 'SECRET_KEY'
+      ? []
+      : ['Keep a copy of the new key apart from the backups: it is not in them. Nodes sharing it need the new file.']),
   ];
 }

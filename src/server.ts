@@ -8,13 +8,19 @@ import { createSecretBox, keyFilePath, verifySecretKey } from './platform/secret
 export const embeddedDataDir = (config: Config) => join(config.dataDir, 'pgdata');
 
 /** Where the key of secrets at rest comes from, for messages. */
-export const keySourceOf = (config: Config) => (config.secretKey ? 'SECRET_KEY' : `${keyFilePath(config.dataDir)} (SECRET_KEY is unset)`);
+export const keySourceOf = (config: Config) =>
+  config.secretKey ? 'SECRET_KEY' : `${keyFilePath(config.dataDir)} (SECRET_KEY is unset)`;
 
 /** Opens the configured database (embedded under DATA_DIR unless DATABASE_URL is set). */
 export function openConfiguredDatabase(config: Config): Promise<Database> {
   return config.databaseUrl
     ? openDatabase({ kind: 'postgres', url: config.databaseUrl, poolSize: config.databasePoolSize })
-    : openDatabase({ kind: 'embedded', dataDir: embeddedDataDir(config), sharedBuffers: config.embeddedSharedBuffers, durability: config.embeddedDurability });
+    : openDatabase({
+        kind: 'embedded',
+        dataDir: embeddedDataDir(config),
+        sharedBuffers: config.embeddedSharedBuffers,
+        durability: config.embeddedDurability,
+      });
 }
 
 export function openConfiguredKeyValueStore(config: Config): Promise<KeyValueStore> {
@@ -27,11 +33,15 @@ export function openConfiguredKeyValueStore(config: Config): Promise<KeyValueSto
  * Opens the database and applies pending migrations; returns the versions applied. Then checks the key of
  * secrets at rest, unless `checkKey` is false (`waygate secrets reset`, which replaces what a lost key sealed).
  */
-export async function openMigratedDatabase(config: Config, { checkKey = true } = {}): Promise<{ database: Database; applied: string[] }> {
+export async function openMigratedDatabase(
+  config: Config,
+  { checkKey = true } = {},
+): Promise<{ database: Database; applied: string[] }> {
   const database = await openConfiguredDatabase(config);
   try {
     const applied = await migrate(database.db);
-    if (checkKey) await verifySecretKey(database.db, createSecretBox(config.secretKey, config.dataDir), keySourceOf(config));
+    if (checkKey)
+      await verifySecretKey(database.db, createSecretBox(config.secretKey, config.dataDir), keySourceOf(config));
     return { database, applied };
   } catch (error) {
     await database.close();

@@ -86,29 +86,115 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
   const oauth = createOAuthService({
-    db, clock, secretBox, audit, credentials, config: { ...config, publicUrl: oauthIssuerBase(config) }, clients: oauthClients, users, access,
+    db,
+    clock,
+    secretBox,
+    audit,
+    credentials,
+    config: { ...config, publicUrl: oauthIssuerBase(config) },
+    clients: oauthClients,
+    users,
+    access,
   });
-  const sessionStore = createSessionStore({ db, clock, credentials, audit, accessOfUser: access.accessOfUser, assertNotBanned: bans.assertNotBanned });
+  const sessionStore = createSessionStore({
+    db,
+    clock,
+    credentials,
+    audit,
+    accessOfUser: access.accessOfUser,
+    assertNotBanned: bans.assertNotBanned,
+  });
   const botProtection = createBotProtection(config.botProtection);
   const signInThrottle = createSignInThrottle(durable, log, clock);
   const reauthentication = createReauthentication({ clock, users, signInThrottle, audit, sessions: sessionStore });
   const apiKeys = createApiKeysService({ db, clock, access, users, credentials, audit, events, reauthentication });
-  const twoFactor = createTwoFactorService({ db, clock, secretBox, audit, mailer, users, access, loginProviders, sessions: sessionStore, signInThrottle, events });
-  const signIn = createSignInService({ db, botProtection, users, access, credentials, audit, signInThrottle, sessions: sessionStore, twoFactor, bans, events });
-  const passkeys = createPasskeysService({ db, clock, kv, audit, rp: relyingPartyOf(config), users, sessions: sessionStore, bans, twoFactor, events, reauthentication });
+  const twoFactor = createTwoFactorService({
+    db,
+    clock,
+    secretBox,
+    audit,
+    mailer,
+    users,
+    access,
+    loginProviders,
+    sessions: sessionStore,
+    signInThrottle,
+    events,
+  });
+  const signIn = createSignInService({
+    db,
+    botProtection,
+    users,
+    access,
+    credentials,
+    audit,
+    signInThrottle,
+    sessions: sessionStore,
+    twoFactor,
+    bans,
+    events,
+  });
+  const passkeys = createPasskeysService({
+    db,
+    clock,
+    kv,
+    audit,
+    rp: relyingPartyOf(config),
+    users,
+    sessions: sessionStore,
+    bans,
+    twoFactor,
+    events,
+    reauthentication,
+  });
   const breachedPasswords = createBreachedPasswordCheck({ ...config.pwnedPasswords, log });
   const registration = createRegistrationService({
-    db, clock, botProtection, mailer, users, access, sessions: sessionStore, audit, log, breachedPasswords,
+    db,
+    clock,
+    botProtection,
+    mailer,
+    users,
+    access,
+    sessions: sessionStore,
+    audit,
+    log,
+    breachedPasswords,
     registrationOpen: async () => config.registrationEnabled && (await loginProviders.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
-    db, clock, botProtection, mailer, users, sessions: sessionStore, twoFactor, oauth, signInThrottle, reauthentication, audit, kv, log, breachedPasswords, events,
+    db,
+    clock,
+    botProtection,
+    mailer,
+    users,
+    sessions: sessionStore,
+    twoFactor,
+    oauth,
+    signInThrottle,
+    reauthentication,
+    audit,
+    kv,
+    log,
+    breachedPasswords,
+    events,
   });
   const selfDeletion = createSelfDeletion({ users, reauthentication });
   const accountTokens = createAccountTokens(db, clock);
   const accounts = createAccountsService({ db, clock, users, loginProviders, mailer, audit, log });
-  const returnOrigins = [...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.corsOrigins.filter((origin) => origin !== '*')];
-  const integrations = createIntegrationsService({ db, kv, durable, clock, secretBox, audit, log, options: { ...config.integrations, returnOrigins } });
+  const returnOrigins = [
+    ...(config.publicUrl ? [new URL(config.publicUrl).origin] : []),
+    ...config.corsOrigins.filter((origin) => origin !== '*'),
+  ];
+  const integrations = createIntegrationsService({
+    db,
+    kv,
+    durable,
+    clock,
+    secretBox,
+    audit,
+    log,
+    options: { ...config.integrations, returnOrigins },
+  });
   const verifyEmail = createEmailVerification({
     registration,
     purposeOf: accountTokens.purposeOf,
@@ -118,7 +204,10 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const devices = createDevicesService({ db, apiKeys, events, caches });
   const settings = createSettingsService({ db, log, caches });
   const realtime = createRealtimeService({
-    kv, clock, log, credentials,
+    kv,
+    clock,
+    log,
+    credentials,
     accessOfActiveUser: async (userId) =>
       (await users.exists(userId)) && !(await bans.isBanned(userId)) ? access.accessOfUser(userId) : null,
   });
@@ -140,9 +229,20 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
   });
-  const gpsFiles = createGpsFilesService({ db, clock, log, gps, devices, trips, sink: createPointSinkOverBatch(gps), importMaxBytes: config.importMaxBytes,
+  const gpsFiles = createGpsFilesService({
+    db,
+    clock,
+    log,
+    gps,
+    devices,
+    trips,
+    sink: createPointSinkOverBatch(gps),
+    importMaxBytes: config.importMaxBytes,
     importLimits: {
-      perUser: config.importMaxPerUser, perNode: config.importMaxConcurrent, spoolMaxBytes: config.importSpoolMaxBytes, minBytesPerSecond: config.importMinBytesPerSecond,
+      perUser: config.importMaxPerUser,
+      perNode: config.importMaxConcurrent,
+      spoolMaxBytes: config.importSpoolMaxBytes,
+      minBytesPerSecond: config.importMinBytesPerSecond,
       rateWindowMs: config.importRateWindowMs,
     },
   });
@@ -159,13 +259,27 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db });
   const tripTemplates = createTripTemplatesService({ db, trips });
-  const assertions = createAppAssertionVerifier({ secrets: config.internalAppSecrets, ttlSecs: config.idAppAssertionTtlSecs, nonces: durable, clock });
+  const assertions = createAppAssertionVerifier({
+    secrets: config.internalAppSecrets,
+    ttlSecs: config.idAppAssertionTtlSecs,
+    nonces: durable,
+    clock,
+  });
   const auditLog = createAuditService({
-    db, clock, writer: audit, mailer, log, assertions,
+    db,
+    clock,
+    writer: audit,
+    mailer,
+    log,
+    assertions,
     users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
   });
   const sessions = createSessionsService({
-    db, clock, credentials, audit, log,
+    db,
+    clock,
+    credentials,
+    audit,
+    log,
     notifySignOut: realtime.signOut,
     revokeOAuthTokens: oauth.revokeTokensOf,
     store: sessionStore,
@@ -173,10 +287,20 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     userWithPrimaryProvider: users.findWithPrimaryProvider,
   });
   const securityNotices = createSecurityNotices({
-    db, kv, clock, mailer, log, locate, contactOf: users.noticeContactOf, sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
+    db,
+    kv,
+    clock,
+    mailer,
+    log,
+    locate,
+    contactOf: users.noticeContactOf,
+    sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
   });
   const exports = createExportService({
-    db, clock, audit, log,
+    db,
+    clock,
+    audit,
+    log,
     sources: {
       user: users.findById,
       platformAccounts: accounts.list,
@@ -199,14 +323,89 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   gps.useLoggingTripOf(trips.loggingTripOf);
   users.useBanStatus(bans.isBanned);
   twoFactor.usePasskeys(passkeys.verifyingCountOf);
-  credentials.useLookups({ session: (hash) => sessionStore.lookup(hash), apiKey: (hash) => apiKeys.lookup(hash), oauthToken: (hash) => oauth.lookup(hash) });
+  credentials.useLookups({
+    session: (hash) => sessionStore.lookup(hash),
+    apiKey: (hash) => apiKeys.lookup(hash),
+    oauthToken: (hash) => oauth.lookup(hash),
+  });
   registerReactions({
-    events, credentials, securityNotices, passkeys, apiKeys, sessions, sessionStore, oauth, oauthClients, auditLog, realtime, gps,
+    events,
+    credentials,
+    securityNotices,
+    passkeys,
+    apiKeys,
+    sessions,
+    sessionStore,
+    oauth,
+    oauthClients,
+    auditLog,
+    realtime,
+    gps,
   });
   const { scheduler, purgeExpired } = createJobs({
-    db, clock, log, databaseKind, durableTable, sessions, registration, accountTokens, twoFactor, users, oauth, community, securityNotices, settings, auditLog,
+    db,
+    clock,
+    log,
+    databaseKind,
+    durableTable,
+    sessions,
+    registration,
+    accountTokens,
+    twoFactor,
+    users,
+    oauth,
+    community,
+    securityNotices,
+    settings,
+    auditLog,
   });
-  return { scheduler, securityNotices, gpsFiles, caches, events, clock, realtime, community, integrations, purgeExpired, credentials, sessionStore, bans, exports, oauthClients, oauth, audit, auditLog, assertions, mailer, secretBox, users, access, apiKeys, signIn, signInThrottle, registration, passwordReset, selfDeletion, passkeys, verifyEmail, devices, gps, trips, settings, stats, pegel, locations, tripCategories, geofences, tripTemplates, loginProviders, accounts, sessions, twoFactor };
+  return {
+    scheduler,
+    securityNotices,
+    gpsFiles,
+    caches,
+    events,
+    clock,
+    realtime,
+    community,
+    integrations,
+    purgeExpired,
+    credentials,
+    sessionStore,
+    bans,
+    exports,
+    oauthClients,
+    oauth,
+    audit,
+    auditLog,
+    assertions,
+    mailer,
+    secretBox,
+    users,
+    access,
+    apiKeys,
+    signIn,
+    signInThrottle,
+    registration,
+    passwordReset,
+    selfDeletion,
+    passkeys,
+    verifyEmail,
+    devices,
+    gps,
+    trips,
+    settings,
+    stats,
+    pegel,
+    locations,
+    tripCategories,
+    geofences,
+    tripTemplates,
+    loginProviders,
+    accounts,
+    sessions,
+    twoFactor,
+  };
 }
 
 export type Services = ReturnType<typeof createServices>;

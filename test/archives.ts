@@ -3,7 +3,10 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
-const STANDARD_FONTS = join(dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'standard_fonts/');
+const STANDARD_FONTS = join(
+  dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')),
+  'standard_fonts/',
+);
 
 /** The files of a ZIP archive by name, read with a ZIP reader independent of the writer. */
 export function unzip(buffer: Buffer): Promise<Map<string, Buffer>> {
@@ -32,7 +35,12 @@ export function unzip(buffer: Buffer): Promise<Map<string, Buffer>> {
 
 /** The text of every page of a PDF, extracted by pdf.js. */
 export async function pdfText(buffer: Buffer): Promise<string> {
-  const pdf = await getDocument({ data: new Uint8Array(buffer), useSystemFonts: false, isEvalSupported: false, standardFontDataUrl: STANDARD_FONTS }).promise;
+  const pdf = await getDocument({
+    data: new Uint8Array(buffer),
+    useSystemFonts: false,
+    isEvalSupported: false,
+    standardFontDataUrl: STANDARD_FONTS,
+  }).promise;
   const pages: string[] = [];
   for (let number = 1; number <= pdf.numPages; number++) {
     const content = await (await pdf.getPage(number)).getTextContent();

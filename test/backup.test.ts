@@ -1,6 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -9,8 +19,21 @@ import { backend } from './helpers.js';
 import { cleanEnv, waitFor } from './processes.js';
 
 const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
-const ADMIN = { BOOTSTRAP_ADMIN_EMAIL: 'keeper@example.org', BOOTSTRAP_ADMIN_USERNAME: 'keeper', BOOTSTRAP_ADMIN_PASSWORD: 'keeper-password-1' };
-const POINT = { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4 };
+const ADMIN = {
+  BOOTSTRAP_ADMIN_EMAIL: 'keeper@example.org',
+  BOOTSTRAP_ADMIN_USERNAME: 'keeper',
+  BOOTSTRAP_ADMIN_PASSWORD: 'keeper-password-1',
+};
+const POINT = {
+  latitude: 53.55,
+  longitude: 9.99,
+  altitude: 3,
+  heading: 180,
+  speed_kmh: 10,
+  speed_mps: 2.78,
+  speed_mph: 6.2,
+  speed_knots: 5.4,
+};
 
 /** Runs the CLI to its end; resolves with its exit code and stderr. */
 function cli(args: string[], env: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
@@ -39,14 +62,20 @@ async function stop(child: ChildProcess): Promise<void> {
 async function call(address: string, method: string, path: string, token?: string, body?: unknown) {
   const response = await fetch(`${address}${path}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body ? { body: JSON.stringify(body) } : {}),
   });
   return { status: response.status, body: (await response.json()) as Record<string, any> };
 }
 
 async function signIn(address: string): Promise<string> {
-  const { body } = await call(address, 'POST', '/v1/auth/login', undefined, { identifier: 'keeper', password: ADMIN.BOOTSTRAP_ADMIN_PASSWORD });
+  const { body } = await call(address, 'POST', '/v1/auth/login', undefined, {
+    identifier: 'keeper',
+    password: ADMIN.BOOTSTRAP_ADMIN_PASSWORD,
+  });
   return body.session_token as string;
 }
 
@@ -65,7 +94,10 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
     const server = await serve(source);
     try {
       const token = await signIn(server.address);
-      const { body: created } = await call(server.address, 'POST', '/v1/api-keys', token, { name: 'writer', scopes: ['gps:write'] });
+      const { body: created } = await call(server.address, 'POST', '/v1/api-keys', token, {
+        name: 'writer',
+        scopes: ['gps:write'],
+      });
       const key = created.key as string;
 
       // Points go on being written while the backup runs, one after another.
@@ -89,7 +121,9 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       expect(backup).toMatchObject({ status: 0 });
       expect(backup.stderr).toMatch(/snapshot taken by the running server: [\d.]+ MB/);
       // It says that the key of secrets at rest is not in the file, and where it is.
-      expect(backup.stderr).toContain(`is not in the backup: keep a copy of ${join(source, 'secret.key')} apart from it`);
+      expect(backup.stderr).toContain(
+        `is not in the backup: keep a copy of ${join(source, 'secret.key')} apart from it`,
+      );
       // Owner-only, and nothing left beside it.
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(readdirSync(work).filter((name) => name.endsWith('.partial'))).toEqual([]);
@@ -98,7 +132,10 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       const before = acknowledged.filter((point) => point.at < startedAt);
 
       // A backup never overwrites a file.
-      expect(await cli(['backup', file], { DATA_DIR: source })).toMatchObject({ status: 2, stderr: expect.stringContaining('exists already') });
+      expect(await cli(['backup', file], { DATA_DIR: source })).toMatchObject({
+        status: 2,
+        stderr: expect.stringContaining('exists already'),
+      });
       await stop(server.child);
 
       const restoredDir = join(work, 'restored');
@@ -123,7 +160,9 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
       try {
         const restoredToken = await signIn(restored.address);
         expect(restoredToken).toEqual(expect.any(String));
-        const found = await Promise.all(before.map((point) => call(restored.address, 'GET', `/v1/gps/${point.id}`, restoredToken)));
+        const found = await Promise.all(
+          before.map((point) => call(restored.address, 'GET', `/v1/gps/${point.id}`, restoredToken)),
+        );
         expect(found.map((answer) => answer.status)).toEqual(before.map(() => 200));
       } finally {
         await stop(restored.child);
@@ -150,7 +189,10 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
     }
     const notADirectory = join(work, 'a-file');
     writeFileSync(notADirectory, 'kept');
-    expect(await cli(['restore', join(work, 'foreign.gz')], { DATA_DIR: notADirectory })).toMatchObject({ status: 2, stderr: expect.stringContaining('is not a directory') });
+    expect(await cli(['restore', join(work, 'foreign.gz')], { DATA_DIR: notADirectory })).toMatchObject({
+      status: 2,
+      stderr: expect.stringContaining('is not a directory'),
+    });
     expect(readFileSync(notADirectory, 'utf8')).toBe('kept');
   });
 
@@ -164,7 +206,10 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
 
     symlinkSync(theirs, join(folder, 'planted.partial'));
     const planted = await cli(['backup', join(folder, 'planted')], env);
-    expect(planted).toEqual({ status: 2, stderr: expect.stringContaining(`waygate: ${join(folder, 'planted.partial')} exists`) });
+    expect(planted).toEqual({
+      status: 2,
+      stderr: expect.stringContaining(`waygate: ${join(folder, 'planted.partial')} exists`),
+    });
     expect(readFileSync(theirs, 'utf8')).toBe('theirs');
 
     const nowhere = join(work, 'would-be-created');
@@ -174,10 +219,16 @@ describe.runIf(backend === 'embedded')('waygate backup and restore', { timeout: 
 
     writeFileSync(join(folder, 'taken'), 'kept');
     const taken = await cli(['backup', join(folder, 'taken')], env);
-    expect(taken).toEqual({ status: 2, stderr: `waygate: ${join(folder, 'taken')} exists already; choose a new file name\n` });
+    expect(taken).toEqual({
+      status: 2,
+      stderr: `waygate: ${join(folder, 'taken')} exists already; choose a new file name\n`,
+    });
     expect(readFileSync(join(folder, 'taken'), 'utf8')).toBe('kept');
     symlinkSync(theirs, join(folder, 'linked'));
-    expect(await cli(['backup', join(folder, 'linked')], env)).toMatchObject({ status: 2, stderr: expect.stringContaining('exists already') });
+    expect(await cli(['backup', join(folder, 'linked')], env)).toMatchObject({
+      status: 2,
+      stderr: expect.stringContaining('exists already'),
+    });
 
     // A refused backup leaves the folder as it was.
     expect(readdirSync(folder).sort()).toEqual(['dangling.partial', 'linked', 'planted.partial', 'taken']);

@@ -4,16 +4,29 @@ import { buildTestApp, type TestApp, type TestAppOptions } from './helpers.js';
 
 /** Debian's Chromium, which .ci/run installs; flags for a machine without a network beyond loopback. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 /** Headless Chromium for browser tests (never a browser a test tool downloads). */
-export const launchChromium = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+export const launchChromium = (): Promise<Browser> =>
+  chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 
 /**
  * One test app listening on a loopback port and one Chromium for every test of the file, closed after
  * them. The fields are there once the file's `beforeAll` has run: read them inside a test.
  */
-export function appInChromium(options: TestAppOptions = {}): { readonly t: TestApp; readonly base: string; readonly browser: Browser } {
+export function appInChromium(options: TestAppOptions = {}): {
+  readonly t: TestApp;
+  readonly base: string;
+  readonly browser: Browser;
+} {
   const state = {} as { t: TestApp; base: string; browser: Browser };
   beforeAll(async () => {
     state.t = await buildTestApp(options);
@@ -31,8 +44,12 @@ export function appInChromium(options: TestAppOptions = {}): { readonly t: TestA
 /** What went wrong in a page while a test drove it: console errors, uncaught exceptions and 4xx/5xx answers. */
 export function pageProblems(page: Page): string[] {
   const problems: string[] = [];
-  page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
   page.on('pageerror', (error) => problems.push(error.message));
-  page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+  });
   return problems;
 }

@@ -11,7 +11,11 @@ import { cleanEnv, waitFor } from './processes.js';
 const MAIN = join(import.meta.dirname, '..', 'dist', 'main.js');
 
 function run(args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [MAIN, ...args], { env: { ...cleanEnv(), ...env }, encoding: 'utf8', timeout: 60_000 });
+  return spawnSync(process.execPath, [MAIN, ...args], {
+    env: { ...cleanEnv(), ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
 }
 
 // The CLI is the same on every back end; it runs once, on the embedded default.
@@ -34,7 +38,10 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
 
   it('prints its version', () => {
     const result = run(['--version']);
-    expect({ status: result.status, stdout: result.stdout.trim() }).toEqual({ status: 0, stdout: JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version });
+    expect({ status: result.status, stdout: result.stdout.trim() }).toEqual({
+      status: 0,
+      stdout: JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')).version,
+    });
   });
 
   it('refuses an unknown command', () => {
@@ -56,7 +63,16 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
   let systemKey: string;
 
   it('admin create makes a super admin, and on a second run grants the existing user', () => {
-    const args = ['admin', 'create', '--email', 'Boss@Example.org', '--username', 'boss', '--password', 'boss-password-1'];
+    const args = [
+      'admin',
+      'create',
+      '--email',
+      'Boss@Example.org',
+      '--username',
+      'boss',
+      '--password',
+      'boss-password-1',
+    ];
     const first = run(args, { DATA_DIR: dataDir });
     expect(first.stderr).toBe('');
     expect(first.status).toBe(0);
@@ -67,8 +83,14 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
   });
 
   it.each([
-    [['admin', 'create', '--email', 'x@example.org'], 'waygate: admin create needs --email, --username and --password\n'],
-    [['admin', 'create', '--email', 'x@example.org', '--username', 'x_y', '--password', 'short'], 'waygate: password must be at least 8 characters\n'],
+    [
+      ['admin', 'create', '--email', 'x@example.org'],
+      'waygate: admin create needs --email, --username and --password\n',
+    ],
+    [
+      ['admin', 'create', '--email', 'x@example.org', '--username', 'x_y', '--password', 'short'],
+      'waygate: password must be at least 8 characters\n',
+    ],
     [['admin', 'create', '--bogus'], /^waygate: Unknown option '--bogus'/],
     [['system-key', 'rotate'], 'waygate: Usage: waygate system-key create [--name N]\n'],
   ])('refuses %j with one line and exit code 2', (args, message) => {
@@ -89,7 +111,9 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     const result = run(['oauth', 'rotate-signing-key'], { DATA_DIR: dataDir });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
-    expect(result.stdout).toMatch(/^New signing key [A-Za-z0-9_-]{43}: published now, signing from \d{4}-\d\d-\d\dT[\d:.]+Z\n$/);
+    expect(result.stdout).toMatch(
+      /^New signing key [A-Za-z0-9_-]{43}: published now, signing from \d{4}-\d\d-\d\dT[\d:.]+Z\n$/,
+    );
     expect(run(['oauth', 'rotate'], { DATA_DIR: dataDir }).status).toBe(2);
   });
 
@@ -99,7 +123,10 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     expect(JSON.parse(result.stdout)).toEqual({ retention_days: null, partitions_dropped: 0, points_deleted: 0 });
     expect(result.stderr).toMatch(/waygate: gps-retention succeeded in \d+ ms\n$/);
     const unknown = run(['jobs', 'run', 'no-such-job'], { DATA_DIR: dataDir });
-    expect([unknown.status, unknown.stderr]).toEqual([2, 'waygate: No scheduled job is named "no-such-job"; "waygate jobs list" lists them\n']);
+    expect([unknown.status, unknown.stderr]).toEqual([
+      2,
+      'waygate: No scheduled job is named "no-such-job"; "waygate jobs list" lists them\n',
+    ]);
   });
 
   it('serve listens, answers, and exits 0 on SIGTERM after closing everything', async () => {
@@ -119,7 +146,9 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     const address = await waitFor(() => lines.find((line) => typeof line.address === 'string')?.address as string);
     const health = await fetch(`${address}/health`);
     expect(health.status).toBe(200);
-    expect(((await health.json()) as { services: { database: { status: string } } }).services.database.status).toBe('up');
+    expect(((await health.json()) as { services: { database: { status: string } } }).services.database.status).toBe(
+      'up',
+    );
 
     const signIn = await fetch(`${address}/v1/auth/login`, {
       method: 'POST',
@@ -130,15 +159,25 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     expect(((await signIn.json()) as { user_id: string }).user_id).toBe(adminId);
     const withSystemKey = await fetch(`${address}/v1/roles`, { headers: { authorization: `Bearer ${systemKey}` } });
     expect(withSystemKey.status).toBe(403);
-    expect(await withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
+    expect(await withSystemKey.json()).toEqual({
+      error: 'Forbidden',
+      message: 'System key not permitted on this route',
+      code: 'auth.system_key_not_permitted',
+    });
 
     // One owner per data directory: a CLI command against it refuses, saying why, instead of writing behind the server's back.
-    const meanwhile = run(['admin', 'create', '--email', 'late@example.org', '--username', 'late', '--password', 'late-password-1'], { DATA_DIR: dataDir });
+    const meanwhile = run(
+      ['admin', 'create', '--email', 'late@example.org', '--username', 'late', '--password', 'late-password-1'],
+      { DATA_DIR: dataDir },
+    );
     expect(meanwhile.status).toBe(2);
     expect(meanwhile.stderr).toMatch(/is in use by another Waygate process \(pid \d+\)/);
     // A scheduled job, though, runs in the server (asked through its socket), once across nodes as always.
     const job = run(['jobs', 'run', 'purge-expired'], { DATA_DIR: dataDir });
-    expect([job.status, job.stderr]).toEqual([0, expect.stringMatching(/^waygate: purge-expired succeeded in \d+ ms\n$/)]);
+    expect([job.status, job.stderr]).toEqual([
+      0,
+      expect.stringMatching(/^waygate: purge-expired succeeded in \d+ ms\n$/),
+    ]);
     expect(JSON.parse(job.stdout)).toMatchObject({ sessions: expect.any(Number), deleted_users: 0 });
     // Written owner-only.
     expect(statSync(join(dataDir, 'pgdata')).mode & 0o077).toBe(0);
@@ -165,13 +204,23 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     npm.kill('SIGTERM');
     await exited;
     await waitFor(() => (output.includes('"msg":"stopped"') ? true : undefined), 10_000);
-    const after = await fetch(`${address}/v1`).then(() => 'answered', (err: { cause?: { code?: string } }) => err.cause?.code);
+    const after = await fetch(`${address}/v1`).then(
+      () => 'answered',
+      (err: { cause?: { code?: string } }) => err.cause?.code,
+    );
     expect(after).toBe('ECONNREFUSED');
   });
 
   it('on SIGTERM under keep-alive load, answers or refuses every request and resets none', async () => {
     const child = spawn(process.execPath, [MAIN, 'serve'], {
-      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false', SHUTDOWN_TIMEOUT_SECS: '5' },
+      env: {
+        ...cleanEnv(),
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        RATE_LIMIT_ENABLED: 'false',
+        SHUTDOWN_TIMEOUT_SECS: '5',
+      },
     });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -187,7 +236,7 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
           await response.arrayBuffer();
           outcomes.push(String(response.status));
         } catch (err) {
-          const code = ((err as { cause?: { code?: string } }).cause?.code) ?? String(err);
+          const code = (err as { cause?: { code?: string } }).cause?.code ?? String(err);
           outcomes.push(code);
           if (code === 'ECONNREFUSED') return;
         }
@@ -199,7 +248,10 @@ describe.runIf(backend === 'embedded')('waygate CLI', { shuffle: false, timeout:
     await Promise.all(clients);
 
     expect(await exited).toBe(0);
-    const counts = outcomes.reduce<Record<string, number>>((all, outcome) => ({ ...all, [outcome]: (all[outcome] ?? 0) + 1 }), {});
+    const counts = outcomes.reduce<Record<string, number>>(
+      (all, outcome) => ({ ...all, [outcome]: (all[outcome] ?? 0) + 1 }),
+      {},
+    );
     expect(Object.keys(counts).sort()).toEqual(expect.arrayContaining(['200', 'ECONNREFUSED']));
     // Nothing but answers (200 before, 503 during the drain) and refused new connections after.
     expect(Object.keys(counts).filter((outcome) => !['200', '503', 'ECONNREFUSED'].includes(outcome))).toEqual([]);
@@ -261,7 +313,9 @@ describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_0
 
   /** A server on `dataDir`, with a JSON caller; `stop` ends it. */
   async function serveOn(dataDir: string) {
-    const child = spawn(process.execPath, [MAIN, 'serve'], { env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false' } });
+    const child = spawn(process.execPath, [MAIN, 'serve'], {
+      env: { ...cleanEnv(), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_ENABLED: 'false' },
+    });
     running.push(child);
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -270,7 +324,10 @@ describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_0
     const call = async (method: string, path: string, token?: string, body?: unknown) => {
       const response = await fetch(`${address}${path}`, {
         method,
-        headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body ? { 'content-type': 'application/json' } : {}),
+        },
         ...(body ? { body: JSON.stringify(body) } : {}),
       });
       return { status: response.status, body: (await response.json()) as Record<string, any> };
@@ -286,15 +343,40 @@ describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_0
     const dataDir = mkdtempSync(join(tmpdir(), 'waygate-secrets-'));
     const env = { DATA_DIR: dataDir };
     try {
-      expect(run(['admin', 'create', '--email', keeper.email, '--username', keeper.username, '--password', keeper.password], env).status).toBe(0);
+      expect(
+        run(
+          ['admin', 'create', '--email', keeper.email, '--username', keeper.username, '--password', keeper.password],
+          env,
+        ).status,
+      ).toBe(0);
       const before = await serveOn(dataDir);
-      const signIn = () => before.call('POST', '/v1/auth/login', undefined, { identifier: keeper.username, password: keeper.password });
+      const signIn = () =>
+        before.call('POST', '/v1/auth/login', undefined, { identifier: keeper.username, password: keeper.password });
       const session = (await signIn()).body.session_token as string;
       const { body: setup } = await before.call('POST', '/v1/users/me/2fa/setup', session, {});
-      expect((await before.call('POST', '/v1/users/me/2fa/verify', session, { code: await generate({ secret: setup.secret as string }) })).status).toBe(200);
+      expect(
+        (
+          await before.call('POST', '/v1/users/me/2fa/verify', session, {
+            code: await generate({ secret: setup.secret as string }),
+          })
+        ).status,
+      ).toBe(200);
       expect((await signIn()).body).toMatchObject({ requires_2fa: true });
-      const { body: key } = await before.call('POST', '/v1/api-keys', session, { name: 'tracker', scopes: ['gps:write'] });
-      const { status, body: point } = await before.call('POST', '/v1/gps', key.key as string, { latitude: 53.55, longitude: 9.99, altitude: 3, heading: 180, speed_kmh: 10, speed_mps: 2.78, speed_mph: 6.2, speed_knots: 5.4, timestamp: 1767225600 });
+      const { body: key } = await before.call('POST', '/v1/api-keys', session, {
+        name: 'tracker',
+        scopes: ['gps:write'],
+      });
+      const { status, body: point } = await before.call('POST', '/v1/gps', key.key as string, {
+        latitude: 53.55,
+        longitude: 9.99,
+        altitude: 3,
+        heading: 180,
+        speed_kmh: 10,
+        speed_mps: 2.78,
+        speed_mph: 6.2,
+        speed_knots: 5.4,
+        timestamp: 1767225600,
+      });
       expect(status).toBe(201);
       const kidsBefore = (await before.call('GET', '/v1/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid);
       expect(kidsBefore).toHaveLength(1);
@@ -304,7 +386,9 @@ describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_0
       rmSync(join(dataDir, 'secret.key'));
       const refused = run(['serve'], { ...env, PORT: '0' });
       expect(refused.status).toBe(2);
-      expect(refused.stderr).toContain(`waygate: ${join(dataDir, 'secret.key')} (SECRET_KEY is unset) is not the key this database's secrets were sealed with`);
+      expect(refused.stderr).toContain(
+        `waygate: ${join(dataDir, 'secret.key')} (SECRET_KEY is unset) is not the key this database's secrets were sealed with`,
+      );
       expect(refused.stderr).toContain('"waygate secrets reset"');
 
       // Without a terminal to confirm on, only --yes does it.
@@ -329,20 +413,37 @@ describe.runIf(backend === 'embedded')('waygate secrets reset', { timeout: 300_0
       const after = await serveOn(dataDir);
       try {
         // The password alone signs in now; the point and the account are there, the OAuth keys are new.
-        const { status: signedIn, body } = await after.call('POST', '/v1/auth/login', undefined, { identifier: keeper.username, password: keeper.password });
+        const { status: signedIn, body } = await after.call('POST', '/v1/auth/login', undefined, {
+          identifier: keeper.username,
+          password: keeper.password,
+        });
         expect(signedIn).toBe(200);
         expect(body.requires_2fa).not.toBe(true);
         const token = body.session_token as string;
-        expect((await after.call('GET', `/v1/gps/${point.data.id}`, token)).body.data).toMatchObject({ id: point.data.id, latitude: 53.55 });
+        expect((await after.call('GET', `/v1/gps/${point.data.id}`, token)).body.data).toMatchObject({
+          id: point.data.id,
+          latitude: 53.55,
+        });
         const kidsAfter = (await after.call('GET', '/v1/oauth/jwks')).body.keys.map((jwk: { kid: string }) => jwk.kid);
         expect(kidsAfter).toHaveLength(1);
         expect(kidsAfter).not.toEqual(kidsBefore);
         const { body: resets } = await after.call('GET', '/v1/admin/audit?event_type=secrets_reset', token);
         expect(resets.events.map((event: Record<string, unknown>) => [event.event_type, event.metadata])).toEqual([
-          ['secrets_reset', { two_factor_enrolments: 1, two_factor_setups: 0, oauth_signing_keys: 1, integration_tokens: 0, key: 'DATA_DIR/secret.key' }],
+          [
+            'secrets_reset',
+            {
+              two_factor_enrolments: 1,
+              two_factor_setups: 0,
+              oauth_signing_keys: 1,
+              integration_tokens: 0,
+              key: 'DATA_DIR/secret.key',
+            },
+          ],
         ]);
         const { body: own } = await after.call('GET', '/v1/users/me/audit?event_type=2fa_disabled', token);
-        expect(own.events.map((event: Record<string, unknown>) => event.metadata)).toEqual([{ reason: 'secrets_reset' }]);
+        expect(own.events.map((event: Record<string, unknown>) => event.metadata)).toEqual([
+          { reason: 'secrets_reset' },
+        ]);
         // And 2FA can be set up again, sealed with the new key.
         expect((await after.call('POST', '/v1/users/me/2fa/setup', token, {})).status).toBe(200);
       } finally {

@@ -15,7 +15,14 @@ const bin = (name: string) => resolve('node_modules/.bin', name);
 
 const TSCONFIG = {
   compilerOptions: {
-    target: 'ES2022', module: 'ESNext', moduleResolution: 'Bundler', strict: true, noEmit: true, skipLibCheck: true, lib: ['ES2022', 'DOM', 'DOM.Iterable'], types: [],
+    target: 'ES2022',
+    module: 'ESNext',
+    moduleResolution: 'Bundler',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+    types: [],
   },
   include: ['**/*.ts'],
 };
@@ -43,27 +50,54 @@ describe('clients generated from the OpenAPI document compile', () => {
     mkdirSync(out, { recursive: true });
     await run(command, args, { cwd: dir, maxBuffer: 64 << 20 });
     writeFileSync(join(out, 'tsconfig.json'), JSON.stringify(TSCONFIG));
-    const compiled = await run(bin('tsc'), ['-p', join(out, 'tsconfig.json')], { maxBuffer: 64 << 20 }).catch((failed: { stdout: string }) => failed);
+    const compiled = await run(bin('tsc'), ['-p', join(out, 'tsconfig.json')], { maxBuffer: 64 << 20 }).catch(
+      (failed: { stdout: string }) => failed,
+    );
     expect(compiled.stdout).toBe('');
   }
 
   it('documents statuses, never a range key (orval cannot type `2XX`)', () => {
-    const paths = (JSON.parse(document) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }).paths;
-    const ranges = Object.entries(paths).flatMap(([path, methods]) => Object.entries(methods).flatMap(([method, operation]) =>
-      Object.keys(operation.responses).filter((status) => !/^\d{3}$/.test(status)).map((status) => `${method} ${path} ${status}`)));
+    const paths = (
+      JSON.parse(document) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> }
+    ).paths;
+    const ranges = Object.entries(paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) =>
+        Object.keys(operation.responses)
+          .filter((status) => !/^\d{3}$/.test(status))
+          .map((status) => `${method} ${path} ${status}`),
+      ),
+    );
     expect(ranges).toEqual([]);
     expect(Object.keys(paths['/v1/gql']!.post!.responses)).toContain('200');
   });
 
   it('openapi-typescript', async () => {
-    await generateAndCompile('openapi-typescript', bin('openapi-typescript'), ['openapi.json', '-o', 'openapi-typescript/api.ts']);
+    await generateAndCompile('openapi-typescript', bin('openapi-typescript'), [
+      'openapi.json',
+      '-o',
+      'openapi-typescript/api.ts',
+    ]);
   }, 120_000);
 
   it('@hey-api/openapi-ts with its fetch client', async () => {
-    await generateAndCompile('hey-api', bin('openapi-ts'), ['-i', 'openapi.json', '-o', 'hey-api', '-c', '@hey-api/client-fetch']);
+    await generateAndCompile('hey-api', bin('openapi-ts'), [
+      '-i',
+      'openapi.json',
+      '-o',
+      'hey-api',
+      '-c',
+      '@hey-api/client-fetch',
+    ]);
   }, 120_000);
 
   it('orval with its fetch client', async () => {
-    await generateAndCompile('orval', bin('orval'), ['--input', 'openapi.json', '--output', 'orval/api.ts', '--client', 'fetch']);
+    await generateAndCompile('orval', bin('orval'), [
+      '--input',
+      'openapi.json',
+      '--output',
+      'orval/api.ts',
+      '--client',
+      'fetch',
+    ]);
   }, 120_000);
 });

@@ -25,11 +25,29 @@ import type { paths } from '../console/js/types/api.js';
  *   client's token, its body untyped as inject's `json()`.
  */
 export interface Client {
-  get<P extends PathOf<'get'>>(path: Known<P, 'get'>, options?: OptionsOf<Operation<P, 'get'>>): Pending<Answer<Operation<P, 'get'>>>;
-  delete<P extends PathOf<'delete'>>(path: Known<P, 'delete'>, options?: OptionsOf<Operation<P, 'delete'>>): Pending<Answer<Operation<P, 'delete'>>>;
-  post<P extends PathOf<'post'>>(path: Known<P, 'post'>, body?: BodyOf<Operation<P, 'post'>>, options?: OptionsOf<Operation<P, 'post'>>): Pending<Answer<Operation<P, 'post'>>>;
-  put<P extends PathOf<'put'>>(path: Known<P, 'put'>, body?: BodyOf<Operation<P, 'put'>>, options?: OptionsOf<Operation<P, 'put'>>): Pending<Answer<Operation<P, 'put'>>>;
-  patch<P extends PathOf<'patch'>>(path: Known<P, 'patch'>, body?: BodyOf<Operation<P, 'patch'>>, options?: OptionsOf<Operation<P, 'patch'>>): Pending<Answer<Operation<P, 'patch'>>>;
+  get<P extends PathOf<'get'>>(
+    path: Known<P, 'get'>,
+    options?: OptionsOf<Operation<P, 'get'>>,
+  ): Pending<Answer<Operation<P, 'get'>>>;
+  delete<P extends PathOf<'delete'>>(
+    path: Known<P, 'delete'>,
+    options?: OptionsOf<Operation<P, 'delete'>>,
+  ): Pending<Answer<Operation<P, 'delete'>>>;
+  post<P extends PathOf<'post'>>(
+    path: Known<P, 'post'>,
+    body?: BodyOf<Operation<P, 'post'>>,
+    options?: OptionsOf<Operation<P, 'post'>>,
+  ): Pending<Answer<Operation<P, 'post'>>>;
+  put<P extends PathOf<'put'>>(
+    path: Known<P, 'put'>,
+    body?: BodyOf<Operation<P, 'put'>>,
+    options?: OptionsOf<Operation<P, 'put'>>,
+  ): Pending<Answer<Operation<P, 'put'>>>;
+  patch<P extends PathOf<'patch'>>(
+    path: Known<P, 'patch'>,
+    body?: BodyOf<Operation<P, 'patch'>>,
+    options?: OptionsOf<Operation<P, 'patch'>>,
+  ): Pending<Answer<Operation<P, 'patch'>>>;
   /** Any inject request, with the client's token unless `headers` names another authorization. */
   raw(options: InjectOptions): Pending<RawAnswer>;
 }
@@ -112,16 +130,25 @@ type BodyOf<Op> = Op extends { requestBody?: infer B }
       : undefined
   : undefined;
 
-type QueryOf<Op> = Op extends { parameters: { query?: infer Q } } ? ([NonNullable<Q>] extends [never] ? never : NonNullable<Q>) : never;
+type QueryOf<Op> = Op extends { parameters: { query?: infer Q } }
+  ? [NonNullable<Q>] extends [never]
+    ? never
+    : NonNullable<Q>
+  : never;
 
 /** `/v1/trips/{id}` -> `/v1/trips/${string}`: what a path of the route may be written as, before segments are matched. */
 type Loose<K extends string> = K extends `${infer Head}{${string}}${infer Tail}` ? `${Head}${string}${Loose<Tail>}` : K;
-type RoutesWith<M extends Method> = { [K in keyof paths]: [NonNullable<paths[K][M]>] extends [never] ? never : K }[keyof paths];
+type RoutesWith<M extends Method> = {
+  [K in keyof paths]: [NonNullable<paths[K][M]>] extends [never] ? never : K;
+}[keyof paths];
 /** Every path a route of method `M` accepts, with or without a query string. */
 export type PathOf<M extends Method> = Loose<RoutesWith<M>> | `${Loose<RoutesWith<M>>}?${string}`;
 
 type Segments<S extends string> = S extends `${infer Head}/${infer Tail}` ? [Head, ...Segments<Tail>] : [S];
-type SegmentsMatch<Given extends string[], Pattern extends string[]> = Given extends [infer G extends string, ...infer GR extends string[]]
+type SegmentsMatch<Given extends string[], Pattern extends string[]> = Given extends [
+  infer G extends string,
+  ...infer GR extends string[],
+]
   ? Pattern extends [infer P extends string, ...infer PR extends string[]]
     ? (P extends `{${string}}` ? true : [G] extends [P] ? true : false) extends true
       ? SegmentsMatch<GR, PR>
@@ -137,25 +164,34 @@ type WithoutQuery<P extends string> = P extends `${infer Path}?${string}` ? Path
  */
 type RouteOf<P extends string, M extends Method> = P extends string
   ? [Spelled<WithoutQuery<P>, M>] extends [never]
-    ? { [K in RoutesWith<M>]: SegmentsMatch<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never }[RoutesWith<M>]
+    ? {
+        [K in RoutesWith<M>]: SegmentsMatch<Segments<WithoutQuery<P>>, Segments<K>> extends true ? K : never;
+      }[RoutesWith<M>]
     : Spelled<WithoutQuery<P>, M>
   : never;
 type Spelled<P extends string, M extends Method> = { [K in RoutesWith<M>]: [P] extends [K] ? K : never }[RoutesWith<M>];
 /** A written path that matches no route's segments fails to type-check, naming itself. */
-type Known<P extends string, M extends Method> = [RouteOf<P, M>] extends [never] ? `no ${Uppercase<M>} route matches ${P}` : P;
+type Known<P extends string, M extends Method> = [RouteOf<P, M>] extends [never]
+  ? `no ${Uppercase<M>} route matches ${P}`
+  : P;
 type Operation<P extends string, M extends Method> = NonNullable<paths[RouteOf<P, M>][M]>;
 
 function withQuery(path: string, query: Record<string, unknown> | undefined): string {
   if (!query) return path;
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(query)) {
-    for (const item of Array.isArray(value) ? value : [value]) if (item !== undefined) search.append(name, String(item));
+    for (const item of Array.isArray(value) ? value : [value])
+      if (item !== undefined) search.append(name, String(item));
   }
   const text = search.toString();
   return text ? `${path}${path.includes('?') ? '&' : '?'}${text}` : path;
 }
 
-function pending<A extends { status: number }>(app: FastifyInstance, token: string | null | undefined, options: InjectOptions): Pending<A> {
+function pending<A extends { status: number }>(
+  app: FastifyInstance,
+  token: string | null | undefined,
+  options: InjectOptions,
+): Pending<A> {
   const headers = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers };
   const answer = app.inject({ ...options, headers }).then((response) => {
     const text = response.body;
@@ -176,7 +212,10 @@ function pending<A extends { status: number }>(app: FastifyInstance, token: stri
   return Object.assign(answer, {
     async expect(status: number) {
       const received = await answer;
-      expect(received.status, `${options.method ?? 'GET'} ${options.url as string} answered ${(received as unknown as RawAnswer).text}`).toBe(status);
+      expect(
+        received.status,
+        `${options.method ?? 'GET'} ${options.url as string} answered ${(received as unknown as RawAnswer).text}`,
+      ).toBe(status);
       return received;
     },
   }) as Pending<A>;

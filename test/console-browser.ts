@@ -16,7 +16,10 @@ export async function openConsole(context: BrowserContext, base: string): Promis
   const page = await context.newPage();
   const problems: string[] = [];
   // (Chromium logs every 4xx answer as "Failed to load resource"; the API's refusals are expected here.)
-  page.on('console', (message) => { if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text()); });
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+      problems.push(message.text());
+  });
   page.on('pageerror', (err) => problems.push(err.message));
   await page.goto(`${base}/`);
   return { page, problems };
@@ -31,9 +34,20 @@ export async function signIn(page: Page, identifier: string, password: string) {
 /** axe-core in the page: serious and critical violations, by rule and the elements concerned. */
 export async function axeViolations(page: Page) {
   await page.evaluate(AXE);
-  const results = await page.evaluate(() => (globalThis as unknown as { axe: { run: (options: unknown) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } })
-    .axe.run({ resultTypes: ['violations'] }));
-  return results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  const results = await page.evaluate(() =>
+    (
+      globalThis as unknown as {
+        axe: {
+          run: (
+            options: unknown,
+          ) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run({ resultTypes: ['violations'] }),
+  );
+  return results.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
 export async function screenshot(page: Page, name: string) {
@@ -56,10 +70,19 @@ export interface ConsoleInChromium {
 /** `config` changes the app's settings (bot protection, say); the admin's sign-in passes the fake bot check. */
 export async function startConsoleInChromium(config: Partial<Config> = {}): Promise<ConsoleInChromium> {
   const tiles = await startFakeTileServer();
-  const t = await buildTestApp({ config: { console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' }, ...config } });
+  const t = await buildTestApp({
+    config: {
+      console: { ...testConfig().console, tileUrl: tiles.template, tileAttribution: '© Test tiles' },
+      ...config,
+    },
+  });
   const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   const browser = await launchChromium();
-  const signedIn = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: TEST_ADMIN.password, turnstile_token: 'human' } });
+  const signedIn = await t.app.inject({
+    method: 'POST',
+    url: '/v1/auth/login',
+    payload: { identifier: 'admin', password: TEST_ADMIN.password, turnstile_token: 'human' },
+  });
   if (signedIn.statusCode !== 200) throw new Error(`admin sign-in failed: ${signedIn.body}`);
   const admin = signedIn.json().session_token as string;
   mkdirSync(SHOTS, { recursive: true });

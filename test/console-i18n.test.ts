@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
  * passed to t later) or as a template t(`status.${trip.status}`), whose values are listed here.
  */
 const ROOT = join(import.meta.dirname, '..', 'console');
-const locale = (name: string) => JSON.parse(readFileSync(join(ROOT, 'i18n', `${name}.json`), 'utf8')) as Record<string, string>;
+const locale = (name: string) =>
+  JSON.parse(readFileSync(join(ROOT, 'i18n', `${name}.json`), 'utf8')) as Record<string, string>;
 const en = locale('en');
 const de = locale('de');
 const CODE = readdirSync(join(ROOT, 'js'), { recursive: true, encoding: 'utf8' })
@@ -30,7 +31,7 @@ function occurrences(pattern: RegExp): { file: string; match: string }[] {
   return CODE.flatMap(({ file, text }) => [...text.matchAll(pattern)].map((m) => ({ file, match: m[1]! })));
 }
 
-describe('the console\'s texts', () => {
+describe("the console's texts", () => {
   it('English and German hold the same keys, none of them empty', () => {
     expect(Object.keys(de).sort()).toEqual(Object.keys(en).sort());
     expect(Object.entries({ ...en, ...de }).filter(([, text]) => !text.trim())).toEqual([]);
@@ -38,18 +39,30 @@ describe('the console\'s texts', () => {
 
   it('every key the code names is in English (and so in German)', () => {
     // Namespaces are what comes before the first dot of a key; a literal in one of them, shaped like a key, is a key.
-    const namespaces = new Set(Object.keys(en).filter((key) => key.includes('.')).map((key) => key.split('.')[0]));
-    const literals = occurrences(/'([a-z][A-Za-z]*(?:\.[A-Za-z0-9_]+)+)'/g).filter(({ match }) => namespaces.has(match.split('.')[0]!));
+    const namespaces = new Set(
+      Object.keys(en)
+        .filter((key) => key.includes('.'))
+        .map((key) => key.split('.')[0]),
+    );
+    const literals = occurrences(/'([a-z][A-Za-z]*(?:\.[A-Za-z0-9_]+)+)'/g).filter(({ match }) =>
+      namespaces.has(match.split('.')[0]!),
+    );
     const plain = occurrences(/\bt\('([^'.]+)'/g);
     expect(literals.length).toBeGreaterThan(300);
-    expect([...literals, ...plain].filter(({ match }) => !(match in en)).map(({ file, match }) => `${file}: ${match}`)).toEqual([]);
+    expect(
+      [...literals, ...plain].filter(({ match }) => !(match in en)).map(({ file, match }) => `${file}: ${match}`),
+    ).toEqual([]);
   });
 
   it('every template key is one of the listed ones, each of whose values is a key', () => {
     const templates = occurrences(/\bt\(`([^`$]*)\$\{/g);
     expect(templates.length).toBeGreaterThan(0);
-    expect(templates.filter(({ match }) => !(match in DYNAMIC)).map(({ file, match }) => `${file}: t(\`${match}\${…}\`)`)).toEqual([]);
-    const missing = Object.entries(DYNAMIC).flatMap(([prefix, values]) => values.map((value) => `${prefix}${value}`)).filter((key) => !(key in en));
+    expect(
+      templates.filter(({ match }) => !(match in DYNAMIC)).map(({ file, match }) => `${file}: t(\`${match}\${…}\`)`),
+    ).toEqual([]);
+    const missing = Object.entries(DYNAMIC)
+      .flatMap(([prefix, values]) => values.map((value) => `${prefix}${value}`))
+      .filter((key) => !(key in en));
     expect(missing).toEqual([]);
   });
 });

@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 
 const ROOT = join(import.meta.dirname, '..');
-const FILES = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const FILES = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** Lines outside fenced code blocks: a `](…)` inside a shell example is not a link. */
 function proseLines(text: string): string[] {
@@ -22,7 +27,11 @@ function anchorsOf(text: string): Set<string> {
   for (const line of proseLines(text)) {
     const heading = /^#{1,6} (.+)$/.exec(line)?.[1];
     if (!heading) continue;
-    const base = heading.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = heading
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(base) ?? 0;
     seen.set(base, count + 1);
     anchors.add(count === 0 ? base : `${base}-${count}`);
@@ -64,7 +73,11 @@ describe('README.md and docs/', () => {
     const notTheService = new Set(['http://localhost:PORT', 'http://localhost:<PORT>', 'http://localhost:5173']);
     const base = `http://localhost:${loadConfig({}).port}`;
     const others = FILES.flatMap((file) =>
-      [...readFileSync(join(ROOT, file), 'utf8').matchAll(/https?:\/\/(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::(?:\d+|PORT|<PORT>))?/g)]
+      [
+        ...readFileSync(join(ROOT, file), 'utf8').matchAll(
+          /https?:\/\/(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::(?:\d+|PORT|<PORT>))?/g,
+        ),
+      ]
         .map((match) => match[0])
         .filter((url) => url !== base && !notTheService.has(url))
         .map((url) => `${file}: ${url}`),

@@ -13,11 +13,13 @@ export function watchErrorResponses(app: FastifyInstance): void {
     const status = reply.statusCode;
     const route = request.routeOptions;
     // (A route that documents no responses at all, such as a test's probe route, is not checked.)
-    if (status < 400 || status >= 500 || typeof payload !== 'string' || !route.schema?.response) return done(null, payload);
+    if (status < 400 || status >= 500 || typeof payload !== 'string' || !route.schema?.response)
+      return done(null, payload);
     const code = errorCodeOf(payload);
     if (code && !CODES_OF_ANY_ROUTE.includes(code)) {
       const responses = route.schema.response as Record<string, { 'x-error-codes'?: string[] } | undefined>;
-      if (!responses[status]?.['x-error-codes']?.includes(code)) undocumentedErrors.add(`${request.method} ${route.url} ${status} ${code}`);
+      if (!responses[status]?.['x-error-codes']?.includes(code))
+        undocumentedErrors.add(`${request.method} ${route.url} ${status} ${code}`);
     }
     done(null, payload);
   });

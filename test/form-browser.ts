@@ -13,7 +13,11 @@ export class FormBrowser {
   }
 
   async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
-    return this.#request(url, { method: 'POST', body: new URLSearchParams(form), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+    return this.#request(url, {
+      method: 'POST',
+      body: new URLSearchParams(form),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    });
   }
 
   /** Follows redirects within the service; returns the last response and the URL it answered. */
@@ -30,7 +34,11 @@ export class FormBrowser {
 
   async #request(url: string, init: RequestInit): Promise<Response> {
     const cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(new URL(url, this.base), { ...init, redirect: 'manual', headers: { ...(init.headers as object), ...(cookie ? { cookie } : {}) } });
+    const response = await fetch(new URL(url, this.base), {
+      ...init,
+      redirect: 'manual',
+      headers: { ...(init.headers as object), ...(cookie ? { cookie } : {}) },
+    });
     for (const header of response.headers.getSetCookie()) {
       const [pair] = header.split(';');
       const [name, ...value] = pair!.split('=');

@@ -12,7 +12,10 @@ import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, testConfig, type
  * to explore; a number replays one). FUZZ_REQUESTS sets how many per operation (default 30, on each back
  * end, about 5,700 requests each). A fixed default keeps CI's verdict about the code, not about luck.
  */
-const SEED = process.env.FUZZ_SEED === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(process.env.FUZZ_SEED) || 20_261_125;
+const SEED =
+  process.env.FUZZ_SEED === 'random'
+    ? Math.floor(Math.random() * 2 ** 31)
+    : Number(process.env.FUZZ_SEED) || 20_261_125;
 const PER_OPERATION = Number(process.env.FUZZ_REQUESTS) || 30;
 
 /** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
@@ -44,8 +47,28 @@ interface Schema {
   maximum?: number;
 }
 
-const UUID = () => '00000000-0000-4000-8000-' + Math.floor(Math.random() * 1e12).toString(16).padStart(12, '0');
-const NASTY_STRINGS = ['', ' ', 'a', '\u0000', 'nul\u0000inside', 'x'.repeat(5000), '漢字ä😀', '<script>alert(1)</script>', "' or 1=1 --", '../../etc/passwd', '%00', '\ud800', '1e400', 'true', 'null'];
+const UUID = () =>
+  '00000000-0000-4000-8000-' +
+  Math.floor(Math.random() * 1e12)
+    .toString(16)
+    .padStart(12, '0');
+const NASTY_STRINGS = [
+  '',
+  ' ',
+  'a',
+  '\u0000',
+  'nul\u0000inside',
+  'x'.repeat(5000),
+  '漢字ä😀',
+  '<script>alert(1)</script>',
+  "' or 1=1 --",
+  '../../etc/passwd',
+  '%00',
+  '\ud800',
+  '1e400',
+  'true',
+  'null',
+];
 const NASTY_NUMBERS = [0, -1, 1, 0.5, -0.0001, 2 ** 31, 2 ** 53 + 1, 1e308, -1e308, 123456789012];
 
 function stringFor(schema: Schema, r: Random): string {
@@ -100,7 +123,21 @@ function valueFor(schema: Schema | undefined, r: Random, depth = 0): unknown {
 
 function pathFor(template: string, r: Random): string {
   return template.replace(/\{[^}]+\}/g, () =>
-    encodeURIComponent(r.pick([UUID(), UUID(), 'not-a-uuid', '1234567890123456789', 'x'.repeat(120), '漢', '\u0000', 'role_user', 'email', '-1'])));
+    encodeURIComponent(
+      r.pick([
+        UUID(),
+        UUID(),
+        'not-a-uuid',
+        '1234567890123456789',
+        'x'.repeat(120),
+        '漢',
+        '\u0000',
+        'role_user',
+        'email',
+        '-1',
+      ]),
+    ),
+  );
 }
 
 function queryFor(parameters: { in: string; name: string; schema?: Schema }[], r: Random): string {
@@ -136,12 +173,20 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
   let operations: Operation[];
   let credentials: (Record<string, string> | undefined)[];
   beforeAll(async () => {
-    t = await buildTestApp({ config: { publicUrl: 'http://127.0.0.1', rateLimit: { ...testConfig().rateLimit, enabled: false } } });
+    t = await buildTestApp({
+      config: { publicUrl: 'http://127.0.0.1', rateLimit: { ...testConfig().rateLimit, enabled: false } },
+    });
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const key = (await createApiKey(t.app, admin, { name: 'fuzz', scopes: ['*:*'] })).key;
     credentials = [bearer(key), undefined, bearer('ses_not_a_session'), bearer(admin)];
     const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json() as {
-      paths: Record<string, Record<string, { parameters?: Operation['parameters']; requestBody?: { content?: Record<string, { schema: Schema }> } }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          { parameters?: Operation['parameters']; requestBody?: { content?: Record<string, { schema: Schema }> } }
+        >
+      >;
     };
     operations = Object.entries(document.paths).flatMap(([path, methods]) =>
       Object.entries(methods)
@@ -159,7 +204,10 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
   let tables: string[] | undefined;
   /** Rows per table, in one statement (a refused request must leave every one as it was). */
   async function rowCounts(): Promise<string> {
-    tables ??= (await t.database.db.introspection.getTables()).map((table) => table.name).filter((name) => !WRITTEN_ON_FAILURE.has(tableOf(name))).sort();
+    tables ??= (await t.database.db.introspection.getTables())
+      .map((table) => table.name)
+      .filter((name) => !WRITTEN_ON_FAILURE.has(tableOf(name)))
+      .sort();
     const counts = sql.join(tables.map((table) => sql`(select count(*) from ${sql.table(table)})`));
     const row = (await sql<Record<string, unknown>>`select array[${counts}] as counts`.execute(t.database.db)).rows[0]!;
     return tables!.map((table, i) => `${table}=${(row.counts as unknown[])[i]}`).join(' ');
@@ -178,19 +226,34 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
         const headers: Record<string, string> = { ...(r.pick(credentials) ?? {}) };
         let payload: string | undefined;
         if (operation.method !== 'GET' && operation.method !== 'DELETE') {
-          headers['content-type'] = r.chance(0.9) ? 'application/json' : r.pick(['text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded']);
+          headers['content-type'] = r.chance(0.9)
+            ? 'application/json'
+            : r.pick(['text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded']);
           payload = r.chance(0.05) ? '{"broken": ' : JSON.stringify(valueFor(operation.body, r));
         }
-        const response = await t.app.inject({ method: operation.method as 'GET', url, headers, ...(payload === undefined ? {} : { payload }) });
+        const response = await t.app.inject({
+          method: operation.method as 'GET',
+          url,
+          headers,
+          ...(payload === undefined ? {} : { payload }),
+        });
         sent++;
         const where = `${operation.method} ${url.slice(0, 120)} → ${response.statusCode}`;
-        if (response.statusCode >= 500 && !(response.statusCode === 501 && STUBS.has(operation.path))) failures.push(`${where} ${response.body.slice(0, 200)}`);
-        else if (response.statusCode >= 400 && response.statusCode < 500 && isOurs(operation.path) && response.headers['content-type']?.toString().startsWith('application/json')) {
+        if (response.statusCode >= 500 && !(response.statusCode === 501 && STUBS.has(operation.path)))
+          failures.push(`${where} ${response.body.slice(0, 200)}`);
+        else if (
+          response.statusCode >= 400 &&
+          response.statusCode < 500 &&
+          isOurs(operation.path) &&
+          response.headers['content-type']?.toString().startsWith('application/json')
+        ) {
           const body = response.json() as Record<string, unknown>;
-          if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.code !== 'string') failures.push(`${where} not an error body: ${response.body.slice(0, 200)}`);
+          if (typeof body.error !== 'string' || typeof body.message !== 'string' || typeof body.code !== 'string')
+            failures.push(`${where} not an error body: ${response.body.slice(0, 200)}`);
         }
         const after = await rowCounts();
-        if (response.statusCode >= 400 && after !== counts) failures.push(`${where} changed rows: ${changed(counts, after)}`);
+        if (response.statusCode >= 400 && after !== counts)
+          failures.push(`${where} changed rows: ${changed(counts, after)}`);
         counts = after;
       }
     }
@@ -201,10 +264,16 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED}; FUZZ_SE
 
 function changed(before: string, after: string): string {
   const old = new Set(before.split(' '));
-  return after.split(' ').filter((entry) => !old.has(entry)).join(' ');
+  return after
+    .split(' ')
+    .filter((entry) => !old.has(entry))
+    .join(' ');
 }
 
 /** Everything but GraphQL (`{ data, errors }`) and the OAuth provider's protocol endpoints (RFC 6749 bodies). */
 function isOurs(path: string): boolean {
-  return !path.startsWith('/v1/gql') && !(path.startsWith('/v1/oauth/') && !path.startsWith('/v1/oauth/clients') && path !== '/v1/oauth/revoke');
+  return (
+    !path.startsWith('/v1/gql') &&
+    !(path.startsWith('/v1/oauth/') && !path.startsWith('/v1/oauth/clients') && path !== '/v1/oauth/revoke')
+  );
 }

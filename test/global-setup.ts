@@ -24,7 +24,8 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   const backend = project.config.env?.WAYGATE_TEST_BACKEND;
-  if ((backend === 'external' || backend === 'two-nodes') && process.env.TEST_DATABASE_URL) return setupPostgres(project, process.env.TEST_DATABASE_URL);
+  if ((backend === 'external' || backend === 'two-nodes') && process.env.TEST_DATABASE_URL)
+    return setupPostgres(project, process.env.TEST_DATABASE_URL);
   return setupPglite(project);
 }
 
@@ -36,7 +37,10 @@ function templateKey(): string {
   const hash = createHash('sha256');
   const migrations = join(process.cwd(), 'migrations');
   for (const name of readdirSync(migrations).sort()) hash.update(name).update(readFileSync(join(migrations, name)));
-  hash.update(JSON.parse(readFileSync(join(process.cwd(), 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')).version);
+  hash.update(
+    JSON.parse(readFileSync(join(process.cwd(), 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8'))
+      .version,
+  );
   return hash.digest('hex').slice(0, 16);
 }
 
@@ -57,7 +61,8 @@ async function setupPglite(project: TestProject) {
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
     for (const name of readdirSync(TEMPLATE_CACHE)) {
-      if (name.startsWith('pglite-') && join(TEMPLATE_CACHE, name) !== path && !name.endsWith('.partial')) rmSync(join(TEMPLATE_CACHE, name), { force: true });
+      if (name.startsWith('pglite-') && join(TEMPLATE_CACHE, name) !== path && !name.endsWith('.partial'))
+        rmSync(join(TEMPLATE_CACHE, name), { force: true });
     }
   }
   project.provide('pgliteTemplate', path);
@@ -78,7 +83,10 @@ async function setupPostgres(project: TestProject, url: string) {
       [template],
     );
     // Clones the test files did not drop themselves first, the template last.
-    const names = clones.rows.map((row) => row.datname).sort().reverse();
+    const names = clones.rows
+      .map((row) => row.datname)
+      .sort()
+      .reverse();
     for (const name of names) await admin.query(`drop database if exists "${name}" with (force)`);
     await admin.end();
   };

@@ -23,7 +23,8 @@ import { client, type Client } from './client.js';
  * 'embedded' (PGlite + in-process store), 'external' (PostgreSQL and/or Redis from TEST_*_URL), or
  * 'two-nodes' (the same PostgreSQL and Redis, each test app being two nodes behind a round robin).
  */
-export const backend = (['external', 'two-nodes'] as const).find((name) => name === process.env.WAYGATE_TEST_BACKEND) ?? 'embedded';
+export const backend =
+  (['external', 'two-nodes'] as const).find((name) => name === process.env.WAYGATE_TEST_BACKEND) ?? 'embedded';
 export const twoNodes = backend === 'two-nodes';
 export const usesPostgres = backend !== 'embedded' && Boolean(process.env.TEST_DATABASE_URL);
 export const usesRedis = backend !== 'embedded' && Boolean(process.env.TEST_REDIS_URL);
@@ -36,7 +37,11 @@ export async function openTestDatabase(options: { viaUrl?: (url: string) => stri
   }
   const { url, drop } = await createTestPostgresDatabase();
   // `viaUrl` lets a test reach the server through something it can cut (a proxy standing in for an outage).
-  const database = await openDatabase({ kind: 'postgres', url: (options.viaUrl ?? ((same) => same))(url), poolSize: 5 });
+  const database = await openDatabase({
+    kind: 'postgres',
+    url: (options.viaUrl ?? ((same) => same))(url),
+    poolSize: 5,
+  });
   return {
     ...database,
     close: async () => {
@@ -50,8 +55,13 @@ export async function openTestDatabase(options: { viaUrl?: (url: string) => stri
 async function createTestPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const server = process.env.TEST_DATABASE_URL!;
   const name = `${inject('postgresTemplate')}_c${randomUUID().replaceAll('-', '').slice(0, 10)}`;
-  await withAdminClient(server, (admin) => admin.query(`create database ${name} template ${inject('postgresTemplate')}`));
-  const drop = () => withAdminClient(server, (admin) => admin.query(`drop database if exists ${name} with (force)`)).then(() => undefined);
+  await withAdminClient(server, (admin) =>
+    admin.query(`create database ${name} template ${inject('postgresTemplate')}`),
+  );
+  const drop = () =>
+    withAdminClient(server, (admin) => admin.query(`drop database if exists ${name} with (force)`)).then(
+      () => undefined,
+    );
   return { url: withDatabaseName(server, name), drop };
 }
 
@@ -115,7 +125,10 @@ export async function createRoleWith(app: FastifyInstance, name: string, permiss
   for (const permission of permissions) {
     const found = catalogue.find((p) => `${p.resource}:${p.action}` === permission);
     if (!found) throw new Error(`no permission ${permission}`);
-    await app.database.db.insertInto('role_permissions').values({ role_id: role.id, permission_id: found.id }).execute();
+    await app.database.db
+      .insertInto('role_permissions')
+      .values({ role_id: role.id, permission_id: found.id })
+      .execute();
   }
   return role.id;
 }
@@ -128,10 +141,19 @@ export async function createApiKey(app: FastifyInstance, token: string, body: Re
 }
 
 /** A new device linked to a new API key of `token`'s user (by default with gps:write): what a tracker reports with. */
-export async function deviceWithKey(app: FastifyInstance, token: string, options: { name?: string; scopes?: string[] } = {}) {
+export async function deviceWithKey(
+  app: FastifyInstance,
+  token: string,
+  options: { name?: string; scopes?: string[] } = {},
+) {
   const name = options.name ?? 'tracker';
   const key = await createApiKey(app, token, { name, scopes: options.scopes ?? ['gps:write'] });
-  const response = await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name, api_key_id: key.id } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/devices',
+    headers: bearer(token),
+    payload: { name, api_key_id: key.id },
+  });
   if (response.statusCode !== 201) throw new Error(`device creation failed: ${response.statusCode} ${response.body}`);
   return { key: key.key, keyId: key.id, deviceId: response.json().data.id as string };
 }
@@ -158,7 +180,10 @@ export interface TestAppOptions extends Pick<BuildOptions, 'extraRoutes'> {
 }
 
 /** Waits for work each node of `t` does in the background (notices being mailed, files being imported). */
-export async function onEveryNode(t: TestApp, work: (services: FastifyInstance['services']) => Promise<void>): Promise<void> {
+export async function onEveryNode(
+  t: TestApp,
+  work: (services: FastifyInstance['services']) => Promise<void>,
+): Promise<void> {
   await Promise.all(t.nodes.map((node) => work(node.services)));
 }
 
@@ -178,7 +203,11 @@ export async function buildTestApp(options: TestAppOptions = {}): Promise<TestAp
   }
   const clock = createTestClock();
   const build = (database: Database, kv: KeyValueStore) =>
-    buildApp(config, { database, kv, clock }, { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false });
+    buildApp(
+      config,
+      { database, kv, clock },
+      { logger, extraRoutes: options.extraRoutes, instrument: watchErrorResponses, scheduledJobs: false },
+    );
   const logs = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   if (twoNodes) {
     const nodes = await buildTwoNodes(build);
@@ -214,7 +243,10 @@ async function buildTwoNodes(build: (database: Database, kv: KeyValueStore) => P
   const namespace = `test:${randomUUID()}:`;
   const handles = await Promise.all(
     [0, 1].map(async () => {
-      const [database, kv] = await Promise.all([openDatabase({ kind: 'postgres', url, poolSize: 5 }), openTestKeyValueStore(namespace)]);
+      const [database, kv] = await Promise.all([
+        openDatabase({ kind: 'postgres', url, poolSize: 5 }),
+        openTestKeyValueStore(namespace),
+      ]);
       return { database, kv };
     }),
   );
@@ -281,14 +313,31 @@ export function expectExpiresIn(expiresAt: string, hours: number): void {
 }
 
 /** The guard's refusals, exactly as every route answers them. */
-export const UNAUTHORIZED = { error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' };
-export const FORBIDDEN = { error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' };
+export const UNAUTHORIZED = {
+  error: 'Unauthorized',
+  message: 'Invalid or missing authentication token',
+  code: 'auth.unauthorized',
+};
+export const FORBIDDEN = {
+  error: 'Forbidden',
+  message: 'Insufficient permissions for this operation',
+  code: 'auth.forbidden',
+};
 /** The guard's 403 for a caller lacking `permission`: it names what is missing. */
-export const forbidden = (permission: string) => ({ ...FORBIDDEN, message: `${FORBIDDEN.message}: requires ${permission}` });
+export const forbidden = (permission: string) => ({
+  ...FORBIDDEN,
+  message: `${FORBIDDEN.message}: requires ${permission}`,
+});
 
 /** The user id of the bootstrap admin (TEST_ADMIN). */
 export async function adminIdOf(t: TestApp): Promise<string> {
-  return (await t.database.db.selectFrom('users').select('id').where('username', '=', TEST_ADMIN.username).executeTakeFirstOrThrow()).id;
+  return (
+    await t.database.db
+      .selectFrom('users')
+      .select('id')
+      .where('username', '=', TEST_ADMIN.username)
+      .executeTakeFirstOrThrow()
+  ).id;
 }
 
 /** An API key with no owner (as an operator might create one in the database), holding these scopes. */
@@ -296,7 +345,13 @@ export async function ownerlessKey(t: TestApp, scopes: string[]): Promise<string
   const key = `wg_ownerless_${randomUUID()}`;
   await t.database.db
     .insertInto('api_keys')
-    .values({ key_hash: createHash('sha256').update(key).digest('hex'), key_prefix: key.slice(0, 11), name: 'ownerless', scopes, user_id: null })
+    .values({
+      key_hash: createHash('sha256').update(key).digest('hex'),
+      key_prefix: key.slice(0, 11),
+      name: 'ownerless',
+      scopes,
+      user_id: null,
+    })
     .execute();
   return key;
 }
@@ -324,7 +379,11 @@ export interface GuardedRoute {
  * Each route refuses a key that holds every other permission of the list with 403, and lets a
  * key holding just its own permission past the check: a route guarded by the wrong permission fails.
  */
-export async function expectPermissionChecks(app: FastifyInstance, adminToken: string, routes: GuardedRoute[]): Promise<void> {
+export async function expectPermissionChecks(
+  app: FastifyInstance,
+  adminToken: string,
+  routes: GuardedRoute[],
+): Promise<void> {
   const all = [...new Set(routes.map((r) => r.permission))];
   if (all.length < 2) throw new Error('expectPermissionChecks needs routes of at least two permissions');
   const keys = new Map<string, { without: string; only: string }>();
@@ -345,7 +404,11 @@ export async function expectPermissionChecks(app: FastifyInstance, adminToken: s
     });
     // Past the permission check: any answer of the route itself (200, 400, 404, ...), never 401/403 or 5xx.
     const allowed = await app.inject({ method, url, payload, headers: bearer(only) });
-    expect({ method, url, passed: allowed.statusCode < 500 && ![401, 403].includes(allowed.statusCode) }).toEqual({ method, url, passed: true });
+    expect({ method, url, passed: allowed.statusCode < 500 && ![401, 403].includes(allowed.statusCode) }).toEqual({
+      method,
+      url,
+      passed: true,
+    });
   }
 }
 
@@ -359,9 +422,17 @@ export async function expectIdChecks(
   collection: string,
   notFound: { message: string; code: string },
 ): Promise<void> {
-  for (const [method, payload] of [['GET', undefined], ['PATCH', { name: 'x' }], ['DELETE', undefined]] as const) {
+  for (const [method, payload] of [
+    ['GET', undefined],
+    ['PATCH', { name: 'x' }],
+    ['DELETE', undefined],
+  ] as const) {
     const response = await app.inject({ method, url: `${collection}/${UNKNOWN_ID}`, headers: bearer(token), payload });
-    expect({ method, status: response.statusCode, body: response.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', ...notFound } });
+    expect({ method, status: response.statusCode, body: response.json() }).toEqual({
+      method,
+      status: 404,
+      body: { error: 'NotFound', ...notFound },
+    });
   }
   const malformed = await app.inject({ method: 'GET', url: `${collection}/not-a-uuid`, headers: bearer(token) });
   expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
@@ -396,7 +467,9 @@ export async function planOf(database: Database, query: Compilable, disabled: st
   return database.db.transaction().execute(async (trx) => {
     for (const setting of disabled) await sql.raw(`set local ${setting} = off`).execute(trx);
     const compiled = query.compile();
-    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]));
+    const { rows } = await trx.executeQuery<{ 'QUERY PLAN': string }>(
+      CompiledQuery.raw(`explain ${compiled.sql}`, [...compiled.parameters]),
+    );
     return rows.map((row) => row['QUERY PLAN']).join('\n');
   });
 }

@@ -36,11 +36,16 @@ export async function databaseBefore(version: string): Promise<Migrating> {
   if (usesPostgres) {
     name = `waygate_mig${version}_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
     await onServer(`create database ${name}`);
-    database = await openDatabase({ kind: 'postgres', url: withDatabaseName(process.env.TEST_DATABASE_URL!, name), poolSize: 1 });
+    database = await openDatabase({
+      kind: 'postgres',
+      url: withDatabaseName(process.env.TEST_DATABASE_URL!, name),
+      poolSize: 1,
+    });
   } else {
     database = await openDatabase({ kind: 'embedded' });
   }
-  for (const file of readdirSync(MIGRATIONS_DIR).filter((entry) => entry < version)) cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
+  for (const file of readdirSync(MIGRATIONS_DIR).filter((entry) => entry < version))
+    cpSync(join(MIGRATIONS_DIR, file), join(dir, file));
   await migrate(database.db, dir);
   return {
     database,

@@ -59,16 +59,35 @@ describe('a typed client generated from the OpenAPI document', () => {
     writeFileSync(join(dir, 'package.json'), '{ "type": "module" }');
 
     const options: ts.CompilerOptions = {
-      strict: true, noEmit: true, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      skipLibCheck: true, types: [], lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      skipLibCheck: true,
+      types: [],
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
     };
     const program = ts.createProgram([join(dir, 'client.ts')], options);
-    const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    const diagnostics = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
     expect(diagnostics).toEqual([]);
 
-    writeFileSync(join(dir, 'client.js'), ts.transpileModule(PROGRAM, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } }).outputText);
+    writeFileSync(
+      join(dir, 'client.js'),
+      ts.transpileModule(PROGRAM, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } })
+        .outputText,
+    );
     const address = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    const client = (await import(pathToFileURL(join(dir, 'client.js')).href)) as { run: (...args: string[]) => Promise<unknown> };
-    expect(await client.run(address, TEST_ADMIN.username, TEST_ADMIN.password)).toEqual({ status: [200, 201, 200], latitude: 53.5511, names: [], total: 0 });
+    const client = (await import(pathToFileURL(join(dir, 'client.js')).href)) as {
+      run: (...args: string[]) => Promise<unknown>;
+    };
+    expect(await client.run(address, TEST_ADMIN.username, TEST_ADMIN.password)).toEqual({
+      status: [200, 201, 200],
+      latitude: 53.5511,
+      names: [],
+      total: 0,
+    });
   }, 60_000);
 });

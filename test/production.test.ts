@@ -19,7 +19,10 @@ function npmEnv(extra: Record<string, string> = {}): Record<string, string> {
 const npm = (cwd: string, args: string[]) =>
   promisify(execFile)('npm', args, { cwd, env: npmEnv(), timeout: 150_000 }).then(
     ({ stdout, stderr }) => ({ status: 0, output: stdout + stderr }),
-    (err: { code?: number; stdout?: string; stderr?: string }) => ({ status: err.code ?? 1, output: `${err.stdout}${err.stderr}` }),
+    (err: { code?: number; stdout?: string; stderr?: string }) => ({
+      status: err.code ?? 1,
+      output: `${err.stdout}${err.stderr}`,
+    }),
   );
 
 // The production install as the README describes it, simulated without Docker: the shipped files in a
@@ -29,7 +32,8 @@ describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('
   let app: string;
   let install: { status: number; output: string };
   beforeAll(async () => {
-    if (!existsSync(join(ROOT, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: npm test builds it first');
+    if (!existsSync(join(ROOT, 'dist', 'main.js')))
+      throw new Error('dist/main.js is missing: npm test builds it first');
     app = mkdtempSync(join(tmpdir(), 'waygate-production-'));
     for (const name of SHIPPED) cpSync(join(ROOT, name), join(app, name), { recursive: true });
     install = await npm(app, ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund']);
@@ -38,7 +42,9 @@ describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('
 
   it('npm ci --omit=dev installs no compiler and says why it builds nothing', () => {
     expect(install.status).toBe(0);
-    expect(install.output).toContain('waygate: TypeScript is not installed (npm ci --omit=dev), so dist/ is not built here; copy it from a build stage');
+    expect(install.output).toContain(
+      'waygate: TypeScript is not installed (npm ci --omit=dev), so dist/ is not built here; copy it from a build stage',
+    );
     expect(existsSync(join(app, 'node_modules', 'typescript'))).toBe(false);
     expect(existsSync(join(app, 'node_modules', 'fastify'))).toBe(true);
   });
@@ -46,7 +52,10 @@ describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('
   it('npm start serves the shipped dist/ and hands SIGTERM to the server', { timeout: 120_000 }, async () => {
     expect(install.status).toBe(0);
     const dataDir = mkdtempSync(join(tmpdir(), 'waygate-production-data-'));
-    const server = spawn('npm', ['start'], { cwd: app, env: npmEnv({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }) });
+    const server = spawn('npm', ['start'], {
+      cwd: app,
+      env: npmEnv({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }),
+    });
     let output = '';
     server.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     server.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -55,7 +64,10 @@ describe.runIf(backend === 'embedded' && process.env.PRODUCTION_CHECK === '1')('
       const address = await waitFor(() => /"address":"(http:[^"]+)"/.exec(output)?.[1], 100_000);
       const health = await fetch(`${address}/v1/health`);
       expect(health.status).toBe(200);
-      expect(await health.json()).toMatchObject({ status: 'healthy', services: { database: { status: 'up' }, cache: { status: 'up' } } });
+      expect(await health.json()).toMatchObject({
+        status: 'healthy',
+        services: { database: { status: 'up' }, cache: { status: 'up' } },
+      });
       // The web console's files and Leaflet (a production dependency) are there.
       const page = await (await fetch(`${address}/console/`)).text();
       const leaflet = /href="(\/console\/assets\/[0-9a-f]+\/vendor\/leaflet\/leaflet\.css)"/.exec(page)?.[1];

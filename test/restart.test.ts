@@ -12,7 +12,11 @@ import { createTestClock } from './clock.js';
 import { backend, bearer, createUser, testConfig } from './helpers.js';
 
 const APP_SECRETS = { id: 'id-app-secret-for-restart-tests-01' };
-const LOCKED = { error: 'TooManyRequests', message: 'Too many failed sign-in attempts; try again later', code: 'sign_in.locked_out' };
+const LOCKED = {
+  error: 'TooManyRequests',
+  message: 'Too many failed sign-in attempts; try again later',
+  code: 'sign_in.locked_out',
+};
 
 /**
  * The embedded default (PGlite under DATA_DIR, no Redis) stopped and started again on the same DATA_DIR:
@@ -43,7 +47,13 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
   };
   beforeAll(async () => {
     // The first start loads the migrated template into DATA_DIR (an initdb would cost seconds); restarts open it as `serve` does.
-    await boot(await openDatabase({ kind: 'embedded', dataDir: embeddedDataDir(config), loadDataDir: new Blob([readFileSync(inject('pgliteTemplate'))]) }));
+    await boot(
+      await openDatabase({
+        kind: 'embedded',
+        dataDir: embeddedDataDir(config),
+        loadDataDir: new Blob([readFileSync(inject('pgliteTemplate'))]),
+      }),
+    );
   });
   afterAll(async () => {
     await app.close();
@@ -52,8 +62,14 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
 
   let ip = 0;
   const signIn = (identifier: string, password: string) =>
-    app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password }, remoteAddress: `10.7.0.${++ip}` });
-  const codeAt = (secret: string, offsetSteps: number) => generate({ secret, epoch: Math.floor(clock.nowMs() / 1000) + offsetSteps * 30 });
+    app.inject({
+      method: 'POST',
+      url: '/v1/auth/login',
+      payload: { identifier, password },
+      remoteAddress: `10.7.0.${++ip}`,
+    });
+  const codeAt = (secret: string, offsetSteps: number) =>
+    generate({ secret, epoch: Math.floor(clock.nowMs() / 1000) + offsetSteps * 30 });
   const assertion = (subject: string) => {
     const issuedAt = String(Math.floor(clock.nowMs() / 1000));
     const nonce = `idaa_${randomUUID().replaceAll('-', '')}`;
@@ -61,27 +77,56 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
     return ['id', subject, issuedAt, nonce, mac].join('.');
   };
   const audit = (header: string) =>
-    app.inject({ method: 'POST', url: '/v1/internal/audit', payload: { event_type: 'consent_granted' }, headers: { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': header } });
+    app.inject({
+      method: 'POST',
+      url: '/v1/internal/audit',
+      payload: { event_type: 'consent_granted' },
+      headers: { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': header },
+    });
 
   it('keeps sign-in locks with their remaining time, failure counts, used TOTP codes and used assertion nonces', async () => {
     // A locked account, an account one failure short of its lock.
     const locked = await createUser(app);
-    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier; i++) expect((await signIn(locked.username, 'wrong password')).statusCode).toBe(401);
+    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier; i++)
+      expect((await signIn(locked.username, 'wrong password')).statusCode).toBe(401);
     const before = await signIn(locked.username, locked.password);
-    expect({ status: before.statusCode, body: before.json(), retryAfter: before.headers['retry-after'] }).toEqual({ status: 429, body: LOCKED, retryAfter: String(SIGN_IN_POLICY.lockSecs) });
+    expect({ status: before.statusCode, body: before.json(), retryAfter: before.headers['retry-after'] }).toEqual({
+      status: 429,
+      body: LOCKED,
+      retryAfter: String(SIGN_IN_POLICY.lockSecs),
+    });
     const counted = await createUser(app);
-    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier - 1; i++) expect((await signIn(counted.username, 'wrong password')).statusCode).toBe(401);
+    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier - 1; i++)
+      expect((await signIn(counted.username, 'wrong password')).statusCode).toBe(401);
 
     // A user with two-factor sign-in who has just signed in with the code of the next step.
     const withTotp = await createUser(app);
-    const setup = await app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(withTotp.token), payload: {} });
+    const setup = await app.inject({
+      method: 'POST',
+      url: '/v1/users/me/2fa/setup',
+      headers: bearer(withTotp.token),
+      payload: {},
+    });
     const secret = setup.json().secret as string;
-    expect((await app.inject({ method: 'POST', url: '/v1/users/me/2fa/verify', headers: bearer(withTotp.token), payload: { code: await codeAt(secret, 0) } })).statusCode).toBe(200);
+    expect(
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/users/me/2fa/verify',
+          headers: bearer(withTotp.token),
+          payload: { code: await codeAt(secret, 0) },
+        })
+      ).statusCode,
+    ).toBe(200);
     const usedCode = await codeAt(secret, 1);
     const verifyWith = async (code: string) => {
       const challenge = await signIn(withTotp.username, withTotp.password);
       expect(challenge.json().requires_2fa).toBe(true);
-      return app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload: { temp_token: challenge.json().temp_token, code } });
+      return app.inject({
+        method: 'POST',
+        url: '/v1/auth/2fa/verify',
+        payload: { temp_token: challenge.json().temp_token, code },
+      });
     };
     expect((await verifyWith(usedCode)).statusCode).toBe(200);
 
@@ -92,19 +137,31 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
     await restart();
 
     const after = await signIn(locked.username, locked.password);
-    expect({ status: after.statusCode, body: after.json(), retryAfter: after.headers['retry-after'] }).toEqual({ status: 429, body: LOCKED, retryAfter: String(SIGN_IN_POLICY.lockSecs) });
+    expect({ status: after.statusCode, body: after.json(), retryAfter: after.headers['retry-after'] }).toEqual({
+      status: 429,
+      body: LOCKED,
+      retryAfter: String(SIGN_IN_POLICY.lockSecs),
+    });
     // The tenth failure in the window locks: the nine before the restart still count.
     expect((await signIn(counted.username, 'wrong password')).statusCode).toBe(401);
     expect((await signIn(counted.username, counted.password)).json()).toEqual(LOCKED);
     const replayedCode = await verifyWith(usedCode);
-    expect({ status: replayedCode.statusCode, body: replayedCode.json() }).toEqual({ status: 401, body: { error: 'Unauthorized', message: 'Invalid two-factor code', code: 'two_factor.wrong_sign_in_code' } });
+    expect({ status: replayedCode.statusCode, body: replayedCode.json() }).toEqual({
+      status: 401,
+      body: { error: 'Unauthorized', message: 'Invalid two-factor code', code: 'two_factor.wrong_sign_in_code' },
+    });
     const replayed = await audit(header);
-    expect({ status: replayed.statusCode, code: replayed.json().code }).toEqual({ status: 401, code: 'app_assertion.replayed' });
+    expect({ status: replayed.statusCode, code: replayed.json().code }).toEqual({
+      status: 401,
+      code: 'app_assertion.replayed',
+    });
     expect((await audit(assertion(withTotp.id))).statusCode).toBe(201);
 
     // The lock runs out when it would have without the restart.
     clock.advance(5 * 60_000);
-    expect((await signIn(locked.username, locked.password)).headers['retry-after']).toBe(String(SIGN_IN_POLICY.lockSecs - 300));
+    expect((await signIn(locked.username, locked.password)).headers['retry-after']).toBe(
+      String(SIGN_IN_POLICY.lockSecs - 300),
+    );
     clock.advance(SIGN_IN_POLICY.lockSecs * 1000 - 5 * 60_000);
     expect((await signIn(locked.username, locked.password)).statusCode).toBe(200);
   });

@@ -29,7 +29,8 @@ describe('the test app as the run builds it', () => {
   it('sends requests in turn to each node over one keep-alive connection to its port', async () => {
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const nodes = [];
-    for (let i = 0; i < 4; i++) nodes.push(((await (await fetch(`${base}/v1/probe/node`)).json()) as { node: number }).node);
+    for (let i = 0; i < 4; i++)
+      nodes.push(((await (await fetch(`${base}/v1/probe/node`)).json()) as { node: number }).node);
     expect(nodes).toEqual(inTurn(nodes));
   });
 });

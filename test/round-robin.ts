@@ -13,9 +13,12 @@ export function roundRobin(nodes: readonly [FastifyInstance, FastifyInstance]): 
   const next = () => nodes[turn++ % nodes.length]!;
   let proxy: RoundRobinProxy | undefined;
   const own: Partial<Record<keyof FastifyInstance, unknown>> = {
-    inject: (...args: Parameters<FastifyInstance['inject']>) => (next().inject as (...a: unknown[]) => unknown)(...args),
+    inject: (...args: Parameters<FastifyInstance['inject']>) =>
+      (next().inject as (...a: unknown[]) => unknown)(...args),
     listen: async (options: FastifyListenOptions = {}) => {
-      const ports = await Promise.all(nodes.map(async (node) => new URL(await node.listen({ host: '127.0.0.1', port: 0 })).port));
+      const ports = await Promise.all(
+        nodes.map(async (node) => new URL(await node.listen({ host: '127.0.0.1', port: 0 })).port),
+      );
       proxy = await startProxy(ports.map(Number), options.host ?? 'localhost', options.port ?? 0);
       return proxy.url;
     },
@@ -47,10 +50,13 @@ async function startProxy(ports: number[], host: string, port: number): Promise<
   const nextPort = () => ports[turn++ % ports.length]!;
   const upgraded = new Set<Socket>();
   const server = createServer((incoming, answer) => {
-    const forwarded = request({ host: '127.0.0.1', port: nextPort(), method: incoming.method, path: incoming.url, headers: incoming.headers }, (reply) => {
-      answer.writeHead(reply.statusCode!, reply.statusMessage, reply.rawHeaders);
-      reply.pipe(answer);
-    });
+    const forwarded = request(
+      { host: '127.0.0.1', port: nextPort(), method: incoming.method, path: incoming.url, headers: incoming.headers },
+      (reply) => {
+        answer.writeHead(reply.statusCode!, reply.statusMessage, reply.rawHeaders);
+        reply.pipe(answer);
+      },
+    );
     forwarded.on('error', () => answer.destroy());
     incoming.pipe(forwarded);
   });
@@ -88,6 +94,7 @@ async function startProxy(ports: number[], host: string, port: number): Promise<
 /** The request line and headers of an upgrade request, as the client sent them. */
 function requestHead(incoming: IncomingMessage): string {
   const lines = [`${incoming.method} ${incoming.url} HTTP/${incoming.httpVersion}`];
-  for (let i = 0; i < incoming.rawHeaders.length; i += 2) lines.push(`${incoming.rawHeaders[i]}: ${incoming.rawHeaders[i + 1]}`);
+  for (let i = 0; i < incoming.rawHeaders.length; i += 2)
+    lines.push(`${incoming.rawHeaders[i]}: ${incoming.rawHeaders[i + 1]}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }

@@ -1,4 +1,13 @@
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+} from 'kysely';
 import { format } from 'sql-formatter';
 import type { Clock } from '../src/platform/clock.js';
 import type { Schema } from '../src/platform/db/schema/index.js';
@@ -40,7 +49,8 @@ export function sqlRecorder() {
       throw new Error('the SQL recorder does not stream');
     },
   };
-  const raw = (text: string) => async (conn: DatabaseConnection) => void (await conn.executeQuery(CompiledQuery.raw(text)));
+  const raw = (text: string) => async (conn: DatabaseConnection) =>
+    void (await conn.executeQuery(CompiledQuery.raw(text)));
   const driver: Driver = {
     init: async () => {},
     acquireConnection: async () => connection,
@@ -71,7 +81,10 @@ export function sqlRecorder() {
       answers = [...rows];
       await call();
       if (sent.length === 0) throw new Error(`${name} sent no query`);
-      sent.forEach((query, i) => (text += (text ? '\n' : '') + entry(sent.length > 1 ? `${name} (${i + 1} of ${sent.length})` : name, query)));
+      sent.forEach(
+        (query, i) =>
+          (text += (text ? '\n' : '') + entry(sent.length > 1 ? `${name} (${i + 1} of ${sent.length})` : name, query)),
+      );
     },
     /** The snapshot's text: every query recorded so far. */
     text: () => text,

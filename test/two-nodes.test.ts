@@ -32,7 +32,15 @@ function cleanEnv(): Record<string, string> {
 function startNode(env: Record<string, string>): Promise<Node> {
   const dataDir = mkdtempSync(join(tmpdir(), 'waygate-node-'));
   const child: ChildProcess = spawn(process.execPath, [MAIN, 'serve'], {
-    env: { ...cleanEnv(), SECRET_KEY: SHARED_SECRET_KEY, ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: {
+      ...cleanEnv(),
+      SECRET_KEY: SHARED_SECRET_KEY,
+      ...env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+    },
   });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -83,8 +91,15 @@ async function post(url: string, token: string, body?: object) {
 }
 
 const POINT = {
-  latitude: 53.55, longitude: 9.99, altitude: 3, heading: 270, timestamp: 1_767_225_600,
-  speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10,
+  latitude: 53.55,
+  longitude: 9.99,
+  altitude: 3,
+  heading: 270,
+  timestamp: 1_767_225_600,
+  speed_kmh: 18.52,
+  speed_mps: 5.14,
+  speed_mph: 11.51,
+  speed_knots: 10,
 };
 
 // What crosses nodes (pub/sub, single-use tickets, sign-out broadcasts) only does so through Redis.
@@ -177,7 +192,9 @@ describe.runIf(usesPostgres && usesRedis)('two nodes on one PostgreSQL and Redis
     const run = await post(`${a}/v1/system/jobs/purge-expired/run`, token);
     expect(run.status).toBe(200);
     expect(run.body.data).toMatchObject({ name: 'purge-expired', running: false, last_outcome: 'succeeded', runs: 1 });
-    const listed = (await (await fetch(`${b}/v1/system/jobs`, { headers: bearer(token) })).json()) as { data: { name: string }[] };
+    const listed = (await (await fetch(`${b}/v1/system/jobs`, { headers: bearer(token) })).json()) as {
+      data: { name: string }[];
+    };
     expect(listed.data.find((job) => job.name === 'purge-expired')).toEqual(run.body.data);
   });
 });

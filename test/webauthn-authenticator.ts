@@ -24,7 +24,13 @@ const FLAG_AT = 0x40;
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest();
 const b64url = (data: Buffer | string) => Buffer.from(data).toString('base64url');
 
-interface Credential { id: Buffer; privateKey: KeyObject; cose: Buffer; userHandle: string; counter: number }
+interface Credential {
+  id: Buffer;
+  privateKey: KeyObject;
+  cose: Buffer;
+  userHandle: string;
+  counter: number;
+}
 
 /**
  * A software authenticator (a "none" attestation, ES256 keys from node:crypto): answers the options the
@@ -34,7 +40,8 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
   const rpId = new URL(origin).hostname;
   const credentials: Credential[] = [];
   const flags = (extra = 0) => FLAG_UP | (options.userVerification === false ? 0 : FLAG_UV) | extra;
-  const clientData = (type: string, challenge: string) => Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+  const clientData = (type: string, challenge: string) =>
+    Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
   const counterBytes = (counter: number) => {
     const out = Buffer.alloc(4);
     out.writeUInt32BE(counter);
@@ -48,17 +55,47 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
     create(creationOptions: { challenge: string; user: { id: string } }) {
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const jwk = publicKey.export({ format: 'jwk' });
-      const cose = cbor(new Map<number, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]));
+      const cose = cbor(
+        new Map<number, Cbor>([
+          [1, 2],
+          [3, -7],
+          [-1, 1],
+          [-2, Buffer.from(jwk.x!, 'base64url')],
+          [-3, Buffer.from(jwk.y!, 'base64url')],
+        ]),
+      );
       const id = randomBytes(16);
       const credential = { id, privateKey, cose, userHandle: creationOptions.user.id, counter: 0 };
       credentials.push(credential);
       const idLength = Buffer.alloc(2);
       idLength.writeUInt16BE(id.length);
-      const authData = Buffer.concat([sha256(rpId), Buffer.from([flags(FLAG_AT)]), counterBytes(0), Buffer.alloc(16), idLength, id, cose]);
-      const attestationObject = cbor(new Map<string, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+      const authData = Buffer.concat([
+        sha256(rpId),
+        Buffer.from([flags(FLAG_AT)]),
+        counterBytes(0),
+        Buffer.alloc(16),
+        idLength,
+        id,
+        cose,
+      ]);
+      const attestationObject = cbor(
+        new Map<string, Cbor>([
+          ['fmt', 'none'],
+          ['attStmt', new Map()],
+          ['authData', authData],
+        ]),
+      );
       return {
-        id: b64url(id), rawId: b64url(id), type: 'public-key', authenticatorAttachment: 'platform', clientExtensionResults: {},
-        response: { clientDataJSON: b64url(clientData('webauthn.create', creationOptions.challenge)), attestationObject: b64url(attestationObject), transports: ['internal'] },
+        id: b64url(id),
+        rawId: b64url(id),
+        type: 'public-key',
+        authenticatorAttachment: 'platform',
+        clientExtensionResults: {},
+        response: {
+          clientDataJSON: b64url(clientData('webauthn.create', creationOptions.challenge)),
+          attestationObject: b64url(attestationObject),
+          transports: ['internal'],
+        },
       };
     },
 
@@ -69,8 +106,17 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
       const clientDataJSON = clientData('webauthn.get', requestOptions.challenge);
       const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), credential.privateKey);
       return {
-        id: b64url(credential.id), rawId: b64url(credential.id), type: 'public-key', authenticatorAttachment: 'platform', clientExtensionResults: {},
-        response: { clientDataJSON: b64url(clientDataJSON), authenticatorData: b64url(authData), signature: b64url(signature), userHandle: credential.userHandle },
+        id: b64url(credential.id),
+        rawId: b64url(credential.id),
+        type: 'public-key',
+        authenticatorAttachment: 'platform',
+        clientExtensionResults: {},
+        response: {
+          clientDataJSON: b64url(clientDataJSON),
+          authenticatorData: b64url(authData),
+          signature: b64url(signature),
+          userHandle: credential.userHandle,
+        },
       };
     },
   };

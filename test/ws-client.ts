@@ -91,7 +91,10 @@ export function openSocket(base: string, options: SocketOptions = {}): Promise<T
 }
 
 /** Opens a socket that the server is expected to refuse: the HTTP status and JSON body of its answer. */
-export function refusedHandshake(base: string, options: SocketOptions = {}): Promise<{ status: number; body: unknown }> {
+export function refusedHandshake(
+  base: string,
+  options: SocketOptions = {},
+): Promise<{ status: number; body: unknown }> {
   const socket = new WebSocket(wsUrl(base, options.path), options.protocols ?? [], { headers: options.headers });
   return new Promise((resolve, reject) => {
     socket.once('open', () => {

@@ -49,7 +49,9 @@ function refusal(response, body) {
 }
 
 export const session = {
-  get token() { return sessionStorage.getItem(TOKEN_KEY); },
+  get token() {
+    return sessionStorage.getItem(TOKEN_KEY);
+  },
   set token(value) {
     if (value) sessionStorage.setItem(TOKEN_KEY, value);
     else sessionStorage.removeItem(TOKEN_KEY);
@@ -61,7 +63,9 @@ let onUnauthorized = () => {};
  * What happens when the session is no longer accepted (expired, revoked, banned): back to sign-in.
  * @param {() => void} handler
  */
-export const whenUnauthorized = (handler) => { onUnauthorized = handler; };
+export const whenUnauthorized = (handler) => {
+  onUnauthorized = handler;
+};
 
 /**
  * A request to the API with the session's token (unless `signedIn` is false): the parsed JSON answer, or an
@@ -170,7 +174,11 @@ export async function all(path, max = 2000) {
 export async function gql(query, variables) {
   /** @type {{ data?: unknown, errors?: { message: string, extensions?: { status?: number, code?: string } }[] }} */
   const result = await request('POST', '/v1/gql', { query, variables });
-  if (result.errors?.length) throw new ApiError(result.errors[0].extensions?.status ?? 400, { message: result.errors[0].message, code: result.errors[0].extensions?.code });
+  if (result.errors?.length)
+    throw new ApiError(result.errors[0].extensions?.status ?? 400, {
+      message: result.errors[0].message,
+      code: result.errors[0].extensions?.code,
+    });
   return result.data;
 }
 
@@ -189,7 +197,11 @@ export async function fetchRaw(method, path, body) {
   if (response.ok) return response;
   const text = await response.text();
   let parsed;
-  try { parsed = JSON.parse(text); } catch { parsed = { message: text || response.statusText }; }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { message: text || response.statusText };
+  }
   if (response.status === 401) onUnauthorized();
   throw refusal(response, parsed);
 }

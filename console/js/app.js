@@ -22,14 +22,30 @@ const config = JSON.parse(document.getElementById('console-config')?.textContent
 
 const PAGES = [
   { path: 'map', label: 'nav.map', needs: ['gps:read', 'devices:read'], load: () => import('./pages/map.js') },
-  { path: 'history', label: 'nav.history', needs: ['gps:read', 'devices:read'], load: () => import('./pages/history.js') },
+  {
+    path: 'history',
+    label: 'nav.history',
+    needs: ['gps:read', 'devices:read'],
+    load: () => import('./pages/history.js'),
+  },
   { path: 'trips', label: 'nav.trips', needs: ['trips:read'], load: () => import('./pages/trips.js') },
   { path: 'geofences', label: 'nav.geofences', needs: ['geofences:read'], load: () => import('./pages/geofences.js') },
-  { path: 'connect', label: 'nav.connect', needs: ['devices:write', 'api_keys:write', 'gps:write'], load: () => import('./pages/connect.js') },
+  {
+    path: 'connect',
+    label: 'nav.connect',
+    needs: ['devices:write', 'api_keys:write', 'gps:write'],
+    load: () => import('./pages/connect.js'),
+  },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
   { path: 'passkeys', label: 'nav.passkeys', needs: [], load: () => import('./pages/passkeys.js') },
   // Administration: shown to whoever may use one of its parts (admin.js shows only those parts).
-  { path: 'admin', label: 'nav.admin', needs: [], anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'], load: () => import('./pages/admin.js') },
+  {
+    path: 'admin',
+    label: 'nav.admin',
+    needs: [],
+    anyOf: ['users:read', 'roles:read', 'audit:read', 'settings:read', 'oauth_clients:read', '*:*'],
+    load: () => import('./pages/admin.js'),
+  },
 ];
 
 /** @param {Page} page */
@@ -47,7 +63,10 @@ async function start() {
   whenUnauthorized(() => signOut(false));
   if (!session.token) return showSignIn();
   try {
-    const [{ me: caller }, user] = await Promise.all([gql('{ me { userId roles permissions isSuperAdmin } }'), api('GET', '/v1/users/me')]);
+    const [{ me: caller }, user] = await Promise.all([
+      gql('{ me { userId roles permissions isSuperAdmin } }'),
+      api('GET', '/v1/users/me'),
+    ]);
     Object.assign(me, caller, { username: user.data?.username ?? '', locale: user.data?.preferred_locale ?? null });
     if (me.locale) localStorage.setItem('waygate.locale', me.locale);
     setLocale(me.locale ?? localStorage.getItem('waygate.locale'));
@@ -79,7 +98,10 @@ function renderShell() {
   bar.hidden = false;
   const nav = element('#nav');
   nav.setAttribute('aria-label', t('nav.label'));
-  show(nav, ...PAGES.filter(allowed).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))));
+  show(
+    nav,
+    ...PAGES.filter(allowed).map((page) => h('a', { href: `#/${page.path}`, 'data-page': page.path }, t(page.label))),
+  );
   const button = element('#sign-out');
   button.textContent = t('signOut');
   button.onclick = () => signOut();

@@ -15,7 +15,9 @@ let locale = 'en';
  * @returns {string}
  */
 export function setLocale(wanted) {
-  const candidates = [wanted, ...(navigator.languages ?? [navigator.language])].filter(Boolean).map((tag) => String(tag).toLowerCase().split('-')[0]);
+  const candidates = [wanted, ...(navigator.languages ?? [navigator.language])]
+    .filter(Boolean)
+    .map((tag) => String(tag).toLowerCase().split('-')[0]);
   locale = candidates.find((tag) => messages[tag]) ?? 'en';
   document.documentElement.lang = locale;
   return locale;
@@ -37,4 +39,5 @@ export function t(key, values = {}) {
 /** @param {string | number | Date} iso */
 export const formatTime = (iso) => new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium' });
 /** @param {number | string} value */
-export const formatNumber = (value, digits = 5) => Number(value).toLocaleString(locale, { maximumFractionDigits: digits });
+export const formatNumber = (value, digits = 5) =>
+  Number(value).toLocaleString(locale, { maximumFractionDigits: digits });

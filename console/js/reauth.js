@@ -9,7 +9,12 @@ import { t } from './i18n.js';
  * cannot leave a way in behind. Hidden until the API asks; an account without a password signs in again.
  */
 export function reauthField() {
-  const { wrapper, input } = field(t('reauth.password'), { name: 'reauth-password', type: 'password', autocomplete: 'current-password', maxlength: 1024 });
+  const { wrapper, input } = field(t('reauth.password'), {
+    name: 'reauth-password',
+    type: 'password',
+    autocomplete: 'current-password',
+    maxlength: 1024,
+  });
   wrapper.hidden = true;
   return {
     wrapper,
@@ -25,6 +30,8 @@ export function reauthField() {
       input.focus();
       return t('reauth.needed');
     },
-    clear: () => { input.value = ''; },
+    clear: () => {
+      input.value = '';
+    },
   };
 }

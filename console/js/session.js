@@ -29,7 +29,9 @@ let onSignedOut = () => {};
  * What the shell shows once signed out (its sign-in page with the message).
  * @param {(message: string) => void} handler
  */
-export const whenSignedOut = (handler) => { onSignedOut = handler; };
+export const whenSignedOut = (handler) => {
+  onSignedOut = handler;
+};
 
 /** Back to the sign-in page, with `message` there (by default: signed out). */
 export async function signOut(callApi = true, message = t('signin.signedOut')) {

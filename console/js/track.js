@@ -59,7 +59,8 @@ export async function readTrack(map, query, zoom) {
  * @param {L.Map} map
  * @param {Track | null | undefined} track
  */
-export const thinnedFor = (map, track) => Boolean(track && track.zoom !== null && track.n < track.total && map.getZoom() > track.zoom);
+export const thinnedFor = (map, track) =>
+  Boolean(track && track.zoom !== null && track.n < track.total && map.getZoom() > track.zoom);
 
 /**
  * Shows in `element` (a p.legend) the speed bands of a drawn track, each in its colour; hidden without a track.
@@ -68,7 +69,14 @@ export const thinnedFor = (map, track) => Boolean(track && track.zoom !== null &
  */
 export function showLegend(element, layer) {
   element.hidden = !layer;
-  if (layer) show(element, t('history.legend'), ' ', ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)), ' km/h');
+  if (layer)
+    show(
+      element,
+      t('history.legend'),
+      ' ',
+      ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)),
+      ' km/h',
+    );
 }
 
 /**
@@ -79,7 +87,10 @@ function fillSpeeds({ n, time, lat, lon, speed }) {
   const rad = Math.PI / 180;
   for (let i = 0; i < n; i++) {
     if (!Number.isNaN(speed[i])) continue;
-    if (i === 0) { speed[i] = 0; continue; }
+    if (i === 0) {
+      speed[i] = 0;
+      continue;
+    }
     const dLat = (lat[i] - lat[i - 1]) * rad;
     const dLon = (lon[i] - lon[i - 1]) * rad * Math.cos(lat[i] * rad);
     const km = 6371 * Math.sqrt(dLat * dLat + dLon * dLon);
@@ -119,8 +130,16 @@ export class TrackLayer extends L.Layer {
     this.canvas = L.DomUtil.create('canvas', 'track-canvas');
     this.canvas.setAttribute('aria-hidden', 'true');
     this.frame = 0;
-    this.redraw = () => { if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.draw(); }); };
-    this.hide = () => { this.canvas.hidden = true; };
+    this.redraw = () => {
+      if (!this.frame)
+        this.frame = requestAnimationFrame(() => {
+          this.frame = 0;
+          this.draw();
+        });
+    };
+    this.hide = () => {
+      this.canvas.hidden = true;
+    };
   }
 
   /** @param {L.Map} map */
@@ -141,7 +160,10 @@ export class TrackLayer extends L.Layer {
 
   bounds() {
     const { lat, lon, n } = this.track;
-    let south = 90; let north = -90; let west = 180; let east = -180;
+    let south = 90;
+    let north = -90;
+    let west = 180;
+    let east = -180;
     for (let i = 0; i < n; i++) {
       if (lat[i] < south) south = lat[i];
       if (lat[i] > north) north = lat[i];

@@ -5,12 +5,24 @@
  * replays GPSLogger's request built from it). GPSLogger fills `%SPD` in metres per second, so it goes into
  * `speed_mps`: the OsmAnd route reads `speed` as knots, Traccar's unit, and would store half the speed.
  */
-export const INGEST_PATHS = { traccar: '/v1/ingest/osmand', owntracks: '/v1/ingest/owntracks', overland: '/v1/ingest/overland' };
+export const INGEST_PATHS = {
+  traccar: '/v1/ingest/osmand',
+  owntracks: '/v1/ingest/owntracks',
+  overland: '/v1/ingest/overland',
+};
 
 /** The OsmAnd parameters GPSLogger's custom URL fills, and its placeholder for each (GPSLogger's units). */
 export const GPSLOGGER_PARAMETERS = [
-  ['lat', '%LAT'], ['lon', '%LON'], ['timestamp', '%TIMESTAMP'], ['altitude', '%ALT'], ['accuracy', '%ACC'], ['bearing', '%DIR'],
-  ['speed_mps', '%SPD'], ['batt', '%BATT'], ['charge', '%ISCHARGING'], ['hdop', '%HDOP'],
+  ['lat', '%LAT'],
+  ['lon', '%LON'],
+  ['timestamp', '%TIMESTAMP'],
+  ['altitude', '%ALT'],
+  ['accuracy', '%ACC'],
+  ['bearing', '%DIR'],
+  ['speed_mps', '%SPD'],
+  ['batt', '%BATT'],
+  ['charge', '%ISCHARGING'],
+  ['hdop', '%HDOP'],
 ];
 
 /** Each app's address on the service at `base` (https://gps.example.org, no trailing slash). */

@@ -18,8 +18,13 @@ let loading;
 function loadScript() {
   loading ??= new Promise((resolve, reject) => {
     const script = h('script', { src: SCRIPT, async: true });
-    script.addEventListener('load', () => window.turnstile ? resolve(window.turnstile) : reject(new Error('Turnstile did not load')));
-    script.addEventListener('error', () => { loading = undefined; reject(new Error('Turnstile did not load')); });
+    script.addEventListener('load', () =>
+      window.turnstile ? resolve(window.turnstile) : reject(new Error('Turnstile did not load')),
+    );
+    script.addEventListener('error', () => {
+      loading = undefined;
+      reject(new Error('Turnstile did not load'));
+    });
     document.head.append(script);
   });
   return loading;
@@ -36,16 +41,24 @@ export function botCheck(siteKey) {
   let api;
   /** @type {string | undefined} */
   let widget;
-  loadScript().then((turnstile) => {
-    api = turnstile;
-    widget = turnstile.render(element, {
-      sitekey: siteKey,
-      language: currentLocale(),
-      callback: (value) => { token = value; },
-      'expired-callback': () => { token = ''; },
-      'error-callback': () => { token = ''; },
-    });
-  }).catch(() => {});
+  loadScript()
+    .then((turnstile) => {
+      api = turnstile;
+      widget = turnstile.render(element, {
+        sitekey: siteKey,
+        language: currentLocale(),
+        callback: (value) => {
+          token = value;
+        },
+        'expired-callback': () => {
+          token = '';
+        },
+        'error-callback': () => {
+          token = '';
+        },
+      });
+    })
+    .catch(() => {});
   return {
     element,
     token: () => token,

@@ -6,14 +6,17 @@
 /** @typedef {{ challenge: string, [field: string]: unknown }} WebAuthnOptions */
 
 export const passkeysSupported = () =>
-  typeof window.PublicKeyCredential?.parseCreationOptionsFromJSON === 'function' && typeof navigator.credentials?.create === 'function';
+  typeof window.PublicKeyCredential?.parseCreationOptionsFromJSON === 'function' &&
+  typeof navigator.credentials?.create === 'function';
 
 /**
  * A new passkey: the JSON of the credential the authenticator creates (null when the user cancels).
  * @param {WebAuthnOptions} options the server's (its schema names only the challenge; the browser checks the rest)
  */
 export async function createPasskey(options) {
-  const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(/** @type {PublicKeyCredentialCreationOptionsJSON} */ (/** @type {unknown} */ (options)));
+  const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(
+    /** @type {PublicKeyCredentialCreationOptionsJSON} */ (/** @type {unknown} */ (options)),
+  );
   const credential = /** @type {PublicKeyCredential | null} */ (await navigator.credentials.create({ publicKey }));
   return credential?.toJSON();
 }
@@ -24,8 +27,12 @@ export async function createPasskey(options) {
  * @param {{ mediation?: CredentialMediationRequirement, signal?: AbortSignal }} [ceremony]
  */
 export async function getPasskey(options, { mediation, signal } = {}) {
-  const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(/** @type {PublicKeyCredentialRequestOptionsJSON} */ (/** @type {unknown} */ (options)));
-  const credential = /** @type {PublicKeyCredential | null} */ (await navigator.credentials.get({ publicKey, mediation, signal }));
+  const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(
+    /** @type {PublicKeyCredentialRequestOptionsJSON} */ (/** @type {unknown} */ (options)),
+  );
+  const credential = /** @type {PublicKeyCredential | null} */ (
+    await navigator.credentials.get({ publicKey, mediation, signal })
+  );
   return credential?.toJSON();
 }
 

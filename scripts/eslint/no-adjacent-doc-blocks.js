@@ -25,7 +25,8 @@ export default {
           const between = source.text.slice(first.range[1], next.range[0]);
           // On the next line: a blank line between sets a file's or section's comment apart, which is fine.
           const adjacent = between.trim() === '' && between.split('\n').length <= 2;
-          if (isDoc(first) && isDoc(next) && adjacent && !declaresType(first) && !typesNextLine(next)) context.report({ loc: first.loc, messageId: 'adjacent' });
+          if (isDoc(first) && isDoc(next) && adjacent && !declaresType(first) && !typesNextLine(next))
+            context.report({ loc: first.loc, messageId: 'adjacent' });
         }
       },
     };

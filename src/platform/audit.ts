@@ -39,9 +39,14 @@ export const AUDIT_EVENT_TYPES = [
  * for, and bans being imposed and lifted, which an activity log of an identity service must show.
  */
 export const EXTRA_AUDIT_EVENT_TYPES = [
-  'platform_setting_changed', 'user_banned', 'user_unbanned',
+  'platform_setting_changed',
+  'user_banned',
+  'user_unbanned',
   // Passkeys (WebAuthn): each change of a user's credentials, and an authenticator whose counter went back.
-  'passkey_added', 'passkey_renamed', 'passkey_removed', 'passkey_clone_suspected',
+  'passkey_added',
+  'passkey_renamed',
+  'passkey_removed',
+  'passkey_clone_suspected',
   // `waygate secrets reset`: the key of secrets at rest was lost, and what it sealed was forgotten.
   'secrets_reset',
 ] as const;

@@ -94,14 +94,19 @@ export function afterCommit(): { onCommit: TransactionalEvent['onCommit']; commi
 export type DomainEventName = keyof DomainEvents;
 
 /** The `user.signed_in` event of a sign-in request: its client's address and agent. */
-export function signInOf(request: { ip: string; headers: { 'user-agent'?: string } }, userId: string): DomainEvents['user.signed_in'] {
+export function signInOf(
+  request: { ip: string; headers: { 'user-agent'?: string } },
+  userId: string,
+): DomainEvents['user.signed_in'] {
   return { userId, ipAddress: request.ip, userAgent: request.headers['user-agent'] ?? null };
 }
 
 /** What a reaction reports back to the emitter, e.g. `{ sessions_revoked: 3 }` for an audit event. */
 export type ReactionReport = Record<string, number>;
 
-type Reaction<K extends DomainEventName> = (event: DomainEvents[K]) => Promise<ReactionReport | void> | ReactionReport | void;
+type Reaction<K extends DomainEventName> = (
+  event: DomainEvents[K],
+) => Promise<ReactionReport | void> | ReactionReport | void;
 
 export interface DomainEventBus {
   on<K extends DomainEventName>(name: K, reaction: Reaction<K>): void;
@@ -117,7 +122,8 @@ export function createDomainEventBus(): DomainEventBus {
     },
     async emit(name, event) {
       const report: ReactionReport = {};
-      for (const reaction of reactions.get(name) ?? []) Object.assign(report, await (reaction as Reaction<typeof name>)(event));
+      for (const reaction of reactions.get(name) ?? [])
+        Object.assign(report, await (reaction as Reaction<typeof name>)(event));
       return report;
     },
   };

@@ -32,7 +32,8 @@ export async function openGeoIp(path: string): Promise<Locate> {
       city: found.city?.names?.en,
       region: found.subdivisions?.[0]?.names?.en,
     };
-    for (const key of Object.keys(location) as (keyof IpLocation)[]) if (location[key] === undefined) delete location[key];
+    for (const key of Object.keys(location) as (keyof IpLocation)[])
+      if (location[key] === undefined) delete location[key];
     return Object.keys(location).length ? location : undefined;
   };
 }

@@ -1,7 +1,16 @@
 import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, type TestApp, twoNodes, UNAUTHORIZED, UNKNOWN_ID } from '../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+  twoNodes,
+  UNAUTHORIZED,
+  UNKNOWN_ID,
+} from '../../test/helpers.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 
@@ -27,13 +36,18 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     const families = new Map(parsePrometheusTextFormat(response.body).map((family) => [family.name, family]));
     const requests = families.get('waygate_http_requests_total')!;
     expect(requests.type).toBe('COUNTER');
-    expect(requests.metrics).toContainEqual({ labels: { method: 'GET', route: '/v1/gps/:id', status: '404' }, value: '1' });
+    expect(requests.metrics).toContainEqual({
+      labels: { method: 'GET', route: '/v1/gps/:id', status: '404' },
+      value: '1',
+    });
     const latency = families.get('waygate_http_request_duration_seconds')!;
     expect(latency.type).toBe('HISTOGRAM');
     expect(latency.metrics.length).toBeGreaterThan(0);
     // (The parser drops a histogram's labels; its count line is plain text.)
     // (At least 1: another test of this file may have asked for health first.)
-    expect(response.body).toMatch(/waygate_http_request_duration_seconds_count\{method="GET",route="\/v1\/health",status="200"\} [1-9]\d*\n/);
+    expect(response.body).toMatch(
+      /waygate_http_request_duration_seconds_count\{method="GET",route="\/v1\/health",status="200"\} [1-9]\d*\n/,
+    );
     expect(families.get('waygate_websocket_connections')).toMatchObject({ type: 'GAUGE', metrics: [{ value: '0' }] });
     // The process's metrics under their standard names; the application's under waygate_.
     expect(families.has('process_resident_memory_bytes')).toBe(true);
@@ -41,9 +55,15 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     expect([...families.keys()].filter((name) => !/^(waygate|process|nodejs)_/.test(name))).toEqual([]);
     expect([...families.keys()].filter((name) => /^waygate_(process|nodejs)_/.test(name))).toEqual([]);
     // No gauge ends in _total (a counter's suffix).
-    expect([...families.values()].filter((family) => family.type === 'GAUGE' && family.name.endsWith('_total')).map((family) => family.name)).toEqual([]);
+    expect(
+      [...families.values()]
+        .filter((family) => family.type === 'GAUGE' && family.name.endsWith('_total'))
+        .map((family) => family.name),
+    ).toEqual([]);
     // Signing in ran statements; the histogram's count line for successful ones is above zero.
-    expect(Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.body)?.[1])).toBeGreaterThan(0);
+    expect(
+      Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.body)?.[1]),
+    ).toBeGreaterThan(0);
     const connections = families.get('waygate_db_connections')!;
     expect(connections.type).toBe('GAUGE');
     expect(Number(connections.metrics.find((m) => m.labels?.state === 'total')?.value)).toBeGreaterThanOrEqual(1);
@@ -53,7 +73,8 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     const scrape = async () => {
       const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).body;
       const family = parsePrometheusTextFormat(body).find((f) => f.name === 'waygate_cache_lookups_total')!;
-      return (cache: string, source: string) => Number(family.metrics.find((m) => m.labels?.cache === cache && m.labels?.source === source)?.value ?? 0);
+      return (cache: string, source: string) =>
+        Number(family.metrics.find((m) => m.labels?.cache === cache && m.labels?.source === source)?.value ?? 0);
     };
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const before = await scrape();
@@ -65,7 +86,14 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     expect(after('latest_points', 'shared') - before('latest_points', 'shared')).toBe(1);
     // The first read of the session loads it; the next ones find it in this process's map.
     expect(after('credentials', 'local') - before('credentials', 'local')).toBeGreaterThanOrEqual(2);
-    expect(after('roles', 'local') + after('roles', 'shared') + after('roles', 'database') - before('roles', 'local') - before('roles', 'shared') - before('roles', 'database')).toBe(3);
+    expect(
+      after('roles', 'local') +
+        after('roles', 'shared') +
+        after('roles', 'database') -
+        before('roles', 'local') -
+        before('roles', 'shared') -
+        before('roles', 'database'),
+    ).toBe(3);
   });
 
   // promtool is Prometheus's own linter (Debian's prometheus package, which .ci/run installs).
@@ -80,7 +108,9 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
 
   it('wants the token, and does not exist without one configured', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/metrics' })).json()).toEqual(UNAUTHORIZED);
-    expect((await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer('wrong-token-0123456789') })).statusCode).toBe(401);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer('wrong-token-0123456789') })).statusCode,
+    ).toBe(401);
     expect((await off.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).statusCode).toBe(404);
   });
 });

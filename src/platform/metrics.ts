@@ -31,9 +31,15 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
   collectDefaultMetrics({ register: registry });
   // Gauges must not end in _total (promtool check metrics): these three are the sums of the labelled
   // nodejs_active_handles, nodejs_active_requests and nodejs_active_resources, served beside them.
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+    registry.removeSingleMetric(name);
   const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({ name: 'waygate_http_requests_total', help: 'HTTP requests answered', labelNames, registers: [registry] });
+  const requests = new Counter({
+    name: 'waygate_http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames,
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'waygate_http_request_duration_seconds',
     help: 'Time from receiving a request to sending its answer',
@@ -41,10 +47,29 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  const rateLimited = new Counter({ name: 'waygate_rate_limited_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] });
+  const rateLimited = new Counter({
+    name: 'waygate_rate_limited_total',
+    help: 'Requests refused with 429',
+    labelNames: ['route'],
+    registers: [registry],
+  });
   const gauges = [
-    new Gauge({ name: 'waygate_websocket_connections', help: 'Open WebSocket connections on this node', registers: [registry], collect() { this.set(options.websocket().connections); } }),
-    new Gauge({ name: 'waygate_websocket_subscriptions', help: 'Channel subscriptions on this node', registers: [registry], collect() { this.set(options.websocket().subscriptions); } }),
+    new Gauge({
+      name: 'waygate_websocket_connections',
+      help: 'Open WebSocket connections on this node',
+      registers: [registry],
+      collect() {
+        this.set(options.websocket().connections);
+      },
+    }),
+    new Gauge({
+      name: 'waygate_websocket_subscriptions',
+      help: 'Channel subscriptions on this node',
+      registers: [registry],
+      collect() {
+        this.set(options.websocket().subscriptions);
+      },
+    }),
   ];
   void gauges;
   registerCacheCounter(registry, options.caches);
@@ -53,7 +78,11 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
 
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     // The route pattern, never the raw URL: ids in paths would make a label per resource.
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status: String(reply.statusCode),
+    };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
     if (reply.statusCode === 429) rateLimited.inc({ route: labels.route });
@@ -80,7 +109,11 @@ function registerCacheCounter(registry: Registry, caches: () => Record<string, C
     collect() {
       // The caches count on their own (a counter per lookup would cost on the hot path); report what was added since.
       for (const [cache, stats] of Object.entries(caches())) {
-        for (const [source, count] of [['local', stats.local], ['shared', stats.shared], ['database', stats.loaded]] as const) {
+        for (const [source, count] of [
+          ['local', stats.local],
+          ['shared', stats.shared],
+          ['database', stats.loaded],
+        ] as const) {
           const key = `${cache}:${source}`;
           this.inc({ cache, source }, count - (reported.get(key) ?? 0));
           reported.set(key, count);
@@ -135,10 +168,20 @@ function registerJobMetrics(registry: Registry, jobs: MetricsOptions['jobs']): v
         for (const job of await current()) this.set({ job: job.name }, value(job));
       },
     });
-  gauge('waygate_job_last_run_timestamp_seconds', 'When the job last finished (Unix seconds); 0 before its first run', (job) => (job.last_finished_at?.getTime() ?? 0) / 1000);
+  gauge(
+    'waygate_job_last_run_timestamp_seconds',
+    'When the job last finished (Unix seconds); 0 before its first run',
+    (job) => (job.last_finished_at?.getTime() ?? 0) / 1000,
+  );
   gauge('waygate_job_last_duration_seconds', 'How long its last run took', (job) => (job.last_duration_ms ?? 0) / 1000);
-  gauge('waygate_job_last_success', '1 when its last run succeeded, 0 when it failed or never ran', (job) => (job.last_outcome === 'succeeded' ? 1 : 0));
+  gauge('waygate_job_last_success', '1 when its last run succeeded, 0 when it failed or never ran', (job) =>
+    job.last_outcome === 'succeeded' ? 1 : 0,
+  );
   gauge('waygate_job_running', '1 while a node runs it', (job) => (job.running ? 1 : 0));
-  gauge('waygate_job_runs', 'Its runs so far on all nodes (a count kept in the database, so a gauge)', (job) => job.runs);
+  gauge(
+    'waygate_job_runs',
+    'Its runs so far on all nodes (a count kept in the database, so a gauge)',
+    (job) => job.runs,
+  );
   gauge('waygate_job_failures', 'Its failed runs so far on all nodes', (job) => job.failures);
 }

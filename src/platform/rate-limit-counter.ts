@@ -25,7 +25,10 @@ interface WindowState {
  *
  * The in-process store answers at once and needs none of this.
  */
-export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow' | 'hitWindows'>, onFlushFailed: (err: unknown) => void) {
+export function localFirstCounter(
+  kv: Pick<KeyValueStore, 'hitWindow' | 'hitWindows'>,
+  onFlushFailed: (err: unknown) => void,
+) {
   const windows = new Map<string, WindowState>();
 
   /** Sends every bucket's deferred hits to the store, all in one round trip. */
@@ -42,7 +45,15 @@ export function localFirstCounter(kv: Pick<KeyValueStore, 'hitWindow' | 'hitWind
       state.pending = 0;
       state.sending += hits;
       const separator = windowKey.lastIndexOf('|');
-      sent.push({ state, hits: { key: windowKey.slice(0, separator), windowSecs: Number(windowKey.slice(separator + 1)), at: state.at, hits } });
+      sent.push({
+        state,
+        hits: {
+          key: windowKey.slice(0, separator),
+          windowSecs: Number(windowKey.slice(separator + 1)),
+          at: state.at,
+          hits,
+        },
+      });
     }
     if (sent.length === 0) return;
     // (Lost when the store fails: the limiter fails open then anyway.) In a promise, so a store that throws at

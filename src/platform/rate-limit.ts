@@ -1,4 +1,11 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  RouteOptions,
+} from 'fastify';
 import type { Config } from '../config.js';
 import type { Caller } from './auth/caller.js';
 import { sameSecret } from './auth/tokens.js';
@@ -62,7 +69,12 @@ export function createRateLimit(app: FastifyInstance, kv: KeyValueStore, config:
   const logFailure = logAtMostEvery();
   const callerBuckets = new WeakMap<Caller, Bucket>();
   // Redis would otherwise cost a round trip (and most of a cached read's CPU) on every request.
-  const shared = kv.kind === 'redis' ? localFirstCounter(kv, (err) => logFailure(app.log, 'error', { err }, 'rate-limit counter store unavailable; letting requests through')) : undefined;
+  const shared =
+    kv.kind === 'redis'
+      ? localFirstCounter(kv, (err) =>
+          logFailure(app.log, 'error', { err }, 'rate-limit counter store unavailable; letting requests through'),
+        )
+      : undefined;
   if (shared) app.addHook('onClose', async () => shared.stop());
 
   /** A failing counter store lets requests through (fail-open), logged at most every few seconds. */
@@ -74,14 +86,18 @@ export function createRateLimit(app: FastifyInstance, kv: KeyValueStore, config:
   function exceeded(response: FastifyReply, state: BucketState): AppError {
     setHeaders(response, state);
     response.header('retry-after', String(Math.max(1, state.resetAt - Math.floor(Date.now() / 1000))));
-    return RequestErrors.rate_limited(`Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`);
+    return RequestErrors.rate_limited(
+      `Rate limit of ${state.limit} requests per ${limits.windowSecs} seconds exceeded`,
+    );
   }
 
   /** Counts the hit, then lets the request on or refuses it (see `settle`). */
   function count(request: FastifyRequest, response: FastifyReply, bucket: Bucket, done: (err?: Error) => void): void {
     let counted: WindowCount | Promise<WindowCount>;
     try {
-      counted = shared ? shared.hit(bucket.key, limits.windowSecs, bucket.limit) : kv.hitWindow(bucket.key, limits.windowSecs);
+      counted = shared
+        ? shared.hit(bucket.key, limits.windowSecs, bucket.limit)
+        : kv.hitWindow(bucket.key, limits.windowSecs);
     } catch (err) {
       return settle(request, response, bucket, storeFailed(request, err), done);
     }
@@ -97,7 +113,13 @@ export function createRateLimit(app: FastifyInstance, kv: KeyValueStore, config:
   }
 
   /** Refuses a spent bucket with 429, and reports the tightest bucket so far in the headers. */
-  function settle(request: FastifyRequest, response: FastifyReply, bucket: Bucket, counted: WindowCount | null, done: (err?: Error) => void): void {
+  function settle(
+    request: FastifyRequest,
+    response: FastifyReply,
+    bucket: Bucket,
+    counted: WindowCount | null,
+    done: (err?: Error) => void,
+  ): void {
     if (!counted) return done();
     const state = { limit: bucket.limit, remaining: bucket.limit - counted.count, resetAt: counted.resetAt };
     if (state.remaining < 0) return done(exceeded(response, state));
@@ -167,23 +189,37 @@ export function credentialLookupLimit(kv: KeyValueStore, config: Config, log: Fa
       return undefined;
     }
     if (hit.count > limits.anonymous) {
-      throw tooManyRequests(RequestErrors.rate_limited, `Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`, hit.resetAt - Date.now() / 1000);
+      throw tooManyRequests(
+        RequestErrors.rate_limited,
+        `Too many unknown credentials from this address; at most ${limits.anonymous} per ${limits.windowSecs} seconds`,
+        hit.resetAt - Date.now() / 1000,
+      );
     }
     return async (found) => {
       if (!found) return;
-      await kv.unhitWindow(key, limits.windowSecs, at).catch((err: unknown) => logFailure(log, 'warn', { err }, 'credential lookup counter unavailable; not limiting'));
+      await kv
+        .unhitWindow(key, limits.windowSecs, at)
+        .catch((err: unknown) =>
+          logFailure(log, 'warn', { err }, 'credential lookup counter unavailable; not limiting'),
+        );
     };
   };
 }
 
 /** `callerBuckets` keeps a credential's bucket while the credential cache keeps its caller (one key string, not one per request). */
-function identityBucket(request: FastifyRequest, config: Config, callerBuckets: WeakMap<Caller, Bucket>): Bucket | null {
+function identityBucket(
+  request: FastifyRequest,
+  config: Config,
+  callerBuckets: WeakMap<Caller, Bucket>,
+): Bucket | null {
   const limits = config.rateLimit;
   const caller = request.caller;
   if (caller?.apiKeyId || caller?.userId) {
     let bucket = callerBuckets.get(caller);
     if (!bucket) {
-      bucket = caller.apiKeyId ? { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey } : { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
+      bucket = caller.apiKeyId
+        ? { key: `ratelimit:key:${caller.apiKeyId}`, limit: limits.apiKey }
+        : { key: `ratelimit:user:${caller.userId}`, limit: limits.user };
       callerBuckets.set(caller, bucket);
     }
     return bucket;

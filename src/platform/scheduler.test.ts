@@ -38,11 +38,21 @@ describe('scheduled jobs across two nodes', () => {
 
   it('runs a job once per period, on whichever node claims it first', async () => {
     let runs = 0;
-    const [a, b] = twoNodes({ name: 'count-once', description: 'counts', intervalMs: HOUR, run: async () => ({ run: ++runs }) });
+    const [a, b] = twoNodes({
+      name: 'count-once',
+      description: 'counts',
+      intervalMs: HOUR,
+      run: async () => ({ run: ++runs }),
+    });
     // Registered at 10:00, first due at 11:00.
     expect(await Promise.all([a!.scheduler.tick(), b!.scheduler.tick()])).toEqual([[], []]);
     for (const node of [a!, b!]) node.clock.advance(HOUR);
-    const ticks = await Promise.all([a!.scheduler.tick(), b!.scheduler.tick(), a!.scheduler.tick(), b!.scheduler.tick()]);
+    const ticks = await Promise.all([
+      a!.scheduler.tick(),
+      b!.scheduler.tick(),
+      a!.scheduler.tick(),
+      b!.scheduler.tick(),
+    ]);
     expect(ticks.flat()).toEqual(['count-once']);
     expect(runs).toBe(1);
     // Later in the same period: nothing; the next period: once again, on either node.
@@ -53,7 +63,16 @@ describe('scheduled jobs across two nodes', () => {
     expect(runs).toBe(2);
 
     const [status] = await a!.scheduler.list();
-    expect(status).toMatchObject({ name: 'count-once', runs: 2, failures: 0, running: false, last_outcome: 'succeeded', last_result: { run: 2 }, last_error: null, interval_seconds: 3600 });
+    expect(status).toMatchObject({
+      name: 'count-once',
+      runs: 2,
+      failures: 0,
+      running: false,
+      last_outcome: 'succeeded',
+      last_result: { run: 2 },
+      last_error: null,
+      interval_seconds: 3600,
+    });
     expect(status!.next_run_at).toEqual(new Date(Date.UTC(2030, 0, 1, 13, 0)));
   });
 
@@ -79,7 +98,15 @@ describe('scheduled jobs across two nodes', () => {
     expect(await b!.scheduler.tick()).toEqual([]);
     expect((await b!.scheduler.list())[0]).toMatchObject({ running: true });
     release();
-    expect(await first).toMatchObject({ name: 'slow-then-broken', running: false, last_outcome: 'failed', last_result: null, last_error: 'disk full', runs: 1, failures: 1 });
+    expect(await first).toMatchObject({
+      name: 'slow-then-broken',
+      running: false,
+      last_outcome: 'failed',
+      last_result: null,
+      last_error: 'disk full',
+      runs: 1,
+      failures: 1,
+    });
     expect(await a!.scheduler.runNow('no-such-job')).toBe('unknown');
   });
 
@@ -89,7 +116,11 @@ describe('scheduled jobs across two nodes', () => {
     const [a, b] = twoNodes(job);
     await a!.scheduler.list();
     // Node A claimed it and died: its hold is in the row, nobody renews it.
-    await databases[0]!.db.updateTable('scheduled_jobs').set({ locked_until: new Date(Date.UTC(2030, 0, 1, 10, 5)), locked_by: '00000000-0000-4000-8000-000000000000' }).where('name', '=', 'orphaned').execute();
+    await databases[0]!.db
+      .updateTable('scheduled_jobs')
+      .set({ locked_until: new Date(Date.UTC(2030, 0, 1, 10, 5)), locked_by: '00000000-0000-4000-8000-000000000000' })
+      .where('name', '=', 'orphaned')
+      .execute();
     expect(await b!.scheduler.runNow('orphaned')).toBe('running');
     b!.clock.advance(5 * 60_000);
     expect(await b!.scheduler.runNow('orphaned')).toMatchObject({ runs: 1, last_outcome: 'succeeded', last_result: 1 });

@@ -30,7 +30,9 @@ export interface JobStatus {
 }
 
 /** A "run now" answer as the CLI gets it (through a running server's socket, or from its own scheduler). */
-export function jobRunAnswer(status: JobStatus | 'unknown' | 'running'): { outcome: 'unknown' } | { outcome: 'running' } | { outcome: 'ran'; job: JobStatus } {
+export function jobRunAnswer(
+  status: JobStatus | 'unknown' | 'running',
+): { outcome: 'unknown' } | { outcome: 'running' } | { outcome: 'ran'; job: JobStatus } {
   if (status === 'unknown') return { outcome: 'unknown' };
   if (status === 'running') return { outcome: 'running' };
   return { outcome: 'ran', job: status };
@@ -55,7 +57,8 @@ export function createScheduler(deps: { db: Kysely<Schema>; clock: Clock; log: F
   let timer: NodeJS.Timeout | undefined;
   let ticking: Promise<unknown> = Promise.resolve();
 
-  const nextPeriod = (job: JobDefinition, nowMs: number) => new Date((Math.floor(nowMs / job.intervalMs) + 1) * job.intervalMs);
+  const nextPeriod = (job: JobDefinition, nowMs: number) =>
+    new Date((Math.floor(nowMs / job.intervalMs) + 1) * job.intervalMs);
 
   /** A row per job this node knows (the first node to start makes it), first due at the next period's start. */
   function register(): Promise<void> {
@@ -63,7 +66,11 @@ export function createScheduler(deps: { db: Kysely<Schema>; clock: Clock; log: F
       if (jobs.size === 0) return;
       const now = clock.nowMs();
       const rows = [...jobs.values()].map((job) => ({ name: job.name, next_run_at: nextPeriod(job, now) }));
-      await db.insertInto('scheduled_jobs').values(rows).onConflict((conflict) => conflict.column('name').doNothing()).execute();
+      await db
+        .insertInto('scheduled_jobs')
+        .values(rows)
+        .onConflict((conflict) => conflict.column('name').doNothing())
+        .execute();
     })();
     registered.catch(() => (registered = undefined));
     return registered;
@@ -84,7 +91,11 @@ export function createScheduler(deps: { db: Kysely<Schema>; clock: Clock; log: F
   /** Runs a claimed job, renewing its hold meanwhile, and records how it went. */
   async function runClaimed(job: JobDefinition, runId: string, periodic: boolean): Promise<void> {
     const renew = setInterval(() => {
-      db.updateTable('scheduled_jobs').set({ locked_until: new Date(clock.nowMs() + HOLD_MS) }).where('name', '=', job.name).where('locked_by', '=', runId).execute()
+      db.updateTable('scheduled_jobs')
+        .set({ locked_until: new Date(clock.nowMs() + HOLD_MS) })
+        .where('name', '=', job.name)
+        .where('locked_by', '=', runId)
+        .execute()
         .catch((err: unknown) => log.warn({ err, job: job.name }, 'could not renew the hold of a running job'));
     }, HOLD_MS / 3).unref();
     const started = performance.now();
@@ -94,7 +105,11 @@ export function createScheduler(deps: { db: Kysely<Schema>; clock: Clock; log: F
       outcome = { last_outcome: 'succeeded', last_result: JSON.stringify(result ?? null), last_error: null };
       log.info({ job: job.name, result }, 'scheduled job done');
     } catch (err) {
-      outcome = { last_outcome: 'failed', last_result: null, last_error: err instanceof Error ? err.message : String(err) };
+      outcome = {
+        last_outcome: 'failed',
+        last_result: null,
+        last_error: err instanceof Error ? err.message : String(err),
+      };
       log.error({ err, job: job.name }, 'scheduled job failed');
     } finally {
       clearInterval(renew);
@@ -120,11 +135,21 @@ export function createScheduler(deps: { db: Kysely<Schema>; clock: Clock; log: F
 
   async function list(): Promise<JobStatus[]> {
     await register();
-    const rows = await db.selectFrom('scheduled_jobs').selectAll().where('name', 'in', [...jobs.keys()]).orderBy('name').execute();
+    const rows = await db
+      .selectFrom('scheduled_jobs')
+      .selectAll()
+      .where('name', 'in', [...jobs.keys()])
+      .orderBy('name')
+      .execute();
     const now = clock.nowMs();
     return rows.map(({ locked_until, locked_by: _run, ...row }) => {
       const job = jobs.get(row.name)!;
-      return { ...row, description: job.description, interval_seconds: job.intervalMs / 1000, running: locked_until !== null && locked_until.getTime() > now };
+      return {
+        ...row,
+        description: job.description,
+        interval_seconds: job.intervalMs / 1000,
+        running: locked_until !== null && locked_until.getTime() > now,
+      };
     });
   }
 

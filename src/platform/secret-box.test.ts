@@ -23,7 +23,9 @@ describe('secret box', () => {
     expect(() => box.open([v, iv, tag, flipped.toString('base64url')].join('.'))).toThrow();
     expect(() => createSecretBox('key two', '/nonexistent').open(sealed)).toThrow();
     // A truncated authentication tag is refused, not checked against fewer bytes.
-    expect(() => box.open([v, iv, Buffer.from(tag!, 'base64url').subarray(0, 4).toString('base64url'), data].join('.'))).toThrow('not a sealed secret');
+    expect(() =>
+      box.open([v, iv, Buffer.from(tag!, 'base64url').subarray(0, 4).toString('base64url'), data].join('.')),
+    ).toThrow('not a sealed secret');
   });
 
   it('generates a key file once under DATA_DIR and reuses it', () => {

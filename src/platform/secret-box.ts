@@ -25,7 +25,9 @@ function boxOfKey(key: Buffer) {
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+      return [VERSION, iv, cipher.getAuthTag(), ciphertext]
+        .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+        .join('.');
     },
 
     /** Throws when the value was not sealed with this key or was altered. */
@@ -34,7 +36,8 @@ function boxOfKey(key: Buffer) {
       const iv = Buffer.from(ivText ?? '', 'base64url');
       const tag = Buffer.from(tagText ?? '', 'base64url');
       // A full-length tag is demanded: GCM would otherwise accept truncated (weaker) tags.
-      if (version !== VERSION || iv.length !== 12 || tag.length !== 16 || ciphertext === undefined) throw new Error('not a sealed secret');
+      if (version !== VERSION || iv.length !== 12 || tag.length !== 16 || ciphertext === undefined)
+        throw new Error('not a sealed secret');
       const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
       decipher.setAuthTag(tag);
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
@@ -56,7 +59,11 @@ const CHECK_VALUE = 'waygate secret key check';
  * that same first start is not caught: there is nothing yet to compare with.)
  */
 export async function verifySecretKey(db: Kysely<Schema>, box: SecretBox, keySource: string): Promise<void> {
-  await db.insertInto('secret_key_check').values({ sealed: box.seal(CHECK_VALUE) }).onConflict((oc) => oc.doNothing()).execute();
+  await db
+    .insertInto('secret_key_check')
+    .values({ sealed: box.seal(CHECK_VALUE) })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
   const { sealed } = await db.selectFrom('secret_key_check').select('sealed').executeTakeFirstOrThrow();
   let opened: string | undefined;
   try {
@@ -80,7 +87,10 @@ export async function verifySecretKey(db: Kysely<Schema>, box: SecretBox, keySou
  */
 export async function resealKeyCheck(trx: Kysely<Schema>, box: SecretBox): Promise<void> {
   await trx.deleteFrom('secret_key_check').execute();
-  await trx.insertInto('secret_key_check').values({ sealed: box.seal(CHECK_VALUE) }).execute();
+  await trx
+    .insertInto('secret_key_check')
+    .values({ sealed: box.seal(CHECK_VALUE) })
+    .execute();
 }
 
 /** A generated key waiting beside `secret.key` until the reset that made it commits. */

@@ -13,7 +13,11 @@ describe('the secret key check at start-up', () => {
   it('passes every start with the key the database first saw, and stops one with another key, naming it', async () => {
     const first = createSecretBox('the key this database was sealed with', '/nonexistent');
     await verifySecretKey(database.db, first, 'SECRET_KEY');
-    await verifySecretKey(database.db, createSecretBox('the key this database was sealed with', '/nonexistent'), 'SECRET_KEY');
+    await verifySecretKey(
+      database.db,
+      createSecretBox('the key this database was sealed with', '/nonexistent'),
+      'SECRET_KEY',
+    );
 
     const other = createSecretBox('another key set when moving to several nodes', '/nonexistent');
     const start = verifySecretKey(database.db, other, 'SECRET_KEY');

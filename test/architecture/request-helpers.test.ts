@@ -63,10 +63,21 @@ export function localInjectHelpers(source: string): string[] {
   const visit = (node: ts.Node, named: string | undefined) => {
     let inside = named;
     if (ts.isFunctionDeclaration(node) && node.name) inside = node.name.text;
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer))) {
+    if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer &&
+      (ts.isArrowFunction(node.initializer) || ts.isFunctionExpression(node.initializer))
+    ) {
       inside = node.name.text;
     }
-    if (inside && ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === 'inject') found.add(inside);
+    if (
+      inside &&
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      node.expression.name.text === 'inject'
+    )
+      found.add(inside);
     ts.forEachChild(node, (child) => visit(child, inside));
   };
   visit(file, undefined);
@@ -79,7 +90,7 @@ describe('request helpers in tests', () => {
 
   it('finds a local helper wherever a function or a const holding one calls .inject(', () => {
     const source = [
-      "const call = (url: string) => t.app.inject({ url });",
+      'const call = (url: string) => t.app.inject({ url });',
       'async function post(url: string) { return (await app.inject({ method: "POST", url })).json(); }',
       'const viaTheClient = () => t.as(admin).get("/v1/trips");',
       'it("inline", () => Promise.all([1, 2].map(() => t.app.inject({ url: "/v1" }))));',
@@ -88,13 +99,17 @@ describe('request helpers in tests', () => {
   });
 
   it('are defined only by files not yet converted to test/client.ts', () => {
-    const listed = (file: string) => NOT_YET_CONVERTED.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
+    const listed = (file: string) =>
+      NOT_YET_CONVERTED.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
     const offending = files.filter((file) => helpers.get(file)!.length > 0 && !listed(file));
     expect(offending.map((file) => `${file}: ${helpers.get(file)!.join(', ')}`)).toEqual([]);
   });
 
   it('lists only files that still have one (take a converted file off the list)', () => {
-    const stillHasOne = (entry: string) => files.some((file) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry) && helpers.get(file)!.length > 0);
+    const stillHasOne = (entry: string) =>
+      files.some(
+        (file) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry) && helpers.get(file)!.length > 0,
+      );
     expect(NOT_YET_CONVERTED.filter((entry) => !stillHasOne(entry))).toEqual([]);
   });
 });

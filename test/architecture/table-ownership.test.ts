@@ -11,15 +11,18 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SCHEMA_DIR = join(ROOT, 'src', 'platform', 'db', 'schema');
 const WRITE_CALL = /\.(?:insertInto|updateTable|deleteFrom|mergeInto)\(\s*'([a-z_]+)/g;
-const READ_CALL = /\.(?:selectFrom|innerJoin|leftJoin|rightJoin|fullJoin|innerJoinLateral|leftJoinLateral|using)\(\s*'([a-z_]+)/g;
+const READ_CALL =
+  /\.(?:selectFrom|innerJoin|leftJoin|rightJoin|fullJoin|innerJoinLateral|leftJoinLateral|using)\(\s*'([a-z_]+)/g;
 /** A common table expression a file names (`.with('x', …)`, or `cte('x')` in `.with((cte) => cte('x')…)`): read from it, no table is. */
 const CTE_NAME = /(?:\.with|\bcte)\(\s*'([a-z_]+)/g;
 const ctesOf = (text: string) => new Set([...text.matchAll(CTE_NAME)].map(([, name]) => name));
 
 /** `<module folder> reads <table>`: the joins across modules of one context, each with its reason. */
 const READ_JOINS: Record<string, string> = {
-  'src/identity/sessions reads users': 'the credential lookup leaves out sessions of deleted users in one indexed join (hot path)',
-  'src/identity/api-keys reads users': 'the credential lookup leaves out keys of deleted owners in one indexed join (hot path)',
+  'src/identity/sessions reads users':
+    'the credential lookup leaves out sessions of deleted users in one indexed join (hot path)',
+  'src/identity/api-keys reads users':
+    'the credential lookup leaves out keys of deleted owners in one indexed join (hot path)',
   'src/identity/access reads users': 'the last-super-admin lock counts only users that are not deleted',
   'src/identity/users reads platforms': 'the flat user shape names the platform of its account',
   'src/identity/users reads user_roles': 'GET /v1/users filters by role_id in the same page query',
@@ -58,7 +61,10 @@ describe('table ownership', () => {
     expect(owners.get('audit_events')).toBe('src/operations/audit');
   });
 
-  const files = sourceFiles(join(ROOT, 'src')).map((file) => ({ path: relative(ROOT, file), text: readFileSync(file, 'utf8') }));
+  const files = sourceFiles(join(ROOT, 'src')).map((file) => ({
+    path: relative(ROOT, file),
+    text: readFileSync(file, 'utf8'),
+  }));
   const moduleOf = (path: string) => /^src\/[a-z-]+\/[a-z-]+/.exec(path)?.[0] ?? path;
   const ownedBy = (path: string, owner: string) => path.startsWith(`${owner}/`) || path === `${owner}.ts`;
 
@@ -90,7 +96,9 @@ describe('table ownership', () => {
 
   it('lists no join that the code no longer makes', () => {
     const made = new Set(
-      files.flatMap(({ path, text }) => [...text.matchAll(READ_CALL)].map(([, table]) => `${moduleOf(path)} reads ${table}`)),
+      files.flatMap(({ path, text }) =>
+        [...text.matchAll(READ_CALL)].map(([, table]) => `${moduleOf(path)} reads ${table}`),
+      ),
     );
     expect(Object.keys(READ_JOINS).filter((listed) => !made.has(listed))).toEqual([]);
   });

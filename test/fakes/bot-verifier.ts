@@ -21,7 +21,12 @@ export async function startFakeBotVerifier(): Promise<FakeBotVerifier> {
       const form = Object.fromEntries(new URLSearchParams(body));
       requests.push(form);
       response.setHeader('content-type', 'application/json');
-      response.end(JSON.stringify({ success: form.response === 'human', 'error-codes': form.response === 'human' ? [] : ['invalid-input-response'] }));
+      response.end(
+        JSON.stringify({
+          success: form.response === 'human',
+          'error-codes': form.response === 'human' ? [] : ['invalid-input-response'],
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -26,16 +26,24 @@ export async function connectCommunityBot(base: string, systemKey: string) {
     const behaviour = script.shift() ?? { answer: 'ignore' };
     const requestId = message.requestId as string;
     if (behaviour.answer === 'ignore') return;
-    if (behaviour.answer === 'stall') return socket.send({ type: 'SyncData', requestId, members: behaviour.members, done: false });
+    if (behaviour.answer === 'stall')
+      return socket.send({ type: 'SyncData', requestId, members: behaviour.members, done: false });
     if (behaviour.answer === 'error') {
-      if (behaviour.afterBatches) socket.send({ type: 'SyncData', requestId, members: behaviour.afterBatches.members, done: false });
+      if (behaviour.afterBatches)
+        socket.send({ type: 'SyncData', requestId, members: behaviour.afterBatches.members, done: false });
       socket.send({ type: 'SyncError', requestId, error: behaviour.error });
       return;
     }
     const { guilds = [], channels = [], roles = [], members = [], batchSize = 150 } = behaviour;
-    if (message.scope === 'guilds') return socket.send({ type: 'SyncData', requestId, guilds, channels, roles, done: true });
+    if (message.scope === 'guilds')
+      return socket.send({ type: 'SyncData', requestId, guilds, channels, roles, done: true });
     for (let at = 0; at < members.length || at === 0; at += batchSize) {
-      socket.send({ type: 'SyncData', requestId, members: members.slice(at, at + batchSize), done: at + batchSize >= members.length });
+      socket.send({
+        type: 'SyncData',
+        requestId,
+        members: members.slice(at, at + batchSize),
+        done: at + batchSize >= members.length,
+      });
     }
   });
 

@@ -16,7 +16,13 @@ function control(type: number, size: number): Buffer {
   const head: number[] = [];
   let sizeBits = size;
   const extra: number[] = [];
-  if (size >= 65_821) [sizeBits, extra[0], extra[1], extra[2]] = [31, ((size - 65_821) >> 16) & 255, ((size - 65_821) >> 8) & 255, (size - 65_821) & 255];
+  if (size >= 65_821)
+    [sizeBits, extra[0], extra[1], extra[2]] = [
+      31,
+      ((size - 65_821) >> 16) & 255,
+      ((size - 65_821) >> 8) & 255,
+      (size - 65_821) & 255,
+    ];
   else if (size >= 285) [sizeBits, extra[0], extra[1]] = [30, ((size - 285) >> 8) & 255, (size - 285) & 255];
   else if (size >= 29) [sizeBits, extra[0]] = [29, size - 29];
   if (type <= 7) head.push((type << 5) | sizeBits);
@@ -46,7 +52,10 @@ function encode(value: Value): Buffer {
   }
   if (Array.isArray(value)) return Buffer.concat([control(11, value.length), ...value.map(encode)]);
   const entries = Object.entries(value);
-  return Buffer.concat([control(7, entries.length), ...entries.flatMap(([key, inner]) => [encode(key), encode(inner)])]);
+  return Buffer.concat([
+    control(7, entries.length),
+    ...entries.flatMap(([key, inner]) => [encode(key), encode(inner)]),
+  ]);
 }
 
 interface TreeNode {
@@ -69,7 +78,8 @@ export function buildMmdb(networks: Record<string, Value>, databaseType = 'GeoIP
     let node = root;
     for (let depth = 0; depth < Number(prefix); depth++) {
       const bit = Number((bits >> BigInt(31 - depth)) & 1n);
-      if (depth === Number(prefix) - 1) node.children[bit] = -(records.length); // a data record, resolved below
+      if (depth === Number(prefix) - 1)
+        node.children[bit] = -records.length; // a data record, resolved below
       else {
         const next = node.children[bit];
         if (typeof next === 'object' && next !== null) node = next;
@@ -99,17 +109,32 @@ export function buildMmdb(networks: Record<string, Value>, databaseType = 'GeoIP
 
   const metadata = Buffer.concat([
     control(7, 9),
-    encode('node_count'), unsigned(6, nodeCount),
-    encode('record_size'), unsigned(5, 24),
-    encode('ip_version'), unsigned(5, 4),
-    encode('database_type'), encode(databaseType),
-    encode('languages'), encode(['en']),
-    encode('binary_format_major_version'), unsigned(5, 2),
-    encode('binary_format_minor_version'), unsigned(5, 0),
-    encode('build_epoch'), unsigned(9, 1_764_000_000),
-    encode('description'), encode({ en: 'Waygate test database' }),
+    encode('node_count'),
+    unsigned(6, nodeCount),
+    encode('record_size'),
+    unsigned(5, 24),
+    encode('ip_version'),
+    unsigned(5, 4),
+    encode('database_type'),
+    encode(databaseType),
+    encode('languages'),
+    encode(['en']),
+    encode('binary_format_major_version'),
+    unsigned(5, 2),
+    encode('binary_format_minor_version'),
+    unsigned(5, 0),
+    encode('build_epoch'),
+    unsigned(9, 1_764_000_000),
+    encode('description'),
+    encode({ en: 'Waygate test database' }),
   ]);
-  return Buffer.concat([tree, Buffer.alloc(16), ...records, Buffer.from('ABCDEF4D61784D696E642E636F6D', 'hex'), metadata]);
+  return Buffer.concat([
+    tree,
+    Buffer.alloc(16),
+    ...records,
+    Buffer.from('ABCDEF4D61784D696E642E636F6D', 'hex'),
+    metadata,
+  ]);
 }
 
 export const BERLIN = {
@@ -124,4 +149,3 @@ export function geoIpFile(networks: Record<string, Value>): string {
   writeFileSync(path, buildMmdb(networks));
   return path;
 }
-

@@ -24,7 +24,14 @@ const sha1 = (password: string) => createHash('sha1').update(password, 'utf8').d
  * that prefix; with `Add-Padding: true` it adds decoy lines of count 0, as the real service does.
  */
 export async function startFakePwnedPasswords(): Promise<FakePwnedPasswords> {
-  const fake: FakePwnedPasswords = { url: '', breached: new Map(), padded: new Set(), requests: [], mode: 'ok', close: async () => {} };
+  const fake: FakePwnedPasswords = {
+    url: '',
+    breached: new Map(),
+    padded: new Set(),
+    requests: [],
+    mode: 'ok',
+    close: async () => {},
+  };
   const server = createServer((request, response) => {
     const path = request.url ?? '/';
     fake.requests.push({ path, headers: request.headers });
@@ -39,9 +46,11 @@ export async function startFakePwnedPasswords(): Promise<FakePwnedPasswords> {
       return response.end('The hash prefix was not in a valid format');
     }
     const lines: string[] = [];
-    for (const [password, count] of fake.breached) if (sha1(password).startsWith(prefix)) lines.push(`${sha1(password).slice(5)}:${count}`);
+    for (const [password, count] of fake.breached)
+      if (sha1(password).startsWith(prefix)) lines.push(`${sha1(password).slice(5)}:${count}`);
     if (request.headers['add-padding'] === 'true') {
-      for (const password of fake.padded) if (sha1(password).startsWith(prefix)) lines.push(`${sha1(password).slice(5)}:0`);
+      for (const password of fake.padded)
+        if (sha1(password).startsWith(prefix)) lines.push(`${sha1(password).slice(5)}:0`);
       for (let i = 0; i < 20; i++) lines.push(`${randomBytes(18).toString('hex').slice(0, 35).toUpperCase()}:0`);
     }
     lines.sort();
@@ -50,9 +59,10 @@ export async function startFakePwnedPasswords(): Promise<FakePwnedPasswords> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   fake.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  fake.close = () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
+  fake.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return fake;
 }

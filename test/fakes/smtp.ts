@@ -24,7 +24,12 @@ export async function startFakeSmtp() {
       simpleParser(stream)
         .then((mail: ParsedMail) => {
           for (const recipient of session.envelope.rcptTo) {
-            received.push({ to: recipient.address, subject: mail.subject ?? '', text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '' });
+            received.push({
+              to: recipient.address,
+              subject: mail.subject ?? '',
+              text: mail.text ?? '',
+              html: typeof mail.html === 'string' ? mail.html : '',
+            });
           }
           for (const wake of waiters) wake();
           callback();

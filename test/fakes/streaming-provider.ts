@@ -83,7 +83,13 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
     const refresh = token('rt_');
     accessTokens.set(access, grant);
     refreshTokens.set(refresh, grant);
-    return { access_token: access, expires_in: fake.expiresInSecs, refresh_token: refresh, scope: grant.scopes, token_type: 'bearer' };
+    return {
+      access_token: access,
+      expires_in: fake.expiresInSecs,
+      refresh_token: refresh,
+      scope: grant.scopes,
+      token_type: 'bearer',
+    };
   }
 
   function authorize(url: URL, response: ServerResponse) {
@@ -100,7 +106,12 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
       back.searchParams.set('error_description', 'The user denied you access');
     } else {
       const n = fake.streamers.length + 1;
-      const user = { id: String(141_981_700 + n), login: `streamer_${n}`, display_name: `Streamer_${n}`, profile_image_url: `https://static-cdn.example/streamer_${n}.png` };
+      const user = {
+        id: String(141_981_700 + n),
+        login: `streamer_${n}`,
+        display_name: `Streamer_${n}`,
+        profile_image_url: `https://static-cdn.example/streamer_${n}.png`,
+      };
       fake.streamers.push(user);
       const code = token('code_');
       const scopes = (q.get('scope') ?? '').split(' ').filter(Boolean);
@@ -118,7 +129,8 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
     if (form.get('grant_type') === 'authorization_code') {
       const pending = codes.get(form.get('code') ?? '');
       codes.delete(form.get('code') ?? '');
-      if (!pending || pending.redirectUri !== form.get('redirect_uri')) return json(response, 400, { status: 400, message: 'Invalid authorization code' });
+      if (!pending || pending.redirectUri !== form.get('redirect_uri'))
+        return json(response, 400, { status: 400, message: 'Invalid authorization code' });
       return json(response, 200, issue(pending.grant));
     }
     if (form.get('grant_type') === 'refresh_token') {
@@ -134,27 +146,61 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
     const { user } = grant;
     if (path === 'users') {
       return json(response, 200, {
-        data: [{ ...user, type: '', broadcaster_type: 'affiliate', description: '', offline_image_url: '', view_count: 0, created_at: '2016-12-14T20:32:28Z' }],
+        data: [
+          {
+            ...user,
+            type: '',
+            broadcaster_type: 'affiliate',
+            description: '',
+            offline_image_url: '',
+            view_count: 0,
+            created_at: '2016-12-14T20:32:28Z',
+          },
+        ],
       });
     }
     const channel = fake.channel(q.get('broadcaster_id') ?? q.get('user_id') ?? '');
     if (path === 'channels/followers') {
-      if (!q.get('broadcaster_id')) return json(response, 400, { error: 'Bad Request', status: 400, message: 'Missing required parameter "broadcaster_id"' });
+      if (!q.get('broadcaster_id'))
+        return json(response, 400, {
+          error: 'Bad Request',
+          status: 400,
+          message: 'Missing required parameter "broadcaster_id"',
+        });
       return json(response, 200, { total: channel.followers, data: [], pagination: {} });
     }
     if (path === 'subscriptions') {
-      if (!grant.scopes.includes('channel:read:subscriptions')) return json(response, 401, { error: 'Unauthorized', status: 401, message: 'Missing scope: channel:read:subscriptions' });
-      if (q.get('broadcaster_id') !== user.id) return json(response, 403, { error: 'Forbidden', status: 403, message: 'broadcaster_id must match the token' });
+      if (!grant.scopes.includes('channel:read:subscriptions'))
+        return json(response, 401, {
+          error: 'Unauthorized',
+          status: 401,
+          message: 'Missing scope: channel:read:subscriptions',
+        });
+      if (q.get('broadcaster_id') !== user.id)
+        return json(response, 403, { error: 'Forbidden', status: 403, message: 'broadcaster_id must match the token' });
       return json(response, 200, { data: [], total: channel.subscribers, points: channel.subscribers, pagination: {} });
     }
     if (path === 'streams') {
       const stream = channel.stream;
       const data = stream
-        ? [{
-          id: '40952121085', user_id: q.get('user_id'), user_login: user.login, user_name: user.display_name, game_id: '509658', game_name: stream.game_name,
-          type: 'live', title: stream.title, tags: [], viewer_count: stream.viewer_count, started_at: '2021-03-10T15:04:21Z', language: 'en',
-          thumbnail_url: 'https://static-cdn.example/live.jpg', is_mature: false,
-        }]
+        ? [
+            {
+              id: '40952121085',
+              user_id: q.get('user_id'),
+              user_login: user.login,
+              user_name: user.display_name,
+              game_id: '509658',
+              game_name: stream.game_name,
+              type: 'live',
+              title: stream.title,
+              tags: [],
+              viewer_count: stream.viewer_count,
+              started_at: '2021-03-10T15:04:21Z',
+              language: 'en',
+              thumbnail_url: 'https://static-cdn.example/live.jpg',
+              is_mature: false,
+            },
+          ]
         : [];
       return json(response, 200, { data, pagination: {} });
     }
@@ -170,14 +216,16 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
     if (request.method === 'GET' && url.pathname === '/oauth2/authorize') return authorize(url, response);
     if (request.method === 'POST' && url.pathname === '/oauth2/token') return tokenEndpoint(form, response);
     if (request.method === 'POST' && url.pathname === '/oauth2/revoke') {
-      if (form.get('client_id') !== fake.clientId || !accessTokens.delete(form.get('token') ?? '')) return json(response, 400, { status: 400, message: 'Invalid token' });
+      if (form.get('client_id') !== fake.clientId || !accessTokens.delete(form.get('token') ?? ''))
+        return json(response, 400, { status: 400, message: 'Invalid token' });
       fake.revoked.push(form.get('token')!);
       return response.writeHead(200).end();
     }
     if (request.method === 'GET' && url.pathname.startsWith('/helix/')) {
       const bearer = /^Bearer (\S+)$/.exec(request.headers.authorization ?? '')?.[1];
       const grant = bearer ? accessTokens.get(bearer) : undefined;
-      if (!grant || request.headers['client-id'] !== fake.clientId) return json(response, 401, { error: 'Unauthorized', status: 401, message: 'Invalid OAuth token' });
+      if (!grant || request.headers['client-id'] !== fake.clientId)
+        return json(response, 401, { error: 'Unauthorized', status: 401, message: 'Invalid OAuth token' });
       return helix(url.pathname.slice('/helix/'.length), url.searchParams, grant, response);
     }
     json(response, 404, { status: 404, message: 'Not Found' });
@@ -186,11 +234,12 @@ export async function startFakeStreamingProvider(): Promise<FakeStreamingProvide
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   fake.authUrl = `${base}/oauth2`;
   fake.apiUrl = `${base}/helix`;
-  fake.close = () => new Promise((resolve) => {
-    server.close(() => resolve());
-    // Kept-alive connections of the client would keep the port answering.
-    server.closeAllConnections();
-  });
+  fake.close = () =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      // Kept-alive connections of the client would keep the port answering.
+      server.closeAllConnections();
+    });
   return fake;
 }
 

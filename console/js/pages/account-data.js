@@ -14,25 +14,63 @@ import { form } from './account-security.js';
  */
 export function dataSection({ me, can }) {
   const problem = h('div');
-  const exportButton = can('export:read') ? h('button', { type: 'button', class: 'secondary', onclick: async () => {
-    show(problem);
-    try {
-      announce(t('history.saved', { name: await download('/v1/user/export', 'data-export.zip') }));
-    } catch (err) { show(problem, errorBox(err)); }
-  } }, t('data.export')) : null;
+  const exportButton = can('export:read')
+    ? h(
+        'button',
+        {
+          type: 'button',
+          class: 'secondary',
+          onclick: async () => {
+            show(problem);
+            try {
+              announce(t('history.saved', { name: await download('/v1/user/export', 'data-export.zip') }));
+            } catch (err) {
+              show(problem, errorBox(err));
+            }
+          },
+        },
+        t('data.export'),
+      )
+    : null;
 
-  const confirm = field(t('data.confirm', { name: me.username }), { name: 'confirm-username', autocomplete: 'off', required: true });
+  const confirm = field(t('data.confirm', { name: me.username }), {
+    name: 'confirm-username',
+    autocomplete: 'off',
+    required: true,
+  });
   // Not required: an account without a password (passkey or another provider) leaves it empty and needs a recent sign-in.
-  const password = field(t('data.password'), { name: 'delete-password', type: 'password', autocomplete: 'current-password', maxlength: 1024 });
-  const deletion = form([confirm, password], t('data.delete'), async () => {
-    if (confirm.input.value.trim() !== me.username) throw new Error(t('data.confirmMismatch'));
-    const result = await post('/v1/users/me/delete', password.input.value ? { current_password: password.input.value } : {});
-    await signOut(false, t('data.deleted', { time: formatTime(result.scheduled_deletion_at) }));
-  }, { danger: true });
+  const password = field(t('data.password'), {
+    name: 'delete-password',
+    type: 'password',
+    autocomplete: 'current-password',
+    maxlength: 1024,
+  });
+  const deletion = form(
+    [confirm, password],
+    t('data.delete'),
+    async () => {
+      if (confirm.input.value.trim() !== me.username) throw new Error(t('data.confirmMismatch'));
+      const result = await post(
+        '/v1/users/me/delete',
+        password.input.value ? { current_password: password.input.value } : {},
+      );
+      await signOut(false, t('data.deleted', { time: formatTime(result.scheduled_deletion_at) }));
+    },
+    { danger: true },
+  );
 
-  return h('section', { 'aria-labelledby': 'data-title' }, h('h2', { id: 'data-title' }, t('data.title')),
-    exportButton ? h('p', {}, t('data.exportHint')) : null, problem, exportButton,
-    h('h3', {}, t('data.deleteTitle')), h('p', {}, t('data.deleteHint')), h('p', { class: 'muted' }, t('data.noPasswordHint')), deletion);
+  return h(
+    'section',
+    { 'aria-labelledby': 'data-title' },
+    h('h2', { id: 'data-title' }, t('data.title')),
+    exportButton ? h('p', {}, t('data.exportHint')) : null,
+    problem,
+    exportButton,
+    h('h3', {}, t('data.deleteTitle')),
+    h('p', {}, t('data.deleteHint')),
+    h('p', { class: 'muted' }, t('data.noPasswordHint')),
+    deletion,
+  );
 }
 
 /**
@@ -55,12 +93,20 @@ export function noticesSection() {
       } catch (err) {
         input.checked = !input.checked;
         show(problem, errorBox(err));
-      } finally { input.disabled = false; }
+      } finally {
+        input.disabled = false;
+      }
     });
     return { name, input, wrapper: h('label', { for: input.id, class: 'scope' }, input, ` ${t(`notices.${name}`)}`) };
   });
-  const section = h('section', { 'aria-labelledby': 'notices-title' }, h('h2', { id: 'notices-title' }, t('notices.title')),
-    h('p', { class: 'muted' }, t('notices.hint')), problem, h('div', { class: 'card' }, ...boxes.map((box) => h('div', {}, box.wrapper))));
+  const section = h(
+    'section',
+    { 'aria-labelledby': 'notices-title' },
+    h('h2', { id: 'notices-title' }, t('notices.title')),
+    h('p', { class: 'muted' }, t('notices.hint')),
+    problem,
+    h('div', { class: 'card' }, ...boxes.map((box) => h('div', {}, box.wrapper))),
+  );
   async function load() {
     const settings = await get('/v1/users/me/security-notifications');
     for (const box of boxes) {

@@ -13,7 +13,10 @@ const REPORT_STATES = ['pending', 'reviewed', 'resolved', 'dismissed'];
  */
 const select = (label, name, values, labelOf = (/** @type {string} */ value) => value) => {
   const f = field(label, { tag: 'select', name });
-  f.input.append(h('option', { value: '' }, t('audit.any')), ...values.map((value) => h('option', { value }, labelOf(value))));
+  f.input.append(
+    h('option', { value: '' }, t('audit.any')),
+    ...values.map((value) => h('option', { value }, labelOf(value))),
+  );
   return f;
 };
 
@@ -34,20 +37,64 @@ export async function mount(root, { can }) {
     source_service: select(t('audit.source'), 'source_service', SOURCES),
     start_date: field(t('audit.from'), { name: 'start_date', type: 'date' }),
     end_date: field(t('audit.to'), { name: 'end_date', type: 'date' }),
-    is_reported: select(t('audit.reported'), 'is_reported', ['true', 'false'], (value) => t(value === 'true' ? 'audit.yes' : 'audit.no')),
+    is_reported: select(t('audit.reported'), 'is_reported', ['true', 'false'], (value) =>
+      t(value === 'true' ? 'audit.yes' : 'audit.no'),
+    ),
   };
   const rows = h('tbody');
   const pager = h('div', { class: 'row pager' });
   const reports = h('div');
   const reportStatus = select(t('audit.reportStatus'), 'report_status', REPORT_STATES, (value) => t(`report.${value}`));
   reportStatus.input.value = '';
-  const form = h('form', { class: 'row card filters', role: 'search', 'aria-label': t('audit.filters') },
-    ...Object.values(filters).map((f) => f.wrapper), h('button', { type: 'submit' }, t('audit.apply')));
-  show(root, h('div', {}, problem, form,
-    h('div', { class: 'table-wrap' }, h('table', {}, h('caption', { class: 'visually-hidden' }, t('admin.audit')),
-      h('thead', {}, h('tr', {}, ...['audit.time', 'audit.event', 'audit.userColumn', 'audit.status', 'audit.where', 'audit.description'].map((key) => h('th', { scope: 'col' }, t(key))))), rows)),
-    pager,
-    h('section', { 'aria-labelledby': 'reports-title' }, h('h2', { id: 'reports-title' }, t('audit.reports')), h('div', { class: 'row' }, reportStatus.wrapper), reports)));
+  const form = h(
+    'form',
+    { class: 'row card filters', role: 'search', 'aria-label': t('audit.filters') },
+    ...Object.values(filters).map((f) => f.wrapper),
+    h('button', { type: 'submit' }, t('audit.apply')),
+  );
+  show(
+    root,
+    h(
+      'div',
+      {},
+      problem,
+      form,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          {},
+          h('caption', { class: 'visually-hidden' }, t('admin.audit')),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...[
+                'audit.time',
+                'audit.event',
+                'audit.userColumn',
+                'audit.status',
+                'audit.where',
+                'audit.description',
+              ].map((key) => h('th', { scope: 'col' }, t(key))),
+            ),
+          ),
+          rows,
+        ),
+      ),
+      pager,
+      h(
+        'section',
+        { 'aria-labelledby': 'reports-title' },
+        h('h2', { id: 'reports-title' }, t('audit.reports')),
+        h('div', { class: 'row' }, reportStatus.wrapper),
+        reports,
+      ),
+    ),
+  );
 
   // Only the answer to the latest request is shown: a slow unfiltered first page must not overwrite a filtered one.
   let latest = 0;
@@ -59,18 +106,44 @@ export async function mount(root, { can }) {
       const result = await get(`/v1/admin/audit?${query}`);
       if (asked !== latest) return;
       show(problem);
-      show(rows, ...result.events.map((event) => h('tr', {},
-        h('td', {}, h('time', { datetime: event.created_at }, formatTime(event.created_at))),
-        h('td', {}, h('code', {}, event.event_type), event.is_reported ? h('strong', { class: 'stale' }, ` (${t('audit.reportedMark')})`) : null),
-        h('td', {}, event.user_id ?? '–'),
-        h('td', {}, event.status),
-        h('td', {}, [event.ip_address, event.country_code].filter(Boolean).join(' · ') || '–'),
-        h('td', {}, event.description ?? ''))));
+      show(
+        rows,
+        ...result.events.map((event) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, h('time', { datetime: event.created_at }, formatTime(event.created_at))),
+            h(
+              'td',
+              {},
+              h('code', {}, event.event_type),
+              event.is_reported ? h('strong', { class: 'stale' }, ` (${t('audit.reportedMark')})`) : null,
+            ),
+            h('td', {}, event.user_id ?? '–'),
+            h('td', {}, event.status),
+            h('td', {}, [event.ip_address, event.country_code].filter(Boolean).join(' · ') || '–'),
+            h('td', {}, event.description ?? ''),
+          ),
+        ),
+      );
       if (!result.events.length) show(rows, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, t('none'))));
-      show(pager, h('span', { class: 'muted' }, t('audit.page', { page: result.page, pages: Math.max(1, result.total_pages), total: result.total_count })),
-        page > 1 ? h('button', { type: 'button', class: 'secondary', onclick: () => load(page - 1) }, t('audit.previous')) : null,
-        page < result.total_pages ? h('button', { type: 'button', class: 'secondary', onclick: () => load(page + 1) }, t('audit.next')) : null);
-    } catch (err) { fail(err); }
+      show(
+        pager,
+        h(
+          'span',
+          { class: 'muted' },
+          t('audit.page', { page: result.page, pages: Math.max(1, result.total_pages), total: result.total_count }),
+        ),
+        page > 1
+          ? h('button', { type: 'button', class: 'secondary', onclick: () => load(page - 1) }, t('audit.previous'))
+          : null,
+        page < result.total_pages
+          ? h('button', { type: 'button', class: 'secondary', onclick: () => load(page + 1) }, t('audit.next'))
+          : null,
+      );
+    } catch (err) {
+      fail(err);
+    }
   }
 
   /** @param {import('../types/routes').Schema<'AuditReport'>} report */
@@ -78,16 +151,42 @@ export async function mount(root, { can }) {
     const status = select(t('audit.setStatus'), 'status', REPORT_STATES.slice(1), (value) => t(`report.${value}`));
     status.input.firstChild?.remove();
     const notes = field(t('audit.notes'), { tag: 'textarea', name: 'resolution_notes', maxlength: 2000, rows: 2 });
-    const decide = can('audit:write') ? h('form', { class: 'row', onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        await patch(`/v1/admin/audit/reports/${report.id}`, { status: status.input.value, resolution_notes: notes.input.value.trim() || undefined });
-        await loadReports();
-      } catch (err) { fail(err); }
-    } }, status.wrapper, notes.wrapper, h('button', { type: 'submit' }, t('save'))) : null;
-    return h('li', { class: 'card' }, h('strong', {}, t(`reason.${report.reason}`)), ' · ', t(`report.${report.status}`), ' · ', formatTime(report.created_at),
-      h('p', {}, report.description ?? ''), h('p', { class: 'muted' }, t('audit.eventOf', { event: report.audit_event_id, user: report.user_id })),
-      report.resolution_notes ? h('p', {}, report.resolution_notes) : null, report.status === 'pending' ? decide : null);
+    const decide = can('audit:write')
+      ? h(
+          'form',
+          {
+            class: 'row',
+            onsubmit: async (event) => {
+              event.preventDefault();
+              try {
+                await patch(`/v1/admin/audit/reports/${report.id}`, {
+                  status: status.input.value,
+                  resolution_notes: notes.input.value.trim() || undefined,
+                });
+                await loadReports();
+              } catch (err) {
+                fail(err);
+              }
+            },
+          },
+          status.wrapper,
+          notes.wrapper,
+          h('button', { type: 'submit' }, t('save')),
+        )
+      : null;
+    return h(
+      'li',
+      { class: 'card' },
+      h('strong', {}, t(`reason.${report.reason}`)),
+      ' · ',
+      t(`report.${report.status}`),
+      ' · ',
+      formatTime(report.created_at),
+      h('p', {}, report.description ?? ''),
+      h('p', { class: 'muted' }, t('audit.eventOf', { event: report.audit_event_id, user: report.user_id })),
+      report.resolution_notes ? h('p', {}, report.resolution_notes) : null,
+      report.status === 'pending' ? decide : null,
+    );
   }
 
   async function loadReports() {
@@ -95,10 +194,15 @@ export async function mount(root, { can }) {
       const query = new URLSearchParams(reportStatus.input.value ? { status: reportStatus.input.value } : {});
       const list = await get(`/v1/admin/audit/reports?${query}`);
       show(reports, list.length ? h('ul', {}, ...list.map(reportItem)) : h('p', { class: 'muted' }, t('none')));
-    } catch (err) { fail(err); }
+    } catch (err) {
+      fail(err);
+    }
   }
 
-  form.addEventListener('submit', (event) => { event.preventDefault(); load(1); });
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    load(1);
+  });
   reportStatus.input.addEventListener('change', loadReports);
   await Promise.all([load(1), loadReports()]);
 }

@@ -18,9 +18,27 @@ export async function mount(root, { can }) {
   const name = field(t('roles.name'), { name: 'role-name', required: true, maxlength: 100 });
   const description = field(t('roles.description'), { name: 'role-description', maxlength: 500 });
   const twoFactorBox = h('input', { type: 'checkbox', id: 'role-2fa', name: 'requires_two_factor' });
-  const create = can('roles:write') ? h('form', { class: 'card' }, h('h2', {}, t('roles.create')), name.wrapper, description.wrapper,
-    h('label', { for: 'role-2fa', class: 'scope' }, twoFactorBox, ` ${t('roles.requires2fa')}`), h('button', { type: 'submit' }, t('roles.create'))) : null;
-  show(root, h('div', {}, problem, h('div', { class: 'split' }, h('div', {}, h('h2', {}, t('roles.list')), list), detail), create));
+  const create = can('roles:write')
+    ? h(
+        'form',
+        { class: 'card' },
+        h('h2', {}, t('roles.create')),
+        name.wrapper,
+        description.wrapper,
+        h('label', { for: 'role-2fa', class: 'scope' }, twoFactorBox, ` ${t('roles.requires2fa')}`),
+        h('button', { type: 'submit' }, t('roles.create')),
+      )
+    : null;
+  show(
+    root,
+    h(
+      'div',
+      {},
+      problem,
+      h('div', { class: 'split' }, h('div', {}, h('h2', {}, t('roles.list')), list), detail),
+      create,
+    ),
+  );
 
   /** @typedef {import('../types/routes').Schema<'Permission'>} Permission */
   /** @type {Permission[]} */
@@ -29,8 +47,21 @@ export async function mount(root, { can }) {
   let roles = [];
   async function loadRoles() {
     roles = (await get('/v1/roles')).data;
-    show(list, ...roles.map((role) => h('li', {}, h('button', { type: 'button', class: 'secondary', onclick: () => open(role).catch(fail) },
-      role.name, role.is_system ? h('span', { class: 'muted' }, ` (${t('roles.system')})`) : null))));
+    show(
+      list,
+      ...roles.map((role) =>
+        h(
+          'li',
+          {},
+          h(
+            'button',
+            { type: 'button', class: 'secondary', onclick: () => open(role).catch(fail) },
+            role.name,
+            role.is_system ? h('span', { class: 'muted' }, ` (${t('roles.system')})`) : null,
+          ),
+        ),
+      ),
+    );
   }
 
   /** @param {import('../types/routes').Schema<'Role'>} role */
@@ -41,47 +72,113 @@ export async function mount(root, { can }) {
     const label = (p) => `${p.resource}:${p.action}`;
     const held = new Set(granted.map((p) => p.id));
     /** @param {Permission} p */
-    const take = (p) => can('roles:write') ? h('button', { type: 'button', class: 'secondary small', 'aria-label': `${t('roles.take')}: ${label(p)}`, onclick: async () => {
-      try {
-        await del(`/v1/roles/${encodeURIComponent(role.id)}/permissions/${p.id}`);
-        announce(`${t('roles.take')}: ${label(p)}`);
-        await open(role);
-      } catch (err) { fail(err); }
-    } }, t('roles.take')) : null;
+    const take = (p) =>
+      can('roles:write')
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary small',
+              'aria-label': `${t('roles.take')}: ${label(p)}`,
+              onclick: async () => {
+                try {
+                  await del(`/v1/roles/${encodeURIComponent(role.id)}/permissions/${p.id}`);
+                  announce(`${t('roles.take')}: ${label(p)}`);
+                  await open(role);
+                } catch (err) {
+                  fail(err);
+                }
+              },
+            },
+            t('roles.take'),
+          )
+        : null;
     const choose = field(t('roles.permission'), { tag: 'select', name: 'permission' });
-    choose.input.append(...permissions.filter((p) => !held.has(p.id)).map((p) => h('option', { value: p.id }, label(p))));
-    const give = can('roles:write') && permissions.length ? h('form', { class: 'row', onsubmit: async (event) => {
-      event.preventDefault();
-      try {
-        await post(`/v1/roles/${encodeURIComponent(role.id)}/permissions`, { permission_id: choose.input.value });
-        await open(role);
-      } catch (err) { fail(err); }
-    } }, choose.wrapper, h('button', { type: 'submit' }, t('roles.give'))) : null;
-    const remove = can('roles:delete') && !role.is_system ? h('button', { type: 'button', class: 'danger', onclick: async () => {
-      try {
-        await del(`/v1/roles/${encodeURIComponent(role.id)}`);
-        show(detail);
-        await loadRoles();
-      } catch (err) { fail(err); }
-    } }, `${t('delete')}: ${role.name}`) : null;
-    show(detail, h('h2', {}, role.name), h('p', { class: 'muted' }, role.description ?? '', role.requires_two_factor ? ` · ${t('roles.requires2fa')}` : ''),
+    choose.input.append(
+      ...permissions.filter((p) => !held.has(p.id)).map((p) => h('option', { value: p.id }, label(p))),
+    );
+    const give =
+      can('roles:write') && permissions.length
+        ? h(
+            'form',
+            {
+              class: 'row',
+              onsubmit: async (event) => {
+                event.preventDefault();
+                try {
+                  await post(`/v1/roles/${encodeURIComponent(role.id)}/permissions`, {
+                    permission_id: choose.input.value,
+                  });
+                  await open(role);
+                } catch (err) {
+                  fail(err);
+                }
+              },
+            },
+            choose.wrapper,
+            h('button', { type: 'submit' }, t('roles.give')),
+          )
+        : null;
+    const remove =
+      can('roles:delete') && !role.is_system
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'danger',
+              onclick: async () => {
+                try {
+                  await del(`/v1/roles/${encodeURIComponent(role.id)}`);
+                  show(detail);
+                  await loadRoles();
+                } catch (err) {
+                  fail(err);
+                }
+              },
+            },
+            `${t('delete')}: ${role.name}`,
+          )
+        : null;
+    show(
+      detail,
+      h('h2', {}, role.name),
+      h(
+        'p',
+        { class: 'muted' },
+        role.description ?? '',
+        role.requires_two_factor ? ` · ${t('roles.requires2fa')}` : '',
+      ),
       h('ul', { class: 'permissions' }, ...granted.map((p) => h('li', {}, h('code', {}, label(p)), ' ', take(p)))),
-      granted.length ? null : h('p', { class: 'muted' }, t('none')), give, remove);
+      granted.length ? null : h('p', { class: 'muted' }, t('none')),
+      give,
+      remove,
+    );
   }
 
   create?.addEventListener('submit', async (event) => {
     event.preventDefault();
     try {
-      const { data } = await post('/v1/roles', { name: name.input.value.trim(), description: description.input.value.trim() || undefined, requires_two_factor: twoFactorBox.checked });
+      const { data } = await post('/v1/roles', {
+        name: name.input.value.trim(),
+        description: description.input.value.trim() || undefined,
+        requires_two_factor: twoFactorBox.checked,
+      });
       name.input.value = '';
       description.input.value = '';
       await loadRoles();
       await open(data);
-    } catch (err) { fail(err); }
+    } catch (err) {
+      fail(err);
+    }
   });
 
   try {
-    if (can('permissions:read')) permissions = (await get('/v1/permissions')).data.sort((a, b) => `${a.resource}:${a.action}`.localeCompare(`${b.resource}:${b.action}`));
+    if (can('permissions:read'))
+      permissions = (await get('/v1/permissions')).data.sort((a, b) =>
+        `${a.resource}:${a.action}`.localeCompare(`${b.resource}:${b.action}`),
+      );
     await loadRoles();
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+  }
 }

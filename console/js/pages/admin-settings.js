@@ -19,14 +19,41 @@ export async function mount(root, { can }) {
   const settings = h('tbody');
   const config = h('tbody');
   /** @param {boolean} withDelete */
-  const head = (withDelete) => h('thead', {}, h('tr', {}, ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) => h('th', { scope: 'col' }, t(key))),
-    withDelete ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('settings.delete'))) : null));
+  const head = (withDelete) =>
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) =>
+          h('th', { scope: 'col' }, t(key)),
+        ),
+        withDelete ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('settings.delete'))) : null,
+      ),
+    );
   const deletable = can('settings:delete');
-  show(root, h('div', {}, problem,
-    h('section', { 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, t('settings.settings')),
-      h('div', { class: 'table-wrap' }, h('table', {}, head(deletable), settings)), can('settings:write') ? createForm() : null),
-    h('section', { 'aria-labelledby': 'config-title' }, h('h2', { id: 'config-title' }, t('settings.config')),
-      h('div', { class: 'table-wrap' }, h('table', {}, head(false), config)))));
+  show(
+    root,
+    h(
+      'div',
+      {},
+      problem,
+      h(
+        'section',
+        { 'aria-labelledby': 'settings-title' },
+        h('h2', { id: 'settings-title' }, t('settings.settings')),
+        h('div', { class: 'table-wrap' }, h('table', {}, head(deletable), settings)),
+        can('settings:write') ? createForm() : null,
+      ),
+      h(
+        'section',
+        { 'aria-labelledby': 'config-title' },
+        h('h2', { id: 'config-title' }, t('settings.config')),
+        h('div', { class: 'table-wrap' }, h('table', {}, head(false), config)),
+      ),
+    ),
+  );
 
   /**
    * A setting or a system config value, as both lists show them.
@@ -50,70 +77,135 @@ export async function mount(root, { can }) {
   function valueCell(entry, save) {
     const text = JSON.stringify(entry.value);
     if (!can('settings:write')) return h('td', {}, h('code', {}, text));
-    const value = field(t('settings.valueOf', { key: entry.key }), { name: 'value', value: text, spellcheck: 'false', autocomplete: 'off' });
+    const value = field(t('settings.valueOf', { key: entry.key }), {
+      name: 'value',
+      value: text,
+      spellcheck: 'false',
+      autocomplete: 'off',
+    });
     value.wrapper.querySelector('label')?.classList.add('visually-hidden');
-    const form = h('form', { class: 'row value' }, value.wrapper, h('button', { type: 'submit', class: 'secondary', 'aria-label': `${t('save')}: ${entry.key}` }, t('save')));
+    const form = h(
+      'form',
+      { class: 'row value' },
+      value.wrapper,
+      h('button', { type: 'submit', class: 'secondary', 'aria-label': `${t('save')}: ${entry.key}` }, t('save')),
+    );
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       try {
         await save(parse(value.input.value, entry.key));
         done(t('settings.saved', { key: entry.key }));
-      } catch (err) { fail(err); }
+      } catch (err) {
+        fail(err);
+      }
     });
     return h('td', {}, form);
   }
 
   /** @param {Entry} entry */
   function deleteCell(entry) {
-    return h('td', {}, confirmingButton({
-      label: t('settings.delete'), confirmLabel: t('settings.deleteConfirm'), name: entry.key,
-      action: async () => {
-        try {
-          await del(`/v1/settings/${encodeURIComponent(entry.key)}`);
-          await loadSettings();
-          done(t('settings.deleted', { key: entry.key }));
-        } catch (err) { fail(err); }
-      },
-    }));
+    return h(
+      'td',
+      {},
+      confirmingButton({
+        label: t('settings.delete'),
+        confirmLabel: t('settings.deleteConfirm'),
+        name: entry.key,
+        action: async () => {
+          try {
+            await del(`/v1/settings/${encodeURIComponent(entry.key)}`);
+            await loadSettings();
+            done(t('settings.deleted', { key: entry.key }));
+          } catch (err) {
+            fail(err);
+          }
+        },
+      }),
+    );
   }
 
   function createForm() {
-    const key = field(t('settings.newKey'), { name: 'key', required: true, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none' });
-    const value = field(t('settings.newValue'), { name: 'value', required: true, autocomplete: 'off', spellcheck: 'false' });
+    const key = field(t('settings.newKey'), {
+      name: 'key',
+      required: true,
+      autocomplete: 'off',
+      spellcheck: 'false',
+      autocapitalize: 'none',
+    });
+    const value = field(t('settings.newValue'), {
+      name: 'value',
+      required: true,
+      autocomplete: 'off',
+      spellcheck: 'false',
+    });
     const description = field(t('settings.newDescription'), { name: 'description', maxlength: 1000 });
     const isPublic = h('input', { type: 'checkbox', id: 'setting-public', name: 'is_public' });
-    const form = h('form', { class: 'card', 'aria-labelledby': 'new-setting-title' }, h('h3', { id: 'new-setting-title' }, t('settings.new')),
-      key.wrapper, value.wrapper, description.wrapper, h('label', { for: 'setting-public', class: 'scope' }, isPublic, ` ${t('settings.public')}`),
-      h('button', { type: 'submit' }, t('settings.create')));
+    const form = h(
+      'form',
+      { class: 'card', 'aria-labelledby': 'new-setting-title' },
+      h('h3', { id: 'new-setting-title' }, t('settings.new')),
+      key.wrapper,
+      value.wrapper,
+      description.wrapper,
+      h('label', { for: 'setting-public', class: 'scope' }, isPublic, ` ${t('settings.public')}`),
+      h('button', { type: 'submit' }, t('settings.create')),
+    );
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const name = key.input.value.trim();
       try {
-        const body = { key: name, value: parse(value.input.value, name), description: description.input.value.trim() || undefined, is_public: isPublic.checked };
+        const body = {
+          key: name,
+          value: parse(value.input.value, name),
+          description: description.input.value.trim() || undefined,
+          is_public: isPublic.checked,
+        };
         await post('/v1/settings', body);
         await loadSettings();
         form.reset();
         done(t('settings.created', { key: name }));
-      } catch (err) { fail(err); }
+      } catch (err) {
+        fail(err);
+      }
     });
     return form;
   }
 
   /** @param {Entry} entry @param {(value: unknown) => Promise<unknown>} save @param {boolean} [remove] */
-  const row = (entry, save, remove) => h('tr', {}, h('td', {}, h('code', {}, entry.key)), valueCell(entry, save), h('td', {}, entry.description ?? ''),
-    h('td', {}, formatTime(entry.updated_at)), remove ? deleteCell(entry) : null);
+  const row = (entry, save, remove) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, h('code', {}, entry.key)),
+      valueCell(entry, save),
+      h('td', {}, entry.description ?? ''),
+      h('td', {}, formatTime(entry.updated_at)),
+      remove ? deleteCell(entry) : null,
+    );
   /** @param {number} columns */
   const empty = (columns) => h('tr', {}, h('td', { colspan: columns, class: 'muted' }, t('none')));
 
   async function loadSettings() {
     const { data } = await get('/v1/settings');
-    show(settings, ...data.map((entry) => row(entry, (value) => put(`/v1/settings/${encodeURIComponent(entry.key)}`, { value }), deletable)));
+    show(
+      settings,
+      ...data.map((entry) =>
+        row(entry, (value) => put(`/v1/settings/${encodeURIComponent(entry.key)}`, { value }), deletable),
+      ),
+    );
     if (!data.length) show(settings, empty(deletable ? 5 : 4));
   }
 
   try {
     const [configList] = await Promise.all([get('/v1/system-config'), loadSettings()]);
-    show(config, ...configList.map((entry) => row(entry, (value) => patch(`/v1/system-config/${encodeURIComponent(entry.key)}`, { value }))));
+    show(
+      config,
+      ...configList.map((entry) =>
+        row(entry, (value) => patch(`/v1/system-config/${encodeURIComponent(entry.key)}`, { value })),
+      ),
+    );
     if (!configList.length) show(config, empty(4));
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+  }
 }

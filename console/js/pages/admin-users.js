@@ -24,15 +24,61 @@ export async function mount(root, { can }) {
   const manageRoles = can('users:write') && can('roles:read');
   /** @param {string} label */
   const header = (label) => h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, label));
-  const page = h('div', {}, problem,
-    h('section', { 'aria-labelledby': 'users-title' }, h('h2', { id: 'users-title' }, t('admin.users')),
-      h('form', { class: 'row', role: 'search', onsubmit: (event) => { event.preventDefault(); render(); } }, search.wrapper, h('button', { type: 'submit' }, t('admin.searchButton'))),
-      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('admin.username')),
-        manageRoles ? header(t('admin.userRoles')) : null, header(t('admin.ban')), can('users:delete') ? header(t('admin.delete')) : null)), rows))));
+  const page = h(
+    'div',
+    {},
+    problem,
+    h(
+      'section',
+      { 'aria-labelledby': 'users-title' },
+      h('h2', { id: 'users-title' }, t('admin.users')),
+      h(
+        'form',
+        {
+          class: 'row',
+          role: 'search',
+          onsubmit: (event) => {
+            event.preventDefault();
+            render();
+          },
+        },
+        search.wrapper,
+        h('button', { type: 'submit' }, t('admin.searchButton')),
+      ),
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, t('admin.username')),
+              manageRoles ? header(t('admin.userRoles')) : null,
+              header(t('admin.ban')),
+              can('users:delete') ? header(t('admin.delete')) : null,
+            ),
+          ),
+          rows,
+        ),
+      ),
+    ),
+  );
   show(root, page);
   const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   // A restored user is back in the list above.
-  const deleted = deletedUsersSection({ can, problem, onRestored: (user) => { users.push({ ...user, deleted_at: null }); render(); } });
+  const deleted = deletedUsersSection({
+    can,
+    problem,
+    onRestored: (user) => {
+      users.push({ ...user, deleted_at: null });
+      render();
+    },
+  });
   if (deleted.element) page.append(deleted.element);
   /** @type {User[]} */
   let users = [];
@@ -43,7 +89,11 @@ export async function mount(root, { can }) {
   function act(action) {
     return async () => {
       show(problem);
-      try { await action(); } catch (err) { fail(err); }
+      try {
+        await action();
+      } catch (err) {
+        fail(err);
+      }
     };
   }
 
@@ -52,21 +102,45 @@ export async function mount(root, { can }) {
     const cell = h('td');
     if (!can('users:ban')) return cell;
     if (user.is_banned) {
-      cell.append(h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('admin.unban')}: ${user.username}`, onclick: act(async () => {
-        await del(`/v1/users/${user.id}/ban`);
-        user.is_banned = false;
-        render();
-        announce(`${t('admin.unban')}: ${user.username}`);
-      }) }, t('admin.unban')));
+      cell.append(
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'secondary',
+            'aria-label': `${t('admin.unban')}: ${user.username}`,
+            onclick: act(async () => {
+              await del(`/v1/users/${user.id}/ban`);
+              user.is_banned = false;
+              render();
+              announce(`${t('admin.unban')}: ${user.username}`);
+            }),
+          },
+          t('admin.unban'),
+        ),
+      );
       return cell;
     }
     const reason = field(t('admin.reason', { name: user.username }), { name: 'reason', maxlength: 500 });
     const days = field(t('admin.duration'), { name: 'days', type: 'number', min: 1, step: 1 });
-    const form = h('form', { class: 'row ban' }, reason.wrapper, days.wrapper, h('button', { type: 'submit', class: 'danger', 'aria-label': `${t('admin.ban')}: ${user.username}` }, t('admin.ban')));
+    const form = h(
+      'form',
+      { class: 'row ban' },
+      reason.wrapper,
+      days.wrapper,
+      h(
+        'button',
+        { type: 'submit', class: 'danger', 'aria-label': `${t('admin.ban')}: ${user.username}` },
+        t('admin.ban'),
+      ),
+    );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       act(async () => {
-        const body = { reason: reason.input.value.trim() || undefined, duration_seconds: days.input.value ? Number(days.input.value) * 86_400 : null };
+        const body = {
+          reason: reason.input.value.trim() || undefined,
+          duration_seconds: days.input.value ? Number(days.input.value) * 86_400 : null,
+        };
         await post(`/v1/users/${user.id}/ban`, body);
         user.is_banned = true;
         render();
@@ -88,21 +162,44 @@ export async function mount(root, { can }) {
     const details = h('details', {}, h('summary', {}, t('admin.rolesOf', { name: user.username })), list, assign);
     /** @param {{ id: string, name: string }[]} held */
     const draw = (held) => {
-      show(list, ...held.map((role) => h('li', {}, role.name, ' ', h('button', {
-        type: 'button', class: 'secondary', 'aria-label': t('admin.removeRole', { role: role.name, name: user.username }),
-        onclick: act(async () => {
-          await del(`/v1/users/${user.id}/roles/${role.id}`);
-          draw(held.filter((other) => other.id !== role.id));
-          announce(t('admin.removeRole', { role: role.name, name: user.username }));
-        }),
-      }, t('admin.remove')))));
+      show(
+        list,
+        ...held.map((role) =>
+          h(
+            'li',
+            {},
+            role.name,
+            ' ',
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': t('admin.removeRole', { role: role.name, name: user.username }),
+                onclick: act(async () => {
+                  await del(`/v1/users/${user.id}/roles/${role.id}`);
+                  draw(held.filter((other) => other.id !== role.id));
+                  announce(t('admin.removeRole', { role: role.name, name: user.username }));
+                }),
+              },
+              t('admin.remove'),
+            ),
+          ),
+        ),
+      );
       if (!held.length) show(list, h('li', { class: 'muted' }, t('none')));
       const heldIds = new Set(held.map((role) => role.id));
-      show(add.input, ...roles.filter((role) => !heldIds.has(role.id)).map((role) => h('option', { value: role.id }, role.name)));
+      show(
+        add.input,
+        ...roles.filter((role) => !heldIds.has(role.id)).map((role) => h('option', { value: role.id }, role.name)),
+      );
     };
-    details.addEventListener('toggle', act(async () => {
-      if (details.open) draw((await get(`/v1/users/${user.id}/roles`)).roles);
-    }));
+    details.addEventListener(
+      'toggle',
+      act(async () => {
+        if (details.open) draw((await get(`/v1/users/${user.id}/roles`)).roles);
+      }),
+    );
     assign.addEventListener('submit', (event) => {
       event.preventDefault();
       act(async () => {
@@ -116,22 +213,39 @@ export async function mount(root, { can }) {
 
   /** @param {User} user */
   function deleteCell(user) {
-    return h('td', {}, confirmingButton({
-      label: t('admin.delete'), confirmLabel: t('admin.deleteConfirm'), name: user.username,
-      action: act(async () => {
-        await del(`/v1/users/${user.id}`);
-        users = users.filter((other) => other.id !== user.id);
-        render();
-        deleted.add({ ...user, deleted_at: new Date().toISOString() });
-        announce(t('admin.deleted', { name: user.username }));
+    return h(
+      'td',
+      {},
+      confirmingButton({
+        label: t('admin.delete'),
+        confirmLabel: t('admin.deleteConfirm'),
+        name: user.username,
+        action: act(async () => {
+          await del(`/v1/users/${user.id}`);
+          users = users.filter((other) => other.id !== user.id);
+          render();
+          deleted.add({ ...user, deleted_at: new Date().toISOString() });
+          announce(t('admin.deleted', { name: user.username }));
+        }),
       }),
-    }));
+    );
   }
 
   /** @param {User} user */
   function row(user) {
-    return h('tr', {}, h('td', {}, user.username, user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null),
-      manageRoles ? rolesCell(user) : null, banCell(user), can('users:delete') ? deleteCell(user) : null);
+    return h(
+      'tr',
+      {},
+      h(
+        'td',
+        {},
+        user.username,
+        user.is_banned ? [' ', h('strong', { class: 'stale' }, `(${t('admin.banned')})`)] : null,
+      ),
+      manageRoles ? rolesCell(user) : null,
+      banCell(user),
+      can('users:delete') ? deleteCell(user) : null,
+    );
   }
 
   function render() {
@@ -142,7 +256,12 @@ export async function mount(root, { can }) {
   }
 
   try {
-    [users, roles] = await Promise.all([all('/v1/users'), manageRoles ? get('/v1/roles').then((result) => result.data) : []]);
+    [users, roles] = await Promise.all([
+      all('/v1/users'),
+      manageRoles ? get('/v1/roles').then((result) => result.data) : [],
+    ]);
     render();
-  } catch (err) { fail(err); }
+  } catch (err) {
+    fail(err);
+  }
 }

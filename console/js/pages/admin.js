@@ -10,7 +10,12 @@ const PARTS = [
   { path: 'users', label: 'admin.users', anyOf: ['users:read'], load: () => import('./admin-users.js') },
   { path: 'roles', label: 'admin.roles', anyOf: ['roles:read'], load: () => import('./admin-roles.js') },
   { path: 'audit', label: 'admin.audit', anyOf: ['audit:read'], load: () => import('./admin-audit.js') },
-  { path: 'clients', label: 'admin.clients', anyOf: ['*:*', 'oauth_clients:read'], load: () => import('./admin-clients.js') },
+  {
+    path: 'clients',
+    label: 'admin.clients',
+    anyOf: ['*:*', 'oauth_clients:read'],
+    load: () => import('./admin-clients.js'),
+  },
   { path: 'settings', label: 'admin.settings', anyOf: ['settings:read'], load: () => import('./admin-settings.js') },
 ];
 
@@ -23,11 +28,29 @@ export async function mount(root, context) {
   const wanted = location.hash.replace(/^#\/?/, '').split('/')[1];
   const part = parts.find((candidate) => candidate.path === wanted) ?? parts[0];
   const body = h('div');
-  show(root, h('div', { class: 'page admin' }, h('h1', {}, `${t('admin.title')}: ${t(part.label)}`),
-    h('nav', { class: 'tabs', 'aria-label': t('admin.title') }, ...parts.map((candidate) => h('a', {
-      href: `#/admin/${candidate.path}`, 'aria-current': candidate === part ? 'page' : undefined,
-    }, t(candidate.label)))),
-    body));
+  show(
+    root,
+    h(
+      'div',
+      { class: 'page admin' },
+      h('h1', {}, `${t('admin.title')}: ${t(part.label)}`),
+      h(
+        'nav',
+        { class: 'tabs', 'aria-label': t('admin.title') },
+        ...parts.map((candidate) =>
+          h(
+            'a',
+            {
+              href: `#/admin/${candidate.path}`,
+              'aria-current': candidate === part ? 'page' : undefined,
+            },
+            t(candidate.label),
+          ),
+        ),
+      ),
+      body,
+    ),
+  );
   const module = await part.load();
   return module.mount(body, context);
 }

@@ -21,7 +21,10 @@ export async function mount(root, { config }) {
   const result = h('div');
   const password = reauthField();
   const form = h('form', { class: 'card' }, problem, name.wrapper, password.wrapper, submit);
-  show(root, h('div', { class: 'page' }, h('h1', {}, t('connect.title')), h('p', {}, t('connect.intro')), form, result));
+  show(
+    root,
+    h('div', { class: 'page' }, h('h1', {}, t('connect.title')), h('p', {}, t('connect.intro')), form, result),
+  );
   name.input.focus();
 
   /** @type {string | undefined} */
@@ -33,7 +36,11 @@ export async function mount(root, { config }) {
     submit.disabled = true;
     show(problem);
     try {
-      const key = await post('/v1/api-keys', { name: `Device: ${deviceName}`.slice(0, 100), scopes: ['gps:write'], ...password.body() });
+      const key = await post('/v1/api-keys', {
+        name: `Device: ${deviceName}`.slice(0, 100),
+        scopes: ['gps:write'],
+        ...password.body(),
+      });
       password.clear();
       const { data: device } = await post('/v1/devices', { name: deviceName, api_key_id: key.id });
       const settings = settingsFor({ base: config.publicUrl, key: key.key, device });
@@ -48,7 +55,9 @@ export async function mount(root, { config }) {
       submit.disabled = false;
     }
   });
-  return () => { if (qrUrl) URL.revokeObjectURL(qrUrl); };
+  return () => {
+    if (qrUrl) URL.revokeObjectURL(qrUrl);
+  };
 }
 
 /**
@@ -58,8 +67,14 @@ export async function mount(root, { config }) {
 function settingsFor({ base, key, device }) {
   const urls = ingestUrls(base);
   const owntracks = {
-    _type: 'configuration', mode: 3, url: urls.owntracks, auth: true, username: device.name.replace(/\s+/g, '-').toLowerCase().slice(0, 30) || 'device',
-    password: key, deviceId: device.id.slice(0, 8), tid: device.name.slice(0, 2).toUpperCase(),
+    _type: 'configuration',
+    mode: 3,
+    url: urls.owntracks,
+    auth: true,
+    username: device.name.replace(/\s+/g, '-').toLowerCase().slice(0, 30) || 'device',
+    password: key,
+    deviceId: device.id.slice(0, 8),
+    tid: device.name.slice(0, 2).toUpperCase(),
   };
   const bytes = new TextEncoder().encode(JSON.stringify(owntracks));
   const owntracksLink = `owntracks:///config?inline=${encodeURIComponent(btoa(String.fromCharCode(...bytes)))}`;
@@ -68,7 +83,11 @@ function settingsFor({ base, key, device }) {
 
   /** @param {string} value @param {string} label */
   const copyable = (value, label) => {
-    const button = h('button', { type: 'button', class: 'secondary', 'aria-label': `${t('connect.copy')}: ${label}` }, t('connect.copy'));
+    const button = h(
+      'button',
+      { type: 'button', class: 'secondary', 'aria-label': `${t('connect.copy')}: ${label}` },
+      t('connect.copy'),
+    );
     button.addEventListener('click', async () => {
       await navigator.clipboard?.writeText(value).catch(() => {});
       announce(t('connect.copied'));
@@ -81,22 +100,63 @@ function settingsFor({ base, key, device }) {
    * @param {[label: string, value: string, copy?: boolean][]} rows
    * @param {HTMLElement[]} extra
    */
-  const app = (title, rows, ...extra) => h('section', { class: 'card', 'aria-label': title },
-    h('h3', {}, title),
-    h('dl', { class: 'settings' }, ...rows.flatMap(([label, value, copy]) => [h('dt', {}, label), h('dd', {}, ...(copy ? copyable(value, `${title}, ${label}`) : [value]))])),
-    ...extra);
+  const app = (title, rows, ...extra) =>
+    h(
+      'section',
+      { class: 'card', 'aria-label': title },
+      h('h3', {}, title),
+      h(
+        'dl',
+        { class: 'settings' },
+        ...rows.flatMap(([label, value, copy]) => [
+          h('dt', {}, label),
+          h('dd', {}, ...(copy ? copyable(value, `${title}, ${label}`) : [value])),
+        ]),
+      ),
+      ...extra,
+    );
 
-  const element = h('div', {},
+  const element = h(
+    'div',
+    {},
     h('h2', { tabindex: '-1' }, device.name),
     h('p', { class: 'ok', role: 'status' }, t('connect.keyOnce')),
-    h('dl', { class: 'settings card' }, h('dt', {}, t('connect.key')), h('dd', { id: 'device-key' }, ...copyable(key, t('connect.key')))),
-    h('div', { class: 'apps' },
-      app(t('connect.traccar'), [[t('connect.url'), urls.traccar, true], [t('connect.identifier'), key, true]]),
-      app(t('connect.owntracks'), [[t('connect.mode'), 'HTTP'], [t('connect.url'), urls.owntracks, true], [t('connect.username'), owntracks.username], [t('connect.password'), key, true]],
-        h('p', {}, t('connect.qr')), qr, h('p', {}, h('a', { href: owntracksLink }, t('connect.openLink')))),
-      app(t('connect.overland'), [[t('connect.endpoint'), urls.overland, true], [t('connect.token'), key, true]]),
-      app(t('connect.gpslogger'), [[t('connect.customUrl'), gpslogger, true], [t('connect.method'), 'GET']])),
-    h('p', { class: 'muted' }, t('connect.otherHint')));
+    h(
+      'dl',
+      { class: 'settings card' },
+      h('dt', {}, t('connect.key')),
+      h('dd', { id: 'device-key' }, ...copyable(key, t('connect.key'))),
+    ),
+    h(
+      'div',
+      { class: 'apps' },
+      app(t('connect.traccar'), [
+        [t('connect.url'), urls.traccar, true],
+        [t('connect.identifier'), key, true],
+      ]),
+      app(
+        t('connect.owntracks'),
+        [
+          [t('connect.mode'), 'HTTP'],
+          [t('connect.url'), urls.owntracks, true],
+          [t('connect.username'), owntracks.username],
+          [t('connect.password'), key, true],
+        ],
+        h('p', {}, t('connect.qr')),
+        qr,
+        h('p', {}, h('a', { href: owntracksLink }, t('connect.openLink'))),
+      ),
+      app(t('connect.overland'), [
+        [t('connect.endpoint'), urls.overland, true],
+        [t('connect.token'), key, true],
+      ]),
+      app(t('connect.gpslogger'), [
+        [t('connect.customUrl'), gpslogger, true],
+        [t('connect.method'), 'GET'],
+      ]),
+    ),
+    h('p', { class: 'muted' }, t('connect.otherHint')),
+  );
   return { element, owntracksLink, qr };
 }
 
@@ -107,11 +167,12 @@ function settingsFor({ base, key, device }) {
  */
 async function qrFor(text, img) {
   const response = await fetch('/console/qr', {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` }, body: JSON.stringify({ text }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` },
+    body: JSON.stringify({ text }),
   });
   if (!response.ok) return undefined;
   const url = URL.createObjectURL(await response.blob());
   img.src = url;
   return url;
 }
-

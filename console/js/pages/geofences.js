@@ -15,12 +15,38 @@ export async function mount(root, { config, can }) {
   const list = h('ul');
   const mapElement = h('div', { class: 'map geofence-map' });
   const name = field(t('geofences.name'), { name: 'geofence-name', maxlength: 200, required: true });
-  const lat = field(t('geofences.latitude'), { name: 'latitude', type: 'number', step: 'any', min: -90, max: 90, required: true });
-  const lon = field(t('geofences.longitude'), { name: 'longitude', type: 'number', step: 'any', min: -180, max: 180, required: true });
-  const radius = field(t('geofences.radius'), { name: 'radius', type: 'number', step: 'any', min: 0.01, value: '0.5', required: true });
+  const lat = field(t('geofences.latitude'), {
+    name: 'latitude',
+    type: 'number',
+    step: 'any',
+    min: -90,
+    max: 90,
+    required: true,
+  });
+  const lon = field(t('geofences.longitude'), {
+    name: 'longitude',
+    type: 'number',
+    step: 'any',
+    min: -180,
+    max: 180,
+    required: true,
+  });
+  const radius = field(t('geofences.radius'), {
+    name: 'radius',
+    type: 'number',
+    step: 'any',
+    min: 0.01,
+    value: '0.5',
+    required: true,
+  });
   const form = can('geofences:write')
-    ? h('form', { class: 'card' }, h('p', {}, t('geofences.intro')), h('div', { class: 'row' }, name.wrapper, lat.wrapper, lon.wrapper, radius.wrapper),
-      h('button', { type: 'submit' }, t('geofences.create')))
+    ? h(
+        'form',
+        { class: 'card' },
+        h('p', {}, t('geofences.intro')),
+        h('div', { class: 'row' }, name.wrapper, lat.wrapper, lon.wrapper, radius.wrapper),
+        h('button', { type: 'submit' }, t('geofences.create')),
+      )
     : null;
   show(root, h('div', { class: 'page' }, h('h1', {}, t('geofences.title')), problem, form, mapElement, list));
   const map = createMap(mapElement, config, t('geofences.map'));
@@ -33,7 +59,9 @@ export async function mount(root, { config, can }) {
     const center = [Number(lat.input.value), Number(lon.input.value)];
     if (!lat.input.value || !lon.input.value || Number.isNaN(center[0]) || Number.isNaN(center[1])) return;
     draft?.remove();
-    draft = L.circle(center, { radius: Number(radius.input.value || 0.5) * 1000, renderer, dashArray: '6 6' }).addTo(map);
+    draft = L.circle(center, { radius: Number(radius.input.value || 0.5) * 1000, renderer, dashArray: '6 6' }).addTo(
+      map,
+    );
   };
   if (form) {
     map.on('click', (event) => {
@@ -47,7 +75,10 @@ export async function mount(root, { config, can }) {
       event.preventDefault();
       try {
         const { data } = await post('/v1/geofences', {
-          name: name.input.value.trim(), latitude: Number(lat.input.value), longitude: Number(lon.input.value), radius_km: Number(radius.input.value),
+          name: name.input.value.trim(),
+          latitude: Number(lat.input.value),
+          longitude: Number(lon.input.value),
+          radius_km: Number(radius.input.value),
         });
         draft?.remove();
         draft = undefined;
@@ -70,23 +101,39 @@ export async function mount(root, { config, can }) {
 
   /** @param {Geofence} fence */
   function add(fence) {
-    const circle = L.circle([fence.latitude, fence.longitude], { radius: fence.radius_km * 1000, renderer }).addTo(map)
+    const circle = L.circle([fence.latitude, fence.longitude], { radius: fence.radius_km * 1000, renderer })
+      .addTo(map)
       // An element, not the name: Leaflet parses a string as HTML.
       .bindTooltip(h('span', {}, fence.name));
     const label = h('span', {}, describe(fence));
-    const item = h('li', {}, h('button', { type: 'button', class: 'secondary', onclick: () => map.fitBounds(circle.getBounds()) }, label),
-      can('geofences:delete') ? [' ', h('button', {
-        type: 'button', class: 'danger', 'aria-label': `${t('delete')}: ${fence.name}`,
-        onclick: async () => {
-          try {
-            await del(`/v1/geofences/${fence.id}`);
-            circle.remove();
-            item.remove();
-          } catch (err) {
-            show(problem, errorBox(err));
-          }
-        },
-      }, t('delete'))] : null);
+    const item = h(
+      'li',
+      {},
+      h('button', { type: 'button', class: 'secondary', onclick: () => map.fitBounds(circle.getBounds()) }, label),
+      can('geofences:delete')
+        ? [
+            ' ',
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'danger',
+                'aria-label': `${t('delete')}: ${fence.name}`,
+                onclick: async () => {
+                  try {
+                    await del(`/v1/geofences/${fence.id}`);
+                    circle.remove();
+                    item.remove();
+                  } catch (err) {
+                    show(problem, errorBox(err));
+                  }
+                },
+              },
+              t('delete'),
+            ),
+          ]
+        : null,
+    );
     list.append(item);
 
     return circle;

@@ -9,7 +9,8 @@ import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 /** @param {number} value */
 const pad = (value) => String(value).padStart(2, '0');
 /** A datetime-local value (the browser's time zone) for a Date. @param {Date} date */
-const localValue = (date) => `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+const localValue = (date) =>
+  `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
 
 /**
  * A device's track over a time range: GET /v1/gps/track thinned by the service for the map's size (consecutive
@@ -26,21 +27,66 @@ export async function mount(root, { config, can }) {
   const device = field(t('history.device'), { tag: 'select', name: 'device', required: true });
   const start = new Date();
   start.setHours(0, 0, 0, 0);
-  const from = field(t('history.from'), { name: 'from', type: 'datetime-local', required: true, value: localValue(start) });
-  const to = field(t('history.to'), { name: 'to', type: 'datetime-local', required: true, value: localValue(new Date(start.getTime() + 86_399_000)) });
-  const form = h('form', { class: 'row' }, device.wrapper, from.wrapper, to.wrapper, h('button', { type: 'submit' }, t('history.show')));
-  const timeline = field(t('history.timeline'), { name: 'timeline', type: 'range', min: 0, max: 0, value: 0, disabled: true });
+  const from = field(t('history.from'), {
+    name: 'from',
+    type: 'datetime-local',
+    required: true,
+    value: localValue(start),
+  });
+  const to = field(t('history.to'), {
+    name: 'to',
+    type: 'datetime-local',
+    required: true,
+    value: localValue(new Date(start.getTime() + 86_399_000)),
+  });
+  const form = h(
+    'form',
+    { class: 'row' },
+    device.wrapper,
+    from.wrapper,
+    to.wrapper,
+    h('button', { type: 'submit' }, t('history.show')),
+  );
+  const timeline = field(t('history.timeline'), {
+    name: 'timeline',
+    type: 'range',
+    min: 0,
+    max: 0,
+    value: 0,
+    disabled: true,
+  });
   const at = h('output', { for: timeline.input.id, class: 'muted' });
   const legend = h('p', { class: 'legend', hidden: true });
   const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
-  const exports = h('div', { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
-    ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail));
-  const imports = can('gps:write') ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() }) : null;
+  const exports = h(
+    'div',
+    { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
+    ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail),
+  );
+  const imports = can('gps:write')
+    ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() })
+    : null;
   const mapElement = h('div', { class: 'map' });
-  show(root, h('div', { class: 'history' },
-    h('div', { class: 'controls' }, h('h1', { class: 'visually-hidden' }, t('history.title')), form, problem, summary,
-      h('div', { class: 'row timeline' }, timeline.wrapper, at), legend, exports, imports),
-    mapElement));
+  show(
+    root,
+    h(
+      'div',
+      { class: 'history' },
+      h(
+        'div',
+        { class: 'controls' },
+        h('h1', { class: 'visually-hidden' }, t('history.title')),
+        form,
+        problem,
+        summary,
+        h('div', { class: 'row timeline' }, timeline.wrapper, at),
+        legend,
+        exports,
+        imports,
+      ),
+      mapElement,
+    ),
+  );
   const map = createMap(mapElement, config, t('history.title'));
   /** @type {TrackLayer | null} */
   let layer = null;
@@ -53,7 +99,8 @@ export async function mount(root, { config, can }) {
 
   try {
     const devices = await all('/v1/devices');
-    for (const d of devices.sort((a, b) => a.name.localeCompare(b.name))) device.input.append(h('option', { value: d.id }, d.name));
+    for (const d of devices.sort((a, b) => a.name.localeCompare(b.name)))
+      device.input.append(h('option', { value: d.id }, d.name));
   } catch (err) {
     show(problem, errorBox(err));
   }
@@ -76,7 +123,8 @@ export async function mount(root, { config, can }) {
    * @param {number} [zoom]
    */
   async function load(zoom) {
-    const atTime = track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
+    const atTime =
+      track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
     track = await readTrack(map, { device_id: device.input.value, ...range() }, zoom);
     performance.mark('history-parsed');
     layer?.remove();
@@ -91,7 +139,13 @@ export async function mount(root, { config, can }) {
     }
     layer = new TrackLayer(track);
     if (zoom === undefined) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
-    const cursor = atTime === null ? track.n - 1 : Math.max(0, track.time.findIndex((time) => time >= atTime));
+    const cursor =
+      atTime === null
+        ? track.n - 1
+        : Math.max(
+            0,
+            track.time.findIndex((time) => time >= atTime),
+          );
     layer.cursor = cursor;
     layer.addTo(map);
     timeline.input.max = String(track.n - 1);
@@ -99,7 +153,10 @@ export async function mount(root, { config, can }) {
     at.textContent = describe(cursor);
     timeline.input.setAttribute('aria-valuetext', at.textContent);
     showLegend(legend, layer);
-    const count = track.n === track.total ? t('history.points', { count: formatNumber(track.n, 0) }) : t('history.pointsDrawn', { count: formatNumber(track.total, 0), drawn: formatNumber(track.n, 0) });
+    const count =
+      track.n === track.total
+        ? t('history.points', { count: formatNumber(track.n, 0) })
+        : t('history.pointsDrawn', { count: formatNumber(track.total, 0), drawn: formatNumber(track.n, 0) });
     summary.textContent = `${count}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
     mapElement.dataset.drawn = String(track.n);
     performance.mark('history-drawn');

@@ -23,7 +23,13 @@ import { signOut } from '../session.js';
 export async function mount(root, { config }) {
   const list = h('ul');
   const liveState = h('p', { class: 'meta muted', role: 'status' });
-  const aside = h('section', { class: 'devices', 'aria-labelledby': 'devices-title' }, h('h1', { id: 'devices-title' }, t('map.devices')), liveState, list);
+  const aside = h(
+    'section',
+    { class: 'devices', 'aria-labelledby': 'devices-title' },
+    h('h1', { id: 'devices-title' }, t('map.devices')),
+    liveState,
+    list,
+  );
   const mapElement = h('div', { class: 'map', id: 'map' });
   show(root, h('div', { class: 'live' }, aside, mapElement));
   root.classList.add('fill');
@@ -43,11 +49,17 @@ export async function mount(root, { config }) {
    */
   function details(entry) {
     const { device, point } = entry;
-    return h('div', {},
-      h('strong', {}, device.name), h('br'),
-      formatTime(point.timestamp), h('br'),
-      t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 1) }), h('br'),
-      t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }));
+    return h(
+      'div',
+      {},
+      h('strong', {}, device.name),
+      h('br'),
+      formatTime(point.timestamp),
+      h('br'),
+      t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 1) }),
+      h('br'),
+      t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
+    );
   }
 
   /** @param {Entry} entry */
@@ -55,11 +67,19 @@ export async function mount(root, { config }) {
     const { device, point } = entry;
     const stale = point && isStale(point);
     const meta = point
-      ? [t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }), ' · ', h('time', { datetime: point.timestamp }, formatTime(point.timestamp)),
-        stale ? [' · ', h('span', { class: 'stale' }, t('map.stale'))] : null]
+      ? [
+          t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
+          ' · ',
+          h('time', { datetime: point.timestamp }, formatTime(point.timestamp)),
+          stale ? [' · ', h('span', { class: 'stale' }, t('map.stale'))] : null,
+        ]
       : [t('map.noDevices')];
-    const button = h('button', { type: 'button', 'data-device': device.id, disabled: !point, onclick: () => focusDevice(entry) },
-      h('span', { class: 'name' }, device.name), h('span', { class: 'meta' }, ...meta));
+    const button = h(
+      'button',
+      { type: 'button', 'data-device': device.id, disabled: !point, onclick: () => focusDevice(entry) },
+      h('span', { class: 'name' }, device.name),
+      h('span', { class: 'meta' }, ...meta),
+    );
     if (!entry.item) entry.item = h('li');
     show(entry.item, button);
     return entry.item;
@@ -109,7 +129,11 @@ export async function mount(root, { config }) {
   }
   // The view first, then the markers: fitted afterwards, every marker would be positioned twice.
   const located = [...entries.values()].flatMap(({ point }) => (point ? [point] : []));
-  if (located.length) map.fitBounds(L.latLngBounds(located.map((point) => L.latLng(point.latitude, point.longitude))).pad(0.3), { maxZoom: 14, animate: false });
+  if (located.length)
+    map.fitBounds(L.latLngBounds(located.map((point) => L.latLng(point.latitude, point.longitude))).pad(0.3), {
+      maxZoom: 14,
+      animate: false,
+    });
   for (const entry of entries.values()) place(entry);
   renderList();
   performance.mark('map-placed');

@@ -18,7 +18,8 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
   // The autofill offer of passkeys (conditional UI) must be withdrawn before any other passkey request.
   let autofill = new AbortController();
   /** @param {unknown} err */
-  const passkeyError = (err) => (err instanceof Error && err.name === 'NotAllowedError' ? t('passkeys.cancelled') : messageOf(err));
+  const passkeyError = (err) =>
+    err instanceof Error && err.name === 'NotAllowedError' ? t('passkeys.cancelled') : messageOf(err);
   /** @param {import('../types/routes').Answer<'post', '/v1/auth/login'>} result a granted session (every sign-in route answers this shape) */
   const finish = (result) => {
     // Where "after sign-in" starts for the speed bench (bench/console.js): the session has been granted.
@@ -31,17 +32,37 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
 
   /** @param {string} [notice] */
   function credentialsStep(notice) {
-    const identifier = field(t('signin.identifier'), { name: 'identifier', autocomplete: 'username webauthn', required: true, autocapitalize: 'none', spellcheck: 'false' });
-    const password = field(t('signin.password'), { name: 'password', type: 'password', autocomplete: 'current-password', required: true });
+    const identifier = field(t('signin.identifier'), {
+      name: 'identifier',
+      autocomplete: 'username webauthn',
+      required: true,
+      autocapitalize: 'none',
+      spellcheck: 'false',
+    });
+    const password = field(t('signin.password'), {
+      name: 'password',
+      type: 'password',
+      autocomplete: 'current-password',
+      required: true,
+    });
     const problem = h('div');
     const submit = h('button', { type: 'submit' }, t('signin.submit'));
     // With bot protection on, the API refuses a password sign-in without the widget's token.
     const bot = turnstileSiteKey ? botCheck(turnstileSiteKey) : null;
-    const form = h('form', { class: 'card', 'aria-labelledby': 'signin-title', novalidate: false },
+    const form = h(
+      'form',
+      { class: 'card', 'aria-labelledby': 'signin-title', novalidate: false },
       h('h1', { id: 'signin-title' }, t('signin.title')),
       notice ? h('p', { class: 'ok', role: 'status' }, notice) : null,
-      problem, identifier.wrapper, password.wrapper, bot?.element, submit,
-      passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey')) : null);
+      problem,
+      identifier.wrapper,
+      password.wrapper,
+      bot?.element,
+      submit,
+      passkeysSupported()
+        ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey'))
+        : null,
+    );
 
     /**
      * Usernameless: the browser offers every passkey it holds for this site; `mediation` 'conditional' waits in the autofill.
@@ -59,21 +80,31 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
         finish(result);
       } catch (err) {
         // The autofill offer fails quietly (withdrawn, or a browser that cannot ask here); a click is answered.
-        if (!mediation && !(err instanceof Error && err.name === 'AbortError')) show(problem, errorBox(passkeyError(err)));
+        if (!mediation && !(err instanceof Error && err.name === 'AbortError'))
+          show(problem, errorBox(passkeyError(err)));
       }
     }
-    conditionalUiAvailable().then((available) => { if (available) withPasskey('conditional'); });
+    conditionalUiAvailable().then((available) => {
+      if (available) withPasskey('conditional');
+    });
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       submit.disabled = true;
       try {
-        const credentials = { identifier: identifier.input.value.trim(), password: password.input.value, turnstile_token: bot?.token() || undefined };
+        const credentials = {
+          identifier: identifier.input.value.trim(),
+          password: password.input.value,
+          turnstile_token: bot?.token() || undefined,
+        };
         const result = await api('POST', '/v1/auth/login', credentials, { signedIn: false });
         if (result.requires_2fa && result.temp_token) return codeStep(result.temp_token);
         finish(result);
       } catch (err) {
         // The API names the missing field; people are told what to do.
-        show(problem, errorBox(err instanceof ApiError && err.code === 'bot_check.token_missing' ? t('signin.botCheckFirst') : err));
+        show(
+          problem,
+          errorBox(err instanceof ApiError && err.code === 'bot_check.token_missing' ? t('signin.botCheckFirst') : err),
+        );
         password.input.value = '';
         password.input.focus();
       } finally {
@@ -86,18 +117,46 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
 
   /** @param {string} tempToken the first step's, for the second */
   function codeStep(tempToken) {
-    const code = field(t('signin.code'), { name: 'code', autocomplete: 'one-time-code', inputmode: 'text', required: true, autocapitalize: 'none', spellcheck: 'false' });
+    const code = field(t('signin.code'), {
+      name: 'code',
+      autocomplete: 'one-time-code',
+      inputmode: 'text',
+      required: true,
+      autocapitalize: 'none',
+      spellcheck: 'false',
+    });
     const problem = h('div');
     const submit = h('button', { type: 'submit' }, t('signin.verify'));
-    const form = h('form', { class: 'card', 'aria-labelledby': 'twofactor-title' },
-      h('h1', { id: 'twofactor-title' }, t('signin.twoFactor')), h('p', {}, t('signin.twoFactorHint')), problem, code.wrapper, submit,
-      passkeysSupported() ? h('button', { type: 'button', class: 'secondary', onclick: usePasskey }, t('signin.usePasskey')) : null,
-      h('button', { type: 'button', class: 'secondary', onclick: () => credentialsStep() }, t('signin.restart')));
+    const form = h(
+      'form',
+      { class: 'card', 'aria-labelledby': 'twofactor-title' },
+      h('h1', { id: 'twofactor-title' }, t('signin.twoFactor')),
+      h('p', {}, t('signin.twoFactorHint')),
+      problem,
+      code.wrapper,
+      submit,
+      passkeysSupported()
+        ? h('button', { type: 'button', class: 'secondary', onclick: usePasskey }, t('signin.usePasskey'))
+        : null,
+      h('button', { type: 'button', class: 'secondary', onclick: () => credentialsStep() }, t('signin.restart')),
+    );
     async function usePasskey() {
       autofill.abort();
       try {
-        const options = await api('POST', '/v1/auth/2fa/passkey/options', { temp_token: tempToken }, { signedIn: false });
-        finish(await api('POST', '/v1/auth/2fa/passkey', { temp_token: tempToken, response: await getPasskey(options) }, { signedIn: false }));
+        const options = await api(
+          'POST',
+          '/v1/auth/2fa/passkey/options',
+          { temp_token: tempToken },
+          { signedIn: false },
+        );
+        finish(
+          await api(
+            'POST',
+            '/v1/auth/2fa/passkey',
+            { temp_token: tempToken, response: await getPasskey(options) },
+            { signedIn: false },
+          ),
+        );
       } catch (err) {
         show(problem, errorBox(passkeyError(err)));
       }
@@ -106,7 +165,14 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
       event.preventDefault();
       submit.disabled = true;
       try {
-        finish(await api('POST', '/v1/auth/2fa/verify', { temp_token: tempToken, code: code.input.value.trim() }, { signedIn: false }));
+        finish(
+          await api(
+            'POST',
+            '/v1/auth/2fa/verify',
+            { temp_token: tempToken, code: code.input.value.trim() },
+            { signedIn: false },
+          ),
+        );
       } catch (err) {
         show(problem, errorBox(err));
         code.input.select();

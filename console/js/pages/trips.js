@@ -33,10 +33,40 @@ export async function mount(root, { config, can }) {
   const createForm = can('trips:write')
     ? h('form', { class: 'row card' }, create.wrapper, h('button', { type: 'submit' }, t('trips.create')))
     : null;
-  show(root, h('div', { class: 'page' }, h('h1', {}, t('trips.title')), problem, createForm,
-    h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('trips.name')), h('th', { scope: 'col' }, t('trips.status')),
-      h('th', { scope: 'col' }, t('trips.started')), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))))), table)),
-    exports, legend, mapElement));
+  show(
+    root,
+    h(
+      'div',
+      { class: 'page' },
+      h('h1', {}, t('trips.title')),
+      problem,
+      createForm,
+      h(
+        'div',
+        { class: 'table-wrap' },
+        h(
+          'table',
+          {},
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, t('trips.name')),
+              h('th', { scope: 'col' }, t('trips.status')),
+              h('th', { scope: 'col' }, t('trips.started')),
+              h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('trips.change', { name: '' }))),
+            ),
+          ),
+          table,
+        ),
+      ),
+      exports,
+      legend,
+      mapElement,
+    ),
+  );
   const map = createMap(mapElement, config, t('trips.title'));
   const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   /** @type {TrackLayer | null} */
@@ -58,7 +88,7 @@ export async function mount(root, { config, can }) {
     const total = first.pagination.total;
     const [start] = first.data;
     if (!start?.device_id) return null;
-    const end = total > 1 ? (await pageOf(total)).data[0] ?? start : start;
+    const end = total > 1 ? ((await pageOf(total)).data[0] ?? start) : start;
     return { device_id: start.device_id, from: start.timestamp, to: end.timestamp };
   }
 
@@ -105,7 +135,9 @@ export async function mount(root, { config, can }) {
     await load();
   }
 
-  map.on('zoomend', () => { if (thinnedFor(map, track)) load(map.getZoom()).catch(fail); });
+  map.on('zoomend', () => {
+    if (thinnedFor(map, track)) load(map.getZoom()).catch(fail);
+  });
 
   /**
    * GPX, GeoJSON and CSV of the opened trip (GET /v1/trips/{id}/export).
@@ -114,7 +146,11 @@ export async function mount(root, { config, can }) {
   function showExports(trip) {
     exports.hidden = false;
     exports.setAttribute('aria-label', `${t('history.export')}: ${trip.name}`);
-    show(exports, h('strong', {}, trip.name), ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, fail));
+    show(
+      exports,
+      h('strong', {}, trip.name),
+      ...exportButtons((format) => `/v1/trips/${trip.id}/export?format=${format}`, fail),
+    );
   }
 
   /**
@@ -123,25 +159,40 @@ export async function mount(root, { config, can }) {
    */
   function row(trip) {
     const actions = can('trips:write')
-      ? NEXT[trip.status].map((status) => h('button', {
-        type: 'button', class: 'secondary', 'aria-label': `${t('trips.to', { status: t(`status.${status}`) })}: ${trip.name}`,
-        onclick: async () => {
-          try {
-            const { data } = await patch(`/v1/trips/${trip.id}`, { status });
-            show(problem);
-            rowOf.get(trip.id)?.replaceWith(row(data));
-            announce(`${data.name}: ${t(`status.${data.status}`)}`);
-          } catch (err) {
-            show(problem, errorBox(err));
-          }
-        },
-      }, t('trips.to', { status: t(`status.${status}`) })))
+      ? NEXT[trip.status].map((status) =>
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'secondary',
+              'aria-label': `${t('trips.to', { status: t(`status.${status}`) })}: ${trip.name}`,
+              onclick: async () => {
+                try {
+                  const { data } = await patch(`/v1/trips/${trip.id}`, { status });
+                  show(problem);
+                  rowOf.get(trip.id)?.replaceWith(row(data));
+                  announce(`${data.name}: ${t(`status.${data.status}`)}`);
+                } catch (err) {
+                  show(problem, errorBox(err));
+                }
+              },
+            },
+            t('trips.to', { status: t(`status.${status}`) }),
+          ),
+        )
       : [];
-    const tr = h('tr', {},
-      h('td', {}, h('button', { type: 'button', class: 'secondary', onclick: () => showTrack(trip).catch(fail) }, trip.name)),
+    const tr = h(
+      'tr',
+      {},
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', class: 'secondary', onclick: () => showTrack(trip).catch(fail) }, trip.name),
+      ),
       h('td', {}, t(`status.${trip.status}`)),
       h('td', {}, trip.started_at ? formatTime(trip.started_at) : '–'),
-      h('td', {}, h('div', { class: 'row' }, ...actions)));
+      h('td', {}, h('div', { class: 'row' }, ...actions)),
+    );
     rowOf.set(trip.id, tr);
     return tr;
   }

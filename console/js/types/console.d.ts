@@ -39,7 +39,16 @@ export type Attributes = { [name: string]: string | number | boolean | null | un
 
 /** The part of Cloudflare's Turnstile API (window.turnstile, once its script loaded) that turnstile.js uses. */
 export interface Turnstile {
-  render(element: HTMLElement, options: { sitekey: string; language: string; callback: (token: string) => void; 'expired-callback': () => void; 'error-callback': () => void }): string;
+  render(
+    element: HTMLElement,
+    options: {
+      sitekey: string;
+      language: string;
+      callback: (token: string) => void;
+      'expired-callback': () => void;
+      'error-callback': () => void;
+    },
+  ): string;
   reset(widget: string): void;
 }
 

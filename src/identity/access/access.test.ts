@@ -1,6 +1,15 @@
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const HOST = 'waygate.test';
 const UNKNOWN_UUID = '00000000-0000-4000-8000-000000000000';
@@ -9,7 +18,11 @@ const UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 const BUILT_IN_ROLES = [
   { id: 'role_admin', name: 'Admin', description: 'Super administrator: may do everything' },
-  { id: 'role_api_full_access', name: 'API Full Access', description: 'Create, update and delete all tracking resources' },
+  {
+    id: 'role_api_full_access',
+    name: 'API Full Access',
+    description: 'Create, update and delete all tracking resources',
+  },
   { id: 'role_api_read_only', name: 'API Read Only', description: 'View GPS and tracking data, users and roles' },
   { id: 'role_developer', name: 'Developer', description: 'May own API keys and OAuth clients' },
   { id: 'role_user', name: 'User', description: 'Default role of registered users' },
@@ -35,7 +48,13 @@ function call(app: FastifyInstance, method: Method, url: string, token?: string,
   return app.inject({ method, url, payload, headers: { host: HOST, ...(token ? bearer(token) : {}) } });
 }
 
-const ERROR_NAMES: Record<number, string> = { 400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 409: 'Conflict' };
+const ERROR_NAMES: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  409: 'Conflict',
+};
 
 /** The code each message of these tests comes with; a message given as a pattern is a validation message. */
 const CODES: Record<string, string> = {
@@ -64,10 +83,18 @@ const CODES: Record<string, string> = {
 
 /** Asserts status and the `{ error, message, code }` body together, so a failure shows all. */
 function expectError(response: LightMyRequestResponse, status: number, message: string | RegExp) {
-  const code = typeof message === 'string' ? CODES[message] ?? (message.startsWith(FORBIDDEN_PREFIX) ? 'auth.forbidden' : `(no code listed for: ${message})`) : 'request.validation';
+  const code =
+    typeof message === 'string'
+      ? (CODES[message] ??
+        (message.startsWith(FORBIDDEN_PREFIX) ? 'auth.forbidden' : `(no code listed for: ${message})`))
+      : 'request.validation';
   expect({ status: response.statusCode, body: response.json() }).toEqual({
     status,
-    body: { error: ERROR_NAMES[status], message: typeof message === 'string' ? message : expect.stringMatching(message), code },
+    body: {
+      error: ERROR_NAMES[status],
+      message: typeof message === 'string' ? message : expect.stringMatching(message),
+      code,
+    },
   });
 }
 
@@ -99,7 +126,8 @@ async function permissionIds(app: FastifyInstance, adminToken: string): Promise<
   return new Map(permissions.map((p) => [`${p.resource}:${p.action}`, p.id]));
 }
 
-const names = (permissions: { resource: string; action: string }[]) => permissions.map((p) => `${p.resource}:${p.action}`);
+const names = (permissions: { resource: string; action: string }[]) =>
+  permissions.map((p) => `${p.resource}:${p.action}`);
 
 describe('authentication and authorisation of the access endpoints', () => {
   let t: TestApp;
@@ -137,12 +165,19 @@ describe('authentication and authorisation of the access endpoints', () => {
     expectError(await call(t.app, method, url, 'not-a-real-token', payload), 401, UNAUTHORIZED);
   });
 
-  it.each(endpoints)('%s %s by a signed-in user without the permission is 403', async (method, url, permission, payload) => {
-    expectError(await call(t.app, method, url, plainUser.token, payload), 403, forbidden(permission));
-  });
+  it.each(endpoints)(
+    '%s %s by a signed-in user without the permission is 403',
+    async (method, url, permission, payload) => {
+      expectError(await call(t.app, method, url, plainUser.token, payload), 403, forbidden(permission));
+    },
+  );
 
   it('rejects a non-Bearer Authorization header with 401', async () => {
-    const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers: { authorization: `Basic ${plainUser.token}` } });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: '/v1/roles',
+      headers: { authorization: `Basic ${plainUser.token}` },
+    });
     expectError(response, 401, UNAUTHORIZED);
   });
 
@@ -152,7 +187,11 @@ describe('authentication and authorisation of the access endpoints', () => {
   });
 
   it('answers a caller lacking the permission 403 even when the body is invalid', async () => {
-    expectError(await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }), 403, forbidden('permissions:write'));
+    expectError(
+      await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }),
+      403,
+      forbidden('permissions:write'),
+    );
   });
 });
 
@@ -169,7 +208,12 @@ describe('roles', () => {
   const createRole = (body: object) => call(t.app, 'POST', '/v1/roles', admin, body);
   const patchRole = (id: string, body: object) => call(t.app, 'PATCH', `/v1/roles/${id}`, admin, body);
 
-  const customRole = (fields: { id: string; name: string; description?: string | null; requires_two_factor?: boolean }) => ({
+  const customRole = (fields: {
+    id: string;
+    name: string;
+    description?: string | null;
+    requires_two_factor?: boolean;
+  }) => ({
     description: null,
     requires_two_factor: false,
     ...fields,
@@ -184,9 +228,17 @@ describe('roles', () => {
     const body = response.json();
     expect(body._links).toEqual({ self: `http://${HOST}/v1/roles` });
     // Other tests of this app add roles of their own; the built-in ones are the system roles.
-    const roles = body.data.filter((role: { is_system: boolean }) => role.is_system).sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id));
+    const roles = body.data
+      .filter((role: { is_system: boolean }) => role.is_system)
+      .sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id));
     expect(roles).toEqual(
-      BUILT_IN_ROLES.map((role) => ({ ...role, is_system: true, requires_two_factor: false, created_at: ISO_DATE, updated_at: ISO_DATE })),
+      BUILT_IN_ROLES.map((role) => ({
+        ...role,
+        is_system: true,
+        requires_two_factor: false,
+        created_at: ISO_DATE,
+        updated_at: ISO_DATE,
+      })),
     );
     for (const role of roles) expect(role).not.toHaveProperty('is_super_admin');
   });
@@ -195,7 +247,13 @@ describe('roles', () => {
     const response = await getRole('role_admin');
     expectStatus(response, 200);
     expect(response.json()).toEqual({
-      data: { ...summaryOf('role_admin'), is_system: true, requires_two_factor: false, created_at: ISO_DATE, updated_at: ISO_DATE },
+      data: {
+        ...summaryOf('role_admin'),
+        is_system: true,
+        requires_two_factor: false,
+        created_at: ISO_DATE,
+        updated_at: ISO_DATE,
+      },
       _links: { self: `http://${HOST}/v1/roles/role_admin` },
     });
   });
@@ -207,10 +265,22 @@ describe('roles', () => {
   });
 
   it('creates a role whose id is derived from its name', async () => {
-    const response = await createRole({ name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
+    const response = await createRole({
+      name: 'Fleet Managers',
+      description: 'Dispatch the fleet',
+      requires_two_factor: true,
+    });
     expectStatus(response, 201);
-    const expected = customRole({ id: 'role_fleet_managers', name: 'Fleet Managers', description: 'Dispatch the fleet', requires_two_factor: true });
-    expect(response.json()).toEqual({ data: expected, _links: { self: `http://${HOST}/v1/roles/role_fleet_managers` } });
+    const expected = customRole({
+      id: 'role_fleet_managers',
+      name: 'Fleet Managers',
+      description: 'Dispatch the fleet',
+      requires_two_factor: true,
+    });
+    expect(response.json()).toEqual({
+      data: expected,
+      _links: { self: `http://${HOST}/v1/roles/role_fleet_managers` },
+    });
     expect(response.headers.location).toBe(`http://${HOST}/v1/roles/role_fleet_managers`);
     expect((await getRole('role_fleet_managers')).json().data).toEqual(expected);
   });
@@ -271,7 +341,11 @@ describe('roles', () => {
   it('refuses an empty PATCH body with 400', async () => {
     await createRole({ name: 'Empty Patch' });
     for (const body of [{}, { permissions: [] }]) {
-      expectError(await patchRole('role_empty_patch', body), 400, /^Give at least one of: name, description, requires_two_factor$/);
+      expectError(
+        await patchRole('role_empty_patch', body),
+        400,
+        /^Give at least one of: name, description, requires_two_factor$/,
+      );
     }
   });
 
@@ -281,7 +355,12 @@ describe('roles', () => {
     const original = (await getRole('role_developer')).json().data.description;
     const described = await patchRole('role_developer', { name: 'Developer', description: 'Builds integrations' });
     expectStatus(described, 200);
-    expect(described.json().data).toMatchObject({ id: 'role_developer', name: 'Developer', description: 'Builds integrations', is_system: true });
+    expect(described.json().data).toMatchObject({
+      id: 'role_developer',
+      name: 'Developer',
+      description: 'Builds integrations',
+      is_system: true,
+    });
     // Put back: other tests of this app read the built-in roles as seeded.
     expectStatus(await patchRole('role_developer', { description: original }), 200);
   });
@@ -293,11 +372,19 @@ describe('roles', () => {
   // Unknown body fields are stripped, as on POST (the Pretenders case above).
   it('ignores is_system and is_super_admin in a PATCH body', async () => {
     await createRole({ name: 'Climbers' });
-    const response = await patchRole('role_climbers', { description: 'climbing', is_system: true, is_super_admin: true });
+    const response = await patchRole('role_climbers', {
+      description: 'climbing',
+      is_system: true,
+      is_super_admin: true,
+    });
     expectStatus(response, 200);
     expect(response.json().data).toMatchObject({ id: 'role_climbers', description: 'climbing', is_system: false });
     const freshHolder = await createUser(t.app, ['role_climbers']);
-    expectError(await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token), 403, forbidden('users:read'));
+    expectError(
+      await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token),
+      403,
+      forbidden('users:read'),
+    );
     expectStatus(await call(t.app, 'DELETE', '/v1/roles/role_climbers', admin), 204);
   });
 
@@ -305,10 +392,16 @@ describe('roles', () => {
     const escalators = await createRoleWith(t.app, 'Escalators', ['roles:read', 'roles:write']);
     const manager = await createUser(t.app, [escalators]);
     // Whether the unknown field is stripped (200) or refused (400) is secondary; it must never take effect.
-    const patch = await call(t.app, 'PATCH', `/v1/roles/${escalators}`, manager.token, { description: 'trying', is_super_admin: true });
+    const patch = await call(t.app, 'PATCH', `/v1/roles/${escalators}`, manager.token, {
+      description: 'trying',
+      is_super_admin: true,
+    });
     expect([200, 400]).toContain(patch.statusCode);
     const freshSession = await login(t.app, manager.username, manager.password);
-    const attempt = await call(t.app, 'POST', '/v1/permissions', freshSession, { resource: 'escalation', action: 'done' });
+    const attempt = await call(t.app, 'POST', '/v1/permissions', freshSession, {
+      resource: 'escalation',
+      action: 'done',
+    });
     expectError(attempt, 403, forbidden('permissions:write'));
   });
 
@@ -360,7 +453,11 @@ describe('role permissions', () => {
     const wide = await createRoleWith(t.app, 'Wide Role', ['users:delete', 'roles:read']);
     const narrow = await createRoleWith(t.app, 'Narrow Role', ['roles:read']);
     const refusal = "The role holds 'users:delete', which you do not hold";
-    expectError(await call(t.app, 'PATCH', `/v1/roles/${wide}`, roleManager, { requires_two_factor: true }), 403, refusal);
+    expectError(
+      await call(t.app, 'PATCH', `/v1/roles/${wide}`, roleManager, { requires_two_factor: true }),
+      403,
+      refusal,
+    );
     expectStatus(await call(t.app, 'PATCH', `/v1/roles/${narrow}`, roleManager, { requires_two_factor: true }), 200);
     const deleter = await createRoleWith(t.app, 'Role Deleters', ['roles:read', 'roles:delete']);
     const deleterToken = (await createUser(t.app, [deleter])).token;
@@ -398,7 +495,14 @@ describe('role permissions', () => {
     const response = await grant('role_grant_target', 'trips:delete');
     expectStatus(response, 201);
     expect(response.json()).toEqual({
-      data: { id: id('trips:delete'), resource: 'trips', action: 'delete', description: 'Delete trips', created_at: ISO_DATE, updated_at: ISO_DATE },
+      data: {
+        id: id('trips:delete'),
+        resource: 'trips',
+        action: 'delete',
+        description: 'Delete trips',
+        created_at: ISO_DATE,
+        updated_at: ISO_DATE,
+      },
       _links: { self: `http://${HOST}/v1/roles/role_grant_target/permissions/${id('trips:delete')}` },
     });
     expect(await heldBy('role_grant_target')).toContain('trips:delete');
@@ -410,14 +514,22 @@ describe('role permissions', () => {
   });
 
   it('answers granting an unknown permission or to an unknown role with 404', async () => {
-    const unknownPermission = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, { permission_id: UNKNOWN_UUID });
+    const unknownPermission = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {
+      permission_id: UNKNOWN_UUID,
+    });
     expectError(unknownPermission, 404, 'Permission not found');
     expectError(await grant('role_nonexistent', 'trips:read'), 404, 'Role not found');
   });
 
   it('refuses a permission_id that is missing or not a uuid with 400', async () => {
-    expectError(await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {}), 400, "Body field 'permission_id' is required");
-    const notUuid = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, { permission_id: 'trips:read' });
+    expectError(
+      await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {}),
+      400,
+      "Body field 'permission_id' is required",
+    );
+    const notUuid = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {
+      permission_id: 'trips:read',
+    });
     expectError(notUuid, 400, /^Body field 'permission_id' must match format "uuid"$/);
   });
 
@@ -431,7 +543,12 @@ describe('role permissions', () => {
   });
 
   it('answers revoking an unknown permission or from an unknown role with 404', async () => {
-    const unknownPermission = await call(t.app, 'DELETE', `/v1/roles/role_grant_target/permissions/${UNKNOWN_UUID}`, admin);
+    const unknownPermission = await call(
+      t.app,
+      'DELETE',
+      `/v1/roles/role_grant_target/permissions/${UNKNOWN_UUID}`,
+      admin,
+    );
     expectError(unknownPermission, 404, 'The role does not have this permission');
     expectError(await revoke('role_nonexistent', 'trips:read'), 404, 'Role not found');
   });
@@ -442,16 +559,27 @@ describe('role permissions', () => {
       expect(await heldBy('role_grant_target')).toContain('roles:read');
     });
 
-    it.each(['users:write', 'roles:delete', 'roles:*', '*:*'])('may not grant %s, which they do not hold', async (permission) => {
-      // Compared with before: another test (in any order) may have granted it as the super admin.
-      const before = await heldBy('role_grant_target');
-      expectError(await grant('role_grant_target', permission, roleManager), 403, 'You can only grant permissions you hold yourself');
-      expect(await heldBy('role_grant_target')).toEqual(before);
-    });
+    it.each(['users:write', 'roles:delete', 'roles:*', '*:*'])(
+      'may not grant %s, which they do not hold',
+      async (permission) => {
+        // Compared with before: another test (in any order) may have granted it as the super admin.
+        const before = await heldBy('role_grant_target');
+        expectError(
+          await grant('role_grant_target', permission, roleManager),
+          403,
+          'You can only grant permissions you hold yourself',
+        );
+        expect(await heldBy('role_grant_target')).toEqual(before);
+      },
+    );
 
     it('may not revoke a permission they do not hold', async () => {
       expectStatus(await grant('role_grant_target', 'users:write'), 201);
-      expectError(await revoke('role_grant_target', 'users:write', roleManager), 403, 'You can only revoke permissions you hold yourself');
+      expectError(
+        await revoke('role_grant_target', 'users:write', roleManager),
+        403,
+        'You can only revoke permissions you hold yourself',
+      );
       expect(await heldBy('role_grant_target')).toContain('users:write');
     });
 
@@ -459,13 +587,23 @@ describe('role permissions', () => {
       const message = 'Only super admins may change a super-admin role';
       expectError(await grant('role_admin', 'roles:read', roleManager), 403, message);
       expectError(await revoke('role_admin', '*:*', roleManager), 403, message);
-      expectError(await call(t.app, 'PATCH', '/v1/roles/role_admin', roleManager, { description: 'mine now' }), 403, message);
+      expectError(
+        await call(t.app, 'PATCH', '/v1/roles/role_admin', roleManager, { description: 'mine now' }),
+        403,
+        message,
+      );
       expect(await heldBy('role_admin')).toEqual(['*:*']);
-      expect((await call(t.app, 'GET', '/v1/roles/role_admin', admin)).json().data.description).toBe('Super administrator: may do everything');
+      expect((await call(t.app, 'GET', '/v1/roles/role_admin', admin)).json().data.description).toBe(
+        'Super administrator: may do everything',
+      );
     });
 
     it('may not delete roles without roles:delete', async () => {
-      expectError(await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager), 403, forbidden('roles:delete'));
+      expectError(
+        await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager),
+        403,
+        forbidden('roles:delete'),
+      );
     });
   });
 });
@@ -485,7 +623,8 @@ describe('role and permission changes apply to live credentials', () => {
 
   const grant = (role: string, permission: string) =>
     call(t.app, 'POST', `/v1/roles/${role}/permissions`, admin, { permission_id: ids.get(permission) });
-  const revoke = (role: string, permission: string) => call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${ids.get(permission)}`, admin);
+  const revoke = (role: string, permission: string) =>
+    call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${ids.get(permission)}`, admin);
   /** Needs users:read: the other user's roles. */
   const readOthersRoles = (token: string) => call(t.app, 'GET', `/v1/users/${other.id}/roles`, token);
 
@@ -507,7 +646,10 @@ describe('role and permission changes apply to live credentials', () => {
     const user = await createUser(t.app);
     expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
 
-    expectStatus(await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_api_read_only' }), 201);
+    expectStatus(
+      await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_api_read_only' }),
+      201,
+    );
     expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
 
     expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
@@ -562,7 +704,11 @@ describe('permission catalogue', () => {
 
   const createPermission = (body: object) => call(t.app, 'POST', '/v1/permissions', admin, body);
   const listPermissions = async () =>
-    (await call(t.app, 'GET', '/v1/permissions', admin)).json().data as { id: string; resource: string; action: string }[];
+    (await call(t.app, 'GET', '/v1/permissions', admin)).json().data as {
+      id: string;
+      resource: string;
+      action: string;
+    }[];
 
   it('lists the seeded catalogue in a { data, _links } envelope', async () => {
     const response = await call(t.app, 'GET', '/v1/permissions', admin);
@@ -570,7 +716,15 @@ describe('permission catalogue', () => {
     const body = response.json();
     expect(body._links).toEqual({ self: `http://${HOST}/v1/permissions` });
     expect(names(body.data)).toEqual(
-      expect.arrayContaining(['gps:read', 'trips:delete', 'community:guild.sync', 'two_factor:manage', '*:*', 'gps:*', 'permissions:write']),
+      expect.arrayContaining([
+        'gps:read',
+        'trips:delete',
+        'community:guild.sync',
+        'two_factor:manage',
+        '*:*',
+        'gps:*',
+        'permissions:write',
+      ]),
     );
     expect(body.data).toHaveLength(new Set(names(body.data)).size);
     expect(body.data.find((p: { resource: string }) => p.resource === '*')).toEqual({
@@ -602,7 +756,11 @@ describe('permission catalogue', () => {
 
   it('answers 404 for an unknown permission id and 400 for one that is not a uuid', async () => {
     expectError(await call(t.app, 'GET', `/v1/permissions/${UNKNOWN_UUID}`, admin), 404, 'Permission not found');
-    expectError(await call(t.app, 'GET', '/v1/permissions/gps:read', admin), 400, /^Path parameter 'id' must match format "uuid"$/);
+    expectError(
+      await call(t.app, 'GET', '/v1/permissions/gps:read', admin),
+      400,
+      /^Path parameter 'id' must match format "uuid"$/,
+    );
   });
 
   it('creates a permission with 201; it is then listed and retrievable', async () => {
@@ -610,7 +768,14 @@ describe('permission catalogue', () => {
     expectStatus(response, 201);
     const created = response.json();
     expect(created).toEqual({
-      data: { id: UUID, resource: 'reports', action: 'export', description: 'Export reports', created_at: ISO_DATE, updated_at: ISO_DATE },
+      data: {
+        id: UUID,
+        resource: 'reports',
+        action: 'export',
+        description: 'Export reports',
+        created_at: ISO_DATE,
+        updated_at: ISO_DATE,
+      },
       _links: { self: `http://${HOST}/v1/permissions/${created.data?.id}` },
     });
     expect(names(await listPermissions())).toContain('reports:export');
@@ -624,7 +789,11 @@ describe('permission catalogue', () => {
   });
 
   it('refuses a duplicate permission with 409', async () => {
-    expectError(await createPermission({ resource: 'gps', action: 'read' }), 409, "Permission 'gps:read' already exists");
+    expectError(
+      await createPermission({ resource: 'gps', action: 'read' }),
+      409,
+      "Permission 'gps:read' already exists",
+    );
   });
 
   it.each([
@@ -656,7 +825,11 @@ describe('wildcard permissions', () => {
   it('API Full Access (gps:*, users:read, roles:read) may list roles but not create them', async () => {
     const user = await createUser(t.app, ['role_api_full_access']);
     expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
-    expectError(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }), 403, forbidden('roles:write'));
+    expectError(
+      await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }),
+      403,
+      forbidden('roles:write'),
+    );
     expectError(await call(t.app, 'GET', '/v1/permissions', user.token), 403, forbidden('permissions:read'));
   });
 
@@ -665,8 +838,16 @@ describe('wildcard permissions', () => {
     const user = await createUser(t.app, ['role_api_full_access', managers]);
     expectStatus(await grant('role_wildcard_target', 'gps:read', user.token), 201);
     expectStatus(await grant('role_wildcard_target', 'gps:*', user.token), 201);
-    expectError(await grant('role_wildcard_target', 'users:write', user.token), 403, 'You can only grant permissions you hold yourself');
-    expectError(await grant('role_wildcard_target', '*:*', user.token), 403, 'You can only grant permissions you hold yourself');
+    expectError(
+      await grant('role_wildcard_target', 'users:write', user.token),
+      403,
+      'You can only grant permissions you hold yourself',
+    );
+    expectError(
+      await grant('role_wildcard_target', '*:*', user.token),
+      403,
+      'You can only grant permissions you hold yourself',
+    );
   });
 
   it('a custom role holding *:* allows everything, yet its holder is not a super admin', async () => {
@@ -675,25 +856,43 @@ describe('wildcard permissions', () => {
     expectStatus(await grant('role_everything_custom', '*:*', admin), 201);
     const user = await createUser(t.app);
     const other = await createUser(t.app);
-    expectStatus(await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_everything_custom' }), 201);
+    expectStatus(
+      await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_everything_custom' }),
+      201,
+    );
 
     expectStatus(await call(t.app, 'GET', `/v1/users/${other.id}/roles`, user.token), 200);
     expectStatus(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Made By Wildcard' }), 201);
-    expectStatus(await call(t.app, 'POST', '/v1/permissions', user.token, { resource: 'wildcard', action: 'made' }), 201);
+    expectStatus(
+      await call(t.app, 'POST', '/v1/permissions', user.token, { resource: 'wildcard', action: 'made' }),
+      201,
+    );
     expectStatus(await grant('role_made_by_wildcard', 'users:delete', user.token), 201);
 
     const superAdminOnly = 'Only super admins may change a super-admin role';
-    expectError(await call(t.app, 'PATCH', '/v1/roles/role_admin', user.token, { description: 'x' }), 403, superAdminOnly);
+    expectError(
+      await call(t.app, 'PATCH', '/v1/roles/role_admin', user.token, { description: 'x' }),
+      403,
+      superAdminOnly,
+    );
     const assignAdmin = await call(t.app, 'POST', `/v1/users/${other.id}/roles`, user.token, { role_id: 'role_admin' });
     expectError(assignAdmin, 403, 'You can only assign or remove roles you hold yourself');
-    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
+    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({
+      permissions: ['*:*', ...OWN_ACCOUNT],
+    });
   });
 });
 
 /** What role_user holds (issue 36): the permissions a key needs on routes of its owner's own account. */
 const OWN_ACCOUNT = [
-  'audit:read_own', 'audit:report_own', 'connected_apps:read', 'connected_apps:revoke', 'connected_apps:sign_out',
-  'export:read', 'integrations:read', 'integrations:write',
+  'audit:read_own',
+  'audit:report_own',
+  'connected_apps:read',
+  'connected_apps:revoke',
+  'connected_apps:sign_out',
+  'export:read',
+  'integrations:read',
+  'integrations:write',
 ];
 
 describe('roles and permissions of users', () => {
@@ -712,8 +911,10 @@ describe('roles and permissions of users', () => {
   const permissionsOf = (userId: string, token: string) => call(t.app, 'GET', `/v1/users/${userId}/permissions`, token);
   const assign = (userId: string, roleId: string, token = admin.token) =>
     call(t.app, 'POST', `/v1/users/${userId}/roles`, token, { role_id: roleId });
-  const remove = (userId: string, roleId: string, token = admin.token) => call(t.app, 'DELETE', `/v1/users/${userId}/roles/${roleId}`, token);
-  const roleIdsOf = async (userId: string) => ((await rolesOf(userId, admin.token)).json().roles as { id: string }[]).map((r) => r.id).sort();
+  const remove = (userId: string, roleId: string, token = admin.token) =>
+    call(t.app, 'DELETE', `/v1/users/${userId}/roles/${roleId}`, token);
+  const roleIdsOf = async (userId: string) =>
+    ((await rolesOf(userId, admin.token)).json().roles as { id: string }[]).map((r) => r.id).sort();
 
   it('a user without users:read sees their own roles and permissions', async () => {
     const user = await createUser(t.app);
@@ -738,7 +939,15 @@ describe('roles and permissions of users', () => {
     expectStatus(roles, 200);
     expect(roles.json()).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
     expect((await permissionsOf(user.id, admin.token)).json()).toEqual({
-      permissions: ['api_keys:delete', 'api_keys:read', 'api_keys:write', ...OWN_ACCOUNT, 'oauth_clients:delete', 'oauth_clients:read', 'oauth_clients:write'],
+      permissions: [
+        'api_keys:delete',
+        'api_keys:read',
+        'api_keys:write',
+        ...OWN_ACCOUNT,
+        'oauth_clients:delete',
+        'oauth_clients:read',
+        'oauth_clients:write',
+      ],
     });
     expect((await permissionsOf(admin.id, admin.token)).json()).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });
@@ -796,19 +1005,36 @@ describe('roles and permissions of users', () => {
       });
     });
 
-    it.each(['role_api_full_access', 'role_admin', 'role_developer'])('may not assign %s, which they do not hold', async (roleId) => {
-      const user = await createUser(t.app);
-      expectError(await assign(user.id, roleId, userManager.token), 403, 'You can only assign or remove roles you hold yourself');
-      expect(await roleIdsOf(user.id)).toEqual(['role_user']);
-    });
+    it.each(['role_api_full_access', 'role_admin', 'role_developer'])(
+      'may not assign %s, which they do not hold',
+      async (roleId) => {
+        const user = await createUser(t.app);
+        expectError(
+          await assign(user.id, roleId, userManager.token),
+          403,
+          'You can only assign or remove roles you hold yourself',
+        );
+        expect(await roleIdsOf(user.id)).toEqual(['role_user']);
+      },
+    );
 
     it('may not, through a key a super admin gave a role they lack, assign that role to anyone (themselves included)', async () => {
       const manager = await createUser(t.app, ['role_user_managers', 'role_developer']);
-      const key = await createApiKey(t.app, manager.token, { name: 'user admin key', scopes: ['users:read', 'users:write'] });
-      expectStatus(await call(t.app, 'POST', `/v1/api-keys/${key.id}/roles`, admin.token, { role_id: 'role_api_full_access' }), 201);
+      const key = await createApiKey(t.app, manager.token, {
+        name: 'user admin key',
+        scopes: ['users:read', 'users:write'],
+      });
+      expectStatus(
+        await call(t.app, 'POST', `/v1/api-keys/${key.id}/roles`, admin.token, { role_id: 'role_api_full_access' }),
+        201,
+      );
       const user = await createUser(t.app);
       for (const target of [manager.id, user.id]) {
-        expectError(await assign(target, 'role_api_full_access', key.key), 403, 'You can only assign or remove roles you hold yourself');
+        expectError(
+          await assign(target, 'role_api_full_access', key.key),
+          403,
+          'You can only assign or remove roles you hold yourself',
+        );
       }
       expect(await roleIdsOf(manager.id)).not.toContain('role_api_full_access');
       expect(await roleIdsOf(user.id)).toEqual(['role_user']);
@@ -816,8 +1042,16 @@ describe('roles and permissions of users', () => {
 
     it('may not remove a role they do not hold, such as Admin from another super admin', async () => {
       const other = await createUser(t.app, ['role_user', 'role_admin']);
-      expectError(await remove(other.id, 'role_admin', userManager.token), 403, 'You can only assign or remove roles you hold yourself');
-      expectError(await remove(other.id, 'role_user', userManager.token), 403, 'You can only assign or remove roles you hold yourself');
+      expectError(
+        await remove(other.id, 'role_admin', userManager.token),
+        403,
+        'You can only assign or remove roles you hold yourself',
+      );
+      expectError(
+        await remove(other.id, 'role_user', userManager.token),
+        403,
+        'You can only assign or remove roles you hold yourself',
+      );
       expect(await roleIdsOf(other.id)).toEqual(expect.arrayContaining(['role_admin', 'role_user']));
       expectStatus(await remove(other.id, 'role_admin'), 204); // the bootstrap admin is the only super admin again
     });
@@ -851,7 +1085,11 @@ describe('roles and permissions of users', () => {
     expectStatus(await assign(second.id, 'role_admin'), 201);
     expectStatus(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Made' }), 201);
     expectStatus(await remove(second.id, 'role_admin'), 204);
-    expectError(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }), 403, forbidden('roles:write'));
+    expectError(
+      await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }),
+      403,
+      forbidden('roles:write'),
+    );
     expectError(await remove(admin.id, 'role_admin'), 409, 'The last super admin cannot lose that role');
   });
 });

@@ -2,14 +2,27 @@ import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { withDates, type Caches } from '../../platform/kv/cache.js';
 
-const ROLE_COLUMNS = ['id', 'name', 'description', 'is_system', 'is_super_admin', 'requires_two_factor', 'created_at', 'updated_at'] as const;
+const ROLE_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'is_system',
+  'is_super_admin',
+  'requires_two_factor',
+  'created_at',
+  'updated_at',
+] as const;
 const PERMISSION_COLUMNS = ['id', 'resource', 'action', 'description', 'created_at', 'updated_at'] as const;
 
 const inserted = (result: { numInsertedOrUpdatedRows?: bigint }) => Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
 const deleted = (result: { numDeletedRows: bigint }) => Number(result.numDeletedRows) > 0;
 
 /** The role catalogue is read by every role and permission listing and changes rarely. */
-const CATALOGUE_CACHE = { sharedTtlSecs: 300, localTtlMs: 60_000, decode: withDates<never>('created_at', 'updated_at') };
+const CATALOGUE_CACHE = {
+  sharedTtlSecs: 300,
+  localTtlMs: 60_000,
+  decode: withDates<never>('created_at', 'updated_at'),
+};
 const ALL = 'all';
 const ofRole = (roleId: string) => `role:${roleId}`;
 
@@ -19,7 +32,8 @@ const ofRole = (roleId: string) => `role:${roleId}`;
  */
 export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'define'>) {
   const selectRoles = () => db.selectFrom('roles').select(ROLE_COLUMNS).orderBy('name').execute();
-  const selectPermissions = () => db.selectFrom('permissions').select(PERMISSION_COLUMNS).orderBy('resource').orderBy('action').execute();
+  const selectPermissions = () =>
+    db.selectFrom('permissions').select(PERMISSION_COLUMNS).orderBy('resource').orderBy('action').execute();
   const roles = caches.define<Awaited<ReturnType<typeof selectRoles>>>('roles', CATALOGUE_CACHE);
   // The permission list under `all`, each role's own under `role:<id>`.
   const permissions = caches.define<Awaited<ReturnType<typeof selectPermissions>>>('permissions', CATALOGUE_CACHE);
@@ -37,8 +51,16 @@ export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'defin
       return created;
     },
 
-    async updateRole(id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
-      const updated = await db.updateTable('roles').set({ ...changes, updated_at: new Date() }).where('id', '=', id).returning(ROLE_COLUMNS).executeTakeFirst();
+    async updateRole(
+      id: string,
+      changes: { name?: string; description?: string | null; requires_two_factor?: boolean },
+    ) {
+      const updated = await db
+        .updateTable('roles')
+        .set({ ...changes, updated_at: new Date() })
+        .where('id', '=', id)
+        .returning(ROLE_COLUMNS)
+        .executeTakeFirst();
       await roles.invalidate([ALL]);
       return updated;
     },
@@ -83,7 +105,11 @@ export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'defin
     listPermissions,
     getPermission: async (id: string) => (await listPermissions()).find((permission) => permission.id === id),
     async createPermission(permission: { resource: string; action: string; description: string | null }) {
-      const created = await db.insertInto('permissions').values(permission).returning(PERMISSION_COLUMNS).executeTakeFirstOrThrow();
+      const created = await db
+        .insertInto('permissions')
+        .values(permission)
+        .returning(PERMISSION_COLUMNS)
+        .executeTakeFirstOrThrow();
       await permissions.invalidate([ALL]);
       return created;
     },
@@ -107,7 +133,11 @@ export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'defin
     },
 
     async removeRoleFromUser(userId: string, roleId: string, executor: Kysely<Schema> = db): Promise<boolean> {
-      const result = await executor.deleteFrom('user_roles').where('user_id', '=', userId).where('role_id', '=', roleId).executeTakeFirst();
+      const result = await executor
+        .deleteFrom('user_roles')
+        .where('user_id', '=', userId)
+        .where('role_id', '=', roleId)
+        .executeTakeFirst();
       return deleted(result);
     },
 
@@ -144,7 +174,11 @@ export function createAccessRepo(db: Kysely<Schema>, caches: Pick<Caches, 'defin
     },
 
     async removeRoleFromApiKey(apiKeyId: string, roleId: string): Promise<boolean> {
-      const result = await db.deleteFrom('api_key_roles').where('api_key_id', '=', apiKeyId).where('role_id', '=', roleId).executeTakeFirst();
+      const result = await db
+        .deleteFrom('api_key_roles')
+        .where('api_key_id', '=', apiKeyId)
+        .where('role_id', '=', roleId)
+        .executeTakeFirst();
       return deleted(result);
     },
 

@@ -56,7 +56,8 @@ export function createAccessService(deps: Deps) {
     if (caller.isSuperAdmin) return role;
     if (role.is_super_admin || !caller.roles.includes(roleId)) throw RoleErrors.not_held();
     // A key's roles are not its owner's: it may hand a role on only as far as it may use all of it (never beyond its owner).
-    if ((await repo.permissionsOfRole(roleId)).some((p) => !hasPermission(caller, `${p.resource}:${p.action}`))) throw RoleErrors.not_held();
+    if ((await repo.permissionsOfRole(roleId)).some((p) => !hasPermission(caller, `${p.resource}:${p.action}`)))
+      throw RoleErrors.not_held();
     return role;
   }
 
@@ -64,8 +65,13 @@ export function createAccessService(deps: Deps) {
   async function assertCoversRole(caller: Caller, role: { id: string; is_super_admin: boolean }) {
     if (caller.isSuperAdmin) return;
     if (role.is_super_admin) throw RoleErrors.super_admin_role();
-    const beyond = (await repo.permissionsOfRole(role.id)).find((p) => !hasPermission(caller, `${p.resource}:${p.action}`));
-    if (beyond) throw RoleErrors.permission_not_held(`The role holds '${beyond.resource}:${beyond.action}', which you do not hold`);
+    const beyond = (await repo.permissionsOfRole(role.id)).find(
+      (p) => !hasPermission(caller, `${p.resource}:${p.action}`),
+    );
+    if (beyond)
+      throw RoleErrors.permission_not_held(
+        `The role holds '${beyond.resource}:${beyond.action}', which you do not hold`,
+      );
   }
 
   async function accessOfUser(userId: string): Promise<EffectiveAccess> {
@@ -86,7 +92,8 @@ export function createAccessService(deps: Deps) {
     if (caller.isSuperAdmin || caller.isSystem || caller.userId === userId) return;
     const target = await accessOfUser(userId);
     const beyond =
-      target.isSuperAdmin || target.permissions.some((permission) => !OWN_ACCOUNT_ONLY.has(permission) && !hasPermission(caller, permission));
+      target.isSuperAdmin ||
+      target.permissions.some((permission) => !OWN_ACCOUNT_ONLY.has(permission) && !hasPermission(caller, permission));
     if (beyond) throw UserErrors.sign_in_beyond_caller();
   }
 
@@ -104,7 +111,11 @@ export function createAccessService(deps: Deps) {
     async accessOfApiKey(apiKeyId: string, scopes: string[]): Promise<EffectiveAccess> {
       const roles = await repo.rolesOfApiKey(apiKeyId);
       const permissions = await repo.permissionNamesOfRoles(roles.map((role) => role.id));
-      return { roles: roles.map((role) => role.id), permissions: unique([...scopes, ...permissions]), isSuperAdmin: false };
+      return {
+        roles: roles.map((role) => role.id),
+        permissions: unique([...scopes, ...permissions]),
+        isSuperAdmin: false,
+      };
     },
 
     /** Scopes a caller hands to a key must be covered by the caller's own permissions (super admins: any). */
@@ -125,7 +136,11 @@ export function createAccessService(deps: Deps) {
       });
     },
 
-    async updateRole(caller: Caller, id: string, changes: { name?: string; description?: string | null; requires_two_factor?: boolean }) {
+    async updateRole(
+      caller: Caller,
+      id: string,
+      changes: { name?: string; description?: string | null; requires_two_factor?: boolean },
+    ) {
       const role = await requireRole(id);
       await assertCoversRole(caller, role);
       if (role.is_system && changes.name !== undefined && changes.name !== role.name) throw RoleErrors.system_rename();
@@ -190,9 +205,15 @@ export function createAccessService(deps: Deps) {
     },
 
     async createPermission(input: Static<typeof CreatePermissionBody>) {
-      const existing = (await repo.listPermissions()).find((p) => p.resource === input.resource && p.action === input.action);
+      const existing = (await repo.listPermissions()).find(
+        (p) => p.resource === input.resource && p.action === input.action,
+      );
       if (existing) throw PermissionErrors.exists(`Permission '${input.resource}:${input.action}' already exists`);
-      const created = await repo.createPermission({ resource: input.resource, action: input.action, description: input.description ?? null });
+      const created = await repo.createPermission({
+        resource: input.resource,
+        action: input.action,
+        description: input.description ?? null,
+      });
       await deps.events.emit('permission.created', { permission: `${input.resource}:${input.action}` });
       return created;
     },
@@ -222,7 +243,8 @@ export function createAccessService(deps: Deps) {
     invalidateUser,
 
     /** Assigns a role without the caller checks (bootstrap, CLI, registration). */
-    grantRoleDirectly: (userId: string, roleId: string, executor?: Kysely<Schema>) => repo.assignRoleToUser(userId, roleId, executor),
+    grantRoleDirectly: (userId: string, roleId: string, executor?: Kysely<Schema>) =>
+      repo.assignRoleToUser(userId, roleId, executor),
 
     rolesOfApiKey: (apiKeyId: string) => repo.rolesOfApiKey(apiKeyId),
 

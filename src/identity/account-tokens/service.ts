@@ -13,7 +13,11 @@ import type { Clock } from '../../platform/clock.js';
  */
 export function createAccountTokens(db: Kysely<Schema>, clock: Clock) {
   const unused = (executor: Kysely<Schema>, purpose: AccountTokenPurpose, userId: string) =>
-    executor.deleteFrom('account_tokens').where('user_id', '=', userId).where('purpose', '=', purpose).where('used_at', 'is', null);
+    executor
+      .deleteFrom('account_tokens')
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .where('used_at', 'is', null);
 
   return {
     issue(
@@ -21,7 +25,11 @@ export function createAccountTokens(db: Kysely<Schema>, clock: Clock) {
       row: { user_id: string; token_hash: string; expires_at: Date; email?: string; password_hash?: string },
       executor: Kysely<Schema> = db,
     ) {
-      return executor.insertInto('account_tokens').values({ ...row, purpose }).returning(['id', 'expires_at']).executeTakeFirstOrThrow();
+      return executor
+        .insertInto('account_tokens')
+        .values({ ...row, purpose })
+        .returning(['id', 'expires_at'])
+        .executeTakeFirstOrThrow();
     },
 
     async deleteById(id: string, executor: Kysely<Schema> = db): Promise<void> {
@@ -29,7 +37,12 @@ export function createAccountTokens(db: Kysely<Schema>, clock: Clock) {
     },
 
     /** After a new token's mail went out: the user's older unused tokens of that purpose stop working. */
-    async removeOthers(purpose: AccountTokenPurpose, userId: string, keepId: string, executor: Kysely<Schema> = db): Promise<void> {
+    async removeOthers(
+      purpose: AccountTokenPurpose,
+      userId: string,
+      keepId: string,
+      executor: Kysely<Schema> = db,
+    ): Promise<void> {
       await unused(executor, purpose, userId).where('id', '!=', keepId).execute();
     },
 
@@ -42,7 +55,12 @@ export function createAccountTokens(db: Kysely<Schema>, clock: Clock) {
 
     /** Every unused token of the user (deletion; an address change voids resets mailed to the old one). */
     async removeAllOf(userId: string, purposes: AccountTokenPurpose[], executor: Kysely<Schema> = db): Promise<void> {
-      await executor.deleteFrom('account_tokens').where('user_id', '=', userId).where('purpose', 'in', purposes).where('used_at', 'is', null).execute();
+      await executor
+        .deleteFrom('account_tokens')
+        .where('user_id', '=', userId)
+        .where('purpose', 'in', purposes)
+        .where('used_at', 'is', null)
+        .execute();
     },
 
     /** The user's newest live token of a purpose. */

@@ -1,7 +1,21 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, twoNodes, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import {
+  adminIdOf,
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  forbidden,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  twoNodes,
+  UNAUTHORIZED,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { NO_SCOPES_MESSAGE } from './service.js';
 
@@ -12,17 +26,32 @@ type RouteCall = [Method, string, object?];
 const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found', code: 'api_key.not_found' };
 
 /** One HTTP request, optionally as `token`. */
-function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object, headers: Record<string, string> = {}) {
+function call(
+  app: FastifyInstance,
+  method: Method,
+  url: string,
+  token?: string,
+  payload?: object,
+  headers: Record<string, string> = {},
+) {
   return app.inject({ method, url, payload, headers: { ...(token ? bearer(token) : {}), ...headers } });
 }
 
 function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({ status, body });
+  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+    status,
+    body,
+  });
 }
 
-const expectForbidden = (response: Response, message: string, code: string) => expectResponse(response, 403, { error: 'Forbidden', message, code });
+const expectForbidden = (response: Response, message: string, code: string) =>
+  expectResponse(response, 403, { error: 'Forbidden', message, code });
 const expectBadRequest = (response: Response, message: string | RegExp, code: string) =>
-  expectResponse(response, 400, { error: 'BadRequest', message: typeof message === 'string' ? message : expect.stringMatching(message), code });
+  expectResponse(response, 400, {
+    error: 'BadRequest',
+    message: typeof message === 'string' ? message : expect.stringMatching(message),
+    code,
+  });
 
 /** A probe for what a credential may do: GET /v1/roles needs roles:read. */
 const readRoles = (app: FastifyInstance, token: string) => call(app, 'GET', '/v1/roles', token);
@@ -63,7 +92,8 @@ describe('creating and reading API keys', () => {
   afterAll(() => t.close());
 
   const createAs = (token: string, body: Record<string, unknown>) => call(t.app, 'POST', '/v1/api-keys', token, body);
-  const updateAs = (token: string, id: string, body: Record<string, unknown>) => call(t.app, 'PATCH', keyUrl(id), token, body);
+  const updateAs = (token: string, id: string, body: Record<string, unknown>) =>
+    call(t.app, 'PATCH', keyUrl(id), token, body);
 
   it('answers 201 with exactly id, a wg_ key of at least 40 characters, name, scopes and expires_at', async () => {
     const response = await createAs(admin, { name: 'ci pipeline', description: 'for CI', scopes: ['roles:read'] });
@@ -91,7 +121,9 @@ describe('creating and reading API keys', () => {
     expectResponse(await call(t.app, 'GET', '/v1/users/me', key), 200, expect.anything());
     expectResponse(await call(t.app, 'GET', '/v1/gps', key), 403, forbidden('gps:read'));
     // A system key holds every permission: nothing to warn about.
-    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).json()).not.toHaveProperty('message');
+    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).json()).not.toHaveProperty(
+      'message',
+    );
   });
 
   it('never shows the key again: list and get carry only key_prefix, a prefix of the key', async () => {
@@ -149,7 +181,11 @@ describe('creating and reading API keys', () => {
     });
 
     it.each(['gps:write', 'gps:*', '*:*'])('refuses a key maker the scope %s with 403', async (scope) => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'too much', scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`, 'role.scope_beyond_caller');
+      expectForbidden(
+        await createAs(keyMaker.token, { name: 'too much', scopes: [scope] }),
+        `Scope '${scope}' exceeds your own permissions`,
+        'role.scope_beyond_caller',
+      );
     });
 
     it('lets the super admin hand out *:*', async () => {
@@ -160,21 +196,40 @@ describe('creating and reading API keys', () => {
     it('applies the same rule when PATCHing scopes, leaving the key unchanged on 403', async () => {
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'patched', scopes: ['gps:read'] });
       for (const scope of ['gps:write', 'gps:*', '*:*']) {
-        expectForbidden(await updateAs(keyMaker.token, id, { scopes: [scope] }), `Scope '${scope}' exceeds your own permissions`, 'role.scope_beyond_caller');
+        expectForbidden(
+          await updateAs(keyMaker.token, id, { scopes: [scope] }),
+          `Scope '${scope}' exceeds your own permissions`,
+          'role.scope_beyond_caller',
+        );
       }
       expect((await call(t.app, 'GET', keyUrl(id), keyMaker.token)).json().data.scopes).toEqual(['gps:read']);
 
       const allowed = await updateAs(keyMaker.token, id, { scopes: ['gps:read', 'api_keys:read'] });
-      expectResponse(allowed, 200, expect.objectContaining({ data: expect.objectContaining({ scopes: ['gps:read', 'api_keys:read'] }) }));
+      expectResponse(
+        allowed,
+        200,
+        expect.objectContaining({ data: expect.objectContaining({ scopes: ['gps:read', 'api_keys:read'] }) }),
+      );
       const byAdmin = await updateAs(admin, id, { scopes: ['*:*'] });
       expectResponse(byAdmin, 200, expect.objectContaining({ data: expect.objectContaining({ scopes: ['*:*'] }) }));
     });
 
     it('does not let a narrower sibling key regenerate or widen a key with scopes it lacks', async () => {
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'gps key', scopes: ['gps:read'] });
-      const sibling = await createApiKey(t.app, keyMaker.token, { name: 'key manager', scopes: ['api_keys:read', 'api_keys:write'] });
-      expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), sibling.key), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
-      expectForbidden(await updateAs(sibling.key, id, { name: 'renamed' }), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
+      const sibling = await createApiKey(t.app, keyMaker.token, {
+        name: 'key manager',
+        scopes: ['api_keys:read', 'api_keys:write'],
+      });
+      expectForbidden(
+        await call(t.app, 'POST', keyUrl(id, '/regenerate'), sibling.key),
+        "Scope 'gps:read' exceeds your own permissions",
+        'role.scope_beyond_caller',
+      );
+      expectForbidden(
+        await updateAs(sibling.key, id, { name: 'renamed' }),
+        "Scope 'gps:read' exceeds your own permissions",
+        'role.scope_beyond_caller',
+      );
       expectResponse(await call(t.app, 'POST', keyUrl(id, '/regenerate'), keyMaker.token), 200);
     });
 
@@ -188,21 +243,45 @@ describe('creating and reading API keys', () => {
 
   describe('is_system and user_id are for super admins', () => {
     it('refuses is_system from a non-super-admin with 403 on create and PATCH', async () => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'sneaky', is_system: true }), 'Only super admins may set is_system', 'api_key.is_system_super_admin_only');
+      expectForbidden(
+        await createAs(keyMaker.token, { name: 'sneaky', is_system: true }),
+        'Only super admins may set is_system',
+        'api_key.is_system_super_admin_only',
+      );
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'own key' });
-      expectForbidden(await updateAs(keyMaker.token, id, { is_system: true }), 'Only super admins may set is_system', 'api_key.is_system_super_admin_only');
+      expectForbidden(
+        await updateAs(keyMaker.token, id, { is_system: true }),
+        'Only super admins may set is_system',
+        'api_key.is_system_super_admin_only',
+      );
     });
 
     it('refuses user_id from a non-super-admin with 403 on create and PATCH', async () => {
-      expectForbidden(await createAs(keyMaker.token, { name: 'for someone', user_id: developer.id }), 'Only super admins may set user_id', 'api_key.owner_super_admin_only');
+      expectForbidden(
+        await createAs(keyMaker.token, { name: 'for someone', user_id: developer.id }),
+        'Only super admins may set user_id',
+        'api_key.owner_super_admin_only',
+      );
       const { id } = await createApiKey(t.app, keyMaker.token, { name: 'own key' });
-      expectForbidden(await updateAs(keyMaker.token, id, { user_id: developer.id }), 'Only super admins may set user_id', 'api_key.owner_super_admin_only');
+      expectForbidden(
+        await updateAs(keyMaker.token, id, { user_id: developer.id }),
+        'Only super admins may set user_id',
+        'api_key.owner_super_admin_only',
+      );
     });
 
     it('refuses the super admin a user_id owner without role_developer with 400', async () => {
-      expectBadRequest(await createAs(admin, { name: 'for ordinary', user_id: ordinary.id }), 'The user_id owner must hold role_developer', 'api_key.owner_not_developer');
+      expectBadRequest(
+        await createAs(admin, { name: 'for ordinary', user_id: ordinary.id }),
+        'The user_id owner must hold role_developer',
+        'api_key.owner_not_developer',
+      );
       const { id } = await createApiKey(t.app, admin, { name: 'admin key' });
-      expectBadRequest(await updateAs(admin, id, { user_id: ordinary.id }), 'The user_id owner must hold role_developer', 'api_key.owner_not_developer');
+      expectBadRequest(
+        await updateAs(admin, id, { user_id: ordinary.id }),
+        'The user_id owner must hold role_developer',
+        'api_key.owner_not_developer',
+      );
     });
 
     it('gives the key to a developer owner, who then sees it while other key makers do not', async () => {
@@ -214,9 +293,13 @@ describe('creating and reading API keys', () => {
       expect(ownersList.statusCode).toBe(200);
       expect(ownersList.json().data.map((k: { id: string }) => k.id)).toContain(id);
       expect(ownersList.json().data.every((k: { user_id: string }) => k.user_id === developer.id)).toBe(true);
-      expectResponse(await call(t.app, 'GET', keyUrl(id), developer.token), 200, expect.objectContaining({
-        data: expect.objectContaining({ id, user_id: developer.id }),
-      }));
+      expectResponse(
+        await call(t.app, 'GET', keyUrl(id), developer.token),
+        200,
+        expect.objectContaining({
+          data: expect.objectContaining({ id, user_id: developer.id }),
+        }),
+      );
 
       const othersList = await call(t.app, 'GET', '/v1/api-keys', keyMaker.token);
       expect(othersList.statusCode).toBe(200);
@@ -229,9 +312,17 @@ describe('creating and reading API keys', () => {
 
   it('refuses an expires_at in the past with 400', async () => {
     const past = new Date(t.clock.nowMs() - 60_000).toISOString();
-    expectBadRequest(await createAs(admin, { name: 'already expired', expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
+    expectBadRequest(
+      await createAs(admin, { name: 'already expired', expires_at: past }),
+      'expires_at must be in the future',
+      'api_key.expiry_in_past',
+    );
     const { id } = await createApiKey(t.app, admin, { name: 'to expire' });
-    expectBadRequest(await updateAs(admin, id, { expires_at: past }), 'expires_at must be in the future', 'api_key.expiry_in_past');
+    expectBadRequest(
+      await updateAs(admin, id, { expires_at: past }),
+      'expires_at must be in the future',
+      'api_key.expiry_in_past',
+    );
   });
 
   it('writes an api_key_created audit event naming owner and actor', async () => {
@@ -251,7 +342,11 @@ describe('creating and reading API keys', () => {
 /** Ways to take a key out of service; each must apply from the very next request. */
 const revocations: [string, (app: FastifyInstance, admin: string, id: string) => Promise<Response>, number][] = [
   ['deleting it', (app, admin, id) => call(app, 'DELETE', keyUrl(id), admin), 204],
-  ['deactivating it with PATCH is_active false', (app, admin, id) => call(app, 'PATCH', keyUrl(id), admin, { is_active: false }), 200],
+  [
+    'deactivating it with PATCH is_active false',
+    (app, admin, id) => call(app, 'PATCH', keyUrl(id), admin, { is_active: false }),
+    200,
+  ],
   ['regenerating it', (app, admin, id) => call(app, 'POST', keyUrl(id, '/regenerate'), admin), 200],
 ];
 
@@ -307,7 +402,11 @@ describe('expiry, revocation and regeneration', () => {
     expect(newKey.startsWith(key_prefix)).toBe(true);
     expectResponse(await readRoles(t.app, oldKey), 401, UNAUTHORIZED);
     expectResponse(await readRoles(t.app, newKey), 200);
-    const row = await t.database.db.selectFrom('api_keys').select('key_hash').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('api_keys')
+      .select('key_hash')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.key_hash).toBe(sha256Hex(newKey));
   });
 
@@ -328,7 +427,12 @@ describe('expiry, revocation and regeneration', () => {
     expect((await call(t.app, 'DELETE', keyUrl(id), admin)).statusCode).toBe(204);
     const events = await auditEventsFor(t, 'api_key_revoked', id);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ user_id: adminId, actor_id: adminId, resource_type: 'api_key', status: 'success' });
+    expect(events[0]).toMatchObject({
+      user_id: adminId,
+      actor_id: adminId,
+      resource_type: 'api_key',
+      status: 'success',
+    });
     expectResponse(await call(t.app, 'GET', keyUrl(id), admin), 404, KEY_NOT_FOUND);
   });
 
@@ -339,14 +443,17 @@ describe('expiry, revocation and regeneration', () => {
     });
     afterAll(() => other.close());
 
-    it.each(revocations)('%s on one instance refuses the old key on the next request to the other', async (_how, revoke, status) => {
-      const { id, key } = await roleReader('shared');
-      // Warm the other instance's own cache.
-      expectResponse(await readRoles(other, key), 200);
-      expectResponse(await readRoles(other, key), 200);
-      expect((await revoke(t.app, admin, id)).statusCode).toBe(status);
-      expectResponse(await readRoles(other, key), 401, UNAUTHORIZED);
-    });
+    it.each(revocations)(
+      '%s on one instance refuses the old key on the next request to the other',
+      async (_how, revoke, status) => {
+        const { id, key } = await roleReader('shared');
+        // Warm the other instance's own cache.
+        expectResponse(await readRoles(other, key), 200);
+        expectResponse(await readRoles(other, key), 200);
+        expect((await revoke(t.app, admin, id)).statusCode).toBe(status);
+        expectResponse(await readRoles(other, key), 401, UNAUTHORIZED);
+      },
+    );
 
     it('accepts a regenerated key on the other instance at once', async () => {
       const { id, key: oldKey } = await roleReader('rotated shared');
@@ -378,27 +485,59 @@ describe('system keys', () => {
   afterAll(() => t.close());
 
   it('cannot be deleted, not even by the super admin', async () => {
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(bootstrapKeyId), admin), 'System keys cannot be deleted', 'api_key.system_key_delete');
-    expectResponse(await call(t.app, 'GET', keyUrl(bootstrapKeyId), admin), 200, expect.objectContaining({
-      data: expect.objectContaining({ id: bootstrapKeyId, is_system: true, is_active: true }),
-    }));
+    expectForbidden(
+      await call(t.app, 'DELETE', keyUrl(bootstrapKeyId), admin),
+      'System keys cannot be deleted',
+      'api_key.system_key_delete',
+    );
+    expectResponse(
+      await call(t.app, 'GET', keyUrl(bootstrapKeyId), admin),
+      200,
+      expect.objectContaining({
+        data: expect.objectContaining({ id: bootstrapKeyId, is_system: true, is_active: true }),
+      }),
+    );
   });
 
   it('may be regenerated by super admins only, not by the developer who owns it', async () => {
-    const created = await call(t.app, 'POST', '/v1/api-keys', admin, { name: 'developer system key', is_system: true, user_id: developer.id });
+    const created = await call(t.app, 'POST', '/v1/api-keys', admin, {
+      name: 'developer system key',
+      is_system: true,
+      user_id: developer.id,
+    });
     expect(created.statusCode).toBe(201);
     const { id } = created.json();
 
-    expectForbidden(await call(t.app, 'POST', keyUrl(id, '/regenerate'), developer.token), 'Only super admins may regenerate system keys', 'api_key.system_key_super_admin_only');
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(id), developer.token), 'System keys cannot be deleted', 'api_key.system_key_delete');
+    expectForbidden(
+      await call(t.app, 'POST', keyUrl(id, '/regenerate'), developer.token),
+      'Only super admins may regenerate system keys',
+      'api_key.system_key_super_admin_only',
+    );
+    expectForbidden(
+      await call(t.app, 'DELETE', keyUrl(id), developer.token),
+      'System keys cannot be deleted',
+      'api_key.system_key_delete',
+    );
 
     const regenerated = await call(t.app, 'POST', keyUrl(id, '/regenerate'), admin);
-    expectResponse(regenerated, 200, expect.objectContaining({ id, key: expect.stringMatching(/^wg_/), is_active: true }));
+    expectResponse(
+      regenerated,
+      200,
+      expect.objectContaining({ id, key: expect.stringMatching(/^wg_/), is_active: true }),
+    );
   });
 
   it('is refused on the api-keys routes, which are not on its allowlist', async () => {
-    expectForbidden(await call(t.app, 'GET', '/v1/api-keys', TEST_SYSTEM_KEY), 'System key not permitted on this route', 'auth.system_key_not_permitted');
-    expectForbidden(await call(t.app, 'POST', '/v1/api-keys', TEST_SYSTEM_KEY, { name: 'from system' }), 'System key not permitted on this route', 'auth.system_key_not_permitted');
+    expectForbidden(
+      await call(t.app, 'GET', '/v1/api-keys', TEST_SYSTEM_KEY),
+      'System key not permitted on this route',
+      'auth.system_key_not_permitted',
+    );
+    expectForbidden(
+      await call(t.app, 'POST', '/v1/api-keys', TEST_SYSTEM_KEY, { name: 'from system' }),
+      'System key not permitted on this route',
+      'auth.system_key_not_permitted',
+    );
   });
 });
 
@@ -416,7 +555,8 @@ describe('roles of API keys', () => {
   afterAll(() => t.close());
 
   const rolesUrl = (id: string, roleId = '') => keyUrl(id, `/roles${roleId ? `/${roleId}` : ''}`);
-  const assign = (token: string, id: string, roleId: string) => call(t.app, 'POST', rolesUrl(id), token, { role_id: roleId });
+  const assign = (token: string, id: string, roleId: string) =>
+    call(t.app, 'POST', rolesUrl(id), token, { role_id: roleId });
   const roleIds = (response: Response) => response.json().data.map((role: { id: string }) => role.id);
 
   it('lets the super admin assign role_api_read_only, and the key uses it on its very next request', async () => {
@@ -461,8 +601,16 @@ describe('roles of API keys', () => {
 
   it('lets a key maker assign only roles they hold, once', async () => {
     const { id } = await createApiKey(t.app, keyMaker.token, { name: 'key maker key' });
-    expectForbidden(await assign(keyMaker.token, id, 'role_api_full_access'), 'You can only assign or remove roles you hold yourself', 'role.not_held');
-    expectForbidden(await assign(keyMaker.token, id, 'role_admin'), 'You can only assign or remove roles you hold yourself', 'role.not_held');
+    expectForbidden(
+      await assign(keyMaker.token, id, 'role_api_full_access'),
+      'You can only assign or remove roles you hold yourself',
+      'role.not_held',
+    );
+    expectForbidden(
+      await assign(keyMaker.token, id, 'role_admin'),
+      'You can only assign or remove roles you hold yourself',
+      'role.not_held',
+    );
 
     const assigned = await assign(keyMaker.token, id, 'role_key_makers');
     expect(assigned.statusCode).toBe(201);
@@ -483,12 +631,20 @@ describe('roles of API keys', () => {
     expectResponse(await call(t.app, 'PATCH', keyUrl(id), admin, { scopes: ['gps:*'] }), 200, expect.anything());
     const beyond = "Scope 'gps:*' exceeds your own permissions";
     expectForbidden(await assign(keyMaker.token, id, 'role_key_makers'), beyond, 'role.scope_beyond_caller');
-    expectForbidden(await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token), beyond, 'role.scope_beyond_caller');
+    expectForbidden(
+      await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token),
+      beyond,
+      'role.scope_beyond_caller',
+    );
   });
 
   it('refuses the super admin a user_id of an unknown user on PATCH with 400', async () => {
     const { id } = await createApiKey(t.app, admin, { name: 'to give away' });
-    expectBadRequest(await call(t.app, 'PATCH', keyUrl(id), admin, { user_id: randomUUID() }), 'user_id does not name an existing user', 'api_key.unknown_owner');
+    expectBadRequest(
+      await call(t.app, 'PATCH', keyUrl(id), admin, { user_id: randomUUID() }),
+      'user_id does not name an existing user',
+      'api_key.unknown_owner',
+    );
   });
 
   it('refuses a key maker the removal of a role they do not hold with 403', async () => {
@@ -506,7 +662,10 @@ describe('roles of API keys', () => {
 
   it('limits a key to what its owner may do now', async () => {
     const owner = await createUser(t.app, ['role_key_makers']);
-    const { key } = await createApiKey(t.app, owner.token, { name: 'owner-bound', scopes: ['gps:read', 'api_keys:read'] });
+    const { key } = await createApiKey(t.app, owner.token, {
+      name: 'owner-bound',
+      scopes: ['gps:read', 'api_keys:read'],
+    });
     expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 200);
     const removed = await call(t.app, 'DELETE', `/v1/users/${owner.id}/roles/role_key_makers`, admin);
     expect(removed.statusCode).toBe(204);
@@ -522,7 +681,11 @@ describe('roles of API keys', () => {
   it('does not let a narrower sibling key delete a wider one', async () => {
     const wide = await createApiKey(t.app, admin, { name: 'wide', scopes: ['gps:read', 'api_keys:read'] });
     const narrow = await createApiKey(t.app, admin, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:delete'] });
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), "Scope 'gps:read' exceeds your own permissions", 'role.scope_beyond_caller');
+    expectForbidden(
+      await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key),
+      "Scope 'gps:read' exceeds your own permissions",
+      'role.scope_beyond_caller',
+    );
     expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
   });
 
@@ -531,10 +694,21 @@ describe('roles of API keys', () => {
     const wide = await createApiKey(t.app, owner.token, { name: 'wide by role' });
     expect((await assign(owner.token, wide.id, 'role_key_makers')).statusCode).toBe(201);
     expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
-    const narrow = await createApiKey(t.app, owner.token, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:write', 'api_keys:delete'] });
+    const narrow = await createApiKey(t.app, owner.token, {
+      name: 'narrow',
+      scopes: ['api_keys:read', 'api_keys:write', 'api_keys:delete'],
+    });
     const beyond = "Scope 'gps:read' exceeds your own permissions";
-    expectForbidden(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), narrow.key), beyond, 'role.scope_beyond_caller');
-    expectForbidden(await call(t.app, 'PATCH', keyUrl(wide.id), narrow.key, { name: 'renamed' }), beyond, 'role.scope_beyond_caller');
+    expectForbidden(
+      await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), narrow.key),
+      beyond,
+      'role.scope_beyond_caller',
+    );
+    expectForbidden(
+      await call(t.app, 'PATCH', keyUrl(wide.id), narrow.key, { name: 'renamed' }),
+      beyond,
+      'role.scope_beyond_caller',
+    );
     expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), beyond, 'role.scope_beyond_caller');
     // The wide key still works with its value; its owner may still manage it.
     expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
@@ -545,7 +719,11 @@ describe('roles of API keys', () => {
     const { id } = await createApiKey(t.app, admin, { name: 'admin only' });
     expectResponse(await call(t.app, 'GET', rolesUrl(id), keyMaker.token), 404, KEY_NOT_FOUND);
     expectResponse(await assign(keyMaker.token, id, 'role_key_makers'), 404, KEY_NOT_FOUND);
-    expectResponse(await assign(admin, id, 'role_does_not_exist'), 404, { error: 'NotFound', message: 'Role not found', code: 'role.not_found' });
+    expectResponse(await assign(admin, id, 'role_does_not_exist'), 404, {
+      error: 'NotFound',
+      message: 'Role not found',
+      code: 'role.not_found',
+    });
   });
 });
 
@@ -577,7 +755,12 @@ describe('api-keys route guards', () => {
   async function expectEveryRoute(requests: RouteCall[], token: string | undefined, status: number, body: unknown) {
     for (const [method, url, payload] of requests) {
       const response = await call(t.app, method, url, token, payload);
-      expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({ method, url, status, body });
+      expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({
+        method,
+        url,
+        status,
+        body,
+      });
     }
   }
 
@@ -587,7 +770,11 @@ describe('api-keys route guards', () => {
   });
 
   it('answers 401 without credentials before looking at malformed ids or bodies', async () => {
-    const malformed = routes('not-a-uuid').map(([method, url]): RouteCall => [method, url, method === 'GET' ? undefined : { unexpected: true }]);
+    const malformed = routes('not-a-uuid').map(([method, url]): RouteCall => [
+      method,
+      url,
+      method === 'GET' ? undefined : { unexpected: true },
+    ]);
     await expectEveryRoute(malformed, undefined, 401, UNAUTHORIZED);
   });
 
@@ -600,7 +787,12 @@ describe('api-keys route guards', () => {
     const user = await createUser(t.app);
     const { id } = await createApiKey(t.app, admin, { name: 'guarded' });
     for (const [method, url, payload] of routes(id)) {
-      const permission = method === 'GET' ? 'api_keys:read' : method === 'DELETE' && !url.includes('/roles/') ? 'api_keys:delete' : 'api_keys:write';
+      const permission =
+        method === 'GET'
+          ? 'api_keys:read'
+          : method === 'DELETE' && !url.includes('/roles/')
+            ? 'api_keys:delete'
+            : 'api_keys:write';
       await expectEveryRoute([[method, url, payload]], user.token, 403, forbidden(permission));
     }
   });
@@ -610,15 +802,27 @@ describe('api-keys route guards', () => {
   });
 
   it('answers 400 for a key id that is not a UUID on every route that takes one', async () => {
-    await expectEveryRoute(routesOnAKey('not-a-uuid'), admin, 400, { error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
+    await expectEveryRoute(routesOnAKey('not-a-uuid'), admin, 400, {
+      error: 'BadRequest',
+      message: `Path parameter 'id' must match format "uuid"`,
+      code: 'request.validation',
+    });
   });
 
   it('ignores X-User-Id: a key naming the super admin in it gains nothing', async () => {
     const { key } = await createApiKey(t.app, admin, { name: 'impersonator', scopes: ['roles:read'] });
     const adminId = await adminIdOf(t);
     const asAdmin = { 'x-user-id': adminId };
-    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Escalated' }, asAdmin), 403, forbidden('roles:write'));
+    expectResponse(
+      await call(t.app, 'POST', '/v1/roles', key, { name: 'Escalated' }, asAdmin),
+      403,
+      forbidden('roles:write'),
+    );
     expectResponse(await call(t.app, 'GET', '/v1/api-keys', key, undefined, asAdmin), 403, forbidden('api_keys:read'));
-    expectResponse(await call(t.app, 'POST', '/v1/api-keys', key, { name: 'escalated', scopes: ['*:*'] }, asAdmin), 403, forbidden('api_keys:write'));
+    expectResponse(
+      await call(t.app, 'POST', '/v1/api-keys', key, { name: 'escalated', scopes: ['*:*'] }, asAdmin),
+      403,
+      forbidden('api_keys:write'),
+    );
   });
 });

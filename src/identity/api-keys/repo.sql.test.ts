@@ -11,10 +11,13 @@ it('matches the SQL committed in repo.sql', async () => {
   const sql = sqlRecorder();
   const repo = createApiKeysRepo(sql.db, snapshotClock);
 
-  await sql.record('credential lookup: the usable key of a hash (active, unexpired, its owner neither deleted nor banned)', () =>
-    repo.findUsable('a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1'),
+  await sql.record(
+    'credential lookup: the usable key of a hash (active, unexpired, its owner neither deleted nor banned)',
+    () => repo.findUsable('a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1a9e1'),
   );
-  await sql.record('last use of a key (at most once a minute per key and process)', () => repo.touch('66666666-6666-4666-8666-666666666666'));
+  await sql.record('last use of a key (at most once a minute per key and process)', () =>
+    repo.touch('66666666-6666-4666-8666-666666666666'),
+  );
 
   await expect(sql.text()).toMatchFileSnapshot('./repo.sql');
 });

@@ -44,7 +44,12 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
       return rows.map((row) => row.key_hash);
     },
 
-    get: (id: string) => db.selectFrom('api_keys').select([...API_KEY_COLUMNS, 'key_hash']).where('id', '=', id).executeTakeFirst(),
+    get: (id: string) =>
+      db
+        .selectFrom('api_keys')
+        .select([...API_KEY_COLUMNS, 'key_hash'])
+        .where('id', '=', id)
+        .executeTakeFirst(),
 
     /** A usable key by its hash: active, unexpired, and not owned by a deleted or banned user. */
     findUsable: (keyHash: string) =>
@@ -66,32 +71,60 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
         .executeTakeFirst(),
 
     findByHash: (keyHash: string) =>
-      db.selectFrom('api_keys').select(['id', 'is_system', 'is_active', 'expires_at']).where('key_hash', '=', keyHash).executeTakeFirst(),
+      db
+        .selectFrom('api_keys')
+        .select(['id', 'is_system', 'is_active', 'expires_at'])
+        .where('key_hash', '=', keyHash)
+        .executeTakeFirst(),
 
     insert: (
-      key: { key_hash: string; key_prefix: string; name: string; description: string | null; scopes: string[]; is_system: boolean; user_id: string | null; expires_at: Date | null },
+      key: {
+        key_hash: string;
+        key_prefix: string;
+        name: string;
+        description: string | null;
+        scopes: string[];
+        is_system: boolean;
+        user_id: string | null;
+        expires_at: Date | null;
+      },
       executor: Kysely<Schema> = db,
-    ) =>
-      executor.insertInto('api_keys').values(key).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
+    ) => executor.insertInto('api_keys').values(key).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
 
     update: (id: string, changes: ApiKeyChanges) =>
-      db.updateTable('api_keys').set({ ...changes, updated_at: clock.now() }).where('id', '=', id).returning(API_KEY_COLUMNS).executeTakeFirstOrThrow(),
+      db
+        .updateTable('api_keys')
+        .set({ ...changes, updated_at: clock.now() })
+        .where('id', '=', id)
+        .returning(API_KEY_COLUMNS)
+        .executeTakeFirstOrThrow(),
 
-    delete: (id: string, executor: Kysely<Schema> = db) => executor.deleteFrom('api_keys').where('id', '=', id).execute(),
+    delete: (id: string, executor: Kysely<Schema> = db) =>
+      executor.deleteFrom('api_keys').where('id', '=', id).execute(),
 
     /**
      * Before the user's removal: their system keys pass to the installation (no owner), their other
      * keys are deleted; returns the deleted keys' hashes.
      */
     async removeAllOfUser(userId: string, trx: Kysely<Schema>): Promise<string[]> {
-      await trx.updateTable('api_keys').set({ user_id: null, updated_at: clock.now() }).where('user_id', '=', userId).where('is_system', '=', true).execute();
+      await trx
+        .updateTable('api_keys')
+        .set({ user_id: null, updated_at: clock.now() })
+        .where('user_id', '=', userId)
+        .where('is_system', '=', true)
+        .execute();
       const rows = await trx.deleteFrom('api_keys').where('user_id', '=', userId).returning('key_hash').execute();
       return rows.map((row) => row.key_hash);
     },
 
     /** Deletes the user's keys but system keys (which only a super admin's change ends); their hashes. */
     async deleteOwnedBy(userId: string, trx: Kysely<Schema>): Promise<string[]> {
-      const rows = await trx.deleteFrom('api_keys').where('user_id', '=', userId).where('is_system', '=', false).returning('key_hash').execute();
+      const rows = await trx
+        .deleteFrom('api_keys')
+        .where('user_id', '=', userId)
+        .where('is_system', '=', false)
+        .returning('key_hash')
+        .execute();
       return rows.map((row) => row.key_hash);
     },
 

@@ -62,7 +62,8 @@ export function createApiKeysService(deps: Deps) {
    */
   async function mutableKey(caller: Caller, id: string, action: string) {
     const key = await visibleKey(caller, id);
-    if (key.is_system && !caller.isSuperAdmin) throw ApiKeyErrors.system_key_super_admin_only(`Only super admins may ${action} system keys`);
+    if (key.is_system && !caller.isSuperAdmin)
+      throw ApiKeyErrors.system_key_super_admin_only(`Only super admins may ${action} system keys`);
     await assertKeyWithin(caller, key);
     return key;
   }
@@ -71,7 +72,10 @@ export function createApiKeysService(deps: Deps) {
    * The caller must hold everything the key can do: its scopes, and what its roles give it as far as
    * its owner holds that (a key never exceeds its owner), so a sibling key cannot obtain a key a role widened.
    */
-  async function assertKeyWithin(caller: Caller, key: { id: string; scopes: string[]; is_system: boolean; user_id: string | null }) {
+  async function assertKeyWithin(
+    caller: Caller,
+    key: { id: string; scopes: string[]; is_system: boolean; user_id: string | null },
+  ) {
     if (caller.isSuperAdmin) return;
     let fromRoles = (await deps.access.accessOfApiKey(key.id, [])).permissions;
     if (fromRoles.length > 0 && key.user_id && !key.is_system) {
@@ -85,7 +89,8 @@ export function createApiKeysService(deps: Deps) {
   async function checkedOwner(caller: Caller, userId: string): Promise<string> {
     if (!caller.isSuperAdmin) throw ApiKeyErrors.owner_super_admin_only();
     if (!(await deps.users.exists(userId))) throw ApiKeyErrors.unknown_owner();
-    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE))) throw ApiKeyErrors.owner_not_developer(`The user_id owner must hold ${DEVELOPER_ROLE}`);
+    if (!(await deps.access.userHoldsRole(userId, DEVELOPER_ROLE)))
+      throw ApiKeyErrors.owner_not_developer(`The user_id owner must hold ${DEVELOPER_ROLE}`);
     return userId;
   }
 
@@ -110,7 +115,9 @@ export function createApiKeysService(deps: Deps) {
     async lookup(keyHash: string): Promise<Caller | null> {
       const key = await repo.findUsable(keyHash);
       if (!key || !sameSecret(key.key_hash, keyHash)) return null;
-      const access = key.is_system ? { roles: [], permissions: ['*:*'] } : await deps.access.accessOfApiKey(key.id, key.scopes);
+      const access = key.is_system
+        ? { roles: [], permissions: ['*:*'] }
+        : await deps.access.accessOfApiKey(key.id, key.scopes);
       const owner = key.user_id && !key.is_system ? await deps.access.accessOfUser(key.user_id) : null;
       return {
         kind: 'api_key',
@@ -142,7 +149,8 @@ export function createApiKeysService(deps: Deps) {
       return key && { is_system: key.is_system, user_id: key.user_id };
     },
 
-    list: (caller: Caller) => (caller.isSuperAdmin ? repo.list() : caller.userId ? repo.list(caller.userId) : Promise.resolve([])),
+    list: (caller: Caller) =>
+      caller.isSuperAdmin ? repo.list() : caller.userId ? repo.list(caller.userId) : Promise.resolve([]),
 
     get: (caller: Caller, id: string) => visibleKey(caller, id),
 
@@ -182,8 +190,17 @@ export function createApiKeysService(deps: Deps) {
         );
         return inserted;
       });
-      if (created.user_id) await deps.events.emit('user.security_changed', { userId: created.user_id, kind: 'api_key_created', name: created.name });
-      return { ...created, key, ...(created.scopes.length === 0 && !created.is_system ? { message: NO_SCOPES_MESSAGE } : {}) };
+      if (created.user_id)
+        await deps.events.emit('user.security_changed', {
+          userId: created.user_id,
+          kind: 'api_key_created',
+          name: created.name,
+        });
+      return {
+        ...created,
+        key,
+        ...(created.scopes.length === 0 && !created.is_system ? { message: NO_SCOPES_MESSAGE } : {}),
+      };
     },
 
     async update(caller: Caller, id: string, input: ApiKeyInput) {
@@ -210,7 +227,14 @@ export function createApiKeysService(deps: Deps) {
         await repo.delete(id, trx);
         await deps.audit.record(
           request,
-          { eventType: 'api_key_revoked', userId: existing.user_id, actorId: caller.userId, resourceType: 'api_key', resourceId: id, metadata: { name: existing.name } },
+          {
+            eventType: 'api_key_revoked',
+            userId: existing.user_id,
+            actorId: caller.userId,
+            resourceType: 'api_key',
+            resourceId: id,
+            metadata: { name: existing.name },
+          },
           trx,
         );
       });
@@ -239,21 +263,33 @@ export function createApiKeysService(deps: Deps) {
      * Deactivates the user's keys (system keys excepted) in the caller's transaction; `onCommit` receives
      * the work that drops them from the credential cache once it has committed.
      */
-    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+    async revokeAllOfUser(
+      userId: string,
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+    ): Promise<number> {
       const hashes = await repo.deactivateAllOfUser(userId, trx);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;
     },
 
     /** A new password that asked for it (`user.passkeys_and_keys_removing`): the user's keys go, system keys stay; cached ones are dropped after the commit. */
-    async removeOwnedBy(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+    async removeOwnedBy(
+      userId: string,
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+    ): Promise<number> {
       const hashes = await repo.deleteOwnedBy(userId, trx);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;
     },
 
     /** For the removal of a user: system keys lose their owner, the others are deleted (`user.purging`). */
-    async removeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+    async removeAllOfUser(
+      userId: string,
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+    ): Promise<number> {
       const hashes = await repo.removeAllOfUser(userId, trx);
       if (hashes.length) onCommit(() => deps.credentials.invalidate(hashes));
       return hashes.length;

@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import {
+  adminIdOf,
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  UNKNOWN_ID,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { socketAs } from '../../../test/ws-client.js';
-
 
 let t: TestApp;
 let admin: string;
@@ -22,7 +34,8 @@ beforeAll(async () => {
 
 const call = (method: 'GET' | 'POST' | 'DELETE', url: string, token: string, payload?: object) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
-const ban = (userId: string, payload: object = {}, token = admin) => call('POST', `/v1/users/${userId}/ban`, token, payload);
+const ban = (userId: string, payload: object = {}, token = admin) =>
+  call('POST', `/v1/users/${userId}/ban`, token, payload);
 const signIn = (user: { username: string; password: string }, password = user.password) =>
   t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password } });
 const me = (token: string) => call('GET', '/v1/users/me', token);
@@ -68,13 +81,24 @@ describe('POST /v1/users/{id}/ban', () => {
 
     const status = await call('GET', `/v1/users/${user.id}/ban`, admin);
     expect(status.json()).toEqual({ is_banned: true, active_ban: response.json().data });
-    const events = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', 'in', ['user_banned', 'login_failed']).orderBy('created_at').execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', 'in', ['user_banned', 'login_failed'])
+      .orderBy('created_at')
+      .execute();
     expect(events.map((e) => [e.event_type, e.status, e.error_message])).toEqual([
       ['user_banned', 'success', null],
       ['login_failed', 'failure', 'banned'],
       ['login_failed', 'failure', 'wrong password'],
     ]);
-    expect(events[0]).toMatchObject({ actor_id: adminId, resource_type: 'ban', resource_id: response.json().data.id, metadata: { reason: 'spam', expires_at: null, sessions_revoked: 1 } });
+    expect(events[0]).toMatchObject({
+      actor_id: adminId,
+      resource_type: 'ban',
+      resource_id: response.json().data.id,
+      metadata: { reason: 'spam', expires_at: null, sessions_revoked: 1 },
+    });
   });
 
   it('with duration_seconds ends by itself: no sign-in until then, everything works after', async () => {
@@ -82,10 +106,17 @@ describe('POST /v1/users/{id}/ban', () => {
     const response = await ban(user.id, { duration_seconds: 3600 });
     const end = new Date(t.clock.nowMs() + 3_600_000).toISOString();
     expect(response.json().data).toMatchObject({ reason: null, expires_at: end, is_permanent: false });
-    expect((await signIn(user)).json()).toEqual({ error: 'Forbidden', message: `This account is banned until ${end}`, code: 'auth.banned' });
+    expect((await signIn(user)).json()).toEqual({
+      error: 'Forbidden',
+      message: `This account is banned until ${end}`,
+      code: 'auth.banned',
+    });
 
     t.clock.advance(3_600_001);
-    expect((await call('GET', `/v1/users/${user.id}/ban`, admin)).json()).toEqual({ is_banned: false, active_ban: null });
+    expect((await call('GET', `/v1/users/${user.id}/ban`, admin)).json()).toEqual({
+      is_banned: false,
+      active_ban: null,
+    });
     expect((await call('GET', '/v1/gps', user.key)).statusCode).toBe(200);
     const session = await signIn(user);
     expect(session.statusCode).toBe(200);
@@ -109,11 +140,19 @@ describe('POST /v1/users/{id}/ban', () => {
 
   it('refuses banning yourself, a banned user again, an unknown user and a bad duration', async () => {
     const user = await createUser(t.app);
-    expect((await ban(adminId)).json()).toEqual({ error: 'BadRequest', message: 'You cannot ban yourself', code: 'ban.self' });
+    expect((await ban(adminId)).json()).toEqual({
+      error: 'BadRequest',
+      message: 'You cannot ban yourself',
+      code: 'ban.self',
+    });
     expect((await ban(user.id)).statusCode).toBe(200);
     const again = await ban(user.id, { duration_seconds: 10 });
     expect({ status: again.statusCode, code: again.json().code }).toEqual({ status: 409, code: 'ban.already_banned' });
-    expect((await ban(UNKNOWN_ID)).json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'ban.user_not_found' });
+    expect((await ban(UNKNOWN_ID)).json()).toEqual({
+      error: 'NotFound',
+      message: 'User not found',
+      code: 'ban.user_not_found',
+    });
     for (const duration_seconds of [0, -5, 1.5, 'long']) {
       const bad = await ban(user.id, { duration_seconds });
       expect(bad.statusCode).toBe(400);
@@ -124,7 +163,11 @@ describe('POST /v1/users/{id}/ban', () => {
   it('refuses banning yourself however your id is spelled (upper case names the same user)', async () => {
     const banners = await createRoleWith(t.app, 'Self Banners', ['users:ban']);
     const user = await createUser(t.app, ['role_user', banners]);
-    expect((await ban(user.id.toUpperCase(), {}, user.token)).json()).toEqual({ error: 'BadRequest', message: 'You cannot ban yourself', code: 'ban.self' });
+    expect((await ban(user.id.toUpperCase(), {}, user.token)).json()).toEqual({
+      error: 'BadRequest',
+      message: 'You cannot ban yourself',
+      code: 'ban.self',
+    });
     expect((await me(user.token)).statusCode).toBe(200);
   });
 
@@ -162,7 +205,10 @@ describe('DELETE /v1/users/{id}/ban and GET /v1/users/{id}/bans', () => {
     expect((await call('GET', '/v1/gps', user.key)).statusCode).toBe(401);
 
     const lifted = await call('DELETE', `/v1/users/${user.id}/ban`, admin);
-    expect({ status: lifted.statusCode, body: lifted.json() }).toEqual({ status: 200, body: { success: true, message: 'User unbanned' } });
+    expect({ status: lifted.statusCode, body: lifted.json() }).toEqual({
+      status: 200,
+      body: { success: true, message: 'User unbanned' },
+    });
     expect((await call('GET', '/v1/gps', user.key)).statusCode).toBe(200);
     expect((await signIn(user)).statusCode).toBe(200);
 
@@ -178,17 +224,27 @@ describe('DELETE /v1/users/{id}/ban and GET /v1/users/{id}/bans', () => {
       status: 404,
       body: { error: 'NotFound', message: 'The user is not banned', code: 'ban.not_banned' },
     });
-    const audited = await t.database.db.selectFrom('audit_events').select(['actor_id', 'resource_id']).where('event_type', '=', 'user_unbanned').where('user_id', '=', user.id).execute();
+    const audited = await t.database.db
+      .selectFrom('audit_events')
+      .select(['actor_id', 'resource_id'])
+      .where('event_type', '=', 'user_unbanned')
+      .where('user_id', '=', user.id)
+      .execute();
     expect(audited).toEqual([{ actor_id: adminId, resource_id: second.id }]);
   });
 
   it('shows a user their own ban status; the history needs users:read', async () => {
     const user = await createUser(t.app);
-    expect((await call('GET', `/v1/users/${user.id}/ban`, user.token)).json()).toEqual({ is_banned: false, active_ban: null });
+    expect((await call('GET', `/v1/users/${user.id}/ban`, user.token)).json()).toEqual({
+      is_banned: false,
+      active_ban: null,
+    });
     const other = await createUser(t.app);
     expect((await call('GET', `/v1/users/${other.id}/ban`, user.token)).statusCode).toBe(403);
     expect((await call('GET', `/v1/users/${user.id}/bans`, user.token)).statusCode).toBe(403);
-    expect((await call('GET', `/v1/users/${UNKNOWN_ID}/bans`, admin)).json()).toMatchObject({ code: 'ban.user_not_found' });
+    expect((await call('GET', `/v1/users/${UNKNOWN_ID}/bans`, admin)).json()).toMatchObject({
+      code: 'ban.user_not_found',
+    });
   });
 
   it('is_banned of the flat user shape follows the ban', async () => {

@@ -22,7 +22,16 @@ export function createBansRepo(db: Kysely<Schema>) {
       return row && shown(row);
     },
 
-    async insert(ban: { user_id: string; reason: string | null; banned_by: string | null; banned_at: Date; expires_at: Date | null }, trx: Kysely<Schema>) {
+    async insert(
+      ban: {
+        user_id: string;
+        reason: string | null;
+        banned_by: string | null;
+        banned_at: Date;
+        expires_at: Date | null;
+      },
+      trx: Kysely<Schema>,
+    ) {
       return shown(await trx.insertInto('user_bans').values(ban).returning(BAN_COLUMNS).executeTakeFirstOrThrow());
     },
 

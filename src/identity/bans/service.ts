@@ -73,16 +73,39 @@ export function createBansService(deps: Deps) {
         const now = clock.now();
         if (await repo.inForce(userId, now, trx)) throw BanErrors.already_banned();
         const expiresAt = input.duration_seconds ? new Date(now.getTime() + input.duration_seconds * 1000) : null;
-        const created = await repo.insert({ user_id: userId, reason: input.reason ?? null, banned_by: caller.userId, banned_at: now, expires_at: expiresAt }, trx);
-        const revoked = await deps.events.emit('user.banning', { userId, reason: created.reason, expiresAt, trx, onCommit });
-        await deps.audit.record(request, {
-          eventType: 'user_banned',
+        const created = await repo.insert(
+          {
+            user_id: userId,
+            reason: input.reason ?? null,
+            banned_by: caller.userId,
+            banned_at: now,
+            expires_at: expiresAt,
+          },
+          trx,
+        );
+        const revoked = await deps.events.emit('user.banning', {
           userId,
-          actorId: caller.userId,
-          resourceType: 'ban',
-          resourceId: created.id,
-          metadata: { reason: created.reason, expires_at: expiresAt?.toISOString() ?? null, sessions_revoked: revoked.sessions_revoked ?? 0 },
-        }, trx);
+          reason: created.reason,
+          expiresAt,
+          trx,
+          onCommit,
+        });
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'user_banned',
+            userId,
+            actorId: caller.userId,
+            resourceType: 'ban',
+            resourceId: created.id,
+            metadata: {
+              reason: created.reason,
+              expires_at: expiresAt?.toISOString() ?? null,
+              sessions_revoked: revoked.sessions_revoked ?? 0,
+            },
+          },
+          trx,
+        );
         return created;
       });
       await committed();
@@ -97,7 +120,11 @@ export function createBansService(deps: Deps) {
         if (!(await deps.users.lockById(userId, trx))) throw BanErrors.user_not_found();
         const lifted = await repo.lift(userId, { unbanned_by: caller.userId, unbanned_at: clock.now() }, trx);
         if (!lifted) throw BanErrors.not_banned();
-        await deps.audit.record(request, { eventType: 'user_unbanned', userId, actorId: caller.userId, resourceType: 'ban', resourceId: lifted }, trx);
+        await deps.audit.record(
+          request,
+          { eventType: 'user_unbanned', userId, actorId: caller.userId, resourceType: 'ban', resourceId: lifted },
+          trx,
+        );
       });
       await deps.events.emit('user.unbanned', { userId });
     },

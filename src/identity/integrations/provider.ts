@@ -30,8 +30,16 @@ export const TWITCH: PlatformInfo = {
   icon_url: null,
   features: ['profile', 'followers', 'subscribers', 'live_status', 'stream_bot'],
   scopes: [
-    { name: 'channel:read:subscriptions', description: "Read the channel's subscriptions (the subscriber count of the stats)", required: true },
-    { name: 'moderator:read:followers', description: 'Read the list of followers (the follower count needs no scope)', required: false },
+    {
+      name: 'channel:read:subscriptions',
+      description: "Read the channel's subscriptions (the subscriber count of the stats)",
+      required: true,
+    },
+    {
+      name: 'moderator:read:followers',
+      description: 'Read the list of followers (the follower count needs no scope)',
+      required: false,
+    },
     { name: 'user:read:chat', description: 'Read the chat of your channel as you (stream bot)', required: false },
     { name: 'user:write:chat', description: 'Send chat messages as you (stream bot)', required: false },
     { name: 'channel:manage:broadcast', description: 'Change the stream title and category', required: false },
@@ -69,9 +77,11 @@ export class TokenRejected extends Error {}
 export class GrantRejected extends Error {}
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
-const count = (value: unknown) => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null);
+const count = (value: unknown) =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
 
 /**
  * Twitch's OAuth endpoints and the Helix calls the integrations need. Failures become the module's 502
@@ -114,14 +124,25 @@ export function createTwitchClient(options: TwitchOptions, log: FastifyBaseLogge
     });
     if (status !== 200 || !isObject(body) || !text(body.access_token)) return { status, tokens: null };
     // Twitch sends the granted scopes as an array; other OAuth servers as one space-separated string.
-    const scope = Array.isArray(body.scope) ? body.scope.filter((s): s is string => typeof s === 'string') : (text(body.scope)?.split(' ') ?? []);
+    const scope = Array.isArray(body.scope)
+      ? body.scope.filter((s): s is string => typeof s === 'string')
+      : (text(body.scope)?.split(' ') ?? []);
     return {
       status,
-      tokens: { accessToken: body.access_token as string, refreshToken: text(body.refresh_token), expiresInSecs: count(body.expires_in), scopes: scope },
+      tokens: {
+        accessToken: body.access_token as string,
+        refreshToken: text(body.refresh_token),
+        expiresInSecs: count(body.expires_in),
+        scopes: scope,
+      },
     };
   }
 
-  async function helix(path: string, accessToken: string, query: Record<string, string>): Promise<{ status: number; body: unknown }> {
+  async function helix(
+    path: string,
+    accessToken: string,
+    query: Record<string, string>,
+  ): Promise<{ status: number; body: unknown }> {
     const url = new URL(`${options.apiUrl}/${path}`);
     for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
     const answer = await send(`GET /${path}`, url.href, {
@@ -154,7 +175,11 @@ export function createTwitchClient(options: TwitchOptions, log: FastifyBaseLogge
 
     /** The authorization code for tokens; `redirectUri` must be the one the authorization used. */
     async exchangeCode(code: string, redirectUri: string): Promise<TokenSet> {
-      const { status, tokens } = await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri });
+      const { status, tokens } = await tokenRequest({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+      });
       return tokens ?? refused('POST /token authorization_code', status);
     },
 
@@ -179,7 +204,12 @@ export function createTwitchClient(options: TwitchOptions, log: FastifyBaseLogge
       const user = Array.isArray(data) ? (data[0] as unknown) : undefined;
       if (!isObject(user) || !text(user.id) || !text(user.login)) refused('GET /users', 200);
       const login = user.login as string;
-      return { id: user.id as string, login, displayName: text(user.display_name) ?? login, profileImageUrl: text(user.profile_image_url) };
+      return {
+        id: user.id as string,
+        login,
+        displayName: text(user.display_name) ?? login,
+        profileImageUrl: text(user.profile_image_url),
+      };
     },
 
     /** Follower and subscriber counts and the live stream, in parallel. */
@@ -187,15 +217,20 @@ export function createTwitchClient(options: TwitchOptions, log: FastifyBaseLogge
       const [followers, subscriptions, streams] = await Promise.all([
         helix('channels/followers', accessToken, { broadcaster_id: broadcasterId, first: '1' }),
         // Without the scope Twitch answers 401, which would read as an expired token: not asked at all.
-        withSubscriptions ? helix('subscriptions', accessToken, { broadcaster_id: broadcasterId, first: '1' }) : undefined,
+        withSubscriptions
+          ? helix('subscriptions', accessToken, { broadcaster_id: broadcasterId, first: '1' })
+          : undefined,
         helix('streams', accessToken, { user_id: broadcasterId, type: 'live' }),
       ]);
       const followerCount = count(okBody('GET /channels/followers', followers).total);
       if (followerCount === null) refused('GET /channels/followers', 200);
       // A channel without a subscription programme (not affiliate or partner) is refused with a 4xx: no count.
-      const subscriberCount = subscriptions?.status === 200 && isObject(subscriptions.body) ? count(subscriptions.body.total) : null;
+      const subscriberCount =
+        subscriptions?.status === 200 && isObject(subscriptions.body) ? count(subscriptions.body.total) : null;
       const streamData = okBody('GET /streams', streams).data;
-      const stream = Array.isArray(streamData) ? (streamData as unknown[]).find((s) => isObject(s) && s.type === 'live') : undefined;
+      const stream = Array.isArray(streamData)
+        ? (streamData as unknown[]).find((s) => isObject(s) && s.type === 'live')
+        : undefined;
       const live = isObject(stream) ? stream : null;
       return {
         followers: followerCount,

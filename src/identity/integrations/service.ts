@@ -11,8 +11,15 @@ import type { DurableStore, KeyValueStore } from '../../platform/kv/index.js';
 import type { SecretBox } from '../../platform/secret-box.js';
 import { IntegrationErrors } from './errors.js';
 import {
-  createTwitchClient, GrantRejected, TokenRejected, TWITCH,
-  type PlatformInfo, type Profile, type TokenSet, type TwitchClient, type TwitchOptions,
+  createTwitchClient,
+  GrantRejected,
+  TokenRejected,
+  TWITCH,
+  type PlatformInfo,
+  type Profile,
+  type TokenSet,
+  type TwitchClient,
+  type TwitchOptions,
 } from './provider.js';
 import { createIntegrationsRepo, FORGOTTEN, type IntegrationRow } from './repo.js';
 import type { CallbackQuery, ConnectInput } from './schemas.js';
@@ -71,7 +78,11 @@ interface State {
 
 const isState = (value: unknown): value is State => {
   const s = value as Partial<State> | null;
-  return s?.t === STATE_KIND && [s.n, s.u, s.p, s.r, s.c].every((part) => typeof part === 'string') && typeof s.e === 'number';
+  return (
+    s?.t === STATE_KIND &&
+    [s.n, s.u, s.p, s.r, s.c].every((part) => typeof part === 'string') &&
+    typeof s.e === 'number'
+  );
 };
 
 /**
@@ -85,10 +96,13 @@ export function checkedRedirectUri(value: string, allowedOrigins: string[] = [])
   } catch {
     throw IntegrationErrors.invalid_redirect_uri('redirect_uri is not an absolute URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw IntegrationErrors.invalid_redirect_uri('redirect_uri must use http or https');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw IntegrationErrors.invalid_redirect_uri('redirect_uri must use http or https');
   if (url.username || url.password || value.includes('#')) throw IntegrationErrors.invalid_redirect_uri();
   if (allowedOrigins.length > 0 && !allowedOrigins.includes(url.origin)) {
-    throw IntegrationErrors.invalid_redirect_uri(`redirect_uri must be on one of: ${allowedOrigins.join(', ')} (PUBLIC_URL, CORS_ORIGINS)`);
+    throw IntegrationErrors.invalid_redirect_uri(
+      `redirect_uri must be on one of: ${allowedOrigins.join(', ')} (PUBLIC_URL, CORS_ORIGINS)`,
+    );
   }
   return url.href;
 }
@@ -112,7 +126,10 @@ export function createIntegrationsService(deps: Deps) {
 
   function clientOf(slug: string): TwitchClient {
     const client = clients.get(slug);
-    if (!client) throw IntegrationErrors.platform_not_configured(`${platformOf(slug).name} integrations are not enabled on this server`);
+    if (!client)
+      throw IntegrationErrors.platform_not_configured(
+        `${platformOf(slug).name} integrations are not enabled on this server`,
+      );
     return client;
   }
 
@@ -142,7 +159,13 @@ export function createIntegrationsService(deps: Deps) {
   /** Sealed with the secret box: authenticated (nobody can forge or alter one) and unreadable to the platform. */
   function issueState(userId: string, platform: string, redirectUri: string, callbackUrl: string): string {
     const state: State = {
-      t: STATE_KIND, n: randomBytes(16).toString('base64url'), u: userId, p: platform, r: redirectUri, c: callbackUrl, e: deps.clock.nowMs() + STATE_TTL_MS,
+      t: STATE_KIND,
+      n: randomBytes(16).toString('base64url'),
+      u: userId,
+      p: platform,
+      r: redirectUri,
+      c: callbackUrl,
+      e: deps.clock.nowMs() + STATE_TTL_MS,
     };
     return deps.secretBox.seal(JSON.stringify(state));
   }
@@ -168,9 +191,13 @@ export function createIntegrationsService(deps: Deps) {
   function scopesFor(platform: PlatformInfo, requested: string[]): string[] {
     const unknown = requested.find((name) => !platform.scopes.some((scope) => scope.name === name));
     if (unknown !== undefined) {
-      throw IntegrationErrors.unknown_scope(`Scope "${quoted(unknown)}" is not offered for ${platform.name}; see GET /v1/integrations/platform/${platform.slug}/scopes`);
+      throw IntegrationErrors.unknown_scope(
+        `Scope "${quoted(unknown)}" is not offered for ${platform.name}; see GET /v1/integrations/platform/${platform.slug}/scopes`,
+      );
     }
-    return platform.scopes.filter((scope) => scope.required || requested.includes(scope.name)).map((scope) => scope.name);
+    return platform.scopes
+      .filter((scope) => scope.required || requested.includes(scope.name))
+      .map((scope) => scope.name);
   }
 
   const sealedTokens = (tokens: TokenSet, now: Date) => ({
@@ -183,14 +210,32 @@ export function createIntegrationsService(deps: Deps) {
     const now = deps.clock.now();
     return deps.db.transaction().execute(async (trx) => {
       const existed = await repo.exists(userId, platform, trx);
-      const row = await repo.upsert({
-        user_id: userId, platform_slug: platform, platform_user_id: profile.id, username: profile.login, display_name: profile.displayName,
-        profile_image_url: profile.profileImageUrl, scopes: tokens.scopes, ...sealedTokens(tokens, now), connected_at: now,
-      }, trx);
-      await deps.audit.record(request, {
-        eventType: existed ? 'account_reconnected' : 'account_linked', userId, actorId: userId, resourceType: 'integration', resourceId: row.id,
-        metadata: { platform, platform_user_id: profile.id, username: profile.login },
-      }, trx);
+      const row = await repo.upsert(
+        {
+          user_id: userId,
+          platform_slug: platform,
+          platform_user_id: profile.id,
+          username: profile.login,
+          display_name: profile.displayName,
+          profile_image_url: profile.profileImageUrl,
+          scopes: tokens.scopes,
+          ...sealedTokens(tokens, now),
+          connected_at: now,
+        },
+        trx,
+      );
+      await deps.audit.record(
+        request,
+        {
+          eventType: existed ? 'account_reconnected' : 'account_linked',
+          userId,
+          actorId: userId,
+          resourceType: 'integration',
+          resourceId: row.id,
+          metadata: { platform, platform_user_id: profile.id, username: profile.login },
+        },
+        trx,
+      );
       return row;
     });
   }
@@ -258,16 +303,27 @@ export function createIntegrationsService(deps: Deps) {
     const now = deps.clock.now();
     const sealed = sealedTokens(tokens, now);
     // A refresh answer without a refresh token leaves the current one in force.
-    await repo.updateTokens(row.id, { ...sealed, refresh_token_sealed: sealed.refresh_token_sealed ?? row.refresh_token_sealed, last_refreshed_at: now }, now);
+    await repo.updateTokens(
+      row.id,
+      {
+        ...sealed,
+        refresh_token_sealed: sealed.refresh_token_sealed ?? row.refresh_token_sealed,
+        last_refreshed_at: now,
+      },
+      now,
+    );
     return { accessToken: tokens.accessToken, expiresAt: sealed.token_expires_at };
   }
 
   /** Calls the platform with a good access token: refreshed first when (nearly) expired, or once after a 401. */
   async function withAccessToken<T>(row: OwnedRow, call: (accessToken: string) => Promise<T>): Promise<T> {
     if (!row.is_active) throw IntegrationErrors.reconnect_required();
-    const expired = row.token_expires_at !== null && row.token_expires_at.getTime() - EXPIRY_MARGIN_MS <= deps.clock.nowMs();
+    const expired =
+      row.token_expires_at !== null && row.token_expires_at.getTime() - EXPIRY_MARGIN_MS <= deps.clock.nowMs();
     try {
-      return await call(expired ? (await refreshTokens(row)).accessToken : deps.secretBox.open(row.access_token_sealed));
+      return await call(
+        expired ? (await refreshTokens(row)).accessToken : deps.secretBox.open(row.access_token_sealed),
+      );
     } catch (err) {
       if (!(err instanceof TokenRejected)) throw err;
       // A token refreshed a moment ago and refused all the same: the platform is at fault, not the grant.
@@ -282,7 +338,14 @@ export function createIntegrationsService(deps: Deps) {
 
   return {
     platforms: () => ({
-      platforms: platforms.map(({ slug, name, description, icon_url, features }) => ({ slug, name, description, icon_url, enabled: clients.has(slug), features })),
+      platforms: platforms.map(({ slug, name, description, icon_url, features }) => ({
+        slug,
+        name,
+        description,
+        icon_url,
+        enabled: clients.has(slug),
+        features,
+      })),
     }),
 
     scopes: (slug: string) => ({ platform: slug, scopes: platformOf(slug).scopes }),
@@ -314,12 +377,18 @@ export function createIntegrationsService(deps: Deps) {
       const state = await claimState(query.state, platformSlug);
       const back = (outcome: Record<string, string>) => {
         const url = new URL(state.r);
-        for (const [name, value] of Object.entries({ ...outcome, platform: platformSlug })) url.searchParams.set(name, value);
+        for (const [name, value] of Object.entries({ ...outcome, platform: platformSlug }))
+          url.searchParams.set(name, value);
         return url.href;
       };
       const failed = (code: string) => back({ status: 'error', error: code });
       // The platform's own error text is not passed on: only whether the user said no.
-      if (query.error !== undefined) return failed(query.error === 'access_denied' ? IntegrationErrors.access_denied.code : IntegrationErrors.provider_error.code);
+      if (query.error !== undefined)
+        return failed(
+          query.error === 'access_denied'
+            ? IntegrationErrors.access_denied.code
+            : IntegrationErrors.provider_error.code,
+        );
       if (!query.code) return failed(IntegrationErrors.provider_error.code);
       try {
         const client = clientOf(platformSlug);
@@ -343,7 +412,9 @@ export function createIntegrationsService(deps: Deps) {
       const row = await owned(userId, id);
       const client = clientOf(row.platform_slug);
       const withSubscriptions = row.scopes.includes('channel:read:subscriptions');
-      const channel = await withAccessToken(row, (token) => client.channel(token, row.platform_user_id, withSubscriptions));
+      const channel = await withAccessToken(row, (token) =>
+        client.channel(token, row.platform_user_id, withSubscriptions),
+      );
       return {
         success: true,
         stats: {
@@ -377,10 +448,18 @@ export function createIntegrationsService(deps: Deps) {
       }
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
-        await deps.audit.record(request, {
-          eventType: 'account_unlinked', userId, actorId: userId, resourceType: 'integration', resourceId: id,
-          metadata: { platform: row.platform_slug, platform_user_id: row.platform_user_id, username: row.username },
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'account_unlinked',
+            userId,
+            actorId: userId,
+            resourceType: 'integration',
+            resourceId: id,
+            metadata: { platform: row.platform_slug, platform_user_id: row.platform_user_id, username: row.username },
+          },
+          trx,
+        );
       });
       return { success: true, message: `Disconnected from ${view(row).platform_name}` };
     },

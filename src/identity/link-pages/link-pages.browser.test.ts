@@ -16,11 +16,16 @@ beforeAll(async () => {
   ({ t, smtp } = await buildMailingTestApp({ config: { publicUrl: `http://127.0.0.1:${proxyPort}/waygate` } }));
   await t.app.listen({ host: '127.0.0.1', port: appPort });
   proxy = createServer((incoming, outgoing) => {
-    const path = incoming.url!.startsWith('/waygate/') ? incoming.url!.slice('/waygate'.length) : '/not-under-the-prefix';
-    const upstream = request({ host: '127.0.0.1', port: appPort, path, method: incoming.method, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const path = incoming.url!.startsWith('/waygate/')
+      ? incoming.url!.slice('/waygate'.length)
+      : '/not-under-the-prefix';
+    const upstream = request(
+      { host: '127.0.0.1', port: appPort, path, method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode!, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     incoming.pipe(upstream);
   });
   await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
@@ -44,12 +49,17 @@ async function openLink(link: string): Promise<Page> {
   return page;
 }
 const heading = (page: Page) => page.getByRole('heading', { level: 1 }).textContent();
-const login = (identifier: string, password: string) => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
+const login = (identifier: string, password: string) =>
+  t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
 
 describe('the pages mailed links open, in Chromium', () => {
   it('registration: the link opens a page whose button creates the account; the link then works no more', async () => {
     const email = `page${Date.now()}@example.org`;
-    const registered = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email, username: `page${Date.now()}`, password: 'page password 1' } });
+    const registered = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/register',
+      payload: { email, username: `page${Date.now()}`, password: 'page password 1' },
+    });
     expect(registered.statusCode).toBe(200);
     const link = linkIn(await smtp.waitFor(email));
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/waygate\/verify-email\?token=/);
@@ -61,11 +71,16 @@ describe('the pages mailed links open, in Chromium', () => {
     expect((await login(email, 'page password 1')).statusCode).toBe(401);
     await page.getByRole('button', { name: 'Confirm email address' }).click();
     expect(await heading(page)).toBe('Email address confirmed');
-    expect(await page.getByRole('alert').textContent()).toBe('Email confirmed; your account is ready and you can sign in');
+    expect(await page.getByRole('alert').textContent()).toBe(
+      'Email confirmed; your account is ready and you can sign in',
+    );
     expect((await login(email, 'page password 1')).statusCode).toBe(200);
 
     const again = await openLink(link);
-    const [response] = await Promise.all([again.waitForResponse((r) => r.request().method() === 'POST'), again.getByRole('button', { name: 'Confirm email address' }).click()]);
+    const [response] = await Promise.all([
+      again.waitForResponse((r) => r.request().method() === 'POST'),
+      again.getByRole('button', { name: 'Confirm email address' }).click(),
+    ]);
     expect(response.status()).toBe(400);
     expect(await heading(again)).toBe('This link cannot be used');
     expect(await again.getByRole('alert').textContent()).toBe('Invalid or expired token');
@@ -74,7 +89,9 @@ describe('the pages mailed links open, in Chromium', () => {
   it('password reset: the form refuses two different passwords, then sets the new one and ends every session', async () => {
     const user = await createUser(t.app);
     const email = `${user.username}@example.org`;
-    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } })).statusCode,
+    ).toBe(200);
     const page = await openLink(linkIn(await smtp.waitFor(email, (mail) => /reset/i.test(mail.subject))));
     expect(await heading(page)).toBe('Choose a new password');
 
@@ -104,13 +121,20 @@ describe('the pages mailed links open, in Chromium', () => {
   it('email change: the link sent to the new address confirms it', async () => {
     const user = await createUser(t.app);
     const newEmail = `moved${Date.now()}@example.org`;
-    const requested = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/email/request-change`, headers: bearer(user.token), payload: { email: newEmail } });
+    const requested = await t.app.inject({
+      method: 'POST',
+      url: `/v1/users/${user.id}/email/request-change`,
+      headers: bearer(user.token),
+      payload: { email: newEmail },
+    });
     expect(requested.statusCode).toBe(200);
     const page = await openLink(linkIn(await smtp.waitFor(newEmail)));
     await page.getByRole('button', { name: 'Confirm email address' }).click();
     expect(await heading(page)).toBe('Email address confirmed');
     expect(await page.getByRole('alert').textContent()).toBe('Your new email address is confirmed');
     expect((await login(newEmail, user.password)).statusCode).toBe(200);
-    expect((await t.app.inject({ url: `/v1/users/${user.id}/email/pending`, headers: bearer(user.token) })).json()).toEqual({ pending: false, new_email: null, expires_at: null });
+    expect(
+      (await t.app.inject({ url: `/v1/users/${user.id}/email/pending`, headers: bearer(user.token) })).json(),
+    ).toEqual({ pending: false, new_email: null, expires_at: null });
   });
 });

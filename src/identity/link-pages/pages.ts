@@ -7,18 +7,28 @@ import { errorBox, escapeHtml, page, turnstileWidget } from '../../platform/http
  */
 
 export function verifyEmailPage(input: { token: string; error?: string }): string {
-  return page('Confirm your email address', `
+  return page(
+    'Confirm your email address',
+    `
 <h1>Confirm your email address</h1>${errorBox(input.error)}
 <p>Confirm the address this link was sent to: a new account, a new address for your account, or email sign-in added to it.</p>
 <form method="post" action="verify-email">
 <input type="hidden" name="token" value="${escapeHtml(input.token)}">
 <button type="submit">Confirm email address</button>
-</form>`);
+</form>`,
+  );
 }
 
-export function resetPasswordPage(input: { token: string; error?: string; turnstileSiteKey?: string; revokePasskeysAndKeys?: boolean }): string {
+export function resetPasswordPage(input: {
+  token: string;
+  error?: string;
+  turnstileSiteKey?: string;
+  revokePasskeysAndKeys?: boolean;
+}): string {
   const described = input.error ? ' aria-describedby="password-rule error"' : ' aria-describedby="password-rule"';
-  return page('Choose a new password', `
+  return page(
+    'Choose a new password',
+    `
 <h1>Choose a new password</h1>${errorBox(input.error)}
 <form method="post" action="reset-password">
 <input type="hidden" name="token" value="${escapeHtml(input.token)}">
@@ -31,5 +41,6 @@ export function resetPasswordPage(input: { token: string; error?: string; turnst
 <p class="hint">Do this if someone else may have used your account: a passkey or key they added would still let them in. You can add yours again afterwards.</p>
 ${input.turnstileSiteKey ? turnstileWidget(input.turnstileSiteKey) : ''}
 <button type="submit">Set new password</button>
-</form>`);
+</form>`,
+  );
 }

@@ -35,13 +35,23 @@ const hide = true;
  * services as POST /v1/auth/verify-email and /v1/auth/reset-password/complete. A form post
  * carries no ambient credential (the token in it is the credential), so no origin check is needed.
  */
-export async function linkPageRoutes(fastify: FastifyInstance, { passwordReset, verifyEmail, turnstileSiteKey }: Options): Promise<void> {
+export async function linkPageRoutes(
+  fastify: FastifyInstance,
+  { passwordReset, verifyEmail, turnstileSiteKey }: Options,
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   await app.register(formBody, { bodyLimit: 16 * 1024 });
   const csp = pageCsp(undefined, Boolean(turnstileSiteKey));
   const html = (reply: FastifyReply, status: number, body: string) => sendPage(reply, status, body, csp);
   const incomplete = (reply: FastifyReply) =>
-    html(reply, 400, messagePage('This link is incomplete', 'Open the link from the email again, or copy all of it into the address bar: it ends with ?token= and a long code.'));
+    html(
+      reply,
+      400,
+      messagePage(
+        'This link is incomplete',
+        'Open the link from the email again, or copy all of it into the address bar: it ends with ?token= and a long code.',
+      ),
+    );
 
   /** Runs `step`; an error the service declares becomes `page(its message)` with its status. */
   async function attempt(reply: FastifyReply, step: () => Promise<string>, page: (error: string) => string) {
@@ -55,29 +65,48 @@ export async function linkPageRoutes(fastify: FastifyInstance, { passwordReset, 
   }
 
   app.get(VERIFY_EMAIL_PATH, { schema: { hide, querystring: TokenQuery } }, async (request, reply) =>
-    request.query.token ? html(reply, 200, verifyEmailPage({ token: request.query.token })) : incomplete(reply));
+    request.query.token ? html(reply, 200, verifyEmailPage({ token: request.query.token })) : incomplete(reply),
+  );
 
   app.post(VERIFY_EMAIL_PATH, { schema: { hide, body: VerifyForm } }, async (request, reply) => {
     const { token } = request.body;
     if (!token) return incomplete(reply);
-    return attempt(reply, async () => {
-      const { message } = await verifyEmail(request, token);
-      return messagePage('Email address confirmed', message);
-    }, (error) => messagePage('This link cannot be used', error));
+    return attempt(
+      reply,
+      async () => {
+        const { message } = await verifyEmail(request, token);
+        return messagePage('Email address confirmed', message);
+      },
+      (error) => messagePage('This link cannot be used', error),
+    );
   });
 
   app.get(RESET_PASSWORD_PATH, { schema: { hide, querystring: TokenQuery } }, async (request, reply) =>
-    request.query.token ? html(reply, 200, resetPasswordPage({ token: request.query.token, turnstileSiteKey })) : incomplete(reply));
+    request.query.token
+      ? html(reply, 200, resetPasswordPage({ token: request.query.token, turnstileSiteKey }))
+      : incomplete(reply),
+  );
 
   app.post(RESET_PASSWORD_PATH, { schema: { hide, body: ResetForm } }, async (request, reply) => {
     const { token, new_password, password_again, turnstile_token } = request.body;
     const revoke_passkeys_and_keys = request.body.revoke_passkeys_and_keys === 'true';
     if (!token) return incomplete(reply);
-    const again = (error: string) => resetPasswordPage({ token, error, turnstileSiteKey, revokePasskeysAndKeys: revoke_passkeys_and_keys });
-    if (password_again !== undefined && password_again !== new_password) return html(reply, 400, again('The two passwords differ; type the same one twice.'));
-    return attempt(reply, async () => {
-      await passwordReset.complete(request, { token, new_password, turnstile_token, revoke_passkeys_and_keys });
-      return messagePage('Password changed', revoke_passkeys_and_keys ? `${RESET_DONE_MESSAGE}. Every passkey and API key of the account was removed too` : RESET_DONE_MESSAGE);
-    }, again);
+    const again = (error: string) =>
+      resetPasswordPage({ token, error, turnstileSiteKey, revokePasskeysAndKeys: revoke_passkeys_and_keys });
+    if (password_again !== undefined && password_again !== new_password)
+      return html(reply, 400, again('The two passwords differ; type the same one twice.'));
+    return attempt(
+      reply,
+      async () => {
+        await passwordReset.complete(request, { token, new_password, turnstile_token, revoke_passkeys_and_keys });
+        return messagePage(
+          'Password changed',
+          revoke_passkeys_and_keys
+            ? `${RESET_DONE_MESSAGE}. Every passkey and API key of the account was removed too`
+            : RESET_DONE_MESSAGE,
+        );
+      },
+      again,
+    );
   });
 }

@@ -1,5 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  forbidden,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 describe('platforms', () => {
   let t: TestApp;
@@ -9,15 +18,25 @@ describe('platforms', () => {
   beforeEach(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const discord = await t.database.db.selectFrom('platforms').select('id').where('slug', '=', 'discord').executeTakeFirstOrThrow();
+    const discord = await t.database.db
+      .selectFrom('platforms')
+      .select('id')
+      .where('slug', '=', 'discord')
+      .executeTakeFirstOrThrow();
     discordId = discord.id;
   });
   afterEach(() => t.close());
 
   const get = (url: string, headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, headers });
-  const patch = (url: string, payload: unknown, token = admin) => t.app.inject({ method: 'PATCH', url, payload: payload as object, headers: bearer(token) });
+  const patch = (url: string, payload: unknown, token = admin) =>
+    t.app.inject({ method: 'PATCH', url, payload: payload as object, headers: bearer(token) });
   const settingEvents = () =>
-    t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', 'platform_setting_changed').orderBy('created_at').execute();
+    t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', 'platform_setting_changed')
+      .orderBy('created_at')
+      .execute();
   const platformShape = {
     id: expect.stringMatching(/^[0-9a-f-]{36}$/),
     name: 'Email',
@@ -36,24 +55,44 @@ describe('platforms', () => {
     expect(response.statusCode).toBe(200);
     const body = response.json();
     expect(Object.keys(body)).toEqual(['data']);
-    expect(body.data.map((p: { slug: string }) => p.slug)).toEqual(['apple', 'discord', 'email', 'github', 'google', 'microsoft', 'twitch']);
+    expect(body.data.map((p: { slug: string }) => p.slug)).toEqual([
+      'apple',
+      'discord',
+      'email',
+      'github',
+      'google',
+      'microsoft',
+      'twitch',
+    ]);
     expect(body.data[2]).toEqual(platformShape);
   });
 
   it('ships the common social login providers disabled; sign-in through one works once it is enabled', async () => {
     const body = { email: null, name: 'Ada', oauthProvider: 'google', oauthProviderId: 'g-ada', image: null };
-    const signIn = () => t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: body });
+    const signIn = () =>
+      t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: body });
     expect((await signIn()).json()).toMatchObject({ code: 'oauth_sign_in.provider_disabled' });
     expect((await patch('/v1/platforms/google/enabled', { enabled: true })).statusCode).toBe(200);
     expect((await signIn()).statusCode).toBe(200);
   });
 
   it('adds the platforms OAUTH_PLATFORMS names at start, disabled, and leaves existing ones as they are', async () => {
-    const other = await buildTestApp({ config: { oauthPlatforms: [{ slug: 'gitlab', name: 'GitLab' }, { slug: 'email', name: 'Renamed' }] } });
+    const other = await buildTestApp({
+      config: {
+        oauthPlatforms: [
+          { slug: 'gitlab', name: 'GitLab' },
+          { slug: 'email', name: 'Renamed' },
+        ],
+      },
+    });
     try {
       const gitlab = await other.app.inject({ method: 'GET', url: '/v1/platforms/gitlab' });
       expect(gitlab.json().data).toMatchObject({ name: 'GitLab', slug: 'gitlab', is_oauth: true, enabled: false });
-      expect((await other.app.inject({ method: 'GET', url: '/v1/platforms/email' })).json().data).toMatchObject({ name: 'Email', is_oauth: false, enabled: true });
+      expect((await other.app.inject({ method: 'GET', url: '/v1/platforms/email' })).json().data).toMatchObject({
+        name: 'Email',
+        is_oauth: false,
+        enabled: true,
+      });
     } finally {
       await other.close();
     }
@@ -74,7 +113,10 @@ describe('platforms', () => {
     expect(byId.json().data).toMatchObject({ id: discordId, slug: 'discord', is_oauth: true, enabled: false });
   });
 
-  it.each([['an unknown slug', 'nope'], ['an unknown id', '00000000-0000-4000-8000-000000000000']])('answers 404 for %s', async (_case, key) => {
+  it.each([
+    ['an unknown slug', 'nope'],
+    ['an unknown id', '00000000-0000-4000-8000-000000000000'],
+  ])('answers 404 for %s', async (_case, key) => {
     const response = await get(`/v1/platforms/${key}`);
     expect(response.statusCode).toBe(404);
     expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found', code: 'platform.not_found' });
@@ -82,7 +124,11 @@ describe('platforms', () => {
 
   describe('PATCH enabled', () => {
     it('needs credentials and settings:write', async () => {
-      const anonymous = await t.app.inject({ method: 'PATCH', url: '/v1/platforms/discord/enabled', payload: { enabled: true } });
+      const anonymous = await t.app.inject({
+        method: 'PATCH',
+        url: '/v1/platforms/discord/enabled',
+        payload: { enabled: true },
+      });
       expect(anonymous.statusCode).toBe(401);
       const user = await createUser(t.app);
       const plain = await patch('/v1/platforms/discord/enabled', { enabled: true }, user.token);
@@ -93,7 +139,11 @@ describe('platforms', () => {
     it('rejects a missing or non-boolean enabled with 400 naming the field', async () => {
       const missing = await patch('/v1/platforms/discord/enabled', {});
       expect(missing.statusCode).toBe(400);
-      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'enabled' is required", code: 'request.validation' });
+      expect(missing.json()).toEqual({
+        error: 'BadRequest',
+        message: "Body field 'enabled' is required",
+        code: 'request.validation',
+      });
       const wrong = await patch('/v1/platforms/discord/enabled', { enabled: 'yes' });
       expect(wrong.statusCode).toBe(400);
       expect(wrong.json().message).toBe("Body field 'enabled' must be boolean");
@@ -111,7 +161,10 @@ describe('platforms', () => {
       expect(response.statusCode).toBe(200);
       expect(Object.keys(response.json())).toEqual(['data']);
       expect(response.json().data).toMatchObject({ slug: 'discord', enabled: true });
-      expect((await get('/v1/platforms/enabled')).json().data.map((p: { slug: string }) => p.slug)).toEqual(['discord', 'email']);
+      expect((await get('/v1/platforms/enabled')).json().data.map((p: { slug: string }) => p.slug)).toEqual([
+        'discord',
+        'email',
+      ]);
       const again = await patch('/v1/platforms/discord/enabled', { enabled: true });
       expect(again.statusCode).toBe(200);
       const events = await settingEvents();
@@ -132,21 +185,38 @@ describe('platforms', () => {
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({ success: true, message: 'No changes requested', platform: before.json().data });
       expect(await settingEvents()).toHaveLength(events);
-      const noBody = await t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/settings', headers: bearer(admin) });
+      const noBody = await t.app.inject({
+        method: 'PATCH',
+        url: '/v1/platforms/email/settings',
+        headers: bearer(admin),
+      });
       expect(noBody.statusCode).toBe(200);
       expect(noBody.json()).toMatchObject({ success: true, message: 'No changes requested' });
     });
 
     it('changes only the fields sent and writes one audit event per changed setting', async () => {
-      const admins = await t.database.db.selectFrom('users').select('id').where('username', '=', 'admin').executeTakeFirstOrThrow();
+      const admins = await t.database.db
+        .selectFrom('users')
+        .select('id')
+        .where('username', '=', 'admin')
+        .executeTakeFirstOrThrow();
       expect((await patch('/v1/platforms/discord/enabled', { enabled: true })).statusCode).toBe(200);
       const before = (await settingEvents()).length;
-      const response = await patch('/v1/platforms/discord/settings', { two_factor_required: true, registration_enabled: false, enabled: true });
+      const response = await patch('/v1/platforms/discord/settings', {
+        two_factor_required: true,
+        registration_enabled: false,
+        enabled: true,
+      });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({
         success: true,
         message: 'Platform settings updated: two_factor_required, registration_enabled',
-        platform: expect.objectContaining({ slug: 'discord', enabled: true, two_factor_required: true, registration_enabled: false }),
+        platform: expect.objectContaining({
+          slug: 'discord',
+          enabled: true,
+          two_factor_required: true,
+          registration_enabled: false,
+        }),
       });
       // One transaction: both events carry the same timestamp, so their order is not asserted.
       const events = (await settingEvents()).slice(before);
@@ -173,7 +243,11 @@ describe('platforms', () => {
       for (const body of [{}, { enabled: false }]) {
         const response = await patch('/v1/platforms/nope/settings', body);
         expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message: 'Platform not found', code: 'platform.not_found' });
+        expect(response.json()).toEqual({
+          error: 'NotFound',
+          message: 'Platform not found',
+          code: 'platform.not_found',
+        });
       }
     });
 
@@ -191,7 +265,9 @@ describe('platforms', () => {
 
     it('feeds the lookups other modules use', async () => {
       const { loginProviders: platforms } = t.app.services;
-      expect((await patch('/v1/platforms/discord/settings', { enabled: true, registration_enabled: false })).statusCode).toBe(200);
+      expect(
+        (await patch('/v1/platforms/discord/settings', { enabled: true, registration_enabled: false })).statusCode,
+      ).toBe(200);
       expect(await platforms.isEnabled('discord')).toBe(true);
       expect(await platforms.registrationOpen('discord')).toBe(false);
       expect(await platforms.displayName('discord')).toBe('Discord');
@@ -209,12 +285,21 @@ describe('platforms', () => {
 
   it('a disabled email platform refuses logins through it (401) until it is enabled again', async () => {
     const user = await createUser(t.app);
-    const loginAs = () => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: user.password } });
+    const loginAs = () =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        payload: { identifier: user.username, password: user.password },
+      });
     expect((await patch('/v1/platforms/email/enabled', { enabled: false })).statusCode).toBe(200);
     try {
       const refused = await loginAs();
       expect(refused.statusCode).toBe(401);
-      expect(refused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials', code: 'login.invalid_credentials' });
+      expect(refused.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'Invalid credentials',
+        code: 'login.invalid_credentials',
+      });
       expect(await t.app.services.loginProviders.registrationOpen('email')).toBe(false);
       // Existing sessions keep working: disabling stops new sign-ins only.
       expect((await get(`/v1/users/${user.id}/accounts`, bearer(user.token))).statusCode).toBe(200);

@@ -28,8 +28,11 @@ export function createLoginProvidersRepo(db: Kysely<Schema>) {
     /** A UUID is looked up as the id, anything else as the (lower-case) slug. */
     find(idOrSlug: string, executor: Kysely<Schema> = db) {
       const query = executor.selectFrom('platforms').selectAll();
-      return (UUID_PATTERN.test(idOrSlug) ? query.where('id', '=', idOrSlug.toLowerCase()) : query.where('slug', '=', idOrSlug.toLowerCase()))
-        .executeTakeFirst();
+      return (
+        UUID_PATTERN.test(idOrSlug)
+          ? query.where('id', '=', idOrSlug.toLowerCase())
+          : query.where('slug', '=', idOrSlug.toLowerCase())
+      ).executeTakeFirst();
     },
 
     /** The row, locked for the rest of the transaction so concurrent changes audit the right old values. */

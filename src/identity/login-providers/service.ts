@@ -43,7 +43,9 @@ export function createLoginProvidersService(deps: Deps) {
     const { id } = await get(idOrSlug);
     return deps.db.transaction().execute(async (trx) => {
       const before = await repo.findForUpdate(id, trx);
-      const changed = SETTINGS.filter((setting) => requested[setting] !== undefined && requested[setting] !== before[setting]);
+      const changed = SETTINGS.filter(
+        (setting) => requested[setting] !== undefined && requested[setting] !== before[setting],
+      );
       if (changed.length === 0) return { platform: before, changed };
       const platform = await repo.update(id, Object.fromEntries(changed.map((s) => [s, requested[s]])), trx);
       for (const setting of changed) {
@@ -102,7 +104,9 @@ export function createLoginProvidersService(deps: Deps) {
       const asked = SETTINGS.some((setting) => requested[setting] !== undefined);
       if (!asked) return { success: true, message: 'No changes requested', platform: await get(idOrSlug) };
       const { platform, changed } = await change(request, caller, idOrSlug, requested);
-      const message = changed.length ? `Platform settings updated: ${changed.join(', ')}` : 'Platform settings already as requested';
+      const message = changed.length
+        ? `Platform settings updated: ${changed.join(', ')}`
+        : 'Platform settings already as requested';
       return { success: true, message, platform };
     },
   };

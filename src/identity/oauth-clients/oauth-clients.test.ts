@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  forbidden,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNKNOWN_ID,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 
 let t: TestApp;
@@ -14,11 +25,21 @@ type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 const call = (method: Method, url: string, token: string, payload?: object) =>
   t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
 const register = (token: string, body: object = {}) =>
-  call('POST', '/v1/oauth/clients', token, { name: 'Harbour log', redirect_uris: ['https://harbour.example.org/callback'], ...body });
+  call('POST', '/v1/oauth/clients', token, {
+    name: 'Harbour log',
+    redirect_uris: ['https://harbour.example.org/callback'],
+    ...body,
+  });
 const secretHashOf = async (id: string) =>
-  (await t.database.db.selectFrom('oauth_clients').select('secret_hash').where('id', '=', id).executeTakeFirstOrThrow()).secret_hash;
+  (await t.database.db.selectFrom('oauth_clients').select('secret_hash').where('id', '=', id).executeTakeFirstOrThrow())
+    .secret_hash;
 const eventsOf = (id: string) =>
-  t.database.db.selectFrom('audit_events').select(['event_type', 'metadata']).where('resource_id', '=', id).orderBy('created_at').execute();
+  t.database.db
+    .selectFrom('audit_events')
+    .select(['event_type', 'metadata'])
+    .where('resource_id', '=', id)
+    .orderBy('created_at')
+    .execute();
 
 describe('POST /v1/oauth/clients', () => {
   it('registers a confidential client: the secret is shown once and stored only as its hash', async () => {
@@ -27,17 +48,33 @@ describe('POST /v1/oauth/clients', () => {
     expect(response.statusCode).toBe(201);
     const body = response.json();
     expect(body).toEqual({
-      client: { id: expect.stringMatching(/^[0-9a-f-]{36}$/), name: 'Harbour log', client_type: 'confidential', is_active: true },
+      client: {
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        name: 'Harbour log',
+        client_type: 'confidential',
+        is_active: true,
+      },
       client_secret: expect.stringMatching(/^wgcs_[A-Za-z0-9_-]{43}$/),
     });
     expect(await secretHashOf(body.client.id)).toBe(hashToken(body.client_secret));
 
     const shown = await call('GET', `/v1/oauth/clients/${body.client.id}`, owner.token);
     expect(shown.json()).toEqual({
-      id: body.client.id, name: 'Harbour log', description: 'Logbook', logo_url: null, homepage_url: null, privacy_policy_url: null,
-      terms_of_service_url: null, redirect_uris: ['https://harbour.example.org/callback'], allowed_scopes: ['openid', 'gps:read'],
-      client_type: 'confidential', is_active: true, is_first_party: false, owner_user_id: owner.id,
-      created_at: expect.any(String), updated_at: expect.any(String),
+      id: body.client.id,
+      name: 'Harbour log',
+      description: 'Logbook',
+      logo_url: null,
+      homepage_url: null,
+      privacy_policy_url: null,
+      terms_of_service_url: null,
+      redirect_uris: ['https://harbour.example.org/callback'],
+      allowed_scopes: ['openid', 'gps:read'],
+      client_type: 'confidential',
+      is_active: true,
+      is_first_party: false,
+      owner_user_id: owner.id,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     expect(shown.body).not.toContain('secret');
     expect(await eventsOf(body.client.id)).toEqual([expect.objectContaining({ event_type: 'client_created' })]);
@@ -45,7 +82,10 @@ describe('POST /v1/oauth/clients', () => {
 
   it('registers a public client without a secret, with the default scopes', async () => {
     const owner = await createUser(t.app);
-    const response = await register(owner.token, { client_type: 'public', redirect_uris: ['http://127.0.0.1:8765/cb', 'http://[::1]/cb', 'http://localhost:3000/cb'] });
+    const response = await register(owner.token, {
+      client_type: 'public',
+      redirect_uris: ['http://127.0.0.1:8765/cb', 'http://[::1]/cb', 'http://localhost:3000/cb'],
+    });
     expect(response.json()).toMatchObject({ client: { client_type: 'public' }, client_secret: null });
     const client = (await call('GET', `/v1/oauth/clients/${response.json().client.id}`, owner.token)).json();
     expect(client.allowed_scopes).toEqual(['openid', 'profile', 'email']);
@@ -70,12 +110,18 @@ describe('POST /v1/oauth/clients', () => {
     const uri = `ftp://app.example.org/${'a'.repeat(1900)}`;
     const response = await register(owner.token, { redirect_uris: [uri] });
     expect(response.statusCode).toBe(400);
-    expect(response.json().message).toBe(`redirect_uris: "${uri.slice(0, 64)}… (${uri.length} characters)" must use https (http only on a loopback address)`);
+    expect(response.json().message).toBe(
+      `redirect_uris: "${uri.slice(0, 64)}… (${uri.length} characters)" must use https (http only on a loopback address)`,
+    );
   });
 
   it('rejects a missing name, no redirect URI and a bad homepage with 400 naming the field', async () => {
     const owner = await createUser(t.app);
-    for (const [body, field] of [[{ name: '' }, 'name'], [{ redirect_uris: [] }, 'redirect_uris'], [{ homepage_url: 'javascript:alert(1)' }, 'homepage_url']] as const) {
+    for (const [body, field] of [
+      [{ name: '' }, 'name'],
+      [{ redirect_uris: [] }, 'redirect_uris'],
+      [{ homepage_url: 'javascript:alert(1)' }, 'homepage_url'],
+    ] as const) {
       const response = await register(owner.token, body);
       expect(response.statusCode).toBe(400);
       expect(response.json().message).toContain(field);
@@ -84,10 +130,18 @@ describe('POST /v1/oauth/clients', () => {
 
   it('leaves is_first_party and owner_user_id to super admins; the owner must be a developer', async () => {
     const user = await createUser(t.app);
-    expect((await register(user.token, { is_first_party: true })).json()).toMatchObject({ code: 'oauth_client.first_party_forbidden' });
-    expect((await register(user.token, { owner_user_id: user.id })).json()).toMatchObject({ code: 'oauth_client.owner_super_admin_only' });
-    expect((await register(admin, { owner_user_id: user.id })).json()).toMatchObject({ code: 'oauth_client.owner_not_developer' });
-    expect((await register(admin, { owner_user_id: UNKNOWN_ID })).json()).toMatchObject({ code: 'oauth_client.unknown_owner' });
+    expect((await register(user.token, { is_first_party: true })).json()).toMatchObject({
+      code: 'oauth_client.first_party_forbidden',
+    });
+    expect((await register(user.token, { owner_user_id: user.id })).json()).toMatchObject({
+      code: 'oauth_client.owner_super_admin_only',
+    });
+    expect((await register(admin, { owner_user_id: user.id })).json()).toMatchObject({
+      code: 'oauth_client.owner_not_developer',
+    });
+    expect((await register(admin, { owner_user_id: UNKNOWN_ID })).json()).toMatchObject({
+      code: 'oauth_client.unknown_owner',
+    });
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const created = await register(admin, { owner_user_id: developer.id, is_first_party: true });
     expect(created.statusCode).toBe(201);
@@ -101,15 +155,25 @@ describe('reading, changing and deleting clients', () => {
     const owner = await createUser(t.app);
     const other = await createUser(t.app);
     const id = (await register(owner.token)).json().client.id;
-    expect((await call('GET', '/v1/oauth/clients', owner.token)).json().data.map((c: { id: string }) => c.id)).toEqual([id]);
+    expect((await call('GET', '/v1/oauth/clients', owner.token)).json().data.map((c: { id: string }) => c.id)).toEqual([
+      id,
+    ]);
     expect((await call('GET', '/v1/oauth/clients', other.token)).json()).toEqual({ data: [] });
-    expect((await call('GET', '/v1/oauth/clients/all', admin)).json().data.map((c: { id: string }) => c.id)).toContain(id);
+    expect((await call('GET', '/v1/oauth/clients/all', admin)).json().data.map((c: { id: string }) => c.id)).toContain(
+      id,
+    );
     expect((await call('GET', '/v1/oauth/clients/all', owner.token)).statusCode).toBe(403);
     for (const [method, url, body] of [
-      ['GET', `/v1/oauth/clients/${id}`, undefined], ['PATCH', `/v1/oauth/clients/${id}`, { name: 'x' }],
-      ['POST', `/v1/oauth/clients/${id}/regenerate-secret`, undefined], ['DELETE', `/v1/oauth/clients/${id}`, undefined],
+      ['GET', `/v1/oauth/clients/${id}`, undefined],
+      ['PATCH', `/v1/oauth/clients/${id}`, { name: 'x' }],
+      ['POST', `/v1/oauth/clients/${id}/regenerate-secret`, undefined],
+      ['DELETE', `/v1/oauth/clients/${id}`, undefined],
     ] as const) {
-      expect((await call(method, url, other.token, body)).json()).toEqual({ error: 'NotFound', message: 'OAuth client not found', code: 'oauth_client.not_found' });
+      expect((await call(method, url, other.token, body)).json()).toEqual({
+        error: 'NotFound',
+        message: 'OAuth client not found',
+        code: 'oauth_client.not_found',
+      });
     }
     expect((await call('GET', `/v1/oauth/clients/${id}`, admin)).statusCode).toBe(200);
     expect((await t.app.inject({ method: 'GET', url: '/v1/oauth/clients' })).statusCode).toBe(401);
@@ -119,9 +183,13 @@ describe('reading, changing and deleting clients', () => {
     const owner = await createUser(t.app, ['role_user', 'role_developer']);
     const id = (await register(owner.token)).json().client.id;
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
-    expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { owner_user_id: developer.id })).json()).toMatchObject({ code: 'oauth_client.owner_super_admin_only' });
+    expect(
+      (await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { owner_user_id: developer.id })).json(),
+    ).toMatchObject({ code: 'oauth_client.owner_super_admin_only' });
     const plain = await createUser(t.app);
-    expect((await call('PATCH', `/v1/oauth/clients/${id}`, admin, { owner_user_id: plain.id })).json()).toMatchObject({ code: 'oauth_client.owner_not_developer' });
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, admin, { owner_user_id: plain.id })).json()).toMatchObject({
+      code: 'oauth_client.owner_not_developer',
+    });
     const moved = await call('PATCH', `/v1/oauth/clients/${id}`, admin, { owner_user_id: developer.id });
     expect(moved.json()).toMatchObject({ owner_user_id: developer.id });
     expect((await call('GET', `/v1/oauth/clients/${id}`, owner.token)).statusCode).toBe(404);
@@ -131,12 +199,25 @@ describe('reading, changing and deleting clients', () => {
   it('changes only the fields sent and audits their names', async () => {
     const owner = await createUser(t.app);
     const id = (await register(owner.token)).json().client.id;
-    const response = await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { name: 'Harbour log 2', redirect_uris: ['https://new.example.org/cb'] });
+    const response = await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, {
+      name: 'Harbour log 2',
+      redirect_uris: ['https://new.example.org/cb'],
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ name: 'Harbour log 2', redirect_uris: ['https://new.example.org/cb'], description: null, client_type: 'confidential' });
-    expect((await eventsOf(id)).at(-1)).toEqual({ event_type: 'client_updated', metadata: { fields: ['name', 'redirect_uris'] } });
+    expect(response.json()).toMatchObject({
+      name: 'Harbour log 2',
+      redirect_uris: ['https://new.example.org/cb'],
+      description: null,
+      client_type: 'confidential',
+    });
+    expect((await eventsOf(id)).at(-1)).toEqual({
+      event_type: 'client_updated',
+      metadata: { fields: ['name', 'redirect_uris'] },
+    });
     expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, {})).statusCode).toBe(400);
-    expect((await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { is_first_party: true })).json()).toMatchObject({ code: 'oauth_client.first_party_forbidden' });
+    expect(
+      (await call('PATCH', `/v1/oauth/clients/${id}`, owner.token, { is_first_party: true })).json(),
+    ).toMatchObject({ code: 'oauth_client.first_party_forbidden' });
   });
 
   it('regenerates a secret: the new one is shown once, the old hash is gone', async () => {
@@ -145,14 +226,24 @@ describe('reading, changing and deleting clients', () => {
     const response = await call('POST', `/v1/oauth/clients/${created.client.id}/regenerate-secret`, owner.token);
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body).toEqual({ client_id: created.client.id, client_secret: expect.stringMatching(/^wgcs_/), message: expect.any(String) });
+    expect(body).toEqual({
+      client_id: created.client.id,
+      client_secret: expect.stringMatching(/^wgcs_/),
+      message: expect.any(String),
+    });
     expect(body.client_secret).not.toBe(created.client_secret);
     expect(await secretHashOf(created.client.id)).toBe(hashToken(body.client_secret));
-    expect((await eventsOf(created.client.id)).map((e) => e.event_type)).toEqual(['client_created', 'client_secret_regenerated']);
+    expect((await eventsOf(created.client.id)).map((e) => e.event_type)).toEqual([
+      'client_created',
+      'client_secret_regenerated',
+    ]);
 
     const publicClient = (await register(owner.token, { client_type: 'public' })).json().client.id;
     const refused = await call('POST', `/v1/oauth/clients/${publicClient}/regenerate-secret`, owner.token);
-    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({ status: 400, code: 'oauth_client.public_has_no_secret' });
+    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({
+      status: 400,
+      code: 'oauth_client.public_has_no_secret',
+    });
   });
 
   it('lets nobody change or delete a first-party client, super admins included; only a super admin replaces its secret', async () => {
@@ -169,11 +260,20 @@ describe('reading, changing and deleting clients', () => {
       expect(await outcome('DELETE', `/v1/oauth/clients/${id}`, token)).toEqual(immutable);
     }
     // The system key is not allowed on these routes at all.
-    expect(await outcome('DELETE', `/v1/oauth/clients/${id}`, TEST_SYSTEM_KEY)).toEqual({ status: 403, code: 'auth.system_key_not_permitted' });
-    expect(await outcome('POST', `/v1/oauth/clients/${id}/regenerate-secret`, developer.token)).toEqual({ status: 403, code: 'oauth_client.first_party_locked' });
+    expect(await outcome('DELETE', `/v1/oauth/clients/${id}`, TEST_SYSTEM_KEY)).toEqual({
+      status: 403,
+      code: 'auth.system_key_not_permitted',
+    });
+    expect(await outcome('POST', `/v1/oauth/clients/${id}/regenerate-secret`, developer.token)).toEqual({
+      status: 403,
+      code: 'oauth_client.first_party_locked',
+    });
     // Retiring it: its secret replaced (and the new one discarded); the client is unchanged otherwise.
     expect((await call('POST', `/v1/oauth/clients/${id}/regenerate-secret`, admin)).statusCode).toBe(200);
-    expect((await call('GET', `/v1/oauth/clients/${id}`, admin)).json()).toMatchObject({ is_first_party: true, is_active: true });
+    expect((await call('GET', `/v1/oauth/clients/${id}`, admin)).json()).toMatchObject({
+      is_first_party: true,
+      is_active: true,
+    });
   });
 
   it('deletes a client (204) and audits it', async () => {
@@ -192,18 +292,34 @@ describe('API keys and OAuth clients', () => {
   it('refuses a key without oauth_clients:* every client route, naming the permission; the client stays as it was', async () => {
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const { client, client_secret: secret } = (await register(developer.token)).json();
-    const keyOf = async (scopes: string[]) => (await createApiKey(t.app, developer.token, { name: `key ${scopes.join(' ')}`, scopes })).key;
+    const keyOf = async (scopes: string[]) =>
+      (await createApiKey(t.app, developer.token, { name: `key ${scopes.join(' ')}`, scopes })).key;
     for (const key of [await keyOf([]), await keyOf(['api_keys:read', 'audit:read_own', 'integrations:write'])]) {
       for (const [method, url, body, permission] of [
-        ['PATCH', `/v1/oauth/clients/${client.id}`, { redirect_uris: ['https://harbour.example.org/callback', 'https://attacker.example.net/cb'] }, 'oauth_clients:write'],
+        [
+          'PATCH',
+          `/v1/oauth/clients/${client.id}`,
+          { redirect_uris: ['https://harbour.example.org/callback', 'https://attacker.example.net/cb'] },
+          'oauth_clients:write',
+        ],
         ['POST', `/v1/oauth/clients/${client.id}/regenerate-secret`, undefined, 'oauth_clients:write'],
-        ['POST', '/v1/oauth/clients', { name: 'Lookalike', redirect_uris: ['https://attacker.example.net/cb'] }, 'oauth_clients:write'],
+        [
+          'POST',
+          '/v1/oauth/clients',
+          { name: 'Lookalike', redirect_uris: ['https://attacker.example.net/cb'] },
+          'oauth_clients:write',
+        ],
         ['GET', `/v1/oauth/clients/${client.id}`, undefined, 'oauth_clients:read'],
         ['GET', '/v1/oauth/clients', undefined, 'oauth_clients:read'],
         ['DELETE', `/v1/oauth/clients/${client.id}`, undefined, 'oauth_clients:delete'],
       ] as const) {
         const response = await call(method, url, key, body);
-        expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({ method, url, status: 403, body: forbidden(permission) });
+        expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({
+          method,
+          url,
+          status: 403,
+          body: forbidden(permission),
+        });
       }
     }
     const unchanged = (await call('GET', `/v1/oauth/clients/${client.id}`, developer.token)).json();
@@ -212,12 +328,19 @@ describe('API keys and OAuth clients', () => {
     expect((await call('GET', '/v1/oauth/clients', developer.token)).json().data).toHaveLength(1);
   });
 
-  it('lets a key granted oauth_clients:read/write/delete (the developer role holds them) manage its owner\'s clients', async () => {
+  it("lets a key granted oauth_clients:read/write/delete (the developer role holds them) manage its owner's clients", async () => {
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const id = (await register(developer.token)).json().client.id;
-    const key = (await createApiKey(t.app, developer.token, { name: 'ci', scopes: ['oauth_clients:read', 'oauth_clients:write', 'oauth_clients:delete'] })).key;
+    const key = (
+      await createApiKey(t.app, developer.token, {
+        name: 'ci',
+        scopes: ['oauth_clients:read', 'oauth_clients:write', 'oauth_clients:delete'],
+      })
+    ).key;
     expect((await call('GET', '/v1/oauth/clients', key)).json().data.map((c: { id: string }) => c.id)).toEqual([id]);
-    expect((await call('PATCH', `/v1/oauth/clients/${id}`, key, { name: 'Renamed by CI' })).json().name).toBe('Renamed by CI');
+    expect((await call('PATCH', `/v1/oauth/clients/${id}`, key, { name: 'Renamed by CI' })).json().name).toBe(
+      'Renamed by CI',
+    );
     expect((await call('POST', `/v1/oauth/clients/${id}/regenerate-secret`, key)).statusCode).toBe(200);
     expect((await call('DELETE', `/v1/oauth/clients/${id}`, key)).statusCode).toBe(204);
     // A user without the developer role manages clients with their session, as the spec says; no key of theirs can hold these.

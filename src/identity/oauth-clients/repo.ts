@@ -3,8 +3,21 @@ import type { OAuthClientsTable, Schema } from '../../platform/db/schema/index.j
 import type { Cache } from '../../platform/kv/cache.js';
 
 export const CLIENT_COLUMNS = [
-  'id', 'name', 'description', 'logo_url', 'homepage_url', 'privacy_policy_url', 'terms_of_service_url', 'redirect_uris',
-  'allowed_scopes', 'client_type', 'is_active', 'is_first_party', 'owner_user_id', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'logo_url',
+  'homepage_url',
+  'privacy_policy_url',
+  'terms_of_service_url',
+  'redirect_uris',
+  'allowed_scopes',
+  'client_type',
+  'is_active',
+  'is_first_party',
+  'owner_user_id',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export type ClientChanges = Omit<Updateable<OAuthClientsTable>, 'id' | 'created_at' | 'updated_at'>;
@@ -19,7 +32,13 @@ export function createOAuthClientsRepo(db: Kysely<Schema>, cache: Cache<ClientWi
   // Keyed by the id as the database writes it: a route may be given a UUID in capitals.
   const key = (id: string) => id.toLowerCase();
   const withSecret = (id: string) =>
-    cache.get(key(id), () => db.selectFrom('oauth_clients').select([...CLIENT_COLUMNS, 'secret_hash']).where('id', '=', id).executeTakeFirst());
+    cache.get(key(id), () =>
+      db
+        .selectFrom('oauth_clients')
+        .select([...CLIENT_COLUMNS, 'secret_hash'])
+        .where('id', '=', id)
+        .executeTakeFirst(),
+    );
 
   return {
     list: (ownerId?: string) => {
@@ -45,11 +64,18 @@ export function createOAuthClientsRepo(db: Kysely<Schema>, cache: Cache<ClientWi
       return rows.map((row) => row.id);
     },
 
-    insert: (client: ClientChanges & { name: string; redirect_uris: string[]; client_type: 'confidential' | 'public' }, trx: Kysely<Schema>) =>
-      trx.insertInto('oauth_clients').values(client).returning(CLIENT_COLUMNS).executeTakeFirstOrThrow(),
+    insert: (
+      client: ClientChanges & { name: string; redirect_uris: string[]; client_type: 'confidential' | 'public' },
+      trx: Kysely<Schema>,
+    ) => trx.insertInto('oauth_clients').values(client).returning(CLIENT_COLUMNS).executeTakeFirstOrThrow(),
 
     async update(id: string, changes: ClientChanges, now: Date, trx: Kysely<Schema>) {
-      const updated = await trx.updateTable('oauth_clients').set({ ...changes, updated_at: now }).where('id', '=', id).returning(CLIENT_COLUMNS).executeTakeFirstOrThrow();
+      const updated = await trx
+        .updateTable('oauth_clients')
+        .set({ ...changes, updated_at: now })
+        .where('id', '=', id)
+        .returning(CLIENT_COLUMNS)
+        .executeTakeFirstOrThrow();
       await cache.invalidate([key(id)]);
       return updated;
     },

@@ -29,7 +29,11 @@ interface Deps {
 }
 
 /** Every node forgets a changed client at once; the expiries only bound what a lost message could leave behind. */
-const CLIENT_CACHE = { sharedTtlSecs: 300, localTtlMs: 15_000, decode: withDates<ClientWithSecret>('created_at', 'updated_at') };
+const CLIENT_CACHE = {
+  sharedTtlSecs: 300,
+  localTtlMs: 15_000,
+  decode: withDates<ClientWithSecret>('created_at', 'updated_at'),
+};
 
 /** RFC 6749 3.1.2 and OAuth 2.1: absolute, no fragment; https, or http only back to this machine (RFC 8252 7.3). */
 export function checkedRedirectUri(value: string): string {
@@ -39,9 +43,13 @@ export function checkedRedirectUri(value: string): string {
   } catch {
     throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" is not an absolute URL`);
   }
-  if (value.includes('#')) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" has a fragment`);
+  if (value.includes('#'))
+    throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" has a fragment`);
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
-  if (!secure) throw OAuthClientErrors.invalid_redirect_uri(`redirect_uris: "${quoted(value)}" must use https (http only on a loopback address)`);
+  if (!secure)
+    throw OAuthClientErrors.invalid_redirect_uri(
+      `redirect_uris: "${quoted(value)}" must use https (http only on a loopback address)`,
+    );
   return value;
 }
 
@@ -55,7 +63,8 @@ export function createOAuthClientsService(deps: Deps) {
   /** A client the caller owns, or any client for a super admin; others are not found (no id probing). */
   async function visible(caller: Caller, id: string) {
     const client = await repo.get(id);
-    if (!client || !(caller.isSuperAdmin || (caller.userId !== null && client.owner_user_id === caller.userId))) throw OAuthClientErrors.not_found();
+    if (!client || !(caller.isSuperAdmin || (caller.userId !== null && client.owner_user_id === caller.userId)))
+      throw OAuthClientErrors.not_found();
     return client;
   }
 
@@ -84,14 +93,25 @@ export function createOAuthClientsService(deps: Deps) {
   }
 
   async function checkedChanges(caller: Caller, input: UpdateClientInput): Promise<ClientChanges> {
-    if (input.is_first_party !== undefined && !caller.isSuperAdmin && !caller.isSystem) throw OAuthClientErrors.first_party_forbidden();
+    if (input.is_first_party !== undefined && !caller.isSuperAdmin && !caller.isSystem)
+      throw OAuthClientErrors.first_party_forbidden();
     const changes: ClientChanges = {};
-    for (const field of ['name', 'description', 'logo_url', 'homepage_url', 'privacy_policy_url', 'terms_of_service_url', 'is_active', 'is_first_party'] as const) {
+    for (const field of [
+      'name',
+      'description',
+      'logo_url',
+      'homepage_url',
+      'privacy_policy_url',
+      'terms_of_service_url',
+      'is_active',
+      'is_first_party',
+    ] as const) {
       if (input[field] !== undefined) (changes as Record<string, unknown>)[field] = input[field];
     }
     if (input.redirect_uris) changes.redirect_uris = [...new Set(input.redirect_uris.map(checkedRedirectUri))];
     if (input.allowed_scopes) changes.allowed_scopes = [...new Set(input.allowed_scopes)];
-    if (input.owner_user_id !== undefined) changes.owner_user_id = await checkedOwner(caller, input.owner_user_id.toLowerCase());
+    if (input.owner_user_id !== undefined)
+      changes.owner_user_id = await checkedOwner(caller, input.owner_user_id.toLowerCase());
     return changes;
   }
 
@@ -114,7 +134,9 @@ export function createOAuthClientsService(deps: Deps) {
         client_name: client.name,
         redirect_uris: client.redirect_uris,
         response_types: ['code'],
-        grant_types: confidential ? ['authorization_code', 'refresh_token', 'client_credentials'] : ['authorization_code', 'refresh_token'],
+        grant_types: confidential
+          ? ['authorization_code', 'refresh_token', 'client_credentials']
+          : ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: confidential ? 'client_secret_basic' : 'none',
         scope: client.allowed_scopes.join(' '),
       };
@@ -134,21 +156,40 @@ export function createOAuthClientsService(deps: Deps) {
       const clientType = input.client_type ?? 'confidential';
       const secret = clientType === 'confidential' ? newToken(CLIENT_SECRET_PREFIX) : null;
       const client = await deps.db.transaction().execute(async (trx) => {
-        const created = await repo.insert({
-          ...changes,
-          name: input.name,
-          redirect_uris: changes.redirect_uris!,
-          client_type: clientType,
-          secret_hash: secret && hashToken(secret),
-          owner_user_id: owner,
-        }, trx);
-        await deps.audit.record(request, {
-          eventType: 'client_created', userId: owner, actorId: caller.userId, resourceType: 'oauth_client', resourceId: created.id,
-          metadata: { name: created.name, client_type: clientType, is_first_party: created.is_first_party, redirect_uris: created.redirect_uris },
-        }, trx);
+        const created = await repo.insert(
+          {
+            ...changes,
+            name: input.name,
+            redirect_uris: changes.redirect_uris!,
+            client_type: clientType,
+            secret_hash: secret && hashToken(secret),
+            owner_user_id: owner,
+          },
+          trx,
+        );
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'client_created',
+            userId: owner,
+            actorId: caller.userId,
+            resourceType: 'oauth_client',
+            resourceId: created.id,
+            metadata: {
+              name: created.name,
+              client_type: clientType,
+              is_first_party: created.is_first_party,
+              redirect_uris: created.redirect_uris,
+            },
+          },
+          trx,
+        );
         return created;
       });
-      return { client: { id: client.id, name: client.name, client_type: client.client_type, is_active: client.is_active }, client_secret: secret };
+      return {
+        client: { id: client.id, name: client.name, client_type: client.client_type, is_active: client.is_active },
+        client_secret: secret,
+      };
     },
 
     async update(request: FastifyRequest, caller: Caller, id: string, input: UpdateClientInput) {
@@ -157,14 +198,23 @@ export function createOAuthClientsService(deps: Deps) {
       const updated = await deps.db.transaction().execute(async (trx) => {
         if (!(await repo.lock(id, trx))) throw OAuthClientErrors.not_found();
         const changed = await repo.update(id, changes, deps.clock.now(), trx);
-        await deps.audit.record(request, {
-          eventType: 'client_updated', userId: changed.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
-          metadata: { fields: Object.keys(changes) },
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'client_updated',
+            userId: changed.owner_user_id,
+            actorId: caller.userId,
+            resourceType: 'oauth_client',
+            resourceId: id,
+            metadata: { fields: Object.keys(changes) },
+          },
+          trx,
+        );
         return changed;
       });
       // The id as stored (the path may spell it in upper case; tokens record it in lower case).
-      if (changes.is_active === false || changes.allowed_scopes) await deps.events.emit('oauth_client.restricted', { clientId: current.id });
+      if (changes.is_active === false || changes.allowed_scopes)
+        await deps.events.emit('oauth_client.restricted', { clientId: current.id });
       return updated;
     },
 
@@ -175,11 +225,23 @@ export function createOAuthClientsService(deps: Deps) {
       const secret = newToken(CLIENT_SECRET_PREFIX);
       await deps.db.transaction().execute(async (trx) => {
         await repo.update(id, { secret_hash: hashToken(secret) }, deps.clock.now(), trx);
-        await deps.audit.record(request, {
-          eventType: 'client_secret_regenerated', userId: client.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'client_secret_regenerated',
+            userId: client.owner_user_id,
+            actorId: caller.userId,
+            resourceType: 'oauth_client',
+            resourceId: id,
+          },
+          trx,
+        );
       });
-      return { client_id: id, client_secret: secret, message: 'Client secret regenerated. Store it now: it is not shown again.' };
+      return {
+        client_id: id,
+        client_secret: secret,
+        message: 'Client secret regenerated. Store it now: it is not shown again.',
+      };
     },
 
     /** In the transaction that purges a user: the clients they own go with them (a cascade), so every node forgets them. */
@@ -193,10 +255,18 @@ export function createOAuthClientsService(deps: Deps) {
       const client = await modifiable(caller, id);
       await deps.db.transaction().execute(async (trx) => {
         await repo.delete(id, trx);
-        await deps.audit.record(request, {
-          eventType: 'client_deleted', userId: client.owner_user_id, actorId: caller.userId, resourceType: 'oauth_client', resourceId: id,
-          metadata: { name: client.name },
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'client_deleted',
+            userId: client.owner_user_id,
+            actorId: caller.userId,
+            resourceType: 'oauth_client',
+            resourceId: id,
+            metadata: { name: client.name },
+          },
+          trx,
+        );
       });
       await deps.events.emit('oauth_client.restricted', { clientId: client.id });
     },

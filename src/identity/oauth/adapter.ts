@@ -54,13 +54,18 @@ export function createArtifactWriter(db: Kysely<Schema>, clock: Clock) {
     executor
       .updateTable('oauth_artifacts')
       .set({ consumed_at: clock.now() })
-      .where((eb) => eb.or(artifacts.map((artifact) => eb.and([eb('model', '=', artifact.model), eb('id', '=', artifact.id)]))))
+      .where((eb) =>
+        eb.or(artifacts.map((artifact) => eb.and([eb('model', '=', artifact.model), eb('id', '=', artifact.id)]))),
+      )
       .where('consumed_at', 'is', null)
       .returning(['model', 'id'])
       .execute();
 
   /** The artifacts this batch consumed: one statement for the saves and one for the consumptions, committed together. */
-  async function run(rows: ArtifactRow[], artifacts: { model: string; id: string }[]): Promise<{ model: string; id: string }[]> {
+  async function run(
+    rows: ArtifactRow[],
+    artifacts: { model: string; id: string }[],
+  ): Promise<{ model: string; id: string }[]> {
     if (!artifacts.length) return (await saving(db, rows), []);
     if (!rows.length) return consuming(db, artifacts);
     return db.transaction().execute(async (trx) => (await saving(trx, rows), consuming(trx, artifacts)));
@@ -90,22 +95,37 @@ export type ArtifactWriter = ReturnType<typeof createArtifactWriter>;
  * the payload: a copy of the table holds no usable token. Expired rows are never returned and are
  * removed by the hourly cleanup.
  */
-export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, clock: Clock, model: string, accessTokensRevoked: AccessTokensRevoked): Adapter {
+export function artifactAdapter(
+  db: Kysely<Schema>,
+  writer: ArtifactWriter,
+  clock: Clock,
+  model: string,
+  accessTokensRevoked: AccessTokensRevoked,
+): Adapter {
   const live = () =>
     db
       .selectFrom('oauth_artifacts')
       .select(['payload', 'consumed_at'])
       .where('model', '=', model)
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', clock.now())]));
-  const shown = (row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined, id?: string): AdapterPayload | undefined =>
-    row && { ...row.payload, ...(id ? { jti: id } : {}), ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}) };
+  const shown = (
+    row: { payload: Record<string, unknown>; consumed_at: Date | null } | undefined,
+    id?: string,
+  ): AdapterPayload | undefined =>
+    row && {
+      ...row.payload,
+      ...(id ? { jti: id } : {}),
+      ...(row.consumed_at ? { consumed: Math.floor(row.consumed_at.getTime() / 1000) } : {}),
+    };
 
   // Every artifact of the grant, whatever its model, and the grant itself: revoking a grant ends its codes
   // and tokens together, and a token a racing request saves afterwards has no grant to stand on.
   async function revokeByGrantId(grantId: string): Promise<void> {
     const deleted = await db
       .deleteFrom('oauth_artifacts')
-      .where((eb) => eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', hashToken(grantId))])]))
+      .where((eb) =>
+        eb.or([eb('grant_id', '=', grantId), eb.and([eb('model', '=', 'Grant'), eb('id', '=', hashToken(grantId))])]),
+      )
       .returning(['model', 'id'])
       .execute();
     await accessTokensRevoked(deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id));
@@ -135,14 +155,26 @@ export function artifactAdapter(db: Kysely<Schema>, writer: ArtifactWriter, cloc
     // counts as a reuse, as the provider treats a token seen consumed: the whole grant is revoked.
     async consume(id) {
       if (await writer.write({ consume: { model, id: hashToken(id) } })) return;
-      const row = await db.selectFrom('oauth_artifacts').select('grant_id').where('model', '=', model).where('id', '=', hashToken(id)).executeTakeFirst();
+      const row = await db
+        .selectFrom('oauth_artifacts')
+        .select('grant_id')
+        .where('model', '=', model)
+        .where('id', '=', hashToken(id))
+        .executeTakeFirst();
       if (row?.grant_id) await revokeByGrantId(row.grant_id);
       // Already loaded: only the provider, which imports it, calls its adapters.
       const { errors } = await import('oidc-provider');
-      throw new errors.InvalidGrant(`${model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`);
+      throw new errors.InvalidGrant(
+        `${model === 'RefreshToken' ? 'refresh token' : 'authorization code'} already used`,
+      );
     },
     async destroy(id) {
-      const deleted = await db.deleteFrom('oauth_artifacts').where('model', '=', model).where('id', '=', hashToken(id)).returning('model').executeTakeFirst();
+      const deleted = await db
+        .deleteFrom('oauth_artifacts')
+        .where('model', '=', model)
+        .where('id', '=', hashToken(id))
+        .returning('model')
+        .executeTakeFirst();
       if (deleted?.model === 'AccessToken') await accessTokensRevoked([hashToken(id)]);
     },
     revokeByGrantId,
@@ -169,7 +201,11 @@ export async function revokeArtifactsOf(db: Kysely<Schema>, userId: string, clie
  * when it last got a token for them (the newest issue time of its access and refresh tokens still
  * stored, used or not), per client id.
  */
-export async function holdingsOf(db: Kysely<Schema>, userId: string, clock: Clock): Promise<Map<string, { scopes: string[]; lastUsedAt: Date | null }>> {
+export async function holdingsOf(
+  db: Kysely<Schema>,
+  userId: string,
+  clock: Clock,
+): Promise<Map<string, { scopes: string[]; lastUsedAt: Date | null }>> {
   const rows = await db
     .selectFrom('oauth_artifacts')
     .select(['model', 'client_id', 'payload'])
@@ -192,19 +228,33 @@ export async function holdingsOf(db: Kysely<Schema>, userId: string, clock: Cloc
   }
   // Tokens without a live grant stand on nothing (the grant's revocation voids them): not a connection.
   return new Map(
-    [...held].filter(([, entry]) => entry.granted).map(([clientId, entry]) => [clientId, { scopes: [...entry.scopes], lastUsedAt: entry.lastUsedMs === null ? null : new Date(entry.lastUsedMs) }]),
+    [...held]
+      .filter(([, entry]) => entry.granted)
+      .map(([clientId, entry]) => [
+        clientId,
+        { scopes: [...entry.scopes], lastUsedAt: entry.lastUsedMs === null ? null : new Date(entry.lastUsedMs) },
+      ]),
   );
 }
 
 /** Revokes every artifact a client holds, for all users (the client was deactivated, deleted or narrowed). */
 export async function revokeArtifactsOfClient(db: Kysely<Schema>, clientId: string): Promise<string[]> {
-  const deleted = await db.deleteFrom('oauth_artifacts').where('client_id', '=', clientId).returning(['model', 'id']).execute();
+  const deleted = await db
+    .deleteFrom('oauth_artifacts')
+    .where('client_id', '=', clientId)
+    .returning(['model', 'id'])
+    .execute();
   return deleted.filter((row) => row.model === 'AccessToken').map((row) => row.id);
 }
 
 /** The hashes of a user's live access tokens (to forget them in the credential cache). */
 export async function accessTokenHashesOf(db: Kysely<Schema>, userId: string): Promise<string[]> {
-  const rows = await db.selectFrom('oauth_artifacts').select('id').where('account_id', '=', userId).where('model', '=', 'AccessToken').execute();
+  const rows = await db
+    .selectFrom('oauth_artifacts')
+    .select('id')
+    .where('account_id', '=', userId)
+    .where('model', '=', 'AccessToken')
+    .execute();
   return rows.map((row) => row.id);
 }
 

@@ -4,7 +4,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { tokenFromMail } from '../../../test/fakes/smtp.js';
 import { FormBrowser, formAction, formField } from '../../../test/form-browser.js';
-import { bearer, buildMailingTestApp, buildTestApp, createRoleWith, createUser, forbidden, freePort, login, TEST_ADMIN, TEST_SYSTEM_KEY, ownerlessKey, testConfig, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  buildTestApp,
+  createRoleWith,
+  createUser,
+  forbidden,
+  freePort,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  ownerlessKey,
+  testConfig,
+  UNAUTHORIZED,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -29,8 +44,15 @@ type Registered = { client: { id: string }; client_secret: string | null };
 
 async function registerClient(body: object = {}, token = owner.token): Promise<Registered> {
   const response = await t.app.inject({
-    method: 'POST', url: '/v1/oauth/clients', headers: bearer(token),
-    payload: { name: 'Harbour Log', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'gps:read'], ...body },
+    method: 'POST',
+    url: '/v1/oauth/clients',
+    headers: bearer(token),
+    payload: {
+      name: 'Harbour Log',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'profile', 'email', 'gps:read'],
+      ...body,
+    },
   });
   expect(response.statusCode).toBe(201);
   return response.json();
@@ -40,7 +62,9 @@ const firstPartyClient = () => registerClient({ is_first_party: true }, admin);
 
 async function relyingParty(registered: Registered) {
   const auth = registered.client_secret ? client.ClientSecretBasic(registered.client_secret) : client.None();
-  return client.discovery(new URL(`${base}/v1/oauth`), registered.client.id, undefined, auth, { execute: [client.allowInsecureRequests] });
+  return client.discovery(new URL(`${base}/v1/oauth`), registered.client.id, undefined, auth, {
+    execute: [client.allowInsecureRequests],
+  });
 }
 
 /** The start of a code flow as openid-client builds it: the URL to open, and what the callback is checked against. */
@@ -48,18 +72,29 @@ async function startFlow(rp: client.Configuration, scope = 'openid profile email
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(rp, {
-    redirect_uri: REDIRECT, scope, state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT,
+    scope,
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   return { url: url.href, verifier, state };
 }
 
 /** A browser signs in (and consents when asked); returns the URL the relying party is sent back to. */
-async function authorize(browser: FormBrowser, url: string, user: { username: string; password: string }, decision: 'allow' | 'deny' = 'allow') {
+async function authorize(
+  browser: FormBrowser,
+  url: string,
+  user: { username: string; password: string },
+  decision: 'allow' | 'deny' = 'allow',
+) {
   let { response, url: at } = await browser.follow(await browser.get(url));
   while (at.startsWith(base)) {
     const page = await response.text();
     expect(response.status, page).toBe(200);
-    const form: Record<string, string> = page.includes('name="password"') ? { identifier: user.username, password: user.password } : { decision };
+    const form: Record<string, string> = page.includes('name="password"')
+      ? { identifier: user.username, password: user.password }
+      : { decision };
     ({ response, url: at } = await browser.follow(await browser.post(formAction(page), form)));
   }
   return new URL(at);
@@ -69,7 +104,10 @@ async function codeFlow(registered: Registered, user = owner, scope?: string) {
   const rp = await relyingParty(registered);
   const flow = await startFlow(rp, scope);
   const callback = await authorize(new FormBrowser(base), flow.url, user);
-  const tokens = await client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+  const tokens = await client.authorizationCodeGrant(rp, callback, {
+    pkceCodeVerifier: flow.verifier,
+    expectedState: flow.state,
+  });
   return { rp, tokens };
 }
 
@@ -83,12 +121,21 @@ function mintAssertion(subject: string, app: 'id' | 'backend' = 'id', secret = A
 /** A first-party backend's authorization for the user (X-ID-App-Assertion): the flow and the raw 303 answer. */
 async function authorizeAs(registered: Registered, assertion: string) {
   const flow = await startFlow(await relyingParty(registered));
-  return { flow, response: await fetch(flow.url, { redirect: 'manual', headers: { 'x-id-app-assertion': assertion } }) };
+  return {
+    flow,
+    response: await fetch(flow.url, { redirect: 'manual', headers: { 'x-id-app-assertion': assertion } }),
+  };
 }
 
 const me = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });
 const auditOf = async (userId: string, eventType: string) =>
-  (await t.app.inject({ method: 'GET', url: `/v1/users/${userId}/audit?event_type=${eventType}`, headers: bearer(admin) })).json().events as { metadata: Record<string, unknown>; resource_id: string }[];
+  (
+    await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${userId}/audit?event_type=${eventType}`,
+      headers: bearer(admin),
+    })
+  ).json().events as { metadata: Record<string, unknown>; resource_id: string }[];
 
 describe('authorization code flow with PKCE', () => {
   it('signs in, asks consent once, and gives the relying party verified ID token claims and userinfo', async () => {
@@ -100,17 +147,34 @@ describe('authorization code flow with PKCE', () => {
     expect(tokens.refresh_token).toMatch(/^wgrt_/);
     expect(tokens.claims()).toMatchObject({ iss: `${base}/v1/oauth`, sub: user.id, aud: registered.client.id });
     expect(await client.fetchUserInfo(rp, tokens.access_token, user.id)).toEqual({
-      sub: user.id, name: user.username, preferred_username: user.username, updated_at: expect.any(Number), email: `${user.username}@example.org`, email_verified: true,
+      sub: user.id,
+      name: user.username,
+      preferred_username: user.username,
+      updated_at: expect.any(Number),
+      email: `${user.username}@example.org`,
+      email_verified: true,
     });
     expect(await auditOf(user.id, 'consent_granted')).toEqual([
-      expect.objectContaining({ resource_id: registered.client.id, metadata: { scopes: ['openid', 'profile', 'email', 'gps:read'], added: ['openid', 'profile', 'email', 'gps:read'] } }),
+      expect.objectContaining({
+        resource_id: registered.client.id,
+        metadata: {
+          scopes: ['openid', 'profile', 'email', 'gps:read'],
+          added: ['openid', 'profile', 'email', 'gps:read'],
+        },
+      }),
     ]);
 
     // The same user in a new browser signs in again, but is not asked again.
     const again = await startFlow(rp);
     const browser = new FormBrowser(base);
     const page = await (await browser.follow(await browser.get(again.url))).response.text();
-    const callback = new URL((await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).url);
+    const callback = new URL(
+      (
+        await browser.follow(
+          await browser.post(formAction(page), { identifier: user.username, password: user.password }),
+        )
+      ).url,
+    );
     expect(callback.searchParams.get('code')).toEqual(expect.any(String));
   });
 
@@ -119,8 +183,12 @@ describe('authorization code flow with PKCE', () => {
     const { tokens } = await codeFlow(await registerClient(), adminSignIn as never, 'openid gps:read');
     expect((await me(tokens.access_token)).json().data.username).toBe(TEST_ADMIN.username);
     // A super admin's token does only what it was granted: GPS reads, not the user list.
-    expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode).toBe(200);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/users', headers: bearer(tokens.access_token) })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode,
+    ).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/v1/users', headers: bearer(tokens.access_token) })).statusCode,
+    ).toBe(403);
   });
 
   it('stops answering an access token once it expires, cached or not', async () => {
@@ -160,7 +228,10 @@ describe('authorization code flow with PKCE', () => {
     const browser = new FormBrowser(base);
     let page = await (await browser.follow(await browser.get(flow.url))).response.text();
     for (let i = 0; i < 10; i++) {
-      const retry = await browser.post(formAction(page), { identifier: i % 2 ? user.username : `${user.username}@example.org`, password: 'not-the-password' });
+      const retry = await browser.post(formAction(page), {
+        identifier: i % 2 ? user.username : `${user.username}@example.org`,
+        password: 'not-the-password',
+      });
       expect(retry.status).toBe(401);
       page = await retry.text();
     }
@@ -168,7 +239,12 @@ describe('authorization code flow with PKCE', () => {
     expect(locked.status).toBe(429);
     expect(await locked.text()).toContain('Too many failed sign-in attempts');
     // The same lock holds on POST /v1/auth/login.
-    const api = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: `${user.username}@example.org`, password: user.password }, remoteAddress: '10.0.5.1' });
+    const api = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/login',
+      payload: { identifier: `${user.username}@example.org`, password: user.password },
+      remoteAddress: '10.0.5.1',
+    });
     expect(api.json()).toMatchObject({ code: 'sign_in.locked_out' });
   });
 
@@ -176,19 +252,41 @@ describe('authorization code flow with PKCE', () => {
     const port = await freePort();
     const verifier = await startFakeBotVerifier();
     const guarded = await buildTestApp({
-      config: { publicUrl: `http://127.0.0.1:${port}`, botProtection: { secret: 'bot-secret', siteKey: '0x4AAAA-site-key', verifyUrl: verifier.url } },
+      config: {
+        publicUrl: `http://127.0.0.1:${port}`,
+        botProtection: { secret: 'bot-secret', siteKey: '0x4AAAA-site-key', verifyUrl: verifier.url },
+      },
     });
     try {
       await guarded.app.listen({ host: '127.0.0.1', port });
-      const signedIn = await guarded.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: TEST_ADMIN.email, password: TEST_ADMIN.password, turnstile_token: 'human' } });
-      const created = await guarded.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(signedIn.json().session_token), payload: { name: 'Guarded', redirect_uris: [REDIRECT] } });
-      const rp = await client.discovery(new URL(`http://127.0.0.1:${port}/v1/oauth`), created.json().client.id, undefined, client.ClientSecretBasic(created.json().client_secret), { execute: [client.allowInsecureRequests] });
+      const signedIn = await guarded.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        payload: { identifier: TEST_ADMIN.email, password: TEST_ADMIN.password, turnstile_token: 'human' },
+      });
+      const created = await guarded.app.inject({
+        method: 'POST',
+        url: '/v1/oauth/clients',
+        headers: bearer(signedIn.json().session_token),
+        payload: { name: 'Guarded', redirect_uris: [REDIRECT] },
+      });
+      const rp = await client.discovery(
+        new URL(`http://127.0.0.1:${port}/v1/oauth`),
+        created.json().client.id,
+        undefined,
+        client.ClientSecretBasic(created.json().client_secret),
+        { execute: [client.allowInsecureRequests] },
+      );
       const flow = await startFlow(rp, 'openid profile');
       const browser = new FormBrowser(`http://127.0.0.1:${port}`);
       const { response } = await browser.follow(await browser.get(flow.url));
-      expect(response.headers.get('content-security-policy')).toContain('script-src https://challenges.cloudflare.com; frame-src https://challenges.cloudflare.com');
+      expect(response.headers.get('content-security-policy')).toContain(
+        'script-src https://challenges.cloudflare.com; frame-src https://challenges.cloudflare.com',
+      );
       const page = await response.text();
-      expect(page).toContain('<div class="cf-turnstile" data-sitekey="0x4AAAA-site-key" data-response-field-name="turnstile_token"></div>');
+      expect(page).toContain(
+        '<div class="cf-turnstile" data-sitekey="0x4AAAA-site-key" data-response-field-name="turnstile_token"></div>',
+      );
       const adminForm = { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password };
       const refused = await browser.post(formAction(page), adminForm);
       expect(refused.status).toBe(400);
@@ -206,7 +304,11 @@ describe('authorization code flow with PKCE', () => {
     const flow = await startFlow(await relyingParty(await registerClient()));
     const browser = new FormBrowser(base);
     const page = await (await browser.follow(await browser.get(flow.url))).response.text();
-    const response = await browser.post(formAction(page), { identifier: owner.username, password: owner.password }, { origin: 'https://evil.example' });
+    const response = await browser.post(
+      formAction(page),
+      { identifier: owner.username, password: owner.password },
+      { origin: 'https://evil.example' },
+    );
     expect(response.status).toBe(403);
   });
 
@@ -232,14 +334,33 @@ describe('authorization code flow with PKCE', () => {
     const rp = await relyingParty(registered);
     const flow = await startFlow(rp);
     const callback = await authorize(new FormBrowser(base), flow.url, owner);
-    const wrong = client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: client.randomPKCECodeVerifier(), expectedState: flow.state });
-    expect(await wrong.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    const wrong = client.authorizationCodeGrant(rp, callback, {
+      pkceCodeVerifier: client.randomPKCECodeVerifier(),
+      expectedState: flow.state,
+    });
+    expect(
+      await wrong.then(
+        () => 'accepted',
+        (err: { error?: string }) => err.error,
+      ),
+    ).toBe('invalid_grant');
 
     const second = await startFlow(rp);
     const secondCallback = await authorize(new FormBrowser(base), second.url, owner);
-    const tokens = await client.authorizationCodeGrant(rp, secondCallback, { pkceCodeVerifier: second.verifier, expectedState: second.state });
-    const reused = client.authorizationCodeGrant(rp, secondCallback, { pkceCodeVerifier: second.verifier, expectedState: second.state });
-    expect(await reused.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    const tokens = await client.authorizationCodeGrant(rp, secondCallback, {
+      pkceCodeVerifier: second.verifier,
+      expectedState: second.state,
+    });
+    const reused = client.authorizationCodeGrant(rp, secondCallback, {
+      pkceCodeVerifier: second.verifier,
+      expectedState: second.state,
+    });
+    expect(
+      await reused.then(
+        () => 'accepted',
+        (err: { error?: string }) => err.error,
+      ),
+    ).toBe('invalid_grant');
     expect((await me(tokens.access_token)).statusCode).toBe(401);
   });
 
@@ -252,11 +373,16 @@ describe('authorization code flow with PKCE', () => {
 });
 
 describe('what an access token may do', () => {
-  const OAUTH_TOKEN_REFUSED = { error: 'Forbidden', message: 'OAuth access tokens may not use this route; it needs a session or an API key', code: 'auth.oauth_token_not_permitted' };
+  const OAUTH_TOKEN_REFUSED = {
+    error: 'Forbidden',
+    message: 'OAuth access tokens may not use this route; it needs a session or an API key',
+    code: 'auth.oauth_token_not_permitted',
+  };
 
   it('reaches routes open to any credential only where the app needs them', async () => {
     const { tokens } = await codeFlow(await registerClient(), owner, 'openid');
-    const as = (method: 'GET' | 'POST', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(tokens.access_token), ...(payload ? { payload } : {}) });
+    const as = (method: 'GET' | 'POST', url: string, payload?: object) =>
+      t.app.inject({ method, url, headers: bearer(tokens.access_token), ...(payload ? { payload } : {}) });
     expect((await as('GET', '/v1/users/me')).statusCode).toBe(200);
     const revoke = await as('POST', '/v1/oauth/revoke', { client_id: randomUUID() });
     expect([revoke.statusCode, revoke.json()]).toEqual([403, OAUTH_TOKEN_REFUSED]);
@@ -275,11 +401,15 @@ describe('what an access token may do', () => {
 
   it('is never granted a wildcard: clients cannot list one', async () => {
     const response = await t.app.inject({
-      method: 'POST', url: '/v1/oauth/clients', headers: bearer(owner.token),
+      method: 'POST',
+      url: '/v1/oauth/clients',
+      headers: bearer(owner.token),
       payload: { name: 'Greedy', redirect_uris: [REDIRECT], allowed_scopes: ['openid', '*:*'] },
     });
     expect(response.statusCode).toBe(400);
-    const discovery = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as { scopes_supported: string[] };
+    const discovery = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as {
+      scopes_supported: string[];
+    };
     expect(discovery.scopes_supported).toContain('gps:read');
     expect(discovery.scopes_supported.filter((scope) => scope.includes('*'))).toEqual([]);
   });
@@ -287,16 +417,29 @@ describe('what an access token may do', () => {
   it('stops when its client is deactivated', async () => {
     const registered = await registerClient();
     const { tokens } = await codeFlow(registered);
-    await t.app.inject({ method: 'PATCH', url: `/v1/oauth/clients/${registered.client.id}`, headers: bearer(owner.token), payload: { is_active: false } });
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/oauth/clients/${registered.client.id}`,
+      headers: bearer(owner.token),
+      payload: { is_active: false },
+    });
     expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
   });
 
   it('stops at once, though already in use, when its client is deactivated or deleted through an upper-case id', async () => {
-    for (const [method, payload] of [['PATCH', { is_active: false }], ['DELETE', undefined]] as const) {
+    for (const [method, payload] of [
+      ['PATCH', { is_active: false }],
+      ['DELETE', undefined],
+    ] as const) {
       const registered = await registerClient();
       const { tokens } = await codeFlow(registered);
       expect((await me(tokens.access_token)).statusCode).toBe(200);
-      const changed = await t.app.inject({ method, url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`, headers: bearer(owner.token), payload });
+      const changed = await t.app.inject({
+        method,
+        url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`,
+        headers: bearer(owner.token),
+        payload,
+      });
       expect(changed.statusCode).toBeLessThan(300);
       expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
     }
@@ -305,7 +448,9 @@ describe('what an access token may do', () => {
   it('stops when its user is deleted', async () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode).toBeLessThan(300);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode,
+    ).toBeLessThan(300);
     expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
   });
 
@@ -317,9 +462,11 @@ describe('what an access token may do', () => {
     expect((await me(machine.access_token)).json()).toEqual(UNAUTHORIZED);
   });
 
-  it('signing in on the provider\'s page starts no session of this API', async () => {
+  it("signing in on the provider's page starts no session of this API", async () => {
     const user = await createUser(t.app);
-    const sessions = async () => (await t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).json().sessions.length as number;
+    const sessions = async () =>
+      (await t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).json().sessions
+        .length as number;
     const before = await sessions();
     await codeFlow(await registerClient(), user);
     expect(await sessions()).toBe(before);
@@ -335,7 +482,12 @@ describe('refresh tokens', () => {
     expect((await me(refreshed.access_token)).statusCode).toBe(200);
 
     const reuse = client.refreshTokenGrant(rp, tokens.refresh_token!);
-    expect(await reuse.then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    expect(
+      await reuse.then(
+        () => 'accepted',
+        (err: { error?: string }) => err.error,
+      ),
+    ).toBe('invalid_grant');
     expect((await me(refreshed.access_token)).json()).toEqual(UNAUTHORIZED);
     expect((await client.tokenIntrospection(rp, refreshed.refresh_token!)).active).toBe(false);
   });
@@ -346,10 +498,16 @@ describe('racing requests', () => {
 
   it('let only one of several concurrent uses of a refresh token through, and then revoke the family', async () => {
     const { rp, tokens } = await codeFlow(await registerClient());
-    const outcomes = await Promise.allSettled(Array.from({ length: RACERS }, () => client.refreshTokenGrant(rp, tokens.refresh_token!)));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: RACERS }, () => client.refreshTokenGrant(rp, tokens.refresh_token!)),
+    );
     const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
     expect(won.length).toBeLessThanOrEqual(1);
-    expect(outcomes.filter((outcome) => outcome.status === 'rejected').map((outcome) => (outcome.reason as { error?: string }).error)).toContain('invalid_grant');
+    expect(
+      outcomes
+        .filter((outcome) => outcome.status === 'rejected')
+        .map((outcome) => (outcome.reason as { error?: string }).error),
+    ).toContain('invalid_grant');
     for (const { value } of won as PromiseFulfilledResult<client.TokenEndpointResponse>[]) {
       expect((await me(value.access_token)).statusCode).toBe(401);
     }
@@ -360,7 +518,8 @@ describe('racing requests', () => {
     const rp = await relyingParty(registered);
     const flow = await startFlow(rp);
     const callback = await authorize(new FormBrowser(base), flow.url, owner);
-    const exchange = () => client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const exchange = () =>
+      client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
     const outcomes = await Promise.allSettled(Array.from({ length: RACERS }, exchange));
     expect(outcomes.filter((outcome) => outcome.status === 'fulfilled').length).toBeLessThanOrEqual(1);
   });
@@ -374,20 +533,29 @@ describe('revocation', () => {
     expect((await me(tokens.access_token)).statusCode).toBe(401);
   });
 
-  it('logout-app ends one client\'s tokens and logout-everywhere all, keeping consent', async () => {
+  it("logout-app ends one client's tokens and logout-everywhere all, keeping consent", async () => {
     const user = await createUser(t.app);
     const first = await registerClient();
     const second = await registerClient();
     const one = await codeFlow(first, user);
     const two = await codeFlow(second, user);
 
-    await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId: first.client.id } });
+    await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-app',
+      headers: bearer(user.token),
+      payload: { clientId: first.client.id },
+    });
     expect((await me(one.tokens.access_token)).statusCode).toBe(401);
     expect((await client.tokenIntrospection(one.rp, one.tokens.refresh_token!)).active).toBe(false);
     expect((await me(two.tokens.access_token)).statusCode).toBe(200);
 
     // With the app's own token, as a first-party backend does (rule 8).
-    const everywhere = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(two.tokens.access_token) });
+    const everywhere = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-everywhere',
+      headers: bearer(two.tokens.access_token),
+    });
     expect(everywhere.statusCode).toBe(200);
     expect((await me(two.tokens.access_token)).statusCode).toBe(401);
     // Consent is kept: signing in again goes straight back to the app.
@@ -403,32 +571,58 @@ describe('revocation', () => {
     const flow = await startFlow(await relyingParty(registered), 'openid profile email gps:read');
     const browser = new FormBrowser(base);
     const page = await (await browser.follow(await browser.get(flow.url))).response.text();
-    const consent = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
-    expect([...consent.matchAll(/<li>([^<]*)<\/li>/g)].map((match) => match[1])).toEqual(['See your email address', 'gps:read']);
+    const consent = await (
+      await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))
+    ).response.text();
+    expect([...consent.matchAll(/<li>([^<]*)<\/li>/g)].map((match) => match[1])).toEqual([
+      'See your email address',
+      'gps:read',
+    ]);
   });
 
-  it('withdraws consent through /v1/oauth/revoke, ending the client\'s tokens', async () => {
+  it("withdraws consent through /v1/oauth/revoke, ending the client's tokens", async () => {
     const user = await createUser(t.app);
     const registered = await registerClient();
     const { tokens } = await codeFlow(registered, user);
-    const revoke = (token: string) => t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', headers: bearer(token), payload: { client_id: registered.client.id } });
+    const revoke = (token: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/oauth/revoke',
+        headers: bearer(token),
+        payload: { client_id: registered.client.id },
+      });
 
     const response = await revoke(user.token);
     expect(response.json()).toEqual({ success: true, message: 'Consent withdrawn; the app has been signed out' });
     expect((await me(tokens.access_token)).statusCode).toBe(401);
-    expect(await auditOf(user.id, 'consent_revoked')).toEqual([expect.objectContaining({ resource_id: registered.client.id })]);
+    expect(await auditOf(user.id, 'consent_revoked')).toEqual([
+      expect.objectContaining({ resource_id: registered.client.id }),
+    ]);
     expect((await revoke(user.token)).json()).toMatchObject({ code: 'oauth.consent_not_found' });
-    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', headers: bearer(user.token), payload: { client_id: 'x' } })).statusCode).toBe(400);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', payload: { client_id: registered.client.id } })).statusCode).toBe(401);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/oauth/revoke',
+          headers: bearer(user.token),
+          payload: { client_id: 'x' },
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', payload: { client_id: registered.client.id } }))
+        .statusCode,
+    ).toBe(401);
 
     // The next authorization asks again.
     const flow = await startFlow(await relyingParty(registered));
     const browser = new FormBrowser(base);
     const page = await (await browser.follow(await browser.get(flow.url))).response.text();
-    const next = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
+    const next = await (
+      await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))
+    ).response.text();
     expect(next).toContain('name="decision"');
   });
-
 });
 
 describe('introspection (RFC 7662)', () => {
@@ -437,18 +631,30 @@ describe('introspection (RFC 7662)', () => {
     const { rp, tokens } = await codeFlow(await registerClient(), user);
     expect(await client.tokenIntrospection(rp, tokens.access_token)).toMatchObject({ active: true, sub: user.id });
 
-    const stranger = await relyingParty(await registerClient({}, (await createUser(t.app, ['role_user', 'role_developer'])).token));
+    const stranger = await relyingParty(
+      await registerClient({}, (await createUser(t.app, ['role_user', 'role_developer'])).token),
+    );
     for (const token of [tokens.access_token, tokens.refresh_token!]) {
       expect(await client.tokenIntrospection(stranger, token)).toEqual({ active: false });
     }
   });
 });
 
-describe('the provider\'s browser session and the user\'s tokens', () => {
+describe("the provider's browser session and the user's tokens", () => {
   const refreshed = (rp: client.Configuration, token: string) =>
-    client.refreshTokenGrant(rp, token).then(() => 'accepted', (err: { error?: string }) => err.error);
+    client.refreshTokenGrant(rp, token).then(
+      () => 'accepted',
+      (err: { error?: string }) => err.error,
+    );
   const providerSessionsOf = async (db: TestApp['database']['db'], userId: string) =>
-    (await db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Session').where('account_id', '=', userId).execute()).length;
+    (
+      await db
+        .selectFrom('oauth_artifacts')
+        .select('id')
+        .where('model', '=', 'Session')
+        .where('account_id', '=', userId)
+        .execute()
+    ).length;
 
   /** The user signs in on the provider's page in a browser of their own; the app gets tokens, and the browser stays signed in. */
   async function connected(user: { id: string; username: string; password: string }) {
@@ -456,7 +662,10 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
     const flow = await startFlow(rp);
     const browser = new FormBrowser(base);
     const callback = await authorize(browser, flow.url, user);
-    const tokens = await client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const tokens = await client.authorizationCodeGrant(rp, callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     const landing = async () => (await browser.follow(await browser.get((await startFlow(rp)).url))).url;
     expect((await landing()).startsWith(REDIRECT)).toBe(true);
     expect(await providerSessionsOf(t.database.db, user.id)).toBe(1);
@@ -467,7 +676,16 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
     const user = await createUser(t.app);
     const first = await connected(user);
     const second = await codeFlow(await registerClient(), user);
-    expect((await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/v1/users/${user.id}/ban`,
+          headers: bearer(admin),
+          payload: { reason: 'spam' },
+        })
+      ).statusCode,
+    ).toBe(200);
     for (const { rp, tokens } of [first, second]) {
       expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
       expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
@@ -478,20 +696,34 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
   it('logout-everywhere ends the sign-in on the provider too: the next authorization asks for the password', async () => {
     const user = await createUser(t.app);
     const { landing } = await connected(user);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) }))
+        .statusCode,
+    ).toBe(200);
     expect(await providerSessionsOf(t.database.db, user.id)).toBe(0);
     expect((await landing()).startsWith(`${base}/v1/oauth/interaction/`)).toBe(true);
   });
 
-  it('a password reset ends the tokens of every client and the old password\'s sign-in on the provider', async () => {
+  it("a password reset ends the tokens of every client and the old password's sign-in on the provider", async () => {
     const port = await freePort();
     const here = `http://127.0.0.1:${port}`;
     const { t: mailing, smtp } = await buildMailingTestApp({ config: { publicUrl: here } });
     try {
       await mailing.app.listen({ host: '127.0.0.1', port });
       const user = await createUser(mailing.app, ['role_user', 'role_developer']);
-      const created = await mailing.app.inject({ method: 'POST', url: '/v1/oauth/clients', headers: bearer(user.token), payload: { name: 'Harbour Log', redirect_uris: [REDIRECT] } });
-      const rp = await client.discovery(new URL(`${here}/v1/oauth`), created.json().client.id, undefined, client.ClientSecretBasic(created.json().client_secret), { execute: [client.allowInsecureRequests] });
+      const created = await mailing.app.inject({
+        method: 'POST',
+        url: '/v1/oauth/clients',
+        headers: bearer(user.token),
+        payload: { name: 'Harbour Log', redirect_uris: [REDIRECT] },
+      });
+      const rp = await client.discovery(
+        new URL(`${here}/v1/oauth`),
+        created.json().client.id,
+        undefined,
+        client.ClientSecretBasic(created.json().client_secret),
+        { execute: [client.allowInsecureRequests] },
+      );
       const browser = new FormBrowser(here);
       const flow = await startFlow(rp, 'openid profile');
       const landing = async (url = flow.url) => browser.follow(await browser.get(url));
@@ -499,11 +731,17 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
       let { response, url } = await landing();
       while (url.startsWith(here)) {
         const page = await response.text();
-        const form: Record<string, string> = page.includes('name="password"') ? { identifier: user.username, password: user.password } : { decision: 'allow' };
+        const form: Record<string, string> = page.includes('name="password"')
+          ? { identifier: user.username, password: user.password }
+          : { decision: 'allow' };
         ({ response, url } = await browser.follow(await browser.post(formAction(page), form)));
       }
-      const tokens = await client.authorizationCodeGrant(rp, new URL(url), { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
-      const asApp = () => mailing.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) });
+      const tokens = await client.authorizationCodeGrant(rp, new URL(url), {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+      });
+      const asApp = () =>
+        mailing.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) });
       expect((await asApp()).statusCode).toBe(200);
       // Signed in on the provider: the next authorization goes straight back to the app.
       expect((await landing((await startFlow(rp, 'openid profile')).url)).url.startsWith(REDIRECT)).toBe(true);
@@ -511,14 +749,27 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
       const email = `${user.username}@example.org`;
       await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
       const token = tokenFromMail(await smtp.waitFor(email));
-      expect((await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'a brand new password' } })).statusCode).toBe(200);
+      expect(
+        (
+          await mailing.app.inject({
+            method: 'POST',
+            url: '/v1/auth/reset-password/complete',
+            payload: { token, new_password: 'a brand new password' },
+          })
+        ).statusCode,
+      ).toBe(200);
 
       expect((await asApp()).json()).toEqual(UNAUTHORIZED);
       expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
       const after = await landing((await startFlow(rp, 'openid profile')).url);
       expect(after.url.startsWith(here)).toBe(true);
       expect(await after.response.text()).toContain('name="password"');
-      const [event] = await mailing.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', 'password_changed').execute();
+      const [event] = await mailing.database.db
+        .selectFrom('audit_events')
+        .select('metadata')
+        .where('user_id', '=', user.id)
+        .where('event_type', '=', 'password_changed')
+        .execute();
       expect(event?.metadata).toMatchObject({ via: 'reset', oauth_tokens_revoked: 2 });
     } finally {
       await mailing.close();
@@ -527,8 +778,10 @@ describe('the provider\'s browser session and the user\'s tokens', () => {
 });
 
 describe('connected apps', () => {
-  const list = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me/connected-apps', headers: bearer(token) });
-  const disconnect = (token: string, clientId: string) => t.app.inject({ method: 'DELETE', url: `/v1/users/me/connected-apps/${clientId}`, headers: bearer(token) });
+  const list = (token: string) =>
+    t.app.inject({ method: 'GET', url: '/v1/users/me/connected-apps', headers: bearer(token) });
+  const disconnect = (token: string, clientId: string) =>
+    t.app.inject({ method: 'DELETE', url: `/v1/users/me/connected-apps/${clientId}`, headers: bearer(token) });
 
   it('lists the clients holding a grant or a consent, and disconnecting one ends its tokens and asks again next time', async () => {
     const user = await createUser(t.app);
@@ -539,40 +792,81 @@ describe('connected apps', () => {
     const trusted = await codeFlow(firstParty, user, 'openid profile');
     const apps = (await list(user.token)).json().data as { client_id: string; last_used_at: string }[];
     expect(apps).toHaveLength(2);
-    expect(apps).toEqual(expect.arrayContaining([
-      { client_id: firstParty.client.id, client_name: 'Waygate Console', is_first_party: true, scopes: ['openid', 'profile'], consented_at: null, last_used_at: expect.any(String) },
-      { client_id: thirdParty.client.id, client_name: 'Tide Tables', is_first_party: false, scopes: ['gps:read', 'openid'], consented_at: expect.any(String), last_used_at: expect.any(String) },
-    ]));
+    expect(apps).toEqual(
+      expect.arrayContaining([
+        {
+          client_id: firstParty.client.id,
+          client_name: 'Waygate Console',
+          is_first_party: true,
+          scopes: ['openid', 'profile'],
+          consented_at: null,
+          last_used_at: expect.any(String),
+        },
+        {
+          client_id: thirdParty.client.id,
+          client_name: 'Tide Tables',
+          is_first_party: false,
+          scopes: ['gps:read', 'openid'],
+          consented_at: expect.any(String),
+          last_used_at: expect.any(String),
+        },
+      ]),
+    );
     // The provider stamps tokens with the time of day; most recently used first.
     for (const app of apps) expect(Date.parse(app.last_used_at)).toBeGreaterThanOrEqual(started);
     expect(Date.parse(apps[0]!.last_used_at)).toBeGreaterThanOrEqual(Date.parse(apps[1]!.last_used_at));
     // Nobody else's apps, and not for a credential without a user or an app's own token.
     expect((await list((await createUser(t.app)).token)).json()).toEqual({ data: [] });
-    expect((await list(trusted.tokens.access_token)).json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation: requires connected_apps:read', code: 'auth.forbidden' });
+    expect((await list(trusted.tokens.access_token)).json()).toEqual({
+      error: 'Forbidden',
+      message: 'Insufficient permissions for this operation: requires connected_apps:read',
+      code: 'auth.forbidden',
+    });
 
     expect((await disconnect(user.token, thirdParty.client.id)).statusCode).toBe(204);
     expect((await me(consented.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
-    expect(await client.refreshTokenGrant(consented.rp, consented.tokens.refresh_token!).then(() => 'accepted', (err: { error?: string }) => err.error)).toBe('invalid_grant');
+    expect(
+      await client.refreshTokenGrant(consented.rp, consented.tokens.refresh_token!).then(
+        () => 'accepted',
+        (err: { error?: string }) => err.error,
+      ),
+    ).toBe('invalid_grant');
     expect((await me(trusted.tokens.access_token)).statusCode).toBe(200);
-    expect(await auditOf(user.id, 'consent_revoked')).toEqual([expect.objectContaining({ resource_id: thirdParty.client.id, metadata: { scopes: ['openid', 'gps:read'], tokens_revoked: 2 } })]);
-    expect((await list(user.token)).json().data.map((app: { client_id: string }) => app.client_id)).toEqual([firstParty.client.id]);
+    expect(await auditOf(user.id, 'consent_revoked')).toEqual([
+      expect.objectContaining({
+        resource_id: thirdParty.client.id,
+        metadata: { scopes: ['openid', 'gps:read'], tokens_revoked: 2 },
+      }),
+    ]);
+    expect((await list(user.token)).json().data.map((app: { client_id: string }) => app.client_id)).toEqual([
+      firstParty.client.id,
+    ]);
 
     // A first-party app, which never needed consent, disconnects all the same.
     expect((await disconnect(user.token, firstParty.client.id)).statusCode).toBe(204);
     expect((await me(trusted.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
     expect((await list(user.token)).json()).toEqual({ data: [] });
-    expect((await disconnect(user.token, firstParty.client.id)).json()).toEqual({ error: 'NotFound', message: 'This app holds no consent and no grant of yours', code: 'oauth.app_not_connected' });
+    expect((await disconnect(user.token, firstParty.client.id)).json()).toEqual({
+      error: 'NotFound',
+      message: 'This app holds no consent and no grant of yours',
+      code: 'oauth.app_not_connected',
+    });
 
     // The next authorization of the third-party app asks for consent again.
     const flow = await startFlow(consented.rp);
     const browser = new FormBrowser(base);
     const page = await (await browser.follow(await browser.get(flow.url))).response.text();
-    const next = await (await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))).response.text();
+    const next = await (
+      await browser.follow(await browser.post(formAction(page), { identifier: user.username, password: user.password }))
+    ).response.text();
     expect(next).toContain('name="decision"');
   });
 
   it('answers 404 for a credential without a user, and 403 naming the permission to a key without it', async () => {
-    expect((await list(await ownerlessKey(t, []))).json()).toMatchObject({ code: 'auth.forbidden', message: expect.stringContaining('connected_apps:read') });
+    expect((await list(await ownerlessKey(t, []))).json()).toMatchObject({
+      code: 'auth.forbidden',
+      message: expect.stringContaining('connected_apps:read'),
+    });
     const key = await ownerlessKey(t, ['connected_apps:read']);
     expect((await list(key)).json()).toMatchObject({ code: 'user.credential_without_user' });
   });
@@ -582,13 +876,26 @@ describe('an access token granted audit:write', () => {
   it('records an event through REST and GraphQL alike', async () => {
     const role = await createRoleWith(t.app, `audit_writer_${randomUUID().slice(0, 8)}`, ['audit:write']);
     const writer = await createUser(t.app, ['role_user', role]);
-    const { tokens } = await codeFlow(await registerClient({ allowed_scopes: ['openid', 'audit:write'] }), writer, 'openid audit:write');
+    const { tokens } = await codeFlow(
+      await registerClient({ allowed_scopes: ['openid', 'audit:write'] }),
+      writer,
+      'openid audit:write',
+    );
     const event = { event_type: 'user_updated', user_id: writer.id, metadata: { via: 'oauth' } };
-    const rest = await t.app.inject({ method: 'POST', url: '/v1/internal/audit', headers: bearer(tokens.access_token), payload: event });
+    const rest = await t.app.inject({
+      method: 'POST',
+      url: '/v1/internal/audit',
+      headers: bearer(tokens.access_token),
+      payload: event,
+    });
     expect(rest.statusCode).toBe(201);
     const gql = await fetch(`${base}/v1/gql`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...bearer(tokens.access_token) },
-      body: JSON.stringify({ query: 'mutation ($input: AuditEventInput!) { logAuditEvent(input: $input) { eventType userId } }', variables: { input: { eventType: 'user_updated', userId: writer.id } } }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer(tokens.access_token) },
+      body: JSON.stringify({
+        query: 'mutation ($input: AuditEventInput!) { logAuditEvent(input: $input) { eventType userId } }',
+        variables: { input: { eventType: 'user_updated', userId: writer.id } },
+      }),
     });
     expect(await gql.json()).toEqual({ data: { logAuditEvent: { eventType: 'user_updated', userId: writer.id } } });
   });
@@ -599,7 +906,12 @@ describe('tokens of a user deleted for good', () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
     expect((await me(tokens.access_token)).statusCode).toBe(200);
-    const purge = await t.app.inject({ method: 'POST', url: `/v1/admin/users/${user.id}/force-delete`, headers: bearer(admin), payload: { reason: 'abuse' } });
+    const purge = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/users/${user.id}/force-delete`,
+      headers: bearer(admin),
+      payload: { reason: 'abuse' },
+    });
     expect(purge.statusCode).toBe(200);
     expect((await me(tokens.access_token)).statusCode).toBe(401);
   });
@@ -615,9 +927,15 @@ describe('tokens of a user changed through a path spelling the id in upper case'
       expect((await gps(tokens.access_token)).statusCode).toBe(200);
       const upper = user.id.toUpperCase();
       const changed =
-        change === 'ban' ? await t.app.inject({ method: 'POST', url: `/v1/users/${upper}/ban`, headers: bearer(admin), payload: {} })
-        : change === 'delete' ? await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}`, headers: bearer(admin) })
-        : await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}/roles/role_api_read_only`, headers: bearer(admin) });
+        change === 'ban'
+          ? await t.app.inject({ method: 'POST', url: `/v1/users/${upper}/ban`, headers: bearer(admin), payload: {} })
+          : change === 'delete'
+            ? await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}`, headers: bearer(admin) })
+            : await t.app.inject({
+                method: 'DELETE',
+                url: `/v1/users/${upper}/roles/role_api_read_only`,
+                headers: bearer(admin),
+              });
       expect(changed.statusCode).toBeLessThan(300);
       expect((await gps(tokens.access_token)).statusCode, change).toBe(change === 'role' ? 403 : 401);
     }
@@ -634,7 +952,10 @@ describe('X-ID-App-Assertion handoff', () => {
     expect(response.status).toBe(303);
     const callback = new URL(response.headers.get('location')!);
     expect(callback.origin + callback.pathname).toBe(REDIRECT);
-    const tokens = await client.authorizationCodeGrant(await relyingParty(registered), callback, { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const tokens = await client.authorizationCodeGrant(await relyingParty(registered), callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: flow.state,
+    });
     expect(tokens.claims()!.sub).toBe(user.id);
   });
 
@@ -644,7 +965,12 @@ describe('X-ID-App-Assertion handoff', () => {
     const { response } = await authorizeAs(registered, mintAssertion(user.id));
     expect(response.status).toBe(303);
     expect(response.headers.getSetCookie()).toEqual([]);
-    const stored = await t.database.db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Session').where('account_id', '=', user.id).execute();
+    const stored = await t.database.db
+      .selectFrom('oauth_artifacts')
+      .select('id')
+      .where('model', '=', 'Session')
+      .where('account_id', '=', user.id)
+      .execute();
     expect(stored).toEqual([]);
   });
 
@@ -654,7 +980,10 @@ describe('X-ID-App-Assertion handoff', () => {
     const flow = await startFlow(await relyingParty(registered));
     const url = new URL(flow.url);
     url.searchParams.set('prompt', 'login');
-    const response = await fetch(url, { redirect: 'manual', headers: { 'x-id-app-assertion': mintAssertion(user.id) } });
+    const response = await fetch(url, {
+      redirect: 'manual',
+      headers: { 'x-id-app-assertion': mintAssertion(user.id) },
+    });
     expect(response.status).toBe(303);
     const callback = new URL(response.headers.get('location')!);
     expect(callback.searchParams.get('code')).toEqual(expect.any(String));
@@ -681,11 +1010,17 @@ describe('X-ID-App-Assertion handoff', () => {
 });
 
 describe('signing key rotation', () => {
-  const kidOf = (jwt: string) => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
-  const publishedKids = async () => ((await (await fetch(`${base}/v1/oauth/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
+  const kidOf = (jwt: string) =>
+    (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+  const publishedKids = async () =>
+    ((await (await fetch(`${base}/v1/oauth/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
   async function idTokenKid(registered: Registered, userId: string) {
     const { flow, response } = await authorizeAs(registered, mintAssertion(userId));
-    const tokens = await client.authorizationCodeGrant(await relyingParty(registered), new URL(response.headers.get('location')!), { pkceCodeVerifier: flow.verifier, expectedState: flow.state });
+    const tokens = await client.authorizationCodeGrant(
+      await relyingParty(registered),
+      new URL(response.headers.get('location')!),
+      { pkceCodeVerifier: flow.verifier, expectedState: flow.state },
+    );
     return kidOf(tokens.id_token!);
   }
   const MINUTE = 60_000;

@@ -26,7 +26,10 @@ export interface InteractionDeps {
   /** With bot protection on, the sign-in page shows Turnstile with this site key. */
   turnstileSiteKey: string | undefined;
   /** The API's own sign-in, with its throttle, bot check, ban and 2FA rules and audit events; no session is made. */
-  signIn(request: FastifyRequest, input: { identifier: string; password: string; turnstile_token?: string }): Promise<SignInResult>;
+  signIn(
+    request: FastifyRequest,
+    input: { identifier: string; password: string; turnstile_token?: string },
+  ): Promise<SignInResult>;
   verifyTwoFactor(request: FastifyRequest, input: { temp_token: string; code: string }): Promise<SignInResult>;
   /** OAUTH_LOGIN_URL: the front end that signs people in for an authorization, instead of the page here. */
   loginUrl: string | undefined;
@@ -49,19 +52,27 @@ const BadRequestPage = {
 };
 const Redirect = { description: 'On to the next step of the authorization (Location)', type: 'null' };
 const Uid = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64 }) });
-const LoginForm = Type.Object({
-  identifier: Type.String({ minLength: 1, maxLength: 320 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-  turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
-}, { examples: [{ identifier: 'skipper@example.org', password: 'correct horse battery staple' }] });
+const LoginForm = Type.Object(
+  {
+    identifier: Type.String({ minLength: 1, maxLength: 320 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    turnstile_token: Type.Optional(Type.String({ maxLength: 4096 })),
+  },
+  { examples: [{ identifier: 'skipper@example.org', password: 'correct horse battery staple' }] },
+);
 const TwoFactorForm = Type.Object(
   { temp_token: Type.String({ minLength: 1, maxLength: 200 }), code: Type.String({ minLength: 1, maxLength: 32 }) },
   { examples: [{ temp_token: 'tf_8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f', code: '123456' }] },
 );
-const ConsentForm = Type.Object({ decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) }, { examples: [{ decision: 'allow' }] });
+const ConsentForm = Type.Object(
+  { decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) },
+  { examples: [{ decision: 'allow' }] },
+);
 const HandoffTicket = Type.Object({ ticket: Type.String({ minLength: 1, maxLength: 100 }) });
 const Handoff = Type.Object({
-  redirect_to: Type.String({ description: 'Send the browser here (a top-level navigation) within 60 seconds; it works once' }),
+  redirect_to: Type.String({
+    description: 'Send the browser here (a top-level navigation) within 60 seconds; it works once',
+  }),
 });
 
 /**
@@ -78,7 +89,12 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
 
   const turnstileSiteKey = deps.turnstileSiteKey;
   const html = (reply: FastifyReply, status: number, body: string, redirectUri?: unknown) =>
-    sendPage(reply, status, body, pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined, Boolean(turnstileSiteKey)));
+    sendPage(
+      reply,
+      status,
+      body,
+      pageCsp(typeof redirectUri === 'string' ? redirectUri : undefined, Boolean(turnstileSiteKey)),
+    );
 
   /** The interaction this browser is in, or undefined when its cookie is missing, stale or for another page. */
   async function interactionOf(request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply) {
@@ -90,8 +106,10 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
       return undefined;
     }
   }
-  const expired = (reply: FastifyReply) => html(reply, 400, messagePage('This page has expired', OAuthErrors.interaction_expired().message));
-  const clientNameOf = async (details: Interaction) => (await oauth.activeClient(String(details.params.client_id)))?.name ?? 'the app';
+  const expired = (reply: FastifyReply) =>
+    html(reply, 400, messagePage('This page has expired', OAuthErrors.interaction_expired().message));
+  const clientNameOf = async (details: Interaction) =>
+    (await oauth.activeClient(String(details.params.client_id)))?.name ?? 'the app';
 
   /** Hands the step's result to the provider and follows its redirect (303: the browser GETs it). */
   async function finish(provider: Provider, request: FastifyRequest, reply: FastifyReply, result: InteractionResults) {
@@ -104,10 +122,15 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
   const sameOrigin = async (request: FastifyRequest, reply: FastifyReply) => {
     const origin = request.headers.origin;
     // ("null" is what a browser sends from these pages: they set no-referrer.)
-    if (origin && origin !== 'null' && origin !== ownOrigin) return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
+    if (origin && origin !== 'null' && origin !== ownOrigin)
+      return html(reply, 403, messagePage('Refused', OAuthErrors.cross_origin_form().message));
   };
 
-  const handoffs = singleUseTickets<{ uid: string; userId: string }>(deps.kv, { prefix: HANDOFF_TICKET_PREFIX, namespace: 'oauth:handoff', ttlSecs: HANDOFF_TTL_SECS });
+  const handoffs = singleUseTickets<{ uid: string; userId: string }>(deps.kv, {
+    prefix: HANDOFF_TICKET_PREFIX,
+    namespace: 'oauth:handoff',
+    ttlSecs: HANDOFF_TTL_SECS,
+  });
   const frontEndLogin = (uid: string, clientName: string) => {
     const url = new URL(deps.loginUrl!);
     url.searchParams.set('interaction', uid);
@@ -115,26 +138,62 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
     return url.toString();
   };
 
-  app.get<{ Params: { uid: string } }>(base, {
-    schema: { tags, summary: 'The sign-in or consent page of an authorization in progress (with OAUTH_LOGIN_URL, sign-in redirects there)', params: Uid, response: { 200: Html, 303: Redirect, 400: BadRequestPage } },
-  }, async (request, reply) => {
-    const current = await interactionOf(request, reply);
-    if (!current) return expired(reply);
-    const { details } = current;
-    const clientName = await clientNameOf(details);
-    if (details.prompt.name === 'login') {
-      if (deps.loginUrl) return reply.status(303).header('location', frontEndLogin(details.uid, clientName)).header('cache-control', 'no-store').send(null);
-      return html(reply, 200, loginPage({ action: pathOf(details.uid, 'login'), clientName, turnstileSiteKey }), details.params.redirect_uri);
-    }
-    const client = await oauth.activeClient(String(details.params.client_id));
-    const user = await oauth.claimsOf(String(details.session?.accountId));
-    if (!client || !user) return expired(reply);
-    const missing = (details.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
-    return html(reply, 200, consentPage({ action: pathOf(details.uid, 'consent'), clientName, homepage: client.homepage_url, scopes: missing, username: user.preferred_username }), details.params.redirect_uri);
-  });
+  app.get<{ Params: { uid: string } }>(
+    base,
+    {
+      schema: {
+        tags,
+        summary:
+          'The sign-in or consent page of an authorization in progress (with OAUTH_LOGIN_URL, sign-in redirects there)',
+        params: Uid,
+        response: { 200: Html, 303: Redirect, 400: BadRequestPage },
+      },
+    },
+    async (request, reply) => {
+      const current = await interactionOf(request, reply);
+      if (!current) return expired(reply);
+      const { details } = current;
+      const clientName = await clientNameOf(details);
+      if (details.prompt.name === 'login') {
+        if (deps.loginUrl)
+          return reply
+            .status(303)
+            .header('location', frontEndLogin(details.uid, clientName))
+            .header('cache-control', 'no-store')
+            .send(null);
+        return html(
+          reply,
+          200,
+          loginPage({ action: pathOf(details.uid, 'login'), clientName, turnstileSiteKey }),
+          details.params.redirect_uri,
+        );
+      }
+      const client = await oauth.activeClient(String(details.params.client_id));
+      const user = await oauth.claimsOf(String(details.session?.accountId));
+      if (!client || !user) return expired(reply);
+      const missing = (details.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
+      return html(
+        reply,
+        200,
+        consentPage({
+          action: pathOf(details.uid, 'consent'),
+          clientName,
+          homepage: client.homepage_url,
+          scopes: missing,
+          username: user.preferred_username,
+        }),
+        details.params.redirect_uri,
+      );
+    },
+  );
 
   /** A sign-in step's outcome: on to the provider, the 2FA page, or the same page with the error. */
-  async function signedIn(request: FastifyRequest<{ Params: { uid: string } }>, reply: FastifyReply, step: (clientName: string) => Promise<SignInResult>, retry: (clientName: string, error: string) => string) {
+  async function signedIn(
+    request: FastifyRequest<{ Params: { uid: string } }>,
+    reply: FastifyReply,
+    step: (clientName: string) => Promise<SignInResult>,
+    retry: (clientName: string, error: string) => string,
+  ) {
     const current = await interactionOf(request, reply);
     if (!current || current.details.prompt.name !== 'login') return expired(reply);
     const clientName = await clientNameOf(current.details);
@@ -146,40 +205,107 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
       reply.headers(err.headers);
       return html(reply, err.status, retry(clientName, err.message), current.details.params.redirect_uri);
     }
-    if (result.requires_2fa) return html(reply, 200, twoFactorPage({ action: pathOf(current.details.uid, 'two-factor'), clientName, tempToken: result.temp_token! }), current.details.params.redirect_uri);
+    if (result.requires_2fa)
+      return html(
+        reply,
+        200,
+        twoFactorPage({ action: pathOf(current.details.uid, 'two-factor'), clientName, tempToken: result.temp_token! }),
+        current.details.params.redirect_uri,
+      );
     return finish(current.provider, request, reply, { login: { accountId: result.user_id } });
   }
 
-  app.post<{ Params: { uid: string }; Body: { identifier: string; password: string; turnstile_token?: string } }>(`${base}/login`, {
-    onRequest: sameOrigin,
-    schema: { tags, summary: 'Sign-in form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: LoginForm, response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 403: Html, 429: Html } },
-  }, (request, reply) =>
-    signedIn(request, reply, () => deps.signIn(request, request.body), (clientName, error) =>
-      loginPage({ action: pathOf(request.params.uid, 'login'), clientName, error, identifier: request.body.identifier, turnstileSiteKey })));
+  app.post<{ Params: { uid: string }; Body: { identifier: string; password: string; turnstile_token?: string } }>(
+    `${base}/login`,
+    {
+      onRequest: sameOrigin,
+      schema: {
+        tags,
+        summary: 'Sign-in form of an authorization',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Uid,
+        body: LoginForm,
+        response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 403: Html, 429: Html },
+      },
+    },
+    (request, reply) =>
+      signedIn(
+        request,
+        reply,
+        () => deps.signIn(request, request.body),
+        (clientName, error) =>
+          loginPage({
+            action: pathOf(request.params.uid, 'login'),
+            clientName,
+            error,
+            identifier: request.body.identifier,
+            turnstileSiteKey,
+          }),
+      ),
+  );
 
-  app.post<{ Params: { uid: string }; Body: { temp_token: string; code: string } }>(`${base}/two-factor`, {
-    onRequest: sameOrigin,
-    schema: { tags, summary: 'Second-factor form of an authorization', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: TwoFactorForm, response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 429: Html } },
-  }, (request, reply) =>
-    signedIn(request, reply, () => deps.verifyTwoFactor(request, request.body), (clientName, error) =>
-      twoFactorPage({ action: pathOf(request.params.uid, 'two-factor'), clientName, tempToken: request.body.temp_token, error })));
+  app.post<{ Params: { uid: string }; Body: { temp_token: string; code: string } }>(
+    `${base}/two-factor`,
+    {
+      onRequest: sameOrigin,
+      schema: {
+        tags,
+        summary: 'Second-factor form of an authorization',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Uid,
+        body: TwoFactorForm,
+        response: { 200: Html, 303: Redirect, 400: BadRequestPage, 401: Html, 429: Html },
+      },
+    },
+    (request, reply) =>
+      signedIn(
+        request,
+        reply,
+        () => deps.verifyTwoFactor(request, request.body),
+        (clientName, error) =>
+          twoFactorPage({
+            action: pathOf(request.params.uid, 'two-factor'),
+            clientName,
+            tempToken: request.body.temp_token,
+            error,
+          }),
+      ),
+  );
 
-  app.post<{ Params: { uid: string }; Body: { decision: 'allow' | 'deny' } }>(`${base}/consent`, {
-    onRequest: sameOrigin,
-    schema: { tags, summary: 'Consent form of an authorization (third-party clients)', consumes: ['application/x-www-form-urlencoded'], params: Uid, body: ConsentForm, response: { 303: Redirect, 400: BadRequestPage } },
-  }, async (request, reply) => {
-    const current = await interactionOf(request, reply);
-    if (!current || current.details.prompt.name !== 'consent' || !current.details.session?.accountId) return expired(reply);
-    const { provider, details } = current;
-    if (request.body.decision === 'deny') return finish(provider, request, reply, { error: 'access_denied', error_description: 'The user denied access' });
-    const accountId = details.session!.accountId;
-    const clientId = String(details.params.client_id);
-    const missing = (details.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
-    const grant = (details.grantId && (await provider.Grant.find(details.grantId))) || new provider.Grant({ accountId, clientId });
-    grant.addOIDCScope(missing.join(' '));
-    await oauth.recordConsent(request, accountId, clientId, missing);
-    return finish(provider, request, reply, { consent: { grantId: await grant.save() } });
-  });
+  app.post<{ Params: { uid: string }; Body: { decision: 'allow' | 'deny' } }>(
+    `${base}/consent`,
+    {
+      onRequest: sameOrigin,
+      schema: {
+        tags,
+        summary: 'Consent form of an authorization (third-party clients)',
+        consumes: ['application/x-www-form-urlencoded'],
+        params: Uid,
+        body: ConsentForm,
+        response: { 303: Redirect, 400: BadRequestPage },
+      },
+    },
+    async (request, reply) => {
+      const current = await interactionOf(request, reply);
+      if (!current || current.details.prompt.name !== 'consent' || !current.details.session?.accountId)
+        return expired(reply);
+      const { provider, details } = current;
+      if (request.body.decision === 'deny')
+        return finish(provider, request, reply, {
+          error: 'access_denied',
+          error_description: 'The user denied access',
+        });
+      const accountId = details.session!.accountId;
+      const clientId = String(details.params.client_id);
+      const missing = (details.prompt.details.missingOIDCScope as string[] | undefined) ?? [];
+      const grant =
+        (details.grantId && (await provider.Grant.find(details.grantId))) ||
+        new provider.Grant({ accountId, clientId });
+      grant.addOIDCScope(missing.join(' '));
+      await oauth.recordConsent(request, accountId, clientId, missing);
+      return finish(provider, request, reply, { consent: { grantId: await grant.save() } });
+    },
+  );
 
   /*
    * Sign-in on a front end (OAUTH_LOGIN_URL): the authorization sends the browser there with
@@ -188,37 +314,51 @@ export async function oauthInteractionRoutes(app: FastifyInstance, deps: Interac
    * once, for 60 seconds, and only in the browser that started the authorization (the interaction
    * cookie), so a ticket for one's own account cannot be slipped into someone else's authorization.
    */
-  app.post<{ Params: { uid: string } }>(`${base}/handoff`, {
-    config: { auth: requireAuthenticated() },
-    schema: {
-      tags,
-      summary: 'Hand a front end\'s sign-in to an authorization in progress (OAUTH_LOGIN_URL)',
-      description: 'With the session the front end just signed in with (not an API key). The front end sends the browser to `redirect_to`.',
-      params: Uid,
-      response: { 200: Handoff, ...errorResponses(OAuthErrors.handoff_needs_session, OAuthErrors.interaction_not_found) },
+  app.post<{ Params: { uid: string } }>(
+    `${base}/handoff`,
+    {
+      config: { auth: requireAuthenticated() },
+      schema: {
+        tags,
+        summary: "Hand a front end's sign-in to an authorization in progress (OAUTH_LOGIN_URL)",
+        description:
+          'With the session the front end just signed in with (not an API key). The front end sends the browser to `redirect_to`.',
+        params: Uid,
+        response: {
+          200: Handoff,
+          ...errorResponses(OAuthErrors.handoff_needs_session, OAuthErrors.interaction_not_found),
+        },
+      },
     },
-  }, async (request) => {
-    const caller = callerOf(request);
-    if (caller.kind !== 'session' || !caller.userId) throw OAuthErrors.handoff_needs_session();
-    const interaction = await (await oauth.provider()).Interaction.find(request.params.uid);
-    if (interaction?.prompt.name !== 'login') throw OAuthErrors.interaction_not_found();
-    const ticket = await handoffs.issue({ uid: interaction.uid, userId: caller.userId });
-    return { redirect_to: `${deps.publicUrl}${pathOf(interaction.uid, 'complete')}?ticket=${encodeURIComponent(ticket)}` };
-  });
+    async (request) => {
+      const caller = callerOf(request);
+      if (caller.kind !== 'session' || !caller.userId) throw OAuthErrors.handoff_needs_session();
+      const interaction = await (await oauth.provider()).Interaction.find(request.params.uid);
+      if (interaction?.prompt.name !== 'login') throw OAuthErrors.interaction_not_found();
+      const ticket = await handoffs.issue({ uid: interaction.uid, userId: caller.userId });
+      return {
+        redirect_to: `${deps.publicUrl}${pathOf(interaction.uid, 'complete')}?ticket=${encodeURIComponent(ticket)}`,
+      };
+    },
+  );
 
-  app.get<{ Params: { uid: string }; Querystring: { ticket: string } }>(`${base}/complete`, {
-    schema: {
-      tags,
-      summary: 'Where a front end sends the browser after a handoff: the authorization goes on as signed in',
-      params: Uid,
-      querystring: HandoffTicket,
-      response: { 303: Redirect, 400: BadRequestPage },
+  app.get<{ Params: { uid: string }; Querystring: { ticket: string } }>(
+    `${base}/complete`,
+    {
+      schema: {
+        tags,
+        summary: 'Where a front end sends the browser after a handoff: the authorization goes on as signed in',
+        params: Uid,
+        querystring: HandoffTicket,
+        response: { 303: Redirect, 400: BadRequestPage },
+      },
     },
-  }, async (request, reply) => {
-    const grant = await handoffs.redeem(request.query.ticket);
-    const current = await interactionOf(request, reply);
-    if (!grant || !current || grant.uid !== current.details.uid || current.details.prompt.name !== 'login') return expired(reply);
-    return finish(current.provider, request, reply, { login: { accountId: grant.userId } });
-  });
+    async (request, reply) => {
+      const grant = await handoffs.redeem(request.query.ticket);
+      const current = await interactionOf(request, reply);
+      if (!grant || !current || grant.uid !== current.details.uid || current.details.prompt.name !== 'login')
+        return expired(reply);
+      return finish(current.provider, request, reply, { login: { accountId: grant.userId } });
+    },
+  );
 }
-

@@ -4,7 +4,16 @@ import * as client from 'openid-client';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
-import { bearer, buildTestApp, createApiKey, createUser, freePort, TEST_ADMIN, login, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  freePort,
+  TEST_ADMIN,
+  login,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 /**
  * OAUTH_LOGIN_URL: a front end on its own origin signs the person in through the API and hands the
@@ -46,7 +55,9 @@ async function listen(server: Server): Promise<string> {
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  frontEnd = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(frontEndPage(base)));
+  frontEnd = createServer((_request, response) =>
+    response.writeHead(200, { 'content-type': 'text/html' }).end(frontEndPage(base)),
+  );
   frontEndUrl = `${await listen(frontEnd)}/signin`;
   relyingParty = createServer((request, response) => {
     const url = new URL(request.url!, callbackUrl);
@@ -54,7 +65,9 @@ beforeAll(async () => {
     response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Relying party</title>');
   });
   callbackUrl = `${await listen(relyingParty)}/cb`;
-  t = await buildTestApp({ config: { publicUrl: base, oauthLoginUrl: frontEndUrl, corsOrigins: [new URL(frontEndUrl).origin] } });
+  t = await buildTestApp({
+    config: { publicUrl: base, oauthLoginUrl: frontEndUrl, corsOrigins: [new URL(frontEndUrl).origin] },
+  });
   await t.app.listen({ host: '127.0.0.1', port });
   browser = await launchChromium();
 });
@@ -69,19 +82,36 @@ afterAll(async () => {
 async function authorization() {
   const developer = await createUser(t.app, ['role_user', 'role_developer']);
   const registered = await t.app.inject({
-    method: 'POST', url: '/v1/oauth/clients', headers: bearer(developer.token),
+    method: 'POST',
+    url: '/v1/oauth/clients',
+    headers: bearer(developer.token),
     payload: { name: 'Crew Planner', redirect_uris: [callbackUrl], client_type: 'public' },
   });
-  const rp = await client.discovery(new URL(`${base}/v1/oauth`), registered.json().client.id, undefined, client.None(), { execute: [client.allowInsecureRequests] });
+  const rp = await client.discovery(
+    new URL(`${base}/v1/oauth`),
+    registered.json().client.id,
+    undefined,
+    client.None(),
+    { execute: [client.allowInsecureRequests] },
+  );
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(rp, {
-    redirect_uri: callbackUrl, scope: 'openid profile', state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: callbackUrl,
+    scope: 'openid profile',
+    state,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   return { rp, verifier, state, url };
 }
 
-async function signInOnFrontEnd(context: BrowserContext, url: URL, user: { username: string; password: string }, stay = false) {
+async function signInOnFrontEnd(
+  context: BrowserContext,
+  url: URL,
+  user: { username: string; password: string },
+  stay = false,
+) {
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   await page.goto(url.href);
@@ -107,7 +137,10 @@ describe('sign-in on a front end (OAUTH_LOGIN_URL)', () => {
     await page.waitForURL(`${callbackUrl}?**`);
     await context.close();
 
-    const tokens = await client.authorizationCodeGrant(rp, received.get(state)!, { pkceCodeVerifier: verifier, expectedState: state });
+    const tokens = await client.authorizationCodeGrant(rp, received.get(state)!, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
     expect(tokens.claims()).toMatchObject({ sub: user.id });
   });
 
@@ -133,12 +166,22 @@ describe('sign-in on a front end (OAUTH_LOGIN_URL)', () => {
   it('wants a session (403 for an API key) and an authorization waiting for a sign-in (404)', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const key = await createApiKey(t.app, admin, { name: 'handoff', scopes: ['gps:read'] });
-    const withKey = await t.app.inject({ method: 'POST', url: '/v1/oauth/interaction/some-uid/handoff', headers: bearer(key.key) });
+    const withKey = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/interaction/some-uid/handoff',
+      headers: bearer(key.key),
+    });
     expect(withKey.statusCode).toBe(403);
     expect(withKey.json().code).toBe('oauth.handoff_needs_session');
-    const unknown = await t.app.inject({ method: 'POST', url: '/v1/oauth/interaction/some-uid/handoff', headers: bearer(admin) });
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/v1/oauth/interaction/some-uid/handoff',
+      headers: bearer(admin),
+    });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json().code).toBe('oauth.interaction_not_found');
-    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/interaction/some-uid/handoff' })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/interaction/some-uid/handoff' })).statusCode).toBe(
+      401,
+    );
   });
 });

@@ -6,7 +6,6 @@ import { launchChromium } from '../../../test/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
-
 let t: TestApp;
 let base: string;
 let browser: Browser;
@@ -23,7 +22,9 @@ beforeAll(async () => {
   relyingParty = createServer((request, response) => {
     const url = new URL(request.url!, callbackUrl);
     received.set(url.searchParams.get('state') ?? '', url);
-    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Relying party</title><h1>Signed in</h1>');
+    response
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><title>Relying party</title><h1>Signed in</h1>');
   });
   await new Promise<void>((resolve) => relyingParty.listen(0, '127.0.0.1', resolve));
   callbackUrl = `http://127.0.0.1:${(relyingParty.address() as AddressInfo).port}/cb`;
@@ -39,16 +40,30 @@ describe('sign-in and consent pages in Chromium', () => {
   it('a user signs in, consents, and the relying party receives a code it can redeem', async () => {
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const registered = await t.app.inject({
-      method: 'POST', url: '/v1/oauth/clients', headers: bearer(developer.token),
-      payload: { name: 'Crew Planner', homepage_url: 'https://crew.example.org', redirect_uris: [callbackUrl], client_type: 'public' },
+      method: 'POST',
+      url: '/v1/oauth/clients',
+      headers: bearer(developer.token),
+      payload: {
+        name: 'Crew Planner',
+        homepage_url: 'https://crew.example.org',
+        redirect_uris: [callbackUrl],
+        client_type: 'public',
+      },
     });
     const clientId = registered.json().client.id as string;
     // Discovered as an OAuth 2.0 client does (RFC 8414, the path-inserted address), the issuer checked.
-    const rp = await client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.None(), { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
+    const rp = await client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.None(), {
+      algorithm: 'oauth2',
+      execute: [client.allowInsecureRequests],
+    });
     const verifier = client.randomPKCECodeVerifier();
     const state = client.randomState();
     const authorizeUrl = client.buildAuthorizationUrl(rp, {
-      redirect_uri: callbackUrl, scope: 'openid profile email', state, code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: callbackUrl,
+      scope: 'openid profile email',
+      state,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const user = await createUser(t.app);
 
@@ -56,7 +71,9 @@ describe('sign-in and consent pages in Chromium', () => {
     const page = await context.newPage();
     page.setDefaultTimeout(10_000);
     await page.goto(authorizeUrl.href);
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Sign in to continue to Crew Planner');
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe(
+      'Sign in to continue to Crew Planner',
+    );
     expect(await page.getAttribute('html', 'lang')).toBe('en');
 
     // A wrong password keeps the user on the page, told why.
@@ -68,15 +85,24 @@ describe('sign-in and consent pages in Chromium', () => {
     await page.getByLabel('Password').fill(user.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForSelector('text=wants access to your account');
-    expect(await page.locator('li').allTextContents()).toEqual(['Know who you are', 'See your username, language and picture', 'See your email address']);
+    expect(await page.locator('li').allTextContents()).toEqual([
+      'Know who you are',
+      'See your username, language and picture',
+      'See your email address',
+    ]);
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${callbackUrl}?**`);
     await context.close();
 
     const callback = received.get(state)!;
     expect(callback.searchParams.get('code')).toEqual(expect.any(String));
-    const tokens = await client.authorizationCodeGrant(rp, callback, { pkceCodeVerifier: verifier, expectedState: state });
+    const tokens = await client.authorizationCodeGrant(rp, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+    });
     expect(tokens.claims()).toMatchObject({ sub: user.id, aud: clientId });
-    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) })).json().data.id).toBe(user.id);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) })).json().data.id,
+    ).toBe(user.id);
   });
 });

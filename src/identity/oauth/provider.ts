@@ -14,7 +14,16 @@ export const REFRESH_TOKEN_PREFIX = 'wgrt_';
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile', 'email'];
 
 /** Lifetimes in seconds. */
-const TTL = { AccessToken: 3600, ClientCredentials: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 14 * 86_400, Interaction: 600, Session: 14 * 86_400, Grant: 14 * 86_400 };
+const TTL = {
+  AccessToken: 3600,
+  ClientCredentials: 3600,
+  AuthorizationCode: 60,
+  IdToken: 3600,
+  RefreshToken: 14 * 86_400,
+  Interaction: 600,
+  Session: 14 * 86_400,
+  Grant: 14 * 86_400,
+};
 
 /** Set on the raw request by the authorize route when a first-party app's assertion names the user. */
 export const ASSERTED_USER = Symbol('asserted user');
@@ -66,7 +75,9 @@ export async function createProvider(deps: Deps): Promise<Provider> {
   const adapterOf = (name: string) => artifactAdapter(deps.db, deps.writer, deps.clock, name, deps.accessTokensRevoked);
   const configuration: Configuration = {
     adapter: (name: string) =>
-      name === 'Client' ? { ...adapterOf(name), find: async (id: string) => (await deps.clientMetadataOf(id)) as never } : adapterOf(name),
+      name === 'Client'
+        ? { ...adapterOf(name), find: async (id: string) => (await deps.clientMetadataOf(id)) as never }
+        : adapterOf(name),
     jwks: { keys: deps.keys as never },
     cookies: { keys: deps.cookieKeys },
     features: {
@@ -74,7 +85,10 @@ export async function createProvider(deps: Deps): Promise<Provider> {
       clientCredentials: { enabled: true },
       // A client learns about its own tokens only (oidc-provider's default answers any confidential client
       // about every token, and anyone may register one). Tokens are opaque: this API resolves them itself.
-      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId },
+      introspection: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => token.clientId === client.clientId,
+      },
       revocation: { enabled: true },
       userinfo: { enabled: true },
       // Apps sign users out through POST /v1/auth/logout-app and logout-everywhere.
@@ -88,7 +102,11 @@ export async function createProvider(deps: Deps): Promise<Provider> {
     // Every client is registered for the code flow only: no implicit or hybrid response types (and so no
     // implicit grant) are offered in discovery.
     responseTypes: ['code'],
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALGORITHM], userinfoSigningAlgValues: [SIGNING_ALGORITHM], introspectionSigningAlgValues: [SIGNING_ALGORITHM] },
+    enabledJWA: {
+      idTokenSigningAlgValues: [SIGNING_ALGORITHM],
+      userinfoSigningAlgValues: [SIGNING_ALGORITHM],
+      introspectionSigningAlgValues: [SIGNING_ALGORITHM],
+    },
     pkce: { required: () => true, methods: ['S256'] },
     allowOmittingSingleRegisteredRedirectUri: false,
     scopes: [...OIDC_SCOPES, ...deps.permissionScopes],
@@ -121,7 +139,10 @@ export async function createProvider(deps: Deps): Promise<Provider> {
   const provider = new Provider(deps.issuer, configuration);
   provider.proxy = deps.trustProxy;
   // The client's registered secret is the SHA-256 hash of the real one (oauth-clients stores nothing else).
-  provider.Client.prototype.compareClientSecret = function compareHashed(this: { clientSecret?: string }, actual: string) {
+  provider.Client.prototype.compareClientSecret = function compareHashed(
+    this: { clientSecret?: string },
+    actual: string,
+  ) {
     return Promise.resolve(Boolean(this.clientSecret) && sameSecret(this.clientSecret!, hashToken(actual)));
   };
   // generateTokenId makes a model's ids (the type definitions leave it out); access tokens also record
@@ -131,7 +152,8 @@ export async function createProvider(deps: Deps): Promise<Provider> {
       this.format = 'opaque';
       return prefix + randomBytes(32).toString('base64url');
     };
-  const withIds = (model: { prototype: object }, prefix: string) => Object.assign(model.prototype, { generateTokenId: prefixed(prefix) });
+  const withIds = (model: { prototype: object }, prefix: string) =>
+    Object.assign(model.prototype, { generateTokenId: prefixed(prefix) });
   withIds(provider.AccessToken, OAUTH_ACCESS_TOKEN_PREFIX);
   withIds(provider.ClientCredentials, OAUTH_ACCESS_TOKEN_PREFIX);
   withIds(provider.RefreshToken, REFRESH_TOKEN_PREFIX);
@@ -140,7 +162,8 @@ export async function createProvider(deps: Deps): Promise<Provider> {
   // form_post in discovery whatever the response types, so the document names what clients get.
   provider.use(async (ctx, next) => {
     await next();
-    if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') (ctx.body as { response_modes_supported?: string[] }).response_modes_supported = ['query'];
+    if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object')
+      (ctx.body as { response_modes_supported?: string[] }).response_modes_supported = ['query'];
   });
   return provider;
 }
@@ -156,7 +179,9 @@ async function grantFor(ctx: KoaContextWithOIDC, deps: Deps) {
   const accountId = session!.accountId!;
   const clientId = client!.clientId;
   const requested = [...(ctx.oidc as unknown as { requestParamOIDCScopes: Set<string> }).requestParamOIDCScopes];
-  const allowed = (await deps.isFirstParty(clientId)) ? requested : ((await deps.consentedScopes(accountId, clientId)) ?? []);
+  const allowed = (await deps.isFirstParty(clientId))
+    ? requested
+    : ((await deps.consentedScopes(accountId, clientId)) ?? []);
   const decided = ctx.oidc.result?.consent?.grantId ?? session!.grantIdFor(clientId);
   const found = decided ? await provider.Grant.find(decided) : undefined;
   const existing = found && found.accountId === accountId && found.clientId === clientId ? found : undefined;

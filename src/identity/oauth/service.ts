@@ -13,7 +13,14 @@ import type { SecretBox } from '../../platform/secret-box.js';
 import type { AccessService } from '../access/service.js';
 import type { OAuthClientsService } from '../oauth-clients/service.js';
 import type { UsersService } from '../users/service.js';
-import { accessTokenHashesOf, createArtifactWriter, holdingsOf, purgeExpiredArtifacts, revokeArtifactsOf, revokeArtifactsOfClient } from './adapter.js';
+import {
+  accessTokenHashesOf,
+  createArtifactWriter,
+  holdingsOf,
+  purgeExpiredArtifacts,
+  revokeArtifactsOf,
+  revokeArtifactsOfClient,
+} from './adapter.js';
 import { createConsentsRepo } from './consents.js';
 import { OAuthErrors } from './errors.js';
 import { UserErrors } from '../users/errors.js';
@@ -71,7 +78,9 @@ export function createOAuthService(deps: Deps) {
     keysCheckedAt = deps.clock.nowMs();
     const keys = await signingKeys(deps.db, deps.secretBox, deps.clock);
     // Wildcard permissions are never scopes: a token names what it may do.
-    const permissions = (await deps.access.listPermissions()).map((p) => `${p.resource}:${p.action}`).filter((p) => !p.includes('*'));
+    const permissions = (await deps.access.listPermissions())
+      .map((p) => `${p.resource}:${p.action}`)
+      .filter((p) => !p.includes('*'));
     // The authorization flow's cookies are signed with keys derived from the signing keys' private parts:
     // secret, the same on every node, rotating with them (the first signs, all verify).
     const cookieKeys = keys.map((key) => createHash('sha256').update(`oauth-cookies:${key.d}`).digest('base64url'));
@@ -94,7 +103,14 @@ export function createOAuthService(deps: Deps) {
 
   /** A token whose grant was revoked (a reused refresh token) is void, even one a racing request saved after. */
   const grantExists = async (grantId: string) =>
-    Boolean(await deps.db.selectFrom('oauth_artifacts').select('id').where('model', '=', 'Grant').where('id', '=', hashToken(grantId)).executeTakeFirst());
+    Boolean(
+      await deps.db
+        .selectFrom('oauth_artifacts')
+        .select('id')
+        .where('model', '=', 'Grant')
+        .where('id', '=', hashToken(grantId))
+        .executeTakeFirst(),
+    );
 
   /** Ends tokens of the user (of one client, or all) and forgets them in the credential cache. */
   async function revokeTokensOf(userId: string, clientId?: string): Promise<number> {
@@ -108,7 +124,12 @@ export function createOAuthService(deps: Deps) {
    * grant the client holds for them (its next authorization asks again); the cached access tokens are
    * dropped after the commit. 404 when there was nothing (with `consentRequired`, no consent).
    */
-  async function disconnect(request: FastifyRequest, userId: string, clientId: string, options: { consentRequired: boolean }): Promise<void> {
+  async function disconnect(
+    request: FastifyRequest,
+    userId: string,
+    clientId: string,
+    options: { consentRequired: boolean },
+  ): Promise<void> {
     const { onCommit, committed } = afterCommit();
     await deps.db.transaction().execute(async (trx) => {
       const scopes = await consents.remove(userId, clientId, trx);
@@ -116,9 +137,18 @@ export function createOAuthService(deps: Deps) {
       const revoked = await revokeArtifactsOf(trx, userId, clientId);
       if (!scopes && !revoked.artifacts) throw OAuthErrors.app_not_connected();
       if (revoked.accessTokenHashes.length) onCommit(() => deps.credentials.invalidate(revoked.accessTokenHashes));
-      await deps.audit.record(request, {
-        eventType: 'consent_revoked', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: scopes ?? [], tokens_revoked: revoked.tokens },
-      }, trx);
+      await deps.audit.record(
+        request,
+        {
+          eventType: 'consent_revoked',
+          userId,
+          actorId: userId,
+          resourceType: 'oauth_client',
+          resourceId: clientId,
+          metadata: { scopes: scopes ?? [], tokens_revoked: revoked.tokens },
+        },
+        trx,
+      );
     });
     await committed();
   }
@@ -155,7 +185,12 @@ export function createOAuthService(deps: Deps) {
     /** A user's consents with each client's name (null once the client is inactive), for their data export. */
     async consentsOf(userId: string) {
       const rows = await consents.ofUser(userId);
-      return Promise.all(rows.map(async (row) => ({ ...row, client_name: (await deps.clients.activeClient(row.client_id))?.name ?? null })));
+      return Promise.all(
+        rows.map(async (row) => ({
+          ...row,
+          client_name: (await deps.clients.activeClient(row.client_id))?.name ?? null,
+        })),
+      );
     },
 
     /**
@@ -163,7 +198,11 @@ export function createOAuthService(deps: Deps) {
      * caller's transaction (a ban, a deletion, a password reset); consents stay. The cached access tokens
      * are dropped after the commit.
      */
-    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void): Promise<number> {
+    async revokeAllOfUser(
+      userId: string,
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+    ): Promise<number> {
       const revoked = await revokeArtifactsOf(trx, userId);
       if (revoked.accessTokenHashes.length) onCommit(() => deps.credentials.invalidate(revoked.accessTokenHashes));
       return revoked.tokens;
@@ -181,9 +220,18 @@ export function createOAuthService(deps: Deps) {
     async recordConsent(request: FastifyRequest, userId: string, clientId: string, scopes: string[]): Promise<void> {
       await deps.db.transaction().execute(async (trx) => {
         const all = await consents.add(userId, clientId, scopes, trx);
-        await deps.audit.record(request, {
-          eventType: 'consent_granted', userId, actorId: userId, resourceType: 'oauth_client', resourceId: clientId, metadata: { scopes: all, added: scopes },
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'consent_granted',
+            userId,
+            actorId: userId,
+            resourceType: 'oauth_client',
+            resourceId: clientId,
+            metadata: { scopes: all, added: scopes },
+          },
+          trx,
+        );
       });
     },
 
@@ -242,11 +290,19 @@ export function createOAuthService(deps: Deps) {
         .where('expires_at', '>', deps.clock.now())
         .executeTakeFirst();
       const userId = row?.payload.accountId;
-      if (!row || typeof userId !== 'string' || !(await grantExists(String(row.payload.grantId))) || !(await claimsOf(userId))) return null;
+      if (
+        !row ||
+        typeof userId !== 'string' ||
+        !(await grantExists(String(row.payload.grantId))) ||
+        !(await claimsOf(userId))
+      )
+        return null;
       const client = await deps.clients.activeClient(String(row.payload.clientId));
       if (!client) return null;
       // What the client may still ask for bounds what it was granted.
-      const granted = String(row.payload.scope ?? '').split(' ').filter((scope) => client.allowed_scopes.includes(scope) && !OIDC_SCOPES.includes(scope));
+      const granted = String(row.payload.scope ?? '')
+        .split(' ')
+        .filter((scope) => client.allowed_scopes.includes(scope) && !OIDC_SCOPES.includes(scope));
       const access = await deps.access.accessOfUser(userId);
       return {
         kind: 'oauth_token',

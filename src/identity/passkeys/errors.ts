@@ -7,5 +7,8 @@ export const PasskeyErrors = defineErrors('passkey', {
   last_credential: [409, 'This is the last way to sign in to the account; add a password or another passkey first'],
   none_registered: [400, 'This account has no passkey; answer with a two-factor code'],
   sign_in_failed: [401, 'The passkey sign-in could not be verified'],
-  cloned: [401, 'The passkey\'s signature counter went back: the authenticator may have been cloned; the sign-in is refused'],
+  cloned: [
+    401,
+    "The passkey's signature counter went back: the authenticator may have been cloned; the sign-in is refused",
+  ],
 });

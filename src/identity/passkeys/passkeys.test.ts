@@ -14,36 +14,76 @@ describe('passkeys (WebAuthn)', () => {
   afterAll(() => t.close());
 
   const post = (url: string, payload: unknown, token?: string) =>
-    t.app.inject({ method: 'POST', url, payload: payload as Record<string, unknown>, headers: token ? bearer(token) : {} });
+    t.app.inject({
+      method: 'POST',
+      url,
+      payload: payload as Record<string, unknown>,
+      headers: token ? bearer(token) : {},
+    });
 
   /** A user with a passkey on a fresh software authenticator. */
   async function userWithPasskey(options: { userVerification?: boolean; roles?: string[] } = {}) {
     const user = await createUser(t.app, options.roles);
     const authenticator = softwareAuthenticator(ORIGIN, options);
     const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
-    const registered = await post('/v1/users/me/passkeys', { name: 'Phone', response: authenticator.create(creation) }, user.token);
+    const registered = await post(
+      '/v1/users/me/passkeys',
+      { name: 'Phone', response: authenticator.create(creation) },
+      user.token,
+    );
     expect(registered.statusCode).toBe(201);
     return { user, authenticator, passkey: registered.json() };
   }
-  const signInOptions = async (payload: Record<string, unknown> = {}) => (await post('/v1/auth/passkey/options', payload)).json();
+  const signInOptions = async (payload: Record<string, unknown> = {}) =>
+    (await post('/v1/auth/passkey/options', payload)).json();
 
   it('registers a resident passkey for the signed-in user, lists, renames and removes it, with an audit event each', async () => {
     const user = await createUser(t.app);
     const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
-    expect(creation).toMatchObject({ rp: { id: 'id.waygate.test' }, user: { name: user.username }, attestation: 'none', authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' } });
+    expect(creation).toMatchObject({
+      rp: { id: 'id.waygate.test' },
+      user: { name: user.username },
+      attestation: 'none',
+      authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
+    });
     const authenticator = softwareAuthenticator(ORIGIN);
-    const created = await post('/v1/users/me/passkeys', { name: 'Phone', response: authenticator.create(creation) }, user.token);
+    const created = await post(
+      '/v1/users/me/passkeys',
+      { name: 'Phone', response: authenticator.create(creation) },
+      user.token,
+    );
     expect(created.statusCode).toBe(201);
-    expect(created.json()).toMatchObject({ name: 'Phone', user_verified: true, transports: ['internal'], last_used_at: null });
+    expect(created.json()).toMatchObject({
+      name: 'Phone',
+      user_verified: true,
+      transports: ['internal'],
+      last_used_at: null,
+    });
     const id = created.json().id as string;
     expect(created.headers.location).toContain(`/v1/users/me/passkeys/${id}`);
 
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([created.json()]);
-    const renamed = await t.app.inject({ method: 'PATCH', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token), payload: { name: 'Work phone' } });
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([
+      created.json(),
+    ]);
+    const renamed = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/me/passkeys/${id}`,
+      headers: bearer(user.token),
+      payload: { name: 'Work phone' },
+    });
     expect(renamed.json().name).toBe('Work phone');
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token) })).statusCode).toBe(204);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token) }))
+        .statusCode,
+    ).toBe(204);
     expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([]);
-    const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', user.id).where('event_type', 'like', 'passkey_%').orderBy('created_at').execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select('event_type')
+      .where('user_id', '=', user.id)
+      .where('event_type', 'like', 'passkey_%')
+      .orderBy('created_at')
+      .execute();
     expect(events.map((event) => event.event_type)).toEqual(['passkey_added', 'passkey_renamed', 'passkey_removed']);
   });
 
@@ -61,7 +101,9 @@ describe('passkeys (WebAuthn)', () => {
     const { authenticator } = await userWithPasskey();
     const options = await signInOptions();
     t.clock.advance(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000);
-    const late = await post('/v1/auth/passkey', { response: authenticator.get(options) }).finally(() => t.clock.advance(-(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000)));
+    const late = await post('/v1/auth/passkey', { response: authenticator.get(options) }).finally(() =>
+      t.clock.advance(-(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000)),
+    );
     expect(late.json().code).toBe('passkey.sign_in_failed');
   });
 
@@ -71,26 +113,46 @@ describe('passkeys (WebAuthn)', () => {
     expect(options.allowCredentials ?? []).toEqual([]);
     const response = await post('/v1/auth/passkey', { response: authenticator.get(options) });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }), provider: 'passkey' });
-    expect((await t.app.inject({ url: '/v1/users/me', headers: bearer(response.json().session_token) })).statusCode).toBe(200);
+    expect(response.json()).toMatchObject({
+      ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }),
+      provider: 'passkey',
+    });
+    expect(
+      (await t.app.inject({ url: '/v1/users/me', headers: bearer(response.json().session_token) })).statusCode,
+    ).toBe(200);
     // The same assertion again: its challenge is spent.
     expect((await post('/v1/auth/passkey', { response: authenticator.get(options) })).statusCode).toBe(401);
   });
 
-  it('with an identifier lists that user\'s passkeys; an unknown identifier answers like none', async () => {
+  it("with an identifier lists that user's passkeys; an unknown identifier answers like none", async () => {
     const { user, passkey } = await userWithPasskey();
-    const credentialId = (await t.database.db.selectFrom('passkeys').select('credential_id').where('id', '=', passkey.id).executeTakeFirstOrThrow()).credential_id;
-    expect((await signInOptions({ identifier: user.username.toUpperCase() })).allowCredentials).toEqual([{ id: credentialId, type: 'public-key', transports: ['internal'] }]);
+    const credentialId = (
+      await t.database.db
+        .selectFrom('passkeys')
+        .select('credential_id')
+        .where('id', '=', passkey.id)
+        .executeTakeFirstOrThrow()
+    ).credential_id;
+    expect((await signInOptions({ identifier: user.username.toUpperCase() })).allowCredentials).toEqual([
+      { id: credentialId, type: 'public-key', transports: ['internal'] },
+    ]);
     expect((await signInOptions({ identifier: 'nobody_at_all' })).allowCredentials ?? []).toEqual([]);
   });
 
   it('refuses a cloned authenticator (a counter that does not go forward) and records passkey_clone_suspected', async () => {
     const { user, authenticator } = await userWithPasskey();
-    expect((await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, 5) })).statusCode).toBe(200);
+    expect(
+      (await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, 5) })).statusCode,
+    ).toBe(200);
     const clone = await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, -2) });
     expect(clone.statusCode).toBe(401);
     expect(clone.json().code).toBe('passkey.cloned');
-    const event = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'passkey_clone_suspected').executeTakeFirstOrThrow();
+    const event = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'passkey_clone_suspected')
+      .executeTakeFirstOrThrow();
     expect(event.metadata).toMatchObject({ counter: 3, stored_counter: 5 });
   });
 
@@ -111,56 +173,114 @@ describe('passkeys (WebAuthn)', () => {
     const requirement = await t.app.inject({ url: '/v1/users/me/2fa/requirement', headers: bearer(user.token) });
     expect(requirement.json()).toEqual({ required: false, enabled: false, reason: null, passkeys: 1, satisfied: true });
     const { secret } = (await post('/v1/users/me/2fa/setup', {}, user.token)).json();
-    expect((await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token)).statusCode).toBe(200);
-    const { temp_token } = (await post('/v1/auth/login', { identifier: user.username, password: user.password })).json();
+    expect((await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token)).statusCode).toBe(
+      200,
+    );
+    const { temp_token } = (
+      await post('/v1/auth/login', { identifier: user.username, password: user.password })
+    ).json();
 
     const options = (await post('/v1/auth/2fa/passkey/options', { temp_token })).json();
-    expect(options.allowCredentials).toEqual([expect.objectContaining({ id: authenticator.credentials[0]!.id.toString('base64url') })]);
+    expect(options.allowCredentials).toEqual([
+      expect.objectContaining({ id: authenticator.credentials[0]!.id.toString('base64url') }),
+    ]);
     const other = await userWithPasskey();
     const foreign = await post('/v1/auth/2fa/passkey', { temp_token, response: other.authenticator.get(options) });
     expect(foreign.statusCode).toBe(401);
     expect(foreign.json().code).toBe('passkey.sign_in_failed');
-    const done = await post('/v1/auth/2fa/passkey', { temp_token, response: authenticator.get((await post('/v1/auth/2fa/passkey/options', { temp_token })).json()) });
+    const done = await post('/v1/auth/2fa/passkey', {
+      temp_token,
+      response: authenticator.get((await post('/v1/auth/2fa/passkey/options', { temp_token })).json()),
+    });
     expect(done.statusCode).toBe(200);
-    expect(done.json()).toMatchObject({ ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }), provider: 'email' });
-    const event = await t.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', '2fa_verified').executeTakeFirstOrThrow();
+    expect(done.json()).toMatchObject({
+      ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }),
+      provider: 'email',
+    });
+    const event = await t.database.db
+      .selectFrom('audit_events')
+      .select('metadata')
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', '2fa_verified')
+      .executeTakeFirstOrThrow();
     expect(event.metadata).toMatchObject({ code_type: 'passkey', provider: 'email' });
     // The temporary token is spent.
-    expect((await post('/v1/auth/2fa/passkey/options', { temp_token })).json().code).toBe('two_factor.invalid_challenge');
+    expect((await post('/v1/auth/2fa/passkey/options', { temp_token })).json().code).toBe(
+      'two_factor.invalid_challenge',
+    );
   });
 
   it('a session only for managing passkeys; the last passkey of an account without a password stays', async () => {
     const { user, passkey } = await userWithPasskey({ roles: ['role_user', 'role_developer'] });
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(key) })).json().code).toBe('session.session_required');
-    await t.database.db.updateTable('platform_accounts').set({ password_hash: null }).where('user_id', '=', user.id).execute();
-    const last = await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${passkey.id}`, headers: bearer(user.token) });
+    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(key) })).json().code).toBe(
+      'session.session_required',
+    );
+    await t.database.db
+      .updateTable('platform_accounts')
+      .set({ password_hash: null })
+      .where('user_id', '=', user.id)
+      .execute();
+    const last = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/users/me/passkeys/${passkey.id}`,
+      headers: bearer(user.token),
+    });
     expect(last.statusCode).toBe(409);
     expect(last.json().code).toBe('passkey.last_credential');
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toHaveLength(1);
+    expect(
+      (await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data,
+    ).toHaveLength(1);
   });
 
   it('has the GraphQL mutations of the REST routes, camelCase, with the same gates', async () => {
     const gql = async (query: string, variables: Record<string, unknown> = {}, token?: string) =>
-      (await post('/v1/gql', { query, variables }, token)).json() as { data: Record<string, any> | null; errors?: { extensions: { code: string } }[] };
+      (await post('/v1/gql', { query, variables }, token)).json() as {
+        data: Record<string, any> | null;
+        errors?: { extensions: { code: string } }[];
+      };
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const authenticator = softwareAuthenticator(ORIGIN);
     const { data: options } = await gql('mutation { passkeyCreationOptions }', {}, user.token);
-    const registered = await gql('mutation ($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { id name userVerified deviceType lastUsedAt } }',
-      { input: { name: 'Laptop', response: authenticator.create(options!.passkeyCreationOptions) } }, user.token);
-    expect(registered.data!.registerPasskey).toEqual({ id: expect.any(String), name: 'Laptop', userVerified: true, deviceType: 'singleDevice', lastUsedAt: null });
+    const registered = await gql(
+      'mutation ($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { id name userVerified deviceType lastUsedAt } }',
+      { input: { name: 'Laptop', response: authenticator.create(options!.passkeyCreationOptions) } },
+      user.token,
+    );
+    expect(registered.data!.registerPasskey).toEqual({
+      id: expect.any(String),
+      name: 'Laptop',
+      userVerified: true,
+      deviceType: 'singleDevice',
+      lastUsedAt: null,
+    });
     const id = registered.data!.registerPasskey.id as string;
-    expect((await gql('mutation ($id: ID!) { renamePasskey(id: $id, name: "Desk") { name } }', { id }, user.token)).data).toEqual({ renamePasskey: { name: 'Desk' } });
-    expect((await gql('{ myPasskeys { id name } }', {}, user.token)).data).toEqual({ myPasskeys: [{ id, name: 'Desk' }] });
+    expect(
+      (await gql('mutation ($id: ID!) { renamePasskey(id: $id, name: "Desk") { name } }', { id }, user.token)).data,
+    ).toEqual({ renamePasskey: { name: 'Desk' } });
+    expect((await gql('{ myPasskeys { id name } }', {}, user.token)).data).toEqual({
+      myPasskeys: [{ id, name: 'Desk' }],
+    });
 
     const gqlSignInOptions = (await gql('mutation { passkeySignInOptions }')).data!.passkeySignInOptions;
-    const signedIn = await gql('mutation ($r: JSON!) { signInWithPasskey(response: $r) { userId requires2fa tempToken provider sessionToken } }', { r: authenticator.get(gqlSignInOptions) });
-    expect(signedIn.data!.signInWithPasskey).toEqual({ userId: user.id, requires2fa: false, tempToken: null, provider: 'passkey', sessionToken: expect.stringMatching(/^ses_/) });
+    const signedIn = await gql(
+      'mutation ($r: JSON!) { signInWithPasskey(response: $r) { userId requires2fa tempToken provider sessionToken } }',
+      { r: authenticator.get(gqlSignInOptions) },
+    );
+    expect(signedIn.data!.signInWithPasskey).toEqual({
+      userId: user.id,
+      requires2fa: false,
+      tempToken: null,
+      provider: 'passkey',
+      sessionToken: expect.stringMatching(/^ses_/),
+    });
 
     // As on REST: an API key is refused (a session only), whatever it holds.
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
     const refused = await gql('{ myPasskeys { id } }', {}, key);
     expect(refused.errors!.map((error) => error.extensions.code)).toEqual(['session.session_required']);
-    expect((await gql('mutation ($id: ID!) { deletePasskey(id: $id) }', { id }, user.token)).data).toEqual({ deletePasskey: true });
+    expect((await gql('mutation ($id: ID!) { deletePasskey(id: $id) }', { id }, user.token)).data).toEqual({
+      deletePasskey: true,
+    });
   });
 });

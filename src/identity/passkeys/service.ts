@@ -1,6 +1,10 @@
 import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type RegistrationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { FastifyRequest } from 'fastify';
 import { signInOf, type DomainEventBus } from '../../platform/events.js';
@@ -20,7 +24,12 @@ import type { TwoFactorService } from '../two-factor/service.js';
 import type { UsersService } from '../users/service.js';
 import { PasskeyErrors } from './errors.js';
 import { createPasskeysRepo } from './repo.js';
-import type { PasskeySecondFactorBody, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody } from './schemas.js';
+import type {
+  PasskeySecondFactorBody,
+  PasskeySignInBody,
+  PasskeySignInOptionsBody,
+  RegisterPasskeyBody,
+} from './schemas.js';
 
 /** How long a ceremony's challenge may be answered (the browser's own timeout is 60 s). */
 export const PASSKEY_CHALLENGE_TTL_SECS = 300;
@@ -70,7 +79,11 @@ export function createPasskeysService(deps: Deps) {
   }
 
   /** Request options naming the passkeys that may answer (none: any the browser holds), their challenge issued for the ceremony. */
-  async function authenticationOptions(ceremony: Exclude<Ceremony, 'register'>, allow: { credential_id: string; transports: string[] }[], userId: string | null) {
+  async function authenticationOptions(
+    ceremony: Exclude<Ceremony, 'register'>,
+    allow: { credential_id: string; transports: string[] }[],
+    userId: string | null,
+  ) {
     const options = await generateAuthenticationOptions({
       rpID: deps.rp.id,
       userVerification: 'preferred',
@@ -103,7 +116,12 @@ export function createPasskeysService(deps: Deps) {
 
   async function refuseSignIn(request: FastifyRequest, userId: string | null, reason: string): Promise<never> {
     await deps.audit.record(request, {
-      eventType: 'login_failed', userId, resourceType: 'session', status: 'failure', errorMessage: reason, metadata: { provider: PASSKEY_PROVIDER },
+      eventType: 'login_failed',
+      userId,
+      resourceType: 'session',
+      status: 'failure',
+      errorMessage: reason,
+      metadata: { provider: PASSKEY_PROVIDER },
     });
     throw PasskeyErrors.sign_in_failed();
   }
@@ -113,13 +131,19 @@ export function createPasskeysService(deps: Deps) {
    * to `userId`, whose passkey it must be) and moves the passkey's counter; 401 with a `login_failed` event
    * for anything that does not verify, and for a counter that went back (a clone) `passkey_clone_suspected`.
    */
-  async function verifyAssertion(request: FastifyRequest, body: unknown, ceremony: 'sign_in' | 'second_factor', userId?: string) {
+  async function verifyAssertion(
+    request: FastifyRequest,
+    body: unknown,
+    ceremony: 'sign_in' | 'second_factor',
+    userId?: string,
+  ) {
     const response = body as AuthenticationResponseJSON;
     const passkey = await repo.findByCredentialId(response.id);
     if (!passkey) return refuseSignIn(request, userId ?? null, 'unknown passkey');
     if (userId && passkey.user_id !== userId) return refuseSignIn(request, userId, 'passkey of another user');
     const userHandle = response.response?.userHandle;
-    if (userHandle && Buffer.from(userHandle, 'base64url').toString() !== passkey.user_id) return refuseSignIn(request, passkey.user_id, 'user handle does not match');
+    if (userHandle && Buffer.from(userHandle, 'base64url').toString() !== passkey.user_id)
+      return refuseSignIn(request, passkey.user_id, 'user handle does not match');
     const stored = Number(passkey.counter);
     let verified;
     try {
@@ -132,7 +156,12 @@ export function createPasskeysService(deps: Deps) {
         expectedOrigin: deps.rp.origins,
         expectedRPID: deps.rp.id,
         // The counter is compared below, after the signature: only a genuine assertion can report a clone.
-        credential: { id: passkey.credential_id, publicKey: Buffer.from(passkey.public_key, 'base64url'), counter: 0, transports: passkey.transports },
+        credential: {
+          id: passkey.credential_id,
+          publicKey: Buffer.from(passkey.public_key, 'base64url'),
+          counter: 0,
+          transports: passkey.transports,
+        },
         requireUserVerification: false,
       });
     } catch (err) {
@@ -141,11 +170,18 @@ export function createPasskeysService(deps: Deps) {
     if (!verified.verified) return refuseSignIn(request, passkey.user_id, 'passkey not verified');
     const { newCounter, userVerified } = verified.authenticationInfo;
 
-    const advanced = await deps.db.transaction().execute((trx) => repo.advance(passkey.id, newCounter, deps.clock.now(), trx));
+    const advanced = await deps.db
+      .transaction()
+      .execute((trx) => repo.advance(passkey.id, newCounter, deps.clock.now(), trx));
     if (!advanced) {
       await deps.audit.record(request, {
-        eventType: 'passkey_clone_suspected', userId: passkey.user_id, resourceType: 'passkey', resourceId: passkey.id, status: 'failure',
-        errorMessage: `signature counter ${newCounter} is not above the stored ${stored}`, metadata: { provider: PASSKEY_PROVIDER, counter: newCounter, stored_counter: stored },
+        eventType: 'passkey_clone_suspected',
+        userId: passkey.user_id,
+        resourceType: 'passkey',
+        resourceId: passkey.id,
+        status: 'failure',
+        errorMessage: `signature counter ${newCounter} is not above the stored ${stored}`,
+        metadata: { provider: PASSKEY_PROVIDER, counter: newCounter, stored_counter: stored },
       });
       throw PasskeyErrors.cloned();
     }
@@ -168,7 +204,10 @@ export function createPasskeysService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/passkey: the passkey is the second factor; the temporary token gives its session (as /v1/auth/2fa/verify). */
-    async verifySecondFactor(request: FastifyRequest, input: Static<typeof PasskeySecondFactorBody>): Promise<AuthResult> {
+    async verifySecondFactor(
+      request: FastifyRequest,
+      input: Static<typeof PasskeySecondFactorBody>,
+    ): Promise<AuthResult> {
       const userId = await deps.twoFactor.userOfChallenge(input.temp_token);
       await verifyAssertion(request, input.response, 'second_factor', userId);
       return deps.twoFactor.completeWithPasskey(request, input.temp_token, userId);
@@ -201,7 +240,10 @@ export function createPasskeysService(deps: Deps) {
         userDisplayName: user.username,
         userID: new TextEncoder().encode(userId),
         attestationType: 'none',
-        excludeCredentials: (await repo.credentialsOfUser(userId)).map((row) => ({ id: row.credential_id, transports: row.transports })),
+        excludeCredentials: (await repo.credentialsOfUser(userId)).map((row) => ({
+          id: row.credential_id,
+          transports: row.transports,
+        })),
         authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
       });
       await issueChallenge('register', options.challenge, userId);
@@ -225,21 +267,32 @@ export function createPasskeysService(deps: Deps) {
       if (!verified.verified) throw PasskeyErrors.invalid_response();
       const { credential, credentialDeviceType, credentialBackedUp, userVerified } = verified.registrationInfo;
       const added = await deps.db.transaction().execute(async (trx) => {
-        const created = await repo.insert({
-          user_id: userId,
-          credential_id: credential.id,
-          public_key: Buffer.from(credential.publicKey).toString('base64url'),
-          counter: credential.counter,
-          transports: credential.transports ?? [],
-          device_type: credentialDeviceType,
-          backed_up: credentialBackedUp,
-          user_verified: userVerified,
-          name: input.name ?? `Passkey ${deps.clock.now().toISOString().slice(0, 10)}`,
-        }, trx);
-        await deps.audit.record(request, {
-          eventType: 'passkey_added', userId, actorId: userId, resourceType: 'passkey', resourceId: created.id,
-          metadata: { name: created.name, device_type: credentialDeviceType, user_verified: userVerified },
-        }, trx);
+        const created = await repo.insert(
+          {
+            user_id: userId,
+            credential_id: credential.id,
+            public_key: Buffer.from(credential.publicKey).toString('base64url'),
+            counter: credential.counter,
+            transports: credential.transports ?? [],
+            device_type: credentialDeviceType,
+            backed_up: credentialBackedUp,
+            user_verified: userVerified,
+            name: input.name ?? `Passkey ${deps.clock.now().toISOString().slice(0, 10)}`,
+          },
+          trx,
+        );
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'passkey_added',
+            userId,
+            actorId: userId,
+            resourceType: 'passkey',
+            resourceId: created.id,
+            metadata: { name: created.name, device_type: credentialDeviceType, user_verified: userVerified },
+          },
+          trx,
+        );
         return created;
       });
       await deps.events.emit('user.security_changed', { userId, kind: 'passkey_added', name: added.name });
@@ -251,7 +304,18 @@ export function createPasskeysService(deps: Deps) {
       return deps.db.transaction().execute(async (trx) => {
         const renamed = await repo.rename(userId, id, name, trx);
         if (!renamed) throw PasskeyErrors.not_found();
-        await deps.audit.record(request, { eventType: 'passkey_renamed', userId, actorId: userId, resourceType: 'passkey', resourceId: id, metadata: { name } }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'passkey_renamed',
+            userId,
+            actorId: userId,
+            resourceType: 'passkey',
+            resourceId: id,
+            metadata: { name },
+          },
+          trx,
+        );
         return renamed;
       });
     },
@@ -262,8 +326,20 @@ export function createPasskeysService(deps: Deps) {
       const removed = await deps.db.transaction().execute(async (trx) => {
         const deleted = await repo.delete(userId, id, trx);
         if (!deleted) throw PasskeyErrors.not_found();
-        if ((await repo.countOfUser(userId, trx)) === 0 && !(await hasOtherWayIn(userId, trx))) throw PasskeyErrors.last_credential();
-        await deps.audit.record(request, { eventType: 'passkey_removed', userId, actorId: userId, resourceType: 'passkey', resourceId: id, metadata: { name: deleted.name } }, trx);
+        if ((await repo.countOfUser(userId, trx)) === 0 && !(await hasOtherWayIn(userId, trx)))
+          throw PasskeyErrors.last_credential();
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'passkey_removed',
+            userId,
+            actorId: userId,
+            resourceType: 'passkey',
+            resourceId: id,
+            metadata: { name: deleted.name },
+          },
+          trx,
+        );
         return deleted;
       });
       await deps.events.emit('user.security_changed', { userId, kind: 'passkey_removed', name: removed.name });
@@ -289,7 +365,12 @@ export function createPasskeysService(deps: Deps) {
       const ban = await deps.bans.inForce(user.id);
       if (ban) {
         await deps.audit.record(request, {
-          eventType: 'login_failed', userId: user.id, resourceType: 'session', status: 'failure', errorMessage: 'banned', metadata: { provider: PASSKEY_PROVIDER, ban_id: ban.id },
+          eventType: 'login_failed',
+          userId: user.id,
+          resourceType: 'session',
+          status: 'failure',
+          errorMessage: 'banned',
+          metadata: { provider: PASSKEY_PROVIDER, ban_id: ban.id },
         });
         throw bannedError(ban);
       }
@@ -297,7 +378,15 @@ export function createPasskeysService(deps: Deps) {
       // A passkey that verified the user (PIN, biometrics) is two factors in one: no code follows.
       const tempToken = userVerified ? null : await deps.twoFactor.startLoginChallenge(user.id, PASSKEY_PROVIDER);
       if (tempToken) {
-        return { user_id: user.id, email, username: user.username, provider: PASSKEY_PROVIDER, requires_2fa: true, temp_token: tempToken, preferred_locale: user.preferred_locale };
+        return {
+          user_id: user.id,
+          email,
+          username: user.username,
+          provider: PASSKEY_PROVIDER,
+          requires_2fa: true,
+          temp_token: tempToken,
+          preferred_locale: user.preferred_locale,
+        };
       }
       const result = await deps.db.transaction().execute(async (trx) => {
         await deps.users.recordLogin(user.id, trx);

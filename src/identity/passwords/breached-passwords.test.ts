@@ -14,7 +14,10 @@ describe('breached passwords (Pwned Passwords range API)', () => {
   beforeAll(async () => {
     pwned = await startFakePwnedPasswords();
     pwned.breached.set(LEAKED, 2_413_945).set(SEEN_TWICE, 2);
-    ({ t, smtp } = await buildMailingTestApp({ config: { pwnedPasswords: { url: pwned.url, minCount: 3 } }, captureLogs: true }));
+    ({ t, smtp } = await buildMailingTestApp({
+      config: { pwnedPasswords: { url: pwned.url, minCount: 3 } },
+      captureLogs: true,
+    }));
   });
   afterAll(async () => {
     await t.close();
@@ -27,10 +30,16 @@ describe('breached passwords (Pwned Passwords range API)', () => {
   let counter = 0;
   const register = (password: string) => {
     const name = `pwned_${process.pid}_${++counter}`;
-    return t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email: `${name}@example.org`, username: name, password } });
+    return t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/register',
+      payload: { email: `${name}@example.org`, username: name, password },
+    });
   };
   const BREACHED = (field: string) => ({
-    error: 'BadRequest', code: 'password.breached', message: `${field} appears in known data breaches (Pwned Passwords); choose another password`,
+    error: 'BadRequest',
+    code: 'password.breached',
+    message: `${field} appears in known data breaches (Pwned Passwords); choose another password`,
   });
 
   it('refuses a breached password at registration, sending only the first five hex characters of its SHA-1, with padding asked for', async () => {
@@ -57,14 +66,27 @@ describe('breached passwords (Pwned Passwords range API)', () => {
     const email = `${user.username}@example.org`;
     await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
     const token = tokenFromMail(await smtp.waitFor(email));
-    const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: LEAKED } });
+    const reset = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/reset-password/complete',
+      payload: { token, new_password: LEAKED },
+    });
     expect(reset.json()).toEqual(BREACHED('new_password'));
 
-    const change = await t.app.inject({ method: 'POST', url: '/v1/users/me/password', headers: bearer(user.token), payload: { current_password: user.password, new_password: LEAKED } });
+    const change = await t.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/password',
+      headers: bearer(user.token),
+      payload: { current_password: user.password, new_password: LEAKED },
+    });
     expect(change.json()).toEqual(BREACHED('new_password'));
     expect((await t.app.inject({ url: '/v1/users/me', headers: bearer(user.token) })).statusCode).toBe(200);
 
-    const done = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'not in any breach yet' } });
+    const done = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/reset-password/complete',
+      payload: { token, new_password: 'not in any breach yet' },
+    });
     expect(done.statusCode).toBe(200);
   });
 
@@ -78,17 +100,20 @@ describe('breached passwords (Pwned Passwords range API)', () => {
   });
 
   // Each node logs the outage once (its own log, throttled in its memory): on two nodes it is said twice.
-  it.skipIf(twoNodes)('logs an outage once, not once per password, and says when the service answers again', async () => {
-    const said = (text: string) => t.logs().filter((line) => String(line.msg).startsWith(text)).length;
-    expect((await register('answered normally')).statusCode).toBe(200);
-    const before = said('breached-password check unavailable');
-    pwned.mode = 'failing';
-    expect((await register('first while down')).statusCode).toBe(200);
-    expect((await register('second while down')).statusCode).toBe(200);
-    expect(said('breached-password check unavailable')).toBe(before + 1);
-    pwned.mode = 'ok';
-    expect((await register(LEAKED)).statusCode).toBe(400);
-    expect(said('breached-password check answers again')).toBeGreaterThanOrEqual(1);
-    expect(JSON.stringify(t.logs())).not.toContain(LEAKED);
-  });
+  it.skipIf(twoNodes)(
+    'logs an outage once, not once per password, and says when the service answers again',
+    async () => {
+      const said = (text: string) => t.logs().filter((line) => String(line.msg).startsWith(text)).length;
+      expect((await register('answered normally')).statusCode).toBe(200);
+      const before = said('breached-password check unavailable');
+      pwned.mode = 'failing';
+      expect((await register('first while down')).statusCode).toBe(200);
+      expect((await register('second while down')).statusCode).toBe(200);
+      expect(said('breached-password check unavailable')).toBe(before + 1);
+      pwned.mode = 'ok';
+      expect((await register(LEAKED)).statusCode).toBe(400);
+      expect(said('breached-password check answers again')).toBeGreaterThanOrEqual(1);
+      expect(JSON.stringify(t.logs())).not.toContain(LEAKED);
+    },
+  );
 });

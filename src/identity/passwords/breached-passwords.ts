@@ -47,7 +47,8 @@ export function createBreachedPasswordCheck(options: BreachedPasswordsOptions) {
       }
       return 0;
     } catch (err) {
-      if (!failing) log.warn({ err }, 'breached-password check unavailable; accepting passwords unchecked until it answers');
+      if (!failing)
+        log.warn({ err }, 'breached-password check unavailable; accepting passwords unchecked until it answers');
       failing = true;
       return undefined;
     }
@@ -62,7 +63,9 @@ export function createBreachedPasswordCheck(options: BreachedPasswordsOptions) {
       const seen = await timesSeen(password);
       // Padding lines carry count 0: never a sighting, whatever their suffix.
       if (seen !== undefined && seen > 0 && seen >= minCount) {
-        throw PasswordErrors.breached(`${field} appears in known data breaches (Pwned Passwords); choose another password`);
+        throw PasswordErrors.breached(
+          `${field} appears in known data breaches (Pwned Passwords); choose another password`,
+        );
       }
     },
   };

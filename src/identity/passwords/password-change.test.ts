@@ -13,46 +13,89 @@ describe('POST /v1/users/me/password', () => {
 
   const change = (token: string, payload: Record<string, unknown>) =>
     t.app.inject({ method: 'POST', url: '/v1/users/me/password', headers: bearer(token), payload });
-  const signIn = (identifier: string, password: string) => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
-  const works = async (token: string) => (await t.app.inject({ url: '/v1/users/me', headers: bearer(token) })).statusCode;
+  const signIn = (identifier: string, password: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
+  const works = async (token: string) =>
+    (await t.app.inject({ url: '/v1/users/me', headers: bearer(token) })).statusCode;
 
-  it('sets the new password, keeps this session, ends the others and the provider\'s browser sessions, and records password_changed', async () => {
+  it("sets the new password, keeps this session, ends the others and the provider's browser sessions, and records password_changed", async () => {
     const user = await createUser(t.app);
     const other = await login(t.app, user.username, user.password);
     // A sign-in on the OAuth provider's pages (its browser session), as oidc-provider stores it.
     const browserSession = randomUUID();
-    await t.database.db.insertInto('oauth_artifacts').values({ model: 'Session', id: browserSession, payload: JSON.stringify({ accountId: user.id }), account_id: user.id }).execute();
+    await t.database.db
+      .insertInto('oauth_artifacts')
+      .values({
+        model: 'Session',
+        id: browserSession,
+        payload: JSON.stringify({ accountId: user.id }),
+        account_id: user.id,
+      })
+      .execute();
 
-    const response = await change(user.token, { current_password: user.password, new_password: 'a brand new password' });
+    const response = await change(user.token, {
+      current_password: user.password,
+      new_password: 'a brand new password',
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: PASSWORD_CHANGED_MESSAGE, other_sessions_ended: 1 });
 
     expect(await works(user.token)).toBe(200);
     expect(await works(other)).toBe(401);
-    expect(await t.database.db.selectFrom('oauth_artifacts').select('id').where('id', '=', browserSession).executeTakeFirst()).toBeUndefined();
+    expect(
+      await t.database.db
+        .selectFrom('oauth_artifacts')
+        .select('id')
+        .where('id', '=', browserSession)
+        .executeTakeFirst(),
+    ).toBeUndefined();
     expect((await signIn(user.username, user.password)).statusCode).toBe(401);
     expect((await signIn(user.username, 'a brand new password')).statusCode).toBe(200);
-    const event = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'password_changed').executeTakeFirstOrThrow();
+    const event = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'password_changed')
+      .executeTakeFirstOrThrow();
     expect(event.metadata).toMatchObject({ via: 'change', sessions_revoked: 1 });
   });
 
   it('refuses a wrong current password (400) and a new one registration would refuse, and changes nothing', async () => {
     const user = await createUser(t.app);
-    const wrong = await change(user.token, { current_password: 'not my password', new_password: 'a brand new password' });
+    const wrong = await change(user.token, {
+      current_password: 'not my password',
+      new_password: 'a brand new password',
+    });
     expect(wrong.statusCode).toBe(400);
-    expect(wrong.json()).toEqual({ error: 'BadRequest', message: 'current_password is not the password of this account', code: 'password_change.wrong_current_password' });
+    expect(wrong.json()).toEqual({
+      error: 'BadRequest',
+      message: 'current_password is not the password of this account',
+      code: 'password_change.wrong_current_password',
+    });
     const short = await change(user.token, { current_password: user.password, new_password: 'short' });
-    expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters', code: 'user.password_too_short' });
+    expect(short.json()).toEqual({
+      error: 'BadRequest',
+      message: 'new_password must be at least 8 characters',
+      code: 'user.password_too_short',
+    });
     expect(JSON.stringify([wrong.json(), short.json()])).not.toContain('a brand new password');
     expect((await signIn(user.username, user.password)).statusCode).toBe(200);
-    const failed = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'login_failed').execute();
+    const failed = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'login_failed')
+      .execute();
     expect(failed.map((event) => event.metadata)).toEqual([expect.objectContaining({ via: 'password_change' })]);
   });
 
   it('wrong current passwords count towards the sign-in lockout: the account is then locked for sign-in and change alike', async () => {
     const user = await createUser(t.app);
     for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier; i++) {
-      expect((await change(user.token, { current_password: `guess number ${i}`, new_password: 'a brand new password' })).statusCode).toBe(400);
+      expect(
+        (await change(user.token, { current_password: `guess number ${i}`, new_password: 'a brand new password' }))
+          .statusCode,
+      ).toBe(400);
     }
     const locked = await change(user.token, { current_password: user.password, new_password: 'a brand new password' });
     expect(locked.statusCode).toBe(429);
@@ -66,29 +109,56 @@ describe('POST /v1/users/me/password', () => {
     const byKey = await change(key, { nonsense: true });
     expect(byKey.statusCode).toBe(403);
     expect(byKey.json().code).toBe('session.session_required');
-    const anonymous = await t.app.inject({ method: 'POST', url: '/v1/users/me/password', payload: { current_password: user.password, new_password: 'a brand new password' } });
+    const anonymous = await t.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/password',
+      payload: { current_password: user.password, new_password: 'a brand new password' },
+    });
     expect(anonymous.statusCode).toBe(401);
   });
 
   it('an account signed in without a password (no email account) is told it has none', async () => {
     const user = await createUser(t.app);
-    await t.database.db.updateTable('platform_accounts').set({ password_hash: null }).where('user_id', '=', user.id).execute();
-    const response = await change(user.token, { current_password: 'anything at all', new_password: 'a brand new password' });
+    await t.database.db
+      .updateTable('platform_accounts')
+      .set({ password_hash: null })
+      .where('user_id', '=', user.id)
+      .execute();
+    const response = await change(user.token, {
+      current_password: 'anything at all',
+      new_password: 'a brand new password',
+    });
     expect(response.json().code).toBe('password_change.no_password');
   });
 
   describe('GraphQL changePassword', () => {
-    const mutation = 'mutation ($input: ChangePasswordInput!) { changePassword(input: $input) { message otherSessionsEnded } }';
+    const mutation =
+      'mutation ($input: ChangePasswordInput!) { changePassword(input: $input) { message otherSessionsEnded } }';
     const gql = async (token: string, input: Record<string, unknown>) =>
-      (await t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(token), payload: { query: mutation, variables: { input } } })).json();
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/gql',
+          headers: bearer(token),
+          payload: { query: mutation, variables: { input } },
+        })
+      ).json();
 
     it('changes the password as the REST route does; an API key is refused; a wrong password gives the same code', async () => {
       const user = await createUser(t.app, ['role_user', 'role_developer']);
       const other = await login(t.app, user.username, user.password);
       const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
-      expect((await gql(key, { currentPassword: user.password, newPassword: 'a brand new password' })).errors[0].extensions.code).toBe('session.session_required');
-      expect((await gql(user.token, { currentPassword: 'not my password', newPassword: 'a brand new password' })).errors[0].extensions.code).toBe('password_change.wrong_current_password');
-      expect((await gql(user.token, { currentPassword: user.password, newPassword: 'short' })).errors[0].extensions.code).toBe('user.password_too_short');
+      expect(
+        (await gql(key, { currentPassword: user.password, newPassword: 'a brand new password' })).errors[0].extensions
+          .code,
+      ).toBe('session.session_required');
+      expect(
+        (await gql(user.token, { currentPassword: 'not my password', newPassword: 'a brand new password' })).errors[0]
+          .extensions.code,
+      ).toBe('password_change.wrong_current_password');
+      expect(
+        (await gql(user.token, { currentPassword: user.password, newPassword: 'short' })).errors[0].extensions.code,
+      ).toBe('user.password_too_short');
       const done = await gql(user.token, { currentPassword: user.password, newPassword: 'a brand new password' });
       expect(done.data).toEqual({ changePassword: { message: PASSWORD_CHANGED_MESSAGE, otherSessionsEnded: 1 } });
       expect(await works(other)).toBe(401);

@@ -16,7 +16,8 @@ describe('password reset', () => {
   const emailOf = (user: { username: string }) => `${user.username}@example.org`;
 
   // Reset mails only: a completed reset also sends the security notice of a changed password.
-  const resetMailsTo = (email: string) => smtp.received.filter((mail) => mail.to === email && mail.subject === 'Reset your Waygate password');
+  const resetMailsTo = (email: string) =>
+    smtp.received.filter((mail) => mail.to === email && mail.subject === 'Reset your Waygate password');
 
   async function requestReset(email: string) {
     const before = resetMailsTo(email).length;
@@ -41,7 +42,12 @@ describe('password reset', () => {
     const user = await createUser(t.app);
     const otherSession = await login(t.app, user.username, user.password);
     const token = await requestReset(emailOf(user));
-    const row = await t.database.db.selectFrom('account_tokens').selectAll().where('user_id', '=', user.id).where('purpose', '=', 'password_reset').executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('account_tokens')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('purpose', '=', 'password_reset')
+      .executeTakeFirstOrThrow();
     const minutes = (row.expires_at.getTime() - Date.now()) / 60_000;
     expect(minutes).toBeGreaterThan(59);
     expect(minutes).toBeLessThanOrEqual(60);
@@ -52,14 +58,28 @@ describe('password reset', () => {
     expect(done.json()).toEqual({ message: expect.any(String) });
 
     for (const session of [user.token, otherSession]) {
-      expect((await t.app.inject({ url: `/v1/users/${user.id}/permissions`, headers: bearer(session) })).statusCode).toBe(401);
+      expect(
+        (await t.app.inject({ url: `/v1/users/${user.id}/permissions`, headers: bearer(session) })).statusCode,
+      ).toBe(401);
     }
     expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(401);
-    expect((await post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' })).statusCode).toBe(200);
+    expect(
+      (await post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' })).statusCode,
+    ).toBe(200);
     const again = await post('/v1/auth/reset-password/complete', { token, new_password: 'yet another password' });
-    expect(again.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
-    const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', user.id).execute();
-    expect(events.map((e) => e.event_type)).toEqual(expect.arrayContaining(['password_reset_requested', 'password_changed']));
+    expect(again.json()).toEqual({
+      error: 'BadRequest',
+      message: 'Invalid or expired token',
+      code: 'mailed_token.invalid',
+    });
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select('event_type')
+      .where('user_id', '=', user.id)
+      .execute();
+    expect(events.map((e) => e.event_type)).toEqual(
+      expect.arrayContaining(['password_reset_requested', 'password_changed']),
+    );
   });
 
   it('sends one mail per address per minute, whatever the number of requests', async () => {
@@ -79,21 +99,37 @@ describe('password reset', () => {
     await t.kv.delete(`reset:cooldown:${hashToken(emailOf(user))}`); // the minute has passed
     const second = await requestReset(emailOf(user));
     expect(second).not.toBe(first);
-    expect((await post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' })).statusCode).toBe(400);
-    expect((await post('/v1/auth/reset-password/complete', { token: second, new_password: 'long enough pw' })).statusCode).toBe(200);
+    expect(
+      (await post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' })).statusCode,
+    ).toBe(400);
+    expect(
+      (await post('/v1/auth/reset-password/complete', { token: second, new_password: 'long enough pw' })).statusCode,
+    ).toBe(200);
   });
 
   it('400 for an expired token, an unknown token and a short password (the token stays usable)', async () => {
     const user = await createUser(t.app);
     const token = await requestReset(emailOf(user));
     const short = await post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
-    expect(short.json()).toEqual({ error: 'BadRequest', message: 'new_password must be at least 8 characters', code: 'user.password_too_short' });
-    expect((await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode).toBe(400);
+    expect(short.json()).toEqual({
+      error: 'BadRequest',
+      message: 'new_password must be at least 8 characters',
+      code: 'user.password_too_short',
+    });
+    expect(
+      (await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode,
+    ).toBe(400);
     // An hour later (the app's clock moves; the test does not wait), for this request only.
     const anHour = 60 * 60_000 + 1000;
     t.clock.advance(anHour);
-    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' }).finally(() => t.clock.advance(-anHour));
-    expect(expired.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' }).finally(
+      () => t.clock.advance(-anHour),
+    );
+    expect(expired.json()).toEqual({
+      error: 'BadRequest',
+      message: 'Invalid or expired token',
+      code: 'mailed_token.invalid',
+    });
     expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(200);
   });
 });

@@ -28,7 +28,8 @@ import type { Static } from 'typebox';
 
 export const RESET_LIFETIME_MS = 3600 * 1000;
 export const RESET_COOLDOWN_SECS = 60;
-export const RESET_REQUESTED_MESSAGE = 'If an account with this email exists, a link to reset its password has been sent';
+export const RESET_REQUESTED_MESSAGE =
+  'If an account with this email exists, a link to reset its password has been sent';
 export const RESET_DONE_MESSAGE = 'Password updated; please sign in with the new password';
 
 interface Deps {
@@ -85,7 +86,11 @@ export function createPasswordResetService(deps: Deps) {
     const oauthTokens = await deps.oauth.revokeAllOfUser(userId, trx, onCommit);
     if (!options.removeKeys) return { sessions, oauthTokens, removed: undefined };
     const report = await deps.events.emit('user.passkeys_and_keys_removing', { userId, trx, onCommit });
-    return { sessions, oauthTokens, removed: { passkeys: report.passkeys_removed ?? 0, api_keys: report.api_keys_removed ?? 0 } };
+    return {
+      sessions,
+      oauthTokens,
+      removed: { passkeys: report.passkeys_removed ?? 0, api_keys: report.api_keys_removed ?? 0 },
+    };
   }
 
   /** The audit event's counts of what a new password ended. */
@@ -113,11 +118,27 @@ export function createPasswordResetService(deps: Deps) {
     const token = newToken('');
     const expiresAt = new Date(deps.clock.now().getTime() + RESET_LIFETIME_MS);
     const issued = await deps.db.transaction().execute(async (trx) => {
-      await deps.audit.record(request, { eventType: 'password_reset_requested', userId: account.user_id, resourceType: 'user', resourceId: account.user_id }, trx);
-      return tokens.issue('password_reset', { user_id: account.user_id, token_hash: hashToken(token), expires_at: expiresAt }, trx);
+      await deps.audit.record(
+        request,
+        {
+          eventType: 'password_reset_requested',
+          userId: account.user_id,
+          resourceType: 'user',
+          resourceId: account.user_id,
+        },
+        trx,
+      );
+      return tokens.issue(
+        'password_reset',
+        { user_id: account.user_id, token_hash: hashToken(token), expires_at: expiresAt },
+        trx,
+      );
     });
     try {
-      await deps.mailer.send(account.email, passwordResetMail({ link: mailLink(request, RESET_PASSWORD_PATH, token), expiresAt }));
+      await deps.mailer.send(
+        account.email,
+        passwordResetMail({ link: mailLink(request, RESET_PASSWORD_PATH, token), expiresAt }),
+      );
     } catch (err) {
       await tokens.deleteById(issued.id);
       throw err;
@@ -160,7 +181,9 @@ export function createPasswordResetService(deps: Deps) {
         if (!consumed) throw MailedTokenErrors.invalid();
         const account = await deps.users.setEmailPassword(consumed.user_id, passwordHash, trx);
         if (!account) throw MailedTokenErrors.invalid();
-        const ended = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit, { removeKeys: input.revoke_passkeys_and_keys });
+        const ended = await endWhatTheOldPasswordOpened(consumed.user_id, trx, onCommit, {
+          removeKeys: input.revoke_passkeys_and_keys,
+        });
         await deps.audit.record(
           request,
           {
@@ -172,11 +195,19 @@ export function createPasswordResetService(deps: Deps) {
           },
           trx,
         );
-        return { userId: consumed.user_id, identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)), removed: ended.removed };
+        return {
+          userId: consumed.user_id,
+          identifiers: [account.email, account.username].filter((id): id is string => Boolean(id)),
+          removed: ended.removed,
+        };
       });
       await committed();
       await deps.signInThrottle.clear(identifiers, userId);
-      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed', ...(removed ? { removed } : {}) });
+      await deps.events.emit('user.security_changed', {
+        userId,
+        kind: 'password_changed',
+        ...(removed ? { removed } : {}),
+      });
     },
 
     /**
@@ -184,24 +215,45 @@ export function createPasswordResetService(deps: Deps) {
      * (a wrong one counts towards the account's lockout, and a locked account is refused); the new one
      * follows the rules of registration. The session asking stays; the user's others end.
      */
-    async change(request: FastifyRequest, caller: Caller, input: Static<typeof ChangePasswordBody>): Promise<{ other_sessions_ended: number }> {
+    async change(
+      request: FastifyRequest,
+      caller: Caller,
+      input: Static<typeof ChangePasswordBody>,
+    ): Promise<{ other_sessions_ended: number }> {
       if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) throw SessionErrors.session_required();
       const { userId, sessionId } = caller;
-      if (!(await deps.reauthentication.checkCurrentPassword(request, userId, input.current_password, 'password_change'))) throw PasswordChangeErrors.no_password();
+      if (
+        !(await deps.reauthentication.checkCurrentPassword(request, userId, input.current_password, 'password_change'))
+      )
+        throw PasswordChangeErrors.no_password();
       const passwordHash = await hashPassword(await newPasswordChecked(input.new_password));
       const { onCommit, committed } = afterCommit();
       const ended = await deps.db.transaction().execute(async (trx) => {
         if (!(await deps.users.setEmailPassword(userId, passwordHash, trx))) throw PasswordChangeErrors.no_password();
-        const closed = await endWhatTheOldPasswordOpened(userId, trx, onCommit, { keepSessionId: sessionId, removeKeys: input.revoke_passkeys_and_keys });
+        const closed = await endWhatTheOldPasswordOpened(userId, trx, onCommit, {
+          keepSessionId: sessionId,
+          removeKeys: input.revoke_passkeys_and_keys,
+        });
         await deps.audit.record(
           request,
-          { eventType: 'password_changed', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { via: 'change', ...endedCounts(closed) } },
+          {
+            eventType: 'password_changed',
+            userId,
+            actorId: userId,
+            resourceType: 'user',
+            resourceId: userId,
+            metadata: { via: 'change', ...endedCounts(closed) },
+          },
           trx,
         );
         return closed;
       });
       await committed();
-      await deps.events.emit('user.security_changed', { userId, kind: 'password_changed', ...(ended.removed ? { removed: ended.removed } : {}) });
+      await deps.events.emit('user.security_changed', {
+        userId,
+        kind: 'password_changed',
+        ...(ended.removed ? { removed: ended.removed } : {}),
+      });
       return { other_sessions_ended: ended.sessions };
     },
   };

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier, type FakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { startFakeSmtp, tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, buildTestApp, createUser, expectExpiresIn, login, signedInBody, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  buildTestApp,
+  createUser,
+  expectExpiresIn,
+  login,
+  signedInBody,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 describe('registration', () => {
   let smtp: FakeSmtp;
@@ -35,7 +46,11 @@ describe('registration', () => {
     expect(mail.subject).toMatch(/confirm your email address/i);
     expect(mail.text).toMatch(/https:\/\/app\.waygate\.test\/verify-email\?token=/);
     expect(mail.html).toContain('https://app.waygate.test/verify-email?token=');
-    const pending = await t.database.db.selectFrom('pending_registrations').selectAll().where('email', '=', input.email.toLowerCase()).executeTakeFirstOrThrow();
+    const pending = await t.database.db
+      .selectFrom('pending_registrations')
+      .selectAll()
+      .where('email', '=', input.email.toLowerCase())
+      .executeTakeFirstOrThrow();
     expect(pending.username).toBe(input.username.toLowerCase());
     expect(pending.token_hash).not.toContain(tokenFromMail(mail));
     expect(pending.password_hash).toMatch(/^\$argon2id\$/);
@@ -55,10 +70,18 @@ describe('registration', () => {
     const signIn = await post('/v1/auth/login', { identifier: input.email.toUpperCase(), password: input.password });
     expect(signIn.statusCode).toBe(200);
     expect(signIn.json().user_id).toBe(body.user_id);
-    const created = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', body.user_id).execute();
+    const created = await t.database.db
+      .selectFrom('audit_events')
+      .select('event_type')
+      .where('user_id', '=', body.user_id)
+      .execute();
     expect(created.map((e) => e.event_type)).toEqual(expect.arrayContaining(['user_created', 'session_created']));
     // The token worked once.
-    expect((await post('/v1/auth/register/verify', { token })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+    expect((await post('/v1/auth/register/verify', { token })).json()).toEqual({
+      error: 'BadRequest',
+      message: 'Invalid or expired token',
+      code: 'mailed_token.invalid',
+    });
   });
 
   it('verify-email completes a registration without a session and says it was one', async () => {
@@ -73,14 +96,21 @@ describe('registration', () => {
       redirect_url: 'https://app.waygate.test/login',
     });
     expect(response.json()).not.toHaveProperty('session_token');
-    expect((await post('/v1/auth/login', { identifier: input.username, password: input.password })).statusCode).toBe(200);
+    expect((await post('/v1/auth/login', { identifier: input.username, password: input.password })).statusCode).toBe(
+      200,
+    );
     expect((await post('/v1/auth/verify-email', { token })).statusCode).toBe(400);
   });
 
   it('verify-email also completes an email change (409 when the address was taken meanwhile) and an email link', async () => {
     const user = await createUser(t.app);
     const change = (email: string) =>
-      t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/email/request-change`, headers: bearer(user.token), payload: { email } });
+      t.app.inject({
+        method: 'POST',
+        url: `/v1/users/${user.id}/email/request-change`,
+        headers: bearer(user.token),
+        payload: { email },
+      });
     expect((await change('moved@example.org')).statusCode).toBe(200);
     const changeToken = tokenFromMail(await smtp.waitFor('moved@example.org'));
     const changed = await post('/v1/auth/verify-email', { token: changeToken });
@@ -94,13 +124,27 @@ describe('registration', () => {
 
     expect((await change('contested@example.org')).statusCode).toBe(200);
     const contestedToken = tokenFromMail(await smtp.waitFor('contested@example.org'));
-    await t.database.db.transaction().execute((trx) =>
-      t.app.services.users.createEmailUser(trx, { email: 'contested@example.org', username: 'contender', password: 'long enough pw' }),
-    );
-    expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
+    await t.database.db
+      .transaction()
+      .execute((trx) =>
+        t.app.services.users.createEmailUser(trx, {
+          email: 'contested@example.org',
+          username: 'contender',
+          password: 'long enough pw',
+        }),
+      );
+    expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({
+      error: 'Conflict',
+      message: 'Email is already in use',
+      code: 'user.email_in_use',
+    });
 
     // An OAuth-only user adds email sign-in.
-    await t.database.db.insertInto('platforms').values({ name: 'Forge', slug: 'forge', is_oauth: true }).onConflict((oc) => oc.column('slug').doNothing()).execute();
+    await t.database.db
+      .insertInto('platforms')
+      .values({ name: 'Forge', slug: 'forge', is_oauth: true })
+      .onConflict((oc) => oc.column('slug').doNothing())
+      .execute();
     const oauth = await t.app.inject({
       method: 'POST',
       url: '/v1/users/oauth',
@@ -116,13 +160,21 @@ describe('registration', () => {
       payload: { email: 'linked@example.org', password: 'linked password' },
     });
     expect(linkRequest.statusCode).toBe(200);
-    const linked = await post('/v1/auth/verify-email', { token: tokenFromMail(await smtp.waitFor('linked@example.org')) });
+    const linked = await post('/v1/auth/verify-email', {
+      token: tokenFromMail(await smtp.waitFor('linked@example.org')),
+    });
     expect(linked.json()).toMatchObject({ success: true, verification_type: 'email_link', user_id: linkUserId });
-    expect((await post('/v1/auth/login', { identifier: 'linked@example.org', password: 'linked password' })).statusCode).toBe(200);
+    expect(
+      (await post('/v1/auth/login', { identifier: 'linked@example.org', password: 'linked password' })).statusCode,
+    ).toBe(200);
   });
 
   it('refuses unknown and expired tokens with 400', async () => {
-    expect((await post('/v1/auth/verify-email', { token: 'no-such-token' })).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+    expect((await post('/v1/auth/verify-email', { token: 'no-such-token' })).json()).toEqual({
+      error: 'BadRequest',
+      message: 'Invalid or expired token',
+      code: 'mailed_token.invalid',
+    });
     expect((await post('/v1/auth/register/verify', { token: 'no-such-token' })).statusCode).toBe(400);
     const { input, token } = await registerAndGetToken();
     // A day later (the app's clock moves; the test does not wait).
@@ -138,9 +190,21 @@ describe('registration', () => {
   });
 
   it.each([
-    [{ username: 'ab' }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
-    [{ username: 'a'.repeat(31) }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
-    [{ username: 'bad-name' }, 'username must be 3-30 characters of letters, digits and underscores', 'user.invalid_username'],
+    [
+      { username: 'ab' },
+      'username must be 3-30 characters of letters, digits and underscores',
+      'user.invalid_username',
+    ],
+    [
+      { username: 'a'.repeat(31) },
+      'username must be 3-30 characters of letters, digits and underscores',
+      'user.invalid_username',
+    ],
+    [
+      { username: 'bad-name' },
+      'username must be 3-30 characters of letters, digits and underscores',
+      'user.invalid_username',
+    ],
     [{ password: 'short12' }, 'password must be at least 8 characters', 'user.password_too_short'],
     [{ email: 'not-an-email' }, 'email is not a valid email address', 'user.invalid_email'],
   ])('400 for %j', async (change, message, code) => {
@@ -175,12 +239,22 @@ describe('registration', () => {
 
   it('409 on verify when the username was taken meanwhile; the pending row is kept for nobody', async () => {
     const { input, token } = await registerAndGetToken();
-    await t.database.db.transaction().execute((trx) =>
-      t.app.services.users.createEmailUser(trx, { email: 'other@example.org', username: input.username, password: 'another password' }),
-    );
+    await t.database.db
+      .transaction()
+      .execute((trx) =>
+        t.app.services.users.createEmailUser(trx, {
+          email: 'other@example.org',
+          username: input.username,
+          password: 'another password',
+        }),
+      );
     const response = await post('/v1/auth/register/verify', { token });
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' });
+    expect(response.json()).toEqual({
+      error: 'Conflict',
+      message: 'Username is already taken',
+      code: 'user.username_taken',
+    });
   });
 
   it('409 on register/verify and verify-email when the email (an administrator moved another account to it) or the username was taken meanwhile', async () => {
@@ -188,16 +262,35 @@ describe('registration', () => {
     for (const url of ['/v1/auth/register/verify', '/v1/auth/verify-email']) {
       const { input, token } = await registerAndGetToken();
       const other = await createUser(t.app);
-      const moved = await t.app.inject({ method: 'PATCH', url: `/v1/users/${other.id}`, headers: bearer(admin), payload: { email: input.email } });
+      const moved = await t.app.inject({
+        method: 'PATCH',
+        url: `/v1/users/${other.id}`,
+        headers: bearer(admin),
+        payload: { email: input.email },
+      });
       expect(moved.statusCode).toBe(200);
       const response = await post(url, { token });
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'Email is already registered', code: 'user.email_registered' });
+      expect(response.json()).toEqual({
+        error: 'Conflict',
+        message: 'Email is already registered',
+        code: 'user.email_registered',
+      });
     }
     const { input, token } = await registerAndGetToken();
-    await t.database.db.transaction().execute((trx) =>
-      t.app.services.users.createEmailUser(trx, { email: 'name.taker@example.org', username: input.username, password: 'another password' }),
-    );
-    expect((await post('/v1/auth/verify-email', { token })).json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' });
+    await t.database.db
+      .transaction()
+      .execute((trx) =>
+        t.app.services.users.createEmailUser(trx, {
+          email: 'name.taker@example.org',
+          username: input.username,
+          password: 'another password',
+        }),
+      );
+    expect((await post('/v1/auth/verify-email', { token })).json()).toEqual({
+      error: 'Conflict',
+      message: 'Username is already taken',
+      code: 'user.username_taken',
+    });
   });
 
   it('400 when registration is switched off', async () => {
@@ -205,7 +298,11 @@ describe('registration', () => {
     try {
       const response = await closed.app.inject({ method: 'POST', url: '/v1/auth/register', payload: fresh() });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled', code: 'registration.disabled' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Registration is disabled',
+        code: 'registration.disabled',
+      });
     } finally {
       await closed.close();
     }
@@ -215,10 +312,19 @@ describe('registration', () => {
     const admin = await login(t.app, TEST_ADMIN.username, TEST_ADMIN.password);
     for (const setting of ['registration_enabled', 'enabled']) {
       const patch = (value: boolean) =>
-        t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/settings', headers: bearer(admin), payload: { [setting]: value } });
+        t.app.inject({
+          method: 'PATCH',
+          url: '/v1/platforms/email/settings',
+          headers: bearer(admin),
+          payload: { [setting]: value },
+        });
       expect((await patch(false)).statusCode).toBe(200);
       const response = await post('/v1/auth/register', fresh());
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'Registration is disabled', code: 'registration.disabled' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Registration is disabled',
+        code: 'registration.disabled',
+      });
       expect((await patch(true)).statusCode).toBe(200);
     }
     expect((await post('/v1/auth/register', fresh())).statusCode).toBe(200);
@@ -230,7 +336,11 @@ describe('registration', () => {
       const input = fresh();
       const response = await broken.app.inject({ method: 'POST', url: '/v1/auth/register', payload: input });
       expect(response.statusCode).toBe(500);
-      expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
+      expect(response.json()).toEqual({
+        error: 'InternalServerError',
+        message: 'The verification email could not be sent; please try again later',
+        code: 'mail.not_sent',
+      });
       const rows = await broken.database.db.selectFrom('pending_registrations').select('id').execute();
       expect(rows).toEqual([]);
     } finally {
@@ -253,7 +363,9 @@ describe('bot protection on register and password reset', () => {
   let t: TestApp;
   beforeAll(async () => {
     [verifier, smtp] = await Promise.all([startFakeBotVerifier(), startFakeSmtp()]);
-    t = await buildTestApp({ config: { smtpUrl: smtp.url, botProtection: { secret: 'bot-secret', verifyUrl: verifier.url } } });
+    t = await buildTestApp({
+      config: { smtpUrl: smtp.url, botProtection: { secret: 'bot-secret', verifyUrl: verifier.url } },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -268,13 +380,21 @@ describe('bot protection on register and password reset', () => {
 
   it.each(cases)('%s: 400 without or with a failing turnstile_token', async (url, body) => {
     const missing = await t.app.inject({ method: 'POST', url, payload: body });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required', code: 'bot_check.token_missing' });
+    expect(missing.json()).toEqual({
+      error: 'BadRequest',
+      message: 'turnstile_token is required',
+      code: 'bot_check.token_missing',
+    });
     const failing = await t.app.inject({ method: 'POST', url, payload: { ...body, turnstile_token: 'robot' } });
     expect(failing.json()).toEqual({ error: 'BadRequest', message: 'Bot check failed', code: 'bot_check.failed' });
   });
 
   it('a passing token lets register through and is verified with the secret', async () => {
-    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { ...cases[0][1], turnstile_token: 'human' } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/register',
+      payload: { ...cases[0][1], turnstile_token: 'human' },
+    });
     expect(response.statusCode).toBe(200);
     expect(verifier.requests.at(-1)).toMatchObject({ secret: 'bot-secret', response: 'human', remoteip: '127.0.0.1' });
   });

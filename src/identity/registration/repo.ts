@@ -18,7 +18,10 @@ export function createRegistrationRepo(db: Kysely<Schema>, clock: Clock) {
 
     /** Removes every expired pending registration (each holds a password hash); returns how many. */
     async purgeExpiredRegistrations(): Promise<number> {
-      const result = await db.deleteFrom('pending_registrations').where('expires_at', '<=', clock.now()).executeTakeFirst();
+      const result = await db
+        .deleteFrom('pending_registrations')
+        .where('expires_at', '<=', clock.now())
+        .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
 
@@ -35,7 +38,11 @@ export function createRegistrationRepo(db: Kysely<Schema>, clock: Clock) {
       row: { email: string; username: string; password_hash: string; token_hash: string; expires_at: Date },
       executor: Kysely<Schema> = db,
     ) {
-      return executor.insertInto('pending_registrations').values(row).returning(['id', 'expires_at']).executeTakeFirstOrThrow();
+      return executor
+        .insertInto('pending_registrations')
+        .values(row)
+        .returning(['id', 'expires_at'])
+        .executeTakeFirstOrThrow();
     },
 
     findLivePendingRegistration(tokenHash: string, executor: Kysely<Schema> = db) {

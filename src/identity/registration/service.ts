@@ -51,9 +51,23 @@ export function createRegistrationService(deps: Deps) {
     const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
     if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw MailedTokenErrors.invalid();
     await deps.users.assertEmailUserFree(pending.email, pending.username, trx);
-    const user = await deps.users.createWithEmailAccount(trx, { username: pending.username, email: pending.email, passwordHash: pending.password_hash });
+    const user = await deps.users.createWithEmailAccount(trx, {
+      username: pending.username,
+      email: pending.email,
+      passwordHash: pending.password_hash,
+    });
     await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
-    await deps.audit.record(request, { eventType: 'user_created', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { provider: EMAIL_PLATFORM } }, trx);
+    await deps.audit.record(
+      request,
+      {
+        eventType: 'user_created',
+        userId: user.id,
+        resourceType: 'user',
+        resourceId: user.id,
+        metadata: { provider: EMAIL_PLATFORM },
+      },
+      trx,
+    );
     return { user, email: pending.email };
   }
 
@@ -71,23 +85,41 @@ export function createRegistrationService(deps: Deps) {
         await deps.users.assertEmailUserFree(email, username, trx);
         await tokens.deleteExpiredRegistrations(email, username, trx);
         const holder = await tokens.pendingRegistrationHolds(email, username, trx);
-        if (holder) throw RegistrationErrors.pending(`A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`);
+        if (holder)
+          throw RegistrationErrors.pending(
+            `A registration for this ${holder.email ? 'email' : 'username'} is already waiting for confirmation`,
+          );
         return tokens.insertPendingRegistration(
-          { email, username, password_hash: passwordHash, token_hash: hashToken(token), expires_at: new Date(deps.clock.now().getTime() + REGISTRATION_LIFETIME_MS) },
+          {
+            email,
+            username,
+            password_hash: passwordHash,
+            token_hash: hashToken(token),
+            expires_at: new Date(deps.clock.now().getTime() + REGISTRATION_LIFETIME_MS),
+          },
           trx,
         );
       });
 
       const link = mailLink(request, VERIFY_EMAIL_PATH, token);
-      await sendOrUndo(deps, email, registrationMail({ link, expiresAt: pending.expires_at }, username), () => tokens.deletePendingRegistration(pending.id));
-      return { message: 'Registration started; check your email to confirm your address', expires_at: pending.expires_at };
+      await sendOrUndo(deps, email, registrationMail({ link, expiresAt: pending.expires_at }, username), () =>
+        tokens.deletePendingRegistration(pending.id),
+      );
+      return {
+        message: 'Registration started; check your email to confirm your address',
+        expires_at: pending.expires_at,
+      };
     },
 
     /** POST /v1/auth/register/verify: creates the account and signs the new user in. */
     async verifyAndSignIn(request: FastifyRequest, token: string): Promise<AuthResult> {
       return deps.db.transaction().execute(async (trx) => {
         const { user, email } = await completeRegistration(request, hashToken(token), trx);
-        return deps.sessions.issue(request, { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' }, trx);
+        return deps.sessions.issue(
+          request,
+          { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' },
+          trx,
+        );
       });
     },
 

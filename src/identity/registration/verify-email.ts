@@ -23,7 +23,12 @@ export function createEmailVerification(deps: Deps) {
     const base = linkBaseUrl(request);
     const registered = await deps.registration.verifyWithoutSession(request, token);
     if (registered) {
-      return result('registration', registered.userId, 'Email confirmed; your account is ready and you can sign in', `${base}/login`);
+      return result(
+        'registration',
+        registered.userId,
+        'Email confirmed; your account is ready and you can sign in',
+        `${base}/login`,
+      );
     }
     switch (await deps.purposeOf(hashToken(token))) {
       case 'email_change': {
@@ -40,7 +45,12 @@ export function createEmailVerification(deps: Deps) {
   };
 }
 
-function result(verificationType: 'registration' | 'email_change' | 'email_link', userId: string, message: string, redirectUrl: string) {
+function result(
+  verificationType: 'registration' | 'email_change' | 'email_link',
+  userId: string,
+  message: string,
+  redirectUrl: string,
+) {
   return { success: true, message, verification_type: verificationType, user_id: userId, redirect_url: redirectUrl };
 }
 

@@ -43,10 +43,19 @@ export function createSecurityNoticesRepo(db: Kysely<Schema>) {
 
     /** When each browser and network the user signed in from was first and last seen (the fingerprint, a hash, is no use to them). */
     devicesOf: (userId: string) =>
-      db.selectFrom('sign_in_devices').select(['first_seen_at', 'last_seen_at']).where('user_id', '=', userId).orderBy('first_seen_at').execute(),
+      db
+        .selectFrom('sign_in_devices')
+        .select(['first_seen_at', 'last_seen_at'])
+        .where('user_id', '=', userId)
+        .orderBy('first_seen_at')
+        .execute(),
 
     async settingsOf(userId: string): Promise<NoticeSettings> {
-      const row = await db.selectFrom('security_notice_settings').select(['new_sign_in', 'new_api_key']).where('user_id', '=', userId).executeTakeFirst();
+      const row = await db
+        .selectFrom('security_notice_settings')
+        .select(['new_sign_in', 'new_api_key'])
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
       return row ?? ALL_ON;
     },
 

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildMailingTestApp, createApiKey, createUser, login, onEveryNode, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  createApiKey,
+  createUser,
+  login,
+  onEveryNode,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
 import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
 import { generate } from 'otplib';
@@ -26,9 +35,20 @@ describe('security notices', () => {
     return smtp.received.filter((mail) => mail.to === address).map((mail) => mail.subject);
   };
   const signIn = (user: { username: string; password: string }, agent: string, ip: string) =>
-    t.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'user-agent': agent }, remoteAddress: ip, payload: { identifier: user.username, password: user.password } });
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/login',
+      headers: { 'user-agent': agent },
+      remoteAddress: ip,
+      payload: { identifier: user.username, password: user.password },
+    });
   const settings = (token: string, payload?: object) =>
-    t.app.inject({ method: payload ? 'PATCH' : 'GET', url: '/v1/users/me/security-notifications', headers: bearer(token), ...(payload ? { payload } : {}) });
+    t.app.inject({
+      method: payload ? 'PATCH' : 'GET',
+      url: '/v1/users/me/security-notifications',
+      headers: bearer(token),
+      ...(payload ? { payload } : {}),
+    });
 
   it('tells of a sign-in from a new browser and network, not of a known one (an update or a neighbouring address), and not when turned off', async () => {
     const user = await createUser(t.app); // the first sign-in ever is recorded silently
@@ -40,7 +60,10 @@ describe('security notices', () => {
     expect(mail.text).toContain('https://waygate.example/console/#/account');
 
     expect((await signIn(user, FIREFOX_UPDATED, '203.0.113.99')).statusCode).toBe(200);
-    expect(await settings(user.token)).toMatchObject({ statusCode: 200, body: JSON.stringify({ new_sign_in: true, new_api_key: true }) });
+    expect(await settings(user.token)).toMatchObject({
+      statusCode: 200,
+      body: JSON.stringify({ new_sign_in: true, new_api_key: true }),
+    });
     const off = await settings(user.token, { new_sign_in: false });
     expect(off.statusCode).toBe(200);
     expect(off.json()).toEqual({ new_sign_in: false, new_api_key: true });
@@ -48,16 +71,32 @@ describe('security notices', () => {
     expect(await mailsTo(emailOf(user))).toEqual(['New sign-in to your Waygate account']);
   });
 
-  it('tells of a changed password in the user\'s locale, at most once in 10 minutes', async () => {
+  it("tells of a changed password in the user's locale, at most once in 10 minutes", async () => {
     const user = await createUser(t.app);
-    expect((await t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/locale`, headers: bearer(user.token), payload: { locale: 'de' } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'PATCH',
+          url: `/v1/users/${user.id}/locale`,
+          headers: bearer(user.token),
+          payload: { locale: 'de' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const change = (from: string, to: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/users/me/password', headers: bearer(user.token), payload: { current_password: from, new_password: to } });
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/users/me/password',
+        headers: bearer(user.token),
+        payload: { current_password: from, new_password: to },
+      });
     expect((await change(user.password, 'second password 2')).statusCode).toBe(200);
     const mail = await smtp.waitFor(emailOf(user));
     expect(mail.subject).toBe('Dein Waygate-Passwort wurde geändert');
-    expect(mail.text).toBe(`Hallo ${user.username},\n\ndas Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.\n\n` +
-      'Wenn du das nicht warst, setze sofort dein Passwort zurück und wende dich an deinen Administrator.\n');
+    expect(mail.text).toBe(
+      `Hallo ${user.username},\n\ndas Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.\n\n` +
+        'Wenn du das nicht warst, setze sofort dein Passwort zurück und wende dich an deinen Administrator.\n',
+    );
     expect((await change('second password 2', 'third password 3')).statusCode).toBe(200);
     expect(await mailsTo(emailOf(user))).toHaveLength(1);
     t.clock.advance(NOTICE_INTERVAL_SECS * 1000);
@@ -73,20 +112,31 @@ describe('security notices', () => {
     expect((await settings(other.token, { new_api_key: false })).statusCode).toBe(200);
     await createApiKey(t.app, other.token, { name: 'quiet' });
 
-    const ban = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(admin), payload: { reason: 'spam' } });
+    const ban = await t.app.inject({
+      method: 'POST',
+      url: `/v1/users/${user.id}/ban`,
+      headers: bearer(admin),
+      payload: { reason: 'spam' },
+    });
     expect(ban.statusCode).toBe(200);
     const banned = await smtp.waitFor(emailOf(user), (m) => m.subject === 'Your Waygate account was suspended');
     expect(banned.text).toContain('Reason: spam');
 
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${other.id}`, headers: bearer(admin) })).statusCode).toBe(204);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/users/${other.id}`, headers: bearer(admin) })).statusCode,
+    ).toBe(204);
     expect(await mailsTo(emailOf(other))).toEqual(['Your Waygate account is scheduled for deletion']);
   });
 
   it('tells of a passkey added and removed, and of two-factor turned on and off', async () => {
     const user = await createUser(t.app);
-    const call = (method: 'POST' | 'DELETE', url: string, payload?: object) => t.app.inject({ method, url, headers: bearer(user.token), ...(payload ? { payload } : {}) });
+    const call = (method: 'POST' | 'DELETE', url: string, payload?: object) =>
+      t.app.inject({ method, url, headers: bearer(user.token), ...(payload ? { payload } : {}) });
     const options = (await call('POST', '/v1/users/me/passkeys/options', {})).json();
-    const passkey = await call('POST', '/v1/users/me/passkeys', { name: 'Phone', response: softwareAuthenticator('https://waygate.example').create(options) });
+    const passkey = await call('POST', '/v1/users/me/passkeys', {
+      name: 'Phone',
+      response: softwareAuthenticator('https://waygate.example').create(options),
+    });
     expect(passkey.statusCode).toBe(201);
     expect((await call('DELETE', `/v1/users/me/passkeys/${passkey.json().id}`)).statusCode).toBe(204);
     const { secret } = (await call('POST', '/v1/users/me/2fa/setup', {})).json();
@@ -100,15 +150,24 @@ describe('security notices', () => {
       'Two-factor authentication was turned off for your Waygate account',
       'Two-factor authentication was turned on for your Waygate account',
     ]);
-    expect((await smtp.waitFor(emailOf(user), (m) => m.subject.startsWith('A passkey was added'))).text).toContain('the passkey "Phone" was added');
+    expect((await smtp.waitFor(emailOf(user), (m) => m.subject.startsWith('A passkey was added'))).text).toContain(
+      'the passkey "Phone" was added',
+    );
   });
 
-  it('tells of every passkey added and every API key created, however close together (an intruder\'s second one too)', async () => {
+  it("tells of every passkey added and every API key created, however close together (an intruder's second one too)", async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const authenticator = softwareAuthenticator('https://waygate.example');
     for (const name of ['Phone', 'Laptop']) {
-      const options = (await t.app.inject({ method: 'POST', url: '/v1/users/me/passkeys/options', headers: bearer(user.token) })).json();
-      const added = await t.app.inject({ method: 'POST', url: '/v1/users/me/passkeys', headers: bearer(user.token), payload: { name, response: authenticator.create(options) } });
+      const options = (
+        await t.app.inject({ method: 'POST', url: '/v1/users/me/passkeys/options', headers: bearer(user.token) })
+      ).json();
+      const added = await t.app.inject({
+        method: 'POST',
+        url: '/v1/users/me/passkeys',
+        headers: bearer(user.token),
+        payload: { name, response: authenticator.create(options) },
+      });
       expect(added.statusCode).toBe(201);
     }
     await createApiKey(t.app, user.token, { name: 'first key' });
@@ -119,7 +178,10 @@ describe('security notices', () => {
       'A passkey was added to your Waygate account',
       'A passkey was added to your Waygate account',
     ]);
-    const texts = smtp.received.filter((mail) => mail.to === emailOf(user)).map((mail) => mail.text.split('\n')[2]).sort();
+    const texts = smtp.received
+      .filter((mail) => mail.to === emailOf(user))
+      .map((mail) => mail.text.split('\n')[2])
+      .sort();
     expect(texts).toEqual([
       'the API key "first key" was created for your account.',
       'the API key "second key" was created for your account.',

@@ -25,7 +25,9 @@ export const NOTICE_INTERVAL_SECS = 600;
  * and the re-authentication a session needs to add either, keep them few.
  */
 const neverHeldBack = (notice: Notice) =>
-  notice.kind === 'passkey_added' || notice.kind === 'api_key_created' || (notice.kind === 'password_changed' && notice.removed !== undefined);
+  notice.kind === 'passkey_added' ||
+  notice.kind === 'api_key_created' ||
+  (notice.kind === 'password_changed' && notice.removed !== undefined);
 /** A browser and network not used for a year counts as new again. */
 export const DEVICE_RETENTION_MS = 365 * 24 * 3600 * 1000;
 
@@ -85,7 +87,9 @@ export function createSecurityNotices(deps: Deps) {
   async function signedIn({ userId, ipAddress, userAgent }: DomainEvents['user.signed_in']): Promise<void> {
     const agent = parseUserAgent(userAgent ?? '');
     const browser = [withoutVersion(agent.browser), withoutVersion(agent.os)];
-    const fingerprint = createHash('sha256').update(JSON.stringify([...browser, networkOf(ipAddress)])).digest('hex');
+    const fingerprint = createHash('sha256')
+      .update(JSON.stringify([...browser, networkOf(ipAddress)]))
+      .digest('hex');
     const at = deps.clock.now();
     if ((await repo.recordDevice(userId, fingerprint, at)) !== 'new') return;
     const location = ipAddress && deps.locate ? deps.locate(ipAddress) : undefined;
@@ -102,13 +106,16 @@ export function createSecurityNotices(deps: Deps) {
       // The old address hears of an email change: a hijacked session cannot move the account away unnoticed.
       inBackground(() => send(userId, notice, change.kind === 'email_changed' ? change.oldEmail : undefined));
     },
-    banned: (userId: string, ban: { reason: string | null; expiresAt: Date | null }) => inBackground(() => send(userId, { kind: 'banned', ...ban })),
-    deletionScheduled: (userId: string, purgeAt: Date) => inBackground(() => send(userId, { kind: 'deletion_scheduled', purgeAt })),
+    banned: (userId: string, ban: { reason: string | null; expiresAt: Date | null }) =>
+      inBackground(() => send(userId, { kind: 'banned', ...ban })),
+    deletionScheduled: (userId: string, purgeAt: Date) =>
+      inBackground(() => send(userId, { kind: 'deletion_scheduled', purgeAt })),
 
     /** GET /v1/users/me/security-notifications: which of the optional notices the caller gets. */
     settingsOf: (caller: Caller) => repo.settingsOf(sessionUserOf(caller)),
     /** PATCH /v1/users/me/security-notifications. */
-    updateSettings: (caller: Caller, input: Static<typeof NoticeSettingsBody>) => repo.updateSettings(sessionUserOf(caller), input),
+    updateSettings: (caller: Caller, input: Static<typeof NoticeSettingsBody>) =>
+      repo.updateSettings(sessionUserOf(caller), input),
 
     /** For the personal data export: the optional notices the user gets, and the browsers and networks known as theirs. */
     async personalDataOf(userId: string) {
@@ -146,7 +153,10 @@ export function networkOf(ip: string | null): string | null {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   const groups = [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 3).map((g) => parseInt(g, 16).toString(16)).join(':')}::/48`;
+  return `${groups
+    .slice(0, 3)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/48`;
 }
 
 export type SecurityNotices = ReturnType<typeof createSecurityNotices>;

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { RECENT_SIGN_IN_MS } from '../sign-in/index.js';
 import { ACCOUNT_DELETION_MESSAGE } from './service.js';
 
@@ -16,9 +24,16 @@ describe('POST /v1/users/me/delete', () => {
   afterAll(() => t.close());
 
   const deleteMe = (token: string, payload?: Record<string, unknown>) =>
-    t.app.inject({ method: 'POST', url: '/v1/users/me/delete', headers: bearer(token), ...(payload ? { payload } : {}) });
-  const signIn = (identifier: string, password: string) => t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
-  const works = async (token: string) => (await t.app.inject({ url: '/v1/users/me', headers: bearer(token) })).statusCode;
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/delete',
+      headers: bearer(token),
+      ...(payload ? { payload } : {}),
+    });
+  const signIn = (identifier: string, password: string) =>
+    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
+  const works = async (token: string) =>
+    (await t.app.inject({ url: '/v1/users/me', headers: bearer(token) })).statusCode;
 
   it('deletes the account as an administrator would: every session and key ends, sign-in fails, an admin can restore it', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
@@ -27,16 +42,32 @@ describe('POST /v1/users/me/delete', () => {
 
     const response = await deleteMe(user.token, { current_password: user.password });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ message: ACCOUNT_DELETION_MESSAGE, scheduled_deletion_at: new Date(t.clock.nowMs() + GRACE_MS).toISOString() });
+    expect(response.json()).toEqual({
+      message: ACCOUNT_DELETION_MESSAGE,
+      scheduled_deletion_at: new Date(t.clock.nowMs() + GRACE_MS).toISOString(),
+    });
     expect([await works(user.token), await works(other), await works(key)]).toEqual([401, 401, 401]);
     expect((await signIn(user.username, user.password)).statusCode).toBe(401);
-    const event = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'user_deleted').executeTakeFirstOrThrow();
+    const event = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'user_deleted')
+      .executeTakeFirstOrThrow();
     expect({ actor: event.actor_id, metadata: event.metadata }).toEqual({
       actor: user.id,
-      metadata: { sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: new Date(t.clock.nowMs() + GRACE_MS).toISOString() },
+      metadata: {
+        sessions_revoked: 2,
+        api_keys_revoked: 1,
+        scheduled_deletion_at: new Date(t.clock.nowMs() + GRACE_MS).toISOString(),
+      },
     });
 
-    const cancelled = await t.app.inject({ method: 'POST', url: `/v1/admin/users/${user.id}/cancel-deletion`, headers: bearer(admin) });
+    const cancelled = await t.app.inject({
+      method: 'POST',
+      url: `/v1/admin/users/${user.id}/cancel-deletion`,
+      headers: bearer(admin),
+    });
     expect(cancelled.statusCode).toBe(200);
     expect((await signIn(user.username, user.password)).statusCode).toBe(200);
   });
@@ -45,14 +76,29 @@ describe('POST /v1/users/me/delete', () => {
     const user = await createUser(t.app);
     const wrong = await deleteMe(user.token, { current_password: 'not my password' });
     expect({ status: wrong.statusCode, body: wrong.json() }).toEqual({
-      status: 400, body: { error: 'BadRequest', message: 'current_password is not the password of this account', code: 'password_change.wrong_current_password' },
+      status: 400,
+      body: {
+        error: 'BadRequest',
+        message: 'current_password is not the password of this account',
+        code: 'password_change.wrong_current_password',
+      },
     });
     const missing = await deleteMe(user.token);
     expect({ status: missing.statusCode, body: missing.json() }).toEqual({
-      status: 400, body: { error: 'BadRequest', message: 'current_password is required: this account has a password', code: 'account_deletion.current_password_required' },
+      status: 400,
+      body: {
+        error: 'BadRequest',
+        message: 'current_password is required: this account has a password',
+        code: 'account_deletion.current_password_required',
+      },
     });
     expect(await works(user.token)).toBe(200);
-    const failed = await t.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', 'login_failed').execute();
+    const failed = await t.database.db
+      .selectFrom('audit_events')
+      .select('metadata')
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'login_failed')
+      .execute();
     expect(failed.map((event) => event.metadata)).toEqual([expect.objectContaining({ via: 'account_deletion' })]);
   });
 
@@ -60,25 +106,42 @@ describe('POST /v1/users/me/delete', () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
     const byKey = await deleteMe(key, { nonsense: true });
-    expect({ status: byKey.statusCode, code: byKey.json().code }).toEqual({ status: 403, code: 'session.session_required' });
+    expect({ status: byKey.statusCode, code: byKey.json().code }).toEqual({
+      status: 403,
+      code: 'session.session_required',
+    });
     expect(await works(user.token)).toBe(200);
   });
 
   it('the last super admin cannot delete themselves (409)', async () => {
     const refused = await deleteMe(admin, { current_password: TEST_ADMIN.password });
-    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
+    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({
+      status: 409,
+      code: 'user.last_super_admin',
+    });
     expect(await works(admin)).toBe(200);
   });
 
   it('an account without a password needs a sign-in of the last 15 minutes', async () => {
     const user = await createUser(t.app);
-    await t.database.db.updateTable('platform_accounts').set({ password_hash: null }).where('user_id', '=', user.id).execute();
+    await t.database.db
+      .updateTable('platform_accounts')
+      .set({ password_hash: null })
+      .where('user_id', '=', user.id)
+      .execute();
     t.clock.advance(RECENT_SIGN_IN_MS + 1000);
     const stale = await deleteMe(user.token);
-    expect({ status: stale.statusCode, code: stale.json().code }).toEqual({ status: 403, code: 'account_deletion.sign_in_again' });
+    expect({ status: stale.statusCode, code: stale.json().code }).toEqual({
+      status: 403,
+      code: 'account_deletion.sign_in_again',
+    });
 
     const fresh = await createUser(t.app);
-    await t.database.db.updateTable('platform_accounts').set({ password_hash: null }).where('user_id', '=', fresh.id).execute();
+    await t.database.db
+      .updateTable('platform_accounts')
+      .set({ password_hash: null })
+      .where('user_id', '=', fresh.id)
+      .execute();
     expect((await deleteMe(fresh.token)).statusCode).toBe(200);
     expect(await works(fresh.token)).toBe(401);
   });
@@ -86,13 +149,28 @@ describe('POST /v1/users/me/delete', () => {
   it('GraphQL deleteMyAccount deletes as the route does; an API key is refused', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
-    const mutation = 'mutation ($input: DeleteMyAccountInput) { deleteMyAccount(input: $input) { message scheduledDeletionAt } }';
+    const mutation =
+      'mutation ($input: DeleteMyAccountInput) { deleteMyAccount(input: $input) { message scheduledDeletionAt } }';
     const gql = async (token: string, input: Record<string, unknown>) =>
-      (await t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(token), payload: { query: mutation, variables: { input } } })).json();
-    expect((await gql(key, { currentPassword: user.password })).errors[0].extensions.code).toBe('session.session_required');
-    expect((await gql(user.token, { currentPassword: 'not my password' })).errors[0].extensions.code).toBe('password_change.wrong_current_password');
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/gql',
+          headers: bearer(token),
+          payload: { query: mutation, variables: { input } },
+        })
+      ).json();
+    expect((await gql(key, { currentPassword: user.password })).errors[0].extensions.code).toBe(
+      'session.session_required',
+    );
+    expect((await gql(user.token, { currentPassword: 'not my password' })).errors[0].extensions.code).toBe(
+      'password_change.wrong_current_password',
+    );
     expect((await gql(user.token, { currentPassword: user.password })).data).toEqual({
-      deleteMyAccount: { message: ACCOUNT_DELETION_MESSAGE, scheduledDeletionAt: new Date(t.clock.nowMs() + GRACE_MS).toISOString() },
+      deleteMyAccount: {
+        message: ACCOUNT_DELETION_MESSAGE,
+        scheduledDeletionAt: new Date(t.clock.nowMs() + GRACE_MS).toISOString(),
+      },
     });
     expect(await works(user.token)).toBe(401);
   });

@@ -7,7 +7,8 @@ import { AccountDeletionErrors } from './errors.js';
 import type { Reauthentication } from '../sign-in/index.js';
 import type { DeleteMyAccountBody } from './schemas.js';
 
-export const ACCOUNT_DELETION_MESSAGE = 'Your account is deleted; it is removed for good at scheduled_deletion_at, and until then an administrator can restore it';
+export const ACCOUNT_DELETION_MESSAGE =
+  'Your account is deleted; it is removed for good at scheduled_deletion_at, and until then an administrator can restore it';
 
 interface Deps {
   users: Pick<UsersService, 'findEmailAccountOfUser' | 'remove'>;
@@ -26,9 +27,17 @@ export function createSelfDeletion(deps: Deps) {
       const { userId, sessionId } = caller;
       const hasPassword = Boolean((await deps.users.findEmailAccountOfUser(userId))?.password_hash);
       if (hasPassword && input.current_password === undefined) throw AccountDeletionErrors.current_password_required();
-      const checked = hasPassword && (await deps.reauthentication.checkCurrentPassword(request, userId, input.current_password!, 'account_deletion'));
+      const checked =
+        hasPassword &&
+        (await deps.reauthentication.checkCurrentPassword(
+          request,
+          userId,
+          input.current_password!,
+          'account_deletion',
+        ));
       // The password went away in between (an unlinked email account): a recent sign-in is then the proof, as without one.
-      if (!checked && !(await deps.reauthentication.signedInRecently(sessionId))) throw AccountDeletionErrors.sign_in_again();
+      if (!checked && !(await deps.reauthentication.signedInRecently(sessionId)))
+        throw AccountDeletionErrors.sign_in_again();
       return deps.users.remove(request, caller, userId);
     },
   };

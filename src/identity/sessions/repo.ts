@@ -42,7 +42,11 @@ export function createSessionsRepo(db: Kysely<Schema>, clock: Clock) {
 
     /** Deletes the session with this token hash; returns it, or undefined when there was none. */
     deleteByHash: (tokenHash: string, executor: Kysely<Schema> = db) =>
-      executor.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning(['id', 'user_id']).executeTakeFirst(),
+      executor
+        .deleteFrom('sessions')
+        .where('token_hash', '=', tokenHash)
+        .returning(['id', 'user_id'])
+        .executeTakeFirst(),
 
     /** Removes sessions past their expiry (they no longer authenticate anyway); returns how many. */
     async deleteExpired(): Promise<number> {
@@ -52,7 +56,9 @@ export function createSessionsRepo(db: Kysely<Schema>, clock: Clock) {
 
     async recordActivity(entries: [string, Date][]): Promise<void> {
       for (let start = 0; start < entries.length; start += ACTIVITY_BATCH) {
-        const rows = entries.slice(start, start + ACTIVITY_BATCH).map(([id, at]) => sql`(${id}::uuid, ${at.toISOString()}::timestamptz)`);
+        const rows = entries
+          .slice(start, start + ACTIVITY_BATCH)
+          .map(([id, at]) => sql`(${id}::uuid, ${at.toISOString()}::timestamptz)`);
         await sql`
           update sessions as s set last_activity_at = v.at
           from (values ${sql.join(rows)}) as v (id, at)

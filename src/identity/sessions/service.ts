@@ -33,7 +33,6 @@ export type SignOutNotifier = (userId: string, notice: SignOutNotice) => Promise
  */
 export type OAuthTokenRevoker = (userId: string, clientId?: string) => Promise<number>;
 
-
 /**
  * Who may sign the user out of their apps (logout-everywhere, logout-app, on REST and GraphQL): the person's
  * session, an app's own token (an app signs its user out), or a key granted connected_apps:sign_out.
@@ -97,7 +96,9 @@ export function createSessionsService(deps: Deps) {
   async function liveSessionsOf(userId: string, sessionId: string | null) {
     const rows = await repo.listLiveOfUser(userId);
     const providers = [...new Set(rows.map((row) => row.provider))];
-    const names = new Map(await Promise.all(providers.map(async (slug) => [slug, await deps.platformName(slug)] as const)));
+    const names = new Map(
+      await Promise.all(providers.map(async (slug) => [slug, await deps.platformName(slug)] as const)),
+    );
     const sessions = rows.map((row) => {
       const pending = activity.pendingFor(row.id);
       const agent = parseUserAgent(row.user_agent ?? '');
@@ -117,11 +118,18 @@ export function createSessionsService(deps: Deps) {
       };
     });
     // Not-yet-written activity can change the order the database returned.
-    sessions.sort((a, b) => b.last_activity_at.getTime() - a.last_activity_at.getTime() || b.created_at.getTime() - a.created_at.getTime());
+    sessions.sort(
+      (a, b) =>
+        b.last_activity_at.getTime() - a.last_activity_at.getTime() || b.created_at.getTime() - a.created_at.getTime(),
+    );
     return sessions;
   }
 
-  const internalShape = (session: { id: string; expires_at: Date; created_at: Date }, token: string, userId: string) => ({
+  const internalShape = (
+    session: { id: string; expires_at: Date; created_at: Date },
+    token: string,
+    userId: string,
+  ) => ({
     id: session.id,
     sessionToken: token,
     userId,
@@ -156,7 +164,14 @@ export function createSessionsService(deps: Deps) {
         if (!deleted) throw SessionErrors.not_found();
         await deps.audit.record(
           request,
-          { eventType: 'session_revoked', userId, actorId: userId, resourceType: 'session', resourceId: targetId, metadata: { session_id: targetId, reason: 'user_revoked' } },
+          {
+            eventType: 'session_revoked',
+            userId,
+            actorId: userId,
+            resourceType: 'session',
+            resourceId: targetId,
+            metadata: { session_id: targetId, reason: 'user_revoked' },
+          },
           trx,
         );
         return deleted;
@@ -177,7 +192,11 @@ export function createSessionsService(deps: Deps) {
             userId,
             actorId: userId,
             resourceType: 'session',
-            metadata: { reason: 'user_revoked_others', kept_session_id: sessionId, session_ids: deleted.map((session) => session.id) },
+            metadata: {
+              reason: 'user_revoked_others',
+              kept_session_id: sessionId,
+              session_ids: deleted.map((session) => session.id),
+            },
           },
           trx,
         );
@@ -196,10 +215,21 @@ export function createSessionsService(deps: Deps) {
       const app = sourceServiceOf(request);
       const session = await deps.db.transaction().execute(async (trx) => {
         // IP and agent are the request's: the app may forward the person's (X-Forwarded-For with TRUST_PROXY).
-        const created = await deps.store.create(request, { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires }, trx);
+        const created = await deps.store.create(
+          request,
+          { userId: user.id, provider: user.provider ?? EMAIL_PLATFORM, expiresAt: expires },
+          trx,
+        );
         await deps.audit.record(
           request,
-          { eventType: 'session_created', userId: user.id, resourceType: 'session', resourceId: created.id, metadata: { app }, sourceService: auditSourceOf(app) },
+          {
+            eventType: 'session_created',
+            userId: user.id,
+            resourceType: 'session',
+            resourceId: created.id,
+            metadata: { app },
+            sourceService: auditSourceOf(app),
+          },
           trx,
         );
         return created;
@@ -246,10 +276,21 @@ export function createSessionsService(deps: Deps) {
      * Signs the user out of every client app: their OAuth tokens are revoked (consent is kept) and
      * open apps are told over the WebSocket. The user's sessions with this service are not ended.
      */
-    async logoutEverywhere(request: FastifyRequest, caller: Caller, reason = DEFAULT_LOGOUT_EVERYWHERE_REASON): Promise<void> {
+    async logoutEverywhere(
+      request: FastifyRequest,
+      caller: Caller,
+      reason = DEFAULT_LOGOUT_EVERYWHERE_REASON,
+    ): Promise<void> {
       const userId = userOf(caller);
       await revokeOAuthTokens(userId);
-      await deps.audit.record(request, { eventType: 'logout', userId, actorId: userId, resourceType: 'user', resourceId: userId, metadata: { reason } });
+      await deps.audit.record(request, {
+        eventType: 'logout',
+        userId,
+        actorId: userId,
+        resourceType: 'user',
+        resourceId: userId,
+        metadata: { reason },
+      });
       await broadcast(userId, { type: 'forceLogout', reason });
     },
 

@@ -1,16 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, createUser, login, onEveryNode, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  login,
+  onEveryNode,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { ActivityRecorder } from './activity.js';
 import { socketAs } from '../../../test/ws-client.js';
 
-const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
-const IPAD = 'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
-const CHROME_LINUX = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
-const SYSTEM_KEY_ONLY = { error: 'Forbidden', message: 'Only the system API key may call this endpoint', code: 'auth.system_key_required' };
-const SESSION_ONLY = { error: 'Forbidden', message: 'This endpoint requires a session token', code: 'session.session_required' };
+const IPHONE =
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+const IPAD =
+  'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
+const CHROME_LINUX =
+  'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36';
+const SYSTEM_KEY_ONLY = {
+  error: 'Forbidden',
+  message: 'Only the system API key may call this endpoint',
+  code: 'auth.system_key_required',
+};
+const SESSION_ONLY = {
+  error: 'Forbidden',
+  message: 'This endpoint requires a session token',
+  code: 'session.session_required',
+};
 
 let t: TestApp;
 let adminToken: string;
@@ -19,22 +41,36 @@ beforeAll(async () => {
   t = await buildTestApp();
   adminToken = await login(t.app, 'admin', TEST_ADMIN.password);
   // (It may sign its owner out of apps; the session-only routes refuse it all the same.)
-  adminKey = (await createApiKey(t.app, adminToken, { name: 'sessions test key', scopes: ['connected_apps:sign_out'] })).key;
+  adminKey = (await createApiKey(t.app, adminToken, { name: 'sessions test key', scopes: ['connected_apps:sign_out'] }))
+    .key;
 });
 afterAll(() => t.close());
 
 const auditEvents = (eventType: string, userId: string) =>
-  t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
+  t.database.db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('event_type', '=', eventType)
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
 
 const signIn = async (username: string, password: string, userAgent: string) => {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', headers: { 'user-agent': userAgent }, payload: { identifier: username, password } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/auth/login',
+    headers: { 'user-agent': userAgent },
+    payload: { identifier: username, password },
+  });
   const body = response.json();
   return { token: body.session_token as string, id: body.session_id as string };
 };
 
-const mySessions = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(token) });
+const mySessions = (token: string) =>
+  t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(token) });
 const stillSignedIn = async (token: string) => (await mySessions(token)).statusCode === 200;
-const sessionRow = (id: string) => t.database.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const sessionRow = (id: string) =>
+  t.database.db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('GET /v1/users/me/sessions', () => {
   it('lists the live sessions with parsed agents, provider names and the current one marked', async () => {
@@ -42,7 +78,11 @@ describe('GET /v1/users/me/sessions', () => {
     const phone = await signIn(user.username, user.password, IPHONE);
     const desktop = await signIn(user.username, user.password, CHROME_LINUX);
     const expired = await signIn(user.username, user.password, IPAD);
-    await t.database.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', expired.id).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', expired.id)
+      .execute();
 
     const response = await mySessions(desktop.token);
     expect(response.statusCode).toBe(200);
@@ -67,7 +107,12 @@ describe('GET /v1/users/me/sessions', () => {
       is_current: true,
     });
     const phoneEntry = body.sessions.find((s: { id: string }) => s.id === phone.id);
-    expect(phoneEntry).toMatchObject({ device_type: 'mobile', browser_name: 'Mobile Safari 17.0', os_name: 'iOS 17.0', is_current: false });
+    expect(phoneEntry).toMatchObject({
+      device_type: 'mobile',
+      browser_name: 'Mobile Safari 17.0',
+      os_name: 'iOS 17.0',
+      is_current: false,
+    });
     const dates = body.sessions.map((s: { last_activity_at: string }) => Date.parse(s.last_activity_at));
     expect(dates).toEqual([...dates].sort((a, b) => b - a));
   });
@@ -86,12 +131,17 @@ describe('GET /v1/users/me/sessions', () => {
     expect(withKey.json()).toEqual(SESSION_ONLY);
     const withSystemKey = await mySessions(TEST_SYSTEM_KEY);
     expect(withSystemKey.statusCode).toBe(403);
-    expect(withSystemKey.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
+    expect(withSystemKey.json()).toEqual({
+      error: 'Forbidden',
+      message: 'System key not permitted on this route',
+      code: 'auth.system_key_not_permitted',
+    });
   });
 });
 
 describe('DELETE /v1/users/me/sessions/{session_id}', () => {
-  const revoke = (token: string, id: string) => t.app.inject({ method: 'DELETE', url: `/v1/users/me/sessions/${id}`, headers: bearer(token) });
+  const revoke = (token: string, id: string) =>
+    t.app.inject({ method: 'DELETE', url: `/v1/users/me/sessions/${id}`, headers: bearer(token) });
 
   it('signs another session out at once and records session_revoked', async () => {
     const user = await createUser(t.app);
@@ -102,7 +152,10 @@ describe('DELETE /v1/users/me/sessions/{session_id}', () => {
     expect(response.json()).toEqual({ success: true, message: 'Session revoked' });
     expect((await mySessions(other.token)).statusCode).toBe(401);
     expect(await stillSignedIn(user.token)).toBe(true);
-    expect((await auditEvents('session_revoked', user.id)).at(-1)).toMatchObject({ resource_type: 'session', resource_id: other.id });
+    expect((await auditEvents('session_revoked', user.id)).at(-1)).toMatchObject({
+      resource_type: 'session',
+      resource_id: other.id,
+    });
   });
 
   it('refuses the current session with 400 { success: false, message }', async () => {
@@ -143,11 +196,15 @@ describe('DELETE /v1/users/me/sessions/{session_id}', () => {
 });
 
 describe('DELETE /v1/users/me/sessions', () => {
-  const revokeOthers = (token: string) => t.app.inject({ method: 'DELETE', url: '/v1/users/me/sessions', headers: bearer(token) });
+  const revokeOthers = (token: string) =>
+    t.app.inject({ method: 'DELETE', url: '/v1/users/me/sessions', headers: bearer(token) });
 
   it('signs every other session out and keeps the current one', async () => {
     const user = await createUser(t.app);
-    const others = [await signIn(user.username, user.password, IPHONE), await signIn(user.username, user.password, IPAD)];
+    const others = [
+      await signIn(user.username, user.password, IPHONE),
+      await signIn(user.username, user.password, IPAD),
+    ];
     const bystander = await createUser(t.app);
     const response = await revokeOthers(user.token);
     expect(response.statusCode).toBe(200);
@@ -158,7 +215,11 @@ describe('DELETE /v1/users/me/sessions', () => {
     const [event] = await auditEvents('session_revoked', user.id);
     expect(event!.metadata).toMatchObject({ session_ids: expect.arrayContaining(others.map((o) => o.id)) });
 
-    expect((await revokeOthers(user.token)).json()).toEqual({ success: true, revoked_count: 0, message: 'Revoked 0 other sessions' });
+    expect((await revokeOthers(user.token)).json()).toEqual({
+      success: true,
+      revoked_count: 0,
+      message: 'Revoked 0 other sessions',
+    });
   });
 
   it('needs a session token', async () => {
@@ -174,7 +235,11 @@ describe('session activity', () => {
     // On two nodes the request may have landed on either: each notes activity in its own memory.
     await onEveryNode(t, (services) => services.sessions.activity.flush());
     const anHourAgo = new Date(Date.now() - 3600_000);
-    await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ last_activity_at: anHourAgo })
+      .where('id', '=', current)
+      .execute();
 
     const before = Date.now();
     const listed = (await mySessions(user.token)).json().sessions.find((s: { id: string }) => s.id === current);
@@ -202,9 +267,15 @@ describe('session activity', () => {
     // On two nodes the request may have landed on either: each notes activity in its own memory.
     await onEveryNode(t, (services) => services.sessions.activity.flush());
     const anHourAgo = new Date(Date.now() - 3600_000);
-    await t.database.db.updateTable('sessions').set({ last_activity_at: anHourAgo }).where('id', '=', current).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ last_activity_at: anHourAgo })
+      .where('id', '=', current)
+      .execute();
     const second = await buildApp(t.config, { database: t.database, kv: t.kv }, { logger: false });
-    expect((await second.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).statusCode).toBe(200);
+    expect(
+      (await second.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).statusCode,
+    ).toBe(200);
     expect((await sessionRow(current)).last_activity_at).toEqual(anHourAgo);
     await second.close();
     expect((await sessionRow(current)).last_activity_at.getTime()).toBeGreaterThan(anHourAgo.getTime());
@@ -226,7 +297,12 @@ describe('session activity', () => {
     expect(recorder.pendingFor('a')).toEqual(late);
     fail = false;
     await recorder.stop();
-    expect(writes).toEqual([[['a', late], ['b', early]]]);
+    expect(writes).toEqual([
+      [
+        ['a', late],
+        ['b', early],
+      ],
+    ]);
     expect(recorder.pendingFor('a')).toBeUndefined();
   });
 
@@ -235,9 +311,18 @@ describe('session activity', () => {
     const first = await signIn(user.username, user.password, IPHONE);
     const second = await signIn(user.username, user.password, CHROME_LINUX);
     await onEveryNode(t, (services) => services.sessions.activity.flush());
-    await t.database.db.updateTable('sessions').set({ last_activity_at: new Date(Date.now() - 3600_000) }).where('user_id', '=', user.id).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ last_activity_at: new Date(Date.now() - 3600_000) })
+      .where('user_id', '=', user.id)
+      .execute();
     await stillSignedIn(second.token);
-    expect((await mySessions(first.token)).json().sessions.map((s: { id: string }) => s.id).slice(0, 2)).toEqual([first.id, second.id]);
+    expect(
+      (await mySessions(first.token))
+        .json()
+        .sessions.map((s: { id: string }) => s.id)
+        .slice(0, 2),
+    ).toEqual([first.id, second.id]);
   });
 });
 
@@ -263,7 +348,10 @@ describe('internal session endpoints', () => {
     expect((await sessionRow(body.id)).token_hash).toBe(hashToken(body.sessionToken));
     const listed = (await mySessions(body.sessionToken)).json();
     expect(listed.current_session_id).toBe(body.id);
-    expect(listed.sessions.find((s: { id: string }) => s.id === body.id)).toMatchObject({ provider: 'email', provider_name: 'Email' });
+    expect(listed.sessions.find((s: { id: string }) => s.id === body.id)).toMatchObject({
+      provider: 'email',
+      provider_name: 'Email',
+    });
     const event = (await auditEvents('session_created', user.id)).at(-1);
     expect(event).toMatchObject({ resource_id: body.id, source_service: 'id', metadata: { app: 'id' } });
   });
@@ -272,7 +360,11 @@ describe('internal session endpoints', () => {
     const user = await createUser(t.app);
     const past = await create({ userId: user.id, expires: new Date(Date.now() - 1000).toISOString() });
     expect(past.statusCode).toBe(400);
-    expect(past.json()).toEqual({ error: 'BadRequest', message: 'expires must be in the future', code: 'session.expires_in_past' });
+    expect(past.json()).toEqual({
+      error: 'BadRequest',
+      message: 'expires must be in the future',
+      code: 'session.expires_in_past',
+    });
     const badId = await create({ userId: 'nope', expires: inAWeek() });
     expect(badId.statusCode).toBe(400);
     expect(badId.json().message).toMatch(/'userId'/);
@@ -280,7 +372,11 @@ describe('internal session endpoints', () => {
     expect(badDate.statusCode).toBe(400);
     expect(badDate.json().message).toMatch(/'expires'/);
     const missing = await create({ userId: user.id });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'expires' is required", code: 'request.validation' });
+    expect(missing.json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'expires' is required",
+      code: 'request.validation',
+    });
     const unknown = await create({ userId: randomUUID(), expires: inAWeek() });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
@@ -306,7 +402,11 @@ describe('internal session endpoints', () => {
   it('looks a live session up by its token', async () => {
     const user = await createUser(t.app);
     const created = (await create({ userId: user.id, expires: inAWeek() })).json();
-    const response = await t.app.inject({ method: 'GET', url: `/v1/sessions/${created.sessionToken}`, headers: system });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/v1/sessions/${created.sessionToken}`,
+      headers: system,
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual(created);
     // A login session is found the same way.
@@ -317,7 +417,11 @@ describe('internal session endpoints', () => {
   it('answers 404 for unknown and expired tokens', async () => {
     const user = await createUser(t.app);
     const created = (await create({ userId: user.id, expires: inAWeek() })).json();
-    await t.database.db.updateTable('sessions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', created.id).execute();
+    await t.database.db
+      .updateTable('sessions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', created.id)
+      .execute();
     for (const token of [created.sessionToken, 'ses_unknown']) {
       const response = await t.app.inject({ method: 'GET', url: `/v1/sessions/${token}`, headers: system });
       expect(response.statusCode).toBe(404);
@@ -329,11 +433,17 @@ describe('internal session endpoints', () => {
     const user = await createUser(t.app);
     const created = (await create({ userId: user.id, expires: inAWeek() })).json();
     expect(await stillSignedIn(created.sessionToken)).toBe(true);
-    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${created.sessionToken}?reason=no_access`, headers: system });
+    const response = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/sessions/${created.sessionToken}?reason=no_access`,
+      headers: system,
+    });
     expect(response.statusCode).toBe(204);
     expect(response.body).toBe('');
     expect((await mySessions(created.sessionToken)).statusCode).toBe(401);
-    expect((await t.app.inject({ method: 'GET', url: `/v1/sessions/${created.sessionToken}`, headers: system })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/sessions/${created.sessionToken}`, headers: system })).statusCode,
+    ).toBe(404);
     const event = (await auditEvents('logout', user.id)).at(-1);
     expect(event).toMatchObject({ resource_id: created.id, source_service: 'id' });
     expect(event!.metadata).toEqual({ reason: 'no_access', session_id: created.id, app: 'id' });
@@ -341,7 +451,11 @@ describe('internal session endpoints', () => {
 
   it('defaults the reason to user_initiated and records no app without X-Source-Service', async () => {
     const user = await createUser(t.app);
-    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${user.token}`, headers: bearer(TEST_SYSTEM_KEY) });
+    const response = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/sessions/${user.token}`,
+      headers: bearer(TEST_SYSTEM_KEY),
+    });
     expect(response.statusCode).toBe(204);
     const event = (await auditEvents('logout', user.id)).at(-1);
     expect(event!.metadata).toEqual({ reason: 'user_initiated', session_id: expect.any(String), app: null });
@@ -350,13 +464,26 @@ describe('internal session endpoints', () => {
 
   it('accepts every listed reason and refuses others with 400', async () => {
     for (const reason of ['user_initiated', 'token_deleted', 'session_expired', 'revoked', 'no_access']) {
-      const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/ses_gone?reason=${reason}`, headers: system });
+      const response = await t.app.inject({
+        method: 'DELETE',
+        url: `/v1/sessions/ses_gone?reason=${reason}`,
+        headers: system,
+      });
       expect(response.statusCode).toBe(204);
     }
     const user = await createUser(t.app);
-    const response = await t.app.inject({ method: 'DELETE', url: `/v1/sessions/${user.token}?reason=because`, headers: system });
+    const response = await t.app.inject({
+      method: 'DELETE',
+      url: `/v1/sessions/${user.token}?reason=because`,
+      headers: system,
+    });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Query parameter 'reason' must be one of: user_initiated, token_deleted, session_expired, revoked, no_access", code: 'request.validation' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message:
+        "Query parameter 'reason' must be one of: user_initiated, token_deleted, session_expired, revoked, no_access",
+      code: 'request.validation',
+    });
     expect(await stillSignedIn(user.token)).toBe(true);
   });
 
@@ -378,7 +505,11 @@ describe('logout-everywhere and logout-app', () => {
   it('sends forceLogout with the default reason sso_logout to open apps, closes them and records it; sessions stay', async () => {
     const user = await createUser(t.app);
     const socket = await socketAs(base, user.token);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-everywhere',
+      headers: bearer(user.token),
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: 'Signed out of all apps' });
     expect(await socket.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'sso_logout' });
@@ -396,16 +527,26 @@ describe('logout-everywhere and logout-app', () => {
       payload: { reason: 'password_changed' },
     });
     expect(response.statusCode).toBe(200);
-    const adminId = (await t.app.inject({ method: 'GET', url: `/v1/sessions/${adminToken}`, headers: bearer(TEST_SYSTEM_KEY) })).json().userId;
+    const adminId = (
+      await t.app.inject({ method: 'GET', url: `/v1/sessions/${adminToken}`, headers: bearer(TEST_SYSTEM_KEY) })
+    ).json().userId;
     expect(await socket.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'password_changed' });
     expect((await auditEvents('logout', adminId)).at(-1)!.metadata).toEqual({ reason: 'password_changed' });
   });
 
   it('refuses anonymous callers, the system key and malformed reasons', async () => {
     expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere' })).json()).toEqual(UNAUTHORIZED);
-    expect((await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(TEST_SYSTEM_KEY) })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(TEST_SYSTEM_KEY) }))
+        .statusCode,
+    ).toBe(403);
     const user = await createUser(t.app);
-    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token), payload: { reason: 42 } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-everywhere',
+      headers: bearer(user.token),
+      payload: { reason: 42 },
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().message).toMatch(/'reason'/);
   });
@@ -414,7 +555,12 @@ describe('logout-everywhere and logout-app', () => {
     const user = await createUser(t.app);
     const socket = await socketAs(base, user.token);
     const clientId = randomUUID();
-    const response = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId } });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-app',
+      headers: bearer(user.token),
+      payload: { clientId },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ message: 'Signed out of the app' });
     expect(await socket.next('appLogout')).toEqual({ type: 'appLogout', clientId });
@@ -426,12 +572,30 @@ describe('logout-everywhere and logout-app', () => {
 
   it('requires a UUID clientId and a credential', async () => {
     const user = await createUser(t.app);
-    const missing = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: {} });
-    expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'clientId' is required", code: 'request.validation' });
-    const malformed = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', headers: bearer(user.token), payload: { clientId: 'web' } });
+    const missing = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-app',
+      headers: bearer(user.token),
+      payload: {},
+    });
+    expect(missing.json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'clientId' is required",
+      code: 'request.validation',
+    });
+    const malformed = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-app',
+      headers: bearer(user.token),
+      payload: { clientId: 'web' },
+    });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().message).toMatch(/'clientId'/);
-    const anonymous = await t.app.inject({ method: 'POST', url: '/v1/auth/logout-app', payload: { clientId: randomUUID() } });
+    const anonymous = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/logout-app',
+      payload: { clientId: randomUUID() },
+    });
     expect(anonymous.json()).toEqual(UNAUTHORIZED);
   });
 });

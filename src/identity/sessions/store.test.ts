@@ -20,7 +20,12 @@ const request = { ip: '127.0.0.1', headers: { 'user-agent': 'store test' } } as 
 
 async function bannedUserFor(seconds: number) {
   const user = await createUser(t.app);
-  const banned = await t.app.inject({ method: 'POST', url: `/v1/users/${user.id}/ban`, headers: bearer(adminToken), payload: { duration_seconds: seconds } });
+  const banned = await t.app.inject({
+    method: 'POST',
+    url: `/v1/users/${user.id}/ban`,
+    headers: bearer(adminToken),
+    payload: { duration_seconds: seconds },
+  });
   expect(banned.statusCode).toBe(200);
   return user;
 }
@@ -47,7 +52,8 @@ function storeWith(onBanRead: (clock: TestClock) => void) {
   return { store, banReads };
 }
 
-const sessionsOf = (userId: string) => t.database.db.selectFrom('sessions').select('id').where('user_id', '=', userId).execute();
+const sessionsOf = (userId: string) =>
+  t.database.db.selectFrom('sessions').select('id').where('user_id', '=', userId).execute();
 
 describe('a session made while a ban ends', () => {
   it('is made on the second try when the ban ended between the refused insert and the ban read', async () => {

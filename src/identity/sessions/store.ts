@@ -66,7 +66,11 @@ export function createSessionStore(deps: Deps) {
    * Inserts the session only while no ban of the user is in force, in the same statement; when the
    * insert is refused, the ban is read to answer 403 with its details.
    */
-  async function create(request: FastifyRequest, input: { userId: string; provider: string; expiresAt?: Date }, trx: Kysely<Schema>) {
+  async function create(
+    request: FastifyRequest,
+    input: { userId: string; provider: string; expiresAt?: Date },
+    trx: Kysely<Schema>,
+  ) {
     const token = newToken(SESSION_TOKEN_PREFIX);
     const signedInAt = deps.clock.now();
     const expiresAt = input.expiresAt ?? new Date(signedInAt.getTime() + SESSION_LIFETIME_MS);
@@ -129,12 +133,26 @@ export function createSessionStore(deps: Deps) {
       },
       trx: Kysely<Schema>,
     ): Promise<AuthResult> {
-      const session = input.withoutSession ? null : await create(request, { userId: input.user.id, provider: input.provider }, trx);
+      const session = input.withoutSession
+        ? null
+        : await create(request, { userId: input.user.id, provider: input.provider }, trx);
       await deps.audit.record(
         request,
         session
-          ? { eventType: input.auditEvent, userId: input.user.id, resourceType: 'session', resourceId: session.id, metadata: { provider: input.provider } }
-          : { eventType: input.auditEvent, userId: input.user.id, resourceType: 'user', resourceId: input.user.id, metadata: { provider: input.provider, via: 'oauth_authorize' } },
+          ? {
+              eventType: input.auditEvent,
+              userId: input.user.id,
+              resourceType: 'session',
+              resourceId: session.id,
+              metadata: { provider: input.provider },
+            }
+          : {
+              eventType: input.auditEvent,
+              userId: input.user.id,
+              resourceType: 'user',
+              resourceId: input.user.id,
+              metadata: { provider: input.provider, via: 'oauth_authorize' },
+            },
         trx,
       );
       return {
@@ -161,7 +179,12 @@ export function createSessionStore(deps: Deps) {
      * transaction; `onCommit` receives the work that drops them from the credential cache once the
      * transaction has committed.
      */
-    async revokeAllOfUser(userId: string, trx: Kysely<Schema>, onCommit: (task: () => Promise<void>) => void, keepSessionId?: string): Promise<number> {
+    async revokeAllOfUser(
+      userId: string,
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+      keepSessionId?: string,
+    ): Promise<number> {
       let query = trx.deleteFrom('sessions').where('user_id', '=', userId);
       if (keepSessionId) query = query.where('id', '!=', keepSessionId);
       const rows = await query.returning('token_hash').execute();

@@ -16,7 +16,12 @@ import type { Clock } from '../../platform/clock.js';
  * (Redis, or the database without it), so every node shares them and a
  * restart lifts no lock; when it fails, sign-in is not blocked.
  */
-export const SIGN_IN_POLICY = { windowSecs: 15 * 60, maxFailuresPerIdentifier: 10, maxFailuresPerIp: 50, lockSecs: 15 * 60 };
+export const SIGN_IN_POLICY = {
+  windowSecs: 15 * 60,
+  maxFailuresPerIdentifier: 10,
+  maxFailuresPerIp: 50,
+  lockSecs: 15 * 60,
+};
 
 const LOCKED_MESSAGE = 'Too many failed sign-in attempts; try again later';
 
@@ -32,7 +37,8 @@ export interface SignInSubject {
 
 export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, clock: Clock, policy = SIGN_IN_POLICY) {
   // Identifiers are hashed so the store never holds email addresses.
-  const identifierKey = (identifier: string) => `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`;
+  const identifierKey = (identifier: string) =>
+    `signin:id:${createHash('sha256').update(identifier).digest('hex').slice(0, 32)}`;
   const accountKey = (userId: string) => `signin:account:${userId}`;
   // An identifier naming nobody has only its own count, which locks after as many failures as an account's.
   const subjects = ({ identifier, userId }: SignInSubject, ip: string) => [
@@ -73,7 +79,13 @@ export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, c
       await ensureAllowed(subject, ip);
       const at = clock.nowMs();
       const claimed = await failOpen(
-        () => Promise.all(subjects(subject, ip).map(async (one) => ({ ...one, count: (await kv.hitWindow(`${one.key}:failures`, policy.windowSecs, at)).count }))),
+        () =>
+          Promise.all(
+            subjects(subject, ip).map(async (one) => ({
+              ...one,
+              count: (await kv.hitWindow(`${one.key}:failures`, policy.windowSecs, at)).count,
+            })),
+          ),
         [],
       );
       const over = claimed.filter((one) => one.count > one.max);
@@ -82,8 +94,17 @@ export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, c
         throw tooManyRequests(SignInErrors.locked_out, LOCKED_MESSAGE, policy.lockSecs);
       }
       return {
-        succeeded: () => failOpen(async () => void (await Promise.all(claimed.map((s) => kv.unhitWindow(`${s.key}:failures`, policy.windowSecs, at)))), undefined),
-        failed: () => failOpen(async () => void (await Promise.all(claimed.filter((s) => s.count >= s.max).map((s) => lock(s.key)))), undefined),
+        succeeded: () =>
+          failOpen(
+            async () =>
+              void (await Promise.all(claimed.map((s) => kv.unhitWindow(`${s.key}:failures`, policy.windowSecs, at)))),
+            undefined,
+          ),
+        failed: () =>
+          failOpen(
+            async () => void (await Promise.all(claimed.filter((s) => s.count >= s.max).map((s) => lock(s.key)))),
+            undefined,
+          ),
       };
     },
 
@@ -102,7 +123,13 @@ export function createSignInThrottle(kv: DurableStore, log: FastifyBaseLogger, c
     async clear(identifiers: string[], userId: string): Promise<void> {
       const keys = [...identifiers.map(identifierKey), accountKey(userId)];
       await failOpen(
-        () => Promise.all(keys.flatMap((key) => [kv.delete(`${key}:lock`), kv.resetWindow(`${key}:failures`, policy.windowSecs, clock.nowMs())])),
+        () =>
+          Promise.all(
+            keys.flatMap((key) => [
+              kv.delete(`${key}:lock`),
+              kv.resetWindow(`${key}:failures`, policy.windowSecs, clock.nowMs()),
+            ]),
+          ),
         [],
       );
     },

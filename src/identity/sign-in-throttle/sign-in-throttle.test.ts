@@ -24,7 +24,11 @@ describe('sign-in throttle', () => {
     await failTimes(user.username, SIGN_IN_POLICY.maxFailuresPerIdentifier, '10.0.0.1');
     const locked = await signIn(user.username, user.password, '10.0.0.2');
     expect(locked.statusCode).toBe(429);
-    expect(locked.json()).toEqual({ error: 'TooManyRequests', message: 'Too many failed sign-in attempts; try again later', code: 'sign_in.locked_out' });
+    expect(locked.json()).toEqual({
+      error: 'TooManyRequests',
+      message: 'Too many failed sign-in attempts; try again later',
+      code: 'sign_in.locked_out',
+    });
     const retryAfter = Number(locked.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(SIGN_IN_POLICY.lockSecs - 5);
     expect(retryAfter).toBeLessThanOrEqual(SIGN_IN_POLICY.lockSecs);
@@ -41,7 +45,11 @@ describe('sign-in throttle', () => {
     }
     for (const identifier of [user.username, email, user.username.toUpperCase()]) {
       const locked = await signIn(identifier, user.password, '10.0.4.200');
-      expect({ identifier, status: locked.statusCode, code: locked.json().code }).toEqual({ identifier, status: 429, code: 'sign_in.locked_out' });
+      expect({ identifier, status: locked.statusCode, code: locked.json().code }).toEqual({
+        identifier,
+        status: 429,
+        code: 'sign_in.locked_out',
+      });
     }
     // The typed strings alone never reached their limit; an identifier naming nobody still locks on its own count.
     await failTimes('nobody_alternating', SIGN_IN_POLICY.maxFailuresPerIdentifier - 1, '10.0.4.201');
@@ -54,7 +62,12 @@ describe('sign-in throttle', () => {
     const second = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
     try {
       const attempt = (node: typeof t.app, password: string, i: number) =>
-        node.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password }, remoteAddress: `10.0.9.${i}` });
+        node.inject({
+          method: 'POST',
+          url: '/v1/auth/login',
+          payload: { identifier: user.username, password },
+          remoteAddress: `10.0.9.${i}`,
+        });
       const burst = await Promise.all([
         ...Array.from({ length: 60 }, (_, i) => attempt(i % 2 ? t.app : second, 'wrong password', i)),
         attempt(second, user.password, 200),
@@ -85,7 +98,8 @@ describe('sign-in throttle', () => {
   });
 
   it('locks an IP that keeps failing across many identifiers', async () => {
-    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIp; i++) expect((await signIn(`guess_${i}`, 'x', '10.0.2.1')).statusCode).toBe(401);
+    for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIp; i++)
+      expect((await signIn(`guess_${i}`, 'x', '10.0.2.1')).statusCode).toBe(401);
     const user = await createUser(t.app);
     expect((await signIn(user.username, user.password, '10.0.2.1')).statusCode).toBe(429);
     expect((await signIn(user.username, user.password, '10.0.2.2')).statusCode).toBe(200);
@@ -98,7 +112,11 @@ describe('sign-in throttle', () => {
     expect((await signIn(email, user.password, '10.0.3.2')).statusCode).toBe(429);
     await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
     const token = tokenFromMail(await smtp.waitFor(email));
-    const reset = await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password/complete', payload: { token, new_password: 'fresh password 1' } });
+    const reset = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/reset-password/complete',
+      payload: { token, new_password: 'fresh password 1' },
+    });
     expect(reset.statusCode).toBe(200);
     expect((await signIn(email, 'fresh password 1', '10.0.3.2')).statusCode).toBe(200);
     // The failures were forgotten too: one typo after the reset does not lock the account again.

@@ -1,13 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createApiKey, createUser, login, onEveryNode, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  createApiKey,
+  createUser,
+  login,
+  onEveryNode,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
 import { RECENT_SIGN_IN_MS } from './reauthentication.js';
 
 const ORIGIN = 'https://waygate.example';
 const REAUTHENTICATE = {
   error: 'Forbidden',
-  message: 'Confirm it is you: give current_password, or sign in again (password, passkey or two-factor code) and retry within 15 minutes',
+  message:
+    'Confirm it is you: give current_password, or sign in again (password, passkey or two-factor code) and retry within 15 minutes',
   code: 'auth.reauthentication_required',
 };
 
@@ -21,17 +30,26 @@ describe('re-authentication before a new passkey or API key', () => {
   afterAll(() => t.close());
 
   const post = (url: string, token: string | undefined, payload?: object) =>
-    t.app.inject({ method: 'POST', url, ...(token ? { headers: bearer(token) } : {}), ...(payload ? { payload } : {}) });
+    t.app.inject({
+      method: 'POST',
+      url,
+      ...(token ? { headers: bearer(token) } : {}),
+      ...(payload ? { payload } : {}),
+    });
   const developer = () => createUser(t.app, ['role_user', 'role_developer']);
   /** Moves past the window in which a sign-in counts as recent (the test clock only: nothing else in this file relies on it). */
   const later = () => t.clock.advance(RECENT_SIGN_IN_MS + 1000);
-  const expectRefused = (response: { statusCode: number; json(): unknown }) => expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 403, body: REAUTHENTICATE });
+  const expectRefused = (response: { statusCode: number; json(): unknown }) =>
+    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 403, body: REAUTHENTICATE });
   const authenticator = softwareAuthenticator(ORIGIN);
 
   async function addPasskey(token: string, name: string, payload?: object) {
     const options = await post('/v1/users/me/passkeys/options', token, payload);
     expect(options.statusCode).toBe(200);
-    const created = await post('/v1/users/me/passkeys', token, { name, response: authenticator.create(options.json()) });
+    const created = await post('/v1/users/me/passkeys', token, {
+      name,
+      response: authenticator.create(options.json()),
+    });
     expect(created.statusCode).toBe(201);
     return created.json() as { id: string };
   }
@@ -41,24 +59,42 @@ describe('re-authentication before a new passkey or API key', () => {
     expect((await post('/v1/api-keys', user.token, { name: 'fresh', scopes: [] })).statusCode).toBe(201);
     later();
     expectRefused(await post('/v1/api-keys', user.token, { name: 'stale', scopes: [] }));
-    const wrong = await post('/v1/api-keys', user.token, { name: 'stale', scopes: [], current_password: 'not the password' });
-    expect({ status: wrong.statusCode, code: wrong.json().code }).toEqual({ status: 400, code: 'password_change.wrong_current_password' });
-    const confirmed = await post('/v1/api-keys', user.token, { name: 'confirmed', scopes: [], current_password: user.password });
+    const wrong = await post('/v1/api-keys', user.token, {
+      name: 'stale',
+      scopes: [],
+      current_password: 'not the password',
+    });
+    expect({ status: wrong.statusCode, code: wrong.json().code }).toEqual({
+      status: 400,
+      code: 'password_change.wrong_current_password',
+    });
+    const confirmed = await post('/v1/api-keys', user.token, {
+      name: 'confirmed',
+      scopes: [],
+      current_password: user.password,
+    });
     expect({ status: confirmed.statusCode, name: confirmed.json().name }).toEqual({ status: 201, name: 'confirmed' });
 
     const again = await login(t.app, user.username, user.password);
     expect((await post('/v1/api-keys', again, { name: 'signed in again', scopes: [] })).statusCode).toBe(201);
-    const keys = (await t.app.inject({ url: '/v1/api-keys', headers: bearer(again) })).json().data.map((key: { name: string }) => key.name);
+    const keys = (await t.app.inject({ url: '/v1/api-keys', headers: bearer(again) }))
+      .json()
+      .data.map((key: { name: string }) => key.name);
     expect(keys.sort()).toEqual(['confirmed', 'fresh', 'signed in again']);
   });
 
-  it('asks the same before a key\'s value is regenerated, and never of an API key (the spec\'s callers)', async () => {
+  it("asks the same before a key's value is regenerated, and never of an API key (the spec's callers)", async () => {
     const user = await developer();
-    const manager = await createApiKey(t.app, user.token, { name: 'key manager', scopes: ['api_keys:read', 'api_keys:write'] });
+    const manager = await createApiKey(t.app, user.token, {
+      name: 'key manager',
+      scopes: ['api_keys:read', 'api_keys:write'],
+    });
     const { id } = await createApiKey(t.app, user.token, { name: 'tracker', scopes: [] });
     later();
     expectRefused(await post(`/v1/api-keys/${id}/regenerate`, user.token));
-    expect((await post(`/v1/api-keys/${id}/regenerate`, user.token, { current_password: user.password })).statusCode).toBe(200);
+    expect(
+      (await post(`/v1/api-keys/${id}/regenerate`, user.token, { current_password: user.password })).statusCode,
+    ).toBe(200);
     expect((await post(`/v1/api-keys/${id}/regenerate`, manager.key)).statusCode).toBe(200);
     expect((await post('/v1/api-keys', manager.key, { name: 'made by a key', scopes: [] })).statusCode).toBe(201);
   });
@@ -72,10 +108,13 @@ describe('re-authentication before a new passkey or API key', () => {
     await addPasskey(user.token, 'confirmed', { current_password: user.password });
     await addPasskey(await login(t.app, user.username, user.password), 'signed in again');
 
-    const gql = (query: string) => t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(user.token), payload: { query } });
+    const gql = (query: string) =>
+      t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(user.token), payload: { query } });
     const refused = (await gql('mutation { passkeyCreationOptions }')).json();
     expect(refused.errors[0].extensions.code).toBe('auth.reauthentication_required');
-    const options = (await gql(`mutation { passkeyCreationOptions(currentPassword: ${JSON.stringify(user.password)}) }`)).json();
+    const options = (
+      await gql(`mutation { passkeyCreationOptions(currentPassword: ${JSON.stringify(user.password)}) }`)
+    ).json();
     expect(options.data.passkeyCreationOptions.challenge).toEqual(expect.any(String));
   });
 
@@ -90,7 +129,15 @@ describe('re-authentication before a new passkey or API key', () => {
     /** [passkeys, keys] the user has; whether the key still works. */
     async function left(user: { id: string; key: string }) {
       const count = async (table: 'passkeys' | 'api_keys') =>
-        Number((await t.database.db.selectFrom(table).select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', user.id).executeTakeFirstOrThrow()).n);
+        Number(
+          (
+            await t.database.db
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll<string>().as('n'))
+              .where('user_id', '=', user.id)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
       const works = (await t.app.inject({ url: '/v1/users/me', headers: bearer(user.key) })).statusCode === 200;
       return { passkeys: await count('passkeys'), api_keys: await count('api_keys'), key_works: works };
     }
@@ -101,17 +148,34 @@ describe('re-authentication before a new passkey or API key', () => {
 
     it('by change: kept without the option, removed with it, and the mail says so', async () => {
       const keeping = await userWithPasskeyAndKeys();
-      const kept = await post('/v1/users/me/password', keeping.token, { current_password: keeping.password, new_password: 'a brand new password' });
+      const kept = await post('/v1/users/me/password', keeping.token, {
+        current_password: keeping.password,
+        new_password: 'a brand new password',
+      });
       expect(kept.statusCode).toBe(200);
       expect(await left(keeping)).toEqual({ passkeys: 1, api_keys: 1, key_works: true });
       expect((await changedMail(keeping)).text).not.toContain('passkey');
 
       const removing = await userWithPasskeyAndKeys();
-      const removed = await post('/v1/users/me/password', removing.token, { current_password: removing.password, new_password: 'a brand new password', revoke_passkeys_and_keys: true });
-      expect(removed.json()).toEqual({ message: 'Password changed; your other sessions have ended', other_sessions_ended: 0 });
+      const removed = await post('/v1/users/me/password', removing.token, {
+        current_password: removing.password,
+        new_password: 'a brand new password',
+        revoke_passkeys_and_keys: true,
+      });
+      expect(removed.json()).toEqual({
+        message: 'Password changed; your other sessions have ended',
+        other_sessions_ended: 0,
+      });
       expect(await left(removing)).toEqual({ passkeys: 0, api_keys: 0, key_works: false });
-      expect((await changedMail(removing)).text).toContain('As asked, every passkey (1) and API key (1) of your account was removed too; system keys stay.');
-      const audit = await t.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', removing.id).where('event_type', '=', 'password_changed').executeTakeFirstOrThrow();
+      expect((await changedMail(removing)).text).toContain(
+        'As asked, every passkey (1) and API key (1) of your account was removed too; system keys stay.',
+      );
+      const audit = await t.database.db
+        .selectFrom('audit_events')
+        .select('metadata')
+        .where('user_id', '=', removing.id)
+        .where('event_type', '=', 'password_changed')
+        .executeTakeFirstOrThrow();
       expect(audit.metadata).toMatchObject({ via: 'change', passkeys_removed: 1, api_keys_removed: 1 });
     });
 
@@ -122,26 +186,45 @@ describe('re-authentication before a new passkey or API key', () => {
 
     it('by reset: kept without the option, removed with it, and the mail says so', async () => {
       const keeping = await userWithPasskeyAndKeys();
-      const kept = await post('/v1/auth/reset-password/complete', undefined, { token: await resetToken(keeping), new_password: 'a brand new password', revoke_passkeys_and_keys: false });
+      const kept = await post('/v1/auth/reset-password/complete', undefined, {
+        token: await resetToken(keeping),
+        new_password: 'a brand new password',
+        revoke_passkeys_and_keys: false,
+      });
       expect(kept.statusCode).toBe(200);
       expect(await left(keeping)).toEqual({ passkeys: 1, api_keys: 1, key_works: true });
       expect((await changedMail(keeping)).text).not.toContain('passkey');
 
       const removing = await userWithPasskeyAndKeys();
-      const removed = await post('/v1/auth/reset-password/complete', undefined, { token: await resetToken(removing), new_password: 'a brand new password', revoke_passkeys_and_keys: true });
+      const removed = await post('/v1/auth/reset-password/complete', undefined, {
+        token: await resetToken(removing),
+        new_password: 'a brand new password',
+        revoke_passkeys_and_keys: true,
+      });
       expect(removed.json()).toEqual({ message: 'Password updated; please sign in with the new password' });
       expect(await left(removing)).toEqual({ passkeys: 0, api_keys: 0, key_works: false });
-      expect((await changedMail(removing)).text).toContain('As asked, every passkey (1) and API key (1) of your account was removed too; system keys stay.');
+      expect((await changedMail(removing)).text).toContain(
+        'As asked, every passkey (1) and API key (1) of your account was removed too; system keys stay.',
+      );
     });
 
     it('by the reset page: its box removes them too, and the page says so', async () => {
       const user = await userWithPasskeyAndKeys();
       const token = await resetToken(user);
       const form = await t.app.inject({ url: `/reset-password?token=${token}` });
-      expect(form.body).toContain('<input type="checkbox" name="revoke_passkeys_and_keys" value="true"> Also remove all passkeys and API keys</label>');
+      expect(form.body).toContain(
+        '<input type="checkbox" name="revoke_passkeys_and_keys" value="true"> Also remove all passkeys and API keys</label>',
+      );
       const done = await t.app.inject({
-        method: 'POST', url: '/reset-password', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ token, new_password: 'a brand new password', password_again: 'a brand new password', revoke_passkeys_and_keys: 'true' }).toString(),
+        method: 'POST',
+        url: '/reset-password',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          token,
+          new_password: 'a brand new password',
+          password_again: 'a brand new password',
+          revoke_passkeys_and_keys: 'true',
+        }).toString(),
       });
       expect(done.statusCode).toBe(200);
       expect(done.body).toContain('Every passkey and API key of the account was removed too');

@@ -31,15 +31,25 @@ export function createReauthentication(deps: Deps) {
    * sign-in and counts towards the account's lockout (a locked account is refused with 429). False when
    * the account has no password; `via` names the route in the audit event.
    */
-  async function checkCurrentPassword(request: FastifyRequest, userId: string, given: string, via: string): Promise<boolean> {
+  async function checkCurrentPassword(
+    request: FastifyRequest,
+    userId: string,
+    given: string,
+    via: string,
+  ): Promise<boolean> {
     const [user, account] = await Promise.all([deps.users.findById(userId), deps.users.findEmailAccountOfUser(userId)]);
     if (!user || !account?.password_hash) return false;
     // Counted on the account, whichever of its names a sign-in would type.
     const attempt = await deps.signInThrottle.claim({ identifier: user.username, userId }, request.ip);
     if (!(await verifyPassword(account.password_hash, given))) {
       await deps.audit.record(request, {
-        eventType: 'login_failed', userId, resourceType: 'user', resourceId: userId, status: 'failure',
-        errorMessage: 'wrong password', metadata: { via },
+        eventType: 'login_failed',
+        userId,
+        resourceType: 'user',
+        resourceId: userId,
+        status: 'failure',
+        errorMessage: 'wrong password',
+        metadata: { via },
       });
       await attempt.failed();
       throw CurrentPasswordErrors.wrong_current_password();
@@ -63,9 +73,15 @@ export function createReauthentication(deps: Deps) {
      * recent sign-in, else 403 `auth.reauthentication_required`. Other callers (API keys, the system key)
      * pass: what they may do is the spec's, and they have no sign-in to repeat.
      */
-    async confirm(request: FastifyRequest, caller: Caller, currentPassword: string | undefined, via: string): Promise<void> {
+    async confirm(
+      request: FastifyRequest,
+      caller: Caller,
+      currentPassword: string | undefined,
+      via: string,
+    ): Promise<void> {
       if (caller.kind !== 'session' || !caller.userId || !caller.sessionId) return;
-      if (currentPassword !== undefined && (await checkCurrentPassword(request, caller.userId, currentPassword, via))) return;
+      if (currentPassword !== undefined && (await checkCurrentPassword(request, caller.userId, currentPassword, via)))
+        return;
       if (!(await signedInRecently(caller.sessionId))) throw ReauthenticationErrors.reauthentication_required();
     },
   };

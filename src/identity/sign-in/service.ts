@@ -27,7 +27,10 @@ export type { AuthResult } from '../sessions/service.js';
 interface Deps {
   db: Kysely<Schema>;
   botProtection: BotProtection;
-  users: Pick<UsersService, 'createEmailUser' | 'emailAccountExists' | 'findEmailAccount' | 'findPasswordLogin' | 'recordLogin'>;
+  users: Pick<
+    UsersService,
+    'createEmailUser' | 'emailAccountExists' | 'findEmailAccount' | 'findPasswordLogin' | 'recordLogin'
+  >;
   access: AccessService;
   credentials: Pick<CredentialResolver, 'invalidate' | 'invalidateAll'>;
   sessions: Pick<SessionStore, 'issue' | 'delete' | 'revokeAllOfUser'>;
@@ -42,10 +45,13 @@ interface Deps {
 
 /** Email/password sign-in, sessions, and the super-admin bootstrap. */
 export function createSignInService(deps: Deps) {
-
   return {
     /** `withoutSession`: the OAuth sign-in page, which needs the user, not a session token. */
-    async login(request: FastifyRequest, input: Static<typeof LoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
+    async login(
+      request: FastifyRequest,
+      input: Static<typeof LoginBody>,
+      options: { withoutSession?: boolean } = {},
+    ): Promise<AuthResult> {
       await deps.botProtection.verify(input.turnstile_token, request.ip);
       const identifier = input.identifier.trim().toLowerCase();
       const { user, account } = await deps.users.findPasswordLogin(identifier);
@@ -61,7 +67,13 @@ export function createSignInService(deps: Deps) {
           userId: user?.id ?? null,
           resourceType: 'session',
           status: 'failure',
-          errorMessage: !user ? 'unknown identifier' : !account?.password_hash ? 'no password sign-in' : !passwordOk ? 'wrong password' : 'email sign-in disabled',
+          errorMessage: !user
+            ? 'unknown identifier'
+            : !account?.password_hash
+              ? 'no password sign-in'
+              : !passwordOk
+                ? 'wrong password'
+                : 'email sign-in disabled',
           metadata: { provider: EMAIL_PLATFORM },
         });
         await attempt.failed();
@@ -73,7 +85,11 @@ export function createSignInService(deps: Deps) {
       const ban = await deps.bans.inForce(user.id);
       if (ban) {
         await deps.audit.record(request, {
-          eventType: 'login_failed', userId: user.id, resourceType: 'session', status: 'failure', errorMessage: 'banned',
+          eventType: 'login_failed',
+          userId: user.id,
+          resourceType: 'session',
+          status: 'failure',
+          errorMessage: 'banned',
           metadata: { provider: EMAIL_PLATFORM, ban_id: ban.id },
         });
         throw bannedError(ban);
@@ -95,7 +111,17 @@ export function createSignInService(deps: Deps) {
 
       const result = await deps.db.transaction().execute(async (trx) => {
         await deps.users.recordLogin(user.id, trx);
-        return deps.sessions.issue(request, { user, email: account.email ?? '', provider: EMAIL_PLATFORM, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
+        return deps.sessions.issue(
+          request,
+          {
+            user,
+            email: account.email ?? '',
+            provider: EMAIL_PLATFORM,
+            auditEvent: 'login',
+            withoutSession: options.withoutSession,
+          },
+          trx,
+        );
       });
       await deps.events.emit('user.signed_in', signInOf(request, user.id));
       return result;
@@ -108,7 +134,13 @@ export function createSignInService(deps: Deps) {
         const deleted = await deps.sessions.delete(sessionId, trx);
         await deps.audit.record(
           request,
-          { eventType: 'logout', userId: caller.userId, resourceType: 'session', resourceId: sessionId, metadata: { reason: 'user_initiated', session_id: sessionId } },
+          {
+            eventType: 'logout',
+            userId: caller.userId,
+            resourceType: 'session',
+            resourceId: sessionId,
+            metadata: { reason: 'user_initiated', session_id: sessionId },
+          },
           trx,
         );
         return deleted;
@@ -125,7 +157,13 @@ export function createSignInService(deps: Deps) {
         const count = await deps.sessions.revokeAllOfUser(userId, trx, onCommit);
         await deps.audit.record(
           request,
-          { eventType: 'logout', userId, resourceType: 'user', resourceId: userId, metadata: { reason: 'user_initiated', sessions_ended: count } },
+          {
+            eventType: 'logout',
+            userId,
+            resourceType: 'user',
+            resourceId: userId,
+            metadata: { reason: 'user_initiated', sessions_ended: count },
+          },
           trx,
         );
         return count;
@@ -143,7 +181,8 @@ export function createSignInService(deps: Deps) {
       const email = normaliseEmail(input.email);
       const existing = await deps.users.findEmailAccount(email);
       if (existing) {
-        if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE)) await deps.access.invalidateUser(existing.user_id);
+        if (await deps.access.grantRoleDirectly(existing.user_id, SUPER_ADMIN_ROLE))
+          await deps.access.invalidateUser(existing.user_id);
         return { userId: existing.user_id, created: false };
       }
       if (await deps.users.emailAccountExists(email)) throw UserErrors.email_of_deleted_user();

@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
-import { bearer, buildTestApp, createApiKey, createUser, expectExpiresIn, login, signedInBody, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  expectExpiresIn,
+  login,
+  signedInBody,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 describe('login and logout', () => {
   let t: TestApp;
@@ -14,7 +24,12 @@ describe('login and logout', () => {
     t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password }, headers });
 
   const auditEvents = (eventType: string) =>
-    t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).orderBy('created_at').execute();
+    t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', eventType)
+      .orderBy('created_at')
+      .execute();
 
   it('signs in by username and answers an AuthResponse with a 30-day ses_ session', async () => {
     const response = await loginRequest('admin', TEST_ADMIN.password, { 'user-agent': 'login-test' });
@@ -23,7 +38,12 @@ describe('login and logout', () => {
     expect(body).toEqual(signedInBody({ email: TEST_ADMIN.email, username: 'admin' }));
     expectExpiresIn(body.expires_at, 30 * 24);
     const [event] = (await auditEvents('login')).filter((e) => e.resource_id === body.session_id);
-    expect(event).toMatchObject({ user_id: body.user_id, status: 'success', user_agent: 'login-test', ip_address: '127.0.0.1' });
+    expect(event).toMatchObject({
+      user_id: body.user_id,
+      status: 'success',
+      user_agent: 'login-test',
+      ip_address: '127.0.0.1',
+    });
   });
 
   it('matches the email account case-insensitively', async () => {
@@ -47,7 +67,11 @@ describe('login and logout', () => {
     const before = (await auditEvents('login_failed')).length;
     const response = await loginRequest(identifier, password);
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid credentials', code: 'login.invalid_credentials' });
+    expect(response.json()).toEqual({
+      error: 'Unauthorized',
+      message: 'Invalid credentials',
+      code: 'login.invalid_credentials',
+    });
     const events = await auditEvents('login_failed');
     expect(events).toHaveLength(before + 1);
     expect(events.at(-1)).toMatchObject({ status: 'failure' });
@@ -56,7 +80,10 @@ describe('login and logout', () => {
   it('records the user on a failed login of a known account', async () => {
     const user = await createUser(t.app);
     await loginRequest(user.username, 'wrong-password');
-    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'wrong password' });
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({
+      user_id: user.id,
+      error_message: 'wrong password',
+    });
   });
 
   it('refuses a deleted user by email as an unknown one', async () => {
@@ -64,16 +91,29 @@ describe('login and logout', () => {
     await t.database.db.updateTable('users').set({ deleted_at: t.clock.now() }).where('id', '=', user.id).execute();
     const response = await loginRequest(`${user.username}@example.org`, user.password);
     expect(response.statusCode).toBe(401);
-    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: null, error_message: 'unknown identifier' });
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({
+      user_id: null,
+      error_message: 'unknown identifier',
+    });
   });
 
   it('checks the password of the email account named, when a user has two', async () => {
     const user = await createUser(t.app);
-    const { id: platformId } = await t.database.db.selectFrom('platforms').select('id').where('slug', '=', 'email').executeTakeFirstOrThrow();
+    const { id: platformId } = await t.database.db
+      .selectFrom('platforms')
+      .select('id')
+      .where('slug', '=', 'email')
+      .executeTakeFirstOrThrow();
     const second = `second_${user.username}@example.org`;
     await t.database.db
       .insertInto('platform_accounts')
-      .values({ user_id: user.id, platform_id: platformId, platform_user_id: second, email: second, password_hash: await hashPassword('second-password-1') })
+      .values({
+        user_id: user.id,
+        platform_id: platformId,
+        platform_user_id: second,
+        email: second,
+        password_hash: await hashPassword('second-password-1'),
+      })
       .execute();
     expect((await loginRequest(second, 'second-password-1')).statusCode).toBe(200);
     expect((await loginRequest(`${user.username}@example.org`, user.password)).statusCode).toBe(200);
@@ -86,19 +126,30 @@ describe('login and logout', () => {
     const response = await loginRequest(user.username, user.password);
     expect(response.statusCode).toBe(401);
     expect(response.json()).toMatchObject({ code: 'login.invalid_credentials' });
-    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'no password sign-in' });
+    expect((await auditEvents('login_failed')).at(-1)).toMatchObject({
+      user_id: user.id,
+      error_message: 'no password sign-in',
+    });
   });
 
   it('refuses the right password while email sign-in is disabled, and signs in again once it is enabled', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const user = await createUser(t.app);
     const setEnabled = (enabled: boolean) =>
-      t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/enabled', headers: bearer(admin), payload: { enabled } });
+      t.app.inject({
+        method: 'PATCH',
+        url: '/v1/platforms/email/enabled',
+        headers: bearer(admin),
+        payload: { enabled },
+      });
     expect((await setEnabled(false)).statusCode).toBe(200);
     try {
       const refused = await loginRequest(user.username, user.password);
       expect(refused.statusCode).toBe(401);
-      expect((await auditEvents('login_failed')).at(-1)).toMatchObject({ user_id: user.id, error_message: 'email sign-in disabled' });
+      expect((await auditEvents('login_failed')).at(-1)).toMatchObject({
+        user_id: user.id,
+        error_message: 'email sign-in disabled',
+      });
     } finally {
       expect((await setEnabled(true)).statusCode).toBe(200);
     }
@@ -108,7 +159,11 @@ describe('login and logout', () => {
   it('rejects a login body without identifier with 400 naming the field', async () => {
     const response = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { password: 'x' } });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'identifier' is required", code: 'request.validation' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'identifier' is required",
+      code: 'request.validation',
+    });
   });
 
   it('logs out: the session is refused on the very next request and a logout event is written', async () => {
@@ -120,7 +175,11 @@ describe('login and logout', () => {
     expect(logout.json()).toEqual({ message: 'Logged out' });
     const after = await t.app.inject({ method: 'GET', url: rolesUrl, headers: bearer(user.token) });
     expect(after.statusCode).toBe(401);
-    expect(after.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
+    expect(after.json()).toEqual({
+      error: 'Unauthorized',
+      message: 'Invalid or missing authentication token',
+      code: 'auth.unauthorized',
+    });
     expect((await auditEvents('logout')).at(-1)).toMatchObject({ user_id: user.id });
   });
 
@@ -182,12 +241,20 @@ describe('bot protection on login', () => {
   });
 
   const attempt = (payload: Record<string, unknown>) =>
-    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: TEST_ADMIN.password, ...payload } });
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/login',
+      payload: { identifier: 'admin', password: TEST_ADMIN.password, ...payload },
+    });
 
   it('requires turnstile_token', async () => {
     const response = await attempt({});
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: 'turnstile_token is required', code: 'bot_check.token_missing' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: 'turnstile_token is required',
+      code: 'bot_check.token_missing',
+    });
   });
 
   it('refuses a token the verifier rejects with 400', async () => {
@@ -203,9 +270,15 @@ describe('bot protection on login', () => {
   });
 
   it('fails closed with 503 when the verifier cannot be reached', async () => {
-    const offline = await buildTestApp({ config: { botProtection: { secret: 'bot-secret', verifyUrl: 'http://127.0.0.1:1/siteverify' } } });
+    const offline = await buildTestApp({
+      config: { botProtection: { secret: 'bot-secret', verifyUrl: 'http://127.0.0.1:1/siteverify' } },
+    });
     try {
-      const response = await offline.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: 'admin', password: 'x', turnstile_token: 'human' } });
+      const response = await offline.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        payload: { identifier: 'admin', password: 'x', turnstile_token: 'human' },
+      });
       expect(response.statusCode).toBe(503);
       expect(response.json().error).toBe('ServiceUnavailable');
     } finally {

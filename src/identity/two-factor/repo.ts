@@ -14,7 +14,12 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
     async savePending(userId: string, platformId: string, sealed: string, expiresAt: Date): Promise<void> {
       await db
         .insertInto('user_two_factor')
-        .values({ user_id: userId, platform_id: platformId, pending_secret_sealed: sealed, pending_expires_at: expiresAt })
+        .values({
+          user_id: userId,
+          platform_id: platformId,
+          pending_secret_sealed: sealed,
+          pending_expires_at: expiresAt,
+        })
         .onConflict((oc) =>
           oc.column('user_id').doUpdateSet({
             // The platform belongs to the enabled 2FA; a setup started while it is on must not move it.
@@ -73,7 +78,10 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
 
     async replaceBackupCodes(userId: string, codeHashes: string[], trx: Kysely<Schema>): Promise<void> {
       await trx.deleteFrom('two_factor_backup_codes').where('user_id', '=', userId).execute();
-      await trx.insertInto('two_factor_backup_codes').values(codeHashes.map((code_hash) => ({ user_id: userId, code_hash }))).execute();
+      await trx
+        .insertInto('two_factor_backup_codes')
+        .values(codeHashes.map((code_hash) => ({ user_id: userId, code_hash })))
+        .execute();
     },
 
     async unusedBackupCodes(userId: string, executor: Kysely<Schema> = db): Promise<number> {
@@ -99,7 +107,11 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
     },
 
     createChallenge: (challenge: { token_hash: string; user_id: string; provider: string; expires_at: Date }) =>
-      db.insertInto('two_factor_challenges').values(challenge).returning(['id', 'expires_at']).executeTakeFirstOrThrow(),
+      db
+        .insertInto('two_factor_challenges')
+        .values(challenge)
+        .returning(['id', 'expires_at'])
+        .executeTakeFirstOrThrow(),
 
     /** The user of an open challenge, without using one of its attempts. */
     openChallenge: (tokenHash: string) =>
@@ -144,7 +156,12 @@ export function createTwoFactorRepo(db: Kysely<Schema>, clock: Clock) {
 
     /** Closes every open challenge of the user (their password changed). */
     async closeChallengesOf(userId: string, executor: Kysely<Schema> = db): Promise<void> {
-      await executor.updateTable('two_factor_challenges').set({ consumed_at: clock.now() }).where('user_id', '=', userId).where('consumed_at', 'is', null).execute();
+      await executor
+        .updateTable('two_factor_challenges')
+        .set({ consumed_at: clock.now() })
+        .where('user_id', '=', userId)
+        .where('consumed_at', 'is', null)
+        .execute();
     },
   };
 }

@@ -82,7 +82,8 @@ export function createTwoFactorService(deps: Deps) {
   }
 
   /** The acting user for audit events, when it is not the user acted on. */
-  const actorOf = (caller: Caller, userId: string) => (caller.userId === userId ? null : (caller.userId ?? caller.apiKeyId));
+  const actorOf = (caller: Caller, userId: string) =>
+    caller.userId === userId ? null : (caller.userId ?? caller.apiKeyId);
 
   async function enabledState(userId: string, executor: Kysely<Schema> = deps.db) {
     const state = await repo.state(userId, executor);
@@ -94,7 +95,13 @@ export function createTwoFactorService(deps: Deps) {
    * time step is later than the last one used, or (when allowed) an unused backup code, which is
    * then used up. Returns what was accepted, or null.
    */
-  async function acceptCode(userId: string, sealedSecret: string, code: string, allowBackup: boolean, executor: Kysely<Schema>): Promise<CodeKind | null> {
+  async function acceptCode(
+    userId: string,
+    sealedSecret: string,
+    code: string,
+    allowBackup: boolean,
+    executor: Kysely<Schema>,
+  ): Promise<CodeKind | null> {
     const trimmed = code.trim();
     if (/^\d{6}$/.test(trimmed)) {
       const step = totpStepOf(deps.secretBox.open(sealedSecret), trimmed, deps.clock.nowMs());
@@ -117,7 +124,12 @@ export function createTwoFactorService(deps: Deps) {
   /** A login challenge for the user; returns its temporary token (stored only hashed). */
   async function openChallenge(userId: string, provider: string): Promise<string> {
     const token = newToken(TWO_FACTOR_TOKEN_PREFIX);
-    await repo.createChallenge({ token_hash: hashToken(token), user_id: userId, provider, expires_at: new Date(deps.clock.now().getTime() + CHALLENGE_LIFETIME_MS) });
+    await repo.createChallenge({
+      token_hash: hashToken(token),
+      user_id: userId,
+      provider,
+      expires_at: new Date(deps.clock.now().getTime() + CHALLENGE_LIFETIME_MS),
+    });
     return token;
   }
 
@@ -151,10 +163,20 @@ export function createTwoFactorService(deps: Deps) {
       if (!accepted) return null;
       if (!(await repo.consumeChallenge(challenge.id, trx))) throw TwoFactorErrors.invalid_challenge();
       await deps.users.recordLogin(user.id, trx);
-      const result = await deps.sessions.issue(request, { user, email, provider: challenge.provider, auditEvent: 'login', withoutSession: options.withoutSession }, trx);
+      const result = await deps.sessions.issue(
+        request,
+        { user, email, provider: challenge.provider, auditEvent: 'login', withoutSession: options.withoutSession },
+        trx,
+      );
       await deps.audit.record(
         request,
-        { eventType: '2fa_verified', userId: user.id, resourceType: 'session', resourceId: result.session_id ?? undefined, metadata: { provider: challenge.provider, code_type: accepted } },
+        {
+          eventType: '2fa_verified',
+          userId: user.id,
+          resourceType: 'session',
+          resourceId: result.session_id ?? undefined,
+          metadata: { provider: challenge.provider, code_type: accepted },
+        },
         trx,
       );
       return { result, remaining: accepted === 'backup' ? await repo.unusedBackupCodes(user.id, trx) : null };
@@ -180,7 +202,11 @@ export function createTwoFactorService(deps: Deps) {
     async summaryOf(userId: string) {
       const state = await repo.state(userId);
       const enabled = Boolean(state?.enabled_at);
-      return { enabled, enabledAt: state?.enabled_at ?? null, backupCodesRemaining: enabled ? await repo.unusedBackupCodes(userId) : 0 };
+      return {
+        enabled,
+        enabledAt: state?.enabled_at ?? null,
+        backupCodesRemaining: enabled ? await repo.unusedBackupCodes(userId) : 0,
+      };
     },
 
     async status(caller: Caller, userId: string | undefined) {
@@ -203,11 +229,18 @@ export function createTwoFactorService(deps: Deps) {
       const ways = { passkeys, satisfied: enabled || passkeys > 0 };
       const held = new Set((await deps.access.accessOfUser(user.id)).roles);
       const role = (await deps.access.listRoles()).find((r) => held.has(r.id) && r.requires_two_factor);
-      if (role) return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication`, ...ways };
+      if (role)
+        return { required: true, enabled, reason: `Role '${role.name}' requires two-factor authentication`, ...ways };
       // One read of the platforms (a handful of rows), not one per account of the user.
       const slugs = new Set((await deps.users.accountsOf(user.id)).map((account) => account.platform));
       const platform = (await deps.loginProviders.list()).find((p) => slugs.has(p.slug) && p.two_factor_required);
-      if (platform) return { required: true, enabled, reason: `Platform '${platform.name}' requires two-factor authentication`, ...ways };
+      if (platform)
+        return {
+          required: true,
+          enabled,
+          reason: `Platform '${platform.name}' requires two-factor authentication`,
+          ...ways,
+        };
       return { required: false, enabled, reason: null, ...ways };
     },
 
@@ -215,13 +248,22 @@ export function createTwoFactorService(deps: Deps) {
       const user = await managedTargetOf(caller, input.user_id);
       const platform = await deps.loginProviders.find(input.platform_id ?? EMAIL_PLATFORM);
       if (!platform) throw TwoFactorErrors.unknown_platform();
-      if (!platform.two_factor_supported) throw TwoFactorErrors.platform_unsupported(`Platform '${platform.slug}' does not support two-factor authentication`);
+      if (!platform.two_factor_supported)
+        throw TwoFactorErrors.platform_unsupported(
+          `Platform '${platform.slug}' does not support two-factor authentication`,
+        );
       if (await enabledState(user.id)) throw TwoFactorErrors.already_enabled();
       const secret = newTotpSecret();
       const expiresAt = new Date(deps.clock.now().getTime() + SETUP_LIFETIME_MS);
       await repo.savePending(user.id, platform.id, deps.secretBox.seal(secret), expiresAt);
       const url = totpUrl(secret, user.username);
-      return { secret, qr_code_url: url, qr_code_image: await qrCodeDataUrl(url), expires_at: expiresAt, platform_slug: platform.slug };
+      return {
+        secret,
+        qr_code_url: url,
+        qr_code_image: await qrCodeDataUrl(url),
+        expires_at: expiresAt,
+        platform_slug: platform.slug,
+      };
     },
 
     /** Confirms a setup with its first code: 2FA is on and the backup codes are issued. */
@@ -234,8 +276,19 @@ export function createTwoFactorService(deps: Deps) {
       const step = totpStepOf(deps.secretBox.open(state.pending_secret_sealed), input.code, deps.clock.nowMs());
       if (step === null) throw TwoFactorErrors.invalid_code();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
-        if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx))) throw TwoFactorErrors.setup_changed();
-        await deps.audit.record(request, { eventType: '2fa_enabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id }, trx);
+        if (!(await repo.enable(user.id, state.pending_secret_sealed!, step, trx)))
+          throw TwoFactorErrors.setup_changed();
+        await deps.audit.record(
+          request,
+          {
+            eventType: '2fa_enabled',
+            userId: user.id,
+            actorId: actorOf(caller, user.id),
+            resourceType: 'user',
+            resourceId: user.id,
+          },
+          trx,
+        );
         return issueBackupCodes(user.id, trx);
       });
       await deps.events.emit('user.security_changed', { userId: user.id, kind: 'two_factor_enabled' });
@@ -256,7 +309,14 @@ export function createTwoFactorService(deps: Deps) {
         await repo.removeAll(user.id, trx);
         await deps.audit.record(
           request,
-          { eventType: '2fa_disabled', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id, metadata: { code_type: accepted } },
+          {
+            eventType: '2fa_disabled',
+            userId: user.id,
+            actorId: actorOf(caller, user.id),
+            resourceType: 'user',
+            resourceId: user.id,
+            metadata: { code_type: accepted },
+          },
           trx,
         );
       });
@@ -269,15 +329,26 @@ export function createTwoFactorService(deps: Deps) {
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.not_enabled();
       const backupCodes = await deps.db.transaction().execute(async (trx) => {
-        if (!(await acceptCode(user.id, state.secret_sealed, input.code, false, trx))) throw TwoFactorErrors.invalid_code();
+        if (!(await acceptCode(user.id, state.secret_sealed, input.code, false, trx)))
+          throw TwoFactorErrors.invalid_code();
         await deps.audit.record(
           request,
-          { eventType: '2fa_backup_codes_regenerated', userId: user.id, actorId: actorOf(caller, user.id), resourceType: 'user', resourceId: user.id },
+          {
+            eventType: '2fa_backup_codes_regenerated',
+            userId: user.id,
+            actorId: actorOf(caller, user.id),
+            resourceType: 'user',
+            resourceId: user.id,
+          },
           trx,
         );
         return issueBackupCodes(user.id, trx);
       });
-      return { success: true, backup_codes: backupCodes, message: 'New backup codes generated; the previous ones no longer work' };
+      return {
+        success: true,
+        backup_codes: backupCodes,
+        message: 'New backup codes generated; the previous ones no longer work',
+      };
     },
 
     /** POST /v1/auth/2fa/check: for a sign-in done elsewhere (OAuth), whether a code is needed. */
@@ -292,7 +363,17 @@ export function createTwoFactorService(deps: Deps) {
       const removed = await repo.removeEveryone(trx);
       const enrolled = removed.filter((state) => state.enabled_at !== null);
       for (const { user_id } of enrolled) {
-        await deps.audit.record(null, { eventType: '2fa_disabled', userId: user_id, resourceType: 'user', resourceId: user_id, metadata: { reason: 'secrets_reset' } }, trx);
+        await deps.audit.record(
+          null,
+          {
+            eventType: '2fa_disabled',
+            userId: user_id,
+            resourceType: 'user',
+            resourceId: user_id,
+            metadata: { reason: 'secrets_reset' },
+          },
+          trx,
+        );
       }
       return { enrolments: enrolled.length, setups: removed.length - enrolled.length };
     },
@@ -314,12 +395,21 @@ export function createTwoFactorService(deps: Deps) {
     },
 
     /** POST /v1/auth/2fa/verify: a correct code turns the temporary token into a session. */
-    async verifyLogin(request: FastifyRequest, input: Static<typeof VerifyLoginBody>, options: { withoutSession?: boolean } = {}): Promise<AuthResult> {
+    async verifyLogin(
+      request: FastifyRequest,
+      input: Static<typeof VerifyLoginBody>,
+      options: { withoutSession?: boolean } = {},
+    ): Promise<AuthResult> {
       const { challenge, user } = await claimChallenge(request, input.temp_token);
       const state = await enabledState(user.id);
       if (!state) throw TwoFactorErrors.invalid_challenge();
       const email = (await deps.users.findEmailAccountOfUser(user.id))?.email ?? '';
-      const outcome = await finishChallenge(request, { challenge, user, email }, (trx) => acceptCode(user.id, state.secret_sealed, input.code, true, trx), options);
+      const outcome = await finishChallenge(
+        request,
+        { challenge, user, email },
+        (trx) => acceptCode(user.id, state.secret_sealed, input.code, true, trx),
+        options,
+      );
       if (!outcome) {
         await deps.signInThrottle.recordFailure(codeGuessesOf(user.id), request.ip);
         await deps.audit.record(request, {
@@ -340,7 +430,9 @@ export function createTwoFactorService(deps: Deps) {
         else {
           deps.mailer
             .send(to, lowBackupCodesMail(user.username, outcome.remaining))
-            .catch((err: unknown) => request.log.warn({ err, user_id: user.id }, 'could not send the low backup codes reminder'));
+            .catch((err: unknown) =>
+              request.log.warn({ err, user_id: user.id }, 'could not send the low backup codes reminder'),
+            );
         }
       }
       return outcome.result;
@@ -348,7 +440,9 @@ export function createTwoFactorService(deps: Deps) {
 
     /** The user a temporary token stands for, without using one of its attempts (a passkey's options need it). */
     async userOfChallenge(tempToken: string): Promise<string> {
-      const open = tempToken.startsWith(TWO_FACTOR_TOKEN_PREFIX) ? await repo.openChallenge(hashToken(tempToken)) : undefined;
+      const open = tempToken.startsWith(TWO_FACTOR_TOKEN_PREFIX)
+        ? await repo.openChallenge(hashToken(tempToken))
+        : undefined;
       if (!open) throw TwoFactorErrors.invalid_challenge();
       return open.user_id;
     },

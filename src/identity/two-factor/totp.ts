@@ -12,7 +12,13 @@ export function newTotpSecret(): string {
 
 /** The code for `timestampMs`; `digits` is a parameter so the RFC's 8-digit test vectors can be checked. */
 export function totpCode(secretBase32: string, timestampMs: number, digits: number = TOTP_DIGITS): string {
-  return TOTP.generate({ secret: Secret.fromBase32(secretBase32), algorithm: 'SHA1', digits, period: TOTP_PERIOD_SECONDS, timestamp: timestampMs });
+  return TOTP.generate({
+    secret: Secret.fromBase32(secretBase32),
+    algorithm: 'SHA1',
+    digits,
+    period: TOTP_PERIOD_SECONDS,
+    timestamp: timestampMs,
+  });
 }
 
 /**

@@ -2,13 +2,27 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, buildTestApp, createApiKey, createRoleWith, createUser, login, signedInBody, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp, twoNodes } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  login,
+  signedInBody,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  type TestApp,
+  twoNodes,
+} from '../../../test/helpers.js';
 import { hashBackupCode } from './backup-codes.js';
 import { createTwoFactorRepo } from './repo.js';
 import { totpCode, totpStepOf } from './totp.js';
 
 /** Codes are computed with otplib, a different TOTP implementation than the service's. */
-const codeAt = (secret: string, offsetSteps = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSteps * 30 });
+const codeAt = (secret: string, offsetSteps = 0) =>
+  generate({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSteps * 30 });
 
 /** RFC 4648 base32 of raw bytes (the RFC 6238 test secret is ASCII). */
 function base32(bytes: Buffer): string {
@@ -35,7 +49,8 @@ describe('TOTP (RFC 6238)', () => {
   it('accepts one step of drift either way, nothing further, and names the step', () => {
     const now = 1_700_000_000_000;
     const step = Math.floor(now / 30_000);
-    for (const offset of [-1, 0, 1]) expect(totpStepOf(secret, totpCode(secret, now + offset * 30_000), now)).toBe(step + offset);
+    for (const offset of [-1, 0, 1])
+      expect(totpStepOf(secret, totpCode(secret, now + offset * 30_000), now)).toBe(step + offset);
     for (const offset of [-2, 2]) expect(totpStepOf(secret, totpCode(secret, now + offset * 30_000), now)).toBeNull();
     expect(totpStepOf(secret, 'abcdef', now)).toBeNull();
   });
@@ -55,9 +70,16 @@ describe('two-factor authentication', () => {
   const call = (method: Method, url: string, token?: string, payload?: Record<string, unknown>) =>
     t.app.inject({ method, url, ...(token ? { headers: bearer(token) } : {}), ...(payload ? { payload } : {}) });
 
-  const twoFactorRow = (userId: string) => t.database.db.selectFrom('user_two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  const twoFactorRow = (userId: string) =>
+    t.database.db.selectFrom('user_two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
   const auditEvents = (eventType: string, userId: string) =>
-    t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
+    t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', eventType)
+      .where('user_id', '=', userId)
+      .orderBy('created_at')
+      .execute();
   /** Lets the next code of the current time step through (as if the next step had come). */
   const forgetUsedStep = (userId: string) =>
     t.database.db.updateTable('user_two_factor').set({ last_used_step: null }).where('user_id', '=', userId).execute();
@@ -96,7 +118,12 @@ describe('two-factor authentication', () => {
       const user = await createUser(t.app);
       const response = await call('GET', '/v1/users/me/2fa/status', user.token);
       expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({ enabled: false, enabled_at: null, backup_codes_remaining: 0, platform_slug: null });
+      expect(response.json()).toEqual({
+        enabled: false,
+        enabled_at: null,
+        backup_codes_remaining: 0,
+        platform_slug: null,
+      });
     });
 
     it('starts a setup: base32 secret, otpauth URL, PNG data URL, 10-minute expiry, email platform', async () => {
@@ -112,7 +139,13 @@ describe('two-factor authentication', () => {
         platform_slug: 'email',
       });
       const url = new URL(body.qr_code_url);
-      expect(Object.fromEntries(url.searchParams)).toEqual({ issuer: 'Waygate', secret: body.secret, algorithm: 'SHA1', digits: '6', period: '30' });
+      expect(Object.fromEntries(url.searchParams)).toEqual({
+        issuer: 'Waygate',
+        secret: body.secret,
+        algorithm: 'SHA1',
+        digits: '6',
+        period: '30',
+      });
       const minutes = (Date.parse(body.expires_at) - Date.now()) / 60_000;
       expect(minutes).toBeGreaterThan(9.9);
       expect(minutes).toBeLessThanOrEqual(10);
@@ -138,14 +171,22 @@ describe('two-factor authentication', () => {
 
     it('accepts a platform by slug or id and refuses an unknown one with 400', async () => {
       const user = await createUser(t.app);
-      const email = await t.database.db.selectFrom('platforms').select('id').where('slug', '=', 'email').executeTakeFirstOrThrow();
+      const email = await t.database.db
+        .selectFrom('platforms')
+        .select('id')
+        .where('slug', '=', 'email')
+        .executeTakeFirstOrThrow();
       const byId = await call('POST', '/v1/users/me/2fa/setup', user.token, { platform_id: email.id });
       expect(byId.statusCode).toBe(200);
       expect(byId.json().platform_slug).toBe('email');
       expect((await call('POST', '/v1/users/me/2fa/setup', user.token, { platform_id: 'email' })).statusCode).toBe(200);
       const unknown = await call('POST', '/v1/users/me/2fa/setup', user.token, { platform_id: 'nowhere' });
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'platform_id does not name an existing platform', code: 'two_factor.unknown_platform' });
+      expect(unknown.json()).toEqual({
+        error: 'BadRequest',
+        message: 'platform_id does not name an existing platform',
+        code: 'two_factor.unknown_platform',
+      });
     });
 
     it('enables with a correct code: 8 single-use backup codes shown once, stored hashed, 2fa_enabled recorded', async () => {
@@ -153,24 +194,41 @@ describe('two-factor authentication', () => {
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
       const wrong = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret, 10) });
       expect(wrong.statusCode).toBe(400);
-      expect(wrong.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
+      expect(wrong.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid two-factor code',
+        code: 'two_factor.invalid_code',
+      });
 
       const response = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) });
       expect(response.statusCode).toBe(200);
       const body = response.json();
-      expect(body).toEqual({ success: true, backup_codes: expect.any(Array), message: expect.stringContaining('enabled') });
+      expect(body).toEqual({
+        success: true,
+        backup_codes: expect.any(Array),
+        message: expect.stringContaining('enabled'),
+      });
       expect(body.backup_codes).toHaveLength(8);
       expect(new Set(body.backup_codes).size).toBe(8);
       for (const code of body.backup_codes) expect(code).toMatch(/^[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}$/);
 
-      const stored = await t.database.db.selectFrom('two_factor_backup_codes').select('code_hash').where('user_id', '=', user.id).execute();
+      const stored = await t.database.db
+        .selectFrom('two_factor_backup_codes')
+        .select('code_hash')
+        .where('user_id', '=', user.id)
+        .execute();
       expect(stored).toHaveLength(8);
       for (const row of stored) expect(row.code_hash).toMatch(/^[0-9a-f]{64}$/);
       const storedText = JSON.stringify(stored);
       for (const code of body.backup_codes) expect(storedText).not.toContain(code.replaceAll('-', ''));
 
       const status = (await call('GET', '/v1/users/me/2fa/status', user.token)).json();
-      expect(status).toEqual({ enabled: true, enabled_at: expect.any(String), backup_codes_remaining: 8, platform_slug: 'email' });
+      expect(status).toEqual({
+        enabled: true,
+        enabled_at: expect.any(String),
+        backup_codes_remaining: 8,
+        platform_slug: 'email',
+      });
       expect(await auditEvents('2fa_enabled', user.id)).toHaveLength(1);
     });
 
@@ -186,22 +244,36 @@ describe('two-factor authentication', () => {
       const user = await userWith2fa();
       const response = await call('POST', '/v1/users/me/2fa/setup', user.token, {});
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'Two-factor authentication is already enabled', code: 'two_factor.already_enabled' });
+      expect(response.json()).toEqual({
+        error: 'Conflict',
+        message: 'Two-factor authentication is already enabled',
+        code: 'two_factor.already_enabled',
+      });
     });
 
     it('answers 400 to verify without a pending setup, and once the setup expired', async () => {
       const user = await createUser(t.app);
       const none = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: '123456' });
       expect(none.statusCode).toBe(400);
-      expect(none.json()).toEqual({ error: 'BadRequest', message: 'No two-factor setup is pending; start one first', code: 'two_factor.no_setup_pending' });
+      expect(none.json()).toEqual({
+        error: 'BadRequest',
+        message: 'No two-factor setup is pending; start one first',
+        code: 'two_factor.no_setup_pending',
+      });
 
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
       // Ten minutes later (the app's clock moves; the test does not wait), for this request only.
       const tenMinutes = 10 * 60_000 + 1000;
       t.clock.advance(tenMinutes);
-      const expired = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) }).finally(() => t.clock.advance(-tenMinutes));
+      const expired = await call('POST', '/v1/users/me/2fa/verify', user.token, { code: await codeAt(secret) }).finally(
+        () => t.clock.advance(-tenMinutes),
+      );
       expect(expired.statusCode).toBe(400);
-      expect(expired.json()).toEqual({ error: 'BadRequest', message: 'The two-factor setup has expired; start it again', code: 'two_factor.setup_expired' });
+      expect(expired.json()).toEqual({
+        error: 'BadRequest',
+        message: 'The two-factor setup has expired; start it again',
+        code: 'two_factor.setup_expired',
+      });
       expect((await call('GET', '/v1/users/me/2fa/status', user.token)).json().enabled).toBe(false);
     });
   });
@@ -212,10 +284,15 @@ describe('two-factor authentication', () => {
       const { secret } = (await call('POST', '/v1/users/me/2fa/setup', user.token, {})).json();
       const code = await codeAt(secret);
       expect((await call('POST', '/v1/users/me/2fa/verify', user.token, { code })).statusCode).toBe(200);
-      const regenerate = (c: string) => call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, { code: c });
+      const regenerate = (c: string) =>
+        call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, { code: c });
       const replay = await regenerate(code);
       expect(replay.statusCode).toBe(400);
-      expect(replay.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
+      expect(replay.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid two-factor code',
+        code: 'two_factor.invalid_code',
+      });
       expect((await regenerate(await codeAt(secret, -1))).statusCode).toBe(400);
       expect((await regenerate(await codeAt(secret, 1))).statusCode).toBe(200);
       expect((await regenerate(await codeAt(secret, 1))).statusCode).toBe(400);
@@ -226,23 +303,37 @@ describe('two-factor authentication', () => {
     it('regenerates: all previous codes stop working, the new ones work, the event is recorded', async () => {
       const user = await userWith2fa();
       await forgetUsedStep(user.id);
-      const response = await call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, { code: await codeAt(user.secret) });
+      const response = await call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, {
+        code: await codeAt(user.secret),
+      });
       expect(response.statusCode).toBe(200);
       const body = response.json();
-      expect(body).toEqual({ success: true, backup_codes: expect.any(Array), message: 'New backup codes generated; the previous ones no longer work' });
+      expect(body).toEqual({
+        success: true,
+        backup_codes: expect.any(Array),
+        message: 'New backup codes generated; the previous ones no longer work',
+      });
       expect(body.backup_codes).toHaveLength(8);
       expect(body.backup_codes.some((c: string) => user.backupCodes.includes(c))).toBe(false);
       expect(await auditEvents('2fa_backup_codes_regenerated', user.id)).toHaveLength(1);
 
       const old = await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[0] });
       expect(old.statusCode).toBe(400);
-      expect(old.json()).toEqual({ error: 'BadRequest', message: 'Invalid two-factor code', code: 'two_factor.invalid_code' });
-      expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: body.backup_codes[0].toUpperCase() })).statusCode).toBe(200);
+      expect(old.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid two-factor code',
+        code: 'two_factor.invalid_code',
+      });
+      expect(
+        (await call('DELETE', '/v1/users/me/2fa', user.token, { code: body.backup_codes[0].toUpperCase() })).statusCode,
+      ).toBe(200);
     });
 
     it('regenerate takes a TOTP code, not a backup code', async () => {
       const user = await userWith2fa();
-      const response = await call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, { code: user.backupCodes[0] });
+      const response = await call('POST', '/v1/users/me/2fa/backup-codes/regenerate', user.token, {
+        code: user.backupCodes[0],
+      });
       expect(response.statusCode).toBe(400);
     });
 
@@ -253,19 +344,32 @@ describe('two-factor authentication', () => {
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({ success: true, message: 'Two-factor authentication disabled' });
       expect(await twoFactorRow(user.id)).toBeUndefined();
-      expect(await t.database.db.selectFrom('two_factor_backup_codes').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
+      expect(
+        await t.database.db.selectFrom('two_factor_backup_codes').select('id').where('user_id', '=', user.id).execute(),
+      ).toEqual([]);
       expect(await auditEvents('2fa_disabled', user.id)).toHaveLength(1);
-      expect((await call('GET', '/v1/users/me/2fa/status', user.token)).json()).toEqual({ enabled: false, enabled_at: null, backup_codes_remaining: 0, platform_slug: null });
+      expect((await call('GET', '/v1/users/me/2fa/status', user.token)).json()).toEqual({
+        enabled: false,
+        enabled_at: null,
+        backup_codes_remaining: 0,
+        platform_slug: null,
+      });
       expect(await login(t.app, user.username, user.password)).toMatch(/^ses_/);
     });
 
     it('disables with a backup code; refuses a wrong code and a disabled 2FA with 400', async () => {
       const user = await userWith2fa();
       expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: 'not-a-code' })).statusCode).toBe(400);
-      expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[3] })).statusCode).toBe(200);
+      expect((await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[3] })).statusCode).toBe(
+        200,
+      );
       const again = await call('DELETE', '/v1/users/me/2fa', user.token, { code: user.backupCodes[4] });
       expect(again.statusCode).toBe(400);
-      expect(again.json()).toEqual({ error: 'BadRequest', message: 'Two-factor authentication is not enabled', code: 'two_factor.not_enabled' });
+      expect(again.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Two-factor authentication is not enabled',
+        code: 'two_factor.not_enabled',
+      });
     });
   });
 
@@ -273,7 +377,11 @@ describe('two-factor authentication', () => {
     it('needs a credential', async () => {
       const response = await call('GET', '/v1/users/me/2fa/status');
       expect(response.statusCode).toBe(401);
-      expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
+      expect(response.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'Invalid or missing authentication token',
+        code: 'auth.unauthorized',
+      });
     });
 
     it('refuses another user without two_factor:manage with 403', async () => {
@@ -288,7 +396,11 @@ describe('two-factor authentication', () => {
       ] as const) {
         const response = await call(method, url, me.token, payload);
         expect(response.statusCode, `${method} ${url}`).toBe(403);
-        expect(response.json()).toEqual({ error: 'Forbidden', message: 'Insufficient permissions for this operation', code: 'auth.forbidden' });
+        expect(response.json()).toEqual({
+          error: 'Forbidden',
+          message: 'Insufficient permissions for this operation',
+          code: 'auth.forbidden',
+        });
       }
       expect((await call('GET', `/v1/users/me/2fa/status?user_id=${me.id}`, me.token)).statusCode).toBe(200);
     });
@@ -300,7 +412,10 @@ describe('two-factor authentication', () => {
       const status = await call('GET', `/v1/users/me/2fa/status?user_id=${other.id}`, manager.token);
       expect(status.statusCode).toBe(200);
       expect(status.json().enabled).toBe(true);
-      const disabled = await call('DELETE', '/v1/users/me/2fa', admin, { user_id: other.id, code: other.backupCodes[0] });
+      const disabled = await call('DELETE', '/v1/users/me/2fa', admin, {
+        user_id: other.id,
+        code: other.backupCodes[0],
+      });
       expect(disabled.statusCode).toBe(200);
       const [event] = await auditEvents('2fa_disabled', other.id);
       const adminId = (await t.app.services.users.findByUsername('admin'))!.id;
@@ -318,16 +433,26 @@ describe('two-factor authentication', () => {
 
     it('refuses user_id that differs between query and body', async () => {
       const user = await createUser(t.app);
-      const response = await call('POST', `/v1/users/me/2fa/setup?user_id=${user.id}`, admin, { user_id: '00000000-0000-4000-8000-000000000000' });
+      const response = await call('POST', `/v1/users/me/2fa/setup?user_id=${user.id}`, admin, {
+        user_id: '00000000-0000-4000-8000-000000000000',
+      });
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'user_id in the query and in the body differ', code: 'two_factor.user_id_mismatch' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'user_id in the query and in the body differ',
+        code: 'two_factor.user_id_mismatch',
+      });
     });
 
     it('refuses the system key on /v1/users/me/2fa (not on its allowlist)', async () => {
       const user = await createUser(t.app);
       const response = await call('GET', `/v1/users/me/2fa/status?user_id=${user.id}`, TEST_SYSTEM_KEY);
       expect(response.statusCode).toBe(403);
-      expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
+      expect(response.json()).toEqual({
+        error: 'Forbidden',
+        message: 'System key not permitted on this route',
+        code: 'auth.system_key_not_permitted',
+      });
     });
 
     it('an API key acts on its owner only with two_factor:manage (acting on oneself takes a session)', async () => {
@@ -349,25 +474,48 @@ describe('two-factor authentication', () => {
       const role = await t.app.services.access.createRole({ name: 'Treasurers', requires_two_factor: true });
       const user = await userWith2fa(['role_user', role.id]);
       const response = await call('GET', '/v1/users/me/2fa/requirement', user.token);
-      expect(response.json()).toEqual({ required: true, enabled: true, reason: "Role 'Treasurers' requires two-factor authentication", passkeys: 0, satisfied: true });
+      expect(response.json()).toEqual({
+        required: true,
+        enabled: true,
+        reason: "Role 'Treasurers' requires two-factor authentication",
+        passkeys: 0,
+        satisfied: true,
+      });
     });
 
     it('is required by a platform of the user with two_factor_required', async () => {
       const user = await createUser(t.app);
-      await t.database.db.updateTable('platforms').set({ two_factor_required: true }).where('slug', '=', 'email').execute();
+      await t.database.db
+        .updateTable('platforms')
+        .set({ two_factor_required: true })
+        .where('slug', '=', 'email')
+        .execute();
       try {
         const response = await call('GET', '/v1/users/me/2fa/requirement', user.token);
-        expect(response.json()).toEqual({ required: true, enabled: false, reason: "Platform 'Email' requires two-factor authentication", passkeys: 0, satisfied: false });
+        expect(response.json()).toEqual({
+          required: true,
+          enabled: false,
+          reason: "Platform 'Email' requires two-factor authentication",
+          passkeys: 0,
+          satisfied: false,
+        });
       } finally {
-        await t.database.db.updateTable('platforms').set({ two_factor_required: false }).where('slug', '=', 'email').execute();
+        await t.database.db
+          .updateTable('platforms')
+          .set({ two_factor_required: false })
+          .where('slug', '=', 'email')
+          .execute();
       }
     });
   });
 
   describe('sign-in with 2FA', () => {
-    const loginRequest = (identifier: string, password: string) => call('POST', '/v1/auth/login', undefined, { identifier, password });
-    const verify = (temp_token: string, code: string | undefined) => call('POST', '/v1/auth/2fa/verify', undefined, { temp_token, code });
-    const sessionsOf = (userId: string) => t.database.db.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute();
+    const loginRequest = (identifier: string, password: string) =>
+      call('POST', '/v1/auth/login', undefined, { identifier, password });
+    const verify = (temp_token: string, code: string | undefined) =>
+      call('POST', '/v1/auth/2fa/verify', undefined, { temp_token, code });
+    const sessionsOf = (userId: string) =>
+      t.database.db.selectFrom('sessions').selectAll().where('user_id', '=', userId).execute();
 
     it('login answers a 2fa_ temporary token and no session; verify turns it into one', async () => {
       const user = await userWith2fa();
@@ -385,7 +533,11 @@ describe('two-factor authentication', () => {
         preferred_locale: null,
       });
       expect(await sessionsOf(user.id)).toHaveLength(before);
-      const challenge = await t.database.db.selectFrom('two_factor_challenges').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const challenge = await t.database.db
+        .selectFrom('two_factor_challenges')
+        .selectAll()
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       expect(challenge.token_hash).toMatch(/^[0-9a-f]{64}$/);
       expect(challenge.token_hash).not.toBe(body.temp_token);
       const minutes = (challenge.expires_at.getTime() - Date.now()) / 60_000;
@@ -396,14 +548,22 @@ describe('two-factor authentication', () => {
       const verified = await verify(body.temp_token, await codeAt(user.secret));
       expect(verified.statusCode).toBe(200);
       const session = verified.json();
-      expect(session).toEqual(signedInBody({ user_id: user.id, email: `${user.username}@example.org`, username: user.username }));
+      expect(session).toEqual(
+        signedInBody({ user_id: user.id, email: `${user.username}@example.org`, username: user.username }),
+      );
       expect((await call('GET', '/v1/users/me/2fa/status', session.session_token)).statusCode).toBe(200);
-      expect(await auditEvents('2fa_verified', user.id)).toEqual([expect.objectContaining({ status: 'success', resource_id: session.session_id })]);
+      expect(await auditEvents('2fa_verified', user.id)).toEqual([
+        expect.objectContaining({ status: 'success', resource_id: session.session_id }),
+      ]);
       expect((await auditEvents('login', user.id)).some((e) => e.resource_id === session.session_id)).toBe(true);
 
       const reused = await verify(body.temp_token, await codeAt(user.secret, 1));
       expect(reused.statusCode).toBe(401);
-      expect(reused.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token', code: 'two_factor.invalid_challenge' });
+      expect(reused.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'Invalid or expired two-factor token',
+        code: 'two_factor.invalid_challenge',
+      });
     });
 
     it('refuses a wrong code with 401 and a failure event, keeping the token for another try', async () => {
@@ -411,8 +571,14 @@ describe('two-factor authentication', () => {
       const { temp_token } = (await loginRequest(user.username, user.password)).json();
       const wrong = await verify(temp_token, await codeAt(user.secret, 10));
       expect(wrong.statusCode).toBe(401);
-      expect(wrong.json()).toEqual({ error: 'Unauthorized', message: 'Invalid two-factor code', code: 'two_factor.wrong_sign_in_code' });
-      expect(await auditEvents('2fa_verified', user.id)).toEqual([expect.objectContaining({ status: 'failure', error_message: 'invalid two-factor code' })]);
+      expect(wrong.json()).toEqual({
+        error: 'Unauthorized',
+        message: 'Invalid two-factor code',
+        code: 'two_factor.wrong_sign_in_code',
+      });
+      expect(await auditEvents('2fa_verified', user.id)).toEqual([
+        expect.objectContaining({ status: 'failure', error_message: 'invalid two-factor code' }),
+      ]);
       expect((await verify(temp_token, user.backupCodes[0])).statusCode).toBe(200);
     });
 
@@ -431,16 +597,25 @@ describe('two-factor authentication', () => {
       for (const token of [temp_token.replace(/^2fa_/, 'ses_'), temp_token.slice(4), `2fa_${'x'.repeat(43)}`]) {
         const response = await verify(token, user.backupCodes[0]);
         expect(response.statusCode).toBe(401);
-        expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or expired two-factor token', code: 'two_factor.invalid_challenge' });
+        expect(response.json()).toEqual({
+          error: 'Unauthorized',
+          message: 'Invalid or expired two-factor token',
+          code: 'two_factor.invalid_challenge',
+        });
       }
-      await t.database.db.updateTable('two_factor_challenges').set({ expires_at: new Date(Date.now() - 1000) }).where('user_id', '=', user.id).execute();
+      await t.database.db
+        .updateTable('two_factor_challenges')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('user_id', '=', user.id)
+        .execute();
       expect((await verify(temp_token, user.backupCodes[0])).statusCode).toBe(401);
     });
 
     it('a backup code signs in once; when 3 or fewer remain a reminder mail goes to the email account', async () => {
       const user = await userWith2fa();
       const address = `${user.username}@example.org`;
-      const signInWith = async (code: string) => verify((await loginRequest(user.username, user.password)).json().temp_token, code);
+      const signInWith = async (code: string) =>
+        verify((await loginRequest(user.username, user.password)).json().temp_token, code);
       for (const code of user.backupCodes.slice(0, 4)) expect((await signInWith(code)).statusCode).toBe(200);
       const reused = await signInWith(user.backupCodes[0]!);
       expect(reused.statusCode).toBe(401);
@@ -457,7 +632,8 @@ describe('two-factor authentication', () => {
   });
 
   describe('POST /v1/auth/2fa/check', () => {
-    const check = (token: string | undefined, payload: Record<string, unknown>) => call('POST', '/v1/auth/2fa/check', token, payload);
+    const check = (token: string | undefined, payload: Record<string, unknown>) =>
+      call('POST', '/v1/auth/2fa/check', token, payload);
 
     it('answers 401 without a credential and 403 to anything but the system key', async () => {
       const user = await createUser(t.app);
@@ -465,7 +641,11 @@ describe('two-factor authentication', () => {
       expect(none.statusCode).toBe(401);
       const session = await check(user.token, { user_id: user.id });
       expect(session.statusCode).toBe(403);
-      expect(session.json()).toEqual({ error: 'Forbidden', message: 'Only the system API key may call this endpoint', code: 'auth.system_key_required' });
+      expect(session.json()).toEqual({
+        error: 'Forbidden',
+        message: 'Only the system API key may call this endpoint',
+        code: 'auth.system_key_required',
+      });
       const { key } = await createApiKey(t.app, admin, { name: 'not the system key' });
       expect((await check(key, { user_id: 'not-even-a-uuid' })).statusCode).toBe(403);
     });
@@ -476,7 +656,11 @@ describe('two-factor authentication', () => {
       expect(malformed.json().message).toMatch(/^Body field 'user_id' must match format "uuid"/);
       const unknown = await check(TEST_SYSTEM_KEY, { user_id: '00000000-0000-4000-8000-000000000000' });
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'user_id does not name an existing user', code: 'two_factor.unknown_user' });
+      expect(unknown.json()).toEqual({
+        error: 'BadRequest',
+        message: 'user_id does not name an existing user',
+        code: 'two_factor.unknown_user',
+      });
     });
 
     it('says no 2FA is needed for a user without it', async () => {
@@ -487,15 +671,25 @@ describe('two-factor authentication', () => {
     });
 
     it('issues a temporary token that keeps the OAuth provider through verify', async () => {
-      await t.database.db.insertInto('platforms').values({ name: 'Codeforge', slug: 'codeforge', is_oauth: true }).execute();
+      await t.database.db
+        .insertInto('platforms')
+        .values({ name: 'Codeforge', slug: 'codeforge', is_oauth: true })
+        .execute();
       const user = await userWith2fa();
       const response = await check(TEST_SYSTEM_KEY, { user_id: user.id, oauth_provider: 'codeforge' });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({ requires_2fa: true, temp_token: expect.stringMatching(/^2fa_/) });
-      const verified = await call('POST', '/v1/auth/2fa/verify', undefined, { temp_token: response.json().temp_token, code: user.backupCodes[0] });
+      const verified = await call('POST', '/v1/auth/2fa/verify', undefined, {
+        temp_token: response.json().temp_token,
+        code: user.backupCodes[0],
+      });
       expect(verified.statusCode).toBe(200);
       expect(verified.json().provider).toBe('codeforge');
-      const session = await t.database.db.selectFrom('sessions').select('provider').where('id', '=', verified.json().session_id).executeTakeFirstOrThrow();
+      const session = await t.database.db
+        .selectFrom('sessions')
+        .select('provider')
+        .where('id', '=', verified.json().session_id)
+        .executeTakeFirstOrThrow();
       expect(session.provider).toBe('codeforge');
 
       const unknown = await check(TEST_SYSTEM_KEY, { user_id: user.id, oauth_provider: 'nowhere' });
@@ -513,33 +707,61 @@ describe('two-factor authentication', () => {
         .returning('id')
         .executeTakeFirstOrThrow();
       // The race: a setup whose "not enabled yet" check passed just before the verify committed.
-      await createTwoFactorRepo(t.database.db, t.clock).savePending(user.id, other.id, 'sealed-pending', new Date(Date.now() + 60_000));
+      await createTwoFactorRepo(t.database.db, t.clock).savePending(
+        user.id,
+        other.id,
+        'sealed-pending',
+        new Date(Date.now() + 60_000),
+      );
       const after = await twoFactorRow(user.id);
-      expect(after).toMatchObject({ platform_id: before!.platform_id, secret_sealed: before!.secret_sealed, enabled_at: before!.enabled_at });
+      expect(after).toMatchObject({
+        platform_id: before!.platform_id,
+        secret_sealed: before!.secret_sealed,
+        enabled_at: before!.enabled_at,
+      });
     });
 
     // Spies on one node's platforms service: on two nodes the request may reach the other.
-    it.skipIf(twoNodes)('checks the requirement with one read of the platforms, whatever the number of accounts', async () => {
-      const user = await createUser(t.app);
-      const find = vi.spyOn(t.app.services.loginProviders, 'find');
-      const list = vi.spyOn(t.app.services.loginProviders, 'list');
-      try {
-        expect((await call('GET', '/v1/users/me/2fa/requirement', user.token)).json()).toEqual({ required: false, enabled: false, reason: null, passkeys: 0, satisfied: false });
-        expect(find).not.toHaveBeenCalled();
-        expect(list).toHaveBeenCalledTimes(1);
-      } finally {
-        find.mockRestore();
-        list.mockRestore();
-      }
-    });
+    it.skipIf(twoNodes)(
+      'checks the requirement with one read of the platforms, whatever the number of accounts',
+      async () => {
+        const user = await createUser(t.app);
+        const find = vi.spyOn(t.app.services.loginProviders, 'find');
+        const list = vi.spyOn(t.app.services.loginProviders, 'list');
+        try {
+          expect((await call('GET', '/v1/users/me/2fa/requirement', user.token)).json()).toEqual({
+            required: false,
+            enabled: false,
+            reason: null,
+            passkeys: 0,
+            satisfied: false,
+          });
+          expect(find).not.toHaveBeenCalled();
+          expect(list).toHaveBeenCalledTimes(1);
+        } finally {
+          find.mockRestore();
+          list.mockRestore();
+        }
+      },
+    );
 
     it('a locked-out user does not use up the attempts of their temporary token', async () => {
       const user = await userWith2fa();
-      const tempToken = (await call('POST', '/v1/auth/login', undefined, { identifier: user.username, password: user.password })).json().temp_token as string;
-      for (let i = 0; i < 10; i++) await t.app.services.signInThrottle.recordFailure({ identifier: `2fa:${user.id}`, userId: user.id }, '198.51.100.7');
+      const tempToken = (
+        await call('POST', '/v1/auth/login', undefined, { identifier: user.username, password: user.password })
+      ).json().temp_token as string;
+      for (let i = 0; i < 10; i++)
+        await t.app.services.signInThrottle.recordFailure(
+          { identifier: `2fa:${user.id}`, userId: user.id },
+          '198.51.100.7',
+        );
       const refused = await call('POST', '/v1/auth/2fa/verify', undefined, { temp_token: tempToken, code: '000000' });
       expect(refused.statusCode).toBe(429);
-      const challenge = await t.database.db.selectFrom('two_factor_challenges').select('attempts').where('user_id', '=', user.id).executeTakeFirstOrThrow();
+      const challenge = await t.database.db
+        .selectFrom('two_factor_challenges')
+        .select('attempts')
+        .where('user_id', '=', user.id)
+        .executeTakeFirstOrThrow();
       expect(challenge.attempts).toBe(0);
     });
   });
@@ -551,8 +773,15 @@ describe('low backup codes reminder when mail fails', () => {
     const t = await buildTestApp({ config: { smtpUrl: 'smtp://127.0.0.1:1' }, captureLogs: true });
     try {
       const user = await createUser(t.app);
-      const { secret } = (await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} })).json();
-      const enabled = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/verify', headers: bearer(user.token), payload: { code: await codeAt(secret) } });
+      const { secret } = (
+        await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} })
+      ).json();
+      const enabled = await t.app.inject({
+        method: 'POST',
+        url: '/v1/users/me/2fa/verify',
+        headers: bearer(user.token),
+        payload: { code: await codeAt(secret) },
+      });
       const codes = enabled.json().backup_codes as string[];
       // Five codes used already: signing in with the sixth leaves 2.
       await t.database.db
@@ -560,11 +789,25 @@ describe('low backup codes reminder when mail fails', () => {
         .set({ used_at: new Date() })
         .where('code_hash', 'in', codes.slice(0, 5).map(hashBackupCode))
         .execute();
-      const { temp_token } = (await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: user.password } })).json();
-      const verified = await t.app.inject({ method: 'POST', url: '/v1/auth/2fa/verify', payload: { temp_token, code: codes[5] } });
+      const { temp_token } = (
+        await t.app.inject({
+          method: 'POST',
+          url: '/v1/auth/login',
+          payload: { identifier: user.username, password: user.password },
+        })
+      ).json();
+      const verified = await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/2fa/verify',
+        payload: { temp_token, code: codes[5] },
+      });
       expect(verified.statusCode).toBe(200);
       expect(verified.json().session_token).toMatch(/^ses_/);
-      await expect.poll(() => t.logs().some((line) => line.msg === 'could not send the low backup codes reminder'), { timeout: 10_000 }).toBe(true);
+      await expect
+        .poll(() => t.logs().some((line) => line.msg === 'could not send the low backup codes reminder'), {
+          timeout: 10_000,
+        })
+        .toBe(true);
     } finally {
       await t.close();
     }

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, buildTestApp, createUser, expectExpiresIn, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  buildTestApp,
+  createUser,
+  expectExpiresIn,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { hashToken, newToken, SESSION_TOKEN_PREFIX } from '../../platform/auth/tokens.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -16,7 +25,11 @@ describe('platform accounts and email linking', () => {
     ({ t, smtp } = await buildMailingTestApp());
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
     // Shipped disabled; the tests sign in through them.
-    await t.database.db.updateTable('platforms').set({ enabled: true }).where('slug', 'in', ['github', 'discord']).execute();
+    await t.database.db
+      .updateTable('platforms')
+      .set({ enabled: true })
+      .where('slug', 'in', ['github', 'discord'])
+      .execute();
   });
   afterAll(() => t.close());
 
@@ -26,23 +39,40 @@ describe('platform accounts and email linking', () => {
     const platform = await db.selectFrom('platforms').select('id').where('slug', '=', slug).executeTakeFirstOrThrow();
     const account = await db
       .insertInto('platform_accounts')
-      .values({ user_id: userId, platform_id: platform.id, platform_user_id: `${slug}-${++counter}`, username: `${slug}_name`, avatar_url: 'https://cdn.test/a.png' })
+      .values({
+        user_id: userId,
+        platform_id: platform.id,
+        platform_user_id: `${slug}-${++counter}`,
+        username: `${slug}_name`,
+        avatar_url: 'https://cdn.test/a.png',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    if (primary) await db.updateTable('users').set({ primary_platform_account_id: account.id }).where('id', '=', userId).execute();
+    if (primary)
+      await db.updateTable('users').set({ primary_platform_account_id: account.id }).where('id', '=', userId).execute();
     return account.id;
   }
 
   /** A user who signed up through an OAuth provider only (no email account), with a session. */
   async function createOAuthUser(...slugs: string[]) {
     const db = t.database.db;
-    const user = await db.insertInto('users').values({ username: `oauth_${process.pid}_${++counter}` }).returning(['id', 'username']).executeTakeFirstOrThrow();
+    const user = await db
+      .insertInto('users')
+      .values({ username: `oauth_${process.pid}_${++counter}` })
+      .returning(['id', 'username'])
+      .executeTakeFirstOrThrow();
     const accountIds: string[] = [];
-    for (const [i, slug] of (slugs.length ? slugs : ['github']).entries()) accountIds.push(await addOAuthAccount(user.id, slug, i === 0));
+    for (const [i, slug] of (slugs.length ? slugs : ['github']).entries())
+      accountIds.push(await addOAuthAccount(user.id, slug, i === 0));
     const token = newToken(SESSION_TOKEN_PREFIX);
     await db
       .insertInto('sessions')
-      .values({ token_hash: hashToken(token), user_id: user.id, provider: slugs[0] ?? 'github', expires_at: new Date(Date.now() + 3_600_000) })
+      .values({
+        token_hash: hashToken(token),
+        user_id: user.id,
+        provider: slugs[0] ?? 'github',
+        expires_at: new Date(Date.now() + 3_600_000),
+      })
       .execute();
     return { ...user, token, accountIds };
   }
@@ -51,9 +81,15 @@ describe('platform accounts and email linking', () => {
     t.app.inject({ method, url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
   const requestLink = (userId: string, token: string, email: string, password = 'linked-password-1') =>
     call('POST', `/v1/users/${userId}/email-link/request`, token, { email, password });
-  const verify = (token: string, linkToken: string) => call('POST', '/v1/users/email-link/verify', token, { token: linkToken });
+  const verify = (token: string, linkToken: string) =>
+    call('POST', '/v1/users/email-link/verify', token, { token: linkToken });
   const events = (eventType: string, resourceId: string) =>
-    t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('resource_id', '=', resourceId).execute();
+    t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('event_type', '=', eventType)
+      .where('resource_id', '=', resourceId)
+      .execute();
 
   describe('GET /v1/users/{id}/accounts', () => {
     it('lists the own accounts in the platform account shape', async () => {
@@ -101,7 +137,14 @@ describe('platform accounts and email linking', () => {
       const response = await call('PUT', `/v1/users/${user.id}/accounts/${github}/primary`, user.token);
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({
-        data: expect.objectContaining({ id: github, platform_slug: 'github', platform_name: 'GitHub', is_oauth: true, is_primary: true, avatar_url: 'https://cdn.test/a.png' }),
+        data: expect.objectContaining({
+          id: github,
+          platform_slug: 'github',
+          platform_name: 'GitHub',
+          is_oauth: true,
+          is_primary: true,
+          avatar_url: 'https://cdn.test/a.png',
+        }),
         _links: { self: `http://localhost/v1/users/${user.id}/accounts/${github}/primary` },
       });
       const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
@@ -110,9 +153,15 @@ describe('platform accounts and email linking', () => {
         ['github', true],
       ]);
       const [event] = await events('user_updated', user.id);
-      expect(event?.metadata).toMatchObject({ field: 'primary_platform_account_id', new_value: github, platform: 'github' });
+      expect(event?.metadata).toMatchObject({
+        field: 'primary_platform_account_id',
+        new_value: github,
+        platform: 'github',
+      });
       // Asking again changes nothing and still answers the account.
-      expect((await call('PUT', `/v1/users/${user.id}/accounts/${github}/primary`, user.token)).json().data.is_primary).toBe(true);
+      expect(
+        (await call('PUT', `/v1/users/${user.id}/accounts/${github}/primary`, user.token)).json().data.is_primary,
+      ).toBe(true);
       expect(await events('user_updated', user.id)).toHaveLength(1);
     });
 
@@ -121,7 +170,11 @@ describe('platform accounts and email linking', () => {
       const cases: [string, string, string][] = [
         [`/v1/users/${MISSING}/accounts/${other.accountIds[0]}/primary`, 'User not found', 'user.not_found'],
         [`/v1/users/${user.id}/accounts/${MISSING}/primary`, 'Platform account not found', 'account.not_found'],
-        [`/v1/users/${user.id}/accounts/${other.accountIds[0]}/primary`, 'Platform account not found', 'account.not_found'],
+        [
+          `/v1/users/${user.id}/accounts/${other.accountIds[0]}/primary`,
+          'Platform account not found',
+          'account.not_found',
+        ],
       ];
       for (const [url, message, code] of cases) {
         const response = await call('PUT', url, admin);
@@ -145,21 +198,33 @@ describe('platform accounts and email linking', () => {
       const [email] = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${email.id}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The email account cannot be unlinked', code: 'account.unlink_email' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'The email account cannot be unlinked',
+        code: 'account.unlink_email',
+      });
     });
 
     it('refuses the last remaining account', async () => {
       const user = await createOAuthUser('github');
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The last remaining account cannot be unlinked', code: 'account.unlink_last' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'The last remaining account cannot be unlinked',
+        code: 'account.unlink_last',
+      });
     });
 
     it('refuses the primary account', async () => {
       const user = await createOAuthUser('github', 'discord');
       const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
       expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({ error: 'BadRequest', message: 'The primary account cannot be unlinked; make another account primary first', code: 'account.unlink_primary' });
+      expect(response.json()).toEqual({
+        error: 'BadRequest',
+        message: 'The primary account cannot be unlinked; make another account primary first',
+        code: 'account.unlink_primary',
+      });
     });
 
     it('unlinks another account: 204, gone from the list, account_unlinked audited', async () => {
@@ -171,7 +236,12 @@ describe('platform accounts and email linking', () => {
       const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
       expect(list.map((a: { id: string }) => a.id)).toEqual([user.accountIds[0]]);
       const [event] = await events('account_unlinked', discord!);
-      expect(event).toMatchObject({ user_id: user.id, actor_id: user.id, resource_type: 'platform_account', metadata: { platform: 'discord' } });
+      expect(event).toMatchObject({
+        user_id: user.id,
+        actor_id: user.id,
+        resource_type: 'platform_account',
+        metadata: { platform: 'discord' },
+      });
       expect((await call('DELETE', `/v1/users/${user.id}/accounts/${discord}`, user.token)).statusCode).toBe(404);
     });
 
@@ -179,8 +249,14 @@ describe('platform accounts and email linking', () => {
       const [user, other] = [await createOAuthUser('github', 'discord'), await createOAuthUser('github', 'discord')];
       const foreign = await call('DELETE', `/v1/users/${user.id}/accounts/${other.accountIds[1]}`, admin);
       expect(foreign.statusCode).toBe(404);
-      expect(foreign.json()).toEqual({ error: 'NotFound', message: 'Platform account not found', code: 'account.not_found' });
-      expect((await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, other.token)).statusCode).toBe(403);
+      expect(foreign.json()).toEqual({
+        error: 'NotFound',
+        message: 'Platform account not found',
+        code: 'account.not_found',
+      });
+      expect(
+        (await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, other.token)).statusCode,
+      ).toBe(403);
       expect((await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, admin)).statusCode).toBe(204);
     });
   });
@@ -202,11 +278,20 @@ describe('platform accounts and email linking', () => {
       expect(mail.subject).toMatch(/email sign-in/i);
       expect(mail.text).toMatch(/^http:\/\/localhost\/verify-email\?token=/m);
       const linkToken = tokenFromMail(mail);
-      expect(await t.database.db.selectFrom('account_tokens').select('token_hash').where('token_hash', '=', linkToken).execute()).toEqual([]);
+      expect(
+        await t.database.db
+          .selectFrom('account_tokens')
+          .select('token_hash')
+          .where('token_hash', '=', linkToken)
+          .execute(),
+      ).toEqual([]);
 
       const verified = await verify(user.token, linkToken);
       expect(verified.statusCode).toBe(200);
-      expect(verified.json()).toEqual({ message: 'Email account linked', platform_account_id: expect.stringMatching(UUID) });
+      expect(verified.json()).toEqual({
+        message: 'Email account linked',
+        platform_account_id: expect.stringMatching(UUID),
+      });
       const accountId = verified.json().platform_account_id as string;
 
       const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
@@ -219,22 +304,42 @@ describe('platform accounts and email linking', () => {
       });
       expect(await login(t.app, address, 'linked-password-1')).toMatch(/^ses_/);
       expect(await events('account_linked', accountId)).toEqual([
-        expect.objectContaining({ user_id: user.id, resource_type: 'platform_account', metadata: { platform: 'email' } }),
+        expect.objectContaining({
+          user_id: user.id,
+          resource_type: 'platform_account',
+          metadata: { platform: 'email' },
+        }),
       ]);
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({ pending: false, email: null, expires_at: null });
+      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({
+        pending: false,
+        email: null,
+        expires_at: null,
+      });
 
       const reused = await verify(user.token, linkToken);
       expect(reused.statusCode).toBe(400);
-      expect(reused.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+      expect(reused.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid or expired token',
+        code: 'mailed_token.invalid',
+      });
       // Now that the user has an email account, another link is refused and the email account stays.
       const again = await requestLink(user.id, user.token, `other_${counter}@example.org`);
       expect(again.statusCode).toBe(409);
-      expect(again.json()).toEqual({ error: 'Conflict', message: 'User already has an email account', code: 'account.email_already_linked' });
+      expect(again.json()).toEqual({
+        error: 'Conflict',
+        message: 'User already has an email account',
+        code: 'account.email_already_linked',
+      });
     });
 
     it('the email account becomes primary when the user had none', async () => {
       const user = await createOAuthUser('github');
-      await t.database.db.updateTable('users').set({ primary_platform_account_id: null }).where('id', '=', user.id).execute();
+      await t.database.db
+        .updateTable('users')
+        .set({ primary_platform_account_id: null })
+        .where('id', '=', user.id)
+        .execute();
       const address = `primary_${counter}@example.org`;
       expect((await requestLink(user.id, user.token, address)).statusCode).toBe(200);
       const verified = await verify(user.token, tokenFromMail(await smtp.waitFor(address)));
@@ -246,25 +351,47 @@ describe('platform accounts and email linking', () => {
       const user = await createUser(t.app);
       const response = await requestLink(user.id, user.token, `fresh_${counter++}@example.org`);
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'User already has an email account', code: 'account.email_already_linked' });
+      expect(response.json()).toEqual({
+        error: 'Conflict',
+        message: 'User already has an email account',
+        code: 'account.email_already_linked',
+      });
     });
 
     it('answers 409 when the address belongs to another email account', async () => {
       const [owner, user] = [await createUser(t.app), await createOAuthUser()];
       const response = await requestLink(user.id, user.token, `${owner.username.toUpperCase()}@example.org`);
       expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
+      expect(response.json()).toEqual({
+        error: 'Conflict',
+        message: 'Email is already in use',
+        code: 'user.email_in_use',
+      });
     });
 
     it('rejects a short password, a bad email and missing fields with 400 naming the field', async () => {
       const user = await createOAuthUser();
       const short = await requestLink(user.id, user.token, 'short@example.org', 'seven77');
       expect(short.statusCode).toBe(400);
-      expect(short.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' must NOT have fewer than 8 characters", code: 'request.validation' });
+      expect(short.json()).toEqual({
+        error: 'BadRequest',
+        message: "Body field 'password' must NOT have fewer than 8 characters",
+        code: 'request.validation',
+      });
       const bad = await requestLink(user.id, user.token, 'not-an-address');
-      expect(bad.json()).toEqual({ error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
-      const missing = await call('POST', `/v1/users/${user.id}/email-link/request`, user.token, { email: 'x@example.org' });
-      expect(missing.json()).toEqual({ error: 'BadRequest', message: "Body field 'password' is required", code: 'request.validation' });
+      expect(bad.json()).toEqual({
+        error: 'BadRequest',
+        message: 'email is not a valid email address',
+        code: 'user.invalid_email',
+      });
+      const missing = await call('POST', `/v1/users/${user.id}/email-link/request`, user.token, {
+        email: 'x@example.org',
+      });
+      expect(missing.json()).toEqual({
+        error: 'BadRequest',
+        message: "Body field 'password' is required",
+        code: 'request.validation',
+      });
     });
 
     it('needs users:write for another user (admins may), 404 for an unknown user', async () => {
@@ -293,7 +420,10 @@ describe('platform accounts and email linking', () => {
       const firstToken = tokenFromMail(await smtp.waitFor(first));
       await requestLink(user.id, user.token, second);
       const secondToken = tokenFromMail(await smtp.waitFor(second));
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toMatchObject({ pending: true, email: second });
+      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toMatchObject({
+        pending: true,
+        email: second,
+      });
       expect((await verify(user.token, firstToken)).statusCode).toBe(400);
       expect((await verify(user.token, secondToken)).statusCode).toBe(200);
     });
@@ -306,48 +436,92 @@ describe('platform accounts and email linking', () => {
       const cancelled = await call('DELETE', `/v1/users/${user.id}/email-link/pending`, user.token);
       expect(cancelled.statusCode).toBe(200);
       expect(cancelled.json()).toEqual({ message: 'Pending email link cancelled' });
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({ pending: false, email: null, expires_at: null });
+      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({
+        pending: false,
+        email: null,
+        expires_at: null,
+      });
       expect((await verify(user.token, linkToken)).statusCode).toBe(400);
       const none = await call('DELETE', `/v1/users/${user.id}/email-link/pending`, user.token);
       expect(none.statusCode).toBe(404);
-      expect(none.json()).toEqual({ error: 'NotFound', message: 'No pending email link', code: 'account.no_email_link_pending' });
+      expect(none.json()).toEqual({
+        error: 'NotFound',
+        message: 'No pending email link',
+        code: 'account.no_email_link_pending',
+      });
     });
 
     it('verify: 400 for unknown and expired tokens, 401 without credentials, 409 when the address was taken meanwhile', async () => {
       const user = await createOAuthUser();
       const unknown = await verify(user.token, 'no-such-token');
       expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+      expect(unknown.json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid or expired token',
+        code: 'mailed_token.invalid',
+      });
 
       const expiring = `expired_${counter}@example.org`;
       await requestLink(user.id, user.token, expiring);
       const expiredToken = tokenFromMail(await smtp.waitFor(expiring));
-      await t.database.db.updateTable('account_tokens').set({ expires_at: new Date(Date.now() - 1000) }).where('token_hash', '=', hashToken(expiredToken)).execute();
-      expect((await verify(user.token, expiredToken)).json()).toEqual({ error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' });
+      await t.database.db
+        .updateTable('account_tokens')
+        .set({ expires_at: new Date(Date.now() - 1000) })
+        .where('token_hash', '=', hashToken(expiredToken))
+        .execute();
+      expect((await verify(user.token, expiredToken)).json()).toEqual({
+        error: 'BadRequest',
+        message: 'Invalid or expired token',
+        code: 'mailed_token.invalid',
+      });
       expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json().pending).toBe(false);
 
       const taken = `taken_${counter}@example.org`;
       await requestLink(user.id, user.token, taken);
       const linkToken = tokenFromMail(await smtp.waitFor(taken));
       expect((await call('POST', '/v1/users/email-link/verify', undefined, { token: linkToken })).statusCode).toBe(401);
-      await t.database.db.transaction().execute((trx) =>
-        t.app.services.users.createEmailUser(trx, { email: taken, username: `taker_${counter}`, password: 'taker-password' }),
-      );
+      await t.database.db
+        .transaction()
+        .execute((trx) =>
+          t.app.services.users.createEmailUser(trx, {
+            email: taken,
+            username: `taker_${counter}`,
+            password: 'taker-password',
+          }),
+        );
       const conflict = await verify(admin, linkToken);
       expect(conflict.statusCode).toBe(409);
-      expect(conflict.json()).toEqual({ error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
+      expect(conflict.json()).toEqual({
+        error: 'Conflict',
+        message: 'Email is already in use',
+        code: 'user.email_in_use',
+      });
       expect((await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data).toHaveLength(1);
     });
 
     it('refuses a link while the email platform is disabled', async () => {
       const user = await createOAuthUser();
-      await t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/enabled', headers: bearer(admin), payload: { enabled: false } });
+      await t.app.inject({
+        method: 'PATCH',
+        url: '/v1/platforms/email/enabled',
+        headers: bearer(admin),
+        payload: { enabled: false },
+      });
       try {
         const response = await requestLink(user.id, user.token, `disabled_${counter}@example.org`);
         expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({ error: 'BadRequest', message: 'Email sign-in is disabled', code: 'account.email_sign_in_disabled' });
+        expect(response.json()).toEqual({
+          error: 'BadRequest',
+          message: 'Email sign-in is disabled',
+          code: 'account.email_sign_in_disabled',
+        });
       } finally {
-        await t.app.inject({ method: 'PATCH', url: '/v1/platforms/email/enabled', headers: bearer(admin), payload: { enabled: true } });
+        await t.app.inject({
+          method: 'PATCH',
+          url: '/v1/platforms/email/enabled',
+          headers: bearer(admin),
+          payload: { enabled: true },
+        });
       }
     });
 
@@ -356,8 +530,13 @@ describe('platform accounts and email linking', () => {
       const address = `service_${counter}@example.org`;
       await requestLink(user.id, user.token, address);
       const linkToken = tokenFromMail(await smtp.waitFor(address));
-      const request = { ip: '127.0.0.1', headers: {} } as Parameters<typeof t.app.services.accounts.completeEmailLink>[0];
-      await expect(t.app.services.accounts.completeEmailLink(request, 'unknown')).rejects.toMatchObject({ status: 400, message: 'Invalid or expired token' });
+      const request = { ip: '127.0.0.1', headers: {} } as Parameters<
+        typeof t.app.services.accounts.completeEmailLink
+      >[0];
+      await expect(t.app.services.accounts.completeEmailLink(request, 'unknown')).rejects.toMatchObject({
+        status: 400,
+        message: 'Invalid or expired token',
+      });
       const result = await t.app.services.accounts.completeEmailLink(request, linkToken);
       expect(result).toEqual({ userId: user.id, platformAccountId: expect.stringMatching(UUID) });
     });
@@ -374,7 +553,11 @@ describe('email link when the mail cannot be sent', () => {
 
   it('answers 500 with a clear message and keeps no pending token', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const user = await t.database.db.insertInto('users').values({ username: 'no_mail_user' }).returning('id').executeTakeFirstOrThrow();
+    const user = await t.database.db
+      .insertInto('users')
+      .values({ username: 'no_mail_user' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     const response = await t.app.inject({
       method: 'POST',
       url: `/v1/users/${user.id}/email-link/request`,
@@ -382,9 +565,19 @@ describe('email link when the mail cannot be sent', () => {
       payload: { email: 'nomail@example.org', password: 'linked-password-1' },
     });
     expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
-    expect(await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
-    const pending = await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/email-link/pending`, headers: bearer(admin) });
+    expect(response.json()).toEqual({
+      error: 'InternalServerError',
+      message: 'The verification email could not be sent; please try again later',
+      code: 'mail.not_sent',
+    });
+    expect(
+      await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute(),
+    ).toEqual([]);
+    const pending = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${user.id}/email-link/pending`,
+      headers: bearer(admin),
+    });
     expect(pending.json()).toEqual({ pending: false, email: null, expires_at: null });
   });
 });

@@ -27,7 +27,19 @@ type PlatformAccount = NonNullable<Awaited<ReturnType<UsersService['listedAccoun
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
-  users: Pick<UsersService, 'findById' | 'lockById' | 'findEmailAccountOfUser' | 'emailAccountExists' | 'setPrimaryAccount' | 'createEmailAccount' | 'assertMayManage' | 'deleteAccount' | 'listedAccountsOf' | 'listedAccountOf'>;
+  users: Pick<
+    UsersService,
+    | 'findById'
+    | 'lockById'
+    | 'findEmailAccountOfUser'
+    | 'emailAccountExists'
+    | 'setPrimaryAccount'
+    | 'createEmailAccount'
+    | 'assertMayManage'
+    | 'deleteAccount'
+    | 'listedAccountsOf'
+    | 'listedAccountOf'
+  >;
   loginProviders: Pick<LoginProvidersService, 'isEnabled'>;
   mailer: Mailer;
   audit: AuditWriter;
@@ -64,7 +76,10 @@ export function createAccountsService(deps: Deps) {
    * 400 for unknown, expired or used tokens (and users deleted since); 409 when the user got an email
    * account or the address was taken in the meantime (the token then stays usable).
    */
-  async function completeEmailLink(request: FastifyRequest, token: string): Promise<{ userId: string; platformAccountId: string }> {
+  async function completeEmailLink(
+    request: FastifyRequest,
+    token: string,
+  ): Promise<{ userId: string; platformAccountId: string }> {
     return deps.db.transaction().execute(async (trx) => {
       const link = await tokens.consume('email_link', hashToken(token), trx);
       if (!link?.email || !link.password_hash) throw MailedTokenErrors.invalid();
@@ -73,7 +88,12 @@ export function createAccountsService(deps: Deps) {
       if (await deps.users.findEmailAccountOfUser(user.id, trx)) throw AccountErrors.email_already_linked();
       if (await deps.users.emailAccountExists(link.email, trx)) throw UserErrors.email_in_use();
       const platformAccountId = await deps.users
-        .createEmailAccount(trx, { userId: user.id, email: link.email, username: user.username, passwordHash: link.password_hash })
+        .createEmailAccount(trx, {
+          userId: user.id,
+          email: link.email,
+          username: user.username,
+          passwordHash: link.password_hash,
+        })
         // A registration or link that committed between the check and the insert hits the unique key.
         .catch((err: unknown) => {
           throw isConstraintViolation(err, EMAIL_ACCOUNT_KEY) ? UserErrors.email_in_use() : err;
@@ -103,7 +123,12 @@ export function createAccountsService(deps: Deps) {
       return deps.users.listedAccountsOf(userId);
     },
 
-    async makePrimary(request: FastifyRequest, caller: Caller, userId: string, accountId: string): Promise<PlatformAccount> {
+    async makePrimary(
+      request: FastifyRequest,
+      caller: Caller,
+      userId: string,
+      accountId: string,
+    ): Promise<PlatformAccount> {
       await deps.users.assertMayManage(caller, userId);
       return deps.db.transaction().execute(async (trx) => {
         const { user, account } = await lockedAccount(userId, accountId, trx);
@@ -118,7 +143,12 @@ export function createAccountsService(deps: Deps) {
               resourceType: 'user',
               resourceId: userId,
               description: 'primary platform account changed',
-              metadata: { field: 'primary_platform_account_id', old_value: user.primary_platform_account_id, new_value: accountId, platform: account.platform_slug },
+              metadata: {
+                field: 'primary_platform_account_id',
+                old_value: user.primary_platform_account_id,
+                new_value: accountId,
+                platform: account.platform_slug,
+              },
             },
             trx,
           );
@@ -152,7 +182,12 @@ export function createAccountsService(deps: Deps) {
     },
 
     /** Mails a 24-hour link that adds an email/password account to the user; replaces an older pending link. */
-    async requestEmailLink(request: FastifyRequest, caller: Caller, userId: string, input: Static<typeof EmailLinkRequestBody>) {
+    async requestEmailLink(
+      request: FastifyRequest,
+      caller: Caller,
+      userId: string,
+      input: Static<typeof EmailLinkRequestBody>,
+    ) {
       const user = await existingUser(userId);
       // Whoever links an address and password to a user can sign in as them.
       await deps.users.assertMayManage(caller, userId);
@@ -164,9 +199,17 @@ export function createAccountsService(deps: Deps) {
       const token = newToken('');
       const expiresAt = new Date(deps.clock.now().getTime() + EMAIL_LINK_LIFETIME_MS);
       const passwordHash = await hashPassword(input.password);
-      const issued = await tokens.issue('email_link', { user_id: userId, email, password_hash: passwordHash, token_hash: hashToken(token), expires_at: expiresAt });
+      const issued = await tokens.issue('email_link', {
+        user_id: userId,
+        email,
+        password_hash: passwordHash,
+        token_hash: hashToken(token),
+        expires_at: expiresAt,
+      });
       const link = mailLink(request, VERIFY_EMAIL_PATH, token);
-      await sendOrUndo(deps, email, emailLinkMail({ link, expiresAt }, user.username), () => tokens.deleteById(issued.id));
+      await sendOrUndo(deps, email, emailLinkMail({ link, expiresAt }, user.username), () =>
+        tokens.deleteById(issued.id),
+      );
       await tokens.removeOthers('email_link', userId, issued.id);
       return { message: 'Verification email sent; follow its link to add email sign-in', expires_at: expiresAt };
     },

@@ -1,5 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import {
+  adminIdOf,
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createUser,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  UNKNOWN_ID,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { buildApp } from '../../app.js';
 import { socketAs } from '../../../test/ws-client.js';
 
@@ -30,7 +42,12 @@ const eventsOf = (userId: string) =>
 describe('deletion status and cancel-deletion', () => {
   it('reports an active user, then a deleted one scheduled 7 days after the deletion', async () => {
     const user = await createUser(t.app);
-    expect((await status(user.id)).json()).toEqual({ is_scheduled_for_deletion: false, scheduled_deletion_at: null, is_deleted: false, deleted_at: null });
+    expect((await status(user.id)).json()).toEqual({
+      is_scheduled_for_deletion: false,
+      scheduled_deletion_at: null,
+      is_deleted: false,
+      deleted_at: null,
+    });
     const deletedAt = t.clock.nowMs();
     await remove(user.id);
     expect((await status(user.id)).json()).toEqual({
@@ -39,7 +56,11 @@ describe('deletion status and cancel-deletion', () => {
       is_deleted: true,
       deleted_at: iso(deletedAt),
     });
-    expect((await status(UNKNOWN_ID)).json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
+    expect((await status(UNKNOWN_ID)).json()).toEqual({
+      error: 'NotFound',
+      message: 'User not found',
+      code: 'user.not_found',
+    });
   });
 
   it('lists the users in the grace period with deleted=true, and only there', async () => {
@@ -48,7 +69,10 @@ describe('deletion status and cancel-deletion', () => {
     const idsOf = async (query: string) => {
       const response = await call('GET', `/v1/users?limit=100${query}`);
       expect(response.statusCode).toBe(200);
-      return (response.json().data as { id: string; deleted_at: string | null }[]).map((user) => [user.id, user.deleted_at]);
+      return (response.json().data as { id: string; deleted_at: string | null }[]).map((user) => [
+        user.id,
+        user.deleted_at,
+      ]);
     };
     const pending = await idsOf('&deleted=true');
     expect(pending).toContainEqual([deleted.id, iso(t.clock.nowMs())]);
@@ -78,7 +102,11 @@ describe('deletion status and cancel-deletion', () => {
     const again = await call('POST', `/v1/admin/users/${user.id}/cancel-deletion`);
     expect({ status: again.statusCode, body: again.json() }).toEqual({
       status: 400,
-      body: { error: 'BadRequest', message: 'The user is not scheduled for deletion', code: 'user.not_scheduled_for_deletion' },
+      body: {
+        error: 'BadRequest',
+        message: 'The user is not scheduled for deletion',
+        code: 'user.not_scheduled_for_deletion',
+      },
     });
     expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/cancel-deletion`)).statusCode).toBe(404);
   });
@@ -86,10 +114,24 @@ describe('deletion status and cancel-deletion', () => {
   it('guards each route with its permission', async () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);
-    expect((await call('GET', `/v1/admin/users/${other.id}/deletion-status`, undefined, user.token)).statusCode).toBe(403);
-    expect((await call('POST', `/v1/admin/users/${other.id}/cancel-deletion`, undefined, user.token)).statusCode).toBe(403);
-    expect((await call('POST', `/v1/admin/users/${other.id}/force-delete`, { reason: 'x' }, user.token)).statusCode).toBe(403);
-    expect((await t.app.inject({ method: 'POST', url: `/v1/admin/users/${other.id}/force-delete`, payload: { reason: 'x' } })).statusCode).toBe(401);
+    expect((await call('GET', `/v1/admin/users/${other.id}/deletion-status`, undefined, user.token)).statusCode).toBe(
+      403,
+    );
+    expect((await call('POST', `/v1/admin/users/${other.id}/cancel-deletion`, undefined, user.token)).statusCode).toBe(
+      403,
+    );
+    expect(
+      (await call('POST', `/v1/admin/users/${other.id}/force-delete`, { reason: 'x' }, user.token)).statusCode,
+    ).toBe(403);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/v1/admin/users/${other.id}/force-delete`,
+          payload: { reason: 'x' },
+        })
+      ).statusCode,
+    ).toBe(401);
   });
 });
 
@@ -107,9 +149,20 @@ describe('the purge', () => {
   it('removes users past the grace period, keeps younger ones, and pseudonymises the audit trail', async () => {
     const due = await createUser(t.app);
     const young = await createUser(t.app);
-    const sent = await t.database.db.insertInto('gps_points').values({
-      sent_by: due.id, latitude: 54, longitude: 10, timestamp: new Date('2026-11-01T00:00:00Z'), speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
-    }).returning('id').executeTakeFirstOrThrow();
+    const sent = await t.database.db
+      .insertInto('gps_points')
+      .values({
+        sent_by: due.id,
+        latitude: 54,
+        longitude: 10,
+        timestamp: new Date('2026-11-01T00:00:00Z'),
+        speed_kmh: 0,
+        speed_mps: 0,
+        speed_mph: 0,
+        speed_knots: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     await remove(due.id);
     t.clock.advance(2 * DAY_MS);
     await remove(young.id);
@@ -119,7 +172,11 @@ describe('the purge', () => {
     expect(deleted_users).toBeGreaterThanOrEqual(1);
     expect((await status(due.id)).statusCode).toBe(404);
     expect((await status(young.id)).json()).toMatchObject({ is_scheduled_for_deletion: true });
-    const accounts = await t.database.db.selectFrom('platform_accounts').select('id').where('user_id', '=', due.id).execute();
+    const accounts = await t.database.db
+      .selectFrom('platform_accounts')
+      .select('id')
+      .where('user_id', '=', due.id)
+      .execute();
     expect(accounts).toEqual([]);
 
     const events = await eventsOf(due.id);
@@ -127,12 +184,25 @@ describe('the purge', () => {
     expect(events.every((e) => e.ip_address === null && e.user_agent === null)).toBe(true);
     expect(events[2]).toMatchObject({
       actor_id: null,
-      metadata: { permanent: true, reason: 'grace period over', sessions_ended: 0, api_keys_removed: 0, audit_events_pseudonymised: 2, gps_points_unattributed: 1 },
+      metadata: {
+        permanent: true,
+        reason: 'grace period over',
+        sessions_ended: 0,
+        api_keys_removed: 0,
+        audit_events_pseudonymised: 2,
+        gps_points_unattributed: 1,
+      },
     });
     // The point stays (tracking data is the installation's) and no longer leads to anybody.
-    expect(await t.database.db.selectFrom('gps_points').select('sent_by').where('id', '=', sent.id).executeTakeFirst()).toEqual({ sent_by: null });
+    expect(
+      await t.database.db.selectFrom('gps_points').select('sent_by').where('id', '=', sent.id).executeTakeFirst(),
+    ).toEqual({ sent_by: null });
     // The name is free again once nothing of its holder is left.
-    const reused = await t.app.inject({ method: 'POST', url: '/v1/auth/register', payload: { email: 'new@example.org', username: due.username, password: 'password-123' } });
+    const reused = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/register',
+      payload: { email: 'new@example.org', username: due.username, password: 'password-123' },
+    });
     expect(reused.statusCode).not.toBe(409);
   });
 
@@ -159,7 +229,9 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
   it("tells an active user's open apps to sign out and disconnects them", async () => {
     const user = await createUser(t.app);
     const openApp = await socketAs(await listening(), user.token);
-    expect((await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' })).statusCode).toBe(200);
+    expect(
+      (await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' })).statusCode,
+    ).toBe(200);
     expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'account_deleted' });
     expect((await openApp.closed).code).toBe(4001);
   });
@@ -168,17 +240,31 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
     const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
     const own = await createApiKey(t.app, user.token, { name: 'own', scopes: ['gps:read'] });
     // The admin signed in days ago on this test's clock (other tests move it): the password shows it is them.
-    const system = await createApiKey(t.app, admin, { name: 'installation', scopes: ['gps:read'], is_system: true, current_password: TEST_ADMIN.password });
+    const system = await createApiKey(t.app, admin, {
+      name: 'installation',
+      scopes: ['gps:read'],
+      is_system: true,
+      current_password: TEST_ADMIN.password,
+    });
     await t.database.db.updateTable('api_keys').set({ user_id: user.id }).where('id', '=', system.id).execute();
 
     const response = await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' });
-    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 200, body: { success: true, message: 'User permanently deleted' } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({
+      status: 200,
+      body: { success: true, message: 'User permanently deleted' },
+    });
     expect((await status(user.id)).statusCode).toBe(404);
     expect((await call('GET', '/v1/users/me', undefined, user.token)).json()).toEqual(UNAUTHORIZED);
     expect((await call('GET', '/v1/gps', undefined, own.key)).json()).toEqual(UNAUTHORIZED);
     const lookup = await call('GET', `/v1/users/email/${encodeURIComponent(TEST_ADMIN.email)}`, undefined, system.key);
     expect(lookup.statusCode).toBe(200);
-    expect(await t.database.db.selectFrom('api_keys').select(['user_id', 'is_active']).where('id', '=', system.id).executeTakeFirst()).toEqual({ user_id: null, is_active: true });
+    expect(
+      await t.database.db
+        .selectFrom('api_keys')
+        .select(['user_id', 'is_active'])
+        .where('id', '=', system.id)
+        .executeTakeFirst(),
+    ).toEqual({ user_id: null, is_active: true });
     const [event] = (await eventsOf(user.id)).filter((e) => e.event_type === 'user_deleted');
     expect(event).toMatchObject({
       actor_id: adminId,
@@ -191,11 +277,18 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
     const missing = await call('POST', `/v1/admin/users/${user.id}/force-delete`, {});
     expect(missing.statusCode).toBe(400);
     expect(missing.json().message).toContain('reason');
-    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).json()).toMatchObject({ code: 'user.not_found' });
+    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).json()).toMatchObject({
+      code: 'user.not_found',
+    });
     const self = await call('POST', `/v1/admin/users/${adminId}/force-delete`, { reason: 'x' });
     expect({ status: self.statusCode, code: self.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
     const upper = await call('POST', `/v1/admin/users/${adminId.toUpperCase()}/force-delete`, { reason: 'x' });
-    expect({ status: upper.statusCode, code: upper.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
-    expect((await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'x' }, TEST_SYSTEM_KEY)).statusCode).toBe(403);
+    expect({ status: upper.statusCode, code: upper.json().code }).toEqual({
+      status: 409,
+      code: 'user.last_super_admin',
+    });
+    expect(
+      (await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'x' }, TEST_SYSTEM_KEY)).statusCode,
+    ).toBe(403);
   });
 });

@@ -35,18 +35,27 @@ export function createUserDeletion(deps: Deps) {
   const scheduledAt = (deletedAt: Date) => new Date(deletedAt.getTime() + DELETION_GRACE_MS);
 
   /** Removes one user for good, in the caller's transaction, with the user_deleted event that says so. */
-  async function purge(request: FastifyRequest | null, userId: string, trx: Kysely<Schema>, audit: { actorId: string | null; reason: string | null }) {
+  async function purge(
+    request: FastifyRequest | null,
+    userId: string,
+    trx: Kysely<Schema>,
+    audit: { actorId: string | null; reason: string | null },
+  ) {
     const { onCommit, committed } = afterCommit();
     const removed = await deps.events.emit('user.purging', { userId, trx, onCommit });
     await repo.purge(userId, trx);
-    await deps.audit.record(request, {
-      eventType: 'user_deleted',
-      userId,
-      actorId: audit.actorId,
-      resourceType: 'user',
-      resourceId: userId,
-      metadata: { permanent: true, reason: audit.reason, ...removed },
-    }, trx);
+    await deps.audit.record(
+      request,
+      {
+        eventType: 'user_deleted',
+        userId,
+        actorId: audit.actorId,
+        resourceType: 'user',
+        resourceId: userId,
+        metadata: { permanent: true, reason: audit.reason, ...removed },
+      },
+      trx,
+    );
     return committed;
   }
 
@@ -69,9 +78,18 @@ export function createUserDeletion(deps: Deps) {
         if (!user) throw UserErrors.not_found();
         if (!user.deleted_at) throw UserErrors.not_scheduled_for_deletion();
         await repo.restore(userId, trx);
-        await deps.audit.record(request, {
-          eventType: 'user_updated', userId, actorId: caller.userId, resourceType: 'user', resourceId: userId, metadata: { fields: ['deleted_at'], deletion_cancelled: true },
-        }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'user_updated',
+            userId,
+            actorId: caller.userId,
+            resourceType: 'user',
+            resourceId: userId,
+            metadata: { fields: ['deleted_at'], deletion_cancelled: true },
+          },
+          trx,
+        );
       });
     },
 

@@ -41,7 +41,11 @@ export function createEmailChangeService(deps: Deps) {
   }
 
   return {
-    async request(request: FastifyRequest, userId: string, email: string): Promise<{ message: string; expires_at: Date }> {
+    async request(
+      request: FastifyRequest,
+      userId: string,
+      email: string,
+    ): Promise<{ message: string; expires_at: Date }> {
       const user = await requireUser(userId);
       const account = await repo.findEmailAccountOfUser(userId);
       if (!account) throw EmailChangeErrors.no_email_account();
@@ -49,13 +53,27 @@ export function createEmailChangeService(deps: Deps) {
       const token = newToken('');
       const pending = await deps.db.transaction().execute(async (trx) => {
         if (await repo.emailAccountExists(email, trx)) throw UserErrors.email_in_use();
-        return tokens.issue('email_change', { user_id: userId, email, token_hash: hashToken(token), expires_at: new Date(deps.clock.now().getTime() + EMAIL_CHANGE_LIFETIME_MS) }, trx);
+        return tokens.issue(
+          'email_change',
+          {
+            user_id: userId,
+            email,
+            token_hash: hashToken(token),
+            expires_at: new Date(deps.clock.now().getTime() + EMAIL_CHANGE_LIFETIME_MS),
+          },
+          trx,
+        );
       });
 
       const link = mailLink(request, VERIFY_EMAIL_PATH, token);
-      await sendOrUndo(deps, email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username), () => tokens.deleteById(pending.id));
+      await sendOrUndo(deps, email, emailChangeMail({ link, expiresAt: pending.expires_at }, user.username), () =>
+        tokens.deleteById(pending.id),
+      );
       await tokens.removeOthers('email_change', userId, pending.id);
-      return { message: 'A verification link was sent to the new address; the change takes effect when it is opened', expires_at: pending.expires_at };
+      return {
+        message: 'A verification link was sent to the new address; the change takes effect when it is opened',
+        expires_at: pending.expires_at,
+      };
     },
 
     /** Applies the change a token stands for; 400 when the token is unknown, expired or used, 409 when the address was taken meanwhile. */
@@ -72,13 +90,24 @@ export function createEmailChangeService(deps: Deps) {
         }
         await deps.audit.record(
           request,
-          { eventType: 'user_updated', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { fields: ['email'], via: 'email_change' } },
+          {
+            eventType: 'user_updated',
+            userId: user.id,
+            resourceType: 'user',
+            resourceId: user.id,
+            metadata: { fields: ['email'], via: 'email_change' },
+          },
           trx,
         );
         return { userId: user.id, username: user.username, oldEmail: account.email, newEmail: row.email };
       });
       if (changed.oldEmail && changed.oldEmail !== changed.newEmail) {
-        await deps.events.emit('user.security_changed', { userId: changed.userId, kind: 'email_changed', oldEmail: changed.oldEmail, newEmail: changed.newEmail });
+        await deps.events.emit('user.security_changed', {
+          userId: changed.userId,
+          kind: 'email_changed',
+          oldEmail: changed.oldEmail,
+          newEmail: changed.newEmail,
+        });
       }
       return { userId: changed.userId };
     },
@@ -111,7 +140,8 @@ export function createEmailChangeService(deps: Deps) {
     },
 
     /** A deleted user's mailed links all stop working. */
-    removeAllTokensOf: (userId: string, trx: Kysely<Schema>) => tokens.removeAllOf(userId, ['email_change', 'email_link', 'password_reset'], trx),
+    removeAllTokensOf: (userId: string, trx: Kysely<Schema>) =>
+      tokens.removeAllOf(userId, ['email_change', 'email_link', 'password_reset'], trx),
   };
 }
 

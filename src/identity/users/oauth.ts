@@ -68,12 +68,16 @@ export function createOAuthSignIn(deps: Deps) {
 
   async function checkedPlatform(slug: string, trx: Kysely<Schema>) {
     const platform = await deps.loginProviders.find(slug, trx);
-    if (!platform?.is_oauth) throw OauthSignInErrors.unknown_provider(`oauthProvider '${quoted(slug)}' is not a known OAuth provider`);
+    if (!platform?.is_oauth)
+      throw OauthSignInErrors.unknown_provider(`oauthProvider '${quoted(slug)}' is not a known OAuth provider`);
     if (!platform.enabled) throw OauthSignInErrors.provider_disabled(`Sign-in through '${quoted(slug)}' is disabled`);
     return platform;
   }
 
-  return async function signIn(request: FastifyRequest, input: { email: string | null; name: string; provider: string; providerId: string; image: string | null }) {
+  return async function signIn(
+    request: FastifyRequest,
+    input: { email: string | null; name: string; provider: string; providerId: string; image: string | null },
+  ) {
     return deps.db.transaction().execute(async (trx) => {
       const platform = await checkedPlatform(input.provider, trx);
       const now = deps.clock.now();
@@ -84,18 +88,35 @@ export function createOAuthSignIn(deps: Deps) {
         const user = await repo.lockById(existing.user_id, trx);
         if (!user) throw UserErrors.deleted();
         const avatar = user.avatars_enabled ? input.image : null;
-        await repo.updateAccountProfile(existing.id, { username: input.name, email: input.email, avatar_url: avatar }, trx);
+        await repo.updateAccountProfile(
+          existing.id,
+          { username: input.name, email: input.email, avatar_url: avatar },
+          trx,
+        );
         await repo.update(user.id, { last_login_at: now }, trx);
         const metadata = { provider: platform.slug };
-        await deps.audit.record(request, { eventType: 'account_reconnected', userId: user.id, resourceType: 'platform_account', resourceId: existing.id, metadata }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'account_reconnected',
+            userId: user.id,
+            resourceType: 'platform_account',
+            resourceId: existing.id,
+            metadata,
+          },
+          trx,
+        );
         return repo.flatUserOfAccount(existing.id, trx);
       }
 
       // The interface links by email across platforms, trusting the address the provider reports
       // (only the system key, i.e. the sign-in app that did the OAuth exchange, may call this).
       const owner = input.email ? (await repo.accountsWithEmail(input.email, trx))[0] : undefined;
-      if (!owner && !(deps.registrationEnabled && platform.registration_enabled)) throw OauthSignInErrors.registration_disabled(`Registration through '${platform.slug}' is disabled`);
-      const user = owner ? await repo.lockById(owner.user_id, trx) : await repo.insertUser({ username: await freeUsername(input.name, trx) }, trx);
+      if (!owner && !(deps.registrationEnabled && platform.registration_enabled))
+        throw OauthSignInErrors.registration_disabled(`Registration through '${platform.slug}' is disabled`);
+      const user = owner
+        ? await repo.lockById(owner.user_id, trx)
+        : await repo.insertUser({ username: await freeUsername(input.name, trx) }, trx);
       if (!user) throw UserErrors.deleted();
       const account = await repo.insertAccount(
         {
@@ -111,11 +132,31 @@ export function createOAuthSignIn(deps: Deps) {
       if (owner) {
         await repo.update(user.id, { last_login_at: now }, trx);
         const metadata = { provider: platform.slug, matched_by: 'email' };
-        await deps.audit.record(request, { eventType: 'account_linked', userId: user.id, resourceType: 'platform_account', resourceId: account.id, metadata }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'account_linked',
+            userId: user.id,
+            resourceType: 'platform_account',
+            resourceId: account.id,
+            metadata,
+          },
+          trx,
+        );
       } else {
         await repo.update(user.id, { primary_platform_account_id: account.id, last_login_at: now }, trx);
         await deps.access.grantRoleDirectly(user.id, DEFAULT_USER_ROLE, trx);
-        await deps.audit.record(request, { eventType: 'user_created', userId: user.id, resourceType: 'user', resourceId: user.id, metadata: { provider: platform.slug } }, trx);
+        await deps.audit.record(
+          request,
+          {
+            eventType: 'user_created',
+            userId: user.id,
+            resourceType: 'user',
+            resourceId: user.id,
+            metadata: { provider: platform.slug },
+          },
+          trx,
+        );
       }
       return repo.flatUserOfAccount(account.id, trx);
     });

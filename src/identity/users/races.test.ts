@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createUser,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 /**
  * Requests that race each other for the same name or the same user. Whichever way the race goes (the
@@ -19,7 +27,12 @@ describe('users under concurrent requests', () => {
     const name = `wanted_${Date.now() % 1_000_000}`;
     const answers = await Promise.all(
       claimants.map((user) =>
-        t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/username`, headers: bearer(admin), payload: { username: name } }),
+        t.app.inject({
+          method: 'PATCH',
+          url: `/v1/users/${user.id}/username`,
+          headers: bearer(admin),
+          payload: { username: name },
+        }),
       ),
     );
     expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(1);
@@ -35,8 +48,15 @@ describe('users under concurrent requests', () => {
     const slug = `race${Date.now() % 100_000}`;
     await t.database.db.insertInto('platforms').values({ name: 'Race', slug, is_oauth: true }).execute();
     for (let round = 0; round < 5; round++) {
-      const identity = { email: null, name: `Racer ${round}`, oauthProvider: slug, oauthProviderId: `racer-${round}`, image: null };
-      const signIn = () => t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: identity });
+      const identity = {
+        email: null,
+        name: `Racer ${round}`,
+        oauthProvider: slug,
+        oauthProviderId: `racer-${round}`,
+        image: null,
+      };
+      const signIn = () =>
+        t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: identity });
       const user = (await signIn()).json().data;
       const [deleted, again] = await Promise.all([
         t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) }),
@@ -45,7 +65,11 @@ describe('users under concurrent requests', () => {
       expect(deleted.statusCode).toBe(204);
       expect([200, 403]).toContain(again.statusCode);
       if (again.statusCode === 403) {
-        expect(again.json()).toEqual({ error: 'Forbidden', message: 'This user account has been deleted', code: 'user.deleted' });
+        expect(again.json()).toEqual({
+          error: 'Forbidden',
+          message: 'This user account has been deleted',
+          code: 'user.deleted',
+        });
       }
     }
   });

@@ -4,7 +4,14 @@ import type { Cache } from '../../platform/kv/cache.js';
 import { banInForce } from '../bans/index.js';
 import { EMAIL_PLATFORM } from '../login-providers/service.js';
 
-const ACCOUNT_COLUMNS = ['pa.id', 'pa.user_id', 'pa.platform_user_id', 'pa.username', 'pa.email', 'pa.avatar_url'] as const;
+const ACCOUNT_COLUMNS = [
+  'pa.id',
+  'pa.user_id',
+  'pa.platform_user_id',
+  'pa.username',
+  'pa.email',
+  'pa.avatar_url',
+] as const;
 
 export interface UserChanges {
   username?: string;
@@ -28,14 +35,26 @@ const accountRows = (executor: Kysely<Schema>) =>
 /** An account as GET /v1/users/{id}/accounts lists it (PlatformAccount of users/schemas.ts). */
 const listedAccounts = (executor: Kysely<Schema>) =>
   accountRows(executor).select([
-    'pa.id', 'pa.platform_id', 'p.name as platform_name', 'p.slug as platform_slug', 'pa.platform_user_id', 'p.is_oauth',
+    'pa.id',
+    'pa.platform_id',
+    'p.name as platform_name',
+    'p.slug as platform_slug',
+    'pa.platform_user_id',
+    'p.is_oauth',
     sql<boolean>`coalesce(u.primary_platform_account_id = pa.id, false)`.as('is_primary'),
-    'pa.username', 'pa.email', 'pa.avatar_url', 'pa.created_at', 'pa.updated_at',
+    'pa.username',
+    'pa.email',
+    'pa.avatar_url',
+    'pa.created_at',
+    'pa.updated_at',
   ]);
 
 /** The email/password sign-in accounts (`pa`, with their platform `p`), for a query to narrow. */
 const emailAccounts = (db: Kysely<Schema>) =>
-  db.selectFrom('platform_accounts as pa').innerJoin('platforms as p', 'p.id', 'pa.platform_id').where('p.slug', '=', EMAIL_PLATFORM);
+  db
+    .selectFrom('platform_accounts as pa')
+    .innerJoin('platforms as p', 'p.id', 'pa.platform_id')
+    .where('p.slug', '=', EMAIL_PLATFORM);
 
 /** The sign-in columns of an email account. */
 const SIGN_IN_COLUMNS = ['pa.id', 'pa.email', 'pa.password_hash', 'p.enabled as platform_enabled'] as const;
@@ -85,8 +104,15 @@ export function passwordLoginQuery(db: Kysely<Schema>, identifier: string) {
  */
 export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
   /** Adds an email/password account (sign-in name = the address) to a user; returns its id. */
-  async function createEmailAccount(trx: Kysely<Schema>, input: { userId: string; email: string; username: string; passwordHash: string }) {
-    const platform = await trx.selectFrom('platforms').select('id').where('slug', '=', EMAIL_PLATFORM).executeTakeFirstOrThrow();
+  async function createEmailAccount(
+    trx: Kysely<Schema>,
+    input: { userId: string; email: string; username: string; passwordHash: string },
+  ) {
+    const platform = await trx
+      .selectFrom('platforms')
+      .select('id')
+      .where('slug', '=', EMAIL_PLATFORM)
+      .executeTakeFirstOrThrow();
     const account = await trx
       .insertInto('platform_accounts')
       .values({
@@ -105,11 +131,25 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
   return {
     /** Users not deleted. */
     count: async () =>
-      Number((await db.selectFrom('users').select((eb) => eb.fn.countAll<number>().as('n')).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n),
+      Number(
+        (
+          await db
+            .selectFrom('users')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('deleted_at', 'is', null)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
 
     /** The user (not deleted); inside a transaction from the database, else through the cache. */
     findById(id: string, executor: Kysely<Schema> = db): Promise<UserRow | undefined> {
-      const read = () => executor.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+      const read = () =>
+        executor
+          .selectFrom('users')
+          .selectAll()
+          .where('id', '=', id)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
       return executor === db ? cache.get(id, read) : read();
     },
 
@@ -122,7 +162,9 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       return db
         .selectFrom('users as u')
         .selectAll('u')
-        .select(emailAccounts(db).select('pa.email').where('pa.user_id', '=', sql.ref<string>('u.id')).limit(1).as('email'))
+        .select(
+          emailAccounts(db).select('pa.email').where('pa.user_id', '=', sql.ref<string>('u.id')).limit(1).as('email'),
+        )
         .where('u.id', '=', id)
         .where('u.deleted_at', 'is', null)
         .where((eb) => eb.not(banInForce('u.id', now)))
@@ -130,7 +172,12 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     findByUsername(username: string, executor: Kysely<Schema> = db) {
-      return executor.selectFrom('users').selectAll().where('username', '=', username).where('deleted_at', 'is', null).executeTakeFirst();
+      return executor
+        .selectFrom('users')
+        .selectAll()
+        .where('username', '=', username)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
     },
 
     /** The email/password account with this address, with its user (when not deleted). */
@@ -148,24 +195,38 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       const row = await passwordLoginQuery(db, identifier).executeTakeFirst();
       if (!row) return { user: undefined, account: undefined };
       const { account_id, email, password_hash, platform_enabled, ...user } = row;
-      return { user, account: account_id === null ? undefined : { id: account_id, email, password_hash, platform_enabled: platform_enabled! } };
+      return {
+        user,
+        account:
+          account_id === null
+            ? undefined
+            : { id: account_id, email, password_hash, platform_enabled: platform_enabled! },
+      };
     },
 
     /** The user's email/password account, if they have one. */
     findEmailAccountOfUser(userId: string, executor: Kysely<Schema> = db) {
-      return emailAccounts(executor)
-        .select(SIGN_IN_COLUMNS)
-        .where('pa.user_id', '=', userId)
-        .executeTakeFirst();
+      return emailAccounts(executor).select(SIGN_IN_COLUMNS).where('pa.user_id', '=', userId).executeTakeFirst();
     },
 
     createEmailAccount,
 
     /** Creates a user with an email/password account as its primary account; run inside a transaction. */
-    async createWithEmailAccount(trx: Kysely<Schema>, input: { username: string; email: string; passwordHash: string }) {
-      const user = await trx.insertInto('users').values({ username: input.username }).returningAll().executeTakeFirstOrThrow();
+    async createWithEmailAccount(
+      trx: Kysely<Schema>,
+      input: { username: string; email: string; passwordHash: string },
+    ) {
+      const user = await trx
+        .insertInto('users')
+        .values({ username: input.username })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       const accountId = await createEmailAccount(trx, { userId: user.id, ...input });
-      await trx.updateTable('users').set({ primary_platform_account_id: accountId }).where('id', '=', user.id).execute();
+      await trx
+        .updateTable('users')
+        .set({ primary_platform_account_id: accountId })
+        .where('id', '=', user.id)
+        .execute();
       await cache.invalidate([user.id]);
       return { ...user, primary_platform_account_id: accountId };
     },
@@ -191,12 +252,18 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     /** One page of users, oldest first: active ones, or (`deleted`) those in the grace period; only holders of `roleId` when given. */
-    async page(limit: number, offset: number, { roleId, deleted = false }: { roleId?: string | undefined; deleted?: boolean | undefined } = {}) {
+    async page(
+      limit: number,
+      offset: number,
+      { roleId, deleted = false }: { roleId?: string | undefined; deleted?: boolean | undefined } = {},
+    ) {
       let query = db.selectFrom('users').where('deleted_at', deleted ? 'is not' : 'is', null);
       // Role membership is read here (not through the access service) so the filter and the
       // paging stay one query; it is a read of user_roles, never a write.
       if (roleId !== undefined) {
-        query = query.where('id', 'in', (eb) => eb.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId));
+        query = query.where('id', 'in', (eb) =>
+          eb.selectFrom('user_roles').select('user_id').where('role_id', '=', roleId),
+        );
       }
       const [rows, count] = await Promise.all([
         query.selectAll().orderBy('created_at').orderBy('id').limit(limit).offset(offset).execute(),
@@ -207,7 +274,9 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
 
     /** Whether any user, deleted ones included (their names stay reserved), has this username. */
     async usernameTaken(username: string, executor: Kysely<Schema> = db): Promise<boolean> {
-      return Boolean(await executor.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst());
+      return Boolean(
+        await executor.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst(),
+      );
     },
 
     async update(id: string, changes: UserChanges, executor: Kysely<Schema> = db) {
@@ -228,7 +297,8 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     /** The user row, deleted or not (the deletion lifecycle reads and restores deleted users). */
-    findAnyById: (id: string) => db.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).executeTakeFirst(),
+    findAnyById: (id: string) =>
+      db.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).executeTakeFirst(),
 
     lockAnyById: (id: string, trx: Kysely<Schema>) =>
       trx.selectFrom('users').select(['id', 'deleted_at']).where('id', '=', id).forUpdate().executeTakeFirst(),
@@ -257,7 +327,13 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
         .executeTakeFirst(),
 
     lockById(id: string, trx: Kysely<Schema>) {
-      return trx.selectFrom('users').selectAll().where('id', '=', id).where('deleted_at', 'is', null).forUpdate().executeTakeFirst();
+      return trx
+        .selectFrom('users')
+        .selectAll()
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .forUpdate()
+        .executeTakeFirst();
     },
 
     /** Whether an email/password account (of any user, deleted ones included) has this address. */
@@ -295,7 +371,11 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     async setAvatar(accountId: string, avatarUrl: string | null, executor: Kysely<Schema> = db) {
-      await executor.updateTable('platform_accounts').set({ avatar_url: avatarUrl, updated_at: new Date() }).where('id', '=', accountId).execute();
+      await executor
+        .updateTable('platform_accounts')
+        .set({ avatar_url: avatarUrl, updated_at: new Date() })
+        .where('id', '=', accountId)
+        .execute();
     },
 
     async clearAvatars(userId: string, executor: Kysely<Schema> = db) {
@@ -352,14 +432,29 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
     },
 
     insertAccount(
-      account: { user_id: string; platform_id: string; platform_user_id: string; username: string | null; email: string | null; avatar_url: string | null },
+      account: {
+        user_id: string;
+        platform_id: string;
+        platform_user_id: string;
+        username: string | null;
+        email: string | null;
+        avatar_url: string | null;
+      },
       executor: Kysely<Schema> = db,
     ) {
       return executor.insertInto('platform_accounts').values(account).returning('id').executeTakeFirstOrThrow();
     },
 
-    async updateAccountProfile(accountId: string, profile: { username: string | null; email: string | null; avatar_url: string | null }, executor: Kysely<Schema> = db) {
-      await executor.updateTable('platform_accounts').set({ ...profile, updated_at: new Date() }).where('id', '=', accountId).execute();
+    async updateAccountProfile(
+      accountId: string,
+      profile: { username: string | null; email: string | null; avatar_url: string | null },
+      executor: Kysely<Schema> = db,
+    ) {
+      await executor
+        .updateTable('platform_accounts')
+        .set({ ...profile, updated_at: new Date() })
+        .where('id', '=', accountId)
+        .execute();
     },
 
     /** The flat user shape (user fields plus one account's email, avatar and provider). */

@@ -49,7 +49,11 @@ export interface UsersDeps {
 }
 
 /** Every node forgets a changed user at once; the expiries only bound what a lost message could leave behind. */
-const USER_CACHE = { sharedTtlSecs: 300, localTtlMs: 15_000, decode: withDates<UserRow>('created_at', 'updated_at', 'last_login_at', 'deleted_at') };
+const USER_CACHE = {
+  sharedTtlSecs: 300,
+  localTtlMs: 15_000,
+  decode: withDates<UserRow>('created_at', 'updated_at', 'last_login_at', 'deleted_at'),
+};
 
 /** User records: profile, username, locale, email change, deletion, and the social sign-in upsert. */
 export function createUsersService(deps: UsersDeps) {
@@ -57,9 +61,33 @@ export function createUsersService(deps: UsersDeps) {
   const repo = createUsersRepo(db, deps.caches.define('users', USER_CACHE));
   // Bans are read through the bans module, which is built after this one (`useBanStatus`).
   let isBanned: (userId: string) => Promise<boolean> = async () => false;
-  const emailChange = createEmailChangeService({ db, clock: deps.clock, repo, mailer: deps.mailer, audit: deps.audit, log: deps.log, events: deps.events });
-  const deletion = createUserDeletion({ db, clock: deps.clock, repo, audit: deps.audit, events: deps.events, access: deps.access, log: deps.log });
-  const oauthSignIn = createOAuthSignIn({ db, clock: deps.clock, repo, audit: deps.audit, access: deps.access, loginProviders: deps.loginProviders, registrationEnabled: deps.config.registrationEnabled });
+  const emailChange = createEmailChangeService({
+    db,
+    clock: deps.clock,
+    repo,
+    mailer: deps.mailer,
+    audit: deps.audit,
+    log: deps.log,
+    events: deps.events,
+  });
+  const deletion = createUserDeletion({
+    db,
+    clock: deps.clock,
+    repo,
+    audit: deps.audit,
+    events: deps.events,
+    access: deps.access,
+    log: deps.log,
+  });
+  const oauthSignIn = createOAuthSignIn({
+    db,
+    clock: deps.clock,
+    repo,
+    audit: deps.audit,
+    access: deps.access,
+    loginProviders: deps.loginProviders,
+    registrationEnabled: deps.config.registrationEnabled,
+  });
 
   async function requireUser(id: string) {
     const user = await repo.findById(id);
@@ -85,7 +113,9 @@ export function createUsersService(deps: UsersDeps) {
     const email = input.email === undefined ? undefined : normaliseEmail(input.email);
     if (input.avatar_url != null) checkedHttpUrl('avatar_url', input.avatar_url);
     if (email !== undefined && caller.userId === id && !caller.isSuperAdmin) {
-      throw UserErrors.own_email_needs_confirmation(`To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`);
+      throw UserErrors.own_email_needs_confirmation(
+        `To change your own email, use POST /v1/users/${id}/email/request-change: the new address must be confirmed first`,
+      );
     }
     // A new name takes over the old one's sign-in identifier; every field is the user's own to set.
     await assertMayManage(caller, id);
@@ -99,8 +129,10 @@ export function createUsersService(deps: UsersDeps) {
         if (await repo.usernameTaken(username, trx)) throw UserErrors.username_taken();
         changes.username = username;
       }
-      if (input.privacy_mode !== undefined && input.privacy_mode !== user.privacy_mode) changes.privacy_mode = input.privacy_mode;
-      if (input.avatars_enabled !== undefined && input.avatars_enabled !== user.avatars_enabled) changes.avatars_enabled = input.avatars_enabled;
+      if (input.privacy_mode !== undefined && input.privacy_mode !== user.privacy_mode)
+        changes.privacy_mode = input.privacy_mode;
+      if (input.avatars_enabled !== undefined && input.avatars_enabled !== user.avatars_enabled)
+        changes.avatars_enabled = input.avatars_enabled;
       changed.push(...Object.keys(changes));
 
       const avatarsEnabled = input.avatars_enabled ?? user.avatars_enabled;
@@ -119,12 +151,25 @@ export function createUsersService(deps: UsersDeps) {
       const saved = (await repo.update(id, changes, trx))!;
       await deps.audit.record(
         request,
-        { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: changed } },
+        {
+          eventType: 'user_updated',
+          userId: id,
+          actorId: caller.userId,
+          resourceType: 'user',
+          resourceId: id,
+          metadata: { fields: changed },
+        },
         trx,
       );
       return { updated: saved, oldEmail: previousEmail };
     });
-    if (oldEmail) await deps.events.emit('user.security_changed', { userId: id, kind: 'email_changed', oldEmail, newEmail: email! });
+    if (oldEmail)
+      await deps.events.emit('user.security_changed', {
+        userId: id,
+        kind: 'email_changed',
+        oldEmail,
+        newEmail: email!,
+      });
     return updated;
   }
 
@@ -183,7 +228,10 @@ export function createUsersService(deps: UsersDeps) {
 
     /** Where a security notice goes: as `contactOf`, also while the user's deletion is pending (the row stays until the purge). */
     async noticeContactOf(userId: string) {
-      const [user, account] = await Promise.all([repo.findIncludingDeleted(userId), repo.findEmailAccountOfUser(userId)]);
+      const [user, account] = await Promise.all([
+        repo.findIncludingDeleted(userId),
+        repo.findEmailAccountOfUser(userId),
+      ]);
       return user && { username: user.username, email: account?.email ?? null, locale: user.preferred_locale };
     },
 
@@ -193,8 +241,10 @@ export function createUsersService(deps: UsersDeps) {
       return user && { username: user.username, email: account?.email ?? null, locale: user.preferred_locale };
     },
 
-    list: (page: { limit: number; offset: number }, filter: { roleId?: string | undefined; deleted?: boolean | undefined } = {}) =>
-      repo.page(page.limit, page.offset, filter),
+    list: (
+      page: { limit: number; offset: number },
+      filter: { roleId?: string | undefined; deleted?: boolean | undefined } = {},
+    ) => repo.page(page.limit, page.offset, filter),
 
     get: requireUser,
 
@@ -214,7 +264,9 @@ export function createUsersService(deps: UsersDeps) {
       const accounts = await repo.accountsOf(id);
       const primary = accounts[0];
       const primaryProvider = primary?.platform ?? null;
-      const picture = user.avatars_enabled ? (primary?.avatar_url ?? accounts.find((a) => a.avatar_url)?.avatar_url ?? null) : null;
+      const picture = user.avatars_enabled
+        ? (primary?.avatar_url ?? accounts.find((a) => a.avatar_url)?.avatar_url ?? null)
+        : null;
       return {
         name: user.username,
         display_name: primary?.username ?? user.username,
@@ -230,18 +282,27 @@ export function createUsersService(deps: UsersDeps) {
 
     update,
 
-    setUsername: (request: FastifyRequest, caller: Caller, id: string, username: string) => update(request, caller, id, { username }),
+    setUsername: (request: FastifyRequest, caller: Caller, id: string, username: string) =>
+      update(request, caller, id, { username }),
 
     async setLocale(request: FastifyRequest, caller: Caller, id: string, locale: string | null) {
       const supported = deps.config.supportedLocales;
-      if (locale !== null && !supported.includes(locale)) throw UserErrors.unsupported_locale(`locale must be one of: ${supported.join(', ')} (or null)`);
+      if (locale !== null && !supported.includes(locale))
+        throw UserErrors.unsupported_locale(`locale must be one of: ${supported.join(', ')} (or null)`);
       await assertMayManage(caller, id);
       return db.transaction().execute(async (trx) => {
         const user = await repo.update(id, { preferred_locale: locale }, trx);
         if (!user) throw UserErrors.not_found();
         await deps.audit.record(
           request,
-          { eventType: 'user_updated', userId: id, actorId: caller.userId, resourceType: 'user', resourceId: id, metadata: { fields: ['preferred_locale'] } },
+          {
+            eventType: 'user_updated',
+            userId: id,
+            actorId: caller.userId,
+            resourceType: 'user',
+            resourceId: id,
+            metadata: { fields: ['preferred_locale'] },
+          },
           trx,
         );
         return user;
@@ -342,14 +403,23 @@ export function createUsersService(deps: UsersDeps) {
       if (!providerId) throw OauthSignInErrors.provider_id_empty();
       if (input.image) checkedHttpUrl('image', input.image);
       const email = input.email ? normaliseEmail(input.email) : null;
-      const row = await oauthSignIn(request, { email, name, provider: input.oauthProvider.trim().toLowerCase(), providerId, image: input.image || null });
+      const row = await oauthSignIn(request, {
+        email,
+        name,
+        provider: input.oauthProvider.trim().toLowerCase(),
+        providerId,
+        image: input.image || null,
+      });
       return withFlatExtras(row);
     },
   };
 }
 
 /** The rules for a new email/password user (400 naming the field); returns the normalised email and username. */
-export function checkedNewEmailUser(input: { email: string; username: string; password: string }): { email: string; username: string } {
+export function checkedNewEmailUser(input: { email: string; username: string; password: string }): {
+  email: string;
+  username: string;
+} {
   const username = checkedUsername(input.username);
   checkedPassword('password', input.password);
   return { email: normaliseEmail(input.email), username };
@@ -357,7 +427,8 @@ export function checkedNewEmailUser(input: { email: string; username: string; pa
 
 /** Passwords: at least 8 characters on register, reset and email link (400 naming the field). */
 export function checkedPassword(field: string, password: string): string {
-  if (password.length < MIN_PASSWORD_LENGTH) throw UserErrors.password_too_short(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if (password.length < MIN_PASSWORD_LENGTH)
+    throw UserErrors.password_too_short(`${field} must be at least ${MIN_PASSWORD_LENGTH} characters`);
   return password;
 }
 
@@ -378,7 +449,12 @@ export function normaliseEmail(email: string): string {
   const normalised = email.length > EMAIL_MAX * 4 ? '' : email.trim().toLowerCase();
   const at = normalised.indexOf('@');
   const domain = normalised.slice(at + 1);
-  const valid = normalised.length <= EMAIL_MAX && at > 0 && !domain.includes('@') && !/\s/.test(normalised) && domain.slice(1, -1).includes('.');
+  const valid =
+    normalised.length <= EMAIL_MAX &&
+    at > 0 &&
+    !domain.includes('@') &&
+    !/\s/.test(normalised) &&
+    domain.slice(1, -1).includes('.');
   if (!valid) throw UserErrors.invalid_email();
   return normalised;
 }
@@ -390,7 +466,8 @@ function checkedHttpUrl(field: string, value: string): void {
   } catch {
     url = undefined;
   }
-  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) throw UserErrors.invalid_url(`${field} must be an http or https URL`);
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    throw UserErrors.invalid_url(`${field} must be an http or https URL`);
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { bearer, buildMailingTestApp, buildTestApp, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  buildTestApp,
+  createUser,
+  forbidden,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
 
@@ -11,7 +22,11 @@ type TestUser = Awaited<ReturnType<typeof createUser>>;
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
 const INVALID_TOKEN = { error: 'BadRequest', message: 'Invalid or expired token', code: 'mailed_token.invalid' };
 const IN_USE = { error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' };
-const SYSTEM_ONLY = { error: 'Unauthorized', message: 'This endpoint requires the system API key', code: 'oauth_sign_in.system_key_only' };
+const SYSTEM_ONLY = {
+  error: 'Unauthorized',
+  message: 'This endpoint requires the system API key',
+  code: 'oauth_sign_in.system_key_only',
+};
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
 
 function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
@@ -19,18 +34,39 @@ function call(app: FastifyInstance, method: Method, url: string, token?: string,
 }
 
 function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({ status, body });
+  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+    status,
+    body,
+  });
 }
 
 const emailOf = (user: TestUser) => `${user.username}@example.org`;
 
 /** OAuth providers exist only once the login-providers module seeds them (OAUTH_PLATFORMS); tests add their own. */
-async function addPlatform(t: TestApp, slug: string, options: { enabled?: boolean; is_oauth?: boolean; registration_enabled?: boolean } = {}) {
+async function addPlatform(
+  t: TestApp,
+  slug: string,
+  options: { enabled?: boolean; is_oauth?: boolean; registration_enabled?: boolean } = {},
+) {
   await t.database.db
     .insertInto('platforms')
-    .values({ name: slug, slug, is_oauth: options.is_oauth ?? true, enabled: options.enabled ?? true, registration_enabled: options.registration_enabled ?? true })
+    .values({
+      name: slug,
+      slug,
+      is_oauth: options.is_oauth ?? true,
+      enabled: options.enabled ?? true,
+      registration_enabled: options.registration_enabled ?? true,
+    })
     // The common providers ship disabled: a test that names one sets it as it needs it.
-    .onConflict((oc) => oc.column('slug').doUpdateSet({ is_oauth: options.is_oauth ?? true, enabled: options.enabled ?? true, registration_enabled: options.registration_enabled ?? true }))
+    .onConflict((oc) =>
+      oc
+        .column('slug')
+        .doUpdateSet({
+          is_oauth: options.is_oauth ?? true,
+          enabled: options.enabled ?? true,
+          registration_enabled: options.registration_enabled ?? true,
+        }),
+    )
     .execute();
 }
 
@@ -50,14 +86,19 @@ describe('email change', () => {
   });
   afterEach(() => t.close());
 
-  const requestChange = (id: string, token: string | undefined, email: string) => call(t.app, 'POST', `/v1/users/${id}/email/request-change`, token, { email });
-  const verify = (token: string, credential: string | undefined = alice.token) => call(t.app, 'POST', '/v1/users/email/verify', credential, { token });
+  const requestChange = (id: string, token: string | undefined, email: string) =>
+    call(t.app, 'POST', `/v1/users/${id}/email/request-change`, token, { email });
+  const verify = (token: string, credential: string | undefined = alice.token) =>
+    call(t.app, 'POST', '/v1/users/email/verify', credential, { token });
   const pending = (id: string, token: string) => call(t.app, 'GET', `/v1/users/${id}/email/pending`, token);
 
   it('mails a 24-hour link to the new address; following it changes the sign-in address', async () => {
     const before = Date.now();
     const response = await requestChange(alice.id, alice.token, 'Alice.New@Example.org');
-    expectResponse(response, 200, { message: 'A verification link was sent to the new address; the change takes effect when it is opened', expires_at: ISO });
+    expectResponse(response, 200, {
+      message: 'A verification link was sent to the new address; the change takes effect when it is opened',
+      expires_at: ISO,
+    });
     const expiresAt = new Date(response.json().expires_at).getTime();
     expect(expiresAt - before).toBeGreaterThanOrEqual(24 * 3600 * 1000 - 1000);
     expect(expiresAt - before).toBeLessThanOrEqual(24 * 3600 * 1000 + 5000);
@@ -65,10 +106,18 @@ describe('email change', () => {
     const mail = await smtp.waitFor('alice.new@example.org');
     expect(mail.subject).toBe('Confirm your new email address for Waygate');
     expect(mail.text).toContain('https://id.example.org/verify-email?token=');
-    expectResponse(await pending(alice.id, alice.token), 200, { pending: true, new_email: 'alice.new@example.org', expires_at: response.json().expires_at });
+    expectResponse(await pending(alice.id, alice.token), 200, {
+      pending: true,
+      new_email: 'alice.new@example.org',
+      expires_at: response.json().expires_at,
+    });
 
     const token = tokenFromMail(mail);
-    const stored = await t.database.db.selectFrom('account_tokens').select('token_hash').where('user_id', '=', alice.id).executeTakeFirstOrThrow();
+    const stored = await t.database.db
+      .selectFrom('account_tokens')
+      .select('token_hash')
+      .where('user_id', '=', alice.id)
+      .executeTakeFirstOrThrow();
     expect(stored.token_hash).not.toBe(token);
 
     expectResponse(await verify(token), 200, { success: true, message: 'The email address was changed' });
@@ -80,21 +129,48 @@ describe('email change', () => {
     await expect(login(t.app, emailOf(alice), alice.password)).rejects.toThrow(/401/);
     expectResponse(await pending(alice.id, alice.token), 200, { pending: false, new_email: null, expires_at: null });
     expectResponse(await verify(token), 400, INVALID_TOKEN);
-    const events = await t.database.db.selectFrom('audit_events').select('metadata').where('event_type', '=', 'user_updated').where('user_id', '=', alice.id).execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select('metadata')
+      .where('event_type', '=', 'user_updated')
+      .where('user_id', '=', alice.id)
+      .execute();
     expect(events.map((e) => e.metadata)).toEqual([{ fields: ['email'], via: 'email_change' }]);
   });
 
   it('checks the address, the account kind, the user and the caller', async () => {
-    expectResponse(await requestChange(bob.id, bob.token, 'nope'), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
-    expectResponse(await requestChange(bob.id, bob.token, emailOf(bob)), 400, { error: 'BadRequest', message: 'email is already the address of this account', code: 'email_change.same_address' });
+    expectResponse(await requestChange(bob.id, bob.token, 'nope'), 400, {
+      error: 'BadRequest',
+      message: 'email is not a valid email address',
+      code: 'user.invalid_email',
+    });
+    expectResponse(await requestChange(bob.id, bob.token, emailOf(bob)), 400, {
+      error: 'BadRequest',
+      message: 'email is already the address of this account',
+      code: 'email_change.same_address',
+    });
     expectResponse(await requestChange(bob.id, bob.token, emailOf(alice)), 409, IN_USE);
     expectResponse(await requestChange(randomUUID(), admin, 'someone@example.org'), 404, USER_NOT_FOUND);
-    expectResponse(await requestChange(bob.id, alice.token, 'bob.elsewhere@example.org'), 403, forbidden('users:write'));
+    expectResponse(
+      await requestChange(bob.id, alice.token, 'bob.elsewhere@example.org'),
+      403,
+      forbidden('users:write'),
+    );
     expectResponse(await requestChange(bob.id, undefined, 'bob.elsewhere@example.org'), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, { error: 'BadRequest', message: "Body field 'email' is required", code: 'request.validation' });
+    expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, {
+      error: 'BadRequest',
+      message: "Body field 'email' is required",
+      code: 'request.validation',
+    });
 
     await addPlatform(t, 'github');
-    const social = await call(t.app, 'POST', '/v1/users/oauth', TEST_SYSTEM_KEY, { email: null, name: 'Social Only', oauthProvider: 'github', oauthProviderId: 'gh-social-1', image: null });
+    const social = await call(t.app, 'POST', '/v1/users/oauth', TEST_SYSTEM_KEY, {
+      email: null,
+      name: 'Social Only',
+      oauthProvider: 'github',
+      oauthProviderId: 'gh-social-1',
+      image: null,
+    });
     expectResponse(await requestChange(social.json().data.id, admin, 'social@example.org'), 400, {
       error: 'BadRequest',
       message: 'Email change is only for accounts created with email; this user has no email/password account',
@@ -117,9 +193,20 @@ describe('email change', () => {
     const second = tokenFromMail(await smtp.waitFor('bob.second@example.org'));
     expectResponse(await verify(first, bob.token), 400, INVALID_TOKEN);
 
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token), 403, forbidden('users:write'));
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 200, { success: true, message: 'The pending email change was cancelled' });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, { error: 'NotFound', message: 'No pending email change', code: 'email_change.none_pending' });
+    expectResponse(
+      await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token),
+      403,
+      forbidden('users:write'),
+    );
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 200, {
+      success: true,
+      message: 'The pending email change was cancelled',
+    });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, {
+      error: 'NotFound',
+      message: 'No pending email change',
+      code: 'email_change.none_pending',
+    });
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}/email/pending`, admin), 404, USER_NOT_FOUND);
     expectResponse(await verify(second, bob.token), 400, INVALID_TOKEN);
     expect(await login(t.app, emailOf(bob), bob.password)).toMatch(/^ses_/);
@@ -130,7 +217,9 @@ describe('email change', () => {
     const dave = await createUser(t.app);
     await requestChange(carol.id, carol.token, 'contested@example.org');
     const token = tokenFromMail(await smtp.waitFor('contested@example.org'));
-    expect((await call(t.app, 'PATCH', `/v1/users/${dave.id}`, admin, { email: 'contested@example.org' })).statusCode).toBe(200);
+    expect(
+      (await call(t.app, 'PATCH', `/v1/users/${dave.id}`, admin, { email: 'contested@example.org' })).statusCode,
+    ).toBe(200);
     expectResponse(await verify(token, carol.token), 409, IN_USE);
     // Any credential may present the token (the token is the proof); the answer is the same.
     expectResponse(await verify(token, admin), 409, IN_USE);
@@ -170,10 +259,22 @@ describe('email change when the mail cannot be sent', () => {
 
   it('answers 500 with a clear message and keeps no token', async () => {
     const user = await createUser(t.app);
-    const response = await call(t.app, 'POST', `/v1/users/${user.id}/email/request-change`, user.token, { email: 'lost@example.org' });
-    expectResponse(response, 500, { error: 'InternalServerError', message: 'The verification email could not be sent; please try again later', code: 'mail.not_sent' });
-    expect(await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${user.id}/email/pending`, user.token), 200, { pending: false, new_email: null, expires_at: null });
+    const response = await call(t.app, 'POST', `/v1/users/${user.id}/email/request-change`, user.token, {
+      email: 'lost@example.org',
+    });
+    expectResponse(response, 500, {
+      error: 'InternalServerError',
+      message: 'The verification email could not be sent; please try again later',
+      code: 'mail.not_sent',
+    });
+    expect(
+      await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute(),
+    ).toEqual([]);
+    expectResponse(await call(t.app, 'GET', `/v1/users/${user.id}/email/pending`, user.token), 200, {
+      pending: false,
+      new_email: null,
+      expires_at: null,
+    });
   });
 });
 
@@ -195,7 +296,8 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
   afterEach(() => t.close());
 
-  const oauth = (body: object, token: string | undefined = TEST_SYSTEM_KEY) => call(t.app, 'POST', '/v1/users/oauth', token, body);
+  const oauth = (body: object, token: string | undefined = TEST_SYSTEM_KEY) =>
+    call(t.app, 'POST', '/v1/users/oauth', token, body);
   const identity = (overrides: object = {}) => ({
     email: 'Jane.Doe@Example.org',
     name: 'Jane Doe',
@@ -217,27 +319,76 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
 
   it('creates a user with role_user for a new identity, then updates the same account', async () => {
     const created = await oauth(identity());
-    expectResponse(created, 200, { data: flat({ username: 'jane_doe', email: 'jane.doe@example.org', avatar_url: 'https://avatars.example.org/jane.png', platform: 'github' }) });
+    expectResponse(created, 200, {
+      data: flat({
+        username: 'jane_doe',
+        email: 'jane.doe@example.org',
+        avatar_url: 'https://avatars.example.org/jane.png',
+        platform: 'github',
+      }),
+    });
     const id = created.json().data.id as string;
     expect(await t.app.services.access.userHoldsRole(id, 'role_user')).toBe(true);
-    const events = await t.database.db.selectFrom('audit_events').select(['event_type', 'metadata']).where('user_id', '=', id).execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select(['event_type', 'metadata'])
+      .where('user_id', '=', id)
+      .execute();
     expect(events).toEqual([{ event_type: 'user_created', metadata: { provider: 'github' } }]);
 
     const again = await oauth(identity({ name: 'Jane D.', image: 'https://avatars.example.org/jane2.png' }));
-    expect(again.json().data).toEqual(flat({ id, username: 'jane_doe', email: 'jane.doe@example.org', avatar_url: 'https://avatars.example.org/jane2.png', platform: 'github' }));
+    expect(again.json().data).toEqual(
+      flat({
+        id,
+        username: 'jane_doe',
+        email: 'jane.doe@example.org',
+        avatar_url: 'https://avatars.example.org/jane2.png',
+        platform: 'github',
+      }),
+    );
     expect(again.json().data.primary_platform_account_id).toBe(created.json().data.primary_platform_account_id);
-    const reconnected = await t.database.db.selectFrom('audit_events').select(['event_type', 'resource_id', 'metadata']).where('user_id', '=', id).where('event_type', '=', 'account_reconnected').execute();
-    expect(reconnected).toEqual([{ event_type: 'account_reconnected', resource_id: created.json().data.primary_platform_account_id, metadata: { provider: 'github' } }]);
+    const reconnected = await t.database.db
+      .selectFrom('audit_events')
+      .select(['event_type', 'resource_id', 'metadata'])
+      .where('user_id', '=', id)
+      .where('event_type', '=', 'account_reconnected')
+      .execute();
+    expect(reconnected).toEqual([
+      {
+        event_type: 'account_reconnected',
+        resource_id: created.json().data.primary_platform_account_id,
+        metadata: { provider: 'github' },
+      },
+    ]);
 
     const profile = await call(t.app, 'GET', `/v1/users/${id}/profile`, admin);
-    expect(profile.json()).toMatchObject({ name: 'jane_doe', display_name: 'Jane D.', picture: 'https://avatars.example.org/jane2.png', provider: 'github', primary_provider: 'github' });
+    expect(profile.json()).toMatchObject({
+      name: 'jane_doe',
+      display_name: 'Jane D.',
+      picture: 'https://avatars.example.org/jane2.png',
+      provider: 'github',
+      primary_provider: 'github',
+    });
   });
 
   it('links a new identity to the user who already has that email, on any platform', async () => {
-    const first = (await oauth(identity({ oauthProviderId: 'gh-2002', email: 'sam@example.org', name: 'Sam' }))).json().data;
-    const linked = await oauth(identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-77', email: 'SAM@example.org', name: 'Sam G' }));
-    expect(linked.json().data).toMatchObject({ id: first.id, username: first.username, platform: 'gitlab', primary_platform_account_id: first.primary_platform_account_id });
-    const events = await t.database.db.selectFrom('audit_events').select(['event_type', 'metadata']).where('user_id', '=', first.id).where('event_type', '=', 'account_linked').execute();
+    const first = (await oauth(identity({ oauthProviderId: 'gh-2002', email: 'sam@example.org', name: 'Sam' }))).json()
+      .data;
+    const linked = await oauth(
+      identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-77', email: 'SAM@example.org', name: 'Sam G' }),
+    );
+    expect(linked.json().data).toMatchObject({
+      id: first.id,
+      username: first.username,
+      platform: 'gitlab',
+      primary_platform_account_id: first.primary_platform_account_id,
+    });
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select(['event_type', 'metadata'])
+      .where('user_id', '=', first.id)
+      .where('event_type', '=', 'account_linked')
+      .execute();
     expect(events).toEqual([{ event_type: 'account_linked', metadata: { provider: 'gitlab', matched_by: 'email' } }]);
 
     // An email/password user's address counts as well.
@@ -247,41 +398,99 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
 
   it('derives a free username from the name', async () => {
     expect((await oauth(identity())).json().data.username).toBe('jane_doe');
-    expect((await oauth(identity({ oauthProviderId: 'gh-4004', email: null }))).json().data.username).toBe('jane_doe_2');
-    expect((await oauth(identity({ oauthProviderId: 'gh-4005', email: null, name: 'Al' }))).json().data.username).toBe('al_user');
+    expect((await oauth(identity({ oauthProviderId: 'gh-4004', email: null }))).json().data.username).toBe(
+      'jane_doe_2',
+    );
+    expect((await oauth(identity({ oauthProviderId: 'gh-4005', email: null, name: 'Al' }))).json().data.username).toBe(
+      'al_user',
+    );
     expect(usernameBase('Jürgen Müller-Lüdenscheidt')).toBe('jurgen_muller_ludenscheidt');
     expect(usernameBase('!!!')).toBe('user');
     expect(usernameBase('x'.repeat(50))).toHaveLength(30);
   });
 
   it('stores no avatars for a user who turned them off', async () => {
-    const user = (await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))).json().data;
-    expect((await call(t.app, 'PATCH', `/v1/users/${user.id}`, admin, { avatars_enabled: false })).statusCode).toBe(200);
-    expect((await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))).json().data.avatar_url).toBe(null);
-    expect((await oauth(identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-5005', email: 'quiet@example.org', name: 'Quiet' }))).json().data.avatar_url).toBe(null);
+    const user = (
+      await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))
+    ).json().data;
+    expect((await call(t.app, 'PATCH', `/v1/users/${user.id}`, admin, { avatars_enabled: false })).statusCode).toBe(
+      200,
+    );
+    expect(
+      (await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))).json().data
+        .avatar_url,
+    ).toBe(null);
+    expect(
+      (
+        await oauth(
+          identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-5005', email: 'quiet@example.org', name: 'Quiet' }),
+        )
+      ).json().data.avatar_url,
+    ).toBe(null);
   });
 
   it('refuses unknown, disabled and non-OAuth providers, closed registration, bad input and deleted users', async () => {
-    expectResponse(await oauth(identity({ oauthProvider: 'myspace' })), 400, { error: 'BadRequest', message: "oauthProvider 'myspace' is not a known OAuth provider", code: 'oauth_sign_in.unknown_provider' });
-    expectResponse(await oauth(identity({ oauthProvider: 'email' })), 400, { error: 'BadRequest', message: "oauthProvider 'email' is not a known OAuth provider", code: 'oauth_sign_in.unknown_provider' });
-    expectResponse(await oauth(identity({ oauthProvider: 'closed' })), 400, { error: 'BadRequest', message: "Sign-in through 'closed' is disabled", code: 'oauth_sign_in.provider_disabled' });
-    expectResponse(await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-1', email: 'stranger@example.org' })), 400, {
+    expectResponse(await oauth(identity({ oauthProvider: 'myspace' })), 400, {
       error: 'BadRequest',
-      message: "Registration through 'invite_only' is disabled",
-      code: 'oauth_sign_in.registration_disabled',
+      message: "oauthProvider 'myspace' is not a known OAuth provider",
+      code: 'oauth_sign_in.unknown_provider',
     });
+    expectResponse(await oauth(identity({ oauthProvider: 'email' })), 400, {
+      error: 'BadRequest',
+      message: "oauthProvider 'email' is not a known OAuth provider",
+      code: 'oauth_sign_in.unknown_provider',
+    });
+    expectResponse(await oauth(identity({ oauthProvider: 'closed' })), 400, {
+      error: 'BadRequest',
+      message: "Sign-in through 'closed' is disabled",
+      code: 'oauth_sign_in.provider_disabled',
+    });
+    expectResponse(
+      await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-1', email: 'stranger@example.org' })),
+      400,
+      {
+        error: 'BadRequest',
+        message: "Registration through 'invite_only' is disabled",
+        code: 'oauth_sign_in.registration_disabled',
+      },
+    );
     // ...but an existing user may still link that provider.
-    expect((await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-2', email: emailOf(alice) }))).json().data.id).toBe(alice.id);
+    expect(
+      (await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-2', email: emailOf(alice) }))).json()
+        .data.id,
+    ).toBe(alice.id);
 
     const { name: _name, ...nameless } = identity();
-    expectResponse(await oauth(nameless), 400, { error: 'BadRequest', message: "Body field 'name' is required", code: 'request.validation' });
-    expectResponse(await oauth(identity({ oauthProviderId: '   ' })), 400, { error: 'BadRequest', message: 'oauthProviderId must not be empty', code: 'oauth_sign_in.provider_id_empty' });
-    expectResponse(await oauth(identity({ email: 'broken' })), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
-    expectResponse(await oauth(identity({ image: 'ftp://x/y.png' })), 400, { error: 'BadRequest', message: 'image must be an http or https URL', code: 'user.invalid_url' });
+    expectResponse(await oauth(nameless), 400, {
+      error: 'BadRequest',
+      message: "Body field 'name' is required",
+      code: 'request.validation',
+    });
+    expectResponse(await oauth(identity({ oauthProviderId: '   ' })), 400, {
+      error: 'BadRequest',
+      message: 'oauthProviderId must not be empty',
+      code: 'oauth_sign_in.provider_id_empty',
+    });
+    expectResponse(await oauth(identity({ email: 'broken' })), 400, {
+      error: 'BadRequest',
+      message: 'email is not a valid email address',
+      code: 'user.invalid_email',
+    });
+    expectResponse(await oauth(identity({ image: 'ftp://x/y.png' })), 400, {
+      error: 'BadRequest',
+      message: 'image must be an http or https URL',
+      code: 'user.invalid_url',
+    });
 
-    const doomed = (await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))).json().data;
+    const doomed = (
+      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))
+    ).json().data;
     expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
-    expectResponse(await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })), 403, { error: 'Forbidden', message: 'This user account has been deleted', code: 'user.deleted' });
+    expectResponse(
+      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })),
+      403,
+      { error: 'Forbidden', message: 'This user account has been deleted', code: 'user.deleted' },
+    );
   });
 
   it('answers 401 to every caller but the system key', async () => {
@@ -300,29 +509,59 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
 
   it('PATCH email of a user without an email/password account answers 400 user.no_email_account', async () => {
     const social = (await oauth(identity({ email: null }))).json().data;
-    expectResponse(await call(t.app, 'PATCH', `/v1/users/${social.id}`, admin, { email: 'social.user@example.org' }), 400, {
-      error: 'BadRequest',
-      message: 'email can only be changed for accounts created with email; this user has no email/password account',
-      code: 'user.no_email_account',
-    });
+    expectResponse(
+      await call(t.app, 'PATCH', `/v1/users/${social.id}`, admin, { email: 'social.user@example.org' }),
+      400,
+      {
+        error: 'BadRequest',
+        message: 'email can only be changed for accounts created with email; this user has no email/password account',
+        code: 'user.no_email_account',
+      },
+    );
   });
 
   it('looks users up by email: the system key any address, users only their own', async () => {
-    const lookup = (email: string, token?: string) => call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
+    const lookup = (email: string, token?: string) =>
+      call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
     await oauth(identity());
-    const doomed = (await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))).json().data;
+    const doomed = (
+      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))
+    ).json().data;
     expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
     const own = await lookup(emailOf(alice).toUpperCase(), alice.token);
-    expectResponse(own, 200, { data: flat({ id: alice.id, username: alice.username, email: emailOf(alice), avatar_url: null, platform: 'email' }) });
+    expectResponse(own, 200, {
+      data: flat({
+        id: alice.id,
+        username: alice.username,
+        email: emailOf(alice),
+        avatar_url: null,
+        platform: 'email',
+      }),
+    });
     expectResponse(await lookup(emailOf(alice), TEST_SYSTEM_KEY), 200, own.json());
-    expect((await lookup('jane.doe@example.org', TEST_SYSTEM_KEY)).json().data).toMatchObject({ username: 'jane_doe', platform: 'github' });
+    expect((await lookup('jane.doe@example.org', TEST_SYSTEM_KEY)).json().data).toMatchObject({
+      username: 'jane_doe',
+      platform: 'github',
+    });
 
-    const notYours = { error: 'Forbidden', message: 'You may only look up your own email address', code: 'user.email_lookup_not_own' };
+    const notYours = {
+      error: 'Forbidden',
+      message: 'You may only look up your own email address',
+      code: 'user.email_lookup_not_own',
+    };
     expectResponse(await lookup('jane.doe@example.org', alice.token), 403, notYours);
     // Unknown addresses look the same as others' addresses to a user: no probing who is registered.
     expectResponse(await lookup('nobody@example.org', alice.token), 403, notYours);
-    expectResponse(await lookup('nobody@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address', code: 'user.email_not_found' });
-    expectResponse(await lookup('doomed@example.org', TEST_SYSTEM_KEY), 404, { error: 'NotFound', message: 'No user has this email address', code: 'user.email_not_found' });
+    expectResponse(await lookup('nobody@example.org', TEST_SYSTEM_KEY), 404, {
+      error: 'NotFound',
+      message: 'No user has this email address',
+      code: 'user.email_not_found',
+    });
+    expectResponse(await lookup('doomed@example.org', TEST_SYSTEM_KEY), 404, {
+      error: 'NotFound',
+      message: 'No user has this email address',
+      code: 'user.email_not_found',
+    });
     expectResponse(await lookup(emailOf(alice)), 401, UNAUTHORIZED);
     expectResponse(await lookup(emailOf(alice), 'ses_invalid'), 401, UNAUTHORIZED);
   });

@@ -2,22 +2,47 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { adminIdOf, bearer, buildTestApp, createApiKey, createRoleWith, createUser, forbidden, login, ownerlessKey, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, type TestApp } from '../../../test/helpers.js';
+import {
+  adminIdOf,
+  bearer,
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  forbidden,
+  login,
+  ownerlessKey,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
-const BAD_USERNAME = { error: 'BadRequest', message: 'username must be 3-30 characters of letters, digits and underscores', code: 'user.invalid_username' };
+const BAD_USERNAME = {
+  error: 'BadRequest',
+  message: 'username must be 3-30 characters of letters, digits and underscores',
+  code: 'user.invalid_username',
+};
 const USERNAME_TAKEN = { error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' };
-const NO_FIELDS = { error: 'BadRequest', message: 'Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled', code: 'request.validation' };
+const NO_FIELDS = {
+  error: 'BadRequest',
+  message: 'Give at least one of: username, email, avatar_url, privacy_mode, avatars_enabled',
+  code: 'request.validation',
+};
 
 function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
   return app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
 }
 
 function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({ status, body });
+  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+    status,
+    body,
+  });
 }
 
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
@@ -40,7 +65,13 @@ function userBody(id: string, username: string, extra: Record<string, unknown> =
 }
 
 const auditOf = (t: TestApp, eventType: string, userId: string) =>
-  t.database.db.selectFrom('audit_events').selectAll().where('event_type', '=', eventType).where('user_id', '=', userId).orderBy('created_at').execute();
+  t.database.db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('event_type', '=', eventType)
+    .where('user_id', '=', userId)
+    .orderBy('created_at')
+    .execute();
 
 describe('reading users', () => {
   let t: TestApp;
@@ -81,25 +112,47 @@ describe('reading users', () => {
   });
 
   it('refuses a limit over 100, anonymous callers and callers without users:read', async () => {
-    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
+    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, {
+      error: 'BadRequest',
+      message: "Query parameter 'limit' must be <= 100",
+      code: 'request.validation',
+    });
     expectResponse(await call(t.app, 'GET', '/v1/users'), 401, UNAUTHORIZED);
     expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, forbidden('users:read'));
   });
 
   it('shows a user to themselves and to users:read holders, nobody else', async () => {
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, alice.token), 200, { data: userBody(alice.id, alice.username), _links: { self: expect.stringContaining(`/v1/users/${alice.id}`) } });
+    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, alice.token), 200, {
+      data: userBody(alice.id, alice.username),
+      _links: { self: expect.stringContaining(`/v1/users/${alice.id}`) },
+    });
     expect((await call(t.app, 'GET', `/v1/users/${alice.id}`, admin)).statusCode).toBe(200);
     expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, forbidden('users:read'));
     expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, { error: 'BadRequest', message: "Path parameter 'id' must match format \"uuid\"", code: 'request.validation' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, {
+      error: 'BadRequest',
+      message: 'Path parameter \'id\' must match format "uuid"',
+      code: 'request.validation',
+    });
   });
 
   it('GET /v1/users/me answers the caller; a key without an owner has no user (404); the system key is refused (403)', async () => {
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', bob.token), 200, { data: userBody(bob.id, bob.username), _links: { self: expect.stringContaining('/v1/users/me') } });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', bob.token), 200, {
+      data: userBody(bob.id, bob.username),
+      _links: { self: expect.stringContaining('/v1/users/me') },
+    });
     const devKey = await createApiKey(t.app, developer.token, { name: 'dev key', scopes: [] });
     expect((await call(t.app, 'GET', '/v1/users/me', devKey.key)).json().data.id).toBe(developer.id);
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, { error: 'NotFound', message: 'This credential does not belong to a user', code: 'user.credential_without_user' });
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, { error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, {
+      error: 'NotFound',
+      message: 'This credential does not belong to a user',
+      code: 'user.credential_without_user',
+    });
+    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, {
+      error: 'Forbidden',
+      message: 'System key not permitted on this route',
+      code: 'auth.system_key_not_permitted',
+    });
     expectResponse(await call(t.app, 'GET', '/v1/users/me'), 401, UNAUTHORIZED);
   });
 
@@ -109,8 +162,17 @@ describe('reading users', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(document.paths['/v1/users'].get['x-permission']).toBe('users:read');
     expect(document.paths['/v1/users/{id}'].delete['x-permission']).toBe('users:delete');
-    for (const path of ['/v1/users/me', '/v1/users/{id}/profile', '/v1/users/{id}/locale', '/v1/users/{id}/username', '/v1/users/{id}/email/request-change',
-      '/v1/users/email/verify', '/v1/users/{id}/email/pending', '/v1/users/oauth', '/v1/users/email/{email}']) {
+    for (const path of [
+      '/v1/users/me',
+      '/v1/users/{id}/profile',
+      '/v1/users/{id}/locale',
+      '/v1/users/{id}/username',
+      '/v1/users/{id}/email/request-change',
+      '/v1/users/email/verify',
+      '/v1/users/{id}/email/pending',
+      '/v1/users/oauth',
+      '/v1/users/email/{email}',
+    ]) {
       expect(document.paths).toHaveProperty([path]);
     }
   });
@@ -150,13 +212,19 @@ describe('updating users', () => {
     bob = await createUser(t.app);
   });
 
-  const patch = (id: string, token: string | undefined, body: object, suffix = '') => call(t.app, 'PATCH', `/v1/users/${id}${suffix}`, token, body);
+  const patch = (id: string, token: string | undefined, body: object, suffix = '') =>
+    call(t.app, 'PATCH', `/v1/users/${id}${suffix}`, token, body);
 
   it('changes only the fields given and records user_updated with their names', async () => {
     const response = await patch(alice.id, alice.token, { privacy_mode: true });
-    expectResponse(response, 200, { data: userBody(alice.id, alice.username, { privacy_mode: true }), _links: { self: expect.any(String) } });
+    expectResponse(response, 200, {
+      data: userBody(alice.id, alice.username, { privacy_mode: true }),
+      _links: { self: expect.any(String) },
+    });
     const events = await auditOf(t, 'user_updated', alice.id);
-    expect(events.map((e) => [e.metadata, e.actor_id, e.resource_id])).toEqual([[{ fields: ['privacy_mode'] }, alice.id, alice.id]]);
+    expect(events.map((e) => [e.metadata, e.actor_id, e.resource_id])).toEqual([
+      [{ fields: ['privacy_mode'] }, alice.id, alice.id],
+    ]);
     // The same value again changes nothing and records nothing.
     expect((await patch(alice.id, alice.token, { privacy_mode: true })).statusCode).toBe(200);
     expect(await auditOf(t, 'user_updated', alice.id)).toHaveLength(1);
@@ -165,7 +233,11 @@ describe('updating users', () => {
   it('needs at least one known field', async () => {
     expectResponse(await patch(alice.id, alice.token, {}), 400, NO_FIELDS);
     expectResponse(await patch(alice.id, alice.token, { nickname: 'x' }), 400, NO_FIELDS);
-    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, { error: 'BadRequest', message: "Body field 'privacy_mode' must be boolean", code: 'request.validation' });
+    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, {
+      error: 'BadRequest',
+      message: "Body field 'privacy_mode' must be boolean",
+      code: 'request.validation',
+    });
   });
 
   it('lets only the user or a users:write holder change a user', async () => {
@@ -183,7 +255,11 @@ describe('updating users', () => {
     expectResponse(await patch(alice.id, alice.token, { username: 'a'.repeat(31) }), 400, BAD_USERNAME);
     expectResponse(await patch(alice.id, alice.token, { username: 'no-dashes' }), 400, BAD_USERNAME);
     expectResponse(await patch(alice.id, alice.token, { username: bob.username }), 409, USERNAME_TAKEN);
-    expectResponse(await patch(alice.id, alice.token, { username: TEST_ADMIN.username.toUpperCase() }), 409, USERNAME_TAKEN);
+    expectResponse(
+      await patch(alice.id, alice.token, { username: TEST_ADMIN.username.toUpperCase() }),
+      409,
+      USERNAME_TAKEN,
+    );
     // Signing in works with the new name.
     expect(await login(t.app, alice.username, alice.password)).toMatch(/^ses_/);
   });
@@ -195,8 +271,16 @@ describe('updating users', () => {
     expectResponse(await patch(bob.id, bob.token, { username: 'x y z' }, '/username'), 400, BAD_USERNAME);
     expectResponse(await patch(randomUUID(), admin, { username: 'free_name' }, '/username'), 404, USER_NOT_FOUND);
     expectResponse(await patch(bob.id, bob.token, { username: alice.username }, '/username'), 409, USERNAME_TAKEN);
-    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, { error: 'BadRequest', message: "Body field 'username' is required", code: 'request.validation' });
-    expectResponse(await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'), 403, forbidden('users:write'));
+    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, {
+      error: 'BadRequest',
+      message: "Body field 'username' is required",
+      code: 'request.validation',
+    });
+    expectResponse(
+      await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'),
+      403,
+      forbidden('users:write'),
+    );
     const events = await auditOf(t, 'user_updated', bob.id);
     expect(events.at(-1)!.metadata).toEqual({ fields: ['username'] });
   });
@@ -204,9 +288,17 @@ describe('updating users', () => {
   it('PATCH /v1/users/{id}/locale accepts the supported locales and null', async () => {
     expect((await patch(alice.id, alice.token, { locale: 'de' }, '/locale')).json().data.preferred_locale).toBe('de');
     expect((await call(t.app, 'GET', '/v1/users/me', alice.token)).json().data.preferred_locale).toBe('de');
-    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, { error: 'BadRequest', message: 'locale must be one of: en, de (or null)', code: 'user.unsupported_locale' });
+    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, {
+      error: 'BadRequest',
+      message: 'locale must be one of: en, de (or null)',
+      code: 'user.unsupported_locale',
+    });
     expect((await patch(alice.id, alice.token, { locale: null }, '/locale')).json().data.preferred_locale).toBe(null);
-    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, { error: 'BadRequest', message: "Body field 'locale' is required", code: 'request.validation' });
+    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, {
+      error: 'BadRequest',
+      message: "Body field 'locale' is required",
+      code: 'request.validation',
+    });
     expectResponse(await patch(randomUUID(), admin, { locale: 'en' }, '/locale'), 404, USER_NOT_FOUND);
     expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, forbidden('users:write'));
     expect((await auditOf(t, 'user_updated', alice.id)).at(-1)!.metadata).toEqual({ fields: ['preferred_locale'] });
@@ -216,19 +308,36 @@ describe('updating users', () => {
     const picture = 'https://img.example.org/a.png';
     expect((await patch(bob.id, bob.token, { avatar_url: picture })).statusCode).toBe(200);
     expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json().picture).toBe(picture);
-    expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, { error: 'BadRequest', message: 'avatar_url must be an http or https URL', code: 'user.invalid_url' });
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, {
+      error: 'BadRequest',
+      message: 'avatar_url must be an http or https URL',
+      code: 'user.invalid_url',
+    });
 
     const off = await patch(bob.id, bob.token, { avatars_enabled: false });
     expect(off.json().data.avatars_enabled).toBe(false);
-    const stored = await t.database.db.selectFrom('platform_accounts').select('avatar_url').where('user_id', '=', bob.id).execute();
+    const stored = await t.database.db
+      .selectFrom('platform_accounts')
+      .select('avatar_url')
+      .where('user_id', '=', bob.id)
+      .execute();
     expect(stored).toEqual([{ avatar_url: null }]);
-    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json()).toMatchObject({ picture: null, avatars_enabled: false });
-    expectResponse(await patch(bob.id, bob.token, { avatar_url: picture }), 400, { error: 'BadRequest', message: 'avatar_url cannot be set while avatars_enabled is false', code: 'user.avatars_disabled' });
+    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json()).toMatchObject({
+      picture: null,
+      avatars_enabled: false,
+    });
+    expectResponse(await patch(bob.id, bob.token, { avatar_url: picture }), 400, {
+      error: 'BadRequest',
+      message: 'avatar_url cannot be set while avatars_enabled is false',
+      code: 'user.avatars_disabled',
+    });
     expect((await patch(bob.id, bob.token, { avatars_enabled: true, avatar_url: picture })).statusCode).toBe(200);
-    expect((await auditOf(t, 'user_updated', bob.id)).at(-1)!.metadata).toEqual({ fields: ['avatars_enabled', 'avatar_url'] });
+    expect((await auditOf(t, 'user_updated', bob.id)).at(-1)!.metadata).toEqual({
+      fields: ['avatars_enabled', 'avatar_url'],
+    });
   });
 
-  it('email in PATCH: administrators change another user\'s address directly; users must confirm their own', async () => {
+  it("email in PATCH: administrators change another user's address directly; users must confirm their own", async () => {
     const carol = await createUser(t.app);
     expectResponse(await patch(carol.id, carol.token, { email: 'carol.new@example.org' }), 400, {
       error: 'BadRequest',
@@ -241,8 +350,16 @@ describe('updating users', () => {
     expect((await auditOf(t, 'user_updated', carol.id)).at(-1)!.metadata).toEqual({ fields: ['email'] });
 
     const dave = await createUser(t.app);
-    expectResponse(await patch(carol.id, admin, { email: `${dave.username}@example.org` }), 409, { error: 'Conflict', message: 'Email is already in use', code: 'user.email_in_use' });
-    expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, { error: 'BadRequest', message: 'email is not a valid email address', code: 'user.invalid_email' });
+    expectResponse(await patch(carol.id, admin, { email: `${dave.username}@example.org` }), 409, {
+      error: 'Conflict',
+      message: 'Email is already in use',
+      code: 'user.email_in_use',
+    });
+    expectResponse(await patch(carol.id, admin, { email: 'not-an-address' }), 400, {
+      error: 'BadRequest',
+      message: 'email is not a valid email address',
+      code: 'user.invalid_email',
+    });
   });
 
   it('email in PATCH: the own-address rule holds however the id is spelled (upper case is the same user)', async () => {
@@ -260,9 +377,19 @@ describe('updating users', () => {
     await createRoleWith(t.app, 'User Editors', ['users:read', 'users:write']);
     const editor = await createUser(t.app, ['role_user_editors']);
     const plain = await createUser(t.app);
-    const denied = { error: 'Forbidden', message: 'You cannot manage the sign-in of a user who holds permissions you do not hold', code: 'user.sign_in_beyond_caller' };
+    const denied = {
+      error: 'Forbidden',
+      message: 'You cannot manage the sign-in of a user who holds permissions you do not hold',
+      code: 'user.sign_in_beyond_caller',
+    };
     expectResponse(await patch(await adminIdOf(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
-    expectResponse(await call(t.app, 'POST', `/v1/users/${await adminIdOf(t)}/email/request-change`, editor.token, { email: 'takeover@example.org' }), 403, denied);
+    expectResponse(
+      await call(t.app, 'POST', `/v1/users/${await adminIdOf(t)}/email/request-change`, editor.token, {
+        email: 'takeover@example.org',
+      }),
+      403,
+      denied,
+    );
     expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);
   });
 });
@@ -284,23 +411,44 @@ describe('deleting users', () => {
     expect((await call(t.app, 'GET', '/v1/api-keys', key.key)).statusCode).toBe(200);
 
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 204);
-    for (const token of [dev.token, secondSession, key.key]) expectResponse(await call(t.app, 'GET', '/v1/users/me', token), 401, UNAUTHORIZED);
+    for (const token of [dev.token, secondSession, key.key])
+      expectResponse(await call(t.app, 'GET', '/v1/users/me', token), 401, UNAUTHORIZED);
     expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
     expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}/profile`, admin), 404, USER_NOT_FOUND);
-    expect((await call(t.app, 'GET', '/v1/users', admin)).json().data.map((u: { id: string }) => u.id)).not.toContain(dev.id);
+    expect((await call(t.app, 'GET', '/v1/users', admin)).json().data.map((u: { id: string }) => u.id)).not.toContain(
+      dev.id,
+    );
 
-    const row = await t.database.db.selectFrom('users').select('deleted_at').where('id', '=', dev.id).executeTakeFirstOrThrow();
+    const row = await t.database.db
+      .selectFrom('users')
+      .select('deleted_at')
+      .where('id', '=', dev.id)
+      .executeTakeFirstOrThrow();
     expect(row.deleted_at).toBeInstanceOf(Date);
-    const keyRow = await t.database.db.selectFrom('api_keys').select('is_active').where('id', '=', key.id).executeTakeFirstOrThrow();
+    const keyRow = await t.database.db
+      .selectFrom('api_keys')
+      .select('is_active')
+      .where('id', '=', key.id)
+      .executeTakeFirstOrThrow();
     expect(keyRow.is_active).toBe(false);
     const events = await auditOf(t, 'user_deleted', dev.id);
-    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([[{ sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: expect.any(String) }, await adminIdOf(t)]]);
+    expect(events.map((e) => [e.metadata, e.actor_id])).toEqual([
+      [{ sessions_revoked: 2, api_keys_revoked: 1, scheduled_deletion_at: expect.any(String) }, await adminIdOf(t)],
+    ]);
 
     // Gone means gone for every user endpoint, and the name stays reserved.
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'PATCH', `/v1/users/${dev.id}`, admin, { privacy_mode: true }), 404, USER_NOT_FOUND);
+    expectResponse(
+      await call(t.app, 'PATCH', `/v1/users/${dev.id}`, admin, { privacy_mode: true }),
+      404,
+      USER_NOT_FOUND,
+    );
     const other = await createUser(t.app);
-    expectResponse(await call(t.app, 'PATCH', `/v1/users/${other.id}/username`, other.token, { username: dev.username }), 409, USERNAME_TAKEN);
+    expectResponse(
+      await call(t.app, 'PATCH', `/v1/users/${other.id}/username`, other.token, { username: dev.username }),
+      409,
+      USERNAME_TAKEN,
+    );
   });
 
   it('needs users:delete (not even oneself without it); unknown users are 404', async () => {
@@ -321,11 +469,23 @@ describe('deleting users', () => {
 
   it('keeps the last super admin', async () => {
     const id = await adminIdOf(t);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, {
+      error: 'Conflict',
+      message: 'The last super admin cannot be deleted',
+      code: 'user.last_super_admin',
+    });
     const second = await createUser(t.app, ['role_admin']);
     expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id.toUpperCase()}`, admin), 409, { error: 'Conflict', message: 'The last super admin cannot be deleted', code: 'user.last_super_admin' });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, {
+      error: 'Conflict',
+      message: 'The last super admin cannot be deleted',
+      code: 'user.last_super_admin',
+    });
+    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id.toUpperCase()}`, admin), 409, {
+      error: 'Conflict',
+      message: 'The last super admin cannot be deleted',
+      code: 'user.last_super_admin',
+    });
     expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
   });
 });

@@ -8,7 +8,10 @@ export const AuditErrors = defineErrors('audit', {
   actor_mismatch: [400, 'actor_id must be the user the X-ID-App-Assertion is for'],
   actor_needs_assertion: [403, 'An internal app attributes an event to an end user only with X-ID-App-Assertion'],
   app_mismatch: [403, 'X-ID-App-Assertion is for another app than X-ID-App-Key'],
-  credentials_required: [401, 'Send the system key, an internal app key (X-ID-App-Key) or a credential with audit:write'],
+  credentials_required: [
+    401,
+    'Send the system key, an internal app key (X-ID-App-Key) or a credential with audit:write',
+  ],
 });
 
 export const AuditReportErrors = defineErrors('audit_report', {

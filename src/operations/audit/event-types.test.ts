@@ -1,7 +1,16 @@
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createApiKey, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildMailingTestApp,
+  createApiKey,
+  createUser,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { AUDIT_EVENT_TYPES, type EXTRA_AUDIT_EVENT_TYPES, type AuditEventType } from '../../platform/audit.js';
 
 /**
@@ -32,7 +41,12 @@ afterAll(() => t.close());
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 async function call(method: Method, url: string, token: string | null, payload?: object, status = 200) {
-  const response = await t.app.inject({ method, url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
+  const response = await t.app.inject({
+    method,
+    url,
+    headers: token ? bearer(token) : {},
+    ...(payload ? { payload } : {}),
+  });
   expect(response.statusCode, `${method} ${url}: ${response.body.slice(0, 300)}`).toBe(status);
   return response.headers['content-type']?.toString().startsWith('application/json') ? response.json() : undefined;
 }
@@ -51,7 +65,15 @@ async function withTwoFactor() {
 }
 
 async function oauthSignIn(email: string | null, providerId: string) {
-  return (await call('POST', '/v1/users/oauth', TEST_SYSTEM_KEY, { email, name: `Sailor ${providerId}`, oauthProvider: 'github', oauthProviderId: providerId, image: null })).data;
+  return (
+    await call('POST', '/v1/users/oauth', TEST_SYSTEM_KEY, {
+      email,
+      name: `Sailor ${providerId}`,
+      oauthProvider: 'github',
+      oauthProviderId: providerId,
+      image: null,
+    })
+  ).data;
 }
 
 /** Each type: the operation that writes it, returning the user whose events must now include it. */
@@ -69,7 +91,13 @@ const OPERATIONS: Partial<Record<AuditEventType | (typeof EXTRA_AUDIT_EVENT_TYPE
   },
   session_created: async () => {
     const user = await createUser(t.app);
-    await call('POST', '/v1/sessions', TEST_SYSTEM_KEY, { userId: user.id, expires: new Date(t.clock.nowMs() + 3_600_000).toISOString() }, 201);
+    await call(
+      'POST',
+      '/v1/sessions',
+      TEST_SYSTEM_KEY,
+      { userId: user.id, expires: new Date(t.clock.nowMs() + 3_600_000).toISOString() },
+      201,
+    );
     return user.id;
   },
   session_revoked: async () => {
@@ -83,7 +111,10 @@ const OPERATIONS: Partial<Record<AuditEventType | (typeof EXTRA_AUDIT_EVENT_TYPE
   '2fa_enabled': async () => (await withTwoFactor()).id,
   '2fa_verified': async () => {
     const user = await withTwoFactor();
-    const { temp_token } = await call('POST', '/v1/auth/login', null, { identifier: user.username, password: user.password });
+    const { temp_token } = await call('POST', '/v1/auth/login', null, {
+      identifier: user.username,
+      password: user.password,
+    });
     await call('POST', '/v1/auth/2fa/verify', null, { temp_token, code: await nextCode(user.secret) });
     return user.id;
   },
@@ -177,12 +208,21 @@ async function linkedUser() {
   const linked = await oauthSignIn(`${user.username}@example.org`, `link-${crypto.randomUUID()}`);
   expect(linked.id).toBe(user.id);
   const { data } = await call('GET', `/v1/users/${user.id}/accounts`, user.token);
-  return { user, accountId: data.find((account: { platform_slug: string }) => account.platform_slug === 'github').id as string };
+  return {
+    user,
+    accountId: data.find((account: { platform_slug: string }) => account.platform_slug === 'github').id as string,
+  };
 }
 
 async function clientOwner() {
   const user = await createUser(t.app);
-  const { client } = await call('POST', '/v1/oauth/clients', user.token, { name: 'Audited app', redirect_uris: ['https://app.example.org/cb'] }, 201);
+  const { client } = await call(
+    'POST',
+    '/v1/oauth/clients',
+    user.token,
+    { name: 'Audited app', redirect_uris: ['https://app.example.org/cb'] },
+    201,
+  );
   return { ...user, clientId: client.id as string };
 }
 
@@ -193,14 +233,20 @@ async function keyOwner() {
 
 describe('audit event types', () => {
   it('has an operation for every type of the interface, or names the area still to write it', () => {
-    const unaccounted = AUDIT_EVENT_TYPES.filter((type) => !(type in OPERATIONS) && !(type in PENDING) && !(type in PROVEN_ELSEWHERE));
+    const unaccounted = AUDIT_EVENT_TYPES.filter(
+      (type) => !(type in OPERATIONS) && !(type in PENDING) && !(type in PROVEN_ELSEWHERE),
+    );
     expect(unaccounted).toEqual([]);
     expect(Object.keys(PENDING).filter((type) => type in OPERATIONS)).toEqual([]);
   });
 
   it.each(Object.keys(OPERATIONS))('%s is written by its operation', async (type) => {
     const userId = await OPERATIONS[type as AuditEventType]!();
-    const events = await t.database.db.selectFrom('audit_events').select('event_type').where('user_id', '=', userId).execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select('event_type')
+      .where('user_id', '=', userId)
+      .execute();
     expect(events.map((event) => event.event_type)).toContain(type);
   });
 });

@@ -12,18 +12,31 @@ describe('audit event locations with GEOIP_DB', () => {
   it('places an event by its address, and leaves the fields out where the database knows nothing', async () => {
     const user = await createUser(t.app);
     const signIn = (remoteAddress: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/auth/login', remoteAddress, payload: { identifier: user.username, password: user.password } });
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        remoteAddress,
+        payload: { identifier: user.username, password: user.password },
+      });
     expect((await signIn('203.0.113.9')).statusCode).toBe(200);
 
-    const { events } = (await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?event_type=login', headers: bearer(user.token) })).json();
+    const { events } = (
+      await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?event_type=login', headers: bearer(user.token) })
+    ).json();
     expect(events).toHaveLength(2);
-    expect(events[0]).toMatchObject({ ip_address: '203.0.113.9', country_code: 'DE', country_name: 'Germany', city: 'Berlin', region: 'Land Berlin' });
+    expect(events[0]).toMatchObject({
+      ip_address: '203.0.113.9',
+      country_code: 'DE',
+      country_name: 'Germany',
+      city: 'Berlin',
+      region: 'Land Berlin',
+    });
     // The first sign-in (createUser) came from 127.0.0.1, which no city database covers.
     expect(events[1].ip_address).toBe('127.0.0.1');
     for (const field of ['country_code', 'country_name', 'city', 'region']) expect(events[1]).not.toHaveProperty(field);
   });
 
-  it('places an event an app reports for its end user by the end user\'s address', async () => {
+  it("places an event an app reports for its end user by the end user's address", async () => {
     const user = await createUser(t.app);
     const response = await t.app.inject({
       method: 'POST',

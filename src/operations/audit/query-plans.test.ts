@@ -19,10 +19,14 @@ const FULL_SORT = /(?<!Incremental )Sort(?! Key)/;
 function nextMonth(): { start: Date; partition: string } {
   const now = new Date();
   const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-  return { start, partition: `audit_events_y${start.getUTCFullYear()}m${String(start.getUTCMonth() + 1).padStart(2, '0')}` };
+  return {
+    start,
+    partition: `audit_events_y${start.getUTCFullYear()}m${String(start.getUTCMonth() + 1).padStart(2, '0')}`,
+  };
 }
 
-const partitionsIn = (plan: string) => [...plan.matchAll(/ on (audit_events_\w+) audit_events/g)].map((match) => match[1]);
+const partitionsIn = (plan: string) =>
+  [...plan.matchAll(/ on (audit_events_\w+) audit_events/g)].map((match) => match[1]);
 
 describe('audit query plans', () => {
   let database: Database;
@@ -32,13 +36,26 @@ describe('audit query plans', () => {
   afterAll(() => database.close());
 
   const audit = () => auditQueries(database.db);
-  const plan = (query: Parameters<typeof planOf>[1]) => planOf(database, query, ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']);
+  const plan = (query: Parameters<typeof planOf>[1]) =>
+    planOf(database, query, ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']);
 
   it.each([
     ['the newest events', () => audit().page({}, NEWEST, 50, 0), /Index Scan using audit_events_\w+_created_at_idx/],
-    ["a user's own activity", () => audit().page({ userIds: [SOME_ID] }, NEWEST, 50, 0), /Index Scan Backward using audit_events_\w+_user_id_created_at_idx/],
-    ['events of a type', () => audit().page({ eventType: 'user_updated' }, NEWEST, 50, 0), /Index Scan Backward using audit_events_\w+_event_type_created_at_idx/],
-    ['failures, oldest first', () => audit().page({ status: 'failure' }, { field: 'created_at', direction: 'asc' }, 50, 0), /Index Scan using audit_events_\w+_status_created_at_idx/],
+    [
+      "a user's own activity",
+      () => audit().page({ userIds: [SOME_ID] }, NEWEST, 50, 0),
+      /Index Scan Backward using audit_events_\w+_user_id_created_at_idx/,
+    ],
+    [
+      'events of a type',
+      () => audit().page({ eventType: 'user_updated' }, NEWEST, 50, 0),
+      /Index Scan Backward using audit_events_\w+_event_type_created_at_idx/,
+    ],
+    [
+      'failures, oldest first',
+      () => audit().page({ status: 'failure' }, { field: 'created_at', direction: 'asc' }, 50, 0),
+      /Index Scan using audit_events_\w+_status_created_at_idx/,
+    ],
   ])('reads %s month after month from an index', async (_what, query, index) => {
     const text = await plan(query());
     expect(text).toMatch(index);
@@ -58,7 +75,9 @@ describe('audit query plans', () => {
     // The report's key bounds each month's index probe, and PostgreSQL skips the months it cannot be in when it
     // runs (run-time pruning: "never executed" in EXPLAIN ANALYZE).
     const ofReport = await plan(audit().eventOfReport(SOME_ID));
-    expect(ofReport).toMatch(/Nested Loop[\s\S]*Index Scan using audit_reports_pkey[\s\S]*Index Cond: \(\(?created_at = audit_reports\.audit_event_created_at/);
+    expect(ofReport).toMatch(
+      /Nested Loop[\s\S]*Index Scan using audit_reports_pkey[\s\S]*Index Cond: \(\(?created_at = audit_reports\.audit_event_created_at/,
+    );
     expect(ofReport).not.toContain('Seq Scan');
     const byId = await plan(audit().eventOfUser(SOME_ID, SOME_ID));
     expect(byId).not.toContain('Seq Scan');

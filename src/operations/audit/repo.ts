@@ -21,31 +21,60 @@ export interface AuditOrder {
 }
 
 const EVENT_COLUMNS = [
-  'audit_events.id', 'audit_events.user_id', 'audit_events.event_type', 'audit_events.resource_type', 'audit_events.resource_id', 'audit_events.actor_id', 'audit_events.ip_address', 'audit_events.user_agent',
-  'audit_events.description', 'audit_events.metadata', 'audit_events.status', 'audit_events.error_message', 'audit_events.country_code', 'audit_events.country_name', 'audit_events.city', 'audit_events.region',
-  'audit_events.source_service', 'audit_events.created_at',
+  'audit_events.id',
+  'audit_events.user_id',
+  'audit_events.event_type',
+  'audit_events.resource_type',
+  'audit_events.resource_id',
+  'audit_events.actor_id',
+  'audit_events.ip_address',
+  'audit_events.user_agent',
+  'audit_events.description',
+  'audit_events.metadata',
+  'audit_events.status',
+  'audit_events.error_message',
+  'audit_events.country_code',
+  'audit_events.country_name',
+  'audit_events.city',
+  'audit_events.region',
+  'audit_events.source_service',
+  'audit_events.created_at',
 ] as const;
 
 const REPORT_COLUMNS = [
-  'id', 'audit_event_id', 'user_id', 'reason', 'description', 'status', 'reviewed_by', 'reviewed_at', 'resolution_notes',
-  'created_at', 'updated_at',
+  'id',
+  'audit_event_id',
+  'user_id',
+  'reason',
+  'description',
+  'status',
+  'reviewed_by',
+  'reviewed_at',
+  'resolution_notes',
+  'created_at',
+  'updated_at',
 ] as const;
 
 type Events = SelectQueryBuilder<Schema, 'audit_events', object>;
 
 const reportOf = (eb: ExpressionBuilder<Schema, 'audit_events'>) =>
-  eb.selectFrom('audit_reports').select(sql<number>`1`.as('one')).whereRef('audit_reports.audit_event_id', '=', 'audit_events.id');
+  eb
+    .selectFrom('audit_reports')
+    .select(sql<number>`1`.as('one'))
+    .whereRef('audit_reports.audit_event_id', '=', 'audit_events.id');
 
 function filtered(query: Events, filters: AuditFilters): Events {
   let q = query;
-  if (filters.userIds) q = filters.userIds.length ? q.where('audit_events.user_id', 'in', filters.userIds) : q.where(sql<boolean>`false`);
+  if (filters.userIds)
+    q = filters.userIds.length ? q.where('audit_events.user_id', 'in', filters.userIds) : q.where(sql<boolean>`false`);
   if (filters.eventType) q = q.where('audit_events.event_type', '=', filters.eventType);
   if (filters.resourceType) q = q.where('audit_events.resource_type', '=', filters.resourceType);
   if (filters.status) q = q.where('audit_events.status', '=', filters.status);
   if (filters.sourceService) q = q.where('audit_events.source_service', '=', filters.sourceService);
   if (filters.from) q = q.where('audit_events.created_at', '>=', filters.from);
   if (filters.to) q = q.where('audit_events.created_at', '<=', filters.to);
-  if (filters.isReported !== undefined) q = q.where((eb) => (filters.isReported ? eb.exists(reportOf(eb)) : eb.not(eb.exists(reportOf(eb)))));
+  if (filters.isReported !== undefined)
+    q = q.where((eb) => (filters.isReported ? eb.exists(reportOf(eb)) : eb.not(eb.exists(reportOf(eb)))));
   return q;
 }
 
@@ -64,14 +93,20 @@ export function auditQueries(db: Kysely<Schema>) {
 
     /** By id alone (all a caller has): each month's primary-key index is probed, since the id carries no time. */
     eventOfUser: (eventId: string, userId: string) =>
-      db.selectFrom('audit_events').select(['id', 'created_at']).where('id', '=', eventId).where('user_id', '=', userId),
+      db
+        .selectFrom('audit_events')
+        .select(['id', 'created_at'])
+        .where('id', '=', eventId)
+        .where('user_id', '=', userId),
 
     /** The event a report names, by the whole key the report keeps: one month's index. */
     eventOfReport: (reportId: string) =>
       db
         .selectFrom('audit_reports')
         .innerJoin('audit_events', (join) =>
-          join.onRef('audit_events.id', '=', 'audit_reports.audit_event_id').onRef('audit_events.created_at', '=', 'audit_reports.audit_event_created_at'),
+          join
+            .onRef('audit_events.id', '=', 'audit_reports.audit_event_id')
+            .onRef('audit_events.created_at', '=', 'audit_reports.audit_event_created_at'),
         )
         .select(['audit_events.event_type', 'audit_events.created_at'])
         .where('audit_reports.id', '=', reportId),
@@ -87,12 +122,20 @@ export function createAuditRepo(db: Kysely<Schema>) {
      * DDL on partitions, which no query builder expresses). How many it added.
      */
     addMonths: async (until: Date): Promise<number> =>
-      db.transaction().execute(async (trx) => (await sql<{ added: number }>`select audit_events_extend(${until}) as added`.execute(trx)).rows[0]!.added),
+      db
+        .transaction()
+        .execute(
+          async (trx) =>
+            (await sql<{ added: number }>`select audit_events_extend(${until}) as added`.execute(trx)).rows[0]!.added,
+        ),
 
     /** Removes the events before `cutoff` and their reports: whole months by dropping partitions, the rest by deleting rows. */
     expire: async (cutoff: Date) =>
       db.transaction().execute(async (trx) => {
-        const { rows } = await sql<{ partitions_dropped: number; events_deleted: string }>`select * from audit_events_expire(${cutoff})`.execute(trx);
+        const { rows } = await sql<{
+          partitions_dropped: number;
+          events_deleted: string;
+        }>`select * from audit_events_expire(${cutoff})`.execute(trx);
         return { partitions_dropped: rows[0]!.partitions_dropped, events_deleted: Number(rows[0]!.events_deleted) };
       }),
 
@@ -107,10 +150,12 @@ export function createAuditRepo(db: Kysely<Schema>) {
       return rows.length;
     },
 
-    page: (filters: AuditFilters, order: AuditOrder, limit: number, offset: number) => queries.page(filters, order, limit, offset).execute(),
+    page: (filters: AuditFilters, order: AuditOrder, limit: number, offset: number) =>
+      queries.page(filters, order, limit, offset).execute(),
 
     /** How many events match: exact up to COUNT_EXACT_UP_TO, beyond that PostgreSQL's estimate (platform/db/count.ts). */
-    count: (filters: AuditFilters): Promise<Total> => cappedCount(db, filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'))),
+    count: (filters: AuditFilters): Promise<Total> =>
+      cappedCount(db, filtered(db.selectFrom('audit_events'), filters).select(sql<number>`1`.as('one'))),
 
     /** The event a report names. */
     eventOfReport: (reportId: string) => queries.eventOfReport(reportId).executeTakeFirst(),
@@ -126,13 +171,23 @@ export function createAuditRepo(db: Kysely<Schema>) {
         .expression(
           queries
             .eventOfUser(input.eventId, input.userId)
-            .select([sql<string>`cast(${input.userId} as uuid)`.as('user_id'), sql<string>`${input.reason}`.as('reason'), sql<string | null>`${input.description}`.as('description')]),
+            .select([
+              sql<string>`cast(${input.userId} as uuid)`.as('user_id'),
+              sql<string>`${input.reason}`.as('reason'),
+              sql<string | null>`${input.description}`.as('description'),
+            ]),
         )
         .returning(REPORT_COLUMNS)
         .executeTakeFirst(),
 
     reportsOfUser: (userId: string) =>
-      db.selectFrom('audit_reports').select(REPORT_COLUMNS).where('user_id', '=', userId).orderBy('created_at', 'desc').orderBy('id').execute(),
+      db
+        .selectFrom('audit_reports')
+        .select(REPORT_COLUMNS)
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute(),
 
     reports: (status: AuditReportStatus | undefined, limit: number, offset: number) => {
       let query = db.selectFrom('audit_reports').select(REPORT_COLUMNS);
@@ -142,7 +197,12 @@ export function createAuditRepo(db: Kysely<Schema>) {
 
     review: (
       reportId: string,
-      changes: { status?: AuditReportStatus; resolution_notes?: string | null; reviewed_by: string | null; reviewed_at: Date },
+      changes: {
+        status?: AuditReportStatus;
+        resolution_notes?: string | null;
+        reviewed_by: string | null;
+        reviewed_at: Date;
+      },
     ) =>
       db
         .updateTable('audit_reports')

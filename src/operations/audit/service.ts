@@ -43,7 +43,8 @@ type EventRow = Awaited<ReturnType<ReturnType<typeof createAuditRepo>['page']>>[
 function shown(row: EventRow) {
   const event: Record<string, unknown> = { ...row };
   for (const field of LOCATION_FIELDS) if (event[field] === null) delete event[field];
-  return event as Omit<EventRow, (typeof LOCATION_FIELDS)[number]> & Partial<Record<(typeof LOCATION_FIELDS)[number], string>>;
+  return event as Omit<EventRow, (typeof LOCATION_FIELDS)[number]> &
+    Partial<Record<(typeof LOCATION_FIELDS)[number], string>>;
 }
 
 /** Whether text starts with a day that exists (Date.parse takes 2026-02-31 as 3 March). */
@@ -59,7 +60,8 @@ function isCalendarDate(text: string): boolean {
 function dateOf(field: 'start_date' | 'end_date', value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const ms = Date.parse(value);
-  if (Number.isNaN(ms) || !isCalendarDate(value)) throw AuditErrors.invalid_date(`${field} must be an ISO 8601 date or date-time`);
+  if (Number.isNaN(ms) || !isCalendarDate(value))
+    throw AuditErrors.invalid_date(`${field} must be an ISO 8601 date or date-time`);
   return new Date(field === 'end_date' && DATE_ONLY.test(value) ? ms + DAY_MS - 1 : ms);
 }
 
@@ -71,7 +73,10 @@ export function createAuditService(deps: Deps) {
   const repo = createAuditRepo(deps.db);
 
   async function list(filters: AuditFilters, order: AuditOrder, page: { page: number; limit: number }) {
-    const [rows, { total, estimated }] = await Promise.all([repo.page(filters, order, page.limit, (page.page - 1) * page.limit), repo.count(filters)]);
+    const [rows, { total, estimated }] = await Promise.all([
+      repo.page(filters, order, page.limit, (page.page - 1) * page.limit),
+      repo.count(filters),
+    ]);
     return { rows: rows.map(shown), total, estimated };
   }
 
@@ -91,7 +96,12 @@ export function createAuditService(deps: Deps) {
   }
 
   /** The end user an event is attributed to, from X-ID-App-Assertion, else the (privileged) sender's actor_id. */
-  async function actorOf(assertionHeader: string | undefined, app: InternalApp | null, viaAppOnly: boolean, actorId: string | null | undefined) {
+  async function actorOf(
+    assertionHeader: string | undefined,
+    app: InternalApp | null,
+    viaAppOnly: boolean,
+    actorId: string | null | undefined,
+  ) {
     if (assertionHeader) {
       const assertion = await deps.assertions.verify(assertionHeader);
       if (app && assertion.app !== app) throw AuditErrors.app_mismatch();
@@ -106,7 +116,12 @@ export function createAuditService(deps: Deps) {
   }
 
   function ofUser(userId: string, query: Static<typeof UserAuditQuery>) {
-    const filters = { userIds: [userId.toLowerCase()], eventType: query.event_type, resourceType: query.resource_type, status: query.status };
+    const filters = {
+      userIds: [userId.toLowerCase()],
+      eventType: query.event_type,
+      resourceType: query.resource_type,
+      status: query.status,
+    };
     return list(filters, { field: 'created_at', direction: 'desc' }, query);
   }
 
@@ -126,12 +141,21 @@ export function createAuditService(deps: Deps) {
         to: dateOf('end_date', query.end_date),
         isReported: query.is_reported,
       };
-      return list(filters, { field: query.sort_field ?? 'created_at', direction: query.sort_direction ?? 'desc' }, query);
+      return list(
+        filters,
+        { field: query.sort_field ?? 'created_at', direction: query.sort_direction ?? 'desc' },
+        query,
+      );
     },
 
     async report(caller: Caller, eventId: string, input: Static<typeof ReportBody>) {
       const userId = userIdOf(caller);
-      const report = await repo.fileReport({ eventId, userId, reason: input.reason, description: input.description ?? null });
+      const report = await repo.fileReport({
+        eventId,
+        userId,
+        reason: input.reason,
+        description: input.description ?? null,
+      });
       if (!report) throw AuditErrors.event_not_found();
       return report;
     },
@@ -139,7 +163,11 @@ export function createAuditService(deps: Deps) {
     /** The job audit-partitions: the months up to MONTHS_AHEAD after this one that have no partition yet. */
     async addMonths() {
       const now = deps.clock.now();
-      return { partitions_added: await repo.addMonths(new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + MONTHS_AHEAD, 1))) };
+      return {
+        partitions_added: await repo.addMonths(
+          new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + MONTHS_AHEAD, 1)),
+        ),
+      };
     },
 
     /**
@@ -162,17 +190,33 @@ export function createAuditService(deps: Deps) {
 
     /** An admin's review: status and notes, who and when; the reporting user is told by mail. */
     async review(caller: Caller, reportId: string, input: Static<typeof ReviewReportBody>) {
-      const report = await repo.review(reportId, { ...input, reviewed_by: caller.userId ?? null, reviewed_at: deps.clock.now() });
+      const report = await repo.review(reportId, {
+        ...input,
+        reviewed_by: caller.userId ?? null,
+        reviewed_at: deps.clock.now(),
+      });
       if (!report) throw AuditReportErrors.not_found();
-      await tellReporter(report).catch((err: unknown) => deps.log.error({ err, report_id: report.id }, 'could not mail the report review'));
+      await tellReporter(report).catch((err: unknown) =>
+        deps.log.error({ err, report_id: report.id }, 'could not mail the report review'),
+      );
       return report;
     },
 
     /** POST /v1/internal/audit. */
-    async ingest(request: FastifyRequest, caller: Caller | null, app: InternalApp | null, input: Static<typeof InternalAuditBody>) {
+    async ingest(
+      request: FastifyRequest,
+      caller: Caller | null,
+      app: InternalApp | null,
+      input: Static<typeof InternalAuditBody>,
+    ) {
       const { viaAppOnly } = mayLog(caller, app);
       const assertion = request.headers['x-id-app-assertion'];
-      const actorId = await actorOf(Array.isArray(assertion) ? assertion[0] : assertion, app, viaAppOnly, input.actor_id);
+      const actorId = await actorOf(
+        Array.isArray(assertion) ? assertion[0] : assertion,
+        app,
+        viaAppOnly,
+        input.actor_id,
+      );
       const sourceService: AuditSource = input.source_service ?? app ?? 'api';
       const userId = input.user_id ?? actorId;
       // Bots keep their own ids for people; events from this API and its apps name real users.
@@ -197,10 +241,20 @@ export function createAuditService(deps: Deps) {
     },
   };
 
-  async function tellReporter(report: { id: string; user_id: string; status: string; resolution_notes: string | null }) {
+  async function tellReporter(report: {
+    id: string;
+    user_id: string;
+    status: string;
+    resolution_notes: string | null;
+  }) {
     const [contact, event] = await Promise.all([deps.users.contactOf(report.user_id), repo.eventOfReport(report.id)]);
     if (!contact?.email || !event) return;
-    const review = { eventType: event.event_type, eventAt: event.created_at, status: report.status, resolutionNotes: report.resolution_notes };
+    const review = {
+      eventType: event.event_type,
+      eventAt: event.created_at,
+      status: report.status,
+      resolutionNotes: report.resolution_notes,
+    };
     await deps.mailer.send(contact.email, reportReviewedMail(contact.locale, contact.username, review));
   }
 }

@@ -1,7 +1,20 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import { sql } from 'kysely';
-import { bearer, buildTestApp, createRoleWith, createUser, forbidden, login, TEST_ADMIN, TEST_SYSTEM_KEY, UNAUTHORIZED, UNKNOWN_ID, usesPostgres, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createRoleWith,
+  createUser,
+  forbidden,
+  login,
+  TEST_ADMIN,
+  TEST_SYSTEM_KEY,
+  UNAUTHORIZED,
+  UNKNOWN_ID,
+  usesPostgres,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { connectCommunityBot } from '../../../test/fakes/community-bot.js';
 import { openSocket } from '../../../test/ws-client.js';
 
@@ -9,15 +22,50 @@ import { openSocket } from '../../../test/ws-client.js';
 const GUILD = '1234567890123456789';
 const OTHER_GUILD = '1234567890123456790';
 const guild = (guildId: string, name: string) => ({
-  guild_id: guildId, name, icon: 'a1b2c3', owner_id: '80351110224678912', member_count: 3, boost_count: 7, premium_tier: 2, bot_joined_at: '2026-01-02T03:04:05.000Z',
+  guild_id: guildId,
+  name,
+  icon: 'a1b2c3',
+  owner_id: '80351110224678912',
+  member_count: 3,
+  boost_count: 7,
+  premium_tier: 2,
+  bot_joined_at: '2026-01-02T03:04:05.000Z',
 });
 const channels = [
-  { channel_id: '2234567890123456781', guild_id: GUILD, name: 'general', type: 0, position: 1, topic: 'Chat', nsfw: false },
+  {
+    channel_id: '2234567890123456781',
+    guild_id: GUILD,
+    name: 'general',
+    type: 0,
+    position: 1,
+    topic: 'Chat',
+    nsfw: false,
+  },
   { channel_id: '2234567890123456782', guild_id: GUILD, name: 'Voice', type: 2, position: 2 },
-  { channel_id: '2234567890123456783', guild_id: GUILD, name: 'odd', type: 99, position: 3, parent_id: '2234567890123456781' },
+  {
+    channel_id: '2234567890123456783',
+    guild_id: GUILD,
+    name: 'odd',
+    type: 99,
+    position: 3,
+    parent_id: '2234567890123456781',
+  },
 ];
-const roles = [{ role_id: '3234567890123456781', guild_id: GUILD, name: 'Crew', color: 3447003, position: 1, permissions: '2147483648' }];
-const member = (n: number, extra: object = {}) => ({ user_id: String(4234567890123456000n + BigInt(n)), username: `sailor${String(n).padStart(5, '0')}`, ...extra });
+const roles = [
+  {
+    role_id: '3234567890123456781',
+    guild_id: GUILD,
+    name: 'Crew',
+    color: 3447003,
+    position: 1,
+    permissions: '2147483648',
+  },
+];
+const member = (n: number, extra: object = {}) => ({
+  user_id: String(4234567890123456000n + BigInt(n)),
+  username: `sailor${String(n).padStart(5, '0')}`,
+  ...extra,
+});
 
 let t: TestApp;
 let base: string;
@@ -41,7 +89,13 @@ const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: 
 async function syncGuilds() {
   bot.will({ answer: 'data', guilds: [guild(GUILD, 'Harbour'), guild(OTHER_GUILD, 'Dock')], channels, roles });
   const response = await call('POST', '/v1/community/sync');
-  expect(response.json()).toEqual({ success: true, error: null, guilds_synced: 2, channels_synced: 3, roles_synced: 1 });
+  expect(response.json()).toEqual({
+    success: true,
+    error: null,
+    guilds_synced: 2,
+    channels_synced: 3,
+    roles_synced: 1,
+  });
   return (await call('GET', `/v1/community/guilds/${GUILD}`)).json() as { id: string };
 }
 
@@ -55,18 +109,38 @@ describe('guild sync', () => {
     expect(listed.map((g: { name: string }) => g.name)).toEqual(['Dock', 'Harbour']);
     const harbour = (await call('GET', `/v1/community/guilds/${GUILD}`)).json();
     expect(harbour).toEqual({
-      id: expect.stringMatching(/^[0-9a-f-]{36}$/), guild_id: GUILD, name: 'Harbour', icon: 'a1b2c3',
-      icon_url: `https://cdn.discordapp.com/icons/${GUILD}/a1b2c3.png`, owner_id: '80351110224678912', member_count: 3,
-      boost_count: 7, premium_tier: 2, bot_joined_at: '2026-01-02T03:04:05.000Z', last_synced_at: expect.any(String),
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      guild_id: GUILD,
+      name: 'Harbour',
+      icon: 'a1b2c3',
+      icon_url: `https://cdn.discordapp.com/icons/${GUILD}/a1b2c3.png`,
+      owner_id: '80351110224678912',
+      member_count: 3,
+      boost_count: 7,
+      premium_tier: 2,
+      bot_joined_at: '2026-01-02T03:04:05.000Z',
+      last_synced_at: expect.any(String),
     });
     const { data } = (await call('GET', `/v1/community/guilds/${GUILD}/channels`)).json();
-    expect(data.map(({ name, channel_type, channel_type_raw, is_text_based, is_voice }: Record<string, unknown>) => ({ name, channel_type, channel_type_raw, is_text_based, is_voice })))
-      .toEqual([
-        { name: 'general', channel_type: 'Text', channel_type_raw: 0, is_text_based: true, is_voice: false },
-        { name: 'Voice', channel_type: 'Voice', channel_type_raw: 2, is_text_based: false, is_voice: true },
-        { name: 'odd', channel_type: 'Unknown', channel_type_raw: 99, is_text_based: false, is_voice: false },
-      ]);
-    expect(data[0]).toMatchObject({ channel_id: '2234567890123456781', guild_id: GUILD, topic: 'Chat', parent_id: null });
+    expect(
+      data.map(({ name, channel_type, channel_type_raw, is_text_based, is_voice }: Record<string, unknown>) => ({
+        name,
+        channel_type,
+        channel_type_raw,
+        is_text_based,
+        is_voice,
+      })),
+    ).toEqual([
+      { name: 'general', channel_type: 'Text', channel_type_raw: 0, is_text_based: true, is_voice: false },
+      { name: 'Voice', channel_type: 'Voice', channel_type_raw: 2, is_text_based: false, is_voice: true },
+      { name: 'odd', channel_type: 'Unknown', channel_type_raw: 99, is_text_based: false, is_voice: false },
+    ]);
+    expect(data[0]).toMatchObject({
+      channel_id: '2234567890123456781',
+      guild_id: GUILD,
+      topic: 'Chat',
+      parent_id: null,
+    });
     const full = (await call('GET', `/v1/community/guilds/${GUILD}/full`)).json();
     expect(full).toEqual({ guild: harbour, channels: data });
     expect((await call('GET', '/v1/community/guilds/999')).json().code).toBe('community.guild_not_found');
@@ -82,8 +156,19 @@ describe('guild sync', () => {
   });
 
   it('syncs one guild when asked, leaving the others', async () => {
-    bot.will({ answer: 'data', guilds: [{ ...guild(GUILD, 'Harbour Renamed') }, guild(OTHER_GUILD, 'Dock Renamed')], channels: channels.slice(0, 1), roles: [] });
-    expect((await call('POST', '/v1/community/sync', { guild_id: GUILD })).json()).toEqual({ success: true, error: null, guilds_synced: 1, channels_synced: 1, roles_synced: 0 });
+    bot.will({
+      answer: 'data',
+      guilds: [{ ...guild(GUILD, 'Harbour Renamed') }, guild(OTHER_GUILD, 'Dock Renamed')],
+      channels: channels.slice(0, 1),
+      roles: [],
+    });
+    expect((await call('POST', '/v1/community/sync', { guild_id: GUILD })).json()).toEqual({
+      success: true,
+      error: null,
+      guilds_synced: 1,
+      channels_synced: 1,
+      roles_synced: 0,
+    });
     expect(bot.requests.at(-1)).toMatchObject({ type: 'SyncRequest', scope: 'guilds', guildId: GUILD });
     expect((await call('GET', `/v1/community/guilds/${GUILD}`)).json().name).toBe('Harbour Renamed');
     expect((await call('GET', `/v1/community/guilds/${OTHER_GUILD}`)).json().name).toBe('Dock');
@@ -92,7 +177,11 @@ describe('guild sync', () => {
   it('writes nothing when the bot reports an error, or does not answer in 30 s', async () => {
     bot.will({ answer: 'error', error: 'Missing Access' });
     expect((await call('POST', '/v1/community/sync')).json()).toEqual({
-      success: false, error: 'The community bot reported an error: Missing Access', guilds_synced: 0, channels_synced: 0, roles_synced: 0,
+      success: false,
+      error: 'The community bot reported an error: Missing Access',
+      guilds_synced: 0,
+      channels_synced: 0,
+      roles_synced: 0,
     });
     bot.will({ answer: 'ignore' });
     const asked = bot.requests.length;
@@ -100,7 +189,10 @@ describe('guild sync', () => {
     await expect.poll(() => bot.requests.length).toBe(asked + 1);
     t.clock.advance(33_000);
     try {
-      expect((await pending).json()).toMatchObject({ success: false, error: 'The community bot did not finish within 30 seconds' });
+      expect((await pending).json()).toMatchObject({
+        success: false,
+        error: 'The community bot did not finish within 30 seconds',
+      });
     } finally {
       t.clock.advance(-33_000);
     }
@@ -115,8 +207,18 @@ describe('member sync and search', () => {
   });
 
   const members = [
-    member(1, { global_name: 'Captain Ahab', nickname: 'Cap', roles: ['3234567890123456781'], discriminator: '0', avatar: 'f00' }),
-    member(2, { global_name: 'Ishmael', discriminator: '1234', communication_disabled_until: '2099-01-01T00:00:00.000Z' }),
+    member(1, {
+      global_name: 'Captain Ahab',
+      nickname: 'Cap',
+      roles: ['3234567890123456781'],
+      discriminator: '0',
+      avatar: 'f00',
+    }),
+    member(2, {
+      global_name: 'Ishmael',
+      discriminator: '1234',
+      communication_disabled_until: '2099-01-01T00:00:00.000Z',
+    }),
     member(3, { bot: true }),
     ...Array.from({ length: 2497 }, (_, i) => member(100 + i)),
   ];
@@ -131,32 +233,66 @@ describe('member sync and search', () => {
     const first = (await list('limit=2')).json();
     expect(first).toMatchObject({ total_count: 2500, has_more: true });
     expect(first.members[0]).toEqual({
-      id: expect.any(String), guild_id: guildId, user_id: '4234567890123456001', username: 'sailor00001', discriminator: '0',
-      global_name: 'Captain Ahab', nickname: 'Cap', avatar: 'f00', avatar_url: 'https://cdn.discordapp.com/avatars/4234567890123456001/f00.png',
-      bot: false, system: false, joined_at: null, premium_since: null, deaf: false, mute: false, pending: false,
-      communication_disabled_until: null, roles: ['3234567890123456781'], display_name: 'Cap', formatted_username: 'sailor00001', is_timed_out: false,
+      id: expect.any(String),
+      guild_id: guildId,
+      user_id: '4234567890123456001',
+      username: 'sailor00001',
+      discriminator: '0',
+      global_name: 'Captain Ahab',
+      nickname: 'Cap',
+      avatar: 'f00',
+      avatar_url: 'https://cdn.discordapp.com/avatars/4234567890123456001/f00.png',
+      bot: false,
+      system: false,
+      joined_at: null,
+      premium_since: null,
+      deaf: false,
+      mute: false,
+      pending: false,
+      communication_disabled_until: null,
+      roles: ['3234567890123456781'],
+      display_name: 'Cap',
+      formatted_username: 'sailor00001',
+      is_timed_out: false,
     });
-    expect(first.members[1]).toMatchObject({ display_name: 'Ishmael', formatted_username: 'sailor00002#1234', is_timed_out: true });
+    expect(first.members[1]).toMatchObject({
+      display_name: 'Ishmael',
+      formatted_username: 'sailor00002#1234',
+      is_timed_out: true,
+    });
     expect((await list('search=ahab')).json()).toMatchObject({ total_count: 1, has_more: false });
-    expect((await list('search=CAP')).json().members.map((m: { user_id: string }) => m.user_id)).toEqual(['4234567890123456001']);
+    expect((await list('search=CAP')).json().members.map((m: { user_id: string }) => m.user_id)).toEqual([
+      '4234567890123456001',
+    ]);
     expect((await list('bot_only=true')).json().total_count).toBe(1);
-    expect((await list('humans_only=true&limit=100&offset=2400')).json()).toMatchObject({ total_count: 2499, has_more: false });
+    expect((await list('humans_only=true&limit=100&offset=2400')).json()).toMatchObject({
+      total_count: 2499,
+      has_more: false,
+    });
     expect((await list('has_role=3234567890123456781')).json().total_count).toBe(1);
     expect((await list('bot_only=true&humans_only=true')).json().code).toBe('community.filters_conflict');
     expect((await list('search=100%25')).json().total_count).toBe(0);
 
     const one = await call('GET', `/v1/community/guilds/${guildId}/members/4234567890123456003`);
     expect(one.json()).toMatchObject({ username: 'sailor00003', bot: true });
-    expect((await call('GET', `/v1/community/guilds/${guildId}/members/1`)).json().code).toBe('community.member_not_found');
-    expect((await call('GET', `/v1/community/guilds/${UNKNOWN_ID}/members`)).json().code).toBe('community.guild_not_found');
+    expect((await call('GET', `/v1/community/guilds/${guildId}/members/1`)).json().code).toBe(
+      'community.member_not_found',
+    );
+    expect((await call('GET', `/v1/community/guilds/${UNKNOWN_ID}/members`)).json().code).toBe(
+      'community.guild_not_found',
+    );
 
     // A failed sync leaves the members as they were, and no staged rows behind.
     bot.will({ answer: 'error', error: 'Rate limited', afterBatches: { members: [member(9)] } });
     expect((await call('POST', `/v1/community/guilds/${GUILD}/members/sync`)).json()).toEqual({
-      success: false, error: 'The community bot reported an error: Rate limited', members_synced: 0,
+      success: false,
+      error: 'The community bot reported an error: Rate limited',
+      members_synced: 0,
     });
     expect((await list('limit=1')).json().total_count).toBe(2500);
-    await expect.poll(async () => (await t.database.db.selectFrom('community_member_staging').select('user_id').execute()).length).toBe(0);
+    await expect
+      .poll(async () => (await t.database.db.selectFrom('community_member_staging').select('user_id').execute()).length)
+      .toBe(0);
 
     // A smaller report removes the members who left.
     bot.will({ answer: 'data', members: members.slice(0, 3) });
@@ -168,7 +304,8 @@ describe('member sync and search', () => {
 describe('a member sync past its deadline', () => {
   it('writes nothing, even when the last batch arrives after the answer', async () => {
     const { id: guildId } = await syncGuilds();
-    const total = async () => (await call('GET', `/v1/community/guilds/${guildId}/members?limit=1`)).json().total_count as number;
+    const total = async () =>
+      (await call('GET', `/v1/community/guilds/${guildId}/members?limit=1`)).json().total_count as number;
     const before = await total();
     bot.will({ answer: 'stall', members: [member(70_000)] });
     const asked = bot.requests.length;
@@ -176,7 +313,11 @@ describe('a member sync past its deadline', () => {
     await expect.poll(() => bot.requests.length).toBe(asked + 1);
     t.clock.advance(63_000);
     try {
-      expect((await pending).json()).toEqual({ success: false, error: 'The community bot did not finish within 60 seconds', members_synced: 0 });
+      expect((await pending).json()).toEqual({
+        success: false,
+        error: 'The community bot did not finish within 60 seconds',
+        members_synced: 0,
+      });
       // The bot's node watches the deadline on its own (real nodes' clocks never run back): let it see it.
       await new Promise((resolve) => setTimeout(resolve, 300));
     } finally {
@@ -186,15 +327,26 @@ describe('a member sync past its deadline', () => {
     bot.socket.send({ type: 'SyncData', requestId, members: [member(70_001)], done: true });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await total()).toBe(before);
-    expect(await t.database.db.selectFrom('community_member_staging').select('user_id').where('sync_id', '=', requestId as string).execute()).toEqual([]);
+    expect(
+      await t.database.db
+        .selectFrom('community_member_staging')
+        .select('user_id')
+        .where('sync_id', '=', requestId as string)
+        .execute(),
+    ).toEqual([]);
   });
 });
 
 describe('two member syncs of one guild at once', () => {
   /** Sessions of this test's database waiting for a lock (PostgreSQL; the embedded one runs one transaction at a time). */
   const waitingForLocks = async () =>
-    (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`
-      .execute(t.database.db)).rows[0]!.n;
+    (
+      await sql<{
+        n: number;
+      }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
+        t.database.db,
+      )
+    ).rows[0]!.n;
 
   /**
    * On PostgreSQL the test holds the guild's row, so the first sync's write stops inside its transaction;
@@ -220,13 +372,18 @@ describe('two member syncs of one guild at once', () => {
     bot.will({ answer: 'data', members: [member(1), member(2), member(3)] });
     expect((await call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`)).json().members_synced).toBe(3);
 
-    const reports = [[member(1), member(10), member(11)], [member(2), member(20)]];
+    const reports = [
+      [member(1), member(10), member(11)],
+      [member(2), member(20)],
+    ];
     for (const members of reports) bot.will({ answer: 'data', members });
     const sync = () => call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`);
     const answers = (await overlapping(sync, sync, guildUuid)) as Awaited<ReturnType<typeof sync>>[];
     expect(answers.map((answer) => answer.json().success)).toEqual([true, true]);
 
-    const stored = (await call('GET', `/v1/community/guilds/${guildUuid}/members?limit=10`)).json().members.map((m: { username: string }) => m.username);
+    const stored = (await call('GET', `/v1/community/guilds/${guildUuid}/members?limit=10`))
+      .json()
+      .members.map((m: { username: string }) => m.username);
     const reported = reports.map((members) => members.map((m) => m.username));
     // On PostgreSQL the second sync wrote last; on the embedded database either may have.
     expect(usesPostgres ? [reported[1]] : reported).toContainEqual(stored);
@@ -236,18 +393,40 @@ describe('two member syncs of one guild at once', () => {
 describe('settings', () => {
   it('reads and changes the bot settings and per-guild settings, each change audited', async () => {
     const before = (await call('GET', '/v1/community/settings')).json();
-    expect(before).toMatchObject({ auto_sync_enabled: true, sync_interval_seconds: 3600, default_language: 'en', command_cooldown_seconds: 3 });
-    expect((await call('PUT', '/v1/community/settings', { sync_interval_seconds: 900, default_language: 'de' })).json()).toEqual({ success: true });
-    expect((await call('GET', '/v1/community/settings')).json()).toMatchObject({ sync_interval_seconds: 900, default_language: 'de' });
+    expect(before).toMatchObject({
+      auto_sync_enabled: true,
+      sync_interval_seconds: 3600,
+      default_language: 'en',
+      command_cooldown_seconds: 3,
+    });
+    expect(
+      (await call('PUT', '/v1/community/settings', { sync_interval_seconds: 900, default_language: 'de' })).json(),
+    ).toEqual({ success: true });
+    expect((await call('GET', '/v1/community/settings')).json()).toMatchObject({
+      sync_interval_seconds: 900,
+      default_language: 'de',
+    });
     expect((await call('PUT', '/v1/community/settings', { sync_interval_seconds: 5 })).statusCode).toBe(400);
     await call('PUT', '/v1/community/settings', { sync_interval_seconds: 3600, default_language: 'en' });
 
     await syncGuilds();
-    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({ guild_id: GUILD, default_language: null });
-    expect((await call('PUT', `/v1/community/guilds/${GUILD}/settings`, { default_language: 'nl' })).json()).toEqual({ success: true });
-    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({ guild_id: GUILD, default_language: 'nl' });
+    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({
+      guild_id: GUILD,
+      default_language: null,
+    });
+    expect((await call('PUT', `/v1/community/guilds/${GUILD}/settings`, { default_language: 'nl' })).json()).toEqual({
+      success: true,
+    });
+    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({
+      guild_id: GUILD,
+      default_language: 'nl',
+    });
     expect((await call('PUT', '/v1/community/guilds/42/settings', { default_language: null })).statusCode).toBe(404);
-    const events = await t.database.db.selectFrom('audit_events').select(['resource_id', 'metadata']).where('event_type', '=', 'bot_guild_configured').execute();
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .select(['resource_id', 'metadata'])
+      .where('event_type', '=', 'bot_guild_configured')
+      .execute();
     expect(events.map((event) => event.resource_id)).toEqual(expect.arrayContaining(['global', GUILD]));
   });
 });
@@ -256,8 +435,13 @@ describe('access', () => {
   it('needs the community permissions of each row', async () => {
     expect((await t.app.inject({ method: 'GET', url: '/v1/community/guilds' })).json()).toEqual(UNAUTHORIZED);
     const user = await createUser(t.app);
-    expect((await call('GET', '/v1/community/guilds', undefined, user.token)).json()).toEqual(forbidden('community:read'));
-    const reader = await createUser(t.app, ['role_user', await createRoleWith(t.app, `community_reader_${Date.now()}`, ['community:read'])]);
+    expect((await call('GET', '/v1/community/guilds', undefined, user.token)).json()).toEqual(
+      forbidden('community:read'),
+    );
+    const reader = await createUser(t.app, [
+      'role_user',
+      await createRoleWith(t.app, `community_reader_${Date.now()}`, ['community:read']),
+    ]);
     expect((await call('GET', '/v1/community/guilds', undefined, reader.token)).statusCode).toBe(200);
     expect((await call('POST', '/v1/community/sync', {}, reader.token)).json()).toEqual(forbidden('community:sync'));
     expect((await call('PUT', '/v1/community/settings', {}, reader.token)).json()).toEqual(forbidden('community:edit'));
@@ -267,8 +451,12 @@ describe('access', () => {
     const user = await createUser(t.app);
     const socket = await openSocket(base, { headers: bearer(user.token) });
     await socket.next('Welcome');
-    expect(await socket.request({ type: 'Identify', client: 'community_bot' }, 'Error')).toMatchObject({ code: 'ws.identify_forbidden' });
-    expect(await socket.request({ type: 'SyncError', requestId: UNKNOWN_ID, error: 'x' }, 'Error')).toMatchObject({ code: 'ws.not_the_bot' });
+    expect(await socket.request({ type: 'Identify', client: 'community_bot' }, 'Error')).toMatchObject({
+      code: 'ws.identify_forbidden',
+    });
+    expect(await socket.request({ type: 'SyncError', requestId: UNKNOWN_ID, error: 'x' }, 'Error')).toMatchObject({
+      code: 'ws.not_the_bot',
+    });
     socket.close();
   });
 });
@@ -280,7 +468,11 @@ describe('the bot on another node', () => {
       bot.close();
       await bot.socket.closed;
       expect((await call('POST', '/v1/community/sync')).json()).toEqual({
-        success: false, error: 'No community bot is connected', guilds_synced: 0, channels_synced: 0, roles_synced: 0,
+        success: false,
+        error: 'No community bot is connected',
+        guilds_synced: 0,
+        channels_synced: 0,
+        roles_synced: 0,
       });
       bot = await connectCommunityBot(await other.listen({ host: '127.0.0.1', port: 0 }), TEST_SYSTEM_KEY);
       await syncGuilds();

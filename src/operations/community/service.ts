@@ -16,8 +16,16 @@ export { SYNC_TIMEOUT_MS } from './sync.js';
 
 const CDN = 'https://cdn.discordapp.com';
 const CHANNEL_TYPES: Record<number, string> = {
-  0: 'Text', 2: 'Voice', 4: 'Category', 5: 'Announcement', 10: 'Announcement Thread', 11: 'Public Thread',
-  12: 'Private Thread', 13: 'Stage', 15: 'Forum', 16: 'Media',
+  0: 'Text',
+  2: 'Voice',
+  4: 'Category',
+  5: 'Announcement',
+  10: 'Announcement Thread',
+  11: 'Public Thread',
+  12: 'Private Thread',
+  13: 'Stage',
+  15: 'Forum',
+  16: 'Media',
 };
 /** Channels one writes messages in (a forum or media channel holds threads, which are). */
 const TEXT_BASED = new Set([0, 5, 10, 11, 12]);
@@ -38,7 +46,10 @@ type GuildRow = Awaited<ReturnType<ReturnType<typeof createCommunityRepo>['listG
 type ChannelRow = Awaited<ReturnType<ReturnType<typeof createCommunityRepo>['channelsOf']>>[number];
 type MemberRow = NonNullable<Awaited<ReturnType<ReturnType<typeof createCommunityRepo>['member']>>>;
 
-const guildView = (guild: GuildRow) => ({ ...guild, icon_url: guild.icon ? `${CDN}/icons/${guild.guild_id}/${guild.icon}.png` : null });
+const guildView = (guild: GuildRow) => ({
+  ...guild,
+  icon_url: guild.icon ? `${CDN}/icons/${guild.guild_id}/${guild.icon}.png` : null,
+});
 
 const channelView = (guildSnowflake: string) => (channel: ChannelRow) => ({
   id: channel.id,
@@ -65,8 +76,13 @@ export function createCommunityService(deps: Deps) {
     avatar_url: member.avatar ? `${CDN}/avatars/${member.user_id}/${member.avatar}.png` : null,
     display_name: member.nickname ?? member.global_name ?? member.username,
     // Accounts that still have a discriminator (not "0") are shown the legacy way.
-    formatted_username: member.discriminator && member.discriminator !== '0' ? `${member.username}#${member.discriminator}` : member.username,
-    is_timed_out: member.communication_disabled_until !== null && member.communication_disabled_until.getTime() > deps.clock.nowMs(),
+    formatted_username:
+      member.discriminator && member.discriminator !== '0'
+        ? `${member.username}#${member.discriminator}`
+        : member.username,
+    is_timed_out:
+      member.communication_disabled_until !== null &&
+      member.communication_disabled_until.getTime() > deps.clock.nowMs(),
   });
 
   async function guildBySnowflake(guildId: string) {
@@ -81,8 +97,21 @@ export function createCommunityService(deps: Deps) {
     return guild;
   }
 
-  const configured = (request: FastifyRequest, caller: Caller, resourceId: string, metadata: Record<string, unknown>) => (trx: Kysely<Schema>) =>
-    deps.audit.record(request, { eventType: 'bot_guild_configured', userId: caller.userId, actorId: caller.userId, resourceType: 'community_settings', resourceId, metadata }, trx);
+  const configured =
+    (request: FastifyRequest, caller: Caller, resourceId: string, metadata: Record<string, unknown>) =>
+    (trx: Kysely<Schema>) =>
+      deps.audit.record(
+        request,
+        {
+          eventType: 'bot_guild_configured',
+          userId: caller.userId,
+          actorId: caller.userId,
+          resourceType: 'community_settings',
+          resourceId,
+          metadata,
+        },
+        trx,
+      );
 
   return {
     start: () => sync.start(),
@@ -107,7 +136,12 @@ export function createCommunityService(deps: Deps) {
     async members(guildId: string, query: Static<typeof MemberQuery>) {
       if (query.bot_only && query.humans_only) throw CommunityErrors.filters_conflict();
       const guild = await guildById(guildId);
-      const filter: MemberFilter = { search: query.search, botOnly: query.bot_only, humansOnly: query.humans_only, hasRole: query.has_role };
+      const filter: MemberFilter = {
+        search: query.search,
+        botOnly: query.bot_only,
+        humansOnly: query.humans_only,
+        hasRole: query.has_role,
+      };
       const { rows, total } = await repo.memberPage(guild.id, filter, query.limit, query.offset);
       return { members: rows.map(memberView), total_count: total, has_more: query.offset + rows.length < total };
     },
@@ -129,7 +163,12 @@ export function createCommunityService(deps: Deps) {
       await guildBySnowflake(guildId);
       return (await repo.guildSettings(guildId)) ?? { guild_id: guildId, default_language: null };
     },
-    async updateGuildSettings(request: FastifyRequest, caller: Caller, guildId: string, defaultLanguage: string | null) {
+    async updateGuildSettings(
+      request: FastifyRequest,
+      caller: Caller,
+      guildId: string,
+      defaultLanguage: string | null,
+    ) {
       await guildBySnowflake(guildId);
       await deps.db.transaction().execute(async (trx) => {
         await repo.saveGuildSettings(guildId, defaultLanguage, trx);
@@ -140,18 +179,28 @@ export function createCommunityService(deps: Deps) {
     /** POST /v1/community/sync: `{ success, error, guilds_synced, channels_synced, roles_synced }`. */
     async syncGuilds(guildId: string | undefined) {
       const outcome = await sync.syncGuilds(guildId ?? null);
-      const counts = outcome.success && 'guilds' in outcome.counts ? outcome.counts : { guilds: 0, channels: 0, roles: 0 };
-      return { ...status(outcome), guilds_synced: counts.guilds, channels_synced: counts.channels, roles_synced: counts.roles };
+      const counts =
+        outcome.success && 'guilds' in outcome.counts ? outcome.counts : { guilds: 0, channels: 0, roles: 0 };
+      return {
+        ...status(outcome),
+        guilds_synced: counts.guilds,
+        channels_synced: counts.channels,
+        roles_synced: counts.roles,
+      };
     },
     /** POST /v1/community/guilds/{guild_id}/members/sync: `{ success, error, members_synced }`. */
     async syncMembers(guildId: string) {
       const guild = await guildBySnowflake(guildId);
       const outcome = await sync.syncMembers(guild);
-      return { ...status(outcome), members_synced: outcome.success && 'members' in outcome.counts ? outcome.counts.members : 0 };
+      return {
+        ...status(outcome),
+        members_synced: outcome.success && 'members' in outcome.counts ? outcome.counts.members : 0,
+      };
     },
   };
 }
 
-const status = (outcome: SyncOutcome) => (outcome.success ? { success: true, error: null } : { success: false, error: outcome.error });
+const status = (outcome: SyncOutcome) =>
+  outcome.success ? { success: true, error: null } : { success: false, error: outcome.error };
 
 export type CommunityService = ReturnType<typeof createCommunityService>;

@@ -81,7 +81,10 @@ export function createBotSync(deps: Deps) {
       await kv.publish(ORDERS, JSON.stringify(order));
       if (!(await acceptance)) return failed(NO_BOT);
       const seconds = SYNC_TIMEOUT_MS[order.scope] / 1000;
-      return await Promise.race([result, timeout.passed.then(() => failed(`The community bot did not finish within ${seconds} seconds`))]);
+      return await Promise.race([
+        result,
+        timeout.passed.then(() => failed(`The community bot did not finish within ${seconds} seconds`)),
+      ]);
     } finally {
       timeout.stop();
       waiting.delete(order.requestId);
@@ -115,11 +118,17 @@ export function createBotSync(deps: Deps) {
     const seconds = SYNC_TIMEOUT_MS[order.scope] / 1000;
     try {
       const sent = bot.send({
-        type: 'SyncRequest', requestId: order.requestId, scope: order.scope, guildId: order.guildId, deadline: new Date(order.deadline).toISOString(),
+        type: 'SyncRequest',
+        requestId: order.requestId,
+        scope: order.scope,
+        guildId: order.guildId,
+        deadline: new Date(order.deadline).toISOString(),
       });
       if (!sent) return failed(NO_BOT);
       // The collector stops taking batches the moment the deadline wins (`finish` is idempotent).
-      void timeout.passed.then(() => collector.finish(failed(`The community bot did not finish within ${seconds} seconds`)));
+      void timeout.passed.then(() =>
+        collector.finish(failed(`The community bot did not finish within ${seconds} seconds`)),
+      );
       const answer = await collector.finished;
       if (!answer.success) await collector.discard();
       return answer;
@@ -160,26 +169,36 @@ export function createBotSync(deps: Deps) {
       discard: async () => {},
       receive(message: BotMessage) {
         if (outcome.isOver()) return;
-        if (message.type === 'SyncError') return finish(failed(`The community bot reported an error: ${message.error}`));
-        report.guilds.push(...(message.guilds ?? []).filter((guild) => order.guildId === null || guild.guild_id === order.guildId));
+        if (message.type === 'SyncError')
+          return finish(failed(`The community bot reported an error: ${message.error}`));
+        report.guilds.push(
+          ...(message.guilds ?? []).filter((guild) => order.guildId === null || guild.guild_id === order.guildId),
+        );
         report.channels.push(...(message.channels ?? []));
         report.roles.push(...(message.roles ?? []));
         if (report.guilds.length + report.channels.length + report.roles.length > MAX_GUILD_REPORT_ITEMS) {
-          return finish(failed(`The community bot reported more than ${MAX_GUILD_REPORT_ITEMS} guilds, channels and roles`));
+          return finish(
+            failed(`The community bot reported more than ${MAX_GUILD_REPORT_ITEMS} guilds, channels and roles`),
+          );
         }
         if (!message.done) return;
-        if (order.guildId !== null && report.guilds.length === 0) return finish(failed(`The community bot does not know guild ${order.guildId}`));
+        if (order.guildId !== null && report.guilds.length === 0)
+          return finish(failed(`The community bot does not know guild ${order.guildId}`));
         running.delete(order.requestId);
-        deps.db.transaction()
+        deps.db
+          .transaction()
           .execute(async (trx) => {
             const counts = await repo.replaceGuilds(trx, report, order.guildId === null, clock.now());
             tooLate(order);
             return counts;
           })
-          .then((counts) => finish({ success: true, counts }), (err: unknown) => {
-            log.error({ err }, 'could not write a guild sync');
-            finish(failed('The sync could not be written'));
-          });
+          .then(
+            (counts) => finish({ success: true, counts }),
+            (err: unknown) => {
+              log.error({ err }, 'could not write a guild sync');
+              finish(failed('The sync could not be written'));
+            },
+          );
       },
     };
   }
@@ -202,31 +221,38 @@ export function createBotSync(deps: Deps) {
       /** The returned promise settles once the batch is staged: the bot's socket reads no further until then. */
       receive(message: BotMessage): Promise<void> | void {
         if (outcome.isOver()) return;
-        if (message.type === 'SyncError') return finish(failed(`The community bot reported an error: ${message.error}`));
+        if (message.type === 'SyncError')
+          return finish(failed(`The community bot reported an error: ${message.error}`));
         const batch = message.members ?? [];
-        chain = chain.then(async () => {
-          if (outcome.isOver()) return;
-          if (batch.length) await repo.stageMembers(order.requestId, batch);
-          if (message.done && !outcome.isOver()) {
-            const members = await repo.replaceMembers(order.guildUuid!, order.requestId, () => {
-              tooLate(order);
-              if (outcome.isOver()) throw new Error('the sync ended before its write committed');
-            });
-            finish({ success: true, counts: { members } });
-          }
-        }).catch(stagingFailed);
+        chain = chain
+          .then(async () => {
+            if (outcome.isOver()) return;
+            if (batch.length) await repo.stageMembers(order.requestId, batch);
+            if (message.done && !outcome.isOver()) {
+              const members = await repo.replaceMembers(order.guildUuid!, order.requestId, () => {
+                tooLate(order);
+                if (outcome.isOver()) throw new Error('the sync ended before its write committed');
+              });
+              finish({ success: true, counts: { members } });
+            }
+          })
+          .catch(stagingFailed);
         return chain;
       },
     };
   }
 
-  const parsed = <T>(handle: (message: T) => unknown) => (raw: string) => {
-    try {
-      void Promise.resolve(handle(JSON.parse(raw) as T)).catch((err: unknown) => log.error({ err }, 'community sync message failed'));
-    } catch (err) {
-      log.warn({ err }, 'ignoring a malformed community sync message');
-    }
-  };
+  const parsed =
+    <T>(handle: (message: T) => unknown) =>
+    (raw: string) => {
+      try {
+        void Promise.resolve(handle(JSON.parse(raw) as T)).catch((err: unknown) =>
+          log.error({ err }, 'community sync message failed'),
+        );
+      } catch (err) {
+        log.warn({ err }, 'ignoring a malformed community sync message');
+      }
+    };
 
   return {
     async start(): Promise<void> {
@@ -238,9 +264,21 @@ export function createBotSync(deps: Deps) {
     },
     /** Asks the bot for every guild (or one), with channels and roles, and writes them; waits up to 30 s. */
     syncGuilds: (guildId: string | null) =>
-      ask({ requestId: randomUUID(), scope: 'guilds', guildId, guildUuid: null, deadline: clock.nowMs() + SYNC_TIMEOUT_MS.guilds }),
+      ask({
+        requestId: randomUUID(),
+        scope: 'guilds',
+        guildId,
+        guildUuid: null,
+        deadline: clock.nowMs() + SYNC_TIMEOUT_MS.guilds,
+      }),
     /** Asks the bot for one guild's members and makes them the stored ones; waits up to 60 s. */
     syncMembers: (guild: { id: string; guild_id: string }) =>
-      ask({ requestId: randomUUID(), scope: 'members', guildId: guild.guild_id, guildUuid: guild.id, deadline: clock.nowMs() + SYNC_TIMEOUT_MS.members }),
+      ask({
+        requestId: randomUUID(),
+        scope: 'members',
+        guildId: guild.guild_id,
+        guildUuid: guild.id,
+        deadline: clock.nowMs() + SYNC_TIMEOUT_MS.members,
+      }),
   };
 }

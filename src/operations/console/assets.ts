@@ -29,18 +29,30 @@ const TYPES: Record<string, string> = {
 /** console/ at the package root: from src/operations/console (tests) and dist/operations/console (build) alike. */
 export const CONSOLE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'console');
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
-const LEAFLET_FILES = ['leaflet-src.esm.js', 'leaflet.css', 'images/layers.png', 'images/layers-2x.png', 'images/marker-icon.png', 'images/marker-icon-2x.png', 'images/marker-shadow.png'];
+const LEAFLET_FILES = [
+  'leaflet-src.esm.js',
+  'leaflet.css',
+  'images/layers.png',
+  'images/layers-2x.png',
+  'images/marker-icon.png',
+  'images/marker-icon-2x.png',
+  'images/marker-shadow.png',
+];
 
 function walk(root: string, dir = root): string[] {
-  return readdirSync(dir).sort().flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? walk(root, path) : [relative(root, path).split(sep).join('/')];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? walk(root, path) : [relative(root, path).split(sep).join('/')];
+    });
 }
 
 export function loadConsoleAssets(): ConsoleAssets {
   const sources: [string, string][] = [
-    ...walk(CONSOLE_ROOT).filter((path) => path !== 'index.html' && TYPES[extname(path)]).map((path): [string, string] => [path, join(CONSOLE_ROOT, path)]),
+    ...walk(CONSOLE_ROOT)
+      .filter((path) => path !== 'index.html' && TYPES[extname(path)])
+      .map((path): [string, string] => [path, join(CONSOLE_ROOT, path)]),
     ...LEAFLET_FILES.map((path): [string, string] => [`vendor/leaflet/${path}`, join(LEAFLET_DIST, path)]),
   ];
   const all = createHash('sha256');
@@ -51,5 +63,9 @@ export function loadConsoleAssets(): ConsoleAssets {
     all.update(name).update('\0').update(digest);
     files.set(name, { body, type: TYPES[extname(name)]!, etag: `"${digest}"` });
   }
-  return { version: all.digest('hex').slice(0, 12), index: readFileSync(join(CONSOLE_ROOT, 'index.html'), 'utf8'), files };
+  return {
+    version: all.digest('hex').slice(0, 12),
+    index: readFileSync(join(CONSOLE_ROOT, 'index.html'), 'utf8'),
+    files,
+  };
 }

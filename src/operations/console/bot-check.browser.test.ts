@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeBotVerifier, type FakeBotVerifier } from '../../../test/fakes/bot-verifier.js';
 import { fakeTurnstileWidget } from '../../../test/fakes/turnstile-widget.js';
-import { axeViolations, openConsole, screenshot, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import {
+  axeViolations,
+  openConsole,
+  screenshot,
+  signIn,
+  startConsoleInChromium,
+  stopConsoleInChromium,
+  VIEWPORTS,
+  type ConsoleInChromium,
+} from '../../../test/console-browser.js';
 import { TEST_ADMIN } from '../../../test/helpers.js';
 
 /** The console's sign-in with bot protection on: Turnstile's widget (a local stand-in) and its token. */
@@ -10,7 +19,9 @@ let setup: ConsoleInChromium | undefined;
 
 beforeAll(async () => {
   verifier = await startFakeBotVerifier();
-  setup = await startConsoleInChromium({ botProtection: { secret: 'bot-secret', siteKey: '0x4AAAA-console-key', verifyUrl: verifier.url } });
+  setup = await startConsoleInChromium({
+    botProtection: { secret: 'bot-secret', siteKey: '0x4AAAA-console-key', verifyUrl: verifier.url },
+  });
 });
 afterAll(async () => {
   await stopConsoleInChromium(setup);
@@ -53,7 +64,10 @@ describe('console sign-in with bot protection', { timeout: 120_000 }, () => {
     await page.getByLabel('Benutzername oder E-Mail').fill('admin');
     await page.getByLabel('Passwort').fill(TEST_ADMIN.password);
     await page.getByRole('button', { name: 'Anmelden', exact: true }).click();
-    await page.getByRole('alert').getByText('Bitte zuerst die Prüfung „Bestätigen Sie, dass Sie ein Mensch sind“ beantworten.').waitFor();
+    await page
+      .getByRole('alert')
+      .getByText('Bitte zuerst die Prüfung „Bestätigen Sie, dass Sie ein Mensch sind“ beantworten.')
+      .waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'sign-in-bot-check-de-dark');
     expect(problems).toEqual([]);

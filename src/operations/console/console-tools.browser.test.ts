@@ -2,7 +2,16 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, openConsole, screenshot, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import {
+  axeViolations,
+  openConsole,
+  screenshot,
+  signIn,
+  startConsoleInChromium,
+  stopConsoleInChromium,
+  VIEWPORTS,
+  type ConsoleInChromium,
+} from '../../../test/console-browser.js';
 import { bearer, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
@@ -18,7 +27,10 @@ beforeAll(async () => {
 });
 afterAll(() => stopConsoleInChromium(setup), 180_000);
 
-async function signedIn(identifier: string, password: string): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+async function signedIn(
+  identifier: string,
+  password: string,
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop, acceptDownloads: true });
   const { page, problems } = await openConsole(context, base);
   await signIn(page, identifier, password);
@@ -38,20 +50,37 @@ async function showTrack(deviceName: string, day: string) {
   return signed;
 }
 
-const speeds = (kmh: number) => ({ speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 });
+const speeds = (kmh: number) => ({
+  speed_kmh: kmh,
+  speed_mps: kmh / 3.6,
+  speed_mph: kmh / 1.609344,
+  speed_knots: kmh / 1.852,
+});
 
-const GPX = (times: string[]) => `<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>${
-  times.map((time, i) => `<trkpt lat="${53.55 + i * 0.001}" lon="${9.99 + i * 0.001}"><time>${time}</time></trkpt>`).join('')}</trkseg></trk></gpx>`;
+const GPX = (times: string[]) =>
+  `<?xml version="1.0"?><gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>${times
+    .map((time, i) => `<trkpt lat="${53.55 + i * 0.001}" lon="${9.99 + i * 0.001}"><time>${time}</time></trkpt>`)
+    .join('')}</trkseg></trk></gpx>`;
 
 describe('web console tools in Chromium', { timeout: 120_000 }, () => {
   it('history: draws a range of a device as a speed-coloured track, scrubs it, exports it as CSV and imports a GPX file', async () => {
     const name = `Barge ${Date.now()}`;
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })).json().data.id as string;
+    const device = (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })
+    ).json().data.id as string;
     const start = Date.UTC(2026, 0, 15, 8, 0, 0) / 1000;
     const points = Array.from({ length: 300 }, (_, i) => ({
-      device_id: device, latitude: 53.5 + i * 0.0005, longitude: 9.9 + Math.sin(i / 20) * 0.01, timestamp: start + i * 10, altitude: 0, heading: 0, ...speeds((i % 100) * 0.9),
+      device_id: device,
+      latitude: 53.5 + i * 0.0005,
+      longitude: 9.9 + Math.sin(i / 20) * 0.01,
+      timestamp: start + i * 10,
+      altitude: 0,
+      heading: 0,
+      ...speeds((i % 100) * 0.9),
     }));
-    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 300 });
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
+    ).toMatchObject({ stored: 300 });
 
     const { context, page, problems } = await showTrack(name, '2026-01-15');
     await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('300');
@@ -62,13 +91,24 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'history');
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n');
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download CSV' }).click(),
+    ]);
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n');
     expect(csv).toHaveLength(301);
     expect(download.suggestedFilename()).toMatch(/\.csv$/);
 
     await page.getByText('Import a file').click();
-    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'ride.gpx', mimeType: 'application/gpx+xml', buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])) });
+    await page
+      .getByLabel('File', { exact: true })
+      .setInputFiles({
+        name: 'ride.gpx',
+        mimeType: 'application/gpx+xml',
+        buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])),
+      });
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     const report = page.locator('details.import [role=status]');
     await report.getByText('Imported ride.gpx: 2 points.').waitFor();
@@ -81,19 +121,36 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
 
   it('history: a long track is drawn thinned for the map, and read again in more detail when zoomed in', async () => {
     const name = `Ferry ${Date.now()}`;
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })).json().data.id as string;
+    const device = (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })
+    ).json().data.id as string;
     const start = Date.UTC(2026, 1, 3, 8, 0, 0) / 1000;
     // A hundred points within 55 m (waiting at a pier: a few pixels at the fitted zoom), then a hundred 111 m apart.
-    const latitudes = [...Array.from({ length: 100 }, (_, i) => 53.5 + i * 0.000005), ...Array.from({ length: 100 }, (_, i) => 53.501 + i * 0.001)];
-    const points = latitudes.map((latitude, i) => ({ device_id: device, latitude, longitude: 9.9, timestamp: start + i * 10, altitude: 0, heading: 0, ...speeds(20) }));
-    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 200 });
+    const latitudes = [
+      ...Array.from({ length: 100 }, (_, i) => 53.5 + i * 0.000005),
+      ...Array.from({ length: 100 }, (_, i) => 53.501 + i * 0.001),
+    ];
+    const points = latitudes.map((latitude, i) => ({
+      device_id: device,
+      latitude,
+      longitude: 9.9,
+      timestamp: start + i * 10,
+      altitude: 0,
+      heading: 0,
+      ...speeds(20),
+    }));
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
+    ).toMatchObject({ stored: 200 });
 
     const { context, page, problems } = await showTrack(name, '2026-02-03');
     const map = page.locator('.history .map');
     await expect.poll(() => map.getAttribute('data-points')).toBe('200');
     const drawn = Number(await map.getAttribute('data-drawn'));
     expect(drawn).toBeLessThan(200);
-    expect(await page.locator('.summary').textContent()).toMatch(new RegExp(`^200 points \\(${drawn} drawn at this zoom\\): `));
+    expect(await page.locator('.summary').textContent()).toMatch(
+      new RegExp(`^200 points \\(${drawn} drawn at this zoom\\): `),
+    );
     // (The map fits the track with a margin: one zoom level in may still be the zoom the track was thinned for.)
     // Each click waits for the zoom before it (Leaflet ignores a click during its zoom animation).
     for (let i = 0; i < 2; i++) {
@@ -112,26 +169,40 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
     await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     const qr = page.getByRole('img', { name: /^QR code of the two-factor secret/ });
-    await expect.poll(() => qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBeGreaterThan(0);
+    await expect
+      .poll(() => qr.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth))
+      .toBeGreaterThan(0);
     const secret = (await page.locator('#totp-secret').textContent())!;
-    await page.getByLabel('6-digit code from your app').fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) }));
+    await page
+      .getByLabel('6-digit code from your app')
+      .fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) }));
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.locator('ul.codes li').first().waitFor();
     expect(await page.locator('ul.codes li').count()).toBeGreaterThanOrEqual(8);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json().enabled).toBe(true);
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json()
+        .enabled,
+    ).toBe(true);
 
     await page.getByLabel('Current password', { exact: true }).fill(user.password);
     await page.getByLabel('New password (at least 8 characters)').fill('a new long passphrase');
     await page.getByLabel('New password again').fill('a new long passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText(/^Password changed\. Other sessions signed out: 1\./).waitFor();
-    const relogin = await t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier: user.username, password: 'a new long passphrase' } });
+    const relogin = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/login',
+      payload: { identifier: user.username, password: 'a new long passphrase' },
+    });
     expect(relogin.json().requires_2fa).toBe(true);
 
     await page.getByLabel('New email address').fill(`new-${user.username}@example.org`);
     await page.getByRole('button', { name: 'Send confirmation link' }).click();
     await page.getByText(`Waiting for confirmation of new-${user.username}@example.org`).waitFor();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download my data' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download my data' }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(/\.zip$/);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account-security');
@@ -149,7 +220,9 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await admin_.page.getByLabel(`Role to assign to ${user.username}`).selectOption({ label: 'Developer' });
     await admin_.page.locator('details[open]').getByRole('button', { name: 'Assign role' }).click();
     await admin_.page.getByRole('button', { name: `Remove Developer from ${user.username}` }).waitFor();
-    const held = (await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(admin) })).json().roles as { id: string }[];
+    const held = (
+      await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(admin) })
+    ).json().roles as { id: string }[];
     expect(held.map((role) => role.id).sort()).toEqual(['role_developer', 'role_user']);
     expect(await axeViolations(admin_.page)).toEqual([]);
     await screenshot(admin_.page, 'admin-users');
@@ -161,7 +234,10 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     const keyNotice = page.getByRole('switch', { name: 'Mail me when an API key is created for me' });
     await expect.poll(() => keyNotice.isEnabled()).toBe(true);
     await keyNotice.uncheck();
-    await expect.poll(async () => (await t.app.inject({ url: '/v1/users/me/security-notifications', headers: bearer(user.token) })).json())
+    await expect
+      .poll(async () =>
+        (await t.app.inject({ url: '/v1/users/me/security-notifications', headers: bearer(user.token) })).json(),
+      )
       .toEqual({ new_sign_in: true, new_api_key: false });
     await keyNotice.scrollIntoViewIfNeeded();
     await screenshot(page, 'account-notices');
@@ -173,8 +249,13 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await screenshot(page, 'account-data');
     await page.getByLabel('Current password (empty if your account has none)').fill(user.password);
     await page.getByRole('button', { name: 'Delete my account' }).click();
-    await page.getByText(/^Your account is deleted and you are signed out\. It is removed for good on /).first().waitFor();
-    const status = (await t.app.inject({ url: `/v1/admin/users/${user.id}/deletion-status`, headers: bearer(admin) })).json();
+    await page
+      .getByText(/^Your account is deleted and you are signed out\. It is removed for good on /)
+      .first()
+      .waitFor();
+    const status = (
+      await t.app.inject({ url: `/v1/admin/users/${user.id}/deletion-status`, headers: bearer(admin) })
+    ).json();
     expect(status.is_scheduled_for_deletion).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account-deleted');
@@ -182,7 +263,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it('administration: a setting created (a refusal shown as the API\'s message) and deleted; deleted users restored and deleted for good', async () => {
+  it("administration: a setting created (a refusal shown as the API's message) and deleted; deleted users restored and deleted for good", async () => {
     const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
     await page.goto(`${base}/console/#/admin/settings`);
     const key = `fleet.unit_${Date.now()}`;
@@ -207,8 +288,12 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect((await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) })).statusCode).toBe(404);
 
     const [kept, gone] = [await createUser(t.app, ['role_user']), await createUser(t.app, ['role_user'])];
-    for (const user of [kept, gone]) expect((await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode).toBe(204);
-    const deletion = (id: string) => t.app.inject({ url: `/v1/admin/users/${id}/deletion-status`, headers: bearer(admin) });
+    for (const user of [kept, gone])
+      expect(
+        (await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode,
+      ).toBe(204);
+    const deletion = (id: string) =>
+      t.app.inject({ url: `/v1/admin/users/${id}/deletion-status`, headers: bearer(admin) });
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     await page.getByRole('button', { name: `Restore: ${kept.username}` }).click();
     await page.getByText(`${kept.username} is restored and can sign in again.`).waitFor();
@@ -226,10 +311,17 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it('administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API\'s message), a config value changed', async () => {
+  it("administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API's message), a config value changed", async () => {
     const reporter = await createUser(t.app, ['role_user']);
-    const events = (await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })).json().events;
-    const reported = await t.app.inject({ method: 'POST', url: `/v1/users/me/audit/${events[0].id}/report`, headers: bearer(reporter.token), payload: { reason: 'not_me', description: `Not me ${reporter.username}` } });
+    const events = (
+      await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })
+    ).json().events;
+    const reported = await t.app.inject({
+      method: 'POST',
+      url: `/v1/users/me/audit/${events[0].id}/report`,
+      headers: bearer(reporter.token),
+      payload: { reason: 'not_me', description: `Not me ${reporter.username}` },
+    });
     expect(reported.statusCode).toBe(201);
     const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
 
@@ -241,8 +333,17 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Permission to give').selectOption({ label: 'gps:read' });
     await page.getByRole('button', { name: 'Give permission' }).click();
     await page.getByRole('button', { name: 'Take away: gps:read' }).waitFor();
-    const roles = (await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).json().data as { id: string; name: string }[];
-    const granted = (await t.app.inject({ method: 'GET', url: `/v1/roles/${roles.find((r) => r.name === role)!.id}/permissions`, headers: bearer(admin) })).json().data;
+    const roles = (await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).json().data as {
+      id: string;
+      name: string;
+    }[];
+    const granted = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/roles/${roles.find((r) => r.name === role)!.id}/permissions`,
+        headers: bearer(admin),
+      })
+    ).json().data;
     expect(granted.map((p: { resource: string; action: string }) => `${p.resource}:${p.action}`)).toEqual(['gps:read']);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin-roles');
@@ -251,7 +352,9 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('User (id, username or email)').fill(reporter.username);
     await page.getByRole('button', { name: 'Apply filters' }).click();
     // (The unfiltered page shows first: wait until every row is the reporter's.)
-    await expect.poll(async () => new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents())).toEqual(new Set([reporter.id]));
+    await expect
+      .poll(async () => new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents()))
+      .toEqual(new Set([reporter.id]));
     const report = page.locator('li.card', { hasText: `Not me ${reporter.username}` });
     await report.getByLabel('New status').selectOption('resolved');
     await report.getByLabel('Note to the user who reported').fill('Checked: a new phone.');
@@ -279,11 +382,20 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Value of tracking.units (JSON)').fill('"imperial"');
     await page.getByRole('button', { name: 'Save: tracking.units' }).click();
     await page.getByText('tracking.units saved.').waitFor();
-    const units = await t.app.inject({ method: 'GET', url: '/v1/system-config/tracking.units', headers: bearer(admin) });
+    const units = await t.app.inject({
+      method: 'GET',
+      url: '/v1/system-config/tracking.units',
+      headers: bearer(admin),
+    });
     expect(units.json().data.value).toBe('imperial');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin-settings');
-    await t.app.inject({ method: 'PATCH', url: '/v1/system-config/tracking.units', headers: bearer(admin), payload: { value: 'metric' } });
+    await t.app.inject({
+      method: 'PATCH',
+      url: '/v1/system-config/tracking.units',
+      headers: bearer(admin),
+      payload: { value: 'metric' },
+    });
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -1,7 +1,17 @@
 import type { Browser } from 'playwright-core';
 import { generate } from 'otplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { axeViolations, openConsole as open, screenshot, SHOTS, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import {
+  axeViolations,
+  openConsole as open,
+  screenshot,
+  SHOTS,
+  signIn,
+  startConsoleInChromium,
+  stopConsoleInChromium,
+  VIEWPORTS,
+  type ConsoleInChromium,
+} from '../../../test/console-browser.js';
 import { bearer, createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { gpsloggerUrl } from '../../../console/js/trackers.js';
 
@@ -20,11 +30,26 @@ beforeAll(async () => {
 afterAll(() => stopConsoleInChromium(setup), 180_000);
 
 const nowSecs = () => Math.floor(Date.now() / 1000);
-const point = (latitude: number, longitude: number, extra: Record<string, unknown> = {}) =>
-  ({ latitude, longitude, altitude: 0, heading: 90, timestamp: nowSecs(), speed_kmh: 18, speed_mps: 5, speed_mph: 11.18, speed_knots: 9.72, ...extra });
+const point = (latitude: number, longitude: number, extra: Record<string, unknown> = {}) => ({
+  latitude,
+  longitude,
+  altitude: 0,
+  heading: 90,
+  timestamp: nowSecs(),
+  speed_kmh: 18,
+  speed_mps: 5,
+  speed_mph: 11.18,
+  speed_knots: 9.72,
+  ...extra,
+});
 
 async function createDevice(name: string): Promise<string> {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } });
+  const response = await t.app.inject({
+    method: 'POST',
+    url: '/v1/devices',
+    headers: bearer(admin),
+    payload: { name },
+  });
   expect(response.statusCode).toBe(201);
   return response.json().data.id;
 }
@@ -62,7 +87,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     expect(((await stale.json()) as { code: string }).code).toBe('console.asset_not_found');
   });
 
-  it('refuses a wrong password with the API\'s message, signs in, and shows a posted device moving live', async () => {
+  it("refuses a wrong password with the API's message, signs in, and shows a posted device moving live", async () => {
     const name = `Kutter ${Date.now()}`;
     const deviceId = await createDevice(name);
     await postPoint(admin, { ...point(54.32, 10.14), device_id: deviceId });
@@ -76,7 +101,10 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
     const marker = page.locator(`.leaflet-marker-icon[aria-label="${name}"]`);
     await marker.waitFor();
-    const at = async () => [Number(await marker.getAttribute('data-latitude')), Number(await marker.getAttribute('data-longitude'))];
+    const at = async () => [
+      Number(await marker.getAttribute('data-latitude')),
+      Number(await marker.getAttribute('data-longitude')),
+    ];
     await expect.poll(at).toEqual([54.32, 10.14]);
     const entry = page.locator('.devices').getByRole('button', { name: new RegExp(`^${name}`) });
     await expect.poll(() => entry.textContent()).toContain('54.32');
@@ -123,14 +151,24 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => page.evaluate("document.querySelector('img.qr').naturalWidth")).toBeGreaterThan(0);
     const link = await page.getByRole('link', { name: 'Open in OwnTracks' }).getAttribute('href');
     const inline = JSON.parse(Buffer.from(decodeURIComponent(link!.split('inline=')[1]!), 'base64').toString());
-    expect(inline).toMatchObject({ _type: 'configuration', mode: 3, url: `${base}/v1/ingest/owntracks`, auth: true, password: key });
+    expect(inline).toMatchObject({
+      _type: 'configuration',
+      mode: 3,
+      url: `${base}/v1/ingest/owntracks`,
+      auth: true,
+      password: key,
+    });
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'connect');
 
     const recorded = await postPoint(key, point(48.14, 11.58));
-    const device = (await t.app.inject({ method: 'GET', url: `/v1/devices/${recorded.device_id}`, headers: bearer(admin) })).json().data;
+    const device = (
+      await t.app.inject({ method: 'GET', url: `/v1/devices/${recorded.device_id}`, headers: bearer(admin) })
+    ).json().data;
     expect(device.name).toBe(name);
-    const scopes = (await t.app.inject({ method: 'GET', url: '/v1/api-keys', headers: bearer(admin) })).json().data.find((k: { name: string }) => k.name === `Device: ${name}`).scopes;
+    const scopes = (await t.app.inject({ method: 'GET', url: '/v1/api-keys', headers: bearer(admin) }))
+      .json()
+      .data.find((k: { name: string }) => k.name === `Device: ${name}`).scopes;
     expect(scopes).toEqual(['gps:write']);
     expect(problems).toEqual([]);
     await context.close();
@@ -138,7 +176,12 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('speaks German to a user whose locale is de, and shows only the pages they may use', async () => {
     const user = await createUser(t.app, ['role_user']);
-    await t.app.inject({ method: 'PATCH', url: `/v1/users/${user.id}/locale`, headers: bearer(user.token), payload: { locale: 'de' } });
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/users/${user.id}/locale`,
+      headers: bearer(user.token),
+      payload: { locale: 'de' },
+    });
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, colorScheme: 'dark' });
     const { page, problems } = await openConsole(context);
     await signIn(page, user.username, user.password);
@@ -151,12 +194,22 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it('signs in with the two-factor step (a backup code) and shows the API\'s message for a wrong code', async () => {
+  it("signs in with the two-factor step (a backup code) and shows the API's message for a wrong code", async () => {
     const user = await createUser(t.app, ['role_user']);
-    const enrolment = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/setup', headers: bearer(user.token), payload: {} });
+    const enrolment = await t.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/2fa/setup',
+      headers: bearer(user.token),
+      payload: {},
+    });
     const secret = enrolment.json().secret as string;
     const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) });
-    const verify = await t.app.inject({ method: 'POST', url: '/v1/users/me/2fa/verify', headers: bearer(user.token), payload: { code } });
+    const verify = await t.app.inject({
+      method: 'POST',
+      url: '/v1/users/me/2fa/verify',
+      headers: bearer(user.token),
+      payload: { code },
+    });
     const [backupCode] = verify.json().backup_codes as string[];
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, locale: 'en-GB' });
     const { page, problems } = await openConsole(context);
@@ -178,7 +231,12 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('an admin draws a geofence, moves a trip along its states, revokes a session and bans a user; every page passes axe', async () => {
     const target = await createUser(t.app, ['role_user']);
-    const trip = await t.app.inject({ method: 'POST', url: '/v1/trips', headers: bearer(admin), payload: { name: `Run ${Date.now()}` } });
+    const trip = await t.app.inject({
+      method: 'POST',
+      url: '/v1/trips',
+      headers: bearer(admin),
+      payload: { name: `Run ${Date.now()}` },
+    });
     const tripName = trip.json().data.name as string;
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     const { page, problems } = await openConsole(context);
@@ -192,7 +250,9 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Radius (km)').fill('0.8');
     await page.getByRole('button', { name: 'Save geofence' }).click();
     await page.getByRole('button', { name: new RegExp(`^${fence}`) }).waitFor();
-    const saved = (await t.app.inject({ method: 'GET', url: '/v1/geofences?limit=100', headers: bearer(admin) })).json().data.find((g: { name: string }) => g.name === fence);
+    const saved = (await t.app.inject({ method: 'GET', url: '/v1/geofences?limit=100', headers: bearer(admin) }))
+      .json()
+      .data.find((g: { name: string }) => g.name === fence);
     expect(saved).toMatchObject({ name: fence, radius_km: 0.8 });
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'geofences');
@@ -200,7 +260,10 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${base}/console/#/trips`);
     await page.getByRole('button', { name: `Set to active: ${tripName}` }).click();
     await page.getByRole('button', { name: `Set to paused: ${tripName}` }).waitFor();
-    expect((await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.json().data.id}`, headers: bearer(admin) })).json().data.status).toBe('active');
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.json().data.id}`, headers: bearer(admin) })).json()
+        .data.status,
+    ).toBe('active');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'trips');
 
@@ -210,7 +273,10 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel(`Reason for banning ${target.username}`).fill('spam');
     await page.getByRole('button', { name: `Ban: ${target.username}` }).click();
     await page.getByRole('button', { name: `Unban: ${target.username}` }).waitFor();
-    expect((await t.app.inject({ method: 'GET', url: `/v1/users/${target.id}/ban`, headers: bearer(admin) })).json().is_banned).toBe(true);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/users/${target.id}/ban`, headers: bearer(admin) })).json()
+        .is_banned,
+    ).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin');
 
@@ -228,7 +294,9 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await revoke.waitFor();
     await revoke.click();
     await expect.poll(() => revoke.count()).toBe(0);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(owner.token) })).statusCode).toBe(401);
+    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(owner.token) })).statusCode).toBe(
+      401,
+    );
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account');
     expect(problems).toEqual([]);

@@ -1,13 +1,22 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openConsole, screenshot, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import {
+  openConsole,
+  screenshot,
+  signIn,
+  startConsoleInChromium,
+  stopConsoleInChromium,
+  VIEWPORTS,
+  type ConsoleInChromium,
+} from '../../../test/console-browser.js';
 import { bearer, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /**
  * Names users choose are text wherever the console shows them: in lists, in Leaflet's tooltips and popups.
  * Each name below is markup that, parsed, would add a link, a form, an image and a refresh to another site.
  */
-const MARKUP = '<a href="https://evil.example/">x</a><meta http-equiv="refresh" content="0;url=https://evil.example/"><form><input name=q></form><img src=x>';
+const MARKUP =
+  '<a href="https://evil.example/">x</a><meta http-equiv="refresh" content="0;url=https://evil.example/"><form><input name=q></form><img src=x>';
 /** The same for names of at most 100 characters (API keys, roles, OAuth clients): everything but the form. */
 const SHORT = '<a href=//evil.example>x</a><meta http-equiv=refresh content=0;//evil.example><img src=x>';
 /** What any of them would leave in the page if parsed. */
@@ -42,23 +51,45 @@ async function expectText(page: Page, text: string) {
 it('shows markup in every user-chosen name as text: lists, tooltips, popups', { timeout: 180_000 }, async () => {
   const device = await create('/v1/devices', { name: MARKUP });
   const point = await t.app.inject({
-    method: 'POST', url: '/v1/gps', headers: bearer(admin),
-    payload: { device_id: device.id, latitude: 54.32, longitude: 10.14, timestamp: Math.floor(Date.now() / 1000), altitude: 0, heading: 90, speed_kmh: 18, speed_mps: 5, speed_mph: 11.18, speed_knots: 9.72 },
+    method: 'POST',
+    url: '/v1/gps',
+    headers: bearer(admin),
+    payload: {
+      device_id: device.id,
+      latitude: 54.32,
+      longitude: 10.14,
+      timestamp: Math.floor(Date.now() / 1000),
+      altitude: 0,
+      heading: 90,
+      speed_kmh: 18,
+      speed_mps: 5,
+      speed_mph: 11.18,
+      speed_knots: 9.72,
+    },
   });
   expect(point.statusCode, point.body).toBe(201);
   await create('/v1/geofences', { name: MARKUP, latitude: 54.32, longitude: 10.14, radius_km: 1 });
   await create('/v1/trips', { name: MARKUP });
   await create('/v1/api-keys', { name: SHORT, scopes: ['gps:read'] });
   await create('/v1/roles', { name: SHORT, description: MARKUP });
-  await create('/v1/oauth/clients', { name: SHORT, redirect_uris: ['https://app.example.org/callback'], client_type: 'confidential' });
+  await create('/v1/oauth/clients', {
+    name: SHORT,
+    redirect_uris: ['https://app.example.org/callback'],
+    client_type: 'confidential',
+  });
   await create('/v1/settings', { key: 'markup.name', value: MARKUP, description: MARKUP });
 
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
   // Anything the markup would fetch or open, were it parsed: the other site, or the image `x` beside the page.
   const strays: string[] = [];
-  await context.route(/evil\.example|\/x$/, (route) => { strays.push(route.request().url()); return route.abort(); });
+  await context.route(/evil\.example|\/x$/, (route) => {
+    strays.push(route.request().url());
+    return route.abort();
+  });
   const { page, problems } = await openConsole(context, base);
-  page.on('framenavigated', (frame) => { if (frame === page.mainFrame() && new URL(frame.url()).origin !== base) strays.push(frame.url()); });
+  page.on('framenavigated', (frame) => {
+    if (frame === page.mainFrame() && new URL(frame.url()).origin !== base) strays.push(frame.url());
+  });
   await signIn(page, 'admin', TEST_ADMIN.password);
 
   // The live map: the device list, and the marker's popup.

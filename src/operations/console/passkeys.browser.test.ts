@@ -35,12 +35,22 @@ it('registers a passkey on the passkeys page, then signs in with it without a us
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
 
   // Chromium's virtual authenticator answers a conditional (autofill) request at once, with nobody choosing;
   // the button's way is taken first (autofill hidden), the autofill's at the end (`?autofill`).
-  await page.addInitScript({ content: "if (!location.search.includes('autofill')) PublicKeyCredential.isConditionalMediationAvailable = async () => false;" });
+  await page.addInitScript({
+    content:
+      "if (!location.search.includes('autofill')) PublicKeyCredential.isConditionalMediationAvailable = async () => false;",
+  });
   await page.goto(`${base}/`);
   await page.getByLabel('Username or email').fill(user.username);
   await page.getByLabel('Password').fill(user.password);
@@ -50,15 +60,22 @@ it('registers a passkey on the passkeys page, then signs in with it without a us
   await page.getByLabel('Name of the new passkey').fill('Laptop');
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByRole('button', { name: 'Remove: Laptop' }).waitFor();
-  const [stored] = (await t.app.inject({ url: '/v1/users/me/passkeys', headers: { authorization: `Bearer ${user.token}` } })).json().data;
+  const [stored] = (
+    await t.app.inject({ url: '/v1/users/me/passkeys', headers: { authorization: `Bearer ${user.token}` } })
+  ).json().data;
   expect(stored).toMatchObject({ name: 'Laptop', user_verified: true });
 
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('button', { name: 'Use a passkey' }).click();
   await page.getByRole('link', { name: 'Passkeys' }).click();
   await page.getByText(/last used/).waitFor();
-  const login = await t.database.db.selectFrom('audit_events').select('metadata').where('user_id', '=', user.id).where('event_type', '=', 'login')
-    .orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+  const login = await t.database.db
+    .selectFrom('audit_events')
+    .select('metadata')
+    .where('user_id', '=', user.id)
+    .where('event_type', '=', 'login')
+    .orderBy('created_at', 'desc')
+    .executeTakeFirstOrThrow();
   expect(login.metadata).toMatchObject({ provider: 'passkey' });
   expect(problems).toEqual([]);
 
@@ -78,7 +95,14 @@ it('asks a session signed in more than 15 minutes ago for its password before a 
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   await page.addInitScript({ content: 'PublicKeyCredential.isConditionalMediationAvailable = async () => false;' });
   await page.goto(`${base}/`);
@@ -103,7 +127,7 @@ it('asks a session signed in more than 15 minutes ago for its password before a 
   await page.getByLabel('Also remove all passkeys and API keys').check();
   await page.getByRole('button', { name: 'Change password' }).click();
   await page.getByText('Every passkey and API key of your account was removed.', { exact: false }).waitFor();
-  expect((await t.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute())).toEqual([]);
+  expect(await t.database.db.selectFrom('passkeys').select('id').where('user_id', '=', user.id).execute()).toEqual([]);
   expect(problems).toEqual([]);
   await context.close();
 });

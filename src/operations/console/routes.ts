@@ -42,9 +42,17 @@ export function tileSource(template: string): string {
  */
 export function consoleCsp(tileUrl: string, turnstile = false): string {
   return [
-    "default-src 'none'", turnstile ? `script-src 'self' ${TURNSTILE_ORIGIN}` : "script-src 'self'", "style-src 'self'",
-    `img-src 'self' data: blob: ${tileSource(tileUrl)}`.trim(), "connect-src 'self'", "font-src 'self'", "manifest-src 'self'",
-    ...(turnstile ? [`frame-src ${TURNSTILE_ORIGIN}`] : []), "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+    "default-src 'none'",
+    turnstile ? `script-src 'self' ${TURNSTILE_ORIGIN}` : "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data: blob: ${tileSource(tileUrl)}`.trim(),
+    "connect-src 'self'",
+    "font-src 'self'",
+    "manifest-src 'self'",
+    ...(turnstile ? [`frame-src ${TURNSTILE_ORIGIN}`] : []),
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
   ].join('; ');
 }
 
@@ -58,16 +66,31 @@ const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
 function tooManyRequestsPage(assets: ConsoleAssets, locales: string[]) {
   const textOf = (locale: string) => {
     const file = assets.files.get(`i18n/${locale}.json`);
-    return file ? (JSON.parse(file.body.toString('utf8')) as Record<string, string>)['error.tooManyRequests'] : undefined;
+    return file
+      ? (JSON.parse(file.body.toString('utf8')) as Record<string, string>)['error.tooManyRequests']
+      : undefined;
   };
-  const texts = new Map(locales.flatMap((locale) => { const text = textOf(locale); return text ? [[locale, text] as const] : []; }));
+  const texts = new Map(
+    locales.flatMap((locale) => {
+      const text = textOf(locale);
+      return text ? [[locale, text] as const] : [];
+    }),
+  );
   return (error: Error & { status?: number }, request: FastifyRequest, reply: FastifyReply) => {
     if (error.status !== 429) throw error;
     const asked = /^\s*([a-z]{2})/i.exec(request.headers['accept-language'] ?? '')?.[1]?.toLowerCase() ?? 'en';
     const locale = texts.has(asked) ? asked : 'en';
     const seconds = Math.max(1, Number(reply.getHeader('retry-after')) || 60);
-    const message = (texts.get(locale) ?? 'Too many requests — try again in {seconds} seconds.').replace('{seconds}', String(seconds));
-    return sendPage(reply.header('retry-after', String(seconds)), 429, messagePage('Waygate', message, locale), pageCsp());
+    const message = (texts.get(locale) ?? 'Too many requests — try again in {seconds} seconds.').replace(
+      '{seconds}',
+      String(seconds),
+    );
+    return sendPage(
+      reply.header('retry-after', String(seconds)),
+      429,
+      messagePage('Waygate', message, locale),
+      pageCsp(),
+    );
   };
 }
 
@@ -80,39 +103,61 @@ export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOp
   const { assets } = options;
   const base = `/console/assets/${assets.version}`;
   const csp = consoleCsp(options.tileUrl, Boolean(options.turnstileSiteKey));
-  const secure = (reply: FastifyReply) => reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+  const secure = (reply: FastifyReply) =>
+    reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
 
   app.get('/', { schema: { hide } }, async (_request, reply) => reply.redirect('/console/'));
 
-  app.get('/console/', { schema: { hide }, errorHandler: tooManyRequestsPage(assets, options.supportedLocales) }, async (request, reply) => {
-    const config = {
-      tileUrl: options.tileUrl,
-      tileAttribution: options.tileAttribution,
-      staleAfterSecs: options.staleAfterSecs,
-      locales: options.supportedLocales,
-      publicUrl: publicBaseUrl(request),
-      assets: base,
-      turnstileSiteKey: options.turnstileSiteKey,
-    };
-    const html = assets.index.replaceAll('{{ASSETS}}', base).replace('{{CONFIG}}', escapeJson(config));
-    return secure(reply).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', csp)
-      .header('cache-control', 'no-cache').header('x-frame-options', 'DENY').send(html);
-  });
+  app.get(
+    '/console/',
+    { schema: { hide }, errorHandler: tooManyRequestsPage(assets, options.supportedLocales) },
+    async (request, reply) => {
+      const config = {
+        tileUrl: options.tileUrl,
+        tileAttribution: options.tileAttribution,
+        staleAfterSecs: options.staleAfterSecs,
+        locales: options.supportedLocales,
+        publicUrl: publicBaseUrl(request),
+        assets: base,
+        turnstileSiteKey: options.turnstileSiteKey,
+      };
+      const html = assets.index.replaceAll('{{ASSETS}}', base).replace('{{CONFIG}}', escapeJson(config));
+      return secure(reply)
+        .header('content-type', 'text/html; charset=utf-8')
+        .header('content-security-policy', csp)
+        .header('cache-control', 'no-cache')
+        .header('x-frame-options', 'DENY')
+        .send(html);
+    },
+  );
 
-  app.get('/console/assets/:version/*', { schema: { hide, params: AssetParams, response: errorResponses(ConsoleErrors.asset_not_found) } }, async (request, reply) => {
-    const file = request.params.version === assets.version ? assets.files.get(request.params['*']) : undefined;
-    if (!file) throw ConsoleErrors.asset_not_found();
-    if (request.headers['if-none-match'] === file.etag) return secure(reply).status(304).header('etag', file.etag).header('cache-control', IMMUTABLE).send();
-    return secure(reply).header('content-type', file.type).header('etag', file.etag).header('cache-control', IMMUTABLE).send(file.body);
-  });
+  app.get(
+    '/console/assets/:version/*',
+    { schema: { hide, params: AssetParams, response: errorResponses(ConsoleErrors.asset_not_found) } },
+    async (request, reply) => {
+      const file = request.params.version === assets.version ? assets.files.get(request.params['*']) : undefined;
+      if (!file) throw ConsoleErrors.asset_not_found();
+      if (request.headers['if-none-match'] === file.etag)
+        return secure(reply).status(304).header('etag', file.etag).header('cache-control', IMMUTABLE).send();
+      return secure(reply)
+        .header('content-type', file.type)
+        .header('etag', file.etag)
+        .header('cache-control', IMMUTABLE)
+        .send(file.body);
+    },
+  );
 
   // A QR code for what the signed-in user shows on screen (the OwnTracks configuration link). Made here,
   // where the qrcode package runs as it is, rather than shipping a bundled copy of it to the browser.
-  app.post('/console/qr', {
-    config: { auth: requireAuthenticated() },
-    schema: { hide, body: QrBody, response: errorResponses(RequestErrors.validation) },
-  }, async (request, reply) => {
-    const svg = await QRCode.toString(request.body.text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-    return secure(reply).header('content-type', 'image/svg+xml').header('cache-control', 'no-store').send(svg);
-  });
+  app.post(
+    '/console/qr',
+    {
+      config: { auth: requireAuthenticated() },
+      schema: { hide, body: QrBody, response: errorResponses(RequestErrors.validation) },
+    },
+    async (request, reply) => {
+      const svg = await QRCode.toString(request.body.text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+      return secure(reply).header('content-type', 'image/svg+xml').header('cache-control', 'no-store').send(svg);
+    },
+  );
 }

@@ -1,63 +1,116 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { axeViolations, openConsole, screenshot, signIn, startConsoleInChromium, stopConsoleInChromium, VIEWPORTS, type ConsoleInChromium } from '../../../test/console-browser.js';
+import {
+  axeViolations,
+  openConsole,
+  screenshot,
+  signIn,
+  startConsoleInChromium,
+  stopConsoleInChromium,
+  VIEWPORTS,
+  type ConsoleInChromium,
+} from '../../../test/console-browser.js';
 import { bearer, TEST_ADMIN } from '../../../test/helpers.js';
 
 /** The console's trips page in Chromium: an opened trip is drawn with History's track module from GET /v1/gps/track. */
 let setup: ConsoleInChromium | undefined;
-const speeds = (kmh: number) => ({ speed_kmh: kmh, speed_mps: kmh / 3.6, speed_mph: kmh / 1.609344, speed_knots: kmh / 1.852 });
+const speeds = (kmh: number) => ({
+  speed_kmh: kmh,
+  speed_mps: kmh / 3.6,
+  speed_mph: kmh / 1.609344,
+  speed_knots: kmh / 1.852,
+});
 
-beforeAll(async () => { setup = await startConsoleInChromium(); });
+beforeAll(async () => {
+  setup = await startConsoleInChromium();
+});
 afterAll(() => stopConsoleInChromium(setup), 180_000);
 
-it('opening a trip draws its points as a track read from GET /v1/gps/track over the trip\'s time range', { timeout: 120_000 }, async () => {
-  const { t, base, browser, admin } = setup!;
-  const call = async (method: 'POST' | 'PATCH', url: string, payload: unknown) => {
-    const response = await t.app.inject({ method, url, headers: bearer(admin), payload: payload as object });
-    expect(response.statusCode, response.body).toBeLessThan(300);
-    return response.json();
-  };
-  const device = (await call('POST', '/v1/devices', { name: `Tug ${Date.now()}` })).data.id as string;
-  const name = `Elbe ${Date.now()}`;
-  const trip = (await call('POST', '/v1/trips', { name, device_id: device, gps_logging_enabled: true })).data.id as string;
-  const start = Date.UTC(2026, 2, 10, 9, 0, 0) / 1000;
-  const point = (i: number) => ({ device_id: device, latitude: 53.54 + i * 0.0004, longitude: 9.9 + Math.sin(i / 15) * 0.01, timestamp: start + i * 30, altitude: 0, heading: 0, ...speeds(10 + (i % 40)) });
-  // Before the trip is active: the device's points then are not the trip's, and earlier than its first.
-  expect(await call('POST', '/v1/gps/batch', [0, 1, 2].map((i) => point(i - 10)))).toMatchObject({ stored: 3 });
-  await call('PATCH', `/v1/trips/${trip}`, { status: 'active' });
-  expect(await call('POST', '/v1/gps/batch', Array.from({ length: 120 }, (_, i) => point(i)))).toMatchObject({ stored: 120 });
-  await call('PATCH', `/v1/trips/${trip}`, { status: 'completed' });
+it(
+  "opening a trip draws its points as a track read from GET /v1/gps/track over the trip's time range",
+  { timeout: 120_000 },
+  async () => {
+    const { t, base, browser, admin } = setup!;
+    const call = async (method: 'POST' | 'PATCH', url: string, payload: unknown) => {
+      const response = await t.app.inject({ method, url, headers: bearer(admin), payload: payload as object });
+      expect(response.statusCode, response.body).toBeLessThan(300);
+      return response.json();
+    };
+    const device = (await call('POST', '/v1/devices', { name: `Tug ${Date.now()}` })).data.id as string;
+    const name = `Elbe ${Date.now()}`;
+    const trip = (await call('POST', '/v1/trips', { name, device_id: device, gps_logging_enabled: true })).data
+      .id as string;
+    const start = Date.UTC(2026, 2, 10, 9, 0, 0) / 1000;
+    const point = (i: number) => ({
+      device_id: device,
+      latitude: 53.54 + i * 0.0004,
+      longitude: 9.9 + Math.sin(i / 15) * 0.01,
+      timestamp: start + i * 30,
+      altitude: 0,
+      heading: 0,
+      ...speeds(10 + (i % 40)),
+    });
+    // Before the trip is active: the device's points then are not the trip's, and earlier than its first.
+    expect(
+      await call(
+        'POST',
+        '/v1/gps/batch',
+        [0, 1, 2].map((i) => point(i - 10)),
+      ),
+    ).toMatchObject({ stored: 3 });
+    await call('PATCH', `/v1/trips/${trip}`, { status: 'active' });
+    expect(
+      await call(
+        'POST',
+        '/v1/gps/batch',
+        Array.from({ length: 120 }, (_, i) => point(i)),
+      ),
+    ).toMatchObject({ stored: 120 });
+    await call('PATCH', `/v1/trips/${trip}`, { status: 'completed' });
 
-  const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
-  const { page, problems } = await openConsole(context, base);
-  await signIn(page, 'admin', TEST_ADMIN.password);
-  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
-  await page.goto(`${base}/console/#/trips`);
-  const [request] = await Promise.all([
-    page.waitForRequest((candidate) => new URL(candidate.url()).pathname === '/v1/gps/track'),
-    page.getByRole('button', { name, exact: true }).click(),
-  ]);
-  const asked = new URL(request.url()).searchParams;
-  expect([asked.get('device_id'), asked.get('from'), asked.get('to')]).toEqual([device, new Date(start * 1000).toISOString(), new Date((start + 119 * 30) * 1000).toISOString()]);
-  expect(Number(asked.get('width'))).toBeGreaterThan(0);
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const { page, problems } = await openConsole(context, base);
+    await signIn(page, 'admin', TEST_ADMIN.password);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+    await page.goto(`${base}/console/#/trips`);
+    const [request] = await Promise.all([
+      page.waitForRequest((candidate) => new URL(candidate.url()).pathname === '/v1/gps/track'),
+      page.getByRole('button', { name, exact: true }).click(),
+    ]);
+    const asked = new URL(request.url()).searchParams;
+    expect([asked.get('device_id'), asked.get('from'), asked.get('to')]).toEqual([
+      device,
+      new Date(start * 1000).toISOString(),
+      new Date((start + 119 * 30) * 1000).toISOString(),
+    ]);
+    expect(Number(asked.get('width'))).toBeGreaterThan(0);
 
-  const map = page.locator('.trip-map');
-  await expect.poll(() => map.getAttribute('data-points')).toBe('120');
-  expect(await map.getAttribute('data-trip')).toBe(trip);
-  // The track is History's canvas over the map (track.js), and something is drawn on it.
-  const canvas = map.locator('canvas.track-canvas');
-  // (The root tsconfig has no DOM types: the canvas is described by what is used of it.)
-  type Canvas = { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
-  await expect.poll(() => canvas.evaluate((node) => {
-    const element = node as unknown as Canvas;
-    const pixels = element.getContext('2d').getImageData(0, 0, element.width, element.height).data;
-    let painted = 0;
-    for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
-    return painted;
-  })).toBeGreaterThan(500);
-  expect(await page.locator('.legend').textContent()).toMatch(/^Speed: ≤ \d+/);
-  expect(await page.locator('.exports strong').textContent()).toBe(name);
-  expect(await axeViolations(page)).toEqual([]);
-  await screenshot(page, 'trip-track');
-  expect(problems).toEqual([]);
-  await context.close();
-});
+    const map = page.locator('.trip-map');
+    await expect.poll(() => map.getAttribute('data-points')).toBe('120');
+    expect(await map.getAttribute('data-trip')).toBe(trip);
+    // The track is History's canvas over the map (track.js), and something is drawn on it.
+    const canvas = map.locator('canvas.track-canvas');
+    // (The root tsconfig has no DOM types: the canvas is described by what is used of it.)
+    type Canvas = {
+      width: number;
+      height: number;
+      getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+    };
+    await expect
+      .poll(() =>
+        canvas.evaluate((node) => {
+          const element = node as unknown as Canvas;
+          const pixels = element.getContext('2d').getImageData(0, 0, element.width, element.height).data;
+          let painted = 0;
+          for (let i = 3; i < pixels.length; i += 4) if (pixels[i]! > 0) painted++;
+          return painted;
+        }),
+      )
+      .toBeGreaterThan(500);
+    expect(await page.locator('.legend').textContent()).toMatch(/^Speed: ≤ \d+/);
+    expect(await page.locator('.exports strong').textContent()).toBe(name);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'trip-track');
+    expect(problems).toEqual([]);
+    await context.close();
+  },
+);

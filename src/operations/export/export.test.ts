@@ -2,7 +2,17 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { pdfText, unzip } from '../../../test/archives.js';
 import type { Options } from '../../../test/client.js';
-import { buildTestApp, createApiKey, createUser, forbidden, login, onEveryNode, ownerlessKey, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createApiKey,
+  createUser,
+  forbidden,
+  login,
+  onEveryNode,
+  ownerlessKey,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 let t: TestApp;
 let admin: string;
@@ -30,17 +40,30 @@ async function trackedUser(points: number) {
     latitude: 52 + i / 10_000,
     longitude: 13,
     timestamp: new Date(start + i * 1000),
-    speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
+    speed_kmh: 0,
+    speed_mps: 0,
+    speed_mph: 0,
+    speed_knots: 0,
   }));
-  for (let i = 0; i < rows.length; i += 1000) await t.database.db.insertInto('gps_points').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await t.database.db
+      .insertInto('gps_points')
+      .values(rows.slice(i, i + 1000))
+      .execute();
   return { ...user, key, deviceId };
 }
 
 describe('GET /v1/user/export', () => {
   it('streams a ZIP with data.json, tracks.gpx, report.pdf and README.txt, and logs it with its real size', async () => {
     const user = await trackedUser(2500);
-    const app = await t.as(user.token).post('/v1/oauth/clients', { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] }).expect(201);
-    const optOut = await t.as(user.token).patch('/v1/users/me/security-notifications', { new_api_key: false }).expect(200);
+    const app = await t
+      .as(user.token)
+      .post('/v1/oauth/clients', { name: 'Boat app', redirect_uris: ['https://boat.example.org/cb'] })
+      .expect(201);
+    const optOut = await t
+      .as(user.token)
+      .patch('/v1/users/me/security-notifications', { new_api_key: false })
+      .expect(200);
     await onEveryNode(t, (services) => services.securityNotices.settled()); // the sign-in's browser and network are recorded after its answer
     const response = await t.as(user.token).get('/v1/user/export', AGENT).expect(200);
     expect(response.headers['content-type']).toBe('application/zip');
@@ -54,25 +77,68 @@ describe('GET /v1/user/export', () => {
     expect(gpx).toContain('<time>2026-11-01T00:00:00.000Z</time>');
     const data = JSON.parse(files.get('data.json')!.toString('utf8'));
     expect(Object.keys(data)).toEqual([
-      'exportInfo', 'user', 'platformAccounts', 'connectedApps', 'ownedApps', 'apiKeys', 'roles', 'twoFactorAuth',
-      'passkeys', 'securityNotifications', 'deletionStatus', 'exportLogs', 'sessions', 'integrations', 'devices', 'gpsPoints',
+      'exportInfo',
+      'user',
+      'platformAccounts',
+      'connectedApps',
+      'ownedApps',
+      'apiKeys',
+      'roles',
+      'twoFactorAuth',
+      'passkeys',
+      'securityNotifications',
+      'deletionStatus',
+      'exportLogs',
+      'sessions',
+      'integrations',
+      'devices',
+      'gpsPoints',
     ]);
     expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
-    expect(data.user).toEqual({ id: user.id, username: user.username, privacyMode: false, avatarsEnabled: true, createdAt: expect.any(String), lastLoginAt: expect.any(String) });
-    expect(data.platformAccounts).toEqual([expect.objectContaining({ email: `${user.username}@example.org`, platformSlug: 'email', isPrimary: true })]);
-    expect(data.apiKeys).toEqual([expect.objectContaining({ id: user.key.id, name: 'boat tracker', keyPrefix: expect.any(String), scopes: [] })]);
+    expect(data.user).toEqual({
+      id: user.id,
+      username: user.username,
+      privacyMode: false,
+      avatarsEnabled: true,
+      createdAt: expect.any(String),
+      lastLoginAt: expect.any(String),
+    });
+    expect(data.platformAccounts).toEqual([
+      expect.objectContaining({ email: `${user.username}@example.org`, platformSlug: 'email', isPrimary: true }),
+    ]);
+    expect(data.apiKeys).toEqual([
+      expect.objectContaining({ id: user.key.id, name: 'boat tracker', keyPrefix: expect.any(String), scopes: [] }),
+    ]);
     expect(data.roles.sort()).toEqual(['Developer', 'User']);
-    expect(data.ownedApps).toEqual([expect.objectContaining({ id: app.body.client.id, name: 'Boat app', redirectUris: ['https://boat.example.org/cb'], clientType: 'confidential' })]);
+    expect(data.ownedApps).toEqual([
+      expect.objectContaining({
+        id: app.body.client.id,
+        name: 'Boat app',
+        redirectUris: ['https://boat.example.org/cb'],
+        clientType: 'confidential',
+      }),
+    ]);
     expect(data.connectedApps).toEqual([]);
     expect(data.integrations).toEqual([]); // (with one: integrations.test.ts)
     expect(data.twoFactorAuth).toEqual({ enabled: false, enabledAt: null, backupCodesRemaining: 0 });
     expect(data.passkeys).toEqual([]); // (their listed fields: passkeys.test.ts)
-    expect(data.securityNotifications).toEqual({ newSignIn: true, newApiKey: false, knownSignIns: [{ firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) }] });
+    expect(data.securityNotifications).toEqual({
+      newSignIn: true,
+      newApiKey: false,
+      knownSignIns: [{ firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) }],
+    });
     expect(data.deletionStatus).toBeNull();
-    expect(data.sessions).toEqual([expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) })]);
+    expect(data.sessions).toEqual([
+      expect.objectContaining({ isCurrent: true, ipAddress: expect.any(String), deviceType: expect.any(String) }),
+    ]);
     expect(data.devices).toEqual([expect.objectContaining({ id: user.deviceId, name: 'Boat' })]);
     expect(data.gpsPoints).toHaveLength(2500);
-    expect(data.gpsPoints[0]).toMatchObject({ deviceId: user.deviceId, latitude: 52, timestamp: '2026-11-01T00:00:00.000Z', speedKmh: 0 });
+    expect(data.gpsPoints[0]).toMatchObject({
+      deviceId: user.deviceId,
+      latitude: 52,
+      timestamp: '2026-11-01T00:00:00.000Z',
+      speedKmh: 0,
+    });
     expect(data.gpsPoints[2499].timestamp).toBe('2026-11-01T00:41:39.000Z');
 
     // Nothing secret: not the key, not a hash, no password.
@@ -89,42 +155,72 @@ describe('GET /v1/user/export', () => {
 
     const logs = (await t.as(user.token).get('/v1/user/export/logs', AGENT).expect(200)).body;
     expect(logs).toEqual({
-      logs: [{
-        id: expect.any(String),
-        exportedAt: '2026-11-25T09:30:00.000Z',
-        ipAddress: '127.0.0.1',
-        userAgent: 'export-test/1.0',
-        exportFormat: 'zip',
-        fileSizeBytes: response.bytes.length,
-        locale: 'en',
-        createdAt: expect.any(String),
-      }],
+      logs: [
+        {
+          id: expect.any(String),
+          exportedAt: '2026-11-25T09:30:00.000Z',
+          ipAddress: '127.0.0.1',
+          userAgent: 'export-test/1.0',
+          exportFormat: 'zip',
+          fileSizeBytes: response.bytes.length,
+          locale: 'en',
+          createdAt: expect.any(String),
+        },
+      ],
       total: 1,
       hasMore: false,
     });
-    const events = await t.database.db.selectFrom('audit_events').selectAll().where('user_id', '=', user.id).where('event_type', '=', 'data_exported').execute();
-    expect(events).toEqual([expect.objectContaining({ resource_type: 'export', resource_id: logs.logs[0]!.id, metadata: { format: 'zip', file_size_bytes: response.bytes.length, gps_points: 2500 } })]);
+    const events = await t.database.db
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('user_id', '=', user.id)
+      .where('event_type', '=', 'data_exported')
+      .execute();
+    expect(events).toEqual([
+      expect.objectContaining({
+        resource_type: 'export',
+        resource_id: logs.logs[0]!.id,
+        metadata: { format: 'zip', file_size_bytes: response.bytes.length, gps_points: 2500 },
+      }),
+    ]);
   });
 
   it('holds the points the user sent, not those others sent from a device now linked to their key', async () => {
-    const point = (latitude: number) => ({ latitude, longitude: 10, timestamp: 1_767_225_600 + latitude, speed_kmh: 1, speed_mps: 1, speed_mph: 1, speed_knots: 1 });
+    const point = (latitude: number) => ({
+      latitude,
+      longitude: 10,
+      timestamp: 1_767_225_600 + latitude,
+      speed_kmh: 1,
+      speed_mps: 1,
+      speed_mph: 1,
+      speed_knots: 1,
+    });
     const post = async (token: string, latitude: number) => {
       const posted = await t.as(token).post('/v1/gps', point(latitude)).expect(201);
     };
     const crew = () => createUser(t.app, ['role_user', 'role_developer', 'role_api_full_access']);
     const [first, second] = [await crew(), await crew()];
-    const [firstKey, secondKey] = [await createApiKey(t.app, first.token, { name: 'crew 1', scopes: ['gps:write'] }), await createApiKey(t.app, second.token, { name: 'crew 2', scopes: ['gps:write'] })];
-    const device = (await t.as(admin).post('/v1/devices', { name: 'Shared boat', api_key_id: firstKey.id }).expect(201)).body.data;
+    const [firstKey, secondKey] = [
+      await createApiKey(t.app, first.token, { name: 'crew 1', scopes: ['gps:write'] }),
+      await createApiKey(t.app, second.token, { name: 'crew 2', scopes: ['gps:write'] }),
+    ];
+    const device = (await t.as(admin).post('/v1/devices', { name: 'Shared boat', api_key_id: firstKey.id }).expect(201))
+      .body.data;
     await post(firstKey.key, 1);
     await post(firstKey.key, 2);
     // The boat passes to the second crew: the device is linked to their key from now on.
     const relinked = await t.as(admin).patch(`/v1/devices/${device.id}`, { api_key_id: secondKey.id }).expect(200);
     await post(secondKey.key, 3);
 
-    const exported = async (token: string) => JSON.parse((await unzip((await t.as(token).get('/v1/user/export', AGENT)).bytes)).get('data.json')!.toString('utf8'));
+    const exported = async (token: string) =>
+      JSON.parse(
+        (await unzip((await t.as(token).get('/v1/user/export', AGENT)).bytes)).get('data.json')!.toString('utf8'),
+      );
     const [mine, theirs] = [await exported(second.token), await exported(first.token)];
     expect(mine.devices).toEqual([expect.objectContaining({ id: device.id })]);
-    expect(mine.gpsPoints.map((p: { latitude: number; deviceId: string }) => [p.latitude, p.deviceId])).toEqual([[3, device.id]]);
+    expect(mine.gpsPoints.map((p: { latitude: number; deviceId: string }) => [p.latitude, p.deviceId])).toEqual([
+      [3, device.id],
+    ]);
     expect(theirs.devices).toEqual([]);
     expect(theirs.gpsPoints.map((p: { latitude: number }) => p.latitude)).toEqual([1, 2]);
   });
@@ -135,7 +231,9 @@ describe('GET /v1/user/export', () => {
     expect((await t.as(user.token).get('/v1/user/export', AGENT)).status).toBe(200);
     const second = await t.as(user.token).get('/v1/user/export', AGENT);
     const files = await unzip(second.bytes);
-    expect(JSON.parse(files.get('data.json')!.toString('utf8')).exportLogs).toEqual([expect.objectContaining({ locale: 'de', exportFormat: 'zip' })]);
+    expect(JSON.parse(files.get('data.json')!.toString('utf8')).exportLogs).toEqual([
+      expect.objectContaining({ locale: 'de', exportFormat: 'zip' }),
+    ]);
     const report = await pdfText(files.get('report.pdf')!);
     expect(report).toContain('Ihre persönlichen Daten');
     expect(report).toContain('Von Ihnen gesendete GPS-Punkte: 0');
@@ -143,7 +241,8 @@ describe('GET /v1/user/export', () => {
 
   it('answers 403 auth.user_required to a credential that belongs to no user', async () => {
     const key = await ownerlessKey(t, ['export:read']);
-    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const) expect((await t.as(key).get(url, AGENT)).body).toMatchObject({ code: 'auth.user_required' });
+    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const)
+      expect((await t.as(key).get(url, AGENT)).body).toMatchObject({ code: 'auth.user_required' });
   });
 
   it('works with an API key of the user holding export:read (the default user role has it); needs credentials', async () => {
@@ -152,7 +251,8 @@ describe('GET /v1/user/export', () => {
     expect((await t.as(key.key).get('/v1/user/export', AGENT)).status).toBe(200);
     // A key made for something else (a device) does not carry its owner's data away.
     const device = await createApiKey(t.app, user.token, { name: 'integrations', scopes: ['integrations:read'] });
-    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const) expect((await t.as(device.key).get(url, AGENT)).body).toEqual(forbidden('export:read'));
+    for (const url of ['/v1/user/export', '/v1/user/export/logs'] as const)
+      expect((await t.as(device.key).get(url, AGENT)).body).toEqual(forbidden('export:read'));
     expect((await t.as(null).get('/v1/user/export')).status).toBe(401);
   });
 });
@@ -164,10 +264,20 @@ describe('GET /v1/user/export/logs', () => {
       expect((await t.as(user.token).get('/v1/user/export', AGENT)).status).toBe(200);
       t.clock.advance(1000);
     }
-    const page = async (query: Options<'get', '/v1/user/export/logs'>['query'] = {}) => (await t.as(user.token).get('/v1/user/export/logs', { ...AGENT, query }).expect(200)).body;
+    const page = async (query: Options<'get', '/v1/user/export/logs'>['query'] = {}) =>
+      (
+        await t
+          .as(user.token)
+          .get('/v1/user/export/logs', { ...AGENT, query })
+          .expect(200)
+      ).body;
     expect((await page()).logs).toHaveLength(3);
     const first = await page({ limit: 0 });
-    expect({ count: first.logs.length, total: first.total, hasMore: first.hasMore }).toEqual({ count: 1, total: 3, hasMore: true });
+    expect({ count: first.logs.length, total: first.total, hasMore: first.hasMore }).toEqual({
+      count: 1,
+      total: 3,
+      hasMore: true,
+    });
     expect((await page({ limit: 5000 })).logs).toHaveLength(3);
     const last = await page({ limit: 2, offset: 2 });
     expect({ count: last.logs.length, hasMore: last.hasMore }).toEqual({ count: 1, hasMore: false });
@@ -187,7 +297,11 @@ describe('a failure before the first byte', () => {
       const response = await broken.as(user.token).get('/v1/user/export');
       expect({ status: response.status, body: response.body }).toEqual({
         status: 500,
-        body: { error: 'InternalServerError', message: 'The export could not be generated; nothing was sent. Try again later', code: 'export.failed' },
+        body: {
+          error: 'InternalServerError',
+          message: 'The export could not be generated; nothing was sent. Try again later',
+          code: 'export.failed',
+        },
       });
     } finally {
       await broken.close();

@@ -26,12 +26,25 @@ export function createExportRepo(db: Kysely<Schema>) {
   return {
     async logsOf(userId: string, limit: number, offset: number) {
       const [logs, total] = await Promise.all([
-        db.selectFrom('export_logs').select(LOG_COLUMNS).where('user_id', '=', userId).orderBy('exported_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
-        db.selectFrom('export_logs').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow(),
+        db
+          .selectFrom('export_logs')
+          .select(LOG_COLUMNS)
+          .where('user_id', '=', userId)
+          .orderBy('exported_at', 'desc')
+          .orderBy('id')
+          .limit(limit)
+          .offset(offset)
+          .execute(),
+        db
+          .selectFrom('export_logs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', userId)
+          .executeTakeFirstOrThrow(),
       ]);
       return { logs, total: Number(total.n) };
     },
 
-    insert: (log: NewExportLog, trx: Kysely<Schema>) => trx.insertInto('export_logs').values(log).returning('id').executeTakeFirstOrThrow(),
+    insert: (log: NewExportLog, trx: Kysely<Schema>) =>
+      trx.insertInto('export_logs').values(log).returning('id').executeTakeFirstOrThrow(),
   };
 }

@@ -10,7 +10,15 @@ export interface ReportFacts {
   privacyMode: boolean;
   roles: string[];
   twoFactor: { enabled: boolean; backupCodesRemaining: number };
-  counts: { platformAccounts: number; sessions: number; apiKeys: number; integrations: number; devices: number; gpsPoints: number; exports: number };
+  counts: {
+    platformAccounts: number;
+    sessions: number;
+    apiKeys: number;
+    integrations: number;
+    devices: number;
+    gpsPoints: number;
+    exports: number;
+  };
 }
 
 const stamp = (date: Date) => date.toISOString().replace('T', ' ').slice(0, 16);
@@ -20,7 +28,11 @@ export function writeReport(out: Writable, texts: ExportTexts, facts: ReportFact
   const doc = new PDFDocument({ size: 'A4', margin: 56, info: { Title: texts.title, Author: 'Waygate' } });
   doc.pipe(out);
   doc.font('Helvetica-Bold').fontSize(20).text(texts.title);
-  doc.moveDown(0.5).font('Helvetica').fontSize(11).text(texts.intro(facts.username, stamp(facts.exportedAt)));
+  doc
+    .moveDown(0.5)
+    .font('Helvetica')
+    .fontSize(11)
+    .text(texts.intro(facts.username, stamp(facts.exportedAt)));
 
   const section = (title: string, rows: [string, string | number][]) => {
     doc.moveDown(1).font('Helvetica-Bold').fontSize(13).text(title);

@@ -14,12 +14,39 @@ import { exportLocale, exportTexts } from './texts.js';
 
 /** Where a user's personal data lives: each owning module answers for its own (wired in services.ts). */
 export interface PersonalDataSources {
-  user(userId: string): Promise<
-    { id: string; username: string; privacy_mode: boolean; avatars_enabled: boolean; created_at: Date; last_login_at: Date | null; preferred_locale: string | null } | undefined
+  user(
+    userId: string,
+  ): Promise<
+    | {
+        id: string;
+        username: string;
+        privacy_mode: boolean;
+        avatars_enabled: boolean;
+        created_at: Date;
+        last_login_at: Date | null;
+        preferred_locale: string | null;
+      }
+    | undefined
   >;
   platformAccounts(userId: string): Promise<object[]>;
   /** The user's API keys as their list shows them: never the key or its hash. */
-  apiKeys(userId: string): Promise<{ id: string; key_prefix: string; name: string; description: string | null; scopes: string[]; is_active: boolean; is_system: boolean; expires_at: Date | null; last_used_at: Date | null; created_at: Date; updated_at: Date }[]>;
+  apiKeys(
+    userId: string,
+  ): Promise<
+    {
+      id: string;
+      key_prefix: string;
+      name: string;
+      description: string | null;
+      scopes: string[];
+      is_active: boolean;
+      is_system: boolean;
+      expires_at: Date | null;
+      last_used_at: Date | null;
+      created_at: Date;
+      updated_at: Date;
+    }[]
+  >;
   roles(userId: string): Promise<string[]>;
   twoFactor(userId: string): Promise<{ enabled: boolean; enabledAt: Date | null; backupCodesRemaining: number }>;
   deletionStatus(userId: string): Promise<{ is_scheduled_for_deletion: boolean }>;
@@ -56,7 +83,8 @@ const camelKey = (key: string) => key.replace(/_([a-z0-9])/g, (_, letter: string
 export function camelCased(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(camelCased);
   if (value instanceof Date) return value.toISOString();
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, inner]) => [camelKey(key), camelCased(inner)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [camelKey(key), camelCased(inner)]));
   return value;
 }
 
@@ -74,7 +102,20 @@ export function createExportService(deps: Deps) {
   async function snapshotOf(userId: string, currentSessionId: string | null, exportedAt: Date) {
     const user = await sources.user(userId);
     if (!user) throw AuthErrors.user_required();
-    const [platformAccounts, apiKeys, roles, twoFactorAuth, deletion, sessions, ownedApps, connectedApps, integrations, passkeys, securityNotifications, earlier] = await Promise.all([
+    const [
+      platformAccounts,
+      apiKeys,
+      roles,
+      twoFactorAuth,
+      deletion,
+      sessions,
+      ownedApps,
+      connectedApps,
+      integrations,
+      passkeys,
+      securityNotifications,
+      earlier,
+    ] = await Promise.all([
       sources.platformAccounts(userId),
       sources.apiKeys(userId),
       sources.roles(userId),
@@ -91,7 +132,14 @@ export function createExportService(deps: Deps) {
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
     const data = {
       exportInfo: { exportedAt, format: 'json', version: FORMAT_VERSION },
-      user: { id: user.id, username: user.username, privacyMode: user.privacy_mode, avatarsEnabled: user.avatars_enabled, createdAt: user.created_at, lastLoginAt: user.last_login_at },
+      user: {
+        id: user.id,
+        username: user.username,
+        privacyMode: user.privacy_mode,
+        avatarsEnabled: user.avatars_enabled,
+        createdAt: user.created_at,
+        lastLoginAt: user.last_login_at,
+      },
       platformAccounts,
       connectedApps,
       ownedApps,
@@ -183,33 +231,50 @@ export function createExportService(deps: Deps) {
       });
       archive.pipe(counted);
       archive.append(Readable.from(dataJson()), { name: 'data.json', date: exportedAt });
-      archive.append(Readable.from(sources.tracksGpx(userId, `${snapshot.user.username}: GPS points sent`)), { name: 'tracks.gpx', date: exportedAt });
+      archive.append(Readable.from(sources.tracksGpx(userId, `${snapshot.user.username}: GPS points sent`)), {
+        name: 'tracks.gpx',
+        date: exportedAt,
+      });
       archive.append(report, { name: 'report.pdf', date: exportedAt });
-      archive.append(texts.readme(exportedAt.toISOString().replace('T', ' ').slice(0, 16)), { name: 'README.txt', date: exportedAt });
+      archive.append(texts.readme(exportedAt.toISOString().replace('T', ' ').slice(0, 16)), {
+        name: 'README.txt',
+        date: exportedAt,
+      });
       void archive.finalize().catch((err: unknown) => counted.destroy(err as Error));
       return { fileName: `service-data-export-${exportedAt.toISOString().slice(0, 10)}.zip`, stream: counted };
     },
   };
 
   /** The export log row and the data_exported event, together. */
-  async function record(request: FastifyRequest, userId: string, done: { exportedAt: Date; locale: string; bytes: number; gpsPoints: number }) {
+  async function record(
+    request: FastifyRequest,
+    userId: string,
+    done: { exportedAt: Date; locale: string; bytes: number; gpsPoints: number },
+  ) {
     await deps.db.transaction().execute(async (trx) => {
-      const log = await repo.insert({
-        user_id: userId,
-        exported_at: done.exportedAt,
-        ip_address: request.ip,
-        user_agent: request.headers['user-agent'] ?? null,
-        file_size_bytes: done.bytes,
-        locale: done.locale,
-      }, trx);
-      await deps.audit.record(request, {
-        eventType: 'data_exported',
-        userId,
-        actorId: userId,
-        resourceType: 'export',
-        resourceId: log.id,
-        metadata: { format: 'zip', file_size_bytes: done.bytes, gps_points: done.gpsPoints },
-      }, trx);
+      const log = await repo.insert(
+        {
+          user_id: userId,
+          exported_at: done.exportedAt,
+          ip_address: request.ip,
+          user_agent: request.headers['user-agent'] ?? null,
+          file_size_bytes: done.bytes,
+          locale: done.locale,
+        },
+        trx,
+      );
+      await deps.audit.record(
+        request,
+        {
+          eventType: 'data_exported',
+          userId,
+          actorId: userId,
+          resourceType: 'export',
+          resourceId: log.id,
+          metadata: { format: 'zip', file_size_bytes: done.bytes, gps_points: done.gpsPoints },
+        },
+        trx,
+      );
     });
   }
 }

@@ -79,4 +79,5 @@ export function exportTexts(locale: string): ExportTexts {
 }
 
 /** The language the export is written in: the user's preferred one when translated, else English. */
-export const exportLocale = (preferred: string | null) => (preferred && preferred.slice(0, 2) in TEXTS ? preferred.slice(0, 2) : 'en');
+export const exportLocale = (preferred: string | null) =>
+  preferred && preferred.slice(0, 2) in TEXTS ? preferred.slice(0, 2) : 'en';

@@ -11,10 +11,13 @@ describe('GraphiQL in Chromium, offline', () => {
     page.setDefaultTimeout(15_000);
     // Every other origin is unreachable, as on an air-gapped install; what was asked of it is recorded.
     const elsewhere: string[] = [];
-    await context.route((url) => url.origin !== base, (route) => {
-      elsewhere.push(route.request().url());
-      return route.abort('internetdisconnected');
-    });
+    await context.route(
+      (url) => url.origin !== base,
+      (route) => {
+        elsewhere.push(route.request().url());
+        return route.abort('internetdisconnected');
+      },
+    );
     const problems = pageProblems(page);
 
     await page.goto(`${base}/v1/graphiql`);
@@ -24,9 +27,14 @@ describe('GraphiQL in Chromium, offline', () => {
     await page.getByText('latestPositions').first().waitFor();
 
     // The query editor is CodeMirror: its own API, then the toolbar's run button.
-    await page.locator('.graphiql-query-editor .CodeMirror').first().evaluate((element) => {
-      (element as unknown as { CodeMirror: { setValue(text: string): void } }).CodeMirror.setValue('{ me { isSuperAdmin } }');
-    });
+    await page
+      .locator('.graphiql-query-editor .CodeMirror')
+      .first()
+      .evaluate((element) => {
+        (element as unknown as { CodeMirror: { setValue(text: string): void } }).CodeMirror.setValue(
+          '{ me { isSuperAdmin } }',
+        );
+      });
     await page.getByRole('button', { name: /execute query/i }).click();
     // Anonymous (no token in the Headers tab): the resolver of `me` ran and refused.
     await expect.poll(() => page.locator('.graphiql-response').innerText()).toContain('"code": "auth.unauthorized"');

@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
  * it too. The CSP lets the page load and call this origin only: no script, style or request leaves it.
  */
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; " +
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self' data:; " +
   "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const require = createRequire(import.meta.url);
@@ -21,7 +22,8 @@ const fetcher = GraphiQL.createFetcher({ url: new URL('gql', location.href).href
 ReactDOM.createRoot(document.getElementById('graphiql')).render(React.createElement(GraphiQL, { fetcher, shouldPersistHeaders: false }));
 `;
 
-const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+const PAGE =
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
   `<meta name="robots" content="noindex"><meta name="referrer" content="no-referrer"><title>GraphiQL · Waygate</title>` +
   `<link rel="stylesheet" href="graphiql/graphiql.css"><link rel="stylesheet" href="graphiql/page.css"></head>` +
   `<body><div id="graphiql"></div><script src="graphiql/react.js"></script><script src="graphiql/react-dom.js"></script>` +
@@ -47,13 +49,21 @@ export async function graphiqlRoutes(app: FastifyInstance): Promise<void> {
   };
 
   app.get('/v1/graphiql', async (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', CSP).header('x-frame-options', 'DENY')
-      .header('cache-control', 'no-cache').send(PAGE));
+    reply
+      .type('text/html; charset=utf-8')
+      .header('content-security-policy', CSP)
+      .header('x-frame-options', 'DENY')
+      .header('cache-control', 'no-cache')
+      .send(PAGE),
+  );
 
   app.get<{ Params: { file: string } }>('/v1/graphiql/:file', async (request, reply) => {
     const asset = Object.hasOwn(ASSETS, request.params.file) ? ASSETS[request.params.file] : undefined;
     if (!asset) return reply.callNotFound();
-    return reply.type(`${asset.type}; charset=utf-8`).header('x-content-type-options', 'nosniff')
-      .header('cache-control', 'public, max-age=3600').send(contentOf(request.params.file, asset));
+    return reply
+      .type(`${asset.type}; charset=utf-8`)
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'public, max-age=3600')
+      .send(contentOf(request.params.file, asset));
   });
 }

@@ -29,14 +29,21 @@ function depthOf(node: ASTNode, fragments: Map<string, FragmentDefinitionNode>, 
 }
 
 /** A validation rule: an operation nesting deeper than `max` is refused with graphql.too_deep. */
-export const depthLimit = (max: number): ValidationRule => (context) => ({
-  Document(document) {
-    const fragments = new Map<string, FragmentDefinitionNode>();
-    for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-    for (const definition of document.definitions) {
-      if (definition.kind !== Kind.OPERATION_DEFINITION || depthOf(definition, fragments, new Set()) <= max) continue;
-      context.reportError(new GraphQLError(`Query nests deeper than ${max} levels`, { extensions: { code: 'graphql.too_deep', status: 400 } }));
-      return;
-    }
-  },
-});
+export const depthLimit =
+  (max: number): ValidationRule =>
+  (context) => ({
+    Document(document) {
+      const fragments = new Map<string, FragmentDefinitionNode>();
+      for (const definition of document.definitions)
+        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+      for (const definition of document.definitions) {
+        if (definition.kind !== Kind.OPERATION_DEFINITION || depthOf(definition, fragments, new Set()) <= max) continue;
+        context.reportError(
+          new GraphQLError(`Query nests deeper than ${max} levels`, {
+            extensions: { code: 'graphql.too_deep', status: 400 },
+          }),
+        );
+        return;
+      }
+    },
+  });

@@ -2,7 +2,14 @@ import type { Static } from 'typebox';
 import DataLoader from 'dataloader';
 import type { FastifyRequest } from 'fastify';
 import type { Caller } from '../../platform/auth/caller.js';
-import { bearerTokenHash, refusalFor, requireAuthenticated, requirePermission, userIdOf, type RouteAuth } from '../../platform/auth/hooks.js';
+import {
+  bearerTokenHash,
+  refusalFor,
+  requireAuthenticated,
+  requirePermission,
+  userIdOf,
+  type RouteAuth,
+} from '../../platform/auth/hooks.js';
 import { offsetOf, totalPagesOf } from '../../platform/http/envelopes.js';
 import { keysetPageOf, nextCursor, startOf, type KeysetPage } from '../../platform/http/keyset.js';
 import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
@@ -24,7 +31,12 @@ import { LogoutEverywhereBody } from '../../identity/sessions/schemas.js';
 import type { TwoFactorService } from '../../identity/two-factor/service.js';
 import type { PasskeysService } from '../../identity/passkeys/service.js';
 import {
-  PasskeySecondFactorBody, PasskeySecondFactorOptionsBody, PasskeySignInBody, PasskeySignInOptionsBody, RegisterPasskeyBody, RenamePasskeyBody,
+  PasskeySecondFactorBody,
+  PasskeySecondFactorOptionsBody,
+  PasskeySignInBody,
+  PasskeySignInOptionsBody,
+  RegisterPasskeyBody,
+  RenamePasskeyBody,
 } from '../../identity/passkeys/schemas.js';
 import { SESSION_AUTH } from '../../identity/sessions/index.js';
 import { VerifyLoginBody } from '../../identity/two-factor/schemas.js';
@@ -45,7 +57,18 @@ export interface GraphQLServices {
   passwordReset: Pick<PasswordResetService, 'change'>;
   selfDeletion: Pick<SelfDeletion, 'deleteOwn'>;
   twoFactor: Pick<TwoFactorService, 'verifyLogin'>;
-  passkeys: Pick<PasskeysService, 'list' | 'registrationOptions' | 'register' | 'rename' | 'remove' | 'signInOptions' | 'signIn' | 'secondFactorOptions' | 'verifySecondFactor'>;
+  passkeys: Pick<
+    PasskeysService,
+    | 'list'
+    | 'registrationOptions'
+    | 'register'
+    | 'rename'
+    | 'remove'
+    | 'signInOptions'
+    | 'signIn'
+    | 'secondFactorOptions'
+    | 'verifySecondFactor'
+  >;
   sessions: Pick<SessionsService, 'logoutEverywhere' | 'logoutApp' | 'listMine'>;
   apiKeys: Pick<ApiKeysService, 'list'>;
   integrations: Pick<IntegrationsService, 'list'>;
@@ -83,7 +106,8 @@ function guard(context: GraphQLContext, auth: RouteAuth, systemKeyAllowed = fals
 
 function uuidArg(args: Args, name: string): string {
   const value = args[name];
-  if (typeof value !== 'string' || !UUID.test(value)) throw RequestErrors.validation(`Argument '${name}' must be a UUID`);
+  if (typeof value !== 'string' || !UUID.test(value))
+    throw RequestErrors.validation(`Argument '${name}' must be a UUID`);
   return value.toLowerCase();
 }
 
@@ -95,7 +119,10 @@ function pageArgs(args: Args): { page: number; limit: number } {
 }
 
 /** A paginated list resolver: the REST route's permission, its page function, the REST pagination object. */
-function pageOf(permission: string, load: (limit: number, offset: number, args: Args) => Promise<{ rows: unknown[]; total: number }>) {
+function pageOf(
+  permission: string,
+  load: (limit: number, offset: number, args: Args) => Promise<{ rows: unknown[]; total: number }>,
+) {
   return async (_: unknown, args: Args, context: GraphQLContext) => {
     guard(context, requirePermission(permission));
     const { page, limit } = pageArgs(args);
@@ -107,15 +134,27 @@ function pageOf(permission: string, load: (limit: number, offset: number, args: 
 /** The page `page`/`limit`/`after` ask for on a keyset list (see platform/http/keyset.ts). */
 function keysetPageOfArgs(list: string, args: Args): KeysetPage {
   if (typeof args.page === 'number' && args.page < 1) throw RequestErrors.validation("Argument 'page' must be >= 1");
-  const query = { page: (args.page as number | null) ?? undefined, limit: args.limit as number, after: (args.after as string | null) ?? undefined };
+  const query = {
+    page: (args.page as number | null) ?? undefined,
+    limit: args.limit as number,
+    after: (args.after as string | null) ?? undefined,
+  };
   return keysetPageOf(list, query, 'Argument');
 }
 
 /** A `GpsPointPage`: the REST pagination object, whether its total is estimated, and the next cursor. */
-function pointPage<T extends { timestamp: Date; id: string }>(page: KeysetPage, found: { rows: T[]; more: boolean; total: number; estimated: boolean }) {
+function pointPage<T extends { timestamp: Date; id: string }>(
+  page: KeysetPage,
+  found: { rows: T[]; more: boolean; total: number; estimated: boolean },
+) {
   return {
     data: found.rows,
-    pagination: { page: page.page, limit: page.limit, total: found.total, total_pages: totalPagesOf(found.total, page.limit) },
+    pagination: {
+      page: page.page,
+      limit: page.limit,
+      total: found.total,
+      total_pages: totalPagesOf(found.total, page.limit),
+    },
     total_estimated: found.estimated,
     next: nextCursor(found, page, keyOfPoint) ?? null,
   };
@@ -128,10 +167,21 @@ const camel = (name: string) => name.replace(/_([a-z])/g, (_, letter: string) =>
  * A GraphQL input checked against the REST body schema of the same operation (the same limits, NUL
  * and finiteness rules): 400 naming the input field otherwise. `keys` maps input names to body names.
  */
-function bodyFrom<T>(check: (data: unknown) => string | undefined, input: Args, keys: (name: string) => string = snake): T {
-  const body = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined).map(([key, value]) => [keys(key), value]));
+function bodyFrom<T>(
+  check: (data: unknown) => string | undefined,
+  input: Args,
+  keys: (name: string) => string = snake,
+): T {
+  const body = Object.fromEntries(
+    Object.entries(input)
+      .filter(([, value]) => value !== undefined)
+      .map(([key, value]) => [keys(key), value]),
+  );
   const problem = check(body);
-  if (problem) throw RequestErrors.validation(problem.replace(/^Body field '([^']+)'/, (_, field: string) => `Input field '${camel(field)}'`));
+  if (problem)
+    throw RequestErrors.validation(
+      problem.replace(/^Body field '([^']+)'/, (_, field: string) => `Input field '${camel(field)}'`),
+    );
   return body as T;
 }
 
@@ -176,12 +226,17 @@ export function createLoaders(services: GraphQLServices) {
   };
 }
 
-function tripPointsLoader(services: GraphQLServices, context: GraphQLContext, limit: number): DataLoader<string, Row[]> {
+function tripPointsLoader(
+  services: GraphQLServices,
+  context: GraphQLContext,
+  limit: number,
+): DataLoader<string, Row[]> {
   let loader = context.loaders.tripPoints.get(limit);
   if (!loader) {
     loader = new DataLoader(async (tripIds) => {
       const byTrip = new Map<string, Row[]>(tripIds.map((id) => [id, []]));
-      for (const point of await services.gps.firstPointsOfTrips(tripIds, limit)) byTrip.get(point.trip_id as string)?.push(point);
+      for (const point of await services.gps.firstPointsOfTrips(tripIds, limit))
+        byTrip.get(point.trip_id as string)?.push(point);
       return tripIds.map((id) => byTrip.get(id)!);
     });
     context.loaders.tripPoints.set(limit, loader);
@@ -196,14 +251,22 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     Query: {
       me: (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated({ oauthTokens: true }), true);
-        return { userId: caller.userId, apiKeyId: caller.apiKeyId, roles: caller.roles, permissions: caller.permissions, isSuperAdmin: caller.isSuperAdmin };
+        return {
+          userId: caller.userId,
+          apiKeyId: caller.apiKeyId,
+          roles: caller.roles,
+          permissions: caller.permissions,
+          isSuperAdmin: caller.isSuperAdmin,
+        };
       },
       devices: pageOf('devices:read', (limit, offset) => devices.page(limit, offset)),
       device: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('devices:read'));
         return devices.get(uuidArg(args, 'id'));
       },
-      trips: pageOf('trips:read', (limit, offset, args) => trips.page(limit, offset, args.status as Parameters<typeof trips.page>[2])),
+      trips: pageOf('trips:read', (limit, offset, args) =>
+        trips.page(limit, offset, args.status as Parameters<typeof trips.page>[2]),
+      ),
       trip: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('trips:read'));
         return trips.get(uuidArg(args, 'id'));
@@ -236,9 +299,11 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         const caller = guard(context, requireAuthenticated());
         return (await services.sessions.listMine(caller)).sessions;
       },
-      apiKeys: (_: unknown, __: Args, context: GraphQLContext) => services.apiKeys.list(guard(context, requirePermission('api_keys:read'))),
+      apiKeys: (_: unknown, __: Args, context: GraphQLContext) =>
+        services.apiKeys.list(guard(context, requirePermission('api_keys:read'))),
       // As GET /v1/integrations: the caller's own, never a token.
-      myIntegrations: (_: unknown, __: Args, context: GraphQLContext) => services.integrations.list(userIdOf(guard(context, READ_INTEGRATIONS))),
+      myIntegrations: (_: unknown, __: Args, context: GraphQLContext) =>
+        services.integrations.list(userIdOf(guard(context, READ_INTEGRATIONS))),
       myPasskeys: (_: unknown, __: Args, context: GraphQLContext) => services.passkeys.list(sessionOf(context)),
     },
 
@@ -249,7 +314,9 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         return services.twoFactor.verifyLogin(context.request, bodyFrom(checks.verifyLogin, args.input));
       },
       passkeyCreationOptions: (_: unknown, args: Args, context: GraphQLContext) => {
-        const { current_password } = bodyFrom<{ current_password?: string }>(checks.passkeyCreationOptions, { currentPassword: args.currentPassword ?? undefined });
+        const { current_password } = bodyFrom<{ current_password?: string }>(checks.passkeyCreationOptions, {
+          currentPassword: args.currentPassword ?? undefined,
+        });
         return services.passkeys.registrationOptions(context.request, sessionOf(context), current_password);
       },
       registerPasskey: (_: unknown, args: { input: Args }, context: GraphQLContext) => {
@@ -267,7 +334,9 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       passkeySignInOptions: (_: unknown, args: Args, context: GraphQLContext) => {
         anonymous(context);
-        return services.passkeys.signInOptions(bodyFrom(checks.passkeySignInOptions, { identifier: args.identifier ?? undefined }));
+        return services.passkeys.signInOptions(
+          bodyFrom(checks.passkeySignInOptions, { identifier: args.identifier ?? undefined }),
+        );
       },
       signInWithPasskey: (_: unknown, args: Args, context: GraphQLContext) => {
         anonymous(context);
@@ -275,15 +344,22 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       twoFactorPasskeyOptions: (_: unknown, args: Args, context: GraphQLContext) => {
         anonymous(context);
-        return services.passkeys.secondFactorOptions(bodyFrom<{ temp_token: string }>(checks.passkeySecondFactorOptions, { temp_token: args.tempToken }).temp_token);
+        return services.passkeys.secondFactorOptions(
+          bodyFrom<{ temp_token: string }>(checks.passkeySecondFactorOptions, { temp_token: args.tempToken })
+            .temp_token,
+        );
       },
       verifyTwoFactorLoginWithPasskey: (_: unknown, args: Args, context: GraphQLContext) => {
         anonymous(context);
-        return services.passkeys.verifySecondFactor(context.request, bodyFrom(checks.passkeySecondFactor, { temp_token: args.tempToken, response: args.response }));
+        return services.passkeys.verifySecondFactor(
+          context.request,
+          bodyFrom(checks.passkeySecondFactor, { temp_token: args.tempToken, response: args.response }),
+        );
       },
       logout: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
-        if (caller.kind !== 'session') throw AuthErrors.forbidden('Only a session can log out; API keys are revoked instead');
+        if (caller.kind !== 'session')
+          throw AuthErrors.forbidden('Only a session can log out; API keys are revoked instead');
         await services.signIn.logoutAllSessions(context.request, caller);
         return true;
       },
@@ -301,17 +377,28 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       changePassword: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
         if (caller.kind !== 'session') throw SessionErrors.session_required();
-        const { other_sessions_ended } = await services.passwordReset.change(context.request, caller, bodyFrom(checks.changePassword, args.input));
+        const { other_sessions_ended } = await services.passwordReset.change(
+          context.request,
+          caller,
+          bodyFrom(checks.changePassword, args.input),
+        );
         return { message: PASSWORD_CHANGED_MESSAGE, other_sessions_ended };
       },
       deleteMyAccount: async (_: unknown, args: { input?: Args | null }, context: GraphQLContext) => {
-        const { scheduled_deletion_at } = await services.selfDeletion.deleteOwn(context.request, sessionOf(context), bodyFrom(checks.deleteMyAccount, args.input ?? {}));
+        const { scheduled_deletion_at } = await services.selfDeletion.deleteOwn(
+          context.request,
+          sessionOf(context),
+          bodyFrom(checks.deleteMyAccount, args.input ?? {}),
+        );
         return { message: ACCOUNT_DELETION_MESSAGE, scheduled_deletion_at };
       },
       oauthSignin: async (_: unknown, args: { input: Args }, context: GraphQLContext) => {
         // As POST /v1/users/oauth: any other credential is told the system key is needed (401).
         if (!guard(context, requireAuthenticated(), true).isSystem) throw OauthSignInErrors.system_key_only();
-        const user = await services.users.oauthSignIn(context.request, bodyFrom(checks.oauthSignIn, args.input, (name) => name));
+        const user = await services.users.oauthSignIn(
+          context.request,
+          bodyFrom(checks.oauthSignIn, args.input, (name) => name),
+        );
         return { user, message: 'Signed in' };
       },
       mintWsTicket: (_: unknown, __: Args, context: GraphQLContext) => {
@@ -320,7 +407,11 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       updateDevice: (_: unknown, args: { id: unknown; input: Args }, context: GraphQLContext) => {
         const caller = guard(context, requirePermission('devices:write'));
-        return devices.update(caller, uuidArg(args, 'id'), bodyFrom<Static<typeof UpdateDeviceBody>>(checks.updateDevice, args.input));
+        return devices.update(
+          caller,
+          uuidArg(args, 'id'),
+          bodyFrom<Static<typeof UpdateDeviceBody>>(checks.updateDevice, args.input),
+        );
       },
       deleteGpsData: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:delete'));
@@ -341,7 +432,8 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         guard(context, requirePermission('devices:read'));
         return trip.device_id ? context.loaders.device.load(trip.device_id as string) : null;
       },
-      points: (trip: Row, args: Args, context: GraphQLContext) => tripPointsLoader(services, context, args.limit as number).load(trip.id as string),
+      points: (trip: Row, args: Args, context: GraphQLContext) =>
+        tripPointsLoader(services, context, args.limit as number).load(trip.id as string),
     },
 
     TwoFactorLogin: {

@@ -1,6 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import {
-  GraphQLError, GraphQLObjectType, GraphQLScalarType, Kind, NoSchemaIntrospectionCustomRule, parse, print, printSchema, valueFromASTUntyped, type DocumentNode, type GraphQLSchema,
+  GraphQLError,
+  GraphQLObjectType,
+  GraphQLScalarType,
+  Kind,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  print,
+  printSchema,
+  valueFromASTUntyped,
+  type DocumentNode,
+  type GraphQLSchema,
 } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import mercurius from 'mercurius';
@@ -51,37 +61,56 @@ const JSONScalar = new GraphQLScalarType({
  * What a field costs (see MAX_QUERY_COST). A `limit` outside 1..100 is reported through `badLimit` and
  * refused before any resolver runs: a negative one must not lower the total.
  */
-const costEstimator = (badLimit: () => void): ComplexityEstimator => ({ type, field, args, childComplexity }) => {
-  // Schema introspection reads the schema in memory: free, whatever it selects (GraphiQL's and code
-  // generators' standard query asks for all of it).
-  if (isIntrospectionField(field.name)) return 0;
-  const reads = type.name === 'Query' || (type.name === 'Device' && field.name === 'latestPosition') ? 10 : 0;
-  if (UNPAGED_LISTS.has(field.name)) return UNPAGED_LIST_COST + childComplexity;
-  if (!field.args.some((arg) => arg.name === 'limit')) return 1 + reads + childComplexity;
-  const limit = args.limit as number;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) badLimit();
-  return 1 + reads + Math.max(1, limit) * Math.max(1, childComplexity);
-};
+const costEstimator =
+  (badLimit: () => void): ComplexityEstimator =>
+  ({ type, field, args, childComplexity }) => {
+    // Schema introspection reads the schema in memory: free, whatever it selects (GraphiQL's and code
+    // generators' standard query asks for all of it).
+    if (isIntrospectionField(field.name)) return 0;
+    const reads = type.name === 'Query' || (type.name === 'Device' && field.name === 'latestPosition') ? 10 : 0;
+    if (UNPAGED_LISTS.has(field.name)) return UNPAGED_LIST_COST + childComplexity;
+    if (!field.args.some((arg) => arg.name === 'limit')) return 1 + reads + childComplexity;
+    const limit = args.limit as number;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) badLimit();
+    return 1 + reads + Math.max(1, limit) * Math.max(1, childComplexity);
+  };
 
 function rootFieldCount(document: DocumentNode): number {
-  return document.definitions.reduce((sum, definition) => sum + (definition.kind === Kind.OPERATION_DEFINITION ? definition.selectionSet.selections.length : 0), 0);
+  return document.definitions.reduce(
+    (sum, definition) =>
+      sum + (definition.kind === Kind.OPERATION_DEFINITION ? definition.selectionSet.selections.length : 0),
+    0,
+  );
 }
 
 /** GraphQL errors carry the REST codes: `extensions: { code, status }`. Validation failures answer 400. */
 function formatError(error: GraphQLError, log: FastifyInstance['log']) {
   const extensions = error.extensions as { code?: string; status?: number };
-  if (extensions.code?.startsWith('graphql.') || extensions.code === 'request.validation') return { ...error.toJSON(), extensions };
+  if (extensions.code?.startsWith('graphql.') || extensions.code === 'request.validation')
+    return { ...error.toJSON(), extensions };
   const original = error.originalError;
-  if (!original || original instanceof GraphQLError) return { ...error.toJSON(), extensions: { code: 'graphql.invalid_query', status: 400 } };
+  if (!original || original instanceof GraphQLError)
+    return { ...error.toJSON(), extensions: { code: 'graphql.invalid_query', status: 400 } };
   const { status, body, unexpected } = toErrorResponse(original);
   if (unexpected) log.error({ err: original }, 'unexpected error in a GraphQL resolver');
-  return { message: body.message, locations: error.locations, path: error.path, extensions: { code: body.code, status } };
+  return {
+    message: body.message,
+    locations: error.locations,
+    path: error.path,
+    extensions: { code: body.code, status },
+  };
 }
 
 function validationError(error: Error & { code?: string }): GraphQLError {
-  const own = error instanceof GraphQLError && typeof error.extensions.code === 'string' && error.extensions.code.startsWith('graphql.');
+  const own =
+    error instanceof GraphQLError &&
+    typeof error.extensions.code === 'string' &&
+    error.extensions.code.startsWith('graphql.');
   const code = own ? (error.extensions.code as string) : 'graphql.invalid_query';
-  return new GraphQLError(error.message, { ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}), extensions: { code, status: 400 } });
+  return new GraphQLError(error.message, {
+    ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+    extensions: { code, status: 400 },
+  });
 }
 
 /**
@@ -99,7 +128,11 @@ export async function graphqlRoutes(
   // (or that body for a request that is not JSON at all), so its serialiser must not be held to either.
   app.addHook('onRoute', (route) => {
     const response = (route.schema as { response?: Record<string, unknown> } | undefined)?.response;
-    if (response?.['400']) response['400'] = { description: 'Not valid GraphQL, too deep or too costly: `{ data: null, errors }`, each error with `extensions.code`' };
+    if (response?.['400'])
+      response['400'] = {
+        description:
+          'Not valid GraphQL, too deep or too costly: `{ data: null, errors }`, each error with `extensions.code`',
+      };
     // mercurius declares its answer as the range `2xx`; the endpoint answers 200 only, and client
     // generators (orval) cannot type a range key.
     if (response?.['2xx']) {
@@ -112,9 +145,22 @@ export async function graphqlRoutes(
       const body = (route.schema as { body?: object } | undefined)?.body;
       route.schema = {
         ...route.schema,
-        ...(body ? { body: { ...body, examples: [{ query: 'query Trips($limit: Int) { trips(limit: $limit) { data { id name status } } }', variables: { limit: 5 } }] } } : {}),
+        ...(body
+          ? {
+              body: {
+                ...body,
+                examples: [
+                  {
+                    query: 'query Trips($limit: Int) { trips(limit: $limit) { data { id name status } } }',
+                    variables: { limit: 5 },
+                  },
+                ],
+              },
+            }
+          : {}),
         summary: 'Run a GraphQL query or mutation',
-        description: 'Resolvers check the credential as the REST routes do: anonymous callers get `auth.unauthorized` in `errors` (except `verifyTwoFactorLogin`).',
+        description:
+          'Resolvers check the credential as the REST routes do: anonymous callers get `auth.unauthorized` in `errors` (except `verifyTwoFactorLogin`).',
         security: [{ bearer: [] }, {}],
       } as typeof route.schema;
     }
@@ -141,7 +187,10 @@ export async function graphqlRoutes(
       // An error without a path is about the request as a whole (not valid GraphQL, too deep, a body
       // that is not JSON): its HTTP status. Errors of resolvers travel in a 200 beside the data.
       const requestError = errors.find((error) => !error.path);
-      return { statusCode: requestError ? (requestError.extensions.status ?? 400) : 200, response: { data: execution.data ?? null, errors } as never };
+      return {
+        statusCode: requestError ? (requestError.extensions.status ?? 400) : 200,
+        response: { data: execution.data ?? null, errors } as never,
+      };
     },
   });
 
@@ -154,35 +203,52 @@ export async function graphqlRoutes(
       if (candidate?.kind !== Kind.DOCUMENT) throw new Error('not a document');
       parse(print(document));
     } catch {
-      throw new GraphQLError('The query is not a GraphQL document', { extensions: { code: 'graphql.invalid_query', status: 400 } });
+      throw new GraphQLError('The query is not a GraphQL document', {
+        extensions: { code: 'graphql.invalid_query', status: 400 },
+      });
     }
   });
 
   app.graphql.addHook('preExecution', async (schema, document, _context, variables) => {
     if (rootFieldCount(document) > MAX_ROOT_FIELDS) {
-      throw new GraphQLError(`At most ${MAX_ROOT_FIELDS} root fields (aliases included) per request`, { extensions: { code: 'graphql.too_costly', status: 400 } });
+      throw new GraphQLError(`At most ${MAX_ROOT_FIELDS} root fields (aliases included) per request`, {
+        extensions: { code: 'graphql.too_costly', status: 400 },
+      });
     }
     let cost: number;
     let limitOutOfRange = false;
     try {
-      cost = getComplexity({ schema, query: document, variables: variables ?? {}, estimators: [costEstimator(() => (limitOutOfRange = true))], maxQueryNodes: 1000 });
+      cost = getComplexity({
+        schema,
+        query: document,
+        variables: variables ?? {},
+        estimators: [costEstimator(() => (limitOutOfRange = true))],
+        maxQueryNodes: 1000,
+      });
     } catch {
       // More nodes than maxQueryNodes (the library stops counting there).
       cost = Number.POSITIVE_INFINITY;
     }
     if (limitOutOfRange) {
-      throw new GraphQLError(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`, { extensions: { code: 'request.validation', status: 400 } });
+      throw new GraphQLError(`Argument 'limit' must be between 1 and ${MAX_LIMIT}`, {
+        extensions: { code: 'request.validation', status: 400 },
+      });
     }
     if (cost > MAX_QUERY_COST) {
-      throw new GraphQLError(`Query costs ${cost}, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`, {
-        extensions: { code: 'graphql.too_costly', status: 400 },
-      });
+      throw new GraphQLError(
+        `Query costs ${cost}, more than the ${MAX_QUERY_COST} allowed: ask for fewer items or fields`,
+        {
+          extensions: { code: 'graphql.too_costly', status: 400 },
+        },
+      );
     }
   });
 
   if (options.graphiql) await app.register(graphiqlRoutes);
   if (options.introspection) {
     const sdl = printSchema(app.graphql.schema);
-    app.get('/v1/schema', { schema: { hide: true } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl));
+    app.get('/v1/schema', { schema: { hide: true } }, async (_request, reply) =>
+      reply.type('text/plain; charset=utf-8').send(sdl),
+    );
   }
 }

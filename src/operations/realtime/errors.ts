@@ -1,7 +1,10 @@
 import { defineErrors } from '../../platform/http/errors.js';
 
 export const RealtimeErrors = defineErrors('ws', {
-  user_context_required: [403, 'A WebSocket ticket needs a user session or OAuth access token; API keys connect with Authorization: Bearer'],
+  user_context_required: [
+    403,
+    'A WebSocket ticket needs a user session or OAuth access token; API keys connect with Authorization: Bearer',
+  ],
   ticket_invalid: [401, 'The WebSocket ticket is unknown, expired or already used'],
   ticket_missing: [400, 'The service-ticket subprotocol must be followed by the ticket'],
   user_not_found: [404, 'No active user with that userId'],

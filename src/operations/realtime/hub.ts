@@ -106,7 +106,8 @@ export class Hub {
       for (const connection of this.#connections) {
         const { expiresAt } = connection.peer;
         if (!connection.alive) connection.socket.terminate();
-        else if (expiresAt !== null && expiresAt <= now) connection.socket.close(CloseCodes.credentialRevoked, 'credential expired');
+        else if (expiresAt !== null && expiresAt <= now)
+          connection.socket.close(CloseCodes.credentialRevoked, 'credential expired');
         else {
           connection.alive = false;
           connection.socket.ping();
@@ -119,7 +120,8 @@ export class Hub {
   /** Why a new connection of this peer from this address is refused, if it is. */
   refusal(peer: Peer, address: string): 'node_full' | 'address_full' | undefined {
     if (this.#connections.size >= MAX_CONNECTIONS) return 'node_full';
-    if (!peer.credential && (this.#anonymousByAddress.get(address) ?? 0) >= MAX_ANONYMOUS_PER_ADDRESS) return 'address_full';
+    if (!peer.credential && (this.#anonymousByAddress.get(address) ?? 0) >= MAX_ANONYMOUS_PER_ADDRESS)
+      return 'address_full';
     return undefined;
   }
 
@@ -141,14 +143,27 @@ export class Hub {
   }
 
   add(socket: WebSocket, peer: Peer, address: string): Connection {
-    const connection: Connection = { socket, address, peer, channels: new Set(), alive: true, messages: 0, windowStart: this.nowMs() };
+    const connection: Connection = {
+      socket,
+      address,
+      peer,
+      channels: new Set(),
+      alive: true,
+      messages: 0,
+      windowStart: this.nowMs(),
+    };
     this.#connections.add(connection);
     if (!peer.credential) this.#anonymousByAddress.set(address, (this.#anonymousByAddress.get(address) ?? 0) + 1);
     this.#index(connection);
     socket.on('pong', () => (connection.alive = true));
     socket.on('message', (data, isBinary) => this.#onMessage(connection, data, isBinary));
     socket.on('close', () => this.#remove(connection));
-    this.send(connection, { type: 'Welcome', userId: peer.userId, heartbeatSecs: HEARTBEAT_MS / 1000, maxSubscriptions: MAX_SUBSCRIPTIONS });
+    this.send(connection, {
+      type: 'Welcome',
+      userId: peer.userId,
+      heartbeatSecs: HEARTBEAT_MS / 1000,
+      maxSubscriptions: MAX_SUBSCRIPTIONS,
+    });
     return connection;
   }
 
@@ -207,7 +222,12 @@ export class Hub {
     for (const channel of connection.channels) {
       if (channelAccess(peer, channel) === 'allowed') continue;
       this.#leave(connection, channel);
-      this.send(connection, { type: 'Error', code: 'ws.channel_forbidden', reason: 'Access to this channel was withdrawn', channel });
+      this.send(connection, {
+        type: 'Error',
+        code: 'ws.channel_forbidden',
+        reason: 'Access to this channel was withdrawn',
+        channel,
+      });
     }
   }
 
@@ -229,10 +249,15 @@ export class Hub {
   }
 
   #onMessage(connection: Connection, data: RawData, isBinary: boolean): void {
-    if (!connection.peer.isSystem && !this.#withinBudget(connection)) return connection.socket.close(CloseCodes.tooManyMessages, 'too many messages');
+    if (!connection.peer.isSystem && !this.#withinBudget(connection))
+      return connection.socket.close(CloseCodes.tooManyMessages, 'too many messages');
     const message = isBinary ? undefined : validated(parse(data));
     if (typeof message === 'string' || message === undefined) {
-      this.send(connection, { type: 'Error', code: 'ws.invalid_message', reason: message ?? 'Messages are JSON text frames' });
+      this.send(connection, {
+        type: 'Error',
+        code: 'ws.invalid_message',
+        reason: message ?? 'Messages are JSON text frames',
+      });
       return;
     }
     switch (message.type) {
@@ -249,7 +274,12 @@ export class Hub {
         return this.#identify(connection, message.id);
       case 'SyncData':
       case 'SyncError':
-        if (connection !== this.#bot) return this.send(connection, { type: 'Error', code: 'ws.not_the_bot', reason: 'Only the identified community bot sends sync answers' });
+        if (connection !== this.#bot)
+          return this.send(connection, {
+            type: 'Error',
+            code: 'ws.not_the_bot',
+            reason: 'Only the identified community bot sends sync answers',
+          });
         return this.#fromBot(connection, message);
     }
   }
@@ -258,12 +288,17 @@ export class Hub {
     const access = channelAccess(connection.peer, channel);
     if (access !== 'allowed') {
       const code = access === 'forbidden' ? 'ws.channel_forbidden' : 'ws.unknown_channel';
-      const reason = access === 'forbidden' ? `Not allowed to subscribe to ${channel}` : `There is no channel ${channel}`;
+      const reason =
+        access === 'forbidden' ? `Not allowed to subscribe to ${channel}` : `There is no channel ${channel}`;
       return this.send(connection, { type: 'Error', code, reason, channel, id });
     }
     if (!connection.channels.has(channel) && connection.channels.size >= MAX_SUBSCRIPTIONS) {
       return this.send(connection, {
-        type: 'Error', code: 'ws.too_many_subscriptions', reason: `At most ${MAX_SUBSCRIPTIONS} channels per connection`, channel, id,
+        type: 'Error',
+        code: 'ws.too_many_subscriptions',
+        reason: `At most ${MAX_SUBSCRIPTIONS} channels per connection`,
+        channel,
+        id,
       });
     }
     connection.channels.add(channel);
@@ -278,20 +313,37 @@ export class Hub {
 
   #publish(connection: Connection, channel: string, data: unknown, id: string | undefined): void {
     if (!connection.peer.isSystem || !channel.startsWith('public')) {
-      return this.send(connection, { type: 'Error', code: 'ws.publish_forbidden', reason: 'Only the system key publishes, on public* channels', channel, id });
+      return this.send(connection, {
+        type: 'Error',
+        code: 'ws.publish_forbidden',
+        reason: 'Only the system key publishes, on public* channels',
+        channel,
+        id,
+      });
     }
     this.handlers.publish(channel, data).then(
       () => this.send(connection, { type: 'Published', channel, id }),
       (err: unknown) => {
         this.log.warn({ err }, 'could not publish a public WebSocket message');
-        this.send(connection, { type: 'Error', code: 'ws.publish_failed', reason: 'The message could not be published', channel, id });
+        this.send(connection, {
+          type: 'Error',
+          code: 'ws.publish_failed',
+          reason: 'The message could not be published',
+          channel,
+          id,
+        });
       },
     );
   }
 
   #identify(connection: Connection, id: string | undefined): void {
     if (!connection.peer.isSystem || connection.peer.userId) {
-      return this.send(connection, { type: 'Error', code: 'ws.identify_forbidden', reason: 'Only the system key identifies as the community bot', id });
+      return this.send(connection, {
+        type: 'Error',
+        code: 'ws.identify_forbidden',
+        reason: 'Only the system key identifies as the community bot',
+        id,
+      });
     }
     // The newest connection of the bot is the one asked (a reconnecting bot may overlap its old socket).
     this.#bot = connection;

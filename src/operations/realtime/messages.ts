@@ -30,7 +30,10 @@ export const ClientMessages = {
   ),
   Ping: Type.Object(
     { type: Type.Literal('Ping'), id: RequestId },
-    { additionalProperties: false, description: 'Application-level keep-alive for clients that cannot send ping frames. Answered by Pong.' },
+    {
+      additionalProperties: false,
+      description: 'Application-level keep-alive for clients that cannot send ping frames. Answered by Pong.',
+    },
   ),
   Publish: Type.Object(
     {
@@ -39,11 +42,18 @@ export const ClientMessages = {
       data: Type.Unknown({ description: 'Any JSON value, delivered as is' }),
       id: RequestId,
     },
-    { additionalProperties: false, description: 'System key only: broadcast on a public* channel to every node. Answered by Published.' },
+    {
+      additionalProperties: false,
+      description: 'System key only: broadcast on a public* channel to every node. Answered by Published.',
+    },
   ),
   Identify: Type.Object(
     { type: Type.Literal('Identify'), client: Type.Literal('community_bot'), id: RequestId },
-    { additionalProperties: false, description: 'System key only: this connection is the community bot, which answers SyncRequest. Answered by Identified.' },
+    {
+      additionalProperties: false,
+      description:
+        'System key only: this connection is the community bot, which answers SyncRequest. Answered by Identified.',
+    },
   ),
   SyncData: Type.Object(
     {
@@ -57,11 +67,16 @@ export const ClientMessages = {
     },
     {
       additionalProperties: false,
-      description: 'Bot only: one batch of a sync answer (guilds, channels and roles for scope guilds; members for scope members). Like every message at most 64 KiB: about 150 members.',
+      description:
+        'Bot only: one batch of a sync answer (guilds, channels and roles for scope guilds; members for scope members). Like every message at most 64 KiB: about 150 members.',
     },
   ),
   SyncError: Type.Object(
-    { type: Type.Literal('SyncError'), requestId: Type.String({ format: 'uuid' }), error: Type.String({ minLength: 1, maxLength: 500 }) },
+    {
+      type: Type.Literal('SyncError'),
+      requestId: Type.String({ format: 'uuid' }),
+      error: Type.String({ minLength: 1, maxLength: 500 }),
+    },
     { additionalProperties: false, description: 'Bot only: the sync cannot be done; nothing of it is written.' },
   ),
 } as const;
@@ -83,8 +98,12 @@ export const ServerMessages = {
   Welcome: Type.Object(
     {
       type: Type.Literal('Welcome'),
-      userId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'null: anonymous or the system key' }),
-      heartbeatSecs: Type.Integer({ description: 'The server pings this often; a peer that misses one answer is dropped' }),
+      userId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], {
+        description: 'null: anonymous or the system key',
+      }),
+      heartbeatSecs: Type.Integer({
+        description: 'The server pings this often; a peer that misses one answer is dropped',
+      }),
       maxSubscriptions: Type.Integer(),
     },
     { description: 'First message on every connection.' },
@@ -121,18 +140,35 @@ export const ServerMessages = {
       type: Type.Literal('SyncRequest'),
       requestId: Type.String({ format: 'uuid' }),
       scope: Type.Union([Type.Literal('guilds'), Type.Literal('members')]),
-      guildId: Type.Union([Type.String(), Type.Null()], { description: 'The guild snowflake; null: every guild (scope guilds only)' }),
-      deadline: Type.String({ format: 'date-time', description: 'Batches arriving after this are ignored and the sync fails' }),
+      guildId: Type.Union([Type.String(), Type.Null()], {
+        description: 'The guild snowflake; null: every guild (scope guilds only)',
+      }),
+      deadline: Type.String({
+        format: 'date-time',
+        description: 'Batches arriving after this are ignored and the sync fails',
+      }),
     },
-    { description: 'To the community bot: report guilds (with channels and roles) or the members of one guild, in SyncData batches.' },
+    {
+      description:
+        'To the community bot: report guilds (with channels and roles) or the members of one guild, in SyncData batches.',
+    },
   ),
   forceLogout: Type.Object(
-    { type: Type.Literal('forceLogout'), reason: Type.String({ description: 'e.g. sso_logout, banned, account_deleted' }) },
-    { description: 'The user was signed out everywhere (logout-everywhere, ban, deletion); the server closes the connection after it.' },
+    {
+      type: Type.Literal('forceLogout'),
+      reason: Type.String({ description: 'e.g. sso_logout, banned, account_deleted' }),
+    },
+    {
+      description:
+        'The user was signed out everywhere (logout-everywhere, ban, deletion); the server closes the connection after it.',
+    },
   ),
   appLogout: Type.Object(
     { type: Type.Literal('appLogout'), clientId: Type.String() },
-    { description: 'The user signed out of this OAuth client (logout-app). Connections opened with that client\'s tokens close (4003) as the tokens are revoked; others stay.' },
+    {
+      description:
+        "The user signed out of this OAuth client (logout-app). Connections opened with that client's tokens close (4003) as the tokens are revoked; others stay.",
+    },
   ),
 } as const;
 
@@ -157,4 +193,7 @@ export const CloseCodes = {
   goingAway: 1001,
 } as const;
 
-export const messageSchemas: Record<'client' | 'server', Record<string, TSchema>> = { client: ClientMessages, server: ServerMessages };
+export const messageSchemas: Record<'client' | 'server', Record<string, TSchema>> = {
+  client: ClientMessages,
+  server: ServerMessages,
+};

@@ -24,16 +24,33 @@ describe('WebSocket in Chromium', () => {
   it('a page opens the socket with a ticket, receives a point posted over REST, and cannot reuse the ticket', async () => {
     const { t, base, browser } = session;
     const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
-    const { ticket } = (await t.app.inject({ method: 'POST', url: '/v1/ws/ticket', headers: bearer(user.token) })).json();
+    const { ticket } = (
+      await t.app.inject({ method: 'POST', url: '/v1/ws/ticket', headers: bearer(user.token) })
+    ).json();
     const page = await browser.newPage();
     await page.goto(`${base}/v1`);
     const url = `${base.replace('http', 'ws')}/v1/ws`;
     await expect(page.evaluate(openInPage, { url, ticket })).resolves.toBe('open:service-ticket');
 
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    const point = { latitude: 54.32, longitude: 10.14, altitude: 0, heading: 12, timestamp: 1_767_225_600, speed_kmh: 9.26, speed_mps: 2.57, speed_mph: 5.75, speed_knots: 5 };
+    const point = {
+      latitude: 54.32,
+      longitude: 10.14,
+      altitude: 0,
+      heading: 12,
+      timestamp: 1_767_225_600,
+      speed_kmh: 9.26,
+      speed_mps: 2.57,
+      speed_mph: 5.75,
+      speed_knots: 5,
+    };
     const posted = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
-    await expect.poll(() => page.evaluate(() => (globalThis as unknown as { received: { type: string }[] }).received.filter((m) => m.type === 'GpsPoint')))
+    await expect
+      .poll(() =>
+        page.evaluate(() =>
+          (globalThis as unknown as { received: { type: string }[] }).received.filter((m) => m.type === 'GpsPoint'),
+        ),
+      )
       .toEqual([{ type: 'GpsPoint', channel: 'gps', data: posted.json().data }]);
 
     const second = await browser.newPage();

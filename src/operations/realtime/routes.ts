@@ -18,7 +18,12 @@ const TicketResponse = Type.Object({
 /** Sec-WebSocket-Protocol entries, in order (several headers are joined by commas). */
 function protocolsOf(request: FastifyRequest): string[] {
   const header = request.headers['sec-websocket-protocol'];
-  return header ? header.split(',').map((entry) => entry.trim()).filter(Boolean) : [];
+  return header
+    ? header
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)
+    : [];
 }
 
 export async function realtimeRoutes(
@@ -28,17 +33,21 @@ export async function realtimeRoutes(
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const peers = new WeakMap<FastifyRequest, Peer>();
 
-  app.post('/v1/ws/ticket', {
-    config: { auth: requireAuthenticated({ oauthTokens: true }) },
-    schema: {
-      tags,
-      summary: 'Mint a WebSocket ticket',
-      description:
-        'For browsers, which cannot set headers on a WebSocket: a short-lived, single-use ticket standing for your ' +
-        'session or OAuth access token. API keys connect with Authorization: Bearer instead (403 here).',
-      response: { 200: TicketResponse, ...errorResponses(RealtimeErrors.user_context_required) },
+  app.post(
+    '/v1/ws/ticket',
+    {
+      config: { auth: requireAuthenticated({ oauthTokens: true }) },
+      schema: {
+        tags,
+        summary: 'Mint a WebSocket ticket',
+        description:
+          'For browsers, which cannot set headers on a WebSocket: a short-lived, single-use ticket standing for your ' +
+          'session or OAuth access token. API keys connect with Authorization: Bearer instead (403 here).',
+        response: { 200: TicketResponse, ...errorResponses(RealtimeErrors.user_context_required) },
+      },
     },
-  }, async (request) => realtime.mintTicket(callerOf(request), bearerTokenHash(request)!));
+    async (request) => realtime.mintTicket(callerOf(request), bearerTokenHash(request)!),
+  );
 
   app.route({
     method: 'GET',
@@ -51,10 +60,18 @@ export async function realtimeRoutes(
         '`service-ticket`, `<ticket>` (the server selects `service-ticket`); `Authorization: Bearer` (a system key ' +
         'may add `?userId=` to act for that user); nothing (anonymous: `public*` channels and `vessels`). The ' +
         'messages are described in the AsyncAPI document at /v1/asyncapi.json.',
-      querystring: Type.Object({ userId: Type.Optional(Type.String({ maxLength: 36, description: 'System key only: the user to act for' })) }),
+      querystring: Type.Object({
+        userId: Type.Optional(Type.String({ maxLength: 36, description: 'System key only: the user to act for' })),
+      }),
       response: errorResponses(
-        AuthErrors.unauthorized, RealtimeErrors.ticket_invalid, RealtimeErrors.ticket_missing, RealtimeErrors.relay_requires_system_key,
-        RealtimeErrors.user_not_found, RealtimeErrors.upgrade_required, RealtimeErrors.node_full, RealtimeErrors.too_many_from_address,
+        AuthErrors.unauthorized,
+        RealtimeErrors.ticket_invalid,
+        RealtimeErrors.ticket_missing,
+        RealtimeErrors.relay_requires_system_key,
+        RealtimeErrors.user_not_found,
+        RealtimeErrors.upgrade_required,
+        RealtimeErrors.node_full,
+        RealtimeErrors.too_many_from_address,
       ),
     },
     // Before the upgrade: a refused handshake is an ordinary HTTP error response.

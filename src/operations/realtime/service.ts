@@ -94,13 +94,20 @@ interface Deps {
  */
 export function createRealtimeService(deps: Deps) {
   const { kv, clock, log } = deps;
-  const tickets = singleUseTickets<TicketGrant>(kv, { prefix: TICKET_PREFIX, namespace: 'ws:ticket', ttlSecs: TICKET_TTL_SECS });
+  const tickets = singleUseTickets<TicketGrant>(kv, {
+    prefix: TICKET_PREFIX,
+    namespace: 'ws:ticket',
+    ttlSecs: TICKET_TTL_SECS,
+  });
   let onBotMessage: (message: BotMessage) => Promise<void> | void = () => {};
   const hub: Hub = new Hub(
     {
       publish: async (channel, data) => void (await kv.publish(PUBLIC, JSON.stringify({ channel, data }))),
       fromBot: (message) => onBotMessage(message),
-      channelChanged: (channel): Promise<void> | undefined => (POINT_CHANNELS.includes(channel) ? pointsFeed.want(POINT_CHANNELS.some((c) => hub.hasSubscribers(c))) : undefined),
+      channelChanged: (channel): Promise<void> | undefined =>
+        POINT_CHANNELS.includes(channel)
+          ? pointsFeed.want(POINT_CHANNELS.some((c) => hub.hasSubscribers(c)))
+          : undefined,
     },
     log,
     () => clock.nowMs(),
@@ -123,7 +130,11 @@ export function createRealtimeService(deps: Deps) {
   }
 
   /** A user the system key acts for: their roles' permissions, re-read on every recheck. */
-  function relayedPeerOf(userId: string, access: { permissions: string[]; isSuperAdmin: boolean }, systemKeyHash: string): Peer {
+  function relayedPeerOf(
+    userId: string,
+    access: { permissions: string[]; isSuperAdmin: boolean },
+    systemKeyHash: string,
+  ): Peer {
     return {
       userId,
       isSystem: false,
@@ -227,11 +238,16 @@ export function createRealtimeService(deps: Deps) {
   const mayReadGps = (peer: Peer) => peer.may('gps:read');
 
   function onUserMessage(raw: string): void {
-    const { userId, message, accessChanged } = JSON.parse(raw) as { userId: string; message: SignOutMessage; accessChanged?: true };
+    const { userId, message, accessChanged } = JSON.parse(raw) as {
+      userId: string;
+      message: SignOutMessage;
+      accessChanged?: true;
+    };
     if (accessChanged) {
       // A relayed user's connection holds the system key, not one of the user's credentials: the
       // invalidation of those does not reach it, so their access is read again here.
-      for (const connection of hub.ofUser(userId)) if (connection.peer.relayed) void recheckRelayed(connection, connection.peer.credential!.hash);
+      for (const connection of hub.ofUser(userId))
+        if (connection.peer.relayed) void recheckRelayed(connection, connection.peer.credential!.hash);
       return;
     }
     // forceLogout ends the user's connections; appLogout only tells them (the app's own token
@@ -288,7 +304,8 @@ export function createRealtimeService(deps: Deps) {
 
     /** POST /v1/ws/ticket: a single-use ticket standing for the caller's own credential. */
     async mintTicket(caller: Caller, credentialHash: string): Promise<{ ticket: string; expiresIn: number }> {
-      if (!caller.userId || (caller.kind !== 'session' && caller.kind !== 'oauth_token')) throw RealtimeErrors.user_context_required();
+      if (!caller.userId || (caller.kind !== 'session' && caller.kind !== 'oauth_token'))
+        throw RealtimeErrors.user_context_required();
       const ticket = await tickets.issue({ hash: credentialHash, kind: caller.kind, userId: caller.userId });
       return { ticket, expiresIn: TICKET_TTL_SECS };
     },
@@ -349,8 +366,12 @@ export function createRealtimeService(deps: Deps) {
       const listeners = points.length > ASK_ABOVE_POINTS ? kv.subscribers(POINTS).catch(() => 1) : 1;
       pointsPublished = pointsPublished.then(async () => {
         if ((await listeners) === 0) return;
-        const message = points.map(({ point, devicePublic }) => `${devicePublic ? 1 : 0}${pointJson(point)}`).join('\n');
-        kv.publish(POINTS, message).catch((err: unknown) => log.warn({ err }, 'could not publish new points to WebSocket subscribers'));
+        const message = points
+          .map(({ point, devicePublic }) => `${devicePublic ? 1 : 0}${pointJson(point)}`)
+          .join('\n');
+        kv.publish(POINTS, message).catch((err: unknown) =>
+          log.warn({ err }, 'could not publish new points to WebSocket subscribers'),
+        );
       });
     },
   };

@@ -9,7 +9,12 @@ const JOIN_WAIT_MS = 1000;
  * whether any node has a listener, and a publisher with nobody to reach need not even build its message.
  * Joins and leaves run one after another, so the last wish wins whatever order they finish in.
  */
-export function toggledSubscription(kv: KeyValueStore, channel: string, onMessage: (message: string) => void, log: FastifyBaseLogger) {
+export function toggledSubscription(
+  kv: KeyValueStore,
+  channel: string,
+  onMessage: (message: string) => void,
+  log: FastifyBaseLogger,
+) {
   let wanted = false;
   let leave: (() => Promise<void>) | undefined;
   let settled: Promise<void> = Promise.resolve();
@@ -30,7 +35,9 @@ export function toggledSubscription(kv: KeyValueStore, channel: string, onMessag
      */
     want(next: boolean): Promise<void> {
       wanted = next;
-      settled = settled.then(apply).catch((err: unknown) => log.warn({ err, channel }, 'could not join or leave a pub/sub channel'));
+      settled = settled
+        .then(apply)
+        .catch((err: unknown) => log.warn({ err, channel }, 'could not join or leave a pub/sub channel'));
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, JOIN_WAIT_MS).unref()));
       return Promise.race([settled, waited]).finally(() => clearTimeout(timer));

@@ -18,7 +18,9 @@ const CONFIG_VALUES: Record<string, TSchema> = {
 export const CONFIG_KEYS = Object.keys(CONFIG_VALUES).sort();
 
 // Checked as `{ value }` so that the message names the body field.
-const checks = new Map(Object.entries(CONFIG_VALUES).map(([key, schema]) => [key, compileBodyCheck(Type.Object({ value: schema }))]));
+const checks = new Map(
+  Object.entries(CONFIG_VALUES).map(([key, schema]) => [key, compileBodyCheck(Type.Object({ value: schema }))]),
+);
 
 /** Why `value` cannot be the value of config entry `key`, or undefined when it can. */
 export function configValueProblem(key: string, value: unknown): string | undefined {

@@ -26,7 +26,12 @@ export function createSettingsRepo(db: Kysely<Schema>) {
     insert: (key: string, fields: SettingFields & { value: unknown }) =>
       db
         .insertInto('settings')
-        .values({ key, value: json(fields.value), description: fields.description ?? null, is_public: fields.is_public ?? false })
+        .values({
+          key,
+          value: json(fields.value),
+          description: fields.description ?? null,
+          is_public: fields.is_public ?? false,
+        })
         .onConflict((oc) => oc.column('key').doNothing())
         .returning(SETTING_COLUMNS)
         .executeTakeFirst(),
@@ -38,7 +43,12 @@ export function createSettingsRepo(db: Kysely<Schema>) {
     upsert: (key: string, fields: SettingFields & { value: unknown }) =>
       db
         .insertInto('settings')
-        .values({ key, value: json(fields.value), description: fields.description ?? null, is_public: fields.is_public ?? false })
+        .values({
+          key,
+          value: json(fields.value),
+          description: fields.description ?? null,
+          is_public: fields.is_public ?? false,
+        })
         .onConflict((oc) =>
           oc.column('key').doUpdateSet({
             value: json(fields.value),
@@ -62,9 +72,15 @@ export function createSettingsRepo(db: Kysely<Schema>) {
       return query.execute();
     },
 
-    getConfig: (key: string) => db.selectFrom('system_config').select(CONFIG_COLUMNS).where('key', '=', key).executeTakeFirst(),
+    getConfig: (key: string) =>
+      db.selectFrom('system_config').select(CONFIG_COLUMNS).where('key', '=', key).executeTakeFirst(),
 
     updateConfig: (key: string, value: unknown) =>
-      db.updateTable('system_config').set({ value: json(value), updated_at: new Date() }).where('key', '=', key).returning(CONFIG_COLUMNS).executeTakeFirst(),
+      db
+        .updateTable('system_config')
+        .set({ value: json(value), updated_at: new Date() })
+        .where('key', '=', key)
+        .returning(CONFIG_COLUMNS)
+        .executeTakeFirst(),
   };
 }

@@ -19,7 +19,10 @@ const CONFIG_LOCAL_MS = 10_000;
 export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBaseLogger; caches: Caches }) {
   const repo = createSettingsRepo(deps.db);
   // Some values are read on every GPS write; each node keeps them, and forgets one when any node changes it.
-  const configCache = deps.caches.define<{ value: unknown }>('system-config', { sharedTtlSecs: 300, localTtlMs: CONFIG_LOCAL_MS });
+  const configCache = deps.caches.define<{ value: unknown }>('system-config', {
+    sharedTtlSecs: 300,
+    localTtlMs: CONFIG_LOCAL_MS,
+  });
 
   async function readConfigValue(key: string, fallback: unknown): Promise<unknown> {
     const entry = await configCache.get(key, async () => {

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createApiKey,
+  expectPermissionChecks,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { unchecked, type Client } from '../../../test/client.js';
 import { CONFIG_KEYS } from './config-values.js';
 
@@ -14,10 +21,11 @@ describe('settings', () => {
   });
   afterAll(() => t.close());
 
-
   it('creates a setting holding any JSON value and reads it back', async () => {
     const value = { units: 'nautical', layers: ['sea', 'wind'], limit: 3, on: true };
-    const created = await api.post('/v1/settings', { key: 'map.defaults', value, description: 'Map defaults' }).expect(201);
+    const created = await api
+      .post('/v1/settings', { key: 'map.defaults', value, description: 'Map defaults' })
+      .expect(201);
     expect(created.body.data).toEqual({
       key: 'map.defaults',
       value,
@@ -27,7 +35,9 @@ describe('settings', () => {
       updated_at: expect.any(String),
     });
     expect((await api.get('/v1/settings/map.defaults').expect(200)).body.data.value).toEqual(value);
-    expect((await api.get('/v1/settings').expect(200)).body.data.map((s: { key: string }) => s.key)).toContain('map.defaults');
+    expect((await api.get('/v1/settings').expect(200)).body.data.map((s: { key: string }) => s.key)).toContain(
+      'map.defaults',
+    );
   });
 
   it.each([null, 0, 'text', [1, 2]])('stores the value %j as given', async (value) => {
@@ -38,20 +48,32 @@ describe('settings', () => {
 
   it('answers a duplicate key with 409, a missing value or a bad key with 400', async () => {
     await api.post('/v1/settings', { key: 'dup', value: 1 });
-    expect((await api.post('/v1/settings', { key: 'dup', value: 2 })).body).toEqual({ error: 'Conflict', message: "Setting 'dup' already exists", code: 'setting.exists' });
-    expect((await api.post('/v1/settings', unchecked({ key: 'no-value' }))).body).toEqual({ error: 'BadRequest', message: "Body field 'value' is required", code: 'request.validation' });
+    expect((await api.post('/v1/settings', { key: 'dup', value: 2 })).body).toEqual({
+      error: 'Conflict',
+      message: "Setting 'dup' already exists",
+      code: 'setting.exists',
+    });
+    expect((await api.post('/v1/settings', unchecked({ key: 'no-value' }))).body).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'value' is required",
+      code: 'request.validation',
+    });
     expect((await api.post('/v1/settings', { key: 'Bad Key', value: 1 })).status).toBe(400);
     expect((await api.post('/v1/settings', { key: 'public', value: 1 })).status).toBe(400);
   });
 
   it('refuses a value nested too deep with 400, not 500', async () => {
     const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
-    const response = await api.put('/v1/settings/deep', unchecked(`{"value":${deep}}`), { headers: { 'content-type': 'application/json' } }).expect(400);
+    const response = await api
+      .put('/v1/settings/deep', unchecked(`{"value":${deep}}`), { headers: { 'content-type': 'application/json' } })
+      .expect(400);
     expect(response.body).toMatchObject({ error: 'BadRequest', code: 'request.validation' });
   });
 
   it('PUT creates (201) or replaces (200), keeping what it is not sent', async () => {
-    const created = await api.put('/v1/settings/feature.flag', { value: false, description: 'A flag', is_public: true }).expect(201);
+    const created = await api
+      .put('/v1/settings/feature.flag', { value: false, description: 'A flag', is_public: true })
+      .expect(201);
     const replaced = await api.put('/v1/settings/feature.flag', { value: true }).expect(200);
     expect(replaced.body.data).toMatchObject({ value: true, description: 'A flag', is_public: true });
   });
@@ -69,7 +91,11 @@ describe('settings', () => {
   it('deletes with 204, then 404', async () => {
     await api.put('/v1/settings/temp', { value: 1 });
     expect((await api.delete('/v1/settings/temp')).status).toBe(204);
-    expect((await api.get('/v1/settings/temp')).body).toEqual({ error: 'NotFound', message: 'Setting not found', code: 'setting.not_found' });
+    expect((await api.get('/v1/settings/temp')).body).toEqual({
+      error: 'NotFound',
+      message: 'Setting not found',
+      code: 'setting.not_found',
+    });
     expect((await api.delete('/v1/settings/temp')).status).toBe(404);
   });
 
@@ -104,16 +130,29 @@ describe('system config', () => {
   });
   afterAll(() => t.close());
 
-
   it('lists the seeded entries by key as a bare array, filtered by prefix', async () => {
     const all = (await api.get('/v1/system-config').expect(200)).body;
     expect(Array.isArray(all)).toBe(true);
-    expect(all.map((e: { key: string }) => e.key)).toEqual(['audit.retention_days', 'gps.latest_cache_ttl_secs', 'gps.retention_days', 'map.default_center', 'tracking.units', 'trips.default_gps_logging']);
+    expect(all.map((e: { key: string }) => e.key)).toEqual([
+      'audit.retention_days',
+      'gps.latest_cache_ttl_secs',
+      'gps.retention_days',
+      'map.default_center',
+      'tracking.units',
+      'trips.default_gps_logging',
+    ]);
     // Every value rule belongs to a seeded entry.
     expect(all.map((e: { key: string }) => e.key)).toEqual(expect.arrayContaining(CONFIG_KEYS));
     const trips = (await api.get('/v1/system-config?prefix=trips.')).body;
     // The value itself is another test's business (it switches it); the filter is this one's.
-    expect(trips).toEqual([{ key: 'trips.default_gps_logging', value: expect.any(Boolean), description: expect.any(String), updated_at: expect.any(String) }]);
+    expect(trips).toEqual([
+      {
+        key: 'trips.default_gps_logging',
+        value: expect.any(Boolean),
+        description: expect.any(String),
+        updated_at: expect.any(String),
+      },
+    ]);
     expect((await api.get('/v1/system-config?prefix=%25')).body).toEqual([]);
   });
 
@@ -123,12 +162,20 @@ describe('system config', () => {
     expect((await api.get('/v1/system-config/tracking.units').expect(200)).body.data.value).toBe('nautical');
     // An entry for client apps takes any JSON value; only entries the service reads have a shape.
     const center = { latitude: 1, longitude: 2, zoom: 3, bearing: 45 };
-    expect((await api.patch('/v1/system-config/map.default_center', { value: center }).expect(200)).body.data.value).toEqual(center);
+    expect(
+      (await api.patch('/v1/system-config/map.default_center', { value: center }).expect(200)).body.data.value,
+    ).toEqual(center);
     expect((await api.patch('/v1/system-config/no.such.key', { value: 1 })).status).toBe(404);
     const unknown = await api.get('/v1/system-config/no.such.key').expect(404);
-    expect(unknown.body).toEqual({ error: 'NotFound', message: 'System config entry not found', code: 'system_config.not_found' });
+    expect(unknown.body).toEqual({
+      error: 'NotFound',
+      message: 'System config entry not found',
+      code: 'system_config.not_found',
+    });
     expect((await api.patch('/v1/system-config/tracking.units', unchecked({}))).status).toBe(400);
-    expect((await api.raw({ method: 'POST', url: '/v1/system-config', payload: { key: 'x', value: 1 } })).status).toBe(404);
+    expect((await api.raw({ method: 'POST', url: '/v1/system-config', payload: { key: 'x', value: 1 } })).status).toBe(
+      404,
+    );
   });
 
   it.each([
@@ -150,7 +197,9 @@ describe('system config', () => {
     try {
       const point = { latitude: 1, longitude: 2, timestamp, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
       expect((await api.post('/v1/gps', point)).status).toBe(201);
-      return writes.flatMap((spy) => spy.mock.calls).find(([entries]) => entries.some(({ key }) => key === 'gps:latest:v2:all'))?.[1];
+      return writes
+        .flatMap((spy) => spy.mock.calls)
+        .find(([entries]) => entries.some(({ key }) => key === 'gps:latest:v2:all'))?.[1];
     } finally {
       for (const spy of writes) spy.mockRestore();
     }
@@ -167,7 +216,11 @@ describe('system config', () => {
 
   it('uses the default for a stored value the service cannot use (written before the rules existed)', async () => {
     await api.patch('/v1/system-config/gps.latest_cache_ttl_secs', { value: 300 }); // forgets the remembered value
-    await t.database.db.updateTable('system_config').set({ value: JSON.stringify('soon') }).where('key', '=', 'gps.latest_cache_ttl_secs').execute();
+    await t.database.db
+      .updateTable('system_config')
+      .set({ value: JSON.stringify('soon') })
+      .where('key', '=', 'gps.latest_cache_ttl_secs')
+      .execute();
     try {
       expect(await latestPointTtl(1_767_225_700)).toBe(300);
     } finally {
@@ -179,7 +232,8 @@ describe('system config', () => {
     expect((await api.patch('/v1/system-config/trips.default_gps_logging', { value: true })).status).toBe(200);
     const trip = (await api.post('/v1/trips', { name: 'defaulted' }).expect(201)).body.data;
     expect(trip.gps_logging_enabled).toBe(true);
-    const explicit = (await api.post('/v1/trips', { name: 'explicit', gps_logging_enabled: false }).expect(201)).body.data;
+    const explicit = (await api.post('/v1/trips', { name: 'explicit', gps_logging_enabled: false }).expect(201)).body
+      .data;
     expect(explicit.gps_logging_enabled).toBe(false);
   });
 });

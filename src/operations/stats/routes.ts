@@ -14,12 +14,17 @@ const PublicStats = Type.Object({
 });
 
 export async function statsRoutes(app: FastifyInstance, { stats }: { stats: StatsService }): Promise<void> {
-  app.get('/v1/stats/public', {
-    schema: {
-      tags: ['Statistics'],
-      summary: 'Public platform statistics (no credentials needed)',
-      description: 'Counts of users (not deleted), devices, trips by status and GPS points; recomputed at most once a minute.',
-      response: { 200: PublicStats },
+  app.get(
+    '/v1/stats/public',
+    {
+      schema: {
+        tags: ['Statistics'],
+        summary: 'Public platform statistics (no credentials needed)',
+        description:
+          'Counts of users (not deleted), devices, trips by status and GPS points; recomputed at most once a minute.',
+        response: { 200: PublicStats },
+      },
     },
-  }, async () => stats.publicStats());
+    async () => stats.publicStats(),
+  );
 }

@@ -28,7 +28,12 @@ interface Counts {
 export function createStatsService(deps: { counts: Counts; kv: KeyValueStore; log: FastifyBaseLogger; clock: Clock }) {
   async function compute(): Promise<PublicStats> {
     const { counts } = deps;
-    const [users, devices, gpsPoints, trips] = await Promise.all([counts.users(), counts.devices(), counts.gpsPoints(), counts.tripsByStatus()]);
+    const [users, devices, gpsPoints, trips] = await Promise.all([
+      counts.users(),
+      counts.devices(),
+      counts.gpsPoints(),
+      counts.tripsByStatus(),
+    ]);
     return { users, devices, trips, gps_points: gpsPoints, generated_at: deps.clock.now().toISOString() };
   }
 
@@ -37,7 +42,9 @@ export function createStatsService(deps: { counts: Counts; kv: KeyValueStore; lo
       const cached = await deps.kv.get(CACHE_KEY).catch(() => null);
       if (cached) return JSON.parse(cached) as PublicStats;
       const stats = await compute();
-      await deps.kv.set(CACHE_KEY, JSON.stringify(stats), CACHE_TTL_SECS).catch((err) => deps.log.warn({ err }, 'stats cache unavailable'));
+      await deps.kv
+        .set(CACHE_KEY, JSON.stringify(stats), CACHE_TTL_SECS)
+        .catch((err) => deps.log.warn({ err }, 'stats cache unavailable'));
       return stats;
     },
   };

@@ -18,7 +18,15 @@ describe('public statistics', () => {
     const trip = (await api.post('/v1/trips', { name: 'a' }).expect(201)).body.data;
     await api.post('/v1/trips', { name: 'b' });
     await api.patch(`/v1/trips/${trip.id}`, { status: 'active' });
-    await api.post('/v1/gps', { latitude: 1, longitude: 2, timestamp: 1_700_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 });
+    await api.post('/v1/gps', {
+      latitude: 1,
+      longitude: 2,
+      timestamp: 1_700_000_000,
+      speed_kmh: 0,
+      speed_mps: 0,
+      speed_mph: 0,
+      speed_knots: 0,
+    });
 
     const response = await own.as(null).get('/v1/stats/public').expect(200);
     expect(response.body).toEqual({

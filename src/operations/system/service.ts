@@ -2,7 +2,11 @@ import type { Static } from 'typebox';
 import type { Database } from '../../platform/db/database.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 
-import type { ServiceCheck as ServiceCheckSchema, Uptime as UptimeSchema, WebSocketStats as WebSocketStatsSchema } from './schemas.js';
+import type {
+  ServiceCheck as ServiceCheckSchema,
+  Uptime as UptimeSchema,
+  WebSocketStats as WebSocketStatsSchema,
+} from './schemas.js';
 
 /** The shapes GET /v1/health and /v1/info answer with (their route schemas are the one source). */
 export type WebSocketStats = Static<typeof WebSocketStatsSchema>;
@@ -44,7 +48,12 @@ const elapsedMs = (since: number) => Math.round((performance.now() - since) * 10
 /** Dependency probes are shared for this long: health is exempt from rate limits, so it must not turn into database load. */
 export const PROBE_TTL_MS = 1000;
 
-export function createHealthService(deps: { database: Database; kv: KeyValueStore; websocket: () => WebSocketStats; nowMs: () => number }) {
+export function createHealthService(deps: {
+  database: Database;
+  kv: KeyValueStore;
+  websocket: () => WebSocketStats;
+  nowMs: () => number;
+}) {
   let probe: { at: number; checks: Promise<[ServiceCheck, ServiceCheck]> } | undefined;
 
   /** One probe of each dependency per second, whatever the number of callers (concurrent ones share it). */

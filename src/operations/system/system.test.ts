@@ -71,10 +71,14 @@ describe('health and info', () => {
     expect(document.paths['/v1/health'].get.responses).toHaveProperty('503');
   });
 
-  it('lists the error codes each operation answers: its own, its guard\'s and validation\'s', async () => {
+  it("lists the error codes each operation answers: its own, its guard's and validation's", async () => {
     const { paths } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const codes = (operation: { responses: Record<string, { 'x-error-codes'?: string[] }> }) =>
-      Object.fromEntries(Object.entries(operation.responses).filter(([status]) => status >= '400').map(([status, r]) => [status, r['x-error-codes']]));
+      Object.fromEntries(
+        Object.entries(operation.responses)
+          .filter(([status]) => status >= '400')
+          .map(([status, r]) => [status, r['x-error-codes']]),
+      );
     expect(codes(paths['/v1/trips/{id}'].patch)).toEqual({
       400: ['database.missing_reference', 'request.validation', 'trip.invalid_transition'],
       401: ['auth.unauthorized'],
@@ -83,7 +87,10 @@ describe('health and info', () => {
       409: ['trip.logging_conflict'],
       429: ['request.rate_limited'],
     });
-    expect(codes(paths['/v1/sessions'].post)).toMatchObject({ 401: ['auth.unauthorized'], 403: ['auth.banned', 'auth.system_key_required'] });
+    expect(codes(paths['/v1/sessions'].post)).toMatchObject({
+      401: ['auth.unauthorized'],
+      403: ['auth.banned', 'auth.system_key_required'],
+    });
     // A GET route's HEAD twin shares its schema: the requirement is still stated once.
     expect(paths['/v1/trips'].get.description).toBe('Requires permission `trips:read`.');
   });
@@ -91,26 +98,42 @@ describe('health and info', () => {
   it('documents the accountability routes with their security, their 4xx responses and examples', async () => {
     const { paths, components } = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
     const routes = [
-      ['get', '/v1/users/me/audit'], ['get', '/v1/users/{user_id}/audit'], ['get', '/v1/admin/audit'],
-      ['post', '/v1/users/me/audit/{event_id}/report'], ['get', '/v1/users/me/audit/reports'], ['get', '/v1/admin/audit/reports'],
-      ['patch', '/v1/admin/audit/reports/{report_id}'], ['post', '/v1/internal/audit'],
-      ['get', '/v1/users/{id}/ban'], ['post', '/v1/users/{id}/ban'], ['delete', '/v1/users/{id}/ban'], ['get', '/v1/users/{id}/bans'],
-      ['get', '/v1/admin/users/{id}/deletion-status'], ['post', '/v1/admin/users/{id}/force-delete'], ['post', '/v1/admin/users/{id}/cancel-deletion'],
-      ['get', '/v1/user/export'], ['get', '/v1/user/export/logs'],
+      ['get', '/v1/users/me/audit'],
+      ['get', '/v1/users/{user_id}/audit'],
+      ['get', '/v1/admin/audit'],
+      ['post', '/v1/users/me/audit/{event_id}/report'],
+      ['get', '/v1/users/me/audit/reports'],
+      ['get', '/v1/admin/audit/reports'],
+      ['patch', '/v1/admin/audit/reports/{report_id}'],
+      ['post', '/v1/internal/audit'],
+      ['get', '/v1/users/{id}/ban'],
+      ['post', '/v1/users/{id}/ban'],
+      ['delete', '/v1/users/{id}/ban'],
+      ['get', '/v1/users/{id}/bans'],
+      ['get', '/v1/admin/users/{id}/deletion-status'],
+      ['post', '/v1/admin/users/{id}/force-delete'],
+      ['post', '/v1/admin/users/{id}/cancel-deletion'],
+      ['get', '/v1/user/export'],
+      ['get', '/v1/user/export/logs'],
     ] as const;
     type Response = { content?: Record<string, { example?: unknown }> };
     const gaps = routes.flatMap(([method, path]) => {
-      const operation = paths[path]?.[method] as { security?: unknown[]; responses: Record<string, Response> } | undefined;
+      const operation = paths[path]?.[method] as
+        { security?: unknown[]; responses: Record<string, Response> } | undefined;
       if (!operation) return [`${method} ${path}: missing`];
       const errors = Object.entries(operation.responses).filter(([status]) => status >= '400' && status < '500');
       return [
         ...(operation.security?.length ? [] : [`${method} ${path}: no security`]),
         ...(errors.length ? [] : [`${method} ${path}: no 4xx response`]),
-        ...errors.filter(([, response]) => !response.content?.['application/json']?.example).map(([status]) => `${method} ${path}: ${status} without example`),
+        ...errors
+          .filter(([, response]) => !response.content?.['application/json']?.example)
+          .map(([status]) => `${method} ${path}: ${status} without example`),
       ];
     });
     expect(gaps).toEqual([]);
-    expect(paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Ban' });
+    expect(
+      paths['/v1/users/{id}/ban'].post.responses['200'].content['application/json'].schema.properties.data,
+    ).toEqual({ $ref: '#/components/schemas/Ban' });
     expect(components.schemas.Ban.examples).toHaveLength(1);
   });
 
@@ -132,7 +155,9 @@ describe('health probes', () => {
     };
     try {
       t.clock.freeze();
-      const answers = await Promise.all(Array.from({ length: 5 }, () => t.app.inject({ method: 'GET', url: '/v1/health' })));
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => t.app.inject({ method: 'GET', url: '/v1/health' })),
+      );
       await t.app.inject({ method: 'GET', url: '/health' });
       expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200, 200]);
       expect(pings).toBe(1);
@@ -177,6 +202,10 @@ describe('documentation surfaces switched off', () => {
   it.each(['/v1/openapi.json', '/v1/swagger-ui/', '/v1/swagger-ui/json'])('GET %s answers 404', async (url) => {
     const response = await t.app.inject({ method: 'GET', url });
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: expect.any(String), code: 'request.route_not_found' });
+    expect(response.json()).toEqual({
+      error: 'NotFound',
+      message: expect.any(String),
+      code: 'request.route_not_found',
+    });
   });
 });

@@ -11,13 +11,29 @@ const NOW = new Date('2026-11-25T12:00:00Z');
 const nowSecs = NOW.getTime() / 1000;
 
 /** Mints an assertion the way an app would, with WebCrypto rather than the service's node:crypto HMAC. */
-async function mint(fields: { app?: string; subject?: string; issuedAt?: number; nonce?: string; secret?: string }): Promise<string> {
+async function mint(fields: {
+  app?: string;
+  subject?: string;
+  issuedAt?: number;
+  nonce?: string;
+  secret?: string;
+}): Promise<string> {
   const app = fields.app ?? 'id';
   const subject = fields.subject ?? randomUUID();
   const issuedAt = String(fields.issuedAt ?? nowSecs);
   const nonce = fields.nonce ?? `idaa_${randomUUID().replaceAll('-', '')}`;
-  const key = await webcrypto.subtle.importKey('raw', new TextEncoder().encode(fields.secret ?? SECRETS.id), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
-  const mac = await webcrypto.subtle.sign('HMAC', key, new TextEncoder().encode(`${app}|${subject}|${issuedAt}|${nonce}`));
+  const key = await webcrypto.subtle.importKey(
+    'raw',
+    new TextEncoder().encode(fields.secret ?? SECRETS.id),
+    { name: 'HMAC', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
+  const mac = await webcrypto.subtle.sign(
+    'HMAC',
+    key,
+    new TextEncoder().encode(`${app}|${subject}|${issuedAt}|${nonce}`),
+  );
   return [app, subject, issuedAt, nonce, Buffer.from(mac).toString('base64url')].join('.');
 }
 
@@ -40,7 +56,12 @@ describe('X-ID-App-Assertion verifier', () => {
   afterAll(() => kv.close());
 
   const rejection = async (header: string) => {
-    const error = await verifier().verify(header).then(() => undefined, (err: unknown) => err);
+    const error = await verifier()
+      .verify(header)
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     return error && { status: (error as { status: number }).status, code: (error as { code: string }).code };
   };
 
@@ -52,7 +73,10 @@ describe('X-ID-App-Assertion verifier', () => {
 
   it('signs each app with its own secret', async () => {
     expect((await verifier().verify(await mint({ app: 'backend', secret: SECRETS.backend }))).app).toBe('backend');
-    expect(await rejection(await mint({ app: 'backend', secret: SECRETS.id }))).toEqual({ status: 401, code: 'app_assertion.bad_signature' });
+    expect(await rejection(await mint({ app: 'backend', secret: SECRETS.id }))).toEqual({
+      status: 401,
+      code: 'app_assertion.bad_signature',
+    });
   });
 
   it.each([
@@ -78,15 +102,26 @@ describe('X-ID-App-Assertion verifier', () => {
   });
 
   it('rejects a wrong key and a changed field', async () => {
-    expect(await rejection(await mint({ secret: 'some-other-secret-of-the-same-length' }))).toEqual({ status: 401, code: 'app_assertion.bad_signature' });
+    expect(await rejection(await mint({ secret: 'some-other-secret-of-the-same-length' }))).toEqual({
+      status: 401,
+      code: 'app_assertion.bad_signature',
+    });
     const [app, , issuedAt, nonce, mac] = (await mint({})).split('.');
-    expect(await rejection([app, randomUUID(), issuedAt, nonce, mac].join('.'))).toEqual({ status: 401, code: 'app_assertion.bad_signature' });
+    expect(await rejection([app, randomUUID(), issuedAt, nonce, mac].join('.'))).toEqual({
+      status: 401,
+      code: 'app_assertion.bad_signature',
+    });
   });
 
   it('accepts an assertion up to the TTL old and within the skew ahead; rejects one older or further ahead', async () => {
     await expect(verifier().verify(await mint({ issuedAt: nowSecs - TTL_SECS }))).resolves.toBeDefined();
-    await expect(verifier().verify(await mint({ issuedAt: nowSecs + ASSERTION_CLOCK_SKEW_SECS }))).resolves.toBeDefined();
-    expect(await rejection(await mint({ issuedAt: nowSecs - TTL_SECS - 1 }))).toEqual({ status: 401, code: 'app_assertion.expired' });
+    await expect(
+      verifier().verify(await mint({ issuedAt: nowSecs + ASSERTION_CLOCK_SKEW_SECS })),
+    ).resolves.toBeDefined();
+    expect(await rejection(await mint({ issuedAt: nowSecs - TTL_SECS - 1 }))).toEqual({
+      status: 401,
+      code: 'app_assertion.expired',
+    });
     expect(await rejection(await mint({ issuedAt: nowSecs + ASSERTION_CLOCK_SKEW_SECS + 1 }))).toEqual({
       status: 401,
       code: 'app_assertion.not_yet_valid',
@@ -95,7 +130,10 @@ describe('X-ID-App-Assertion verifier', () => {
 
   it('accepts a nonce once; a replay is rejected, and a rejected assertion does not burn its nonce', async () => {
     const nonce = `idaa_${randomUUID()}`;
-    expect(await rejection(await mint({ nonce, secret: 'wrong-secret-wrong-secret-wrong' }))).toEqual({ status: 401, code: 'app_assertion.bad_signature' });
+    expect(await rejection(await mint({ nonce, secret: 'wrong-secret-wrong-secret-wrong' }))).toEqual({
+      status: 401,
+      code: 'app_assertion.bad_signature',
+    });
     const header = await mint({ nonce });
     await expect(verifier().verify(header)).resolves.toBeDefined();
     expect(await rejection(header)).toEqual({ status: 401, code: 'app_assertion.replayed' });
@@ -106,7 +144,12 @@ describe('X-ID-App-Assertion verifier', () => {
     try {
       const header = await mint({});
       await expect(verifier().verify(header)).resolves.toBeDefined();
-      const onSecondNode = createAppAssertionVerifier({ secrets: SECRETS, ttlSecs: TTL_SECS, nonces: secondNode, clock });
+      const onSecondNode = createAppAssertionVerifier({
+        secrets: SECRETS,
+        ttlSecs: TTL_SECS,
+        nonces: secondNode,
+        clock,
+      });
       await expect(onSecondNode.verify(header)).rejects.toMatchObject({ code: 'app_assertion.replayed' });
     } finally {
       await secondNode.close();

@@ -53,7 +53,8 @@ export function createAppAssertionVerifier(deps: {
   nonces: Pick<DurableStore, 'setIfAbsent'>;
   clock: Clock;
 }): AppAssertionVerifier {
-  const secretOf = (app: string) => (INTERNAL_APPS as readonly string[]).includes(app) ? deps.secrets[app as InternalApp] : undefined;
+  const secretOf = (app: string) =>
+    (INTERNAL_APPS as readonly string[]).includes(app) ? deps.secrets[app as InternalApp] : undefined;
 
   return {
     async verify(header) {
@@ -89,7 +90,10 @@ export function createAppAssertionVerifier(deps: {
  * The internal app whose secret the `X-ID-App-Key` header carries, or null. Every configured secret
  * is compared (in constant time), so the answer takes as long whichever app matches, or none.
  */
-export function internalAppOfKey(header: string | undefined, secrets: Config['internalAppSecrets']): InternalApp | null {
+export function internalAppOfKey(
+  header: string | undefined,
+  secrets: Config['internalAppSecrets'],
+): InternalApp | null {
   if (!header) return null;
   let found: InternalApp | null = null;
   for (const app of INTERNAL_APPS) {

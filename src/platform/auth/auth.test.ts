@@ -87,7 +87,12 @@ describe('system key allowlist', () => {
   afterAll(() => t.close());
 
   const asSystem = (method: string, url: string) =>
-    t.app.inject({ method: method as 'GET', url, headers: bearer(TEST_SYSTEM_KEY), payload: method === 'GET' ? undefined : {} });
+    t.app.inject({
+      method: method as 'GET',
+      url,
+      headers: bearer(TEST_SYSTEM_KEY),
+      payload: method === 'GET' ? undefined : {},
+    });
 
   it.each(ALLOWED)('lets the system key through on %s %s', async (method, url, route) => {
     expect(systemKeyAllowed(route)).toBe(true);
@@ -100,12 +105,20 @@ describe('system key allowlist', () => {
   it.each(REFUSED)('refuses the system key on %s %s', async (method, url) => {
     const response = await asSystem(method, url);
     expect(response.statusCode).toBe(403);
-    expect(response.json()).toEqual({ error: 'Forbidden', message: 'System key not permitted on this route', code: 'auth.system_key_not_permitted' });
+    expect(response.json()).toEqual({
+      error: 'Forbidden',
+      message: 'System key not permitted on this route',
+      code: 'auth.system_key_not_permitted',
+    });
   });
 
   it('ignores the query string when matching', async () => {
     expect(systemKeyAllowed('/v1/auth/login')).toBe(true);
-    const response = await t.app.inject({ method: 'GET', url: '/v1/roles?x=/v1/auth/login', headers: bearer(TEST_SYSTEM_KEY) });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: '/v1/roles?x=/v1/auth/login',
+      headers: bearer(TEST_SYSTEM_KEY),
+    });
     expect(response.statusCode).toBe(403);
   });
 
@@ -133,7 +146,11 @@ describe('credential resolution', () => {
   ])('answers a protected route called with %s with 401', async (_case, headers) => {
     const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers });
     expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({ error: 'Unauthorized', message: 'Invalid or missing authentication token', code: 'auth.unauthorized' });
+    expect(response.json()).toEqual({
+      error: 'Unauthorized',
+      message: 'Invalid or missing authentication token',
+      code: 'auth.unauthorized',
+    });
   });
 
   it('treats an invalid credential on a public route as anonymous', async () => {
@@ -155,23 +172,30 @@ describe('credential resolution', () => {
   });
 
   // Syncs one node's generation by hand: on two nodes the other one has not re-read it yet (it does every 30 s).
-  it.skipIf(twoNodes)('a node that missed a generation message catches up when it re-reads the generation', async () => {
-    const user = await createUser(t.app);
-    const roles = () => t.app.inject({ url: '/v1/roles', headers: bearer(user.token) });
-    expect((await roles()).statusCode).toBe(403);
-    // The change happens behind this node's back: the database and the shared generation, no message.
-    await t.database.db.insertInto('user_roles').values({ user_id: user.id, role_id: 'role_admin' }).execute();
-    await t.kv.set('credentials:generation', 'changed-elsewhere');
-    expect((await roles()).statusCode).toBe(403);
-    await t.app.services.credentials.syncGeneration();
-    expect((await roles()).statusCode).toBe(200);
-  });
+  it.skipIf(twoNodes)(
+    'a node that missed a generation message catches up when it re-reads the generation',
+    async () => {
+      const user = await createUser(t.app);
+      const roles = () => t.app.inject({ url: '/v1/roles', headers: bearer(user.token) });
+      expect((await roles()).statusCode).toBe(403);
+      // The change happens behind this node's back: the database and the shared generation, no message.
+      await t.database.db.insertInto('user_roles').values({ user_id: user.id, role_id: 'role_admin' }).execute();
+      await t.kv.set('credentials:generation', 'changed-elsewhere');
+      expect((await roles()).statusCode).toBe(403);
+      await t.app.services.credentials.syncGeneration();
+      expect((await roles()).statusCode).toBe(200);
+    },
+  );
 
   it('refuses a session whose user was deleted', async () => {
     const user = await createUser(t.app);
     await t.database.db.updateTable('users').set({ deleted_at: new Date() }).where('id', '=', user.id).execute();
     await t.app.services.credentials.invalidateAll();
-    const response = await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(user.token) });
+    const response = await t.app.inject({
+      method: 'GET',
+      url: `/v1/users/${user.id}/roles`,
+      headers: bearer(user.token),
+    });
     expect(response.statusCode).toBe(401);
   });
 });
@@ -196,7 +220,9 @@ describe('credentials on one keep-alive connection', () => {
     return new Promise((resolve, reject) => {
       const sent = request({ agent, host: '127.0.0.1', port, method, path, headers }, (response) => {
         response.resume();
-        response.on('end', () => (first || sent.reusedSocket ? resolve(response.statusCode!) : reject(new Error('a new connection was opened'))));
+        response.on('end', () =>
+          first || sent.reusedSocket ? resolve(response.statusCode!) : reject(new Error('a new connection was opened')),
+        );
       });
       sent.on('error', reject).end();
     });

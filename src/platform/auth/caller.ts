@@ -38,7 +38,10 @@ export function grants(held: readonly string[], requested: string): boolean {
 /** Super admins and system keys hold everything; everybody else what their permissions (and a key's owner's) cover. */
 export function hasPermission(caller: Caller, permission: string): boolean {
   if (caller.isSuperAdmin || caller.isSystem) return true;
-  return grants(caller.permissions, permission) && (caller.ownerPermissions === null || grants(caller.ownerPermissions, permission));
+  return (
+    grants(caller.permissions, permission) &&
+    (caller.ownerPermissions === null || grants(caller.ownerPermissions, permission))
+  );
 }
 
 /**
@@ -47,10 +50,17 @@ export function hasPermission(caller: Caller, permission: string): boolean {
  * power over anyone else, so they do not count when judging whether a caller may manage another user.
  */
 export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
-  'oauth_clients:read', 'oauth_clients:write', 'oauth_clients:delete',
-  'audit:read_own', 'audit:report_own', 'export:read',
-  'integrations:read', 'integrations:write',
-  'connected_apps:sign_out', 'connected_apps:read', 'connected_apps:revoke',
+  'oauth_clients:read',
+  'oauth_clients:write',
+  'oauth_clients:delete',
+  'audit:read_own',
+  'audit:report_own',
+  'export:read',
+  'integrations:read',
+  'integrations:write',
+  'connected_apps:sign_out',
+  'connected_apps:read',
+  'connected_apps:revoke',
 ]);
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

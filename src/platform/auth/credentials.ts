@@ -115,7 +115,11 @@ export class CredentialResolver {
   }
 
   /** `beforeDatabase` runs only when neither cache knows the token (see `BeforeDatabaseLookup`). */
-  async resolve(token: string, beforeDatabase?: BeforeDatabaseLookup, tokenHash = hashToken(token)): Promise<Caller | null> {
+  async resolve(
+    token: string,
+    beforeDatabase?: BeforeDatabaseLookup,
+    tokenHash = hashToken(token),
+  ): Promise<Caller | null> {
     return this.resolveHash(tokenHash, credentialKindOf(token), beforeDatabase);
   }
 
@@ -123,7 +127,11 @@ export class CredentialResolver {
    * As `resolve`, for a credential known only by its hash and kind: an open WebSocket re-checks the
    * credential it was opened with, which the server never keeps in clear.
    */
-  async resolveHash(tokenHash: string, kind: Caller['kind'], beforeDatabase?: BeforeDatabaseLookup): Promise<Caller | null> {
+  async resolveHash(
+    tokenHash: string,
+    kind: Caller['kind'],
+    beforeDatabase?: BeforeDatabaseLookup,
+  ): Promise<Caller | null> {
     const local = this.resolveLocally(tokenHash);
     return local !== undefined ? local : this.#unexpired(await this.#resolveShared(tokenHash, kind, beforeDatabase));
   }
@@ -161,7 +169,11 @@ export class CredentialResolver {
     await this.#broadcast.publish({ generation });
   }
 
-  async #resolveShared(hash: string, kind: Caller['kind'], beforeDatabase?: BeforeDatabaseLookup): Promise<Caller | null> {
+  async #resolveShared(
+    hash: string,
+    kind: Caller['kind'],
+    beforeDatabase?: BeforeDatabaseLookup,
+  ): Promise<Caller | null> {
     const key = this.#sharedKey(hash);
     const cached = await this.#safely(() => this.kv.get(key));
     let caller: Caller | null;
@@ -185,7 +197,11 @@ export class CredentialResolver {
   }
 
   #lookupOf(kind: Caller['kind']): CredentialLookup {
-    return kind === 'session' ? this.#lookups.session : kind === 'oauth_token' ? this.#lookups.oauthToken : this.#lookups.apiKey;
+    return kind === 'session'
+      ? this.#lookups.session
+      : kind === 'oauth_token'
+        ? this.#lookups.oauthToken
+        : this.#lookups.apiKey;
   }
 
   #remember(hash: string, caller: Caller | null): void {

@@ -1,4 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preValidationHookHandler, RouteOptions } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  preValidationHookHandler,
+  RouteOptions,
+} from 'fastify';
 import { type AppError, AuthErrors } from '../http/errors.js';
 import { withErrorResponses } from '../http/envelopes.js';
 import { hasPermission, type Caller } from './caller.js';
@@ -54,7 +61,10 @@ export const requirePermission = (permission: string, options: { orSelf?: string
   permission,
   ...options,
 });
-export const requireAuthenticated = (options: { oauthTokens?: true } = {}): RouteAuth => ({ authenticated: true, ...options });
+export const requireAuthenticated = (options: { oauthTokens?: true } = {}): RouteAuth => ({
+  authenticated: true,
+  ...options,
+});
 /** A route on the caller's own account: any session; an API key or OAuth token holding `permission` (see `ownAccount`). */
 export const requireOwnAccount = (permission: string, options: { oauthTokens?: true } = {}): RouteAuth => ({
   authenticated: true,
@@ -127,7 +137,8 @@ export function registerAuth(
     // Matched against the route Fastify resolved, as the spec's table means, not the raw path: no
     // spelling of a URL reaches another route through an allowed prefix. No route: nothing to allow.
     const route = request.routeOptions.url;
-    if (caller.isSystem && !(route !== undefined && systemKeyAllowed(route))) return AuthErrors.system_key_not_permitted();
+    if (caller.isSystem && !(route !== undefined && systemKeyAllowed(route)))
+      return AuthErrors.system_key_not_permitted();
     return undefined;
   }
 
@@ -145,11 +156,13 @@ export function registerAuth(
     const fromBody = auth.credentialInBody;
     if (!fromBody) return;
     const checkBody: preValidationHookHandler = (request, reply, done) => {
-      const refuse = (err?: Error) => done(err ?? refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
+      const refuse = (err?: Error) =>
+        done(err ?? refusalFor(request.caller, auth, request.params as Record<string, string> | undefined));
       // A caller known from the request line or headers was counted when it was resolved.
       if (request.caller) return refuse();
       // Counted (by the key the body names, else by address) before a refusal, so failed tries count too.
-      const counted = (err?: Error) => (err || !countBodyCaller ? refuse(err) : countBodyCaller(request, reply, refuse));
+      const counted = (err?: Error) =>
+        err || !countBodyCaller ? refuse(err) : countBodyCaller(request, reply, refuse);
       const token = fromBody(request);
       if (!token) return counted();
       resolveInto(request, token, hashToken(token), counted);
@@ -162,7 +175,11 @@ export function registerAuth(
  * Why this caller may not use a route demanding `auth`, or undefined when it may. `params` are the
  * route's path parameters (for `orSelf`). GraphQL resolvers gate themselves with the same rules.
  */
-export function refusalFor(caller: Caller | null, auth: RouteAuth, params?: Record<string, string>): AppError | undefined {
+export function refusalFor(
+  caller: Caller | null,
+  auth: RouteAuth,
+  params?: Record<string, string>,
+): AppError | undefined {
   if (!caller) return AuthErrors.unauthorized();
   if (auth.systemKey && !caller.isSystem) return AuthErrors.system_key_required();
   if (auth.ownAccount) {
@@ -171,11 +188,18 @@ export function refusalFor(caller: Caller | null, auth: RouteAuth, params?: Reco
   }
   // An app's token acts only within what the user granted it: a route open to any credential (account
   // management, data export) is not part of that unless it says so.
-  if (!auth.permission) return caller.kind === 'oauth_token' && !auth.oauthTokens ? AuthErrors.oauth_token_not_permitted() : undefined;
+  if (!auth.permission)
+    return caller.kind === 'oauth_token' && !auth.oauthTokens ? AuthErrors.oauth_token_not_permitted() : undefined;
   // (UUIDs are compared in lower case, as the database writes them.)
   // "Or self" is for the person: a session. An API key acts only within its permissions, so a
   // device key cannot reach its owner's account through it.
-  if (auth.orSelf && caller.kind === 'session' && caller.userId && params?.[auth.orSelf]?.toLowerCase() === caller.userId) return undefined;
+  if (
+    auth.orSelf &&
+    caller.kind === 'session' &&
+    caller.userId &&
+    params?.[auth.orSelf]?.toLowerCase() === caller.userId
+  )
+    return undefined;
   return hasPermission(caller, auth.permission) ? undefined : missingPermission(auth.permission);
 }
 

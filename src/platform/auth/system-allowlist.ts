@@ -17,5 +17,7 @@ const PREFIXES = ['/v1/users/email', '/v1/sessions', '/v1/auth/reset-password'];
 
 export function systemKeyAllowed(route: string): boolean {
   const normalised = route.length > 1 ? route.replace(/\/+$/, '') : route;
-  return EXACT.has(normalised) || PREFIXES.some((prefix) => normalised === prefix || normalised.startsWith(`${prefix}/`));
+  return (
+    EXACT.has(normalised) || PREFIXES.some((prefix) => normalised === prefix || normalised.startsWith(`${prefix}/`))
+  );
 }

@@ -1,4 +1,17 @@
-import { closeSync, existsSync, fsyncSync, linkSync, lstatSync, openSync, readdirSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, get, request as httpRequest, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -25,13 +38,25 @@ export const backupSocketPath = (dataDir: string) => `${dataDir.replace(/\/+$/, 
 
 /** A consistent gzip'd snapshot of an open embedded database. */
 export async function snapshot(database: Database): Promise<Buffer> {
-  if (!database.dump) throw new BackupError('backups of a PostgreSQL server are made with pg_dump (see docs/production.md)');
+  if (!database.dump)
+    throw new BackupError('backups of a PostgreSQL server are made with pg_dump (see docs/production.md)');
   await sql`checkpoint`.execute(database.db);
   return Buffer.from(await (await database.dump('gzip')).arrayBuffer());
 }
 
 /** What `waygate jobs run` gets from the server: the job's record after the run, or why it did not run. */
-export type JobRunAnswer = { outcome: 'unknown' } | { outcome: 'running' } | { outcome: 'ran'; job: { last_outcome: string | null; last_duration_ms: number | null; last_result: unknown; last_error: string | null } };
+export type JobRunAnswer =
+  | { outcome: 'unknown' }
+  | { outcome: 'running' }
+  | {
+      outcome: 'ran';
+      job: {
+        last_outcome: string | null;
+        last_duration_ms: number | null;
+        last_result: unknown;
+        last_error: string | null;
+      };
+    };
 
 /**
  * Serves snapshots on the backup socket while the server runs, and runs of scheduled jobs for `waygate jobs
@@ -50,7 +75,10 @@ export function serveBackups(
     if (request.method === 'POST' && job && runJob) {
       runJob(job[1]!).then(
         (answer) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer)),
-        (err: unknown) => response.writeHead(500, { 'content-type': 'text/plain' }).end(err instanceof Error ? err.message : 'the job could not run'),
+        (err: unknown) =>
+          response
+            .writeHead(500, { 'content-type': 'text/plain' })
+            .end(err instanceof Error ? err.message : 'the job could not run'),
       );
       return;
     }
@@ -59,10 +87,13 @@ export function serveBackups(
       return;
     }
     snapshot(database).then(
-      (bytes) => response.writeHead(200, { 'content-type': 'application/gzip', 'content-length': bytes.length }).end(bytes),
+      (bytes) =>
+        response.writeHead(200, { 'content-type': 'application/gzip', 'content-length': bytes.length }).end(bytes),
       (err: unknown) => {
         log.error({ err }, 'backup failed');
-        response.writeHead(500, { 'content-type': 'text/plain' }).end(err instanceof Error ? err.message : 'backup failed');
+        response
+          .writeHead(500, { 'content-type': 'text/plain' })
+          .end(err instanceof Error ? err.message : 'backup failed');
       },
     );
   });
@@ -89,7 +120,10 @@ export function snapshotFromServer(dataDir: string): Promise<Buffer | undefined>
       response.on('end', () => {
         const body = Buffer.concat(chunks);
         if (response.statusCode === 200) resolve(body);
-        else reject(new BackupError(`the running server could not take the backup: ${body.toString('utf8').slice(0, 200)}`));
+        else
+          reject(
+            new BackupError(`the running server could not take the backup: ${body.toString('utf8').slice(0, 200)}`),
+          );
       });
     });
     // A socket file left by a server that was killed: nobody listens, so the CLI opens the directory itself.
@@ -104,17 +138,22 @@ export function runJobOnServer(dataDir: string, name: string): Promise<JobRunAns
   const socketPath = backupSocketPath(dataDir);
   if (!existsSync(socketPath)) return Promise.resolve(undefined);
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ socketPath, method: 'POST', path: `/jobs/${encodeURIComponent(name)}/run` }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('error', reject);
-      response.on('end', () => {
-        if (response.statusCode === 200) resolve(JSON.parse(body) as JobRunAnswer);
-        else reject(new BackupError(`the running server could not run ${name}: ${body.slice(0, 200)}`));
-      });
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => (err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(undefined) : reject(err)));
+    const req = httpRequest(
+      { socketPath, method: 'POST', path: `/jobs/${encodeURIComponent(name)}/run` },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          if (response.statusCode === 200) resolve(JSON.parse(body) as JobRunAnswer);
+          else reject(new BackupError(`the running server could not run ${name}: ${body.slice(0, 200)}`));
+        });
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) =>
+      err.code === 'ECONNREFUSED' || err.code === 'ENOENT' ? resolve(undefined) : reject(err),
+    );
     req.end();
   });
 }
@@ -133,14 +172,18 @@ export interface BackupTarget {
  * fails when the name was taken meanwhile (a rename would replace it), so no half file and no overwrite.
  */
 export function claimBackupFile(file: string): BackupTarget {
-  if (lstatSync(file, { throwIfNoEntry: false })) throw new BackupError(`${file} exists already; choose a new file name`);
+  if (lstatSync(file, { throwIfNoEntry: false }))
+    throw new BackupError(`${file} exists already; choose a new file name`);
   const partial = `${file}.partial`;
   let fd: number;
   try {
     fd = openSync(partial, 'wx', 0o600);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new BackupError(`${partial} exists (a backup under way, one that failed, or a name someone else made); nothing was written: remove it or choose a new file name`);
+    if (code === 'EEXIST')
+      throw new BackupError(
+        `${partial} exists (a backup under way, one that failed, or a name someone else made); nothing was written: remove it or choose a new file name`,
+      );
     throw new BackupError(`cannot create ${partial}: ${code ?? String(err)}`);
   }
   let open = true;
@@ -196,7 +239,8 @@ export async function readBackupFile(file: string): Promise<Blob> {
   } catch {
     throw new BackupError(`${file} is truncated or corrupted (its gzip check fails); nothing was restored`);
   }
-  if (!isDataDirectoryTar(tar)) throw new BackupError(`${file} is not a Waygate backup (no PostgreSQL data directory in it)`);
+  if (!isDataDirectoryTar(tar))
+    throw new BackupError(`${file} is not a Waygate backup (no PostgreSQL data directory in it)`);
   return new Blob([tar]);
 }
 
@@ -205,10 +249,15 @@ export async function readBackupFile(file: string): Promise<Blob> {
  * missing or empty, since what it holds (a `secret.key`, an outbox) would belong to another database.
  * Checks that the result opens.
  */
-export async function restoreBackup(file: string, into: { root: string; dataDir: string }, progress: Progress): Promise<void> {
+export async function restoreBackup(
+  file: string,
+  into: { root: string; dataDir: string },
+  progress: Progress,
+): Promise<void> {
   const { root, dataDir } = into;
   const entry = statSync(root, { throwIfNoEntry: false });
-  if (entry && !entry.isDirectory()) throw new BackupError(`${root} is not a directory; restore into a new DATA_DIR (nothing was changed)`);
+  if (entry && !entry.isDirectory())
+    throw new BackupError(`${root} is not a directory; restore into a new DATA_DIR (nothing was changed)`);
   const held = entry ? readdirSync(root) : [];
   if (held.length > 0) {
     throw new BackupError(
@@ -224,7 +273,9 @@ export async function restoreBackup(file: string, into: { root: string; dataDir:
     await database.close();
   } catch (err) {
     rmSync(dataDir, { recursive: true, force: true });
-    throw new BackupError(`the backup did not open as a database (${err instanceof Error ? err.message : String(err)}); nothing was restored`);
+    throw new BackupError(
+      `the backup did not open as a database (${err instanceof Error ? err.message : String(err)}); nothing was restored`,
+    );
   }
 }
 
@@ -237,7 +288,7 @@ export const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)}
  */
 function isDataDirectoryTar(tar: Buffer): boolean {
   const BLOCK = 512;
-  for (let offset = 0; offset + BLOCK <= tar.length; ) {
+  for (let offset = 0; offset + BLOCK <= tar.length;) {
     const header = tar.subarray(offset, offset + BLOCK);
     if (header.every((byte) => byte === 0)) return false;
     if (header.toString('latin1', 257, 262) !== 'ustar') return false;

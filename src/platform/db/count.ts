@@ -28,7 +28,10 @@ export async function plannedRows<DB>(db: Kysely<DB>, query: Compilable): Promis
  * How many rows `matching` selects: exact up to COUNT_EXACT_UP_TO (at most one more row is read, along
  * the query's index), beyond that the planner's estimate for the same query, never below the rows counted.
  */
-export async function cappedCount<DB, TB extends keyof DB, O>(db: Kysely<DB>, matching: SelectQueryBuilder<DB, TB, O>): Promise<Total> {
+export async function cappedCount<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  matching: SelectQueryBuilder<DB, TB, O>,
+): Promise<Total> {
   const capped = matching.limit(COUNT_EXACT_UP_TO + 1);
   const { rows } = await sql<{ n: string }>`select count(*) as n from (${capped}) as capped`.execute(db);
   const exact = Number(rows[0]!.n);
@@ -43,7 +46,10 @@ export async function cappedCount<DB, TB extends keyof DB, O>(db: Kysely<DB>, ma
  * COUNT_EXACT_UP_TO unless the statistics are off by more than half (a mass delete autovacuum has not
  * seen yet), and an estimate is always marked as one.
  */
-export async function tableCount<DB, TB extends keyof DB, O>(db: Kysely<DB>, everyRow: SelectQueryBuilder<DB, TB, O>): Promise<Total> {
+export async function tableCount<DB, TB extends keyof DB, O>(
+  db: Kysely<DB>,
+  everyRow: SelectQueryBuilder<DB, TB, O>,
+): Promise<Total> {
   const planned = await plannedRows(db, everyRow);
   if (planned > 2 * COUNT_EXACT_UP_TO) return { total: planned, estimated: true };
   return cappedCount(db, everyRow);

@@ -25,7 +25,9 @@ async function appliedVersions(database: Database): Promise<string[]> {
 }
 
 async function tableExists(database: Database, name: string): Promise<boolean> {
-  const { rows } = await sql<{ exists: boolean }>`select to_regclass(${name}) is not null as exists`.execute(database.db);
+  const { rows } = await sql<{ exists: boolean }>`select to_regclass(${name}) is not null as exists`.execute(
+    database.db,
+  );
   return rows[0]!.exists;
 }
 
@@ -42,7 +44,9 @@ describe(`migrations (${usesPostgres ? 'postgres' : 'embedded'})`, () => {
   });
 
   it('applies a new migration once, even when two runs start at the same time', async () => {
-    const dir = migrationsWith({ '0900_extra.sql': 'create table extra (id int primary key);\ninsert into extra values (1);' });
+    const dir = migrationsWith({
+      '0900_extra.sql': 'create table extra (id int primary key);\ninsert into extra values (1);',
+    });
     const results = await Promise.all([migrate(database.db, dir), migrate(database.db, dir)]);
     expect(results.flat()).toEqual(['0900']);
     const { rows } = await sql<{ n: number }>`select count(*) as n from extra`.execute(database.db);
@@ -78,7 +82,10 @@ describe.runIf(!usesPostgres)('embedded database on disk', () => {
     tempDirs.push(dataDir);
     const first = await openDatabase({ kind: 'embedded', dataDir });
     await migrate(first.db);
-    await first.db.insertInto('settings').values({ key: 'kept', value: JSON.stringify({ a: 1 }) }).execute();
+    await first.db
+      .insertInto('settings')
+      .values({ key: 'kept', value: JSON.stringify({ a: 1 }) })
+      .execute();
     await first.close();
 
     const second = await openDatabase({ kind: 'embedded', dataDir });

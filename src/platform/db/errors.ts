@@ -61,16 +61,33 @@ const sqlstateClassFault = (code: string): DatabaseFault | undefined => {
 };
 
 /** Node socket and DNS errors of the `pg` driver when the server is gone or cannot be reached for now. */
-const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'ENETDOWN']);
+const SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'ENETDOWN',
+]);
 
 /** Messages of `pg` and PGlite for a connection that is closed or was never opened. */
-const CONNECTION_LOST = /Connection terminated|connection timeout|Client has encountered a connection error|PGlite is closed|database is closed|timeout exceeded when trying to connect/i;
+const CONNECTION_LOST =
+  /Connection terminated|connection timeout|Client has encountered a connection error|PGlite is closed|database is closed|timeout exceeded when trying to connect/i;
 
 export function classifyDatabaseError(err: unknown): DatabaseError | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
-  const { code, constraint, detail, message } = err as { code?: unknown; constraint?: unknown; detail?: unknown; message?: unknown };
+  const { code, constraint, detail, message } = err as {
+    code?: unknown;
+    constraint?: unknown;
+    detail?: unknown;
+    message?: unknown;
+  };
   const fault =
-    (typeof code === 'string' && (SQLSTATE_FAULTS[code] ?? sqlstateClassFault(code) ?? (SOCKET_ERRORS.has(code) ? 'unavailable' : undefined))) ||
+    (typeof code === 'string' &&
+      (SQLSTATE_FAULTS[code] ?? sqlstateClassFault(code) ?? (SOCKET_ERRORS.has(code) ? 'unavailable' : undefined))) ||
     (typeof message === 'string' && CONNECTION_LOST.test(message) ? 'unavailable' : undefined);
   if (!fault) return undefined;
   return {

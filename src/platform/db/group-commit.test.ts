@@ -6,7 +6,8 @@ describe('group commit', () => {
     const failures: unknown[] = [];
     let failAfterCommit = true;
     const writer = createGroupCommit<number, number>({
-      commit: async (inputs) => inputs.map((input): Outcome<number> => (input < 0 ? { error: new Error('negative') } : { value: input * 10 })),
+      commit: async (inputs) =>
+        inputs.map((input): Outcome<number> => (input < 0 ? { error: new Error('negative') } : { value: input * 10 })),
       afterCommit: async () => {
         // A fault hook: the first batch's follow-up work fails (a cache that went away mid-write).
         if (failAfterCommit) {
@@ -21,7 +22,9 @@ describe('group commit', () => {
     });
     // Written in one turn: one batch.
     const answers = await Promise.allSettled([writer.write(1), writer.write(-1), writer.write(2)]);
-    expect(answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : (answer.reason as Error).message))).toEqual([10, 'negative', 20]);
+    expect(
+      answers.map((answer) => (answer.status === 'fulfilled' ? answer.value : (answer.reason as Error).message)),
+    ).toEqual([10, 'negative', 20]);
     expect(failures).toEqual([new Error('cache down')]);
     // The writer goes on, and closes.
     expect(await writer.write(3)).toBe(30);
@@ -46,12 +49,19 @@ describe('group commit', () => {
     const written = [1, 2, 3, 4, 5, 6].map((input) => writer.write(input));
     await new Promise(setImmediate);
     // Two batches of two commit at once; the third waits for one of them.
-    expect(batches).toEqual([[1, 2], [3, 4]]);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+    ]);
     const seventh = writer.write(7);
     open.shift()!();
     await written[1];
     await new Promise(setImmediate);
-    expect(batches).toEqual([[1, 2], [3, 4], [5, 6]]);
+    expect(batches).toEqual([
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ]);
     while (open.length > 0 || batches.length < 4) {
       open.shift()?.();
       await new Promise(setImmediate);

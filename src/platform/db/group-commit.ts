@@ -53,7 +53,9 @@ export function createGroupCommit<In, Out>(options: Options<In, Out>) {
     const committing = new Set<Promise<void>>();
     while (queue.length > 0 || committing.size > 0) {
       while (queue.length > 0 && committing.size < (options.concurrency ?? 1)) {
-        const batch: Promise<void> = commitBatch(queue.splice(0, options.maxBatch)).finally(() => committing.delete(batch));
+        const batch: Promise<void> = commitBatch(queue.splice(0, options.maxBatch)).finally(() =>
+          committing.delete(batch),
+        );
         committing.add(batch);
       }
       await Promise.race(committing);

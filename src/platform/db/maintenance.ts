@@ -11,7 +11,9 @@ import type { Schema } from './schema/index.js';
  * vacuumed once its dead rows pass 50 + 20 % of its rows, analysed once the rows changed since its last
  * analysis pass 50 + 10 %. Each statement holds the one connection only as long as its table takes.
  */
-export async function maintainEmbeddedDatabase(db: Kysely<Schema>): Promise<{ vacuumed: string[]; analyzed: string[] }> {
+export async function maintainEmbeddedDatabase(
+  db: Kysely<Schema>,
+): Promise<{ vacuumed: string[]; analyzed: string[] }> {
   // The counters of the last second's statements are still this backend's own until its next flush.
   await sql`select pg_stat_force_next_flush()`.execute(db);
   const { rows } = await sql<{ schema: string; table: string; vacuum: boolean; analyze: boolean }>`

@@ -111,7 +111,8 @@ class PGliteConnection implements DatabaseConnection {
   // Like node-postgres, a query without parameters goes over the simple query
   // protocol, so a migration script with several statements runs the same on both.
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    const result = query.parameters.length === 0 ? (await this.pglite.exec(query.sql)).at(-1) : await this.#extended(query);
+    const result =
+      query.parameters.length === 0 ? (await this.pglite.exec(query.sql)).at(-1) : await this.#extended(query);
     const rows = (result?.rows ?? []) as R[];
     return result?.affectedRows === undefined ? { rows } : { rows, numAffectedRows: BigInt(result.affectedRows) };
   }

@@ -1,7 +1,15 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
-import { bearer, login, openTestDatabase, openTestKeyValueStore, TEST_ADMIN, testConfig, usesPostgres } from '../../../test/helpers.js';
+import {
+  bearer,
+  login,
+  openTestDatabase,
+  openTestKeyValueStore,
+  TEST_ADMIN,
+  testConfig,
+  usesPostgres,
+} from '../../../test/helpers.js';
 import { createTestClock } from '../../../test/clock.js';
 import type { FastifyInstance } from 'fastify';
 import type { Database } from './database.js';
@@ -69,11 +77,19 @@ describe.runIf(usesPostgres)('PostgreSQL stopped and started again', () => {
     clock.advance(1000);
     const refused = await devices();
     expect({ status: refused.statusCode, body: refused.json() }).toEqual({
-      status: 503, body: { error: 'ServiceUnavailable', message: 'The database is unavailable; try again shortly', code: 'database.unavailable' },
+      status: 503,
+      body: {
+        error: 'ServiceUnavailable',
+        message: 'The database is unavailable; try again shortly',
+        code: 'database.unavailable',
+      },
     });
     const down = await health();
     expect(down.statusCode).toBe(503);
-    expect(down.json()).toMatchObject({ status: 'unhealthy', services: { database: { status: 'down' }, cache: { status: 'up' } } });
+    expect(down.json()).toMatchObject({
+      status: 'unhealthy',
+      services: { database: { status: 'down' }, cache: { status: 'up' } },
+    });
 
     await relay.start();
     clock.advance(1000);

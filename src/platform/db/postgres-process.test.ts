@@ -5,7 +5,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../app.js';
-import { bearer, freePort, login, openTestKeyValueStore, TEST_ADMIN, testConfig, usesPostgres } from '../../../test/helpers.js';
+import {
+  bearer,
+  freePort,
+  login,
+  openTestKeyValueStore,
+  TEST_ADMIN,
+  testConfig,
+  usesPostgres,
+} from '../../../test/helpers.js';
 import { createTestClock } from '../../../test/clock.js';
 import { openDatabase, type Database } from './database.js';
 import { migrate } from './migrate.js';
@@ -14,20 +22,27 @@ import type { KeyValueStore } from '../kv/index.js';
 /** The newest PostgreSQL server binaries Debian installed (the CI machine's), if any. */
 function serverBinaries(): string | undefined {
   const root = '/usr/lib/postgresql';
-  const version = existsSync(root) ? readdirSync(root).sort((a, b) => Number(a) - Number(b)).at(-1) : undefined;
+  const version = existsSync(root)
+    ? readdirSync(root)
+        .sort((a, b) => Number(a) - Number(b))
+        .at(-1)
+    : undefined;
   return version && existsSync(join(root, version, 'bin', 'initdb')) ? join(root, version, 'bin') : undefined;
 }
 
 const bin = serverBinaries();
 // PostgreSQL refuses to run as root: as root, its commands run as the postgres user.
 const asRoot = userInfo().uid === 0;
-const command = (name: string, args: string[]): [string, string[]] => (asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin!, name), ...args]] : [join(bin!, name), args]);
+const command = (name: string, args: string[]): [string, string[]] =>
+  asRoot ? ['runuser', ['-u', 'postgres', '--', join(bin!, name), ...args]] : [join(bin!, name), args];
 
 /** A PostgreSQL server of the test's own, in a fresh directory, that the test stops and starts like an operator would. */
 function ownServer(port: number) {
   const dir = mkdtempSync(join(tmpdir(), 'waygate-pg-'));
   if (asRoot) {
-    const [uid, gid] = ['-u', '-g'].map((flag) => Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout));
+    const [uid, gid] = ['-u', '-g'].map((flag) =>
+      Number(spawnSync('id', [flag, 'postgres'], { encoding: 'utf8' }).stdout),
+    );
     chownSync(dir, uid!, gid!);
   }
   const data = join(dir, 'data');
@@ -40,7 +55,18 @@ function ownServer(port: number) {
       if (result.status !== 0) throw new Error(`initdb failed: ${result.stderr}`);
     },
     async start() {
-      const [cmd, args] = command('postgres', ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off']);
+      const [cmd, args] = command('postgres', [
+        '-D',
+        data,
+        '-p',
+        String(port),
+        '-k',
+        dir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+      ]);
       server = spawn(cmd, args, { stdio: 'ignore' });
       const [ready, readyArgs] = command('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)]);
       for (let waited = 0; spawnSync(ready, readyArgs).status !== 0; waited += 100) {
@@ -51,7 +77,10 @@ function ownServer(port: number) {
     /** Every process of the server killed at once, as a crash or `kill -9` of the host would. */
     async kill() {
       const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean).map(Number);
+      const children = spawnSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map(Number);
       for (const pid of [postmaster, ...children]) process.kill(pid, 'SIGKILL');
       await new Promise((resolve) => (server?.exitCode !== null ? resolve(undefined) : server.once('exit', resolve)));
       rmSync(join(data, 'postmaster.pid'), { force: true });
@@ -70,7 +99,10 @@ describe.runIf(usesPostgres && bin)('a PostgreSQL server process killed and star
     pg = ownServer(await freePort());
     pg.init();
     await pg.start();
-    [database, kv] = await Promise.all([openDatabase({ kind: 'postgres', url: pg.url, poolSize: 5 }), openTestKeyValueStore()]);
+    [database, kv] = await Promise.all([
+      openDatabase({ kind: 'postgres', url: pg.url, poolSize: 5 }),
+      openTestKeyValueStore(),
+    ]);
     await migrate(database.db);
     app = await buildApp(testConfig(), { database, kv, clock }, { logger: false });
   }, 60_000);
@@ -97,6 +129,8 @@ describe.runIf(usesPostgres && bin)('a PostgreSQL server process killed and star
     await pg.start();
     clock.advance(1000);
     await expect.poll(async () => (await devices()).statusCode, { timeout: 15_000 }).toBe(200);
-    expect((await app.inject({ method: 'GET', url: '/v1/health' })).json()).toMatchObject({ services: { database: { status: 'up' } } });
+    expect((await app.inject({ method: 'GET', url: '/v1/health' })).json()).toMatchObject({
+      services: { database: { status: 'up' } },
+    });
   }, 60_000);
 });

@@ -7,7 +7,11 @@ import { prepared, preparingClient } from './prepared.js';
 // The session's prepared statements are visible only on its own connection: one pool of one connection.
 describe.runIf(usesPostgres)('prepared statements (postgres)', () => {
   async function withOneConnection(run: (db: Kysely<unknown>) => Promise<void>): Promise<void> {
-    const pool = new pg.Pool({ Client: preparingClient(pg.Client), connectionString: process.env.TEST_DATABASE_URL, max: 1 });
+    const pool = new pg.Pool({
+      Client: preparingClient(pg.Client),
+      connectionString: process.env.TEST_DATABASE_URL,
+      max: 1,
+    });
     const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
     try {
       await run(db);
@@ -16,7 +20,9 @@ describe.runIf(usesPostgres)('prepared statements (postgres)', () => {
     }
   }
   const preparedOnConnection = async (db: Kysely<unknown>) =>
-    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map((row) => row.statement);
+    (await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(db)).rows.map(
+      (row) => row.statement,
+    );
 
   it('runs a marked query as a named statement, parsed once for every run', async () => {
     await withOneConnection(async (db) => {
@@ -32,11 +38,17 @@ describe.runIf(usesPostgres)('prepared statements (postgres)', () => {
   it('runs a marked query again unnamed on a connection that lost its prepared statements, as behind a pooler in transaction mode', async () => {
     await withOneConnection(async (db) => {
       const text = `select $1::int * 2 as double -- ${Math.random()}`;
-      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [2])))).rows).toEqual([{ double: 4 }]);
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [2])))).rows).toEqual([
+        { double: 4 },
+      ]);
       // The driver still takes the statement for prepared; the server no longer has it.
       await sql`deallocate all`.execute(db);
-      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [3])))).rows).toEqual([{ double: 6 }]);
-      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [4])))).rows).toEqual([{ double: 8 }]);
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [3])))).rows).toEqual([
+        { double: 6 },
+      ]);
+      expect((await db.executeQuery<{ double: number }>(prepared(CompiledQuery.raw(text, [4])))).rows).toEqual([
+        { double: 8 },
+      ]);
       expect(await preparedOnConnection(db)).not.toContain(text);
     });
   });

@@ -19,7 +19,12 @@ const MAX_PREPARED = 64;
  * outside a transaction: a connection that lost its prepared statement runs this one again unnamed.
  */
 export function prepared<R>(query: CompiledQuery<R>): CompiledQuery<R> {
-  setRecent(names, query.sql, names.get(query.sql) ?? `waygate_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`, MAX_PREPARED);
+  setRecent(
+    names,
+    query.sql,
+    names.get(query.sql) ?? `waygate_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`,
+    MAX_PREPARED,
+  );
   return query;
 }
 

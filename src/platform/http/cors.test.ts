@@ -6,7 +6,11 @@ const preflight = (t: TestApp, origin: string) =>
   t.app.inject({
     method: 'OPTIONS',
     url: '/v1/gps',
-    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+    headers: {
+      origin,
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'authorization, content-type',
+    },
   });
 
 describe('CORS', () => {

@@ -27,13 +27,26 @@ export async function registerDocs(app: FastifyInstance, config: Config): Promis
       },
       components: {
         securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'API key, session token (ses_…) or OAuth access token' },
-          appKey: { type: 'apiKey', in: 'header', name: 'X-ID-App-Key', description: 'The secret of an internal app (id, backend, policies)' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'API key, session token (ses_…) or OAuth access token',
+          },
+          appKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-ID-App-Key',
+            description: 'The secret of an internal app (id, backend, policies)',
+          },
         },
       },
     },
-    transform: ({ schema, url }) => ({ schema: withNamedResponsesNested(schema as RouteSchema | undefined) as never, url }),
-    transformObject: (document) => finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject, config.publicUrl) as object,
+    transform: ({ schema, url }) => ({
+      schema: withNamedResponsesNested(schema as RouteSchema | undefined) as never,
+      url,
+    }),
+    transformObject: (document) =>
+      finishDocument((document as { openapiObject: OpenApiDocument }).openapiObject, config.publicUrl) as object,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   if (config.openapiEnabled) {
@@ -54,7 +67,10 @@ type RouteSchema = Record<string, unknown> & { response?: Record<string, { $id?:
 function withNamedResponsesNested(schema: RouteSchema | undefined): RouteSchema | undefined {
   if (!schema?.response) return schema;
   const response = Object.fromEntries(
-    Object.entries(schema.response).map(([status, body]) => [status, body.$id ? { ...(body.description ? { description: body.description } : {}), allOf: [body] } : body]),
+    Object.entries(schema.response).map(([status, body]) => [
+      status,
+      body.$id ? { ...(body.description ? { description: body.description } : {}), allOf: [body] } : body,
+    ]),
   );
   return { ...schema, response };
 }

@@ -7,7 +7,10 @@ export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'Name of the HTTP status', examples: ['NotFound'] }),
     message: Type.String({ description: 'What went wrong, for people' }),
-    code: Type.String({ description: 'Stable machine code `<area>.<reason>`; the codes a route answers are listed with its responses', examples: ['trip.not_found'] }),
+    code: Type.String({
+      description: 'Stable machine code `<area>.<reason>`; the codes a route answers are listed with its responses',
+      examples: ['trip.not_found'],
+    }),
   },
   { $id: 'ErrorBody', title: 'Error' },
 );
@@ -57,7 +60,10 @@ export function errorResponses(...errors: (number | ErrorDefinition)[]): Record<
 }
 
 /** `responses` with `errors` added, merging their codes into the statuses already documented there. */
-export function withErrorResponses(responses: Record<string, unknown>, errors: (number | ErrorDefinition)[]): Record<number, object> {
+export function withErrorResponses(
+  responses: Record<string, unknown>,
+  errors: (number | ErrorDefinition)[],
+): Record<number, object> {
   const merged = { ...responses } as Record<number, object>;
   for (const error of errors) {
     const status = typeof error === 'number' ? error : error.status;
@@ -113,7 +119,9 @@ export function publicBaseUrl(request: FastifyRequest): string {
  */
 export function registerHostCheck(app: FastifyInstance): void {
   if (app.config.publicUrl) return;
-  app.addHook('onRequest', (request, _reply, done) => done(canonicalOf(publicBaseUrl(request)) === undefined ? RequestErrors.bad_host() : undefined));
+  app.addHook('onRequest', (request, _reply, done) =>
+    done(canonicalOf(publicBaseUrl(request)) === undefined ? RequestErrors.bad_host() : undefined),
+  );
 }
 
 /**
@@ -159,7 +167,13 @@ export function locateCreated(request: FastifyRequest, reply: FastifyReply, path
  * The single envelope of a resource the request created, `<collection>/<id>` (the id is the record's
  * own unless given): 201, and `Location` and `_links.self` both name the new resource.
  */
-export function created<T extends object>(request: FastifyRequest, reply: FastifyReply, collection: string, data: T, id = String((data as { id?: unknown }).id)) {
+export function created<T extends object>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  collection: string,
+  data: T,
+  id = String((data as { id?: unknown }).id),
+) {
   return { data, _links: { self: locateCreated(request, reply, `${collection}/${encodeURIComponent(id)}`) } };
 }
 
@@ -186,7 +200,12 @@ export function sendSerializedSingle(request: FastifyRequest, reply: FastifyRepl
 export function paginated<T>(request: FastifyRequest, data: T[], total: number, { page, limit }: PageRequest) {
   const totalPages = totalPagesOf(total, limit);
   const numbered = (n: number) => requestUrl(request, { page: String(n), limit: String(limit) });
-  return pageEnvelope(data, { page, limit, total, total_pages: totalPages }, numbered, page < totalPages ? numbered(page + 1) : undefined);
+  return pageEnvelope(
+    data,
+    { page, limit, total, total_pages: totalPages },
+    numbered,
+    page < totalPages ? numbered(page + 1) : undefined,
+  );
 }
 
 export const totalPagesOf = (total: number, limit: number) => Math.max(1, Math.ceil(total / limit));
@@ -231,4 +250,5 @@ export const offsetOf = ({ page, limit }: PageRequest) => (page - 1) * limit;
 export const SuccessMessage = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 /** `{ data: [...], _links: { self } }`: a whole (unpaginated) collection. */
-export const ListEnvelope = <T extends TSchema>(resource: T) => Type.Object({ data: Type.Array(resource), _links: SelfLinks });
+export const ListEnvelope = <T extends TSchema>(resource: T) =>
+  Type.Object({ data: Type.Array(resource), _links: SelfLinks });

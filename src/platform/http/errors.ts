@@ -71,14 +71,18 @@ const constraintErrors = new Map<string, ErrorDefinition>();
  * is what the error handler answers when that database constraint or unique index is violated, so a
  * race that slips past a service's check still gets the interface's message.
  */
-export function defineErrors<const T extends Record<string, ErrorSpec>>(area: string, specs: T): { [K in keyof T]: ErrorDefinition } {
+export function defineErrors<const T extends Record<string, ErrorSpec>>(
+  area: string,
+  specs: T,
+): { [K in keyof T]: ErrorDefinition } {
   const definitions = {} as Record<string, ErrorDefinition>;
   for (const [reason, [status, defaultMessage, options]] of Object.entries(specs)) {
     const code = `${area}.${reason}`;
     if (declaredCodes.has(code)) throw new Error(`error code ${code} is declared twice`);
 
     const definition = Object.assign(
-      (message: string = defaultMessage, headers?: Record<string, string>) => new AppError(status, code, message, headers),
+      (message: string = defaultMessage, headers?: Record<string, string>) =>
+        new AppError(status, code, message, headers),
       { status, code, message: defaultMessage },
     );
     declaredCodes.set(code, definition);
@@ -240,7 +244,12 @@ function bodyOf(err: AppError) {
  * and never an echo of the offending URL (it can be kilobytes long).
  */
 export function frameworkErrorResponse(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
-  const error = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? RequestErrors.uri_too_long() : err.code === 'FST_ERR_BAD_URL' ? RequestErrors.bad_url() : RequestErrors.internal();
+  const error =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? RequestErrors.uri_too_long()
+      : err.code === 'FST_ERR_BAD_URL'
+        ? RequestErrors.bad_url()
+        : RequestErrors.internal();
   void reply.code(error.status).send({ error: error.error, message: error.message, code: error.code });
 }
 

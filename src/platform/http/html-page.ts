@@ -26,8 +26,13 @@ export function pageCsp(redirectUri?: string, turnstile = false): string {
 
 /** Sends a page: never cached (pages carry tokens), never framed. */
 export function sendPage(reply: FastifyReply, status: number, html: string, csp: string): FastifyReply {
-  return reply.status(status).header('content-type', 'text/html; charset=utf-8').header('content-security-policy', csp)
-    .header('cache-control', 'no-store').header('x-frame-options', 'DENY').send(html);
+  return reply
+    .status(status)
+    .header('content-type', 'text/html; charset=utf-8')
+    .header('content-security-policy', csp)
+    .header('cache-control', 'no-store')
+    .header('x-frame-options', 'DENY')
+    .send(html);
 }
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -46,12 +51,15 @@ button.secondary{background:#e3e7eb;color:#1b1f24;margin-left:.5rem}
 `;
 
 export function page(title: string, body: string, lang = 'en'): string {
-  return `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+  return (
+    `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>` +
-    `<body><main>${body}</main></body></html>`;
+    `<body><main>${body}</main></body></html>`
+  );
 }
 
-export const errorBox = (error?: string) => (error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '');
+export const errorBox = (error?: string) =>
+  error ? `<p class="error" role="alert" id="error">${escapeHtml(error)}</p>` : '';
 
 /** Cloudflare's Turnstile widget, posting its answer as `turnstile_token` (what the bot check reads). */
 export const turnstileWidget = (siteKey: string) =>

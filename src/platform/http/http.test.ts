@@ -16,15 +16,23 @@ const ProbeErrors = defineErrors('probe', {
 });
 
 const Item = Type.Object({ id: Type.Integer(), item_name: Type.String() });
-const ITEMS = Array.from({ length: 25 }, (_, i) => ({ id: i + 1, item_name: `item ${i + 1}`, secret_column: 'hidden' }));
+const ITEMS = Array.from({ length: 25 }, (_, i) => ({
+  id: i + 1,
+  item_name: `item ${i + 1}`,
+  secret_column: 'hidden',
+}));
 
 /** Probe routes that exercise the shared conventions the way feature routes will. */
 async function probeRoutes(app: FastifyInstance): Promise<void> {
-  app.get('/v1/probe/items', { schema: { querystring: PageQuery(10), response: { 200: PageEnvelope(Item) } } }, async (request) => {
-    const page = request.query as { page: number; limit: number };
-    const offset = offsetOf(page);
-    return paginated(request, ITEMS.slice(offset, offset + page.limit), ITEMS.length, page);
-  });
+  app.get(
+    '/v1/probe/items',
+    { schema: { querystring: PageQuery(10), response: { 200: PageEnvelope(Item) } } },
+    async (request) => {
+      const page = request.query as { page: number; limit: number };
+      const offset = offsetOf(page);
+      return paginated(request, ITEMS.slice(offset, offset + page.limit), ITEMS.length, page);
+    },
+  );
   app.post(
     '/v1/probe/items',
     {
@@ -35,7 +43,9 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, response) => response.status(201).send(single(request, ITEMS[0])),
   );
-  app.get('/v1/probe/one', { schema: { response: { 200: SingleEnvelope(Item) } } }, async (request) => single(request, ITEMS[0]));
+  app.get('/v1/probe/one', { schema: { response: { 200: SingleEnvelope(Item) } } }, async (request) =>
+    single(request, ITEMS[0]),
+  );
   app.get('/v1/probe/boom', async () => {
     throw new Error('connection string postgres://admin:hunter2@db/internal');
   });
@@ -67,7 +77,10 @@ async function probeRoutes(app: FastifyInstance): Promise<void> {
     await sql`select ${1}::int / ${0}::int as ratio`.execute(app.database.db);
   });
   app.get('/v1/probe/missing-reference', async () => {
-    await app.database.db.insertInto('trips').values({ name: 'x', device_id: '00000000-0000-4000-8000-000000000000' }).execute();
+    await app.database.db
+      .insertInto('trips')
+      .values({ name: 'x', device_id: '00000000-0000-4000-8000-000000000000' })
+      .execute();
   });
   app.get('/v1/probe/connection-lost', async () => {
     throw Object.assign(new Error('Connection terminated unexpectedly'), { code: undefined });
@@ -91,7 +104,11 @@ describe('HTTP conventions', () => {
   it('answers unknown routes with 404 NotFound', async () => {
     const response = await get('/v1/nothing-here?x=1');
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No route for GET /v1/nothing-here', code: 'request.route_not_found' });
+    expect(response.json()).toEqual({
+      error: 'NotFound',
+      message: 'No route for GET /v1/nothing-here',
+      code: 'request.route_not_found',
+    });
   });
 
   it('wraps a page with pagination and absolute links that keep other query parameters', async () => {
@@ -139,7 +156,10 @@ describe('HTTP conventions', () => {
       payload: { item_name: 'x', count: 1 },
     });
     expect(response.statusCode).toBe(201);
-    expect(response.json()).toEqual({ data: { id: 1, item_name: 'item 1' }, _links: { self: 'http://api.test/v1/probe/items' } });
+    expect(response.json()).toEqual({
+      data: { id: 1, item_name: 'item 1' },
+      _links: { self: 'http://api.test/v1/probe/items' },
+    });
   });
 
   it.each([
@@ -163,7 +183,8 @@ describe('HTTP conventions', () => {
     async (host) => {
       const response = await get('/v1/probe/one', { host });
       expect({ status: response.statusCode, body: response.json() }).toEqual({
-        status: 400, body: { error: 'BadRequest', message: 'The Host header is not a valid host', code: 'request.bad_host' },
+        status: 400,
+        body: { error: 'BadRequest', message: 'The Host header is not a valid host', code: 'request.bad_host' },
       });
       expect(response.headers['x-request-id']).toEqual(expect.any(String));
     },
@@ -188,7 +209,11 @@ describe('HTTP conventions', () => {
       payload: '{"item_name": "x",',
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: expect.stringMatching(/^Malformed JSON body/), code: 'request.malformed_json' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: expect.stringMatching(/^Malformed JSON body/),
+      code: 'request.malformed_json',
+    });
   });
 
   it('rejects an oversized body with 413', async () => {
@@ -198,7 +223,11 @@ describe('HTTP conventions', () => {
       payload: { item_name: 'x'.repeat(4096), count: 1 },
     });
     expect(response.statusCode).toBe(413);
-    expect(response.json()).toEqual({ error: 'PayloadTooLarge', message: 'Request body is too large', code: 'request.body_too_large' });
+    expect(response.json()).toEqual({
+      error: 'PayloadTooLarge',
+      message: 'Request body is too large',
+      code: 'request.body_too_large',
+    });
   });
 
   it('rejects a body that is not JSON with 415', async () => {
@@ -219,13 +248,21 @@ describe('HTTP conventions', () => {
   it('passes a declared error through as { error, message, code }', async () => {
     const response = await get('/v1/probe/conflict');
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'Username is already taken', code: 'probe.name_taken' });
+    expect(response.json()).toEqual({
+      error: 'Conflict',
+      message: 'Username is already taken',
+      code: 'probe.name_taken',
+    });
   });
 
   it('answers a violated constraint with the error declared for it, and writes nothing twice', async () => {
     const response = await get('/v1/probe/duplicate');
     expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({ error: 'Conflict', message: 'A setting with this key already exists', code: 'probe.key_taken' });
+    expect(response.json()).toEqual({
+      error: 'Conflict',
+      message: 'A setting with this key already exists',
+      code: 'probe.key_taken',
+    });
     const rows = await t.database.db.selectFrom('settings').select('key').where('key', '=', 'dup').execute();
     expect(rows).toHaveLength(1);
   });
@@ -244,22 +281,48 @@ describe('HTTP conventions', () => {
   it('refuses NUL in a body string, a path parameter or a query parameter with 400 naming the field, before any handler', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const cases: [InjectOptions, string][] = [
-      [{ method: 'POST', url: '/v1/auth/login', payload: '{"identifier":"ad\\u0000min","password":"x"}' }, "Body field 'identifier' must not contain NUL characters"],
-      [{ method: 'POST', url: '/v1/auth/login', payload: '{"identifier":"admin","password":"x","turnstile_token":"\\u0000"}' }, "Body field 'turnstile_token' must not contain NUL characters"],
+      [
+        { method: 'POST', url: '/v1/auth/login', payload: '{"identifier":"ad\\u0000min","password":"x"}' },
+        "Body field 'identifier' must not contain NUL characters",
+      ],
+      [
+        {
+          method: 'POST',
+          url: '/v1/auth/login',
+          payload: '{"identifier":"admin","password":"x","turnstile_token":"\\u0000"}',
+        },
+        "Body field 'turnstile_token' must not contain NUL characters",
+      ],
       [{ method: 'GET', url: '/v1/platforms/em%00ail' }, "Path parameter 'id_or_slug' must not contain NUL characters"],
-      [{ method: 'GET', url: '/v1/users?role_id=role_%00', headers: bearer(admin) }, "Query parameter 'role_id' must not contain NUL characters"],
+      [
+        { method: 'GET', url: '/v1/users?role_id=role_%00', headers: bearer(admin) },
+        "Query parameter 'role_id' must not contain NUL characters",
+      ],
       // Deep in a batch: the path down to it is named.
       [
-        { method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: '[{"latitude":1},{"latitude":1,"motion":"walk\\u0000ing"}]' },
+        {
+          method: 'POST',
+          url: '/v1/gps/batch',
+          headers: bearer(admin),
+          payload: '[{"latitude":1},{"latitude":1,"motion":"walk\\u0000ing"}]',
+        },
         "Body field '1.motion' must not contain NUL characters",
       ],
       [
-        { method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: '[{"latitude":1},{"latitude":1e400}]' },
+        {
+          method: 'POST',
+          url: '/v1/gps/batch',
+          headers: bearer(admin),
+          payload: '[{"latitude":1},{"latitude":1e400}]',
+        },
         "Body field '1.latitude' must be a finite number",
       ],
     ];
     for (const [request, message] of cases) {
-      const response = await t.app.inject({ ...request, headers: { 'content-type': 'application/json', ...request.headers } });
+      const response = await t.app.inject({
+        ...request,
+        headers: { 'content-type': 'application/json', ...request.headers },
+      });
       expect({ url: request.url, status: response.statusCode, body: response.json() }).toEqual({
         url: request.url,
         status: 400,
@@ -277,7 +340,11 @@ describe('HTTP conventions', () => {
     const malformed = await t.app.inject({ method: 'GET', url: '/v1/platforms/%E0%A4%A' });
     expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
       status: 400,
-      body: { error: 'BadRequest', message: 'The URL is not valid (a malformed percent-encoding)', code: 'request.bad_url' },
+      body: {
+        error: 'BadRequest',
+        message: 'The URL is not valid (a malformed percent-encoding)',
+        code: 'request.bad_url',
+      },
     });
   });
 
@@ -287,20 +354,33 @@ describe('HTTP conventions', () => {
     expect(response.statusCode).toBe(404);
     expect(response.body.length).toBeLessThan(300);
     expect(response.json()).toEqual({
-      error: 'NotFound', message: `No route for GET ${path.slice(0, 64)}… (${path.length} characters)`, code: 'request.route_not_found',
+      error: 'NotFound',
+      message: `No route for GET ${path.slice(0, 64)}… (${path.length} characters)`,
+      code: 'request.route_not_found',
     });
     // A short input is quoted whole.
-    expect((await t.app.inject({ method: 'GET', url: '/v1/nowhere' })).json().message).toBe('No route for GET /v1/nowhere');
+    expect((await t.app.inject({ method: 'GET', url: '/v1/nowhere' })).json().message).toBe(
+      'No route for GET /v1/nowhere',
+    );
   });
 
   it('refuses compressed bodies and charsets other than UTF-8 with 415 saying what to send', async () => {
     const signIn = (headers: Record<string, string>) =>
-      t.app.inject({ method: 'POST', url: '/v1/auth/login', headers, payload: '{"identifier":"admin","password":"x"}' });
+      t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/login',
+        headers,
+        payload: '{"identifier":"admin","password":"x"}',
+      });
     expect((await signIn({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).json()).toEqual({
-      error: 'UnsupportedMediaType', message: 'Content-Encoding gzip is not supported; send the body uncompressed', code: 'request.unsupported_media_type',
+      error: 'UnsupportedMediaType',
+      message: 'Content-Encoding gzip is not supported; send the body uncompressed',
+      code: 'request.unsupported_media_type',
     });
     expect((await signIn({ 'content-type': 'application/json; charset=utf-16' })).json()).toEqual({
-      error: 'UnsupportedMediaType', message: 'charset utf-16 is not supported; send UTF-8', code: 'request.unsupported_media_type',
+      error: 'UnsupportedMediaType',
+      message: 'charset utf-16 is not supported; send UTF-8',
+      code: 'request.unsupported_media_type',
     });
     expect((await signIn({ 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(401);
   });
@@ -313,7 +393,11 @@ describe('HTTP conventions', () => {
       payload: '{"identifier":"admin","password":"x","extra":{"depth":1e400}}',
     });
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: "Body field 'extra.depth' must be a finite number", code: 'request.validation' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'extra.depth' must be a finite number",
+      code: 'request.validation',
+    });
   });
 
   it('answers text with a NUL byte that reaches PostgreSQL with 400 instead of 500', async () => {
@@ -333,7 +417,10 @@ describe('HTTP conventions', () => {
 
   it('answers any other data exception of the database (class 22, here a division by zero) with 400', async () => {
     const response = await get('/v1/probe/division');
-    expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 400, code: 'database.invalid_value' });
+    expect({ status: response.statusCode, code: response.json().code }).toEqual({
+      status: 400,
+      code: 'database.invalid_value',
+    });
   });
 
   it('answers a value the database cannot read as its type with 400', async () => {
@@ -374,13 +461,20 @@ describe('HTTP conventions', () => {
     ['ENETUNREACH', 'no route to the database'],
   ])('answers %s (%s) with 503', async (code) => {
     const response = await get(`/v1/probe/database-fault?code=${code}`);
-    expect({ status: response.statusCode, code: response.json().code }).toEqual({ status: 503, code: 'database.unavailable' });
+    expect({ status: response.statusCode, code: response.json().code }).toEqual({
+      status: 503,
+      code: 'database.unavailable',
+    });
   });
 
   it('answers unexpected faults with 500 and leaks no internals', async () => {
     const response = await get('/v1/probe/boom');
     expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({ error: 'InternalServerError', message: 'An unexpected error occurred', code: 'request.internal' });
+    expect(response.json()).toEqual({
+      error: 'InternalServerError',
+      message: 'An unexpected error occurred',
+      code: 'request.internal',
+    });
     expect(response.body).not.toContain('hunter2');
   });
 
@@ -391,7 +485,13 @@ describe('HTTP conventions', () => {
     });
     const lines = t.logs().filter((line) => line.request_id === 'trace-abc-123');
     expect(lines).toEqual([
-      expect.objectContaining({ msg: 'request completed', method: 'GET', route: '/v1/probe/items', status: 200, latency_ms: expect.any(Number) }),
+      expect.objectContaining({
+        msg: 'request completed',
+        method: 'GET',
+        route: '/v1/probe/items',
+        status: 200,
+        latency_ms: expect.any(Number),
+      }),
     ]);
     const everything = JSON.stringify(t.logs());
     expect(everything).not.toContain('ses_super_secret_token');
@@ -419,7 +519,7 @@ describe('HTTP conventions', () => {
 });
 
 describe('logging above info', () => {
-  it('writes no request lines, and a handler\'s warning still carries its request id', async () => {
+  it("writes no request lines, and a handler's warning still carries its request id", async () => {
     const t = await buildTestApp({
       captureLogs: true,
       config: { logLevel: 'warn' },
@@ -434,7 +534,9 @@ describe('logging above info', () => {
     try {
       await t.app.inject({ method: 'GET', url: '/v1/probe/chatty', headers: { 'x-request-id': 'trace-warn' } });
       await t.app.inject({ method: 'GET', url: '/v1' });
-      expect(t.logs()).toEqual([expect.objectContaining({ level: 40, msg: 'written at warn', detail: 1, request_id: 'trace-warn' })]);
+      expect(t.logs()).toEqual([
+        expect.objectContaining({ level: 40, msg: 'written at warn', detail: 1, request_id: 'trace-warn' }),
+      ]);
     } finally {
       await t.close();
     }
@@ -466,7 +568,15 @@ describe('a WebSocket upgrade to a route without WebSocket', () => {
         const socket = await openSocket(base, { path, headers: path.startsWith('/v1/sessions/') ? headers : {} });
         await socket.closed;
       }
-      await expect.poll(() => t.logs().filter((line) => line.msg === 'closed incoming websocket connection for path with no websocket handler').length).toBe(2);
+      await expect
+        .poll(
+          () =>
+            t
+              .logs()
+              .filter((line) => line.msg === 'closed incoming websocket connection for path with no websocket handler')
+              .length,
+        )
+        .toBe(2);
       const everything = JSON.stringify(t.logs());
       expect(everything).not.toContain(session);
       expect(everything).not.toContain('secret_in_the_query');
@@ -480,7 +590,9 @@ describe('an upgrade request refused before its route (system key outside its al
   it('does not keep the connection, so it neither piles up nor holds the server open on close', async () => {
     const t = await buildTestApp();
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
-    await expect(openSocket(base, { path: '/v1/health', headers: bearer(TEST_SYSTEM_KEY) })).rejects.toThrow('handshake refused: 403');
+    await expect(openSocket(base, { path: '/v1/health', headers: bearer(TEST_SYSTEM_KEY) })).rejects.toThrow(
+      'handshake refused: 403',
+    );
     let closed = false;
     await Promise.race([t.close().then(() => (closed = true)), new Promise((resolve) => setTimeout(resolve, 5000))]);
     expect(closed, 'the server closed within 5 s').toBe(true);

@@ -15,15 +15,19 @@ import { RequestErrors } from './errors.js';
 /** `page`, `limit` and `after` query parameters; `page` is 1 when neither it nor `after` is given. */
 export const KeysetPageQuery = (defaultLimit: number) =>
   Type.Object({
-    page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1 (default 1). Not together with after' })),
+    page: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'Page number, from 1 (default 1). Not together with after' }),
+    ),
     limit: LimitParam(defaultLimit),
-    after: Type.Optional(Type.String({
-      minLength: 1,
-      maxLength: 200,
-      description:
-        "A cursor: answers the page after the one it ended. Every page's next link carries one; following next " +
-        'links reads each page as an index range, without skipping rows by offset. Not together with page',
-    })),
+    after: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description:
+          "A cursor: answers the page after the one it ended. Every page's next link carries one; following next " +
+          'links reads each page as an index range, without skipping rows by offset. Not together with page',
+      }),
+    ),
   });
 
 /** The page a request asks for: a number, and the key it continues after when it came with a cursor. */
@@ -60,7 +64,8 @@ function decodeCursor(list: string, text: string): { key: RowKey; page: number }
   const [, ms, id, page] = value as unknown[];
   if (!Number.isSafeInteger(ms) || (ms as number) < 0 || (ms as number) > MAX_TIME_MS) return undefined;
   if (typeof id !== 'string' || !UUID.test(id)) return undefined;
-  if (!Number.isSafeInteger(page) || (page as number) < 1 || (page as number) >= Number.MAX_SAFE_INTEGER) return undefined;
+  if (!Number.isSafeInteger(page) || (page as number) < 1 || (page as number) >= Number.MAX_SAFE_INTEGER)
+    return undefined;
   return { key: { at: new Date(ms as number), id }, page: page as number };
 }
 
@@ -82,13 +87,18 @@ export function keysetPageOf(
 }
 
 /** The cursor of the page after this one, when rows follow it (`more`, read as one row past the limit). */
-export function nextCursor<T>(found: { rows: T[]; more: boolean }, { list, page }: KeysetPage, keyOf: (row: T) => RowKey): string | undefined {
+export function nextCursor<T>(
+  found: { rows: T[]; more: boolean },
+  { list, page }: KeysetPage,
+  keyOf: (row: T) => RowKey,
+): string | undefined {
   const last = found.rows.at(-1);
   return found.more && last !== undefined ? encodeCursor(list, keyOf(last), page) : undefined;
 }
 
 /** Where the page starts in SQL. */
-export const startOf = (page: KeysetPage): PageStart => (page.after ? { after: page.after } : { offset: offsetOf(page) });
+export const startOf = (page: KeysetPage): PageStart =>
+  page.after ? { after: page.after } : { offset: offsetOf(page) };
 
 /**
  * `{ data, pagination, _links }` of a keyset page. `more` says whether rows follow the page (read as one

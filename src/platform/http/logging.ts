@@ -89,7 +89,11 @@ export function registerRequestLogging(app: FastifyInstance): void {
  * child costs more than the rest of a cached read, and most requests never log. This one builds
  * the child on the first line written at an enabled level.
  */
-export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+export function lazyChildLogger(
+  logger: FastifyBaseLogger,
+  bindings: Bindings,
+  options: ChildLoggerOptions,
+): FastifyBaseLogger {
   return new LazyChildLogger(logger, bindings, options);
 }
 

@@ -48,7 +48,9 @@ const ERROR_BODY = { $ref: '#/components/schemas/ErrorBody' };
  * parameters with a default as optional.
  */
 export function finishDocument(document: OpenApiDocument, publicUrl: string | undefined): OpenApiDocument {
-  document.servers = [publicUrl ? { url: publicUrl } : { url: '/', description: 'The server this document was read from' }];
+  document.servers = [
+    publicUrl ? { url: publicUrl } : { url: '/', description: 'The server this document was read from' },
+  ];
   for (const [path, operations] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(operations)) {
       operation.operationId ??= operationIdFor(method, path);
@@ -81,7 +83,11 @@ function addErrorCode(responses: Record<string, Response>, status: string, code:
   if (present && !present['x-error-codes']) return;
   const codes = present?.['x-error-codes'] ?? [];
   if (!codes.includes(code)) codes.push(code);
-  responses[status] = { ...present, 'x-error-codes': codes, content: present?.content ?? { 'application/json': { schema: ERROR_BODY } } };
+  responses[status] = {
+    ...present,
+    'x-error-codes': codes,
+    content: present?.content ?? { 'application/json': { schema: ERROR_BODY } },
+  };
 }
 
 /**
@@ -97,7 +103,8 @@ function describe(status: string, response: Response): void {
     response.description = `${errorPhrase(status)}: ${codes.map((code) => `\`${code}\``).join(', ')}`;
     const first = errorDefinitionOf(codes[0]!);
     const json = response.content?.['application/json'];
-    if (first && json) json.example ??= { error: errorNameFor(Number(status)), message: first.message, code: first.code };
+    if (first && json)
+      json.example ??= { error: errorNameFor(Number(status)), message: first.message, code: first.code };
   } else if (!response.description || response.description === 'Default Response') {
     response.description = SUCCESS[status] ?? errorPhrase(status);
   }

@@ -117,7 +117,10 @@ const VERBS: Record<string, string> = { get: 'get', post: 'create', put: 'set', 
 export function operationIdFor(method: string, path: string): string {
   const named = NAMED[`${method.toUpperCase()} ${path}`];
   if (named) return named;
-  const segments = path.replace(/^\/v1(?=\/|$)/, '').split('/').filter(Boolean);
+  const segments = path
+    .replace(/^\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean);
   const words: string[] = [];
   segments.forEach((segment, i) => {
     if (segment.startsWith('{')) return;

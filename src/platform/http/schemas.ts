@@ -5,7 +5,8 @@ import { Type, type Static, type TSchema } from 'typebox';
  * compared, cached and named in cursors as text, so validation lower-cases every UUID a request sends
  * (`x-lowercase`, see validation.ts). Handlers see ids as the database writes them.
  */
-export const uuid = (options: { description?: string } = {}) => Type.String({ format: 'uuid', 'x-lowercase': true, ...options });
+export const uuid = (options: { description?: string } = {}) =>
+  Type.String({ format: 'uuid', 'x-lowercase': true, ...options });
 export const Uuid = uuid();
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,11 +25,15 @@ const SCALAR_TYPES = new Set(['string', 'number', 'integer', 'boolean']);
 export function Nullable<T extends TSchema>(schema: T) {
   const { type } = schema as { type?: unknown };
   const plainScalar = typeof type === 'string' && SCALAR_TYPES.has(type) && !('enum' in schema) && !('const' in schema);
-  return Type.Unsafe<Static<T> | null>(plainScalar ? { ...schema, type: [type, 'null'] } : Type.Union([schema, Type.Null()]));
+  return Type.Unsafe<Static<T> | null>(
+    plainScalar ? { ...schema, type: [type, 'null'] } : Type.Union([schema, Type.Null()]),
+  );
 }
 export const IdParams = Type.Object({ id: Uuid });
 /** `turnstile_token` of a public body the bot check guards (platform/bot-protection.ts). */
-export const TurnstileToken = Type.Optional(Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }));
+export const TurnstileToken = Type.Optional(
+  Type.String({ maxLength: 4096, description: 'Required when bot protection is enabled' }),
+);
 export const MessageBody = Type.Object({ message: Type.String() });
 
 /**

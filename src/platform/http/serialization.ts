@@ -25,5 +25,6 @@ export function lazySerializers() {
  */
 export function serializerOf<T>(schema: object): (value: T) => string {
   let serialize: ((doc: unknown) => string) | undefined;
-  return (value) => (serialize ??= SerializerSelector()()({ schema, method: 'GET', url: '', httpStatus: '200' }))(value);
+  return (value) =>
+    (serialize ??= SerializerSelector()()({ schema, method: 'GET', url: '', httpStatus: '200' }))(value);
 }

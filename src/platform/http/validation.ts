@@ -24,7 +24,12 @@ function createAjv(coerceTypes: boolean | 'array'): Ajv {
     modifying: true,
     errors: false,
     // A UUID (schemas.ts `uuid`) is always inside a body, query or path object, so it has a parent.
-    validate: (lowercase: boolean, data: string, _schema: unknown, where?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number }) => {
+    validate: (
+      lowercase: boolean,
+      data: string,
+      _schema: unknown,
+      where?: { parentData: Record<string | number, unknown>; parentDataProperty: string | number },
+    ) => {
       if (lowercase && where) where.parentData[where.parentDataProperty] = data.toLowerCase();
       return true;
     },
@@ -55,7 +60,9 @@ export function registerValidation(app: FastifyInstance): void {
 function refuseUnreadableBody(headers: FastifyRequest['headers']): void {
   const encoding = headers['content-encoding']?.trim().toLowerCase();
   if (encoding && encoding !== 'identity') {
-    throw RequestErrors.unsupported_media_type(`Content-Encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`);
+    throw RequestErrors.unsupported_media_type(
+      `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed`,
+    );
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset && charset !== 'utf-8' && charset !== 'utf8') {
@@ -79,7 +86,9 @@ function storable(build: () => Validate): Validate {
   const checked: Validate = (data) => {
     const problem = unstorable(data);
     if (problem) {
-      checked.errors = [{ instancePath: problem.path, schemaPath: '#', keyword: problem.keyword, params: {}, message: problem.message }];
+      checked.errors = [
+        { instancePath: problem.path, schemaPath: '#', keyword: problem.keyword, params: {}, message: problem.message },
+      ];
       return false;
     }
     validate ??= build();
@@ -109,10 +118,15 @@ interface Unstorable {
  * value refused, on the way back up.
  */
 function unstorable(value: unknown, depth = 0): Unstorable | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? { path: '', keyword: 'nul', message: 'must not contain NUL characters' } : undefined;
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : { path: '', keyword: 'finite', message: 'must be a finite number' };
+  if (typeof value === 'string')
+    return value.includes('\u0000')
+      ? { path: '', keyword: 'nul', message: 'must not contain NUL characters' }
+      : undefined;
+  if (typeof value === 'number')
+    return Number.isFinite(value) ? undefined : { path: '', keyword: 'finite', message: 'must be a finite number' };
   if (value === null || typeof value !== 'object') return undefined;
-  if (depth > MAX_DEPTH) return { path: '', keyword: 'depth', message: `must not nest deeper than ${MAX_DEPTH} levels` };
+  if (depth > MAX_DEPTH)
+    return { path: '', keyword: 'depth', message: `must not nest deeper than ${MAX_DEPTH} levels` };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = unstorable(value[i], depth + 1);
@@ -167,7 +181,8 @@ export function compileItemCheck(schema: object): (data: unknown) => { field: st
     if (validate(data)) return undefined;
     const errors = validate.errors ?? [];
     const first = errors[0];
-    const missing = first?.keyword === 'required' ? (first.params as { missingProperty: string }).missingProperty : undefined;
+    const missing =
+      first?.keyword === 'required' ? (first.params as { missingProperty: string }).missingProperty : undefined;
     const field = [first ? dottedPath(first.instancePath) : '', missing].filter(Boolean).join('.');
     return { field, message: validationMessage(errors, 'body') };
   };
@@ -186,7 +201,8 @@ function notOneOf(errors: ErrorObject[], dataVar: string): string | undefined {
 /** The values an `enum` error allows, or those of the `const` branches of a failed `anyOf`. */
 function allowedValues(last: ErrorObject, branches: ErrorObject[]): unknown[] | undefined {
   if (last.keyword === 'enum') return (last.params as { allowedValues: unknown[] }).allowedValues;
-  if (last.keyword !== 'anyOf' || !branches.every((e) => e.keyword === 'const' && e.instancePath === last.instancePath)) return undefined;
+  if (last.keyword !== 'anyOf' || !branches.every((e) => e.keyword === 'const' && e.instancePath === last.instancePath))
+    return undefined;
   return branches.map((e) => (e.params as { allowedValue: unknown }).allowedValue);
 }
 

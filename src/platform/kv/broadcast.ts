@@ -84,7 +84,10 @@ export class Broadcast<M> {
     const own = this.#deliveries.has(envelope.id);
     this.onMessage(envelope.message, own);
     if (own) this.#confirmed(envelope.id);
-    else this.kv.publish(this.#confirmations, envelope.id).catch((err: unknown) => this.#logFailure(this.log, 'warn', { err }, 'could not confirm a message'));
+    else
+      this.kv
+        .publish(this.#confirmations, envelope.id)
+        .catch((err: unknown) => this.#logFailure(this.log, 'warn', { err }, 'could not confirm a message'));
   }
 
   #confirmed(id: string): void {

@@ -156,7 +156,9 @@ class SharedCache<T> implements Cache<T> {
       return value;
     }
     // Only into an empty slot: a change made meanwhile on another node leaves its hold there.
-    const stored = await this.#safely(() => this.kv.setIfAbsent(sharedKey, JSON.stringify(value), this.options.sharedTtlSecs));
+    const stored = await this.#safely(() =>
+      this.kv.setIfAbsent(sharedKey, JSON.stringify(value), this.options.sharedTtlSecs),
+    );
     if (stored && seen === this.#invalidations) this.#remember(key, value);
     return value;
   }
@@ -204,7 +206,12 @@ class SharedCache<T> implements Cache<T> {
     try {
       return await operation();
     } catch (error) {
-      this.#logFailure(this.log, 'warn', { err: error, cache: this.name }, 'cache store unavailable; reading the database');
+      this.#logFailure(
+        this.log,
+        'warn',
+        { err: error, cache: this.name },
+        'cache store unavailable; reading the database',
+      );
       return null;
     }
   }

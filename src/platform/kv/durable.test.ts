@@ -40,7 +40,9 @@ describe(`durable store (${usesPostgres ? 'postgres' : 'embedded'})`, () => {
   });
 
   it('sets a value only when absent, exactly once under concurrency, and again once it has expired', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.setIfAbsent('nonce', `claim-${i}`, 30)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => store.setIfAbsent('nonce', `claim-${i}`, 30)),
+    );
     expect(results.filter(Boolean)).toHaveLength(1);
     expect(await store.get('nonce')).toBe(`claim-${results.indexOf(true)}`);
     clock.advance(29_999);
@@ -95,7 +97,9 @@ describe(`durable store (${usesPostgres ? 'postgres' : 'embedded'})`, () => {
     expect(await store.purgeExpired()).toBe(1);
     clock.advance(870_000);
     expect(await store.purgeExpired()).toBe(2);
-    expect(await database.db.selectFrom('kv_durable').select(['key', 'value', 'expires_at']).execute()).toEqual([{ key: 'forever', value: 'kept', expires_at: null }]);
+    expect(await database.db.selectFrom('kv_durable').select(['key', 'value', 'expires_at']).execute()).toEqual([
+      { key: 'forever', value: 'kept', expires_at: null },
+    ]);
     clock.freeze(new Date(start));
   });
 });

@@ -9,7 +9,10 @@ import { windowOf, type KeyValueStore, type WindowCount } from './kv.js';
  * Redis offers it when REDIS_URL is set; without Redis, the database does (`DatabaseStore`), since the
  * in-process store forgets everything when the process stops.
  */
-export type DurableStore = Pick<KeyValueStore, 'get' | 'set' | 'delete' | 'setIfAbsent' | 'hitWindow' | 'unhitWindow' | 'resetWindow'>;
+export type DurableStore = Pick<
+  KeyValueStore,
+  'get' | 'set' | 'delete' | 'setIfAbsent' | 'hitWindow' | 'unhitWindow' | 'resetWindow'
+>;
 
 /**
  * The durable store over the table `kv_durable` (PGlite or PostgreSQL). Each operation is one statement,
@@ -65,7 +68,9 @@ export class DatabaseStore implements DurableStore {
     const row = await this.db
       .insertInto('kv_durable')
       .values({ key: `${key}:${index}`, value: String(hits), expires_at: new Date(resetAt * 1000) })
-      .onConflict((oc) => oc.column('key').doUpdateSet({ value: sql<string>`(kv_durable.value::bigint + ${hits})::text` }))
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({ value: sql<string>`(kv_durable.value::bigint + ${hits})::text` }),
+      )
       .returning('value')
       .executeTakeFirstOrThrow();
     return { count: Number(row.value), resetAt };
@@ -86,7 +91,10 @@ export class DatabaseStore implements DurableStore {
 
   /** Deletes the rows that have expired; how many. */
   async purgeExpired(): Promise<number> {
-    const result = await this.db.deleteFrom('kv_durable').where('expires_at', '<=', this.clock.now()).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('kv_durable')
+      .where('expires_at', '<=', this.clock.now())
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

@@ -50,8 +50,10 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
   });
 
   it('keeps the newest record by timestamp, also under concurrency', async () => {
-    const keep = async (key: string, value: string, ttl: number, ifAbsent: 'set' | 'skip') => (await kv.keepNewest([{ key, value }], ttl, ifAbsent))[0];
-    const record = (second: number) => JSON.stringify({ id: `p${second}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+    const keep = async (key: string, value: string, ttl: number, ifAbsent: 'set' | 'skip') =>
+      (await kv.keepNewest([{ key, value }], ttl, ifAbsent))[0];
+    const record = (second: number) =>
+      JSON.stringify({ id: `p${second}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
     expect(await keep('latest', record(10), 60, 'skip')).toBe('absent');
     expect(await kv.get('latest')).toBeNull();
     expect(await keep('latest', 'none', 60, 'set')).toBe('stored');
@@ -68,7 +70,8 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
   });
 
   it('keeps the newest of several keys in one call, an outcome per key in their order', async () => {
-    const record = (second: number) => JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+    const record = (second: number) =>
+      JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
     await kv.set('many:older', record(5), 60);
     await kv.set('many:newer', record(50), 60);
     const offered = [
@@ -77,20 +80,38 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
       { key: 'many:missing', value: record(10) },
     ];
     expect(await kv.keepNewest(offered, 60, 'skip')).toEqual(['stored', 'kept', 'absent']);
-    expect([await kv.get('many:older'), await kv.get('many:newer'), await kv.get('many:missing')]).toEqual([record(10), record(50), null]);
+    expect([await kv.get('many:older'), await kv.get('many:newer'), await kv.get('many:missing')]).toEqual([
+      record(10),
+      record(50),
+      null,
+    ]);
     expect(await kv.keepNewest(offered, 60, 'set')).toEqual(['stored', 'kept', 'stored']);
     expect(await kv.get('many:missing')).toBe(record(10));
     expect(await kv.keepNewest([], 60, 'set')).toEqual([]);
   });
 
   it('keeps the newest of more keys than one script call takes, the outcomes still in order', async () => {
-    const record = (second: number) => JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
+    const record = (second: number) =>
+      JSON.stringify({ timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() });
     const keys = Array.from({ length: 1_201 }, (_, i) => `many:chunked:${i}`);
     // Key i holds second i % 47 (a period no call's size shares): second 23 replaces only those holding 0 to 23.
-    expect(await kv.keepNewest(keys.map((key, i) => ({ key, value: record(i % 47) })), 60, 'set')).toEqual(Array(1_201).fill('stored'));
-    const outcomes = await kv.keepNewest(keys.map((key) => ({ key, value: record(23) })), 60, 'set');
+    expect(
+      await kv.keepNewest(
+        keys.map((key, i) => ({ key, value: record(i % 47) })),
+        60,
+        'set',
+      ),
+    ).toEqual(Array(1_201).fill('stored'));
+    const outcomes = await kv.keepNewest(
+      keys.map((key) => ({ key, value: record(23) })),
+      60,
+      'set',
+    );
     expect(outcomes).toEqual(keys.map((_, i) => (i % 47 <= 23 ? 'stored' : 'kept')));
-    expect([await kv.get('many:chunked:1175'), await kv.get('many:chunked:1200')]).toEqual([record(23), record(1200 % 47)]);
+    expect([await kv.get('many:chunked:1175'), await kv.get('many:chunked:1200')]).toEqual([
+      record(23),
+      record(1200 % 47),
+    ]);
   });
 
   it.runIf(usesRedis)('keeps working after Redis forgot its scripts (restart, SCRIPT FLUSH)', async () => {
@@ -145,7 +166,12 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
 
   it('counts more windows than one script call takes, the counts still in order', async () => {
     const start = futureWindowStart();
-    const hits = Array.from({ length: 1_201 }, (_, i) => ({ key: `rl:chunked:${i}`, windowSecs: 60, at: start, hits: i + 1 }));
+    const hits = Array.from({ length: 1_201 }, (_, i) => ({
+      key: `rl:chunked:${i}`,
+      windowSecs: 60,
+      at: start,
+      hits: i + 1,
+    }));
     expect((await kv.hitWindows(hits)).map(({ count }) => count)).toEqual(hits.map((hit) => hit.hits));
     expect((await kv.hitWindows(hits)).map(({ count }) => count)).toEqual(hits.map((hit) => 2 * hit.hits));
   });

@@ -1,5 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { replaces, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
+import {
+  replaces,
+  windowOf,
+  type KeepOutcome,
+  type KeptRecord,
+  type KeyValueStore,
+  type WindowCount,
+  type WindowHits,
+} from './kv.js';
 
 interface Entry {
   value: string;

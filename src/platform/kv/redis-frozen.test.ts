@@ -22,7 +22,9 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
   let kv: KeyValueStore;
   beforeAll(async () => {
     const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     for (let waited = 0; !(await listening(port)); waited += 50) {
       if (waited > 5000) throw new Error('redis-server did not start');
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -60,17 +62,26 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
     await expect.poll(() => kv.get('probe').catch(() => 'failed'), { timeout: 5000 }).toBe('1');
   });
 
-  it('answers 503 where single use cannot be promised (an app assertion\'s nonce), at once, and recovers', async () => {
+  it("answers 503 where single use cannot be promised (an app assertion's nonce), at once, and recovers", async () => {
     const secret = 'frozen-redis-id-app-secret-0123456789';
     const database = await openTestDatabase();
     const app = await buildApp(testConfig({ internalAppSecrets: { id: secret } }), { database, kv }, { logger: false });
     const assertion = () => {
-      const [subject, issuedAt, nonce] = [randomUUID(), String(Math.floor(Date.now() / 1000)), `idaa_${randomUUID().replaceAll('-', '')}`];
+      const [subject, issuedAt, nonce] = [
+        randomUUID(),
+        String(Math.floor(Date.now() / 1000)),
+        `idaa_${randomUUID().replaceAll('-', '')}`,
+      ];
       const mac = createHmac('sha256', secret).update(`id|${subject}|${issuedAt}|${nonce}`).digest('base64url');
       return ['id', subject, issuedAt, nonce, mac].join('.');
     };
     const send = () =>
-      app.inject({ method: 'POST', url: '/v1/internal/audit', headers: { 'x-id-app-key': secret, 'x-id-app-assertion': assertion() }, payload: { event_type: 'consent_granted' } });
+      app.inject({
+        method: 'POST',
+        url: '/v1/internal/audit',
+        headers: { 'x-id-app-key': secret, 'x-id-app-assertion': assertion() },
+        payload: { event_type: 'consent_granted' },
+      });
     try {
       redis.kill('SIGSTOP');
       const started = performance.now();
@@ -90,14 +101,30 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
 
   it('logs each kind of failure once, not once per request, while the store is out', async () => {
     const lines: { msg: string }[] = [];
-    const stream = new PassThrough().on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean).map((line) => JSON.parse(line))));
+    const stream = new PassThrough().on('data', (chunk: Buffer) =>
+      lines.push(
+        ...chunk
+          .toString()
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line)),
+      ),
+    );
     const database = await openTestDatabase();
     const app = await buildApp(testConfig({ logLevel: 'warn' }), { database, kv }, { logger: { stream } });
     try {
       redis.kill('SIGSTOP');
       // Made-up tokens: each one asks the lookup counter, the credential cache and the rate limiter.
       for (let i = 0; i < 20; i++) {
-        expect((await app.inject({ method: 'GET', url: '/v1/users/me', headers: { authorization: `Bearer wg_made_up_${i}_0123456789abcdef` } })).statusCode).toBe(401);
+        expect(
+          (
+            await app.inject({
+              method: 'GET',
+              url: '/v1/users/me',
+              headers: { authorization: `Bearer wg_made_up_${i}_0123456789abcdef` },
+            })
+          ).statusCode,
+        ).toBe(401);
       }
       const counts = new Map<string, number>();
       for (const { msg } of lines) counts.set(msg, (counts.get(msg) ?? 0) + 1);

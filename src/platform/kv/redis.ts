@@ -1,5 +1,13 @@
 import { Redis, ReplyError } from 'ioredis';
-import { KeyValueUnavailableError, windowOf, type KeepOutcome, type KeptRecord, type KeyValueStore, type WindowCount, type WindowHits } from './kv.js';
+import {
+  KeyValueUnavailableError,
+  windowOf,
+  type KeepOutcome,
+  type KeptRecord,
+  type KeyValueStore,
+  type WindowCount,
+  type WindowHits,
+} from './kv.js';
 
 /**
  * `keepNewest` in one step on the server, for every key given: the same rule as `replaces` in kv.ts.
@@ -127,7 +135,10 @@ export class RedisStore implements KeyValueStore {
   }
 
   setIfAbsent(key: string, value: string, ttlSecs: number): Promise<boolean> {
-    return this.#answer(async () => (await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX')) === 'OK');
+    return this.#answer(
+      async () =>
+        (await this.#client.set(this.#ns + key, value, 'PX', Math.max(1, Math.round(ttlSecs * 1000)), 'NX')) === 'OK',
+    );
   }
 
   keepNewest(entries: readonly KeptRecord[], ttlSecs: number, ifAbsent: 'set' | 'skip'): Promise<KeepOutcome[]> {
@@ -148,7 +159,11 @@ export class RedisStore implements KeyValueStore {
       return { key: `${this.#ns}${key}:${index}`, count, resetAt };
     });
     return this.#inScriptCalls(windows, async (chunk) => {
-      const counts = await this.#client.hitWindows(chunk.length, ...chunk.map(({ key }) => key), ...chunk.flatMap(({ count, resetAt }) => [count, resetAt * 1000]));
+      const counts = await this.#client.hitWindows(
+        chunk.length,
+        ...chunk.map(({ key }) => key),
+        ...chunk.flatMap(({ count, resetAt }) => [count, resetAt * 1000]),
+      );
       return counts.map((count, i) => ({ count: Number(count), resetAt: chunk[i]!.resetAt }));
     });
   }
@@ -163,7 +178,8 @@ export class RedisStore implements KeyValueStore {
   async #inScriptCalls<T, R>(items: readonly T[], call: (chunk: readonly T[]) => Promise<R[]>): Promise<R[]> {
     if (items.length === 0) return [];
     const chunks: (readonly T[])[] = [];
-    for (let start = 0; start < items.length; start += KEYS_PER_SCRIPT) chunks.push(items.slice(start, start + KEYS_PER_SCRIPT));
+    for (let start = 0; start < items.length; start += KEYS_PER_SCRIPT)
+      chunks.push(items.slice(start, start + KEYS_PER_SCRIPT));
     return (await this.#answer(() => Promise.all(chunks.map(call)))).flat();
   }
 
@@ -176,7 +192,9 @@ export class RedisStore implements KeyValueStore {
   }
 
   resetWindow(key: string, windowSecs: number, now = Date.now()): Promise<void> {
-    return this.#answer(async () => void (await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`)));
+    return this.#answer(
+      async () => void (await this.#client.del(`${this.#ns}${key}:${windowOf(windowSecs, now).index}`)),
+    );
   }
 
   publish(channel: string, message: string): Promise<number> {
@@ -205,7 +223,8 @@ export class RedisStore implements KeyValueStore {
       this.#failuresInARow = 0;
       return result;
     } catch (err) {
-      if (!(err instanceof ReplyError) && ++this.#failuresInARow >= BREAKER_FAILURES) this.#openUntil = Date.now() + BREAKER_OPEN_MS;
+      if (!(err instanceof ReplyError) && ++this.#failuresInARow >= BREAKER_FAILURES)
+        this.#openUntil = Date.now() + BREAKER_OPEN_MS;
       throw new KeyValueUnavailableError(err);
     }
   }

@@ -6,7 +6,10 @@ import type { KeyValueStore } from './kv.js';
  * random (256 bits), stored only as its hash, and redeemed at most once on any node: the redeemer
  * claims it with set-if-absent, so of two racing redemptions exactly one gets the grant.
  */
-export function singleUseTickets<T>(kv: Pick<KeyValueStore, 'get' | 'set' | 'setIfAbsent' | 'delete'>, options: { prefix: string; namespace: string; ttlSecs: number }) {
+export function singleUseTickets<T>(
+  kv: Pick<KeyValueStore, 'get' | 'set' | 'setIfAbsent' | 'delete'>,
+  options: { prefix: string; namespace: string; ttlSecs: number },
+) {
   const keyOf = (ticket: string) => `${options.namespace}:${hashToken(ticket)}`;
   return {
     async issue(grant: T): Promise<string> {

@@ -8,7 +8,10 @@ import { createMailer } from './mailer.js';
 import { passwordResetMail, tokenLink } from './messages.js';
 
 const log = pino({ level: 'silent' });
-const message = passwordResetMail({ link: tokenLink('https://waygate.example', '/reset-password', 'tok/en+1'), expiresAt: new Date('2026-01-01T00:00:00Z') });
+const message = passwordResetMail({
+  link: tokenLink('https://waygate.example', '/reset-password', 'tok/en+1'),
+  expiresAt: new Date('2026-01-01T00:00:00Z'),
+});
 
 describe('mailer', () => {
   let smtp: FakeSmtp;
@@ -18,7 +21,10 @@ describe('mailer', () => {
   afterAll(() => smtp.close());
 
   it('delivers text and HTML parts over SMTP with the token in the link query string', async () => {
-    const mailer = createMailer({ smtpUrl: smtp.url, mailFrom: 'Waygate <no-reply@waygate.test>', dataDir: '/nonexistent' }, log);
+    const mailer = createMailer(
+      { smtpUrl: smtp.url, mailFrom: 'Waygate <no-reply@waygate.test>', dataDir: '/nonexistent' },
+      log,
+    );
     await mailer.send('someone@example.org', message);
     mailer.close();
     const mail = await smtp.waitFor('someone@example.org');
@@ -42,7 +48,10 @@ describe('mailer', () => {
   });
 
   it('fails when the SMTP server cannot be reached', async () => {
-    const mailer = createMailer({ smtpUrl: 'smtp://127.0.0.1:1', mailFrom: 'x@localhost', dataDir: '/nonexistent' }, log);
+    const mailer = createMailer(
+      { smtpUrl: 'smtp://127.0.0.1:1', mailFrom: 'x@localhost', dataDir: '/nonexistent' },
+      log,
+    );
     await expect(mailer.send('someone@example.org', message)).rejects.toThrow();
   });
 });

@@ -22,7 +22,9 @@ export function createMailer(config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'data
   let transport: Promise<Transporter> | undefined;
   const transportFor = () =>
     (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
-      config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+      config.smtpUrl
+        ? nodemailer.createTransport(config.smtpUrl)
+        : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
     ));
   const outbox = join(config.dataDir, 'outbox');
 

@@ -86,7 +86,15 @@ function noticeMail(subject: string, username: string, body: string): MailMessag
   };
 }
 
-function linkMail(parts: { subject: string; greeting: string; body: string; action: string; link: string; expiresAt: Date; closing: string }): MailMessage {
+function linkMail(parts: {
+  subject: string;
+  greeting: string;
+  body: string;
+  action: string;
+  link: string;
+  expiresAt: Date;
+  closing: string;
+}): MailMessage {
   const expiry = `The link is valid until ${parts.expiresAt.toISOString()}.`;
   return {
     subject: parts.subject,
@@ -128,7 +136,8 @@ const REPORT_REVIEWED_TEXT = {
 
 /** To the user who reported an event, in their locale (English when it has no translation). */
 export function reportReviewedMail(locale: string | null, username: string, review: ReportReview): MailMessage {
-  const text = REPORT_REVIEWED_TEXT[(locale?.slice(0, 2) ?? 'en') as keyof typeof REPORT_REVIEWED_TEXT] ?? REPORT_REVIEWED_TEXT.en;
+  const text =
+    REPORT_REVIEWED_TEXT[(locale?.slice(0, 2) ?? 'en') as keyof typeof REPORT_REVIEWED_TEXT] ?? REPORT_REVIEWED_TEXT.en;
   const notes = review.resolutionNotes ? [text.notes, review.resolutionNotes] : [];
   return paragraphsMail(text.subject, [text.greeting(username), text.body(review), ...notes]);
 }

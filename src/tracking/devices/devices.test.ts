@@ -1,6 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unchecked, type Client } from '../../../test/client.js';
-import { buildTestApp, createApiKey, createRoleWith, createUser, expectIdChecks, expectPermissionChecks, login, UNKNOWN_ID, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createApiKey,
+  createRoleWith,
+  createUser,
+  expectIdChecks,
+  expectPermissionChecks,
+  login,
+  UNKNOWN_ID,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 describe('devices', () => {
   let t: TestApp;
@@ -13,9 +24,10 @@ describe('devices', () => {
   });
   afterAll(() => t.close());
 
-
   it('creates a device with 201 and reads it back', async () => {
-    const created = await api.post('/v1/devices', { name: 'Sailboat', description: 'Blue hull', device_type: 'tracker-v2' }).expect(201);
+    const created = await api
+      .post('/v1/devices', { name: 'Sailboat', description: 'Blue hull', device_type: 'tracker-v2' })
+      .expect(201);
     const device = created.body.data;
     expect(device).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -63,7 +75,8 @@ describe('devices', () => {
     expect((await api.get(`/v1/devices/${created.id}`).expect(200)).body.data.is_public).toBe(false);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/devices', { message: 'Device not found', code: 'device.not_found' }));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () =>
+    expectIdChecks(t.app, admin, '/v1/devices', { message: 'Device not found', code: 'device.not_found' }));
 
   it('pages devices with a default limit of 10', async () => {
     for (let i = 0; i < 11; i++) await api.post('/v1/devices', { name: `fleet ${i}` });
@@ -93,22 +106,41 @@ describe('devices', () => {
     });
 
     it('lets a user link only a key they own, or a system key', async () => {
-      const roleId = await createRoleWith(t.app, 'Fleet Operators', ['devices:read', 'devices:write', 'api_keys:read', 'api_keys:write', 'gps:write']);
+      const roleId = await createRoleWith(t.app, 'Fleet Operators', [
+        'devices:read',
+        'devices:write',
+        'api_keys:read',
+        'api_keys:write',
+        'gps:write',
+      ]);
       const operator = await createUser(t.app, [roleId]);
       const own = await createApiKey(t.app, operator.token, { name: 'mine', scopes: ['gps:write'] });
       const foreign = await createApiKey(t.app, admin, { name: 'not theirs', scopes: ['gps:write'] });
-      const systemKeyId = (await t.database.db.selectFrom('api_keys').select('id').where('is_system', '=', true).executeTakeFirstOrThrow()).id;
+      const systemKeyId = (
+        await t.database.db.selectFrom('api_keys').select('id').where('is_system', '=', true).executeTakeFirstOrThrow()
+      ).id;
 
       expect((await t.as(operator.token).post('/v1/devices', { name: 'ok', api_key_id: own.id })).status).toBe(201);
-      expect((await t.as(operator.token).post('/v1/devices', { name: 'sys', api_key_id: systemKeyId })).status).toBe(201);
-      const refused = await t.as(operator.token).post('/v1/devices', { name: 'no', api_key_id: foreign.id }).expect(403);
-      expect(refused.body).toEqual({ error: 'Forbidden', message: 'Only a key you own, or a system key, may be linked to a device', code: 'device.api_key_not_linkable' });
+      expect((await t.as(operator.token).post('/v1/devices', { name: 'sys', api_key_id: systemKeyId })).status).toBe(
+        201,
+      );
+      const refused = await t
+        .as(operator.token)
+        .post('/v1/devices', { name: 'no', api_key_id: foreign.id })
+        .expect(403);
+      expect(refused.body).toEqual({
+        error: 'Forbidden',
+        message: 'Only a key you own, or a system key, may be linked to a device',
+        code: 'device.api_key_not_linkable',
+      });
       const count = await t.database.db.selectFrom('devices').select('id').where('name', '=', 'no').execute();
       expect(count).toHaveLength(0);
     });
 
     it('answers an unknown key with 400', async () => {
-      const response = await api.post('/v1/devices', { name: 'x', api_key_id: '00000000-0000-4000-8000-000000000000' }).expect(400);
+      const response = await api
+        .post('/v1/devices', { name: 'x', api_key_id: '00000000-0000-4000-8000-000000000000' })
+        .expect(400);
       expect(response.body.message).toBe('api_key_id does not name an existing API key');
     });
   });

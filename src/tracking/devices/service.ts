@@ -28,10 +28,16 @@ export type KeyDevice = { id: string; is_public: boolean } | null;
 const KEY_DEVICE_CACHE: CacheOptions<KeyDevice> = { sharedTtlSecs: 300, localTtlMs: 15_000 };
 
 /** Devices, and the link from a device to the API key it sends with. */
-export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKeyLookup; events: Pick<DomainEventBus, 'emit'>; caches: Caches }) {
+export function createDevicesService(deps: {
+  db: Kysely<Schema>;
+  apiKeys: ApiKeyLookup;
+  events: Pick<DomainEventBus, 'emit'>;
+  caches: Caches;
+}) {
   const repo = createDevicesRepo(deps.db);
   const keyDevices = deps.caches.define('device_of_api_key', KEY_DEVICE_CACHE);
-  const forgetKeys = (keys: (string | null | undefined)[]) => keyDevices.invalidate([...new Set(keys.filter((key): key is string => Boolean(key)))]);
+  const forgetKeys = (keys: (string | null | undefined)[]) =>
+    keyDevices.invalidate([...new Set(keys.filter((key): key is string => Boolean(key)))]);
 
   /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
   async function assertLinkable(caller: Caller, apiKeyId: string): Promise<void> {
@@ -48,7 +54,12 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
    * `id`: the device updated (none: a new one). The key it reported with and the key linked now are forgotten
    * by the key-device cache when the write is made (the cache keeps them out until the commit is surely done).
    */
-  async function save(caller: Caller, input: DeviceInput, id: string | undefined, write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>) {
+  async function save(
+    caller: Caller,
+    input: DeviceInput,
+    id: string | undefined,
+    write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>,
+  ) {
     const { api_key_id: apiKeyId, ...fields } = input;
     if (apiKeyId !== undefined) await assertLinkable(caller, apiKeyId);
     return deps.db.transaction().execute(async (trx) => {
@@ -75,14 +86,16 @@ export function createDevicesService(deps: { db: Kysely<Schema>; apiKeys: ApiKey
     byIds: repo.byIds,
 
     /** The device linked to an API key, if any (cached): GPS points sent with that key belong to it. */
-    deviceOfKey: async (apiKeyId: string): Promise<KeyDevice> => (await keyDevices.get(apiKeyId, async () => (await repo.byApiKey(apiKeyId)) ?? null)) ?? null,
+    deviceOfKey: async (apiKeyId: string): Promise<KeyDevice> =>
+      (await keyDevices.get(apiKeyId, async () => (await repo.byApiKey(apiKeyId)) ?? null)) ?? null,
     /** The devices that report with these API keys (a user's own, for their data export). */
     ofApiKeys: repo.ofApiKeys,
 
     create: (caller: Caller, input: Static<typeof CreateDeviceBody>) =>
       save(caller, input, undefined, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
 
-    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) => save(caller, input, id, (trx, fields) => repo.update(trx, id, fields)),
+    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) =>
+      save(caller, input, id, (trx, fields) => repo.update(trx, id, fields)),
 
     /** Its points stay without device; the latest-point cache is told (device.deleted), and its key's cached device forgotten. */
     async remove(id: string) {

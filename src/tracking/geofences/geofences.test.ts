@@ -15,11 +15,14 @@ describe('geofences', () => {
   });
   afterAll(() => t.close());
 
-  const newGeofence = async (body: Record<string, unknown> = {}) => (await api.post('/v1/geofences', { name: 'Harbour', ...CENTRE, ...body }).expect(201)).body.data;
+  const newGeofence = async (body: Record<string, unknown> = {}) =>
+    (await api.post('/v1/geofences', { name: 'Harbour', ...CENTRE, ...body }).expect(201)).body.data;
 
   it('creates a geofence and reads it back', async () => {
     const metadata = { zone: 'port', levels: [1, 2], nested: { alarm: true } };
-    const response = await api.post('/v1/geofences', { name: 'Kiel port', description: 'inner basin', ...CENTRE, metadata }).expect(201);
+    const response = await api
+      .post('/v1/geofences', { name: 'Kiel port', description: 'inner basin', ...CENTRE, metadata })
+      .expect(201);
     const geofence = response.body.data;
     expect(geofence).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -57,9 +60,15 @@ describe('geofences', () => {
   it('refuses metadata nested too deep with 400, not 500', async () => {
     const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
     const response = await api
-      .post('/v1/geofences', unchecked(`{"name":"Deep","latitude":1,"longitude":2,"radius_km":1,"metadata":${deep}}`), { headers: { 'content-type': 'application/json' } })
+      .post('/v1/geofences', unchecked(`{"name":"Deep","latitude":1,"longitude":2,"radius_km":1,"metadata":${deep}}`), {
+        headers: { 'content-type': 'application/json' },
+      })
       .expect(400);
-    expect(response.body).toMatchObject({ error: 'BadRequest', code: 'request.validation', message: expect.stringContaining('must not nest deeper than 64 levels') });
+    expect(response.body).toMatchObject({
+      error: 'BadRequest',
+      code: 'request.validation',
+      message: expect.stringContaining('must not nest deeper than 64 levels'),
+    });
   });
 
   it('pages newest first with a default limit of 10', async () => {
@@ -72,13 +81,25 @@ describe('geofences', () => {
     expect(body.data.map((fence: { name: string }) => fence.name)).toContain('fence 10');
     expect(body.pagination).toMatchObject({ page: 1, limit: 10 });
     expect(body._links.next).toContain('page=2');
-    expect((await api.get('/v1/geofences?limit=101')).body).toEqual({ error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' });
+    expect((await api.get('/v1/geofences?limit=101')).body).toEqual({
+      error: 'BadRequest',
+      message: "Query parameter 'limit' must be <= 100",
+      code: 'request.validation',
+    });
   });
 
   it('updates the fields sent, replaces metadata whole, and needs at least one field', async () => {
     const geofence = await newGeofence({ metadata: { a: 1 } });
-    const response = await api.patch(`/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } }).expect(200);
-    expect(response.body.data).toMatchObject({ name: 'Harbour', latitude: CENTRE.latitude, radius_km: 0.25, is_active: false, metadata: { b: 2 } });
+    const response = await api
+      .patch(`/v1/geofences/${geofence.id}`, { radius_km: 0.25, is_active: false, metadata: { b: 2 } })
+      .expect(200);
+    expect(response.body.data).toMatchObject({
+      name: 'Harbour',
+      latitude: CENTRE.latitude,
+      radius_km: 0.25,
+      is_active: false,
+      metadata: { b: 2 },
+    });
     for (const body of [{}, { radius: 2 }]) {
       const refused = await api.patch(`/v1/geofences/${geofence.id}`, body).expect(400);
       expect(refused.body).toEqual({
@@ -88,7 +109,11 @@ describe('geofences', () => {
       });
     }
     const zero = await api.patch(`/v1/geofences/${geofence.id}`, { radius_km: 0 });
-    expect(zero.body).toEqual({ error: 'BadRequest', message: "Body field 'radius_km' must be > 0", code: 'request.validation' });
+    expect(zero.body).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'radius_km' must be > 0",
+      code: 'request.validation',
+    });
   });
 
   it('deletes with 204', async () => {
@@ -97,7 +122,8 @@ describe('geofences', () => {
     expect((await api.get(`/v1/geofences/${geofence.id}`)).status).toBe(404);
   });
 
-  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () => expectIdChecks(t.app, admin, '/v1/geofences', { message: 'Geofence not found', code: 'geofence.not_found' }));
+  it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () =>
+    expectIdChecks(t.app, admin, '/v1/geofences', { message: 'Geofence not found', code: 'geofence.not_found' }));
 
   it('needs geofences:read, geofences:write and geofences:delete', async () => {
     const geofence = await newGeofence();

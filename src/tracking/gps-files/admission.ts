@@ -27,9 +27,18 @@ export function createAdmission(limits: ImportLimits) {
     admit(who: string) {
       const held = perUser.get(who) ?? 0;
       if (held >= limits.perUser) {
-        throw tooManyRequests(GpsFileErrors.too_many_imports, `You have ${held} imports running; wait for one to end (at most ${limits.perUser} at once)`, RETRY_AFTER_SECS);
+        throw tooManyRequests(
+          GpsFileErrors.too_many_imports,
+          `You have ${held} imports running; wait for one to end (at most ${limits.perUser} at once)`,
+          RETRY_AFTER_SECS,
+        );
       }
-      if (places >= limits.perNode) throw tooManyRequests(GpsFileErrors.too_many_imports, `This node runs ${places} imports, its most; send the file again later`, RETRY_AFTER_SECS);
+      if (places >= limits.perNode)
+        throw tooManyRequests(
+          GpsFileErrors.too_many_imports,
+          `This node runs ${places} imports, its most; send the file again later`,
+          RETRY_AFTER_SECS,
+        );
       perUser.set(who, held + 1);
       places++;
       let bytes = 0;
@@ -37,7 +46,8 @@ export function createAdmission(limits: ImportLimits) {
       return {
         /** Counts bytes written to the spool; throws (503) when the node's spool would pass its limit. */
         spooling(more: number) {
-          if (spooled + more > limits.spoolMaxBytes) throw GpsFileErrors.spool_full(undefined, { 'retry-after': String(RETRY_AFTER_SECS) });
+          if (spooled + more > limits.spoolMaxBytes)
+            throw GpsFileErrors.spool_full(undefined, { 'retry-after': String(RETRY_AFTER_SECS) });
           spooled += more;
           bytes += more;
         },

@@ -1,9 +1,15 @@
 import { defineErrors } from '../../platform/http/errors.js';
 
 export const GpsFileErrors = defineErrors('gps_file', {
-  not_acceptable: [406, 'Accept names no format this export writes (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv)'],
+  not_acceptable: [
+    406,
+    'Accept names no format this export writes (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv)',
+  ],
   bad_range: [400, 'from must not be after to'],
-  track_too_long: [400, 'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number'],
+  track_too_long: [
+    400,
+    'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number',
+  ],
   device_required: [400, 'device_id is required unless the calling API key is linked to a device'],
   unknown_format: [400, 'The file is none of the formats this import reads; name one with format'],
   doctype_refused: [400, 'XML files with a DOCTYPE are refused (entity expansion)'],
@@ -13,5 +19,8 @@ export const GpsFileErrors = defineErrors('gps_file', {
   stopping: [503, 'The service is shutting down; send the file again'],
   too_many_imports: [429, 'Too many imports at once; send the file again later'],
   spool_full: [503, 'The node has no room left for uploads (IMPORT_SPOOL_MAX_BYTES); send the file again later'],
-  upload_too_slow: [408, 'The upload sent less than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS and was cut off'],
+  upload_too_slow: [
+    408,
+    'The upload sent less than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS and was cut off',
+  ],
 });

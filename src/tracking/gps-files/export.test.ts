@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { validateXML } from 'xmllint-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  expectPermissionChecks,
+  login,
+  TEST_ADMIN,
+  testConfig,
+  UNKNOWN_ID,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const GPX_XSD = readFileSync(new URL('../../../test/fixtures/gps-files/gpx-1.1.xsd', import.meta.url), 'utf8');
 const BASE = 1_767_225_600; // 2026-01-01T00:00:00Z
@@ -15,16 +25,36 @@ describe('GPS file export', () => {
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, headers: Record<string, string> = {}) =>
-    t.app.inject({ method, url, headers: { ...bearer(admin), ...headers }, ...(payload ? { payload } : {}) });
-  const newDevice = async (name = 'Boat <1> & "Co"') => (await call('POST', '/v1/devices', { name })).json().data.id as string;
+  const call = (
+    method: 'GET' | 'POST' | 'PATCH',
+    url: string,
+    payload?: object,
+    headers: Record<string, string> = {},
+  ) => t.app.inject({ method, url, headers: { ...bearer(admin), ...headers }, ...(payload ? { payload } : {}) });
+  const newDevice = async (name = 'Boat <1> & "Co"') =>
+    (await call('POST', '/v1/devices', { name })).json().data.id as string;
   /** Three points a minute apart (the second without altitude, the third at lon 180), then one a day later. */
   async function track(deviceId: string) {
     const point = (n: number, extra: object = {}) => ({
-      latitude: 53.5 + n / 1000, longitude: 9.9 + n / 1000, altitude: 10 + n, heading: 90, timestamp: BASE + n * 60,
-      speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, hdop: 0.9, device_id: deviceId, ...extra,
+      latitude: 53.5 + n / 1000,
+      longitude: 9.9 + n / 1000,
+      altitude: 10 + n,
+      heading: 90,
+      timestamp: BASE + n * 60,
+      speed_kmh: 36,
+      speed_mps: 10,
+      speed_mph: 22.37,
+      speed_knots: 19.44,
+      hdop: 0.9,
+      device_id: deviceId,
+      ...extra,
     });
-    for (const body of [point(0), point(1, { altitude: null, hdop: null }), point(2, { longitude: 180, latitude: 0.0000001 }), point(3, { timestamp: BASE + 86_400 })]) {
+    for (const body of [
+      point(0),
+      point(1, { altitude: null, hdop: null }),
+      point(2, { longitude: 180, latitude: 0.0000001 }),
+      point(3, { timestamp: BASE + 86_400 }),
+    ]) {
       expect((await call('POST', '/v1/gps', body)).statusCode).toBe(201);
     }
   }
@@ -35,13 +65,23 @@ describe('GPS file export', () => {
     const response = await call('GET', `/v1/gps/export?device_id=${device}&format=gpx`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/gpx+xml');
-    expect(response.headers['content-disposition']).toBe('attachment; filename="track-Boat-1-Co-2026-11-26.gpx"'.replace('2026-11-26', new Date().toISOString().slice(0, 10)));
-    const result = await validateXML({ xml: [{ fileName: 'export.gpx', contents: response.body }], schema: [{ fileName: 'gpx.xsd', contents: GPX_XSD }] });
+    expect(response.headers['content-disposition']).toBe(
+      'attachment; filename="track-Boat-1-Co-2026-11-26.gpx"'.replace(
+        '2026-11-26',
+        new Date().toISOString().slice(0, 10),
+      ),
+    );
+    const result = await validateXML({
+      xml: [{ fileName: 'export.gpx', contents: response.body }],
+      schema: [{ fileName: 'gpx.xsd', contents: GPX_XSD }],
+    });
     expect(result.errors).toEqual([]);
     expect(result.valid).toBe(true);
     expect(response.body).toContain('<name>Boat &lt;1&gt; &amp; &quot;Co&quot;</name>');
     expect(response.body.match(/<trkpt /g)).toHaveLength(4);
-    expect(response.body).toContain('<trkpt lat="53.5" lon="9.9"><ele>10</ele><time>2026-01-01T00:00:00.000Z</time><hdop>0.9</hdop><extensions><wg:speed>10</wg:speed><wg:course>90</wg:course></extensions></trkpt>');
+    expect(response.body).toContain(
+      '<trkpt lat="53.5" lon="9.9"><ele>10</ele><time>2026-01-01T00:00:00.000Z</time><hdop>0.9</hdop><extensions><wg:speed>10</wg:speed><wg:course>90</wg:course></extensions></trkpt>',
+    );
     expect(response.body).toContain('<trkpt lat="0.0000001" lon="-180">');
   });
 
@@ -54,7 +94,9 @@ describe('GPS file export', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-disposition']).toBe(`attachment; filename="track-range-${from.slice(0, 10)}.csv"`);
     const lines = response.body.split('\r\n');
-    expect(lines[0]).toBe('timestamp,latitude,longitude,altitude,heading,speed_kmh,speed_mps,speed_mph,speed_knots,hdop,vdop,pdop,trip_id,id');
+    expect(lines[0]).toBe(
+      'timestamp,latitude,longitude,altitude,heading,speed_kmh,speed_mps,speed_mph,speed_knots,hdop,vdop,pdop,trip_id,id',
+    );
     expect(lines.slice(1, -1).map((line) => line.split(',').slice(0, 4).join(','))).toEqual([
       '2026-01-01T00:01:00.000Z,53.501,9.901,',
       '2026-01-01T00:02:00.000Z,1e-7,180,12',
@@ -68,13 +110,16 @@ describe('GPS file export', () => {
   it('writes GeoJSON (RFC 7946): Point features, longitude first, altitude third', async () => {
     const device = await newDevice('geo');
     await track(device);
-    const response = await call('GET', `/v1/gps/export?device_id=${device}`, undefined, { accept: 'application/geo+json' });
+    const response = await call('GET', `/v1/gps/export?device_id=${device}`, undefined, {
+      accept: 'application/geo+json',
+    });
     expect(response.headers['content-type']).toBe('application/geo+json');
     const collection = response.json();
     expect(collection.type).toBe('FeatureCollection');
     expect(collection.features).toHaveLength(4);
     expect(collection.features[0]).toMatchObject({
-      type: 'Feature', geometry: { type: 'Point', coordinates: [9.9, 53.5, 10] },
+      type: 'Feature',
+      geometry: { type: 'Point', coordinates: [9.9, 53.5, 10] },
       properties: { timestamp: '2026-01-01T00:00:00.000Z', speed_mps: 10, heading: 90, hdop: 0.9 },
     });
     expect(collection.features[1].geometry.coordinates).toEqual([9.901, 53.501]);
@@ -83,20 +128,29 @@ describe('GPS file export', () => {
   it('writes KML 2.2: a Placemark with a TimeStamp and a Point per point', async () => {
     const device = await newDevice('kml');
     await track(device);
-    const response = await call('GET', `/v1/gps/export?device_id=${device}`, undefined, { accept: 'application/vnd.google-earth.kml+xml' });
+    const response = await call('GET', `/v1/gps/export?device_id=${device}`, undefined, {
+      accept: 'application/vnd.google-earth.kml+xml',
+    });
     expect(response.headers['content-type']).toBe('application/vnd.google-earth.kml+xml');
-    expect(response.body).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<kml xmlns="http:\/\/www.opengis.net\/kml\/2.2">/);
+    expect(response.body).toMatch(
+      /^<\?xml version="1.0" encoding="UTF-8"\?>\n<kml xmlns="http:\/\/www.opengis.net\/kml\/2.2">/,
+    );
     expect(response.body.match(/<Placemark>/g)).toHaveLength(4);
-    expect(response.body).toContain('<TimeStamp><when>2026-01-01T00:00:00.000Z</when></TimeStamp><Point><altitudeMode>absolute</altitudeMode><coordinates>9.9,53.5,10</coordinates></Point>');
+    expect(response.body).toContain(
+      '<TimeStamp><when>2026-01-01T00:00:00.000Z</when></TimeStamp><Point><altitudeMode>absolute</altitudeMode><coordinates>9.9,53.5,10</coordinates></Point>',
+    );
     expect(response.body).toContain('<coordinates>9.901,53.501</coordinates>');
   });
 
   it('chooses by Accept, GPX for anything; 406 for nothing it writes; format wins over Accept', async () => {
     const device = await newDevice('accept');
-    const as = async (accept: string, query = '') => (await call('GET', `/v1/gps/export?device_id=${device}${query}`, undefined, { accept }));
+    const as = async (accept: string, query = '') =>
+      await call('GET', `/v1/gps/export?device_id=${device}${query}`, undefined, { accept });
     expect((await as('*/*')).headers['content-type']).toBe('application/gpx+xml');
     expect((await as('text/html, text/csv;q=0.5')).headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect((await as('application/json;q=0.2, application/vnd.google-earth.kml+xml')).headers['content-type']).toBe('application/vnd.google-earth.kml+xml');
+    expect((await as('application/json;q=0.2, application/vnd.google-earth.kml+xml')).headers['content-type']).toBe(
+      'application/vnd.google-earth.kml+xml',
+    );
     const refused = await as('image/png');
     expect(refused.statusCode).toBe(406);
     expect(refused.json().code).toBe('gps_file.not_acceptable');
@@ -104,20 +158,34 @@ describe('GPS file export', () => {
     // No points: a valid, empty file.
     const empty = await as('*/*');
     expect(empty.body).toContain('<trkseg>\n</trkseg>');
-    expect((await as('application/geo+json')).json()).toEqual({ type: 'FeatureCollection', name: 'accept', features: [] });
+    expect((await as('application/geo+json')).json()).toEqual({
+      type: 'FeatureCollection',
+      name: 'accept',
+      features: [],
+    });
   });
 
   it('exports a trip, oldest first; 404 for an unknown trip or device', async () => {
     const device = await newDevice('trip device');
-    const trip = (await call('POST', '/v1/trips', { name: 'Elbe run / 2026', device_id: device, gps_logging_enabled: true })).json().data;
+    const trip = (
+      await call('POST', '/v1/trips', { name: 'Elbe run / 2026', device_id: device, gps_logging_enabled: true })
+    ).json().data;
     expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
     await track(device);
     const response = await call('GET', `/v1/trips/${trip.id}/export?format=gpx`);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-disposition']).toBe('attachment; filename="trip-Elbe-run-2026.gpx"');
     const times = [...response.body.matchAll(/<time>([^<]+)<\/time><(?:hdop|extensions)/g)].map((m) => m[1]);
-    expect(times).toEqual(['2026-01-01T00:00:00.000Z', '2026-01-01T00:01:00.000Z', '2026-01-01T00:02:00.000Z', '2026-01-02T00:00:00.000Z']);
-    const valid = await validateXML({ xml: [{ fileName: 'trip.gpx', contents: response.body }], schema: [{ fileName: 'gpx.xsd', contents: GPX_XSD }] });
+    expect(times).toEqual([
+      '2026-01-01T00:00:00.000Z',
+      '2026-01-01T00:01:00.000Z',
+      '2026-01-01T00:02:00.000Z',
+      '2026-01-02T00:00:00.000Z',
+    ]);
+    const valid = await validateXML({
+      xml: [{ fileName: 'trip.gpx', contents: response.body }],
+      schema: [{ fileName: 'gpx.xsd', contents: GPX_XSD }],
+    });
     expect(valid.valid).toBe(true);
     expect((await call('GET', `/v1/trips/${UNKNOWN_ID}/export`)).json().code).toBe('trip.not_found');
     expect((await call('GET', `/v1/gps/export?device_id=${UNKNOWN_ID}`)).json().code).toBe('device.not_found');
@@ -126,7 +194,10 @@ describe('GPS file export', () => {
   it('requires gps:read for a device and trips:read for a trip', async () => {
     const device = await newDevice('guarded');
     const { key } = await createApiKey(t.app, admin, { name: 'writer', scopes: ['gps:write'] });
-    expect((await t.app.inject({ method: 'GET', url: `/v1/gps/export?device_id=${device}`, headers: bearer(key) })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/gps/export?device_id=${device}`, headers: bearer(key) }))
+        .statusCode,
+    ).toBe(403);
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: `/v1/gps/export?device_id=${device}`, permission: 'gps:read' },
       { method: 'GET', url: `/v1/trips/${UNKNOWN_ID}/export`, permission: 'trips:read' },

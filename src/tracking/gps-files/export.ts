@@ -1,6 +1,13 @@
 import { Readable } from 'node:stream';
 import { GpsFileErrors } from './errors.js';
-import { formatOfAccept, WRITERS, type ExportFormat, type ExportMeta, type ExportPoint, type FormatWriter } from './writers/index.js';
+import {
+  formatOfAccept,
+  WRITERS,
+  type ExportFormat,
+  type ExportMeta,
+  type ExportPoint,
+  type FormatWriter,
+} from './writers/index.js';
 
 /** The format a request asks for: its format parameter, else its Accept header (406 when that names none we write). */
 export function chooseFormat(format: ExportFormat | undefined, accept: string | undefined): ExportFormat {
@@ -11,7 +18,11 @@ export function chooseFormat(format: ExportFormat | undefined, accept: string | 
 
 /** A name safe in a Content-Disposition file name: ASCII letters, digits, dot, dash and underscore. */
 export const fileSlug = (name: string, fallback: string) =>
-  name.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '').slice(0, 60) || fallback;
+  name
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|-+$/g, '')
+    .slice(0, 60) || fallback;
 
 export interface ExportFile {
   fileName: string;
@@ -23,7 +34,12 @@ export interface ExportFile {
  * A file streamed as it is read: the head, then each batch of points as the client takes it (the
  * database is read one batch ahead of the socket, whatever the number of points), then the tail.
  */
-export function exportFile(format: ExportFormat, baseName: string, meta: ExportMeta, batches: AsyncIterable<readonly ExportPoint[]>): ExportFile {
+export function exportFile(
+  format: ExportFormat,
+  baseName: string,
+  meta: ExportMeta,
+  batches: AsyncIterable<readonly ExportPoint[]>,
+): ExportFile {
   const writer: FormatWriter = WRITERS[format];
   async function* text() {
     yield Buffer.from(writer.head(meta));
@@ -35,12 +51,19 @@ export function exportFile(format: ExportFormat, baseName: string, meta: ExportM
     }
     yield Buffer.from(writer.tail());
   }
-  return { fileName: `${baseName}.${writer.extension}`, contentType: writer.contentType, stream: Readable.from(text(), { objectMode: false }) };
+  return {
+    fileName: `${baseName}.${writer.extension}`,
+    contentType: writer.contentType,
+    stream: Readable.from(text(), { objectMode: false }),
+  };
 }
 
 /** Every point of a trip, oldest first, a batch at a time, by the keyset pages the GPS module serves. */
 export async function* pagesOf(
-  page: (limit: number, start: { offset: number } | { after: { at: Date; id: string } }) => Promise<{ rows: ExportPoint[]; more: boolean }>,
+  page: (
+    limit: number,
+    start: { offset: number } | { after: { at: Date; id: string } },
+  ) => Promise<{ rows: ExportPoint[]; more: boolean }>,
   batchSize = 1000,
 ): AsyncGenerator<ExportPoint[]> {
   let start: { offset: number } | { after: { at: Date; id: string } } = { offset: 0 };

@@ -25,26 +25,55 @@ describe('GPS file import of files from other apps', () => {
   });
   afterAll(() => t.close());
 
-  const newDevice = async () => (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'formats' } })).json().data.id as string;
+  const newDevice = async () =>
+    (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'formats' } })
+    ).json().data.id as string;
   async function imported(device: string, body: string | Buffer, query = '') {
-    const response = await t.app.inject({ method: 'POST', url: `/v1/gps/import?device_id=${device}${query}`, headers: bearer(admin), payload: body });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: `/v1/gps/import?device_id=${device}${query}`,
+      headers: bearer(admin),
+      payload: body,
+    });
     expect(response.statusCode, response.body).toBe(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    return (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${response.json().data.id}`, headers: bearer(admin) })).json().data;
+    return (
+      await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${response.json().data.id}`, headers: bearer(admin) })
+    ).json().data;
   }
   /** time, latitude, longitude, altitude, heading, speed (km/h) of each point, from our CSV export. */
   async function pointsOf(device: string) {
-    const csv = (await t.app.inject({ method: 'GET', url: `/v1/gps/export?device_id=${device}&format=csv`, headers: bearer(admin) })).body;
-    return csv.split('\r\n').slice(1, -1).map((line) => line.split(',').slice(0, 6).join(','));
+    const csv = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/gps/export?device_id=${device}&format=csv`,
+        headers: bearer(admin),
+      })
+    ).body;
+    return csv
+      .split('\r\n')
+      .slice(1, -1)
+      .map((line) => line.split(',').slice(0, 6).join(','));
   }
 
   it('reads every geometry of a KML MultiGeometry, and TimeSpans as a stay or a move from begin to end', async () => {
     const device = await newDevice();
     expect(await imported(device, fixture('multigeometry.kml'))).toMatchObject({
       // The stay at home ends where and when the drive begins: one point, the second a duplicate.
-      format: 'kml', status: 'done', imported: 6, duplicates: 1, refused_count: 1, notes_count: 1,
+      format: 'kml',
+      status: 'done',
+      imported: 6,
+      duplicates: 1,
+      refused_count: 1,
+      notes_count: 1,
       refused: [{ at: 'Placemark 1 (line 4) geometry 4', reason: 'a line or shape without times' }],
-      notes: [{ at: 'Placemark 3 (line 14)', note: "2 positions between the TimeSpan's begin and end have no times; left out" }],
+      notes: [
+        {
+          at: 'Placemark 3 (line 14)',
+          note: "2 positions between the TimeSpan's begin and end have no times; left out",
+        },
+      ],
     });
     // Three points share a time: the export orders those by id, so compare as sets.
     expect((await pointsOf(device)).sort()).toEqual([
@@ -60,37 +89,71 @@ describe('GPS file import of files from other apps', () => {
   it('takes a GPX file with blank lines before its XML declaration, and leaves out unreadable extensions with a note', async () => {
     const device = await newDevice();
     expect(await imported(device, fixture('blank-lines-first.gpx'))).toMatchObject({
-      format: 'gpx', status: 'done', imported: 1, refused_count: 0, notes_count: 2,
-      notes: [{ at: 'trkpt 1 (line 5)', note: 'heading is not a number; left out' }, { at: 'trkpt 1 (line 5)', note: 'speed is not a number; left out' }],
+      format: 'gpx',
+      status: 'done',
+      imported: 1,
+      refused_count: 0,
+      notes_count: 2,
+      notes: [
+        { at: 'trkpt 1 (line 5)', note: 'heading is not a number; left out' },
+        { at: 'trkpt 1 (line 5)', note: 'speed is not a number; left out' },
+      ],
     });
     expect(await pointsOf(device)).toEqual(['2025-03-02T08:00:00.000Z,48.1,11.5,,,']);
   });
 
   it('recognises OwnTracks Recorder lines whose time, tag and JSON are separated by spaces', async () => {
     const device = await newDevice();
-    expect(await imported(device, fixture('owntracks-spaces.rec'))).toMatchObject({ format: 'owntracks', status: 'done', imported: 2, refused_count: 0 });
-    expect(await pointsOf(device)).toEqual(['2015-09-07T09:12:10.000Z,47.3769,8.5417,,,36', '2015-09-07T09:13:10.000Z,47.377,8.5418,,,']);
+    expect(await imported(device, fixture('owntracks-spaces.rec'))).toMatchObject({
+      format: 'owntracks',
+      status: 'done',
+      imported: 2,
+      refused_count: 0,
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2015-09-07T09:12:10.000Z,47.3769,8.5417,,,36',
+      '2015-09-07T09:13:10.000Z,47.377,8.5418,,,',
+    ]);
   });
 
   it('reads decimal commas in semicolon CSV, as spreadsheets in German or French write it', async () => {
     const device = await newDevice();
-    expect(await imported(device, fixture('decimal-commas.csv'))).toMatchObject({ format: 'csv', status: 'done', imported: 2, refused_count: 0 });
-    expect(await pointsOf(device)).toEqual(['2025-03-03T09:00:00.000Z,50.1109,8.6821,112.5,,36', '2025-03-03T09:01:00.000Z,50.111,8.6822,,,']);
+    expect(await imported(device, fixture('decimal-commas.csv'))).toMatchObject({
+      format: 'csv',
+      status: 'done',
+      imported: 2,
+      refused_count: 0,
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2025-03-03T09:00:00.000Z,50.1109,8.6821,112.5,,36',
+      '2025-03-03T09:01:00.000Z,50.111,8.6822,,,',
+    ]);
   });
 
   it('fails an import of a named format that recognises nothing in the file', async () => {
     const device = await newDevice();
     expect(await imported(device, '{"something":"else"}', '&format=takeout')).toMatchObject({
-      status: 'failed', imported: 0, refused_count: 0, error: { code: 'nothing_recognised', message: 'Nothing in the file was recognised as takeout' },
+      status: 'failed',
+      imported: 0,
+      refused_count: 0,
+      error: { code: 'nothing_recognised', message: 'Nothing in the file was recognised as takeout' },
     });
-    expect(await imported(device, '<kml><Document/></kml>', '&format=kml')).toMatchObject({ status: 'failed', error: { code: 'nothing_recognised' } });
+    expect(await imported(device, '<kml><Document/></kml>', '&format=kml')).toMatchObject({
+      status: 'failed',
+      error: { code: 'nothing_recognised' },
+    });
   });
 
   it('reads Google Semantic Location History: visits at both ends, moves with their raw path, waypoints noted', async () => {
     const device = await newDevice();
     expect(await imported(device, fixture('semantic-2019_JANUARY.json'))).toMatchObject({
       // The walk starts where and when the visit ends: one point, the second a duplicate.
-      format: 'takeout', status: 'done', imported: 4, duplicates: 1, refused_count: 1, notes_count: 1,
+      format: 'takeout',
+      status: 'done',
+      imported: 4,
+      duplicates: 1,
+      refused_count: 1,
+      notes_count: 1,
       refused: [{ at: 'timelineObjects[2]', reason: 'neither a placeVisit nor an activitySegment' }],
       notes: [{ at: 'timelineObjects[1].activitySegment', note: '2 waypoints without times; left out' }],
     });
@@ -104,7 +167,13 @@ describe('GPS file import of files from other apps', () => {
 
   it('reads the iOS Google Maps export (a top-level array; path points timed as minutes after their start)', async () => {
     const device = await newDevice();
-    expect(await imported(device, fixture('ios-timeline.json'))).toMatchObject({ format: 'takeout', status: 'done', imported: 5, duplicates: 1, refused_count: 0 });
+    expect(await imported(device, fixture('ios-timeline.json'))).toMatchObject({
+      format: 'takeout',
+      status: 'done',
+      imported: 5,
+      duplicates: 1,
+      refused_count: 0,
+    });
     expect(await pointsOf(device)).toEqual([
       '2024-03-10T07:00:00.000Z,48.137154,11.576124,,,',
       '2024-03-10T09:00:00.000Z,48.137154,11.576124,,,',
@@ -116,30 +185,69 @@ describe('GPS file import of files from other apps', () => {
 
   it('reads TCX Trackpoints with their altitude and speed, passing over those without a position', async () => {
     const device = await newDevice();
-    expect(await imported(device, fixture('activity.tcx'))).toMatchObject({ format: 'tcx', status: 'done', imported: 2, refused_count: 0, notes_count: 0 });
-    expect(await pointsOf(device)).toEqual(['2024-06-01T07:00:00.000Z,47.6062,-122.3321,56.2,,19.8', '2024-06-01T07:01:00.000Z,47.607,-122.333,,,']);
+    expect(await imported(device, fixture('activity.tcx'))).toMatchObject({
+      format: 'tcx',
+      status: 'done',
+      imported: 2,
+      refused_count: 0,
+      notes_count: 0,
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2024-06-01T07:00:00.000Z,47.6062,-122.3321,56.2,,19.8',
+      '2024-06-01T07:01:00.000Z,47.607,-122.333,,,',
+    ]);
   });
 
   it('reads the first KML document of a KMZ; a zip without one, or one that inflates past IMPORT_MAX_BYTES, fails', async () => {
     const device = await newDevice();
     const kmz = await zipOf({ 'images/icon.txt': 'not a picture', 'doc.kml': fixture('points.kml').toString() });
-    expect(await imported(device, kmz)).toMatchObject({ format: 'kmz', status: 'done', imported: 3, refused_count: 1, bytes_read: kmz.length, bytes_total: kmz.length });
+    expect(await imported(device, kmz)).toMatchObject({
+      format: 'kmz',
+      status: 'done',
+      imported: 3,
+      refused_count: 1,
+      bytes_read: kmz.length,
+      bytes_total: kmz.length,
+    });
     expect(await pointsOf(device)).toHaveLength(3);
     expect(await imported(device, await zipOf({ 'readme.txt': 'hello' }))).toMatchObject({
-      status: 'failed', error: { code: 'no_kml', message: 'The KMZ (zip) file holds no .kml document' },
+      status: 'failed',
+      error: { code: 'no_kml', message: 'The KMZ (zip) file holds no .kml document' },
     });
-    expect(await imported(device, Buffer.from('PK\u0003\u0004 and then nothing of a zip'))).toMatchObject({ status: 'failed', error: { code: 'malformed_zip' } });
+    expect(await imported(device, Buffer.from('PK\u0003\u0004 and then nothing of a zip'))).toMatchObject({
+      status: 'failed',
+      error: { code: 'malformed_zip' },
+    });
     const small = await buildTestApp({ config: { importMaxBytes: 4096 } });
     try {
       const token = await login(small.app, 'admin', TEST_ADMIN.password);
-      const id = (await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })).json().data.id;
+      const id = (
+        await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })
+      ).json().data.id;
       const bomb = await zipOf({ 'doc.kml': `<kml>${' '.repeat(100_000)}</kml>` });
       expect(bomb.length).toBeLessThan(4096);
-      const started = await small.app.inject({ method: 'POST', url: `/v1/gps/import?device_id=${id}`, headers: bearer(token), payload: bomb });
+      const started = await small.app.inject({
+        method: 'POST',
+        url: `/v1/gps/import?device_id=${id}`,
+        headers: bearer(token),
+        payload: bomb,
+      });
       expect(started.statusCode).toBe(202);
       await onEveryNode(small, (services) => services.gpsFiles.idle());
-      const report = (await small.app.inject({ method: 'GET', url: `/v1/gps/imports/${started.json().data.id}`, headers: bearer(token) })).json().data;
-      expect(report).toMatchObject({ status: 'failed', error: { code: 'kmz_too_large', message: "The KMZ's KML document is larger than IMPORT_MAX_BYTES (4096 bytes)" } });
+      const report = (
+        await small.app.inject({
+          method: 'GET',
+          url: `/v1/gps/imports/${started.json().data.id}`,
+          headers: bearer(token),
+        })
+      ).json().data;
+      expect(report).toMatchObject({
+        status: 'failed',
+        error: {
+          code: 'kmz_too_large',
+          message: "The KMZ's KML document is larger than IMPORT_MAX_BYTES (4096 bytes)",
+        },
+      });
     } finally {
       await small.close();
     }

@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, deviceWithKey, expectPermissionChecks, login, onEveryNode, TEST_ADMIN, type TestApp, twoNodes, UNKNOWN_ID } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  deviceWithKey,
+  expectPermissionChecks,
+  login,
+  onEveryNode,
+  TEST_ADMIN,
+  type TestApp,
+  twoNodes,
+  UNKNOWN_ID,
+} from '../../../test/helpers.js';
 import { IMPORT_CHUNK } from './import.js';
 import { IMPORT_STALE_MS } from './service.js';
 
@@ -15,10 +26,19 @@ describe('GPS file import', () => {
   });
   afterAll(() => t.close());
 
-  const newDevice = async () => (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'import' } })).json().data.id as string;
+  const newDevice = async () =>
+    (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'import' } })
+    ).json().data.id as string;
   const post = (query: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'POST', url: `/v1/gps/import?${query}`, headers: { ...bearer(admin), 'content-type': 'application/octet-stream', ...headers }, payload: body });
-  const report = async (id: string) => (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${id}`, headers: bearer(admin) })).json().data;
+    t.app.inject({
+      method: 'POST',
+      url: `/v1/gps/import?${query}`,
+      headers: { ...bearer(admin), 'content-type': 'application/octet-stream', ...headers },
+      payload: body,
+    });
+  const report = async (id: string) =>
+    (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${id}`, headers: bearer(admin) })).json().data;
   /** Posts a file, waits for its import to end, answers the report. */
   async function imported(device: string, name: string, query = '') {
     const response = await post(`device_id=${device}${query}`, fixture(name));
@@ -29,14 +49,31 @@ describe('GPS file import', () => {
   }
   /** The device's points as our CSV export writes them: time, latitude, longitude, altitude, heading, speed_kmh. */
   async function pointsOf(device: string) {
-    const csv = (await t.app.inject({ method: 'GET', url: `/v1/gps/export?device_id=${device}&format=csv`, headers: bearer(admin) })).body;
-    return csv.split('\r\n').slice(1, -1).map((line) => line.split(',').slice(0, 6).join(','));
+    const csv = (
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/gps/export?device_id=${device}&format=csv`,
+        headers: bearer(admin),
+      })
+    ).body;
+    return csv
+      .split('\r\n')
+      .slice(1, -1)
+      .map((line) => line.split(',').slice(0, 6).join(','));
   }
 
   it('imports GPX 1.1 track points, route points and waypoints; refuses those without a time or out of range', async () => {
     const device = await newDevice();
     const done = await imported(device, 'track-1.1.gpx');
-    expect(done).toMatchObject({ device_id: device, format: 'gpx', status: 'done', imported: 4, duplicates: 0, refused_count: 2, error: null });
+    expect(done).toMatchObject({
+      device_id: device,
+      format: 'gpx',
+      status: 'done',
+      imported: 4,
+      duplicates: 0,
+      refused_count: 2,
+      error: null,
+    });
     expect(done.refused).toEqual([
       { at: 'wpt 2 (line 6)', reason: 'no time' },
       { at: 'trkpt 3 (line 15)', reason: 'latitude 153.5 is out of range (-90 to 90)' },
@@ -53,8 +90,16 @@ describe('GPS file import', () => {
 
   it('imports GPX 1.0 with its speed (m/s) and course, and skips every point on a second import', async () => {
     const device = await newDevice();
-    expect(await imported(device, 'track-1.0.gpx')).toMatchObject({ status: 'done', imported: 2, duplicates: 0, refused_count: 0 });
-    expect(await pointsOf(device)).toEqual(['2024-03-10T10:00:00.000Z,48.1351,11.582,519,270.5,18', '2024-03-10T10:00:05.000Z,48.1352,11.581,520,271,19.8']);
+    expect(await imported(device, 'track-1.0.gpx')).toMatchObject({
+      status: 'done',
+      imported: 2,
+      duplicates: 0,
+      refused_count: 0,
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2024-03-10T10:00:00.000Z,48.1351,11.582,519,270.5,18',
+      '2024-03-10T10:00:05.000Z,48.1352,11.581,520,271,19.8',
+    ]);
     expect(await imported(device, 'track-1.0.gpx')).toMatchObject({ status: 'done', imported: 0, duplicates: 2 });
     expect(await pointsOf(device)).toHaveLength(2);
   });
@@ -63,19 +108,32 @@ describe('GPS file import', () => {
     const device = await newDevice();
     const response = await post(`device_id=${device}`, fixture('bomb.gpx'));
     expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message: 'XML files with a DOCTYPE are refused (entity expansion)', code: 'gps_file.doctype_refused' });
+    expect(response.json()).toEqual({
+      error: 'BadRequest',
+      message: 'XML files with a DOCTYPE are refused (entity expansion)',
+      code: 'gps_file.doctype_refused',
+    });
     expect(await pointsOf(device)).toEqual([]);
     // Past the first 64 KB the parser refuses it: the import fails with a report.
     const late = `<?xml version="1.0"?>\n<!--${' '.repeat(70_000)}-->\n${fixture('bomb.gpx').toString().split('\n').slice(1).join('\n')}`;
     const started = await post(`device_id=${device}&format=gpx`, late);
     expect(started.statusCode).toBe(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    expect(await report(started.json().data.id)).toMatchObject({ status: 'failed', imported: 0, error: { code: 'doctype_refused' } });
+    expect(await report(started.json().data.id)).toMatchObject({
+      status: 'failed',
+      imported: 0,
+      error: { code: 'doctype_refused' },
+    });
   });
 
   it('imports KML Placemarks with a TimeStamp and gx:Track; a line without times is refused', async () => {
     const device = await newDevice();
-    expect(await imported(device, 'points.kml')).toMatchObject({ format: 'kml', status: 'done', imported: 3, refused: [{ at: 'Placemark 2 (line 6)', reason: 'a line or shape without times' }] });
+    expect(await imported(device, 'points.kml')).toMatchObject({
+      format: 'kml',
+      status: 'done',
+      imported: 3,
+      refused: [{ at: 'Placemark 2 (line 6)', reason: 'a line or shape without times' }],
+    });
     expect(await pointsOf(device)).toEqual([
       '2025-02-01T09:00:00.000Z,52.52,13.405,34,,',
       '2025-02-01T10:00:00.000Z,52.521,13.406,35,,',
@@ -116,20 +174,41 @@ describe('GPS file import', () => {
   it('imports OwnTracks Recorder .rec lines: locations only (vel in km/h)', async () => {
     const device = await newDevice();
     const done = await imported(device, 'owntracks.rec');
-    expect(done).toMatchObject({ format: 'owntracks', status: 'done', imported: 2, refused: [{ at: 'line 4', reason: 'not "<time>\\t<tag>\\t<JSON message>"' }] });
-    expect(await pointsOf(device)).toEqual(['2025-07-01T12:00:00.000Z,47.3769,8.5417,408,180,18', '2025-07-01T12:01:00.000Z,47.377,8.5418,,,']);
+    expect(done).toMatchObject({
+      format: 'owntracks',
+      status: 'done',
+      imported: 2,
+      refused: [{ at: 'line 4', reason: 'not "<time>\\t<tag>\\t<JSON message>"' }],
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2025-07-01T12:00:00.000Z,47.3769,8.5417,408,180,18',
+      '2025-07-01T12:01:00.000Z,47.377,8.5418,,,',
+    ]);
   });
 
   it('imports Google Takeout Records.json (E7 degrees, timestamp or timestampMs)', async () => {
     const device = await newDevice();
     const done = await imported(device, 'Records.json');
-    expect(done).toMatchObject({ format: 'takeout', status: 'done', imported: 2, refused: [{ at: 'locations[2]', reason: 'latitude is not a number' }] });
-    expect(await pointsOf(device)).toEqual(['2019-08-01T12:00:00.000Z,51.5073509,-0.1277583,35,120,10.8', '2019-08-01T12:01:00.000Z,51.5074,-0.1277,,,']);
+    expect(done).toMatchObject({
+      format: 'takeout',
+      status: 'done',
+      imported: 2,
+      refused: [{ at: 'locations[2]', reason: 'latitude is not a number' }],
+    });
+    expect(await pointsOf(device)).toEqual([
+      '2019-08-01T12:00:00.000Z,51.5073509,-0.1277583,35,120,10.8',
+      '2019-08-01T12:01:00.000Z,51.5074,-0.1277,,,',
+    ]);
   });
 
   it('imports Google Takeout Timeline.json: path points, visits, activity ends and raw positions', async () => {
     const device = await newDevice();
-    expect(await imported(device, 'Timeline.json')).toMatchObject({ format: 'takeout', status: 'done', imported: 6, refused_count: 0 });
+    expect(await imported(device, 'Timeline.json')).toMatchObject({
+      format: 'takeout',
+      status: 'done',
+      imported: 6,
+      refused_count: 0,
+    });
     expect(await pointsOf(device)).toEqual([
       '2024-09-01T06:00:00.000Z,52.5163,13.3777,,,',
       '2024-09-01T06:05:00.000Z,52.517,13.379,,,',
@@ -142,11 +221,19 @@ describe('GPS file import', () => {
 
   it('fails a malformed or too deeply nested file with a report, keeping what came before the fault', async () => {
     const device = await newDevice();
-    expect(await imported(device, 'truncated.geojson', '&format=geojson')).toMatchObject({ status: 'failed', imported: 1, error: { code: 'malformed_json' } });
+    expect(await imported(device, 'truncated.geojson', '&format=geojson')).toMatchObject({
+      status: 'failed',
+      imported: 1,
+      error: { code: 'malformed_json' },
+    });
     const deep = await post(`device_id=${device}&format=geojson`, `{"features":${'['.repeat(100_000)}`);
     expect(deep.statusCode).toBe(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    expect(await report(deep.json().data.id)).toMatchObject({ status: 'failed', imported: 0, error: { code: 'too_deep', message: 'JSON nested deeper than 32 levels' } });
+    expect(await report(deep.json().data.id)).toMatchObject({
+      status: 'failed',
+      imported: 0,
+      error: { code: 'too_deep', message: 'JSON nested deeper than 32 levels' },
+    });
   });
 
   it('answers 400 for a file of no known format, an empty file, and no device; 404 for an unknown device or import', async () => {
@@ -155,15 +242,24 @@ describe('GPS file import', () => {
     expect((await post(`device_id=${device}`, '')).json().code).toBe('gps_file.empty_file');
     expect((await post('', fixture('points.csv'))).json().code).toBe('gps_file.device_required');
     expect((await post(`device_id=${UNKNOWN_ID}`, fixture('points.csv'))).json().code).toBe('device.not_found');
-    expect((await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${UNKNOWN_ID}`, headers: bearer(admin) })).statusCode).toBe(404);
+    expect(
+      (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${UNKNOWN_ID}`, headers: bearer(admin) })).statusCode,
+    ).toBe(404);
   });
 
   it('answers 413 past IMPORT_MAX_BYTES', async () => {
     const small = await buildTestApp({ config: { importMaxBytes: 1024 } });
     try {
       const token = await login(small.app, 'admin', TEST_ADMIN.password);
-      const device = (await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })).json().data.id;
-      const response = await small.app.inject({ method: 'POST', url: `/v1/gps/import?device_id=${device}`, headers: bearer(token), payload: 'x'.repeat(2000) });
+      const device = (
+        await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })
+      ).json().data.id;
+      const response = await small.app.inject({
+        method: 'POST',
+        url: `/v1/gps/import?device_id=${device}`,
+        headers: bearer(token),
+        payload: 'x'.repeat(2000),
+      });
       expect(response.statusCode).toBe(413);
       expect(response.json().code).toBe('gps_file.too_large');
     } finally {
@@ -175,11 +271,16 @@ describe('GPS file import', () => {
     const device = await newDevice();
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const response = await fetch(`${base}/v1/gps/import?device_id=${device}`, {
-      method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'text/csv' }, body: 'timestamp,latitude,longitude\n1700000000,10.5,20.5\n',
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'text/csv' },
+      body: 'timestamp,latitude,longitude\n1700000000,10.5,20.5\n',
     });
     expect(response.status).toBe(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    expect(await report(((await response.json()) as { data: { id: string } }).data.id)).toMatchObject({ status: 'done', imported: 1 });
+    expect(await report(((await response.json()) as { data: { id: string } }).data.id)).toMatchObject({
+      status: 'done',
+      imported: 1,
+    });
   });
 
   it('shows an import whose process is gone (no stamp for a minute) as failed: interrupted, and one still stamped as running', async () => {
@@ -188,13 +289,20 @@ describe('GPS file import', () => {
     const [gone, alive] = await t.database.db
       .insertInto('gps_imports')
       .values([
-        { device_id: device, format: 'csv', bytes_total: 10, updated_at: new Date(now.getTime() - IMPORT_STALE_MS - 1000) },
+        {
+          device_id: device,
+          format: 'csv',
+          bytes_total: 10,
+          updated_at: new Date(now.getTime() - IMPORT_STALE_MS - 1000),
+        },
         { device_id: device, format: 'csv', bytes_total: 10, updated_at: now },
       ])
       .returning('id')
       .execute();
     expect(await report(gone!.id)).toMatchObject({
-      status: 'failed', finished_at: expect.any(String), error: { code: 'interrupted', message: expect.stringContaining('send the file again') },
+      status: 'failed',
+      finished_at: expect.any(String),
+      error: { code: 'interrupted', message: expect.stringContaining('send the file again') },
     });
     expect(await report(alive!.id)).toMatchObject({ status: 'running', finished_at: null, error: null });
   });
@@ -222,10 +330,20 @@ describe('GPS file import', () => {
         await new Promise((resolve) => setTimeout(resolve, 25));
         running = await report(started.json().data.id);
       }
-      expect(running).toMatchObject({ status: 'running', imported: IMPORT_CHUNK, bytes_read: body.length, bytes_total: body.length, finished_at: null });
+      expect(running).toMatchObject({
+        status: 'running',
+        imported: IMPORT_CHUNK,
+        bytes_read: body.length,
+        bytes_total: body.length,
+        finished_at: null,
+      });
       release();
       await onEveryNode(t, (services) => services.gpsFiles.idle());
-      expect(await report(started.json().data.id)).toMatchObject({ status: 'done', imported: IMPORT_CHUNK + 500, finished_at: expect.any(String) });
+      expect(await report(started.json().data.id)).toMatchObject({
+        status: 'done',
+        imported: IMPORT_CHUNK + 500,
+        finished_at: expect.any(String),
+      });
     } finally {
       release();
       held.mockRestore();
@@ -234,7 +352,12 @@ describe('GPS file import', () => {
 
   it('takes the device of the calling API key; needs gps:write', async () => {
     const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'importer' });
-    const response = await t.app.inject({ method: 'POST', url: '/v1/gps/import', headers: bearer(key), payload: fixture('owntracks.rec') });
+    const response = await t.app.inject({
+      method: 'POST',
+      url: '/v1/gps/import',
+      headers: bearer(key),
+      payload: fixture('owntracks.rec'),
+    });
     expect(response.statusCode).toBe(202);
     expect(response.json().data.device_id).toBe(device);
     await onEveryNode(t, (services) => services.gpsFiles.idle());

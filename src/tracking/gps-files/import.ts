@@ -63,7 +63,15 @@ function failureOf(err: unknown, signal: AbortSignal): { code: string; message: 
  * always with a report; the file is removed.
  */
 export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
-  const progress: ImportProgress = { imported: 0, duplicates: 0, refusedCount: 0, refused: [], notesCount: 0, notes: [], bytesRead: 0 };
+  const progress: ImportProgress = {
+    imported: 0,
+    duplicates: 0,
+    refusedCount: 0,
+    refused: [],
+    notesCount: 0,
+    notes: [],
+    bytesRead: 0,
+  };
   let chunk: ImportedPoint[] = [];
   let lastWrite = -Infinity;
   /** Chunks being stored while the file is read on, so the parsing and the database's inserts overlap. */
@@ -80,7 +88,11 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   };
   async function store(points: ImportedPoint[]) {
     if (points.length > 0) {
-      const { stored, duplicates } = await deps.sink.insertBatch({ deviceId: job.deviceId, sentBy: job.sentBy, points });
+      const { stored, duplicates } = await deps.sink.insertBatch({
+        deviceId: job.deviceId,
+        sentBy: job.sentBy,
+        points,
+      });
       progress.imported += stored;
       progress.duplicates += duplicates;
     }
@@ -108,7 +120,10 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   let failure: { code: string; message: string } | undefined;
   try {
     const onBytes = (bytes: number) => (progress.bytesRead = bytes);
-    const text = job.format === 'kmz' ? kmlOfKmz(job.file.path, job.file.bytes, deps.importMaxBytes, onBytes) : textOf(job.file.path, onBytes);
+    const text =
+      job.format === 'kmz'
+        ? kmlOfKmz(job.file.path, job.file.bytes, deps.importMaxBytes, onBytes)
+        : textOf(job.file.path, onBytes);
     for await (const item of PARSERS[job.format](text)) {
       if (job.signal.aborted) throw new Error('aborted');
       if ('refused' in item) {
@@ -137,10 +152,17 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
     failure = failureOf(err, job.signal);
     if (!failure) {
       deps.log.error({ err, import_id: job.id }, 'GPS import failed');
-      failure = { code: 'internal', message: 'The import stopped on an unexpected error; the points stored so far stay' };
+      failure = {
+        code: 'internal',
+        message: 'The import stopped on an unexpected error; the points stored so far stay',
+      };
     }
   } finally {
-    await job.file.discard().catch((err: unknown) => deps.log.warn({ err, import_id: job.id }, 'could not remove a spooled import file'));
+    await job.file
+      .discard()
+      .catch((err: unknown) => deps.log.warn({ err, import_id: job.id }, 'could not remove a spooled import file'));
   }
-  await deps.repo.finish(job.id, progress, deps.clock.now(), failure).catch((err: unknown) => deps.log.error({ err, import_id: job.id }, 'could not record the end of a GPS import'));
+  await deps.repo
+    .finish(job.id, progress, deps.clock.now(), failure)
+    .catch((err: unknown) => deps.log.error({ err, import_id: job.id }, 'could not record the end of a GPS import'));
 }

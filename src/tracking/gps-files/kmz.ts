@@ -7,11 +7,20 @@ import { ImportFailure } from './parsers/candidate.js';
 const MAX_ENTRIES = 10_000;
 
 const malformed = (err: unknown) =>
-  err instanceof ImportFailure ? err : new ImportFailure('malformed_zip', `Not a readable KMZ (zip) file: ${err instanceof Error ? err.message : String(err)}`);
+  err instanceof ImportFailure
+    ? err
+    : new ImportFailure(
+        'malformed_zip',
+        `Not a readable KMZ (zip) file: ${err instanceof Error ? err.message : String(err)}`,
+      );
 
 const openZip = (path: string) =>
   new Promise<ZipFile>((resolve, reject) =>
-    yauzl.open(path, { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: false }, (err, zip) => (err ? reject(err) : resolve(zip))),
+    yauzl.open(
+      path,
+      { lazyEntries: true, autoClose: true, validateEntrySizes: true, strictFileNames: false },
+      (err, zip) => (err ? reject(err) : resolve(zip)),
+    ),
   );
 
 /** The archive's first .kml document, as KMZ's definition names the main one (usually doc.kml); undefined when none. */
@@ -30,20 +39,31 @@ function firstKml(zip: ZipFile): Promise<Entry | undefined> {
 }
 
 const openEntry = (zip: ZipFile, entry: Entry) =>
-  new Promise<Readable>((resolve, reject) => zip.openReadStream(entry, (err, stream) => (err ? reject(err) : resolve(stream))));
+  new Promise<Readable>((resolve, reject) =>
+    zip.openReadStream(entry, (err, stream) => (err ? reject(err) : resolve(stream))),
+  );
 
 /**
  * The KML document of a KMZ file as UTF-8 text chunks, decompressed as it is read, at most `maxBytes` of it
  * (a small archive can inflate to far more than any upload: the import fails past it). `onBytes` is told how
  * far through the file the reading is, in the file's own bytes.
  */
-export async function* kmlOfKmz(path: string, fileBytes: number, maxBytes: number, onBytes: (bytes: number) => void): AsyncGenerator<string> {
+export async function* kmlOfKmz(
+  path: string,
+  fileBytes: number,
+  maxBytes: number,
+  onBytes: (bytes: number) => void,
+): AsyncGenerator<string> {
   let zip: ZipFile | undefined;
   try {
     zip = await openZip(path);
     const entry = await firstKml(zip);
     if (!entry) throw new ImportFailure('no_kml', 'The KMZ (zip) file holds no .kml document');
-    if (entry.uncompressedSize > maxBytes) throw new ImportFailure('kmz_too_large', `The KMZ's KML document is larger than IMPORT_MAX_BYTES (${maxBytes} bytes)`);
+    if (entry.uncompressedSize > maxBytes)
+      throw new ImportFailure(
+        'kmz_too_large',
+        `The KMZ's KML document is larger than IMPORT_MAX_BYTES (${maxBytes} bytes)`,
+      );
     const decoder = new StringDecoder('utf8');
     let read = 0;
     for await (const chunk of await openEntry(zip, entry)) {

@@ -6,7 +6,11 @@ import type { ImportedPoint } from './parsers/validate.js';
  * device already has (same time and position) skipped and counted as a duplicate.
  */
 export interface PointSink {
-  insertBatch(input: { deviceId: string; sentBy: string | null; points: ImportedPoint[] }): Promise<{ stored: number; duplicates: number }>;
+  insertBatch(input: {
+    deviceId: string;
+    sentBy: string | null;
+    points: ImportedPoint[];
+  }): Promise<{ stored: number; duplicates: number }>;
 }
 
 const KMH = 3.6;
@@ -22,9 +26,18 @@ const times = (mps: number | null, factor: number) => (mps === null ? null : rou
 function withSpeeds(point: ImportedPoint) {
   const mps = point.speed_mps;
   return {
-    timestamp: point.timestamp, latitude: point.latitude, longitude: point.longitude, altitude: point.altitude, heading: point.heading,
-    hdop: point.hdop, vdop: point.vdop, pdop: point.pdop,
-    speed_mps: times(mps, 1), speed_kmh: times(mps, KMH), speed_mph: times(mps, MPH), speed_knots: times(mps, KNOTS),
+    timestamp: point.timestamp,
+    latitude: point.latitude,
+    longitude: point.longitude,
+    altitude: point.altitude,
+    heading: point.heading,
+    hdop: point.hdop,
+    vdop: point.vdop,
+    pdop: point.pdop,
+    speed_mps: times(mps, 1),
+    speed_kmh: times(mps, KMH),
+    speed_mph: times(mps, MPH),
+    speed_knots: times(mps, KNOTS),
   };
 }
 

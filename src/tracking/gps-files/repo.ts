@@ -2,8 +2,22 @@ import type { Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
-  'id', 'device_id', 'format', 'status', 'imported', 'duplicates', 'refused_count', 'refused', 'notes_count', 'notes', 'bytes_read', 'bytes_total',
-  'error_code', 'error_message', 'created_at', 'finished_at',
+  'id',
+  'device_id',
+  'format',
+  'status',
+  'imported',
+  'duplicates',
+  'refused_count',
+  'refused',
+  'notes_count',
+  'notes',
+  'bytes_read',
+  'bytes_total',
+  'error_code',
+  'error_message',
+  'created_at',
+  'finished_at',
 ] as const;
 
 export interface ImportProgress {
@@ -38,7 +52,15 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
       db.updateTable('gps_imports').set(progressColumns(progress, at)).where('id', '=', id).execute(),
     /** Tells readers these running imports still have a process (their updated_at is the heartbeat). */
     touch: (ids: string[], at: Date) =>
-      ids.length === 0 ? Promise.resolve() : db.updateTable('gps_imports').set({ updated_at: at }).where('id', 'in', ids).where('status', '=', 'running').execute().then(() => undefined),
+      ids.length === 0
+        ? Promise.resolve()
+        : db
+            .updateTable('gps_imports')
+            .set({ updated_at: at })
+            .where('id', 'in', ids)
+            .where('status', '=', 'running')
+            .execute()
+            .then(() => undefined),
     /**
      * An import still `running` whose process has not been heard of since `cutoff` (it crashed, or was killed)
      * ends as failed with `error`; one that finished meanwhile is left alone. Whether it was marked.
@@ -46,7 +68,13 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
     async failIfStale(id: string, cutoff: Date, finishedAt: Date, error: { code: string; message: string }) {
       const result = await db
         .updateTable('gps_imports')
-        .set({ status: 'failed', finished_at: finishedAt, error_code: error.code, error_message: error.message, updated_at: finishedAt })
+        .set({
+          status: 'failed',
+          finished_at: finishedAt,
+          error_code: error.code,
+          error_message: error.message,
+          updated_at: finishedAt,
+        })
         .where('id', '=', id)
         .where('status', '=', 'running')
         .where('updated_at', '<', cutoff)
@@ -56,7 +84,13 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
     finish: (id: string, progress: ImportProgress, finishedAt: Date, error?: { code: string; message: string }) =>
       db
         .updateTable('gps_imports')
-        .set({ ...progressColumns(progress, finishedAt), status: error ? 'failed' : 'done', finished_at: finishedAt, error_code: error?.code ?? null, error_message: error?.message ?? null })
+        .set({
+          ...progressColumns(progress, finishedAt),
+          status: error ? 'failed' : 'done',
+          finished_at: finishedAt,
+          error_code: error?.code ?? null,
+          error_message: error?.message ?? null,
+        })
         .where('id', '=', id)
         .execute(),
   };

@@ -19,7 +19,10 @@ describe('GPS files: every export format reads back through the importer', () =>
   /** time, latitude, longitude, altitude, heading, speed (km/h) of each point, from our CSV export. */
   async function pointsOf(device: string, columns = 6) {
     const csv = (await call('GET', `/v1/gps/export?device_id=${device}&format=csv`)).body;
-    return csv.split('\r\n').slice(1, -1).map((line) => line.split(',').slice(0, columns).join(','));
+    return csv
+      .split('\r\n')
+      .slice(1, -1)
+      .map((line) => line.split(',').slice(0, columns).join(','));
   }
 
   async function importInto(device: string, format: string, body: string) {
@@ -30,18 +33,22 @@ describe('GPS files: every export format reads back through the importer', () =>
     expect(report).toMatchObject({ status: 'done', imported: 4, refused_count: 0, notes_count: 0, error: null });
   }
 
-  it.each(EXPORT_FORMATS)('%s: points with and without speed, course and altitude come back as they left', async (format) => {
-    const source = await newDevice(`source ${format}`);
-    // The spec's POST /v1/gps needs every speed: points without one come from files and trackers.
-    const csv = 'timestamp,latitude,longitude,altitude,heading,speed_mps\n'
-      + `${BASE},53.5,9.9,10,90,10\n${BASE + 60},53.501,9.901,,,\n${BASE + 120},53.502,9.902,12.5,,0\n${BASE + 180},53.503,9.903,,0,\n`;
-    await importInto(source, 'csv', csv);
-    const file = await call('GET', `/v1/gps/export?device_id=${source}&format=${format}`);
-    expect(file.statusCode).toBe(200);
-    const target = await newDevice(`target ${format}`);
-    await importInto(target, format, file.body);
-    // KML has no element for speed or course: time, position and altitude come back.
-    const columns = format === 'kml' ? 4 : 6;
-    expect(await pointsOf(target, columns)).toEqual(await pointsOf(source, columns));
-  });
+  it.each(EXPORT_FORMATS)(
+    '%s: points with and without speed, course and altitude come back as they left',
+    async (format) => {
+      const source = await newDevice(`source ${format}`);
+      // The spec's POST /v1/gps needs every speed: points without one come from files and trackers.
+      const csv =
+        'timestamp,latitude,longitude,altitude,heading,speed_mps\n' +
+        `${BASE},53.5,9.9,10,90,10\n${BASE + 60},53.501,9.901,,,\n${BASE + 120},53.502,9.902,12.5,,0\n${BASE + 180},53.503,9.903,,0,\n`;
+      await importInto(source, 'csv', csv);
+      const file = await call('GET', `/v1/gps/export?device_id=${source}&format=${format}`);
+      expect(file.statusCode).toBe(200);
+      const target = await newDevice(`target ${format}`);
+      await importInto(target, format, file.body);
+      // KML has no element for speed or course: time, position and altitude come back.
+      const columns = format === 'kml' ? 4 : 6;
+      expect(await pointsOf(target, columns)).toEqual(await pointsOf(source, columns));
+    },
+  );
 });

@@ -9,7 +9,15 @@ import { DeviceErrors } from '../devices/errors.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
 import { chooseFormat, type ExportFile as File } from './export.js';
-import { DeviceExportQuery, ExportFile, GpsImport, ImportFileBody, ImportQuery, MAX_REFUSALS_LISTED, TripExportQuery } from './schemas.js';
+import {
+  DeviceExportQuery,
+  ExportFile,
+  GpsImport,
+  ImportFileBody,
+  ImportQuery,
+  MAX_REFUSALS_LISTED,
+  TripExportQuery,
+} from './schemas.js';
 import type { GpsFilesService } from './service.js';
 import { WRITERS } from './writers/index.js';
 import { trackRoutes } from './track-routes.js';
@@ -37,41 +45,60 @@ function sendFile(reply: FastifyReply, file: File) {
     .send(file.stream);
 }
 
-export async function gpsFileRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: GpsFilesService }): Promise<void> {
+export async function gpsFileRoutes(
+  fastify: FastifyInstance,
+  { gpsFiles }: { gpsFiles: GpsFilesService },
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/v1/gps/export', {
-    config: { auth: requirePermission('gps:read') },
-    schema: {
-      tags,
-      summary: "A device's GPS points over a time range, as a GPX, GeoJSON, KML or CSV file",
-      description: `Points of the device between from and to (both inclusive, both optional), oldest first. ${FORMAT_NOTE}`,
-      querystring: DeviceExportQuery,
-      response: {
-        200: fileResponse,
-        ...errorResponses(RequestErrors.validation, GpsFileErrors.bad_range, DeviceErrors.not_found, GpsFileErrors.not_acceptable),
+  app.get(
+    '/v1/gps/export',
+    {
+      config: { auth: requirePermission('gps:read') },
+      schema: {
+        tags,
+        summary: "A device's GPS points over a time range, as a GPX, GeoJSON, KML or CSV file",
+        description: `Points of the device between from and to (both inclusive, both optional), oldest first. ${FORMAT_NOTE}`,
+        querystring: DeviceExportQuery,
+        response: {
+          200: fileResponse,
+          ...errorResponses(
+            RequestErrors.validation,
+            GpsFileErrors.bad_range,
+            DeviceErrors.not_found,
+            GpsFileErrors.not_acceptable,
+          ),
+        },
       },
     },
-  }, async (request, reply) => {
-    const { device_id: deviceId, from, to } = request.query;
-    const format = chooseFormat(request.query.format, request.headers.accept);
-    return sendFile(reply, await gpsFiles.exportDevice({ deviceId, from, to, format }));
-  });
-
-  app.get('/v1/trips/:id/export', {
-    config: { auth: requirePermission('trips:read') },
-    schema: {
-      tags,
-      summary: "A trip's GPS points as a GPX, GeoJSON, KML or CSV file",
-      description: `The trip's points, oldest first (as GET /v1/trips/{id}/gps lists them). ${FORMAT_NOTE}`,
-      params: IdParams,
-      querystring: TripExportQuery,
-      response: { 200: fileResponse, ...errorResponses(RequestErrors.validation, TripErrors.not_found, GpsFileErrors.not_acceptable) },
+    async (request, reply) => {
+      const { device_id: deviceId, from, to } = request.query;
+      const format = chooseFormat(request.query.format, request.headers.accept);
+      return sendFile(reply, await gpsFiles.exportDevice({ deviceId, from, to, format }));
     },
-  }, async (request, reply) => {
-    const format = chooseFormat(request.query.format, request.headers.accept);
-    return sendFile(reply, await gpsFiles.exportTrip(request.params.id, format));
-  });
+  );
+
+  app.get(
+    '/v1/trips/:id/export',
+    {
+      config: { auth: requirePermission('trips:read') },
+      schema: {
+        tags,
+        summary: "A trip's GPS points as a GPX, GeoJSON, KML or CSV file",
+        description: `The trip's points, oldest first (as GET /v1/trips/{id}/gps lists them). ${FORMAT_NOTE}`,
+        params: IdParams,
+        querystring: TripExportQuery,
+        response: {
+          200: fileResponse,
+          ...errorResponses(RequestErrors.validation, TripErrors.not_found, GpsFileErrors.not_acceptable),
+        },
+      },
+    },
+    async (request, reply) => {
+      const format = chooseFormat(request.query.format, request.headers.accept);
+      return sendFile(reply, await gpsFiles.exportTrip(request.params.id, format));
+    },
+  );
 
   await app.register(importRoutes, { gpsFiles });
   await app.register(trackRoutes, { gpsFiles });
@@ -104,39 +131,65 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
   // Before the database closes, running imports end (failed: interrupted) with their reports.
   app.addHook('onClose', () => gpsFiles.stop());
 
-  app.post('/v1/gps/import', {
-    config: { auth: requirePermission('gps:write') },
-    schema: {
-      tags,
-      summary: 'Import a GPS file (GPX, KML, KMZ, TCX, GeoJSON, CSV, OwnTracks .rec, Google location history) into a device',
-      description: IMPORT_NOTE,
-      querystring: ImportQuery,
-      body: ImportFileBody,
-      response: {
-        202: SingleEnvelope(GpsImport),
-        ...errorResponses(
-          RequestErrors.validation, GpsFileErrors.device_required, DeviceErrors.not_found, GpsFileErrors.empty_file, GpsFileErrors.unknown_format,
-          GpsFileErrors.doctype_refused, GpsFileErrors.too_large, GpsFileErrors.stopping, GpsFileErrors.too_many_imports,
-          GpsFileErrors.spool_full, GpsFileErrors.upload_too_slow,
-        ),
+  app.post(
+    '/v1/gps/import',
+    {
+      config: { auth: requirePermission('gps:write') },
+      schema: {
+        tags,
+        summary:
+          'Import a GPS file (GPX, KML, KMZ, TCX, GeoJSON, CSV, OwnTracks .rec, Google location history) into a device',
+        description: IMPORT_NOTE,
+        querystring: ImportQuery,
+        body: ImportFileBody,
+        response: {
+          202: SingleEnvelope(GpsImport),
+          ...errorResponses(
+            RequestErrors.validation,
+            GpsFileErrors.device_required,
+            DeviceErrors.not_found,
+            GpsFileErrors.empty_file,
+            GpsFileErrors.unknown_format,
+            GpsFileErrors.doctype_refused,
+            GpsFileErrors.too_large,
+            GpsFileErrors.stopping,
+            GpsFileErrors.too_many_imports,
+            GpsFileErrors.spool_full,
+            GpsFileErrors.upload_too_slow,
+          ),
+        },
       },
     },
-  }, async (request, reply) => {
-    const length = request.headers['content-length'];
-    const body = (request.body as Readable | undefined) ?? request.raw;
-    const started = await gpsFiles.startImport(callerOf(request), request.query, body, length === undefined ? undefined : Number(length));
-    const self = locateCreated(request, reply, `/v1/gps/imports/${started.id}`);
-    return reply.status(202).send({ data: started, _links: { self } });
-  });
-
-  app.get('/v1/gps/imports/:id', {
-    config: { auth: requirePermission('gps:write') },
-    schema: {
-      tags,
-      summary: 'An import: its status, counts, refusals and progress',
-      description: 'Needs gps:write, the permission that starts imports. Updated several times a second while the file is read.',
-      params: IdParams,
-      response: { 200: SingleEnvelope(GpsImport), ...errorResponses(RequestErrors.validation, GpsFileErrors.import_not_found) },
+    async (request, reply) => {
+      const length = request.headers['content-length'];
+      const body = (request.body as Readable | undefined) ?? request.raw;
+      const started = await gpsFiles.startImport(
+        callerOf(request),
+        request.query,
+        body,
+        length === undefined ? undefined : Number(length),
+      );
+      const self = locateCreated(request, reply, `/v1/gps/imports/${started.id}`);
+      return reply.status(202).send({ data: started, _links: { self } });
     },
-  }, async (request) => single(request, await gpsFiles.getImport(request.params.id)));
+  );
+
+  app.get(
+    '/v1/gps/imports/:id',
+    {
+      config: { auth: requirePermission('gps:write') },
+      schema: {
+        tags,
+        summary: 'An import: its status, counts, refusals and progress',
+        description:
+          'Needs gps:write, the permission that starts imports. Updated several times a second while the file is read.',
+        params: IdParams,
+        response: {
+          200: SingleEnvelope(GpsImport),
+          ...errorResponses(RequestErrors.validation, GpsFileErrors.import_not_found),
+        },
+      },
+    },
+    async (request) => single(request, await gpsFiles.getImport(request.params.id)),
+  );
 }

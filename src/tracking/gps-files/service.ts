@@ -66,7 +66,9 @@ export function createGpsFilesService(deps: Deps) {
     .catch((err: unknown) => deps.log.warn({ err }, 'could not look for spooled uploads of stopped processes'));
 
   function beat(): void {
-    void repo.touch([...runningIds], deps.clock.now()).catch((err: unknown) => deps.log.warn({ err }, 'could not stamp the running GPS imports'));
+    void repo
+      .touch([...runningIds], deps.clock.now())
+      .catch((err: unknown) => deps.log.warn({ err }, 'could not stamp the running GPS imports'));
   }
 
   async function deviceOf(caller: Caller, named: string | undefined) {
@@ -82,7 +84,12 @@ export function createGpsFilesService(deps: Deps) {
      * it arrives too slowly), the format is named or sniffed (400 when neither tells, or for an XML DOCTYPE),
      * then the record is made and the job starts in this process. Answers the record (status running).
      */
-    async startImport(caller: Caller, query: Static<typeof ImportQuery>, body: Readable, contentLength: number | undefined) {
+    async startImport(
+      caller: Caller,
+      query: Static<typeof ImportQuery>,
+      body: Readable,
+      contentLength: number | undefined,
+    ) {
       if (stopping.signal.aborted) throw GpsFileErrors.stopping();
       const device = await deviceOf(caller, query.device_id);
       if (contentLength !== undefined && contentLength > deps.importMaxBytes) throw GpsFileErrors.too_large();
@@ -90,7 +97,12 @@ export function createGpsFilesService(deps: Deps) {
       let file: Spooled;
       try {
         const { minBytesPerSecond, rateWindowMs } = deps.importLimits;
-        file = await spool(body, { maxBytes: deps.importMaxBytes, admission: place, minBytesPerSecond, windowMs: rateWindowMs });
+        file = await spool(body, {
+          maxBytes: deps.importMaxBytes,
+          admission: place,
+          minBytesPerSecond,
+          windowMs: rateWindowMs,
+        });
       } catch (err) {
         place.release();
         throw err;
@@ -100,11 +112,26 @@ export function createGpsFilesService(deps: Deps) {
         const head = await headOf(file.path, SNIFF_BYTES);
         const format = query.format ?? sniff(head);
         if (!format) throw GpsFileErrors.unknown_format();
-        if ((format === 'gpx' || format === 'kml' || format === 'tcx') && hasDoctype(head)) throw GpsFileErrors.doctype_refused();
-        const record = await repo.create({ device_id: device.id, created_by: caller.isSystem ? null : caller.userId, format, bytes_total: file.bytes });
-        const job = runImport({ ...deps, repo }, {
-          id: record.id, deviceId: device.id, sentBy: caller.isSystem ? null : caller.userId, format, named: query.format !== undefined, file, signal: stopping.signal,
+        if ((format === 'gpx' || format === 'kml' || format === 'tcx') && hasDoctype(head))
+          throw GpsFileErrors.doctype_refused();
+        const record = await repo.create({
+          device_id: device.id,
+          created_by: caller.isSystem ? null : caller.userId,
+          format,
+          bytes_total: file.bytes,
         });
+        const job = runImport(
+          { ...deps, repo },
+          {
+            id: record.id,
+            deviceId: device.id,
+            sentBy: caller.isSystem ? null : caller.userId,
+            format,
+            named: query.format !== undefined,
+            file,
+            signal: stopping.signal,
+          },
+        );
         running.add(job);
         runningIds.add(record.id);
         heartbeat ??= setInterval(beat, HEARTBEAT_MS).unref();
@@ -130,7 +157,11 @@ export function createGpsFilesService(deps: Deps) {
       let record = await repo.get(id);
       if (!record) throw GpsFileErrors.import_not_found();
       const now = deps.clock.now();
-      if (record.status === 'running' && !runningIds.has(id) && (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))) {
+      if (
+        record.status === 'running' &&
+        !runningIds.has(id) &&
+        (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))
+      ) {
         record = (await repo.get(id)) ?? record;
       }
       return toGpsImport(record);
@@ -151,11 +182,22 @@ export function createGpsFilesService(deps: Deps) {
       const device = await deps.devices.get(input.deviceId);
       const exportedAt = deps.clock.now();
       const day = (from ?? exportedAt).toISOString().slice(0, 10);
-      return exportFile(input.format, `track-${fileSlug(device.name, device.id)}-${day}`, { name: device.name, exportedAt }, deps.gps.pointsOfDevice(device.id, { from, to }));
+      return exportFile(
+        input.format,
+        `track-${fileSlug(device.name, device.id)}-${day}`,
+        { name: device.name, exportedAt },
+        deps.gps.pointsOfDevice(device.id, { from, to }),
+      );
     },
 
     /** A device's track for a map (GET /v1/gps/track): 404 for an unknown device, 400 for from after to or too many points unthinned. */
-    async track(input: { deviceId: string; from?: string | undefined; to?: string | undefined; zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
+    async track(input: {
+      deviceId: string;
+      from?: string | undefined;
+      to?: string | undefined;
+      zoom?: number | undefined;
+      view?: { width: number; height: number } | undefined;
+    }) {
       const range = rangeOf(input);
       await deps.devices.get(input.deviceId);
       const track = await deps.gps.trackOfDevice(input.deviceId, range, input);
@@ -167,12 +209,22 @@ export function createGpsFilesService(deps: Deps) {
     async exportTrip(tripId: string, format: ExportFormat) {
       const trip = await deps.trips.get(tripId);
       const exportedAt = deps.clock.now();
-      return exportFile(format, `trip-${fileSlug(trip.name, trip.id)}`, { name: trip.name, exportedAt }, pagesOf((limit, start) => deps.gps.pointsOfTrip(trip.id, limit, start)));
+      return exportFile(
+        format,
+        `trip-${fileSlug(trip.name, trip.id)}`,
+        { name: trip.name, exportedAt },
+        pagesOf((limit, start) => deps.gps.pointsOfTrip(trip.id, limit, start)),
+      );
     },
 
     /** The points a user sent, as GPX text a batch at a time (the personal data export's tracks.gpx). */
     async *gpxOfSender(userId: string, name: string): AsyncGenerator<string> {
-      const { stream } = exportFile('gpx', 'tracks', { name, exportedAt: deps.clock.now() }, deps.gps.pointsSentBy(userId));
+      const { stream } = exportFile(
+        'gpx',
+        'tracks',
+        { name, exportedAt: deps.clock.now() },
+        deps.gps.pointsSentBy(userId),
+      );
       for await (const chunk of stream) yield String(chunk);
     },
   };

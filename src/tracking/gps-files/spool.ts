@@ -57,7 +57,8 @@ export async function spool(body: Readable, options: SpoolOptions): Promise<Spoo
   // Real time, not the service's clock: this watches a socket's throughput.
   let checked = 0;
   const watch = setInterval(() => {
-    if (bytes - checked < (options.minBytesPerSecond * options.windowMs) / 1000) counted.destroy(GpsFileErrors.upload_too_slow());
+    if (bytes - checked < (options.minBytesPerSecond * options.windowMs) / 1000)
+      counted.destroy(GpsFileErrors.upload_too_slow());
     checked = bytes;
   }, options.windowMs);
   try {
@@ -97,7 +98,8 @@ export async function removeDeadSpools(): Promise<number> {
 export async function headOf(path: string, bytes: number): Promise<string> {
   const decoder = new StringDecoder('utf8');
   let text = '';
-  for await (const chunk of createReadStream(path, { start: 0, end: bytes - 1 })) text += decoder.write(chunk as Buffer);
+  for await (const chunk of createReadStream(path, { start: 0, end: bytes - 1 }))
+    text += decoder.write(chunk as Buffer);
   return text;
 }
 

@@ -12,17 +12,31 @@ describe('GET /v1/gps/track', () => {
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Track' } })).json().data.id;
+    device = (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Track' } })
+    ).json().data.id;
     // Along the equator over one degree: the second and fourth points lie a metre from the one before them.
     const longitudes = [0, 0.00001, 0.5, 0.50001, 1];
     const points = longitudes.map((longitude, i) => ({
-      device_id: device, latitude: 0, longitude, timestamp: BASE + i, altitude: 0, heading: 90, speed_kmh: 10 + i, speed_mps: 0, speed_mph: 0, speed_knots: 0,
+      device_id: device,
+      latitude: 0,
+      longitude,
+      timestamp: BASE + i,
+      altitude: 0,
+      heading: 90,
+      speed_kmh: 10 + i,
+      speed_mps: 0,
+      speed_mph: 0,
+      speed_knots: 0,
     }));
-    expect((await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json()).toMatchObject({ stored: 5 });
+    expect(
+      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
+    ).toMatchObject({ stored: 5 });
   });
   afterAll(() => t.close());
 
-  const track = (query: string) => t.app.inject({ url: `/v1/gps/track?device_id=${device}${query}`, headers: bearer(admin) });
+  const track = (query: string) =>
+    t.app.inject({ url: `/v1/gps/track?device_id=${device}${query}`, headers: bearer(admin) });
   const bounds = { south: 0, west: 0, north: 0, east: 1 };
   const times = (...seconds: number[]) => seconds.map((s) => (BASE + s) * 1000);
 
@@ -31,15 +45,32 @@ describe('GET /v1/gps/track', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(response.json()).toEqual({
-      device_id: device, total: 5, points: 5, zoom: null, bounds,
-      time: times(0, 1, 2, 3, 4), latitude: [0, 0, 0, 0, 0], longitude: [0, 0.00001, 0.5, 0.50001, 1], speed_kmh: [10, 11, 12, 13, 14],
+      device_id: device,
+      total: 5,
+      points: 5,
+      zoom: null,
+      bounds,
+      time: times(0, 1, 2, 3, 4),
+      latitude: [0, 0, 0, 0, 0],
+      longitude: [0, 0.00001, 0.5, 0.50001, 1],
+      speed_kmh: [10, 11, 12, 13, 14],
     });
     const ranged = (await track(`&from=${iso(BASE + 1)}&to=${iso(BASE + 2)}`)).json();
     expect({ total: ranged.total, time: ranged.time }).toEqual({ total: 2, time: times(1, 2) });
   });
 
   it('leaves out a point in the same pixel as the one before it at a zoom, or at the zoom that fits a view', async () => {
-    const thinned = { device_id: device, total: 5, points: 3, zoom: 10, bounds, time: times(0, 2, 4), latitude: [0, 0, 0], longitude: [0, 0.5, 1], speed_kmh: [10, 12, 14] };
+    const thinned = {
+      device_id: device,
+      total: 5,
+      points: 3,
+      zoom: 10,
+      bounds,
+      time: times(0, 2, 4),
+      latitude: [0, 0, 0],
+      longitude: [0, 0.5, 1],
+      speed_kmh: [10, 12, 14],
+    };
     expect((await track('&zoom=10')).json()).toEqual(thinned);
     // One degree of longitude is 1,820 pixels wide at zoom 11, 910 at zoom 10: a 1,280-pixel view fits it at 10.
     expect((await track('&width=1280&height=800')).json()).toEqual(thinned);
@@ -47,23 +78,41 @@ describe('GET /v1/gps/track', () => {
   });
 
   it('refuses more than 100,000 points unthinned, and answers at most 100,000 at any zoom', async () => {
-    const long = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'long track' } })).json().data.id as string;
+    const long = (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/devices',
+        headers: bearer(admin),
+        payload: { name: 'long track' },
+      })
+    ).json().data.id as string;
     await sql`insert into gps_points (device_id, latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
       select ${long}, 0, g / 1e6, ${new Date(BASE * 1000)}::timestamptz + make_interval(secs => g), 0, 0, 0, 0
       from generate_series(1, 100001) as g`.execute(t.database.db);
     const unthinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}`, headers: bearer(admin) });
-    expect([unthinned.statusCode, unthinned.json()]).toEqual([400, {
-      error: 'BadRequest',
-      message: 'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number',
-      code: 'gps_file.track_too_long',
-    }]);
+    expect([unthinned.statusCode, unthinned.json()]).toEqual([
+      400,
+      {
+        error: 'BadRequest',
+        message:
+          'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number',
+        code: 'gps_file.track_too_long',
+      },
+    ]);
     const thinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=0`, headers: bearer(admin) });
     expect(thinned.json()).toMatchObject({ total: 100001, points: 2, zoom: 0 });
     // At the largest zoom every point (0.11 m apart, 3 pixels at zoom 22) is a pixel of its own: thinned again to
     // the cap, evenly, the first and last kept.
-    const closest = (await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=22`, headers: bearer(admin) })).json();
-    expect({ total: closest.total, points: closest.points, zoom: closest.zoom, times: closest.time.length, longitudes: closest.longitude.length })
-      .toEqual({ total: 100001, points: 100000, zoom: 22, times: 100000, longitudes: 100000 });
+    const closest = (
+      await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=22`, headers: bearer(admin) })
+    ).json();
+    expect({
+      total: closest.total,
+      points: closest.points,
+      zoom: closest.zoom,
+      times: closest.time.length,
+      longitudes: closest.longitude.length,
+    }).toEqual({ total: 100001, points: 100000, zoom: 22, times: 100000, longitudes: 100000 });
     expect([closest.time[0], closest.time.at(-1)]).toEqual(times(1, 100001));
     const gaps = new Set((closest.time as number[]).slice(1).map((time, i) => time - closest.time[i]));
     expect([...gaps].sort()).toEqual([1000, 2000]);
@@ -71,15 +120,32 @@ describe('GET /v1/gps/track', () => {
 
   it('answers an empty range, and refuses an unknown device, a range backwards and a zoom out of bounds', async () => {
     expect((await track(`&from=${iso(BASE + 100)}&zoom=3`)).json()).toEqual({
-      device_id: device, total: 0, points: 0, zoom: 3, bounds: null, time: [], latitude: [], longitude: [], speed_kmh: [],
+      device_id: device,
+      total: 0,
+      points: 0,
+      zoom: 3,
+      bounds: null,
+      time: [],
+      latitude: [],
+      longitude: [],
+      speed_kmh: [],
     });
     const unknown = await t.app.inject({ url: `/v1/gps/track?device_id=${UNKNOWN_ID}`, headers: bearer(admin) });
-    expect({ status: unknown.statusCode, code: unknown.json().code }).toEqual({ status: 404, code: 'device.not_found' });
+    expect({ status: unknown.statusCode, code: unknown.json().code }).toEqual({
+      status: 404,
+      code: 'device.not_found',
+    });
     const backwards = await track(`&from=${iso(BASE + 2)}&to=${iso(BASE)}`);
-    expect({ status: backwards.statusCode, code: backwards.json().code }).toEqual({ status: 400, code: 'gps_file.bad_range' });
+    expect({ status: backwards.statusCode, code: backwards.json().code }).toEqual({
+      status: 400,
+      code: 'gps_file.bad_range',
+    });
     for (const zoom of [23, 25]) {
       const refused = await track(`&zoom=${zoom}`);
-      expect([refused.statusCode, refused.json()]).toEqual([400, { error: 'BadRequest', message: "Query parameter 'zoom' must be <= 22", code: 'request.validation' }]);
+      expect([refused.statusCode, refused.json()]).toEqual([
+        400,
+        { error: 'BadRequest', message: "Query parameter 'zoom' must be <= 22", code: 'request.validation' },
+      ]);
     }
     expect((await t.app.inject({ url: `/v1/gps/track?device_id=${device}` })).statusCode).toBe(401);
   });

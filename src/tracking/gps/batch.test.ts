@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { unchecked, type Client, type Options } from '../../../test/client.js';
-import { buildTestApp, createApiKey, deviceWithKey, login, TEST_ADMIN, twoNodes, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createApiKey,
+  deviceWithKey,
+  login,
+  TEST_ADMIN,
+  twoNodes,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44 };
 
@@ -16,30 +24,46 @@ describe('GPS batches', () => {
   });
   afterAll(() => t.close());
 
-  const newDevice = async () => (await api.post('/v1/devices', { name: 'batch tracker' }).expect(201)).body.data.id as string;
-  const batch = (payload: unknown, options: Options<'post', '/v1/gps/batch'> = {}) => api.post('/v1/gps/batch', unchecked(payload), options);
+  const newDevice = async () =>
+    (await api.post('/v1/devices', { name: 'batch tracker' }).expect(201)).body.data.id as string;
+  const batch = (payload: unknown, options: Options<'post', '/v1/gps/batch'> = {}) =>
+    api.post('/v1/gps/batch', unchecked(payload), options);
   const pointsOf = (deviceId: string) =>
     t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', deviceId).orderBy('timestamp').execute();
 
   // It spies on one node's store: on two nodes either batch may land on the other, whose publish it does not see.
-  it.skipIf(twoNodes)('does not build or publish the gps channel message of a large batch when no node listens', async () => {
-    const published = vi.spyOn(t.kv, 'publish');
-    try {
-      const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: 1_767_300_000 + i }));
-      expect((await batch(points)).body).toEqual({ stored: 100, duplicates: 0, refused: [] });
-      // One more point: published without asking, so the batch's turn has passed once it is.
-      expect((await batch([{ ...POINT, timestamp: 1_767_300_100 }])).body).toMatchObject({ stored: 1 });
-      await vi.waitFor(() => expect(published.mock.calls.filter(([channel]) => channel === 'ws:points:v3')).toHaveLength(1));
-      expect(published.mock.calls.find(([channel]) => channel === 'ws:points:v3')![1].split('\n')).toHaveLength(1);
-    } finally {
-      published.mockRestore();
-    }
-  });
+  it.skipIf(twoNodes)(
+    'does not build or publish the gps channel message of a large batch when no node listens',
+    async () => {
+      const published = vi.spyOn(t.kv, 'publish');
+      try {
+        const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: 1_767_300_000 + i }));
+        expect((await batch(points)).body).toEqual({ stored: 100, duplicates: 0, refused: [] });
+        // One more point: published without asking, so the batch's turn has passed once it is.
+        expect((await batch([{ ...POINT, timestamp: 1_767_300_100 }])).body).toMatchObject({ stored: 1 });
+        await vi.waitFor(() =>
+          expect(published.mock.calls.filter(([channel]) => channel === 'ws:points:v3')).toHaveLength(1),
+        );
+        expect(published.mock.calls.find(([channel]) => channel === 'ws:points:v3')![1].split('\n')).toHaveLength(1);
+      } finally {
+        published.mockRestore();
+      }
+    },
+  );
 
   it('stores the valid points, lists the refused ones by index and field, and counts resent points as duplicates', async () => {
     const device = await newDevice();
     const points = [
-      { ...POINT, timestamp: 1_767_225_600, device_id: device, accuracy: 8, battery_level: 87, charging: true, motion: 'driving', alarm: 'sos' },
+      {
+        ...POINT,
+        timestamp: 1_767_225_600,
+        device_id: device,
+        accuracy: 8,
+        battery_level: 87,
+        charging: true,
+        motion: 'driving',
+        alarm: 'sos',
+      },
       { ...POINT, latitude: 91, timestamp: 1_767_225_601, device_id: device },
       { ...POINT, timestamp: 1_767_225_602, device_id: device },
       { ...POINT, speed_knots: undefined, timestamp: 1_767_225_603, device_id: device },
@@ -57,7 +81,9 @@ describe('GPS batches', () => {
       ],
     });
     const stored = await pointsOf(device);
-    expect(stored.map((p) => [p.timestamp.toISOString(), p.accuracy, p.battery_level, p.charging, p.motion, p.alarm])).toEqual([
+    expect(
+      stored.map((p) => [p.timestamp.toISOString(), p.accuracy, p.battery_level, p.charging, p.motion, p.alarm]),
+    ).toEqual([
       ['2026-01-01T00:00:00.000Z', 8, 87, true, 'driving', 'sos'],
       ['2026-01-01T00:00:02.000Z', null, null, null, null, null],
     ]);
@@ -68,15 +94,27 @@ describe('GPS batches', () => {
 
   it('takes NDJSON, refusing a line that is not JSON on its own', async () => {
     const device = await newDevice();
-    const lines = [JSON.stringify({ ...POINT, timestamp: 1_767_225_700, device_id: device }), '{not json', '', JSON.stringify({ ...POINT, timestamp: 1_767_225_701, device_id: device })];
+    const lines = [
+      JSON.stringify({ ...POINT, timestamp: 1_767_225_700, device_id: device }),
+      '{not json',
+      '',
+      JSON.stringify({ ...POINT, timestamp: 1_767_225_701, device_id: device }),
+    ];
     const response = await batch(lines.join('\n'), { headers: { 'content-type': 'application/x-ndjson' } });
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ stored: 2, duplicates: 0, refused: [{ index: 1, field: '', message: 'Line 2 is not JSON' }] });
+    expect(response.body).toEqual({
+      stored: 2,
+      duplicates: 0,
+      refused: [{ index: 1, field: '', message: 'Line 2 is not JSON' }],
+    });
   });
 
   it('with all_or_nothing=true stores nothing when a point is refused, answering 400 with the list', async () => {
     const device = await newDevice();
-    const points = [{ ...POINT, timestamp: 1_767_225_800, device_id: device }, { ...POINT, timestamp: 1_767_225_801, device_id: '00000000-0000-4000-8000-000000000000' }];
+    const points = [
+      { ...POINT, timestamp: 1_767_225_800, device_id: device },
+      { ...POINT, timestamp: 1_767_225_801, device_id: '00000000-0000-4000-8000-000000000000' },
+    ];
     const refused = await batch(points, { query: { all_or_nothing: true } });
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({
@@ -86,7 +124,11 @@ describe('GPS batches', () => {
       refused: [{ index: 1, field: 'device_id', message: 'device_id does not name an existing device' }],
     });
     expect(await pointsOf(device)).toHaveLength(0);
-    expect((await batch(points.slice(0, 1), { query: { all_or_nothing: true } })).body).toEqual({ stored: 1, duplicates: 0, refused: [] });
+    expect((await batch(points.slice(0, 1), { query: { all_or_nothing: true } })).body).toEqual({
+      stored: 1,
+      duplicates: 0,
+      refused: [],
+    });
   });
 
   it('refuses more than 10,000 points and a body that is not a list', async () => {
@@ -106,11 +148,15 @@ describe('GPS batches', () => {
     expect((await t.as(null).post('/v1/gps/batch', [])).status).toBe(401);
   });
 
-  it('puts the points of a batch on their device\'s logging trip, counting each once, and makes the newest the latest', async () => {
+  it("puts the points of a batch on their device's logging trip, counting each once, and makes the newest the latest", async () => {
     const [logged, other] = [await newDevice(), await newDevice()];
-    const trip = (await api.post('/v1/trips', { name: 'batch trip', device_id: logged, gps_logging_enabled: true }).expect(201)).body.data;
+    const trip = (
+      await api.post('/v1/trips', { name: 'batch trip', device_id: logged, gps_logging_enabled: true }).expect(201)
+    ).body.data;
     expect((await api.patch(`/v1/trips/${trip.id}`, { status: 'active' })).status).toBe(200);
-    const points = [3, 1, 2].flatMap((offset) => [logged, other].map((device_id) => ({ ...POINT, timestamp: 1_767_227_000 + offset, device_id })));
+    const points = [3, 1, 2].flatMap((offset) =>
+      [logged, other].map((device_id) => ({ ...POINT, timestamp: 1_767_227_000 + offset, device_id })),
+    );
     expect((await batch(points)).body).toEqual({ stored: 6, duplicates: 0, refused: [] });
     expect((await batch(points)).body).toEqual({ stored: 0, duplicates: 6, refused: [] });
     expect((await pointsOf(logged)).map((p) => p.trip_id)).toEqual([trip.id, trip.id, trip.id]);

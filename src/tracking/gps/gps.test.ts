@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { bearer, buildTestApp, createApiKey, expectPermissionChecks, login, TEST_ADMIN, type TestApp, testConfig, twoNodes, UNKNOWN_ID } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  expectPermissionChecks,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+  testConfig,
+  twoNodes,
+  UNKNOWN_ID,
+} from '../../../test/helpers.js';
 
 const POINT = {
   latitude: 53.55,
@@ -26,7 +37,14 @@ describe('GPS points', () => {
     t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
   const get = (token: string, url: string) => t.app.inject({ method: 'GET', url, headers: bearer(token) });
   const newDevice = async (body: Record<string, unknown> = {}) =>
-    (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'boat', ...body } })).json().data;
+    (
+      await t.app.inject({
+        method: 'POST',
+        url: '/v1/devices',
+        headers: bearer(admin),
+        payload: { name: 'boat', ...body },
+      })
+    ).json().data;
   /**
    * A base timestamp newer than any point sent before: the latest point overall is shared by the
    * tests of this app, and they run in any order, so each test that checks it sends newer points.
@@ -141,10 +159,16 @@ describe('GPS points', () => {
     const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
     const failing = (key: string) => key.startsWith('gps:latest:');
     const { get: realGet, keepNewest: realKeepNewest } = t.kv;
-    const kvGet = vi.spyOn(t.kv, 'get').mockImplementation((key) => (failing(key) ? Promise.reject(new Error('store down')) : realGet.call(t.kv, key)));
+    const kvGet = vi
+      .spyOn(t.kv, 'get')
+      .mockImplementation((key) => (failing(key) ? Promise.reject(new Error('store down')) : realGet.call(t.kv, key)));
     const kvKeepNewest = vi
       .spyOn(t.kv, 'keepNewest')
-      .mockImplementation((entries, ...rest) => (entries.some(({ key }) => failing(key)) ? Promise.reject(new Error('store down')) : realKeepNewest.call(t.kv, entries, ...rest)));
+      .mockImplementation((entries, ...rest) =>
+        entries.some(({ key }) => failing(key))
+          ? Promise.reject(new Error('store down'))
+          : realKeepNewest.call(t.kv, entries, ...rest),
+      );
     try {
       const response = await get(admin, '/v1/gps/current');
       expect(response.statusCode).toBe(200);
@@ -158,7 +182,9 @@ describe('GPS points', () => {
 
   it('stores a point (201) even when the cache TTL setting cannot be read', async () => {
     // On whichever node takes the point.
-    const configReads = t.nodes.map((node) => vi.spyOn(node.services.settings, 'configValue').mockRejectedValue(new Error('database busy')));
+    const configReads = t.nodes.map((node) =>
+      vi.spyOn(node.services.settings, 'configValue').mockRejectedValue(new Error('database busy')),
+    );
     try {
       const response = await send(admin, { ...POINT, timestamp: newerBase() });
       expect(response.statusCode).toBe(201);
@@ -171,8 +197,13 @@ describe('GPS points', () => {
 
   it('answers the cached latest point as JSON with the self link of each request', async () => {
     const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
-    const via = (host: string, url = '/v1/gps/current') => t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });
-    for (const [host, url] of [['a.example', '/v1/gps/current'], ['b.example:8080', '/v1/gps/current'], ['a.example', '/v1/gps/current?x=1']]) {
+    const via = (host: string, url = '/v1/gps/current') =>
+      t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });
+    for (const [host, url] of [
+      ['a.example', '/v1/gps/current'],
+      ['b.example:8080', '/v1/gps/current'],
+      ['a.example', '/v1/gps/current?x=1'],
+    ]) {
       const response = await via(host!, url);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(response.json()).toEqual({ data: point, _links: { self: `http://${host}${url}` } });
@@ -195,7 +226,11 @@ describe('GPS points', () => {
     const device = await newDevice();
     const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No GPS point for this device', code: 'gps.no_point' });
+    expect(response.json()).toEqual({
+      error: 'NotFound',
+      message: 'No GPS point for this device',
+      code: 'gps.no_point',
+    });
     await send(admin, { ...POINT, device_id: device.id });
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(200);
   });
@@ -248,7 +283,9 @@ describe('GPS points', () => {
     const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: newerBase() })).json().data;
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(point.id);
     expect((await get(admin, '/v1/gps/current')).json().data.device_id).toBe(device.id);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/devices/${device.id}`, headers: bearer(admin) })).statusCode).toBe(204);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/devices/${device.id}`, headers: bearer(admin) })).statusCode,
+    ).toBe(204);
     const { device_id: _gone, ...withoutDevice } = point;
     expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(withoutDevice);
     expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
@@ -269,7 +306,9 @@ describe('GPS points', () => {
     // Points of one device sent at once, out of order: the newest wins.
     const other = await newDevice();
     const sent = await Promise.all(
-      [5, 1, 4, 2, 3].map(async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: at + 10_000 + n })).json().data),
+      [5, 1, 4, 2, 3].map(
+        async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: at + 10_000 + n })).json().data,
+      ),
     );
     const latest = sent.find((p) => p.timestamp === new Date((at + 10_000 + 5) * 1000).toISOString());
     expect((await get(admin, `/v1/gps/current?device_id=${other.id}`)).json().data.id).toBe(latest.id);
@@ -283,7 +322,9 @@ describe('GPS points', () => {
     expect((await get(key, '/v1/gps/current')).statusCode).not.toBe(403);
     expect((await send(key, POINT)).statusCode).toBe(403);
     const point = (await send(admin, POINT)).json().data;
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(key) })).statusCode).toBe(403);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(key) })).statusCode,
+    ).toBe(403);
     expect((await t.app.inject({ method: 'GET', url: '/v1/gps' })).statusCode).toBe(401);
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: '/v1/gps', permission: 'gps:read' },
@@ -298,21 +339,43 @@ describe('GPS points', () => {
   it('answers 404 for unknown points and 400 for ids that are not UUIDs', async () => {
     for (const method of ['GET', 'DELETE'] as const) {
       const unknown = await t.app.inject({ method, url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
-      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({ method, status: 404, body: { error: 'NotFound', message: 'GPS point not found', code: 'gps.point_not_found' } });
+      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({
+        method,
+        status: 404,
+        body: { error: 'NotFound', message: 'GPS point not found', code: 'gps.point_not_found' },
+      });
       const malformed = await t.app.inject({ method, url: '/v1/gps/not-a-uuid', headers: bearer(admin) });
-      expect(malformed.json()).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
+      expect(malformed.json()).toEqual({
+        error: 'BadRequest',
+        message: `Path parameter 'id' must match format "uuid"`,
+        code: 'request.validation',
+      });
     }
   });
 });
 
 describe('GPS write limit', () => {
   it('counts POST /v1/gps against RATE_LIMIT_GPS_WRITE per identity', async () => {
-    const t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, enabled: true, windowSecs: 3600, anonymous: 100, user: 100, apiKey: 100, gpsWrite: 2 } } });
+    const t = await buildTestApp({
+      config: {
+        rateLimit: {
+          ...testConfig().rateLimit,
+          enabled: true,
+          windowSecs: 3600,
+          anonymous: 100,
+          user: 100,
+          apiKey: 100,
+          gpsWrite: 2,
+        },
+      },
+    });
     try {
       const admin = await login(t.app, 'admin', TEST_ADMIN.password);
       const statuses = [];
       for (let i = 0; i < 3; i++) {
-        statuses.push((await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: POINT })).statusCode);
+        statuses.push(
+          (await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: POINT })).statusCode,
+        );
       }
       expect(statuses).toEqual([201, 201, 429]);
       expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(admin) })).statusCode).toBe(200);
@@ -323,7 +386,14 @@ describe('GPS write limit', () => {
 
   // Exact X-RateLimit-Remaining below half the bucket: each node defers its hits there up to 50 ms (platform/rate-limit-counter.ts).
   it.skipIf(twoNodes)('does not count a write the caller may not make', async () => {
-    const limits = { ...testConfig().rateLimit, enabled: true, windowSecs: 3600, apiKey: 100, gpsWrite: 2, headers: 'always' as const };
+    const limits = {
+      ...testConfig().rateLimit,
+      enabled: true,
+      windowSecs: 3600,
+      apiKey: 100,
+      gpsWrite: 2,
+      headers: 'always' as const,
+    };
     const t = await buildTestApp({ config: { rateLimit: limits } });
     try {
       const admin = await login(t.app, 'admin', TEST_ADMIN.password);

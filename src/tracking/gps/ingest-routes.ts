@@ -8,7 +8,15 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
-import { basicPassword, isTraccarJson, osmandPoint, overlandPoint, ownTracksPoint, traccarJsonBatch, traccarJsonPoint } from './trackers.js';
+import {
+  basicPassword,
+  isTraccarJson,
+  osmandPoint,
+  overlandPoint,
+  ownTracksPoint,
+  traccarJsonBatch,
+  traccarJsonPoint,
+} from './trackers.js';
 import { OsmandBody, OsmandQuery, OverlandBody, OwnTracksBody } from './ingest-schemas.js';
 
 const tags = ['GPS ingest'];
@@ -22,18 +30,32 @@ const textParam = (value: unknown): string | null => {
   const last = Array.isArray(value) ? value[value.length - 1] : value;
   return typeof last === 'string' && last !== '' ? last : null;
 };
-const paramsOf = (part: unknown) => (part && typeof part === 'object' && !Array.isArray(part) ? (part as Record<string, unknown>) : {});
+const paramsOf = (part: unknown) =>
+  part && typeof part === 'object' && !Array.isArray(part) ? (part as Record<string, unknown>) : {};
 
 /** The key in the URL (`key`, or Traccar's device identifier `id`/`deviceid`), else HTTP Basic's password. */
 const keyInUrl = (request: FastifyRequest) => {
   const query = paramsOf(request.query);
-  return textParam(query.key) ?? textParam(query.id) ?? textParam(query.deviceid) ?? basicPassword(request.headers.authorization);
+  return (
+    textParam(query.key) ??
+    textParam(query.id) ??
+    textParam(query.deviceid) ??
+    basicPassword(request.headers.authorization)
+  );
 };
 
 /** Every route takes an API key with gps:write (or any credential holding it) as the client can send one. */
-const writer = (extra: Pick<RouteAuth, 'credentialFrom' | 'credentialInBody'>): RouteAuth => ({ permission: 'gps:write', ...extra });
+const writer = (extra: Pick<RouteAuth, 'credentialFrom' | 'credentialInBody'>): RouteAuth => ({
+  permission: 'gps:write',
+  ...extra,
+});
 
-const refusals = errorResponses(GpsErrors.invalid_point, GpsErrors.no_device_for_credential, GpsErrors.stopping, RequestErrors.validation);
+const refusals = errorResponses(
+  GpsErrors.invalid_point,
+  GpsErrors.no_device_for_credential,
+  GpsErrors.stopping,
+  RequestErrors.validation,
+);
 const credentialNote =
   'The point lands on the device linked to the API key (403 gps.no_device_for_credential when none is); ' +
   'what the client names as its device is not used. A point already stored (same device, time and position) is ' +
@@ -45,7 +67,10 @@ const credentialNote =
  * needs to count a point as delivered, and only once the point is committed; a request that carries a
  * position not stored is never answered 2xx (400 naming the field), so the app keeps it or shows the error.
  */
-export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { gps: GpsService; clock: Clock }): Promise<void> {
+export async function ingestRoutes(
+  fastify: FastifyInstance,
+  { gps, clock }: { gps: GpsService; clock: Clock },
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   // Traccar Client 10.x posts forms (only within these routes).
   await app.register(formBody, { bodyLimit: 64 * 1024 });
@@ -77,7 +102,7 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
     'query string (speed in knots), and GPSLogger through its custom URL (speed_mps=%SPD). The API key goes in ' +
     'the device identifier (`id`), a `key` parameter, a Bearer header or HTTP Basic as password. timestamp is ' +
     'Unix seconds, milliseconds or ISO 8601 (without a zone: UTC); a request without a position (a heartbeat) ' +
-    'stores nothing. Traccar\'s opt-in JSON batches (a JSON array of up to 1,000 such bodies or bare locations, or ' +
+    "stores nothing. Traccar's opt-in JSON batches (a JSON array of up to 1,000 such bodies or bare locations, or " +
     'one body whose location is an array) are stored in one transaction. Answers 200 with an empty body. ' +
     credentialNote;
 
@@ -87,83 +112,116 @@ export async function ingestRoutes(fastify: FastifyInstance, { gps, clock }: { g
     const batch = json ? traccarJsonBatch(request.body) : undefined;
     if (batch) return void (await gps.storeForKeyDevice(callerOf(request), batch));
     const body = paramsOf(request.body);
-    const point = json && isTraccarJson(body) ? traccarJsonPoint(body) : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
+    const point =
+      json && isTraccarJson(body)
+        ? traccarJsonPoint(body)
+        : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
     if (point) await gps.recordForKeyDevice(callerOf(request), point);
   };
 
-  app.get('/v1/ingest/osmand', {
-    ...osmand,
-    schema: { tags, summary: 'Traccar Client, GPSLogger: one position in the query string', description: osmandDescription, querystring: OsmandQuery, response: { 200: Type.Null({ description: 'Stored (empty body)' }), ...refusals } },
-  }, async (request, reply) => {
-    await recordOsmand(request);
-    return answeredEmpty(reply);
-  });
+  app.get(
+    '/v1/ingest/osmand',
+    {
+      ...osmand,
+      schema: {
+        tags,
+        summary: 'Traccar Client, GPSLogger: one position in the query string',
+        description: osmandDescription,
+        querystring: OsmandQuery,
+        response: { 200: Type.Null({ description: 'Stored (empty body)' }), ...refusals },
+      },
+    },
+    async (request, reply) => {
+      await recordOsmand(request);
+      return answeredEmpty(reply);
+    },
+  );
 
-  app.post('/v1/ingest/osmand', {
-    ...osmand,
-    // The classic apps post an empty body (everything is in the query string): an empty form, not a missing object.
-    preValidation: (request, _reply, done) => {
-      request.body ??= {};
-      done();
+  app.post(
+    '/v1/ingest/osmand',
+    {
+      ...osmand,
+      // The classic apps post an empty body (everything is in the query string): an empty form, not a missing object.
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
+      schema: {
+        tags,
+        summary: 'Traccar Client: one position as a form, JSON body or query string',
+        description: osmandDescription,
+        querystring: OsmandQuery,
+        body: OsmandBody,
+        response: { 200: Type.Null({ description: 'Stored (empty body)' }), ...refusals },
+      },
     },
-    schema: {
-      tags,
-      summary: 'Traccar Client: one position as a form, JSON body or query string',
-      description: osmandDescription,
-      querystring: OsmandQuery,
-      body: OsmandBody,
-      response: { 200: Type.Null({ description: 'Stored (empty body)' }), ...refusals },
+    async (request, reply) => {
+      await recordOsmand(request);
+      return answeredEmpty(reply);
     },
-  }, async (request, reply) => {
-    await recordOsmand(request);
-    return answeredEmpty(reply);
-  });
+  );
 
-  app.post('/v1/ingest/owntracks', {
-    config: { auth: writer({ credentialFrom: keyInUrl }) },
-    schema: {
-      tags,
-      summary: 'OwnTracks (HTTP mode): one message',
-      description:
-        'Set the API key as the password of HTTP Basic (any user name), or send it as Bearer or a key parameter. A ' +
-        '`_type: location` message (or one without _type that has lat or lon) is stored (tst Unix seconds, vel km/h, ' +
-        'acc and alt metres, batt percent, bs), or refused with 400 naming the field when it cannot be; every other ' +
-        'message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so ' +
-        'the app never retries it. ' +
-        credentialNote,
-      body: OwnTracksBody,
-      response: { 200: Type.Array(Type.Unknown(), { description: 'Messages for the app: always none' }), ...refusals },
+  app.post(
+    '/v1/ingest/owntracks',
+    {
+      config: { auth: writer({ credentialFrom: keyInUrl }) },
+      schema: {
+        tags,
+        summary: 'OwnTracks (HTTP mode): one message',
+        description:
+          'Set the API key as the password of HTTP Basic (any user name), or send it as Bearer or a key parameter. A ' +
+          '`_type: location` message (or one without _type that has lat or lon) is stored (tst Unix seconds, vel km/h, ' +
+          'acc and alt metres, batt percent, bs), or refused with 400 naming the field when it cannot be; every other ' +
+          'message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so ' +
+          'the app never retries it. ' +
+          credentialNote,
+        body: OwnTracksBody,
+        response: {
+          200: Type.Array(Type.Unknown(), { description: 'Messages for the app: always none' }),
+          ...refusals,
+        },
+      },
     },
-  }, async (request) => {
-    const message = paramsOf(request.body);
-    // A location that cannot be stored (a latitude of 200, no tst) is refused, not answered [] as delivered: iOS
-    // then drops it with an alert, Android retries it. The apps' own locations always carry both.
-    const location = message._type === 'location' || (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
-    if (location) await gps.recordForKeyDevice(callerOf(request), ownTracksPoint(message));
-    return [];
-  });
+    async (request) => {
+      const message = paramsOf(request.body);
+      // A location that cannot be stored (a latitude of 200, no tst) is refused, not answered [] as delivered: iOS
+      // then drops it with an alert, Android retries it. The apps' own locations always carry both.
+      const location =
+        message._type === 'location' ||
+        (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
+      if (location) await gps.recordForKeyDevice(callerOf(request), ownTracksPoint(message));
+      return [];
+    },
+  );
 
-  app.post('/v1/ingest/overland', {
-    config: { auth: writer({ credentialFrom: (request) => textParam(paramsOf(request.query).key) }) },
-    bodyLimit: OVERLAND_BODY_LIMIT,
-    schema: {
-      tags,
-      summary: 'Overland: a batch of up to 1,000 GeoJSON points',
-      description:
-        'Set the API key as the access token (Authorization: Bearer), or as a key parameter in the receiver URL. The ' +
-        'location Features (a geometry with [longitude, latitude] and properties.timestamp) are stored in one ' +
-        'transaction (speed m/s, -1 unknown; battery_level 0..1); Features that are no position (trip summaries, ' +
-        'visits, log entries: properties.type or properties.action) are skipped. Answers {"result":"ok"} once the ' +
-        'batch is committed; a resent batch stores nothing twice. A location that cannot be stored refuses the whole ' +
-        'batch with 400 naming it (locations[3].geometry.coordinates[1]): nothing is stored, and Overland keeps the ' +
-        'batch and shows the error. ' +
-        credentialNote,
-      body: OverlandBody,
-      response: { 200: Type.Object({ result: Type.Literal('ok'), stored: Type.Integer(), duplicates: Type.Integer() }), ...refusals },
+  app.post(
+    '/v1/ingest/overland',
+    {
+      config: { auth: writer({ credentialFrom: (request) => textParam(paramsOf(request.query).key) }) },
+      bodyLimit: OVERLAND_BODY_LIMIT,
+      schema: {
+        tags,
+        summary: 'Overland: a batch of up to 1,000 GeoJSON points',
+        description:
+          'Set the API key as the access token (Authorization: Bearer), or as a key parameter in the receiver URL. The ' +
+          'location Features (a geometry with [longitude, latitude] and properties.timestamp) are stored in one ' +
+          'transaction (speed m/s, -1 unknown; battery_level 0..1); Features that are no position (trip summaries, ' +
+          'visits, log entries: properties.type or properties.action) are skipped. Answers {"result":"ok"} once the ' +
+          'batch is committed; a resent batch stores nothing twice. A location that cannot be stored refuses the whole ' +
+          'batch with 400 naming it (locations[3].geometry.coordinates[1]): nothing is stored, and Overland keeps the ' +
+          'batch and shows the error. ' +
+          credentialNote,
+        body: OverlandBody,
+        response: {
+          200: Type.Object({ result: Type.Literal('ok'), stored: Type.Integer(), duplicates: Type.Integer() }),
+          ...refusals,
+        },
+      },
     },
-  }, async (request) => {
-    const points = request.body.locations.flatMap((feature, index) => overlandPoint(feature, index) ?? []);
-    const { stored, duplicates } = await gps.storeForKeyDevice(callerOf(request), points);
-    return { result: 'ok' as const, stored, duplicates };
-  });
+    async (request) => {
+      const points = request.body.locations.flatMap((feature, index) => overlandPoint(feature, index) ?? []);
+      const { stored, duplicates } = await gps.storeForKeyDevice(callerOf(request), points);
+      return { result: 'ok' as const, stored, duplicates };
+    },
+  );
 }

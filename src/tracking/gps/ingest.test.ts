@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
 import type { Response } from 'light-my-request';
-import { bearer, buildTestApp, createApiKey, login, TEST_ADMIN, type TestApp, testConfig, twoNodes } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  createApiKey,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+  testConfig,
+  twoNodes,
+} from '../../../test/helpers.js';
 
 // Requests queue behind a held commit within this long (first API-key uses are looked up in the database).
 const WAIT = { timeout: 10_000 };
@@ -34,10 +43,14 @@ describe('GPS ingestion', () => {
 
   const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
     t.app.inject({ method, url, headers: bearer(admin), payload });
-  const send = (token: string, point: object) => t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
-  const newDevice = async (body: object = {}) => (await call('POST', '/v1/devices', { name: 'tracker', ...body })).json().data.id as string;
+  const send = (token: string, point: object) =>
+    t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
+  const newDevice = async (body: object = {}) =>
+    (await call('POST', '/v1/devices', { name: 'tracker', ...body })).json().data.id as string;
   const storedIds = async (deviceId: string) =>
-    (await t.database.db.selectFrom('gps_points').select('id').where('device_id', '=', deviceId).execute()).map((row) => row.id).sort();
+    (await t.database.db.selectFrom('gps_points').select('id').where('device_id', '=', deviceId).execute())
+      .map((row) => row.id)
+      .sort();
   const idsOf = (responses: Response[]) => responses.map((r) => r.json().data.id as string).sort();
 
   /**
@@ -82,80 +95,139 @@ describe('GPS ingestion', () => {
   }
 
   // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
-  it.skipIf(twoNodes)('commits concurrent points of many devices in one batch; each is stored, counted on its trip, and the latest is the newest', async () => {
-    const keys = await Promise.all(Array.from({ length: 10 }, (_, i) => createApiKey(t.app, admin, { name: `device ${i}`, scopes: ['gps:write'] })));
-    const devices = await Promise.all(keys.map((key) => newDevice({ api_key_id: key.id })));
-    const trip = (await call('POST', '/v1/trips', { name: 'logged', device_id: devices[0], gps_logging_enabled: true })).json().data;
-    expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
-    // Five points per device, timestamps out of order: the newest (…+4) is sent third.
-    const offsets = [2, 0, 4, 1, 3];
-    const { responses, batches } = await asOneBatch(
-      keys.flatMap((key) => offsets.map((offset) => () => send(key.key, { ...POINT, timestamp: 1_800_000_000 + offset }))),
-    );
-    expect(batches).toBe(1);
-    expect(responses.map((r) => r.statusCode)).toEqual(responses.map(() => 201));
-    for (const [i, device] of devices.entries()) {
-      const own = responses.slice(i * 5, i * 5 + 5).map((r) => r.json().data);
-      expect(own.map((p) => p.device_id)).toEqual(own.map(() => device));
-      expect(own.map((p) => p.trip_id)).toEqual(own.map(() => (i === 0 ? trip.id : null)));
-      expect(await storedIds(device)).toEqual(own.map((p) => p.id).sort());
-      const latest = (await call('GET', `/v1/gps/current?device_id=${device}`)).json().data;
-      expect(latest).toEqual(own[2]);
-    }
-    const listed = (await call('GET', `/v1/trips/${trip.id}/gps?limit=100`)).json();
-    expect(listed.pagination.total).toBe(5);
-    expect(listed.data.map((p: { id: string }) => p.id).sort()).toEqual(idsOf(responses.slice(0, 5)));
-    for (const response of responses.slice(0, 3)) expect((await call('GET', `/v1/gps/${response.json().data.id}`)).json().data).toEqual(response.json().data);
-  });
+  it.skipIf(twoNodes)(
+    'commits concurrent points of many devices in one batch; each is stored, counted on its trip, and the latest is the newest',
+    async () => {
+      const keys = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          createApiKey(t.app, admin, { name: `device ${i}`, scopes: ['gps:write'] }),
+        ),
+      );
+      const devices = await Promise.all(keys.map((key) => newDevice({ api_key_id: key.id })));
+      const trip = (
+        await call('POST', '/v1/trips', { name: 'logged', device_id: devices[0], gps_logging_enabled: true })
+      ).json().data;
+      expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
+      // Five points per device, timestamps out of order: the newest (…+4) is sent third.
+      const offsets = [2, 0, 4, 1, 3];
+      const { responses, batches } = await asOneBatch(
+        keys.flatMap((key) =>
+          offsets.map((offset) => () => send(key.key, { ...POINT, timestamp: 1_800_000_000 + offset })),
+        ),
+      );
+      expect(batches).toBe(1);
+      expect(responses.map((r) => r.statusCode)).toEqual(responses.map(() => 201));
+      for (const [i, device] of devices.entries()) {
+        const own = responses.slice(i * 5, i * 5 + 5).map((r) => r.json().data);
+        expect(own.map((p) => p.device_id)).toEqual(own.map(() => device));
+        expect(own.map((p) => p.trip_id)).toEqual(own.map(() => (i === 0 ? trip.id : null)));
+        expect(await storedIds(device)).toEqual(own.map((p) => p.id).sort());
+        const latest = (await call('GET', `/v1/gps/current?device_id=${device}`)).json().data;
+        expect(latest).toEqual(own[2]);
+      }
+      const listed = (await call('GET', `/v1/trips/${trip.id}/gps?limit=100`)).json();
+      expect(listed.pagination.total).toBe(5);
+      expect(listed.data.map((p: { id: string }) => p.id).sort()).toEqual(idsOf(responses.slice(0, 5)));
+      for (const response of responses.slice(0, 3))
+        expect((await call('GET', `/v1/gps/${response.json().data.id}`)).json().data).toEqual(response.json().data);
+    },
+  );
 
   // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
   it.skipIf(twoNodes)('answers an unknown device in a batch with its own 400 and stores the others', async () => {
     const device = await newDevice();
     const unknown = '00000000-0000-4000-8000-000000000000';
-    const { responses, batches } = await asOneBatch([
-      () => send(admin, { ...POINT, timestamp: 1_800_000_001, device_id: device }),
-      () => send(admin, { ...POINT, timestamp: 1_800_000_002, device_id: unknown }),
-      () => send(admin, { ...POINT, latitude: 91, timestamp: 1_800_000_003, device_id: device }),
-      () => send(admin, { ...POINT, timestamp: 1_800_000_004, device_id: device }),
-    ], 1);
+    const { responses, batches } = await asOneBatch(
+      [
+        () => send(admin, { ...POINT, timestamp: 1_800_000_001, device_id: device }),
+        () => send(admin, { ...POINT, timestamp: 1_800_000_002, device_id: unknown }),
+        () => send(admin, { ...POINT, latitude: 91, timestamp: 1_800_000_003, device_id: device }),
+        () => send(admin, { ...POINT, timestamp: 1_800_000_004, device_id: device }),
+      ],
+      1,
+    );
     expect(batches).toBe(1);
     expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 400, 201]);
-    expect(responses[1]!.json()).toEqual({ error: 'BadRequest', message: 'device_id does not name an existing device', code: 'gps.unknown_device' });
-    expect(responses[2]!.json()).toEqual({ error: 'BadRequest', message: "Body field 'latitude' must be <= 90", code: 'request.validation' });
+    expect(responses[1]!.json()).toEqual({
+      error: 'BadRequest',
+      message: 'device_id does not name an existing device',
+      code: 'gps.unknown_device',
+    });
+    expect(responses[2]!.json()).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'latitude' must be <= 90",
+      code: 'request.validation',
+    });
     expect(await storedIds(device)).toEqual(idsOf([responses[0]!, responses[3]!]));
   });
 
   // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
-  it.skipIf(twoNodes)('commits the neighbours of a point the database refuses one by one, so only that point fails', async () => {
-    const device = await newDevice();
-    const { responses, batches } = await refusingLatitude(12.5, '22023', () =>
-      asOneBatch([1, 2, 3, 4].map((i) => () => send(admin, { ...POINT, latitude: i === 2 ? 12.5 : POINT.latitude, timestamp: 1_800_000_000 + i, device_id: device }))),
-    );
-    // The batch, then each of its four points alone.
-    expect(batches).toBe(5);
-    expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 201, 201]);
-    expect(responses[1]!.json()).toEqual({ error: 'BadRequest', message: 'A value has an invalid format or is out of range', code: 'database.invalid_value' });
-    expect(await storedIds(device)).toEqual(idsOf([responses[0]!, responses[2]!, responses[3]!]));
-  });
+  it.skipIf(twoNodes)(
+    'commits the neighbours of a point the database refuses one by one, so only that point fails',
+    async () => {
+      const device = await newDevice();
+      const { responses, batches } = await refusingLatitude(12.5, '22023', () =>
+        asOneBatch(
+          [1, 2, 3, 4].map(
+            (i) => () =>
+              send(admin, {
+                ...POINT,
+                latitude: i === 2 ? 12.5 : POINT.latitude,
+                timestamp: 1_800_000_000 + i,
+                device_id: device,
+              }),
+          ),
+        ),
+      );
+      // The batch, then each of its four points alone.
+      expect(batches).toBe(5);
+      expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 201, 201]);
+      expect(responses[1]!.json()).toEqual({
+        error: 'BadRequest',
+        message: 'A value has an invalid format or is out of range',
+        code: 'database.invalid_value',
+      });
+      expect(await storedIds(device)).toEqual(idsOf([responses[0]!, responses[2]!, responses[3]!]));
+    },
+  );
 
   // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
-  it.skipIf(twoNodes)('answers every point of a batch 503 when the database fails in its commit, and stores none of them', async () => {
-    const device = await newDevice();
-    const { responses, batches } = await refusingLatitude(-12.5, '57P01', () =>
-      asOneBatch([1, 2, 3].map((i) => () => send(admin, { ...POINT, latitude: i === 3 ? -12.5 : POINT.latitude, timestamp: 1_800_000_000 + i, device_id: device }))),
-    );
-    expect(batches).toBe(1);
-    for (const response of responses) {
-      expect(response.statusCode).toBe(503);
-      expect(response.json()).toEqual({ error: 'ServiceUnavailable', message: 'The database is unavailable; try again shortly', code: 'database.unavailable' });
-    }
-    expect(await storedIds(device)).toEqual([]);
-  });
+  it.skipIf(twoNodes)(
+    'answers every point of a batch 503 when the database fails in its commit, and stores none of them',
+    async () => {
+      const device = await newDevice();
+      const { responses, batches } = await refusingLatitude(-12.5, '57P01', () =>
+        asOneBatch(
+          [1, 2, 3].map(
+            (i) => () =>
+              send(admin, {
+                ...POINT,
+                latitude: i === 3 ? -12.5 : POINT.latitude,
+                timestamp: 1_800_000_000 + i,
+                device_id: device,
+              }),
+          ),
+        ),
+      );
+      expect(batches).toBe(1);
+      for (const response of responses) {
+        expect(response.statusCode).toBe(503);
+        expect(response.json()).toEqual({
+          error: 'ServiceUnavailable',
+          message: 'The database is unavailable; try again shortly',
+          code: 'database.unavailable',
+        });
+      }
+      expect(await storedIds(device)).toEqual([]);
+    },
+  );
 
   // Holds one node's group-commit writer (spies on its services): on two nodes, requests reach the other node's writer too.
   it.skipIf(twoNodes)('answers 503, not 400, when the database fails while the device is looked up', async () => {
     const device = await newDevice();
-    const lookup = vi.spyOn(t.app.services.devices, 'byIds').mockRejectedValue(new Error('Connection terminated unexpectedly'));
+    const lookup = vi
+      .spyOn(t.app.services.devices, 'byIds')
+      .mockRejectedValue(new Error('Connection terminated unexpectedly'));
     try {
       const response = await call('POST', '/v1/gps', { ...POINT, timestamp: 1_800_000_000, device_id: device });
       expect(response.statusCode).toBe(503);
@@ -171,9 +243,13 @@ describe('GPS ingestion', () => {
 
   it('never links a point to a trip that was completed before the point was stored', async () => {
     const device = await newDevice();
-    const trip = (await call('POST', '/v1/trips', { name: 'race', device_id: device, gps_logging_enabled: true })).json().data;
+    const trip = (
+      await call('POST', '/v1/trips', { name: 'race', device_id: device, gps_logging_enabled: true })
+    ).json().data;
     expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
-    const sends = Array.from({ length: 20 }, (_, i) => call('POST', '/v1/gps', { ...POINT, timestamp: 1_800_000_000 + i, device_id: device }));
+    const sends = Array.from({ length: 20 }, (_, i) =>
+      call('POST', '/v1/gps', { ...POINT, timestamp: 1_800_000_000 + i, device_id: device }),
+    );
     const completion = call('PATCH', `/v1/trips/${trip.id}`, { status: 'completed' });
     const [completed, ...points] = await Promise.all([completion, ...sends]);
     expect(completed.statusCode).toBe(200);
@@ -193,8 +269,11 @@ describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
     const t = await buildTestApp();
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const { devices, gps } = t.app.services;
-    const send = (point: object) => t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
-    const device = (await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'late' } })).json().data.id;
+    const send = (point: object) =>
+      t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
+    const device = (
+      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'late' } })
+    ).json().data.id;
     const [record, stop] = [gps.record.bind(gps), gps.stop.bind(gps)];
     let closed!: () => void;
     const writerClosed = new Promise<void>((resolve) => (closed = resolve));
@@ -223,8 +302,16 @@ describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
       await closing;
       const answered = await Promise.all(queued);
       expect(answered.map((r) => r.statusCode)).toEqual([201, 201, 201]);
-      expect((await late).json()).toEqual({ error: 'ServiceUnavailable', message: 'The service is shutting down; send the point again', code: 'gps.stopping' });
-      const stored = await t.database.db.selectFrom('gps_points').select('id').where('device_id', '=', device).execute();
+      expect((await late).json()).toEqual({
+        error: 'ServiceUnavailable',
+        message: 'The service is shutting down; send the point again',
+        code: 'gps.stopping',
+      });
+      const stored = await t.database.db
+        .selectFrom('gps_points')
+        .select('id')
+        .where('device_id', '=', device)
+        .execute();
       expect(stored.map((row) => row.id).sort()).toEqual(answered.map((r) => r.json().data.id).sort());
     } finally {
       vi.restoreAllMocks();

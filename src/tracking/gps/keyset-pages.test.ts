@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApp, login, TEST_ADMIN, testConfig } from '../../../test/helpers.js';
 
 const BASE = 'https://gps.example.org';
-const POINT = { latitude: 53.55, longitude: 9.99, speed_kmh: 18.52, speed_mps: 5.14, speed_mph: 11.51, speed_knots: 10 };
+const POINT = {
+  latitude: 53.55,
+  longitude: 9.99,
+  speed_kmh: 18.52,
+  speed_mps: 5.14,
+  speed_mph: 11.51,
+  speed_knots: 10,
+};
 // 23 points at 4 times: most of them share their time with others, so only the id orders them. (Each at its
 // own position: a point of the same device, time and position is stored once.)
 const TIMES = Array.from({ length: 23 }, (_, i) => 1_767_225_600 + (i % 4) * 60);
@@ -18,15 +25,23 @@ interface Point {
 const cursorOf = (list: string, point: Point, page: number) =>
   Buffer.from(JSON.stringify([list, Date.parse(point.timestamp), point.id, page])).toString('base64url');
 const raw = (text: string) => Buffer.from(text).toString('base64url');
-const byTimeThenId = (a: Point, b: Point) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : 1);
+const byTimeThenId = (a: Point, b: Point) =>
+  Date.parse(a.timestamp) - Date.parse(b.timestamp) || (a.id < b.id ? -1 : 1);
 
 async function start() {
-  const t = await buildTestApp({ config: { publicUrl: BASE, rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } } });
+  const t = await buildTestApp({
+    config: { publicUrl: BASE, rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } },
+  });
   const admin = await login(t.app, 'admin', TEST_ADMIN.password);
   const get = (url: string) => t.app.inject({ method: 'GET', url: url.replace(BASE, ''), headers: bearer(admin) });
   const send = async (method: 'POST' | 'PATCH', url: string, body: object) =>
     (await t.app.inject({ method, url, headers: bearer(admin), payload: body })).json().data;
-  return { t, get, post: (url: string, body: object) => send('POST', url, body), patch: (url: string, body: object) => send('PATCH', url, body) };
+  return {
+    t,
+    get,
+    post: (url: string, body: object) => send('POST', url, body),
+    patch: (url: string, body: object) => send('PATCH', url, body),
+  };
 }
 
 type Get = Awaited<ReturnType<typeof start>>['get'];
@@ -34,10 +49,15 @@ type Get = Awaited<ReturnType<typeof start>>['get'];
 /** Follows next links from `url`: every page's status, pagination and data, in order. */
 async function walk(get: Get, url: string) {
   const pages = [];
-  for (let next: string | undefined = url; next; ) {
+  for (let next: string | undefined = url; next;) {
     const response = await get(next);
     const body = response.json();
-    pages.push({ status: response.statusCode, pagination: body.pagination, data: body.data as Point[], links: body._links });
+    pages.push({
+      status: response.statusCode,
+      pagination: body.pagination,
+      data: body.data as Point[],
+      links: body._links,
+    });
     next = body._links.next;
   }
   return pages;
@@ -50,7 +70,8 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   beforeAll(async () => {
     app = await start();
     const sent = [];
-    for (const [i, timestamp] of TIMES.entries()) sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp }));
+    for (const [i, timestamp] of TIMES.entries())
+      sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp }));
     points = (sent as Point[]).sort(byTimeThenId).reverse();
   });
   afterAll(() => app.t.close());
@@ -122,18 +143,53 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   });
 
   it.each([
-    ['page with after', `page=2&after=${cursorOf('gps', { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1)}`, "Query parameter 'after' cannot be combined with 'page'"],
-    ['a cursor that is not base64url', 'after=not%20a%20cursor', "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor that is not JSON', `after=${Buffer.from('[1,').toString('base64url')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor without a UUID', `after=${raw('["gps",0,"x",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of page 0', `after=${raw('["gps",0,"00000000-0000-4000-8000-000000000000",0]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of a negative time', `after=${raw('["gps",-1,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of the old shape, without its list', `after=${raw('[0,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
-    ['a cursor of a trip\'s points', `after=${raw('["trip:00000000-0000-4000-8000-000000000000",0,"00000000-0000-4000-8000-000000000000",1]')}`, "Query parameter 'after' is not a valid cursor; take it from a page's next link"],
+    [
+      'page with after',
+      `page=2&after=${cursorOf('gps', { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1)}`,
+      "Query parameter 'after' cannot be combined with 'page'",
+    ],
+    [
+      'a cursor that is not base64url',
+      'after=not%20a%20cursor',
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      'a cursor that is not JSON',
+      `after=${Buffer.from('[1,').toString('base64url')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      'a cursor without a UUID',
+      `after=${raw('["gps",0,"x",1]')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      'a cursor of page 0',
+      `after=${raw('["gps",0,"00000000-0000-4000-8000-000000000000",0]')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      'a cursor of a negative time',
+      `after=${raw('["gps",-1,"00000000-0000-4000-8000-000000000000",1]')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      'a cursor of the old shape, without its list',
+      `after=${raw('[0,"00000000-0000-4000-8000-000000000000",1]')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
+    [
+      "a cursor of a trip's points",
+      `after=${raw('["trip:00000000-0000-4000-8000-000000000000",0,"00000000-0000-4000-8000-000000000000",1]')}`,
+      "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+    ],
     ['an empty cursor', 'after=', "Query parameter 'after' must NOT have fewer than 1 characters"],
   ])('refuses %s with 400 naming the field', async (_, query, message) => {
     const response = await app.get(`/v1/gps?${query}`);
-    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 400, body: { error: 'BadRequest', message, code: 'request.validation' } });
+    expect({ status: response.statusCode, body: response.json() }).toEqual({
+      status: 400,
+      body: { error: 'BadRequest', message, code: 'request.validation' },
+    });
   });
 });
 
@@ -146,10 +202,15 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
 
   it('following next links reads every point of the trip once, oldest first, also when a late point arrives meanwhile', async () => {
     const device = await app.post('/v1/devices', { name: 'tracker' });
-    const trip = await app.post('/v1/trips', { name: 'Kiel to Fehmarn', device_id: device.id, gps_logging_enabled: true });
+    const trip = await app.post('/v1/trips', {
+      name: 'Kiel to Fehmarn',
+      device_id: device.id,
+      gps_logging_enabled: true,
+    });
     await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
     const sent: Point[] = [];
-    for (const [i, timestamp] of TIMES.entries()) sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp, device_id: device.id }));
+    for (const [i, timestamp] of TIMES.entries())
+      sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp, device_id: device.id }));
     const points = sent.sort(byTimeThenId);
 
     const first = await app.get(`/v1/trips/${trip.id}/gps?limit=6`);
@@ -171,7 +232,7 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
     expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).json().data).toEqual([late]);
   });
 
-  it('pages 10 points by default and at most 100 (the spec\'s trip GPS limits)', async () => {
+  it("pages 10 points by default and at most 100 (the spec's trip GPS limits)", async () => {
     const device = await app.post('/v1/devices', { name: 'limits tracker' });
     const trip = await app.post('/v1/trips', { name: 'Eckernfoerde', device_id: device.id });
     const plain = await app.get(`/v1/trips/${trip.id}/gps`);
@@ -185,7 +246,11 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
 
   it('takes a cursor however the URL spells the trip id (UUIDs are case-insensitive)', async () => {
     const device = await app.post('/v1/devices', { name: 'case tracker' });
-    const trip = await app.post('/v1/trips', { name: 'Heiligenhafen', device_id: device.id, gps_logging_enabled: true });
+    const trip = await app.post('/v1/trips', {
+      name: 'Heiligenhafen',
+      device_id: device.id,
+      gps_logging_enabled: true,
+    });
     await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
     for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp, device_id: device.id });
     const first = (await app.get(`/v1/trips/${trip.id.toUpperCase()}/gps?limit=2`)).json();
@@ -203,20 +268,35 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
       const response = await app.get(`/v1/trips/${trip.id}/gps?after=${cursorOf(list, point, 1)}`);
       expect({ status: response.statusCode, body: response.json() }).toEqual({
         status: 400,
-        body: { error: 'BadRequest', message: "Query parameter 'after' is not a valid cursor; take it from a page's next link", code: 'request.validation' },
+        body: {
+          error: 'BadRequest',
+          message: "Query parameter 'after' is not a valid cursor; take it from a page's next link",
+          code: 'request.validation',
+        },
       });
     }
   });
 
   it('answers 404 for an unknown trip and 400 for page with after', async () => {
     const unknownTrip = '00000000-0000-4000-8000-000000000001';
-    const after = cursorOf(`trip:${unknownTrip}`, { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' }, 1);
+    const after = cursorOf(
+      `trip:${unknownTrip}`,
+      { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' },
+      1,
+    );
     const unknown = await app.get(`/v1/trips/${unknownTrip}/gps?after=${after}`);
-    expect({ status: unknown.statusCode, body: unknown.json() }).toEqual({ status: 404, body: { error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' } });
+    expect({ status: unknown.statusCode, body: unknown.json() }).toEqual({
+      status: 404,
+      body: { error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' },
+    });
     const both = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?page=1&after=${after}`);
     expect({ status: both.statusCode, body: both.json() }).toEqual({
       status: 400,
-      body: { error: 'BadRequest', message: "Query parameter 'after' cannot be combined with 'page'", code: 'request.validation' },
+      body: {
+        error: 'BadRequest',
+        message: "Query parameter 'after' cannot be combined with 'page'",
+        code: 'request.validation',
+      },
     });
   });
 });
@@ -232,7 +312,9 @@ describe('GET /v1/gps: totals of a large table', () => {
   let loaded = 0;
   async function load(n: number) {
     await sql`insert into gps_points (latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
-      select 53.5, 9.9, to_timestamp(1700000000 + ${loaded} + i), 0, 0, 0, 0 from generate_series(1, ${n}) i`.execute(app.t.database.db);
+      select 53.5, 9.9, to_timestamp(1700000000 + ${loaded} + i), 0, 0, 0, 0 from generate_series(1, ${n}) i`.execute(
+      app.t.database.db,
+    );
     loaded += n;
     await sql`analyze gps_points`.execute(app.t.database.db);
   }
@@ -240,19 +322,31 @@ describe('GET /v1/gps: totals of a large table', () => {
   it('counts up to 10,000 points, and beyond answers the estimate with X-Total-Count-Estimated', async () => {
     for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp });
     const small = await app.get('/v1/gps?limit=2');
-    expect([small.statusCode, small.headers['x-total-count-estimated'], small.json().pagination]).toEqual([200, undefined, { page: 1, limit: 2, total: 3, total_pages: 2 }]);
+    expect([small.statusCode, small.headers['x-total-count-estimated'], small.json().pagination]).toEqual([
+      200,
+      undefined,
+      { page: 1, limit: 2, total: 3, total_pages: 2 },
+    ]);
 
     // Counted up to 10,001, then estimated.
     await load(12_000);
     const counted = await app.get('/v1/gps?limit=100');
     // The estimate of a partitioned table (by month, migration 0035) counts at least one row per empty partition.
     const aboutRows = (n: number) => expect.toSatisfy((total: number) => total >= n && total <= n + 20);
-    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([200, 'true', { page: 1, limit: 100, total: aboutRows(12_003), total_pages: 121 }]);
+    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([
+      200,
+      'true',
+      { page: 1, limit: 100, total: aboutRows(12_003), total_pages: 121 },
+    ]);
 
     // Far beyond: estimated without counting.
     await load(20_000);
     const estimated = await app.get('/v1/gps?limit=100&page=2');
-    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([200, 'true', { page: 2, limit: 100, total: aboutRows(32_003), total_pages: 321 }]);
+    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([
+      200,
+      'true',
+      { page: 2, limit: 100, total: aboutRows(32_003), total_pages: 321 },
+    ]);
     expect(estimated.json().data).toHaveLength(100);
   });
 });

@@ -24,14 +24,20 @@ describe('GPS points by month, with retention', () => {
     return data as typeof data & { last_result: Record<string, unknown> };
   };
   const months = async () =>
-    (await sql<{ partition: string; month: Date }>`select partition::text, month from gps_points_months()`.execute(t.database.db)).rows;
+    (
+      await sql<{ partition: string; month: Date }>`select partition::text, month from gps_points_months()`.execute(
+        t.database.db,
+      )
+    ).rows;
 
   it('adds months ahead, moves points from the catch-all, and drops whole months past retention, keeping trips', async () => {
     // The months the migration made start with the one it ran in; the clock stands half a month into it.
     const first = (await months())[0]!.month.getTime();
     t.clock.freeze(new Date(first + 15 * DAY));
     const device = (await api.post('/v1/devices', { name: 'retention tracker' }).expect(201)).body.data.id as string;
-    const trip = (await api.post('/v1/trips', { name: 'Retention run', device_id: device, gps_logging_enabled: true }).expect(201)).body.data.id as string;
+    const trip = (
+      await api.post('/v1/trips', { name: 'Retention run', device_id: device, gps_logging_enabled: true }).expect(201)
+    ).body.data.id as string;
     expect((await api.patch(`/v1/trips/${trip}`, { status: 'active' })).status).toBe(200);
     // Days after the first month's start: before it (gps_points_before), in months 0, 1 and 3, and in month 4,
     // which has no partition yet (gps_points_after holds it).
@@ -55,23 +61,38 @@ describe('GPS points by month, with retention', () => {
     expect(added).toMatchObject({ last_outcome: 'succeeded', last_error: null });
     expect(added.last_result.partitions_added).toBeGreaterThanOrEqual(16);
     expect(added.last_result.partitions_added_before).toBeGreaterThanOrEqual(13);
-    expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0, partitions_added_before: 0 } });
+    expect(await runJob('gps-partitions')).toMatchObject({
+      last_result: { partitions_added: 0, partitions_added_before: 0 },
+    });
     const partitionOf = async (day: number) =>
-      (await sql<{ partition: string }>`select tableoid::regclass::text as partition from gps_points where device_id = ${device} and "timestamp" = ${new Date(first + day * DAY)}`.execute(t.database.db)).rows[0]?.partition;
+      (
+        await sql<{
+          partition: string;
+        }>`select tableoid::regclass::text as partition from gps_points where device_id = ${device} and "timestamp" = ${new Date(first + day * DAY)}`.execute(
+          t.database.db,
+        )
+      ).rows[0]?.partition;
     const monthly = /^gps_points_y\d{4}m\d{2}$/;
     expect(await partitionOf(130)).toMatch(monthly);
     expect(await partitionOf(-400)).toMatch(monthly);
     expect(await tripCount()).toBe(5);
 
     // Nothing goes while retention is unset (the default).
-    expect(await runJob('gps-retention')).toMatchObject({ last_result: { retention_days: null, partitions_dropped: 0, points_deleted: 0 } });
+    expect(await runJob('gps-retention')).toMatchObject({
+      last_result: { retention_days: null, partitions_dropped: 0, points_deleted: 0 },
+    });
 
     // 400 days kept: the cutoff is day 115 of the first month's count. The months up to month 2 go whole (and
     // the catch-all before them); month 3 loses the rows before the cutoff; month 4 stays.
     const monthsBefore = (await months()).length;
     expect((await api.patch('/v1/system-config/gps.retention_days', { value: 400 })).status).toBe(200);
     const expired = await runJob('gps-retention');
-    expect(expired.last_result).toEqual({ retention_days: 400, cutoff: new Date(first + 115 * DAY).toISOString(), partitions_dropped: expect.any(Number), points_deleted: 1 });
+    expect(expired.last_result).toEqual({
+      retention_days: 400,
+      cutoff: new Date(first + 115 * DAY).toISOString(),
+      partitions_dropped: expect.any(Number),
+      points_deleted: 1,
+    });
     const left = (await api.get(`/v1/trips/${trip}/gps`).expect(200)).body.data as { timestamp: string }[];
     expect(left.map((point) => point.timestamp)).toEqual([new Date(first + 130 * DAY).toISOString()]);
     // The trip stays, its count follows the points.
@@ -83,9 +104,13 @@ describe('GPS points by month, with retention', () => {
     expect(remaining[0]!.month.getTime()).toBeLessThan(first + 115 * DAY);
     // No gap before the months left: an old point (an import) is still stored, in gps_points_before, and the
     // next run gives it its month.
-    expect((await api.post('/v1/gps/batch', [{ ...POINT, device_id: device, timestamp: (first + 10 * DAY) / 1000 }])).body).toMatchObject({ stored: 1 });
+    expect(
+      (await api.post('/v1/gps/batch', [{ ...POINT, device_id: device, timestamp: (first + 10 * DAY) / 1000 }])).body,
+    ).toMatchObject({ stored: 1 });
     expect(await partitionOf(10)).toBe('gps_points_before');
-    expect(await runJob('gps-partitions')).toMatchObject({ last_result: { partitions_added: 0, partitions_added_before: 3 } });
+    expect(await runJob('gps-partitions')).toMatchObject({
+      last_result: { partitions_added: 0, partitions_added_before: 3 },
+    });
     expect(await partitionOf(10)).toMatch(monthly);
     expect(await tripCount()).toBe(2);
   });

@@ -16,8 +16,16 @@ export type LoggingTripOf = LoggingTripQuery;
  * A new point as the service stores it, whatever route it came in by: the spec's fields with the time as a
  * Date (to the millisecond), the optional ones left out or null.
  */
-export type PointFields = Pick<NewGpsPoint, 'latitude' | 'longitude' | 'timestamp' | 'speed_kmh' | 'speed_mps' | 'speed_mph' | 'speed_knots'> &
-  Partial<Pick<NewGpsPoint, 'altitude' | 'heading' | 'pdop' | 'hdop' | 'vdop' | 'accuracy' | 'battery_level' | 'charging' | 'motion' | 'alarm'>>;
+export type PointFields = Pick<
+  NewGpsPoint,
+  'latitude' | 'longitude' | 'timestamp' | 'speed_kmh' | 'speed_mps' | 'speed_mph' | 'speed_knots'
+> &
+  Partial<
+    Pick<
+      NewGpsPoint,
+      'altitude' | 'heading' | 'pdop' | 'hdop' | 'vdop' | 'accuracy' | 'battery_level' | 'charging' | 'motion' | 'alarm'
+    >
+  >;
 
 type NewRow = NewGpsPoint & { id: string };
 
@@ -27,10 +35,27 @@ type NewRow = NewGpsPoint & { id: string };
  */
 export function newRow(fields: Omit<PointFields, 'timestamp'>, timestamp: Date, sentBy: string | null): NewRow {
   return {
-    id: randomUUID(), device_id: null, trip_id: null, latitude: fields.latitude, longitude: fields.longitude, altitude: fields.altitude ?? null,
-    heading: fields.heading ?? null, timestamp, speed_kmh: fields.speed_kmh, speed_mps: fields.speed_mps, speed_mph: fields.speed_mph,
-    speed_knots: fields.speed_knots, pdop: fields.pdop ?? null, hdop: fields.hdop ?? null, vdop: fields.vdop ?? null, accuracy: fields.accuracy ?? null,
-    battery_level: fields.battery_level ?? null, charging: fields.charging ?? null, motion: fields.motion ?? null, alarm: fields.alarm ?? null, sent_by: sentBy,
+    id: randomUUID(),
+    device_id: null,
+    trip_id: null,
+    latitude: fields.latitude,
+    longitude: fields.longitude,
+    altitude: fields.altitude ?? null,
+    heading: fields.heading ?? null,
+    timestamp,
+    speed_kmh: fields.speed_kmh,
+    speed_mps: fields.speed_mps,
+    speed_mph: fields.speed_mph,
+    speed_knots: fields.speed_knots,
+    pdop: fields.pdop ?? null,
+    hdop: fields.hdop ?? null,
+    vdop: fields.vdop ?? null,
+    accuracy: fields.accuracy ?? null,
+    battery_level: fields.battery_level ?? null,
+    charging: fields.charging ?? null,
+    motion: fields.motion ?? null,
+    alarm: fields.alarm ?? null,
+    sent_by: sentBy,
   };
 }
 
@@ -84,7 +109,10 @@ export function createPointWriter(deps: Deps) {
     }
     const named = [...namedSet];
     const keys = [...keySet];
-    const [existing, ofKeys] = await Promise.all([deps.devices.byIds(named), Promise.all(keys.map(deps.devices.deviceOfKey))]);
+    const [existing, ofKeys] = await Promise.all([
+      deps.devices.byIds(named),
+      Promise.all(keys.map(deps.devices.deviceOfKey)),
+    ]);
     const known = new Map(existing.map((device) => [device.id, device]));
     const byKey = new Map(keys.map((key, i) => [key, ofKeys[i]]));
     return points.map((p) => {
@@ -111,7 +139,9 @@ export function createPointWriter(deps: Deps) {
       const row = rows[next]!;
       // Not read back (a batch), or stored and deleted again before it could be: as good as stored (the client must not resend it).
       const written = stored[next++] ?? { point: toGpsPoint({ ...row, created_at: new Date() }), duplicate: true };
-      return { value: { point: written.point, duplicate: written.duplicate, devicePublic: device?.is_public ?? false } };
+      return {
+        value: { point: written.point, duplicate: written.duplicate, devicePublic: device?.is_public ?? false },
+      };
     });
   }
 

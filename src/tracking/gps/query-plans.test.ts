@@ -34,11 +34,27 @@ describe('GPS query plans', () => {
   it.each([
     ['the latest point of a device', () => gps().latest(SOME_ID), [INDEX.same_fix]],
     ['the latest point overall', () => gps().latest(), [INDEX.time_id]],
-    ['the latest point of every device', () => gps().latestPerDevice([SOME_ID, '00000000-0000-4000-8000-000000000001']), [INDEX.same_fix]],
+    [
+      'the latest point of every device',
+      () => gps().latestPerDevice([SOME_ID, '00000000-0000-4000-8000-000000000001']),
+      [INDEX.same_fix],
+    ],
     ['a numbered page of points, newest first', () => gps().page(10, { offset: 20 }), [INDEX.time_id]],
-    ['the page of points after a cursor, newest first', () => gps().page(10, AFTER), [INDEX.time_id, 'AND (ROW("timestamp", id) < ROW(']],
-    ['a numbered page of a trip\'s points by time', () => gps().tripPage(SOME_ID, 10, { offset: 20 }), [INDEX.trip_time_id]],
-    ['the page of a trip\'s points after a cursor', () => gps().tripPage(SOME_ID, 10, AFTER), [INDEX.trip_time_id, 'ROW("timestamp", id) > ROW(']],
+    [
+      'the page of points after a cursor, newest first',
+      () => gps().page(10, AFTER),
+      [INDEX.time_id, 'AND (ROW("timestamp", id) < ROW('],
+    ],
+    [
+      "a numbered page of a trip's points by time",
+      () => gps().tripPage(SOME_ID, 10, { offset: 20 }),
+      [INDEX.trip_time_id],
+    ],
+    [
+      "the page of a trip's points after a cursor",
+      () => gps().tripPage(SOME_ID, 10, AFTER),
+      [INDEX.trip_time_id, 'ROW("timestamp", id) > ROW('],
+    ],
   ])('reads %s from an index', async (what, query, indexes) => {
     const plan = await planOf(database, query(), ['enable_seqscan', 'enable_bitmapscan', 'enable_sort']);
     for (const index of indexes) expect(plan).toMatch(index);
@@ -48,7 +64,10 @@ describe('GPS query plans', () => {
     // A cursor's key bounds the index scan (Index Cond), not a filter over the rows walked past.
     expect(plan).not.toContain('Filter: (ROW(');
     // One index probe per device, not a walk over every point.
-    if (what === 'the latest point of every device') expect(plan).toMatch(/Limit[\s\S]*Index Scan (Backward )?using gps_points_\w+_device_id_timestamp_latitude_longitude_idx/);
+    if (what === 'the latest point of every device')
+      expect(plan).toMatch(
+        /Limit[\s\S]*Index Scan (Backward )?using gps_points_\w+_device_id_timestamp_latitude_longitude_idx/,
+      );
   });
 
   it('opens only the months on the near side of a cursor', async () => {

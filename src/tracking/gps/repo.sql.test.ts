@@ -16,10 +16,33 @@ const POINT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
 const AT = new Date('2026-03-14T11:00:00.000Z');
 const AFTER = { after: { at: AT, id: POINT } };
 
-const point = (id: string, deviceId: string | null, seconds: number, fields: Partial<NewGpsPoint> = {}): NewGpsPoint & { id: string } => ({
-  id, device_id: deviceId, trip_id: null, latitude: 52.52, longitude: 13.405, altitude: null, heading: null,
-  timestamp: new Date(AT.getTime() + seconds * 1000), speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0,
-  pdop: null, hdop: null, vdop: null, accuracy: null, battery_level: null, charging: null, motion: null, alarm: null, sent_by: USER,
+const point = (
+  id: string,
+  deviceId: string | null,
+  seconds: number,
+  fields: Partial<NewGpsPoint> = {},
+): NewGpsPoint & { id: string } => ({
+  id,
+  device_id: deviceId,
+  trip_id: null,
+  latitude: 52.52,
+  longitude: 13.405,
+  altitude: null,
+  heading: null,
+  timestamp: new Date(AT.getTime() + seconds * 1000),
+  speed_kmh: 0,
+  speed_mps: 0,
+  speed_mph: 0,
+  speed_knots: 0,
+  pdop: null,
+  hdop: null,
+  vdop: null,
+  accuracy: null,
+  battery_level: null,
+  charging: null,
+  motion: null,
+  alarm: null,
+  sent_by: USER,
   ...fields,
 });
 
@@ -28,20 +51,56 @@ it('matches the SQL committed in repo.sql', async () => {
   const repo = createGpsRepo(sql.db);
   const tracks = createTrackReader(sql.db);
   // The trips module's query for the trip a device's new points join, as src/services.ts registers it.
-  const loggingTrip = createTripsService({ db: sql.db, clock: snapshotClock } as Parameters<typeof createTripsService>[0]).loggingTripOf;
-  const inserted = (stored: number, trips: { device_id: string; trip_id: string | null }[]) => [[{ stored, ids: null, created_at: AT, trips }]];
+  const loggingTrip = createTripsService({ db: sql.db, clock: snapshotClock } as Parameters<
+    typeof createTripsService
+  >[0]).loggingTripOf;
+  const inserted = (stored: number, trips: { device_id: string; trip_id: string | null }[]) => [
+    [{ stored, ids: null, created_at: AT, trips }],
+  ];
 
   const full = point(POINT, DEVICE, 0, {
-    altitude: 34.5, heading: 90, speed_kmh: 36, speed_mps: 10, speed_mph: 22.37, speed_knots: 19.44, pdop: 1.2, hdop: 0.9, vdop: 0.8,
-    accuracy: 5, battery_level: 0.75, charging: true, motion: 'driving', alarm: 'sos "now"',
+    altitude: 34.5,
+    heading: 90,
+    speed_kmh: 36,
+    speed_mps: 10,
+    speed_mph: 22.37,
+    speed_knots: 19.44,
+    pdop: 1.2,
+    hdop: 0.9,
+    vdop: 0.8,
+    accuracy: 5,
+    battery_level: 0.75,
+    charging: true,
+    motion: 'driving',
+    alarm: 'sos "now"',
   });
-  await sql.record('insert of a point with every field (prepared, built once per set of columns)', () => repo.insertMany([full], loggingTrip), inserted(1, [{ device_id: DEVICE, trip_id: TRIP }]));
+  await sql.record(
+    'insert of a point with every field (prepared, built once per set of columns)',
+    () => repo.insertMany([full], loggingTrip),
+    inserted(1, [{ device_id: DEVICE, trip_id: TRIP }]),
+  );
   await sql.record(
     'insert of a batch: the columns every point sends, two devices and a point of none',
-    () => repo.insertMany([point('bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', OTHER_DEVICE, 1), point('cccccccc-cccc-4ccc-8ccc-cccccccccccc', DEVICE, 2), point('dddddddd-dddd-4ddd-8ddd-dddddddddddd', null, 3)], loggingTrip, { readBack: false }),
-    inserted(3, [{ device_id: DEVICE, trip_id: TRIP }, { device_id: OTHER_DEVICE, trip_id: null }]),
+    () =>
+      repo.insertMany(
+        [
+          point('bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb', OTHER_DEVICE, 1),
+          point('cccccccc-cccc-4ccc-8ccc-cccccccccccc', DEVICE, 2),
+          point('dddddddd-dddd-4ddd-8ddd-dddddddddddd', null, 3),
+        ],
+        loggingTrip,
+        { readBack: false },
+      ),
+    inserted(3, [
+      { device_id: DEVICE, trip_id: TRIP },
+      { device_id: OTHER_DEVICE, trip_id: null },
+    ]),
   );
-  await sql.record('insert of a point sent again, then the point stored before read back', () => repo.insertMany([point(POINT, DEVICE, 0)], loggingTrip), inserted(0, [{ device_id: DEVICE, trip_id: TRIP }]));
+  await sql.record(
+    'insert of a point sent again, then the point stored before read back',
+    () => repo.insertMany([point(POINT, DEVICE, 0)], loggingTrip),
+    inserted(0, [{ device_id: DEVICE, trip_id: TRIP }]),
+  );
 
   await sql.record('latest point', () => repo.latest());
   await sql.record('latest point of a device', () => repo.latest(DEVICE));
@@ -51,11 +110,15 @@ it('matches the SQL committed in repo.sql', async () => {
   await sql.record('page of points, newest first, after a cursor, with the total', () => repo.page(50, AFTER));
   await sql.record("page of a trip's points, numbered", () => repo.pointsOfTrip(TRIP, 50, { offset: 100 }));
   await sql.record("page of a trip's points after a cursor", () => repo.pointsOfTrip(TRIP, 50, AFTER));
-  await sql.record('first points of trips', () => repo.firstPointsOfTrips([TRIP, '55555555-5555-4555-8555-555555555555'], 20));
+  await sql.record('first points of trips', () =>
+    repo.firstPointsOfTrips([TRIP, '55555555-5555-4555-8555-555555555555'], 20),
+  );
   await sql.record("a device's points in a time range after a cursor (file export)", () =>
     repo.pointsOfDeviceAfter(DEVICE, { from: AT, to: new Date('2026-03-15T00:00:00.000Z') }, AFTER.after, 1000),
   );
-  await sql.record("a user's points after a cursor (personal data export)", () => repo.pointsSentByAfter(USER, AFTER.after, 1000));
+  await sql.record("a user's points after a cursor (personal data export)", () =>
+    repo.pointsSentByAfter(USER, AFTER.after, 1000),
+  );
 
   const range = { from: AT, to: new Date('2026-03-15T00:00:00.000Z') };
   const extent = [[{ total: '0', south: null, west: null, north: null, east: null }]];

@@ -1,4 +1,12 @@
-import { createQueryId, sql, type CompiledQuery, type Expression, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
+import {
+  createQueryId,
+  sql,
+  type CompiledQuery,
+  type Expression,
+  type Kysely,
+  type Selectable,
+  type SelectQueryBuilder,
+} from 'kysely';
 import { tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
 import { prepared } from '../../platform/db/prepared.js';
@@ -66,17 +74,22 @@ const fixKey = (p: { device_id: string | null; timestamp: Date; latitude: number
   `${p.device_id ?? ''}|${p.timestamp.getTime()}|${p.latitude}|${p.longitude}`;
 
 /** Device ids in code-point order, no device first (as PostgreSQL orders uuids in the C collation of their text). */
-const compareDevices = (a: string | null, b: string | null) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1);
+const compareDevices = (a: string | null, b: string | null) =>
+  a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1;
 type Fix = Pick<NewGpsPoint, 'device_id' | 'timestamp' | 'latitude' | 'longitude'>;
 const compareFixes = (a: Fix, b: Fix) =>
-  compareDevices(a.device_id, b.device_id) || a.timestamp.getTime() - b.timestamp.getTime() || a.latitude - b.latitude || a.longitude - b.longitude;
+  compareDevices(a.device_id, b.device_id) ||
+  a.timestamp.getTime() - b.timestamp.getTime() ||
+  a.latitude - b.latitude ||
+  a.longitude - b.longitude;
 
 /**
  * Points in the order of gps_points_same_fix (device, time, position). A tracker's batch or a file is most
  * often in that order already: one pass finds out, where sorting 10,000 points took a tenth of a batch's work.
  */
 function inFixOrder<P extends Fix>(points: readonly P[]): readonly P[] {
-  for (let i = 1; i < points.length; i++) if (compareFixes(points[i - 1]!, points[i]!) > 0) return [...points].sort(compareFixes);
+  for (let i = 1; i < points.length; i++)
+    if (compareFixes(points[i - 1]!, points[i]!) > 0) return [...points].sort(compareFixes);
   return points;
 }
 
@@ -85,10 +98,27 @@ type GpsRow = Pick<Selectable<Schema['gps_points']>, (typeof GPS_COLUMNS)[number
 /** A new point as stored, in the columns a read gives (GPS_COLUMNS): what the insert returns need not be parsed again. */
 function storedRow(point: NewGpsPoint & { id: string }, tripId: string | null, createdAt: Date): GpsRow {
   return {
-    id: point.id, device_id: point.device_id, trip_id: tripId, latitude: point.latitude, longitude: point.longitude, altitude: point.altitude,
-    heading: point.heading, timestamp: point.timestamp, speed_kmh: point.speed_kmh, speed_mps: point.speed_mps, speed_mph: point.speed_mph,
-    speed_knots: point.speed_knots, pdop: point.pdop, hdop: point.hdop, vdop: point.vdop, accuracy: point.accuracy, battery_level: point.battery_level,
-    charging: point.charging, motion: point.motion, alarm: point.alarm, created_at: createdAt,
+    id: point.id,
+    device_id: point.device_id,
+    trip_id: tripId,
+    latitude: point.latitude,
+    longitude: point.longitude,
+    altitude: point.altitude,
+    heading: point.heading,
+    timestamp: point.timestamp,
+    speed_kmh: point.speed_kmh,
+    speed_mps: point.speed_mps,
+    speed_mph: point.speed_mph,
+    speed_knots: point.speed_knots,
+    pdop: point.pdop,
+    hdop: point.hdop,
+    vdop: point.vdop,
+    accuracy: point.accuracy,
+    battery_level: point.battery_level,
+    charging: point.charging,
+    motion: point.motion,
+    alarm: point.alarm,
+    created_at: createdAt,
   };
 }
 
@@ -126,9 +156,16 @@ function arrayLiteral<R, C extends keyof R>(rows: readonly R[], column: C, type:
  * `unnest` of one array per column: a whole batch is a handful of parameters, however many rows (no 65,535-parameter
  * limit). `arrayOf` gives each column's parameter: the rows' array literal, or a slot of a statement built once.
  */
-function unnestOf<R, C extends keyof R & string, A extends string>(columns: readonly C[], types: Record<C, string>, arrayOf: (column: C) => unknown, alias: A) {
+function unnestOf<R, C extends keyof R & string, A extends string>(
+  columns: readonly C[],
+  types: Record<C, string>,
+  arrayOf: (column: C) => unknown,
+  alias: A,
+) {
   const arrays = columns.map((column) => sql`${arrayOf(column)}::${sql.raw(types[column])}[]`);
-  return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`);
+  return sql<Pick<R, C>>`unnest(${sql.join(arrays)})`.as<A>(
+    sql`${sql.id(alias)}(${sql.join(columns.map((column) => sql.id(column)))})`,
+  );
 }
 
 /** A point of a batch as stored, and whether it was stored before (a client resent it). */
@@ -162,43 +199,62 @@ const slot = (name: string) => `\u0000slot:${name}`;
  * Building and compiling the statement was a tenth of the work of a point sent alone.
  */
 function insertStatements(db: Kysely<Schema>) {
-  const built = new Map<LoggingTripQuery | undefined, Map<string, { query: CompiledQuery<InsertedBatch>; devicesAt: number; countAt: number; columnsAt: number[] }>>();
+  const built = new Map<
+    LoggingTripQuery | undefined,
+    Map<string, { query: CompiledQuery<InsertedBatch>; devicesAt: number; countAt: number; columnsAt: number[] }>
+  >();
 
   function build(loggingTrip: LoggingTripQuery | undefined, columns: readonly InsertedColumn[]) {
-    const newPoints = unnestOf<Record<InsertedColumn, unknown>, InsertedColumn, 'new_point'>(columns, INSERTED, slot, 'new_point');
+    const newPoints = unnestOf<Record<InsertedColumn, unknown>, InsertedColumn, 'new_point'>(
+      columns,
+      INSERTED,
+      slot,
+      'new_point',
+    );
     const query = db
-        .with(
-          (cte) => cte('logging_trip').materialized(),
-          (qc) =>
-            qc
-              .selectFrom(sql<{ device_id: string }>`unnest(${slot('devices')}::uuid[])`.as('device_id'))
-              .select((eb) => [
-                sql.ref<string>('device_id.device_id').as('device_id'),
-                loggingTrip ? eb.selectFrom(() => loggingTrip(sql.ref('device_id.device_id')).as('trip')).select('trip.id').as('trip_id') : sql<string | null>`null::uuid`.as('trip_id'),
-              ]),
-        )
-        .with('inserted', (qc) =>
-          qc
-            .insertInto('gps_points')
-            .columns([...columns, 'trip_id'])
-            .expression((eb) =>
-              eb
-                .selectFrom(newPoints)
-                .select(columns.map((column) => sql.ref(`new_point.${column}`).as(column)))
-                .select((sub) => sub.selectFrom('logging_trip').select('logging_trip.trip_id').whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id')).as('trip_id')),
-            )
-            .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
-            .returning('id'),
-        )
-        .selectNoFrom([
-          sql<number>`(select count(*) from inserted)::int`.as('stored'),
-          // Only when some point was there before (most batches store every point). One text, split here: the
-          // driver's array parser reads 10,000 uuids a character at a time.
-          sql<string | null>`(select string_agg(inserted.id::text, ',') from inserted having count(*) < ${slot('count')}::int)`.as('ids'),
-          sql<Date>`now()`.as('created_at'),
-          sql<InsertedBatch['trips']>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
-        ])
-        .compile();
+      .with(
+        (cte) => cte('logging_trip').materialized(),
+        (qc) =>
+          qc.selectFrom(sql<{ device_id: string }>`unnest(${slot('devices')}::uuid[])`.as('device_id')).select((eb) => [
+            sql.ref<string>('device_id.device_id').as('device_id'),
+            loggingTrip
+              ? eb
+                  .selectFrom(() => loggingTrip(sql.ref('device_id.device_id')).as('trip'))
+                  .select('trip.id')
+                  .as('trip_id')
+              : sql<string | null>`null::uuid`.as('trip_id'),
+          ]),
+      )
+      .with('inserted', (qc) =>
+        qc
+          .insertInto('gps_points')
+          .columns([...columns, 'trip_id'])
+          .expression((eb) =>
+            eb
+              .selectFrom(newPoints)
+              .select(columns.map((column) => sql.ref(`new_point.${column}`).as(column)))
+              .select((sub) =>
+                sub
+                  .selectFrom('logging_trip')
+                  .select('logging_trip.trip_id')
+                  .whereRef('logging_trip.device_id', '=', sql.ref('new_point.device_id'))
+                  .as('trip_id'),
+              ),
+          )
+          .onConflict((conflict) => conflict.columns(SAME_FIX).doNothing())
+          .returning('id'),
+      )
+      .selectNoFrom([
+        sql<number>`(select count(*) from inserted)::int`.as('stored'),
+        // Only when some point was there before (most batches store every point). One text, split here: the
+        // driver's array parser reads 10,000 uuids a character at a time.
+        sql<
+          string | null
+        >`(select string_agg(inserted.id::text, ',') from inserted having count(*) < ${slot('count')}::int)`.as('ids'),
+        sql<Date>`now()`.as('created_at'),
+        sql<InsertedBatch['trips']>`(select json_agg(logging_trip) from logging_trip)`.as('trips'),
+      ])
+      .compile();
     const at = (name: string) => {
       const index = query.parameters.indexOf(slot(name));
       if (index < 0) throw new Error(`the batch insert has no parameter for ${name}`);
@@ -218,7 +274,9 @@ function insertStatements(db: Kysely<Schema>) {
         const parameters = [...statement.query.parameters];
         parameters[statement.devicesAt] = devices;
         parameters[statement.countAt] = rows.length;
-        columns.forEach((column, i) => (parameters[statement.columnsAt[i]!] = arrayLiteral(rows, column, INSERTED[column])));
+        columns.forEach(
+          (column, i) => (parameters[statement.columnsAt[i]!] = arrayLiteral(rows, column, INSERTED[column])),
+        );
         return prepared({ ...statement.query, parameters, queryId: createQueryId() });
       },
     };
@@ -226,14 +284,18 @@ function insertStatements(db: Kysely<Schema>) {
 }
 
 /** A point as the API shows it: `device_id` only when the point belongs to a device (the spec's "present when"). */
-export function toGpsPoint<T extends { device_id: string | null }>(row: T): Omit<T, 'device_id'> & { device_id?: string } {
+export function toGpsPoint<T extends { device_id: string | null }>(
+  row: T,
+): Omit<T, 'device_id'> & { device_id?: string } {
   if (row.device_id !== null) return row as Omit<T, 'device_id'> & { device_id: string };
   const { device_id: _none, ...point } = row;
   return point;
 }
 
 /** The active GPS-logging trip of a device (an id, or a column of the outer query), as a subquery (the trips module builds it). */
-export type LoggingTripQuery = (deviceId: string | Expression<string | null>) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
+export type LoggingTripQuery = (
+  deviceId: string | Expression<string | null>,
+) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
 
@@ -270,7 +332,13 @@ export function gpsQueries(db: Kysely<Schema>) {
         .selectFrom(sql<{ device_id: string }>`unnest(${deviceIds}::uuid[])`.as('device_id'))
         .innerJoinLateral(
           (eb) =>
-            eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.device_id', '=', 'device_id.device_id').orderBy('timestamp', 'desc').limit(1).as('latest'),
+            eb
+              .selectFrom('gps_points')
+              .select(GPS_COLUMNS)
+              .whereRef('gps_points.device_id', '=', 'device_id.device_id')
+              .orderBy('timestamp', 'desc')
+              .limit(1)
+              .as('latest'),
           (join) => join.onTrue(),
         )
         .selectAll('latest'),
@@ -280,11 +348,17 @@ export function gpsQueries(db: Kysely<Schema>) {
      * (gps_points_time_id) and a page after a key is one range of it.
      */
     page: (limit: number, start: PageStart) =>
-      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS), start, '<').orderBy('timestamp', 'desc').orderBy('id', 'desc').limit(limit),
+      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS), start, '<')
+        .orderBy('timestamp', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit),
 
     /** A page of a trip's points, oldest first, ties by id (a range of gps_points_trip_time_id). */
     tripPage: (tripId: string, limit: number, start: PageStart) =>
-      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId), start, '>').orderBy('timestamp').orderBy('id').limit(limit),
+      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId), start, '>')
+        .orderBy('timestamp')
+        .orderBy('id')
+        .limit(limit),
   };
 }
 
@@ -299,7 +373,10 @@ export function createGpsRepo(db: Kysely<Schema>) {
       return db
         .selectFrom(unnestOf(SAME_FIX, FIX_TYPES, (column) => arrayLiteral(keys, column, FIX_TYPES[column]), 'fix'))
         .innerJoin('gps_points', (join) =>
-          (withDevice ? join.onRef('gps_points.device_id', '=', sql.ref('fix.device_id')) : join.on('gps_points.device_id', 'is', null))
+          (withDevice
+            ? join.onRef('gps_points.device_id', '=', sql.ref('fix.device_id'))
+            : join.on('gps_points.device_id', 'is', null)
+          )
             .onRef('gps_points.timestamp', '=', sql.ref('fix.timestamp'))
             .onRef('gps_points.latitude', '=', sql.ref('fix.latitude'))
             .onRef('gps_points.longitude', '=', sql.ref('fix.longitude')),
@@ -313,7 +390,10 @@ export function createGpsRepo(db: Kysely<Schema>) {
   /** How many points there are: exact up to COUNT_EXACT_UP_TO, else PostgreSQL's estimate. */
   const total = () => tableCount(db, everyPoint);
   /** Up to `limit` rows of `query`, read one further to tell whether more follow. */
-  async function withMore<R extends { device_id: string | null }>(query: (limit: number) => { execute(): Promise<R[]> }, limit: number) {
+  async function withMore<R extends { device_id: string | null }>(
+    query: (limit: number) => { execute(): Promise<R[]> },
+    limit: number,
+  ) {
     const rows = await query(limit + 1).execute();
     return { rows: rows.slice(0, limit).map(toGpsPoint), more: rows.length > limit };
   }
@@ -331,7 +411,11 @@ export function createGpsRepo(db: Kysely<Schema>) {
     /** A device's points in time order after a (timestamp, id) cursor: a range of its index, whatever the table size. */
     pointsSentByAfter: async (userId: string, after: RowKey | null, limit: number) =>
       (
-        await startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('sent_by', '=', userId), after ? { after } : { offset: 0 }, '>')
+        await startingAt(
+          db.selectFrom('gps_points').select(GPS_COLUMNS).where('sent_by', '=', userId),
+          after ? { after } : { offset: 0 },
+          '>',
+        )
           .orderBy('timestamp')
           .orderBy('id')
           .limit(limit)
@@ -342,16 +426,26 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * A device's points in [from, to] by time, then id, after a (timestamp, id) cursor: one range of
      * gps_points_device_time a batch, however many points the device has (file export, import duplicates).
      */
-    pointsOfDeviceAfter: async (deviceId: string, range: { from?: Date; to?: Date }, after: RowKey | null, limit: number) => {
+    pointsOfDeviceAfter: async (
+      deviceId: string,
+      range: { from?: Date; to?: Date },
+      after: RowKey | null,
+      limit: number,
+    ) => {
       let query = db.selectFrom('gps_points').select(GPS_COLUMNS).where('device_id', '=', deviceId);
       if (range.from) query = query.where('timestamp', '>=', range.from);
       if (range.to) query = query.where('timestamp', '<=', range.to);
-      const rows = await startingAt(query, after ? { after } : { offset: 0 }, '>').orderBy('timestamp').orderBy('id').limit(limit).execute();
+      const rows = await startingAt(query, after ? { after } : { offset: 0 }, '>')
+        .orderBy('timestamp')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
       return rows.map(toGpsPoint);
     },
 
     /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
-    pointsOfTrip: (tripId: string, limit: number, start: PageStart) => withMore((n) => queries.tripPage(tripId, n, start), limit),
+    pointsOfTrip: (tripId: string, limit: number, start: PageStart) =>
+      withMore((n) => queries.tripPage(tripId, n, start), limit),
 
     /** The first `limit` points (by time) of each of these trips, in one query: one index range per trip. */
     async firstPointsOfTrips(tripIds: readonly string[], limit: number) {
@@ -359,7 +453,15 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const rows = await db
         .selectFrom(sql<{ trip_id: string }>`unnest(${[...tripIds]}::uuid[])`.as('trip_id'))
         .innerJoinLateral(
-          (eb) => eb.selectFrom('gps_points').select(GPS_COLUMNS).whereRef('gps_points.trip_id', '=', 'trip_id.trip_id').orderBy('timestamp').orderBy('id').limit(limit).as('point'),
+          (eb) =>
+            eb
+              .selectFrom('gps_points')
+              .select(GPS_COLUMNS)
+              .whereRef('gps_points.trip_id', '=', 'trip_id.trip_id')
+              .orderBy('timestamp')
+              .orderBy('id')
+              .limit(limit)
+              .as('point'),
           (join) => join.onTrue(),
         )
         .selectAll('point')
@@ -387,12 +489,18 @@ export function createGpsRepo(db: Kysely<Schema>) {
      * stored point of a duplicate is read back, after the insert, so a concurrent batch's point is committed
      * by then; without it (a batch counts its duplicates) a duplicate's entry is undefined.
      */
-    async insertMany(points: (NewGpsPoint & { id: string })[], loggingTrip: LoggingTripQuery | undefined, options: { readBack: boolean } = { readBack: true }) {
+    async insertMany(
+      points: (NewGpsPoint & { id: string })[],
+      loggingTrip: LoggingTripQuery | undefined,
+      options: { readBack: boolean } = { readBack: true },
+    ) {
       // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
       const rows = inFixOrder(points);
       const devices = new Set<string>();
       for (const row of rows) if (row.device_id !== null) devices.add(row.device_id);
-      const columns = INSERTED_COLUMNS.filter((column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null));
+      const columns = INSERTED_COLUMNS.filter(
+        (column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null),
+      );
       const [result] = (await db.executeQuery(insertStatement(loggingTrip, columns).filled([...devices], rows))).rows;
       const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const createdAt = result!.created_at;
@@ -429,20 +537,40 @@ export function createGpsRepo(db: Kysely<Schema>) {
 
     /** Devices with points in the trip (read in the trip deletion's transaction, before the points lose it). */
     devicesOfTrip: async (trx: Kysely<Schema>, tripId: string): Promise<string[]> =>
-      (await trx.selectFrom('gps_points').select('device_id').distinct().where('trip_id', '=', tripId).where('device_id', 'is not', null).execute())
-        .map((row) => row.device_id!),
+      (
+        await trx
+          .selectFrom('gps_points')
+          .select('device_id')
+          .distinct()
+          .where('trip_id', '=', tripId)
+          .where('device_id', 'is not', null)
+          .execute()
+      ).map((row) => row.device_id!),
 
     /** How many points no longer name their sender. */
     async forgetSender(userId: string, trx: Kysely<Schema>): Promise<number> {
-      const result = await trx.updateTable('gps_points').set({ sent_by: null }).where('sent_by', '=', userId).executeTakeFirst();
+      const result = await trx
+        .updateTable('gps_points')
+        .set({ sent_by: null })
+        .where('sent_by', '=', userId)
+        .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */
     async deleteUnlinked(id: string): Promise<'deleted' | 'missing' | 'linked'> {
-      const result = await db.deleteFrom('gps_points').where('id', '=', id).where('trip_id', 'is', null).returning('device_id').executeTakeFirst();
+      const result = await db
+        .deleteFrom('gps_points')
+        .where('id', '=', id)
+        .where('trip_id', 'is', null)
+        .returning('device_id')
+        .executeTakeFirst();
       if (result) return 'deleted';
-      const exists = await db.selectFrom('gps_points').select(sql<number>`1`.as('one')).where('id', '=', id).executeTakeFirst();
+      const exists = await db
+        .selectFrom('gps_points')
+        .select(sql<number>`1`.as('one'))
+        .where('id', '=', id)
+        .executeTakeFirst();
       return exists ? 'linked' : 'missing';
     },
   };

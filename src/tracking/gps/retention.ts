@@ -27,9 +27,13 @@ export function createGpsPartitions(deps: { db: Kysely<Schema>; clock: Clock }) 
       return deps.db.transaction().execute(async (trx) => {
         const ahead = await sql<{ added: number }>`select gps_points_extend(${until}) as added`.execute(trx);
         // Read apart from the call: the call replaces the partition this reads.
-        const oldest = (await sql<{ at: Date | null }>`select min("timestamp") as at from gps_points_before`.execute(trx)).rows[0]?.at;
+        const oldest = (
+          await sql<{ at: Date | null }>`select min("timestamp") as at from gps_points_before`.execute(trx)
+        ).rows[0]?.at;
         const since = oldest ? new Date(Math.max(oldest.getTime(), limit.getTime())) : undefined;
-        const back = since ? await sql<{ added: number }>`select gps_points_extend_back(${since}) as added`.execute(trx) : undefined;
+        const back = since
+          ? await sql<{ added: number }>`select gps_points_extend_back(${since}) as added`.execute(trx)
+          : undefined;
         return { partitions_added: ahead.rows[0]!.added, partitions_added_before: back?.rows[0]!.added ?? 0 };
       });
     },
@@ -41,9 +45,14 @@ export function createGpsPartitions(deps: { db: Kysely<Schema>; clock: Clock }) 
     async expire(retentionDays: number | null) {
       if (retentionDays === null) return { retention_days: null, partitions_dropped: 0, points_deleted: 0 };
       const cutoff = new Date(deps.clock.nowMs() - retentionDays * DAY_MS);
-      const { rows } = await deps.db.transaction().execute((trx) =>
-        sql<{ partitions_dropped: number; points_deleted: number }>`select * from gps_points_expire(${cutoff})`.execute(trx),
-      );
+      const { rows } = await deps.db
+        .transaction()
+        .execute((trx) =>
+          sql<{
+            partitions_dropped: number;
+            points_deleted: number;
+          }>`select * from gps_points_expire(${cutoff})`.execute(trx),
+        );
       return { retention_days: retentionDays, cutoff: cutoff.toISOString(), ...rows[0]! };
     },
   };

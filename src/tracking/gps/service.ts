@@ -13,7 +13,14 @@ import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
 import { GpsErrors } from './errors.js';
-import { createPointWriter, newRow, type LoggingTripOf, type PointFields, type PointToWrite, type WrittenPoint } from './point-writer.js';
+import {
+  createPointWriter,
+  newRow,
+  type LoggingTripOf,
+  type PointFields,
+  type PointToWrite,
+  type WrittenPoint,
+} from './point-writer.js';
 import { CreateGpsPointBody } from './schemas.js';
 
 export { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from './track.js';
@@ -90,7 +97,8 @@ export function createGpsService(deps: Deps) {
     devices: deps.devices,
     loggingTripOf: () => loggingTripOf,
     afterCommit: published,
-    afterCommitFailed: (err) => deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
+    afterCommitFailed: (err) =>
+      deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
     concurrency: deps.commitConcurrency,
   });
   const parsedLatest = new Map<string, { raw: string; point: GpsPoint }>();
@@ -163,8 +171,19 @@ export function createGpsService(deps: Deps) {
   }
 
   /** A new point to write, with who sent it (none for the system key). */
-  function toWrite(caller: Caller, fields: Omit<PointFields, 'timestamp'>, timestamp: Date, deviceId: string | undefined, keyDeviceRequired: boolean): PointToWrite {
-    return { row: newRow(fields, timestamp, caller.isSystem ? null : caller.userId), deviceId, apiKeyId: caller.apiKeyId ?? undefined, keyDeviceRequired };
+  function toWrite(
+    caller: Caller,
+    fields: Omit<PointFields, 'timestamp'>,
+    timestamp: Date,
+    deviceId: string | undefined,
+    keyDeviceRequired: boolean,
+  ): PointToWrite {
+    return {
+      row: newRow(fields, timestamp, caller.isSystem ? null : caller.userId),
+      deviceId,
+      apiKeyId: caller.apiKeyId ?? undefined,
+      keyDeviceRequired,
+    };
   }
 
   /**
@@ -202,19 +221,26 @@ export function createGpsService(deps: Deps) {
     const newer = (point: GpsPoint, held: GpsPoint | undefined) => !held || held.timestamp <= point.timestamp;
     for (const point of points) {
       if (newer(point, newestOverall)) newestOverall = point;
-      if (point.device_id && newer(point, newestOfDevice.get(point.device_id))) newestOfDevice.set(point.device_id, point);
+      if (point.device_id && newer(point, newestOfDevice.get(point.device_id)))
+        newestOfDevice.set(point.device_id, point);
     }
     // The newest point overall is also its device's newest: its text is made once.
     const texts = new Map<GpsPoint, string>();
     const textOf = (point: GpsPoint) => texts.get(point) ?? texts.set(point, JSON.stringify(point)).get(point)!;
-    const offers: { key: string; value: string; deviceId?: string }[] = [...newestOfDevice].map(([deviceId, point]) => ({ key: latestKey(deviceId), value: textOf(point), deviceId }));
+    const offers: { key: string; value: string; deviceId?: string }[] = [...newestOfDevice].map(
+      ([deviceId, point]) => ({ key: latestKey(deviceId), value: textOf(point), deviceId }),
+    );
     if (newestOverall) offers.push({ key: latestKey(), value: textOf(newestOverall) });
     const outcomes = await cached(async () => deps.kv.keepNewest(offers, await cacheTtl(), 'skip'));
     await Promise.all(
       offers
         .filter((_, i) => outcomes?.[i] === 'absent')
         // The points are committed: a cache that cannot be filled from the database now is not their failure.
-        .map(({ key, deviceId }) => loadLatest(key, deviceId).catch((err: unknown) => deps.log.warn({ err }, 'could not refresh the latest-point cache'))),
+        .map(({ key, deviceId }) =>
+          loadLatest(key, deviceId).catch((err: unknown) =>
+            deps.log.warn({ err }, 'could not refresh the latest-point cache'),
+          ),
+        ),
     );
   }
 
@@ -253,9 +279,14 @@ export function createGpsService(deps: Deps) {
      * `zoom` (every point without one), or at the zoom that fits the box into `view` (pixels). Null when, without
      * a zoom, the range holds more than MAX_UNTHINNED_TRACK_POINTS.
      */
-    async trackOfDevice(deviceId: string, range: TrackRange, detail: { zoom?: number | undefined; view?: { width: number; height: number } | undefined }) {
+    async trackOfDevice(
+      deviceId: string,
+      range: TrackRange,
+      detail: { zoom?: number | undefined; view?: { width: number; height: number } | undefined },
+    ) {
       const { total, bounds } = await tracks.extent(deviceId, range);
-      const zoom = detail.zoom ?? (detail.view && bounds ? fitZoom(bounds, detail.view.width, detail.view.height) : null);
+      const zoom =
+        detail.zoom ?? (detail.view && bounds ? fitZoom(bounds, detail.view.width, detail.view.height) : null);
       // Unthinned, the answer grows with the range (a year of a 1 Hz tracker is 30 million points): refused past a
       // size a map can use, before the database builds it.
       if (zoom === null && total > MAX_UNTHINNED_TRACK_POINTS) return null;
@@ -291,7 +322,8 @@ export function createGpsService(deps: Deps) {
      * session; none for the system key), which is whose data export it belongs in.
      */
     async record(caller: Caller, input: GpsPointInput) {
-      return (await writer.write(toWrite(caller, input, new Date(input.timestamp * 1000), input.device_id, false))).point;
+      return (await writer.write(toWrite(caller, input, new Date(input.timestamp * 1000), input.device_id, false)))
+        .point;
     },
 
     /**
@@ -299,21 +331,33 @@ export function createGpsService(deps: Deps) {
      * lands on the device linked to the caller's key (403 gps.no_device_for_credential without one). A
      * point already stored (a resend) is answered with the point stored first (`duplicate`).
      */
-    recordForKeyDevice: (caller: Caller, fields: PointFields) => writer.write(toWrite(caller, fields, fields.timestamp, undefined, true)),
+    recordForKeyDevice: (caller: Caller, fields: PointFields) =>
+      writer.write(toWrite(caller, fields, fields.timestamp, undefined, true)),
 
     /**
      * Points of a file import (times to the millisecond, speeds possibly unknown) onto its device, sent by the
      * importing user (`sentBy`; none for the system key), in one statement: how many were stored, and how many
      * the device had already (same time and position).
      */
-    async importPoints(target: { deviceId: string; sentBy: string | null }, points: PointFields[]): Promise<{ stored: number; duplicates: number }> {
-      const writes = points.map((point) => ({ row: newRow(point, point.timestamp, target.sentBy), deviceId: target.deviceId, apiKeyId: undefined }));
+    async importPoints(
+      target: { deviceId: string; sentBy: string | null },
+      points: PointFields[],
+    ): Promise<{ stored: number; duplicates: number }> {
+      const writes = points.map((point) => ({
+        row: newRow(point, point.timestamp, target.sentBy),
+        deviceId: target.deviceId,
+        apiKeyId: undefined,
+      }));
       const { stored, duplicates } = await storeAll(writes);
       return { stored, duplicates };
     },
 
     /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
-    storeForKeyDevice: (caller: Caller, points: PointFields[]) => storeAll(points.map((point) => toWrite(caller, point, point.timestamp, undefined, true)), { keyDevice: true }),
+    storeForKeyDevice: (caller: Caller, points: PointFields[]) =>
+      storeAll(
+        points.map((point) => toWrite(caller, point, point.timestamp, undefined, true)),
+        { keyDevice: true },
+      ),
 
     /**
      * A batch in the spec's point shape (POST /v1/gps/batch; also the import's way in, with `deviceId`), at
@@ -321,7 +365,11 @@ export function createGpsService(deps: Deps) {
      * transaction, the others listed by index, field and reason. With `allOrNothing`, any refusal stores none.
      * A point already stored (same device, time and position) is counted in `duplicates` and not stored again.
      */
-    async insertBatch(caller: Caller, items: readonly unknown[], options: { allOrNothing?: boolean; deviceId?: string } = {}): Promise<BatchOutcome> {
+    async insertBatch(
+      caller: Caller,
+      items: readonly unknown[],
+      options: { allOrNothing?: boolean; deviceId?: string } = {},
+    ): Promise<BatchOutcome> {
       const refused: RefusedPoint[] = [];
       /** The points to store, and the index in the batch of each. */
       const writes: PointToWrite[] = [];
@@ -338,7 +386,9 @@ export function createGpsService(deps: Deps) {
           continue;
         }
         const input = item as GpsPointInput;
-        writes.push(toWrite(caller, input, new Date(input.timestamp * 1000), options.deviceId ?? input.device_id, false));
+        writes.push(
+          toWrite(caller, input, new Date(input.timestamp * 1000), options.deviceId ?? input.device_id, false),
+        );
         indexes.push(index);
       }
       if (options.allOrNothing && options.deviceId === undefined) {
@@ -346,14 +396,20 @@ export function createGpsService(deps: Deps) {
         const named = [...new Set(writes.flatMap((write) => (write.deviceId === undefined ? [] : [write.deviceId])))];
         const known = new Set((await deps.devices.byIds(named)).map((device) => device.id));
         writes.forEach((write, i) => {
-          if (write.deviceId !== undefined && !known.has(write.deviceId)) refused.push({ index: indexes[i]!, field: 'device_id', message: GpsErrors.unknown_device.message });
+          if (write.deviceId !== undefined && !known.has(write.deviceId))
+            refused.push({ index: indexes[i]!, field: 'device_id', message: GpsErrors.unknown_device.message });
         });
         refused.sort((a, b) => a.index - b.index);
       }
       if (options.allOrNothing && refused.length > 0) return { stored: 0, duplicates: 0, refused };
       const result = await storeAll(writes);
       result.outcomes.forEach((outcome, i) => {
-        if ('error' in outcome) refused.push({ index: indexes[i]!, field: 'device_id', message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error) });
+        if ('error' in outcome)
+          refused.push({
+            index: indexes[i]!,
+            field: 'device_id',
+            message: outcome.error instanceof Error ? outcome.error.message : String(outcome.error),
+          });
       });
       refused.sort((a, b) => a.index - b.index);
       return { stored: result.stored, duplicates: result.duplicates, refused };
@@ -402,7 +458,11 @@ export function createGpsService(deps: Deps) {
      * latest point cached that still names it. Those are found in the deletion's transaction, before the
      * points lose their trip, and forgotten on every node (the cache is the shared store) once it commits.
      */
-    async forgetLatestOfTrip(tripId: string, trx: Kysely<Schema>, onCommit: TransactionalEvent['onCommit']): Promise<void> {
+    async forgetLatestOfTrip(
+      tripId: string,
+      trx: Kysely<Schema>,
+      onCommit: TransactionalEvent['onCommit'],
+    ): Promise<void> {
       const deviceIds = await repo.devicesOfTrip(trx, tripId);
       onCommit(async () => {
         await Promise.all(deviceIds.map((deviceId) => cached(() => deps.kv.delete(latestKey(deviceId)))));

@@ -1,8 +1,16 @@
 import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-export interface TrackRange { from?: Date | undefined; to?: Date | undefined }
-export interface TrackBounds { south: number; west: number; north: number; east: number }
+export interface TrackRange {
+  from?: Date | undefined;
+  to?: Date | undefined;
+}
+export interface TrackBounds {
+  south: number;
+  west: number;
+  north: number;
+  east: number;
+}
 
 // Web Mercator stops here (EPSG:3857), as map libraries do.
 const MAX_LATITUDE = 85.0511287798;
@@ -30,7 +38,9 @@ const mercatorY = (latitude: number) => {
 export function fitZoom(bounds: TrackBounds, width: number, height: number): number {
   const spanX = (bounds.east - bounds.west) / 360;
   const spanY = mercatorY(bounds.south) - mercatorY(bounds.north);
-  const zoom = Math.floor(Math.log2(Math.min(spanX > 0 ? width / (256 * spanX) : Infinity, spanY > 0 ? height / (256 * spanY) : Infinity)));
+  const zoom = Math.floor(
+    Math.log2(Math.min(spanX > 0 ? width / (256 * spanX) : Infinity, spanY > 0 ? height / (256 * spanY) : Infinity)),
+  );
   return Number.isFinite(zoom) ? Math.max(0, Math.min(MAX_TRACK_ZOOM, zoom)) : MAX_TRACK_ZOOM;
 }
 
@@ -44,25 +54,42 @@ export function fitZoom(bounds: TrackBounds, width: number, height: number): num
  */
 export function createTrackReader(db: Kysely<Schema>) {
   // Only the bounds given, so the index range (and the monthly partitions) are narrowed by them.
-  const inRange = (deviceId: string, range: TrackRange) => sql.join([
-    sql`device_id = ${deviceId}`,
-    ...(range.from ? [sql`"timestamp" >= ${range.from}`] : []),
-    ...(range.to ? [sql`"timestamp" <= ${range.to}`] : []),
-  ], sql` and `);
+  const inRange = (deviceId: string, range: TrackRange) =>
+    sql.join(
+      [
+        sql`device_id = ${deviceId}`,
+        ...(range.from ? [sql`"timestamp" >= ${range.from}`] : []),
+        ...(range.to ? [sql`"timestamp" <= ${range.to}`] : []),
+      ],
+      sql` and `,
+    );
 
   return {
     /** How many points the range holds and the box around them (null without points). */
     async extent(deviceId: string, range: TrackRange): Promise<{ total: number; bounds: TrackBounds | null }> {
-      const { rows } = await sql<{ total: string; south: number | null; west: number | null; north: number | null; east: number | null }>`
+      const { rows } = await sql<{
+        total: string;
+        south: number | null;
+        west: number | null;
+        north: number | null;
+        east: number | null;
+      }>`
         select count(*) as total, min(latitude) as south, min(longitude) as west, max(latitude) as north, max(longitude) as east
         from gps_points where ${inRange(deviceId, range)}`.execute(db);
       const row = rows[0]!;
       const total = Number(row.total);
-      return { total, bounds: total ? { south: row.south!, west: row.west!, north: row.north!, east: row.east! } : null };
+      return {
+        total,
+        bounds: total ? { south: row.south!, west: row.west!, north: row.north!, east: row.east! } : null,
+      };
     },
 
     /** The kept points, oldest first, as the JSON text of four arrays: time (ms), latitude, longitude, speed_kmh. */
-    async columnsJson(deviceId: string, range: TrackRange, zoom: number | null): Promise<{ kept: number; json: string }> {
+    async columnsJson(
+      deviceId: string,
+      range: TrackRange,
+      zoom: number | null,
+    ): Promise<{ kept: number; json: string }> {
       const scale = zoom === null ? null : 256 * 2 ** zoom;
       const { rows } = await sql<{ kept: string; json: string | null }>`
         with points as (

@@ -93,7 +93,8 @@ function booleanOf(value: unknown): boolean | null {
   return null;
 }
 
-const textOf = (value: unknown, max: number): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : null);
+const textOf = (value: unknown, max: number): string | null =>
+  typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, max) : null;
 
 /** One value of a parameter sent once or repeated (the last one counts). */
 const single = (value: unknown): unknown => (Array.isArray(value) ? value[value.length - 1] : value);
@@ -117,7 +118,11 @@ export function osmandPoint(raw: Record<string, unknown>, now: Date): PointField
         : speedsFrom(numberOf(params.speed_kmh, 'speed_kmh'), 'kmh');
   const bearing = params.bearing ?? params.heading;
   return {
-    ...position(lat, lon, params.location !== undefined && params.lat === undefined ? ['location', 'location'] : ['lat', 'lon']),
+    ...position(
+      lat,
+      lon,
+      params.location !== undefined && params.lat === undefined ? ['location', 'location'] : ['lat', 'lon'],
+    ),
     timestamp: osmandTime(params.timestamp, now),
     ...speeds,
     heading: within(numberOf(bearing, params.bearing === undefined ? 'heading' : 'bearing'), 0, 360),
@@ -131,9 +136,11 @@ export function osmandPoint(raw: Record<string, unknown>, now: Date): PointField
 }
 
 /** A battery level 0..1 as percent (0.8 → 80, not 80.00000000000001); negative (-1) unknown. */
-const fraction = (level: number | undefined) => (level === undefined || level < 0 ? null : within(Math.round(level * 10_000) / 100, 0, 100));
+const fraction = (level: number | undefined) =>
+  level === undefined || level < 0 ? null : within(Math.round(level * 10_000) / 100, 0, 100);
 
-const record = (value: unknown): Record<string, unknown> => (value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
+const record = (value: unknown): Record<string, unknown> =>
+  value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 
 /**
  * Traccar Client 9.x JSON (`{ location: { timestamp, coords, battery, activity, … }, device_id }`): the point, or
@@ -144,7 +151,8 @@ export function traccarJsonPoint(body: Record<string, unknown>): PointFields | n
   const location = record(body.location);
   const coords = record(location.coords);
   if (coords.latitude === undefined && coords.longitude === undefined) {
-    if (location.latitude !== undefined || location.longitude !== undefined) refuse('location.coords', 'is required (latitude and longitude go in it)');
+    if (location.latitude !== undefined || location.longitude !== undefined)
+      refuse('location.coords', 'is required (latitude and longitude go in it)');
     return null;
   }
   if (typeof location.timestamp !== 'string') refuse('location.timestamp', 'is required (ISO 8601)');
@@ -173,14 +181,16 @@ export function traccarJsonBatch(body: unknown): PointFields[] | undefined {
   const inLocation = !Array.isArray(body) && Array.isArray(record(body).location);
   const items = Array.isArray(body) ? body : inLocation ? (record(body).location as unknown[]) : undefined;
   return items?.flatMap((item, index) => {
-    if (!item || typeof item !== 'object' || Array.isArray(item)) refuse(inLocation ? `location[${index}]` : `[${index}]`, 'must be an object');
+    if (!item || typeof item !== 'object' || Array.isArray(item))
+      refuse(inLocation ? `location[${index}]` : `[${index}]`, 'must be an object');
     const entry = item as Record<string, unknown>;
     return traccarJsonPoint('location' in entry ? entry : { location: entry }) ?? [];
   });
 }
 
 /** Whether a Traccar body is JSON of the 9.x client (its `location` an object), not OsmAnd's `location=lat,lon`. */
-export const isTraccarJson = (body: Record<string, unknown>): boolean => typeof body.location === 'object' && body.location !== null;
+export const isTraccarJson = (body: Record<string, unknown>): boolean =>
+  typeof body.location === 'object' && body.location !== null;
 
 /** OwnTracks `bs`: 1 unplugged, 2 charging, 3 full (on the charger); 0 and anything else unknown. */
 const OWNTRACKS_CHARGING: Record<number, boolean> = { 1: false, 2: true, 3: true };
@@ -189,7 +199,9 @@ const OWNTRACKS_CHARGING: Record<number, boolean> = { 1: false, 2: true, 3: true
 export function ownTracksPoint(message: Record<string, unknown>): PointFields {
   const tst = numberOf(message.tst, 'tst');
   if (tst === undefined) refuse('tst', 'is required');
-  const activities = Array.isArray(message.motionactivities) ? message.motionactivities.filter((a): a is string => typeof a === 'string') : [];
+  const activities = Array.isArray(message.motionactivities)
+    ? message.motionactivities.filter((a): a is string => typeof a === 'string')
+    : [];
   return {
     ...position(message.lat, message.lon, ['lat', 'lon']),
     timestamp: checkedTime(tst * 1000, 'tst'),
@@ -214,17 +226,24 @@ const OVERLAND_CHARGING: Record<string, boolean> = { charging: true, full: true,
 export function overlandPoint(feature: unknown, index: number): PointFields | null {
   const properties = record(record(feature).properties);
   const geometry = record(feature).geometry;
-  if (geometry === undefined || geometry === null || properties.type !== undefined || properties.action !== undefined) return null;
+  if (geometry === undefined || geometry === null || properties.type !== undefined || properties.action !== undefined)
+    return null;
   const at = `locations[${index}]`;
   const coordinates = record(geometry).coordinates;
-  if (!Array.isArray(coordinates) || coordinates.length < 2) refuse(`${at}.geometry.coordinates`, 'must be [longitude, latitude]');
-  const { latitude, longitude } = position(coordinates[1], coordinates[0], [`${at}.geometry.coordinates[1]`, `${at}.geometry.coordinates[0]`]);
+  if (!Array.isArray(coordinates) || coordinates.length < 2)
+    refuse(`${at}.geometry.coordinates`, 'must be [longitude, latitude]');
+  const { latitude, longitude } = position(coordinates[1], coordinates[0], [
+    `${at}.geometry.coordinates[1]`,
+    `${at}.geometry.coordinates[0]`,
+  ]);
   if (typeof properties.timestamp !== 'string') refuse(`${at}.properties.timestamp`, 'is required (ISO 8601)');
   const time = Date.parse(properties.timestamp);
   if (Number.isNaN(time)) refuse(`${at}.properties.timestamp`, 'must be an ISO 8601 time');
   const number = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
   const level = number(properties.battery_level);
-  const motion = Array.isArray(properties.motion) ? properties.motion.filter((m): m is string => typeof m === 'string') : [];
+  const motion = Array.isArray(properties.motion)
+    ? properties.motion.filter((m): m is string => typeof m === 'string')
+    : [];
   return {
     latitude,
     longitude,
@@ -234,7 +253,8 @@ export function overlandPoint(feature: unknown, index: number): PointFields | nu
     altitude: number(properties.altitude) ?? null,
     accuracy: within(number(properties.horizontal_accuracy), 0, Number.MAX_VALUE),
     battery_level: fraction(level),
-    charging: typeof properties.battery_state === 'string' ? (OVERLAND_CHARGING[properties.battery_state] ?? null) : null,
+    charging:
+      typeof properties.battery_state === 'string' ? (OVERLAND_CHARGING[properties.battery_state] ?? null) : null,
     motion: motion.length > 0 ? motion.join(',').slice(0, 200) : null,
   };
 }

@@ -16,7 +16,10 @@ export function createLocationsService(deps: { db: Kysely<Schema> }) {
     return location;
   }
 
-  const withContacts = async <T extends { id: string }>(location: T) => ({ ...location, contacts: await repo.contactsOf(location.id) });
+  const withContacts = async <T extends { id: string }>(location: T) => ({
+    ...location,
+    contacts: await repo.contactsOf(location.id),
+  });
 
   return {
     page: repo.page,

@@ -15,7 +15,6 @@ export interface UpstreamStation {
   timeseries?: { shortname: string; currentMeasurement?: { value: number; trend?: number } }[];
 }
 
-
 /** Fetches stations with their current measurements, optionally of one water (shortname). */
 export async function fetchStations(baseUrl: string, water?: string): Promise<UpstreamStation[]> {
   const url = new URL(`${baseUrl}/stations.json`);
@@ -24,7 +23,10 @@ export async function fetchStations(baseUrl: string, water?: string): Promise<Up
   if (water) url.searchParams.set('waters', water);
   let body: unknown;
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const response = await fetch(url, {
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: { accept: 'application/json' },
+    });
     if (!response.ok) throw new Error(`status ${response.status}`);
     body = await response.json();
   } catch {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeWaterLevelApi, type FakeWaterLevelApi } from '../../../test/fakes/water-level.js';
-import { bearer, buildTestApp, expectPermissionChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  bearer,
+  buildTestApp,
+  expectPermissionChecks,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 import { distanceKm } from './service.js';
 
 const BONN = { latitude: 50.737167, longitude: 7.10675 };
@@ -34,7 +41,11 @@ describe('water levels', () => {
     const response = await get('/v1/pegel/stations?water=ELBE&latitude=53.55&longitude=9.99');
     expect(response.statusCode).toBe(200);
     const stations = response.json();
-    expect(stations.map((s: { shortname: string }) => s.shortname)).toEqual(['DRESDEN', 'MAGDEBURG-STROMBRÜCKE', 'HAMBURG ST. PAULI']);
+    expect(stations.map((s: { shortname: string }) => s.shortname)).toEqual([
+      'DRESDEN',
+      'MAGDEBURG-STROMBRÜCKE',
+      'HAMBURG ST. PAULI',
+    ]);
     expect(stations[2]).toEqual({
       station_id: expect.any(String),
       shortname: 'HAMBURG ST. PAULI',
@@ -70,7 +81,15 @@ describe('water levels', () => {
       method: 'POST',
       url: '/v1/gps',
       headers: bearer(admin),
-      payload: { latitude: 51.0, longitude: 13.7, timestamp: 1_800_000_000, speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 },
+      payload: {
+        latitude: 51.0,
+        longitude: 13.7,
+        timestamp: 1_800_000_000,
+        speed_kmh: 0,
+        speed_mps: 0,
+        speed_mph: 0,
+        speed_knots: 0,
+      },
     });
     expect((await get('/v1/pegel/nearest')).json().shortname).toBe('DRESDEN');
     expect((await get('/v1/pegel/nearest?water=MOSEL')).json().shortname).toBe('KOBLENZ UP');
@@ -79,8 +98,14 @@ describe('water levels', () => {
   it('answers 404 when no station lies within the radius', async () => {
     const response = await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=50');
     expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({ error: 'NotFound', message: 'No station within 50 km', code: 'water_level.no_station' });
-    expect((await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=100')).json().shortname).toBe('HAMBURG ST. PAULI');
+    expect(response.json()).toEqual({
+      error: 'NotFound',
+      message: 'No station within 50 km',
+      code: 'water_level.no_station',
+    });
+    expect((await get('/v1/pegel/nearest?latitude=54.32&longitude=10.14&radius=100')).json().shortname).toBe(
+      'HAMBURG ST. PAULI',
+    );
     expect((await get('/v1/pegel/nearest?radius=0')).statusCode).toBe(400);
   });
 
@@ -93,7 +118,11 @@ describe('water levels', () => {
     try {
       const response = await get('/v1/pegel/stations?water=DONAU');
       expect(response.statusCode).toBe(503);
-      expect(response.json()).toEqual({ error: 'ServiceUnavailable', message: 'The water-level service is unavailable; try again shortly', code: 'water_level.upstream_unavailable' });
+      expect(response.json()).toEqual({
+        error: 'ServiceUnavailable',
+        message: 'The water-level service is unavailable; try again shortly',
+        code: 'water_level.upstream_unavailable',
+      });
     } finally {
       upstream.failing = false;
     }

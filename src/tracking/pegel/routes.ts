@@ -24,7 +24,9 @@ const Station = Type.Object({
 
 const position = {
   water: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Water body shortname, e.g. RHEIN' })),
-  latitude: Type.Optional(Type.Number({ minimum: -90, maximum: 90, description: 'Reference position (default: the latest GPS point)' })),
+  latitude: Type.Optional(
+    Type.Number({ minimum: -90, maximum: 90, description: 'Reference position (default: the latest GPS point)' }),
+  ),
   longitude: Type.Optional(Type.Number({ minimum: -180, maximum: 180 })),
 };
 
@@ -35,28 +37,43 @@ const unavailable = 'When the water-level service fails: 503.';
 export async function pegelRoutes(fastify: FastifyInstance, { pegel }: { pegel: PegelService }): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
-  app.get('/v1/pegel/stations', {
-    config: { auth: requirePermission('pegel:read') },
-    schema: {
-      tags,
-      summary: 'Water-level stations with their current level',
-      description: unavailable,
-      querystring: Type.Object(position),
-      response: { 200: Type.Array(Station), ...errorResponses(WaterLevelErrors.upstream_unavailable) },
-    },
-  }, async (request) => pegel.stations(request.query.water, request.query));
-
-  app.get('/v1/pegel/nearest', {
-    config: { auth: requirePermission('pegel:read') },
-    schema: {
-      tags,
-      summary: 'The station nearest to the current position',
-      description: `404 when no station lies within radius km (or there is no position). ${unavailable}`,
-      querystring: Type.Object({ ...position, radius: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'km' })) }),
-      response: {
-        200: Station,
-        ...errorResponses(WaterLevelErrors.no_position, WaterLevelErrors.no_station, WaterLevelErrors.upstream_unavailable),
+  app.get(
+    '/v1/pegel/stations',
+    {
+      config: { auth: requirePermission('pegel:read') },
+      schema: {
+        tags,
+        summary: 'Water-level stations with their current level',
+        description: unavailable,
+        querystring: Type.Object(position),
+        response: { 200: Type.Array(Station), ...errorResponses(WaterLevelErrors.upstream_unavailable) },
       },
     },
-  }, async (request) => pegel.nearest({ ...request.query, radiusKm: request.query.radius }));
+    async (request) => pegel.stations(request.query.water, request.query),
+  );
+
+  app.get(
+    '/v1/pegel/nearest',
+    {
+      config: { auth: requirePermission('pegel:read') },
+      schema: {
+        tags,
+        summary: 'The station nearest to the current position',
+        description: `404 when no station lies within radius km (or there is no position). ${unavailable}`,
+        querystring: Type.Object({
+          ...position,
+          radius: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'km' })),
+        }),
+        response: {
+          200: Station,
+          ...errorResponses(
+            WaterLevelErrors.no_position,
+            WaterLevelErrors.no_station,
+            WaterLevelErrors.upstream_unavailable,
+          ),
+        },
+      },
+    },
+    async (request) => pegel.nearest({ ...request.query, radiusKm: request.query.radius }),
+  );
 }

@@ -52,7 +52,9 @@ function toStation(upstream: UpstreamStation, from: Position | null): Station {
     level_cm: level?.value ?? null,
     trend: level?.trend ?? null,
     distance_km:
-      from && located ? Math.round(distanceKm(from, { latitude: upstream.latitude!, longitude: upstream.longitude! }) * 1000) / 1000 : null,
+      from && located
+        ? Math.round(distanceKm(from, { latitude: upstream.latitude!, longitude: upstream.longitude! }) * 1000) / 1000
+        : null,
   };
 }
 
@@ -71,7 +73,9 @@ export function createPegelService(deps: {
     const cached = await deps.kv.get(key).catch(() => null);
     if (cached) return JSON.parse(cached) as UpstreamStation[];
     const stations = await fetchStations(deps.baseUrl, water?.toUpperCase());
-    await deps.kv.set(key, JSON.stringify(stations), CACHE_TTL_SECS).catch((err) => deps.log.warn({ err }, 'pegel cache unavailable'));
+    await deps.kv
+      .set(key, JSON.stringify(stations), CACHE_TTL_SECS)
+      .catch((err) => deps.log.warn({ err }, 'pegel cache unavailable'));
     return stations;
   }
 
@@ -98,7 +102,9 @@ export function createPegelService(deps: {
         .sort((a, b) => a.distance_km! - b.distance_km!);
       const nearest = candidates[0];
       if (!nearest || (options.radiusKm !== undefined && nearest.distance_km! > options.radiusKm)) {
-        throw WaterLevelErrors.no_station(options.radiusKm !== undefined ? `No station within ${options.radiusKm} km` : 'No station found');
+        throw WaterLevelErrors.no_station(
+          options.radiusKm !== undefined ? `No station within ${options.radiusKm} km` : 'No station found',
+        );
       }
       return nearest;
     },

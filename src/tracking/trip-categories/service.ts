@@ -14,7 +14,11 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
    * Writes under the hierarchy lock after checking the new parent: it must exist
    * and must not be the category itself or one of its descendants.
    */
-  const save = <T>(id: string | null, parentId: string | null | undefined, write: (trx: Kysely<Schema>) => Promise<T>) =>
+  const save = <T>(
+    id: string | null,
+    parentId: string | null | undefined,
+    write: (trx: Kysely<Schema>) => Promise<T>,
+  ) =>
     deps.db.transaction().execute(async (trx) => {
       if (parentId) {
         await repo.lockHierarchy(trx);
@@ -35,7 +39,8 @@ export function createTripCategoriesService(deps: { db: Kysely<Schema> }) {
       return category;
     },
 
-    create: (fields: Static<typeof CreateTripCategoryBody>) => save(null, fields.parent_id, (trx) => repo.insert(trx, fields)),
+    create: (fields: Static<typeof CreateTripCategoryBody>) =>
+      save(null, fields.parent_id, (trx) => repo.insert(trx, fields)),
 
     update: (id: string, fields: Static<typeof UpdateTripCategoryBody>) =>
       save(id, fields.parent_id, async (trx) => {

@@ -2,8 +2,19 @@ import type { Kysely, Updateable } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
-  'id', 'name', 'description', 'category_id', 'origin_id', 'destination_id', 'device_id', 'gps_logging_enabled', 'default_weight_kg',
-  'notes', 'tags', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'category_id',
+  'origin_id',
+  'destination_id',
+  'device_id',
+  'gps_logging_enabled',
+  'default_weight_kg',
+  'notes',
+  'tags',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export type TemplateFields = Omit<Updateable<Schema['trip_templates']>, 'id' | 'created_at' | 'updated_at'>;
@@ -14,10 +25,16 @@ export function createTripTemplatesRepo(db: Kysely<Schema>) {
 
     get: (id: string) => db.selectFrom('trip_templates').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
 
-    insert: (fields: TemplateFields & { name: string }) => db.insertInto('trip_templates').values(fields).returning(COLUMNS).executeTakeFirstOrThrow(),
+    insert: (fields: TemplateFields & { name: string }) =>
+      db.insertInto('trip_templates').values(fields).returning(COLUMNS).executeTakeFirstOrThrow(),
 
     update: (id: string, fields: TemplateFields) =>
-      db.updateTable('trip_templates').set({ ...fields, updated_at: new Date() }).where('id', '=', id).returning(COLUMNS).executeTakeFirst(),
+      db
+        .updateTable('trip_templates')
+        .set({ ...fields, updated_at: new Date() })
+        .where('id', '=', id)
+        .returning(COLUMNS)
+        .executeTakeFirst(),
 
     async delete(id: string): Promise<boolean> {
       const result = await db.deleteFrom('trip_templates').where('id', '=', id).executeTakeFirst();

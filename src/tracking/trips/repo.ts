@@ -2,9 +2,26 @@ import type { Expression, Kysely, Updateable } from 'kysely';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 
 export const TRIP_COLUMNS = [
-  'id', 'name', 'description', 'status', 'gps_logging_enabled', 'device_id', 'category_id', 'origin_id', 'destination_id',
-  'weight_kg', 'notes', 'tags', 'start_latitude', 'start_longitude', 'end_latitude', 'end_longitude', 'started_at', 'ended_at',
-  'created_at', 'updated_at',
+  'id',
+  'name',
+  'description',
+  'status',
+  'gps_logging_enabled',
+  'device_id',
+  'category_id',
+  'origin_id',
+  'destination_id',
+  'weight_kg',
+  'notes',
+  'tags',
+  'start_latitude',
+  'start_longitude',
+  'end_latitude',
+  'end_longitude',
+  'started_at',
+  'ended_at',
+  'created_at',
+  'updated_at',
 ] as const;
 
 export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' | 'updated_at'>;
@@ -12,7 +29,13 @@ export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' |
 export function createTripsRepo(db: Kysely<Schema>) {
   return {
     async page(limit: number, offset: number, status?: TripStatus) {
-      let rows = db.selectFrom('trips').select(TRIP_COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset);
+      let rows = db
+        .selectFrom('trips')
+        .select(TRIP_COLUMNS)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset);
       let count = db.selectFrom('trips').select((eb) => eb.fn.countAll<number>().as('n'));
       if (status) {
         rows = rows.where('status', '=', status);
@@ -22,16 +45,23 @@ export function createTripsRepo(db: Kysely<Schema>) {
       return { rows: data, total: Number(total.n) };
     },
 
-    get: (id: string, executor: Kysely<Schema> = db) => executor.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).executeTakeFirst(),
+    get: (id: string, executor: Kysely<Schema> = db) =>
+      executor.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).executeTakeFirst(),
 
     /** The trip row, locked until the transaction ends, so status changes of one trip run one at a time. */
-    getForUpdate: (trx: Kysely<Schema>, id: string) => trx.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst(),
+    getForUpdate: (trx: Kysely<Schema>, id: string) =>
+      trx.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).forUpdate().executeTakeFirst(),
 
     insert: (fields: TripFields & { name: string }, executor: Kysely<Schema> = db) =>
       executor.insertInto('trips').values(fields).returning(TRIP_COLUMNS).executeTakeFirstOrThrow(),
 
     update: (trx: Kysely<Schema>, id: string, fields: TripFields) =>
-      trx.updateTable('trips').set({ ...fields, updated_at: new Date() }).where('id', '=', id).returning(TRIP_COLUMNS).executeTakeFirstOrThrow(),
+      trx
+        .updateTable('trips')
+        .set({ ...fields, updated_at: new Date() })
+        .where('id', '=', id)
+        .returning(TRIP_COLUMNS)
+        .executeTakeFirstOrThrow(),
 
     /** Another trip that is active and logging GPS on this device, if any. */
     otherLoggingTrip: (trx: Kysely<Schema>, deviceId: string, tripId: string) =>
@@ -64,7 +94,13 @@ export function createTripsRepo(db: Kysely<Schema>) {
       trx.insertInto('trip_status_history').values(entry).execute(),
 
     history: (tripId: string) =>
-      db.selectFrom('trip_status_history').selectAll().where('trip_id', '=', tripId).orderBy('changed_at').orderBy('id').execute(),
+      db
+        .selectFrom('trip_status_history')
+        .selectAll()
+        .where('trip_id', '=', tripId)
+        .orderBy('changed_at')
+        .orderBy('id')
+        .execute(),
 
     /** How many points the trip has (a trigger on gps_points keeps the count); undefined for no such trip. */
     async pointCount(tripId: string): Promise<number | undefined> {
@@ -72,7 +108,12 @@ export function createTripsRepo(db: Kysely<Schema>) {
       return trip && Number(trip.gps_point_count);
     },
 
-    countByStatus: () => db.selectFrom('trips').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
+    countByStatus: () =>
+      db
+        .selectFrom('trips')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .groupBy('status')
+        .execute(),
 
     /** Deletes the trip (the caller has checked it is settled, under its row lock); its points stay, without trip. */
     delete: (trx: Kysely<Schema>, id: string) => trx.deleteFrom('trips').where('id', '=', id).execute(),

@@ -1,44 +1,55 @@
 import { Type } from 'typebox';
 import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
-export const TripStatus = Type.Union([Type.Literal('draft'), Type.Literal('active'), Type.Literal('paused'), Type.Literal('completed')]);
+export const TripStatus = Type.Union([
+  Type.Literal('draft'),
+  Type.Literal('active'),
+  Type.Literal('paused'),
+  Type.Literal('completed'),
+]);
 
 const Latitude = Nullable(Type.Number({ minimum: -90, maximum: 90 }));
 const Longitude = Nullable(Type.Number({ minimum: -180, maximum: 180 }));
 
-export const Trip = named('Trip', Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  description: Nullable(Type.String()),
-  status: TripStatus,
-  gps_logging_enabled: Type.Boolean(),
-  device_id: Nullable(Uuid),
-  category_id: Nullable(Uuid),
-  origin_id: Nullable(Uuid),
-  destination_id: Nullable(Uuid),
-  weight_kg: Nullable(Type.Number()),
-  notes: Nullable(Type.String()),
-  tags: Type.Array(Type.String()),
-  start_latitude: Latitude,
-  start_longitude: Longitude,
-  end_latitude: Latitude,
-  end_longitude: Longitude,
-  started_at: Nullable(DateTime),
-  ended_at: Nullable(DateTime),
-  created_at: DateTime,
-  updated_at: DateTime,
-}));
+export const Trip = named(
+  'Trip',
+  Type.Object({
+    id: Uuid,
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    status: TripStatus,
+    gps_logging_enabled: Type.Boolean(),
+    device_id: Nullable(Uuid),
+    category_id: Nullable(Uuid),
+    origin_id: Nullable(Uuid),
+    destination_id: Nullable(Uuid),
+    weight_kg: Nullable(Type.Number()),
+    notes: Nullable(Type.String()),
+    tags: Type.Array(Type.String()),
+    start_latitude: Latitude,
+    start_longitude: Longitude,
+    end_latitude: Latitude,
+    end_longitude: Longitude,
+    started_at: Nullable(DateTime),
+    ended_at: Nullable(DateTime),
+    created_at: DateTime,
+    updated_at: DateTime,
+  }),
+);
 
-export const TripHistoryEntry = named('TripHistoryEntry', Type.Object({
-  id: Uuid,
-  trip_id: Uuid,
-  old_status: TripStatus,
-  new_status: TripStatus,
-  changed_by: Nullable(Uuid),
-  latitude: Nullable(Type.Number()),
-  longitude: Nullable(Type.Number()),
-  changed_at: DateTime,
-}));
+export const TripHistoryEntry = named(
+  'TripHistoryEntry',
+  Type.Object({
+    id: Uuid,
+    trip_id: Uuid,
+    old_status: TripStatus,
+    new_status: TripStatus,
+    changed_by: Nullable(Uuid),
+    latitude: Nullable(Type.Number()),
+    longitude: Nullable(Type.Number()),
+    changed_at: DateTime,
+  }),
+);
 
 const reference = (what: string) => Type.Optional(Nullable(uuid({ description: what })));
 
@@ -56,7 +67,18 @@ export const tripFields = {
 
 const name = Type.String({ minLength: 1, maxLength: 200 });
 
-export const CreateTripBody = Body({ name, ...tripFields }, { example: { name: 'Hamburg to Berlin', gps_logging_enabled: true, device_id: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d', weight_kg: 1200, tags: ['delivery'] } });
+export const CreateTripBody = Body(
+  { name, ...tripFields },
+  {
+    example: {
+      name: 'Hamburg to Berlin',
+      gps_logging_enabled: true,
+      device_id: '7a2b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d',
+      weight_kg: 1200,
+      tags: ['delivery'],
+    },
+  },
+);
 
 export const UpdateTripBody = Body(
   {

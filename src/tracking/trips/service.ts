@@ -19,7 +19,6 @@ const NEXT_STATUSES: Record<TripStatus, TripStatus[]> = {
   completed: [],
 };
 
-
 /** What create and update take: the fields of PATCH /v1/trips/{id} (its route schema is the one source of the type). */
 export type TripInput = Static<typeof UpdateTripBody>;
 
@@ -54,7 +53,9 @@ export function createTripsService(deps: Deps) {
   /** Where a status change happened: the request's start/end coordinates, else the device's latest point. */
   async function positionOf(status: TripStatus, input: TripInput, deviceId: string | null): Promise<Position | null> {
     const [latitude, longitude] =
-      status === 'completed' ? [input.end_latitude, input.end_longitude] : [input.start_latitude, input.start_longitude];
+      status === 'completed'
+        ? [input.end_latitude, input.end_longitude]
+        : [input.start_latitude, input.start_longitude];
     if (typeof latitude === 'number' && typeof longitude === 'number') return { latitude, longitude };
     return deviceId ? deps.latestPositionOf(deviceId) : null;
   }

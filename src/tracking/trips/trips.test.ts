@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { unchecked, type Client } from '../../../test/client.js';
-import { buildTestApp, expectPermissionChecks, login, TEST_ADMIN, testConfig, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  expectPermissionChecks,
+  login,
+  TEST_ADMIN,
+  testConfig,
+  UNKNOWN_ID,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
 const HOUR = 3_600_000;
@@ -12,7 +20,10 @@ describe('trips', () => {
   let adminId: string;
   beforeAll(async () => {
     t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 10_000, user: 10_000 } } });
-    const response = await t.as(null).post('/v1/auth/login', { identifier: 'admin', password: TEST_ADMIN.password }).expect(200);
+    const response = await t
+      .as(null)
+      .post('/v1/auth/login', { identifier: 'admin', password: TEST_ADMIN.password })
+      .expect(200);
     admin = response.body.session_token!;
     api = t.as(admin);
     adminId = response.body.user_id;
@@ -20,13 +31,23 @@ describe('trips', () => {
   afterAll(() => t.close());
 
   const newDevice = async () => (await api.post('/v1/devices', { name: 'tracker' }).expect(201)).body.data.id as string;
-  const newTrip = async (body: Record<string, unknown> = {}) => (await api.post('/v1/trips', { name: 'Kiel to Fehmarn', ...body }).expect(201)).body.data;
-  const setStatus = (id: string, status: string, extra: Record<string, unknown> = {}) => api.patch(`/v1/trips/${id}`, { status, ...extra });
+  const newTrip = async (body: Record<string, unknown> = {}) =>
+    (await api.post('/v1/trips', { name: 'Kiel to Fehmarn', ...body }).expect(201)).body.data;
+  const setStatus = (id: string, status: string, extra: Record<string, unknown> = {}) =>
+    api.patch(`/v1/trips/${id}`, { status, ...extra });
   const sendPoint = async (deviceId: string | null, timestamp: number) =>
-    (await api.post('/v1/gps', { ...POINT, timestamp, ...(deviceId ? { device_id: deviceId } : {}) }).expect(201)).body.data;
+    (await api.post('/v1/gps', { ...POINT, timestamp, ...(deviceId ? { device_id: deviceId } : {}) }).expect(201)).body
+      .data;
 
   it('creates a trip as a draft with every field', async () => {
-    const body = { name: 'Cargo run', description: 'd', gps_logging_enabled: true, weight_kg: 1200.5, notes: 'n', tags: ['a', 'b'] };
+    const body = {
+      name: 'Cargo run',
+      description: 'd',
+      gps_logging_enabled: true,
+      weight_kg: 1200.5,
+      notes: 'n',
+      tags: ['a', 'b'],
+    };
     const response = await api.post('/v1/trips', body).expect(201);
     expect(response.body.data).toEqual({
       id: expect.any(String),
@@ -55,8 +76,16 @@ describe('trips', () => {
   it.each([
     [{}, "Body field 'name' is required", 'request.validation'],
     [{ name: 'x', device_id: UNKNOWN_ID }, 'device_id does not name an existing device', 'database.missing_reference'],
-    [{ name: 'x', category_id: UNKNOWN_ID }, 'category_id does not name an existing trip category', 'database.missing_reference'],
-    [{ name: 'x', origin_id: UNKNOWN_ID }, 'origin_id does not name an existing location', 'database.missing_reference'],
+    [
+      { name: 'x', category_id: UNKNOWN_ID },
+      'category_id does not name an existing trip category',
+      'database.missing_reference',
+    ],
+    [
+      { name: 'x', origin_id: UNKNOWN_ID },
+      'origin_id does not name an existing location',
+      'database.missing_reference',
+    ],
     [{ name: 'x', weight_kg: -1 }, "Body field 'weight_kg' must be >= 0", 'request.validation'],
   ])('rejects %j with 400', async (body, message, code) => {
     const response = await api.post('/v1/trips', unchecked(body)).expect(400);
@@ -79,15 +108,28 @@ describe('trips', () => {
     expect((await setStatus(trip.id, 'paused').expect(200)).body.data.status).toBe('paused');
     const resumed = (await setStatus(trip.id, 'active').expect(200)).body.data;
     expect(resumed.started_at).toBe(started.started_at); // resuming keeps the first start
-    const completed = (await setStatus(trip.id, 'completed', { end_latitude: 54.4, end_longitude: 11.1 }).expect(200)).body.data;
+    const completed = (await setStatus(trip.id, 'completed', { end_latitude: 54.4, end_longitude: 11.1 }).expect(200))
+      .body.data;
     expect(completed.status).toBe('completed');
     expect(Date.parse(completed.ended_at!)).toBeGreaterThan(Date.now() + HOUR - 60_000);
     expect(completed.ended_at).not.toBeNull();
 
     const history = await api.get(`/v1/trips/${trip.id}/history`).expect(200);
     expect(history.body).toEqual([
-      expect.objectContaining({ trip_id: trip.id, old_status: 'draft', new_status: 'active', changed_by: adminId, latitude: 54.1, longitude: 10.2 }),
-      expect.objectContaining({ old_status: 'active', new_status: 'paused', latitude: POINT.latitude, longitude: POINT.longitude }),
+      expect.objectContaining({
+        trip_id: trip.id,
+        old_status: 'draft',
+        new_status: 'active',
+        changed_by: adminId,
+        latitude: 54.1,
+        longitude: 10.2,
+      }),
+      expect.objectContaining({
+        old_status: 'active',
+        new_status: 'paused',
+        latitude: POINT.latitude,
+        longitude: POINT.longitude,
+      }),
       expect.objectContaining({ old_status: 'paused', new_status: 'active', latitude: POINT.latitude }),
       expect.objectContaining({ old_status: 'active', new_status: 'completed', latitude: 54.4, longitude: 11.1 }),
     ]);
@@ -98,7 +140,10 @@ describe('trips', () => {
   it('records no position when neither the request nor a device gives one', async () => {
     const trip = await newTrip();
     await setStatus(trip.id, 'active');
-    expect((await api.get(`/v1/trips/${trip.id}/history`).expect(200)).body[0]).toMatchObject({ latitude: null, longitude: null });
+    expect((await api.get(`/v1/trips/${trip.id}/history`).expect(200)).body[0]).toMatchObject({
+      latitude: null,
+      longitude: null,
+    });
   });
 
   it.each([
@@ -128,7 +173,11 @@ describe('trips', () => {
     expect((await setStatus(first.id, 'active')).status).toBe(200);
     const conflict = await setStatus(second.id, 'active');
     expect(conflict.status).toBe(409);
-    expect(conflict.body).toEqual({ error: 'Conflict', message: 'Another active trip is already logging GPS on this device', code: 'trip.logging_conflict' });
+    expect(conflict.body).toEqual({
+      error: 'Conflict',
+      message: 'Another active trip is already logging GPS on this device',
+      code: 'trip.logging_conflict',
+    });
     expect((await setStatus(notLogging.id, 'active')).status).toBe(200);
 
     expect((await setStatus(first.id, 'paused')).status).toBe(200);
@@ -141,7 +190,12 @@ describe('trips', () => {
     const trips = await Promise.all([1, 2, 3].map(() => newTrip({ device_id: device, gps_logging_enabled: true })));
     const responses = await Promise.all(trips.map((trip) => setStatus(trip.id, 'active')));
     expect(responses.map((r) => r.status).sort()).toEqual([200, 409, 409]);
-    const active = await t.database.db.selectFrom('trips').select('id').where('device_id', '=', device).where('status', '=', 'active').execute();
+    const active = await t.database.db
+      .selectFrom('trips')
+      .select('id')
+      .where('device_id', '=', device)
+      .where('status', '=', 'active')
+      .execute();
     expect(active).toHaveLength(1);
   });
 
@@ -168,7 +222,11 @@ describe('trips', () => {
     await setStatus(trip.id, 'active');
     const point = await sendPoint(device, 1_750_000_000);
     const refused = await api.delete(`/v1/trips/${trip.id}`).expect(409);
-    expect(refused.body).toEqual({ error: 'Conflict', message: 'A active trip cannot be deleted; complete it first', code: 'trip.not_deletable' });
+    expect(refused.body).toEqual({
+      error: 'Conflict',
+      message: 'A active trip cannot be deleted; complete it first',
+      code: 'trip.not_deletable',
+    });
     expect((await api.delete(`/v1/gps/${point.id}`)).status).toBe(409);
     await setStatus(trip.id, 'paused');
     expect((await api.delete(`/v1/trips/${trip.id}`)).status).toBe(409);
@@ -202,7 +260,10 @@ describe('trips', () => {
     expect((await api.patch(`/v1/trips/${trip.id}`, { device_id: second })).status).toBe(200);
     await setStatus(trip.id, 'completed');
     expect((await api.delete(`/v1/trips/${trip.id}`)).status).toBe(204);
-    expect((await api.get(`/v1/gps/current?device_id=${first}`).expect(200)).body.data).toEqual({ ...point, trip_id: null });
+    expect((await api.get(`/v1/gps/current?device_id=${first}`).expect(200)).body.data).toEqual({
+      ...point,
+      trip_id: null,
+    });
   });
 
   it('filters the list by status, 20 per page by default', async () => {
@@ -216,7 +277,11 @@ describe('trips', () => {
     expect(body.data.every((trip: { status: string }) => trip.status === 'completed')).toBe(true);
     expect(body.data.map((trip: { id: string }) => trip.id)).toContain(completed.id);
     const lost = await api.get('/v1/trips?status=lost').expect(400);
-    expect(lost.body).toEqual({ error: 'BadRequest', message: "Query parameter 'status' must be one of: draft, active, paused, completed", code: 'request.validation' });
+    expect(lost.body).toEqual({
+      error: 'BadRequest',
+      message: "Query parameter 'status' must be one of: draft, active, paused, completed",
+      code: 'request.validation',
+    });
   });
 
   it('answers 404 for unknown trips on every route and 400 for a PATCH without fields', async () => {
@@ -257,7 +322,11 @@ describe('trips', () => {
 
   it('answers 400 for ids that are not UUIDs', async () => {
     for (const url of ['/v1/trips/not-a-uuid', '/v1/trips/not-a-uuid/gps', '/v1/trips/not-a-uuid/history'] as const) {
-      expect((await api.get(url)).body).toEqual({ error: 'BadRequest', message: `Path parameter 'id' must match format "uuid"`, code: 'request.validation' });
+      expect((await api.get(url)).body).toEqual({
+        error: 'BadRequest',
+        message: `Path parameter 'id' must match format "uuid"`,
+        code: 'request.validation',
+      });
     }
   });
 });

@@ -174,7 +174,12 @@ export interface IdentityTables {
   user_bans: UserBansTable;
   /** Owner: identity/security-notices (browsers and networks a user signed in from, hashed). */
   sign_in_devices: { user_id: string; fingerprint: string; first_seen_at: Date; last_seen_at: Date };
-  security_notice_settings: { user_id: string; new_sign_in: Generated<boolean>; new_api_key: Generated<boolean>; updated_at: UpdatedAt };
+  security_notice_settings: {
+    user_id: string;
+    new_sign_in: Generated<boolean>;
+    new_api_key: Generated<boolean>;
+    updated_at: UpdatedAt;
+  };
   /** Owner: identity/oauth-clients. */
   oauth_clients: OAuthClientsTable;
   /** Owner: identity/oauth (the provider's state, as oidc-provider stores it). */

@@ -11,6 +11,13 @@ import type { TrackingTables } from './tracking.js';
 export interface Schema extends PlatformTables, OperationsTables, IdentityTables, TrackingTables {}
 
 export type { CreatedAt, UpdatedAt, Json } from './columns.js';
-export type { AccountTokenPurpose, IntegrationBotStatus, IntegrationsTable, OAuthClientsTable, OAuthClientType, UsersTable } from './identity.js';
+export type {
+  AccountTokenPurpose,
+  IntegrationBotStatus,
+  IntegrationsTable,
+  OAuthClientsTable,
+  OAuthClientType,
+  UsersTable,
+} from './identity.js';
 export type { TripStatus } from './tracking.js';
 export type { AuditReportReason, AuditReportStatus, AuditStatus } from './operations.js';

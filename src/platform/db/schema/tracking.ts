@@ -108,7 +108,6 @@ export interface TripStatusHistoryTable {
   changed_at: CreatedAt;
 }
 
-
 export interface LocationsTable {
   id: Id;
   name: string;

@@ -4,13 +4,30 @@ import { numberOf } from './validate.js';
 
 /** Header names we read (lower case), and the field each fills. */
 const COLUMNS: Record<string, keyof Candidate> = {
-  timestamp: 'time', time: 'time', datetime: 'time', date_time: 'time', date: 'time', utc: 'time',
-  latitude: 'latitude', lat: 'latitude',
-  longitude: 'longitude', lon: 'longitude', lng: 'longitude', long: 'longitude',
-  altitude: 'altitude', alt: 'altitude', ele: 'altitude', elevation: 'altitude',
-  heading: 'heading', course: 'heading', bearing: 'heading',
-  speed_mps: 'speed', speed: 'speed',
-  hdop: 'hdop', vdop: 'vdop', pdop: 'pdop',
+  timestamp: 'time',
+  time: 'time',
+  datetime: 'time',
+  date_time: 'time',
+  date: 'time',
+  utc: 'time',
+  latitude: 'latitude',
+  lat: 'latitude',
+  longitude: 'longitude',
+  lon: 'longitude',
+  lng: 'longitude',
+  long: 'longitude',
+  altitude: 'altitude',
+  alt: 'altitude',
+  ele: 'altitude',
+  elevation: 'altitude',
+  heading: 'heading',
+  course: 'heading',
+  bearing: 'heading',
+  speed_mps: 'speed',
+  speed: 'speed',
+  hdop: 'hdop',
+  vdop: 'vdop',
+  pdop: 'pdop',
 };
 
 /** One CSV line's cells (RFC 4180 quoting within a line: "a ""b""" is a "b"). */
@@ -23,11 +40,11 @@ export function cellsOf(line: string, separator: string): string[] {
   for (let i = 0; i < line.length; i++) {
     const c = line[i]!;
     if (quoted) {
-      if (c === '"' && line[i + 1] === '"') (cell += '"'), i++;
+      if (c === '"' && line[i + 1] === '"') ((cell += '"'), i++);
       else if (c === '"') quoted = false;
       else cell += c;
     } else if (c === '"' && cell === '') quoted = true;
-    else if (c === separator) cells.push(cell), (cell = '');
+    else if (c === separator) (cells.push(cell), (cell = ''));
     else cell += c;
   }
   cells.push(cell);
@@ -35,7 +52,8 @@ export function cellsOf(line: string, separator: string): string[] {
 }
 
 /** "52,5163" (a decimal comma, as spreadsheets in German or French write it) as "52.5163"; other text as it is. */
-const withDecimalPoint = (cell: string) => (cell.length <= 64 && /^[-+]?\d+,\d+$/.test(cell) ? cell.replace(',', '.') : cell);
+const withDecimalPoint = (cell: string) =>
+  cell.length <= 64 && /^[-+]?\d+,\d+$/.test(cell) ? cell.replace(',', '.') : cell;
 
 /**
  * CSV with a header line naming its columns (ours: timestamp, latitude, longitude, altitude, …; also
@@ -53,11 +71,18 @@ export async function* parseCsv(text: AsyncIterable<string>): AsyncGenerator<Par
     }
     if (line.text.trim() === '') continue;
     if (!header) {
-      const separator = [',', ';', '\t'].map((s) => [s, line.text.split(s).length] as const).sort((a, b) => b[1] - a[1])[0]![0];
+      const separator = [',', ';', '\t']
+        .map((s) => [s, line.text.split(s).length] as const)
+        .sort((a, b) => b[1] - a[1])[0]![0];
       const names = cellsOf(line.text.replace(/^\uFEFF/, ''), separator).map((name) => name.toLowerCase());
-      const fields = names.map((name) => (name === 'speed_kmh' ? 'speed_kmh' : Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined));
+      const fields = names.map((name) =>
+        name === 'speed_kmh' ? 'speed_kmh' : Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined,
+      );
       if (!fields.includes('latitude') || !fields.includes('longitude') || !fields.includes('time')) {
-        throw new ImportFailure('no_header', 'The first line of a CSV file must name its columns, with a time, a latitude and a longitude');
+        throw new ImportFailure(
+          'no_header',
+          'The first line of a CSV file must name its columns, with a time, a latitude and a longitude',
+        );
       }
       header = { separator, fields };
       continue;

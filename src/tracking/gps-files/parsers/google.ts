@@ -3,8 +3,10 @@ import { numberOf, timeOf } from './validate.js';
 
 export type Json = unknown;
 export type Entry = Record<string, Json>;
-export const isObject = (value: Json): value is Entry => typeof value === 'object' && value !== null && !Array.isArray(value);
-export const first = (entry: Entry, ...names: string[]) => names.map((name) => entry[name]).find((value) => value !== undefined);
+export const isObject = (value: Json): value is Entry =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+export const first = (entry: Entry, ...names: string[]) =>
+  names.map((name) => entry[name]).find((value) => value !== undefined);
 
 /** A position text is never longer than this; a longer one is refused before any pattern sees it. */
 const MAX_POSITION_CHARS = 64;
@@ -57,10 +59,15 @@ function* segmentPoints(segment: Json, at: string): Generator<Parsed> {
   if (Array.isArray(segment.timelinePath)) {
     for (const [i, step] of segment.timelinePath.entries()) {
       const where = `${at}.timelinePath[${i}]`;
-      yield isObject(step) ? place(step.point, step.time ?? minutesAfter(startTime, step.durationMinutesOffsetFromStartTime), where) : refused(where, 'not an object');
+      yield isObject(step)
+        ? place(step.point, step.time ?? minutesAfter(startTime, step.durationMinutesOffsetFromStartTime), where)
+        : refused(where, 'not an object');
     }
   }
-  const visit = isObject(segment.visit) && isObject(segment.visit.topCandidate) ? segment.visit.topCandidate.placeLocation : undefined;
+  const visit =
+    isObject(segment.visit) && isObject(segment.visit.topCandidate)
+      ? segment.visit.topCandidate.placeLocation
+      : undefined;
   if (visit !== undefined) yield* stay(visit, startTime, endTime, `${at}.visit`);
   if (isObject(segment.activity)) {
     const { start, end } = segment.activity;
@@ -82,13 +89,24 @@ function* signalPoints(signal: Json, at: string): Generator<Parsed> {
   const { position } = signal;
   const latLng = latLngOf(position.LatLng ?? position.latLng);
   if (!latLng) return yield refused(at, 'no position ("lat°, lng°")');
-  yield found({ at, ...latLng, time: position.timestamp, altitude: position.altitudeMeters, speed: position.speedMetersPerSecond });
+  yield found({
+    at,
+    ...latLng,
+    time: position.timestamp,
+    altitude: position.altitudeMeters,
+    speed: position.speedMetersPerSecond,
+  });
 }
 
 /** A position of E7 degrees (`latitudeE7`/`longitudeE7`, or `latE7`/`lngE7` on paths) at a time. */
 function e7Place(location: Json, time: Json, at: string): Parsed {
   if (!isObject(location)) return refused(at, 'no position (latitudeE7, longitudeE7)');
-  return found({ at, latitude: e7(first(location, 'latitudeE7', 'latE7')), longitude: e7(first(location, 'longitudeE7', 'lngE7')), time });
+  return found({
+    at,
+    latitude: e7(first(location, 'latitudeE7', 'latE7')),
+    longitude: e7(first(location, 'longitudeE7', 'lngE7')),
+    time,
+  });
 }
 
 /** The raw path points of a visit or move: positions with their own times. */
@@ -96,7 +114,11 @@ function* rawPath(entry: Entry, at: string): Generator<Parsed> {
   const points = isObject(entry.simplifiedRawPath) ? entry.simplifiedRawPath.points : undefined;
   if (!Array.isArray(points)) return;
   for (const [i, point] of points.entries()) {
-    yield e7Place(point, isObject(point) ? first(point, 'timestamp', 'timestampMs') : undefined, `${at}.simplifiedRawPath.points[${i}]`);
+    yield e7Place(
+      point,
+      isObject(point) ? first(point, 'timestamp', 'timestampMs') : undefined,
+      `${at}.simplifiedRawPath.points[${i}]`,
+    );
   }
 }
 
@@ -107,7 +129,11 @@ function* rawPath(entry: Entry, at: string): Generator<Parsed> {
  */
 function* timelineObjectPoints(object: Json, at: string): Generator<Parsed> {
   if (!isObject(object)) return yield refused(at, 'not an object');
-  const entry = isObject(object.placeVisit) ? object.placeVisit : isObject(object.activitySegment) ? object.activitySegment : undefined;
+  const entry = isObject(object.placeVisit)
+    ? object.placeVisit
+    : isObject(object.activitySegment)
+      ? object.activitySegment
+      : undefined;
   if (!entry) return yield refused(at, 'neither a placeVisit nor an activitySegment');
   const duration = isObject(entry.duration) ? entry.duration : {};
   const start = first(duration, 'startTimestamp', 'startTimestampMs');
@@ -120,7 +146,10 @@ function* timelineObjectPoints(object: Json, at: string): Generator<Parsed> {
   yield e7Place(entry.startLocation, start, `${where}.startLocation`);
   yield* rawPath(entry, where);
   yield e7Place(entry.endLocation, end, `${where}.endLocation`);
-  const waypoints = isObject(entry.waypointPath) && Array.isArray(entry.waypointPath.waypoints) ? entry.waypointPath.waypoints.length : 0;
+  const waypoints =
+    isObject(entry.waypointPath) && Array.isArray(entry.waypointPath.waypoints)
+      ? entry.waypointPath.waypoints.length
+      : 0;
   if (waypoints > 0) yield noted(where, `${waypoints} waypoints without times; left out`);
 }
 

@@ -34,11 +34,13 @@ function depthGuard() {
       const c = chunk.charCodeAt(i);
       if (inString) {
         if (escaped) escaped = false;
-        else if (c === 92) escaped = true; // backslash
+        else if (c === 92)
+          escaped = true; // backslash
         else if (c === 34) inString = false; // quote
       } else if (c === 34) inString = true;
       else if (c === 123 || c === 91) {
-        if (++depth > MAX_JSON_DEPTH) throw new ImportFailure('too_deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+        if (++depth > MAX_JSON_DEPTH)
+          throw new ImportFailure('too_deep', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
       } else if (c === 125 || c === 93) depth--;
     }
   };
@@ -58,13 +60,22 @@ function* featurePoints(feature: Json, at: string): Generator<Parsed> {
     pdop: props.pdop,
   });
   const position = (coordinate: Json, time: Json, where: string): Parsed => {
-    if (!Array.isArray(coordinate) || coordinate.length < 2) return refused(where, 'coordinates are not [longitude, latitude]');
-    const candidate: Candidate = { at: where, longitude: coordinate[0], latitude: coordinate[1], time, ...extra(properties) };
+    if (!Array.isArray(coordinate) || coordinate.length < 2)
+      return refused(where, 'coordinates are not [longitude, latitude]');
+    const candidate: Candidate = {
+      at: where,
+      longitude: coordinate[0],
+      latitude: coordinate[1],
+      time,
+      ...extra(properties),
+    };
     if (coordinate[2] !== undefined) candidate.altitude = coordinate[2];
     return found(candidate);
   };
-  if (type === 'Point') return yield position(coordinates, first(properties, 'timestamp', 'time', 'datetime', 'date'), at);
-  if (type !== 'LineString' && type !== 'MultiPoint' && type !== 'MultiLineString') return yield refused(at, `a ${String(type)} geometry has no positions in time`);
+  if (type === 'Point')
+    return yield position(coordinates, first(properties, 'timestamp', 'time', 'datetime', 'date'), at);
+  if (type !== 'LineString' && type !== 'MultiPoint' && type !== 'MultiLineString')
+    return yield refused(at, `a ${String(type)} geometry has no positions in time`);
   const lines = type === 'MultiLineString' ? coordinates : [coordinates];
   const times = type === 'MultiLineString' ? properties.coordTimes : [properties.coordTimes];
   if (!Array.isArray(lines) || !Array.isArray(times)) return yield refused(at, `a ${type} without coordTimes`);
@@ -81,7 +92,8 @@ function* featurePoints(feature: Json, at: string): Generator<Parsed> {
 /** The JSON parser for a file that starts with `start` ({ or [), telling `read` each entry. */
 function entryParser(start: string, read: (entry: Json, list: string | undefined, key: string) => void) {
   const parser = new JSONParser({ paths: start === '[' ? ARRAY_PATHS : OBJECT_PATHS, keepStack: false });
-  parser.onValue = ({ value, key, stack }) => read(value, stack.length === 1 ? undefined : String(stack[1]?.key), String(key));
+  parser.onValue = ({ value, key, stack }) =>
+    read(value, stack.length === 1 ? undefined : String(stack[1]?.key), String(key));
   return parser;
 }
 
@@ -102,7 +114,9 @@ export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Pa
   };
   let parser: JSONParser | undefined;
   const malformed = (err: unknown) =>
-    err instanceof ImportFailure ? err : new ImportFailure('malformed_json', `Not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    err instanceof ImportFailure
+      ? err
+      : new ImportFailure('malformed_json', `Not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   /** Characters read since an entry last ended (counted a chunk at a time). */
   let sinceEntry = 0;
   for await (const chunk of text) {
@@ -117,7 +131,10 @@ export async function* parseJson(text: AsyncIterable<string>): AsyncGenerator<Pa
     }
     sinceEntry = entries > before ? 0 : sinceEntry + chunk.length;
     if (sinceEntry > MAX_JSON_ENTRY_CHARS) {
-      throw new ImportFailure('entry_too_large', `More than ${MAX_JSON_ENTRY_CHARS} characters of JSON without the end of an entry (a Feature, location or segment)`);
+      throw new ImportFailure(
+        'entry_too_large',
+        `More than ${MAX_JSON_ENTRY_CHARS} characters of JSON without the end of an entry (a Feature, location or segment)`,
+      );
     }
     if (out.length > 0) yield* out.splice(0);
   }

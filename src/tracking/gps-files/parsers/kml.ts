@@ -35,8 +35,10 @@ function* geometryPoints(placemark: Placemark, coordinates: string, at: string):
     return;
   }
   if (begin !== undefined) yield found({ at, time: begin, ...coordinatesOf(positions[0]!, ',') });
-  if (end !== undefined && (positions.length > 1 || end !== begin)) yield found({ at: `${at} end`, time: end, ...coordinatesOf(positions.at(-1)!, ',') });
-  if (positions.length > 2) yield noted(at, `${positions.length - 2} positions between the TimeSpan's begin and end have no times; left out`);
+  if (end !== undefined && (positions.length > 1 || end !== begin))
+    yield found({ at: `${at} end`, time: end, ...coordinatesOf(positions.at(-1)!, ',') });
+  if (positions.length > 2)
+    yield noted(at, `${positions.length - 2} positions between the TimeSpan's begin and end have no times; left out`);
 }
 
 /**
@@ -45,37 +47,49 @@ function* geometryPoints(placemark: Placemark, coordinates: string, at: string):
  * gx:MultiTrack). A Placemark with a position but no time is refused.
  */
 export const parseKml = (text: AsyncIterable<string>): AsyncGenerator<Parsed> =>
-  parseXml(text, (name) => TEXTS.has(name), (out) => {
-    let placemarks = 0;
-    let tracks = 0;
-    let placemark: Placemark | undefined;
-    let track: { at: string; whens: string[]; coords: string[] } | undefined;
-    return {
-      open(name, _attributes, line) {
-        if (name === 'Placemark') placemark = { at: `Placemark ${++placemarks} (line ${line})`, geometries: [] };
-        if (name === 'Track') track = { at: `Track ${++tracks} (line ${line})`, whens: [], coords: [] };
-      },
-      close(name, own) {
-        const value = own.trim();
-        if (track) {
-          if (name === 'when') track.whens.push(value);
-          else if (name === 'coord') track.coords.push(value);
-          else if (name === 'Track') {
-            const { at, whens, coords } = track;
-            if (whens.length !== coords.length) out.push(refused(at, `${whens.length} times for ${coords.length} coordinates`));
-            else coords.forEach((coord, i) => out.push(found({ at: `${at} point ${i + 1}`, time: whens[i], ...coordinatesOf(coord, /\s+/) })));
-            track = undefined;
+  parseXml(
+    text,
+    (name) => TEXTS.has(name),
+    (out) => {
+      let placemarks = 0;
+      let tracks = 0;
+      let placemark: Placemark | undefined;
+      let track: { at: string; whens: string[]; coords: string[] } | undefined;
+      return {
+        open(name, _attributes, line) {
+          if (name === 'Placemark') placemark = { at: `Placemark ${++placemarks} (line ${line})`, geometries: [] };
+          if (name === 'Track') track = { at: `Track ${++tracks} (line ${line})`, whens: [], coords: [] };
+        },
+        close(name, own) {
+          const value = own.trim();
+          if (track) {
+            if (name === 'when') track.whens.push(value);
+            else if (name === 'coord') track.coords.push(value);
+            else if (name === 'Track') {
+              const { at, whens, coords } = track;
+              if (whens.length !== coords.length)
+                out.push(refused(at, `${whens.length} times for ${coords.length} coordinates`));
+              else
+                coords.forEach((coord, i) =>
+                  out.push(found({ at: `${at} point ${i + 1}`, time: whens[i], ...coordinatesOf(coord, /\s+/) })),
+                );
+              track = undefined;
+            }
+            return;
           }
-          return;
-        }
-        if (!placemark) return;
-        if (name === 'when' || name === 'begin' || name === 'end') placemark[name] = value;
-        else if (name === 'coordinates') placemark.geometries.push(value);
-        else if (name === 'Placemark') {
-          const { at, geometries } = placemark;
-          geometries.forEach((coordinates, i) => out.push(...geometryPoints(placemark!, coordinates, geometries.length > 1 ? `${at} geometry ${i + 1}` : at)));
-          placemark = undefined;
-        }
-      },
-    };
-  });
+          if (!placemark) return;
+          if (name === 'when' || name === 'begin' || name === 'end') placemark[name] = value;
+          else if (name === 'coordinates') placemark.geometries.push(value);
+          else if (name === 'Placemark') {
+            const { at, geometries } = placemark;
+            geometries.forEach((coordinates, i) =>
+              out.push(
+                ...geometryPoints(placemark!, coordinates, geometries.length > 1 ? `${at} geometry ${i + 1}` : at),
+              ),
+            );
+            placemark = undefined;
+          }
+        },
+      };
+    },
+  );

@@ -44,7 +44,8 @@ const ZONE = /(Z|[+-]\d\d:?\d\d)$/i;
 export function timeOf(value: unknown): Date | undefined {
   const epoch = numberOf(value);
   if (epoch !== undefined) return new Date(Math.round(Math.abs(epoch) < 1e11 ? epoch * 1000 : epoch));
-  if (typeof value !== 'string' || value.length > MAX_VALUE_CHARS || !/^\d{4}-\d\d-\d\d/.test(value.trim())) return undefined;
+  if (typeof value !== 'string' || value.length > MAX_VALUE_CHARS || !/^\d{4}-\d\d-\d\d/.test(value.trim()))
+    return undefined;
   const text = value.trim().replace(' ', 'T');
   const ms = Date.parse(ZONE.test(text) || !text.includes('T') ? text : `${text}Z`);
   return Number.isNaN(ms) ? undefined : new Date(ms);
@@ -54,7 +55,11 @@ export function timeOf(value: unknown): Date | undefined {
  * The point, or why it is refused. A position and a time are needed; an optional value that cannot be read
  * (an extension of another app, a speed out of range) is left out of the point and told to `note`.
  */
-export function checkCandidate(candidate: Candidate, nowMs: number, note: (text: string) => void): ImportedPoint | string {
+export function checkCandidate(
+  candidate: Candidate,
+  nowMs: number,
+  note: (text: string) => void,
+): ImportedPoint | string {
   const latitude = numberOf(candidate.latitude);
   const longitude = numberOf(candidate.longitude);
   if (candidate.latitude === undefined || candidate.longitude === undefined) return 'no position';
@@ -65,7 +70,8 @@ export function checkCandidate(candidate: Candidate, nowMs: number, note: (text:
   if (candidate.time === undefined || candidate.time === null || candidate.time === '') return 'no time';
   const time = timeOf(candidate.time);
   if (!time || Number.isNaN(time.getTime())) return 'time is not a date-time or epoch number';
-  if (time.getTime() < EARLIEST || time.getTime() > nowMs + AHEAD_MS) return `time ${time.toISOString()} is out of range`;
+  if (time.getTime() < EARLIEST || time.getTime() > nowMs + AHEAD_MS)
+    return `time ${time.toISOString()} is out of range`;
   /** An optional value: a number in range, or null (with a note when the file gave something else). */
   const optional = (name: keyof Candidate, min = -Infinity, max = Infinity): number | null => {
     const raw = candidate[name];

@@ -17,13 +17,24 @@ export const MAX_XML_DEPTH = 64;
 export const MAX_XML_TOKEN_CHARS = 4 * 1024 * 1024;
 
 const tooDeep = () => new ImportFailure('too_deep', `XML nested deeper than ${MAX_XML_DEPTH} elements`);
-const tooLarge = () => new ImportFailure('element_too_large', `An XML element's text, tag or comment is longer than ${MAX_XML_TOKEN_CHARS} characters`);
+const tooLarge = () =>
+  new ImportFailure(
+    'element_too_large',
+    `An XML element's text, tag or comment is longer than ${MAX_XML_TOKEN_CHARS} characters`,
+  );
 
 /** The local part of a prefixed name (`gx:coord` → `coord`). */
 const local = (name: string) => name.slice(name.indexOf(':') + 1);
 
 type Token = 'text' | 'open' | 'tag' | 'comment' | 'cdata' | 'pi' | 'decl';
-const LT = 60, GT = 62, DASH = 45, BRACKET_CLOSE = 93, BRACKET_OPEN = 91, QUESTION = 63, QUOTE = 34, APOSTROPHE = 39;
+const LT = 60,
+  GT = 62,
+  DASH = 45,
+  BRACKET_CLOSE = 93,
+  BRACKET_OPEN = 91,
+  QUESTION = 63,
+  QUOTE = 34,
+  APOSTROPHE = 39;
 
 /**
  * Follows the pieces of an XML stream (text, tags with their quoted values, comments, CDATA, processing
@@ -45,7 +56,7 @@ function tokenGuard() {
       const c = chunk.charCodeAt(i);
       if (++length > MAX_XML_TOKEN_CHARS) throw tooLarge();
       if (token === 'text') {
-        if (c === LT) (token = 'open'), (opening = ''), (length = 1);
+        if (c === LT) ((token = 'open'), (opening = ''), (length = 1));
       } else if (token === 'open') {
         opening += chunk[i];
         if (opening === '!--') token = 'comment';

@@ -1,10 +1,24 @@
 import type { ExportPoint, FormatWriter } from './types.js';
 
 export const CSV_COLUMNS = [
-  'timestamp', 'latitude', 'longitude', 'altitude', 'heading', 'speed_kmh', 'speed_mps', 'speed_mph', 'speed_knots', 'hdop', 'vdop', 'pdop', 'trip_id', 'id',
+  'timestamp',
+  'latitude',
+  'longitude',
+  'altitude',
+  'heading',
+  'speed_kmh',
+  'speed_mps',
+  'speed_mph',
+  'speed_knots',
+  'hdop',
+  'vdop',
+  'pdop',
+  'trip_id',
+  'id',
 ] as const;
 
-const cell = (value: unknown) => (value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value));
+const cell = (value: unknown) =>
+  value === null || value === undefined ? '' : value instanceof Date ? value.toISOString() : String(value);
 const row = (p: ExportPoint) => CSV_COLUMNS.map((column) => cell(p[column])).join(',');
 
 /** CSV (RFC 4180): a header line, one line a point, CRLF line ends; no cell needs quoting (numbers, ids, ISO times). */

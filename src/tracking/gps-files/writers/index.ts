@@ -7,7 +7,12 @@ import type { FormatWriter } from './types.js';
 export const EXPORT_FORMATS = ['gpx', 'geojson', 'kml', 'csv'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-export const WRITERS: Record<ExportFormat, FormatWriter> = { gpx: gpxWriter, geojson: geojsonWriter, kml: kmlWriter, csv: csvWriter };
+export const WRITERS: Record<ExportFormat, FormatWriter> = {
+  gpx: gpxWriter,
+  geojson: geojsonWriter,
+  kml: kmlWriter,
+  csv: csvWriter,
+};
 
 /** Media types an Accept header may name, and the format each asks for. */
 const BY_MEDIA_TYPE: Record<string, ExportFormat> = {

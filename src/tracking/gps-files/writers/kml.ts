@@ -2,7 +2,8 @@ import { xmlText, type ExportPoint, type FormatWriter } from './types.js';
 
 function placemark(p: ExportPoint): string {
   const time = p.timestamp.toISOString();
-  const coordinates = p.altitude === null ? `${p.longitude},${p.latitude}` : `${p.longitude},${p.latitude},${p.altitude}`;
+  const coordinates =
+    p.altitude === null ? `${p.longitude},${p.latitude}` : `${p.longitude},${p.latitude},${p.altitude}`;
   const mode = p.altitude === null ? '' : '<altitudeMode>absolute</altitudeMode>';
   return `<Placemark><name>${time}</name><TimeStamp><when>${time}</when></TimeStamp><Point>${mode}<coordinates>${coordinates}</coordinates></Point></Placemark>\n`;
 }

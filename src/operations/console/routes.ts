@@ -38,7 +38,7 @@ export function tileSource(template: string): string {
  * The console's Content-Security-Policy: scripts and styles from this origin only (no inline code or
  * style elements; Leaflet positions through the CSSOM, which CSP leaves alone), images from here and
  * the tile server, API and WebSocket calls to this origin, never framed. With bot protection on,
- * Turnstile's script and its frame from Cloudflare as well (what Cloudflare's CSP guide names), no more.
+ * Turnstile's script and its frame from Cloudflare as well (the sources docs/console.md lists for Turnstile), no more.
  */
 export function consoleCsp(tileUrl: string, turnstile = false): string {
   return [

@@ -25,7 +25,7 @@ describe('tracker app settings of the Connect page', () => {
 
   it('GPSLogger: its URL filled in as the app does (%SPD = 10 m/s) is stored at 10 m/s, 36 km/h', async () => {
     const { key, deviceId } = await deviceWithKey(t.app, admin, { name: 'gpslogger' });
-    // GPSLogger's values for one fix (shared/protocols/device-clients.md §4), put in without URL-encoding as it does.
+    // GPSLogger's values for one fix (as docs/gps.md's GPSLogger section shows them), put in without URL-encoding as it does.
     const values: Record<string, string> = {
       '%LAT': '12.193',
       '%LON': '19.111',

@@ -182,14 +182,14 @@ describe('GPS file import of hostile files', () => {
           64 * MB,
         ),
       'entry_too_large',
-      'More than 4194304 characters of JSON without the end of an entry (a Feature, location or segment)',
+      'More than 1048576 characters of JSON without the end of an entry (a Feature, location or segment)',
     ],
     [
       'takeout',
       'a member outside the entries',
       () => generated('{"metadata":[', '1,', 64 * MB),
       'entry_too_large',
-      'More than 4194304 characters of JSON without the end of an entry (a Feature, location or segment)',
+      'More than 1048576 characters of JSON without the end of an entry (a Feature, location or segment)',
     ],
   ])(
     'fails a %s file of %s (64 MB) with a report naming the limit, growing the memory by less than 100 MB',

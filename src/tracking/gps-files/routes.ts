@@ -114,7 +114,7 @@ const IMPORT_NOTE =
   'time, latitude and longitude columns), OwnTracks Recorder .rec lines, TCX (Garmin, Strava), KMZ (zipped KML), and ' +
   "Google's location history: Records.json, Semantic Location History (timelineObjects), Timeline.json (semanticSegments, " +
   'rawSignals) and the iOS Google Maps export. XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, ' +
-  'tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 4 MiB in one entry, fail the import. ' +
+  'tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 1 MiB in one entry, fail the import. ' +
   'A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); ' +
   'a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than ' +
   'IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408.';

@@ -7,10 +7,11 @@ export const MAX_JSON_DEPTH = 32;
 /**
  * The most text read without an entry ending: the parser holds what it reads until then, so one entry (a
  * single Feature with a million coordinates) or a member no entry is in (a huge `metadata`) could fill the
- * memory: the parser makes some 12 bytes of objects of each character it holds. 4 MiB of JSON are some 150,000
- * bare positions, or 70,000 of a LineString with altitudes and coordTimes.
+ * memory. Its objects and garbage cost far more than the text: one 4 MiB Feature grew a Node 24 process by
+ * 164 MB, 1 MiB by 58 MB (hostile-import.test.ts holds it under 100). 1 MiB of JSON are some 40,000 bare
+ * positions, or 17,000 of a LineString with altitudes and coordTimes.
  */
-export const MAX_JSON_ENTRY_CHARS = 4 * 1024 * 1024;
+export const MAX_JSON_ENTRY_CHARS = 1024 * 1024;
 
 /**
  * The arrays whose entries are read, one entry at a time; everything else is skipped as it streams by. A file

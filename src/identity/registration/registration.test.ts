@@ -124,15 +124,13 @@ describe('registration', () => {
 
     expect((await change('contested@example.org')).statusCode).toBe(200);
     const contestedToken = tokenFromMail(await smtp.waitFor('contested@example.org'));
-    await t.database.db
-      .transaction()
-      .execute((trx) =>
-        t.app.services.users.createEmailUser(trx, {
-          email: 'contested@example.org',
-          username: 'contender',
-          password: 'long enough pw',
-        }),
-      );
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, {
+        email: 'contested@example.org',
+        username: 'contender',
+        password: 'long enough pw',
+      }),
+    );
     expect((await post('/v1/auth/verify-email', { token: contestedToken })).json()).toEqual({
       error: 'Conflict',
       message: 'Email is already in use',
@@ -239,15 +237,13 @@ describe('registration', () => {
 
   it('409 on verify when the username was taken meanwhile; the pending row is kept for nobody', async () => {
     const { input, token } = await registerAndGetToken();
-    await t.database.db
-      .transaction()
-      .execute((trx) =>
-        t.app.services.users.createEmailUser(trx, {
-          email: 'other@example.org',
-          username: input.username,
-          password: 'another password',
-        }),
-      );
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, {
+        email: 'other@example.org',
+        username: input.username,
+        password: 'another password',
+      }),
+    );
     const response = await post('/v1/auth/register/verify', { token });
     expect(response.statusCode).toBe(409);
     expect(response.json()).toEqual({
@@ -277,15 +273,13 @@ describe('registration', () => {
       });
     }
     const { input, token } = await registerAndGetToken();
-    await t.database.db
-      .transaction()
-      .execute((trx) =>
-        t.app.services.users.createEmailUser(trx, {
-          email: 'name.taker@example.org',
-          username: input.username,
-          password: 'another password',
-        }),
-      );
+    await t.database.db.transaction().execute((trx) =>
+      t.app.services.users.createEmailUser(trx, {
+        email: 'name.taker@example.org',
+        username: input.username,
+        password: 'another password',
+      }),
+    );
     expect((await post('/v1/auth/verify-email', { token })).json()).toEqual({
       error: 'Conflict',
       message: 'Username is already taken',

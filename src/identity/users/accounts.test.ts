@@ -480,15 +480,13 @@ describe('platform accounts and email linking', () => {
       await requestLink(user.id, user.token, taken);
       const linkToken = tokenFromMail(await smtp.waitFor(taken));
       expect((await call('POST', '/v1/users/email-link/verify', undefined, { token: linkToken })).statusCode).toBe(401);
-      await t.database.db
-        .transaction()
-        .execute((trx) =>
-          t.app.services.users.createEmailUser(trx, {
-            email: taken,
-            username: `taker_${counter}`,
-            password: 'taker-password',
-          }),
-        );
+      await t.database.db.transaction().execute((trx) =>
+        t.app.services.users.createEmailUser(trx, {
+          email: taken,
+          username: `taker_${counter}`,
+          password: 'taker-password',
+        }),
+      );
       const conflict = await verify(admin, linkToken);
       expect(conflict.statusCode).toBe(409);
       expect(conflict.json()).toEqual({

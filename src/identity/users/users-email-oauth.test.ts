@@ -59,13 +59,11 @@ async function addPlatform(
     })
     // The common providers ship disabled: a test that names one sets it as it needs it.
     .onConflict((oc) =>
-      oc
-        .column('slug')
-        .doUpdateSet({
-          is_oauth: options.is_oauth ?? true,
-          enabled: options.enabled ?? true,
-          registration_enabled: options.registration_enabled ?? true,
-        }),
+      oc.column('slug').doUpdateSet({
+        is_oauth: options.is_oauth ?? true,
+        enabled: options.enabled ?? true,
+        registration_enabled: options.registration_enabled ?? true,
+      }),
     )
     .execute();
 }

@@ -102,13 +102,11 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     expect(download.suggestedFilename()).toMatch(/\.csv$/);
 
     await page.getByText('Import a file').click();
-    await page
-      .getByLabel('File', { exact: true })
-      .setInputFiles({
-        name: 'ride.gpx',
-        mimeType: 'application/gpx+xml',
-        buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])),
-      });
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'ride.gpx',
+      mimeType: 'application/gpx+xml',
+      buffer: Buffer.from(GPX(['2026-01-15T20:00:00Z', '2026-01-15T20:01:00Z', 'no time'])),
+    });
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     const report = page.locator('details.import [role=status]');
     await report.getByText('Imported ride.gpx: 2 points.').waitFor();

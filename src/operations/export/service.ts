@@ -14,9 +14,7 @@ import { exportLocale, exportTexts } from './texts.js';
 
 /** Where a user's personal data lives: each owning module answers for its own (wired in services.ts). */
 export interface PersonalDataSources {
-  user(
-    userId: string,
-  ): Promise<
+  user(userId: string): Promise<
     | {
         id: string;
         username: string;
@@ -30,9 +28,7 @@ export interface PersonalDataSources {
   >;
   platformAccounts(userId: string): Promise<object[]>;
   /** The user's API keys as their list shows them: never the key or its hash. */
-  apiKeys(
-    userId: string,
-  ): Promise<
+  apiKeys(userId: string): Promise<
     {
       id: string;
       key_prefix: string;

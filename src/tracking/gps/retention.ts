@@ -45,14 +45,12 @@ export function createGpsPartitions(deps: { db: Kysely<Schema>; clock: Clock }) 
     async expire(retentionDays: number | null) {
       if (retentionDays === null) return { retention_days: null, partitions_dropped: 0, points_deleted: 0 };
       const cutoff = new Date(deps.clock.nowMs() - retentionDays * DAY_MS);
-      const { rows } = await deps.db
-        .transaction()
-        .execute((trx) =>
-          sql<{
-            partitions_dropped: number;
-            points_deleted: number;
-          }>`select * from gps_points_expire(${cutoff})`.execute(trx),
-        );
+      const { rows } = await deps.db.transaction().execute((trx) =>
+        sql<{
+          partitions_dropped: number;
+          points_deleted: number;
+        }>`select * from gps_points_expire(${cutoff})`.execute(trx),
+      );
       return { retention_days: retentionDays, cutoff: cutoff.toISOString(), ...rows[0]! };
     },
   };

@@ -124,6 +124,8 @@ it('shows markup in every user-chosen name as text: lists, tooltips, popups', { 
   // History: the device picker.
   await page.goto(`${base}/console/#/history`);
   await page.getByRole('button', { name: 'Show track' }).waitFor();
+  // The picker's devices arrive after the form is drawn: wait for the one named with markup.
+  await page.locator('select[name=device] option', { hasText: 'evil.example' }).first().waitFor({ state: 'attached' });
   expect(await page.locator('select[name=device] option').allTextContents()).toContain(MARKUP);
   expect(await Promise.all(PARSED.map((selector) => page.locator(selector).count()))).toEqual(PARSED.map(() => 0));
 

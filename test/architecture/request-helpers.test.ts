@@ -31,7 +31,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/sessions/sessions.test.ts',
   'src/identity/sessions/store.test.ts',
   'src/identity/sign-in-throttle/sign-in-throttle.test.ts',
-  'src/identity/sign-in/login-timing.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
   'src/identity/two-factor/two-factor.test.ts',

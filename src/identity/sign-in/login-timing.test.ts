@@ -15,12 +15,7 @@ describe('sign-in timing', () => {
 
   async function timedWrongLogin(identifier: string): Promise<number> {
     const started = performance.now();
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/login',
-      payload: { identifier, password: 'not the password' },
-    });
-    expect(response.statusCode).toBe(401);
+    await t.as(null).post('/v1/auth/login', { identifier, password: 'not the password' }).expect(401);
     return performance.now() - started;
   }
 

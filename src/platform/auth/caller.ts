@@ -46,7 +46,7 @@ export function hasPermission(caller: Caller, permission: string): boolean {
 
 /**
  * Permissions that act on the holder's own account only (their OAuth clients, activity log, data export,
- * integrations, connected apps): every user holds them through the default role, and holding them gives no
+ * integrations, connected apps, groups): every user holds them through the default role, and holding them gives no
  * power over anyone else, so they do not count when judging whether a caller may manage another user.
  */
 export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
@@ -61,6 +61,9 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   'connected_apps:sign_out',
   'connected_apps:read',
   'connected_apps:revoke',
+  // Groups a user belongs to (issue 43): an admin of a group has power over its members only within it.
+  'groups:read',
+  'groups:write',
 ]);
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

@@ -150,6 +150,41 @@ export interface IntegrationsTable {
   updated_at: UpdatedAt;
 }
 
+export type GroupInvitationStatus = 'pending' | 'accepted' | 'declined' | 'expired';
+
+export interface GroupsTable {
+  id: Id;
+  name: string;
+  description: string | null;
+  created_by: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface GroupMembersTable {
+  group_id: string;
+  user_id: string;
+  is_admin: Generated<boolean>;
+  /** Written from the service's clock: the longest-standing member takes over from a purged last admin. */
+  joined_at: Date;
+}
+
+export interface GroupInvitationsTable {
+  id: Id;
+  group_id: string;
+  invited_by: string | null;
+  /** The invited user: by username, or by the address of a registered user (or who registered with it). */
+  user_id: string | null;
+  /** The address invited, normalised; null for an invitation by username. */
+  email: string | null;
+  /** Written from the service's clock, as expires_at (14 days later). */
+  created_at: Date;
+  expires_at: Date;
+  answered_at: Date | null;
+  /** 'pending' past expires_at counts as expired; it is written as 'expired' when next looked at. */
+  status: Generated<GroupInvitationStatus>;
+}
+
 export interface IdentityTables {
   /** Owner: identity/integrations. */
   integrations: IntegrationsTable;
@@ -249,6 +284,10 @@ export interface IdentityTables {
     created_at: CreatedAt;
     last_used_at: Date | null;
   };
+  /** Owner: identity/groups (with its members and invitations below). */
+  groups: GroupsTable;
+  group_members: GroupMembersTable;
+  group_invitations: GroupInvitationsTable;
   /** Owner: identity/two-factor (with the backup codes and challenges below). */
   user_two_factor: {
     user_id: string;

@@ -49,6 +49,22 @@ export interface DomainEvents {
   'user.security_changed': SecurityChange;
   /** A permission was added to the catalogue (after commit): the OAuth provider offers it as a scope. */
   'permission.created': { permission: string };
+  /**
+   * A user is being created from a confirmed email registration (the mailbox is proven): pending group
+   * invitations to that address become the user's and are accepted, in the same transaction.
+   */
+  'user.registering': { userId: string; email: string } & TransactionalEvent;
+  /**
+   * Members joined a group, left it or were removed (after commit; also for every member when the group is
+   * deleted, and for a purged user): `userIds` are the users whose membership changed, so what they may see
+   * through the group is re-read.
+   */
+  'group.members_changed': { groupId: string; userIds: string[] };
+  /**
+   * A group is being deleted (by an admin, or when its last member leaves or is purged): what hangs on it (the
+   * devices shared with it) ends in the same transaction. `memberIds`: its members at that moment.
+   */
+  'group.deleting': { groupId: string; memberIds: string[] } & TransactionalEvent;
 }
 
 /** A change on an account that its user is told of by mail (the ban and a scheduled deletion come from their own events). */

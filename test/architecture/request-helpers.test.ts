@@ -36,7 +36,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/two-factor/two-factor.test.ts',
   'src/identity/users/accounts.test.ts',
   'src/identity/users/deletion.test.ts',
-  'src/identity/users/races.test.ts',
   'src/identity/users/takeover-guards.test.ts',
   'src/identity/users/users-email-oauth.test.ts',
   'src/identity/users/users.test.ts',

@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  buildTestApp,
-  createUser,
-  login,
-  TEST_ADMIN,
-  TEST_SYSTEM_KEY,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { buildTestApp, createUser, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 
 /**
  * Requests that race each other for the same name or the same user. Whichever way the race goes (the
@@ -26,18 +18,11 @@ describe('users under concurrent requests', () => {
     const claimants = await Promise.all(Array.from({ length: 6 }, () => createUser(t.app)));
     const name = `wanted_${Date.now() % 1_000_000}`;
     const answers = await Promise.all(
-      claimants.map((user) =>
-        t.app.inject({
-          method: 'PATCH',
-          url: `/v1/users/${user.id}/username`,
-          headers: bearer(admin),
-          payload: { username: name },
-        }),
-      ),
+      claimants.map((user) => t.as(admin).patch(`/v1/users/${user.id}/username`, { username: name })),
     );
-    expect(answers.filter((answer) => answer.statusCode === 200)).toHaveLength(1);
-    for (const refused of answers.filter((answer) => answer.statusCode !== 200)) {
-      expect({ status: refused.statusCode, body: refused.json() }).toEqual({
+    expect(answers.filter((answer) => answer.status === 200)).toHaveLength(1);
+    for (const refused of answers.filter((answer) => answer.status !== 200)) {
+      expect({ status: refused.status, body: refused.body }).toEqual({
         status: 409,
         body: { error: 'Conflict', message: 'Username is already taken', code: 'user.username_taken' },
       });
@@ -55,17 +40,13 @@ describe('users under concurrent requests', () => {
         oauthProviderId: `racer-${round}`,
         image: null,
       };
-      const signIn = () =>
-        t.app.inject({ method: 'POST', url: '/v1/users/oauth', headers: bearer(TEST_SYSTEM_KEY), payload: identity });
-      const user = (await signIn()).json().data;
-      const [deleted, again] = await Promise.all([
-        t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) }),
-        signIn(),
-      ]);
-      expect(deleted.statusCode).toBe(204);
-      expect([200, 403]).toContain(again.statusCode);
-      if (again.statusCode === 403) {
-        expect(again.json()).toEqual({
+      const signIn = () => t.as(TEST_SYSTEM_KEY).post('/v1/users/oauth', identity);
+      const user = (await signIn().expect(200)).body.data;
+      const [deleted, again] = await Promise.all([t.as(admin).delete(`/v1/users/${user.id}`), signIn()]);
+      expect(deleted.status).toBe(204);
+      expect([200, 403]).toContain(again.status);
+      if (again.status === 403) {
+        expect(again.body).toEqual({
           error: 'Forbidden',
           message: 'This user account has been deleted',
           code: 'user.deleted',

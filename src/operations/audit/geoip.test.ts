@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BERLIN, geoIpFile } from '../../../test/fakes/mmdb.js';
-import { bearer, buildTestApp, createUser, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, createUser, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,18 +11,17 @@ afterAll(() => t.close());
 describe('audit event locations with GEOIP_DB', () => {
   it('places an event by its address, and leaves the fields out where the database knows nothing', async () => {
     const user = await createUser(t.app);
-    const signIn = (remoteAddress: string) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/v1/auth/login',
-        remoteAddress,
-        payload: { identifier: user.username, password: user.password },
-      });
-    expect((await signIn('203.0.113.9')).statusCode).toBe(200);
+    await t
+      .as(null)
+      .post('/v1/auth/login', { identifier: user.username, password: user.password }, { remoteAddress: '203.0.113.9' })
+      .expect(200);
 
     const { events } = (
-      await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?event_type=login', headers: bearer(user.token) })
-    ).json();
+      await t
+        .as(user.token)
+        .get('/v1/users/me/audit', { query: { event_type: 'login' } })
+        .expect(200)
+    ).body;
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({
       ip_address: '203.0.113.9',
@@ -32,19 +31,16 @@ describe('audit event locations with GEOIP_DB', () => {
       region: 'Land Berlin',
     });
     // The first sign-in (createUser) came from 127.0.0.1, which no city database covers.
-    expect(events[1].ip_address).toBe('127.0.0.1');
+    expect(events[1]!.ip_address).toBe('127.0.0.1');
     for (const field of ['country_code', 'country_name', 'city', 'region']) expect(events[1]).not.toHaveProperty(field);
   });
 
   it("places an event an app reports for its end user by the end user's address", async () => {
     const user = await createUser(t.app);
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/internal/audit',
-      headers: bearer(t.config.systemApiKey!),
-      payload: { event_type: 'consent_granted', user_id: user.id, ip_address: '203.0.113.77' },
-    });
-    expect(response.statusCode).toBe(201);
-    expect(response.json()).toMatchObject({ ip_address: '203.0.113.77', country_code: 'DE', city: 'Berlin' });
+    const response = await t
+      .as(t.config.systemApiKey!)
+      .post('/v1/internal/audit', { event_type: 'consent_granted', user_id: user.id, ip_address: '203.0.113.77' })
+      .expect(201);
+    expect(response.body).toMatchObject({ ip_address: '203.0.113.77', country_code: 'DE', city: 'Berlin' });
   });
 });

@@ -17,7 +17,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/integrations/integrations.test.ts',
   'src/identity/link-pages/link-pages.browser.test.ts',
   'src/identity/login-providers/login-providers.test.ts',
-  'src/identity/oauth-clients/oauth-clients.test.ts',
   'src/identity/oauth/authorization.test.ts',
   'src/identity/oauth/login-handoff.browser.test.ts',
   'src/identity/oauth/oauth.test.ts',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unchecked, type Client } from '../../../test/client.js';
 import {
   adminIdOf,
-  bearer,
   buildTestApp,
   createApiKey,
   createUser,
@@ -20,18 +20,18 @@ const DAY_MS = 86_400_000;
 let t: TestApp;
 let admin: string;
 let adminId: string;
+let api: Client;
 beforeAll(async () => {
   t = await buildTestApp();
   t.clock.freeze();
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
   adminId = await adminIdOf(t);
+  api = t.as(admin);
 });
 afterAll(() => t.close());
 
-const call = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: object, token = admin) =>
-  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
-const status = (id: string) => call('GET', `/v1/admin/users/${id}/deletion-status`);
-const remove = async (id: string) => expect((await call('DELETE', `/v1/users/${id}`)).statusCode).toBe(204);
+const status = (id: string) => api.get(`/v1/admin/users/${id}/deletion-status`);
+const remove = (id: string) => api.delete(`/v1/users/${id}`).expect(204);
 const iso = (ms: number) => new Date(ms).toISOString();
 /** The app on a real port, for WebSocket clients (listened on once, by whichever test needs it first). */
 let base: Promise<string> | undefined;
@@ -42,7 +42,7 @@ const eventsOf = (userId: string) =>
 describe('deletion status and cancel-deletion', () => {
   it('reports an active user, then a deleted one scheduled 7 days after the deletion', async () => {
     const user = await createUser(t.app);
-    expect((await status(user.id)).json()).toEqual({
+    expect((await status(user.id)).body).toEqual({
       is_scheduled_for_deletion: false,
       scheduled_deletion_at: null,
       is_deleted: false,
@@ -50,13 +50,13 @@ describe('deletion status and cancel-deletion', () => {
     });
     const deletedAt = t.clock.nowMs();
     await remove(user.id);
-    expect((await status(user.id)).json()).toEqual({
+    expect((await status(user.id)).body).toEqual({
       is_scheduled_for_deletion: true,
       scheduled_deletion_at: iso(deletedAt + 7 * DAY_MS),
       is_deleted: true,
       deleted_at: iso(deletedAt),
     });
-    expect((await status(UNKNOWN_ID)).json()).toEqual({
+    expect((await status(UNKNOWN_ID)).body).toEqual({
       error: 'NotFound',
       message: 'User not found',
       code: 'user.not_found',
@@ -67,12 +67,8 @@ describe('deletion status and cancel-deletion', () => {
     const [kept, deleted] = [await createUser(t.app), await createUser(t.app)];
     await remove(deleted.id);
     const idsOf = async (query: string) => {
-      const response = await call('GET', `/v1/users?limit=100${query}`);
-      expect(response.statusCode).toBe(200);
-      return (response.json().data as { id: string; deleted_at: string | null }[]).map((user) => [
-        user.id,
-        user.deleted_at,
-      ]);
+      const response = await api.get(`/v1/users?limit=100${query}`).expect(200);
+      return response.body.data.map((user) => [user.id, user.deleted_at]);
     };
     const pending = await idsOf('&deleted=true');
     expect(pending).toContainEqual([deleted.id, iso(t.clock.nowMs())]);
@@ -81,26 +77,25 @@ describe('deletion status and cancel-deletion', () => {
     expect(active).toContain(kept.id);
     expect(active).not.toContain(deleted.id);
     expect(await idsOf('&deleted=false')).toEqual(await idsOf(''));
-    const bad = await call('GET', '/v1/users?deleted=maybe');
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json().message).toMatch(/deleted/);
+    const bad = await api.get('/v1/users?deleted=maybe').expect(400);
+    expect(bad.body.message).toMatch(/deleted/);
   });
 
   it('restores the user within the grace period; the ended sessions stay ended', async () => {
     const user = await createUser(t.app);
     await remove(user.id);
-    expect((await call('GET', '/v1/users/me', undefined, user.token)).json()).toEqual(UNAUTHORIZED);
-    const cancelled = await call('POST', `/v1/admin/users/${user.id}/cancel-deletion`);
-    expect({ status: cancelled.statusCode, body: cancelled.json() }).toEqual({
+    expect((await t.as(user.token).get('/v1/users/me')).body).toEqual(UNAUTHORIZED);
+    const cancelled = await api.post(`/v1/admin/users/${user.id}/cancel-deletion`);
+    expect({ status: cancelled.status, body: cancelled.body }).toEqual({
       status: 200,
       body: { success: true, message: 'Deletion cancelled; the user is active again' },
     });
-    expect((await status(user.id)).json()).toMatchObject({ is_scheduled_for_deletion: false, is_deleted: false });
-    expect((await call('GET', '/v1/users/me', undefined, user.token)).statusCode).toBe(401);
+    expect((await status(user.id)).body).toMatchObject({ is_scheduled_for_deletion: false, is_deleted: false });
+    expect((await t.as(user.token).get('/v1/users/me')).status).toBe(401);
     expect((await login(t.app, user.username, user.password)).startsWith('ses_')).toBe(true);
 
-    const again = await call('POST', `/v1/admin/users/${user.id}/cancel-deletion`);
-    expect({ status: again.statusCode, body: again.json() }).toEqual({
+    const again = await api.post(`/v1/admin/users/${user.id}/cancel-deletion`);
+    expect({ status: again.status, body: again.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -108,30 +103,17 @@ describe('deletion status and cancel-deletion', () => {
         code: 'user.not_scheduled_for_deletion',
       },
     });
-    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/cancel-deletion`)).statusCode).toBe(404);
+    expect((await api.post(`/v1/admin/users/${UNKNOWN_ID}/cancel-deletion`)).status).toBe(404);
   });
 
   it('guards each route with its permission', async () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);
-    expect((await call('GET', `/v1/admin/users/${other.id}/deletion-status`, undefined, user.token)).statusCode).toBe(
-      403,
-    );
-    expect((await call('POST', `/v1/admin/users/${other.id}/cancel-deletion`, undefined, user.token)).statusCode).toBe(
-      403,
-    );
-    expect(
-      (await call('POST', `/v1/admin/users/${other.id}/force-delete`, { reason: 'x' }, user.token)).statusCode,
-    ).toBe(403);
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: `/v1/admin/users/${other.id}/force-delete`,
-          payload: { reason: 'x' },
-        })
-      ).statusCode,
-    ).toBe(401);
+    const asUser = t.as(user.token);
+    expect((await asUser.get(`/v1/admin/users/${other.id}/deletion-status`)).status).toBe(403);
+    expect((await asUser.post(`/v1/admin/users/${other.id}/cancel-deletion`)).status).toBe(403);
+    expect((await asUser.post(`/v1/admin/users/${other.id}/force-delete`, { reason: 'x' })).status).toBe(403);
+    expect((await t.as(null).post(`/v1/admin/users/${other.id}/force-delete`, { reason: 'x' })).status).toBe(401);
   });
 });
 
@@ -170,8 +152,8 @@ describe('the purge', () => {
 
     const { deleted_users } = await t.app.services.purgeExpired();
     expect(deleted_users).toBeGreaterThanOrEqual(1);
-    expect((await status(due.id)).statusCode).toBe(404);
-    expect((await status(young.id)).json()).toMatchObject({ is_scheduled_for_deletion: true });
+    expect((await status(due.id)).status).toBe(404);
+    expect((await status(young.id)).body).toMatchObject({ is_scheduled_for_deletion: true });
     const accounts = await t.database.db
       .selectFrom('platform_accounts')
       .select('id')
@@ -198,12 +180,10 @@ describe('the purge', () => {
       await t.database.db.selectFrom('gps_points').select('sent_by').where('id', '=', sent.id).executeTakeFirst(),
     ).toEqual({ sent_by: null });
     // The name is free again once nothing of its holder is left.
-    const reused = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/register',
-      payload: { email: 'new@example.org', username: due.username, password: 'password-123' },
-    });
-    expect(reused.statusCode).not.toBe(409);
+    const reused = await t
+      .as(null)
+      .post('/v1/auth/register', { email: 'new@example.org', username: due.username, password: 'password-123' });
+    expect(reused.status).not.toBe(409);
   });
 
   it('purges each due user exactly once when two nodes run it at the same time', async () => {
@@ -220,7 +200,7 @@ describe('the purge', () => {
     for (const user of users) {
       const purges = (await eventsOf(user.id)).filter((e) => (e.metadata as { permanent?: boolean }).permanent);
       expect(purges).toHaveLength(1);
-      expect((await status(user.id)).statusCode).toBe(404);
+      expect((await status(user.id)).status).toBe(404);
     }
   });
 });
@@ -229,9 +209,7 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
   it("tells an active user's open apps to sign out and disconnects them", async () => {
     const user = await createUser(t.app);
     const openApp = await socketAs(await listening(), user.token);
-    expect(
-      (await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' })).statusCode,
-    ).toBe(200);
+    await api.post(`/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' }).expect(200);
     expect(await openApp.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'account_deleted' });
     expect((await openApp.closed).code).toBe(4001);
   });
@@ -248,16 +226,18 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
     });
     await t.database.db.updateTable('api_keys').set({ user_id: user.id }).where('id', '=', system.id).execute();
 
-    const response = await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' });
-    expect({ status: response.statusCode, body: response.json() }).toEqual({
+    const response = await api.post(`/v1/admin/users/${user.id}/force-delete`, { reason: 'requested by the user' });
+    expect({ status: response.status, body: response.body }).toEqual({
       status: 200,
       body: { success: true, message: 'User permanently deleted' },
     });
-    expect((await status(user.id)).statusCode).toBe(404);
-    expect((await call('GET', '/v1/users/me', undefined, user.token)).json()).toEqual(UNAUTHORIZED);
-    expect((await call('GET', '/v1/gps', undefined, own.key)).json()).toEqual(UNAUTHORIZED);
-    const lookup = await call('GET', `/v1/users/email/${encodeURIComponent(TEST_ADMIN.email)}`, undefined, system.key);
-    expect(lookup.statusCode).toBe(200);
+    expect((await status(user.id)).status).toBe(404);
+    expect((await t.as(user.token).get('/v1/users/me')).body).toEqual(UNAUTHORIZED);
+    expect((await t.as(own.key).get('/v1/gps')).body).toEqual(UNAUTHORIZED);
+    await t
+      .as(system.key)
+      .get(`/v1/users/email/${encodeURIComponent(TEST_ADMIN.email)}`)
+      .expect(200);
     expect(
       await t.database.db
         .selectFrom('api_keys')
@@ -274,21 +254,20 @@ describe('POST /v1/admin/users/{id}/force-delete', () => {
 
   it('needs a reason, answers 404 for an unknown user, and keeps the last super admin', async () => {
     const user = await createUser(t.app);
-    const missing = await call('POST', `/v1/admin/users/${user.id}/force-delete`, {});
-    expect(missing.statusCode).toBe(400);
-    expect(missing.json().message).toContain('reason');
-    expect((await call('POST', `/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).json()).toMatchObject({
+    const missing = await api.post(`/v1/admin/users/${user.id}/force-delete`, unchecked({})).expect(400);
+    expect(missing.body.message).toContain('reason');
+    expect((await api.post(`/v1/admin/users/${UNKNOWN_ID}/force-delete`, { reason: 'x' })).body).toMatchObject({
       code: 'user.not_found',
     });
-    const self = await call('POST', `/v1/admin/users/${adminId}/force-delete`, { reason: 'x' });
-    expect({ status: self.statusCode, code: self.json().code }).toEqual({ status: 409, code: 'user.last_super_admin' });
-    const upper = await call('POST', `/v1/admin/users/${adminId.toUpperCase()}/force-delete`, { reason: 'x' });
-    expect({ status: upper.statusCode, code: upper.json().code }).toEqual({
+    const self = await api.post(`/v1/admin/users/${adminId}/force-delete`, { reason: 'x' }).expect(409);
+    expect({ status: self.status, code: self.body.code }).toEqual({ status: 409, code: 'user.last_super_admin' });
+    const upper = await api.post(`/v1/admin/users/${adminId.toUpperCase()}/force-delete`, { reason: 'x' }).expect(409);
+    expect({ status: upper.status, code: upper.body.code }).toEqual({
       status: 409,
       code: 'user.last_super_admin',
     });
-    expect(
-      (await call('POST', `/v1/admin/users/${user.id}/force-delete`, { reason: 'x' }, TEST_SYSTEM_KEY)).statusCode,
-    ).toBe(403);
+    expect((await t.as(TEST_SYSTEM_KEY).post(`/v1/admin/users/${user.id}/force-delete`, { reason: 'x' })).status).toBe(
+      403,
+    );
   });
 });

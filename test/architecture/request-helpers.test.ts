@@ -55,7 +55,6 @@ const NOT_YET_CONVERTED = [
   'src/tracking/gps-files/hostile-import.test.ts',
   'src/tracking/gps-files/import-formats.test.ts',
   'src/tracking/gps-files/import.test.ts',
-  'src/tracking/gps-files/track.test.ts',
   'src/tracking/gps/gps.test.ts',
   'src/tracking/gps/ingest-clients.test.ts',
   'src/tracking/gps/ingest.test.ts',

@@ -1,20 +1,21 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
+import type { Client, Options } from '../../../test/client.js';
+import { buildTestApp, login, TEST_ADMIN, UNKNOWN_ID, type TestApp } from '../../../test/helpers.js';
 
 const BASE = 1_767_225_600; // 2026-01-01T00:00:00Z
 const iso = (secs: number) => new Date(secs * 1000).toISOString();
 
+type TrackQuery = NonNullable<Options<'get', '/v1/gps/track'>['query']>;
+
 describe('GET /v1/gps/track', () => {
   let t: TestApp;
-  let admin: string;
+  let api: Client;
   let device: string;
   beforeAll(async () => {
     t = await buildTestApp();
-    admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    device = (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Track' } })
-    ).json().data.id;
+    api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
+    device = (await api.post('/v1/devices', { name: 'Track' }).expect(201)).body.data.id;
     // Along the equator over one degree: the second and fourth points lie a metre from the one before them.
     const longitudes = [0, 0.00001, 0.5, 0.50001, 1];
     const points = longitudes.map((longitude, i) => ({
@@ -29,22 +30,19 @@ describe('GET /v1/gps/track', () => {
       speed_mph: 0,
       speed_knots: 0,
     }));
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
-    ).toMatchObject({ stored: 5 });
+    expect((await api.post('/v1/gps/batch', points)).body).toMatchObject({ stored: 5 });
   });
   afterAll(() => t.close());
 
-  const track = (query: string) =>
-    t.app.inject({ url: `/v1/gps/track?device_id=${device}${query}`, headers: bearer(admin) });
+  const track = (query: Partial<TrackQuery> = {}) =>
+    api.get('/v1/gps/track', { query: { device_id: device, ...query } });
   const bounds = { south: 0, west: 0, north: 0, east: 1 };
   const times = (...seconds: number[]) => seconds.map((s) => (BASE + s) * 1000);
 
   it('answers every point of the range as columns, oldest first', async () => {
-    const response = await track('');
-    expect(response.statusCode).toBe(200);
+    const response = await track().expect(200);
     expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(response.json()).toEqual({
+    expect(response.body).toEqual({
       device_id: device,
       total: 5,
       points: 5,
@@ -55,7 +53,7 @@ describe('GET /v1/gps/track', () => {
       longitude: [0, 0.00001, 0.5, 0.50001, 1],
       speed_kmh: [10, 11, 12, 13, 14],
     });
-    const ranged = (await track(`&from=${iso(BASE + 1)}&to=${iso(BASE + 2)}`)).json();
+    const ranged = (await track({ from: iso(BASE + 1), to: iso(BASE + 2) }).expect(200)).body;
     expect({ total: ranged.total, time: ranged.time }).toEqual({ total: 2, time: times(1, 2) });
   });
 
@@ -71,26 +69,19 @@ describe('GET /v1/gps/track', () => {
       longitude: [0, 0.5, 1],
       speed_kmh: [10, 12, 14],
     };
-    expect((await track('&zoom=10')).json()).toEqual(thinned);
+    expect((await track({ zoom: 10 })).body).toEqual(thinned);
     // One degree of longitude is 1,820 pixels wide at zoom 11, 910 at zoom 10: a 1,280-pixel view fits it at 10.
-    expect((await track('&width=1280&height=800')).json()).toEqual(thinned);
-    expect((await track('&zoom=20')).json()).toMatchObject({ points: 5, zoom: 20 });
+    expect((await track({ width: 1280, height: 800 })).body).toEqual(thinned);
+    expect((await track({ zoom: 20 })).body).toMatchObject({ points: 5, zoom: 20 });
   });
 
   it('refuses more than 100,000 points unthinned, and answers at most 100,000 at any zoom', async () => {
-    const long = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/devices',
-        headers: bearer(admin),
-        payload: { name: 'long track' },
-      })
-    ).json().data.id as string;
+    const long = (await api.post('/v1/devices', { name: 'long track' }).expect(201)).body.data.id;
     await sql`insert into gps_points (device_id, latitude, longitude, "timestamp", speed_kmh, speed_mps, speed_mph, speed_knots)
       select ${long}, 0, g / 1e6, ${new Date(BASE * 1000)}::timestamptz + make_interval(secs => g), 0, 0, 0, 0
       from generate_series(1, 100001) as g`.execute(t.database.db);
-    const unthinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}`, headers: bearer(admin) });
-    expect([unthinned.statusCode, unthinned.json()]).toEqual([
+    const unthinned = await api.get('/v1/gps/track', { query: { device_id: long } });
+    expect([unthinned.status, unthinned.body]).toEqual([
       400,
       {
         error: 'BadRequest',
@@ -99,13 +90,11 @@ describe('GET /v1/gps/track', () => {
         code: 'gps_file.track_too_long',
       },
     ]);
-    const thinned = await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=0`, headers: bearer(admin) });
-    expect(thinned.json()).toMatchObject({ total: 100001, points: 2, zoom: 0 });
+    const thinned = await api.get('/v1/gps/track', { query: { device_id: long, zoom: 0 } });
+    expect(thinned.body).toMatchObject({ total: 100001, points: 2, zoom: 0 });
     // At the largest zoom every point (0.11 m apart, 3 pixels at zoom 22) is a pixel of its own: thinned again to
     // the cap, evenly, the first and last kept.
-    const closest = (
-      await t.app.inject({ url: `/v1/gps/track?device_id=${long}&zoom=22`, headers: bearer(admin) })
-    ).json();
+    const closest = (await api.get('/v1/gps/track', { query: { device_id: long, zoom: 22 } }).expect(200)).body;
     expect({
       total: closest.total,
       points: closest.points,
@@ -114,12 +103,12 @@ describe('GET /v1/gps/track', () => {
       longitudes: closest.longitude.length,
     }).toEqual({ total: 100001, points: 100000, zoom: 22, times: 100000, longitudes: 100000 });
     expect([closest.time[0], closest.time.at(-1)]).toEqual(times(1, 100001));
-    const gaps = new Set((closest.time as number[]).slice(1).map((time, i) => time - closest.time[i]));
+    const gaps = new Set(closest.time.slice(1).map((time, i) => time - closest.time[i]!));
     expect([...gaps].sort()).toEqual([1000, 2000]);
   });
 
   it('answers an empty range, and refuses an unknown device, a range backwards and a zoom out of bounds', async () => {
-    expect((await track(`&from=${iso(BASE + 100)}&zoom=3`)).json()).toEqual({
+    expect((await track({ from: iso(BASE + 100), zoom: 3 })).body).toEqual({
       device_id: device,
       total: 0,
       points: 0,
@@ -130,23 +119,17 @@ describe('GET /v1/gps/track', () => {
       longitude: [],
       speed_kmh: [],
     });
-    const unknown = await t.app.inject({ url: `/v1/gps/track?device_id=${UNKNOWN_ID}`, headers: bearer(admin) });
-    expect({ status: unknown.statusCode, code: unknown.json().code }).toEqual({
-      status: 404,
-      code: 'device.not_found',
-    });
-    const backwards = await track(`&from=${iso(BASE + 2)}&to=${iso(BASE)}`);
-    expect({ status: backwards.statusCode, code: backwards.json().code }).toEqual({
-      status: 400,
-      code: 'gps_file.bad_range',
-    });
+    const unknown = await api.get('/v1/gps/track', { query: { device_id: UNKNOWN_ID } }).expect(404);
+    expect(unknown.body.code).toBe('device.not_found');
+    const backwards = await track({ from: iso(BASE + 2), to: iso(BASE) }).expect(400);
+    expect(backwards.body.code).toBe('gps_file.bad_range');
     for (const zoom of [23, 25]) {
-      const refused = await track(`&zoom=${zoom}`);
-      expect([refused.statusCode, refused.json()]).toEqual([
+      const refused = await track({ zoom });
+      expect([refused.status, refused.body]).toEqual([
         400,
         { error: 'BadRequest', message: "Query parameter 'zoom' must be <= 22", code: 'request.validation' },
       ]);
     }
-    expect((await t.app.inject({ url: `/v1/gps/track?device_id=${device}` })).statusCode).toBe(401);
+    expect((await t.as(null).get('/v1/gps/track', { query: { device_id: device } })).status).toBe(401);
   });
 });

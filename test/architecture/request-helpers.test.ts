@@ -51,7 +51,6 @@ const NOT_YET_CONVERTED = [
   'src/platform/http/http.test.ts',
   'src/platform/kv/redis-frozen.test.ts',
   'src/platform/rate-limit.test.ts',
-  'src/tracking/gps-files/export.test.ts',
   'src/tracking/gps-files/hostile-import.test.ts',
   'src/tracking/gps-files/import-formats.test.ts',
   'src/tracking/gps-files/import.test.ts',

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZipArchive } from 'archiver';
-import { bearer, buildTestApp, login, onEveryNode, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import type { Client, Options } from '../../../test/client.js';
+import { buildTestApp, login, onEveryNode, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /** A zip of these files, as a KMZ is. */
 async function zipOf(files: Record<string, string>): Promise<Buffer> {
@@ -13,44 +14,29 @@ async function zipOf(files: Record<string, string>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+type ImportFormat = NonNullable<NonNullable<Options<'post', '/v1/gps/import'>['query']>['format']>;
+
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
 /** Files as other apps write them (issue 41: read wrong, or lost). */
 describe('GPS file import of files from other apps', () => {
   let t: TestApp;
-  let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
-    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
   });
   afterAll(() => t.close());
 
-  const newDevice = async () =>
-    (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'formats' } })
-    ).json().data.id as string;
-  async function imported(device: string, body: string | Buffer, query = '') {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: `/v1/gps/import?device_id=${device}${query}`,
-      headers: bearer(admin),
-      payload: body,
-    });
-    expect(response.statusCode, response.body).toBe(202);
+  const newDevice = async () => (await api.post('/v1/devices', { name: 'formats' }).expect(201)).body.data.id;
+  async function imported(device: string, body: string | Buffer, format?: ImportFormat) {
+    const response = await api.post('/v1/gps/import', body, { query: { device_id: device, format } }).expect(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    return (
-      await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${response.json().data.id}`, headers: bearer(admin) })
-    ).json().data;
+    return (await api.get(`/v1/gps/imports/${response.body.data.id}`).expect(200)).body.data;
   }
   /** time, latitude, longitude, altitude, heading, speed (km/h) of each point, from our CSV export. */
   async function pointsOf(device: string) {
-    const csv = (
-      await t.app.inject({
-        method: 'GET',
-        url: `/v1/gps/export?device_id=${device}&format=csv`,
-        headers: bearer(admin),
-      })
-    ).body;
+    const csv = (await api.get('/v1/gps/export', { query: { device_id: device, format: 'csv' } })).text;
     return csv
       .split('\r\n')
       .slice(1, -1)
@@ -132,13 +118,13 @@ describe('GPS file import of files from other apps', () => {
 
   it('fails an import of a named format that recognises nothing in the file', async () => {
     const device = await newDevice();
-    expect(await imported(device, '{"something":"else"}', '&format=takeout')).toMatchObject({
+    expect(await imported(device, '{"something":"else"}', 'takeout')).toMatchObject({
       status: 'failed',
       imported: 0,
       refused_count: 0,
       error: { code: 'nothing_recognised', message: 'Nothing in the file was recognised as takeout' },
     });
-    expect(await imported(device, '<kml><Document/></kml>', '&format=kml')).toMatchObject({
+    expect(await imported(device, '<kml><Document/></kml>', 'kml')).toMatchObject({
       status: 'failed',
       error: { code: 'nothing_recognised' },
     });
@@ -220,27 +206,13 @@ describe('GPS file import of files from other apps', () => {
     });
     const small = await buildTestApp({ config: { importMaxBytes: 4096 } });
     try {
-      const token = await login(small.app, 'admin', TEST_ADMIN.password);
-      const id = (
-        await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })
-      ).json().data.id;
+      const smallApi = small.as(await login(small.app, 'admin', TEST_ADMIN.password));
+      const id = (await smallApi.post('/v1/devices', { name: 'x' }).expect(201)).body.data.id;
       const bomb = await zipOf({ 'doc.kml': `<kml>${' '.repeat(100_000)}</kml>` });
       expect(bomb.length).toBeLessThan(4096);
-      const started = await small.app.inject({
-        method: 'POST',
-        url: `/v1/gps/import?device_id=${id}`,
-        headers: bearer(token),
-        payload: bomb,
-      });
-      expect(started.statusCode).toBe(202);
+      const started = await smallApi.post('/v1/gps/import', bomb, { query: { device_id: id } }).expect(202);
       await onEveryNode(small, (services) => services.gpsFiles.idle());
-      const report = (
-        await small.app.inject({
-          method: 'GET',
-          url: `/v1/gps/imports/${started.json().data.id}`,
-          headers: bearer(token),
-        })
-      ).json().data;
+      const report = (await smallApi.get(`/v1/gps/imports/${started.body.data.id}`).expect(200)).body.data;
       expect(report).toMatchObject({
         status: 'failed',
         error: {

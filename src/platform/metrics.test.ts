@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  bearer,
   buildTestApp,
   login,
   TEST_ADMIN,
@@ -27,13 +26,13 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
 
   it('serves Prometheus text with requests by route pattern and status, their latency, and the process', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-    await t.app.inject({ method: 'GET', url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
-    await t.app.inject({ method: 'GET', url: '/v1/health' });
+    await t.as(admin).get(`/v1/gps/${UNKNOWN_ID}`);
+    await t.as(null).get('/v1/health');
 
-    const response = await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) });
-    expect(response.statusCode).toBe(200);
+    const response = await t.as(TOKEN).raw({ method: 'GET', url: '/metrics' });
+    expect(response.status).toBe(200);
     expect(response.headers['content-type']).toContain('text/plain');
-    const families = new Map(parsePrometheusTextFormat(response.body).map((family) => [family.name, family]));
+    const families = new Map(parsePrometheusTextFormat(response.text).map((family) => [family.name, family]));
     const requests = families.get('waygate_http_requests_total')!;
     expect(requests.type).toBe('COUNTER');
     expect(requests.metrics).toContainEqual({
@@ -45,7 +44,7 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     expect(latency.metrics.length).toBeGreaterThan(0);
     // (The parser drops a histogram's labels; its count line is plain text.)
     // (At least 1: another test of this file may have asked for health first.)
-    expect(response.body).toMatch(
+    expect(response.text).toMatch(
       /waygate_http_request_duration_seconds_count\{method="GET",route="\/v1\/health",status="200"\} [1-9]\d*\n/,
     );
     expect(families.get('waygate_websocket_connections')).toMatchObject({ type: 'GAUGE', metrics: [{ value: '0' }] });
@@ -62,7 +61,7 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
     ).toEqual([]);
     // Signing in ran statements; the histogram's count line for successful ones is above zero.
     expect(
-      Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.body)?.[1]),
+      Number(/waygate_db_statement_duration_seconds_count\{outcome="ok"\} (\d+)/.exec(response.text)?.[1]),
     ).toBeGreaterThan(0);
     const connections = families.get('waygate_db_connections')!;
     expect(connections.type).toBe('GAUGE');
@@ -71,15 +70,15 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
 
   it('counts cache lookups by cache and source, adding only what happened since the last scrape', async () => {
     const scrape = async () => {
-      const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).body;
+      const body = (await t.as(TOKEN).raw({ method: 'GET', url: '/metrics' })).text;
       const family = parsePrometheusTextFormat(body).find((f) => f.name === 'waygate_cache_lookups_total')!;
       return (cache: string, source: string) =>
         Number(family.metrics.find((m) => m.labels?.cache === cache && m.labels?.source === source)?.value ?? 0);
     };
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const before = await scrape();
-    for (let i = 0; i < 3; i++) await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) });
-    for (let i = 0; i < 2; i++) await t.app.inject({ method: 'GET', url: '/v1/gps/current', headers: bearer(admin) });
+    for (let i = 0; i < 3; i++) await t.as(admin).get('/v1/roles');
+    for (let i = 0; i < 2; i++) await t.as(admin).get('/v1/gps/current');
     const after = await scrape();
     // The first read of the latest point fills its cache from the database; the second finds it there.
     expect(after('latest_points', 'database') - before('latest_points', 'database')).toBe(1);
@@ -99,18 +98,16 @@ describe.skipIf(twoNodes)('GET /metrics', () => {
   // promtool is Prometheus's own linter (Debian's prometheus package, which .ci/run installs).
   const promtool = spawnSync('promtool', ['--version']).status === 0;
   it.skipIf(!promtool)('passes promtool check metrics without a complaint', async () => {
-    await t.app.inject({ method: 'GET', url: '/v1/health' });
-    const body = (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).body;
+    await t.as(null).get('/v1/health');
+    const body = (await t.as(TOKEN).raw({ method: 'GET', url: '/metrics' })).text;
     const check = spawnSync('promtool', ['check', 'metrics'], { input: body, encoding: 'utf8' });
     expect(check.stdout + check.stderr).toBe('');
     expect(check.status).toBe(0);
   });
 
   it('wants the token, and does not exist without one configured', async () => {
-    expect((await t.app.inject({ method: 'GET', url: '/metrics' })).json()).toEqual(UNAUTHORIZED);
-    expect(
-      (await t.app.inject({ method: 'GET', url: '/metrics', headers: bearer('wrong-token-0123456789') })).statusCode,
-    ).toBe(401);
-    expect((await off.app.inject({ method: 'GET', url: '/metrics', headers: bearer(TOKEN) })).statusCode).toBe(404);
+    expect((await t.as(null).raw({ method: 'GET', url: '/metrics' })).body).toEqual(UNAUTHORIZED);
+    expect((await t.as('wrong-token-0123456789').raw({ method: 'GET', url: '/metrics' })).status).toBe(401);
+    expect((await off.as(TOKEN).raw({ method: 'GET', url: '/metrics' })).status).toBe(404);
   });
 });

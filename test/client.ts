@@ -29,9 +29,10 @@ export interface Client {
     path: Known<P, 'get'>,
     options?: OptionsOf<Operation<P, 'get'>>,
   ): Pending<Answer<Operation<P, 'get'>>>;
+  /** `options.body`: the JSON body some DELETE routes take (a 2FA code, the current password), typed by the route. */
   delete<P extends PathOf<'delete'>>(
     path: Known<P, 'delete'>,
-    options?: OptionsOf<Operation<P, 'delete'>>,
+    options?: OptionsOf<Operation<P, 'delete'>> & { body?: BodyOf<Operation<P, 'delete'>> },
   ): Pending<Answer<Operation<P, 'delete'>>>;
   post<P extends PathOf<'post'>>(
     path: Known<P, 'post'>,
@@ -69,7 +70,7 @@ export function client(app: FastifyInstance, token?: string | null): Client {
     });
   return {
     get: (path, options) => send('get', path, undefined, options),
-    delete: (path, options) => send('delete', path, undefined, options),
+    delete: (path, options?: RequestOptions & { body?: unknown }) => send('delete', path, options?.body, options),
     post: (path, body, options) => send('post', path, body, options),
     put: (path, body, options) => send('put', path, body, options),
     patch: (path, body, options) => send('patch', path, body, options),

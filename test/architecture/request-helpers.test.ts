@@ -34,7 +34,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/sign-in/sign-in.test.ts',
   'src/identity/two-factor/two-factor.test.ts',
   'src/identity/users/accounts.test.ts',
-  'src/identity/users/takeover-guards.test.ts',
   'src/identity/users/users-email-oauth.test.ts',
   'src/identity/users/users.test.ts',
   'src/operations/audit/audit.test.ts',

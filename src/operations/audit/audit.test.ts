@@ -1,9 +1,9 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, unchecked, type RequestBody } from '../../../test/client.js';
 import type { FakeSmtp } from '../../../test/fakes/smtp.js';
 import {
-  bearer,
   buildMailingTestApp,
   createApiKey,
   createRoleWith,
@@ -29,10 +29,6 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const get = (url: string, token?: string) => t.app.inject({ method: 'GET', url, headers: token ? bearer(token) : {} });
-const send = (method: 'POST' | 'PATCH', url: string, payload: object, headers: Record<string, string> = {}) =>
-  t.app.inject({ method, url, payload, headers });
-
 /** Mints X-ID-App-Assertion as an internal app would: its own HMAC, independent of the service's code. */
 function assertion(
   subject: string,
@@ -47,32 +43,25 @@ function assertion(
 }
 
 /** An event of this user written through the internal route (the system key may attribute freely). */
-async function eventOf(userId: string, fields: Record<string, unknown> = {}) {
-  const response = await send(
-    'POST',
-    '/v1/internal/audit',
-    { event_type: 'user_updated', user_id: userId, ...fields },
-    bearer(TEST_SYSTEM_KEY),
-  );
-  expect(response.statusCode).toBe(201);
-  return response.json() as { id: string; created_at: string };
+async function eventOf(userId: string, fields: Partial<RequestBody<'post', '/v1/internal/audit'>> = {}) {
+  const response = await t
+    .as(TEST_SYSTEM_KEY)
+    .post('/v1/internal/audit', { event_type: 'user_updated', user_id: userId, ...fields })
+    .expect(201);
+  return response.body;
 }
 
 describe('GET /v1/users/me/audit', () => {
   it('answers 403 auth.user_required to a credential that belongs to no user, on every "own" route', async () => {
     const key = await ownerlessKey(t, ['audit:read_own', 'audit:report_own']);
-    for (const [method, url] of [
-      ['GET', '/v1/users/me/audit'],
-      ['GET', '/v1/users/me/audit/reports'],
-      ['POST', `/v1/users/me/audit/${randomUUID()}/report`],
+    const api = t.as(key);
+    const report = `/v1/users/me/audit/${randomUUID()}/report` as const;
+    for (const [url, response] of [
+      ['/v1/users/me/audit', await api.get('/v1/users/me/audit')],
+      ['/v1/users/me/audit/reports', await api.get('/v1/users/me/audit/reports')],
+      [report, await api.post(report, { reason: 'other' })],
     ] as const) {
-      const response = await t.app.inject({
-        method,
-        url,
-        headers: bearer(key),
-        ...(method === 'POST' ? { payload: { reason: 'other' } } : {}),
-      });
-      expect({ url, status: response.statusCode, body: response.json() }).toEqual({
+      expect({ url, status: response.status, body: response.body }).toEqual({
         url,
         status: 403,
         body: { error: 'Forbidden', message: 'This credential does not belong to a user', code: 'auth.user_required' },
@@ -90,10 +79,11 @@ describe('GET /v1/users/me/audit', () => {
       metadata: { field: 'username' },
     });
 
-    const response = await get('/v1/users/me/audit?limit=1', user.token);
-    expect(response.statusCode).toBe(200);
-    const body = response.json();
-    expect(body).toEqual({
+    const response = await t
+      .as(user.token)
+      .get('/v1/users/me/audit', { query: { limit: 1 } })
+      .expect(200);
+    expect(response.body).toEqual({
       events: [
         {
           id: updated.id,
@@ -125,8 +115,13 @@ describe('GET /v1/users/me/audit', () => {
         last: 'http://localhost/v1/users/me/audit?limit=1&page=2',
       },
     });
-    const second = (await get('/v1/users/me/audit?limit=1&page=2', user.token)).json();
-    expect(second.events.map((e: { event_type: string }) => e.event_type)).toEqual(['login']);
+    const second = (
+      await t
+        .as(user.token)
+        .get('/v1/users/me/audit', { query: { limit: 1, page: 2 } })
+        .expect(200)
+    ).body;
+    expect(second.events.map((e) => e.event_type)).toEqual(['login']);
   });
 
   it('filters by event_type, resource_type and status', async () => {
@@ -134,20 +129,18 @@ describe('GET /v1/users/me/audit', () => {
     await eventOf(user.id, { event_type: 'login_failed', status: 'failure', resource_type: 'device' });
     await eventOf(user.id, { event_type: 'user_updated', resource_type: 'user' });
     const types = async (query: string) =>
-      (await get(`/v1/users/me/audit?${query}`, user.token))
-        .json()
-        .events.map((e: { event_type: string }) => e.event_type);
+      (await t.as(user.token).get(`/v1/users/me/audit?${query}`).expect(200)).body.events.map((e) => e.event_type);
     expect(await types('status=failure')).toEqual(['login_failed']);
     expect(await types('event_type=user_updated')).toEqual(['user_updated']);
     expect(await types('resource_type=device')).toEqual(['login_failed']);
-    expect((await get('/v1/users/me/audit?status=maybe', user.token)).statusCode).toBe(400);
-    expect((await get('/v1/users/me/audit?limit=101', user.token)).statusCode).toBe(400);
+    expect((await t.as(user.token).get('/v1/users/me/audit?status=maybe')).status).toBe(400);
+    expect((await t.as(user.token).get('/v1/users/me/audit', { query: { limit: 101 } })).status).toBe(400);
   });
 
   it('answers 401 without a credential', async () => {
-    const response = await get('/v1/users/me/audit');
-    expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual(UNAUTHORIZED);
+    const response = await t.as(null).get('/v1/users/me/audit');
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual(UNAUTHORIZED);
   });
 });
 
@@ -156,12 +149,12 @@ describe('GET /v1/users/{user_id}/audit', () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);
     const event = await eventOf(other.id);
-    const refused = await get(`/v1/users/${other.id}/audit`, user.token);
-    expect(refused.statusCode).toBe(403);
-    expect(refused.json()).toEqual(forbidden('audit:read'));
-    const listed = (await get(`/v1/users/${other.id}/audit`, admin)).json();
-    expect(listed.events[0].id).toBe(event.id);
-    expect(listed.events.every((e: { user_id: string }) => e.user_id === other.id)).toBe(true);
+    const refused = await t.as(user.token).get(`/v1/users/${other.id}/audit`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(forbidden('audit:read'));
+    const listed = (await t.as(admin).get(`/v1/users/${other.id}/audit`).expect(200)).body;
+    expect(listed.events[0]!.id).toBe(event.id);
+    expect(listed.events.every((e) => e.user_id === other.id)).toBe(true);
   });
 });
 
@@ -171,15 +164,20 @@ describe('GET /v1/admin/audit', () => {
     await sql`insert into audit_events (event_type, status, source_service, metadata)
       select ${type}, 'success', 'api', '{}' from generate_series(1, 10050)`.execute(t.database.db);
     await sql`analyze audit_events`.execute(t.database.db);
-    const large = await get(`/v1/admin/audit?event_type=${type}&limit=100`, admin);
-    expect(large.statusCode).toBe(200);
+    const large = await t
+      .as(admin)
+      .get('/v1/admin/audit', { query: { event_type: type, limit: 100 } })
+      .expect(200);
     expect(large.headers['x-total-count-estimated']).toBe('true');
-    expect(large.json().total_count).toBeGreaterThan(10_000);
-    expect(large.json().events).toHaveLength(100);
+    expect(large.body.total_count).toBeGreaterThan(10_000);
+    expect(large.body.events).toHaveLength(100);
 
-    const small = await get(`/v1/admin/audit?event_type=${type}&status=failure`, admin);
+    const small = await t
+      .as(admin)
+      .get('/v1/admin/audit', { query: { event_type: type, status: 'failure' } })
+      .expect(200);
     expect(small.headers['x-total-count-estimated']).toBeUndefined();
-    expect(small.json().total_count).toBe(0);
+    expect(small.body.total_count).toBe(0);
   });
 
   it('finds the events of a user by id, username or email', async () => {
@@ -187,11 +185,14 @@ describe('GET /v1/admin/audit', () => {
     const event = await eventOf(user.id, { event_type: 'account_linked' });
     for (const term of [user.id, user.username.toUpperCase(), `${user.username}@example.org`]) {
       const body = (
-        await get(`/v1/admin/audit?user_search=${encodeURIComponent(term)}&event_type=account_linked`, admin)
-      ).json();
-      expect(body.events.map((e: { id: string }) => e.id)).toEqual([event.id]);
+        await t
+          .as(admin)
+          .get('/v1/admin/audit', { query: { user_search: term, event_type: 'account_linked' } })
+          .expect(200)
+      ).body;
+      expect(body.events.map((e) => e.id)).toEqual([event.id]);
     }
-    const nobody = (await get('/v1/admin/audit?user_search=nobody_at_all', admin)).json();
+    const nobody = (await t.as(admin).get('/v1/admin/audit', { query: { user_search: 'nobody_at_all' } })).body;
     expect(nobody).toMatchObject({ events: [], total_count: 0, total_pages: 1 });
   });
 
@@ -202,26 +203,29 @@ describe('GET /v1/admin/audit', () => {
     t.clock.advance(2 * 86_400_000);
     const late = await eventOf(user.id, { event_type: 'api_key_created' });
     const ids = async (query: string) =>
-      (await get(`/v1/admin/audit?user_id=${user.id}&${query}`, admin)).json().events.map((e: { id: string }) => e.id);
+      (await t.as(admin).get(`/v1/admin/audit?user_id=${user.id}&${query}`).expect(200)).body.events.map((e) => e.id);
 
     expect((await ids('source_service=community_bot')).length).toBe(1);
     expect(await ids(`start_date=${encodeURIComponent(late.created_at)}`)).toEqual([late.id]);
     expect(await ids(`end_date=${early.created_at.slice(0, 10)}&event_type=user_updated`)).toEqual([early.id]);
     const sorted = (
-      await get(`/v1/admin/audit?user_id=${user.id}&sort_field=event_type&sort_direction=asc`, admin)
-    ).json();
-    const types = sorted.events.map((e: { event_type: string }) => e.event_type);
+      await t
+        .as(admin)
+        .get('/v1/admin/audit', { query: { user_id: user.id, sort_field: 'event_type', sort_direction: 'asc' } })
+        .expect(200)
+    ).body;
+    const types = sorted.events.map((e) => e.event_type);
     expect(types).toEqual([...types].sort());
 
-    await send('POST', `/v1/users/me/audit/${early.id}/report`, { reason: 'not_me' }, bearer(user.token));
+    await t.as(user.token).post(`/v1/users/me/audit/${early.id}/report`, { reason: 'not_me' });
     expect(await ids('is_reported=true')).toEqual([early.id]);
     expect(await ids('is_reported=false')).not.toContain(early.id);
   });
 
   it('answers 400 naming a bad date or sort field', async () => {
-    const bad = await get('/v1/admin/audit?start_date=yesterday', admin);
-    expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({
+    const bad = await t.as(admin).get('/v1/admin/audit', { query: { start_date: 'yesterday' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toEqual({
       error: 'BadRequest',
       message: 'start_date must be an ISO 8601 date or date-time',
       code: 'audit.invalid_date',
@@ -232,8 +236,8 @@ describe('GET /v1/admin/audit', () => {
       ['end_date', '2026-04-31T10:00:00Z'],
       ['end_date', '2025-02-29'],
     ]) {
-      const impossible = await get(`/v1/admin/audit?${field}=${date}`, admin);
-      expect({ status: impossible.statusCode, body: impossible.json() }).toEqual({
+      const impossible = await t.as(admin).get(`/v1/admin/audit?${field}=${date}`);
+      expect({ status: impossible.status, body: impossible.body }).toEqual({
         status: 400,
         body: {
           error: 'BadRequest',
@@ -242,10 +246,9 @@ describe('GET /v1/admin/audit', () => {
         },
       });
     }
-    expect((await get('/v1/admin/audit?start_date=2028-02-29', admin)).statusCode).toBe(200);
-    const sort = await get('/v1/admin/audit?sort_field=ip_address', admin);
-    expect(sort.statusCode).toBe(400);
-    expect(sort.json().message).toContain('sort_field');
+    expect((await t.as(admin).get('/v1/admin/audit', { query: { start_date: '2028-02-29' } })).status).toBe(200);
+    const sort = await t.as(admin).get('/v1/admin/audit?sort_field=ip_address').expect(400);
+    expect(sort.body.message).toContain('sort_field');
   });
 });
 
@@ -253,14 +256,13 @@ describe('audit reports', () => {
   it('a user reports one of their own events once; the report shows on the event', async () => {
     const user = await createUser(t.app);
     const event = await eventOf(user.id);
-    const filed = await send(
-      'POST',
-      `/v1/users/me/audit/${event.id}/report`,
-      { reason: 'suspicious', description: 'not from here' },
-      bearer(user.token),
-    );
-    expect(filed.statusCode).toBe(201);
-    expect(filed.json()).toEqual({
+    const api = t.as(user.token);
+    const filed = await api.post(`/v1/users/me/audit/${event.id}/report`, {
+      reason: 'suspicious',
+      description: 'not from here',
+    });
+    expect(filed.status).toBe(201);
+    expect(filed.body).toEqual({
       success: true,
       error: null,
       report: {
@@ -277,67 +279,55 @@ describe('audit reports', () => {
         updated_at: expect.any(String),
       },
     });
-    const again = await send('POST', `/v1/users/me/audit/${event.id}/report`, { reason: 'other' }, bearer(user.token));
-    expect(again.statusCode).toBe(409);
-    expect(again.json().code).toBe('audit_report.already_reported');
-    const mine = (await get('/v1/users/me/audit/reports', user.token)).json();
-    expect(mine.map((r: { audit_event_id: string }) => r.audit_event_id)).toEqual([event.id]);
-    const listed = (await get(`/v1/users/me/audit?event_type=user_updated`, user.token)).json();
-    expect(listed.events[0].is_reported).toBe(true);
+    const again = await api.post(`/v1/users/me/audit/${event.id}/report`, { reason: 'other' }).expect(409);
+    expect(again.body.code).toBe('audit_report.already_reported');
+    const mine = (await api.get('/v1/users/me/audit/reports').expect(200)).body;
+    expect(mine.map((r) => r.audit_event_id)).toEqual([event.id]);
+    const listed = (await api.get('/v1/users/me/audit', { query: { event_type: 'user_updated' } }).expect(200)).body;
+    expect(listed.events[0]!.is_reported).toBe(true);
   });
 
   it("answers 404 for another user's event and 400 for an unknown reason", async () => {
     const user = await createUser(t.app);
     const other = await createUser(t.app);
     const event = await eventOf(other.id);
-    const response = await send(
-      'POST',
-      `/v1/users/me/audit/${event.id}/report`,
-      { reason: 'not_me' },
-      bearer(user.token),
-    );
-    expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({
+    const response = await t.as(user.token).post(`/v1/users/me/audit/${event.id}/report`, { reason: 'not_me' });
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({
       error: 'NotFound',
       message: 'Audit event not found',
       code: 'audit.event_not_found',
     });
-    const reason = await send(
-      'POST',
-      `/v1/users/me/audit/${event.id}/report`,
-      { reason: 'bored' },
-      bearer(other.token),
-    );
-    expect(reason.statusCode).toBe(400);
-    expect(reason.json().message).toContain('reason');
+    const reason = await t
+      .as(other.token)
+      .post(`/v1/users/me/audit/${event.id}/report`, unchecked({ reason: 'bored' }))
+      .expect(400);
+    expect(reason.body.message).toContain('reason');
   });
 
   it("an admin's review sets status, notes, reviewer and time, and mails the reporting user in their locale", async () => {
     const user = await createUser(t.app);
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/users/${user.id}/locale`,
-      payload: { locale: 'de' },
-      headers: bearer(user.token),
-    });
+    await t.as(user.token).patch(`/v1/users/${user.id}/locale`, { locale: 'de' });
     const event = await eventOf(user.id);
     const report = (
-      await send('POST', `/v1/users/me/audit/${event.id}/report`, { reason: 'unknown_device' }, bearer(user.token))
-    ).json().report;
+      await t.as(user.token).post(`/v1/users/me/audit/${event.id}/report`, { reason: 'unknown_device' }).expect(201)
+    ).body.report!;
 
-    const pending = (await get('/v1/admin/audit/reports?status=pending', admin)).json();
-    expect(pending.map((r: { id: string }) => r.id)).toContain(report.id);
-    expect((await get('/v1/admin/audit/reports', user.token)).statusCode).toBe(403);
+    const pending = (
+      await t
+        .as(admin)
+        .get('/v1/admin/audit/reports', { query: { status: 'pending' } })
+        .expect(200)
+    ).body;
+    expect(pending.map((r) => r.id)).toContain(report.id);
+    expect((await t.as(user.token).get('/v1/admin/audit/reports')).status).toBe(403);
 
-    const adminId = (await get('/v1/users/me', admin)).json().data.id;
-    const reviewed = await send(
-      'PATCH',
-      `/v1/admin/audit/reports/${report.id}`,
-      { status: 'resolved', resolution_notes: 'Key rotated' },
-      bearer(admin),
-    );
-    expect(reviewed.statusCode).toBe(200);
-    expect(reviewed.json()).toEqual({
+    const adminId = (await t.as(admin).get('/v1/users/me').expect(200)).body.data.id;
+    const reviewed = await t
+      .as(admin)
+      .patch(`/v1/admin/audit/reports/${report.id}`, { status: 'resolved', resolution_notes: 'Key rotated' });
+    expect(reviewed.status).toBe(200);
+    expect(reviewed.body).toEqual({
       ...report,
       status: 'resolved',
       resolution_notes: 'Key rotated',
@@ -349,59 +339,58 @@ describe('audit reports', () => {
     expect(mail.text).toContain('Ihr Status ist jetzt: resolved');
     expect(mail.text).toContain('Key rotated');
     expect(
-      (await get('/v1/admin/audit/reports?status=pending', admin)).json().map((r: { id: string }) => r.id),
+      (
+        await t
+          .as(admin)
+          .get('/v1/admin/audit/reports', { query: { status: 'pending' } })
+          .expect(200)
+      ).body.map((r) => r.id),
     ).not.toContain(report.id);
 
-    const missing = await send(
-      'PATCH',
-      `/v1/admin/audit/reports/${randomUUID()}`,
-      { status: 'dismissed' },
-      bearer(admin),
-    );
-    expect(missing.statusCode).toBe(404);
-    expect((await send('PATCH', `/v1/admin/audit/reports/${report.id}`, {}, bearer(admin))).statusCode).toBe(400);
+    const missing = await t.as(admin).patch(`/v1/admin/audit/reports/${randomUUID()}`, { status: 'dismissed' });
+    expect(missing.status).toBe(404);
+    expect((await t.as(admin).patch(`/v1/admin/audit/reports/${report.id}`, unchecked({}))).status).toBe(400);
   });
 });
 
 describe('POST /v1/internal/audit', () => {
-  const post = (payload: object, headers: Record<string, string> = {}) =>
-    send('POST', '/v1/internal/audit', payload, headers);
+  /** An event sent with the token given (none when null), as it is: some are wrong on purpose. */
+  const post = (token: string | null, body: object) => t.as(token).post('/v1/internal/audit', unchecked(body));
+  /** An event sent by an internal app: its key, and the headers given (an assertion). */
+  const fromApp = (body: object, headers: Record<string, string>) =>
+    t.as(null).post('/v1/internal/audit', unchecked(body), { headers });
 
   it('takes events from the system key: bots may name external users, the API must name real ones', async () => {
-    const bot = await post(
-      {
-        event_type: 'bot_command_executed',
-        user_id: '123456789012345678',
-        source_service: 'community_bot',
-        metadata: { command: '/ping' },
-      },
-      bearer(TEST_SYSTEM_KEY),
-    );
-    expect(bot.statusCode).toBe(201);
-    expect(bot.json()).toMatchObject({
+    const bot = await post(TEST_SYSTEM_KEY, {
+      event_type: 'bot_command_executed',
+      user_id: '123456789012345678',
+      source_service: 'community_bot',
+      metadata: { command: '/ping' },
+    });
+    expect(bot.status).toBe(201);
+    expect(bot.body).toMatchObject({
       user_id: '123456789012345678',
       source_service: 'community_bot',
       metadata: { command: '/ping' },
       actor_id: null,
     });
-    const unknown = await post({ event_type: 'user_updated', user_id: randomUUID() }, bearer(TEST_SYSTEM_KEY));
-    expect(unknown.statusCode).toBe(400);
-    expect(unknown.json()).toEqual({
+    const unknown = await post(TEST_SYSTEM_KEY, { event_type: 'user_updated', user_id: randomUUID() });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toEqual({
       error: 'BadRequest',
       message: 'user_id does not name an existing user',
       code: 'audit.unknown_user',
     });
-    const external = await post({ event_type: 'user_updated', user_id: 'discord:42' }, bearer(TEST_SYSTEM_KEY));
-    expect(external.statusCode).toBe(400);
-    const actor = await post(
-      { event_type: 'user_updated', actor_id: randomUUID(), source_service: 'stream_bot' },
-      bearer(TEST_SYSTEM_KEY),
-    );
-    expect(actor.statusCode).toBe(400);
-    expect(actor.json().code).toBe('audit.unknown_actor');
-    const type = await post({ event_type: 'made_up' }, bearer(TEST_SYSTEM_KEY));
-    expect(type.statusCode).toBe(400);
-    expect(type.json().message).toContain('event_type');
+    const external = await post(TEST_SYSTEM_KEY, { event_type: 'user_updated', user_id: 'discord:42' });
+    expect(external.status).toBe(400);
+    const actor = await post(TEST_SYSTEM_KEY, {
+      event_type: 'user_updated',
+      actor_id: randomUUID(),
+      source_service: 'stream_bot',
+    }).expect(400);
+    expect(actor.body.code).toBe('audit.unknown_actor');
+    const type = await post(TEST_SYSTEM_KEY, { event_type: 'made_up' }).expect(400);
+    expect(type.body.message).toContain('event_type');
   });
 
   it('takes events from a credential with audit:write, and refuses one without it', async () => {
@@ -416,30 +405,28 @@ describe('POST /v1/internal/audit', () => {
         current_password: TEST_ADMIN.password,
       })
     ).key;
-    expect((await post({ event_type: 'user_updated', user_id: user.id }, bearer(key))).statusCode).toBe(201);
-    expect(
-      (await post({ event_type: 'user_updated', user_id: user.id, actor_id: user.id }, bearer(writer.token)))
-        .statusCode,
-    ).toBe(201);
-    const refused = await post({ event_type: 'user_updated', user_id: user.id }, bearer(user.token));
-    expect(refused.statusCode).toBe(403);
-    expect(refused.json()).toEqual(forbidden('audit:write'));
+    expect((await post(key, { event_type: 'user_updated', user_id: user.id })).status).toBe(201);
+    expect((await post(writer.token, { event_type: 'user_updated', user_id: user.id, actor_id: user.id })).status).toBe(
+      201,
+    );
+    const refused = await post(user.token, { event_type: 'user_updated', user_id: user.id });
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual(forbidden('audit:write'));
     // Without credentials, even an empty or invalid body answers 401, not a validation error.
     for (const body of [{ event_type: 'user_updated' }, {}, { event_type: 42 }]) {
-      const anonymous = await post(body);
-      expect(anonymous.statusCode).toBe(401);
-      expect(anonymous.json().code).toBe('audit.credentials_required');
+      const anonymous = await post(null, body).expect(401);
+      expect(anonymous.body.code).toBe('audit.credentials_required');
     }
   });
 
   it("an internal app attributes an event to an end user with X-ID-App-Assertion, and keeps the user's address", async () => {
     const user = await createUser(t.app);
-    const response = await post(
+    const response = await fromApp(
       { event_type: 'consent_granted', ip_address: '203.0.113.9', user_agent: 'Firefox' },
       { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': assertion(user.id) },
     );
-    expect(response.statusCode).toBe(201);
-    expect(response.json()).toMatchObject({
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
       user_id: user.id,
       actor_id: user.id,
       source_service: 'id',
@@ -447,25 +434,23 @@ describe('POST /v1/internal/audit', () => {
       user_agent: 'Firefox',
     });
 
-    const noAssertion = await post(
+    const noAssertion = await fromApp(
       { event_type: 'consent_granted', actor_id: user.id },
       { 'x-id-app-key': APP_SECRETS.id },
-    );
-    expect(noAssertion.statusCode).toBe(403);
-    expect(noAssertion.json().code).toBe('audit.actor_needs_assertion');
-    const otherApp = await post(
+    ).expect(403);
+    expect(noAssertion.body.code).toBe('audit.actor_needs_assertion');
+    const otherApp = await fromApp(
       { event_type: 'consent_granted' },
       { 'x-id-app-key': APP_SECRETS.backend, 'x-id-app-assertion': assertion(user.id) },
-    );
-    expect(otherApp.statusCode).toBe(403);
-    expect(otherApp.json().code).toBe('audit.app_mismatch');
-    const mismatch = await post(
+    ).expect(403);
+    expect(otherApp.body.code).toBe('audit.app_mismatch');
+    const mismatch = await fromApp(
       { event_type: 'consent_granted', actor_id: randomUUID() },
       { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': assertion(user.id) },
     );
-    expect(mismatch.json().code).toBe('audit.actor_mismatch');
-    const badKey = await post({ event_type: 'consent_granted' }, { 'x-id-app-key': 'not-a-secret' });
-    expect(badKey.statusCode).toBe(401);
+    expect((mismatch.body as { code?: string }).code).toBe('audit.actor_mismatch');
+    const badKey = await fromApp({ event_type: 'consent_granted' }, { 'x-id-app-key': 'not-a-secret' });
+    expect(badKey.status).toBe(401);
   });
 
   it.each([
@@ -486,45 +471,32 @@ describe('POST /v1/internal/audit', () => {
     ],
   ])('refuses %s with 401', async (_case, mint, code) => {
     const user = await createUser(t.app);
-    const response = await post(
+    const response = await fromApp(
       { event_type: 'consent_granted' },
       { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': mint(user.id) },
-    );
-    expect(response.statusCode).toBe(401);
-    expect(response.json().code).toBe(code);
+    ).expect(401);
+    expect(response.body.code).toBe(code);
   });
 
   it('accepts an assertion once, on any node', async () => {
     const user = await createUser(t.app);
     const header = assertion(user.id);
     const headers = { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': header };
-    expect((await post({ event_type: 'consent_granted' }, headers)).statusCode).toBe(201);
-    const replay = await post({ event_type: 'consent_granted' }, headers);
-    expect(replay.statusCode).toBe(401);
-    expect(replay.json().code).toBe('app_assertion.replayed');
+    expect((await fromApp({ event_type: 'consent_granted' }, headers)).status).toBe(201);
+    const replay = await fromApp({ event_type: 'consent_granted' }, headers).expect(401);
+    expect(replay.body.code).toBe('app_assertion.replayed');
 
     // A second node on the same database and key-value store refuses it too, and a fresh one from it once.
     const node = await buildApp(t.config, { database: t.database, kv: t.kv, clock: t.clock }, { logger: false });
     try {
-      const elsewhere = await node.inject({
-        method: 'POST',
-        url: '/v1/internal/audit',
-        payload: { event_type: 'consent_granted' },
-        headers,
-      });
-      expect(elsewhere.json().code).toBe('app_assertion.replayed');
+      const onNode = client(node, null);
+      const elsewhere = await onNode.post('/v1/internal/audit', { event_type: 'consent_granted' }, { headers });
+      expect((elsewhere.body as { code?: string }).code).toBe('app_assertion.replayed');
       const fresh = { ...headers, 'x-id-app-assertion': assertion(user.id) };
       expect(
-        (
-          await node.inject({
-            method: 'POST',
-            url: '/v1/internal/audit',
-            payload: { event_type: 'consent_granted' },
-            headers: fresh,
-          })
-        ).statusCode,
+        (await onNode.post('/v1/internal/audit', { event_type: 'consent_granted' }, { headers: fresh })).status,
       ).toBe(201);
-      expect((await post({ event_type: 'consent_granted' }, fresh)).statusCode).toBe(401);
+      expect((await fromApp({ event_type: 'consent_granted' }, fresh)).status).toBe(401);
     } finally {
       await node.close();
     }

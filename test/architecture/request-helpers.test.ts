@@ -19,7 +19,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/login-providers/login-providers.test.ts',
   'src/identity/oauth/authorization.test.ts',
   'src/identity/oauth/login-handoff.browser.test.ts',
-  'src/identity/oauth/oauth.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/passwords/breached-passwords.test.ts',
   'src/identity/passwords/password-change.test.ts',

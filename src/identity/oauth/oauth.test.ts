@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
+import type { RequestBody } from '../../../test/client.js';
+import { buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let base: string;
@@ -14,15 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-async function registerClient(body: object = {}) {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/v1/oauth/clients',
-    headers: bearer(owner.token),
-    payload: { name: 'Relying party', redirect_uris: ['https://rp.example.org/cb'], ...body },
-  });
-  expect(response.statusCode).toBe(201);
-  return response.json() as { client: { id: string }; client_secret: string };
+async function registerClient(body: Partial<RequestBody<'post', '/v1/oauth/clients'>> = {}) {
+  const response = await t
+    .as(owner.token)
+    .post('/v1/oauth/clients', { name: 'Relying party', redirect_uris: ['https://rp.example.org/cb'], ...body })
+    .expect(201);
+  return response.body as { client: { id: string }; client_secret: string };
 }
 
 /** The OAuth error a failed request of openid-client carries (in its body or its WWW-Authenticate challenge). */
@@ -166,16 +164,15 @@ describe('OAuth provider', () => {
     expect(
       await oauthError(client.clientCredentialsGrant(await relyingParty(registered.id, 'wgcs_not-the-secret'))),
     ).toBe('invalid_client');
-    const regenerated = await t.app.inject({
-      method: 'POST',
-      url: `/v1/oauth/clients/${registered.id}/regenerate-secret`,
-      headers: bearer(owner.token),
-    });
+    const regenerated = await t
+      .as(owner.token)
+      .post(`/v1/oauth/clients/${registered.id}/regenerate-secret`)
+      .expect(200);
     expect(await oauthError(client.clientCredentialsGrant(await relyingParty(registered.id, client_secret)))).toBe(
       'invalid_client',
     );
     const tokens = await client.clientCredentialsGrant(
-      await relyingParty(registered.id, regenerated.json().client_secret),
+      await relyingParty(registered.id, regenerated.body.client_secret),
     );
     expect(tokens.access_token).toEqual(expect.any(String));
   });
@@ -183,14 +180,9 @@ describe('OAuth provider', () => {
   it('refuses clients that are deactivated or deleted', async () => {
     const { client: registered, client_secret } = await registerClient();
     const rp = await relyingParty(registered.id, client_secret);
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/oauth/clients/${registered.id}`,
-      headers: bearer(owner.token),
-      payload: { is_active: false },
-    });
+    await t.as(owner.token).patch(`/v1/oauth/clients/${registered.id}`, { is_active: false }).expect(200);
     expect(await oauthError(client.clientCredentialsGrant(rp))).toBe('invalid_client');
-    await t.app.inject({ method: 'DELETE', url: `/v1/oauth/clients/${registered.id}`, headers: bearer(owner.token) });
+    await t.as(owner.token).delete(`/v1/oauth/clients/${registered.id}`).expect(204);
     expect(await oauthError(client.clientCredentialsGrant(rp))).toBe('invalid_client');
   });
 });
@@ -199,13 +191,11 @@ describe('without PUBLIC_URL', () => {
   it('issues as this machine (http://localhost:PORT), never as whatever Host a request names', async () => {
     const other = await buildTestApp();
     try {
-      const response = await other.app.inject({
-        method: 'GET',
-        url: '/v1/oauth/.well-known/openid-configuration',
-        headers: { host: 'evil.example' },
-      });
-      expect(response.statusCode).toBe(200);
-      expect(response.json().issuer).toBe(`http://localhost:${other.config.port}/v1/oauth`);
+      const response = await other
+        .as(null)
+        .get('/v1/oauth/.well-known/openid-configuration', { headers: { host: 'evil.example' } })
+        .expect(200);
+      expect(response.body.issuer).toBe(`http://localhost:${other.config.port}/v1/oauth`);
     } finally {
       await other.close();
     }

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Options } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createUser,
   login,
@@ -17,6 +17,9 @@ import { numberOf, timeOf } from './parsers/validate.js';
 import { latLngOf } from './parsers/google.js';
 
 const MB = 1024 * 1024;
+
+type ImportQuery = NonNullable<Options<'post', '/v1/gps/import'>['query']>;
+type ImportFormat = NonNullable<ImportQuery['format']>;
 
 /** `total` bytes of a file made as it is read: head, then `piece` repeated, then tail (never held whole). */
 function generated(head: string, piece: string, total: number, tail = ''): Readable {
@@ -42,23 +45,15 @@ describe('GPS file import of hostile files', () => {
   afterAll(() => t.close());
 
   const newDevice = async (token = admin) =>
-    (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'hostile' } })
-    ).json().data.id as string;
-  const post = (query: string, body: string | Readable, token = admin) =>
-    t.app.inject({
-      method: 'POST',
-      url: `/v1/gps/import?${query}`,
-      headers: { ...bearer(token), 'content-type': 'application/octet-stream' },
-      payload: body,
-    });
-  const report = async (id: string) =>
-    (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${id}`, headers: bearer(admin) })).json().data;
-  async function imported(query: string, body: string | Readable) {
-    const response = await post(query, body);
-    expect(response.statusCode, response.body).toBe(202);
+    (await t.as(token).post('/v1/devices', { name: 'hostile' }).expect(201)).body.data.id;
+  /** The body streams in as it is read when it is a stream. */
+  const post = (query: ImportQuery, body: string | Readable, token = admin) =>
+    t.as(token).post('/v1/gps/import', body, { query, headers: { 'content-type': 'application/octet-stream' } });
+  const report = async (id: string) => (await t.as(admin).get(`/v1/gps/imports/${id}`).expect(200)).body.data;
+  async function imported(query: ImportQuery, body: string | Readable) {
+    const response = await post(query, body).expect(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    return report(response.json().data.id);
+    return report(response.body.data.id);
   }
 
   it('reads a megabyte of digits, spaces or signs as "not a number" at once (no pattern backtracks on it)', () => {
@@ -86,7 +81,7 @@ describe('GPS file import of hostile files', () => {
     const digits = '1'.repeat(60_000);
     const started = performance.now();
     const gpx = await imported(
-      `device_id=${device}&format=gpx`,
+      { device_id: device, format: 'gpx' },
       `<gpx><trk><trkseg><trkpt lat="${digits}x" lon="1"><time>2025-01-01T00:00:00Z</time></trkpt>` +
         `<trkpt lat="1" lon="1"><ele>1${' '.repeat(MB)}x</ele><time>2025-01-01T00:00:01Z</time></trkpt></trkseg></trk></gpx>`,
     );
@@ -97,7 +92,7 @@ describe('GPS file import of hostile files', () => {
       notes: [{ at: 'trkpt 2 (line 1)', note: 'altitude is not a number; left out' }],
     });
     const csv = await imported(
-      `device_id=${device}&format=csv`,
+      { device_id: device, format: 'csv' },
       `time,lat,lon\n2025-01-01T00:00:00Z,${digits}x,1\n2025-01-01T00:00:00Z,1,1${' '.repeat(60_000)}x\n`,
     );
     expect(csv).toMatchObject({
@@ -109,7 +104,7 @@ describe('GPS file import of hostile files', () => {
       ],
     });
     const timeline = await imported(
-      `device_id=${device}&format=takeout`,
+      { device_id: device, format: 'takeout' },
       JSON.stringify({
         semanticSegments: [
           {
@@ -129,21 +124,21 @@ describe('GPS file import of hostile files', () => {
   });
 
   /** Imports a hostile file of 64 MB, sampling this process's memory meanwhile; answers the report and the largest growth. */
-  async function importWatchingMemory(format: string, body: Readable) {
+  async function importWatchingMemory(format: ImportFormat, body: Readable) {
     const device = await newDevice();
     globalThis.gc?.();
     const before = process.memoryUsage().rss;
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
     try {
-      const done = await imported(`device_id=${device}&format=${format}`, body);
+      const done = await imported({ device_id: device, format }, body);
       return { done, growth: (peak - before) / MB };
     } finally {
       clearInterval(sampler);
     }
   }
 
-  it.each([
+  it.each<[ImportFormat, string, () => Readable, string, string]>([
     [
       'gpx',
       'nested elements',
@@ -223,27 +218,24 @@ describe('GPS file import of hostile files', () => {
       const token = await login(t.app, user.username, user.password);
       const device = await newDevice(token);
       const held = [new PassThrough(), new PassThrough()];
-      const pending = held.map((stream) => post(`device_id=${device}&format=csv`, stream, token));
+      const csv = { device_id: device, format: 'csv' } as const;
+      const pending = held.map((stream) => post(csv, stream, token));
       for (const stream of held) stream.write('time,lat,lon\n');
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const third = await post(`device_id=${device}&format=csv`, 'time,lat,lon\n2025-01-01T00:00:00Z,1,1\n', token);
-      expect(third.statusCode).toBe(429);
+      const third = await post(csv, 'time,lat,lon\n2025-01-01T00:00:00Z,1,1\n', token);
+      expect(third.status).toBe(429);
       expect(third.headers['retry-after']).toBe('30');
-      expect(third.json()).toEqual({
+      expect(third.body).toEqual({
         error: 'TooManyRequests',
         message: 'You have 2 imports running; wait for one to end (at most 2 at once)',
         code: 'gps_file.too_many_imports',
       });
       // Another user is not held up by this one.
-      expect(
-        (await post(`device_id=${device}&format=csv`, 'time,lat,lon\n2025-01-01T00:00:00Z,1,1\n')).statusCode,
-      ).toBe(202);
+      expect((await post(csv, 'time,lat,lon\n2025-01-01T00:00:00Z,1,1\n')).status).toBe(202);
       for (const stream of held) stream.end('2025-01-01T00:00:00Z,1,1\n');
-      expect((await Promise.all(pending)).map((response) => response.statusCode)).toEqual([202, 202]);
+      expect((await Promise.all(pending)).map((response) => response.status)).toEqual([202, 202]);
       await onEveryNode(t, (services) => services.gpsFiles.idle());
-      expect(
-        (await post(`device_id=${device}&format=csv`, 'time,lat,lon\n2025-01-01T00:00:01Z,1,1\n', token)).statusCode,
-      ).toBe(202);
+      expect((await post(csv, 'time,lat,lon\n2025-01-01T00:00:01Z,1,1\n', token)).status).toBe(202);
       await onEveryNode(t, (services) => services.gpsFiles.idle());
     },
   );
@@ -255,33 +247,26 @@ describe('GPS file import: slow uploads and the spool', () => {
       config: { importRateWindowMs: 100, importMinBytesPerSecond: 1000, importSpoolMaxBytes: 4096 },
     });
     try {
-      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-      const device = (
-        await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'slow' } })
-      ).json().data.id;
+      const api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
+      const device = (await api.post('/v1/devices', { name: 'slow' }).expect(201)).body.data.id;
       const post = (payload: string | Readable) =>
-        t.app.inject({
-          method: 'POST',
-          url: `/v1/gps/import?device_id=${device}&format=csv`,
-          headers: bearer(admin),
-          payload,
-        });
+        api.post('/v1/gps/import', payload, { query: { device_id: device, format: 'csv' } });
       const stalled = new PassThrough();
       stalled.write('time,lat,lon\n');
       const slow = await post(stalled);
-      expect(slow.statusCode).toBe(408);
-      expect(slow.json()).toEqual({
+      expect(slow.status).toBe(408);
+      expect(slow.body).toEqual({
         error: 'RequestTimeout',
         message: 'The upload sent less than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS and was cut off',
         code: 'gps_file.upload_too_slow',
       });
       const full = await post(`time,lat,lon\n${'2025-01-01T00:00:00Z,1,1\n'.repeat(200)}`);
-      expect(full.statusCode).toBe(503);
+      expect(full.status).toBe(503);
       expect(full.headers['retry-after']).toBe('30');
-      expect(full.json().code).toBe('gps_file.spool_full');
+      expect(full.body).toMatchObject({ code: 'gps_file.spool_full' });
       expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`waygate-import-${process.pid}-`))).toEqual([]);
       // Within the spool's room, an import goes through.
-      expect((await post('time,lat,lon\n2025-01-01T00:00:00Z,1,1\n')).statusCode).toBe(202);
+      expect((await post('time,lat,lon\n2025-01-01T00:00:00Z,1,1\n')).status).toBe(202);
       await onEveryNode(t, (services) => services.gpsFiles.idle());
     } finally {
       await t.close();

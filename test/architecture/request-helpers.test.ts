@@ -47,7 +47,6 @@ const NOT_YET_CONVERTED = [
   'src/platform/http/http.test.ts',
   'src/platform/kv/redis-frozen.test.ts',
   'src/platform/rate-limit.test.ts',
-  'src/tracking/gps-files/import.test.ts',
   'src/tracking/gps/gps.test.ts',
   'src/tracking/gps/ingest-clients.test.ts',
   'src/tracking/gps/ingest.test.ts',

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Client, Options } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   deviceWithKey,
   expectPermissionChecks,
@@ -15,47 +15,38 @@ import {
 import { IMPORT_CHUNK } from './import.js';
 import { IMPORT_STALE_MS } from './service.js';
 
+type ImportQuery = NonNullable<Options<'post', '/v1/gps/import'>['query']>;
+
 const fixture = (name: string) => readFileSync(new URL(`../../../test/fixtures/gps-files/${name}`, import.meta.url));
 
 describe('GPS file import', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp();
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const newDevice = async () =>
-    (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'import' } })
-    ).json().data.id as string;
-  const post = (query: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    t.app.inject({
-      method: 'POST',
-      url: `/v1/gps/import?${query}`,
-      headers: { ...bearer(admin), 'content-type': 'application/octet-stream', ...headers },
-      payload: body,
+  const newDevice = async () => (await api.post('/v1/devices', { name: 'import' }).expect(201)).body.data.id;
+  const post = (query: ImportQuery, body: string | Buffer, headers: Record<string, string> = {}) =>
+    api.post('/v1/gps/import', body, {
+      query,
+      headers: { 'content-type': 'application/octet-stream', ...headers },
     });
-  const report = async (id: string) =>
-    (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${id}`, headers: bearer(admin) })).json().data;
+  const report = async (id: string) => (await api.get(`/v1/gps/imports/${id}`).expect(200)).body.data;
   /** Posts a file, waits for its import to end, answers the report. */
-  async function imported(device: string, name: string, query = '') {
-    const response = await post(`device_id=${device}${query}`, fixture(name));
-    expect(response.statusCode, response.body).toBe(202);
-    expect(response.headers.location).toMatch(new RegExp(`/v1/gps/imports/${response.json().data.id}$`));
+  async function imported(device: string, name: string, format?: ImportQuery['format']) {
+    const response = await post({ device_id: device, format }, fixture(name)).expect(202);
+    expect(response.headers.location).toMatch(new RegExp(`/v1/gps/imports/${response.body.data.id}$`));
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    return report(response.json().data.id);
+    return report(response.body.data.id);
   }
   /** The device's points as our CSV export writes them: time, latitude, longitude, altitude, heading, speed_kmh. */
   async function pointsOf(device: string) {
-    const csv = (
-      await t.app.inject({
-        method: 'GET',
-        url: `/v1/gps/export?device_id=${device}&format=csv`,
-        headers: bearer(admin),
-      })
-    ).body;
+    const csv = (await api.get('/v1/gps/export', { query: { device_id: device, format: 'csv' } })).text;
     return csv
       .split('\r\n')
       .slice(1, -1)
@@ -106,9 +97,9 @@ describe('GPS file import', () => {
 
   it('refuses a GPX file with a DOCTYPE (an entity bomb) with 400, before anything is imported', async () => {
     const device = await newDevice();
-    const response = await post(`device_id=${device}`, fixture('bomb.gpx'));
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    const response = await post({ device_id: device }, fixture('bomb.gpx'));
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: 'XML files with a DOCTYPE are refused (entity expansion)',
       code: 'gps_file.doctype_refused',
@@ -116,10 +107,9 @@ describe('GPS file import', () => {
     expect(await pointsOf(device)).toEqual([]);
     // Past the first 64 KB the parser refuses it: the import fails with a report.
     const late = `<?xml version="1.0"?>\n<!--${' '.repeat(70_000)}-->\n${fixture('bomb.gpx').toString().split('\n').slice(1).join('\n')}`;
-    const started = await post(`device_id=${device}&format=gpx`, late);
-    expect(started.statusCode).toBe(202);
+    const started = await post({ device_id: device, format: 'gpx' }, late).expect(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    expect(await report(started.json().data.id)).toMatchObject({
+    expect(await report(started.body.data.id)).toMatchObject({
       status: 'failed',
       imported: 0,
       error: { code: 'doctype_refused' },
@@ -221,15 +211,14 @@ describe('GPS file import', () => {
 
   it('fails a malformed or too deeply nested file with a report, keeping what came before the fault', async () => {
     const device = await newDevice();
-    expect(await imported(device, 'truncated.geojson', '&format=geojson')).toMatchObject({
+    expect(await imported(device, 'truncated.geojson', 'geojson')).toMatchObject({
       status: 'failed',
       imported: 1,
       error: { code: 'malformed_json' },
     });
-    const deep = await post(`device_id=${device}&format=geojson`, `{"features":${'['.repeat(100_000)}`);
-    expect(deep.statusCode).toBe(202);
+    const deep = await post({ device_id: device, format: 'geojson' }, `{"features":${'['.repeat(100_000)}`).expect(202);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
-    expect(await report(deep.json().data.id)).toMatchObject({
+    expect(await report(deep.body.data.id)).toMatchObject({
       status: 'failed',
       imported: 0,
       error: { code: 'too_deep', message: 'JSON nested deeper than 32 levels' },
@@ -238,30 +227,23 @@ describe('GPS file import', () => {
 
   it('answers 400 for a file of no known format, an empty file, and no device; 404 for an unknown device or import', async () => {
     const device = await newDevice();
-    expect((await post(`device_id=${device}`, 'hello world')).json().code).toBe('gps_file.unknown_format');
-    expect((await post(`device_id=${device}`, '')).json().code).toBe('gps_file.empty_file');
-    expect((await post('', fixture('points.csv'))).json().code).toBe('gps_file.device_required');
-    expect((await post(`device_id=${UNKNOWN_ID}`, fixture('points.csv'))).json().code).toBe('device.not_found');
-    expect(
-      (await t.app.inject({ method: 'GET', url: `/v1/gps/imports/${UNKNOWN_ID}`, headers: bearer(admin) })).statusCode,
-    ).toBe(404);
+    expect((await post({ device_id: device }, 'hello world').expect(400)).body.code).toBe('gps_file.unknown_format');
+    expect((await post({ device_id: device }, '').expect(400)).body.code).toBe('gps_file.empty_file');
+    expect((await post({}, fixture('points.csv')).expect(400)).body.code).toBe('gps_file.device_required');
+    expect((await post({ device_id: UNKNOWN_ID }, fixture('points.csv')).expect(404)).body.code).toBe(
+      'device.not_found',
+    );
+    expect((await api.get(`/v1/gps/imports/${UNKNOWN_ID}`)).status).toBe(404);
   });
 
   it('answers 413 past IMPORT_MAX_BYTES', async () => {
     const small = await buildTestApp({ config: { importMaxBytes: 1024 } });
     try {
-      const token = await login(small.app, 'admin', TEST_ADMIN.password);
-      const device = (
-        await small.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(token), payload: { name: 'x' } })
-      ).json().data.id;
-      const response = await small.app.inject({
-        method: 'POST',
-        url: `/v1/gps/import?device_id=${device}`,
-        headers: bearer(token),
-        payload: 'x'.repeat(2000),
-      });
-      expect(response.statusCode).toBe(413);
-      expect(response.json().code).toBe('gps_file.too_large');
+      const smallApi = small.as(await login(small.app, 'admin', TEST_ADMIN.password));
+      const device = (await smallApi.post('/v1/devices', { name: 'x' }).expect(201)).body.data.id;
+      const response = await smallApi.post('/v1/gps/import', 'x'.repeat(2000), { query: { device_id: device } });
+      expect(response.status).toBe(413);
+      expect(response.body).toMatchObject({ code: 'gps_file.too_large' });
     } finally {
       await small.close();
     }
@@ -323,12 +305,12 @@ describe('GPS file import', () => {
       return importPoints.apply(t.app.services.gps, args);
     });
     try {
-      const started = await post(`device_id=${device}`, body, { 'content-type': 'text/csv' });
-      expect(started.json().data).toMatchObject({ status: 'running', imported: 0, bytes_total: body.length });
-      let running = await report(started.json().data.id);
+      const started = await post({ device_id: device }, body, { 'content-type': 'text/csv' }).expect(202);
+      expect(started.body.data).toMatchObject({ status: 'running', imported: 0, bytes_total: body.length });
+      let running = await report(started.body.data.id);
       for (let i = 0; i < 200 && running.imported < IMPORT_CHUNK; i++) {
         await new Promise((resolve) => setTimeout(resolve, 25));
-        running = await report(started.json().data.id);
+        running = await report(started.body.data.id);
       }
       expect(running).toMatchObject({
         status: 'running',
@@ -339,7 +321,7 @@ describe('GPS file import', () => {
       });
       release();
       await onEveryNode(t, (services) => services.gpsFiles.idle());
-      expect(await report(started.json().data.id)).toMatchObject({
+      expect(await report(started.body.data.id)).toMatchObject({
         status: 'done',
         imported: IMPORT_CHUNK + 500,
         finished_at: expect.any(String),
@@ -352,14 +334,8 @@ describe('GPS file import', () => {
 
   it('takes the device of the calling API key; needs gps:write', async () => {
     const { key, deviceId: device } = await deviceWithKey(t.app, admin, { name: 'importer' });
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/gps/import',
-      headers: bearer(key),
-      payload: fixture('owntracks.rec'),
-    });
-    expect(response.statusCode).toBe(202);
-    expect(response.json().data.device_id).toBe(device);
+    const response = await t.as(key).post('/v1/gps/import', fixture('owntracks.rec')).expect(202);
+    expect(response.body.data.device_id).toBe(device);
     await onEveryNode(t, (services) => services.gpsFiles.idle());
     await expectPermissionChecks(t.app, admin, [
       { method: 'POST', url: `/v1/gps/import?device_id=${device}`, permission: 'gps:write' },

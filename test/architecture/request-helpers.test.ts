@@ -15,7 +15,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/api-keys/api-keys.test.ts',
   'src/identity/bans/bans.test.ts',
   'src/identity/integrations/integrations.test.ts',
-  'src/identity/link-pages/link-pages.browser.test.ts',
   'src/identity/login-providers/login-providers.test.ts',
   'src/identity/oauth/authorization.test.ts',
   'src/identity/oauth/login-handoff.browser.test.ts',

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
 import { type FakeSmtp, type ReceivedMail } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
+import { buildMailingTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let smtp: FakeSmtp;
@@ -49,18 +49,15 @@ async function openLink(link: string): Promise<Page> {
   return page;
 }
 const heading = (page: Page) => page.getByRole('heading', { level: 1 }).textContent();
-const login = (identifier: string, password: string) =>
-  t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
+const login = (identifier: string, password: string) => t.as(null).post('/v1/auth/login', { identifier, password });
 
 describe('the pages mailed links open, in Chromium', () => {
   it('registration: the link opens a page whose button creates the account; the link then works no more', async () => {
     const email = `page${Date.now()}@example.org`;
-    const registered = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/register',
-      payload: { email, username: `page${Date.now()}`, password: 'page password 1' },
-    });
-    expect(registered.statusCode).toBe(200);
+    await t
+      .as(null)
+      .post('/v1/auth/register', { email, username: `page${Date.now()}`, password: 'page password 1' })
+      .expect(200);
     const link = linkIn(await smtp.waitFor(email));
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/waygate\/verify-email\?token=/);
 
@@ -68,13 +65,13 @@ describe('the pages mailed links open, in Chromium', () => {
     expect(await heading(page)).toBe('Confirm your email address');
     expect(await page.getAttribute('html', 'lang')).toBe('en');
     // Opening the link alone confirms nothing (a mail scanner may open it).
-    expect((await login(email, 'page password 1')).statusCode).toBe(401);
+    expect((await login(email, 'page password 1')).status).toBe(401);
     await page.getByRole('button', { name: 'Confirm email address' }).click();
     expect(await heading(page)).toBe('Email address confirmed');
     expect(await page.getByRole('alert').textContent()).toBe(
       'Email confirmed; your account is ready and you can sign in',
     );
-    expect((await login(email, 'page password 1')).statusCode).toBe(200);
+    expect((await login(email, 'page password 1')).status).toBe(200);
 
     const again = await openLink(link);
     const [response] = await Promise.all([
@@ -89,9 +86,7 @@ describe('the pages mailed links open, in Chromium', () => {
   it('password reset: the form refuses two different passwords, then sets the new one and ends every session', async () => {
     const user = await createUser(t.app);
     const email = `${user.username}@example.org`;
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } })).statusCode,
-    ).toBe(200);
+    await t.as(null).post('/v1/auth/reset-password', { email }).expect(200);
     const page = await openLink(linkIn(await smtp.waitFor(email, (mail) => /reset/i.test(mail.subject))));
     expect(await heading(page)).toBe('Choose a new password');
 
@@ -99,7 +94,7 @@ describe('the pages mailed links open, in Chromium', () => {
     await page.getByLabel('New password again').fill('a different one 1');
     await page.getByRole('button', { name: 'Set new password' }).click();
     expect(await page.getByRole('alert').textContent()).toBe('The two passwords differ; type the same one twice.');
-    expect((await login(user.username, user.password)).statusCode).toBe(200);
+    expect((await login(user.username, user.password)).status).toBe(200);
 
     await page.getByLabel('New password', { exact: true }).fill('short');
     await page.getByLabel('New password again').fill('short');
@@ -113,28 +108,24 @@ describe('the pages mailed links open, in Chromium', () => {
     await page.getByRole('button', { name: 'Set new password' }).click();
     expect(await heading(page)).toBe('Password changed');
     expect(await page.getByRole('alert').textContent()).toBe('Password updated; please sign in with the new password');
-    expect((await login(user.username, user.password)).statusCode).toBe(401);
-    expect((await login(user.username, 'a new password 1')).statusCode).toBe(200);
-    expect((await t.app.inject({ url: '/v1/users/me', headers: bearer(user.token) })).statusCode).toBe(401);
+    expect((await login(user.username, user.password)).status).toBe(401);
+    expect((await login(user.username, 'a new password 1')).status).toBe(200);
+    expect((await t.as(user.token).get('/v1/users/me')).status).toBe(401);
   });
 
   it('email change: the link sent to the new address confirms it', async () => {
     const user = await createUser(t.app);
     const newEmail = `moved${Date.now()}@example.org`;
-    const requested = await t.app.inject({
-      method: 'POST',
-      url: `/v1/users/${user.id}/email/request-change`,
-      headers: bearer(user.token),
-      payload: { email: newEmail },
-    });
-    expect(requested.statusCode).toBe(200);
+    await t.as(user.token).post(`/v1/users/${user.id}/email/request-change`, { email: newEmail }).expect(200);
     const page = await openLink(linkIn(await smtp.waitFor(newEmail)));
     await page.getByRole('button', { name: 'Confirm email address' }).click();
     expect(await heading(page)).toBe('Email address confirmed');
     expect(await page.getByRole('alert').textContent()).toBe('Your new email address is confirmed');
-    expect((await login(newEmail, user.password)).statusCode).toBe(200);
-    expect(
-      (await t.app.inject({ url: `/v1/users/${user.id}/email/pending`, headers: bearer(user.token) })).json(),
-    ).toEqual({ pending: false, new_email: null, expires_at: null });
+    expect((await login(newEmail, user.password)).status).toBe(200);
+    expect((await t.as(user.token).get(`/v1/users/${user.id}/email/pending`)).body).toEqual({
+      pending: false,
+      new_email: null,
+      expires_at: null,
+    });
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import { sql } from 'kysely';
+import type { Client } from '../../../test/client.js';
 import {
   bearer,
   buildTestApp,
@@ -70,11 +71,13 @@ const member = (n: number, extra: object = {}) => ({
 let t: TestApp;
 let base: string;
 let admin: string;
+let api: Client;
 let bot: Awaited<ReturnType<typeof connectCommunityBot>>;
 beforeAll(async () => {
   t = await buildTestApp();
   base = await t.app.listen({ host: '127.0.0.1', port: 0 });
   admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  api = t.as(admin);
   bot = await connectCommunityBot(base, TEST_SYSTEM_KEY);
 });
 afterAll(async () => {
@@ -82,21 +85,18 @@ afterAll(async () => {
   await t.close();
 });
 
-const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object, token = admin) =>
-  t.app.inject({ method, url, headers: bearer(token), ...(payload ? { payload } : {}) });
-
 /** The bot reports the two guilds (the first with channels and roles), and the sync writes them. */
 async function syncGuilds() {
   bot.will({ answer: 'data', guilds: [guild(GUILD, 'Harbour'), guild(OTHER_GUILD, 'Dock')], channels, roles });
-  const response = await call('POST', '/v1/community/sync');
-  expect(response.json()).toEqual({
+  const response = await api.post('/v1/community/sync');
+  expect(response.body).toEqual({
     success: true,
     error: null,
     guilds_synced: 2,
     channels_synced: 3,
     roles_synced: 1,
   });
-  return (await call('GET', `/v1/community/guilds/${GUILD}`)).json() as { id: string };
+  return (await api.get(`/v1/community/guilds/${GUILD}`).expect(200)).body;
 }
 
 describe('guild sync', () => {
@@ -105,9 +105,9 @@ describe('guild sync', () => {
   });
 
   it('stores what the bot reports, snowflakes as strings, with derived fields', async () => {
-    const listed = (await call('GET', '/v1/community/guilds')).json().data;
-    expect(listed.map((g: { name: string }) => g.name)).toEqual(['Dock', 'Harbour']);
-    const harbour = (await call('GET', `/v1/community/guilds/${GUILD}`)).json();
+    const listed = (await api.get('/v1/community/guilds').expect(200)).body.data;
+    expect(listed.map((g) => g.name)).toEqual(['Dock', 'Harbour']);
+    const harbour = (await api.get(`/v1/community/guilds/${GUILD}`).expect(200)).body;
     expect(harbour).toEqual({
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       guild_id: GUILD,
@@ -121,9 +121,9 @@ describe('guild sync', () => {
       bot_joined_at: '2026-01-02T03:04:05.000Z',
       last_synced_at: expect.any(String),
     });
-    const { data } = (await call('GET', `/v1/community/guilds/${GUILD}/channels`)).json();
+    const { data } = (await api.get(`/v1/community/guilds/${GUILD}/channels`).expect(200)).body;
     expect(
-      data.map(({ name, channel_type, channel_type_raw, is_text_based, is_voice }: Record<string, unknown>) => ({
+      data.map(({ name, channel_type, channel_type_raw, is_text_based, is_voice }) => ({
         name,
         channel_type,
         channel_type_raw,
@@ -141,18 +141,18 @@ describe('guild sync', () => {
       topic: 'Chat',
       parent_id: null,
     });
-    const full = (await call('GET', `/v1/community/guilds/${GUILD}/full`)).json();
+    const full = (await api.get(`/v1/community/guilds/${GUILD}/full`)).body;
     expect(full).toEqual({ guild: harbour, channels: data });
-    expect((await call('GET', '/v1/community/guilds/999')).json().code).toBe('community.guild_not_found');
+    expect((await api.get('/v1/community/guilds/999').expect(404)).body.code).toBe('community.guild_not_found');
   });
 
   it('a guild deleted through the API comes back with the next sync', async () => {
-    const { id } = (await call('GET', `/v1/community/guilds/${GUILD}`)).json();
-    expect((await call('DELETE', `/v1/community/guilds/${id}`)).statusCode).toBe(204);
-    expect((await call('GET', `/v1/community/guilds/${GUILD}`)).statusCode).toBe(404);
-    expect((await call('DELETE', `/v1/community/guilds/${id}`)).statusCode).toBe(404);
+    const { id } = (await api.get(`/v1/community/guilds/${GUILD}`).expect(200)).body;
+    expect((await api.delete(`/v1/community/guilds/${id}`)).status).toBe(204);
+    expect((await api.get(`/v1/community/guilds/${GUILD}`)).status).toBe(404);
+    expect((await api.delete(`/v1/community/guilds/${id}`)).status).toBe(404);
     await syncGuilds();
-    expect((await call('GET', `/v1/community/guilds/${GUILD}/channels`)).json().data).toHaveLength(3);
+    expect((await api.get(`/v1/community/guilds/${GUILD}/channels`).expect(200)).body.data).toHaveLength(3);
   });
 
   it('syncs one guild when asked, leaving the others', async () => {
@@ -162,7 +162,7 @@ describe('guild sync', () => {
       channels: channels.slice(0, 1),
       roles: [],
     });
-    expect((await call('POST', '/v1/community/sync', { guild_id: GUILD })).json()).toEqual({
+    expect((await api.post('/v1/community/sync', { guild_id: GUILD })).body).toEqual({
       success: true,
       error: null,
       guilds_synced: 1,
@@ -170,13 +170,13 @@ describe('guild sync', () => {
       roles_synced: 0,
     });
     expect(bot.requests.at(-1)).toMatchObject({ type: 'SyncRequest', scope: 'guilds', guildId: GUILD });
-    expect((await call('GET', `/v1/community/guilds/${GUILD}`)).json().name).toBe('Harbour Renamed');
-    expect((await call('GET', `/v1/community/guilds/${OTHER_GUILD}`)).json().name).toBe('Dock');
+    expect((await api.get(`/v1/community/guilds/${GUILD}`).expect(200)).body.name).toBe('Harbour Renamed');
+    expect((await api.get(`/v1/community/guilds/${OTHER_GUILD}`).expect(200)).body.name).toBe('Dock');
   });
 
   it('writes nothing when the bot reports an error, or does not answer in 30 s', async () => {
     bot.will({ answer: 'error', error: 'Missing Access' });
-    expect((await call('POST', '/v1/community/sync')).json()).toEqual({
+    expect((await api.post('/v1/community/sync')).body).toEqual({
       success: false,
       error: 'The community bot reported an error: Missing Access',
       guilds_synced: 0,
@@ -185,18 +185,18 @@ describe('guild sync', () => {
     });
     bot.will({ answer: 'ignore' });
     const asked = bot.requests.length;
-    const pending = call('POST', '/v1/community/sync');
+    const pending = api.post('/v1/community/sync');
     await expect.poll(() => bot.requests.length).toBe(asked + 1);
     t.clock.advance(33_000);
     try {
-      expect((await pending).json()).toMatchObject({
+      expect((await pending).body).toMatchObject({
         success: false,
         error: 'The community bot did not finish within 30 seconds',
       });
     } finally {
       t.clock.advance(-33_000);
     }
-    expect((await call('GET', `/v1/community/guilds/${GUILD}`)).json().name).toBe('Harbour');
+    expect((await api.get(`/v1/community/guilds/${GUILD}`).expect(200)).body.name).toBe('Harbour');
   });
 });
 
@@ -225,12 +225,12 @@ describe('member sync and search', () => {
 
   it('replaces the members with what the bot reports, in batches, and filters them', async () => {
     bot.will({ answer: 'data', members, batchSize: 250 });
-    const sync = await call('POST', `/v1/community/guilds/${GUILD}/members/sync`);
-    expect(sync.json()).toEqual({ success: true, error: null, members_synced: 2500 });
+    const sync = await api.post(`/v1/community/guilds/${GUILD}/members/sync`);
+    expect(sync.body).toEqual({ success: true, error: null, members_synced: 2500 });
     expect(bot.requests.at(-1)).toMatchObject({ scope: 'members', guildId: GUILD });
 
-    const list = (query: string) => call('GET', `/v1/community/guilds/${guildId}/members?${query}`);
-    const first = (await list('limit=2')).json();
+    const list = (query: string) => api.get(`/v1/community/guilds/${guildId}/members?${query}`);
+    const first = (await list('limit=2').expect(200)).body;
     expect(first).toMatchObject({ total_count: 2500, has_more: true });
     expect(first.members[0]).toEqual({
       id: expect.any(String),
@@ -260,44 +260,42 @@ describe('member sync and search', () => {
       formatted_username: 'sailor00002#1234',
       is_timed_out: true,
     });
-    expect((await list('search=ahab')).json()).toMatchObject({ total_count: 1, has_more: false });
-    expect((await list('search=CAP')).json().members.map((m: { user_id: string }) => m.user_id)).toEqual([
-      '4234567890123456001',
-    ]);
-    expect((await list('bot_only=true')).json().total_count).toBe(1);
-    expect((await list('humans_only=true&limit=100&offset=2400')).json()).toMatchObject({
+    expect((await list('search=ahab')).body).toMatchObject({ total_count: 1, has_more: false });
+    expect((await list('search=CAP').expect(200)).body.members.map((m) => m.user_id)).toEqual(['4234567890123456001']);
+    expect((await list('bot_only=true').expect(200)).body.total_count).toBe(1);
+    expect((await list('humans_only=true&limit=100&offset=2400')).body).toMatchObject({
       total_count: 2499,
       has_more: false,
     });
-    expect((await list('has_role=3234567890123456781')).json().total_count).toBe(1);
-    expect((await list('bot_only=true&humans_only=true')).json().code).toBe('community.filters_conflict');
-    expect((await list('search=100%25')).json().total_count).toBe(0);
+    expect((await list('has_role=3234567890123456781').expect(200)).body.total_count).toBe(1);
+    expect((await list('bot_only=true&humans_only=true').expect(400)).body.code).toBe('community.filters_conflict');
+    expect((await list('search=100%25').expect(200)).body.total_count).toBe(0);
 
-    const one = await call('GET', `/v1/community/guilds/${guildId}/members/4234567890123456003`);
-    expect(one.json()).toMatchObject({ username: 'sailor00003', bot: true });
-    expect((await call('GET', `/v1/community/guilds/${guildId}/members/1`)).json().code).toBe(
+    const one = await api.get(`/v1/community/guilds/${guildId}/members/4234567890123456003`);
+    expect(one.body).toMatchObject({ username: 'sailor00003', bot: true });
+    expect((await api.get(`/v1/community/guilds/${guildId}/members/1`).expect(404)).body.code).toBe(
       'community.member_not_found',
     );
-    expect((await call('GET', `/v1/community/guilds/${UNKNOWN_ID}/members`)).json().code).toBe(
+    expect((await api.get(`/v1/community/guilds/${UNKNOWN_ID}/members`).expect(404)).body.code).toBe(
       'community.guild_not_found',
     );
 
     // A failed sync leaves the members as they were, and no staged rows behind.
     bot.will({ answer: 'error', error: 'Rate limited', afterBatches: { members: [member(9)] } });
-    expect((await call('POST', `/v1/community/guilds/${GUILD}/members/sync`)).json()).toEqual({
+    expect((await api.post(`/v1/community/guilds/${GUILD}/members/sync`)).body).toEqual({
       success: false,
       error: 'The community bot reported an error: Rate limited',
       members_synced: 0,
     });
-    expect((await list('limit=1')).json().total_count).toBe(2500);
+    expect((await list('limit=1').expect(200)).body.total_count).toBe(2500);
     await expect
       .poll(async () => (await t.database.db.selectFrom('community_member_staging').select('user_id').execute()).length)
       .toBe(0);
 
     // A smaller report removes the members who left.
     bot.will({ answer: 'data', members: members.slice(0, 3) });
-    expect((await call('POST', `/v1/community/guilds/${GUILD}/members/sync`)).json().members_synced).toBe(3);
-    expect((await list('limit=10')).json().total_count).toBe(3);
+    expect((await api.post(`/v1/community/guilds/${GUILD}/members/sync`).expect(200)).body.members_synced).toBe(3);
+    expect((await list('limit=10').expect(200)).body.total_count).toBe(3);
   });
 });
 
@@ -305,15 +303,15 @@ describe('a member sync past its deadline', () => {
   it('writes nothing, even when the last batch arrives after the answer', async () => {
     const { id: guildId } = await syncGuilds();
     const total = async () =>
-      (await call('GET', `/v1/community/guilds/${guildId}/members?limit=1`)).json().total_count as number;
+      (await api.get(`/v1/community/guilds/${guildId}/members`, { query: { limit: 1 } }).expect(200)).body.total_count;
     const before = await total();
     bot.will({ answer: 'stall', members: [member(70_000)] });
     const asked = bot.requests.length;
-    const pending = call('POST', `/v1/community/guilds/${GUILD}/members/sync`);
+    const pending = api.post(`/v1/community/guilds/${GUILD}/members/sync`);
     await expect.poll(() => bot.requests.length).toBe(asked + 1);
     t.clock.advance(63_000);
     try {
-      expect((await pending).json()).toEqual({
+      expect((await pending).body).toEqual({
         success: false,
         error: 'The community bot did not finish within 60 seconds',
         members_synced: 0,
@@ -368,22 +366,24 @@ describe('two member syncs of one guild at once', () => {
 
   it('run one after the other: the members are exactly one report, never a mix of both', async () => {
     await syncGuilds();
-    const { id: guildUuid } = (await call('GET', `/v1/community/guilds/${OTHER_GUILD}`)).json();
+    const { id: guildUuid } = (await api.get(`/v1/community/guilds/${OTHER_GUILD}`).expect(200)).body;
     bot.will({ answer: 'data', members: [member(1), member(2), member(3)] });
-    expect((await call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`)).json().members_synced).toBe(3);
+    expect((await api.post(`/v1/community/guilds/${OTHER_GUILD}/members/sync`).expect(200)).body.members_synced).toBe(
+      3,
+    );
 
     const reports = [
       [member(1), member(10), member(11)],
       [member(2), member(20)],
     ];
     for (const members of reports) bot.will({ answer: 'data', members });
-    const sync = () => call('POST', `/v1/community/guilds/${OTHER_GUILD}/members/sync`);
+    const sync = () => api.post(`/v1/community/guilds/${OTHER_GUILD}/members/sync`).expect(200);
     const answers = (await overlapping(sync, sync, guildUuid)) as Awaited<ReturnType<typeof sync>>[];
-    expect(answers.map((answer) => answer.json().success)).toEqual([true, true]);
+    expect(answers.map((answer) => answer.body.success)).toEqual([true, true]);
 
-    const stored = (await call('GET', `/v1/community/guilds/${guildUuid}/members?limit=10`))
-      .json()
-      .members.map((m: { username: string }) => m.username);
+    const stored = (
+      await api.get(`/v1/community/guilds/${guildUuid}/members`, { query: { limit: 10 } }).expect(200)
+    ).body.members.map((m) => m.username);
     const reported = reports.map((members) => members.map((m) => m.username));
     // On PostgreSQL the second sync wrote last; on the embedded database either may have.
     expect(usesPostgres ? [reported[1]] : reported).toContainEqual(stored);
@@ -392,7 +392,7 @@ describe('two member syncs of one guild at once', () => {
 
 describe('settings', () => {
   it('reads and changes the bot settings and per-guild settings, each change audited', async () => {
-    const before = (await call('GET', '/v1/community/settings')).json();
+    const before = (await api.get('/v1/community/settings')).body;
     expect(before).toMatchObject({
       auto_sync_enabled: true,
       sync_interval_seconds: 3600,
@@ -400,28 +400,28 @@ describe('settings', () => {
       command_cooldown_seconds: 3,
     });
     expect(
-      (await call('PUT', '/v1/community/settings', { sync_interval_seconds: 900, default_language: 'de' })).json(),
+      (await api.put('/v1/community/settings', { sync_interval_seconds: 900, default_language: 'de' })).body,
     ).toEqual({ success: true });
-    expect((await call('GET', '/v1/community/settings')).json()).toMatchObject({
+    expect((await api.get('/v1/community/settings')).body).toMatchObject({
       sync_interval_seconds: 900,
       default_language: 'de',
     });
-    expect((await call('PUT', '/v1/community/settings', { sync_interval_seconds: 5 })).statusCode).toBe(400);
-    await call('PUT', '/v1/community/settings', { sync_interval_seconds: 3600, default_language: 'en' });
+    expect((await api.put('/v1/community/settings', { sync_interval_seconds: 5 })).status).toBe(400);
+    await api.put('/v1/community/settings', { sync_interval_seconds: 3600, default_language: 'en' });
 
     await syncGuilds();
-    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({
+    expect((await api.get(`/v1/community/guilds/${GUILD}/settings`)).body).toEqual({
       guild_id: GUILD,
       default_language: null,
     });
-    expect((await call('PUT', `/v1/community/guilds/${GUILD}/settings`, { default_language: 'nl' })).json()).toEqual({
+    expect((await api.put(`/v1/community/guilds/${GUILD}/settings`, { default_language: 'nl' })).body).toEqual({
       success: true,
     });
-    expect((await call('GET', `/v1/community/guilds/${GUILD}/settings`)).json()).toEqual({
+    expect((await api.get(`/v1/community/guilds/${GUILD}/settings`)).body).toEqual({
       guild_id: GUILD,
       default_language: 'nl',
     });
-    expect((await call('PUT', '/v1/community/guilds/42/settings', { default_language: null })).statusCode).toBe(404);
+    expect((await api.put('/v1/community/guilds/42/settings', { default_language: null })).status).toBe(404);
     const events = await t.database.db
       .selectFrom('audit_events')
       .select(['resource_id', 'metadata'])
@@ -433,18 +433,16 @@ describe('settings', () => {
 
 describe('access', () => {
   it('needs the community permissions of each row', async () => {
-    expect((await t.app.inject({ method: 'GET', url: '/v1/community/guilds' })).json()).toEqual(UNAUTHORIZED);
+    expect((await t.as(null).get('/v1/community/guilds')).body).toEqual(UNAUTHORIZED);
     const user = await createUser(t.app);
-    expect((await call('GET', '/v1/community/guilds', undefined, user.token)).json()).toEqual(
-      forbidden('community:read'),
-    );
+    expect((await t.as(user.token).get('/v1/community/guilds')).body).toEqual(forbidden('community:read'));
     const reader = await createUser(t.app, [
       'role_user',
       await createRoleWith(t.app, `community_reader_${Date.now()}`, ['community:read']),
     ]);
-    expect((await call('GET', '/v1/community/guilds', undefined, reader.token)).statusCode).toBe(200);
-    expect((await call('POST', '/v1/community/sync', {}, reader.token)).json()).toEqual(forbidden('community:sync'));
-    expect((await call('PUT', '/v1/community/settings', {}, reader.token)).json()).toEqual(forbidden('community:edit'));
+    expect((await t.as(reader.token).get('/v1/community/guilds')).status).toBe(200);
+    expect((await t.as(reader.token).post('/v1/community/sync', {})).body).toEqual(forbidden('community:sync'));
+    expect((await t.as(reader.token).put('/v1/community/settings', {})).body).toEqual(forbidden('community:edit'));
   });
 
   it('lets only the system key identify as the bot, and only the bot send sync answers', async () => {
@@ -467,7 +465,7 @@ describe('the bot on another node', () => {
     try {
       bot.close();
       await bot.socket.closed;
-      expect((await call('POST', '/v1/community/sync')).json()).toEqual({
+      expect((await api.post('/v1/community/sync')).body).toEqual({
         success: false,
         error: 'No community bot is connected',
         guilds_synced: 0,

@@ -17,7 +17,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/integrations/integrations.test.ts',
   'src/identity/login-providers/login-providers.test.ts',
   'src/identity/oauth/authorization.test.ts',
-  'src/identity/oauth/login-handoff.browser.test.ts',
   'src/identity/oauth/oauth.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/passwords/breached-passwords.test.ts',

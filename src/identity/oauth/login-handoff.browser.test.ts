@@ -5,7 +5,6 @@ import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test/chromium.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   createUser,
@@ -81,19 +80,13 @@ afterAll(async () => {
 /** A third-party public client and an authorization URL for it. */
 async function authorization() {
   const developer = await createUser(t.app, ['role_user', 'role_developer']);
-  const registered = await t.app.inject({
-    method: 'POST',
-    url: '/v1/oauth/clients',
-    headers: bearer(developer.token),
-    payload: { name: 'Crew Planner', redirect_uris: [callbackUrl], client_type: 'public' },
+  const registered = await t
+    .as(developer.token)
+    .post('/v1/oauth/clients', { name: 'Crew Planner', redirect_uris: [callbackUrl], client_type: 'public' })
+    .expect(201);
+  const rp = await client.discovery(new URL(`${base}/v1/oauth`), registered.body.client.id, undefined, client.None(), {
+    execute: [client.allowInsecureRequests],
   });
-  const rp = await client.discovery(
-    new URL(`${base}/v1/oauth`),
-    registered.json().client.id,
-    undefined,
-    client.None(),
-    { execute: [client.allowInsecureRequests] },
-  );
   const verifier = client.randomPKCECodeVerifier();
   const state = client.randomState();
   const url = client.buildAuthorizationUrl(rp, {
@@ -166,22 +159,10 @@ describe('sign-in on a front end (OAUTH_LOGIN_URL)', () => {
   it('wants a session (403 for an API key) and an authorization waiting for a sign-in (404)', async () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const key = await createApiKey(t.app, admin, { name: 'handoff', scopes: ['gps:read'] });
-    const withKey = await t.app.inject({
-      method: 'POST',
-      url: '/v1/oauth/interaction/some-uid/handoff',
-      headers: bearer(key.key),
-    });
-    expect(withKey.statusCode).toBe(403);
-    expect(withKey.json().code).toBe('oauth.handoff_needs_session');
-    const unknown = await t.app.inject({
-      method: 'POST',
-      url: '/v1/oauth/interaction/some-uid/handoff',
-      headers: bearer(admin),
-    });
-    expect(unknown.statusCode).toBe(404);
-    expect(unknown.json().code).toBe('oauth.interaction_not_found');
-    expect((await t.app.inject({ method: 'POST', url: '/v1/oauth/interaction/some-uid/handoff' })).statusCode).toBe(
-      401,
-    );
+    const withKey = await t.as(key.key).post('/v1/oauth/interaction/some-uid/handoff').expect(403);
+    expect(withKey.body.code).toBe('oauth.handoff_needs_session');
+    const unknown = await t.as(admin).post('/v1/oauth/interaction/some-uid/handoff').expect(404);
+    expect(unknown.body.code).toBe('oauth.interaction_not_found');
+    expect((await t.as(null).post('/v1/oauth/interaction/some-uid/handoff')).status).toBe(401);
   });
 });

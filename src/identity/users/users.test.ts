@@ -1,10 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { unchecked, type RequestBody } from '../../../test/client.js';
 import {
   adminIdOf,
-  bearer,
   buildTestApp,
   createApiKey,
   createRoleWith,
@@ -18,7 +17,6 @@ import {
   type TestApp,
 } from '../../../test/helpers.js';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
@@ -34,12 +32,8 @@ const NO_FIELDS = {
   code: 'request.validation',
 };
 
-function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
-  return app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
-}
-
-function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+function expectResponse(response: { status: number; body: unknown }, status: number, body?: unknown) {
+  expect({ status: response.status, body: body === undefined ? undefined : response.body }).toEqual({
     status,
     body,
   });
@@ -90,46 +84,64 @@ describe('reading users', () => {
   afterAll(() => t.close());
 
   it('lists users page by page, oldest first, for users:read', async () => {
-    const response = await call(t.app, 'GET', '/v1/users?limit=2', admin);
-    expect(response.statusCode).toBe(200);
-    const body = response.json();
-    expect(body.data.map((u: { username: string }) => u.username)).toEqual([TEST_ADMIN.username, alice.username]);
+    const body = (
+      await t
+        .as(admin)
+        .get('/v1/users', { query: { limit: 2 } })
+        .expect(200)
+    ).body;
+    expect(body.data.map((u) => u.username)).toEqual([TEST_ADMIN.username, alice.username]);
     expect(body.data[1]).toEqual(userBody(alice.id, alice.username));
     expect(body.pagination).toEqual({ page: 1, limit: 2, total: 4, total_pages: 2 });
     expect(body._links.next).toMatch(/page=2/);
     expect(body._links.prev).toBeUndefined();
 
-    const second = (await call(t.app, 'GET', '/v1/users?page=2&limit=2', admin)).json();
-    expect(second.data.map((u: { id: string }) => u.id)).toEqual([bob.id, developer.id]);
+    const second = (
+      await t
+        .as(admin)
+        .get('/v1/users', { query: { page: 2, limit: 2 } })
+        .expect(200)
+    ).body;
+    expect(second.data.map((u) => u.id)).toEqual([bob.id, developer.id]);
   });
 
   it('filters by role_id and defaults to 20 per page', async () => {
-    const response = await call(t.app, 'GET', '/v1/users?role_id=role_developer', admin);
-    expect(response.json().data.map((u: { id: string }) => u.id)).toEqual([developer.id]);
-    expect(response.json().pagination).toEqual({ page: 1, limit: 20, total: 1, total_pages: 1 });
-    expect(response.json()._links.self).toContain('role_id=role_developer');
-    expect((await call(t.app, 'GET', '/v1/users?role_id=role_nobody_has', admin)).json().data).toEqual([]);
+    const response = await t
+      .as(admin)
+      .get('/v1/users', { query: { role_id: 'role_developer' } })
+      .expect(200);
+    expect(response.body.data.map((u) => u.id)).toEqual([developer.id]);
+    expect(response.body.pagination).toEqual({ page: 1, limit: 20, total: 1, total_pages: 1 });
+    expect(response.body._links.self).toContain('role_id=role_developer');
+    expect(
+      (
+        await t
+          .as(admin)
+          .get('/v1/users', { query: { role_id: 'role_nobody_has' } })
+          .expect(200)
+      ).body.data,
+    ).toEqual([]);
   });
 
   it('refuses a limit over 100, anonymous callers and callers without users:read', async () => {
-    expectResponse(await call(t.app, 'GET', '/v1/users?limit=101', admin), 400, {
+    expectResponse(await t.as(admin).get('/v1/users?limit=101'), 400, {
       error: 'BadRequest',
       message: "Query parameter 'limit' must be <= 100",
       code: 'request.validation',
     });
-    expectResponse(await call(t.app, 'GET', '/v1/users'), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'GET', '/v1/users', alice.token), 403, forbidden('users:read'));
+    expectResponse(await t.as(null).get('/v1/users'), 401, UNAUTHORIZED);
+    expectResponse(await t.as(alice.token).get('/v1/users'), 403, forbidden('users:read'));
   });
 
   it('shows a user to themselves and to users:read holders, nobody else', async () => {
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, alice.token), 200, {
+    expectResponse(await t.as(alice.token).get(`/v1/users/${alice.id}`), 200, {
       data: userBody(alice.id, alice.username),
       _links: { self: expect.stringContaining(`/v1/users/${alice.id}`) },
     });
-    expect((await call(t.app, 'GET', `/v1/users/${alice.id}`, admin)).statusCode).toBe(200);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}`, bob.token), 403, forbidden('users:read'));
-    expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'GET', '/v1/users/not-a-uuid', admin), 400, {
+    expect((await t.as(admin).get(`/v1/users/${alice.id}`)).status).toBe(200);
+    expectResponse(await t.as(bob.token).get(`/v1/users/${alice.id}`), 403, forbidden('users:read'));
+    expectResponse(await t.as(admin).get(`/v1/users/${randomUUID()}`), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(admin).get('/v1/users/not-a-uuid'), 400, {
       error: 'BadRequest',
       message: 'Path parameter \'id\' must match format "uuid"',
       code: 'request.validation',
@@ -137,27 +149,27 @@ describe('reading users', () => {
   });
 
   it('GET /v1/users/me answers the caller; a key without an owner has no user (404); the system key is refused (403)', async () => {
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', bob.token), 200, {
+    expectResponse(await t.as(bob.token).get('/v1/users/me'), 200, {
       data: userBody(bob.id, bob.username),
       _links: { self: expect.stringContaining('/v1/users/me') },
     });
     const devKey = await createApiKey(t.app, developer.token, { name: 'dev key', scopes: [] });
-    expect((await call(t.app, 'GET', '/v1/users/me', devKey.key)).json().data.id).toBe(developer.id);
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', await ownerlessKey(t, ['users:read'])), 404, {
+    expect((await t.as(devKey.key).get('/v1/users/me').expect(200)).body.data.id).toBe(developer.id);
+    expectResponse(await t.as(await ownerlessKey(t, ['users:read'])).get('/v1/users/me'), 404, {
       error: 'NotFound',
       message: 'This credential does not belong to a user',
       code: 'user.credential_without_user',
     });
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', TEST_SYSTEM_KEY), 403, {
+    expectResponse(await t.as(TEST_SYSTEM_KEY).get('/v1/users/me'), 403, {
       error: 'Forbidden',
       message: 'System key not permitted on this route',
       code: 'auth.system_key_not_permitted',
     });
-    expectResponse(await call(t.app, 'GET', '/v1/users/me'), 401, UNAUTHORIZED);
+    expectResponse(await t.as(null).get('/v1/users/me'), 401, UNAUTHORIZED);
   });
 
   it('documents every users route in a valid OpenAPI document, with its permission', async () => {
-    const document = (await call(t.app, 'GET', '/v1/openapi.json')).json();
+    const document = (await t.as(null).raw({ method: 'GET', url: '/v1/openapi.json' })).body;
     const result = await new Validator().validate(document);
     expect(result.errors ?? []).toEqual([]);
     expect(document.paths['/v1/users'].get['x-permission']).toBe('users:read');
@@ -178,7 +190,7 @@ describe('reading users', () => {
   });
 
   it('shows the profile from the primary account', async () => {
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, alice.token), 200, {
+    expectResponse(await t.as(alice.token).get(`/v1/users/${alice.id}/profile`), 200, {
       name: alice.username,
       display_name: alice.username,
       picture: null,
@@ -189,9 +201,9 @@ describe('reading users', () => {
       privacy_mode: false,
       avatars_enabled: true,
     });
-    expect((await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, admin)).statusCode).toBe(200);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${alice.id}/profile`, bob.token), 403, forbidden('users:read'));
-    expectResponse(await call(t.app, 'GET', `/v1/users/${randomUUID()}/profile`, admin), 404, USER_NOT_FOUND);
+    expect((await t.as(admin).get(`/v1/users/${alice.id}/profile`)).status).toBe(200);
+    expectResponse(await t.as(bob.token).get(`/v1/users/${alice.id}/profile`), 403, forbidden('users:read'));
+    expectResponse(await t.as(admin).get(`/v1/users/${randomUUID()}/profile`), 404, USER_NOT_FOUND);
   });
 });
 
@@ -212,8 +224,12 @@ describe('updating users', () => {
     bob = await createUser(t.app);
   });
 
-  const patch = (id: string, token: string | undefined, body: object, suffix = '') =>
-    call(t.app, 'PATCH', `/v1/users/${id}${suffix}`, token, body);
+  const patch = (id: string, token: string | null, body: RequestBody<'patch', '/v1/users/{id}'>) =>
+    t.as(token).patch(`/v1/users/${id}`, body);
+  const patchUsername = (id: string, token: string | null, body: RequestBody<'patch', '/v1/users/{id}/username'>) =>
+    t.as(token).patch(`/v1/users/${id}/username`, body);
+  const patchLocale = (id: string, token: string | null, body: RequestBody<'patch', '/v1/users/{id}/locale'>) =>
+    t.as(token).patch(`/v1/users/${id}/locale`, body);
 
   it('changes only the fields given and records user_updated with their names', async () => {
     const response = await patch(alice.id, alice.token, { privacy_mode: true });
@@ -226,14 +242,14 @@ describe('updating users', () => {
       [{ fields: ['privacy_mode'] }, alice.id, alice.id],
     ]);
     // The same value again changes nothing and records nothing.
-    expect((await patch(alice.id, alice.token, { privacy_mode: true })).statusCode).toBe(200);
+    expect((await patch(alice.id, alice.token, { privacy_mode: true })).status).toBe(200);
     expect(await auditOf(t, 'user_updated', alice.id)).toHaveLength(1);
   });
 
   it('needs at least one known field', async () => {
-    expectResponse(await patch(alice.id, alice.token, {}), 400, NO_FIELDS);
-    expectResponse(await patch(alice.id, alice.token, { nickname: 'x' }), 400, NO_FIELDS);
-    expectResponse(await patch(alice.id, alice.token, { privacy_mode: 'yes' }), 400, {
+    expectResponse(await patch(alice.id, alice.token, unchecked({})), 400, NO_FIELDS);
+    expectResponse(await patch(alice.id, alice.token, unchecked({ nickname: 'x' })), 400, NO_FIELDS);
+    expectResponse(await patch(alice.id, alice.token, unchecked({ privacy_mode: 'yes' })), 400, {
       error: 'BadRequest',
       message: "Body field 'privacy_mode' must be boolean",
       code: 'request.validation',
@@ -242,14 +258,16 @@ describe('updating users', () => {
 
   it('lets only the user or a users:write holder change a user', async () => {
     expectResponse(await patch(alice.id, bob.token, { privacy_mode: false }), 403, forbidden('users:write'));
-    expectResponse(await patch(alice.id, undefined, { privacy_mode: false }), 401, UNAUTHORIZED);
-    expect((await patch(alice.id, admin, { privacy_mode: false })).json().data.privacy_mode).toBe(false);
+    expectResponse(await patch(alice.id, null, { privacy_mode: false }), 401, UNAUTHORIZED);
+    expect((await patch(alice.id, admin, { privacy_mode: false }).expect(200)).body.data.privacy_mode).toBe(false);
     expectResponse(await patch(randomUUID(), admin, { privacy_mode: false }), 404, USER_NOT_FOUND);
   });
 
   it('changes the username (stored lower case) with the length, character and uniqueness rules', async () => {
     const name = `Renamed_${process.pid}`;
-    expect((await patch(alice.id, alice.token, { username: name })).json().data.username).toBe(name.toLowerCase());
+    expect((await patch(alice.id, alice.token, { username: name }).expect(200)).body.data.username).toBe(
+      name.toLowerCase(),
+    );
     alice.username = name.toLowerCase();
     expectResponse(await patch(alice.id, alice.token, { username: 'ab' }), 400, BAD_USERNAME);
     expectResponse(await patch(alice.id, alice.token, { username: 'a'.repeat(31) }), 400, BAD_USERNAME);
@@ -266,18 +284,18 @@ describe('updating users', () => {
 
   it('PATCH /v1/users/{id}/username: 200, 400, 404, 409', async () => {
     const name = `only_name_${process.pid}`;
-    expect((await patch(bob.id, bob.token, { username: name }, '/username')).json().data.username).toBe(name);
+    expect((await patchUsername(bob.id, bob.token, { username: name }).expect(200)).body.data.username).toBe(name);
     bob.username = name;
-    expectResponse(await patch(bob.id, bob.token, { username: 'x y z' }, '/username'), 400, BAD_USERNAME);
-    expectResponse(await patch(randomUUID(), admin, { username: 'free_name' }, '/username'), 404, USER_NOT_FOUND);
-    expectResponse(await patch(bob.id, bob.token, { username: alice.username }, '/username'), 409, USERNAME_TAKEN);
-    expectResponse(await patch(bob.id, bob.token, {}, '/username'), 400, {
+    expectResponse(await patchUsername(bob.id, bob.token, { username: 'x y z' }), 400, BAD_USERNAME);
+    expectResponse(await patchUsername(randomUUID(), admin, { username: 'free_name' }), 404, USER_NOT_FOUND);
+    expectResponse(await patchUsername(bob.id, bob.token, { username: alice.username }), 409, USERNAME_TAKEN);
+    expectResponse(await patchUsername(bob.id, bob.token, unchecked({})), 400, {
       error: 'BadRequest',
       message: "Body field 'username' is required",
       code: 'request.validation',
     });
     expectResponse(
-      await patch(bob.id, alice.token, { username: 'stolen_name' }, '/username'),
+      await patchUsername(bob.id, alice.token, { username: 'stolen_name' }),
       403,
       forbidden('users:write'),
     );
@@ -286,43 +304,47 @@ describe('updating users', () => {
   });
 
   it('PATCH /v1/users/{id}/locale accepts the supported locales and null', async () => {
-    expect((await patch(alice.id, alice.token, { locale: 'de' }, '/locale')).json().data.preferred_locale).toBe('de');
-    expect((await call(t.app, 'GET', '/v1/users/me', alice.token)).json().data.preferred_locale).toBe('de');
-    expectResponse(await patch(alice.id, alice.token, { locale: 'fr' }, '/locale'), 400, {
+    expect((await patchLocale(alice.id, alice.token, { locale: 'de' }).expect(200)).body.data.preferred_locale).toBe(
+      'de',
+    );
+    expect((await t.as(alice.token).get('/v1/users/me').expect(200)).body.data.preferred_locale).toBe('de');
+    expectResponse(await patchLocale(alice.id, alice.token, unchecked({ locale: 'fr' })), 400, {
       error: 'BadRequest',
       message: 'locale must be one of: en, de (or null)',
       code: 'user.unsupported_locale',
     });
-    expect((await patch(alice.id, alice.token, { locale: null }, '/locale')).json().data.preferred_locale).toBe(null);
-    expectResponse(await patch(alice.id, alice.token, {}, '/locale'), 400, {
+    expect((await patchLocale(alice.id, alice.token, { locale: null }).expect(200)).body.data.preferred_locale).toBe(
+      null,
+    );
+    expectResponse(await patchLocale(alice.id, alice.token, unchecked({})), 400, {
       error: 'BadRequest',
       message: "Body field 'locale' is required",
       code: 'request.validation',
     });
-    expectResponse(await patch(randomUUID(), admin, { locale: 'en' }, '/locale'), 404, USER_NOT_FOUND);
-    expectResponse(await patch(alice.id, bob.token, { locale: 'en' }, '/locale'), 403, forbidden('users:write'));
+    expectResponse(await patchLocale(randomUUID(), admin, { locale: 'en' }), 404, USER_NOT_FOUND);
+    expectResponse(await patchLocale(alice.id, bob.token, { locale: 'en' }), 403, forbidden('users:write'));
     expect((await auditOf(t, 'user_updated', alice.id)).at(-1)!.metadata).toEqual({ fields: ['preferred_locale'] });
   });
 
   it('sets avatar_url on the primary account; avatars_enabled=false removes every avatar and refuses new ones', async () => {
     const picture = 'https://img.example.org/a.png';
-    expect((await patch(bob.id, bob.token, { avatar_url: picture })).statusCode).toBe(200);
-    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json().picture).toBe(picture);
+    expect((await patch(bob.id, bob.token, { avatar_url: picture })).status).toBe(200);
+    expect((await t.as(bob.token).get(`/v1/users/${bob.id}/profile`).expect(200)).body.picture).toBe(picture);
     expectResponse(await patch(bob.id, bob.token, { avatar_url: 'javascript:alert(1)' }), 400, {
       error: 'BadRequest',
       message: 'avatar_url must be an http or https URL',
       code: 'user.invalid_url',
     });
 
-    const off = await patch(bob.id, bob.token, { avatars_enabled: false });
-    expect(off.json().data.avatars_enabled).toBe(false);
+    const off = await patch(bob.id, bob.token, { avatars_enabled: false }).expect(200);
+    expect(off.body.data.avatars_enabled).toBe(false);
     const stored = await t.database.db
       .selectFrom('platform_accounts')
       .select('avatar_url')
       .where('user_id', '=', bob.id)
       .execute();
     expect(stored).toEqual([{ avatar_url: null }]);
-    expect((await call(t.app, 'GET', `/v1/users/${bob.id}/profile`, bob.token)).json()).toMatchObject({
+    expect((await t.as(bob.token).get(`/v1/users/${bob.id}/profile`)).body).toMatchObject({
       picture: null,
       avatars_enabled: false,
     });
@@ -331,7 +353,7 @@ describe('updating users', () => {
       message: 'avatar_url cannot be set while avatars_enabled is false',
       code: 'user.avatars_disabled',
     });
-    expect((await patch(bob.id, bob.token, { avatars_enabled: true, avatar_url: picture })).statusCode).toBe(200);
+    expect((await patch(bob.id, bob.token, { avatars_enabled: true, avatar_url: picture })).status).toBe(200);
     expect((await auditOf(t, 'user_updated', bob.id)).at(-1)!.metadata).toEqual({
       fields: ['avatars_enabled', 'avatar_url'],
     });
@@ -344,7 +366,7 @@ describe('updating users', () => {
       message: `To change your own email, use POST /v1/users/${carol.id}/email/request-change: the new address must be confirmed first`,
       code: 'user.own_email_needs_confirmation',
     });
-    expect((await patch(carol.id, admin, { email: 'Carol.New@Example.org' })).statusCode).toBe(200);
+    expect((await patch(carol.id, admin, { email: 'Carol.New@Example.org' })).status).toBe(200);
     expect(await login(t.app, 'carol.new@example.org', carol.password)).toMatch(/^ses_/);
     await expect(login(t.app, `${carol.username}@example.org`, carol.password)).rejects.toThrow(/401/);
     expect((await auditOf(t, 'user_updated', carol.id)).at(-1)!.metadata).toEqual({ fields: ['email'] });
@@ -384,13 +406,13 @@ describe('updating users', () => {
     };
     expectResponse(await patch(await adminIdOf(t), editor.token, { email: 'takeover@example.org' }), 403, denied);
     expectResponse(
-      await call(t.app, 'POST', `/v1/users/${await adminIdOf(t)}/email/request-change`, editor.token, {
+      await t.as(editor.token).post(`/v1/users/${await adminIdOf(t)}/email/request-change`, {
         email: 'takeover@example.org',
       }),
       403,
       denied,
     );
-    expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).statusCode).toBe(200);
+    expect((await patch(plain.id, editor.token, { email: 'plain.moved@example.org' })).status).toBe(200);
   });
 });
 
@@ -408,16 +430,14 @@ describe('deleting users', () => {
     const dev = await createUser(t.app, ['role_user', 'role_developer']);
     const secondSession = await login(t.app, dev.username, dev.password);
     const key = await createApiKey(t.app, dev.token, { name: 'doomed', scopes: ['api_keys:read'] });
-    expect((await call(t.app, 'GET', '/v1/api-keys', key.key)).statusCode).toBe(200);
+    expect((await t.as(key.key).get('/v1/api-keys')).status).toBe(200);
 
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 204);
+    expectResponse(await t.as(admin).delete(`/v1/users/${dev.id}`), 204);
     for (const token of [dev.token, secondSession, key.key])
-      expectResponse(await call(t.app, 'GET', '/v1/users/me', token), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${dev.id}/profile`, admin), 404, USER_NOT_FOUND);
-    expect((await call(t.app, 'GET', '/v1/users', admin)).json().data.map((u: { id: string }) => u.id)).not.toContain(
-      dev.id,
-    );
+      expectResponse(await t.as(token).get('/v1/users/me'), 401, UNAUTHORIZED);
+    expectResponse(await t.as(admin).get(`/v1/users/${dev.id}`), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(admin).get(`/v1/users/${dev.id}/profile`), 404, USER_NOT_FOUND);
+    expect((await t.as(admin).get('/v1/users').expect(200)).body.data.map((u) => u.id)).not.toContain(dev.id);
 
     const row = await t.database.db
       .selectFrom('users')
@@ -437,15 +457,11 @@ describe('deleting users', () => {
     ]);
 
     // Gone means gone for every user endpoint, and the name stays reserved.
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${dev.id}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(
-      await call(t.app, 'PATCH', `/v1/users/${dev.id}`, admin, { privacy_mode: true }),
-      404,
-      USER_NOT_FOUND,
-    );
+    expectResponse(await t.as(admin).delete(`/v1/users/${dev.id}`), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(admin).patch(`/v1/users/${dev.id}`, { privacy_mode: true }), 404, USER_NOT_FOUND);
     const other = await createUser(t.app);
     expectResponse(
-      await call(t.app, 'PATCH', `/v1/users/${other.id}/username`, other.token, { username: dev.username }),
+      await t.as(other.token).patch(`/v1/users/${other.id}/username`, { username: dev.username }),
       409,
       USERNAME_TAKEN,
     );
@@ -453,39 +469,39 @@ describe('deleting users', () => {
 
   it('needs users:delete (not even oneself without it); unknown users are 404', async () => {
     const user = await createUser(t.app);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, user.token), 403, forbidden('users:delete'));
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(user.token).delete(`/v1/users/${user.id}`), 403, forbidden('users:delete'));
+    expectResponse(await t.as(null).delete(`/v1/users/${user.id}`), 401, UNAUTHORIZED);
+    expectResponse(await t.as(admin).delete(`/v1/users/${randomUUID()}`), 404, USER_NOT_FOUND);
   });
 
   it('a deleted user is gone however the id is spelled, also after being read in upper case', async () => {
     const user = await createUser(t.app);
     const upper = user.id.toUpperCase();
-    expect((await call(t.app, 'GET', `/v1/users/${upper}`, admin)).json().data.id).toBe(user.id);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${user.id}`, admin), 204);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}`, admin), 404, USER_NOT_FOUND);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${upper}/roles`, admin), 404, USER_NOT_FOUND);
+    expect((await t.as(admin).get(`/v1/users/${upper}`).expect(200)).body.data.id).toBe(user.id);
+    expectResponse(await t.as(admin).delete(`/v1/users/${user.id}`), 204);
+    expectResponse(await t.as(admin).get(`/v1/users/${upper}`), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(admin).get(`/v1/users/${upper}/roles`), 404, USER_NOT_FOUND);
   });
 
   it('keeps the last super admin', async () => {
     const id = await adminIdOf(t);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, {
+    expectResponse(await t.as(admin).delete(`/v1/users/${id}`), 409, {
       error: 'Conflict',
       message: 'The last super admin cannot be deleted',
       code: 'user.last_super_admin',
     });
     const second = await createUser(t.app, ['role_admin']);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${second.id}`, admin), 204);
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id}`, admin), 409, {
+    expectResponse(await t.as(admin).delete(`/v1/users/${second.id}`), 204);
+    expectResponse(await t.as(admin).delete(`/v1/users/${id}`), 409, {
       error: 'Conflict',
       message: 'The last super admin cannot be deleted',
       code: 'user.last_super_admin',
     });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${id.toUpperCase()}`, admin), 409, {
+    expectResponse(await t.as(admin).delete(`/v1/users/${id.toUpperCase()}`), 409, {
       error: 'Conflict',
       message: 'The last super admin cannot be deleted',
       code: 'user.last_super_admin',
     });
-    expect((await call(t.app, 'GET', '/v1/users/me', admin)).statusCode).toBe(200);
+    expect((await t.as(admin).get('/v1/users/me')).status).toBe(200);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakePwnedPasswords, type FakePwnedPasswords } from '../../../test/fakes/pwned-passwords.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createUser, type TestApp, twoNodes } from '../../../test/helpers.js';
+import { buildMailingTestApp, createUser, type TestApp, twoNodes } from '../../../test/helpers.js';
 import { BREACH_CHECK_TIMEOUT_MS } from './breached-passwords.js';
 
 const LEAKED = 'password1234';
@@ -30,11 +30,7 @@ describe('breached passwords (Pwned Passwords range API)', () => {
   let counter = 0;
   const register = (password: string) => {
     const name = `pwned_${process.pid}_${++counter}`;
-    return t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/register',
-      payload: { email: `${name}@example.org`, username: name, password },
-    });
+    return t.as(null).post('/v1/auth/register', { email: `${name}@example.org`, username: name, password });
   };
   const BREACHED = (field: string) => ({
     error: 'BadRequest',
@@ -44,10 +40,9 @@ describe('breached passwords (Pwned Passwords range API)', () => {
 
   it('refuses a breached password at registration, sending only the first five hex characters of its SHA-1, with padding asked for', async () => {
     const before = pwned.requests.length;
-    const response = await register(LEAKED);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual(BREACHED('password'));
-    expect(response.body).not.toContain(LEAKED);
+    const response = await register(LEAKED).expect(400);
+    expect(response.body).toEqual(BREACHED('password'));
+    expect(response.text).not.toContain(LEAKED);
     const [request] = pwned.requests.slice(before);
     // SHA-1("password1234") = E6B6AFBD6D76BB5D2041542D7D2E3FAC5BB05593
     expect(request!.path).toBe('/range/E6B6A');
@@ -55,45 +50,35 @@ describe('breached passwords (Pwned Passwords range API)', () => {
   });
 
   it('accepts a password seen fewer times than PWNED_PASSWORDS_MIN_COUNT, and one whose suffix is only a count-0 padding line', async () => {
-    expect((await register(SEEN_TWICE)).statusCode).toBe(200);
+    expect((await register(SEEN_TWICE)).status).toBe(200);
     const padded = 'only ever a decoy line';
     pwned.padded.add(padded);
-    expect((await register(padded)).statusCode).toBe(200);
+    expect((await register(padded)).status).toBe(200);
   });
 
   it('refuses a breached password on reset (the token stays usable) and on change', async () => {
     const user = await createUser(t.app);
     const email = `${user.username}@example.org`;
-    await t.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
+    await t.as(null).post('/v1/auth/reset-password', { email });
     const token = tokenFromMail(await smtp.waitFor(email));
-    const reset = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/reset-password/complete',
-      payload: { token, new_password: LEAKED },
-    });
-    expect(reset.json()).toEqual(BREACHED('new_password'));
+    const reset = await t.as(null).post('/v1/auth/reset-password/complete', { token, new_password: LEAKED });
+    expect(reset.body).toEqual(BREACHED('new_password'));
 
-    const change = await t.app.inject({
-      method: 'POST',
-      url: '/v1/users/me/password',
-      headers: bearer(user.token),
-      payload: { current_password: user.password, new_password: LEAKED },
-    });
-    expect(change.json()).toEqual(BREACHED('new_password'));
-    expect((await t.app.inject({ url: '/v1/users/me', headers: bearer(user.token) })).statusCode).toBe(200);
+    const api = t.as(user.token);
+    const change = await api.post('/v1/users/me/password', { current_password: user.password, new_password: LEAKED });
+    expect(change.body).toEqual(BREACHED('new_password'));
+    expect((await api.get('/v1/users/me')).status).toBe(200);
 
-    const done = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/reset-password/complete',
-      payload: { token, new_password: 'not in any breach yet' },
-    });
-    expect(done.statusCode).toBe(200);
+    await t
+      .as(null)
+      .post('/v1/auth/reset-password/complete', { token, new_password: 'not in any breach yet' })
+      .expect(200);
   });
 
   it('fails open: a service that does not answer within a second lets the password through', async () => {
     pwned.mode = 'hang';
     const started = Date.now();
-    expect((await register(LEAKED)).statusCode).toBe(200);
+    expect((await register(LEAKED)).status).toBe(200);
     const waited = Date.now() - started;
     expect(waited).toBeGreaterThanOrEqual(BREACH_CHECK_TIMEOUT_MS - 50);
     expect(waited).toBeLessThan(BREACH_CHECK_TIMEOUT_MS + 3000);
@@ -104,14 +89,14 @@ describe('breached passwords (Pwned Passwords range API)', () => {
     'logs an outage once, not once per password, and says when the service answers again',
     async () => {
       const said = (text: string) => t.logs().filter((line) => String(line.msg).startsWith(text)).length;
-      expect((await register('answered normally')).statusCode).toBe(200);
+      expect((await register('answered normally')).status).toBe(200);
       const before = said('breached-password check unavailable');
       pwned.mode = 'failing';
-      expect((await register('first while down')).statusCode).toBe(200);
-      expect((await register('second while down')).statusCode).toBe(200);
+      expect((await register('first while down')).status).toBe(200);
+      expect((await register('second while down')).status).toBe(200);
       expect(said('breached-password check unavailable')).toBe(before + 1);
       pwned.mode = 'ok';
-      expect((await register(LEAKED)).statusCode).toBe(400);
+      expect((await register(LEAKED)).status).toBe(400);
       expect(said('breached-password check answers again')).toBeGreaterThanOrEqual(1);
       expect(JSON.stringify(t.logs())).not.toContain(LEAKED);
     },

@@ -21,7 +21,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/oauth/oauth.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/passwords/password-change.test.ts',
-  'src/identity/passwords/password-reset.test.ts',
   'src/identity/registration/registration.test.ts',
   'src/identity/security-notices/security-notices.test.ts',
   'src/identity/self-deletion/self-deletion.test.ts',

@@ -1,18 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '../../../test/client.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
-import { bearer, buildMailingTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
+import { buildMailingTestApp, createUser, login, type TestApp } from '../../../test/helpers.js';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { RESET_REQUESTED_MESSAGE } from './service.js';
 
 describe('password reset', () => {
   let smtp: FakeSmtp;
   let t: TestApp;
+  let anon: Client;
   beforeAll(async () => {
     ({ t, smtp } = await buildMailingTestApp());
+    anon = t.as(null);
   });
   afterAll(() => t.close());
 
-  const post = (url: string, payload: Record<string, unknown>) => t.app.inject({ method: 'POST', url, payload });
   const emailOf = (user: { username: string }) => `${user.username}@example.org`;
 
   // Reset mails only: a completed reset also sends the security notice of a changed password.
@@ -21,18 +23,16 @@ describe('password reset', () => {
 
   async function requestReset(email: string) {
     const before = resetMailsTo(email).length;
-    const response = await post('/v1/auth/reset-password', { email: email.toUpperCase() });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    const response = await anon.post('/v1/auth/reset-password', { email: email.toUpperCase() }).expect(200);
+    expect(response.body).toEqual({ message: RESET_REQUESTED_MESSAGE });
     // The mail goes out after the response (its timing must not reveal the account): wait for the new one.
     await smtp.waitFor(email, () => resetMailsTo(email).length > before);
     return tokenFromMail(resetMailsTo(email).at(-1)!);
   }
 
   it('answers the same 200 for an unknown address and sends nothing', async () => {
-    const response = await post('/v1/auth/reset-password', { email: 'nobody@example.org' });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    const response = await anon.post('/v1/auth/reset-password', { email: 'nobody@example.org' }).expect(200);
+    expect(response.body).toEqual({ message: RESET_REQUESTED_MESSAGE });
     // (Other tests' security notices may arrive meanwhile: only a mail to this address would be wrong.)
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(smtp.received.filter((mail) => mail.to === 'nobody@example.org')).toEqual([]);
@@ -53,21 +53,18 @@ describe('password reset', () => {
     expect(minutes).toBeLessThanOrEqual(60);
     expect(row.token_hash).not.toBe(token);
 
-    const done = await post('/v1/auth/reset-password/complete', { token, new_password: 'a brand new password' });
-    expect(done.statusCode).toBe(200);
-    expect(done.json()).toEqual({ message: expect.any(String) });
+    const done = await anon
+      .post('/v1/auth/reset-password/complete', { token, new_password: 'a brand new password' })
+      .expect(200);
+    expect(done.body).toEqual({ message: expect.any(String) });
 
     for (const session of [user.token, otherSession]) {
-      expect(
-        (await t.app.inject({ url: `/v1/users/${user.id}/permissions`, headers: bearer(session) })).statusCode,
-      ).toBe(401);
+      await t.as(session).get(`/v1/users/${user.id}/permissions`).expect(401);
     }
-    expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(401);
-    expect(
-      (await post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' })).statusCode,
-    ).toBe(200);
-    const again = await post('/v1/auth/reset-password/complete', { token, new_password: 'yet another password' });
-    expect(again.json()).toEqual({
+    await anon.post('/v1/auth/login', { identifier: user.username, password: user.password }).expect(401);
+    await anon.post('/v1/auth/login', { identifier: user.username, password: 'a brand new password' }).expect(200);
+    const again = await anon.post('/v1/auth/reset-password/complete', { token, new_password: 'yet another password' });
+    expect(again.body).toEqual({
       error: 'BadRequest',
       message: 'Invalid or expired token',
       code: 'mailed_token.invalid',
@@ -85,8 +82,8 @@ describe('password reset', () => {
   it('sends one mail per address per minute, whatever the number of requests', async () => {
     const user = await createUser(t.app);
     await requestReset(emailOf(user));
-    const again = await post('/v1/auth/reset-password', { email: emailOf(user) });
-    expect(again.json()).toEqual({ message: RESET_REQUESTED_MESSAGE });
+    const again = await anon.post('/v1/auth/reset-password', { email: emailOf(user) });
+    expect(again.body).toEqual({ message: RESET_REQUESTED_MESSAGE });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(resetMailsTo(emailOf(user))).toHaveLength(1);
     const rows = await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute();
@@ -99,37 +96,33 @@ describe('password reset', () => {
     await t.kv.delete(`reset:cooldown:${hashToken(emailOf(user))}`); // the minute has passed
     const second = await requestReset(emailOf(user));
     expect(second).not.toBe(first);
-    expect(
-      (await post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' })).statusCode,
-    ).toBe(400);
-    expect(
-      (await post('/v1/auth/reset-password/complete', { token: second, new_password: 'long enough pw' })).statusCode,
-    ).toBe(200);
+    await anon.post('/v1/auth/reset-password/complete', { token: first, new_password: 'long enough pw' }).expect(400);
+    await anon.post('/v1/auth/reset-password/complete', { token: second, new_password: 'long enough pw' }).expect(200);
   });
 
   it('400 for an expired token, an unknown token and a short password (the token stays usable)', async () => {
     const user = await createUser(t.app);
     const token = await requestReset(emailOf(user));
-    const short = await post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
-    expect(short.json()).toEqual({
+    const short = await anon.post('/v1/auth/reset-password/complete', { token, new_password: 'short' });
+    expect(short.body).toEqual({
       error: 'BadRequest',
       message: 'new_password must be at least 8 characters',
       code: 'user.password_too_short',
     });
-    expect(
-      (await post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })).statusCode,
-    ).toBe(400);
+    await anon
+      .post('/v1/auth/reset-password/complete', { token: 'unknown', new_password: 'long enough pw' })
+      .expect(400);
     // An hour later (the app's clock moves; the test does not wait), for this request only.
     const anHour = 60 * 60_000 + 1000;
     t.clock.advance(anHour);
-    const expired = await post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' }).finally(
-      () => t.clock.advance(-anHour),
-    );
-    expect(expired.json()).toEqual({
+    const expired = await anon
+      .post('/v1/auth/reset-password/complete', { token, new_password: 'long enough pw' })
+      .finally(() => t.clock.advance(-anHour));
+    expect(expired.body).toEqual({
       error: 'BadRequest',
       message: 'Invalid or expired token',
       code: 'mailed_token.invalid',
     });
-    expect((await post('/v1/auth/login', { identifier: user.username, password: user.password })).statusCode).toBe(200);
+    await anon.post('/v1/auth/login', { identifier: user.username, password: user.password }).expect(200);
   });
 });

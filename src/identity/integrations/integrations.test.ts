@@ -1,8 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unchecked, type RawAnswer, type RequestBody } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   createUser,
@@ -29,19 +28,18 @@ const refreshesOf = (fake: FakeStreamingProvider) =>
   fake.calls.filter((c) => c === 'POST /oauth2/token refresh_token').length;
 const RETURN_TO = 'https://app.example.org/settings/integrations?tab=streaming';
 const CALLBACK = 'http://localhost/v1/integrations/callback/twitch';
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** HTTP helpers bound to one test app. */
-function client(app: () => TestApp) {
-  const call = (method: Method, url: string, token?: string, payload?: object) =>
-    app().app.inject({ method, url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
-  async function startConnect(token: string, body: object = {}) {
-    const response = await call('POST', '/v1/integrations/platform/twitch/connect', token, {
-      redirect_uri: RETURN_TO,
-      ...body,
-    });
-    expect(response.statusCode, response.body).toBe(200);
-    return response.json() as { authorization_url: string; state: string };
+/** The steps of connecting an account, bound to one test app. */
+function flows(app: () => TestApp) {
+  async function startConnect(
+    token: string,
+    body: Partial<RequestBody<'post', '/v1/integrations/platform/twitch/connect'>> = {},
+  ) {
+    const response = await app()
+      .as(token)
+      .post('/v1/integrations/platform/twitch/connect', { redirect_uri: RETURN_TO, ...body })
+      .expect(200);
+    return response.body;
   }
   /** The browser at the platform: it consents (or refuses) and is sent back to the callback, whose path and query this returns. */
   async function consent(authorizationUrl: string): Promise<string> {
@@ -51,10 +49,11 @@ function client(app: () => TestApp) {
     expect(back.origin + back.pathname).toBe(CALLBACK);
     return back.pathname + back.search;
   }
-  const callback = (path: string) => app().app.inject({ method: 'GET', url: path });
+  /** The browser arriving at the callback with the path and query the platform sent it to. */
+  const callback = (path: string) => app().as(null).raw({ method: 'GET', url: path });
   /** The query of the URL the callback sent the browser to. */
-  function outcomeOf(response: LightMyRequestResponse): Record<string, string> {
-    expect(response.statusCode, response.body).toBe(302);
+  function outcomeOf(response: RawAnswer): Record<string, string> {
+    expect(response.status, response.text).toBe(302);
     const location = new URL(response.headers.location as string);
     expect(location.origin + location.pathname).toBe('https://app.example.org/settings/integrations');
     return Object.fromEntries(location.searchParams);
@@ -64,7 +63,7 @@ function client(app: () => TestApp) {
     expect(outcome).toMatchObject({ status: 'connected', platform: 'twitch' });
     return outcome.integration_id!;
   }
-  return { call, startConnect, consent, callback, outcomeOf, connect };
+  return { startConnect, consent, callback, outcomeOf, connect };
 }
 
 describe('integrations with Twitch', () => {
@@ -78,7 +77,7 @@ describe('integrations with Twitch', () => {
     await t?.close();
     await fake?.close();
   });
-  const { call, startConnect, consent, callback, outcomeOf, connect } = client(() => t);
+  const { startConnect, consent, callback, outcomeOf, connect } = flows(() => t);
   const auditOf = (id: string) =>
     t.database.db
       .selectFrom('audit_events')
@@ -136,9 +135,9 @@ describe('integrations with Twitch', () => {
       connected_at: expect.any(String),
       last_refreshed_at: null,
     };
-    expect((await call('GET', '/v1/integrations', user.token)).json()).toEqual([integration]);
-    expect((await call('GET', '/v1/integrations/platform/twitch', user.token)).json()).toEqual([integration]);
-    expect((await call('GET', `/v1/integrations/${outcome.integration_id}`, user.token)).json()).toEqual(integration);
+    expect((await t.as(user.token).get('/v1/integrations')).body).toEqual([integration]);
+    expect((await t.as(user.token).get('/v1/integrations/platform/twitch')).body).toEqual([integration]);
+    expect((await t.as(user.token).get(`/v1/integrations/${outcome.integration_id}`)).body).toEqual(integration);
 
     // The tokens are stored sealed: not readable in the row, and the secret box gives back what the platform issued.
     const row = await t.database.db
@@ -162,10 +161,10 @@ describe('integrations with Twitch', () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);
     expect(
-      (await call('PATCH', `/v1/integrations/${id}/stream-status`, user.token, { bot_status: 'paused' })).json(),
+      (await t.as(user.token).patch(`/v1/integrations/${id}/stream-status`, { bot_status: 'paused' })).body,
     ).toEqual({ success: true, bot_status: 'paused' });
     expect(await connect(user.token)).toBe(id);
-    const integration = (await call('GET', `/v1/integrations/${id}`, user.token)).json();
+    const integration = (await t.as(user.token).get(`/v1/integrations/${id}`)).body;
     expect(integration).toMatchObject({
       bot_status: 'paused',
       username: fake.streamers.at(-1)!.login,
@@ -184,7 +183,7 @@ describe('integrations with Twitch', () => {
       error: 'integration.access_denied',
       platform: 'twitch',
     });
-    expect((await call('GET', '/v1/integrations', user.token)).json()).toEqual([]);
+    expect((await t.as(user.token).get('/v1/integrations')).body).toEqual([]);
   });
 
   it('refuses a state that is malformed, forged, not a state, or for another platform, with 400 and no redirect', async () => {
@@ -194,7 +193,7 @@ describe('integrations with Twitch', () => {
     const notAState = t.app.services.secretBox.seal(JSON.stringify({ u: user.id }));
     for (const bad of ['garbage', forged, notAState]) {
       const response = await callback(`/v1/integrations/callback/twitch?code=abc&state=${encodeURIComponent(bad)}`);
-      expect({ status: response.statusCode, body: response.json(), location: response.headers.location }).toEqual({
+      expect({ status: response.status, body: response.body, location: response.headers.location }).toEqual({
         status: 400,
         body: {
           error: 'BadRequest',
@@ -205,12 +204,12 @@ describe('integrations with Twitch', () => {
       });
     }
     const elsewhere = await callback(`/v1/integrations/callback/youtube?code=abc&state=${encodeURIComponent(state)}`);
-    expect({ status: elsewhere.statusCode, code: elsewhere.json().code }).toEqual({
+    expect({ status: elsewhere.status, code: elsewhere.body.code }).toEqual({
       status: 404,
       code: 'integration.unknown_platform',
     });
     const missing = await callback('/v1/integrations/callback/twitch?code=abc');
-    expect({ status: missing.statusCode, code: missing.json().code }).toEqual({
+    expect({ status: missing.status, code: missing.body.code }).toEqual({
       status: 400,
       code: 'request.validation',
     });
@@ -221,7 +220,7 @@ describe('integrations with Twitch', () => {
     const path = await consent((await startConnect(user.token)).authorization_url);
     expect(outcomeOf(await callback(path)).status).toBe('connected');
     const replayed = await callback(path);
-    expect({ status: replayed.statusCode, body: replayed.json() }).toEqual({
+    expect({ status: replayed.status, body: replayed.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -236,12 +235,12 @@ describe('integrations with Twitch', () => {
     const path = await consent((await startConnect(user.token)).authorization_url);
     const exchanges = fake.calls.filter((c) => c === 'POST /oauth2/token authorization_code').length;
     const response = await later(STATE_TTL_MS + 1000, () => callback(path));
-    expect({ status: response.statusCode, message: response.json().message }).toEqual({
+    expect({ status: response.status, message: response.body.message }).toEqual({
       status: 400,
       message: 'The state has expired; start the connection again',
     });
     expect(fake.calls.filter((c) => c === 'POST /oauth2/token authorization_code').length).toBe(exchanges);
-    expect((await call('GET', '/v1/integrations', user.token)).json()).toEqual([]);
+    expect((await t.as(user.token).get('/v1/integrations')).body).toEqual([]);
   });
 
   it('sends the browser back with provider_error when the platform refuses the code', async () => {
@@ -267,8 +266,8 @@ describe('integrations with Twitch', () => {
       subscribers: 56,
       stream: { title: 'Sailing the Elbe', game_name: 'Just Chatting', viewer_count: 78 },
     });
-    const live = await call('POST', `/v1/integrations/${id}/stats`, user.token);
-    expect(live.json()).toEqual({
+    const live = await t.as(user.token).post(`/v1/integrations/${id}/stats`);
+    expect(live.body).toEqual({
       success: true,
       stats: {
         followers: 1234,
@@ -281,7 +280,7 @@ describe('integrations with Twitch', () => {
       },
     });
     channel.stream = null;
-    expect((await call('POST', `/v1/integrations/${id}/stats`, user.token)).json().stats).toMatchObject({
+    expect((await t.as(user.token).post(`/v1/integrations/${id}/stats`).expect(200)).body.stats).toMatchObject({
       is_live: false,
       current_viewers: 0,
       stream_title: null,
@@ -294,11 +293,11 @@ describe('integrations with Twitch', () => {
     const id = await connect(user.token);
     const before = refreshesOf(fake);
     const response = await later(fake.expiresInSecs * 1000, () =>
-      call('POST', `/v1/integrations/${id}/stats`, user.token),
+      t.as(user.token).post(`/v1/integrations/${id}/stats`),
     );
-    expect(response.statusCode, response.body).toBe(200);
+    expect(response.status, response.text).toBe(200);
     expect(refreshesOf(fake)).toBe(before + 1);
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().last_refreshed_at).not.toBeNull();
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.last_refreshed_at).not.toBeNull();
   });
 
   it('refreshes once for overlapping calls, so a rotating refresh token is not spent twice and the integration stays active', async () => {
@@ -306,11 +305,11 @@ describe('integrations with Twitch', () => {
     const id = await connect(user.token);
     const before = refreshesOf(fake);
     const answers = await later(fake.expiresInSecs * 1000, () =>
-      Promise.all([1, 2, 3].map(() => call('POST', `/v1/integrations/${id}/stats`, user.token))),
+      Promise.all([1, 2, 3].map(() => t.as(user.token).post(`/v1/integrations/${id}/stats`))),
     );
-    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200]);
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
     expect(refreshesOf(fake)).toBe(before + 1);
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.is_active).toBe(true);
   });
 
   it('refreshes the access token when the platform answers 401, and tries again', async () => {
@@ -318,21 +317,20 @@ describe('integrations with Twitch', () => {
     const id = await connect(user.token);
     const before = refreshesOf(fake);
     fake.expireAccessTokens();
-    const response = await call('POST', `/v1/integrations/${id}/stats`, user.token);
-    expect(response.statusCode, response.body).toBe(200);
+    await t.as(user.token).post(`/v1/integrations/${id}/stats`).expect(200);
     expect(refreshesOf(fake)).toBe(before + 1);
   });
 
   it('refreshes on request and tells the new expiry', async () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);
-    const response = await call('POST', `/v1/integrations/${id}/refresh`, user.token);
-    expect(response.json()).toEqual({
+    const response = await t.as(user.token).post(`/v1/integrations/${id}/refresh`).expect(200);
+    expect(response.body).toEqual({
       success: true,
       message: 'Access token refreshed',
       expires_at: expect.any(String),
     });
-    const ahead = Date.parse(response.json().expires_at) - t.clock.nowMs();
+    const ahead = Date.parse(response.body.expires_at!) - t.clock.nowMs();
     expect(ahead).toBeGreaterThan(fake.expiresInSecs * 1000 - 60_000);
     expect(ahead).toBeLessThanOrEqual(fake.expiresInSecs * 1000);
   });
@@ -341,25 +339,19 @@ describe('integrations with Twitch', () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);
     fake.revokeRefreshTokens();
-    const refused = await call('POST', `/v1/integrations/${id}/refresh`, user.token);
-    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({
-      status: 409,
-      code: 'integration.reconnect_required',
-    });
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(false);
-    const stats = await call('POST', `/v1/integrations/${id}/stats`, user.token);
-    expect({ status: stats.statusCode, code: stats.json().code }).toEqual({
-      status: 409,
-      code: 'integration.reconnect_required',
-    });
+    const refused = await t.as(user.token).post(`/v1/integrations/${id}/refresh`).expect(409);
+    expect(refused.body.code).toBe('integration.reconnect_required');
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.is_active).toBe(false);
+    const stats = await t.as(user.token).post(`/v1/integrations/${id}/stats`).expect(409);
+    expect(stats.body.code).toBe('integration.reconnect_required');
     expect(await connect(user.token)).toBe(id);
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.is_active).toBe(true);
   });
 
   it('after a secrets reset (the key sealing its tokens lost) is inactive until connected again, and disconnects without a token to revoke', async () => {
     const own = await buildIntegrationsApp(twitchOf(fake));
     try {
-      const { call: callOwn, connect: connectOwn } = client(() => own);
+      const { connect: connectOwn } = flows(() => own);
       const user = await createUser(own.app);
       const id = await connectOwn(user.token);
       const other = await createUser(own.app);
@@ -376,17 +368,17 @@ describe('integrations with Twitch', () => {
         { access_token_sealed: '', refresh_token_sealed: null, is_active: false },
       ]);
       for (const path of [`/v1/integrations/${id}/refresh`, `/v1/integrations/${id}/stats`]) {
-        const refused = await callOwn('POST', path, user.token);
-        expect({ status: refused.statusCode, code: refused.json().code }, path).toEqual({
+        const refused = await own.as(user.token).raw({ method: 'POST', url: path });
+        expect({ status: refused.status, code: refused.body.code }, path).toEqual({
           status: 409,
           code: 'integration.reconnect_required',
         });
       }
       expect(await connectOwn(user.token)).toBe(id);
-      expect((await callOwn('GET', `/v1/integrations/${id}`, user.token)).json().is_active).toBe(true);
+      expect((await own.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.is_active).toBe(true);
       const revokedBefore = fake.revoked.length;
-      const disconnected = await callOwn('DELETE', `/v1/integrations/${gone}`, other.token);
-      expect(disconnected.json()).toEqual({ success: true, message: 'Disconnected from Twitch' });
+      const disconnected = await own.as(other.token).delete(`/v1/integrations/${gone}`);
+      expect(disconnected.body).toEqual({ success: true, message: 'Disconnected from Twitch' });
       expect(fake.revoked.length).toBe(revokedBefore);
     } finally {
       await own.close();
@@ -401,10 +393,10 @@ describe('integrations with Twitch', () => {
       .select('access_token_sealed')
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    const response = await call('DELETE', `/v1/integrations/${id}`, user.token);
-    expect(response.json()).toEqual({ success: true, message: 'Disconnected from Twitch' });
+    const response = await t.as(user.token).delete(`/v1/integrations/${id}`);
+    expect(response.body).toEqual({ success: true, message: 'Disconnected from Twitch' });
     expect(fake.revoked).toContain(t.app.services.secretBox.open(row.access_token_sealed));
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).statusCode).toBe(404);
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`)).status).toBe(404);
     expect((await auditOf(id)).map((event) => event.event_type)).toEqual(['account_linked', 'account_unlinked']);
   });
 
@@ -420,18 +412,18 @@ describe('integrations with Twitch', () => {
       ['PATCH', `/v1/integrations/${id}/stream-status`, { bot_status: 'disabled' }],
       ['GET', `/v1/integrations/${UNKNOWN_ID}`, undefined],
     ] as const) {
-      const response = await call(method, url, other.token, body);
-      expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({
+      const response = await t.as(other.token).raw({ method, url, payload: body });
+      expect({ method, url, status: response.status, body: response.body }).toEqual({
         method,
         url,
         status: 404,
         body: { error: 'NotFound', message: 'Integration not found', code: 'integration.not_found' },
       });
     }
-    expect((await call('GET', '/v1/integrations', other.token)).json()).toEqual([]);
-    expect((await call('GET', `/v1/integrations/${id}`, owner.token)).json().bot_status).toBe('active');
-    expect((await call('GET', '/v1/integrations/not-a-uuid', owner.token)).statusCode).toBe(400);
-    expect((await call('GET', '/v1/integrations')).json()).toEqual(UNAUTHORIZED);
+    expect((await t.as(other.token).get('/v1/integrations')).body).toEqual([]);
+    expect((await t.as(owner.token).get(`/v1/integrations/${id}`).expect(200)).body.bot_status).toBe('active');
+    expect((await t.as(owner.token).get('/v1/integrations/not-a-uuid')).status).toBe(400);
+    expect((await t.as(null).get('/v1/integrations')).body).toEqual(UNAUTHORIZED);
   });
 
   // Issue 33: any key of a user connected, refreshed and deleted that user's integrations whatever its scopes.
@@ -459,16 +451,17 @@ describe('integrations with Twitch', () => {
     ] as const;
     for (const [method, url, body] of writes) {
       for (const key of [none, reader])
-        expect((await call(method, url, key, body)).json()).toEqual(forbidden('integrations:write'));
+        expect((await t.as(key).raw({ method, url, payload: body })).body).toEqual(forbidden('integrations:write'));
     }
     for (const [method, url] of reads) {
       for (const key of [none, writer])
-        expect((await call(method, url, key)).json()).toEqual(forbidden('integrations:read'));
-      expect((await call(method, url, reader)).statusCode).toBe(200);
+        expect((await t.as(key).raw({ method, url })).body).toEqual(forbidden('integrations:read'));
+      expect((await t.as(reader).raw({ method, url })).status).toBe(200);
     }
-    expect(
-      (await call('PATCH', `/v1/integrations/${id}/stream-status`, writer, { bot_status: 'paused' })).json(),
-    ).toEqual({ success: true, bot_status: 'paused' });
+    expect((await t.as(writer).patch(`/v1/integrations/${id}/stream-status`, { bot_status: 'paused' })).body).toEqual({
+      success: true,
+      bot_status: 'paused',
+    });
   });
 
   it('is part of the personal data export and of GraphQL (myIntegrations), never with a token', async () => {
@@ -479,8 +472,8 @@ describe('integrations with Twitch', () => {
       .select(['access_token_sealed', 'refresh_token_sealed'])
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    const exported = await call('GET', '/v1/user/export', owner.token);
-    const text = (await unzip(exported.rawPayload)).get('data.json')!.toString('utf8');
+    const exported = await t.as(owner.token).get('/v1/user/export');
+    const text = (await unzip(exported.bytes)).get('data.json')!.toString('utf8');
     const username = fake.streamers.at(-1)!.login;
     expect(JSON.parse(text).integrations).toEqual([
       expect.objectContaining({ id, userId: owner.id, platformSlug: 'twitch', username, botStatus: 'active' }),
@@ -490,9 +483,8 @@ describe('integrations with Twitch', () => {
     expect(text).not.toMatch(/"(at|rt)_[A-Za-z0-9_-]{20}|accessToken|refreshToken|sealed/i);
 
     const query = '{ myIntegrations { id platformSlug username isActive botStatus connectedAt } }';
-    const gql = (token: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(token), payload: { query } });
-    expect((await gql(owner.token)).json()).toEqual({
+    const gql = (token: string) => t.as(token).post('/v1/gql', { query }).expect(200);
+    expect((await gql(owner.token)).body).toEqual({
       data: {
         myIntegrations: [
           {
@@ -508,7 +500,7 @@ describe('integrations with Twitch', () => {
     });
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
     const scopeless = (await createApiKey(t.app, developer.token, { name: 'device', scopes: [] })).key;
-    expect((await gql(scopeless)).json().errors).toEqual([
+    expect((await gql(scopeless)).body.errors).toEqual([
       expect.objectContaining({
         message: forbidden('integrations:read').message,
         extensions: expect.objectContaining({ code: 'auth.forbidden' }),
@@ -520,11 +512,14 @@ describe('integrations with Twitch', () => {
     const user = await createUser(t.app);
     const id = await connect(user.token);
     expect(
-      (await call('PATCH', `/v1/integrations/${id}/stream-status`, user.token, { bot_status: 'disabled' })).json(),
+      (await t.as(user.token).patch(`/v1/integrations/${id}/stream-status`, { bot_status: 'disabled' })).body,
     ).toEqual({ success: true, bot_status: 'disabled' });
-    expect((await call('GET', `/v1/integrations/${id}`, user.token)).json().bot_status).toBe('disabled');
-    const bad = await call('PATCH', `/v1/integrations/${id}/stream-status`, user.token, { bot_status: 'sleeping' });
-    expect({ status: bad.statusCode, code: bad.json().code }).toEqual({ status: 400, code: 'request.validation' });
+    expect((await t.as(user.token).get(`/v1/integrations/${id}`).expect(200)).body.bot_status).toBe('disabled');
+    const bad = await t
+      .as(user.token)
+      .patch(`/v1/integrations/${id}/stream-status`, unchecked({ bot_status: 'sleeping' }))
+      .expect(400);
+    expect(bad.body.code).toBe('request.validation');
   });
 
   it('refuses a redirect_uri that is not an absolute http(s) URL on a known origin, and scopes the platform does not offer', async () => {
@@ -536,36 +531,29 @@ describe('integrations with Twitch', () => {
       'https://me:pw@app.example.org/cb',
       'https://evil.example/cb',
     ]) {
-      const response = await call('POST', '/v1/integrations/platform/twitch/connect', user.token, {
-        redirect_uri: uri,
-      });
-      expect({ uri, status: response.statusCode, code: response.json().code }).toEqual({
+      const response = await t.as(user.token).post('/v1/integrations/platform/twitch/connect', { redirect_uri: uri });
+      expect({ uri, status: response.status, body: response.body }).toMatchObject({
         uri,
         status: 400,
-        code: 'integration.invalid_redirect_uri',
+        body: { code: 'integration.invalid_redirect_uri' },
       });
     }
-    const scope = await call('POST', '/v1/integrations/platform/twitch/connect', user.token, {
-      redirect_uri: RETURN_TO,
-      scopes: ['channel:moderate'],
-    });
-    expect({ status: scope.statusCode, code: scope.json().code }).toEqual({
-      status: 400,
-      code: 'integration.unknown_scope',
-    });
-    expect(scope.json().message).toContain('channel:moderate');
-    const unknown = await call('POST', '/v1/integrations/platform/youtube/connect', user.token, {
-      redirect_uri: RETURN_TO,
-    });
-    expect({ status: unknown.statusCode, code: unknown.json().code }).toEqual({
-      status: 404,
-      code: 'integration.unknown_platform',
-    });
+    const scope = await t
+      .as(user.token)
+      .post('/v1/integrations/platform/twitch/connect', { redirect_uri: RETURN_TO, scopes: ['channel:moderate'] })
+      .expect(400);
+    expect(scope.body.code).toBe('integration.unknown_scope');
+    expect(scope.body.message).toContain('channel:moderate');
+    const unknown = await t
+      .as(user.token)
+      .post('/v1/integrations/platform/youtube/connect', { redirect_uri: RETURN_TO })
+      .expect(404);
+    expect(unknown.body.code).toBe('integration.unknown_platform');
   });
 
   it('lists the platforms and the scopes of each', async () => {
     const user = await createUser(t.app);
-    expect((await call('GET', '/v1/integrations/platforms', user.token)).json()).toEqual({
+    expect((await t.as(user.token).get('/v1/integrations/platforms')).body).toEqual({
       platforms: [
         {
           slug: 'twitch',
@@ -577,24 +565,24 @@ describe('integrations with Twitch', () => {
         },
       ],
     });
-    const scopes = (await call('GET', '/v1/integrations/platform/twitch/scopes', user.token)).json();
+    const scopes = (await t.as(user.token).get('/v1/integrations/platform/twitch/scopes').expect(200)).body;
     expect(scopes.platform).toBe('twitch');
     expect(scopes.scopes).toContainEqual({
       name: 'channel:read:subscriptions',
       description: expect.any(String),
       required: true,
     });
-    expect(scopes.scopes.filter((s: { required: boolean }) => !s.required).length).toBeGreaterThan(0);
-    expect((await call('GET', '/v1/integrations/platform/youtube/scopes', user.token)).json().code).toBe(
+    expect(scopes.scopes.filter((s) => !s.required).length).toBeGreaterThan(0);
+    expect((await t.as(user.token).get('/v1/integrations/platform/youtube/scopes').expect(404)).body.code).toBe(
       'integration.unknown_platform',
     );
-    expect((await call('GET', '/v1/integrations/platform/youtube', user.token)).json().code).toBe(
+    expect((await t.as(user.token).get('/v1/integrations/platform/youtube').expect(404)).body.code).toBe(
       'integration.unknown_platform',
     );
   });
 
   it('documents every route in the OpenAPI document, all but the callback with bearer security', async () => {
-    const document = (await t.app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    const document = (await t.as(null).raw({ method: 'GET', url: '/v1/openapi.json' })).body;
     expect((await new Validator().validate(document)).errors ?? []).toEqual([]);
     const { paths } = document;
     const routes = [
@@ -629,17 +617,16 @@ describe('integrations without a configured platform', () => {
     t = await buildIntegrationsApp();
   });
   afterAll(() => t?.close());
-  const { call } = client(() => t);
 
   it('lists Twitch as disabled and refuses to connect it', async () => {
     const user = await createUser(t.app);
-    expect((await call('GET', '/v1/integrations/platforms', user.token)).json().platforms).toEqual([
+    expect((await t.as(user.token).get('/v1/integrations/platforms').expect(200)).body.platforms).toEqual([
       expect.objectContaining({ slug: 'twitch', enabled: false }),
     ]);
-    const response = await call('POST', '/v1/integrations/platform/twitch/connect', user.token, {
-      redirect_uri: RETURN_TO,
-    });
-    expect({ status: response.statusCode, body: response.json() }).toEqual({
+    const response = await t
+      .as(user.token)
+      .post('/v1/integrations/platform/twitch/connect', { redirect_uri: RETURN_TO });
+    expect({ status: response.status, body: response.body }).toEqual({
       status: 409,
       body: {
         error: 'Conflict',
@@ -647,7 +634,7 @@ describe('integrations without a configured platform', () => {
         code: 'integration.platform_not_configured',
       },
     });
-    expect((await call('GET', '/v1/integrations/platform/twitch/scopes', user.token)).statusCode).toBe(200);
+    expect((await t.as(user.token).get('/v1/integrations/platform/twitch/scopes')).status).toBe(200);
   });
 });
 
@@ -657,7 +644,7 @@ describe('integrations when the platform cannot be reached', () => {
   /** Two users with an integration each: one to read through, one to disconnect, so the tests here share nothing they change. */
   let reader: { token: string; id: string };
   let leaver: { token: string; id: string };
-  const { call, startConnect, outcomeOf, connect, callback } = client(() => t);
+  const { startConnect, outcomeOf, connect, callback } = flows(() => t);
   beforeAll(async () => {
     fake = await startFakeStreamingProvider();
     t = await buildIntegrationsApp(twitchOf(fake));
@@ -671,8 +658,8 @@ describe('integrations when the platform cannot be reached', () => {
 
   it('answers 502 provider_unavailable for stats and refresh', async () => {
     for (const action of ['stats', 'refresh']) {
-      const response = await call('POST', `/v1/integrations/${reader.id}/${action}`, reader.token);
-      expect({ action, status: response.statusCode, body: response.json() }).toEqual({
+      const response = await t.as(reader.token).raw({ method: 'POST', url: `/v1/integrations/${reader.id}/${action}` });
+      expect({ action, status: response.status, body: response.body }).toEqual({
         action,
         status: 502,
         body: {
@@ -693,8 +680,8 @@ describe('integrations when the platform cannot be reached', () => {
   });
 
   it('still disconnects: revoking at the platform is best effort', async () => {
-    const response = await call('DELETE', `/v1/integrations/${leaver.id}`, leaver.token);
-    expect(response.json()).toEqual({ success: true, message: 'Disconnected from Twitch' });
-    expect((await call('GET', '/v1/integrations', leaver.token)).json()).toEqual([]);
+    const response = await t.as(leaver.token).delete(`/v1/integrations/${leaver.id}`);
+    expect(response.body).toEqual({ success: true, message: 'Disconnected from Twitch' });
+    expect((await t.as(leaver.token).get('/v1/integrations')).body).toEqual([]);
   });
 });

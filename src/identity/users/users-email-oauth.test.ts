@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { unchecked, type RequestBody } from '../../../test/client.js';
 import {
-  bearer,
   buildMailingTestApp,
   buildTestApp,
   createUser,
@@ -16,7 +15,6 @@ import {
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import { usernameBase } from './oauth.js';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 type TestUser = Awaited<ReturnType<typeof createUser>>;
 
 const USER_NOT_FOUND = { error: 'NotFound', message: 'User not found', code: 'user.not_found' };
@@ -29,12 +27,8 @@ const SYSTEM_ONLY = {
 };
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/);
 
-function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
-  return app.inject({ method, url, payload, headers: token ? bearer(token) : {} });
-}
-
-function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+function expectResponse(response: { status: number; body: unknown }, status: number, body?: unknown) {
+  expect({ status: response.status, body: body === undefined ? undefined : response.body }).toEqual({
     status,
     body,
   });
@@ -84,20 +78,20 @@ describe('email change', () => {
   });
   afterEach(() => t.close());
 
-  const requestChange = (id: string, token: string | undefined, email: string) =>
-    call(t.app, 'POST', `/v1/users/${id}/email/request-change`, token, { email });
-  const verify = (token: string, credential: string | undefined = alice.token) =>
-    call(t.app, 'POST', '/v1/users/email/verify', credential, { token });
-  const pending = (id: string, token: string) => call(t.app, 'GET', `/v1/users/${id}/email/pending`, token);
+  const requestChange = (id: string, token: string | null, email: string) =>
+    t.as(token).post(`/v1/users/${id}/email/request-change`, { email });
+  const verify = (token: string, credential: string = alice.token) =>
+    t.as(credential).post('/v1/users/email/verify', { token });
+  const pending = (id: string, token: string) => t.as(token).get(`/v1/users/${id}/email/pending`);
 
   it('mails a 24-hour link to the new address; following it changes the sign-in address', async () => {
     const before = Date.now();
-    const response = await requestChange(alice.id, alice.token, 'Alice.New@Example.org');
-    expectResponse(response, 200, {
+    const response = await requestChange(alice.id, alice.token, 'Alice.New@Example.org').expect(200);
+    expect(response.body).toEqual({
       message: 'A verification link was sent to the new address; the change takes effect when it is opened',
       expires_at: ISO,
     });
-    const expiresAt = new Date(response.json().expires_at).getTime();
+    const expiresAt = new Date(response.body.expires_at).getTime();
     expect(expiresAt - before).toBeGreaterThanOrEqual(24 * 3600 * 1000 - 1000);
     expect(expiresAt - before).toBeLessThanOrEqual(24 * 3600 * 1000 + 5000);
 
@@ -107,7 +101,7 @@ describe('email change', () => {
     expectResponse(await pending(alice.id, alice.token), 200, {
       pending: true,
       new_email: 'alice.new@example.org',
-      expires_at: response.json().expires_at,
+      expires_at: response.body.expires_at,
     });
 
     const token = tokenFromMail(mail);
@@ -154,22 +148,25 @@ describe('email change', () => {
       403,
       forbidden('users:write'),
     );
-    expectResponse(await requestChange(bob.id, undefined, 'bob.elsewhere@example.org'), 401, UNAUTHORIZED);
-    expectResponse(await call(t.app, 'POST', `/v1/users/${bob.id}/email/request-change`, bob.token, {}), 400, {
+    expectResponse(await requestChange(bob.id, null, 'bob.elsewhere@example.org'), 401, UNAUTHORIZED);
+    expectResponse(await t.as(bob.token).post(`/v1/users/${bob.id}/email/request-change`, unchecked({})), 400, {
       error: 'BadRequest',
       message: "Body field 'email' is required",
       code: 'request.validation',
     });
 
     await addPlatform(t, 'github');
-    const social = await call(t.app, 'POST', '/v1/users/oauth', TEST_SYSTEM_KEY, {
-      email: null,
-      name: 'Social Only',
-      oauthProvider: 'github',
-      oauthProviderId: 'gh-social-1',
-      image: null,
-    });
-    expectResponse(await requestChange(social.json().data.id, admin, 'social@example.org'), 400, {
+    const social = await t
+      .as(TEST_SYSTEM_KEY)
+      .post('/v1/users/oauth', {
+        email: null,
+        name: 'Social Only',
+        oauthProvider: 'github',
+        oauthProviderId: 'gh-social-1',
+        image: null,
+      })
+      .expect(200);
+    expectResponse(await requestChange(social.body.data.id, admin, 'social@example.org'), 400, {
       error: 'BadRequest',
       message: 'Email change is only for accounts created with email; this user has no email/password account',
       code: 'email_change.no_email_account',
@@ -177,9 +174,9 @@ describe('email change', () => {
   });
 
   it('an administrator may start the change for another user; the mail goes to the new address', async () => {
-    expect((await requestChange(bob.id, admin, 'bob.by.admin@example.org')).statusCode).toBe(200);
+    expect((await requestChange(bob.id, admin, 'bob.by.admin@example.org')).status).toBe(200);
     expect((await smtp.waitFor('bob.by.admin@example.org')).subject).toBe('Confirm your new email address for Waygate');
-    expect((await pending(bob.id, admin)).json().new_email).toBe('bob.by.admin@example.org');
+    expect((await pending(bob.id, admin).expect(200)).body.new_email).toBe('bob.by.admin@example.org');
     expectResponse(await pending(bob.id, alice.token), 403, forbidden('users:read'));
     expectResponse(await pending(randomUUID(), admin), 404, USER_NOT_FOUND);
   });
@@ -191,21 +188,17 @@ describe('email change', () => {
     const second = tokenFromMail(await smtp.waitFor('bob.second@example.org'));
     expectResponse(await verify(first, bob.token), 400, INVALID_TOKEN);
 
-    expectResponse(
-      await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, alice.token),
-      403,
-      forbidden('users:write'),
-    );
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 200, {
+    expectResponse(await t.as(alice.token).delete(`/v1/users/${bob.id}/email/pending`), 403, forbidden('users:write'));
+    expectResponse(await t.as(bob.token).delete(`/v1/users/${bob.id}/email/pending`), 200, {
       success: true,
       message: 'The pending email change was cancelled',
     });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${bob.id}/email/pending`, bob.token), 404, {
+    expectResponse(await t.as(bob.token).delete(`/v1/users/${bob.id}/email/pending`), 404, {
       error: 'NotFound',
       message: 'No pending email change',
       code: 'email_change.none_pending',
     });
-    expectResponse(await call(t.app, 'DELETE', `/v1/users/${randomUUID()}/email/pending`, admin), 404, USER_NOT_FOUND);
+    expectResponse(await t.as(admin).delete(`/v1/users/${randomUUID()}/email/pending`), 404, USER_NOT_FOUND);
     expectResponse(await verify(second, bob.token), 400, INVALID_TOKEN);
     expect(await login(t.app, emailOf(bob), bob.password)).toMatch(/^ses_/);
   });
@@ -215,13 +208,11 @@ describe('email change', () => {
     const dave = await createUser(t.app);
     await requestChange(carol.id, carol.token, 'contested@example.org');
     const token = tokenFromMail(await smtp.waitFor('contested@example.org'));
-    expect(
-      (await call(t.app, 'PATCH', `/v1/users/${dave.id}`, admin, { email: 'contested@example.org' })).statusCode,
-    ).toBe(200);
+    expect((await t.as(admin).patch(`/v1/users/${dave.id}`, { email: 'contested@example.org' })).status).toBe(200);
     expectResponse(await verify(token, carol.token), 409, IN_USE);
     // Any credential may present the token (the token is the proof); the answer is the same.
     expectResponse(await verify(token, admin), 409, IN_USE);
-    expectResponse(await call(t.app, 'POST', '/v1/users/email/verify', undefined, { token }), 401, UNAUTHORIZED);
+    expectResponse(await t.as(null).post('/v1/users/email/verify', { token }), 401, UNAUTHORIZED);
 
     await requestChange(carol.id, carol.token, 'carol.later@example.org');
     const late = tokenFromMail(await smtp.waitFor('carol.later@example.org'));
@@ -257,7 +248,7 @@ describe('email change when the mail cannot be sent', () => {
 
   it('answers 500 with a clear message and keeps no token', async () => {
     const user = await createUser(t.app);
-    const response = await call(t.app, 'POST', `/v1/users/${user.id}/email/request-change`, user.token, {
+    const response = await t.as(user.token).post(`/v1/users/${user.id}/email/request-change`, {
       email: 'lost@example.org',
     });
     expectResponse(response, 500, {
@@ -268,7 +259,7 @@ describe('email change when the mail cannot be sent', () => {
     expect(
       await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute(),
     ).toEqual([]);
-    expectResponse(await call(t.app, 'GET', `/v1/users/${user.id}/email/pending`, user.token), 200, {
+    expectResponse(await t.as(user.token).get(`/v1/users/${user.id}/email/pending`), 200, {
       pending: false,
       new_email: null,
       expires_at: null,
@@ -294,8 +285,8 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
   afterEach(() => t.close());
 
-  const oauth = (body: object, token: string | undefined = TEST_SYSTEM_KEY) =>
-    call(t.app, 'POST', '/v1/users/oauth', token, body);
+  const oauth = (body: RequestBody<'post', '/v1/users/oauth'>, token: string = TEST_SYSTEM_KEY) =>
+    t.as(token).post('/v1/users/oauth', body);
   const identity = (overrides: object = {}) => ({
     email: 'Jane.Doe@Example.org',
     name: 'Jane Doe',
@@ -316,8 +307,8 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
 
   it('creates a user with role_user for a new identity, then updates the same account', async () => {
-    const created = await oauth(identity());
-    expectResponse(created, 200, {
+    const created = await oauth(identity()).expect(200);
+    expect(created.body).toEqual({
       data: flat({
         username: 'jane_doe',
         email: 'jane.doe@example.org',
@@ -325,7 +316,7 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
         platform: 'github',
       }),
     });
-    const id = created.json().data.id as string;
+    const id = created.body.data.id;
     expect(await t.app.services.access.userHoldsRole(id, 'role_user')).toBe(true);
     const events = await t.database.db
       .selectFrom('audit_events')
@@ -334,8 +325,10 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
       .execute();
     expect(events).toEqual([{ event_type: 'user_created', metadata: { provider: 'github' } }]);
 
-    const again = await oauth(identity({ name: 'Jane D.', image: 'https://avatars.example.org/jane2.png' }));
-    expect(again.json().data).toEqual(
+    const again = await oauth(identity({ name: 'Jane D.', image: 'https://avatars.example.org/jane2.png' })).expect(
+      200,
+    );
+    expect(again.body.data).toEqual(
       flat({
         id,
         username: 'jane_doe',
@@ -344,7 +337,7 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
         platform: 'github',
       }),
     );
-    expect(again.json().data.primary_platform_account_id).toBe(created.json().data.primary_platform_account_id);
+    expect(again.body.data.primary_platform_account_id).toBe(created.body.data.primary_platform_account_id);
     const reconnected = await t.database.db
       .selectFrom('audit_events')
       .select(['event_type', 'resource_id', 'metadata'])
@@ -354,13 +347,13 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     expect(reconnected).toEqual([
       {
         event_type: 'account_reconnected',
-        resource_id: created.json().data.primary_platform_account_id,
+        resource_id: created.body.data.primary_platform_account_id,
         metadata: { provider: 'github' },
       },
     ]);
 
-    const profile = await call(t.app, 'GET', `/v1/users/${id}/profile`, admin);
-    expect(profile.json()).toMatchObject({
+    const profile = await t.as(admin).get(`/v1/users/${id}/profile`);
+    expect(profile.body).toMatchObject({
       name: 'jane_doe',
       display_name: 'Jane D.',
       picture: 'https://avatars.example.org/jane2.png',
@@ -370,12 +363,13 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   });
 
   it('links a new identity to the user who already has that email, on any platform', async () => {
-    const first = (await oauth(identity({ oauthProviderId: 'gh-2002', email: 'sam@example.org', name: 'Sam' }))).json()
-      .data;
+    const first = (
+      await oauth(identity({ oauthProviderId: 'gh-2002', email: 'sam@example.org', name: 'Sam' })).expect(200)
+    ).body.data;
     const linked = await oauth(
       identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-77', email: 'SAM@example.org', name: 'Sam G' }),
-    );
-    expect(linked.json().data).toMatchObject({
+    ).expect(200);
+    expect(linked.body.data).toMatchObject({
       id: first.id,
       username: first.username,
       platform: 'gitlab',
@@ -390,18 +384,20 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     expect(events).toEqual([{ event_type: 'account_linked', metadata: { provider: 'gitlab', matched_by: 'email' } }]);
 
     // An email/password user's address counts as well.
-    const joined = await oauth(identity({ oauthProviderId: 'gh-3003', email: emailOf(alice), name: 'Alice' }));
-    expect(joined.json().data).toMatchObject({ id: alice.id, username: alice.username, platform: 'github' });
+    const joined = await oauth(identity({ oauthProviderId: 'gh-3003', email: emailOf(alice), name: 'Alice' })).expect(
+      200,
+    );
+    expect(joined.body.data).toMatchObject({ id: alice.id, username: alice.username, platform: 'github' });
   });
 
   it('derives a free username from the name', async () => {
-    expect((await oauth(identity())).json().data.username).toBe('jane_doe');
-    expect((await oauth(identity({ oauthProviderId: 'gh-4004', email: null }))).json().data.username).toBe(
+    expect((await oauth(identity()).expect(200)).body.data.username).toBe('jane_doe');
+    expect((await oauth(identity({ oauthProviderId: 'gh-4004', email: null })).expect(200)).body.data.username).toBe(
       'jane_doe_2',
     );
-    expect((await oauth(identity({ oauthProviderId: 'gh-4005', email: null, name: 'Al' }))).json().data.username).toBe(
-      'al_user',
-    );
+    expect(
+      (await oauth(identity({ oauthProviderId: 'gh-4005', email: null, name: 'Al' })).expect(200)).body.data.username,
+    ).toBe('al_user');
     expect(usernameBase('Jürgen Müller-Lüdenscheidt')).toBe('jurgen_muller_ludenscheidt');
     expect(usernameBase('!!!')).toBe('user');
     expect(usernameBase('x'.repeat(50))).toHaveLength(30);
@@ -409,21 +405,19 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
 
   it('stores no avatars for a user who turned them off', async () => {
     const user = (
-      await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))
-    ).json().data;
-    expect((await call(t.app, 'PATCH', `/v1/users/${user.id}`, admin, { avatars_enabled: false })).statusCode).toBe(
-      200,
-    );
+      await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' })).expect(200)
+    ).body.data;
+    expect((await t.as(admin).patch(`/v1/users/${user.id}`, { avatars_enabled: false })).status).toBe(200);
     expect(
-      (await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' }))).json().data
-        .avatar_url,
+      (await oauth(identity({ oauthProviderId: 'gh-5005', email: 'quiet@example.org', name: 'Quiet' })).expect(200))
+        .body.data.avatar_url,
     ).toBe(null);
     expect(
       (
         await oauth(
           identity({ oauthProvider: 'gitlab', oauthProviderId: 'gl-5005', email: 'quiet@example.org', name: 'Quiet' }),
-        )
-      ).json().data.avatar_url,
+        ).expect(200)
+      ).body.data.avatar_url,
     ).toBe(null);
   });
 
@@ -454,12 +448,15 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     );
     // ...but an existing user may still link that provider.
     expect(
-      (await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-2', email: emailOf(alice) }))).json()
-        .data.id,
+      (
+        await oauth(identity({ oauthProvider: 'invite_only', oauthProviderId: 'io-2', email: emailOf(alice) })).expect(
+          200,
+        )
+      ).body.data.id,
     ).toBe(alice.id);
 
     const { name: _name, ...nameless } = identity();
-    expectResponse(await oauth(nameless), 400, {
+    expectResponse(await oauth(unchecked(nameless)), 400, {
       error: 'BadRequest',
       message: "Body field 'name' is required",
       code: 'request.validation',
@@ -481,9 +478,9 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
     });
 
     const doomed = (
-      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))
-    ).json().data;
-    expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
+      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })).expect(200)
+    ).body.data;
+    expect((await t.as(admin).delete(`/v1/users/${doomed.id}`)).status).toBe(204);
     expectResponse(
       await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })),
       403,
@@ -494,38 +491,34 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
   it('answers 401 to every caller but the system key', async () => {
     expectResponse(await oauth(identity(), admin), 401, SYSTEM_ONLY);
     expectResponse(await oauth(identity(), alice.token), 401, SYSTEM_ONLY);
-    expectResponse(await call(t.app, 'POST', '/v1/users/oauth', undefined, identity()), 401, UNAUTHORIZED);
+    expectResponse(await t.as(null).post('/v1/users/oauth', identity()), 401, UNAUTHORIZED);
     expectResponse(await oauth(identity(), 'wg_not_a_real_key'), 401, UNAUTHORIZED);
   });
 
   it('answers 401 to a caller other than the system key before looking at the body', async () => {
-    expectResponse(await oauth({}, alice.token), 401, SYSTEM_ONLY);
-    expectResponse(await oauth({ ...identity(), name: 42 }, admin), 401, SYSTEM_ONLY);
-    expectResponse(await call(t.app, 'POST', '/v1/users/oauth', undefined, {}), 401, UNAUTHORIZED);
-    expect((await oauth({})).statusCode).toBe(400);
+    expectResponse(await oauth(unchecked({}), alice.token), 401, SYSTEM_ONLY);
+    expectResponse(await oauth(unchecked({ ...identity(), name: 42 }), admin), 401, SYSTEM_ONLY);
+    expectResponse(await t.as(null).post('/v1/users/oauth', unchecked({})), 401, UNAUTHORIZED);
+    expect((await oauth(unchecked({}))).status).toBe(400);
   });
 
   it('PATCH email of a user without an email/password account answers 400 user.no_email_account', async () => {
-    const social = (await oauth(identity({ email: null }))).json().data;
-    expectResponse(
-      await call(t.app, 'PATCH', `/v1/users/${social.id}`, admin, { email: 'social.user@example.org' }),
-      400,
-      {
-        error: 'BadRequest',
-        message: 'email can only be changed for accounts created with email; this user has no email/password account',
-        code: 'user.no_email_account',
-      },
-    );
+    const social = (await oauth(identity({ email: null })).expect(200)).body.data;
+    expectResponse(await t.as(admin).patch(`/v1/users/${social.id}`, { email: 'social.user@example.org' }), 400, {
+      error: 'BadRequest',
+      message: 'email can only be changed for accounts created with email; this user has no email/password account',
+      code: 'user.no_email_account',
+    });
   });
 
   it('looks users up by email: the system key any address, users only their own', async () => {
-    const lookup = (email: string, token?: string) =>
-      call(t.app, 'GET', `/v1/users/email/${encodeURIComponent(email)}`, token);
+    const lookup = (email: string, token: string | null = null) =>
+      t.as(token).get(`/v1/users/email/${encodeURIComponent(email)}`);
     await oauth(identity());
     const doomed = (
-      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' }))
-    ).json().data;
-    expect((await call(t.app, 'DELETE', `/v1/users/${doomed.id}`, admin)).statusCode).toBe(204);
+      await oauth(identity({ oauthProviderId: 'gh-6006', email: 'doomed@example.org', name: 'Doomed' })).expect(200)
+    ).body.data;
+    expect((await t.as(admin).delete(`/v1/users/${doomed.id}`)).status).toBe(204);
     const own = await lookup(emailOf(alice).toUpperCase(), alice.token);
     expectResponse(own, 200, {
       data: flat({
@@ -536,8 +529,8 @@ describe('POST /v1/users/oauth and GET /v1/users/email/{email}', () => {
         platform: 'email',
       }),
     });
-    expectResponse(await lookup(emailOf(alice), TEST_SYSTEM_KEY), 200, own.json());
-    expect((await lookup('jane.doe@example.org', TEST_SYSTEM_KEY)).json().data).toMatchObject({
+    expectResponse(await lookup(emailOf(alice), TEST_SYSTEM_KEY), 200, own.body);
+    expect((await lookup('jane.doe@example.org', TEST_SYSTEM_KEY).expect(200)).body.data).toMatchObject({
       username: 'jane_doe',
       platform: 'github',
     });

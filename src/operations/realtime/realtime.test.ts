@@ -3,6 +3,7 @@ import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { buildApp } from '../../app.js';
+import type { RequestBody } from '../../../test/client.js';
 import {
   bearer,
   buildTestApp,
@@ -58,47 +59,43 @@ async function connect(
   return { socket, welcome: await socket.next('Welcome') };
 }
 const withBearer = (token: string) => connect({ headers: bearer(token) });
-const mintTicket = (token: string) => t.app.inject({ method: 'POST', url: '/v1/ws/ticket', headers: bearer(token) });
+const mintTicket = (token: string) => t.as(token).post('/v1/ws/ticket');
 const subscribe = (socket: TestSocket, channel: string) =>
   socket.request({ type: 'Subscribe', channel, id: channel }, 'Subscribed');
 const refusal = (socket: TestSocket, message: object) => {
   socket.send(message);
   return socket.next('Error');
 };
-const newDevice = async () =>
-  (
-    await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Seeadler' } })
-  ).json().data as { id: string };
+const newDevice = async () => (await t.as(admin).post('/v1/devices', { name: 'Seeadler' }).expect(201)).body.data;
 /** Each test sends points at times of its own: a point already stored (same device, time and position) is not published again. */
-const postPoint = async (point: object) => {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
-  expect(response.statusCode).toBe(201);
-  return response.json().data as Record<string, unknown>;
-};
+const postPoint = async (point: RequestBody<'post', '/v1/gps'>) =>
+  (await t.as(admin).post('/v1/gps', point).expect(201)).body.data as Record<string, unknown>;
+/** This node's count of open sockets, from the health check. */
+const connections = async () => (await t.as(null).get('/v1/health').expect(200)).body.services.websocket.connections;
 
 describe('POST /v1/ws/ticket', () => {
   it('gives a signed-in user a short-lived ticket; API keys, the system key and anonymous callers get none', async () => {
     const user = await createUser(t.app);
     const minted = await mintTicket(user.token);
-    expect(minted.statusCode).toBe(200);
-    expect(minted.json()).toEqual({ ticket: expect.stringMatching(/^wst_[A-Za-z0-9_-]{43}$/), expiresIn: 30 });
+    expect(minted.status).toBe(200);
+    expect(minted.body).toEqual({ ticket: expect.stringMatching(/^wst_[A-Za-z0-9_-]{43}$/), expiresIn: 30 });
 
     const key = (await createApiKey(t.app, admin, { name: 'ws key', scopes: ['gps:read'] })).key;
-    expect((await mintTicket(key)).json()).toEqual({
+    expect((await mintTicket(key)).body).toEqual({
       error: 'Forbidden',
       message:
         'A WebSocket ticket needs a user session or OAuth access token; API keys connect with Authorization: Bearer',
       code: 'ws.user_context_required',
     });
-    expect((await mintTicket(TEST_SYSTEM_KEY)).json().code).toBe('auth.system_key_not_permitted');
-    expect((await t.app.inject({ method: 'POST', url: '/v1/ws/ticket' })).json()).toEqual(UNAUTHORIZED);
+    expect((await mintTicket(TEST_SYSTEM_KEY).expect(403)).body.code).toBe('auth.system_key_not_permitted');
+    expect((await t.as(null).post('/v1/ws/ticket')).body).toEqual(UNAUTHORIZED);
   });
 });
 
 describe('GET /v1/ws authentication', () => {
   it('accepts a ticket once, through the service-ticket subprotocol, as the user who minted it', async () => {
     const user = await createUser(t.app);
-    const { ticket } = (await mintTicket(user.token)).json();
+    const { ticket } = (await mintTicket(user.token).expect(200)).body;
     const { socket, welcome } = await connect({ protocols: ['service-ticket', ticket] });
     expect(socket.socket.protocol).toBe('service-ticket');
     expect(welcome).toEqual({
@@ -124,10 +121,8 @@ describe('GET /v1/ws authentication', () => {
 
   it('refuses a ticket whose session ended before it was used', async () => {
     const user = await createUser(t.app);
-    const { ticket } = (await mintTicket(user.token)).json();
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode,
-    ).toBe(200);
+    const { ticket } = (await mintTicket(user.token).expect(200)).body;
+    expect((await t.as(user.token).post('/v1/auth/logout')).status).toBe(200);
     expect((await refusedHandshake(base, { protocols: ['service-ticket', ticket] })).status).toBe(401);
   });
 
@@ -148,9 +143,8 @@ describe('GET /v1/ws authentication', () => {
 
   it('lets anyone in anonymously, and a plain GET is told to upgrade', async () => {
     expect((await connect()).welcome).toMatchObject({ type: 'Welcome', userId: null });
-    const plain = await t.app.inject({ method: 'GET', url: '/v1/ws' });
-    expect(plain.statusCode).toBe(426);
-    expect(plain.json().code).toBe('ws.upgrade_required');
+    const plain = await t.as(null).get('/v1/ws').expect(426);
+    expect(plain.body.code).toBe('ws.upgrade_required');
   });
 
   it('lets only the system key relay a user with ?userId=, and only an existing one', async () => {
@@ -199,9 +193,7 @@ describe('a credential revoked during the handshake', () => {
     });
     // Between the handshake's authentication and the upgrade's completion: the session ends (its
     // invalidation finds no connection to close yet).
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode,
-    ).toBe(200);
+    expect((await t.as(user.token).post('/v1/auth/logout')).status).toBe(200);
     const socket = fakeSocket();
     await realtime.open(socket as unknown as WebSocket, peer, '203.0.113.7');
     expect(socket.closedWith).toEqual({ code: 4003, reason: 'credential revoked' });
@@ -262,13 +254,8 @@ describe('channels', () => {
     }
 
     // Made public by whoever may update the device: the next point reaches everyone.
-    const patched = await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/devices/${device.id}`,
-      headers: bearer(admin),
-      payload: { is_public: true },
-    });
-    expect(patched.json().data).toMatchObject({ is_public: true });
+    const patched = await t.as(admin).patch(`/v1/devices/${device.id}`, { is_public: true }).expect(200);
+    expect(patched.body.data).toMatchObject({ is_public: true });
     // (A point of its own: the same device, time and position again would be a resend, stored and published once.)
     await postPoint({ ...POINT, device_id: device.id, timestamp: POINT.timestamp + 1 });
     const later = { ...vessel, data: { ...vessel.data, timestamp: '2026-01-01T00:00:01.000Z' } };
@@ -384,8 +371,6 @@ describe('connection limits', () => {
         });
         expect((await withBearer((await createUser(t.app)).token)).welcome.type).toBe('Welcome');
       } finally {
-        const connections = async () =>
-          (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket.connections as number;
         const before = await connections();
         for (const socket of sockets) socket.close();
         // The next test may connect anonymously at once: wait until the server has let these go.
@@ -407,9 +392,7 @@ describe('the connection follows its credential', () => {
   it('closes with 4003 when the session it was opened with ends', async () => {
     const user = await createUser(t.app);
     const { socket } = await withBearer(user.token);
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout', headers: bearer(user.token) })).statusCode,
-    ).toBe(200);
+    expect((await t.as(user.token).post('/v1/auth/logout')).status).toBe(200);
     expect(await socket.closed).toEqual({ code: 4003, reason: 'credential revoked' });
   });
 
@@ -418,12 +401,8 @@ describe('the connection follows its credential', () => {
     const user = await createUser(t.app, ['role_user', roleId]);
     const { socket } = await withBearer(user.token);
     await subscribe(socket, 'gps');
-    const removed = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/users/${user.id}/roles/${roleId}`,
-      headers: bearer(admin),
-    });
-    expect(removed.statusCode).toBe(204);
+    const removed = await t.as(admin).delete(`/v1/users/${user.id}/roles/${roleId}`);
+    expect(removed.status).toBe(204);
     expect(await socket.next('Error')).toEqual({
       type: 'Error',
       code: 'ws.channel_forbidden',
@@ -439,12 +418,8 @@ describe('relayed users', () => {
     const user = await createUser(t.app, ['role_user', roleId]);
     const { socket } = await connect({ path: `/v1/ws?userId=${user.id}`, headers: bearer(TEST_SYSTEM_KEY) });
     await subscribe(socket, 'gps');
-    const removed = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/users/${user.id}/roles/${roleId}`,
-      headers: bearer(admin),
-    });
-    expect(removed.statusCode).toBe(204);
+    const removed = await t.as(admin).delete(`/v1/users/${user.id}/roles/${roleId}`);
+    expect(removed.status).toBe(204);
     expect(await socket.next('Error')).toEqual({
       type: 'Error',
       code: 'ws.channel_forbidden',
@@ -459,10 +434,10 @@ describe('relayed users', () => {
 
 describe('health and two nodes', () => {
   it("health counts this node's connections and subscriptions", async () => {
-    const before = (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket;
+    const before = (await t.as(null).get('/v1/health').expect(200)).body.services.websocket;
     const { socket } = await connect();
     await subscribe(socket, 'vessels');
-    const after = (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket;
+    const after = (await t.as(null).get('/v1/health').expect(200)).body.services.websocket;
     expect(after.status).toBe('up');
     expect(after.connections).toBeGreaterThanOrEqual(1);
     expect(after.subscriptions).toBeGreaterThanOrEqual(1);
@@ -479,12 +454,7 @@ describe('health and two nodes', () => {
       // A point of its own: one already stored (same time and position) is not published again.
       const stored = await postPoint({ ...POINT, timestamp: POINT.timestamp + 3 });
       expect((await onSecond.next('GpsPoint')).data).toEqual(stored);
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/auth/logout-everywhere',
-        headers: bearer(user.token),
-        payload: { reason: 'lost_phone' },
-      });
+      await t.as(user.token).post('/v1/auth/logout-everywhere', { reason: 'lost_phone' });
       expect(await onSecond.next('forceLogout')).toEqual({ type: 'forceLogout', reason: 'lost_phone' });
       expect((await onSecond.closed).code).toBe(4001);
     } finally {
@@ -501,13 +471,8 @@ describe('points of a large batch', () => {
       await subscribe(onSecond, 'gps');
       // Times of its own (a resend is published once), more points than are published without asking.
       const points = Array.from({ length: 100 }, (_, i) => ({ ...POINT, timestamp: POINT.timestamp + 1000 + i }));
-      const batch = await t.app.inject({
-        method: 'POST',
-        url: '/v1/gps/batch',
-        headers: bearer(admin),
-        payload: points,
-      });
-      expect(batch.json()).toEqual({ stored: 100, duplicates: 0, refused: [] });
+      const batch = await t.as(admin).post('/v1/gps/batch', points);
+      expect(batch.body).toEqual({ stored: 100, duplicates: 0, refused: [] });
       const received = [];
       for (let i = 0; i < 100; i++) received.push((await onSecond.next('GpsPoint')).data as { timestamp: string });
       expect(received.map((point) => point.timestamp)).toEqual(
@@ -536,8 +501,6 @@ describe('a client that stops reading', () => {
     async () => {
       const { socket } = await connect();
       await subscribe(socket, 'public.flood');
-      const connections = async () =>
-        (await t.app.inject({ method: 'GET', url: '/v1/health' })).json().services.websocket.connections as number;
       const before = await connections();
       // The client stops reading; whatever the kernel buffers fill with, the server's queue does not grow past 1 MiB.
       (socket.socket as unknown as { _socket: { pause(): void } })._socket.pause();
@@ -555,9 +518,9 @@ describe('a client that stops reading', () => {
 
 describe('GET /v1/asyncapi.json', () => {
   it('documents every message of the protocol as AsyncAPI 3.0', async () => {
-    const response = await t.app.inject({ method: 'GET', url: '/v1/asyncapi.json' });
-    expect(response.statusCode).toBe(200);
-    const document = response.json();
+    const response = await t.as(null).raw({ method: 'GET', url: '/v1/asyncapi.json' });
+    expect(response.status).toBe(200);
+    const document = response.body;
     expect(document).toMatchObject({ asyncapi: '3.0.0', channels: { socket: { address: '/v1/ws' } } });
     expect(Object.keys(document.components.messages)).toEqual(
       expect.arrayContaining(['Subscribe', 'serverForceLogout', 'serverAppLogout', 'serverGpsPoint']),
@@ -571,7 +534,7 @@ describe('GET /v1/asyncapi.json', () => {
   });
 
   it('declares how a client authenticates as security schemes a tool reads: Bearer, the ticket subprotocol, anonymous', async () => {
-    const document = (await t.app.inject({ method: 'GET', url: '/v1/asyncapi.json' })).json();
+    const document = (await t.as(null).raw({ method: 'GET', url: '/v1/asyncapi.json' })).body;
     expect(document.components.securitySchemes).toMatchObject({
       bearer: { type: 'http', scheme: 'bearer' },
       ticket: { type: 'httpApiKey', in: 'header', name: 'Sec-WebSocket-Protocol' },

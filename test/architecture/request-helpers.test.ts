@@ -40,7 +40,6 @@ const NOT_YET_CONVERTED = [
   'src/tracking/gps/gps.test.ts',
   'src/tracking/gps/ingest-clients.test.ts',
   'src/tracking/gps/ingest.test.ts',
-  'src/tracking/gps/keyset-pages.test.ts',
   'test/cache-invalidation.test.ts',
   'test/created-location.test.ts',
   'test/restart.test.ts',

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, login, TEST_ADMIN, testConfig } from '../../../test/helpers.js';
+import type { RequestBody } from '../../../test/client.js';
+import { buildTestApp, login, TEST_ADMIN, testConfig } from '../../../test/helpers.js';
 
 const BASE = 'https://gps.example.org';
 const POINT = {
@@ -32,15 +33,16 @@ async function start() {
   const t = await buildTestApp({
     config: { publicUrl: BASE, rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } },
   });
-  const admin = await login(t.app, 'admin', TEST_ADMIN.password);
-  const get = (url: string) => t.app.inject({ method: 'GET', url: url.replace(BASE, ''), headers: bearer(admin) });
-  const send = async (method: 'POST' | 'PATCH', url: string, body: object) =>
-    (await t.app.inject({ method, url, headers: bearer(admin), payload: body })).json().data;
+  const api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
   return {
     t,
-    get,
-    post: (url: string, body: object) => send('POST', url, body),
-    patch: (url: string, body: object) => send('PATCH', url, body),
+    api,
+    /** A page by its URL as a next link or a test writes it (a cursor, a bad query): sent as it is. */
+    get: (url: string) => api.raw({ method: 'GET', url: url.replace(BASE, '') }),
+    /** Sends a point, answering it as stored. */
+    point: async (body: RequestBody<'post', '/v1/gps'>) => (await api.post('/v1/gps', body).expect(201)).body.data,
+    device: async (name: string) => (await api.post('/v1/devices', { name }).expect(201)).body.data,
+    trip: async (body: RequestBody<'post', '/v1/trips'>) => (await api.post('/v1/trips', body).expect(201)).body.data,
   };
 }
 
@@ -51,9 +53,9 @@ async function walk(get: Get, url: string) {
   const pages = [];
   for (let next: string | undefined = url; next;) {
     const response = await get(next);
-    const body = response.json();
+    const body = response.body;
     pages.push({
-      status: response.statusCode,
+      status: response.status,
       pagination: body.pagination,
       data: body.data as Point[],
       links: body._links,
@@ -70,8 +72,7 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   beforeAll(async () => {
     app = await start();
     const sent = [];
-    for (const [i, timestamp] of TIMES.entries())
-      sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp }));
+    for (const [i, timestamp] of TIMES.entries()) sent.push(await app.point({ ...POINT, ...at(i), timestamp }));
     points = (sent as Point[]).sort(byTimeThenId).reverse();
   });
   afterAll(() => app.t.close());
@@ -91,9 +92,9 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   it('answers a cursor page with numbered first, prev and last links and a self link to itself', async () => {
     const after = cursorOf('gps', points[9]!, 2);
     const response = await app.get(`/v1/gps?limit=5&after=${after}`);
-    expect(response.statusCode).toBe(200);
+    expect(response.status).toBe(200);
     expect(response.headers['x-total-count-estimated']).toBeUndefined();
-    expect(response.json()).toEqual({
+    expect(response.body).toEqual({
       data: points.slice(10, 15),
       pagination: { page: 3, limit: 5, total: 23, total_pages: 5 },
       _links: {
@@ -105,13 +106,13 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
       },
     });
     // The same page by number: the same points.
-    expect((await app.get('/v1/gps?page=3&limit=5')).json().data).toEqual(points.slice(10, 15));
+    expect((await app.get('/v1/gps?page=3&limit=5')).body.data).toEqual(points.slice(10, 15));
   });
 
   it('keeps numbered pages as they were, with a cursor in next', async () => {
     const response = await app.get('/v1/gps?page=5&limit=5');
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
       data: points.slice(20),
       pagination: { page: 5, limit: 5, total: 23, total_pages: 5 },
       _links: {
@@ -121,7 +122,7 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
         last: `${BASE}/v1/gps?page=5&limit=5`,
       },
     });
-    const first = (await app.get('/v1/gps')).json();
+    const first = (await app.get('/v1/gps')).body;
     expect(first.pagination).toEqual({ page: 1, limit: 10, total: 23, total_pages: 3 });
     expect(first._links.next).toBe(`${BASE}/v1/gps?limit=10&after=${cursorOf('gps', points[9]!, 1)}`);
   });
@@ -129,8 +130,8 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
   it('answers the page after the last point empty, without next', async () => {
     const after = cursorOf('gps', points[22]!, 5);
     const response = await app.get(`/v1/gps?limit=5&after=${after}`);
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(200);
+    expect(response.body).toEqual({
       data: [],
       pagination: { page: 6, limit: 5, total: 23, total_pages: 5 },
       _links: {
@@ -186,7 +187,7 @@ describe('GET /v1/gps: numbered and keyset pages', () => {
     ['an empty cursor', 'after=', "Query parameter 'after' must NOT have fewer than 1 characters"],
   ])('refuses %s with 400 naming the field', async (_, query, message) => {
     const response = await app.get(`/v1/gps?${query}`);
-    expect({ status: response.statusCode, body: response.json() }).toEqual({
+    expect({ status: response.status, body: response.body }).toEqual({
       status: 400,
       body: { error: 'BadRequest', message, code: 'request.validation' },
     });
@@ -201,24 +202,24 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
   afterAll(() => app.t.close());
 
   it('following next links reads every point of the trip once, oldest first, also when a late point arrives meanwhile', async () => {
-    const device = await app.post('/v1/devices', { name: 'tracker' });
-    const trip = await app.post('/v1/trips', {
+    const device = await app.device('tracker');
+    const trip = await app.trip({
       name: 'Kiel to Fehmarn',
       device_id: device.id,
       gps_logging_enabled: true,
     });
-    await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
+    await app.api.patch(`/v1/trips/${trip.id}`, { status: 'active' }).expect(200);
     const sent: Point[] = [];
     for (const [i, timestamp] of TIMES.entries())
-      sent.push(await app.post('/v1/gps', { ...POINT, ...at(i), timestamp, device_id: device.id }));
+      sent.push(await app.point({ ...POINT, ...at(i), timestamp, device_id: device.id }));
     const points = sent.sort(byTimeThenId);
 
     const first = await app.get(`/v1/trips/${trip.id}/gps?limit=6`);
-    expect(first.json().pagination).toEqual({ page: 1, limit: 6, total: 23, total_pages: 4 });
-    expect(first.json().data).toEqual(points.slice(0, 6));
+    expect(first.body.pagination).toEqual({ page: 1, limit: 6, total: 23, total_pages: 4 });
+    expect(first.body.data).toEqual(points.slice(0, 6));
     // A late point older than all: an offset would now show page 1's last point again on page 2.
-    const late = await app.post('/v1/gps', { ...POINT, timestamp: TIMES[0]! - 3600, device_id: device.id });
-    const rest = await walk(app.get, first.json()._links.next);
+    const late = await app.point({ ...POINT, timestamp: TIMES[0]! - 3600, device_id: device.id });
+    const rest = await walk(app.get, first.body._links.next);
     expect(rest.map((page) => [page.status, page.pagination])).toEqual(
       [2, 3, 4].map((page) => [200, { page, limit: 6, total: 24, total_pages: 4 }]),
     );
@@ -229,44 +230,44 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
       undefined,
     ]);
     // Numbered, the late point comes first.
-    expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).json().data).toEqual([late]);
+    expect((await app.get(`/v1/trips/${trip.id}/gps?page=1&limit=1`)).body.data).toEqual([late]);
   });
 
   it("pages 10 points by default and at most 100 (the spec's trip GPS limits)", async () => {
-    const device = await app.post('/v1/devices', { name: 'limits tracker' });
-    const trip = await app.post('/v1/trips', { name: 'Eckernfoerde', device_id: device.id });
+    const device = await app.device('limits tracker');
+    const trip = await app.trip({ name: 'Eckernfoerde', device_id: device.id });
     const plain = await app.get(`/v1/trips/${trip.id}/gps`);
-    expect(plain.json().pagination).toEqual({ page: 1, limit: 10, total: 0, total_pages: 1 });
+    expect(plain.body.pagination).toEqual({ page: 1, limit: 10, total: 0, total_pages: 1 });
     const tooMany = await app.get(`/v1/trips/${trip.id}/gps?limit=101`);
-    expect({ status: tooMany.statusCode, body: tooMany.json() }).toEqual({
+    expect({ status: tooMany.status, body: tooMany.body }).toEqual({
       status: 400,
       body: { error: 'BadRequest', message: "Query parameter 'limit' must be <= 100", code: 'request.validation' },
     });
   });
 
   it('takes a cursor however the URL spells the trip id (UUIDs are case-insensitive)', async () => {
-    const device = await app.post('/v1/devices', { name: 'case tracker' });
-    const trip = await app.post('/v1/trips', {
+    const device = await app.device('case tracker');
+    const trip = await app.trip({
       name: 'Heiligenhafen',
       device_id: device.id,
       gps_logging_enabled: true,
     });
-    await app.patch(`/v1/trips/${trip.id}`, { status: 'active' });
-    for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp, device_id: device.id });
-    const first = (await app.get(`/v1/trips/${trip.id.toUpperCase()}/gps?limit=2`)).json();
+    await app.api.patch(`/v1/trips/${trip.id}`, { status: 'active' }).expect(200);
+    for (const timestamp of TIMES.slice(0, 3)) await app.point({ ...POINT, timestamp, device_id: device.id });
+    const first = (await app.get(`/v1/trips/${trip.id.toUpperCase()}/gps?limit=2`)).body;
     const after = new URL(first._links.next).searchParams.get('after')!;
     const second = await app.get(`/v1/trips/${trip.id}/gps?limit=2&after=${after}`);
-    expect(second.statusCode).toBe(200);
-    expect(second.json().data).toHaveLength(1);
+    expect(second.status).toBe(200);
+    expect(second.body.data).toHaveLength(1);
   });
 
   it('refuses a cursor of another trip or of GET /v1/gps with 400 naming after', async () => {
-    const device = await app.post('/v1/devices', { name: 'second tracker' });
-    const trip = await app.post('/v1/trips', { name: 'Laboe', device_id: device.id });
+    const device = await app.device('second tracker');
+    const trip = await app.trip({ name: 'Laboe', device_id: device.id });
     const point = { id: '00000000-0000-4000-8000-000000000000', timestamp: '2026-01-01T00:00:00Z' };
     for (const list of ['trip:00000000-0000-4000-8000-000000000001', 'gps']) {
       const response = await app.get(`/v1/trips/${trip.id}/gps?after=${cursorOf(list, point, 1)}`);
-      expect({ status: response.statusCode, body: response.json() }).toEqual({
+      expect({ status: response.status, body: response.body }).toEqual({
         status: 400,
         body: {
           error: 'BadRequest',
@@ -285,12 +286,12 @@ describe('GET /v1/trips/{id}/gps: numbered and keyset pages', () => {
       1,
     );
     const unknown = await app.get(`/v1/trips/${unknownTrip}/gps?after=${after}`);
-    expect({ status: unknown.statusCode, body: unknown.json() }).toEqual({
+    expect({ status: unknown.status, body: unknown.body }).toEqual({
       status: 404,
       body: { error: 'NotFound', message: 'Trip not found', code: 'trip.not_found' },
     });
     const both = await app.get(`/v1/trips/00000000-0000-4000-8000-000000000001/gps?page=1&after=${after}`);
-    expect({ status: both.statusCode, body: both.json() }).toEqual({
+    expect({ status: both.status, body: both.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -320,9 +321,9 @@ describe('GET /v1/gps: totals of a large table', () => {
   }
 
   it('counts up to 10,000 points, and beyond answers the estimate with X-Total-Count-Estimated', async () => {
-    for (const timestamp of TIMES.slice(0, 3)) await app.post('/v1/gps', { ...POINT, timestamp });
+    for (const timestamp of TIMES.slice(0, 3)) await app.point({ ...POINT, timestamp });
     const small = await app.get('/v1/gps?limit=2');
-    expect([small.statusCode, small.headers['x-total-count-estimated'], small.json().pagination]).toEqual([
+    expect([small.status, small.headers['x-total-count-estimated'], small.body.pagination]).toEqual([
       200,
       undefined,
       { page: 1, limit: 2, total: 3, total_pages: 2 },
@@ -333,7 +334,7 @@ describe('GET /v1/gps: totals of a large table', () => {
     const counted = await app.get('/v1/gps?limit=100');
     // The estimate of a partitioned table (by month, migration 0035) counts at least one row per empty partition.
     const aboutRows = (n: number) => expect.toSatisfy((total: number) => total >= n && total <= n + 20);
-    expect([counted.statusCode, counted.headers['x-total-count-estimated'], counted.json().pagination]).toEqual([
+    expect([counted.status, counted.headers['x-total-count-estimated'], counted.body.pagination]).toEqual([
       200,
       'true',
       { page: 1, limit: 100, total: aboutRows(12_003), total_pages: 121 },
@@ -342,12 +343,12 @@ describe('GET /v1/gps: totals of a large table', () => {
     // Far beyond: estimated without counting.
     await load(20_000);
     const estimated = await app.get('/v1/gps?limit=100&page=2');
-    expect([estimated.statusCode, estimated.headers['x-total-count-estimated'], estimated.json().pagination]).toEqual([
+    expect([estimated.status, estimated.headers['x-total-count-estimated'], estimated.body.pagination]).toEqual([
       200,
       'true',
       { page: 2, limit: 100, total: aboutRows(32_003), total_pages: 321 },
     ]);
-    expect(estimated.json().data).toHaveLength(100);
+    expect(estimated.body.data).toHaveLength(100);
   });
 });
 

@@ -39,7 +39,6 @@ const NOT_YET_CONVERTED = [
   'src/platform/rate-limit.test.ts',
   'src/tracking/gps/gps.test.ts',
   'src/tracking/gps/ingest-clients.test.ts',
-  'src/tracking/gps/ingest.test.ts',
   'test/cache-invalidation.test.ts',
   'test/created-location.test.ts',
   'test/restart.test.ts',

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sql } from 'kysely';
-import type { Response } from 'light-my-request';
+import type { Client, RequestBody } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   login,
@@ -15,6 +14,15 @@ import {
 // Requests queue behind a held commit within this long (first API-key uses are looked up in the database).
 const WAIT = { timeout: 10_000 };
 const POINT = { latitude: 54.32, longitude: 10.14, speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
+
+type Point = RequestBody<'post', '/v1/gps'>;
+const sendWith = (api: Client, point: Point) => api.post('/v1/gps', point);
+type Sent = Awaited<ReturnType<typeof sendWith>>;
+/** The point a 201 answer stored. */
+function pointOf(response: Sent) {
+  expect(response.status, response.text).toBe(201);
+  return (response as Extract<Sent, { status: 201 }>).body.data;
+}
 
 /**
  * Makes the next lookup of named devices wait until `release()`: holds the GPS writer in the batch that makes it
@@ -35,30 +43,29 @@ function holdNextLookup(devices: TestApp['app']['services']['devices']) {
 describe('GPS ingestion', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 10_000 } } });
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object) =>
-    t.app.inject({ method, url, headers: bearer(admin), payload });
-  const send = (token: string, point: object) =>
-    t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
-  const newDevice = async (body: object = {}) =>
-    (await call('POST', '/v1/devices', { name: 'tracker', ...body })).json().data.id as string;
+  const send = (token: string, point: Point) => sendWith(t.as(token), point);
+  const newDevice = async (body: Partial<RequestBody<'post', '/v1/devices'>> = {}) =>
+    (await api.post('/v1/devices', { name: 'tracker', ...body }).expect(201)).body.data.id;
   const storedIds = async (deviceId: string) =>
     (await t.database.db.selectFrom('gps_points').select('id').where('device_id', '=', deviceId).execute())
       .map((row) => row.id)
       .sort();
-  const idsOf = (responses: Response[]) => responses.map((r) => r.json().data.id as string).sort();
+  const idsOf = (responses: Sent[]) => responses.map((r) => pointOf(r).id).sort();
 
   /**
    * Sends these requests while the writer is held by a commit of its own point, so all of them queue and
    * are committed as one batch; resolves to their responses. Counts the batches' device lookups.
    * `refused`: how many of them the route refuses before the service (bad input).
    */
-  async function asOneBatch(sends: (() => Promise<Response>)[], refused = 0) {
+  async function asOneBatch(sends: (() => Promise<Sent>)[], refused = 0) {
     const { spy: lookups, release } = holdNextLookup(t.app.services.devices);
     const recorded = vi.spyOn(t.app.services.gps, 'record');
     try {
@@ -67,7 +74,7 @@ describe('GPS ingestion', () => {
       const pending = sends.map((sent) => sent());
       await vi.waitFor(() => expect(recorded).toHaveBeenCalledTimes(sends.length - refused + 1), WAIT);
       release();
-      expect((await holder).statusCode).toBe(201);
+      expect((await holder).status).toBe(201);
       return { responses: await Promise.all(pending), batches: lookups.mock.calls.length - 1 };
     } finally {
       release();
@@ -105,9 +112,9 @@ describe('GPS ingestion', () => {
       );
       const devices = await Promise.all(keys.map((key) => newDevice({ api_key_id: key.id })));
       const trip = (
-        await call('POST', '/v1/trips', { name: 'logged', device_id: devices[0], gps_logging_enabled: true })
-      ).json().data;
-      expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
+        await api.post('/v1/trips', { name: 'logged', device_id: devices[0], gps_logging_enabled: true }).expect(201)
+      ).body.data;
+      await api.patch(`/v1/trips/${trip.id}`, { status: 'active' }).expect(200);
       // Five points per device, timestamps out of order: the newest (…+4) is sent third.
       const offsets = [2, 0, 4, 1, 3];
       const { responses, batches } = await asOneBatch(
@@ -116,20 +123,20 @@ describe('GPS ingestion', () => {
         ),
       );
       expect(batches).toBe(1);
-      expect(responses.map((r) => r.statusCode)).toEqual(responses.map(() => 201));
+      expect(responses.map((r) => r.status)).toEqual(responses.map(() => 201));
       for (const [i, device] of devices.entries()) {
-        const own = responses.slice(i * 5, i * 5 + 5).map((r) => r.json().data);
+        const own = responses.slice(i * 5, i * 5 + 5).map(pointOf);
         expect(own.map((p) => p.device_id)).toEqual(own.map(() => device));
         expect(own.map((p) => p.trip_id)).toEqual(own.map(() => (i === 0 ? trip.id : null)));
         expect(await storedIds(device)).toEqual(own.map((p) => p.id).sort());
-        const latest = (await call('GET', `/v1/gps/current?device_id=${device}`)).json().data;
+        const latest = (await api.get('/v1/gps/current', { query: { device_id: device } }).expect(200)).body.data;
         expect(latest).toEqual(own[2]);
       }
-      const listed = (await call('GET', `/v1/trips/${trip.id}/gps?limit=100`)).json();
+      const listed = (await api.get(`/v1/trips/${trip.id}/gps`, { query: { limit: 100 } }).expect(200)).body;
       expect(listed.pagination.total).toBe(5);
-      expect(listed.data.map((p: { id: string }) => p.id).sort()).toEqual(idsOf(responses.slice(0, 5)));
+      expect(listed.data.map((p) => p.id).sort()).toEqual(idsOf(responses.slice(0, 5)));
       for (const response of responses.slice(0, 3))
-        expect((await call('GET', `/v1/gps/${response.json().data.id}`)).json().data).toEqual(response.json().data);
+        expect((await api.get(`/v1/gps/${pointOf(response).id}`).expect(200)).body.data).toEqual(pointOf(response));
     },
   );
 
@@ -147,13 +154,13 @@ describe('GPS ingestion', () => {
       1,
     );
     expect(batches).toBe(1);
-    expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 400, 201]);
-    expect(responses[1]!.json()).toEqual({
+    expect(responses.map((r) => r.status)).toEqual([201, 400, 400, 201]);
+    expect(responses[1]!.body).toEqual({
       error: 'BadRequest',
       message: 'device_id does not name an existing device',
       code: 'gps.unknown_device',
     });
-    expect(responses[2]!.json()).toEqual({
+    expect(responses[2]!.body).toEqual({
       error: 'BadRequest',
       message: "Body field 'latitude' must be <= 90",
       code: 'request.validation',
@@ -181,8 +188,8 @@ describe('GPS ingestion', () => {
       );
       // The batch, then each of its four points alone.
       expect(batches).toBe(5);
-      expect(responses.map((r) => r.statusCode)).toEqual([201, 400, 201, 201]);
-      expect(responses[1]!.json()).toEqual({
+      expect(responses.map((r) => r.status)).toEqual([201, 400, 201, 201]);
+      expect(responses[1]!.body).toEqual({
         error: 'BadRequest',
         message: 'A value has an invalid format or is out of range',
         code: 'database.invalid_value',
@@ -211,8 +218,8 @@ describe('GPS ingestion', () => {
       );
       expect(batches).toBe(1);
       for (const response of responses) {
-        expect(response.statusCode).toBe(503);
-        expect(response.json()).toEqual({
+        expect(response.status).toBe(503);
+        expect(response.body).toEqual({
           error: 'ServiceUnavailable',
           message: 'The database is unavailable; try again shortly',
           code: 'database.unavailable',
@@ -229,9 +236,9 @@ describe('GPS ingestion', () => {
       .spyOn(t.app.services.devices, 'byIds')
       .mockRejectedValue(new Error('Connection terminated unexpectedly'));
     try {
-      const response = await call('POST', '/v1/gps', { ...POINT, timestamp: 1_800_000_000, device_id: device });
-      expect(response.statusCode).toBe(503);
-      expect(response.json()).toEqual({
+      const response = await api.post('/v1/gps', { ...POINT, timestamp: 1_800_000_000, device_id: device });
+      expect(response.status).toBe(503);
+      expect(response.body).toEqual({
         error: 'ServiceUnavailable',
         message: 'The database is unavailable; try again shortly',
         code: 'database.unavailable',
@@ -244,21 +251,20 @@ describe('GPS ingestion', () => {
   it('never links a point to a trip that was completed before the point was stored', async () => {
     const device = await newDevice();
     const trip = (
-      await call('POST', '/v1/trips', { name: 'race', device_id: device, gps_logging_enabled: true })
-    ).json().data;
-    expect((await call('PATCH', `/v1/trips/${trip.id}`, { status: 'active' })).statusCode).toBe(200);
+      await api.post('/v1/trips', { name: 'race', device_id: device, gps_logging_enabled: true }).expect(201)
+    ).body.data;
+    await api.patch(`/v1/trips/${trip.id}`, { status: 'active' }).expect(200);
     const sends = Array.from({ length: 20 }, (_, i) =>
-      call('POST', '/v1/gps', { ...POINT, timestamp: 1_800_000_000 + i, device_id: device }),
+      send(admin, { ...POINT, timestamp: 1_800_000_000 + i, device_id: device }),
     );
-    const completion = call('PATCH', `/v1/trips/${trip.id}`, { status: 'completed' });
+    const completion = api.patch(`/v1/trips/${trip.id}`, { status: 'completed' }).expect(200);
     const [completed, ...points] = await Promise.all([completion, ...sends]);
-    expect(completed.statusCode).toBe(200);
-    expect(points.map((p) => p.statusCode)).toEqual(points.map(() => 201));
-    const endedAt = Date.parse(completed.json().data.ended_at);
+    expect(points.map((p) => p.status)).toEqual(points.map(() => 201));
+    const endedAt = Date.parse(completed.body.data.ended_at!);
     // A point that joined the trip was committed before the completion took the trip's lock.
-    const linked = points.map((p) => p.json().data).filter((p) => p.trip_id === trip.id);
+    const linked = points.map(pointOf).filter((p) => p.trip_id === trip.id);
     for (const point of linked) expect(Date.parse(point.created_at)).toBeLessThanOrEqual(endedAt);
-    const listed = (await call('GET', `/v1/trips/${trip.id}/gps?limit=100`)).json();
+    const listed = (await api.get(`/v1/trips/${trip.id}/gps`, { query: { limit: 100 } }).expect(200)).body;
     expect(listed.pagination.total).toBe(linked.length);
   });
 });
@@ -267,13 +273,10 @@ describe('GPS ingestion', () => {
 describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
   it('commits the points queued when the app closes and refuses a point that comes later with 503', async () => {
     const t = await buildTestApp();
-    const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    const api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
     const { devices, gps } = t.app.services;
-    const send = (point: object) =>
-      t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: point });
-    const device = (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'late' } })
-    ).json().data.id;
+    const send = (point: Point) => sendWith(api, point);
+    const device = (await api.post('/v1/devices', { name: 'late' }).expect(201)).body.data.id;
     const [record, stop] = [gps.record.bind(gps), gps.stop.bind(gps)];
     let closed!: () => void;
     const writerClosed = new Promise<void>((resolve) => (closed = resolve));
@@ -301,8 +304,8 @@ describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
       release();
       await closing;
       const answered = await Promise.all(queued);
-      expect(answered.map((r) => r.statusCode)).toEqual([201, 201, 201]);
-      expect((await late).json()).toEqual({
+      expect(answered.map((r) => r.status)).toEqual([201, 201, 201]);
+      expect((await late).body).toEqual({
         error: 'ServiceUnavailable',
         message: 'The service is shutting down; send the point again',
         code: 'gps.stopping',
@@ -312,7 +315,7 @@ describe.skipIf(twoNodes)('GPS group commit at shutdown', () => {
         .select('id')
         .where('device_id', '=', device)
         .execute();
-      expect(stored.map((row) => row.id).sort()).toEqual(answered.map((r) => r.json().data.id).sort());
+      expect(stored.map((row) => row.id).sort()).toEqual(answered.map((r) => pointOf(r).id).sort());
     } finally {
       vi.restoreAllMocks();
       release();

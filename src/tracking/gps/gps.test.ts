@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { unchecked, type Client } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   expectPermissionChecks,
@@ -27,24 +27,18 @@ const POINT = {
 describe('GPS points', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 1000 } } });
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
-  const send = (token: string, point: Record<string, unknown>) =>
-    t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: point });
-  const get = (token: string, url: string) => t.app.inject({ method: 'GET', url, headers: bearer(token) });
-  const newDevice = async (body: Record<string, unknown> = {}) =>
-    (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/devices',
-        headers: bearer(admin),
-        payload: { name: 'boat', ...body },
-      })
-    ).json().data;
+  /** Sends the point as it is given (some are broken on purpose). */
+  const send = (token: string, point: Record<string, unknown>) => t.as(token).post('/v1/gps', unchecked(point));
+  const newDevice = async (body: { name?: string; api_key_id?: string } = {}) =>
+    (await api.post('/v1/devices', { name: 'boat', ...body }).expect(201)).body.data;
   /**
    * A base timestamp newer than any point sent before: the latest point overall is shared by the
    * tests of this app, and they run in any order, so each test that checks it sends newer points.
@@ -53,9 +47,8 @@ describe('GPS points', () => {
   const newerBase = () => (newestBase += 100_000);
 
   it('records a point: epoch seconds in, ISO 8601 out', async () => {
-    const response = await send(admin, POINT);
-    expect(response.statusCode).toBe(201);
-    expect(response.json()).toEqual({
+    const response = await send(admin, POINT).expect(201);
+    expect(response.body).toEqual({
       data: {
         id: expect.stringMatching(/^[0-9a-f-]{36}$/),
         trip_id: null,
@@ -73,12 +66,12 @@ describe('GPS points', () => {
       },
       _links: { self: expect.stringMatching(/\/v1\/gps\/[0-9a-f-]{36}$/) },
     });
-    expect(response.headers.location).toBe(response.json()._links.self);
+    expect(response.headers.location).toBe(response.body._links.self);
     // No device: no device_id at all (the spec's "present when the point belongs to a device").
-    expect(response.body).not.toContain('device_id');
-    const { id } = response.json().data;
-    expect((await get(admin, `/v1/gps/${id}`)).json().data).not.toHaveProperty('device_id');
-    const listed = (await get(admin, '/v1/gps?limit=100')).json().data.find((p: { id: string }) => p.id === id);
+    expect(response.text).not.toContain('device_id');
+    const { id } = response.body.data;
+    expect((await api.get(`/v1/gps/${id}`).expect(200)).body.data).not.toHaveProperty('device_id');
+    const listed = (await api.get('/v1/gps?limit=100').expect(200)).body.data.find((p) => p.id === id);
     expect(listed).toMatchObject({ id, trip_id: null });
     expect(listed).not.toHaveProperty('device_id');
   });
@@ -90,8 +83,8 @@ describe('GPS points', () => {
   ])('requires %s', async (field, message, code) => {
     const { [field]: _omitted, ...rest } = POINT as Record<string, unknown>;
     const response = await send(admin, rest);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code });
   });
 
   it.each([
@@ -102,61 +95,58 @@ describe('GPS points', () => {
     [{ device_id: 'boat-1' }, 'Body field \'device_id\' must match format "uuid"', 'request.validation'],
   ])('rejects %j with 400', async (change, message, code) => {
     const response = await send(admin, { ...POINT, ...change });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message, code });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code });
   });
 
   it('rejects a device_id that names no device with 400', async () => {
     const response = await send(admin, { ...POINT, device_id: '00000000-0000-4000-8000-000000000000' });
-    expect(response.statusCode).toBe(400);
-    expect(response.json().message).toBe('device_id does not name an existing device');
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ message: 'device_id does not name an existing device' });
   });
 
   it('takes a device_id in upper case as the device it names', async () => {
     const device = await newDevice();
-    const response = await send(admin, { ...POINT, device_id: device.id.toUpperCase() });
-    expect(response.statusCode).toBe(201);
-    expect(response.json().data.device_id).toBe(device.id);
+    const response = await send(admin, { ...POINT, device_id: device.id.toUpperCase() }).expect(201);
+    expect(response.body.data.device_id).toBe(device.id);
   });
 
   it('takes the device from the API key linked to it when the body names none', async () => {
     const { id: keyId, key } = await createApiKey(t.app, admin, { name: 'tracker', scopes: ['gps:write', 'gps:read'] });
     const device = await newDevice({ api_key_id: keyId });
-    const response = await send(key, { ...POINT, timestamp: POINT.timestamp + 60 });
-    expect(response.statusCode).toBe(201);
-    expect(response.json().data.device_id).toBe(device.id);
+    const response = await send(key, { ...POINT, timestamp: POINT.timestamp + 60 }).expect(201);
+    expect(response.body.data.device_id).toBe(device.id);
   });
 
   it('serves the latest point overall and per device, and a new point is visible at once', async () => {
     const device = await newDevice();
     const at = newerBase();
-    const first = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
-    const current = await get(admin, '/v1/gps/current');
-    expect(current.statusCode).toBe(200);
-    expect(current.json().data).toEqual(first);
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data).toEqual(first);
+    const first = (await send(admin, { ...POINT, device_id: device.id, timestamp: at }).expect(201)).body.data;
+    const current = await api.get('/v1/gps/current').expect(200);
+    expect(current.body.data).toEqual(first);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`).expect(200)).body.data).toEqual(first);
 
-    const second = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 })).json().data;
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(second.id);
+    const second = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 }).expect(201)).body.data;
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(second.id);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`).expect(200)).body.data.id).toBe(second.id);
 
     // A late point with an older timestamp does not replace the latest one.
     await send(admin, { ...POINT, device_id: device.id, timestamp: at - 1000 });
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(second.id);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(second.id);
   });
 
   it('answers the latest point from the cache, without the database', async () => {
     await send(admin, { ...POINT, timestamp: newerBase() });
-    await get(admin, '/v1/gps/current');
+    await api.get('/v1/gps/current');
     const reads = vi.spyOn(t.database.db, 'selectFrom');
-    for (let i = 0; i < 5; i++) expect((await get(admin, '/v1/gps/current')).statusCode).toBe(200);
+    for (let i = 0; i < 5; i++) expect((await api.get('/v1/gps/current')).status).toBe(200);
     expect(reads).not.toHaveBeenCalled();
     reads.mockRestore();
   });
 
   // Makes one node's store connection fail (t.kv is the first node's): the other node's cache still answers.
   it.skipIf(twoNodes)('answers the latest point from the database while the cache store fails', async () => {
-    const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
+    const point = (await send(admin, { ...POINT, timestamp: newerBase() }).expect(201)).body.data;
     const failing = (key: string) => key.startsWith('gps:latest:');
     const { get: realGet, keepNewest: realKeepNewest } = t.kv;
     const kvGet = vi
@@ -170,9 +160,8 @@ describe('GPS points', () => {
           : realKeepNewest.call(t.kv, entries, ...rest),
       );
     try {
-      const response = await get(admin, '/v1/gps/current');
-      expect(response.statusCode).toBe(200);
-      expect(response.json().data).toEqual(point);
+      const response = await api.get('/v1/gps/current').expect(200);
+      expect(response.body.data).toEqual(point);
       expect(kvGet).toHaveBeenCalled();
     } finally {
       kvGet.mockRestore();
@@ -186,29 +175,26 @@ describe('GPS points', () => {
       vi.spyOn(node.services.settings, 'configValue').mockRejectedValue(new Error('database busy')),
     );
     try {
-      const response = await send(admin, { ...POINT, timestamp: newerBase() });
-      expect(response.statusCode).toBe(201);
+      const response = await send(admin, { ...POINT, timestamp: newerBase() }).expect(201);
       expect(configReads.flatMap((spy) => spy.mock.calls)).toContainEqual(['gps.latest_cache_ttl_secs', 300]);
-      expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(response.json().data.id);
+      expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(response.body.data.id);
     } finally {
       for (const spy of configReads) spy.mockRestore();
     }
   });
 
   it('answers the cached latest point as JSON with the self link of each request', async () => {
-    const point = (await send(admin, { ...POINT, timestamp: newerBase() })).json().data;
-    const via = (host: string, url = '/v1/gps/current') =>
-      t.app.inject({ method: 'GET', url, headers: { ...bearer(admin), host } });
+    const point = (await send(admin, { ...POINT, timestamp: newerBase() }).expect(201)).body.data;
     for (const [host, url] of [
       ['a.example', '/v1/gps/current'],
       ['b.example:8080', '/v1/gps/current'],
       ['a.example', '/v1/gps/current?x=1'],
-    ]) {
-      const response = await via(host!, url);
+    ] as const) {
+      const response = await api.get(url, { headers: { host } }).expect(200);
       expect(response.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(response.json()).toEqual({ data: point, _links: { self: `http://${host}${url}` } });
+      expect(response.body).toEqual({ data: point, _links: { self: `http://${host}${url}` } });
       // Serialized by the response schema: its fields, in its order.
-      expect(Object.keys(response.json().data)).toEqual(Object.keys(point));
+      expect(Object.keys(response.body.data)).toEqual(Object.keys(point));
     }
   });
 
@@ -216,38 +202,38 @@ describe('GPS points', () => {
     const device = await newDevice();
     const at = newerBase();
     await send(admin, { ...POINT, device_id: device.id, timestamp: at });
-    const upper = `/v1/gps/current?device_id=${device.id.toUpperCase()}`;
-    expect((await get(admin, upper)).statusCode).toBe(200);
-    const newer = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 })).json().data;
-    expect((await get(admin, upper)).json().data).toEqual(newer);
+    const upper = `/v1/gps/current?device_id=${device.id.toUpperCase()}` as const;
+    expect((await api.get(upper)).status).toBe(200);
+    const newer = (await send(admin, { ...POINT, device_id: device.id, timestamp: at + 60 }).expect(201)).body.data;
+    expect((await api.get(upper).expect(200)).body.data).toEqual(newer);
   });
 
   it('answers 404 for a device without points', async () => {
     const device = await newDevice();
-    const response = await get(admin, `/v1/gps/current?device_id=${device.id}`);
-    expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({
+    const response = await api.get(`/v1/gps/current?device_id=${device.id}`);
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({
       error: 'NotFound',
       message: 'No GPS point for this device',
       code: 'gps.no_point',
     });
     await send(admin, { ...POINT, device_id: device.id });
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(200);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`)).status).toBe(200);
   });
 
   it('lists the latest point of every device as a bare array', async () => {
     const a = await newDevice({ name: 'a' });
     const b = await newDevice({ name: 'b' });
     await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_000 });
-    const aLatest = (await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_100 })).json().data;
-    const bLatest = (await send(admin, { ...POINT, device_id: b.id, timestamp: 1_700_000_050 })).json().data;
+    const aLatest = (await send(admin, { ...POINT, device_id: a.id, timestamp: 1_700_000_100 }).expect(201)).body.data;
+    const bLatest = (await send(admin, { ...POINT, device_id: b.id, timestamp: 1_700_000_050 }).expect(201)).body.data;
     const silent = await newDevice({ name: 'silent' });
-    const body = (await get(admin, '/v1/gps/current/devices')).json();
+    const body = (await api.get('/v1/gps/current/devices').expect(200)).body;
     expect(Array.isArray(body)).toBe(true);
     expect(body).toEqual(expect.arrayContaining([aLatest, bLatest]));
-    expect(body.filter((p: { device_id: string }) => p.device_id === a.id)).toHaveLength(1);
+    expect(body.filter((p) => p.device_id === a.id)).toHaveLength(1);
     // By device id; a device without points is not listed.
-    const ids = body.map((p: { device_id: string }) => p.device_id);
+    const ids = body.map((p) => p.device_id);
     expect(ids).toEqual([...ids].sort());
     expect(ids).not.toContain(silent.id);
   });
@@ -255,77 +241,73 @@ describe('GPS points', () => {
   it('pages points newest first with a default limit of 10', async () => {
     const at = newerBase();
     for (const n of [3, 1, 11, 2, 10, 4, 9, 5, 8, 6, 7]) await send(admin, { ...POINT, timestamp: at + n });
-    const body = (await get(admin, '/v1/gps')).json();
+    const body = (await api.get('/v1/gps').expect(200)).body;
     expect(body.data).toHaveLength(10);
-    expect(body.data[0].timestamp).toBe(new Date((at + 11) * 1000).toISOString());
+    expect(body.data[0]!.timestamp).toBe(new Date((at + 11) * 1000).toISOString());
     expect(body.pagination).toEqual({ page: 1, limit: 10, total: expect.any(Number), total_pages: expect.any(Number) });
-    const times = body.data.map((p: { timestamp: string }) => Date.parse(p.timestamp));
+    const times = body.data.map((p) => Date.parse(p.timestamp));
     expect(times).toEqual([...times].sort((x, y) => y - x));
-    expect((await get(admin, '/v1/gps?limit=101')).statusCode).toBe(400);
+    expect((await api.get('/v1/gps?limit=101')).status).toBe(400);
   });
 
   it('gets and deletes a point; 404 afterwards; the latest cache forgets it', async () => {
     const device = await newDevice();
     const at = newerBase();
-    const earlier = (await send(admin, { ...POINT, timestamp: at - 1 })).json().data;
-    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
-    expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(point);
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(point.id);
-    const deleted = await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(admin) });
-    expect(deleted.statusCode).toBe(204);
-    expect((await get(admin, `/v1/gps/${point.id}`)).statusCode).toBe(404);
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(earlier.id);
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
+    const earlier = (await send(admin, { ...POINT, timestamp: at - 1 }).expect(201)).body.data;
+    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: at }).expect(201)).body.data;
+    expect((await api.get(`/v1/gps/${point.id}`).expect(200)).body.data).toEqual(point);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(point.id);
+    await api.delete(`/v1/gps/${point.id}`).expect(204);
+    expect((await api.get(`/v1/gps/${point.id}`)).status).toBe(404);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(earlier.id);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`)).status).toBe(404);
   });
 
   it('forgets the latest point of a deleted device: its points have no device any more', async () => {
     const device = await newDevice();
-    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: newerBase() })).json().data;
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(point.id);
-    expect((await get(admin, '/v1/gps/current')).json().data.device_id).toBe(device.id);
-    expect(
-      (await t.app.inject({ method: 'DELETE', url: `/v1/devices/${device.id}`, headers: bearer(admin) })).statusCode,
-    ).toBe(204);
+    const point = (await send(admin, { ...POINT, device_id: device.id, timestamp: newerBase() }).expect(201)).body.data;
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`).expect(200)).body.data.id).toBe(point.id);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.device_id).toBe(device.id);
+    await api.delete(`/v1/devices/${device.id}`).expect(204);
     const { device_id: _gone, ...withoutDevice } = point;
-    expect((await get(admin, `/v1/gps/${point.id}`)).json().data).toEqual(withoutDevice);
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).statusCode).toBe(404);
-    expect((await get(admin, '/v1/gps/current')).json().data).toEqual(withoutDevice);
+    expect((await api.get(`/v1/gps/${point.id}`).expect(200)).body.data).toEqual(withoutDevice);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`)).status).toBe(404);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data).toEqual(withoutDevice);
   });
 
   it('never takes a late, older point for the latest, also when nothing is cached', async () => {
     const device = await newDevice();
     const at = newerBase();
-    const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: at })).json().data;
+    const newest = (await send(admin, { ...POINT, device_id: device.id, timestamp: at }).expect(201)).body.data;
     // The cached entries expire (5 minutes) or go with a deleted point; then a late point arrives.
     await t.kv.delete('gps:latest:v2:all');
     await t.kv.delete(`gps:latest:v2:device:${device.id}`);
     await send(admin, { ...POINT, device_id: device.id, timestamp: at - 1000 });
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(newest.id);
-    expect((await get(admin, `/v1/gps/current?device_id=${device.id}`)).json().data.id).toBe(newest.id);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(newest.id);
+    expect((await api.get(`/v1/gps/current?device_id=${device.id}`).expect(200)).body.data.id).toBe(newest.id);
 
     // Points of one device sent at once, out of order: the newest wins.
     const other = await newDevice();
     const sent = await Promise.all(
       [5, 1, 4, 2, 3].map(
-        async (n) => (await send(admin, { ...POINT, device_id: other.id, timestamp: at + 10_000 + n })).json().data,
+        async (n) =>
+          (await send(admin, { ...POINT, device_id: other.id, timestamp: at + 10_000 + n }).expect(201)).body.data,
       ),
     );
     const latest = sent.find((p) => p.timestamp === new Date((at + 10_000 + 5) * 1000).toISOString());
-    expect((await get(admin, `/v1/gps/current?device_id=${other.id}`)).json().data.id).toBe(latest.id);
-    expect((await get(admin, '/v1/gps/current')).json().data.id).toBe(latest.id);
+    expect((await api.get(`/v1/gps/current?device_id=${other.id}`).expect(200)).body.data.id).toBe(latest!.id);
+    expect((await api.get('/v1/gps/current').expect(200)).body.data.id).toBe(latest!.id);
   });
 
   // A point that belongs to a trip cannot be deleted: see trips.test.ts.
 
   it('needs gps:read, gps:write and gps:delete', async () => {
     const { key } = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
-    expect((await get(key, '/v1/gps/current')).statusCode).not.toBe(403);
-    expect((await send(key, POINT)).statusCode).toBe(403);
-    const point = (await send(admin, POINT)).json().data;
-    expect(
-      (await t.app.inject({ method: 'DELETE', url: `/v1/gps/${point.id}`, headers: bearer(key) })).statusCode,
-    ).toBe(403);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/gps' })).statusCode).toBe(401);
+    expect((await t.as(key).get('/v1/gps/current')).status).not.toBe(403);
+    expect((await send(key, POINT)).status).toBe(403);
+    const point = (await send(admin, POINT).expect(201)).body.data;
+    expect((await t.as(key).delete(`/v1/gps/${point.id}`)).status).toBe(403);
+    expect((await t.as(null).get('/v1/gps')).status).toBe(401);
     await expectPermissionChecks(t.app, admin, [
       { method: 'GET', url: '/v1/gps', permission: 'gps:read' },
       { method: 'GET', url: '/v1/gps/current', permission: 'gps:read' },
@@ -338,14 +320,14 @@ describe('GPS points', () => {
 
   it('answers 404 for unknown points and 400 for ids that are not UUIDs', async () => {
     for (const method of ['GET', 'DELETE'] as const) {
-      const unknown = await t.app.inject({ method, url: `/v1/gps/${UNKNOWN_ID}`, headers: bearer(admin) });
-      expect({ method, status: unknown.statusCode, body: unknown.json() }).toEqual({
+      const unknown = await (method === 'GET' ? api.get(`/v1/gps/${UNKNOWN_ID}`) : api.delete(`/v1/gps/${UNKNOWN_ID}`));
+      expect({ method, status: unknown.status, body: unknown.body }).toEqual({
         method,
         status: 404,
         body: { error: 'NotFound', message: 'GPS point not found', code: 'gps.point_not_found' },
       });
-      const malformed = await t.app.inject({ method, url: '/v1/gps/not-a-uuid', headers: bearer(admin) });
-      expect(malformed.json()).toEqual({
+      const malformed = await (method === 'GET' ? api.get('/v1/gps/not-a-uuid') : api.delete('/v1/gps/not-a-uuid'));
+      expect(malformed.body).toEqual({
         error: 'BadRequest',
         message: `Path parameter 'id' must match format "uuid"`,
         code: 'request.validation',
@@ -370,15 +352,11 @@ describe('GPS write limit', () => {
       },
     });
     try {
-      const admin = await login(t.app, 'admin', TEST_ADMIN.password);
+      const api = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
       const statuses = [];
-      for (let i = 0; i < 3; i++) {
-        statuses.push(
-          (await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(admin), payload: POINT })).statusCode,
-        );
-      }
+      for (let i = 0; i < 3; i++) statuses.push((await api.post('/v1/gps', POINT)).status);
       expect(statuses).toEqual([201, 201, 429]);
-      expect((await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(admin) })).statusCode).toBe(200);
+      expect((await api.get('/v1/gps')).status).toBe(200);
     } finally {
       await t.close();
     }
@@ -399,8 +377,8 @@ describe('GPS write limit', () => {
       const admin = await login(t.app, 'admin', TEST_ADMIN.password);
       const { key: reader } = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
       for (let i = 0; i < 3; i++) {
-        const refused = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(reader), payload: POINT });
-        expect(refused.statusCode).toBe(403);
+        const refused = await t.as(reader).post('/v1/gps', POINT);
+        expect(refused.status).toBe(403);
         // Only the key's own bucket was counted: the write bucket would be the tighter one.
         expect(refused.headers['x-ratelimit-limit']).toBe('100');
         expect(refused.headers['x-ratelimit-remaining']).toBe(String(99 - i));

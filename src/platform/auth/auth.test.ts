@@ -86,26 +86,22 @@ describe('system key allowlist', () => {
   });
   afterAll(() => t.close());
 
+  /** The table's rows name any route: sent untyped, with an empty body but on GET. */
   const asSystem = (method: string, url: string) =>
-    t.app.inject({
-      method: method as 'GET',
-      url,
-      headers: bearer(TEST_SYSTEM_KEY),
-      payload: method === 'GET' ? undefined : {},
-    });
+    t.as(TEST_SYSTEM_KEY).raw({ method: method as 'GET', url, payload: method === 'GET' ? undefined : {} });
 
   it.each(ALLOWED)('lets the system key through on %s %s', async (method, url, route) => {
     expect(systemKeyAllowed(route)).toBe(true);
     // Rows whose area has not landed yet (GraphQL, WebSocket) have no route to call.
     if (!t.app.hasRoute({ method: method as 'GET', url: route })) return;
     const response = await asSystem(method, url);
-    expect(response.statusCode).not.toBe(403);
+    expect(response.status).not.toBe(403);
   });
 
   it.each(REFUSED)('refuses the system key on %s %s', async (method, url) => {
     const response = await asSystem(method, url);
-    expect(response.statusCode).toBe(403);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(403);
+    expect(response.body).toEqual({
       error: 'Forbidden',
       message: 'System key not permitted on this route',
       code: 'auth.system_key_not_permitted',
@@ -114,12 +110,8 @@ describe('system key allowlist', () => {
 
   it('ignores the query string when matching', async () => {
     expect(systemKeyAllowed('/v1/auth/login')).toBe(true);
-    const response = await t.app.inject({
-      method: 'GET',
-      url: '/v1/roles?x=/v1/auth/login',
-      headers: bearer(TEST_SYSTEM_KEY),
-    });
-    expect(response.statusCode).toBe(403);
+    const response = await t.as(TEST_SYSTEM_KEY).get('/v1/roles?x=/v1/auth/login');
+    expect(response.status).toBe(403);
   });
 
   it('is never rate limited', async () => {
@@ -144,9 +136,9 @@ describe('credential resolution', () => {
     ['a non-bearer scheme', { authorization: 'Basic YWRtaW46YWRtaW4=' }],
     ['an empty bearer', { authorization: 'Bearer ' }],
   ])('answers a protected route called with %s with 401', async (_case, headers) => {
-    const response = await t.app.inject({ method: 'GET', url: '/v1/roles', headers });
-    expect(response.statusCode).toBe(401);
-    expect(response.json()).toEqual({
+    const response = await t.as(null).get('/v1/roles', { headers });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({
       error: 'Unauthorized',
       message: 'Invalid or missing authentication token',
       code: 'auth.unauthorized',
@@ -154,21 +146,17 @@ describe('credential resolution', () => {
   });
 
   it('treats an invalid credential on a public route as anonymous', async () => {
-    const response = await t.app.inject({ method: 'GET', url: '/v1', headers: bearer('wg_garbage') });
-    expect(response.statusCode).toBe(200);
+    const response = await t.as('wg_garbage').get('/v1');
+    expect(response.status).toBe(200);
   });
 
   it('ignores X-User-Id', async () => {
     const user = await createUser(t.app);
     const admin = await createUser(t.app, ['role_admin']);
-    const response = await t.app.inject({
-      method: 'GET',
-      url: `/v1/users/${admin.id}/roles`,
-      headers: { ...bearer(user.token), 'x-user-id': admin.id },
-    });
-    expect(response.statusCode).toBe(403);
-    const anonymous = await t.app.inject({ method: 'GET', url: '/v1/roles', headers: { 'x-user-id': admin.id } });
-    expect(anonymous.statusCode).toBe(401);
+    const response = await t.as(user.token).get(`/v1/users/${admin.id}/roles`, { headers: { 'x-user-id': admin.id } });
+    expect(response.status).toBe(403);
+    const anonymous = await t.as(null).get('/v1/roles', { headers: { 'x-user-id': admin.id } });
+    expect(anonymous.status).toBe(401);
   });
 
   // Syncs one node's generation by hand: on two nodes the other one has not re-read it yet (it does every 30 s).
@@ -176,14 +164,14 @@ describe('credential resolution', () => {
     'a node that missed a generation message catches up when it re-reads the generation',
     async () => {
       const user = await createUser(t.app);
-      const roles = () => t.app.inject({ url: '/v1/roles', headers: bearer(user.token) });
-      expect((await roles()).statusCode).toBe(403);
+      const roles = () => t.as(user.token).get('/v1/roles');
+      expect((await roles()).status).toBe(403);
       // The change happens behind this node's back: the database and the shared generation, no message.
       await t.database.db.insertInto('user_roles').values({ user_id: user.id, role_id: 'role_admin' }).execute();
       await t.kv.set('credentials:generation', 'changed-elsewhere');
-      expect((await roles()).statusCode).toBe(403);
+      expect((await roles()).status).toBe(403);
       await t.app.services.credentials.syncGeneration();
-      expect((await roles()).statusCode).toBe(200);
+      expect((await roles()).status).toBe(200);
     },
   );
 
@@ -191,12 +179,8 @@ describe('credential resolution', () => {
     const user = await createUser(t.app);
     await t.database.db.updateTable('users').set({ deleted_at: new Date() }).where('id', '=', user.id).execute();
     await t.app.services.credentials.invalidateAll();
-    const response = await t.app.inject({
-      method: 'GET',
-      url: `/v1/users/${user.id}/roles`,
-      headers: bearer(user.token),
-    });
-    expect(response.statusCode).toBe(401);
+    const response = await t.as(user.token).get(`/v1/users/${user.id}/roles`);
+    expect(response.status).toBe(401);
   });
 });
 

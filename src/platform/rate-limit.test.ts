@@ -3,8 +3,8 @@ import { createServer } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../app.js';
+import { client } from '../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   createUser,
@@ -41,6 +41,9 @@ async function gpsProbe(app: FastifyInstance): Promise<void> {
 
 let nextIp = 1;
 const freshIp = () => `198.51.100.${nextIp++}`;
+/** A post to the probe route (outside the OpenAPI document) from `ip`. */
+const probe = (t: TestApp, ip: string) =>
+  t.as(null).raw({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
 
 describe('rate limiting', () => {
   let t: TestApp;
@@ -48,9 +51,6 @@ describe('rate limiting', () => {
     t = await buildTestApp({ config: { rateLimit: LIMITS, internalToken: 'internal-secret' }, extraRoutes: gpsProbe });
   });
   afterAll(() => t.close());
-
-  const get = (url: string, ip: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'GET', url, remoteAddress: ip, headers });
 
   // Counts one node's database lookups (patched services): on two nodes the other node looks up too.
   it.skipIf(twoNodes)(
@@ -65,25 +65,28 @@ describe('rate limiting', () => {
         const ip = freshIp();
         const statuses = [];
         for (let i = 0; i < 6; i++)
-          statuses.push((await get('/v1/gps/current', ip, bearer(`wg_made_up_${i}_${Date.now()}`))).statusCode);
+          statuses.push(
+            (await t.as(`wg_made_up_${i}_${Date.now()}`).get('/v1/gps/current', { remoteAddress: ip })).status,
+          );
         expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
         expect(databaseLookups).toBe(LIMITS.anonymous);
-        const refused = await get('/v1/gps/current', ip, bearer('ses_another_made_up_token'));
-        expect(refused.json()).toEqual({
+        const refused = await t.as('ses_another_made_up_token').get('/v1/gps/current', { remoteAddress: ip });
+        expect(refused.body).toEqual({
           error: 'TooManyRequests',
           message: 'Too many unknown credentials from this address; at most 3 per 3600 seconds',
           code: 'request.rate_limited',
         });
         expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
         // Another address is not affected, and X-Internal-Token skips the count as it skips the anonymous limit.
-        expect((await get('/v1/gps/current', freshIp(), bearer('wg_made_up_elsewhere'))).statusCode).toBe(401);
+        expect((await t.as('wg_made_up_elsewhere').get('/v1/gps/current', { remoteAddress: freshIp() })).status).toBe(
+          401,
+        );
         expect(
           (
-            await get('/v1/gps/current', ip, {
-              ...bearer('wg_made_up_internal'),
-              'x-internal-token': 'internal-secret',
-            })
-          ).statusCode,
+            await t
+              .as('wg_made_up_internal')
+              .get('/v1/gps/current', { remoteAddress: ip, headers: { 'x-internal-token': 'internal-secret' } })
+          ).status,
         ).toBe(401);
       } finally {
         Object.assign(sessionStore, { lookup: lookupSession });
@@ -96,15 +99,15 @@ describe('rate limiting', () => {
     const ip = freshIp();
     const windowEnd = (Math.floor(Date.now() / 1000 / 3600) + 1) * 3600;
     for (const remaining of ['2', '1', '0']) {
-      const ok = await get('/v1', ip);
-      expect(ok.statusCode).toBe(200);
+      const ok = await t.as(null).get('/v1', { remoteAddress: ip });
+      expect(ok.status).toBe(200);
       expect(ok.headers['x-ratelimit-limit']).toBe('3');
       expect(ok.headers['x-ratelimit-remaining']).toBe(remaining);
       expect(ok.headers['x-ratelimit-reset']).toBe(String(windowEnd));
     }
-    const limited = await get('/v1', ip);
-    expect(limited.statusCode).toBe(429);
-    expect(limited.json()).toEqual({
+    const limited = await t.as(null).get('/v1', { remoteAddress: ip });
+    expect(limited.status).toBe(429);
+    expect(limited.body).toEqual({
       error: 'TooManyRequests',
       message: 'Rate limit of 3 requests per 3600 seconds exceeded',
       code: 'request.rate_limited',
@@ -116,7 +119,7 @@ describe('rate limiting', () => {
     expect(retryAfter).toBeGreaterThan(0);
     expect(retryAfter).toBeLessThanOrEqual(3600);
     expect(Math.abs(Math.floor(Date.now() / 1000) + retryAfter - windowEnd)).toBeLessThanOrEqual(1);
-    expect((await get('/v1', freshIp())).statusCode).toBe(200); // another IP has its own counter
+    expect((await t.as(null).get('/v1', { remoteAddress: freshIp() })).status).toBe(200); // another IP has its own counter
   });
 
   // (/v1/ws without an upgrade answers 426: still never 429.)
@@ -130,37 +133,41 @@ describe('rate limiting', () => {
   ])('never limits %s', async (url, status) => {
     const ip = freshIp();
     for (let i = 0; i < 5; i++) {
-      const response = await get(url, ip);
-      expect(response.statusCode).toBe(status);
+      const response = await t.as(null).raw({ method: 'GET', url, remoteAddress: ip });
+      expect(response.status).toBe(status);
       expect(response.headers['x-ratelimit-limit']).toBeUndefined();
     }
   });
 
   it('limits unknown routes too', async () => {
     const ip = freshIp();
-    for (let i = 0; i < 3; i++) expect((await get('/v1/nope', ip)).statusCode).toBe(404);
-    expect((await get('/v1/nope', ip)).statusCode).toBe(429);
+    const nope = () => t.as(null).raw({ method: 'GET', url: '/v1/nope', remoteAddress: ip });
+    for (let i = 0; i < 3; i++) expect((await nope()).status).toBe(404);
+    expect((await nope()).status).toBe(429);
   });
 
   it('lets the configured X-Internal-Token skip the anonymous limit, and only that token', async () => {
     const ip = freshIp();
     for (let i = 0; i < 6; i++) {
-      const response = await get('/v1', ip, { 'x-internal-token': 'internal-secret' });
-      expect(response.statusCode).toBe(200);
+      const response = await t
+        .as(null)
+        .get('/v1', { remoteAddress: ip, headers: { 'x-internal-token': 'internal-secret' } });
+      expect(response.status).toBe(200);
       expect(response.headers['x-ratelimit-limit']).toBeUndefined();
     }
     const wrong = freshIp();
-    for (let i = 0; i < 3; i++) await get('/v1', wrong, { 'x-internal-token': 'guess' });
-    expect((await get('/v1', wrong, { 'x-internal-token': 'guess' })).statusCode).toBe(429);
+    const guess = () => t.as(null).get('/v1', { remoteAddress: wrong, headers: { 'x-internal-token': 'guess' } });
+    for (let i = 0; i < 3; i++) await guess();
+    expect((await guess()).status).toBe(429);
   });
 
   it('counts a signed-in user by user, not by IP, with the user limit', async () => {
     const user = await createUser(t.app);
-    const url = `/v1/users/${user.id}/roles`;
+    const roles = () => t.as(user.token).get(`/v1/users/${user.id}/roles`, { remoteAddress: freshIp() });
     const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await get(url, freshIp(), bearer(user.token))).statusCode);
+    for (let i = 0; i < 5; i++) statuses.push((await roles()).status);
     expect(statuses).toEqual([200, 200, 200, 200, 429]);
-    const last = await get(url, freshIp(), bearer(user.token));
+    const last = await roles();
     expect(last.headers['x-ratelimit-limit']).toBe('4');
   });
 
@@ -168,7 +175,7 @@ describe('rate limiting', () => {
     const admin = await login(t.app, 'admin', TEST_ADMIN.password);
     const { key } = await createApiKey(t.app, admin, { name: 'limited', scopes: ['roles:read'] });
     const statuses = [];
-    for (let i = 0; i < 6; i++) statuses.push((await get('/v1/roles', freshIp(), bearer(key))).statusCode);
+    for (let i = 0; i < 6; i++) statuses.push((await t.as(key).get('/v1/roles', { remoteAddress: freshIp() })).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
   });
 
@@ -176,34 +183,28 @@ describe('rate limiting', () => {
     const ip = freshIp();
     const responses = [];
     for (let i = 0; i <= LIMITS.apiKey; i++) {
-      responses.push(
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/gql',
-          remoteAddress: ip,
-          headers: bearer(TEST_SYSTEM_KEY),
-          payload: { query: '{ __typename }' },
-        }),
-      );
+      responses.push(await t.as(TEST_SYSTEM_KEY).post('/v1/gql', { query: '{ __typename }' }, { remoteAddress: ip }));
     }
-    expect(responses.map((response) => response.statusCode)).toEqual(Array(LIMITS.apiKey + 1).fill(200));
+    expect(responses.map((response) => response.status)).toEqual(Array(LIMITS.apiKey + 1).fill(200));
     expect(responses.map((response) => response.headers['x-ratelimit-limit'])).toEqual(
       Array(LIMITS.apiKey + 1).fill(undefined),
     );
     // Nor did those requests count against the address they came from.
-    expect((await get('/v1/roles', ip)).headers['x-ratelimit-remaining']).toBe(String(LIMITS.anonymous - 1));
+    expect((await t.as(null).get('/v1/roles', { remoteAddress: ip })).headers['x-ratelimit-remaining']).toBe(
+      String(LIMITS.anonymous - 1),
+    );
   });
 
   it('adds the stricter per-route limit and reports the tighter bucket', async () => {
     const ip = freshIp();
-    const first = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
-    expect(first.statusCode).toBe(200);
+    const first = await probe(t, ip);
+    expect(first.status).toBe(200);
     expect(first.headers['x-ratelimit-limit']).toBe('2');
     expect(first.headers['x-ratelimit-remaining']).toBe('1');
-    await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
-    const third = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
-    expect(third.statusCode).toBe(429);
-    expect(third.json().message).toBe('Rate limit of 2 requests per 3600 seconds exceeded');
+    await probe(t, ip);
+    const third = await probe(t, ip);
+    expect(third.status).toBe(429);
+    expect(third.body.message).toBe('Rate limit of 2 requests per 3600 seconds exceeded');
   });
 });
 
@@ -217,7 +218,15 @@ describe('tracker posts and credential lookups', () => {
   });
   afterAll(() => t.close());
 
-  const form = { 'content-type': 'application/x-www-form-urlencoded' };
+  /** A Traccar form post (outside the JSON the typed client sends) from `ip`. */
+  const formPost = (ip: string, payload: string) =>
+    t.as(null).raw({
+      method: 'POST',
+      url: '/v1/ingest/osmand',
+      remoteAddress: ip,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload,
+    });
 
   it('counts a Traccar form post against the key in its body, not its address: 150 from one address are stored and the console keeps its anonymous budget', async () => {
     const { key, deviceId } = await deviceWithKey(t.app, admin, { name: 'household phone' });
@@ -228,15 +237,9 @@ describe('tracker posts and credential lookups', () => {
       // As Traccar Client 10.x sends it (id= in the form body), and a few as the classic apps do (id= in the query).
       const response =
         i % 15 === 0
-          ? await t.app.inject({ method: 'POST', url: `/v1/ingest/osmand?id=${key}&${point}`, remoteAddress: ip })
-          : await t.app.inject({
-              method: 'POST',
-              url: '/v1/ingest/osmand',
-              remoteAddress: ip,
-              headers: form,
-              payload: `id=${key}&${point}`,
-            });
-      statuses.push(response.statusCode);
+          ? await t.as(null).post(`/v1/ingest/osmand?id=${key}&${point}`, undefined, { remoteAddress: ip })
+          : await formPost(ip, `id=${key}&${point}`);
+      statuses.push(response.status);
     }
     expect(statuses).toEqual(Array(150).fill(200));
     const stored = await t.database.db
@@ -246,72 +249,41 @@ describe('tracker posts and credential lookups', () => {
       .executeTakeFirstOrThrow();
     expect(Number(stored.n)).toBe(150);
     // A post without a valid key still counts against its address (before its 401), as the console's requests do.
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/ingest/osmand',
-          remoteAddress: ip,
-          headers: form,
-          payload: 'id=48241179&lat=1&lon=1',
-        })
-      ).statusCode,
-    ).toBe(401);
+    expect((await formPost(ip, 'id=48241179&lat=1&lon=1')).status).toBe(401);
     const console = [];
-    for (let i = 0; i < ANONYMOUS; i++)
-      console.push((await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip })).statusCode);
+    for (let i = 0; i < ANONYMOUS; i++) console.push((await t.as(null).get('/v1', { remoteAddress: ip })).status);
     expect(console).toEqual([...Array(ANONYMOUS - 1).fill(200), 429]);
     // With the address's budget spent, a post without a key is refused 429, one with its key is still stored.
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/ingest/osmand',
-          remoteAddress: ip,
-          headers: form,
-          payload: 'lat=1&lon=1',
-        })
-      ).statusCode,
-    ).toBe(429);
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/ingest/osmand',
-          remoteAddress: ip,
-          headers: form,
-          payload: `id=${key}&lat=1&lon=1&timestamp=1760001000`,
-        })
-      ).statusCode,
-    ).toBe(200);
+    expect((await formPost(ip, 'lat=1&lon=1')).status).toBe(429);
+    expect((await formPost(ip, `id=${key}&lat=1&lon=1&timestamp=1760001000`)).status).toBe(200);
   });
 
   it("answers the console page past its address's limit with a page a person reads (in German when asked first), the API still with JSON", async () => {
     const ip = freshIp();
-    for (let i = 0; i < ANONYMOUS; i++) await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
-    const page = await t.app.inject({
+    for (let i = 0; i < ANONYMOUS; i++) await t.as(null).get('/v1', { remoteAddress: ip });
+    const page = await t.as(null).raw({
       method: 'GET',
       url: '/console/',
       remoteAddress: ip,
       headers: { accept: 'text/html', 'accept-language': 'en-GB,en;q=0.9' },
     });
     const seconds = page.headers['retry-after'];
-    expect([page.statusCode, page.headers['content-type']]).toEqual([429, 'text/html; charset=utf-8']);
+    expect([page.status, page.headers['content-type']]).toEqual([429, 'text/html; charset=utf-8']);
     expect(Number(seconds)).toBeGreaterThan(0);
-    expect(page.body).toContain(`<html lang="en">`);
-    expect(page.body).toContain(`<p role="alert">Too many requests — try again in ${seconds} seconds.</p>`);
-    const german = await t.app.inject({
+    expect(page.text).toContain(`<html lang="en">`);
+    expect(page.text).toContain(`<p role="alert">Too many requests — try again in ${seconds} seconds.</p>`);
+    const german = await t.as(null).raw({
       method: 'GET',
       url: '/console/',
       remoteAddress: ip,
       headers: { 'accept-language': 'de-DE,de;q=0.9,en;q=0.8' },
     });
-    expect(german.body).toContain(`<html lang="de">`);
-    expect(german.body).toContain(
+    expect(german.text).toContain(`<html lang="de">`);
+    expect(german.text).toContain(
       `<p role="alert">Zu viele Anfragen – bitte versuchen Sie es in ${german.headers['retry-after']} Sekunden erneut.</p>`,
     );
-    const api = await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
-    expect([api.statusCode, api.json().code]).toEqual([429, 'request.rate_limited']);
+    const api = await t.as(null).get('/v1', { remoteAddress: ip }).expect(429);
+    expect(api.body.code).toBe('request.rate_limited');
   });
 
   // Counts one node's database lookups (patched service): on two nodes the other node looks up too.
@@ -328,25 +300,12 @@ describe('tracker posts and credential lookups', () => {
       try {
         const ip = freshIp();
         const statuses = [];
-        for (const key of keys)
-          statuses.push(
-            (await t.app.inject({ method: 'GET', url: '/v1/roles', remoteAddress: ip, headers: bearer(key) }))
-              .statusCode,
-          );
+        for (const key of keys) statuses.push((await t.as(key).get('/v1/roles', { remoteAddress: ip })).status);
         expect(statuses).toEqual(Array(100).fill(200));
         expect(databaseLookups).toBe(100);
         const madeUp = [];
         for (let i = 0; i <= ANONYMOUS; i++)
-          madeUp.push(
-            (
-              await t.app.inject({
-                method: 'GET',
-                url: '/v1/roles',
-                remoteAddress: ip,
-                headers: bearer(`wg_made_up_${i}_${Date.now()}`),
-              })
-            ).statusCode,
-          );
+          madeUp.push((await t.as(`wg_made_up_${i}_${Date.now()}`).get('/v1/roles', { remoteAddress: ip })).status);
         expect(madeUp).toEqual([...Array(ANONYMOUS).fill(401), 429]);
       } finally {
         Object.assign(apiKeys, { lookup: lookupKey });
@@ -376,8 +335,8 @@ describe('rate limit headers by default (near the limit)', () => {
       const ip = '203.0.113.50';
       const seen = [];
       for (let i = 0; i < 11; i++) {
-        const response = await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
-        seen.push(`${response.statusCode} ${limitHeaders(response)}`);
+        const response = await t.as(null).get('/v1', { remoteAddress: ip });
+        seen.push(`${response.status} ${limitHeaders(response)}`);
       }
       expect(seen).toEqual([
         '200 /',
@@ -399,21 +358,16 @@ describe('rate limit headers by default (near the limit)', () => {
   // of two nodes start from counts that differ by what the other has not yet sent; from half used on (and the limit itself) they are exact.
   it.skipIf(twoNodes)('describes the tightest bucket once any bucket is half used', async () => {
     const ip = '203.0.113.51';
-    for (let i = 0; i < 4; i++) await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: ip });
+    for (let i = 0; i < 4; i++) await t.as(null).get('/v1', { remoteAddress: ip });
     const seen = [];
     for (let i = 0; i < 4; i++) {
       // The identity bucket (10) is half used from here on; the probe's own bucket (5) has fewer left.
-      const response = await t.app.inject({ method: 'POST', url: '/v1/probe/gps', remoteAddress: ip, payload: {} });
-      seen.push(`${response.statusCode} ${limitHeaders(response)}`);
+      const response = await probe(t, ip);
+      seen.push(`${response.status} ${limitHeaders(response)}`);
     }
     expect(seen).toEqual(['200 5/4', '200 5/3', '200 5/2', '200 5/1']);
     // A fresh caller: neither bucket half used after one write, so no headers.
-    const fresh = await t.app.inject({
-      method: 'POST',
-      url: '/v1/probe/gps',
-      remoteAddress: '203.0.113.52',
-      payload: {},
-    });
+    const fresh = await probe(t, '203.0.113.52');
     expect(limitHeaders(fresh)).toBe('/');
   });
 });
@@ -423,8 +377,8 @@ describe('rate limiting switched off', () => {
     const t = await buildTestApp({ config: { rateLimit: { ...LIMITS, enabled: false } } });
     try {
       for (let i = 0; i < 5; i++) {
-        const response = await t.app.inject({ method: 'GET', url: '/v1', remoteAddress: '203.0.113.9' });
-        expect(response.statusCode).toBe(200);
+        const response = await t.as(null).get('/v1', { remoteAddress: '203.0.113.9' });
+        expect(response.status).toBe(200);
         expect(response.headers['x-ratelimit-limit']).toBeUndefined();
       }
     } finally {
@@ -467,18 +421,14 @@ describe.runIf(usesRedis)('counting in Redis without a round trip per request', 
   it('asks the store once per batch while a bucket is far from its limit', async () => {
     const before = storeHits;
     for (let i = 0; i < 10; i++)
-      expect((await nodes[0]!.inject({ method: 'GET', url: '/v1', remoteAddress: '203.0.113.10' })).statusCode).toBe(
-        200,
-      );
+      expect((await client(nodes[0]!).get('/v1', { remoteAddress: '203.0.113.10' })).status).toBe(200);
     expect(storeHits - before).toBeLessThan(5);
   });
 
   it('is exact at the limit across two nodes: the 41st request in the window is refused, on either node', async () => {
     const answers: number[] = [];
     for (let i = 0; i < 44; i++) {
-      answers.push(
-        (await nodes[i % 2]!.inject({ method: 'GET', url: '/v1', remoteAddress: '203.0.113.20' })).statusCode,
-      );
+      answers.push((await client(nodes[i % 2]!).get('/v1', { remoteAddress: '203.0.113.20' })).status);
       // Deferred hits reach the store within the flush interval; requests of one client that far apart
       // are counted exactly (a burst across nodes faster than that may slip a few through below half).
       if (i % 10 === 9) await pause();
@@ -517,22 +467,22 @@ describe.runIf(usesRedis)('when Redis stops', () => {
 
   it('lets requests through (fail-open) and still resolves credentials from the database', async () => {
     const token = await login(app, 'admin', TEST_ADMIN.password);
-    const before = await app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(token) });
+    const before = await client(app, token).get('/v1/roles');
     expect(before.headers['x-ratelimit-limit']).toBe('4'); // the user limit of LIMITS
 
     redis.kill('SIGKILL');
     await new Promise((resolve) => redis.once('exit', resolve));
 
     for (let i = 0; i < 6; i++) {
-      const anonymous = await app.inject({ method: 'GET', url: '/v1', remoteAddress: '192.0.2.77' });
-      expect(anonymous.statusCode).toBe(200);
+      const anonymous = await client(app).get('/v1', { remoteAddress: '192.0.2.77' });
+      expect(anonymous.status).toBe(200);
       expect(anonymous.headers['x-ratelimit-limit']).toBeUndefined();
     }
     const signedIn = await login(app, 'admin', TEST_ADMIN.password);
-    expect((await app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(signedIn) })).statusCode).toBe(200);
-    const health = await app.inject({ method: 'GET', url: '/health' });
-    expect(health.statusCode).toBe(200);
-    expect(health.json()).toMatchObject({
+    expect((await client(app, signedIn).get('/v1/roles')).status).toBe(200);
+    const health = await client(app).get('/health');
+    expect(health.status).toBe(200);
+    expect(health.body).toMatchObject({
       status: 'degraded',
       services: { cache: { status: 'down' }, database: { status: 'up' } },
     });

@@ -17,7 +17,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/login-providers/login-providers.test.ts',
   'src/identity/oauth/authorization.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
-  'src/identity/passwords/password-change.test.ts',
   'src/identity/registration/registration.test.ts',
   'src/identity/security-notices/security-notices.test.ts',
   'src/identity/self-deletion/self-deletion.test.ts',

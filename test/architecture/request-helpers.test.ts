@@ -34,7 +34,6 @@ const NOT_YET_CONVERTED = [
   'src/platform/db/postgres-process.test.ts',
   'src/platform/http/http.test.ts',
   'src/platform/kv/redis-frozen.test.ts',
-  'src/tracking/gps/ingest-clients.test.ts',
   'test/cache-invalidation.test.ts',
   'test/created-location.test.ts',
   'test/restart.test.ts',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '../../../test/client.js';
 import {
   bearer,
   buildTestApp,
@@ -19,9 +20,11 @@ import { speedsFrom } from './trackers.js';
 describe('tracker apps', () => {
   let t: TestApp;
   let admin: string;
+  let api: Client;
   beforeAll(async () => {
     t = await buildTestApp({ captureLogs: true });
     admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
   });
   afterAll(() => t.close());
 
@@ -32,8 +35,9 @@ describe('tracker apps', () => {
       t.database.db.selectFrom('gps_points').selectAll().where('device_id', '=', device).orderBy('timestamp').execute();
     return { key, device, points };
   }
+  /** The tracker's request byte for byte, with only the headers it sends (its credential is in them or the body). */
   const post = (url: string, payload: string, headers: Record<string, string>) =>
-    t.app.inject({ method: 'POST', url, payload, headers });
+    t.as(null).raw({ method: 'POST', url, payload, headers });
   const form = { 'content-type': 'application/x-www-form-urlencoded' };
 
   describe('Traccar Client', () => {
@@ -41,8 +45,8 @@ describe('tracker apps', () => {
       const { key, points } = await phone();
       const body = `id=${key}&lat=52.520008&lon=13.404954&timestamp=1760000000&accuracy=12.0&altitude=34.0&speed=5.83&bearing=270.0&batt=87&charge=false&battery_health=good&battery_voltage=4123&battery_temp=28.5`;
       const first = await post('/v1/ingest/osmand', body, form);
-      expect([first.statusCode, first.body]).toEqual([200, '']);
-      expect((await post('/v1/ingest/osmand', body, form)).statusCode).toBe(200);
+      expect([first.status, first.text]).toEqual([200, '']);
+      expect((await post('/v1/ingest/osmand', body, form)).status).toBe(200);
       const stored = await points();
       expect(stored).toHaveLength(1);
       expect(stored[0]).toMatchObject({
@@ -74,7 +78,7 @@ describe('tracker apps', () => {
           key,
         );
       const response = await post('/v1/ingest/osmand', body, { 'content-type': 'application/json' });
-      expect(response.statusCode).toBe(200);
+      expect(response.status).toBe(200);
       expect(await points()).toMatchObject([
         {
           latitude: 37.4219983,
@@ -99,9 +103,9 @@ describe('tracker apps', () => {
       const location = (second: number, latitude: number) =>
         `{"timestamp":"2025-06-15T13:45:${second}.862Z","coords":{"latitude":${latitude},"longitude":-122.084,"accuracy":5,"speed":2,"heading":-1,"altitude":5},"is_moving":true,"odometer":0,"battery":{"level":0.5,"is_charging":true},"activity":{"type":"walking"},"extras":{}}`;
       const array = `[{"location":${location(10, 37.1)},"device_id":"${key}"},{"location":${location(11, 37.2)},"device_id":"${key}"}]`;
-      expect((await post('/v1/ingest/osmand', array, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      expect((await post('/v1/ingest/osmand', array, { 'content-type': 'application/json' })).status).toBe(200);
       const batchSync = `{"location":[${location(11, 37.2)},${location(12, 37.3)}],"device_id":"${key}"}`;
-      expect((await post('/v1/ingest/osmand', batchSync, { 'content-type': 'application/json' })).statusCode).toBe(200);
+      expect((await post('/v1/ingest/osmand', batchSync, { 'content-type': 'application/json' })).status).toBe(200);
       expect(await points()).toMatchObject(
         [37.1, 37.2, 37.3].map((latitude, i) => ({
           latitude,
@@ -116,15 +120,15 @@ describe('tracker apps', () => {
 
     it('classic apps: every field in the query string of a POST with an empty body; a heartbeat without a position stores nothing', async () => {
       const { key, points } = await phone();
-      const response = await t.app.inject({
+      const response = await t.as(null).raw({
         method: 'POST',
         url: `/v1/ingest/osmand?id=${key}&timestamp=619315200&lat=0.0&lon=0.0&speed=0.0&bearing=0.0&altitude=0.0&accuracy=0.0&batt=0.0`,
       });
-      expect(response.statusCode).toBe(200);
-      expect(
-        (await post('/v1/ingest/osmand', `id=${key}&timestamp=1760000000&batt=80&charge=true`, form)).statusCode,
-      ).toBe(200);
-      expect((await post('/v1/ingest/osmand', `id=${key}&notificationToken=abc`, form)).statusCode).toBe(200);
+      expect(response.status).toBe(200);
+      expect((await post('/v1/ingest/osmand', `id=${key}&timestamp=1760000000&batt=80&charge=true`, form)).status).toBe(
+        200,
+      );
+      expect((await post('/v1/ingest/osmand', `id=${key}&notificationToken=abc`, form)).status).toBe(200);
       expect(await points()).toMatchObject([
         {
           latitude: 0,
@@ -139,22 +143,22 @@ describe('tracker apps', () => {
 
     it('reads timestamps as seconds, milliseconds, ISO 8601 with a zone or without one (UTC), and location=lat,lon', async () => {
       const { key, points } = await phone();
-      const get = (query: string) => t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&${query}` });
-      expect((await get('lat=1&lon=1&timestamp=1760000000123')).statusCode).toBe(200);
-      expect((await get('lat=2&lon=2&timestamp=2025-06-15T15:45:12%2B02:00')).statusCode).toBe(200);
-      expect((await get('location=3,3&timestamp=2025-06-15%2013:45:13&speed=-1&alarm=sos')).statusCode).toBe(200);
+      const get = (query: string) => t.as(null).raw({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&${query}` });
+      expect((await get('lat=1&lon=1&timestamp=1760000000123')).status).toBe(200);
+      expect((await get('lat=2&lon=2&timestamp=2025-06-15T15:45:12%2B02:00')).status).toBe(200);
+      expect((await get('location=3,3&timestamp=2025-06-15%2013:45:13&speed=-1&alarm=sos')).status).toBe(200);
       expect((await points()).map((p) => [p.latitude, p.timestamp.toISOString(), p.speed_knots, p.alarm])).toEqual([
         [2, '2025-06-15T13:45:12.000Z', null, null],
         [3, '2025-06-15T13:45:13.000Z', null, 'sos'],
         [1, '2025-10-09T08:53:20.123Z', null, null],
       ]);
       const bad = await get('lat=95&lon=1');
-      expect([bad.statusCode, bad.json().code, bad.json().message]).toEqual([
+      expect([bad.status, bad.body.code, bad.body.message]).toEqual([
         400,
         'gps.invalid_point',
         "Field 'lat' must be between -90 and 90",
       ]);
-      expect((await get('lat=1&lon=1&timestamp=yesterday')).json().message).toBe(
+      expect((await get('lat=1&lon=1&timestamp=yesterday')).body.message).toBe(
         "Field 'timestamp' must be Unix seconds, milliseconds or an ISO 8601 time",
       );
     });
@@ -166,17 +170,17 @@ describe('tracker apps', () => {
         `id=${key}&location=52.520008,13.404954&timestamp=1760000000&speed=5.83&batt=87`,
         form,
       );
-      expect([response.statusCode, response.body]).toEqual([200, '']);
+      expect([response.status, response.text]).toEqual([200, '']);
       expect(
         (await post('/v1/ingest/osmand', `id=${key}&location=1,1&location=52.6,13.5&timestamp=1760000001`, form))
-          .statusCode,
+          .status,
       ).toBe(200);
       expect((await points()).map((p) => [p.latitude, p.longitude, p.timestamp.toISOString(), p.speed_knots])).toEqual([
         [52.520008, 13.404954, '2025-10-09T08:53:20.000Z', 5.83],
         [52.6, 13.5, '2025-10-09T08:53:21.000Z', null],
       ]);
       const bad = await post('/v1/ingest/osmand', `id=${key}&location=52.5&timestamp=1760000002`, form);
-      expect([bad.statusCode, bad.json()]).toEqual([
+      expect([bad.status, bad.body]).toEqual([
         400,
         { error: 'BadRequest', message: "Field 'location' is required", code: 'gps.invalid_point' },
       ]);
@@ -193,7 +197,7 @@ describe('tracker apps', () => {
         }),
         json,
       );
-      expect([flat.statusCode, flat.json().message]).toEqual([
+      expect([flat.status, flat.body.message]).toEqual([
         400,
         "Field 'location.coords' is required (latitude and longitude go in it)",
       ]);
@@ -202,7 +206,7 @@ describe('tracker apps', () => {
         JSON.stringify({ device_id: key, location: ['37.42,-122.08'] }),
         json,
       );
-      expect([strings.statusCode, strings.json().message]).toEqual([400, "Field 'location[0]' must be an object"]);
+      expect([strings.status, strings.body.message]).toEqual([400, "Field 'location[0]' must be an object"]);
       expect(
         (
           await post(
@@ -216,7 +220,7 @@ describe('tracker apps', () => {
             ]),
             json,
           )
-        ).json().message,
+        ).body.message,
       ).toBe("Field '[1]' must be an object");
       // A 9.x body without coordinates (no fix yet) is a heartbeat: 200, nothing stored.
       expect(
@@ -229,7 +233,7 @@ describe('tracker apps', () => {
             }),
             json,
           )
-        ).statusCode,
+        ).status,
       ).toBe(200);
       expect(await points()).toHaveLength(0);
     });
@@ -237,7 +241,7 @@ describe('tracker apps', () => {
     it('GPSLogger: the documented custom URL (speed in m/s, %HDOP empty)', async () => {
       const { key, points } = await phone();
       const url = `/v1/ingest/osmand?key=${key}&lat=12.193&lon=19.111&timestamp=1457205869&altitude=45.0&accuracy=8.0&bearing=359.0&speed_mps=9.0&batt=91.0&charge=true&hdop=`;
-      expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200);
+      expect((await t.as(null).raw({ method: 'GET', url })).status).toBe(200);
       expect(await points()).toMatchObject([
         {
           latitude: 12.193,
@@ -257,21 +261,21 @@ describe('tracker apps', () => {
     it('answers 401 without a key or with an unknown one, 403 to a key without gps:write or without a device, and never logs the key', async () => {
       const { key } = await phone();
       const point = 'lat=1&lon=1&timestamp=1760000000';
-      expect((await post('/v1/ingest/osmand', point, form)).json()).toEqual(UNAUTHORIZED);
-      expect((await post('/v1/ingest/osmand', `id=48241179&${point}`, form)).statusCode).toBe(401);
-      expect((await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=wg_nothing&${point}` })).statusCode).toBe(
+      expect((await post('/v1/ingest/osmand', point, form)).body).toEqual(UNAUTHORIZED);
+      expect((await post('/v1/ingest/osmand', `id=48241179&${point}`, form)).status).toBe(401);
+      expect((await t.as(null).raw({ method: 'GET', url: `/v1/ingest/osmand?id=wg_nothing&${point}` })).status).toBe(
         401,
       );
       const reader = await createApiKey(t.app, admin, { name: 'reader', scopes: ['gps:read'] });
-      expect((await post('/v1/ingest/osmand', `id=${reader.key}&${point}`, form)).json().code).toBe('auth.forbidden');
+      expect((await post('/v1/ingest/osmand', `id=${reader.key}&${point}`, form)).body.code).toBe('auth.forbidden');
       const loose = await createApiKey(t.app, admin, { name: 'no device', scopes: ['gps:write'] });
       const unlinked = await post('/v1/ingest/osmand', `id=${loose.key}&${point}`, form);
-      expect([unlinked.statusCode, unlinked.json().code]).toEqual([403, 'gps.no_device_for_credential']);
+      expect([unlinked.status, unlinked.body.code]).toEqual([403, 'gps.no_device_for_credential']);
       // A session's point lands on no device named by the client either.
-      expect(
-        (await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?${point}`, headers: bearer(admin) })).json().code,
-      ).toBe('gps.no_device_for_credential');
-      await t.app.inject({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&lat=1&lon=1&timestamp=1760000001` });
+      expect((await api.raw({ method: 'GET', url: `/v1/ingest/osmand?${point}` })).body.code).toBe(
+        'gps.no_device_for_credential',
+      );
+      await t.as(null).raw({ method: 'GET', url: `/v1/ingest/osmand?id=${key}&lat=1&lon=1&timestamp=1760000001` });
       expect(JSON.stringify(t.logs())).not.toContain(key);
     });
   });
@@ -291,7 +295,7 @@ describe('tracker apps', () => {
       const { key, points } = await phone();
       for (let i = 0; i < 2; i++) {
         const response = await post('/v1/ingest/owntracks', message, headers(key));
-        expect([response.statusCode, response.headers['content-type'], response.json()]).toEqual([
+        expect([response.status, response.headers['content-type'], response.body]).toEqual([
           200,
           'application/json; charset=utf-8',
           [],
@@ -328,7 +332,7 @@ describe('tracker apps', () => {
       ];
       for (const body of others) {
         const response = await post('/v1/ingest/owntracks', body, headers(key));
-        expect([response.statusCode, response.json()]).toEqual([200, []]);
+        expect([response.status, response.body]).toEqual([200, []]);
       }
       expect(await points()).toHaveLength(0);
     });
@@ -343,7 +347,7 @@ describe('tracker apps', () => {
       ];
       for (const [body, refusal] of refusals) {
         const response = await post('/v1/ingest/owntracks', body!, headers(key));
-        expect([response.statusCode, response.json()]).toEqual([
+        expect([response.status, response.body]).toEqual([
           400,
           { error: 'BadRequest', message: refusal, code: 'gps.invalid_point' },
         ]);
@@ -354,15 +358,13 @@ describe('tracker apps', () => {
         '{"lat":52.52,"lon":13.405,"tst":1718369990,"vel":1.2,"batt":91.0}',
         headers(key),
       );
-      expect([untyped.statusCode, untyped.json()]).toEqual([200, []]);
+      expect([untyped.status, untyped.body]).toEqual([200, []]);
       expect(await points()).toMatchObject([{ latitude: 52.52, longitude: 13.405, speed_kmh: 1.2, battery_level: 91 }]);
     });
 
     it('answers 401 to a wrong password or none', async () => {
-      expect((await post('/v1/ingest/owntracks', message, headers('secret'))).statusCode).toBe(401);
-      expect((await post('/v1/ingest/owntracks', message, { 'content-type': 'application/json' })).statusCode).toBe(
-        401,
-      );
+      expect((await post('/v1/ingest/owntracks', message, headers('secret'))).status).toBe(401);
+      expect((await post('/v1/ingest/owntracks', message, { 'content-type': 'application/json' })).status).toBe(401);
     });
   });
 
@@ -374,8 +376,8 @@ describe('tracker apps', () => {
       const { key, points } = await phone();
       const headers = { ...bearer(key), 'content-type': 'application/json' };
       const first = await post('/v1/ingest/overland', batch, headers);
-      expect([first.statusCode, first.json()]).toEqual([200, { result: 'ok', stored: 1, duplicates: 0 }]);
-      expect((await post('/v1/ingest/overland', batch, headers)).json()).toEqual({
+      expect([first.status, first.body]).toEqual([200, { result: 'ok', stored: 1, duplicates: 0 }]);
+      expect((await post('/v1/ingest/overland', batch, headers)).body).toEqual({
         result: 'ok',
         stored: 0,
         duplicates: 1,
@@ -421,7 +423,7 @@ describe('tracker apps', () => {
       const response = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: features }), {
         'content-type': 'application/json',
       });
-      expect(response.json()).toEqual({ result: 'ok', stored: 1, duplicates: 0 });
+      expect(response.body).toEqual({ result: 'ok', stored: 1, duplicates: 0 });
       expect(await points()).toMatchObject([
         {
           speed_kmh: null,
@@ -433,7 +435,7 @@ describe('tracker apps', () => {
           charging: null,
         },
       ]);
-      expect((await post('/v1/ingest/overland', batch, { 'content-type': 'application/json' })).statusCode).toBe(401);
+      expect((await post('/v1/ingest/overland', batch, { 'content-type': 'application/json' })).status).toBe(401);
       const visit = {
         type: 'Feature',
         geometry: { type: 'Point', coordinates: [-180, -180] },
@@ -442,10 +444,10 @@ describe('tracker apps', () => {
       const withVisit = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: [visit] }), {
         'content-type': 'application/json',
       });
-      expect(withVisit.json()).toEqual({ result: 'ok', stored: 0, duplicates: 0 });
+      expect(withVisit.body).toEqual({ result: 'ok', stored: 0, duplicates: 0 });
       const tooMany = JSON.stringify({ locations: Array.from({ length: 1001 }, () => features[0]) });
       expect(
-        (await post(`/v1/ingest/overland?key=${key}`, tooMany, { 'content-type': 'application/json' })).json().code,
+        (await post(`/v1/ingest/overland?key=${key}`, tooMany, { 'content-type': 'application/json' })).body.code,
       ).toBe('request.validation');
     });
 
@@ -473,7 +475,7 @@ describe('tracker apps', () => {
         const response = await post(`/v1/ingest/overland?key=${key}`, JSON.stringify({ locations: [good, feature] }), {
           'content-type': 'application/json',
         });
-        expect([response.statusCode, response.json()]).toEqual([
+        expect([response.status, response.body]).toEqual([
           400,
           { error: 'BadRequest', message, code: 'gps.invalid_point' },
         ]);
@@ -485,35 +487,21 @@ describe('tracker apps', () => {
   it("delivers a point from Traccar Client to gps WebSocket subscribers, and it joins the device's logging trip", async () => {
     const { key, device } = await phone();
     const trip = (
-      await t.app.inject({
-        method: 'POST',
-        url: '/v1/trips',
-        headers: bearer(admin),
-        payload: { name: 'run', device_id: device, gps_logging_enabled: true },
-      })
-    ).json().data.id;
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/trips/${trip}`,
-      headers: bearer(admin),
-      payload: { status: 'active' },
-    });
+      await api.post('/v1/trips', { name: 'run', device_id: device, gps_logging_enabled: true }).expect(201)
+    ).body.data.id;
+    await api.patch(`/v1/trips/${trip}`, { status: 'active' }).expect(200);
     const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
     const socket = await openSocket(base, { headers: bearer(admin) });
     try {
       await socket.next('Welcome');
       await socket.request({ type: 'Subscribe', channel: 'gps', id: 'gps' }, 'Subscribed');
       expect(
-        (await post('/v1/ingest/osmand', `id=${key}&lat=54.1&lon=10.1&timestamp=1760000000&speed=10`, form)).statusCode,
+        (await post('/v1/ingest/osmand', `id=${key}&lat=54.1&lon=10.1&timestamp=1760000000&speed=10`, form)).status,
       ).toBe(200);
       const message = await socket.next('GpsPoint');
       expect(message.data).toMatchObject({ device_id: device, trip_id: trip, latitude: 54.1, speed_knots: 10 });
-      const latest = await t.app.inject({
-        method: 'GET',
-        url: `/v1/gps/current?device_id=${device}`,
-        headers: bearer(admin),
-      });
-      expect(latest.json().data).toEqual(message.data);
+      const latest = await api.get('/v1/gps/current', { query: { device_id: device } }).expect(200);
+      expect(latest.body.data).toEqual(message.data);
     } finally {
       socket.close();
     }

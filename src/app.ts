@@ -39,6 +39,7 @@ import { systemRoutes } from './operations/system/routes.js';
 import { jobRoutes } from './operations/system/jobs-routes.js';
 import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
+import { groupRoutes } from './identity/groups/routes.js';
 import { oauthClientRoutes } from './identity/oauth-clients/routes.js';
 import { oauthRoutes } from './identity/oauth/routes.js';
 import { oauthInteractionRoutes } from './identity/oauth/interaction-routes.js';
@@ -252,6 +253,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(twoFactorRoutes, { twoFactor: services.twoFactor });
   await app.register(auditRoutes, { audit: services.auditLog });
   await app.register(banRoutes, { bans: services.bans });
+  await app.register(groupRoutes, { groups: services.groups });
   await app.register(oauthClientRoutes, { clients: services.oauthClients });
   await app.register(oauthRoutes, { oauth: services.oauth, assertions: services.assertions });
   await app.register(oauthInteractionRoutes, {

@@ -2,6 +2,7 @@ import type { DomainEventBus } from './platform/events.js';
 import type { CredentialResolver } from './platform/auth/credentials.js';
 import type { ApiKeysService } from './identity/api-keys/service.js';
 import type { OAuthService } from './identity/oauth/service.js';
+import type { GroupsService } from './identity/groups/service.js';
 import type { OAuthClientsService } from './identity/oauth-clients/service.js';
 import type { PasskeysService } from './identity/passkeys/service.js';
 import type { SecurityNotices } from './identity/security-notices/service.js';
@@ -21,6 +22,7 @@ export interface Reacting {
   sessionStore: Pick<SessionStore, 'revokeAllOfUser' | 'tokenHashesOfUser'>;
   oauth: Pick<OAuthService, 'revokeAllOfUser' | 'accessTokenHashesOf' | 'forgetProvider' | 'revokeClient'>;
   oauthClients: Pick<OAuthClientsService, 'forgetOwnedBy'>;
+  groups: Pick<GroupsService, 'registering' | 'purging'>;
   auditLog: Pick<AuditService, 'pseudonymiseUser'>;
   realtime: Pick<RealtimeService, 'accessChanged' | 'pointsRecorded'>;
   gps: Pick<GpsService, 'forgetLatest' | 'forgetLatestOfTrip' | 'forgetSender'>;
@@ -41,6 +43,7 @@ export function registerReactions({
   sessionStore,
   oauth,
   oauthClients,
+  groups,
   auditLog,
   realtime,
   gps,
@@ -97,6 +100,10 @@ export function registerReactions({
       gps_points_unattributed: await gps.forgetSender(userId, trx),
     };
   });
+  // A purged user's memberships go with their row; a group they were the last admin of gets another, one they were alone in goes.
+  events.on('user.purging', (event) => groups.purging(event));
+  // The new user proved the mailbox: pending group invitations to the address become theirs, accepted.
+  events.on('user.registering', (event) => groups.registering(event));
   // Keys refused during the ban may sit in the short negative cache; re-read them now.
   events.on('user.unbanned', ({ userId }) => forgetCredentialsOf(userId));
 }

@@ -36,6 +36,7 @@ import { createStatsService } from './operations/stats/service.js';
 import { createTripsService } from './tracking/trips/service.js';
 import { createUsersService } from './identity/users/service.js';
 import { createBansService } from './identity/bans/service.js';
+import { createGroupsService } from './identity/groups/service.js';
 import { createOAuthClientsService } from './identity/oauth-clients/service.js';
 import { createOAuthService } from './identity/oauth/service.js';
 import { createLoginProvidersService } from './identity/login-providers/service.js';
@@ -85,6 +86,16 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, loginProviders, events, caches });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
+  const groups = createGroupsService({
+    db,
+    clock,
+    audit,
+    events,
+    mailer,
+    log,
+    users,
+    invitationsUrl: config.frontendUrl ? `${config.frontendUrl}/groups` : `${oauthIssuerBase(config)}/console/#/groups`,
+  });
   const oauth = createOAuthService({
     db,
     clock,
@@ -159,6 +170,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     audit,
     log,
     breachedPasswords,
+    events,
     registrationOpen: async () => config.registrationEnabled && (await loginProviders.registrationOpen('email')),
   });
   const passwordReset = createPasswordResetService({
@@ -341,6 +353,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     auditLog,
     realtime,
     gps,
+    groups,
   });
   const { scheduler, purgeExpired } = createJobs({
     db,
@@ -373,6 +386,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     credentials,
     sessionStore,
     bans,
+    groups,
     exports,
     oauthClients,
     oauth,

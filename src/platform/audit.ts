@@ -36,7 +36,8 @@ export const AUDIT_EVENT_TYPES = [
 
 /**
  * Types beyond the interface's list: one event per changed platform setting, which the interface asks
- * for, and bans being imposed and lifted, which an activity log of an identity service must show.
+ * for, bans being imposed and lifted, which an activity log of an identity service must show, passkeys,
+ * the reset of secrets at rest, and groups.
  */
 export const EXTRA_AUDIT_EVENT_TYPES = [
   'platform_setting_changed',
@@ -49,6 +50,17 @@ export const EXTRA_AUDIT_EVENT_TYPES = [
   'passkey_clone_suspected',
   // `waygate secrets reset`: the key of secrets at rest was lost, and what it sealed was forgotten.
   'secrets_reset',
+  // Groups (issue 43): each step of a group's life, its invitations and its members.
+  'group_created',
+  'group_updated',
+  'group_deleted',
+  'group_invitation_sent',
+  'group_invitation_withdrawn',
+  'group_invitation_accepted',
+  'group_invitation_declined',
+  'group_member_removed',
+  'group_member_left',
+  'group_admin_changed',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number] | (typeof EXTRA_AUDIT_EVENT_TYPES)[number];

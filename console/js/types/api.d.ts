@@ -2912,6 +2912,230 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The groups you are a member of, by name
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:read`.
+         */
+        get: operations["listGroups"];
+        put?: never;
+        /**
+         * Create a group: you are its first member and admin
+         * @description A user belongs to at most 100 groups (409 `group.too_many_groups`).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        post: operations["createGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a group
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:read`.
+         */
+        get: operations["getGroup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a group, with its members, invitations and what is shared with it
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        delete: operations["deleteGroup"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a group's name or description
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        patch: operations["updateGroup"];
+        trace?: never;
+    };
+    "/v1/groups/{id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A group's members, longest-standing first
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Members are named by username, never by email address.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:read`.
+         */
+        get: operations["listGroupMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Leave a group (your own user id) or remove a member (admins)
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Removing someone else takes an admin (403 `group.admin_required`). The last admin cannot leave while other members remain (409 `group.last_admin`): make another member admin first. The last member leaving deletes the group.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        delete: operations["deleteGroupMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Make a member an admin of the group, or not
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`. A group keeps at least one admin (409 `group.last_admin`).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        patch: operations["updateGroupMember"];
+        trace?: never;
+    };
+    "/v1/groups/{id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The group's pending invitations, newest first
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:read`.
+         */
+        get: operations["listGroupInvitations"];
+        put?: never;
+        /**
+         * Invite someone to the group by username or email address
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`. Exactly one of `username` and `email`. An address of a registered user invites that user; an address nobody has registered is mailed a link to sign up, and whoever registers with it and confirms it joins the group. The answer is the same either way and never says whether an address is registered. The invitation lasts 14 days; a group has at most 50 pending.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        post: operations["createGroupInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw a pending invitation
+         * @description Members only: for anybody else the group does not exist (404 `group.not_found`). Other members get 403 `group.admin_required`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        delete: operations["deleteGroupInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your pending invitations to groups, newest first
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:read`.
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: you join the group (not as admin); at most 100 groups
+         * @description Your own invitations only: anybody else's is not found (404 `group.invitation_not_found`). An invitation answered before answers 409 `group.invitation_answered`, one past its 14 days 409 `group.invitation_expired`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{id}/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decline an invitation
+         * @description Your own invitations only: anybody else's is not found (404 `group.invitation_not_found`). An invitation answered before answers 409 `group.invitation_answered`, one past its 14 days 409 `group.invitation_expired`.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `groups:write`.
+         */
+        post: operations["declineInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/clients": {
         parameters: {
             query?: never;
@@ -4532,6 +4756,111 @@ export interface components {
             unbanned_at: string | null;
             /** Format: uuid */
             unbanned_by: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",
+         *       "name": "Family",
+         *       "description": "Where everybody is on the way home",
+         *       "created_at": "2026-11-25T09:30:00.000Z",
+         *       "updated_at": "2026-11-25T09:30:00.000Z",
+         *       "member_count": 4,
+         *       "is_admin": true
+         *     }
+         */
+        Group: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            member_count: number;
+            /** @description Whether you administer the group */
+            is_admin: boolean;
+        };
+        /**
+         * @example {
+         *       "user_id": "0b8e9f10-1a2b-4c3d-9e4f-5a6b7c8d9e0f",
+         *       "username": "anna",
+         *       "is_admin": false,
+         *       "joined_at": "2026-11-25T09:30:00.000Z"
+         *     }
+         */
+        GroupMember: {
+            /** Format: uuid */
+            user_id: string;
+            username: string;
+            is_admin: boolean;
+            /** Format: date-time */
+            joined_at: string;
+        };
+        /**
+         * @example {
+         *       "id": "3c9d1e2f-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+         *       "group_id": "5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",
+         *       "username": null,
+         *       "email": "grandma@example.org",
+         *       "invited_by": "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a",
+         *       "created_at": "2026-11-25T09:30:00.000Z",
+         *       "expires_at": "2026-12-09T09:30:00.000Z",
+         *       "status": "pending",
+         *       "answered_at": null
+         *     }
+         */
+        GroupInvitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            group_id: string;
+            /** @description The invited username (an invitation by username) */
+            username: string | null;
+            /** @description The invited address (an invitation by email); whether it belongs to a registered user is not told */
+            email: string | null;
+            /** Format: uuid */
+            invited_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description pending until answered or past expires_at (14 days after it was sent) */
+            status: "pending" | "accepted" | "declined" | "expired";
+            /** Format: date-time */
+            answered_at: string | null;
+        };
+        /**
+         * @example {
+         *       "id": "3c9d1e2f-4a5b-4c6d-8e7f-0a1b2c3d4e5f",
+         *       "group_id": "5f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0",
+         *       "group_name": "Family",
+         *       "invited_by": "7d6c5b4a-3f2e-4d1c-8b0a-9f8e7d6c5b4a",
+         *       "invited_by_username": "peter",
+         *       "created_at": "2026-11-25T09:30:00.000Z",
+         *       "expires_at": "2026-12-09T09:30:00.000Z",
+         *       "status": "pending",
+         *       "answered_at": null
+         *     }
+         */
+        MyInvitation: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            group_id: string;
+            group_name: string;
+            /** Format: uuid */
+            invited_by: string | null;
+            /** @description null once the inviter is gone */
+            invited_by_username: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description pending until answered or past expires_at (14 days after it was sent) */
+            status: "pending" | "accepted" | "declined" | "expired";
+            /** Format: date-time */
+            answered_at: string | null;
         };
         /**
          * @example {
@@ -23373,7 +23702,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event_type: "login" | "login_failed" | "logout" | "session_created" | "session_revoked" | "2fa_enabled" | "2fa_disabled" | "2fa_verified" | "2fa_backup_codes_regenerated" | "password_changed" | "password_reset_requested" | "user_created" | "user_updated" | "user_deleted" | "account_linked" | "account_unlinked" | "account_reconnected" | "data_exported" | "client_created" | "client_updated" | "client_secret_regenerated" | "client_deleted" | "consent_granted" | "consent_revoked" | "api_key_created" | "api_key_revoked" | "bot_command_executed" | "bot_guild_configured" | "platform_setting_changed" | "user_banned" | "user_unbanned" | "passkey_added" | "passkey_renamed" | "passkey_removed" | "passkey_clone_suspected" | "secrets_reset";
+                    event_type: "login" | "login_failed" | "logout" | "session_created" | "session_revoked" | "2fa_enabled" | "2fa_disabled" | "2fa_verified" | "2fa_backup_codes_regenerated" | "password_changed" | "password_reset_requested" | "user_created" | "user_updated" | "user_deleted" | "account_linked" | "account_unlinked" | "account_reconnected" | "data_exported" | "client_created" | "client_updated" | "client_secret_regenerated" | "client_deleted" | "consent_granted" | "consent_revoked" | "api_key_created" | "api_key_revoked" | "bot_command_executed" | "bot_guild_configured" | "platform_setting_changed" | "user_banned" | "user_unbanned" | "passkey_added" | "passkey_renamed" | "passkey_removed" | "passkey_clone_suspected" | "secrets_reset" | "group_created" | "group_updated" | "group_deleted" | "group_invitation_sent" | "group_invitation_withdrawn" | "group_invitation_accepted" | "group_invitation_declined" | "group_member_removed" | "group_member_left" | "group_admin_changed";
                     /** @description A user id; bots (source_service other than api) may send an external id */
                     user_id?: string | null;
                     /** Format: uuid */
@@ -23896,6 +24225,1645 @@ export interface operations {
                      *       "error": "NotFound",
                      *       "message": "User not found",
                      *       "code": "ban.user_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listGroups: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Group"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Family",
+                 *       "description": "Where everybody is on the way home"
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Group"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `group.name_required`, `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "name must not be blank",
+                     *       "code": "group.name_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.too_many_groups` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "A user belongs to at most 100 groups",
+                     *       "code": "group.too_many_groups"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Group"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "The Millers"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                } | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Group"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `group.name_required`, `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "name must not be blank",
+                     *       "code": "group.name_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listGroupMembers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GroupMember"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found`, `group.member_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.last_admin` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The last admin cannot leave while other members remain; make another member admin first",
+                     *       "code": "group.last_admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateGroupMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "is_admin": true
+                 *     }
+                 */
+                "application/json": {
+                    /** @description true: the member administers the group too */
+                    is_admin: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GroupMember"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found`, `group.member_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.last_admin` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The last admin cannot leave while other members remain; make another member admin first",
+                     *       "code": "group.last_admin"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listGroupInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GroupInvitation"][];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createGroupInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grandma@example.org"
+                 *     }
+                 */
+                "application/json": {
+                    username?: string;
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GroupInvitation"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `group.invitee_required`, `user.invalid_email`, `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Give exactly one of username and email",
+                     *       "code": "group.invitee_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found`, `group.invitee_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.already_member`, `group.invitation_pending`, `group.invitation_pending_email`, `group.too_many_invitations` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The user is already a member of this group",
+                     *       "code": "group.already_member"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteGroupInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                invitation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `group.admin_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.not_found`, `group.invitation_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Group not found",
+                     *       "code": "group.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MyInvitation"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MyInvitation"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.invitation_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Invitation not found",
+                     *       "code": "group.invitation_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.invitation_answered`, `group.invitation_expired`, `group.too_many_groups` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The invitation was already answered",
+                     *       "code": "group.invitation_answered"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    declineInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["MyInvitation"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `group.invitation_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Invitation not found",
+                     *       "code": "group.invitation_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `group.invitation_answered`, `group.invitation_expired`, `group.too_many_groups` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The invitation was already answered",
+                     *       "code": "group.invitation_answered"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -6,6 +6,7 @@ import type { BotProtection } from '../../platform/bot-protection.js';
 import { hashPassword } from '../../platform/auth/passwords.js';
 import { hashToken, newToken } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import { afterCommit, type DomainEventBus } from '../../platform/events.js';
 
 import type { Mailer } from '../../platform/mail/mailer.js';
 import { registrationMail } from '../../platform/mail/messages.js';
@@ -35,6 +36,8 @@ interface Deps {
   registrationOpen: () => Promise<boolean>;
   log: FastifyBaseLogger;
   breachedPasswords: Pick<BreachedPasswordCheck, 'assertNotBreached'>;
+  /** `user.registering`: what waits for the confirmed address (group invitations) becomes the new user's. */
+  events: Pick<DomainEventBus, 'emit'>;
 }
 
 export type RegistrationInput = Static<typeof RegisterBody>;
@@ -46,8 +49,16 @@ export type RegistrationInput = Static<typeof RegisterBody>;
 export function createRegistrationService(deps: Deps) {
   const tokens = createRegistrationRepo(deps.db, deps.clock);
 
-  /** Turns a live pending registration into a user; the caller decides whether a session follows. */
-  async function completeRegistration(request: FastifyRequest, tokenHash: string, trx: Kysely<Schema>) {
+  /**
+   * Turns a live pending registration into a user; the caller decides whether a session follows, and runs
+   * `onCommit`'s tasks once its transaction has committed.
+   */
+  async function completeRegistration(
+    request: FastifyRequest,
+    tokenHash: string,
+    trx: Kysely<Schema>,
+    onCommit: (task: () => Promise<void>) => void,
+  ) {
     const pending = await tokens.findLivePendingRegistration(tokenHash, trx);
     if (!pending || !(await tokens.deletePendingRegistration(pending.id, trx))) throw MailedTokenErrors.invalid();
     await deps.users.assertEmailUserFree(pending.email, pending.username, trx);
@@ -68,6 +79,7 @@ export function createRegistrationService(deps: Deps) {
       },
       trx,
     );
+    await deps.events.emit('user.registering', { userId: user.id, email: pending.email, trx, onCommit });
     return { user, email: pending.email };
   }
 
@@ -113,21 +125,28 @@ export function createRegistrationService(deps: Deps) {
 
     /** POST /v1/auth/register/verify: creates the account and signs the new user in. */
     async verifyAndSignIn(request: FastifyRequest, token: string): Promise<AuthResult> {
-      return deps.db.transaction().execute(async (trx) => {
-        const { user, email } = await completeRegistration(request, hashToken(token), trx);
+      const { onCommit, committed } = afterCommit();
+      const signedIn = await deps.db.transaction().execute(async (trx) => {
+        const { user, email } = await completeRegistration(request, hashToken(token), trx, onCommit);
         return deps.sessions.issue(
           request,
           { user, email, provider: EMAIL_PLATFORM, auditEvent: 'session_created' },
           trx,
         );
       });
+      await committed();
+      return signedIn;
     },
 
     /** The verify-email path for registration tokens: the account is created, no session. Undefined when the token is not one. */
     async verifyWithoutSession(request: FastifyRequest, token: string): Promise<{ userId: string } | undefined> {
       const tokenHash = hashToken(token);
       if (!(await tokens.findLivePendingRegistration(tokenHash))) return undefined;
-      const { user } = await deps.db.transaction().execute((trx) => completeRegistration(request, tokenHash, trx));
+      const { onCommit, committed } = afterCommit();
+      const { user } = await deps.db
+        .transaction()
+        .execute((trx) => completeRegistration(request, tokenHash, trx, onCommit));
+      await committed();
       return { userId: user.id };
     },
   };

@@ -158,6 +158,17 @@ export function createUsersRepo(db: Kysely<Schema>, cache: Cache<UserRow>) {
       return db.selectFrom('users').select(['username', 'preferred_locale']).where('id', '=', id).executeTakeFirst();
     },
 
+    /** The usernames of these users, deleted ones included (they stay until the purge), in one query. */
+    async usernamesOf(ids: readonly string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('users')
+        .select(['id', 'username'])
+        .where('id', 'in', [...ids])
+        .execute();
+      return new Map(rows.map((row) => [row.id, row.username]));
+    },
+
     findSignInUser(id: string, now: Date) {
       return db
         .selectFrom('users as u')

@@ -183,6 +183,8 @@ export function createUsersService(deps: UsersDeps) {
     count: repo.count,
     lockById: repo.lockById,
     findByUsername: repo.findByUsername,
+    /** Usernames by user id (for lists naming other users, e.g. a group's members: never their addresses). */
+    usernamesOf: repo.usernamesOf,
     findEmailAccount: repo.findEmailAccount,
     findEmailAccountOfUser: repo.findEmailAccountOfUser,
     findPasswordLogin: repo.findPasswordLogin,

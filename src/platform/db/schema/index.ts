@@ -13,6 +13,7 @@ export interface Schema extends PlatformTables, OperationsTables, IdentityTables
 export type { CreatedAt, UpdatedAt, Json } from './columns.js';
 export type {
   AccountTokenPurpose,
+  GroupInvitationStatus,
   IntegrationBotStatus,
   IntegrationsTable,
   OAuthClientsTable,

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { FastifyInstance, LightMyRequestResponse as Response } from 'fastify';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { client, type RawAnswer, type RequestBody } from '../../../test/client.js';
 import {
   adminIdOf,
-  bearer,
   buildTestApp,
   createApiKey,
   createRoleWith,
@@ -19,34 +19,21 @@ import {
 import { buildApp } from '../../app.js';
 import { NO_SCOPES_MESSAGE } from './service.js';
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A request: method, URL and optional JSON body. */
-type RouteCall = [Method, string, object?];
+type RouteCall = [HTTPMethods, string, object?];
 
 const KEY_NOT_FOUND = { error: 'NotFound', message: 'API key not found', code: 'api_key.not_found' };
 
-/** One HTTP request, optionally as `token`. */
-function call(
-  app: FastifyInstance,
-  method: Method,
-  url: string,
-  token?: string,
-  payload?: object,
-  headers: Record<string, string> = {},
-) {
-  return app.inject({ method, url, payload, headers: { ...(token ? bearer(token) : {}), ...headers } });
-}
-
-function expectResponse(response: Response, status: number, body?: unknown) {
-  expect({ status: response.statusCode, body: body === undefined ? undefined : response.json() }).toEqual({
+function expectResponse(response: RawAnswer, status: number, body?: unknown) {
+  expect({ status: response.status, body: body === undefined ? undefined : response.body }).toEqual({
     status,
     body,
   });
 }
 
-const expectForbidden = (response: Response, message: string, code: string) =>
+const expectForbidden = (response: RawAnswer, message: string, code: string) =>
   expectResponse(response, 403, { error: 'Forbidden', message, code });
-const expectBadRequest = (response: Response, message: string | RegExp, code: string) =>
+const expectBadRequest = (response: RawAnswer, message: string | RegExp, code: string) =>
   expectResponse(response, 400, {
     error: 'BadRequest',
     message: typeof message === 'string' ? message : expect.stringMatching(message),
@@ -54,10 +41,9 @@ const expectBadRequest = (response: Response, message: string | RegExp, code: st
   });
 
 /** A probe for what a credential may do: GET /v1/roles needs roles:read. */
-const readRoles = (app: FastifyInstance, token: string) => call(app, 'GET', '/v1/roles', token);
+const readRoles = (app: FastifyInstance, token: string) => client(app, token).get('/v1/roles');
 
 const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
-const keyUrl = (id: string, suffix = '') => `/v1/api-keys/${id}${suffix}`;
 
 const auditEventsFor = (t: TestApp, eventType: string, resourceId: string) =>
   t.database.db
@@ -91,12 +77,16 @@ describe('creating and reading API keys', () => {
   });
   afterAll(() => t.close());
 
-  const createAs = (token: string, body: Record<string, unknown>) => call(t.app, 'POST', '/v1/api-keys', token, body);
-  const updateAs = (token: string, id: string, body: Record<string, unknown>) =>
-    call(t.app, 'PATCH', keyUrl(id), token, body);
+  const createAs = (token: string, body: RequestBody<'post', '/v1/api-keys'>) => t.as(token).post('/v1/api-keys', body);
+  const updateAs = (token: string, id: string, body: RequestBody<'patch', '/v1/api-keys/{id}'>) =>
+    t.as(token).patch(`/v1/api-keys/${id}`, body);
 
   it('answers 201 with exactly id, a wg_ key of at least 40 characters, name, scopes and expires_at', async () => {
-    const response = await createAs(admin, { name: 'ci pipeline', description: 'for CI', scopes: ['roles:read'] });
+    const response = await createAs(admin, {
+      name: 'ci pipeline',
+      description: 'for CI',
+      scopes: ['roles:read'],
+    }).expect(201);
     expectResponse(response, 201, {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       key: expect.stringMatching(/^wg_[A-Za-z0-9_-]{37,}$/),
@@ -104,11 +94,11 @@ describe('creating and reading API keys', () => {
       scopes: ['roles:read'],
       expires_at: null,
     });
-    expect(response.json().key.length).toBeGreaterThanOrEqual(40);
+    expect(response.body.key.length).toBeGreaterThanOrEqual(40);
   });
 
   it('says what a key created without scopes can do, and the 403 it then meets names the missing permission', async () => {
-    const response = await createAs(admin, { name: 'no scopes yet' });
+    const response = await createAs(admin, { name: 'no scopes yet' }).expect(201);
     expectResponse(response, 201, {
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       key: expect.stringMatching(/^wg_/),
@@ -117,19 +107,17 @@ describe('creating and reading API keys', () => {
       expires_at: null,
       message: NO_SCOPES_MESSAGE,
     });
-    const { key } = response.json();
-    expectResponse(await call(t.app, 'GET', '/v1/users/me', key), 200, expect.anything());
-    expectResponse(await call(t.app, 'GET', '/v1/gps', key), 403, forbidden('gps:read'));
+    const { key } = response.body;
+    expectResponse(await t.as(key).get('/v1/users/me'), 200, expect.anything());
+    expectResponse(await t.as(key).get('/v1/gps'), 403, forbidden('gps:read'));
     // A system key holds every permission: nothing to warn about.
-    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).json()).not.toHaveProperty(
-      'message',
-    );
+    expect((await createAs(admin, { name: 'system, no scopes', is_system: true })).body).not.toHaveProperty('message');
   });
 
   it('never shows the key again: list and get carry only key_prefix, a prefix of the key', async () => {
     const { id, key } = await createApiKey(t.app, admin, { name: 'shown once', scopes: ['roles:read'] });
 
-    const got = await call(t.app, 'GET', keyUrl(id), admin);
+    const got = await t.as(admin).get(`/v1/api-keys/${id}`).expect(200);
     expectResponse(got, 200, {
       data: {
         id,
@@ -147,14 +135,13 @@ describe('creating and reading API keys', () => {
       },
       _links: { self: expect.stringMatching(new RegExp(`/v1/api-keys/${id}$`)) },
     });
-    const prefix: string = got.json().data.key_prefix;
+    const prefix: string = got.body.data.key_prefix;
     expect(key.startsWith(prefix) && prefix.length < key.length).toBe(true);
 
-    const list = await call(t.app, 'GET', '/v1/api-keys', admin);
-    expect(list.statusCode).toBe(200);
-    const listed = list.json().data.find((k: { id: string }) => k.id === id);
-    expect(listed).toEqual(got.json().data);
-    for (const body of [got.body, list.body]) {
+    const list = await t.as(admin).get('/v1/api-keys').expect(200);
+    const listed = list.body.data.find((k) => k.id === id);
+    expect(listed).toEqual(got.body.data);
+    for (const body of [got.text, list.text]) {
       expect(body).not.toContain(key);
       expect(body).not.toMatch(/"key":/);
     }
@@ -170,8 +157,8 @@ describe('creating and reading API keys', () => {
   it('authenticates with the new key at once, limited to its scopes', async () => {
     const { key } = await createApiKey(t.app, admin, { name: 'role reader', scopes: ['roles:read'] });
     expectResponse(await readRoles(t.app, key), 200);
-    expectResponse(await call(t.app, 'POST', '/v1/roles', key, { name: 'Made By Key' }), 403, forbidden('roles:write'));
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, forbidden('api_keys:read'));
+    expectResponse(await t.as(key).post('/v1/roles', { name: 'Made By Key' }), 403, forbidden('roles:write'));
+    expectResponse(await t.as(key).get('/v1/api-keys'), 403, forbidden('api_keys:read'));
   });
 
   describe('scopes must be a subset of the creator’s own permissions', () => {
@@ -202,7 +189,7 @@ describe('creating and reading API keys', () => {
           'role.scope_beyond_caller',
         );
       }
-      expect((await call(t.app, 'GET', keyUrl(id), keyMaker.token)).json().data.scopes).toEqual(['gps:read']);
+      expect((await t.as(keyMaker.token).get(`/v1/api-keys/${id}`).expect(200)).body.data.scopes).toEqual(['gps:read']);
 
       const allowed = await updateAs(keyMaker.token, id, { scopes: ['gps:read', 'api_keys:read'] });
       expectResponse(
@@ -221,7 +208,7 @@ describe('creating and reading API keys', () => {
         scopes: ['api_keys:read', 'api_keys:write'],
       });
       expectForbidden(
-        await call(t.app, 'POST', keyUrl(id, '/regenerate'), sibling.key),
+        await t.as(sibling.key).post(`/v1/api-keys/${id}/regenerate`),
         "Scope 'gps:read' exceeds your own permissions",
         'role.scope_beyond_caller',
       );
@@ -230,7 +217,7 @@ describe('creating and reading API keys', () => {
         "Scope 'gps:read' exceeds your own permissions",
         'role.scope_beyond_caller',
       );
-      expectResponse(await call(t.app, 'POST', keyUrl(id, '/regenerate'), keyMaker.token), 200);
+      expectResponse(await t.as(keyMaker.token).post(`/v1/api-keys/${id}/regenerate`), 200);
     });
 
     it.each(['gps', 'GPS:read'])('rejects the malformed scope %s with 400 on create and on PATCH', async (scope) => {
@@ -285,27 +272,24 @@ describe('creating and reading API keys', () => {
     });
 
     it('gives the key to a developer owner, who then sees it while other key makers do not', async () => {
-      const created = await createAs(admin, { name: 'for the developer', user_id: developer.id });
-      expect(created.statusCode).toBe(201);
-      const { id } = created.json();
+      const created = await createAs(admin, { name: 'for the developer', user_id: developer.id }).expect(201);
+      const { id } = created.body;
 
-      const ownersList = await call(t.app, 'GET', '/v1/api-keys', developer.token);
-      expect(ownersList.statusCode).toBe(200);
-      expect(ownersList.json().data.map((k: { id: string }) => k.id)).toContain(id);
-      expect(ownersList.json().data.every((k: { user_id: string }) => k.user_id === developer.id)).toBe(true);
+      const ownersList = await t.as(developer.token).get('/v1/api-keys').expect(200);
+      expect(ownersList.body.data.map((k) => k.id)).toContain(id);
+      expect(ownersList.body.data.every((k) => k.user_id === developer.id)).toBe(true);
       expectResponse(
-        await call(t.app, 'GET', keyUrl(id), developer.token),
+        await t.as(developer.token).get(`/v1/api-keys/${id}`),
         200,
         expect.objectContaining({
           data: expect.objectContaining({ id, user_id: developer.id }),
         }),
       );
 
-      const othersList = await call(t.app, 'GET', '/v1/api-keys', keyMaker.token);
-      expect(othersList.statusCode).toBe(200);
-      expect(othersList.json().data.map((k: { id: string }) => k.id)).not.toContain(id);
-      expect(othersList.json().data.every((k: { user_id: string }) => k.user_id === keyMaker.id)).toBe(true);
-      expectResponse(await call(t.app, 'GET', keyUrl(id), keyMaker.token), 404, KEY_NOT_FOUND);
+      const othersList = await t.as(keyMaker.token).get('/v1/api-keys').expect(200);
+      expect(othersList.body.data.map((k) => k.id)).not.toContain(id);
+      expect(othersList.body.data.every((k) => k.user_id === keyMaker.id)).toBe(true);
+      expectResponse(await t.as(keyMaker.token).get(`/v1/api-keys/${id}`), 404, KEY_NOT_FOUND);
       expectResponse(await updateAs(keyMaker.token, id, { name: 'mine now' }), 404, KEY_NOT_FOUND);
     });
   });
@@ -326,7 +310,8 @@ describe('creating and reading API keys', () => {
   });
 
   it('writes an api_key_created audit event naming owner and actor', async () => {
-    const { id } = (await createAs(admin, { name: 'audited', scopes: ['gps:read'], user_id: developer.id })).json();
+    const { id } = (await createAs(admin, { name: 'audited', scopes: ['gps:read'], user_id: developer.id }).expect(201))
+      .body;
     const events = await auditEventsFor(t, 'api_key_created', id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
@@ -340,14 +325,14 @@ describe('creating and reading API keys', () => {
 });
 
 /** Ways to take a key out of service; each must apply from the very next request. */
-const revocations: [string, (app: FastifyInstance, admin: string, id: string) => Promise<Response>, number][] = [
-  ['deleting it', (app, admin, id) => call(app, 'DELETE', keyUrl(id), admin), 204],
+const revocations: [string, (app: FastifyInstance, admin: string, id: string) => Promise<RawAnswer>, number][] = [
+  ['deleting it', (app, admin, id) => client(app, admin).delete(`/v1/api-keys/${id}`), 204],
   [
     'deactivating it with PATCH is_active false',
-    (app, admin, id) => call(app, 'PATCH', keyUrl(id), admin, { is_active: false }),
+    (app, admin, id) => client(app, admin).patch(`/v1/api-keys/${id}`, { is_active: false }),
     200,
   ],
-  ['regenerating it', (app, admin, id) => call(app, 'POST', keyUrl(id, '/regenerate'), admin), 200],
+  ['regenerating it', (app, admin, id) => client(app, admin).post(`/v1/api-keys/${id}/regenerate`), 200],
 ];
 
 describe('expiry, revocation and regeneration', () => {
@@ -380,14 +365,14 @@ describe('expiry, revocation and regeneration', () => {
   it.each(revocations)('%s refuses the old key on the very next request', async (_how, revoke, status) => {
     const { id, key } = await roleReader('to revoke');
     expectResponse(await readRoles(t.app, key), 200);
-    expect((await revoke(t.app, admin, id)).statusCode).toBe(status);
+    expect((await revoke(t.app, admin, id)).status).toBe(status);
     expectResponse(await readRoles(t.app, key), 401, UNAUTHORIZED);
   });
 
   it('regenerates: returns the new key once, the new key works and the old one does not', async () => {
     const { id, key: oldKey } = await roleReader('rotated');
     expectResponse(await readRoles(t.app, oldKey), 200);
-    const response = await call(t.app, 'POST', keyUrl(id, '/regenerate'), admin);
+    const response = await t.as(admin).post(`/v1/api-keys/${id}/regenerate`).expect(200);
     expectResponse(response, 200, {
       id,
       key: expect.stringMatching(/^wg_[A-Za-z0-9_-]{37,}$/),
@@ -397,7 +382,7 @@ describe('expiry, revocation and regeneration', () => {
       is_active: true,
       expires_at: null,
     });
-    const { key: newKey, key_prefix } = response.json();
+    const { key: newKey, key_prefix } = response.body;
     expect(newKey).not.toBe(oldKey);
     expect(newKey.startsWith(key_prefix)).toBe(true);
     expectResponse(await readRoles(t.app, oldKey), 401, UNAUTHORIZED);
@@ -424,7 +409,7 @@ describe('expiry, revocation and regeneration', () => {
 
   it('writes an api_key_revoked audit event on delete', async () => {
     const { id } = await roleReader('audited revoke');
-    expect((await call(t.app, 'DELETE', keyUrl(id), admin)).statusCode).toBe(204);
+    expect((await t.as(admin).delete(`/v1/api-keys/${id}`)).status).toBe(204);
     const events = await auditEventsFor(t, 'api_key_revoked', id);
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
@@ -433,7 +418,7 @@ describe('expiry, revocation and regeneration', () => {
       resource_type: 'api_key',
       status: 'success',
     });
-    expectResponse(await call(t.app, 'GET', keyUrl(id), admin), 404, KEY_NOT_FOUND);
+    expectResponse(await t.as(admin).get(`/v1/api-keys/${id}`), 404, KEY_NOT_FOUND);
   });
 
   describe('across two instances sharing the database and key-value store', () => {
@@ -450,7 +435,7 @@ describe('expiry, revocation and regeneration', () => {
         // Warm the other instance's own cache.
         expectResponse(await readRoles(other, key), 200);
         expectResponse(await readRoles(other, key), 200);
-        expect((await revoke(t.app, admin, id)).statusCode).toBe(status);
+        expect((await revoke(t.app, admin, id)).status).toBe(status);
         expectResponse(await readRoles(other, key), 401, UNAUTHORIZED);
       },
     );
@@ -458,7 +443,7 @@ describe('expiry, revocation and regeneration', () => {
     it('accepts a regenerated key on the other instance at once', async () => {
       const { id, key: oldKey } = await roleReader('rotated shared');
       expectResponse(await readRoles(other, oldKey), 200);
-      const { key: newKey } = (await call(t.app, 'POST', keyUrl(id, '/regenerate'), admin)).json();
+      const { key: newKey } = (await t.as(admin).post(`/v1/api-keys/${id}/regenerate`).expect(200)).body;
       expectResponse(await readRoles(other, oldKey), 401, UNAUTHORIZED);
       expectResponse(await readRoles(other, newKey), 200);
     });
@@ -486,12 +471,12 @@ describe('system keys', () => {
 
   it('cannot be deleted, not even by the super admin', async () => {
     expectForbidden(
-      await call(t.app, 'DELETE', keyUrl(bootstrapKeyId), admin),
+      await t.as(admin).delete(`/v1/api-keys/${bootstrapKeyId}`),
       'System keys cannot be deleted',
       'api_key.system_key_delete',
     );
     expectResponse(
-      await call(t.app, 'GET', keyUrl(bootstrapKeyId), admin),
+      await t.as(admin).get(`/v1/api-keys/${bootstrapKeyId}`),
       200,
       expect.objectContaining({
         data: expect.objectContaining({ id: bootstrapKeyId, is_system: true, is_active: true }),
@@ -500,26 +485,24 @@ describe('system keys', () => {
   });
 
   it('may be regenerated by super admins only, not by the developer who owns it', async () => {
-    const created = await call(t.app, 'POST', '/v1/api-keys', admin, {
-      name: 'developer system key',
-      is_system: true,
-      user_id: developer.id,
-    });
-    expect(created.statusCode).toBe(201);
-    const { id } = created.json();
+    const created = await t
+      .as(admin)
+      .post('/v1/api-keys', { name: 'developer system key', is_system: true, user_id: developer.id })
+      .expect(201);
+    const { id } = created.body;
 
     expectForbidden(
-      await call(t.app, 'POST', keyUrl(id, '/regenerate'), developer.token),
+      await t.as(developer.token).post(`/v1/api-keys/${id}/regenerate`),
       'Only super admins may regenerate system keys',
       'api_key.system_key_super_admin_only',
     );
     expectForbidden(
-      await call(t.app, 'DELETE', keyUrl(id), developer.token),
+      await t.as(developer.token).delete(`/v1/api-keys/${id}`),
       'System keys cannot be deleted',
       'api_key.system_key_delete',
     );
 
-    const regenerated = await call(t.app, 'POST', keyUrl(id, '/regenerate'), admin);
+    const regenerated = await t.as(admin).post(`/v1/api-keys/${id}/regenerate`);
     expectResponse(
       regenerated,
       200,
@@ -529,12 +512,12 @@ describe('system keys', () => {
 
   it('is refused on the api-keys routes, which are not on its allowlist', async () => {
     expectForbidden(
-      await call(t.app, 'GET', '/v1/api-keys', TEST_SYSTEM_KEY),
+      await t.as(TEST_SYSTEM_KEY).get('/v1/api-keys'),
       'System key not permitted on this route',
       'auth.system_key_not_permitted',
     );
     expectForbidden(
-      await call(t.app, 'POST', '/v1/api-keys', TEST_SYSTEM_KEY, { name: 'from system' }),
+      await t.as(TEST_SYSTEM_KEY).post('/v1/api-keys', { name: 'from system' }),
       'System key not permitted on this route',
       'auth.system_key_not_permitted',
     );
@@ -554,16 +537,15 @@ describe('roles of API keys', () => {
   });
   afterAll(() => t.close());
 
-  const rolesUrl = (id: string, roleId = '') => keyUrl(id, `/roles${roleId ? `/${roleId}` : ''}`);
   const assign = (token: string, id: string, roleId: string) =>
-    call(t.app, 'POST', rolesUrl(id), token, { role_id: roleId });
-  const roleIds = (response: Response) => response.json().data.map((role: { id: string }) => role.id);
+    t.as(token).post(`/v1/api-keys/${id}/roles`, { role_id: roleId });
+  const roleIds = (response: RawAnswer) => response.body.data.map((role: { id: string }) => role.id);
 
   it('lets the super admin assign role_api_read_only, and the key uses it on its very next request', async () => {
     const { id, key } = await createApiKey(t.app, admin, { name: 'role based' });
     expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
 
-    const assigned = await assign(admin, id, 'role_api_read_only');
+    const assigned = await assign(admin, id, 'role_api_read_only').expect(201);
     expectResponse(assigned, 201, {
       data: [
         {
@@ -580,19 +562,18 @@ describe('roles of API keys', () => {
     });
     expectResponse(await readRoles(t.app, key), 200);
 
-    const listed = await call(t.app, 'GET', rolesUrl(id), admin);
-    expect(listed.statusCode).toBe(200);
-    expect(listed.json().data).toEqual(assigned.json().data);
+    const listed = await t.as(admin).get(`/v1/api-keys/${id}/roles`).expect(200);
+    expect(listed.body.data).toEqual(assigned.body.data);
   });
 
   it('takes the role away with 204, after which the key loses it at once and a second removal is 404', async () => {
     const { id, key } = await createApiKey(t.app, admin, { name: 'role removed' });
-    expect((await assign(admin, id, 'role_api_read_only')).statusCode).toBe(201);
+    expect((await assign(admin, id, 'role_api_read_only')).status).toBe(201);
     expectResponse(await readRoles(t.app, key), 200);
 
-    expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), admin)).statusCode).toBe(204);
+    expect((await t.as(admin).delete(`/v1/api-keys/${id}/roles/role_api_read_only`)).status).toBe(204);
     expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
-    expectResponse(await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), admin), 404, {
+    expectResponse(await t.as(admin).delete(`/v1/api-keys/${id}/roles/role_api_read_only`), 404, {
       error: 'NotFound',
       message: 'The API key does not have this role',
       code: 'role.not_on_key',
@@ -613,7 +594,7 @@ describe('roles of API keys', () => {
     );
 
     const assigned = await assign(keyMaker.token, id, 'role_key_makers');
-    expect(assigned.statusCode).toBe(201);
+    expect(assigned.status).toBe(201);
     expect(roleIds(assigned)).toEqual(['role_key_makers']);
     expectResponse(await assign(keyMaker.token, id, 'role_key_makers'), 409, {
       error: 'Conflict',
@@ -621,18 +602,18 @@ describe('roles of API keys', () => {
       code: 'role.already_on_key',
     });
 
-    expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token)).statusCode).toBe(204);
-    expect(roleIds(await call(t.app, 'GET', rolesUrl(id), keyMaker.token))).toEqual([]);
-    expect((await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token)).statusCode).toBe(404);
+    expect((await t.as(keyMaker.token).delete(`/v1/api-keys/${id}/roles/role_key_makers`)).status).toBe(204);
+    expect(roleIds(await t.as(keyMaker.token).get(`/v1/api-keys/${id}/roles`))).toEqual([]);
+    expect((await t.as(keyMaker.token).delete(`/v1/api-keys/${id}/roles/role_key_makers`)).status).toBe(404);
   });
 
   it('refuses a key maker role changes on their key once a super admin widened its scopes beyond them (403)', async () => {
     const { id } = await createApiKey(t.app, keyMaker.token, { name: 'widened by admin' });
-    expectResponse(await call(t.app, 'PATCH', keyUrl(id), admin, { scopes: ['gps:*'] }), 200, expect.anything());
+    expectResponse(await t.as(admin).patch(`/v1/api-keys/${id}`, { scopes: ['gps:*'] }), 200, expect.anything());
     const beyond = "Scope 'gps:*' exceeds your own permissions";
     expectForbidden(await assign(keyMaker.token, id, 'role_key_makers'), beyond, 'role.scope_beyond_caller');
     expectForbidden(
-      await call(t.app, 'DELETE', rolesUrl(id, 'role_key_makers'), keyMaker.token),
+      await t.as(keyMaker.token).delete(`/v1/api-keys/${id}/roles/role_key_makers`),
       beyond,
       'role.scope_beyond_caller',
     );
@@ -641,7 +622,7 @@ describe('roles of API keys', () => {
   it('refuses the super admin a user_id of an unknown user on PATCH with 400', async () => {
     const { id } = await createApiKey(t.app, admin, { name: 'to give away' });
     expectBadRequest(
-      await call(t.app, 'PATCH', keyUrl(id), admin, { user_id: randomUUID() }),
+      await t.as(admin).patch(`/v1/api-keys/${id}`, { user_id: randomUUID() }),
       'user_id does not name an existing user',
       'api_key.unknown_owner',
     );
@@ -649,13 +630,13 @@ describe('roles of API keys', () => {
 
   it('refuses a key maker the removal of a role they do not hold with 403', async () => {
     const { id, key } = await createApiKey(t.app, keyMaker.token, { name: 'given read only' });
-    expect((await assign(admin, id, 'role_api_read_only')).statusCode).toBe(201);
+    expect((await assign(admin, id, 'role_api_read_only')).status).toBe(201);
     expectForbidden(
-      await call(t.app, 'DELETE', rolesUrl(id, 'role_api_read_only'), keyMaker.token),
+      await t.as(keyMaker.token).delete(`/v1/api-keys/${id}/roles/role_api_read_only`),
       'You can only assign or remove roles you hold yourself',
       'role.not_held',
     );
-    expect(roleIds(await call(t.app, 'GET', rolesUrl(id), keyMaker.token))).toEqual(['role_api_read_only']);
+    expect(roleIds(await t.as(keyMaker.token).get(`/v1/api-keys/${id}/roles`))).toEqual(['role_api_read_only']);
     // The role stays, but the key still cannot exceed its owner, who lacks roles:read.
     expectResponse(await readRoles(t.app, key), 403, forbidden('roles:read'));
   });
@@ -666,58 +647,58 @@ describe('roles of API keys', () => {
       name: 'owner-bound',
       scopes: ['gps:read', 'api_keys:read'],
     });
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 200);
-    const removed = await call(t.app, 'DELETE', `/v1/users/${owner.id}/roles/role_key_makers`, admin);
-    expect(removed.statusCode).toBe(204);
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key), 403, forbidden('api_keys:read'));
+    expectResponse(await t.as(key).get('/v1/api-keys'), 200);
+    const removed = await t.as(admin).delete(`/v1/users/${owner.id}/roles/role_key_makers`);
+    expect(removed.status).toBe(204);
+    expectResponse(await t.as(key).get('/v1/api-keys'), 403, forbidden('api_keys:read'));
   });
 
   it('does not let a device key act on its owner through "or self" routes', async () => {
     const { key } = await createApiKey(t.app, keyMaker.token, { name: 'device', scopes: ['gps:read'] });
-    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, key), 403, forbidden('users:read'));
-    expectResponse(await call(t.app, 'GET', `/v1/users/${keyMaker.id}/permissions`, keyMaker.token), 200);
+    expectResponse(await t.as(key).get(`/v1/users/${keyMaker.id}/permissions`), 403, forbidden('users:read'));
+    expectResponse(await t.as(keyMaker.token).get(`/v1/users/${keyMaker.id}/permissions`), 200);
   });
 
   it('does not let a narrower sibling key delete a wider one', async () => {
     const wide = await createApiKey(t.app, admin, { name: 'wide', scopes: ['gps:read', 'api_keys:read'] });
     const narrow = await createApiKey(t.app, admin, { name: 'narrow', scopes: ['api_keys:read', 'api_keys:delete'] });
     expectForbidden(
-      await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key),
+      await t.as(narrow.key).delete(`/v1/api-keys/${wide.id}`),
       "Scope 'gps:read' exceeds your own permissions",
       'role.scope_beyond_caller',
     );
-    expectResponse(await call(t.app, 'GET', keyUrl(wide.id), admin), 200);
+    expectResponse(await t.as(admin).get(`/v1/api-keys/${wide.id}`), 200);
   });
 
   it('does not let a narrower sibling key regenerate, change or delete a key made wider by a role', async () => {
     const owner = await createUser(t.app, ['role_key_makers', 'role_developer']);
     const wide = await createApiKey(t.app, owner.token, { name: 'wide by role' });
-    expect((await assign(owner.token, wide.id, 'role_key_makers')).statusCode).toBe(201);
-    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
+    expect((await assign(owner.token, wide.id, 'role_key_makers')).status).toBe(201);
+    expectResponse(await t.as(wide.key).get('/v1/gps'), 200);
     const narrow = await createApiKey(t.app, owner.token, {
       name: 'narrow',
       scopes: ['api_keys:read', 'api_keys:write', 'api_keys:delete'],
     });
     const beyond = "Scope 'gps:read' exceeds your own permissions";
     expectForbidden(
-      await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), narrow.key),
+      await t.as(narrow.key).post(`/v1/api-keys/${wide.id}/regenerate`),
       beyond,
       'role.scope_beyond_caller',
     );
     expectForbidden(
-      await call(t.app, 'PATCH', keyUrl(wide.id), narrow.key, { name: 'renamed' }),
+      await t.as(narrow.key).patch(`/v1/api-keys/${wide.id}`, { name: 'renamed' }),
       beyond,
       'role.scope_beyond_caller',
     );
-    expectForbidden(await call(t.app, 'DELETE', keyUrl(wide.id), narrow.key), beyond, 'role.scope_beyond_caller');
+    expectForbidden(await t.as(narrow.key).delete(`/v1/api-keys/${wide.id}`), beyond, 'role.scope_beyond_caller');
     // The wide key still works with its value; its owner may still manage it.
-    expectResponse(await call(t.app, 'GET', '/v1/gps', wide.key), 200);
-    expectResponse(await call(t.app, 'POST', keyUrl(wide.id, '/regenerate'), owner.token), 200);
+    expectResponse(await t.as(wide.key).get('/v1/gps'), 200);
+    expectResponse(await t.as(owner.token).post(`/v1/api-keys/${wide.id}/regenerate`), 200);
   });
 
   it("hides another owner's key roles behind 404 and answers 404 for an unknown role", async () => {
     const { id } = await createApiKey(t.app, admin, { name: 'admin only' });
-    expectResponse(await call(t.app, 'GET', rolesUrl(id), keyMaker.token), 404, KEY_NOT_FOUND);
+    expectResponse(await t.as(keyMaker.token).get(`/v1/api-keys/${id}/roles`), 404, KEY_NOT_FOUND);
     expectResponse(await assign(keyMaker.token, id, 'role_key_makers'), 404, KEY_NOT_FOUND);
     expectResponse(await assign(admin, id, 'role_does_not_exist'), 404, {
       error: 'NotFound',
@@ -741,21 +722,21 @@ describe('api-keys route guards', () => {
   const routes = (id: string): RouteCall[] => [
     ['GET', '/v1/api-keys'],
     ['POST', '/v1/api-keys', { name: 'guarded' }],
-    ['GET', keyUrl(id)],
-    ['PATCH', keyUrl(id), { name: 'renamed' }],
-    ['POST', keyUrl(id, '/regenerate')],
-    ['DELETE', keyUrl(id)],
-    ['GET', keyUrl(id, '/roles')],
-    ['POST', keyUrl(id, '/roles'), { role_id: 'role_api_read_only' }],
-    ['DELETE', keyUrl(id, '/roles/role_api_read_only')],
+    ['GET', `/v1/api-keys/${id}`],
+    ['PATCH', `/v1/api-keys/${id}`, { name: 'renamed' }],
+    ['POST', `/v1/api-keys/${id}/regenerate`],
+    ['DELETE', `/v1/api-keys/${id}`],
+    ['GET', `/v1/api-keys/${id}/roles`],
+    ['POST', `/v1/api-keys/${id}/roles`, { role_id: 'role_api_read_only' }],
+    ['DELETE', `/v1/api-keys/${id}/roles/role_api_read_only`],
   ];
-  const routesOnAKey = (id: string) => routes(id).filter(([, url]) => url.startsWith(keyUrl(id)));
+  const routesOnAKey = (id: string) => routes(id).filter(([, url]) => url.startsWith(`/v1/api-keys/${id}`));
 
   /** Sends each request as `token` and expects the same status and body from all of them. */
   async function expectEveryRoute(requests: RouteCall[], token: string | undefined, status: number, body: unknown) {
     for (const [method, url, payload] of requests) {
-      const response = await call(t.app, method, url, token, payload);
-      expect({ method, url, status: response.statusCode, body: response.json() }).toEqual({
+      const response = await t.as(token).raw({ method, url, payload });
+      expect({ method, url, status: response.status, body: response.body }).toEqual({
         method,
         url,
         status,
@@ -814,13 +795,13 @@ describe('api-keys route guards', () => {
     const adminId = await adminIdOf(t);
     const asAdmin = { 'x-user-id': adminId };
     expectResponse(
-      await call(t.app, 'POST', '/v1/roles', key, { name: 'Escalated' }, asAdmin),
+      await t.as(key).post('/v1/roles', { name: 'Escalated' }, { headers: asAdmin }),
       403,
       forbidden('roles:write'),
     );
-    expectResponse(await call(t.app, 'GET', '/v1/api-keys', key, undefined, asAdmin), 403, forbidden('api_keys:read'));
+    expectResponse(await t.as(key).get('/v1/api-keys', { headers: asAdmin }), 403, forbidden('api_keys:read'));
     expectResponse(
-      await call(t.app, 'POST', '/v1/api-keys', key, { name: 'escalated', scopes: ['*:*'] }, asAdmin),
+      await t.as(key).post('/v1/api-keys', { name: 'escalated', scopes: ['*:*'] }, { headers: asAdmin }),
       403,
       forbidden('api_keys:write'),
     );

@@ -18,7 +18,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/registration/registration.test.ts',
   'src/identity/security-notices/security-notices.test.ts',
-  'src/identity/self-deletion/self-deletion.test.ts',
   'src/identity/sessions/sessions.test.ts',
   'src/identity/sessions/store.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',

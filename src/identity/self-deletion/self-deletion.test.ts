@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  bearer,
-  buildTestApp,
-  createApiKey,
-  createUser,
-  login,
-  TEST_ADMIN,
-  type TestApp,
-} from '../../../test/helpers.js';
+import { unchecked, type RequestBody } from '../../../test/client.js';
+import { buildTestApp, createApiKey, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { RECENT_SIGN_IN_MS } from '../sign-in/index.js';
 import { ACCOUNT_DELETION_MESSAGE } from './service.js';
 
@@ -23,31 +16,23 @@ describe('POST /v1/users/me/delete', () => {
   });
   afterAll(() => t.close());
 
-  const deleteMe = (token: string, payload?: Record<string, unknown>) =>
-    t.app.inject({
-      method: 'POST',
-      url: '/v1/users/me/delete',
-      headers: bearer(token),
-      ...(payload ? { payload } : {}),
-    });
-  const signIn = (identifier: string, password: string) =>
-    t.app.inject({ method: 'POST', url: '/v1/auth/login', payload: { identifier, password } });
-  const works = async (token: string) =>
-    (await t.app.inject({ url: '/v1/users/me', headers: bearer(token) })).statusCode;
+  const deleteMe = (token: string, body?: RequestBody<'post', '/v1/users/me/delete'>) =>
+    t.as(token).post('/v1/users/me/delete', body);
+  const signIn = (identifier: string, password: string) => t.as(null).post('/v1/auth/login', { identifier, password });
+  const works = async (token: string) => (await t.as(token).get('/v1/users/me')).status;
 
   it('deletes the account as an administrator would: every session and key ends, sign-in fails, an admin can restore it', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const other = await login(t.app, user.username, user.password);
     const { key } = await createApiKey(t.app, user.token, { name: 'laptop', scopes: [] });
 
-    const response = await deleteMe(user.token, { current_password: user.password });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({
+    const response = await deleteMe(user.token, { current_password: user.password }).expect(200);
+    expect(response.body).toEqual({
       message: ACCOUNT_DELETION_MESSAGE,
       scheduled_deletion_at: new Date(t.clock.nowMs() + GRACE_MS).toISOString(),
     });
     expect([await works(user.token), await works(other), await works(key)]).toEqual([401, 401, 401]);
-    expect((await signIn(user.username, user.password)).statusCode).toBe(401);
+    await signIn(user.username, user.password).expect(401);
     const event = await t.database.db
       .selectFrom('audit_events')
       .selectAll()
@@ -63,19 +48,14 @@ describe('POST /v1/users/me/delete', () => {
       },
     });
 
-    const cancelled = await t.app.inject({
-      method: 'POST',
-      url: `/v1/admin/users/${user.id}/cancel-deletion`,
-      headers: bearer(admin),
-    });
-    expect(cancelled.statusCode).toBe(200);
-    expect((await signIn(user.username, user.password)).statusCode).toBe(200);
+    await t.as(admin).post(`/v1/admin/users/${user.id}/cancel-deletion`).expect(200);
+    await signIn(user.username, user.password).expect(200);
   });
 
   it('refuses a wrong or missing current password (400) as the password change does, and deletes nothing', async () => {
     const user = await createUser(t.app);
     const wrong = await deleteMe(user.token, { current_password: 'not my password' });
-    expect({ status: wrong.statusCode, body: wrong.json() }).toEqual({
+    expect({ status: wrong.status, body: wrong.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -84,7 +64,7 @@ describe('POST /v1/users/me/delete', () => {
       },
     });
     const missing = await deleteMe(user.token);
-    expect({ status: missing.statusCode, body: missing.json() }).toEqual({
+    expect({ status: missing.status, body: missing.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -105,20 +85,14 @@ describe('POST /v1/users/me/delete', () => {
   it('a session only: an API key gets 403 session.session_required before its body is read', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
-    const byKey = await deleteMe(key, { nonsense: true });
-    expect({ status: byKey.statusCode, code: byKey.json().code }).toEqual({
-      status: 403,
-      code: 'session.session_required',
-    });
+    const byKey = await deleteMe(key, unchecked({ nonsense: true })).expect(403);
+    expect(byKey.body.code).toBe('session.session_required');
     expect(await works(user.token)).toBe(200);
   });
 
   it('the last super admin cannot delete themselves (409)', async () => {
-    const refused = await deleteMe(admin, { current_password: TEST_ADMIN.password });
-    expect({ status: refused.statusCode, code: refused.json().code }).toEqual({
-      status: 409,
-      code: 'user.last_super_admin',
-    });
+    const refused = await deleteMe(admin, { current_password: TEST_ADMIN.password }).expect(409);
+    expect(refused.body.code).toBe('user.last_super_admin');
     expect(await works(admin)).toBe(200);
   });
 
@@ -130,11 +104,8 @@ describe('POST /v1/users/me/delete', () => {
       .where('user_id', '=', user.id)
       .execute();
     t.clock.advance(RECENT_SIGN_IN_MS + 1000);
-    const stale = await deleteMe(user.token);
-    expect({ status: stale.statusCode, code: stale.json().code }).toEqual({
-      status: 403,
-      code: 'account_deletion.sign_in_again',
-    });
+    const stale = await deleteMe(user.token).expect(403);
+    expect(stale.body.code).toBe('account_deletion.sign_in_again');
 
     const fresh = await createUser(t.app);
     await t.database.db
@@ -142,7 +113,7 @@ describe('POST /v1/users/me/delete', () => {
       .set({ password_hash: null })
       .where('user_id', '=', fresh.id)
       .execute();
-    expect((await deleteMe(fresh.token)).statusCode).toBe(200);
+    await deleteMe(fresh.token).expect(200);
     expect(await works(fresh.token)).toBe(401);
   });
 
@@ -151,19 +122,18 @@ describe('POST /v1/users/me/delete', () => {
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
     const mutation =
       'mutation ($input: DeleteMyAccountInput) { deleteMyAccount(input: $input) { message scheduledDeletionAt } }';
+    // (The document types `variables` as an empty record: any variables go unchecked.)
     const gql = async (token: string, input: Record<string, unknown>) =>
       (
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/gql',
-          headers: bearer(token),
-          payload: { query: mutation, variables: { input } },
-        })
-      ).json();
-    expect((await gql(key, { currentPassword: user.password })).errors[0].extensions.code).toBe(
+        await t
+          .as(token)
+          .post('/v1/gql', { query: mutation, variables: unchecked({ input }) })
+          .expect(200)
+      ).body;
+    expect((await gql(key, { currentPassword: user.password })).errors?.[0]?.extensions?.code).toBe(
       'session.session_required',
     );
-    expect((await gql(user.token, { currentPassword: 'not my password' })).errors[0].extensions.code).toBe(
+    expect((await gql(user.token, { currentPassword: 'not my password' })).errors?.[0]?.extensions?.code).toBe(
       'password_change.wrong_current_password',
     );
     expect((await gql(user.token, { currentPassword: user.password })).data).toEqual({

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InjectOptions } from 'fastify';
+import { unchecked } from '../../../test/client.js';
 import { bearer, buildTestApp, login, TEST_ADMIN, TEST_SYSTEM_KEY, type TestApp } from '../../../test/helpers.js';
 import { openSocket } from '../../../test/ws-client.js';
 import { classifyDatabaseError } from '../db/errors.js';
@@ -98,13 +99,14 @@ describe('HTTP conventions', () => {
   });
   afterAll(() => t.close());
 
+  /** A GET to any path (the probe routes are outside the OpenAPI document) with Host api.test. */
   const get = (url: string, headers: Record<string, string> = {}) =>
-    t.app.inject({ method: 'GET', url, headers: { host: 'api.test', ...headers } });
+    t.as(null).raw({ method: 'GET', url, headers: { host: 'api.test', ...headers } });
 
   it('answers unknown routes with 404 NotFound', async () => {
     const response = await get('/v1/nothing-here?x=1');
-    expect(response.statusCode).toBe(404);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(404);
+    expect(response.body).toEqual({
       error: 'NotFound',
       message: 'No route for GET /v1/nothing-here',
       code: 'request.route_not_found',
@@ -113,8 +115,8 @@ describe('HTTP conventions', () => {
 
   it('wraps a page with pagination and absolute links that keep other query parameters', async () => {
     const response = await get('/v1/probe/items?page=2&limit=10&sort=name');
-    expect(response.statusCode).toBe(200);
-    const body = response.json();
+    expect(response.status).toBe(200);
+    const body = response.body;
     expect(body.data).toHaveLength(10);
     expect(body.data[0]).toEqual({ id: 11, item_name: 'item 11' }); // no column the schema does not name
     expect(body.pagination).toEqual({ page: 2, limit: 10, total: 25, total_pages: 3 });
@@ -128,11 +130,11 @@ describe('HTTP conventions', () => {
   });
 
   it('uses the endpoint default limit and omits prev on the first page and next on the last', async () => {
-    const first = (await get('/v1/probe/items')).json();
+    const first = (await get('/v1/probe/items')).body;
     expect(first.pagination).toEqual({ page: 1, limit: 10, total: 25, total_pages: 3 });
     expect(first._links).not.toHaveProperty('prev');
     expect(first._links.next).toBe('http://api.test/v1/probe/items?page=2&limit=10');
-    const last = (await get('/v1/probe/items?page=3')).json();
+    const last = (await get('/v1/probe/items?page=3')).body;
     expect(last.data).toHaveLength(5);
     expect(last._links).not.toHaveProperty('next');
   });
@@ -144,19 +146,19 @@ describe('HTTP conventions', () => {
     ['page=abc', "Query parameter 'page' must be integer"],
   ])('rejects %s with 400 naming the parameter', async (query, message) => {
     const response = await get(`/v1/probe/items?${query}`);
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
   });
 
   it('wraps one resource as { data, _links: { self } }', async () => {
-    const response = await t.app.inject({
+    const response = await t.as(null).raw({
       method: 'POST',
       url: '/v1/probe/items',
       headers: { host: 'api.test' },
       payload: { item_name: 'x', count: 1 },
     });
-    expect(response.statusCode).toBe(201);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(201);
+    expect(response.body).toEqual({
       data: { id: 1, item_name: 'item 1' },
       _links: { self: 'http://api.test/v1/probe/items' },
     });
@@ -172,17 +174,17 @@ describe('HTTP conventions', () => {
     '/v1/probe/one?a=1//2',
   ])('gives %s the self link the URL standard would (with or without parsing it)', async (target) => {
     const response = await get(target);
-    expect(response.statusCode, response.body).toBe(200);
-    expect(response.json()._links.self).toBe(new URL(`http://api.test${target}`).toString());
+    expect(response.status, response.text).toBe(200);
+    expect(response.body._links.self).toBe(new URL(`http://api.test${target}`).toString());
     const withPort = await get(target, { host: 'API.test:80' });
-    expect(withPort.json()._links.self).toBe(new URL(`http://API.test:80${target}`).toString());
+    expect(withPort.body._links.self).toBe(new URL(`http://API.test:80${target}`).toString());
   });
 
   it.each(['a b', 'api.test:99999', '[::1', 'x%zz', 'a/b', 'a?b', 'a#b', 'user@api.test'])(
     'refuses the Host %j, which cannot stand in a link, with 400 before any handler (not 500 after it)',
     async (host) => {
       const response = await get('/v1/probe/one', { host });
-      expect({ status: response.statusCode, body: response.json() }).toEqual({
+      expect({ status: response.status, body: response.body }).toEqual({
         status: 400,
         body: { error: 'BadRequest', message: 'The Host header is not a valid host', code: 'request.bad_host' },
       });
@@ -196,20 +198,20 @@ describe('HTTP conventions', () => {
     [{ item_name: 'x', count: '3' }, "Body field 'count' must be integer"],
     [{ item_name: '', count: 1 }, "Body field 'item_name' must NOT have fewer than 1 characters"],
   ])('rejects the body %j with 400 naming the field', async (payload, message) => {
-    const response = await t.app.inject({ method: 'POST', url: '/v1/probe/items', payload });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
+    const response = await t.as(null).raw({ method: 'POST', url: '/v1/probe/items', payload });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
   });
 
   it('rejects malformed JSON with 400', async () => {
-    const response = await t.app.inject({
+    const response = await t.as(null).raw({
       method: 'POST',
       url: '/v1/probe/items',
       headers: { 'content-type': 'application/json' },
       payload: '{"item_name": "x",',
     });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: expect.stringMatching(/^Malformed JSON body/),
       code: 'request.malformed_json',
@@ -217,13 +219,13 @@ describe('HTTP conventions', () => {
   });
 
   it('rejects an oversized body with 413', async () => {
-    const response = await t.app.inject({
+    const response = await t.as(null).raw({
       method: 'POST',
       url: '/v1/probe/items',
       payload: { item_name: 'x'.repeat(4096), count: 1 },
     });
-    expect(response.statusCode).toBe(413);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(413);
+    expect(response.body).toEqual({
       error: 'PayloadTooLarge',
       message: 'Request body is too large',
       code: 'request.body_too_large',
@@ -231,14 +233,14 @@ describe('HTTP conventions', () => {
   });
 
   it('rejects a body that is not JSON with 415', async () => {
-    const response = await t.app.inject({
+    const response = await t.as(null).raw({
       method: 'POST',
       url: '/v1/probe/items',
       headers: { 'content-type': 'text/plain' },
       payload: 'hello',
     });
-    expect(response.statusCode).toBe(415);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(415);
+    expect(response.body).toEqual({
       error: 'UnsupportedMediaType',
       message: 'Unsupported Content-Type; send application/json',
       code: 'request.unsupported_media_type',
@@ -247,8 +249,8 @@ describe('HTTP conventions', () => {
 
   it('passes a declared error through as { error, message, code }', async () => {
     const response = await get('/v1/probe/conflict');
-    expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({
       error: 'Conflict',
       message: 'Username is already taken',
       code: 'probe.name_taken',
@@ -257,8 +259,8 @@ describe('HTTP conventions', () => {
 
   it('answers a violated constraint with the error declared for it, and writes nothing twice', async () => {
     const response = await get('/v1/probe/duplicate');
-    expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({
       error: 'Conflict',
       message: 'A setting with this key already exists',
       code: 'probe.key_taken',
@@ -269,9 +271,9 @@ describe('HTTP conventions', () => {
 
   it('answers a unique violation nobody declared with the generic 409', async () => {
     const response = await get('/v1/probe/duplicate-category');
-    if (response.statusCode === 200) return; // trip category names may repeat; then there is nothing to map
-    expect(response.statusCode).toBe(409);
-    expect(response.json()).toEqual({
+    if (response.status === 200) return; // trip category names may repeat; then there is nothing to map
+    expect(response.status).toBe(409);
+    expect(response.body).toEqual({
       error: 'Conflict',
       message: 'A resource with the same unique value already exists',
       code: 'database.unique_violation',
@@ -319,11 +321,11 @@ describe('HTTP conventions', () => {
       ],
     ];
     for (const [request, message] of cases) {
-      const response = await t.app.inject({
+      const response = await t.as(null).raw({
         ...request,
         headers: { 'content-type': 'application/json', ...request.headers },
       });
-      expect({ url: request.url, status: response.statusCode, body: response.json() }).toEqual({
+      expect({ url: request.url, status: response.status, body: response.body }).toEqual({
         url: request.url,
         status: 400,
         body: { error: 'BadRequest', message, code: 'request.validation' },
@@ -332,13 +334,13 @@ describe('HTTP conventions', () => {
   });
 
   it('answers an overlong path parameter with 414 and a malformed URL with 400, echoing neither', async () => {
-    const long = await t.app.inject({ method: 'GET', url: `/v1/platforms/${'a'.repeat(5000)}` });
-    expect({ status: long.statusCode, body: long.json() }).toEqual({
+    const long = await t.as(null).get(`/v1/platforms/${'a'.repeat(5000)}`);
+    expect({ status: long.status, body: long.body }).toEqual({
       status: 414,
       body: { error: 'URITooLong', message: 'A path parameter is too long', code: 'request.uri_too_long' },
     });
-    const malformed = await t.app.inject({ method: 'GET', url: '/v1/platforms/%E0%A4%A' });
-    expect({ status: malformed.statusCode, body: malformed.json() }).toEqual({
+    const malformed = await t.as(null).get('/v1/platforms/%E0%A4%A');
+    expect({ status: malformed.status, body: malformed.body }).toEqual({
       status: 400,
       body: {
         error: 'BadRequest',
@@ -350,50 +352,44 @@ describe('HTTP conventions', () => {
 
   it('quotes at most a short prefix of a long input in an error body (a 6 KB path answers 404 in a few hundred bytes)', async () => {
     const path = `/v1/no-such-thing/${'x'.repeat(6000)}`;
-    const response = await t.app.inject({ method: 'GET', url: path });
-    expect(response.statusCode).toBe(404);
-    expect(response.body.length).toBeLessThan(300);
-    expect(response.json()).toEqual({
+    const response = await t.as(null).raw({ method: 'GET', url: path });
+    expect(response.status).toBe(404);
+    expect(response.text.length).toBeLessThan(300);
+    expect(response.body).toEqual({
       error: 'NotFound',
       message: `No route for GET ${path.slice(0, 64)}… (${path.length} characters)`,
       code: 'request.route_not_found',
     });
     // A short input is quoted whole.
-    expect((await t.app.inject({ method: 'GET', url: '/v1/nowhere' })).json().message).toBe(
+    expect((await t.as(null).raw({ method: 'GET', url: '/v1/nowhere' })).body.message).toBe(
       'No route for GET /v1/nowhere',
     );
   });
 
   it('refuses compressed bodies and charsets other than UTF-8 with 415 saying what to send', async () => {
     const signIn = (headers: Record<string, string>) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/v1/auth/login',
-        headers,
-        payload: '{"identifier":"admin","password":"x"}',
-      });
-    expect((await signIn({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).json()).toEqual({
+      t.as(null).post('/v1/auth/login', unchecked('{"identifier":"admin","password":"x"}'), { headers });
+    expect((await signIn({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).body).toEqual({
       error: 'UnsupportedMediaType',
       message: 'Content-Encoding gzip is not supported; send the body uncompressed',
       code: 'request.unsupported_media_type',
     });
-    expect((await signIn({ 'content-type': 'application/json; charset=utf-16' })).json()).toEqual({
+    expect((await signIn({ 'content-type': 'application/json; charset=utf-16' })).body).toEqual({
       error: 'UnsupportedMediaType',
       message: 'charset utf-16 is not supported; send UTF-8',
       code: 'request.unsupported_media_type',
     });
-    expect((await signIn({ 'content-type': 'application/json; charset=UTF-8' })).statusCode).toBe(401);
+    expect((await signIn({ 'content-type': 'application/json; charset=UTF-8' })).status).toBe(401);
   });
 
   it('refuses numbers JSON can write but not carry back (1e400 is Infinity) with 400 naming the field', async () => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/login',
-      headers: { 'content-type': 'application/json' },
-      payload: '{"identifier":"admin","password":"x","extra":{"depth":1e400}}',
-    });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    const response = await t
+      .as(null)
+      .post('/v1/auth/login', unchecked('{"identifier":"admin","password":"x","extra":{"depth":1e400}}'), {
+        headers: { 'content-type': 'application/json' },
+      });
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: "Body field 'extra.depth' must be a finite number",
       code: 'request.validation',
@@ -401,14 +397,14 @@ describe('HTTP conventions', () => {
   });
 
   it('answers text with a NUL byte that reaches PostgreSQL with 400 instead of 500', async () => {
-    const response = await t.app.inject({
+    const response = await t.as(null).raw({
       method: 'POST',
       url: '/v1/probe/text',
       headers: { 'content-type': 'application/json' },
       payload: JSON.stringify({ text: 'a~b' }),
     });
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: 'Text must not contain NUL characters or invalid byte sequences',
       code: 'database.invalid_text',
@@ -417,7 +413,7 @@ describe('HTTP conventions', () => {
 
   it('answers any other data exception of the database (class 22, here a division by zero) with 400', async () => {
     const response = await get('/v1/probe/division');
-    expect({ status: response.statusCode, code: response.json().code }).toEqual({
+    expect({ status: response.status, code: response.body.code }).toEqual({
       status: 400,
       code: 'database.invalid_value',
     });
@@ -425,8 +421,8 @@ describe('HTTP conventions', () => {
 
   it('answers a value the database cannot read as its type with 400', async () => {
     const response = await get('/v1/probe/bad-number');
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: 'A value has an invalid format or is out of range',
       code: 'database.invalid_value',
@@ -435,8 +431,8 @@ describe('HTTP conventions', () => {
 
   it('answers a reference to nothing with 400 naming the column', async () => {
     const response = await get('/v1/probe/missing-reference');
-    expect(response.statusCode).toBe(400);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({
       error: 'BadRequest',
       message: 'device_id does not name an existing device',
       code: 'database.missing_reference',
@@ -445,8 +441,8 @@ describe('HTTP conventions', () => {
 
   it('answers a lost database connection with 503', async () => {
     const response = await get('/v1/probe/connection-lost');
-    expect(response.statusCode).toBe(503);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(503);
+    expect(response.body).toEqual({
       error: 'ServiceUnavailable',
       message: 'The database is unavailable; try again shortly',
       code: 'database.unavailable',
@@ -461,7 +457,7 @@ describe('HTTP conventions', () => {
     ['ENETUNREACH', 'no route to the database'],
   ])('answers %s (%s) with 503', async (code) => {
     const response = await get(`/v1/probe/database-fault?code=${code}`);
-    expect({ status: response.statusCode, code: response.json().code }).toEqual({
+    expect({ status: response.status, code: response.body.code }).toEqual({
       status: 503,
       code: 'database.unavailable',
     });
@@ -469,13 +465,13 @@ describe('HTTP conventions', () => {
 
   it('answers unexpected faults with 500 and leaks no internals', async () => {
     const response = await get('/v1/probe/boom');
-    expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({
+    expect(response.status).toBe(500);
+    expect(response.body).toEqual({
       error: 'InternalServerError',
       message: 'An unexpected error occurred',
       code: 'request.internal',
     });
-    expect(response.body).not.toContain('hunter2');
+    expect(response.text).not.toContain('hunter2');
   });
 
   it('logs one JSON line per request with method, path, status, latency and request id, and no credentials', async () => {
@@ -500,7 +496,7 @@ describe('HTTP conventions', () => {
 
   it('logs the route pattern (never the path) and a failed query without its parameters', async () => {
     const response = await get('/v1/probe/ses_in_the_path/query-failure', { 'x-request-id': 'trace-query' });
-    expect(response.statusCode).toBe(500);
+    expect(response.status).toBe(500);
     const lines = t.logs().filter((line) => line.request_id === 'trace-query');
     expect(lines.map((line) => line.msg)).toEqual(['unexpected error', 'request completed']);
     expect(lines[1]).toMatchObject({ route: '/v1/probe/:id/query-failure', status: 500 });
@@ -532,8 +528,8 @@ describe('logging above info', () => {
       },
     });
     try {
-      await t.app.inject({ method: 'GET', url: '/v1/probe/chatty', headers: { 'x-request-id': 'trace-warn' } });
-      await t.app.inject({ method: 'GET', url: '/v1' });
+      await t.as(null).raw({ method: 'GET', url: '/v1/probe/chatty', headers: { 'x-request-id': 'trace-warn' } });
+      await t.as(null).get('/v1');
       expect(t.logs()).toEqual([
         expect.objectContaining({ level: 40, msg: 'written at warn', detail: 1, request_id: 'trace-warn' }),
       ]);
@@ -547,7 +543,7 @@ describe('links with PUBLIC_URL', () => {
   it('builds absolute links from PUBLIC_URL, including a path prefix', async () => {
     const t = await buildTestApp({ extraRoutes: probeRoutes, config: { publicUrl: 'https://gps.example.org/api' } });
     try {
-      const body = (await t.app.inject({ method: 'GET', url: '/v1/probe/items?page=3' })).json();
+      const body = (await t.as(null).raw({ method: 'GET', url: '/v1/probe/items?page=3' })).body;
       expect(body._links.self).toBe('https://gps.example.org/api/v1/probe/items?page=3&limit=10');
       expect(body._links.prev).toBe('https://gps.example.org/api/v1/probe/items?page=2&limit=10');
     } finally {

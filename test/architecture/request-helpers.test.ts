@@ -19,7 +19,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/registration/registration.test.ts',
   'src/identity/security-notices/security-notices.test.ts',
   'src/identity/sessions/sessions.test.ts',
-  'src/identity/sessions/store.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
   'src/identity/two-factor/two-factor.test.ts',

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { createTestClock, type TestClock } from '../../../test/clock.js';
 import { createSessionStore } from './store.js';
 
@@ -20,13 +20,7 @@ const request = { ip: '127.0.0.1', headers: { 'user-agent': 'store test' } } as 
 
 async function bannedUserFor(seconds: number) {
   const user = await createUser(t.app);
-  const banned = await t.app.inject({
-    method: 'POST',
-    url: `/v1/users/${user.id}/ban`,
-    headers: bearer(adminToken),
-    payload: { duration_seconds: seconds },
-  });
-  expect(banned.statusCode).toBe(200);
+  await t.as(adminToken).post(`/v1/users/${user.id}/ban`, { duration_seconds: seconds }).expect(200);
   return user;
 }
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { unchecked } from '../../../test/client.js';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import {
-  bearer,
   buildMailingTestApp,
   buildTestApp,
   createUser,
@@ -77,12 +77,10 @@ describe('platform accounts and email linking', () => {
     return { ...user, token, accountIds };
   }
 
-  const call = (method: 'GET' | 'PUT' | 'POST' | 'DELETE', url: string, token?: string, payload?: object) =>
-    t.app.inject({ method, url, headers: token ? bearer(token) : {}, ...(payload ? { payload } : {}) });
   const requestLink = (userId: string, token: string, email: string, password = 'linked-password-1') =>
-    call('POST', `/v1/users/${userId}/email-link/request`, token, { email, password });
+    t.as(token).post(`/v1/users/${userId}/email-link/request`, { email, password });
   const verify = (token: string, linkToken: string) =>
-    call('POST', '/v1/users/email-link/verify', token, { token: linkToken });
+    t.as(token).post('/v1/users/email-link/verify', { token: linkToken });
   const events = (eventType: string, resourceId: string) =>
     t.database.db
       .selectFrom('audit_events')
@@ -94,9 +92,8 @@ describe('platform accounts and email linking', () => {
   describe('GET /v1/users/{id}/accounts', () => {
     it('lists the own accounts in the platform account shape', async () => {
       const user = await createUser(t.app);
-      const response = await call('GET', `/v1/users/${user.id}/accounts`, user.token);
-      expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({
+      const response = await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200);
+      expect(response.body).toEqual({
         data: [
           {
             id: expect.stringMatching(UUID),
@@ -119,14 +116,12 @@ describe('platform accounts and email linking', () => {
 
     it('needs users:read for another user; 404 for an unknown user; 401 without credentials', async () => {
       const [user, other] = [await createUser(t.app), await createUser(t.app)];
-      expect((await call('GET', `/v1/users/${user.id}/accounts`, other.token)).statusCode).toBe(403);
-      const asAdmin = await call('GET', `/v1/users/${user.id}/accounts`, admin);
-      expect(asAdmin.statusCode).toBe(200);
-      expect(asAdmin.json().data).toHaveLength(1);
-      const unknown = await call('GET', `/v1/users/${MISSING}/accounts`, admin);
-      expect(unknown.statusCode).toBe(404);
-      expect(unknown.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
-      expect((await call('GET', `/v1/users/${user.id}/accounts`)).statusCode).toBe(401);
+      expect((await t.as(other.token).get(`/v1/users/${user.id}/accounts`)).status).toBe(403);
+      const asAdmin = await t.as(admin).get(`/v1/users/${user.id}/accounts`).expect(200);
+      expect(asAdmin.body.data).toHaveLength(1);
+      const unknown = await t.as(admin).get(`/v1/users/${MISSING}/accounts`).expect(404);
+      expect(unknown.body).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
+      expect((await t.as(null).get(`/v1/users/${user.id}/accounts`)).status).toBe(401);
     });
   });
 
@@ -134,9 +129,8 @@ describe('platform accounts and email linking', () => {
     it('makes another account primary and audits it', async () => {
       const user = await createUser(t.app);
       const github = await addOAuthAccount(user.id, 'github');
-      const response = await call('PUT', `/v1/users/${user.id}/accounts/${github}/primary`, user.token);
-      expect(response.statusCode).toBe(200);
-      expect(response.json()).toEqual({
+      const response = await t.as(user.token).put(`/v1/users/${user.id}/accounts/${github}/primary`).expect(200);
+      expect(response.body).toEqual({
         data: expect.objectContaining({
           id: github,
           platform_slug: 'github',
@@ -147,7 +141,7 @@ describe('platform accounts and email linking', () => {
         }),
         _links: { self: `http://localhost/v1/users/${user.id}/accounts/${github}/primary` },
       });
-      const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
+      const list = (await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data;
       expect(list.map((a: { platform_slug: string; is_primary: boolean }) => [a.platform_slug, a.is_primary])).toEqual([
         ['email', false],
         ['github', true],
@@ -160,14 +154,15 @@ describe('platform accounts and email linking', () => {
       });
       // Asking again changes nothing and still answers the account.
       expect(
-        (await call('PUT', `/v1/users/${user.id}/accounts/${github}/primary`, user.token)).json().data.is_primary,
+        (await t.as(user.token).put(`/v1/users/${user.id}/accounts/${github}/primary`).expect(200)).body.data
+          .is_primary,
       ).toBe(true);
       expect(await events('user_updated', user.id)).toHaveLength(1);
     });
 
     it('answers 404 for an unknown user, an unknown account and an account of another user', async () => {
       const [user, other] = [await createUser(t.app), await createOAuthUser()];
-      const cases: [string, string, string][] = [
+      const cases: [`/v1/users/${string}/accounts/${string}/primary`, string, string][] = [
         [`/v1/users/${MISSING}/accounts/${other.accountIds[0]}/primary`, 'User not found', 'user.not_found'],
         [`/v1/users/${user.id}/accounts/${MISSING}/primary`, 'Platform account not found', 'account.not_found'],
         [
@@ -177,17 +172,16 @@ describe('platform accounts and email linking', () => {
         ],
       ];
       for (const [url, message, code] of cases) {
-        const response = await call('PUT', url, admin);
-        expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message, code });
+        const response = await t.as(admin).put(url).expect(404);
+        expect(response.body).toEqual({ error: 'NotFound', message, code });
       }
     });
 
     it('needs users:write for another user', async () => {
       const [user, other] = [await createOAuthUser('github', 'discord'), await createUser(t.app)];
-      const url = `/v1/users/${user.id}/accounts/${user.accountIds[1]}/primary`;
-      expect((await call('PUT', url, other.token)).statusCode).toBe(403);
-      expect((await call('PUT', url, admin)).statusCode).toBe(200);
+      const url = `/v1/users/${user.id}/accounts/${user.accountIds[1]!}/primary` as const;
+      expect((await t.as(other.token).put(url)).status).toBe(403);
+      expect((await t.as(admin).put(url)).status).toBe(200);
     });
   });
 
@@ -195,10 +189,9 @@ describe('platform accounts and email linking', () => {
     it('refuses the email account', async () => {
       const user = await createUser(t.app);
       await addOAuthAccount(user.id, 'github');
-      const [email] = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
-      const response = await call('DELETE', `/v1/users/${user.id}/accounts/${email.id}`, user.token);
-      expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({
+      const [email] = (await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data;
+      const response = await t.as(user.token).delete(`/v1/users/${user.id}/accounts/${email!.id}`).expect(400);
+      expect(response.body).toEqual({
         error: 'BadRequest',
         message: 'The email account cannot be unlinked',
         code: 'account.unlink_email',
@@ -207,9 +200,8 @@ describe('platform accounts and email linking', () => {
 
     it('refuses the last remaining account', async () => {
       const user = await createOAuthUser('github');
-      const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
-      expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({
+      const response = await t.as(user.token).delete(`/v1/users/${user.id}/accounts/${user.accountIds[0]}`).expect(400);
+      expect(response.body).toEqual({
         error: 'BadRequest',
         message: 'The last remaining account cannot be unlinked',
         code: 'account.unlink_last',
@@ -218,9 +210,8 @@ describe('platform accounts and email linking', () => {
 
     it('refuses the primary account', async () => {
       const user = await createOAuthUser('github', 'discord');
-      const response = await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[0]}`, user.token);
-      expect(response.statusCode).toBe(400);
-      expect(response.json()).toEqual({
+      const response = await t.as(user.token).delete(`/v1/users/${user.id}/accounts/${user.accountIds[0]}`).expect(400);
+      expect(response.body).toEqual({
         error: 'BadRequest',
         message: 'The primary account cannot be unlinked; make another account primary first',
         code: 'account.unlink_primary',
@@ -230,10 +221,9 @@ describe('platform accounts and email linking', () => {
     it('unlinks another account: 204, gone from the list, account_unlinked audited', async () => {
       const user = await createOAuthUser('github', 'discord');
       const [, discord] = user.accountIds;
-      const response = await call('DELETE', `/v1/users/${user.id}/accounts/${discord}`, user.token);
-      expect(response.statusCode).toBe(204);
+      const response = await t.as(user.token).delete(`/v1/users/${user.id}/accounts/${discord}`).expect(204);
       expect(response.body).toBe('');
-      const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
+      const list = (await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data;
       expect(list.map((a: { id: string }) => a.id)).toEqual([user.accountIds[0]]);
       const [event] = await events('account_unlinked', discord!);
       expect(event).toMatchObject({
@@ -242,22 +232,19 @@ describe('platform accounts and email linking', () => {
         resource_type: 'platform_account',
         metadata: { platform: 'discord' },
       });
-      expect((await call('DELETE', `/v1/users/${user.id}/accounts/${discord}`, user.token)).statusCode).toBe(404);
+      expect((await t.as(user.token).delete(`/v1/users/${user.id}/accounts/${discord}`)).status).toBe(404);
     });
 
     it('answers 404 for an account of another user and 403 without users:write', async () => {
       const [user, other] = [await createOAuthUser('github', 'discord'), await createOAuthUser('github', 'discord')];
-      const foreign = await call('DELETE', `/v1/users/${user.id}/accounts/${other.accountIds[1]}`, admin);
-      expect(foreign.statusCode).toBe(404);
-      expect(foreign.json()).toEqual({
+      const foreign = await t.as(admin).delete(`/v1/users/${user.id}/accounts/${other.accountIds[1]}`).expect(404);
+      expect(foreign.body).toEqual({
         error: 'NotFound',
         message: 'Platform account not found',
         code: 'account.not_found',
       });
-      expect(
-        (await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, other.token)).statusCode,
-      ).toBe(403);
-      expect((await call('DELETE', `/v1/users/${user.id}/accounts/${user.accountIds[1]}`, admin)).statusCode).toBe(204);
+      expect((await t.as(other.token).delete(`/v1/users/${user.id}/accounts/${user.accountIds[1]}`)).status).toBe(403);
+      expect((await t.as(admin).delete(`/v1/users/${user.id}/accounts/${user.accountIds[1]}`)).status).toBe(204);
     });
   });
 
@@ -265,14 +252,13 @@ describe('platform accounts and email linking', () => {
     it('request, mail, follow the link: the email account exists and signs in', async () => {
       const user = await createOAuthUser('github');
       const address = `link_${counter}@example.org`;
-      const response = await requestLink(user.id, user.token, `  ${address.toUpperCase()} `);
-      expect(response.statusCode).toBe(200);
-      const body = response.json();
+      const response = await requestLink(user.id, user.token, `  ${address.toUpperCase()} `).expect(200);
+      const body = response.body;
       expect(body).toEqual({ message: expect.any(String), expires_at: expect.any(String) });
       expectExpiresIn(body.expires_at, 24);
 
-      const pending = await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token);
-      expect(pending.json()).toEqual({ pending: true, email: address, expires_at: body.expires_at });
+      const pending = await t.as(user.token).get(`/v1/users/${user.id}/email-link/pending`);
+      expect(pending.body).toEqual({ pending: true, email: address, expires_at: body.expires_at });
 
       const mail = await smtp.waitFor(address);
       expect(mail.subject).toMatch(/email sign-in/i);
@@ -286,15 +272,14 @@ describe('platform accounts and email linking', () => {
           .execute(),
       ).toEqual([]);
 
-      const verified = await verify(user.token, linkToken);
-      expect(verified.statusCode).toBe(200);
-      expect(verified.json()).toEqual({
+      const verified = await verify(user.token, linkToken).expect(200);
+      expect(verified.body).toEqual({
         message: 'Email account linked',
         platform_account_id: expect.stringMatching(UUID),
       });
-      const accountId = verified.json().platform_account_id as string;
+      const accountId = verified.body.platform_account_id as string;
 
-      const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
+      const list = (await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data;
       expect(list.find((a: { id: string }) => a.id === accountId)).toMatchObject({
         platform_slug: 'email',
         platform_user_id: address,
@@ -310,23 +295,21 @@ describe('platform accounts and email linking', () => {
           metadata: { platform: 'email' },
         }),
       ]);
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({
+      expect((await t.as(user.token).get(`/v1/users/${user.id}/email-link/pending`)).body).toEqual({
         pending: false,
         email: null,
         expires_at: null,
       });
 
-      const reused = await verify(user.token, linkToken);
-      expect(reused.statusCode).toBe(400);
-      expect(reused.json()).toEqual({
+      const reused = await verify(user.token, linkToken).expect(400);
+      expect(reused.body).toEqual({
         error: 'BadRequest',
         message: 'Invalid or expired token',
         code: 'mailed_token.invalid',
       });
       // Now that the user has an email account, another link is refused and the email account stays.
-      const again = await requestLink(user.id, user.token, `other_${counter}@example.org`);
-      expect(again.statusCode).toBe(409);
-      expect(again.json()).toEqual({
+      const again = await requestLink(user.id, user.token, `other_${counter}@example.org`).expect(409);
+      expect(again.body).toEqual({
         error: 'Conflict',
         message: 'User already has an email account',
         code: 'account.email_already_linked',
@@ -341,17 +324,16 @@ describe('platform accounts and email linking', () => {
         .where('id', '=', user.id)
         .execute();
       const address = `primary_${counter}@example.org`;
-      expect((await requestLink(user.id, user.token, address)).statusCode).toBe(200);
-      const verified = await verify(user.token, tokenFromMail(await smtp.waitFor(address)));
-      const list = (await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data;
-      expect(list.find((a: { is_primary: boolean }) => a.is_primary).id).toBe(verified.json().platform_account_id);
+      expect((await requestLink(user.id, user.token, address)).status).toBe(200);
+      const verified = await verify(user.token, tokenFromMail(await smtp.waitFor(address))).expect(200);
+      const list = (await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data;
+      expect(list.find((a: { is_primary: boolean }) => a.is_primary)!.id).toBe(verified.body.platform_account_id);
     });
 
     it('answers 409 when the user already has an email account', async () => {
       const user = await createUser(t.app);
-      const response = await requestLink(user.id, user.token, `fresh_${counter++}@example.org`);
-      expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({
+      const response = await requestLink(user.id, user.token, `fresh_${counter++}@example.org`).expect(409);
+      expect(response.body).toEqual({
         error: 'Conflict',
         message: 'User already has an email account',
         code: 'account.email_already_linked',
@@ -360,9 +342,10 @@ describe('platform accounts and email linking', () => {
 
     it('answers 409 when the address belongs to another email account', async () => {
       const [owner, user] = [await createUser(t.app), await createOAuthUser()];
-      const response = await requestLink(user.id, user.token, `${owner.username.toUpperCase()}@example.org`);
-      expect(response.statusCode).toBe(409);
-      expect(response.json()).toEqual({
+      const response = await requestLink(user.id, user.token, `${owner.username.toUpperCase()}@example.org`).expect(
+        409,
+      );
+      expect(response.body).toEqual({
         error: 'Conflict',
         message: 'Email is already in use',
         code: 'user.email_in_use',
@@ -371,23 +354,22 @@ describe('platform accounts and email linking', () => {
 
     it('rejects a short password, a bad email and missing fields with 400 naming the field', async () => {
       const user = await createOAuthUser();
-      const short = await requestLink(user.id, user.token, 'short@example.org', 'seven77');
-      expect(short.statusCode).toBe(400);
-      expect(short.json()).toEqual({
+      const short = await requestLink(user.id, user.token, 'short@example.org', 'seven77').expect(400);
+      expect(short.body).toEqual({
         error: 'BadRequest',
         message: "Body field 'password' must NOT have fewer than 8 characters",
         code: 'request.validation',
       });
       const bad = await requestLink(user.id, user.token, 'not-an-address');
-      expect(bad.json()).toEqual({
+      expect(bad.body).toEqual({
         error: 'BadRequest',
         message: 'email is not a valid email address',
         code: 'user.invalid_email',
       });
-      const missing = await call('POST', `/v1/users/${user.id}/email-link/request`, user.token, {
-        email: 'x@example.org',
-      });
-      expect(missing.json()).toEqual({
+      const missing = await t
+        .as(user.token)
+        .post(`/v1/users/${user.id}/email-link/request`, unchecked({ email: 'x@example.org' }));
+      expect(missing.body).toEqual({
         error: 'BadRequest',
         message: "Body field 'password' is required",
         code: 'request.validation',
@@ -396,19 +378,19 @@ describe('platform accounts and email linking', () => {
 
     it('needs users:write for another user (admins may), 404 for an unknown user', async () => {
       const [user, other] = [await createOAuthUser(), await createUser(t.app)];
-      expect((await requestLink(user.id, other.token, `x_${counter++}@example.org`)).statusCode).toBe(403);
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, other.token)).statusCode).toBe(403);
-      expect((await call('DELETE', `/v1/users/${user.id}/email-link/pending`, other.token)).statusCode).toBe(403);
+      expect((await requestLink(user.id, other.token, `x_${counter++}@example.org`)).status).toBe(403);
+      expect((await t.as(other.token).get(`/v1/users/${user.id}/email-link/pending`)).status).toBe(403);
+      expect((await t.as(other.token).delete(`/v1/users/${user.id}/email-link/pending`)).status).toBe(403);
       const address = `by_admin_${counter++}@example.org`;
-      expect((await requestLink(user.id, admin, address)).statusCode).toBe(200);
+      expect((await requestLink(user.id, admin, address)).status).toBe(200);
       await smtp.waitFor(address);
       for (const response of [
         await requestLink(MISSING, admin, `y_${counter++}@example.org`),
-        await call('GET', `/v1/users/${MISSING}/email-link/pending`, admin),
-        await call('DELETE', `/v1/users/${MISSING}/email-link/pending`, admin),
+        await t.as(admin).get(`/v1/users/${MISSING}/email-link/pending`),
+        await t.as(admin).delete(`/v1/users/${MISSING}/email-link/pending`),
       ]) {
-        expect(response.statusCode).toBe(404);
-        expect(response.json()).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
+        expect(response.status).toBe(404);
+        expect(response.body).toEqual({ error: 'NotFound', message: 'User not found', code: 'user.not_found' });
       }
     });
 
@@ -420,12 +402,12 @@ describe('platform accounts and email linking', () => {
       const firstToken = tokenFromMail(await smtp.waitFor(first));
       await requestLink(user.id, user.token, second);
       const secondToken = tokenFromMail(await smtp.waitFor(second));
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toMatchObject({
+      expect((await t.as(user.token).get(`/v1/users/${user.id}/email-link/pending`)).body).toMatchObject({
         pending: true,
         email: second,
       });
-      expect((await verify(user.token, firstToken)).statusCode).toBe(400);
-      expect((await verify(user.token, secondToken)).statusCode).toBe(200);
+      expect((await verify(user.token, firstToken)).status).toBe(400);
+      expect((await verify(user.token, secondToken)).status).toBe(200);
     });
 
     it('cancel: 200, the link stops working, and a second cancel is 404', async () => {
@@ -433,18 +415,16 @@ describe('platform accounts and email linking', () => {
       const address = `cancel_${counter}@example.org`;
       await requestLink(user.id, user.token, address);
       const linkToken = tokenFromMail(await smtp.waitFor(address));
-      const cancelled = await call('DELETE', `/v1/users/${user.id}/email-link/pending`, user.token);
-      expect(cancelled.statusCode).toBe(200);
-      expect(cancelled.json()).toEqual({ message: 'Pending email link cancelled' });
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json()).toEqual({
+      const cancelled = await t.as(user.token).delete(`/v1/users/${user.id}/email-link/pending`).expect(200);
+      expect(cancelled.body).toEqual({ message: 'Pending email link cancelled' });
+      expect((await t.as(user.token).get(`/v1/users/${user.id}/email-link/pending`)).body).toEqual({
         pending: false,
         email: null,
         expires_at: null,
       });
-      expect((await verify(user.token, linkToken)).statusCode).toBe(400);
-      const none = await call('DELETE', `/v1/users/${user.id}/email-link/pending`, user.token);
-      expect(none.statusCode).toBe(404);
-      expect(none.json()).toEqual({
+      expect((await verify(user.token, linkToken)).status).toBe(400);
+      const none = await t.as(user.token).delete(`/v1/users/${user.id}/email-link/pending`).expect(404);
+      expect(none.body).toEqual({
         error: 'NotFound',
         message: 'No pending email link',
         code: 'account.no_email_link_pending',
@@ -453,9 +433,8 @@ describe('platform accounts and email linking', () => {
 
     it('verify: 400 for unknown and expired tokens, 401 without credentials, 409 when the address was taken meanwhile', async () => {
       const user = await createOAuthUser();
-      const unknown = await verify(user.token, 'no-such-token');
-      expect(unknown.statusCode).toBe(400);
-      expect(unknown.json()).toEqual({
+      const unknown = await verify(user.token, 'no-such-token').expect(400);
+      expect(unknown.body).toEqual({
         error: 'BadRequest',
         message: 'Invalid or expired token',
         code: 'mailed_token.invalid',
@@ -469,17 +448,19 @@ describe('platform accounts and email linking', () => {
         .set({ expires_at: new Date(Date.now() - 1000) })
         .where('token_hash', '=', hashToken(expiredToken))
         .execute();
-      expect((await verify(user.token, expiredToken)).json()).toEqual({
+      expect((await verify(user.token, expiredToken)).body).toEqual({
         error: 'BadRequest',
         message: 'Invalid or expired token',
         code: 'mailed_token.invalid',
       });
-      expect((await call('GET', `/v1/users/${user.id}/email-link/pending`, user.token)).json().pending).toBe(false);
+      expect((await t.as(user.token).get(`/v1/users/${user.id}/email-link/pending`).expect(200)).body.pending).toBe(
+        false,
+      );
 
       const taken = `taken_${counter}@example.org`;
       await requestLink(user.id, user.token, taken);
       const linkToken = tokenFromMail(await smtp.waitFor(taken));
-      expect((await call('POST', '/v1/users/email-link/verify', undefined, { token: linkToken })).statusCode).toBe(401);
+      expect((await t.as(null).post('/v1/users/email-link/verify', { token: linkToken })).status).toBe(401);
       await t.database.db.transaction().execute((trx) =>
         t.app.services.users.createEmailUser(trx, {
           email: taken,
@@ -487,39 +468,27 @@ describe('platform accounts and email linking', () => {
           password: 'taker-password',
         }),
       );
-      const conflict = await verify(admin, linkToken);
-      expect(conflict.statusCode).toBe(409);
-      expect(conflict.json()).toEqual({
+      const conflict = await verify(admin, linkToken).expect(409);
+      expect(conflict.body).toEqual({
         error: 'Conflict',
         message: 'Email is already in use',
         code: 'user.email_in_use',
       });
-      expect((await call('GET', `/v1/users/${user.id}/accounts`, user.token)).json().data).toHaveLength(1);
+      expect((await t.as(user.token).get(`/v1/users/${user.id}/accounts`).expect(200)).body.data).toHaveLength(1);
     });
 
     it('refuses a link while the email platform is disabled', async () => {
       const user = await createOAuthUser();
-      await t.app.inject({
-        method: 'PATCH',
-        url: '/v1/platforms/email/enabled',
-        headers: bearer(admin),
-        payload: { enabled: false },
-      });
+      await t.as(admin).patch('/v1/platforms/email/enabled', { enabled: false });
       try {
-        const response = await requestLink(user.id, user.token, `disabled_${counter}@example.org`);
-        expect(response.statusCode).toBe(400);
-        expect(response.json()).toEqual({
+        const response = await requestLink(user.id, user.token, `disabled_${counter}@example.org`).expect(400);
+        expect(response.body).toEqual({
           error: 'BadRequest',
           message: 'Email sign-in is disabled',
           code: 'account.email_sign_in_disabled',
         });
       } finally {
-        await t.app.inject({
-          method: 'PATCH',
-          url: '/v1/platforms/email/enabled',
-          headers: bearer(admin),
-          payload: { enabled: true },
-        });
+        await t.as(admin).patch('/v1/platforms/email/enabled', { enabled: true });
       }
     });
 
@@ -556,14 +525,11 @@ describe('email link when the mail cannot be sent', () => {
       .values({ username: 'no_mail_user' })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const response = await t.app.inject({
-      method: 'POST',
-      url: `/v1/users/${user.id}/email-link/request`,
-      headers: bearer(admin),
-      payload: { email: 'nomail@example.org', password: 'linked-password-1' },
-    });
-    expect(response.statusCode).toBe(500);
-    expect(response.json()).toEqual({
+    const response = await t
+      .as(admin)
+      .post(`/v1/users/${user.id}/email-link/request`, { email: 'nomail@example.org', password: 'linked-password-1' })
+      .expect(500);
+    expect(response.body).toEqual({
       error: 'InternalServerError',
       message: 'The verification email could not be sent; please try again later',
       code: 'mail.not_sent',
@@ -571,11 +537,7 @@ describe('email link when the mail cannot be sent', () => {
     expect(
       await t.database.db.selectFrom('account_tokens').select('id').where('user_id', '=', user.id).execute(),
     ).toEqual([]);
-    const pending = await t.app.inject({
-      method: 'GET',
-      url: `/v1/users/${user.id}/email-link/pending`,
-      headers: bearer(admin),
-    });
-    expect(pending.json()).toEqual({ pending: false, email: null, expires_at: null });
+    const pending = await t.as(admin).get(`/v1/users/${user.id}/email-link/pending`);
+    expect(pending.body).toEqual({ pending: false, email: null, expires_at: null });
   });
 });

@@ -7,6 +7,7 @@ import type { OAuthClientsService } from './identity/oauth-clients/service.js';
 import type { PasskeysService } from './identity/passkeys/service.js';
 import type { SecurityNotices } from './identity/security-notices/service.js';
 import type { SessionsService, SessionStore } from './identity/sessions/service.js';
+import type { SharingService } from './tracking/sharing/service.js';
 import type { GpsService } from './tracking/gps/service.js';
 import type { AuditService } from './operations/audit/service.js';
 import type { RealtimeService } from './operations/realtime/service.js';
@@ -26,6 +27,7 @@ export interface Reacting {
   auditLog: Pick<AuditService, 'pseudonymiseUser'>;
   realtime: Pick<RealtimeService, 'accessChanged' | 'pointsRecorded'>;
   gps: Pick<GpsService, 'forgetLatest' | 'forgetLatestOfTrip' | 'forgetSender'>;
+  sharing: Pick<SharingService, 'forgetAudienceOf' | 'endSharesOfDevice' | 'forgetUsers'>;
 }
 
 /**
@@ -47,6 +49,7 @@ export function registerReactions({
   auditLog,
   realtime,
   gps,
+  sharing,
 }: Reacting): void {
   events.on('user.signed_in', (event) => securityNotices.signedIn(event));
   events.on('user.security_changed', (change) => securityNotices.changed(change));
@@ -74,7 +77,18 @@ export function registerReactions({
     await realtime.accessChanged(userId);
   });
   events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
-  events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
+  events.on('device.deleted', async ({ deviceId, ownerId }) => {
+    await gps.forgetLatest(deviceId);
+    await sharing.forgetAudienceOf([ownerId], deviceId);
+  });
+  events.on('device.created', ({ ownerId }) => sharing.forgetAudienceOf([ownerId]));
+  // A group's shares go with it (on delete cascade); what its members reach is read anew after the commit.
+  events.on('group.members_changed', ({ userIds }) => sharing.forgetUsers(userIds));
+  events.on('group.deleting', ({ memberIds, onCommit }) => onCommit(() => sharing.forgetUsers(memberIds)));
+  events.on('device.transferring', async ({ deviceId, fromUserId, toUserId, trx, onCommit }) => {
+    await sharing.endSharesOfDevice(trx, deviceId, onCommit);
+    onCommit(() => sharing.forgetAudienceOf([fromUserId, toUserId]));
+  });
   events.on('trip.deleting', ({ tripId, trx, onCommit }) => gps.forgetLatestOfTrip(tripId, trx, onCommit));
   events.on('permission.created', () => oauth.forgetProvider());
   events.on('oauth_client.restricted', ({ clientId }) => oauth.revokeClient(clientId));

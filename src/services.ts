@@ -24,6 +24,7 @@ import { createSignInThrottle } from './identity/sign-in-throttle/service.js';
 import { createAccountTokens } from './identity/account-tokens/service.js';
 import { createEmailVerification } from './identity/registration/verify-email.js';
 import { createDevicesService } from './tracking/devices/service.js';
+import { createSharingService } from './tracking/sharing/service.js';
 import { createGpsService, LATEST_CACHE_TTL_SECS } from './tracking/gps/service.js';
 import { createGpsFilesService, createPointSinkOverBatch } from './tracking/gps-files/service.js';
 import { createPegelService } from './tracking/pegel/service.js';
@@ -215,6 +216,14 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   });
   const devices = createDevicesService({ db, apiKeys, events, caches });
   const settings = createSettingsService({ db, log, caches });
+  const sharing = createSharingService({
+    db,
+    devices,
+    groups,
+    caches,
+    clock,
+    selfService: () => settings.configValue('tracking.self_service', true),
+  });
   const realtime = createRealtimeService({
     kv,
     clock,
@@ -354,6 +363,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     realtime,
     gps,
     groups,
+    sharing,
   });
   const { scheduler, purgeExpired } = createJobs({
     db,
@@ -406,6 +416,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     passkeys,
     verifyEmail,
     devices,
+    sharing,
     gps,
     trips,
     settings,

@@ -34,8 +34,15 @@ export interface DomainEvents {
    * for any user end, so none outlives what it may now do.
    */
   'oauth_client.restricted': { clientId: string };
-  /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
-  'device.deleted': { deviceId: string };
+  /** A device was made (after commit): its owner's audience (who sees all their devices) re-reads its grants. */
+  'device.created': { deviceId: string; ownerId: string | null };
+  /**
+   * A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it,
+   * and those it was shared with re-read their grants.
+   */
+  'device.deleted': { deviceId: string; ownerId: string | null };
+  /** A device is changing hands: its shares (the old owner's to give) end in the same transaction. */
+  'device.transferring': { deviceId: string; fromUserId: string | null; toUserId: string } & TransactionalEvent;
   /**
    * A trip is being deleted (its points stay, without trip): the cached latest points of every device that
    * logged to it, not only of the trip's device now, are forgotten after the commit.

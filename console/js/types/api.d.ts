@@ -1197,7 +1197,7 @@ export interface paths {
          * List GPS points, newest first
          * @description Newest first; points of the same time by id, descending. Numbered pages (page) or, from any next link, the page after a cursor (after), which costs the same however deep. total is exact up to 10,000 points; beyond, it is PostgreSQL's estimate and the response carries X-Total-Count-Estimated: true.
          *
-         *     Requires permission `gps:read`.
+         *     Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["listGpsPoints"];
         put?: never;
@@ -1205,7 +1205,7 @@ export interface paths {
          * Record a GPS point
          * @description timestamp is Unix seconds (answered as ISO 8601). Without device_id the point belongs to the device linked to the calling API key, if any. Counted against an extra rate limit (RATE_LIMIT_GPS_WRITE). Points arriving together are committed together (group commit); 201 means the point is committed.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["createGpsPoint"];
         delete?: never;
@@ -1225,7 +1225,7 @@ export interface paths {
          * The latest GPS point, overall or of one device
          * @description Served from a cache (by default 5 minutes: system config gps.latest_cache_ttl_secs) that every new point refreshes.
          *
-         *     Requires permission `gps:read`.
+         *     Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["getCurrentPosition"];
         put?: never;
@@ -1245,7 +1245,7 @@ export interface paths {
         };
         /**
          * The latest GPS point of every device (bare array)
-         * @description Requires permission `gps:read`.
+         * @description Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["listCurrentDevicePositions"];
         put?: never;
@@ -1265,14 +1265,14 @@ export interface paths {
         };
         /**
          * Get a GPS point
-         * @description Requires permission `gps:read`.
+         * @description Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["getGpsPoint"];
         put?: never;
         post?: never;
         /**
          * Delete a GPS point (not one that belongs to a trip)
-         * @description Requires permission `gps:delete`.
+         * @description Requires permission `gps:delete` (every device) or `gps:delete_own` (your own devices and those shared with you).
          */
         delete: operations["deleteGpsPoint"];
         options?: never;
@@ -1293,7 +1293,7 @@ export interface paths {
          * Record up to 10,000 GPS points at once
          * @description Points in the shape of POST /v1/gps, as a JSON array or as NDJSON (Content-Type: application/x-ndjson, one point per line). Each point is checked on its own: the valid ones are stored in one transaction, the others listed in refused (index, field, message). A point whose device, time and position are already stored is counted in duplicates and not stored again, so a batch may be sent again after a lost answer. With all_or_nothing=true any refusal stores nothing and answers 400 with the same list. Counted once against the extra rate limit of POST /v1/gps.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["batchGps"];
         delete?: never;
@@ -1313,7 +1313,7 @@ export interface paths {
          * Traccar Client, GPSLogger: one position in the query string
          * @description Traccar Client (OsmAnd protocol): the 10.x form post, the 9.x JSON body (speed in m/s) and the classic query string (speed in knots), and GPSLogger through its custom URL (speed_mps=%SPD). The API key goes in the device identifier (`id`), a `key` parameter, a Bearer header or HTTP Basic as password. timestamp is Unix seconds, milliseconds or ISO 8601 (without a zone: UTC); a request without a position (a heartbeat) stores nothing. Traccar's opt-in JSON batches (a JSON array of up to 1,000 such bodies or bare locations, or one body whose location is an array) are stored in one transaction. Answers 200 with an empty body. The point lands on the device linked to the API key (403 gps.no_device_for_credential when none is); what the client names as its device is not used. A point already stored (same device, time and position) is answered as stored and not stored again.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         get: operations["getIngestOsmand"];
         put?: never;
@@ -1321,7 +1321,7 @@ export interface paths {
          * Traccar Client: one position as a form, JSON body or query string
          * @description Traccar Client (OsmAnd protocol): the 10.x form post, the 9.x JSON body (speed in m/s) and the classic query string (speed in knots), and GPSLogger through its custom URL (speed_mps=%SPD). The API key goes in the device identifier (`id`), a `key` parameter, a Bearer header or HTTP Basic as password. timestamp is Unix seconds, milliseconds or ISO 8601 (without a zone: UTC); a request without a position (a heartbeat) stores nothing. Traccar's opt-in JSON batches (a JSON array of up to 1,000 such bodies or bare locations, or one body whose location is an array) are stored in one transaction. Answers 200 with an empty body. The point lands on the device linked to the API key (403 gps.no_device_for_credential when none is); what the client names as its device is not used. A point already stored (same device, time and position) is answered as stored and not stored again.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["osmandIngest"];
         delete?: never;
@@ -1343,7 +1343,7 @@ export interface paths {
          * OwnTracks (HTTP mode): one message
          * @description Set the API key as the password of HTTP Basic (any user name), or send it as Bearer or a key parameter. A `_type: location` message (or one without _type that has lat or lon) is stored (tst Unix seconds, vel km/h, acc and alt metres, batt percent, bs), or refused with 400 naming the field when it cannot be; every other message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so the app never retries it. The point lands on the device linked to the API key (403 gps.no_device_for_credential when none is); what the client names as its device is not used. A point already stored (same device, time and position) is answered as stored and not stored again.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["createIngestOwntrack"];
         delete?: never;
@@ -1365,7 +1365,7 @@ export interface paths {
          * Overland: a batch of up to 1,000 GeoJSON points
          * @description Set the API key as the access token (Authorization: Bearer), or as a key parameter in the receiver URL. The location Features (a geometry with [longitude, latitude] and properties.timestamp) are stored in one transaction (speed m/s, -1 unknown; battery_level 0..1); Features that are no position (trip summaries, visits, log entries: properties.type or properties.action) are skipped. Answers {"result":"ok"} once the batch is committed; a resent batch stores nothing twice. A location that cannot be stored refuses the whole batch with 400 naming it (locations[3].geometry.coordinates[1]): nothing is stored, and Overland keeps the batch and shows the error. The point lands on the device linked to the API key (403 gps.no_device_for_credential when none is); what the client names as its device is not used. A point already stored (same device, time and position) is answered as stored and not stored again.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["overlandIngest"];
         delete?: never;
@@ -1383,7 +1383,7 @@ export interface paths {
         };
         /**
          * List devices, newest first
-         * @description Requires permission `devices:read`.
+         * @description Requires permission `devices:read` (every device) or `devices:read_own` (your own devices and those shared with you).
          */
         get: operations["listDevices"];
         put?: never;
@@ -1391,7 +1391,7 @@ export interface paths {
          * Create a device
          * @description With api_key_id, that key is linked to the device (a key you own, or a system key); any key linked before is unlinked.
          *
-         *     Requires permission `devices:write`.
+         *     Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
          */
         post: operations["createDevice"];
         delete?: never;
@@ -1409,14 +1409,14 @@ export interface paths {
         };
         /**
          * Get a device
-         * @description Requires permission `devices:read`.
+         * @description Requires permission `devices:read` (every device) or `devices:read_own` (your own devices and those shared with you).
          */
         get: operations["getDevice"];
         put?: never;
         post?: never;
         /**
          * Delete a device (its points stay, without device)
-         * @description Requires permission `devices:delete`.
+         * @description Requires permission `devices:delete` (every device) or `devices:delete_own` (your own devices and those shared with you).
          */
         delete: operations["deleteDevice"];
         options?: never;
@@ -1425,9 +1425,129 @@ export interface paths {
          * Update a device (at least one field)
          * @description With api_key_id, that key is linked to the device (a key you own, or a system key); any key linked before is unlinked.
          *
-         *     Requires permission `devices:write`.
+         *     Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
          */
         patch: operations["updateDevice"];
+        trace?: never;
+    };
+    "/v1/devices/{id}/transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hand a device to another user
+         * @description The owner (or a holder of devices:write) makes user_id the owner. The device’s own shares end; its points and trips stay with it.
+         *
+         *     Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        post: operations["transferDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/{id}/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The shares of a device (and its owner’s shares of every device)
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        get: operations["listDeviceShares"];
+        put?: never;
+        /**
+         * Share a device with a user or a group
+         * @description By its owner (or a holder of devices:write). One share per device and user or group: sharing again changes the share (200) instead of adding one (201).
+         *
+         *     Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        post: operations["createDeviceShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/devices/{id}/shares/{share_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a share of a device at once
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        delete: operations["deleteDeviceShare"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a share of a device (level, history, end)
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        patch: operations["updateDeviceShare"];
+        trace?: never;
+    };
+    "/v1/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What I share (outgoing) or what is shared with me (incoming)
+         * @description Requires permission `devices:read` (every device) or `devices:read_own` (your own devices and those shared with you).
+         */
+        get: operations["listShares"];
+        put?: never;
+        /**
+         * Share one device of mine, or every device of mine (those added later too)
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        post: operations["createShare"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shares/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End a share of mine at once
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        delete: operations["deleteShare"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a share of mine
+         * @description Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        patch: operations["updateShare"];
         trace?: never;
     };
     "/v1/trips": {
@@ -4338,6 +4458,29 @@ export interface components {
             is_public: boolean;
             /** Format: uuid */
             api_key_id: string | null;
+            /** Format: uuid */
+            owner_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        DeviceShare: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            owner_id: string;
+            /** Format: uuid */
+            device_id: string | null;
+            /** Format: uuid */
+            user_id: string | null;
+            /** Format: uuid */
+            group_id: string | null;
+            /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
+            level: "live" | "history" | "full";
+            history_days: number | null;
+            /** Format: date-time */
+            expires_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -12494,7 +12637,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12503,8 +12646,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12598,7 +12741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: `gps.unknown_device`, `request.validation` */
+            /** @description Bad request: `gps.unknown_device`, `gps.device_required`, `request.validation` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12630,7 +12773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12639,8 +12782,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Points may be sent only to a device you own",
+                     *       "code": "gps.device_not_writable"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12738,7 +12881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12747,8 +12890,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12822,7 +12965,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12831,8 +12974,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12914,7 +13057,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12923,8 +13066,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13014,7 +13157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13023,8 +13166,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Points may be sent only to a device you own",
+                     *       "code": "gps.device_not_writable"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13168,7 +13311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13177,8 +13320,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -13271,7 +13414,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Bad request: `gps.invalid_point`, `request.validation` */
+            /** @description Bad request: `gps.invalid_point`, `gps.device_required`, `gps.unknown_device`, `request.validation` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13303,7 +13446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `gps.no_device_for_credential`, `auth.forbidden` */
+            /** @description Forbidden: `gps.no_device_for_credential`, `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13465,7 +13608,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Bad request: `gps.invalid_point`, `request.validation` */
+            /** @description Bad request: `gps.invalid_point`, `gps.device_required`, `gps.unknown_device`, `request.validation` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13497,7 +13640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `gps.no_device_for_credential`, `auth.forbidden` */
+            /** @description Forbidden: `gps.no_device_for_credential`, `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13589,7 +13732,7 @@ export interface operations {
                     "application/json": unknown[];
                 };
             };
-            /** @description Bad request: `gps.invalid_point`, `request.validation` */
+            /** @description Bad request: `gps.invalid_point`, `gps.device_required`, `gps.unknown_device`, `request.validation` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13621,7 +13764,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `gps.no_device_for_credential`, `auth.forbidden` */
+            /** @description Forbidden: `gps.no_device_for_credential`, `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13732,7 +13875,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: `gps.invalid_point`, `request.validation` */
+            /** @description Bad request: `gps.invalid_point`, `gps.device_required`, `gps.unknown_device`, `request.validation` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -13764,7 +13907,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `gps.no_device_for_credential`, `auth.forbidden` */
+            /** @description Forbidden: `gps.no_device_for_credential`, `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13889,7 +14032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -13898,8 +14041,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14001,7 +14144,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `device.api_key_not_linkable`, `auth.forbidden` */
+            /** @description Forbidden: `device.api_key_not_linkable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14093,7 +14236,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14102,8 +14245,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14193,7 +14336,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `device.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14202,8 +14345,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the owner of the device (or a holder of devices:write) may change it",
+                     *       "code": "device.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14322,7 +14465,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `device.api_key_not_linkable`, `auth.forbidden` */
+            /** @description Forbidden: `device.api_key_not_linkable`, `device.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -14349,6 +14492,1201 @@ export interface operations {
                      *       "error": "NotFound",
                      *       "message": "Device not found",
                      *       "code": "device.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    transferDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": "5f0c6f2e-8a0e-4c1b-9a53-2d7f1e0b6c11"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The user who owns the device from now on
+                     */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Device"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `device.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the owner of the device (or a holder of devices:write) may change it",
+                     *       "code": "device.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `device.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Device not found",
+                     *       "code": "device.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listDeviceShares: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"][];
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createDeviceShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": "5f0c6f2e-8a0e-4c1b-9a53-2d7f1e0b6c11",
+                 *       "level": "history",
+                 *       "history_days": 7
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Share with this user…
+                     */
+                    user_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description …or with every member of this group (one of yours)
+                     */
+                    group_id?: string;
+                    /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
+                    level: "live" | "history" | "full";
+                    /** @description Days of history shown (default: all) */
+                    history_days?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the share ends (default: never)
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteDeviceShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                share_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateDeviceShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                share_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-12-31T23:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
+                    level?: "live" | "history" | "full";
+                    /** @description Days of history shown (default: all) */
+                    history_days?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the share ends (default: never)
+                     */
+                    expires_at?: string | null;
+                } | unknown | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listShares: {
+        parameters: {
+            query?: {
+                /** @description incoming: shared with me (directly or through a group); outgoing (default): what I share */
+                direction?: "incoming" | "outgoing";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"][];
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "user_id": "5f0c6f2e-8a0e-4c1b-9a53-2d7f1e0b6c11",
+                 *       "level": "live",
+                 *       "history_days": 7
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description One device of yours; without it, every device of yours
+                     */
+                    device_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Share with this user…
+                     */
+                    user_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description …or with every member of this group (one of yours)
+                     */
+                    group_id?: string;
+                    /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
+                    level: "live" | "history" | "full";
+                    /** @description Days of history shown (default: all) */
+                    history_days?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the share ends (default: never)
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateShare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_at": "2026-12-31T23:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
+                    level?: "live" | "history" | "full";
+                    /** @description Days of history shown (default: all) */
+                    history_days?: number | null;
+                    /**
+                     * Format: date-time
+                     * @description When the share ends (default: never)
+                     */
+                    expires_at?: string | null;
+                } | unknown | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DeviceShare"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation`, `database.missing_reference`, `sharing.self_share`, `sharing.expired`, `sharing.unknown_grantee` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.not_owner`, `sharing.not_a_member`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the device's owner (or a holder of devices:write) may do this",
+                     *       "code": "sharing.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `sharing.share_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Share not found",
+                     *       "code": "sharing.share_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `sharing.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "Too many shares: at most 100 per device and 1,000 per owner",
+                     *       "code": "sharing.too_many"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -883,14 +883,25 @@ describe('wildcard permissions', () => {
   });
 });
 
-/** What role_user holds (issue 36): the permissions a key needs on routes of its owner's own account. */
+/**
+ * What role_user holds: the permissions a key needs on routes of its owner's own account (issue 36), their
+ * own devices (issue 43) and their groups.
+ */
 const OWN_ACCOUNT = [
   'audit:read_own',
   'audit:report_own',
   'connected_apps:read',
   'connected_apps:revoke',
   'connected_apps:sign_out',
+  'devices:delete_own',
+  'devices:read_own',
+  'devices:write_own',
   'export:read',
+  'gps:delete_own',
+  'gps:read_own',
+  'gps:write_own',
+  'groups:read',
+  'groups:write',
   'integrations:read',
   'integrations:write',
 ];

@@ -49,6 +49,8 @@ import { UpdateDeviceBody } from '../../tracking/devices/schemas.js';
 import { keyOfPoint } from '../../tracking/gps/schemas.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
 import type { TripsService } from '../../tracking/trips/service.js';
+// GraphQL's tracking fields demand the global permissions (gps:read, ...): they answer every device.
+import { EVERY_DEVICE } from '../../tracking/sharing/index.js';
 
 /** The services the resolvers call: the same functions the REST routes call, so no rule lives twice. */
 export interface GraphQLServices {
@@ -259,10 +261,10 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
           isSuperAdmin: caller.isSuperAdmin,
         };
       },
-      devices: pageOf('devices:read', (limit, offset) => devices.page(limit, offset)),
+      devices: pageOf('devices:read', (limit, offset) => devices.page(EVERY_DEVICE, limit, offset)),
       device: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('devices:read'));
-        return devices.get(uuidArg(args, 'id'));
+        return devices.get(EVERY_DEVICE, uuidArg(args, 'id'));
       },
       trips: pageOf('trips:read', (limit, offset, args) =>
         trips.page(limit, offset, args.status as Parameters<typeof trips.page>[2]),
@@ -274,7 +276,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       gpsPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
         const page = keysetPageOfArgs('gps', args);
-        return pointPage(page, await gps.page(page.limit, startOf(page)));
+        return pointPage(page, await gps.page(EVERY_DEVICE, page.limit, startOf(page)));
       },
       tripPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('trips:read'));
@@ -284,7 +286,7 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       },
       gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
-        return gps.get(uuidArg(args, 'id'));
+        return gps.get(EVERY_DEVICE, uuidArg(args, 'id'));
       },
       latestPosition: (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:read'));
@@ -409,13 +411,14 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         const caller = guard(context, requirePermission('devices:write'));
         return devices.update(
           caller,
+          EVERY_DEVICE,
           uuidArg(args, 'id'),
           bodyFrom<Static<typeof UpdateDeviceBody>>(checks.updateDevice, args.input),
         );
       },
       deleteGpsData: async (_: unknown, args: Args, context: GraphQLContext) => {
         guard(context, requirePermission('gps:delete'));
-        await gps.remove(uuidArg(args, 'id'));
+        await gps.remove(EVERY_DEVICE, uuidArg(args, 'id'));
         return true;
       },
       // The service decides (system key, audit:write, the app assertion for end-user actors), as for POST /v1/internal/audit.

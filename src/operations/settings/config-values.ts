@@ -10,6 +10,7 @@ import { compileBodyCheck } from '../../platform/http/validation.js';
 const CONFIG_VALUES: Record<string, TSchema> = {
   'gps.latest_cache_ttl_secs': Type.Integer({ minimum: 1, maximum: 86_400 }),
   'trips.default_gps_logging': Type.Boolean(),
+  'tracking.self_service': Type.Boolean(),
   // Days kept; null keeps for ever. At most 100 years.
   'gps.retention_days': Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36_500 })]),
   'audit.retention_days': Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36_500 })]),

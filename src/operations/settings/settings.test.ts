@@ -138,6 +138,7 @@ describe('system config', () => {
       'gps.latest_cache_ttl_secs',
       'gps.retention_days',
       'map.default_center',
+      'tracking.self_service',
       'tracking.units',
       'trips.default_gps_logging',
     ]);

@@ -46,7 +46,7 @@ export function hasPermission(caller: Caller, permission: string): boolean {
 
 /**
  * Permissions that act on the holder's own account only (their OAuth clients, activity log, data export,
- * integrations, connected apps, groups): every user holds them through the default role, and holding them gives no
+ * integrations, connected apps, groups, own devices): every user holds them through the default role, and holding them gives no
  * power over anyone else, so they do not count when judging whether a caller may manage another user.
  */
 export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
@@ -64,6 +64,13 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   // Groups a user belongs to (issue 43): an admin of a group has power over its members only within it.
   'groups:read',
   'groups:write',
+  // Self-service tracking (issue 43): one's own devices and those shared with one, nobody else's.
+  'gps:read_own',
+  'gps:write_own',
+  'gps:delete_own',
+  'devices:read_own',
+  'devices:write_own',
+  'devices:delete_own',
 ]);
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

@@ -19,6 +19,11 @@ export interface RouteAuth {
   permission?: string;
   /** Path parameter holding a user id: a caller acting on their own user needs no permission. */
   orSelf?: string;
+  /**
+   * A permission that lets the caller in without `permission`, to act only on what is theirs (self-service
+   * tracking: `gps:read_own` for `gps:read`); the route's service narrows what it answers to that. Needs a user.
+   */
+  ownScope?: string;
   /** Any valid credential will do (OAuth access tokens only where `oauthTokens` says so). */
   authenticated?: true;
   /**
@@ -61,6 +66,11 @@ export const requirePermission = (permission: string, options: { orSelf?: string
   permission,
   ...options,
 });
+/**
+ * A tracking route: `permission` (e.g. `gps:read`) reaches every device; its own-scope twin (`gps:read_own`)
+ * only the caller's own devices and those shared with them (docs/access.md, "Self-service tracking").
+ */
+export const requireTracking = (permission: string): RouteAuth => ({ permission, ownScope: `${permission}_own` });
 export const requireAuthenticated = (options: { oauthTokens?: true } = {}): RouteAuth => ({
   authenticated: true,
   ...options,
@@ -200,7 +210,9 @@ export function refusalFor(
     params?.[auth.orSelf]?.toLowerCase() === caller.userId
   )
     return undefined;
-  return hasPermission(caller, auth.permission) ? undefined : missingPermission(auth.permission);
+  if (hasPermission(caller, auth.permission)) return undefined;
+  if (auth.ownScope && caller.userId && hasPermission(caller, auth.ownScope)) return undefined;
+  return missingPermission(auth.permission);
 }
 
 /** 403 naming the permission the caller lacks, so a client sees at once which scope its key needs. */
@@ -218,7 +230,9 @@ function documentRequirement(route: RouteOptions, auth: RouteAuth): void {
   const requirement = auth.systemKey
     ? 'Requires the system API key.'
     : auth.permission
-      ? `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
+      ? auth.ownScope
+        ? `Requires permission \`${auth.permission}\` (every device) or \`${auth.ownScope}\` (your own devices and those shared with you).`
+        : `Requires permission \`${auth.permission}\`${auth.orSelf ? ' (or acting on your own user)' : ''}.`
       : auth.ownAccount
         ? `Acts on your own account: a session may; an API key${auth.oauthTokens ? '' : ' or OAuth access token'} needs permission \`${auth.ownAccount}\`.`
         : 'Requires any valid credential.';

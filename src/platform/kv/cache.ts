@@ -13,6 +13,11 @@ export interface CacheOptions<T> {
   maxLocalEntries?: number;
   /** Rebuilds a value from its parsed JSON (dates come back as strings); the parsed JSON by default. */
   decode?: (json: unknown) => T;
+  /**
+   * Told of every invalidation on this node, its own and those of other nodes (pub/sub), once the keys are
+   * forgotten here: for holders of a value beyond a request (an open WebSocket's view of what it may see).
+   */
+  onInvalidated?: (keys: string[]) => void;
 }
 
 /** A read-through cache of values loaded from the database, shared by every node. */
@@ -177,6 +182,7 @@ class SharedCache<T> implements Cache<T> {
     this.#invalidations++;
     const until = this.clock.nowMs() + HOLD_MS;
     for (const key of keys) this.#local.set(key, { held: true, until });
+    this.options.onInvalidated?.(keys);
   }
 
   #remember(key: string, value: T): void {

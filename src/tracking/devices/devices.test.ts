@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unchecked, type Client } from '../../../test/client.js';
 import {
+  adminIdOf,
   buildTestApp,
   createApiKey,
   createRoleWith,
@@ -37,6 +38,7 @@ describe('devices', () => {
       is_active: true,
       is_public: false,
       api_key_id: null,
+      owner_id: await adminIdOf(t),
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -9,12 +9,14 @@ const COLUMNS = [
   'is_active',
   'is_public',
   'api_key_id',
+  'owner_id',
   'created_at',
   'updated_at',
 ] as const;
 
 export interface DeviceFields {
   name?: string;
+  owner_id?: string | null;
   description?: string | null;
   device_type?: string | null;
   is_active?: boolean;
@@ -22,6 +24,16 @@ export interface DeviceFields {
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {
+  const countOf = async (ids: string[]) =>
+    Number(
+      (
+        await db
+          .selectFrom('devices')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('id', 'in', ids)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const count = async () =>
     Number(
       (
@@ -51,6 +63,43 @@ export function createDevicesRepo(db: Kysely<Schema>) {
       return { rows, total };
     },
 
+    /** A page of these devices (a self-service user's own and shared ones), newest first, and their total. */
+    async pageOf(ids: string[], limit: number, offset: number) {
+      if (ids.length === 0) return { rows: [], total: 0 };
+      const rows = await db
+        .selectFrom('devices')
+        .select(COLUMNS)
+        .where('id', 'in', ids)
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      // Only ids that name a device now: a deleted one may linger in a cached list for a moment.
+      const total = offset === 0 && rows.length < limit ? rows.length : await countOf(ids);
+      return { rows, total };
+    },
+
+    /** The devices these users own. */
+    ownedBy: (ownerIds: string[]) =>
+      ownerIds.length === 0
+        ? Promise.resolve([])
+        : db.selectFrom('devices').select(['id', 'owner_id']).where('owner_id', 'in', ownerIds).execute(),
+
+    /** The device's owner, read (and locked) in a handover's transaction; undefined: no such device. */
+    ownerIn: async (trx: Kysely<Schema>, id: string) =>
+      (await trx.selectFrom('devices').select('owner_id').where('id', '=', id).forUpdate().executeTakeFirst())
+        ?.owner_id,
+
+    /** Hands the device to another user, in the handover's transaction. */
+    transfer: (trx: Kysely<Schema>, id: string, ownerId: string) =>
+      trx
+        .updateTable('devices')
+        .set({ owner_id: ownerId, updated_at: new Date() })
+        .where('id', '=', id)
+        .returning(COLUMNS)
+        .executeTakeFirst(),
+
     get: (id: string) => db.selectFrom('devices').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
 
     byIds: (ids: readonly string[]) =>
@@ -76,7 +125,7 @@ export function createDevicesRepo(db: Kysely<Schema>) {
       (await trx.selectFrom('devices').select('api_key_id').where('id', '=', id).executeTakeFirst())?.api_key_id ??
       null,
 
-    insert: (trx: Kysely<Schema>, fields: DeviceFields & { name: string }) =>
+    insert: (trx: Kysely<Schema>, fields: DeviceFields & { name: string; owner_id: string | null }) =>
       trx.insertInto('devices').values(fields).returning(COLUMNS).executeTakeFirstOrThrow(),
 
     update: (trx: Kysely<Schema>, id: string, fields: DeviceFields) =>
@@ -104,8 +153,8 @@ export function createDevicesRepo(db: Kysely<Schema>) {
     },
 
     /** The deleted device's key (null: it had none), or undefined when there was no such device. */
-    async delete(id: string): Promise<{ api_key_id: string | null } | undefined> {
-      return db.deleteFrom('devices').where('id', '=', id).returning('api_key_id').executeTakeFirst();
+    async delete(id: string): Promise<{ api_key_id: string | null; owner_id: string | null } | undefined> {
+      return db.deleteFrom('devices').where('id', '=', id).returning(['api_key_id', 'owner_id']).executeTakeFirst();
     },
   };
 }

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import {
   created,
   errorResponses,
@@ -15,29 +15,38 @@ import {
 import { IdParams } from '../../platform/http/schemas.js';
 import { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js';
 import type { DevicesService } from './service.js';
-import { RequestErrors } from '../../platform/http/errors.js';
+import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
+import type { SharingService } from '../sharing/service.js';
+import { SharingErrors } from '../sharing/errors.js';
+import { TransferBody } from '../sharing/schemas.js';
 import { DeviceErrors } from './errors.js';
 
 const tags = ['Devices'];
 const linkRule =
   'With api_key_id, that key is linked to the device (a key you own, or a system key); any key linked before is unlinked.';
 
-export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devices: DevicesService }): Promise<void> {
+export async function deviceRoutes(
+  fastify: FastifyInstance,
+  { devices, sharing }: { devices: DevicesService; sharing: Pick<SharingService, 'scopeOf'> },
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
+  const scoped = SharingErrors.self_service_off;
 
   app.get(
     '/v1/devices',
     {
-      config: { auth: requirePermission('devices:read') },
+      config: { auth: requireTracking('devices:read') },
       schema: {
         tags,
         summary: 'List devices, newest first',
         querystring: PageQuery(10),
-        response: { 200: PageEnvelope(Device) },
+        response: { 200: PageEnvelope(Device), ...errorResponses(scoped) },
       },
     },
     async (request) => {
-      const { rows, total } = await devices.page(request.query.limit, offsetOf(request.query));
+      const scope = await scopeOf(request, 'devices:read');
+      const { rows, total } = await devices.page(scope, request.query.limit, offsetOf(request.query));
       return paginated(request, rows, total, request.query);
     },
   );
@@ -45,21 +54,24 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
   app.get(
     '/v1/devices/:id',
     {
-      config: { auth: requirePermission('devices:read') },
+      config: { auth: requireTracking('devices:read') },
       schema: {
         tags,
         summary: 'Get a device',
         params: IdParams,
-        response: { 200: SingleEnvelope(Device), ...errorResponses(RequestErrors.validation, DeviceErrors.not_found) },
+        response: {
+          200: SingleEnvelope(Device),
+          ...errorResponses(RequestErrors.validation, DeviceErrors.not_found, scoped),
+        },
       },
     },
-    async (request) => single(request, await devices.get(request.params.id)),
+    async (request) => single(request, await devices.get(await scopeOf(request, 'devices:read'), request.params.id)),
   );
 
   app.post(
     '/v1/devices',
     {
-      config: { auth: requirePermission('devices:write') },
+      config: { auth: requireTracking('devices:write') },
       schema: {
         tags,
         summary: 'Create a device',
@@ -67,18 +79,25 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
         body: CreateDeviceBody,
         response: {
           201: SingleEnvelope(Device),
-          ...errorResponses(DeviceErrors.unknown_api_key, RequestErrors.validation, DeviceErrors.api_key_not_linkable),
+          ...errorResponses(
+            DeviceErrors.unknown_api_key,
+            RequestErrors.validation,
+            DeviceErrors.api_key_not_linkable,
+            scoped,
+          ),
         },
       },
     },
-    async (request, reply) =>
-      created(request, reply, '/v1/devices', await devices.create(callerOf(request), request.body)),
+    async (request, reply) => {
+      const scope = await scopeOf(request, 'devices:write');
+      return created(request, reply, '/v1/devices', await devices.create(callerOf(request), scope, request.body));
+    },
   );
 
   app.patch(
     '/v1/devices/:id',
     {
-      config: { auth: requirePermission('devices:write') },
+      config: { auth: requireTracking('devices:write') },
       schema: {
         tags,
         summary: 'Update a device (at least one field)',
@@ -92,27 +111,65 @@ export async function deviceRoutes(fastify: FastifyInstance, { devices }: { devi
             RequestErrors.validation,
             DeviceErrors.api_key_not_linkable,
             DeviceErrors.not_found,
+            DeviceErrors.not_owner,
+            scoped,
           ),
         },
       },
     },
-    async (request) => single(request, await devices.update(callerOf(request), request.params.id, request.body)),
+    async (request) => {
+      const scope = await scopeOf(request, 'devices:write');
+      return single(request, await devices.update(callerOf(request), scope, request.params.id, request.body));
+    },
   );
 
   app.delete(
     '/v1/devices/:id',
     {
-      config: { auth: requirePermission('devices:delete') },
+      config: { auth: requireTracking('devices:delete') },
       schema: {
         tags,
         summary: 'Delete a device (its points stay, without device)',
         params: IdParams,
-        response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, DeviceErrors.not_found) },
+        response: {
+          204: Type.Null(),
+          ...errorResponses(RequestErrors.validation, DeviceErrors.not_found, DeviceErrors.not_owner, scoped),
+        },
       },
     },
     async (request, reply) => {
-      await devices.remove(request.params.id);
+      await devices.remove(await scopeOf(request, 'devices:delete'), request.params.id);
       return reply.status(204).send(null);
+    },
+  );
+
+  app.post(
+    '/v1/devices/:id/transfer',
+    {
+      config: { auth: requireTracking('devices:write') },
+      schema: {
+        tags,
+        summary: 'Hand a device to another user',
+        description:
+          'The owner (or a holder of devices:write) makes user_id the owner. The device’s own shares end; its points ' +
+          'and trips stay with it.',
+        params: IdParams,
+        body: TransferBody,
+        response: {
+          200: SingleEnvelope(Device),
+          ...errorResponses(
+            RequestErrors.validation,
+            DatabaseErrors.missing_reference,
+            DeviceErrors.not_found,
+            DeviceErrors.not_owner,
+            scoped,
+          ),
+        },
+      },
+    },
+    async (request) => {
+      const scope = await scopeOf(request, 'devices:write');
+      return single(request, await devices.transfer(scope, request.params.id, request.body.user_id));
     },
   );
 }

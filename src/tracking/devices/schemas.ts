@@ -13,6 +13,7 @@ export const Device = named(
       description: 'Live positions go to anyone on the WebSocket vessels channel, signed in or not',
     }),
     api_key_id: Nullable(Uuid),
+    owner_id: Nullable(Uuid),
     created_at: DateTime,
     updated_at: DateTime,
   }),

@@ -2,7 +2,8 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
-import type { DomainEventBus } from '../../platform/events.js';
+import { afterCommit, type DomainEventBus } from '../../platform/events.js';
+import type { TrackingScope } from '../sharing/index.js';
 import type { CacheOptions, Caches } from '../../platform/kv/cache.js';
 
 import { createDevicesRepo, type DeviceFields } from './repo.js';
@@ -39,13 +40,31 @@ export function createDevicesService(deps: {
   const forgetKeys = (keys: (string | null | undefined)[]) =>
     keyDevices.invalidate([...new Set(keys.filter((key): key is string => Boolean(key)))]);
 
-  /** Only a key the caller owns, or a system key, may be linked (super admins: any key). */
-  async function assertLinkable(caller: Caller, apiKeyId: string): Promise<void> {
+  /**
+   * Only a key the caller owns, or a system key, may be linked (super admins: any key; a self-service user:
+   * only their own). Answers the key's owner.
+   */
+  async function assertLinkable(caller: Caller, scope: TrackingScope, apiKeyId: string): Promise<string | null> {
     const key = await deps.apiKeys.linkable(apiKeyId);
     if (!key) throw DeviceErrors.unknown_api_key();
-    if (!caller.isSuperAdmin && !key.is_system && (caller.userId === null || key.user_id !== caller.userId)) {
-      throw DeviceErrors.api_key_not_linkable();
-    }
+    const own = caller.userId !== null && key.user_id === caller.userId;
+    if (!caller.isSuperAdmin && !own && (!key.is_system || !scope.all)) throw DeviceErrors.api_key_not_linkable();
+    return key.user_id;
+  }
+
+  /** The device, if the scope reaches it (404 otherwise: a device one does not see is not there). */
+  async function visible(scope: TrackingScope, id: string) {
+    if (!scope.all && !scope.access.seesLive(id)) throw DeviceErrors.not_found();
+    const device = await repo.get(id);
+    if (!device) throw DeviceErrors.not_found();
+    return device;
+  }
+
+  /** A device the scope may change: every device for the global permission, else only one's own. */
+  async function changeable(scope: TrackingScope, id: string): Promise<void> {
+    if (scope.all) return;
+    if (!scope.access.seesLive(id)) throw DeviceErrors.not_found();
+    if (scope.access.level(id) !== 'owner') throw DeviceErrors.not_owner();
   }
 
   type Device = NonNullable<Awaited<ReturnType<typeof repo.get>>>;
@@ -56,15 +75,16 @@ export function createDevicesService(deps: {
    */
   async function save(
     caller: Caller,
+    scope: TrackingScope,
     input: DeviceInput,
     id: string | undefined,
-    write: (trx: Kysely<Schema>, fields: DeviceFields) => Promise<Device | undefined>,
+    write: (trx: Kysely<Schema>, fields: DeviceFields, keyOwner: string | null) => Promise<Device | undefined>,
   ) {
     const { api_key_id: apiKeyId, ...fields } = input;
-    if (apiKeyId !== undefined) await assertLinkable(caller, apiKeyId);
+    const keyOwner = apiKeyId === undefined ? null : await assertLinkable(caller, scope, apiKeyId);
     return deps.db.transaction().execute(async (trx) => {
       const previousKey = id === undefined ? null : await repo.keyOf(trx, id);
-      const device = await write(trx, fields);
+      const device = await write(trx, fields, keyOwner);
       if (!device) throw DeviceErrors.not_found();
       await forgetKeys([previousKey, apiKeyId]);
       return apiKeyId === undefined ? device : repo.linkKey(trx, device.id, apiKeyId);
@@ -72,15 +92,17 @@ export function createDevicesService(deps: {
   }
 
   return {
-    page: repo.page,
+    /** A page of the devices the scope reaches, newest first. */
+    page: (scope: TrackingScope, limit: number, offset: number) =>
+      scope.all ? repo.page(limit, offset) : repo.pageOf(scope.access.deviceIds(), limit, offset),
     count: repo.count,
     ids: repo.ids,
 
-    async get(id: string) {
-      const device = await repo.get(id);
-      if (!device) throw DeviceErrors.not_found();
-      return device;
-    },
+    get: visible,
+
+    /** Who owns which device (sharing reads a user's own and their sharers' devices). */
+    ownedBy: repo.ownedBy,
+    ownerOf: repo.get,
 
     /** The devices of these ids that exist, in one query (GraphQL batches its lookups through this). */
     byIds: repo.byIds,
@@ -91,18 +113,53 @@ export function createDevicesService(deps: {
     /** The devices that report with these API keys (a user's own, for their data export). */
     ofApiKeys: repo.ofApiKeys,
 
-    create: (caller: Caller, input: Static<typeof CreateDeviceBody>) =>
-      save(caller, input, undefined, (trx, fields) => repo.insert(trx, { ...fields, name: input.name })),
+    /** Owned by the owner of the key it is linked to, else by its creator (none for the system key). */
+    async create(caller: Caller, scope: TrackingScope, input: Static<typeof CreateDeviceBody>) {
+      const device = await save(caller, scope, input, undefined, (trx, fields, keyOwner) =>
+        repo.insert(trx, {
+          ...fields,
+          name: input.name,
+          owner_id: keyOwner ?? (caller.isSystem ? null : caller.userId),
+        }),
+      );
+      await deps.events.emit('device.created', { deviceId: device.id, ownerId: device.owner_id });
+      return device;
+    },
 
-    update: (caller: Caller, id: string, input: Static<typeof UpdateDeviceBody>) =>
-      save(caller, input, id, (trx, fields) => repo.update(trx, id, fields)),
+    async update(caller: Caller, scope: TrackingScope, id: string, input: Static<typeof UpdateDeviceBody>) {
+      await changeable(scope, id);
+      return save(caller, scope, input, id, (trx, fields) => repo.update(trx, id, fields));
+    },
 
     /** Its points stay without device; the latest-point cache is told (device.deleted), and its key's cached device forgotten. */
-    async remove(id: string) {
+    async remove(scope: TrackingScope, id: string) {
+      await changeable(scope, id);
       const deleted = await repo.delete(id);
       if (!deleted) throw DeviceErrors.not_found();
       await forgetKeys([deleted.api_key_id]);
-      await deps.events.emit('device.deleted', { deviceId: id });
+      await deps.events.emit('device.deleted', { deviceId: id, ownerId: deleted.owner_id });
+    },
+
+    /** Hands the device to another user (its owner, or a holder of devices:write); its shares end. */
+    async transfer(scope: TrackingScope, id: string, toUserId: string) {
+      await changeable(scope, id);
+      const to = toUserId.toLowerCase();
+      const { onCommit, committed } = afterCommit();
+      const device = await deps.db.transaction().execute(async (trx) => {
+        const from = await repo.ownerIn(trx, id);
+        const moved = await repo.transfer(trx, id, to);
+        if (!moved || from === undefined) throw DeviceErrors.not_found();
+        await deps.events.emit('device.transferring', {
+          deviceId: id,
+          fromUserId: from,
+          toUserId: to,
+          trx,
+          onCommit,
+        });
+        return moved;
+      });
+      await committed();
+      return device;
     },
   };
 }

@@ -18,6 +18,8 @@ import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
 import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
+// Files, tracks and imports demand the global permissions (gps:read, gps:write) for now: every device.
+import { EVERY_DEVICE } from '../sharing/index.js';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -74,7 +76,7 @@ export function createGpsFilesService(deps: Deps) {
   async function deviceOf(caller: Caller, named: string | undefined) {
     const linked = named ?? (caller.apiKeyId ? (await deps.devices.ofApiKeys([caller.apiKeyId]))[0]?.id : undefined);
     if (!linked) throw GpsFileErrors.device_required();
-    return deps.devices.get(linked);
+    return deps.devices.get(EVERY_DEVICE, linked);
   }
 
   return {
@@ -179,7 +181,7 @@ export function createGpsFilesService(deps: Deps) {
     /** A device's points over a time range, as a file. Throws (404, 400) before any byte is sent. */
     async exportDevice(input: { deviceId: string; from?: string; to?: string; format: ExportFormat }) {
       const { from, to } = rangeOf(input);
-      const device = await deps.devices.get(input.deviceId);
+      const device = await deps.devices.get(EVERY_DEVICE, input.deviceId);
       const exportedAt = deps.clock.now();
       const day = (from ?? exportedAt).toISOString().slice(0, 10);
       return exportFile(
@@ -199,7 +201,7 @@ export function createGpsFilesService(deps: Deps) {
       view?: { width: number; height: number } | undefined;
     }) {
       const range = rangeOf(input);
-      await deps.devices.get(input.deviceId);
+      await deps.devices.get(EVERY_DEVICE, input.deviceId);
       const track = await deps.gps.trackOfDevice(input.deviceId, range, input);
       if (!track) throw GpsFileErrors.track_too_long();
       return track;

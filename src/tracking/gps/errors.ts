@@ -11,5 +11,10 @@ export const GpsErrors = defineErrors('gps', {
   point_not_found: [404, 'GPS point not found'],
   point_linked_to_trip: [409, 'The GPS point belongs to a trip and cannot be deleted'],
   no_point: [404, 'No GPS point yet'],
+  device_not_writable: [403, 'Points may be sent only to a device you own'],
+  device_required: [
+    400,
+    'device_id is required: your points land on one of your devices (or link your API key to one)',
+  ],
   stopping: [503, 'The service is shutting down; send the point again'],
 });

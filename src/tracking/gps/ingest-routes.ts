@@ -2,12 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import formBody from '@fastify/formbody';
 import { Type } from 'typebox';
-import { callerOf, type RouteAuth } from '../../platform/auth/hooks.js';
+import { callerOf, requireTracking, type RouteAuth } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
+import type { SharingService } from '../sharing/service.js';
+import { SharingErrors } from '../sharing/errors.js';
 import {
   basicPassword,
   isTraccarJson,
@@ -46,13 +48,17 @@ const keyInUrl = (request: FastifyRequest) => {
 
 /** Every route takes an API key with gps:write (or any credential holding it) as the client can send one. */
 const writer = (extra: Pick<RouteAuth, 'credentialFrom' | 'credentialInBody'>): RouteAuth => ({
-  permission: 'gps:write',
+  ...requireTracking('gps:write'),
   ...extra,
 });
 
 const refusals = errorResponses(
   GpsErrors.invalid_point,
   GpsErrors.no_device_for_credential,
+  GpsErrors.device_not_writable,
+  GpsErrors.device_required,
+  GpsErrors.unknown_device,
+  SharingErrors.self_service_off,
   GpsErrors.stopping,
   RequestErrors.validation,
 );
@@ -69,9 +75,11 @@ const credentialNote =
  */
 export async function ingestRoutes(
   fastify: FastifyInstance,
-  { gps, clock }: { gps: GpsService; clock: Clock },
+  { gps, clock, sharing }: { gps: GpsService; clock: Clock; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  /** A self-service user's key writes only to a device they own (docs/access.md, "Self-service tracking"). */
+  const writeScope = (request: FastifyRequest) => sharing.scopeOf(callerOf(request), 'gps:write');
   // Traccar Client 10.x posts forms (only within these routes).
   await app.register(formBody, { bodyLimit: 64 * 1024 });
   // OwnTracks posts a zero-length JSON body to clear a contact; it must be answered 200 [] like any message.
@@ -110,13 +118,13 @@ export async function ingestRoutes(
     // Only a JSON body is Traccar 9.x JSON; a form's `location` is OsmAnd's lat,lon (an array when repeated).
     const json = /^application\/json/i.test(request.headers['content-type'] ?? '');
     const batch = json ? traccarJsonBatch(request.body) : undefined;
-    if (batch) return void (await gps.storeForKeyDevice(callerOf(request), batch));
+    if (batch) return void (await gps.storeForKeyDevice(callerOf(request), await writeScope(request), batch));
     const body = paramsOf(request.body);
     const point =
       json && isTraccarJson(body)
         ? traccarJsonPoint(body)
         : osmandPoint({ ...body, ...paramsOf(request.query) }, clock.now());
-    if (point) await gps.recordForKeyDevice(callerOf(request), point);
+    if (point) await gps.recordForKeyDevice(callerOf(request), await writeScope(request), point);
   };
 
   app.get(
@@ -189,7 +197,7 @@ export async function ingestRoutes(
       const location =
         message._type === 'location' ||
         (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
-      if (location) await gps.recordForKeyDevice(callerOf(request), ownTracksPoint(message));
+      if (location) await gps.recordForKeyDevice(callerOf(request), await writeScope(request), ownTracksPoint(message));
       return [];
     },
   );
@@ -220,7 +228,7 @@ export async function ingestRoutes(
     },
     async (request) => {
       const points = request.body.locations.flatMap((feature, index) => overlandPoint(feature, index) ?? []);
-      const { stored, duplicates } = await gps.storeForKeyDevice(callerOf(request), points);
+      const { stored, duplicates } = await gps.storeForKeyDevice(callerOf(request), await writeScope(request), points);
       return { result: 'ok' as const, stored, duplicates };
     },
   );

@@ -7,7 +7,7 @@ import {
   type Selectable,
   type SelectQueryBuilder,
 } from 'kysely';
-import { tableCount } from '../../platform/db/count.js';
+import { cappedCount, tableCount } from '../../platform/db/count.js';
 import type { PageStart, RowKey } from '../../platform/db/page.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { setRecent } from '../../platform/recent.js';
@@ -353,6 +353,47 @@ export function gpsQueries(db: Kysely<Schema>) {
         .orderBy('id', 'desc')
         .limit(limit),
 
+    /**
+     * A page of the points of some devices, each from a time on (a self-service user's own and shared devices),
+     * newest first as `page`: one range of gps_points_same_fix per device, merged, so a user with few points
+     * in a large instance reads only theirs. `since` null: every point of the device.
+     */
+    windowPage: (limit: number, start: PageStart, windows: { deviceId: string; since: Date | null }[]) => {
+      const skipped = 'offset' in start ? start.offset : 0;
+      return db
+        .selectFrom(
+          // (Two unnests in one select list go along side by side: the window of each device.)
+          sql<{
+            device_id: string;
+            since: Date | null;
+          }>`(select unnest(${windows.map((w) => w.deviceId)}::uuid[]) as device_id, unnest(${windows.map((w) => w.since)}::timestamptz[]) as since)`.as(
+            'w',
+          ),
+        )
+        .innerJoinLateral(
+          (eb) =>
+            startingAt(
+              eb
+                .selectFrom('gps_points')
+                .select(GPS_COLUMNS)
+                .whereRef('gps_points.device_id', '=', sql.ref('w.device_id'))
+                .where(sql<boolean>`(w.since is null or gps_points.timestamp >= w.since)`),
+              'offset' in start ? { offset: 0 } : start,
+              '<',
+            )
+              .orderBy('timestamp', 'desc')
+              .orderBy('id', 'desc')
+              .limit(limit + skipped)
+              .as('point'),
+          (join) => join.onTrue(),
+        )
+        .selectAll('point')
+        .orderBy('point.timestamp', 'desc')
+        .orderBy('point.id', 'desc')
+        .limit(limit)
+        .offset(skipped);
+    },
+
     /** A page of a trip's points, oldest first, ties by id (a range of gps_points_trip_time_id). */
     tripPage: (tripId: string, limit: number, start: PageStart) =>
       startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId), start, '>')
@@ -405,6 +446,31 @@ export function createGpsRepo(db: Kysely<Schema>) {
      */
     async page(limit: number, start: PageStart) {
       const [page, counted] = await Promise.all([withMore((n) => queries.page(n, start), limit), total()]);
+      return { ...page, ...counted };
+    },
+
+    /**
+     * A page of the points of these devices, each from its time on (see `windowPage`), and their total (exact
+     * up to COUNT_EXACT_UP_TO, else PostgreSQL's estimate).
+     */
+    async windowsPage(limit: number, start: PageStart, windows: { deviceId: string; since: Date | null }[]) {
+      if (windows.length === 0) return { rows: [], more: false, total: 0, estimated: false };
+      const matching = db
+        .selectFrom('gps_points')
+        .select(sql<number>`1`.as('one'))
+        .where((eb) =>
+          eb.or(
+            windows.map((w) =>
+              w.since === null
+                ? eb('device_id', '=', w.deviceId)
+                : eb.and([eb('device_id', '=', w.deviceId), eb('timestamp', '>=', w.since)]),
+            ),
+          ),
+        );
+      const [page, counted] = await Promise.all([
+        withMore((n) => queries.windowPage(n, start, windows), limit),
+        cappedCount(db, matching),
+      ]);
       return { ...page, ...counted };
     },
 

@@ -1,7 +1,9 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
+import type { SharingService } from '../sharing/service.js';
+import { SharingErrors } from '../sharing/errors.js';
 import {
   created,
   errorResponses,
@@ -46,15 +48,20 @@ function parseNdjson(text: string): unknown[] {
   return items;
 }
 
-export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsService }): Promise<void> {
+export async function gpsRoutes(
+  fastify: FastifyInstance,
+  { gps, sharing }: { gps: GpsService; sharing: Pick<SharingService, 'scopeOf'> },
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
+  const scoped = SharingErrors.self_service_off;
   // Runs once in-flight requests are answered: whatever is still queued is committed before the database closes.
   app.addHook('onClose', () => gps.stop());
 
   app.get(
     '/v1/gps',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags,
         summary: 'List GPS points, newest first',
@@ -63,12 +70,12 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
           'the page after a cursor (after), which costs the same however deep. total is exact up to 10,000 points; ' +
           "beyond, it is PostgreSQL's estimate and the response carries X-Total-Count-Estimated: true.",
         querystring: KeysetPageQuery(10),
-        response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation) },
+        response: { 200: PageEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, scoped) },
       },
     },
     async (request, reply) => {
       const page = keysetPageOf('gps', request.query);
-      const list = await gps.page(page.limit, startOf(page));
+      const list = await gps.page(await scopeOf(request, 'gps:read'), page.limit, startOf(page));
       sayIfEstimated(reply, list.estimated);
       return keysetPaginated(request, list, page, keyOfPoint);
     },
@@ -77,18 +84,21 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
   app.get(
     '/v1/gps/current',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags,
         summary: 'The latest GPS point, overall or of one device',
         description:
           'Served from a cache (by default 5 minutes: system config gps.latest_cache_ttl_secs) that every new point refreshes.',
         querystring: CurrentQuery,
-        response: { 200: SingleEnvelope(GpsPoint), ...errorResponses(RequestErrors.validation, GpsErrors.no_point) },
+        response: {
+          200: SingleEnvelope(GpsPoint),
+          ...errorResponses(RequestErrors.validation, GpsErrors.no_point, scoped),
+        },
       },
     },
     async (request, reply) => {
-      const point = await gps.latest(request.query.device_id);
+      const point = await gps.latestIn(await scopeOf(request, 'gps:read'), request.query.device_id);
       if (!point)
         throw GpsErrors.no_point(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
       return sendSerializedSingle(request, reply, point);
@@ -98,37 +108,37 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
   app.get(
     '/v1/gps/current/devices',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags,
         summary: 'The latest GPS point of every device (bare array)',
-        response: { 200: Type.Array(GpsPoint) },
+        response: { 200: Type.Array(GpsPoint), ...errorResponses(scoped) },
       },
     },
-    async () => gps.latestPerDevice(),
+    async (request) => gps.latestPerDeviceIn(await scopeOf(request, 'gps:read')),
   );
 
   app.get(
     '/v1/gps/:id',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags,
         summary: 'Get a GPS point',
         params: IdParams,
         response: {
           200: SingleEnvelope(GpsPoint),
-          ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found),
+          ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found, scoped),
         },
       },
     },
-    async (request) => single(request, await gps.get(request.params.id)),
+    async (request) => single(request, await gps.get(await scopeOf(request, 'gps:read'), request.params.id)),
   );
 
   app.post(
     '/v1/gps',
     {
-      config: { auth: requirePermission('gps:write'), extraRateLimit: 'gpsWrite' },
+      config: { auth: requireTracking('gps:write'), extraRateLimit: 'gpsWrite' },
       schema: {
         tags,
         summary: 'Record a GPS point',
@@ -141,14 +151,20 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
           201: SingleEnvelope(GpsPoint),
           ...errorResponses(
             GpsErrors.unknown_device,
+            GpsErrors.device_required,
+            GpsErrors.device_not_writable,
             GpsErrors.stopping,
             RequestErrors.validation,
             RequestErrors.rate_limited,
+            scoped,
           ),
         },
       },
     },
-    async (request, reply) => created(request, reply, '/v1/gps', await gps.record(callerOf(request), request.body)),
+    async (request, reply) => {
+      const scope = await scopeOf(request, 'gps:write');
+      return created(request, reply, '/v1/gps', await gps.record(callerOf(request), scope, request.body));
+    },
   );
 
   app.addContentTypeParser(
@@ -159,7 +175,7 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
   app.post(
     '/v1/gps/batch',
     {
-      config: { auth: requirePermission('gps:write'), extraRateLimit: 'gpsWrite' },
+      config: { auth: requireTracking('gps:write'), extraRateLimit: 'gpsWrite' },
       bodyLimit: BATCH_BODY_LIMIT,
       schema: {
         tags,
@@ -176,13 +192,14 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
         response: {
           200: BatchResult,
           400: BatchRefusedBody,
-          ...errorResponses(GpsErrors.stopping, RequestErrors.rate_limited),
+          ...errorResponses(GpsErrors.stopping, RequestErrors.rate_limited, scoped),
         },
       },
     },
     async (request, reply) => {
       const allOrNothing = request.query.all_or_nothing === true;
-      const result = await gps.insertBatch(callerOf(request), request.body, { allOrNothing });
+      const scope = await scopeOf(request, 'gps:write');
+      const result = await gps.insertBatch(callerOf(request), scope, request.body, { allOrNothing });
       if (allOrNothing && result.refused.length > 0) {
         const refusal = GpsErrors.batch_refused();
         return reply
@@ -195,19 +212,25 @@ export async function gpsRoutes(fastify: FastifyInstance, { gps }: { gps: GpsSer
   app.delete(
     '/v1/gps/:id',
     {
-      config: { auth: requirePermission('gps:delete') },
+      config: { auth: requireTracking('gps:delete') },
       schema: {
         tags,
         summary: 'Delete a GPS point (not one that belongs to a trip)',
         params: IdParams,
         response: {
           204: Type.Null(),
-          ...errorResponses(RequestErrors.validation, GpsErrors.point_not_found, GpsErrors.point_linked_to_trip),
+          ...errorResponses(
+            RequestErrors.validation,
+            GpsErrors.point_not_found,
+            GpsErrors.point_linked_to_trip,
+            GpsErrors.device_not_writable,
+            scoped,
+          ),
         },
       },
     },
     async (request, reply) => {
-      await gps.remove(request.params.id);
+      await gps.remove(await scopeOf(request, 'gps:delete'), request.params.id);
       return reply.status(204).send(null);
     },
   );

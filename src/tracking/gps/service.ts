@@ -2,13 +2,16 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Caller } from '../../platform/auth/caller.js';
-import type { RowKey } from '../../platform/db/page.js';
+import type { PageStart, RowKey } from '../../platform/db/page.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { DomainEventBus, TransactionalEvent } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
+import { pointWindows, type TrackingScope } from '../sharing/index.js';
+
+type OwnScope = Exclude<TrackingScope, { all: true }>;
 import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange } from './track.js';
 import { compileItemCheck } from '../../platform/http/validation.js';
 import { createGpsRepo } from './repo.js';
@@ -253,11 +256,67 @@ export function createGpsService(deps: Deps) {
     await cached(() => deps.kv.delete(latestKey()));
   }
 
+  /** The newest point overall or of one device; null when there is none. */
+  async function latest(deviceId?: string): Promise<GpsPoint | null> {
+    const key = latestKey(deviceId);
+    // Without `cached`: a closure and a promise fewer on the hottest read.
+    let hit: string | null | undefined;
+    try {
+      hit = await deps.kv.get(key);
+    } catch (err) {
+      cacheFailed(err);
+    }
+    if (hit) {
+      latestStats.shared++;
+      return hit === NO_POINT ? null : parseLatest(key, hit);
+    }
+    latestStats.loaded++;
+    return loadLatest(key, deviceId);
+  }
+
+  /** A point the scope may read (404 for any other: a point one may not see is not there). */
+  async function readable(scope: TrackingScope, id: string): Promise<GpsPoint> {
+    const point = await repo.get(id);
+    const seen =
+      point &&
+      (scope.all ||
+        (typeof point.device_id === 'string' &&
+          scope.access.seesPoint(point.device_id, new Date(point.timestamp).getTime())));
+    if (!seen) throw GpsErrors.point_not_found();
+    return point;
+  }
+
+  /**
+   * Why a point may not be written to a device in the scope, or undefined when it may: a self-service user
+   * writes only to devices they own; without device_id, to the device of their key.
+   */
+  async function writableDevices(caller: Caller, scope: OwnScope) {
+    const keyDevice = caller.apiKeyId ? await deps.devices.deviceOfKey(caller.apiKeyId) : null;
+    return (deviceId: string | undefined): string | undefined => {
+      const target = deviceId ?? keyDevice?.id;
+      if (target === undefined) return GpsErrors.device_required.message;
+      if (!scope.access.seesLive(target)) return GpsErrors.unknown_device.message;
+      return scope.access.level(target) === 'owner' ? undefined : GpsErrors.device_not_writable.message;
+    };
+  }
+
+  async function assertWritable(caller: Caller, scope: OwnScope, deviceId?: string): Promise<void> {
+    const refusal = (await writableDevices(caller, scope))(deviceId);
+    if (refusal === GpsErrors.device_required.message) throw GpsErrors.device_required();
+    if (refusal === GpsErrors.unknown_device.message) throw GpsErrors.unknown_device();
+    if (refusal) throw GpsErrors.device_not_writable();
+  }
+
   return {
     useLoggingTripOf(lookup: LoggingTripOf): void {
       loggingTripOf = lookup;
     },
-    page: repo.page,
+    /** A page of the points the scope may read, newest first. */
+    page: (scope: TrackingScope, limit: number, start: PageStart) => {
+      if (scope.all) return repo.page(limit, start);
+      const { whole, from } = pointWindows(scope.access);
+      return repo.windowsPage(limit, start, [...whole.map((deviceId) => ({ deviceId, since: null })), ...from]);
+    },
     /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
     pointsOfTrip: repo.pointsOfTrip,
     firstPointsOfTrips: repo.firstPointsOfTrips,
@@ -309,11 +368,7 @@ export function createGpsService(deps: Deps) {
     forgetSender: (userId: string, trx: Kysely<Schema>) => repo.forgetSender(userId, trx),
     count: repo.count,
 
-    async get(id: string) {
-      const point = await repo.get(id);
-      if (!point) throw GpsErrors.point_not_found();
-      return point;
-    },
+    get: (scope: TrackingScope, id: string) => readable(scope, id),
 
     /**
      * Stores a point by group commit (point-writer.ts): resolved once committed. Without a device_id in the
@@ -321,7 +376,8 @@ export function createGpsService(deps: Deps) {
      * device's active GPS-logging trip. The point records who sent it (`sent_by`: the user of the key or
      * session; none for the system key), which is whose data export it belongs in.
      */
-    async record(caller: Caller, input: GpsPointInput) {
+    async record(caller: Caller, scope: TrackingScope, input: GpsPointInput) {
+      if (!scope.all) await assertWritable(caller, scope, input.device_id);
       return (await writer.write(toWrite(caller, input, new Date(input.timestamp * 1000), input.device_id, false)))
         .point;
     },
@@ -331,8 +387,10 @@ export function createGpsService(deps: Deps) {
      * lands on the device linked to the caller's key (403 gps.no_device_for_credential without one). A
      * point already stored (a resend) is answered with the point stored first (`duplicate`).
      */
-    recordForKeyDevice: (caller: Caller, fields: PointFields) =>
-      writer.write(toWrite(caller, fields, fields.timestamp, undefined, true)),
+    async recordForKeyDevice(caller: Caller, scope: TrackingScope, fields: PointFields) {
+      if (!scope.all) await assertWritable(caller, scope, undefined);
+      return writer.write(toWrite(caller, fields, fields.timestamp, undefined, true));
+    },
 
     /**
      * Points of a file import (times to the millisecond, speeds possibly unknown) onto its device, sent by the
@@ -353,11 +411,13 @@ export function createGpsService(deps: Deps) {
     },
 
     /** Points of a tracker app sent as one batch (Overland): see `storeAll`, on the device of the caller's key. */
-    storeForKeyDevice: (caller: Caller, points: PointFields[]) =>
-      storeAll(
+    async storeForKeyDevice(caller: Caller, scope: TrackingScope, points: PointFields[]) {
+      if (!scope.all) await assertWritable(caller, scope, undefined);
+      return storeAll(
         points.map((point) => toWrite(caller, point, point.timestamp, undefined, true)),
         { keyDevice: true },
-      ),
+      );
+    },
 
     /**
      * A batch in the spec's point shape (POST /v1/gps/batch; also the import's way in, with `deviceId`), at
@@ -367,9 +427,11 @@ export function createGpsService(deps: Deps) {
      */
     async insertBatch(
       caller: Caller,
+      scope: TrackingScope,
       items: readonly unknown[],
       options: { allOrNothing?: boolean; deviceId?: string } = {},
     ): Promise<BatchOutcome> {
+      const writable = scope.all ? undefined : await writableDevices(caller, scope);
       const refused: RefusedPoint[] = [];
       /** The points to store, and the index in the batch of each. */
       const writes: PointToWrite[] = [];
@@ -386,6 +448,11 @@ export function createGpsService(deps: Deps) {
           continue;
         }
         const input = item as GpsPointInput;
+        const refusal = writable && writable(options.deviceId ?? input.device_id);
+        if (refusal) {
+          refused.push({ index, field: 'device_id', message: refusal });
+          continue;
+        }
         writes.push(
           toWrite(caller, input, new Date(input.timestamp * 1000), options.deviceId ?? input.device_id, false),
         );
@@ -420,30 +487,33 @@ export function createGpsService(deps: Deps) {
 
     latestStats,
 
-    /** The newest point overall or of one device; null when there is none. */
-    async latest(deviceId?: string): Promise<GpsPoint | null> {
-      const key = latestKey(deviceId);
-      // Without `cached`: a closure and a promise fewer on the hottest read.
-      let hit: string | null | undefined;
-      try {
-        hit = await deps.kv.get(key);
-      } catch (err) {
-        cacheFailed(err);
-      }
-      if (hit) {
-        latestStats.shared++;
-        return hit === NO_POINT ? null : parseLatest(key, hit);
-      }
-      latestStats.loaded++;
-      return loadLatest(key, deviceId);
+    /** The newest point the scope may see, overall or of one device; null when there is none. */
+    async latestIn(scope: TrackingScope, deviceId?: string): Promise<GpsPoint | null> {
+      if (scope.all) return latest(deviceId);
+      if (deviceId !== undefined) return scope.access.seesLive(deviceId) ? latest(deviceId) : null;
+      let newest: GpsPoint | null = null;
+      for (const point of await Promise.all(scope.access.deviceIds().map((id) => latest(id))))
+        if (point && (!newest || point.timestamp > newest.timestamp)) newest = point;
+      return newest;
     },
+
+    /** The latest point of every device the scope sees that has one, by device id (from the cache for a user's own). */
+    async latestPerDeviceIn(scope: TrackingScope): Promise<GpsPoint[]> {
+      if (scope.all) return repo.latestPerDevice(await deps.devices.ids());
+      const ids = scope.access.deviceIds().sort();
+      return (await Promise.all(ids.map((id) => latest(id)))).filter((point): point is GpsPoint => point !== null);
+    },
+
+    /** The newest point overall or of one device; null when there is none. */
+    latest,
 
     /** The latest point of every device that has one, by device id. */
     latestPerDevice: async () => repo.latestPerDevice(await deps.devices.ids()),
 
-    async remove(id: string) {
-      const point = await repo.get(id);
-      if (!point) throw GpsErrors.point_not_found();
+    /** A self-service user deletes only points of devices they own. */
+    async remove(scope: TrackingScope, id: string) {
+      const point = await readable(scope, id);
+      if (!scope.all && scope.access.level(point.device_id!) !== 'owner') throw GpsErrors.device_not_writable();
       const outcome = await repo.deleteUnlinked(id);
       if (outcome === 'missing') throw GpsErrors.point_not_found();
       if (outcome === 'linked') throw GpsErrors.point_linked_to_trip();

@@ -12,6 +12,24 @@ export interface DevicesTable {
   /** Shown to anonymous subscribers of the vessels channel. */
   is_public: Generated<boolean>;
   api_key_id: string | null;
+  /** The user the device belongs to (null: its owner was purged). */
+  owner_id: string | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type ShareLevel = 'live' | 'history' | 'full';
+
+export interface DeviceSharesTable {
+  id: Id;
+  owner_id: string;
+  /** null: every device of the owner. */
+  device_id: string | null;
+  user_id: string | null;
+  group_id: string | null;
+  level: ShareLevel;
+  history_days: number | null;
+  expires_at: Date | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }
@@ -177,6 +195,8 @@ export interface TripTemplatesTable {
 export interface TrackingTables {
   /** Owner: tracking/devices. */
   devices: DevicesTable;
+  /** Owner: tracking/sharing. */
+  device_shares: DeviceSharesTable;
   /** Owner: tracking/gps. */
   gps_points: GpsPointsTable;
   /** Owner: tracking/gps-files. */

@@ -1,0 +1,96 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import type { DeviceSharesTable, ShareLevel } from '../../platform/db/schema/tracking.js';
+
+export type ShareRow = Selectable<DeviceSharesTable>;
+
+export interface NewShare {
+  owner_id: string;
+  device_id: string | null;
+  user_id: string | null;
+  group_id: string | null;
+  level: ShareLevel;
+  history_days: number | null;
+  expires_at: Date | null;
+}
+
+export function createSharesRepo(db: Kysely<Schema>) {
+  const shares = () => db.selectFrom('device_shares').selectAll();
+  return {
+    /** Shares to this user, directly or through one of these groups (what reaches them). */
+    reaching: (userId: string, groupIds: string[]) =>
+      shares()
+        .where((eb) =>
+          eb.or([eb('user_id', '=', userId), ...(groupIds.length > 0 ? [eb('group_id', 'in', groupIds)] : [])]),
+        )
+        .orderBy('created_at')
+        .execute(),
+
+    /** Shares these owners made (outgoing), newest first; with `deviceId`, those reaching that device. */
+    byOwners: (ownerIds: string[], deviceId?: string) => {
+      let query = shares().where('owner_id', 'in', ownerIds);
+      if (deviceId) query = query.where((eb) => eb.or([eb('device_id', '=', deviceId), eb('device_id', 'is', null)]));
+      return query.orderBy('created_at', 'desc').orderBy('id').execute();
+    },
+
+    get: (id: string) => shares().where('id', '=', id).executeTakeFirst(),
+
+    /** How many shares the owner has, and the device has (the bounds). */
+    async counts(ownerId: string, deviceId: string | null) {
+      const row = await db
+        .selectFrom('device_shares')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('owner'),
+          eb.fn
+            .count<number>('id')
+            .filterWhere(deviceId === null ? eb('device_id', 'is', null) : eb('device_id', '=', deviceId))
+            .as('device'),
+        ])
+        .where('owner_id', '=', ownerId)
+        .executeTakeFirstOrThrow();
+      return { owner: Number(row.owner), device: Number(row.device) };
+    },
+
+    /** A new share, or the one for the same device and grantee changed: one share per pair. */
+    async upsert(share: NewShare) {
+      const existing = await shares()
+        .where('owner_id', '=', share.owner_id)
+        .where((eb) => (share.device_id === null ? eb('device_id', 'is', null) : eb('device_id', '=', share.device_id)))
+        .where((eb) => (share.user_id === null ? eb('user_id', 'is', null) : eb('user_id', '=', share.user_id)))
+        .where((eb) => (share.group_id === null ? eb('group_id', 'is', null) : eb('group_id', '=', share.group_id)))
+        .executeTakeFirst();
+      if (existing) {
+        const changed = await db
+          .updateTable('device_shares')
+          .set({
+            level: share.level,
+            history_days: share.history_days,
+            expires_at: share.expires_at,
+            updated_at: new Date(),
+          })
+          .where('id', '=', existing.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return { share: changed, created: false };
+      }
+      return {
+        share: await db.insertInto('device_shares').values(share).returningAll().executeTakeFirstOrThrow(),
+        created: true,
+      };
+    },
+
+    update: (id: string, fields: Partial<Pick<NewShare, 'level' | 'history_days' | 'expires_at'>>) =>
+      db
+        .updateTable('device_shares')
+        .set({ ...fields, updated_at: new Date() })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst(),
+
+    delete: (id: string) => db.deleteFrom('device_shares').where('id', '=', id).returningAll().executeTakeFirst(),
+
+    /** A device changed hands: its own shares were the old owner's to give, so they end. */
+    deleteOfDevice: (trx: Kysely<Schema>, deviceId: string) =>
+      trx.deleteFrom('device_shares').where('device_id', '=', deviceId).returningAll().execute(),
+  };
+}

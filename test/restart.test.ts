@@ -9,7 +9,8 @@ import { openDatabase, type Database } from '../src/platform/db/database.js';
 import type { KeyValueStore } from '../src/platform/kv/index.js';
 import { embeddedDataDir, openConfiguredKeyValueStore, openMigratedDatabase } from '../src/server.js';
 import { createTestClock } from './clock.js';
-import { backend, bearer, createUser, testConfig } from './helpers.js';
+import { client } from './client.js';
+import { backend, createUser, testConfig } from './helpers.js';
 
 const APP_SECRETS = { id: 'id-app-secret-for-restart-tests-01' };
 const LOCKED = {
@@ -62,12 +63,7 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
 
   let ip = 0;
   const signIn = (identifier: string, password: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/v1/auth/login',
-      payload: { identifier, password },
-      remoteAddress: `10.7.0.${++ip}`,
-    });
+    client(app).post('/v1/auth/login', { identifier, password }, { remoteAddress: `10.7.0.${++ip}` });
   const codeAt = (secret: string, offsetSteps: number) =>
     generate({ secret, epoch: Math.floor(clock.nowMs() / 1000) + offsetSteps * 30 });
   const assertion = (subject: string) => {
@@ -77,85 +73,63 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
     return ['id', subject, issuedAt, nonce, mac].join('.');
   };
   const audit = (header: string) =>
-    app.inject({
-      method: 'POST',
-      url: '/v1/internal/audit',
-      payload: { event_type: 'consent_granted' },
-      headers: { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': header },
-    });
+    client(app).post(
+      '/v1/internal/audit',
+      { event_type: 'consent_granted' },
+      { headers: { 'x-id-app-key': APP_SECRETS.id, 'x-id-app-assertion': header } },
+    );
 
   it('keeps sign-in locks with their remaining time, failure counts, used TOTP codes and used assertion nonces', async () => {
     // A locked account, an account one failure short of its lock.
     const locked = await createUser(app);
     for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier; i++)
-      expect((await signIn(locked.username, 'wrong password')).statusCode).toBe(401);
+      expect((await signIn(locked.username, 'wrong password')).status).toBe(401);
     const before = await signIn(locked.username, locked.password);
-    expect({ status: before.statusCode, body: before.json(), retryAfter: before.headers['retry-after'] }).toEqual({
+    expect({ status: before.status, body: before.body, retryAfter: before.headers['retry-after'] }).toEqual({
       status: 429,
       body: LOCKED,
       retryAfter: String(SIGN_IN_POLICY.lockSecs),
     });
     const counted = await createUser(app);
     for (let i = 0; i < SIGN_IN_POLICY.maxFailuresPerIdentifier - 1; i++)
-      expect((await signIn(counted.username, 'wrong password')).statusCode).toBe(401);
+      expect((await signIn(counted.username, 'wrong password')).status).toBe(401);
 
     // A user with two-factor sign-in who has just signed in with the code of the next step.
     const withTotp = await createUser(app);
-    const setup = await app.inject({
-      method: 'POST',
-      url: '/v1/users/me/2fa/setup',
-      headers: bearer(withTotp.token),
-      payload: {},
-    });
-    const secret = setup.json().secret as string;
-    expect(
-      (
-        await app.inject({
-          method: 'POST',
-          url: '/v1/users/me/2fa/verify',
-          headers: bearer(withTotp.token),
-          payload: { code: await codeAt(secret, 0) },
-        })
-      ).statusCode,
-    ).toBe(200);
+    const totpUser = client(app, withTotp.token);
+    const { secret } = (await totpUser.post('/v1/users/me/2fa/setup', {}).expect(200)).body;
+    expect((await totpUser.post('/v1/users/me/2fa/verify', { code: await codeAt(secret, 0) })).status).toBe(200);
     const usedCode = await codeAt(secret, 1);
     const verifyWith = async (code: string) => {
-      const challenge = await signIn(withTotp.username, withTotp.password);
-      expect(challenge.json().requires_2fa).toBe(true);
-      return app.inject({
-        method: 'POST',
-        url: '/v1/auth/2fa/verify',
-        payload: { temp_token: challenge.json().temp_token, code },
-      });
+      const challenge = await signIn(withTotp.username, withTotp.password).expect(200);
+      expect(challenge.body.requires_2fa).toBe(true);
+      return client(app).post('/v1/auth/2fa/verify', { temp_token: challenge.body.temp_token!, code });
     };
-    expect((await verifyWith(usedCode)).statusCode).toBe(200);
+    expect((await verifyWith(usedCode)).status).toBe(200);
 
     // An internal app's assertion, used once.
     const header = assertion(withTotp.id);
-    expect((await audit(header)).statusCode).toBe(201);
+    expect((await audit(header)).status).toBe(201);
 
     await restart();
 
     const after = await signIn(locked.username, locked.password);
-    expect({ status: after.statusCode, body: after.json(), retryAfter: after.headers['retry-after'] }).toEqual({
+    expect({ status: after.status, body: after.body, retryAfter: after.headers['retry-after'] }).toEqual({
       status: 429,
       body: LOCKED,
       retryAfter: String(SIGN_IN_POLICY.lockSecs),
     });
     // The tenth failure in the window locks: the nine before the restart still count.
-    expect((await signIn(counted.username, 'wrong password')).statusCode).toBe(401);
-    expect((await signIn(counted.username, counted.password)).json()).toEqual(LOCKED);
+    expect((await signIn(counted.username, 'wrong password')).status).toBe(401);
+    expect((await signIn(counted.username, counted.password)).body).toEqual(LOCKED);
     const replayedCode = await verifyWith(usedCode);
-    expect({ status: replayedCode.statusCode, body: replayedCode.json() }).toEqual({
+    expect({ status: replayedCode.status, body: replayedCode.body }).toEqual({
       status: 401,
       body: { error: 'Unauthorized', message: 'Invalid two-factor code', code: 'two_factor.wrong_sign_in_code' },
     });
-    const replayed = await audit(header);
-    expect({ status: replayed.statusCode, code: replayed.json().code }).toEqual({
-      status: 401,
-      code: 'app_assertion.replayed',
-    });
-    expect((await audit(assertion(withTotp.id))).statusCode).toBe(201);
+    const replayed = await audit(header).expect(401);
+    expect(replayed.body.code).toBe('app_assertion.replayed');
+    expect((await audit(assertion(withTotp.id))).status).toBe(201);
 
     // The lock runs out when it would have without the restart.
     clock.advance(5 * 60_000);
@@ -163,6 +137,6 @@ describe.skipIf(backend !== 'embedded')('a restart of the embedded server', { ti
       String(SIGN_IN_POLICY.lockSecs - 300),
     );
     clock.advance(SIGN_IN_POLICY.lockSecs * 1000 - 5 * 60_000);
-    expect((await signIn(locked.username, locked.password)).statusCode).toBe(200);
+    expect((await signIn(locked.username, locked.password)).status).toBe(200);
   });
 });

@@ -29,7 +29,6 @@ const NOT_YET_CONVERTED = [
   'src/platform/db/postgres-outage.test.ts',
   'src/platform/db/postgres-process.test.ts',
   'src/platform/kv/redis-frozen.test.ts',
-  'test/restart.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -1,8 +1,8 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
+import { client } from '../../../test/client.js';
 import {
-  bearer,
   login,
   openTestDatabase,
   openTestKeyValueStore,
@@ -25,14 +25,14 @@ function relayTo(target: { host: string; port: number }) {
   let port = 0;
   const start = () =>
     new Promise<number>((resolve) => {
-      server = createServer((client) => {
+      server = createServer((incoming) => {
         const upstream = connect(target.port, target.host);
-        for (const socket of [client, upstream]) {
+        for (const socket of [incoming, upstream]) {
           sockets.add(socket);
           socket.on('close', () => sockets.delete(socket));
           socket.on('error', () => socket.destroy());
         }
-        client.pipe(upstream).pipe(client);
+        incoming.pipe(upstream).pipe(incoming);
       });
       server.listen(port, '127.0.0.1', () => {
         port = (server!.address() as { port: number }).port;
@@ -69,14 +69,14 @@ describe.runIf(usesPostgres)('PostgreSQL stopped and started again', () => {
 
   it('answers 503 naming the database while it is gone, health says which, and recovers without a restart', async () => {
     const admin = await login(app, 'admin', TEST_ADMIN.password);
-    const devices = () => app.inject({ method: 'GET', url: '/v1/devices', headers: bearer(admin) });
-    const health = () => app.inject({ method: 'GET', url: '/v1/health' });
-    expect((await devices()).statusCode).toBe(200);
+    const devices = () => client(app, admin).get('/v1/devices');
+    const health = () => client(app).get('/v1/health');
+    expect((await devices()).status).toBe(200);
 
     await relay.stop();
     clock.advance(1000);
     const refused = await devices();
-    expect({ status: refused.statusCode, body: refused.json() }).toEqual({
+    expect({ status: refused.status, body: refused.body }).toEqual({
       status: 503,
       body: {
         error: 'ServiceUnavailable',
@@ -85,15 +85,15 @@ describe.runIf(usesPostgres)('PostgreSQL stopped and started again', () => {
       },
     });
     const down = await health();
-    expect(down.statusCode).toBe(503);
-    expect(down.json()).toMatchObject({
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({
       status: 'unhealthy',
       services: { database: { status: 'down' }, cache: { status: 'up' } },
     });
 
     await relay.start();
     clock.advance(1000);
-    await expect.poll(async () => (await devices()).statusCode, { timeout: 10_000 }).toBe(200);
-    expect((await health()).json()).toMatchObject({ status: 'healthy' });
+    await expect.poll(async () => (await devices()).status, { timeout: 10_000 }).toBe(200);
+    expect((await health()).body).toMatchObject({ status: 'healthy' });
   });
 });

@@ -5,15 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../app.js';
-import {
-  bearer,
-  freePort,
-  login,
-  openTestKeyValueStore,
-  TEST_ADMIN,
-  testConfig,
-  usesPostgres,
-} from '../../../test/helpers.js';
+import { client } from '../../../test/client.js';
+import { freePort, login, openTestKeyValueStore, TEST_ADMIN, testConfig, usesPostgres } from '../../../test/helpers.js';
 import { createTestClock } from '../../../test/clock.js';
 import { openDatabase, type Database } from './database.js';
 import { migrate } from './migrate.js';
@@ -115,21 +108,22 @@ describe.runIf(usesPostgres && bin)('a PostgreSQL server process killed and star
 
   it('answers 503 naming the database while it is down, health says which, and recovers without a restart', async () => {
     const admin = await login(app, 'admin', TEST_ADMIN.password);
-    const devices = () => app.inject({ method: 'GET', url: '/v1/devices', headers: bearer(admin) });
-    expect((await devices()).statusCode).toBe(200);
+    const devices = () => client(app, admin).get('/v1/devices');
+    expect((await devices()).status).toBe(200);
 
     await pg.kill();
     clock.advance(1000);
     const refused = await devices();
-    expect([refused.statusCode, refused.json().code]).toEqual([503, 'database.unavailable']);
-    const health = await app.inject({ method: 'GET', url: '/v1/health' });
-    expect(health.statusCode).toBe(503);
-    expect(health.json()).toMatchObject({ status: 'unhealthy', services: { database: { status: 'down' } } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({ code: 'database.unavailable' });
+    const health = await client(app).get('/v1/health');
+    expect(health.status).toBe(503);
+    expect(health.body).toMatchObject({ status: 'unhealthy', services: { database: { status: 'down' } } });
 
     await pg.start();
     clock.advance(1000);
-    await expect.poll(async () => (await devices()).statusCode, { timeout: 15_000 }).toBe(200);
-    expect((await app.inject({ method: 'GET', url: '/v1/health' })).json()).toMatchObject({
+    await expect.poll(async () => (await devices()).status, { timeout: 15_000 }).toBe(200);
+    expect((await client(app).get('/v1/health')).body).toMatchObject({
       services: { database: { status: 'up' } },
     });
   }, 60_000);

@@ -26,7 +26,6 @@ const NOT_YET_CONVERTED = [
   'src/operations/console/console.browser.test.ts',
   'src/operations/console/markup-names.browser.test.ts',
   'src/operations/console/trips.browser.test.ts',
-  'src/platform/kv/redis-frozen.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

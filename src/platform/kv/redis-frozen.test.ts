@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
+import { client } from '../../../test/client.js';
 import { backend, freePort, openTestDatabase, testConfig } from '../../../test/helpers.js';
 import { openKeyValueStore, type KeyValueStore } from './index.js';
 import { BREAKER_FAILURES, BREAKER_OPEN_MS, COMMAND_TIMEOUT_MS } from './redis.js';
@@ -76,22 +77,22 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
       return ['id', subject, issuedAt, nonce, mac].join('.');
     };
     const send = () =>
-      app.inject({
-        method: 'POST',
-        url: '/v1/internal/audit',
-        headers: { 'x-id-app-key': secret, 'x-id-app-assertion': assertion() },
-        payload: { event_type: 'consent_granted' },
-      });
+      client(app).post(
+        '/v1/internal/audit',
+        { event_type: 'consent_granted' },
+        { headers: { 'x-id-app-key': secret, 'x-id-app-assertion': assertion() } },
+      );
     try {
       redis.kill('SIGSTOP');
       const started = performance.now();
       const refused = await send();
-      expect([refused.statusCode, refused.json().code]).toEqual([503, 'kv.unavailable']);
+      expect(refused.status).toBe(503);
+      expect(refused.body).toMatchObject({ code: 'kv.unavailable' });
       // The rate limiter's count and the nonce each wait at most one command timeout.
       expect(performance.now() - started).toBeLessThan(3 * COMMAND_TIMEOUT_MS + 500);
 
       redis.kill('SIGCONT');
-      await expect.poll(async () => (await send()).statusCode, { timeout: 5000 }).not.toBe(503);
+      await expect.poll(async () => (await send()).status, { timeout: 5000 }).not.toBe(503);
     } finally {
       redis.kill('SIGCONT');
       await app.close();
@@ -116,15 +117,7 @@ describe.runIf(backend === 'external' && process.env.TEST_REDIS_URL)('a frozen R
       redis.kill('SIGSTOP');
       // Made-up tokens: each one asks the lookup counter, the credential cache and the rate limiter.
       for (let i = 0; i < 20; i++) {
-        expect(
-          (
-            await app.inject({
-              method: 'GET',
-              url: '/v1/users/me',
-              headers: { authorization: `Bearer wg_made_up_${i}_0123456789abcdef` },
-            })
-          ).statusCode,
-        ).toBe(401);
+        expect((await client(app, `wg_made_up_${i}_0123456789abcdef`).get('/v1/users/me')).status).toBe(401);
       }
       const counts = new Map<string, number>();
       for (const { msg } of lines) counts.set(msg, (counts.get(msg) ?? 0) + 1);

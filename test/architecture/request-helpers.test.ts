@@ -12,7 +12,6 @@ import { describe, expect, it } from 'vitest';
  */
 const NOT_YET_CONVERTED = [
   'src/identity/access/access.test.ts',
-  'src/identity/bans/bans.test.ts',
   'src/identity/login-providers/login-providers.test.ts',
   'src/identity/oauth/authorization.test.ts',
   'src/identity/passkeys/passkeys.test.ts',

@@ -16,7 +16,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/oauth/authorization.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/registration/registration.test.ts',
-  'src/identity/sessions/sessions.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
   'src/identity/two-factor/two-factor.test.ts',

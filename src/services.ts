@@ -231,7 +231,10 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     credentials,
     accessOfActiveUser: async (userId) =>
       (await users.exists(userId)) && !(await bans.isBanned(userId)) ? access.accessOfUser(userId) : null,
+    liveGrantsOf: (caller) => sharing.liveGrantsOf(caller, 'gps:read'),
   });
+  // A share, device or group changed what some users reach: their open WebSockets, on every node, judge anew.
+  sharing.onChanged((userIds) => realtime.grantsChanged(userIds));
   const community = createCommunityService({ db, kv, bot: realtime.bot, audit, clock, log });
   const gps = createGpsService({
     db,

@@ -199,6 +199,39 @@ const CASES: Record<string, Case> = {
     create: () => asCreated(api().post('/v1/devices', { name: 'Located boat' })),
     path: (body) => `/v1/devices/${id(body)}`,
   },
+  'POST /v1/groups': {
+    create: () => asCreated(api().post('/v1/groups', { name: 'Located crew' })),
+    path: (body) => `/v1/groups/${id(body)}`,
+  },
+  'POST /v1/groups/{id}/invitations': {
+    create: async () => {
+      const group = (await api().post('/v1/groups', { name: 'Inviting crew' }).expect(201)).body.data;
+      const { username } = await createUser(t.app);
+      const created = await asCreated(api().post(`/v1/groups/${group.id}/invitations`, { username }));
+      return { ...created, parent: group.id };
+    },
+    path: (body, parent) => `/v1/groups/${parent}/invitations/${id(body)}`,
+    // Invitations are listed (GET /v1/groups/{id}/invitations, GET /v1/invitations); one is withdrawn by its address.
+    get: false,
+  },
+  'POST /v1/shares': {
+    create: async () => {
+      const { id: userId } = await createUser(t.app);
+      return asCreated(api().post('/v1/shares', { user_id: userId, level: 'live' }));
+    },
+    path: (body) => `/v1/shares/${id(body)}`,
+    // Shares are listed (GET /v1/shares, GET /v1/devices/{id}/shares); one is changed or ended by its address.
+    get: false,
+  },
+  'POST /v1/devices/{id}/shares': {
+    create: async () => {
+      const device = (await api().post('/v1/devices', { name: 'Shared boat' }).expect(201)).body.data;
+      const { id: userId } = await createUser(t.app);
+      return asCreated(api().post(`/v1/devices/${device.id}/shares`, { user_id: userId, level: 'history' }));
+    },
+    path: (body) => `/v1/shares/${id(body)}`,
+    get: false,
+  },
 };
 
 /** 201s without a Location, each with the reason. */

@@ -1,3 +1,4 @@
+import type { Grant } from '../../tracking/sharing/index.js';
 import type { FastifyBaseLogger } from 'fastify';
 import { Compile } from 'typebox/compile';
 import type { WebSocket, RawData } from 'ws';
@@ -38,6 +39,13 @@ export interface Peer {
   expiresAt: number | null;
   /** A user relayed by the system key (?userId=): only the key is re-checked. */
   relayed?: true;
+  /** Holds gps:read: every point goes to it (worked out once, not per point). */
+  readsAllPoints?: boolean;
+  /**
+   * A self-service user without gps:read: the grants new points are judged by (their own devices and those
+   * shared with them; docs/sharing.md). Replaced when they change.
+   */
+  liveGrants?: readonly Grant[] | null;
 }
 
 export interface Connection {
@@ -54,7 +62,7 @@ export interface Connection {
 /** What a client may subscribe to; `undefined` means there is no such channel. */
 export function channelAccess(peer: Peer, channel: string): 'allowed' | 'forbidden' | undefined {
   if (channel === 'vessels' || channel.startsWith('public')) return 'allowed';
-  if (channel === 'gps') return peer.may('gps:read') ? 'allowed' : 'forbidden';
+  if (channel === 'gps') return peer.may('gps:read') || peer.liveGrants ? 'allowed' : 'forbidden';
   return undefined;
 }
 

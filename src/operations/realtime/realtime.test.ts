@@ -398,7 +398,8 @@ describe('the connection follows its credential', () => {
 
   it('withdraws gps when the role that allowed it is taken away', async () => {
     const roleId = await createRoleWith(t.app, `ws_reader_${Date.now()}`, ['gps:read']);
-    const user = await createUser(t.app, ['role_user', roleId]);
+    // Without the User role: its own-scope gps:read_own would keep the channel open, narrowed to own devices.
+    const user = await createUser(t.app, [roleId]);
     const { socket } = await withBearer(user.token);
     await subscribe(socket, 'gps');
     const removed = await t.as(admin).delete(`/v1/users/${user.id}/roles/${roleId}`);

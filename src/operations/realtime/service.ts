@@ -10,6 +10,7 @@ import { AuthErrors } from '../../platform/http/errors.js';
 import { isUuid } from '../../platform/http/schemas.js';
 import { serializerOf } from '../../platform/http/serialization.js';
 import { GpsPoint } from '../../tracking/gps/schemas.js';
+import { seesNewPoint, type Grant } from '../../tracking/sharing/index.js';
 import { RealtimeErrors } from './errors.js';
 import { toggledSubscription } from './toggled-subscription.js';
 import { Hub, type BotMessage, type Connection, type Peer } from './hub.js';
@@ -85,6 +86,8 @@ interface Deps {
   log: FastifyBaseLogger;
   /** The access of an active (not deleted, not banned) user, or null: for a system key relaying one. */
   accessOfActiveUser: (userId: string) => Promise<{ permissions: string[]; isSuperAdmin: boolean } | null>;
+  /** The grants a self-service user's live points are judged by; null for a holder of gps:read (or nobody). */
+  liveGrantsOf: (caller: Caller) => Promise<readonly Grant[] | null>;
 }
 
 /**
@@ -117,15 +120,18 @@ export function createRealtimeService(deps: Deps) {
   let pointsPublished: Promise<void> = Promise.resolve();
   const unsubscribers: (() => Promise<void> | void)[] = [];
 
-  function peerOf(caller: Caller, credential: Peer['credential']): Peer {
+  async function peerOf(caller: Caller, credential: Peer['credential']): Promise<Peer> {
+    // The system key itself reads no channel a user needs a permission for (REST refuses it /v1/gps
+    // too); it publishes, relays users and identifies the bot.
+    const may = caller.isSystem ? () => false : (permission: string) => hasPermission(caller, permission);
     return {
       userId: caller.userId,
       isSystem: caller.isSystem,
-      // The system key itself reads no channel a user needs a permission for (REST refuses it /v1/gps
-      // too); it publishes, relays users and identifies the bot.
-      may: caller.isSystem ? () => false : (permission) => hasPermission(caller, permission),
+      may,
       credential,
       expiresAt: caller.expiresAt,
+      readsAllPoints: may('gps:read'),
+      liveGrants: caller.isSystem ? null : await deps.liveGrantsOf(caller),
     };
   }
 
@@ -139,6 +145,7 @@ export function createRealtimeService(deps: Deps) {
       userId,
       isSystem: false,
       may: (permission) => access.isSuperAdmin || grants(access.permissions, permission),
+      readsAllPoints: access.isSuperAdmin || grants(access.permissions, 'gps:read'),
       // The key is what can be revoked; a ban or deletion of the user signs them out (forceLogout).
       credential: { hash: systemKeyHash, kind: 'api_key' },
       expiresAt: null,
@@ -196,7 +203,7 @@ export function createRealtimeService(deps: Deps) {
     for (const connection of connections) {
       if (!caller) connection.socket.close(CloseCodes.credentialRevoked, 'credential revoked');
       else if (connection.peer.relayed) await recheckRelayed(connection, hash);
-      else hub.updatePeer(connection, peerOf(caller, connection.peer.credential));
+      else hub.updatePeer(connection, await peerOf(caller, connection.peer.credential));
     }
   }
 
@@ -217,9 +224,21 @@ export function createRealtimeService(deps: Deps) {
   function onPoint(message: string): void {
     const devicePublic = message[0] === '1';
     const raw = message.slice(1);
-    if (hub.hasSubscribers('gps')) hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`));
+    // Parsed only when a self-service subscriber (or the vessels channel) needs to know whose point it is.
+    let parsed: RecordedGpsPoint | undefined;
+    const pointOf = () => (parsed ??= JSON.parse(raw) as RecordedGpsPoint);
+    const now = clock.nowMs();
+    const mayRead = (peer: Peer) => {
+      if (peer.readsAllPoints) return true;
+      if (!peer.liveGrants) return false;
+      const point = pointOf();
+      const at = new Date(point.timestamp).getTime();
+      return typeof point.device_id === 'string' && seesNewPoint(peer.liveGrants, point.device_id, at, now);
+    };
+    if (hub.hasSubscribers('gps'))
+      hub.deliver('gps', Buffer.from(`{"type":"GpsPoint","channel":"gps","data":${raw}}`), mayRead);
     if (!hub.hasSubscribers('vessels')) return;
-    const point = JSON.parse(raw) as RecordedGpsPoint;
+    const point = pointOf();
     if (!point.device_id) return;
     const vessel = {
       device_id: point.device_id,
@@ -232,10 +251,8 @@ export function createRealtimeService(deps: Deps) {
     // A public device's position goes to every subscriber; another's to those who may read GPS data
     // (the gps channel shows them every point anyway), never to an anonymous one.
     const frame = Buffer.from(JSON.stringify({ type: 'VesselPosition', channel: 'vessels', data: vessel }));
-    hub.deliver('vessels', frame, devicePublic ? undefined : mayReadGps);
+    hub.deliver('vessels', frame, devicePublic ? undefined : mayRead);
   }
-
-  const mayReadGps = (peer: Peer) => peer.may('gps:read');
 
   function onUserMessage(raw: string): void {
     const { userId, message, accessChanged } = JSON.parse(raw) as {
@@ -349,6 +366,13 @@ export function createRealtimeService(deps: Deps) {
     /** Tells the user's open connections, on every node, to sign out (after forceLogout they are closed). */
     async signOut(userId: string, message: SignOutMessage): Promise<void> {
       await kv.publish(USERS, JSON.stringify({ userId, message }));
+    },
+
+    /** What these users reach changed (told on every node): their open connections judge new points anew. */
+    grantsChanged(userIds: string[]): void {
+      const connections = userIds.flatMap((userId) => hub.ofUser(userId)).filter((c) => !c.peer.relayed);
+      if (connections.length > 0)
+        recheck(connections).catch((err: unknown) => log.warn({ err }, 'could not re-read what subscribers may see'));
     },
 
     /** The user's roles changed: connections the system key relays for them, on every node, get their new access. */

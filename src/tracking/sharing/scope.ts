@@ -97,6 +97,23 @@ export class DeviceAccess {
 }
 
 /**
+ * Whether a new point of the device goes to a live subscriber holding `grants`, at `nowMs` (an open WebSocket
+ * keeps its grants, so expiry is judged at each delivery): any unexpired grant shows the device's new positions,
+ * a history grant only those within its days (an imported old point is not live).
+ */
+export function seesNewPoint(grants: readonly Grant[], deviceId: string, timestampMs: number, nowMs: number): boolean {
+  return grants.some(
+    (grant) =>
+      grant.device_id === deviceId &&
+      (grant.expires_at === null || grant.expires_at > nowMs) &&
+      (grant.level === 'owner' ||
+        grant.level === 'live' ||
+        grant.history_days === null ||
+        timestampMs >= nowMs - grant.history_days * DAY_MS),
+  );
+}
+
+/**
  * The scope a tracking route answers in: every device (the global permission), or what `access` reaches
  * for the user `userId`.
  */

@@ -161,6 +161,20 @@ export function createSharingService(deps: {
     scopeOf,
     accessOf,
 
+    /**
+     * The grants a live subscriber reads new points by, for a caller without `permission` (gps:read): null when
+     * the caller holds it (every point) or may not read own points at all. A key linked to a device: that device's.
+     */
+    async liveGrantsOf(caller: Caller, permission: string): Promise<Grant[] | null> {
+      if (hasPermission(caller, permission) || !caller.userId || !hasPermission(caller, `${permission}_own`))
+        return null;
+      if (!(await deps.selfService())) return null;
+      const grants = await grantsOf(caller.userId);
+      const keyDevice =
+        caller.kind === 'api_key' && caller.apiKeyId ? await deps.devices.deviceOfKey(caller.apiKeyId) : null;
+      return keyDevice ? grants.filter((grant) => grant.device_id === keyDevice.id) : grants;
+    },
+
     /** Told (on every node) of the users whose grants changed: open subscriptions re-read what they may see. */
     onChanged(listener: (userIds: string[]) => void): void {
       listeners.push(listener);

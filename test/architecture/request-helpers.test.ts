@@ -18,7 +18,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/registration/registration.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
-  'src/identity/two-factor/two-factor.test.ts',
   'src/operations/console/console-tools.browser.test.ts',
   'src/operations/console/console.browser.test.ts',
   'src/operations/console/markup-names.browser.test.ts',

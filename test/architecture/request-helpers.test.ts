@@ -13,7 +13,6 @@ import { describe, expect, it } from 'vitest';
 const NOT_YET_CONVERTED = [
   'src/identity/access/access.test.ts',
   'src/identity/login-providers/login-providers.test.ts',
-  'src/identity/oauth/authorization.test.ts',
   'src/identity/passkeys/passkeys.test.ts',
   'src/identity/registration/registration.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',

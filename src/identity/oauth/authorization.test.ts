@@ -20,6 +20,7 @@ import {
   UNAUTHORIZED,
   type TestApp,
 } from '../../../test/helpers.js';
+import type { RequestBody } from '../../../test/client.js';
 
 const REDIRECT = 'https://rp.example.org/cb';
 const APP_SECRETS = { id: 'id-app-secret-for-oauth-tests-0123456', backend: 'backend-app-secret-for-oauth-tests-01' };
@@ -42,20 +43,20 @@ afterAll(() => t.close());
 
 type Registered = { client: { id: string }; client_secret: string | null };
 
-async function registerClient(body: object = {}, token = owner.token): Promise<Registered> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/v1/oauth/clients',
-    headers: bearer(token),
-    payload: {
+async function registerClient(
+  body: Partial<RequestBody<'post', '/v1/oauth/clients'>> = {},
+  token = owner.token,
+): Promise<Registered> {
+  const response = await t
+    .as(token)
+    .post('/v1/oauth/clients', {
       name: 'Harbour Log',
       redirect_uris: [REDIRECT],
       allowed_scopes: ['openid', 'profile', 'email', 'gps:read'],
       ...body,
-    },
-  });
-  expect(response.statusCode).toBe(201);
-  return response.json();
+    })
+    .expect(201);
+  return response.body;
 }
 
 const firstPartyClient = () => registerClient({ is_first_party: true }, admin);
@@ -127,15 +128,17 @@ async function authorizeAs(registered: Registered, assertion: string) {
   };
 }
 
-const me = (token: string) => t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(token) });
+const me = (token: string) => t.as(token).get('/v1/users/me');
 const auditOf = async (userId: string, eventType: string) =>
   (
-    await t.app.inject({
-      method: 'GET',
-      url: `/v1/users/${userId}/audit?event_type=${eventType}`,
-      headers: bearer(admin),
-    })
-  ).json().events as { metadata: Record<string, unknown>; resource_id: string }[];
+    await t
+      .as(admin)
+      .get(`/v1/users/${userId}/audit`, { query: { event_type: eventType } })
+      .expect(200)
+  ).body.events as {
+    metadata: Record<string, unknown>;
+    resource_id: string;
+  }[];
 
 describe('authorization code flow with PKCE', () => {
   it('signs in, asks consent once, and gives the relying party verified ID token claims and userinfo', async () => {
@@ -181,7 +184,7 @@ describe('authorization code flow with PKCE', () => {
   it('answers the access token as a bearer credential acting within the granted scopes', async () => {
     const adminSignIn = { username: TEST_ADMIN.username, password: TEST_ADMIN.password };
     const { tokens } = await codeFlow(await registerClient(), adminSignIn as never, 'openid gps:read');
-    expect((await me(tokens.access_token)).json().data.username).toBe(TEST_ADMIN.username);
+    expect((await me(tokens.access_token).expect(200)).body.data.username).toBe(TEST_ADMIN.username);
     // A super admin's token does only what it was granted: GPS reads, not the user list.
     expect(
       (await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode,
@@ -193,10 +196,10 @@ describe('authorization code flow with PKCE', () => {
 
   it('stops answering an access token once it expires, cached or not', async () => {
     const { tokens } = await codeFlow(await registerClient());
-    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    expect((await me(tokens.access_token)).status).toBe(200);
     t.clock.advance(3601_000);
     try {
-      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+      expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
     } finally {
       t.clock.advance(-3601_000);
     }
@@ -361,14 +364,14 @@ describe('authorization code flow with PKCE', () => {
         (err: { error?: string }) => err.error,
       ),
     ).toBe('invalid_grant');
-    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    expect((await me(tokens.access_token)).status).toBe(401);
   });
 
   it('works for a public client, which has no secret and must use PKCE', async () => {
     const registered = await registerClient({ client_type: 'public' });
     expect(registered.client_secret).toBeNull();
     const { tokens } = await codeFlow(registered);
-    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    expect((await me(tokens.access_token)).status).toBe(200);
   });
 });
 
@@ -381,22 +384,21 @@ describe('what an access token may do', () => {
 
   it('reaches routes open to any credential only where the app needs them', async () => {
     const { tokens } = await codeFlow(await registerClient(), owner, 'openid');
-    const as = (method: 'GET' | 'POST', url: string, payload?: object) =>
-      t.app.inject({ method, url, headers: bearer(tokens.access_token), ...(payload ? { payload } : {}) });
-    expect((await as('GET', '/v1/users/me')).statusCode).toBe(200);
-    const revoke = await as('POST', '/v1/oauth/revoke', { client_id: randomUUID() });
-    expect([revoke.statusCode, revoke.json()]).toEqual([403, OAUTH_TOKEN_REFUSED]);
+    const api = t.as(tokens.access_token);
+    expect((await api.get('/v1/users/me')).status).toBe(200);
+    const revoke = await api.post('/v1/oauth/revoke', { client_id: randomUUID() });
+    expect([revoke.status, revoke.body]).toEqual([403, OAUTH_TOKEN_REFUSED]);
     // Routes on the user's own account take a token only with their permission as a granted scope, as for API keys.
     for (const [method, url, payload, permission] of [
       ['GET', '/v1/user/export', undefined, 'export:read'],
       ['GET', '/v1/users/me/audit', undefined, 'audit:read_own'],
       ['POST', '/v1/oauth/clients', { name: 'Sneaky', redirect_uris: [REDIRECT] }, 'oauth_clients:write'],
     ] as const) {
-      const response = await as(method, url, payload);
-      expect([url, response.statusCode, response.json()]).toEqual([url, 403, forbidden(permission)]);
+      const response = await api.raw({ method, url, ...(payload ? { payload } : {}) });
+      expect([url, response.status, response.body]).toEqual([url, 403, forbidden(permission)]);
     }
     // A permission scope it was not granted is refused like any missing permission.
-    expect((await as('GET', '/v1/gps')).statusCode).toBe(403);
+    expect((await api.get('/v1/gps')).status).toBe(403);
   });
 
   it('is never granted a wildcard: clients cannot list one', async () => {
@@ -423,7 +425,7 @@ describe('what an access token may do', () => {
       headers: bearer(owner.token),
       payload: { is_active: false },
     });
-    expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
   });
 
   it('stops at once, though already in use, when its client is deactivated or deleted through an upper-case id', async () => {
@@ -433,7 +435,7 @@ describe('what an access token may do', () => {
     ] as const) {
       const registered = await registerClient();
       const { tokens } = await codeFlow(registered);
-      expect((await me(tokens.access_token)).statusCode).toBe(200);
+      expect((await me(tokens.access_token)).status).toBe(200);
       const changed = await t.app.inject({
         method,
         url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`,
@@ -441,7 +443,7 @@ describe('what an access token may do', () => {
         payload,
       });
       expect(changed.statusCode).toBeLessThan(300);
-      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+      expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
     }
   });
 
@@ -451,22 +453,20 @@ describe('what an access token may do', () => {
     expect(
       (await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode,
     ).toBeLessThan(300);
-    expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
   });
 
   it('is the only OAuth token the API accepts: refresh and client-credentials tokens are not credentials', async () => {
     const registered = await registerClient();
     const { rp, tokens } = await codeFlow(registered);
-    expect((await me(tokens.refresh_token!)).json()).toEqual(UNAUTHORIZED);
+    expect((await me(tokens.refresh_token!)).body).toEqual(UNAUTHORIZED);
     const machine = await client.clientCredentialsGrant(rp);
-    expect((await me(machine.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await me(machine.access_token)).body).toEqual(UNAUTHORIZED);
   });
 
   it("signing in on the provider's page starts no session of this API", async () => {
     const user = await createUser(t.app);
-    const sessions = async () =>
-      (await t.app.inject({ method: 'GET', url: '/v1/users/me/sessions', headers: bearer(user.token) })).json().sessions
-        .length as number;
+    const sessions = async () => (await t.as(user.token).get('/v1/users/me/sessions').expect(200)).body.sessions.length;
     const before = await sessions();
     await codeFlow(await registerClient(), user);
     expect(await sessions()).toBe(before);
@@ -479,7 +479,7 @@ describe('refresh tokens', () => {
     const first = await client.refreshTokenGrant(rp, tokens.refresh_token!);
     const refreshed = await client.refreshTokenGrant(rp, first.refresh_token!);
     expect(refreshed.refresh_token).not.toBe(first.refresh_token);
-    expect((await me(refreshed.access_token)).statusCode).toBe(200);
+    expect((await me(refreshed.access_token)).status).toBe(200);
 
     const reuse = client.refreshTokenGrant(rp, tokens.refresh_token!);
     expect(
@@ -488,7 +488,7 @@ describe('refresh tokens', () => {
         (err: { error?: string }) => err.error,
       ),
     ).toBe('invalid_grant');
-    expect((await me(refreshed.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await me(refreshed.access_token)).body).toEqual(UNAUTHORIZED);
     expect((await client.tokenIntrospection(rp, refreshed.refresh_token!)).active).toBe(false);
   });
 });
@@ -509,7 +509,7 @@ describe('racing requests', () => {
         .map((outcome) => (outcome.reason as { error?: string }).error),
     ).toContain('invalid_grant');
     for (const { value } of won as PromiseFulfilledResult<client.TokenEndpointResponse>[]) {
-      expect((await me(value.access_token)).statusCode).toBe(401);
+      expect((await me(value.access_token)).status).toBe(401);
     }
   });
 
@@ -528,9 +528,9 @@ describe('racing requests', () => {
 describe('revocation', () => {
   it('ends an access token at the API at once (RFC 7009)', async () => {
     const { rp, tokens } = await codeFlow(await registerClient());
-    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    expect((await me(tokens.access_token)).status).toBe(200);
     await client.tokenRevocation(rp, tokens.access_token);
-    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    expect((await me(tokens.access_token)).status).toBe(401);
   });
 
   it("logout-app ends one client's tokens and logout-everywhere all, keeping consent", async () => {
@@ -546,9 +546,9 @@ describe('revocation', () => {
       headers: bearer(user.token),
       payload: { clientId: first.client.id },
     });
-    expect((await me(one.tokens.access_token)).statusCode).toBe(401);
+    expect((await me(one.tokens.access_token)).status).toBe(401);
     expect((await client.tokenIntrospection(one.rp, one.tokens.refresh_token!)).active).toBe(false);
-    expect((await me(two.tokens.access_token)).statusCode).toBe(200);
+    expect((await me(two.tokens.access_token)).status).toBe(200);
 
     // With the app's own token, as a first-party backend does (rule 8).
     const everywhere = await t.app.inject({
@@ -557,10 +557,10 @@ describe('revocation', () => {
       headers: bearer(two.tokens.access_token),
     });
     expect(everywhere.statusCode).toBe(200);
-    expect((await me(two.tokens.access_token)).statusCode).toBe(401);
+    expect((await me(two.tokens.access_token)).status).toBe(401);
     // Consent is kept: signing in again goes straight back to the app.
     const again = await codeFlow(second, user);
-    expect((await me(again.tokens.access_token)).statusCode).toBe(200);
+    expect((await me(again.tokens.access_token)).status).toBe(200);
     expect(await auditOf(user.id, 'consent_granted')).toHaveLength(2);
   });
 
@@ -584,21 +584,15 @@ describe('revocation', () => {
     const user = await createUser(t.app);
     const registered = await registerClient();
     const { tokens } = await codeFlow(registered, user);
-    const revoke = (token: string) =>
-      t.app.inject({
-        method: 'POST',
-        url: '/v1/oauth/revoke',
-        headers: bearer(token),
-        payload: { client_id: registered.client.id },
-      });
+    const revoke = (token: string) => t.as(token).post('/v1/oauth/revoke', { client_id: registered.client.id });
 
     const response = await revoke(user.token);
-    expect(response.json()).toEqual({ success: true, message: 'Consent withdrawn; the app has been signed out' });
-    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    expect(response.body).toEqual({ success: true, message: 'Consent withdrawn; the app has been signed out' });
+    expect((await me(tokens.access_token)).status).toBe(401);
     expect(await auditOf(user.id, 'consent_revoked')).toEqual([
       expect.objectContaining({ resource_id: registered.client.id }),
     ]);
-    expect((await revoke(user.token)).json()).toMatchObject({ code: 'oauth.consent_not_found' });
+    expect((await revoke(user.token)).body).toMatchObject({ code: 'oauth.consent_not_found' });
     expect(
       (
         await t.app.inject({
@@ -687,7 +681,7 @@ describe("the provider's browser session and the user's tokens", () => {
       ).statusCode,
     ).toBe(200);
     for (const { rp, tokens } of [first, second]) {
-      expect((await me(tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+      expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
       expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
     }
     expect(await providerSessionsOf(t.database.db, user.id)).toBe(0);
@@ -740,9 +734,8 @@ describe("the provider's browser session and the user's tokens", () => {
         pkceCodeVerifier: flow.verifier,
         expectedState: flow.state,
       });
-      const asApp = () =>
-        mailing.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) });
-      expect((await asApp()).statusCode).toBe(200);
+      const asApp = () => mailing.as(tokens.access_token).get('/v1/users/me');
+      expect((await asApp()).status).toBe(200);
       // Signed in on the provider: the next authorization goes straight back to the app.
       expect((await landing((await startFlow(rp, 'openid profile')).url)).url.startsWith(REDIRECT)).toBe(true);
 
@@ -759,7 +752,7 @@ describe("the provider's browser session and the user's tokens", () => {
         ).statusCode,
       ).toBe(200);
 
-      expect((await asApp()).json()).toEqual(UNAUTHORIZED);
+      expect((await asApp()).body).toEqual(UNAUTHORIZED);
       expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
       const after = await landing((await startFlow(rp, 'openid profile')).url);
       expect(after.url.startsWith(here)).toBe(true);
@@ -778,10 +771,8 @@ describe("the provider's browser session and the user's tokens", () => {
 });
 
 describe('connected apps', () => {
-  const list = (token: string) =>
-    t.app.inject({ method: 'GET', url: '/v1/users/me/connected-apps', headers: bearer(token) });
-  const disconnect = (token: string, clientId: string) =>
-    t.app.inject({ method: 'DELETE', url: `/v1/users/me/connected-apps/${clientId}`, headers: bearer(token) });
+  const list = (token: string) => t.as(token).get('/v1/users/me/connected-apps');
+  const disconnect = (token: string, clientId: string) => t.as(token).delete(`/v1/users/me/connected-apps/${clientId}`);
 
   it('lists the clients holding a grant or a consent, and disconnecting one ends its tokens and asks again next time', async () => {
     const user = await createUser(t.app);
@@ -790,7 +781,7 @@ describe('connected apps', () => {
     const started = Math.floor(Date.now() / 1000) * 1000;
     const consented = await codeFlow(thirdParty, user, 'openid gps:read');
     const trusted = await codeFlow(firstParty, user, 'openid profile');
-    const apps = (await list(user.token)).json().data as { client_id: string; last_used_at: string }[];
+    const apps = (await list(user.token).expect(200)).body.data as { client_id: string; last_used_at: string }[];
     expect(apps).toHaveLength(2);
     expect(apps).toEqual(
       expect.arrayContaining([
@@ -816,37 +807,35 @@ describe('connected apps', () => {
     for (const app of apps) expect(Date.parse(app.last_used_at)).toBeGreaterThanOrEqual(started);
     expect(Date.parse(apps[0]!.last_used_at)).toBeGreaterThanOrEqual(Date.parse(apps[1]!.last_used_at));
     // Nobody else's apps, and not for a credential without a user or an app's own token.
-    expect((await list((await createUser(t.app)).token)).json()).toEqual({ data: [] });
-    expect((await list(trusted.tokens.access_token)).json()).toEqual({
+    expect((await list((await createUser(t.app)).token)).body).toEqual({ data: [] });
+    expect((await list(trusted.tokens.access_token)).body).toEqual({
       error: 'Forbidden',
       message: 'Insufficient permissions for this operation: requires connected_apps:read',
       code: 'auth.forbidden',
     });
 
-    expect((await disconnect(user.token, thirdParty.client.id)).statusCode).toBe(204);
-    expect((await me(consented.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
+    expect((await disconnect(user.token, thirdParty.client.id)).status).toBe(204);
+    expect((await me(consented.tokens.access_token)).body).toEqual(UNAUTHORIZED);
     expect(
       await client.refreshTokenGrant(consented.rp, consented.tokens.refresh_token!).then(
         () => 'accepted',
         (err: { error?: string }) => err.error,
       ),
     ).toBe('invalid_grant');
-    expect((await me(trusted.tokens.access_token)).statusCode).toBe(200);
+    expect((await me(trusted.tokens.access_token)).status).toBe(200);
     expect(await auditOf(user.id, 'consent_revoked')).toEqual([
       expect.objectContaining({
         resource_id: thirdParty.client.id,
         metadata: { scopes: ['openid', 'gps:read'], tokens_revoked: 2 },
       }),
     ]);
-    expect((await list(user.token)).json().data.map((app: { client_id: string }) => app.client_id)).toEqual([
-      firstParty.client.id,
-    ]);
+    expect((await list(user.token).expect(200)).body.data.map((app) => app.client_id)).toEqual([firstParty.client.id]);
 
     // A first-party app, which never needed consent, disconnects all the same.
-    expect((await disconnect(user.token, firstParty.client.id)).statusCode).toBe(204);
-    expect((await me(trusted.tokens.access_token)).json()).toEqual(UNAUTHORIZED);
-    expect((await list(user.token)).json()).toEqual({ data: [] });
-    expect((await disconnect(user.token, firstParty.client.id)).json()).toEqual({
+    expect((await disconnect(user.token, firstParty.client.id)).status).toBe(204);
+    expect((await me(trusted.tokens.access_token)).body).toEqual(UNAUTHORIZED);
+    expect((await list(user.token)).body).toEqual({ data: [] });
+    expect((await disconnect(user.token, firstParty.client.id)).body).toEqual({
       error: 'NotFound',
       message: 'This app holds no consent and no grant of yours',
       code: 'oauth.app_not_connected',
@@ -863,12 +852,12 @@ describe('connected apps', () => {
   });
 
   it('answers 404 for a credential without a user, and 403 naming the permission to a key without it', async () => {
-    expect((await list(await ownerlessKey(t, []))).json()).toMatchObject({
+    expect((await list(await ownerlessKey(t, []))).body).toMatchObject({
       code: 'auth.forbidden',
       message: expect.stringContaining('connected_apps:read'),
     });
     const key = await ownerlessKey(t, ['connected_apps:read']);
-    expect((await list(key)).json()).toMatchObject({ code: 'user.credential_without_user' });
+    expect((await list(key)).body).toMatchObject({ code: 'user.credential_without_user' });
   });
 });
 
@@ -905,7 +894,7 @@ describe('tokens of a user deleted for good', () => {
   it('stop at once when an active user is force-deleted (their cached token included)', async () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
-    expect((await me(tokens.access_token)).statusCode).toBe(200);
+    expect((await me(tokens.access_token)).status).toBe(200);
     const purge = await t.app.inject({
       method: 'POST',
       url: `/v1/admin/users/${user.id}/force-delete`,
@@ -913,18 +902,18 @@ describe('tokens of a user deleted for good', () => {
       payload: { reason: 'abuse' },
     });
     expect(purge.statusCode).toBe(200);
-    expect((await me(tokens.access_token)).statusCode).toBe(401);
+    expect((await me(tokens.access_token)).status).toBe(401);
   });
 });
 
 describe('tokens of a user changed through a path spelling the id in upper case', () => {
-  const gps = (token: string) => t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(token) });
+  const gps = (token: string) => t.as(token).get('/v1/gps');
 
   it('stop at once when the user is banned or deleted, and lose a removed role at once', async () => {
     for (const change of ['ban', 'delete', 'role'] as const) {
       const user = await createUser(t.app, ['role_user', 'role_api_read_only']);
       const { tokens } = await codeFlow(await registerClient(), user);
-      expect((await gps(tokens.access_token)).statusCode).toBe(200);
+      expect((await gps(tokens.access_token)).status).toBe(200);
       const upper = user.id.toUpperCase();
       const changed =
         change === 'ban'
@@ -937,7 +926,7 @@ describe('tokens of a user changed through a path spelling the id in upper case'
                 headers: bearer(admin),
               });
       expect(changed.statusCode).toBeLessThan(300);
-      expect((await gps(tokens.access_token)).statusCode, change).toBe(change === 'role' ? 403 : 401);
+      expect((await gps(tokens.access_token)).status, change).toBe(change === 'role' ? 403 : 401);
     }
   });
 });

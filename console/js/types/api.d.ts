@@ -13723,7 +13723,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Messages for the app: always none */
+            /** @description Messages for the app: after a location, a card and the latest location of each device shared with the user (OwnTracks friends; none for a key without gps:read or gps:read_own), else none */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -8,6 +8,8 @@ import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
+import { ownTracksFriendMessages } from './owntracks-friends.js';
+import { hasPermission } from '../../platform/auth/caller.js';
 import type { SharingService } from '../sharing/service.js';
 import { SharingErrors } from '../sharing/errors.js';
 import {
@@ -75,7 +77,7 @@ const credentialNote =
  */
 export async function ingestRoutes(
   fastify: FastifyInstance,
-  { gps, clock, sharing }: { gps: GpsService; clock: Clock; sharing: Pick<SharingService, 'scopeOf'> },
+  { gps, clock, sharing }: { gps: GpsService; clock: Clock; sharing: Pick<SharingService, 'scopeOf' | 'accessOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** A self-service user's key writes only to a device they own (docs/access.md, "Self-service tracking"). */
@@ -185,7 +187,11 @@ export async function ingestRoutes(
           credentialNote,
         body: OwnTracksBody,
         response: {
-          200: Type.Array(Type.Unknown(), { description: 'Messages for the app: always none' }),
+          200: Type.Array(Type.Unknown(), {
+            description:
+              'Messages for the app: after a location, a card and the latest location of each device shared with ' +
+              'the user (OwnTracks friends; none for a key without gps:read or gps:read_own), else none',
+          }),
           ...refusals,
         },
       },
@@ -197,8 +203,13 @@ export async function ingestRoutes(
       const location =
         message._type === 'location' ||
         (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
-      if (location) await gps.recordForKeyDevice(callerOf(request), await writeScope(request), ownTracksPoint(message));
-      return [];
+      if (!location) return [];
+      const caller = callerOf(request);
+      await gps.recordForKeyDevice(caller, await writeScope(request), ownTracksPoint(message));
+      // Friends: the devices shared with the user, for a credential that may read points at all.
+      const mayRead = hasPermission(caller, 'gps:read') || hasPermission(caller, 'gps:read_own');
+      if (!caller.userId || !mayRead) return [];
+      return ownTracksFriendMessages(await gps.friendsOf(await sharing.accessOf(caller.userId)));
     },
   );
 

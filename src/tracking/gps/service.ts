@@ -9,7 +9,11 @@ import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { CacheStats } from '../../platform/kv/cache.js';
 import { logAtMostEvery } from '../../platform/log-throttle.js';
 import type { DevicesService } from '../devices/service.js';
-import { pointWindows, type TrackingScope } from '../sharing/index.js';
+import { pointWindows, type DeviceAccess, type TrackingScope } from '../sharing/index.js';
+import type { Friend } from './owntracks-friends.js';
+
+/** At most this many friends in one OwnTracks answer (the app draws each on its map). */
+const MAX_FRIENDS = 100;
 
 type OwnScope = Exclude<TrackingScope, { all: true }>;
 import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange } from './track.js';
@@ -506,6 +510,14 @@ export function createGpsService(deps: Deps) {
 
     /** The newest point overall or of one device; null when there is none. */
     latest,
+
+    /** The devices shared with a user (not their own), with names and latest points: OwnTracks' friends. */
+    async friendsOf(access: DeviceAccess): Promise<Friend[]> {
+      const shared = access.deviceIds().filter((id) => access.level(id) !== 'owner');
+      const devices = await deps.devices.byIds(shared.slice(0, MAX_FRIENDS));
+      const latestPoints = await Promise.all(devices.map((device) => latest(device.id)));
+      return devices.map((device, i) => ({ id: device.id, name: device.name, latest: latestPoints[i] ?? null }));
+    },
 
     /** The latest point of every device that has one, by device id. */
     latestPerDevice: async () => repo.latestPerDevice(await deps.devices.ids()),

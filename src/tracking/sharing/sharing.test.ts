@@ -274,6 +274,49 @@ describe('self-service tracking and sharing', () => {
     expect(seen.map((p) => p.device_id)).toEqual([phone.id]);
   });
 
+  it('answers an OwnTracks location post with the cards and latest locations of the devices shared with the user', async () => {
+    const owner = await person();
+    const boat = await deviceOf(owner.api, 'Sea Eagle');
+    await pointAt(owner.api, boat.id, 0, 54.5);
+    const unshared = await deviceOf(owner.api, 'Private car');
+    await pointAt(owner.api, unshared.id, 0);
+    // (Making keys needs api_keys:write, which the Developer role holds.)
+    const jane = await createUser(t.app, ['role_user', 'role_developer']);
+    const janeApi = t.as(jane.token);
+    await owner.api.post(`/v1/devices/${boat.id}/shares`, { user_id: jane.id, level: 'live' }).expect(201);
+    const phone = await deviceOf(janeApi, 'Pixel');
+    const made = janeApi.post('/v1/api-keys', { name: 'owntracks', scopes: ['gps:write_own', 'gps:read_own'] });
+    const { key, id: keyId } = (await made.expect(201)).body;
+    await janeApi.patch(`/v1/devices/${phone.id}`, { api_key_id: keyId }).expect(200);
+
+    // As the OwnTracks app posts it (../shared/protocols/device-clients.md, "OwnTracks").
+    const body =
+      '{"_type":"location","topic":"owntracks/jane/pixel7","qos":1,"retained":true,"created_at":1718370000,"_id":"a1b2c3d4","source":"fused","t":"u","batt":80,"bs":1,"acc":12,"lat":48.856826,"lon":2.292713,"alt":35,"vel":4,"cog":270,"tst":1718369990,"m":1,"conn":"w","inregions":[],"tid":"p7"}';
+    const answer = await t.as(null).raw({
+      method: 'POST',
+      url: '/v1/ingest/owntracks',
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Basic ${Buffer.from(`jane:${key}`).toString('base64')}`,
+      },
+      payload: body,
+    });
+    expect(answer.status).toBe(200);
+    const latest = (await owner.api.get('/v1/gps/current', { query: { device_id: boat.id } }).expect(200)).body.data;
+    expect(answer.body).toEqual([
+      { _type: 'card', topic: `owntracks/waygate/${boat.id}`, tid: 'SE', name: 'Sea Eagle' },
+      {
+        _type: 'location',
+        topic: `owntracks/waygate/${boat.id}`,
+        tid: 'SE',
+        lat: 54.5,
+        lon: 10.1,
+        tst: Math.floor(Date.parse(latest.timestamp) / 1000),
+        vel: 1,
+      },
+    ]);
+  });
+
   it('is switched off by tracking.self_service, for users without the global permissions only', async () => {
     const anna = await person();
     await admin.patch('/v1/system-config/tracking.self_service', { value: false }).expect(200);

@@ -1,7 +1,7 @@
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { client, unchecked } from '../../../test/client.js';
 import {
-  bearer,
   buildTestApp,
   createApiKey,
   createRoleWith,
@@ -43,10 +43,8 @@ const READ_ONLY_PERMISSIONS = [
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** One HTTP request through the app, with an optional bearer token and JSON body. */
-function call(app: FastifyInstance, method: Method, url: string, token?: string, payload?: object) {
-  return app.inject({ method, url, payload, headers: { host: HOST, ...(token ? bearer(token) : {}) } });
-}
+/** Every request names this host: the answers' `_links` are checked against it. */
+const host = { headers: { host: HOST } };
 
 const ERROR_NAMES: Record<number, string> = {
   400: 'BadRequest',
@@ -82,13 +80,13 @@ const CODES: Record<string, string> = {
 };
 
 /** Asserts status and the `{ error, message, code }` body together, so a failure shows all. */
-function expectError(response: LightMyRequestResponse, status: number, message: string | RegExp) {
+function expectError(response: Answered, status: number, message: string | RegExp) {
   const code =
     typeof message === 'string'
       ? (CODES[message] ??
         (message.startsWith(FORBIDDEN_PREFIX) ? 'auth.forbidden' : `(no code listed for: ${message})`))
       : 'request.validation';
-  expect({ status: response.statusCode, body: response.json() }).toEqual({
+  expect({ status: response.status, body: response.body }).toEqual({
     status,
     body: {
       error: ERROR_NAMES[status],
@@ -98,9 +96,12 @@ function expectError(response: LightMyRequestResponse, status: number, message: 
   });
 }
 
-function expectStatus(response: LightMyRequestResponse, status: number) {
-  expect(response.statusCode, response.body).toBe(status);
+function expectStatus(response: Answered, status: number) {
+  expect(response.status, response.text).toBe(status);
 }
+
+/** What the assertions above read of an answer. */
+type Answered = { status: number; body: unknown; text: string };
 
 const UNAUTHORIZED = 'Invalid or missing authentication token';
 const FORBIDDEN_PREFIX = 'Insufficient permissions for this operation: requires ';
@@ -108,21 +109,17 @@ const forbidden = (permission: string) => FORBIDDEN_PREFIX + permission;
 
 /** Signs the bootstrap super admin in; returns its user id and session token. */
 async function signInAdmin(app: FastifyInstance) {
-  const response = await app.inject({
-    method: 'POST',
-    url: '/v1/auth/login',
-    payload: { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password },
-  });
-  expectStatus(response, 200);
-  const body = response.json();
+  const response = await client(app)
+    .post('/v1/auth/login', { identifier: TEST_ADMIN.username, password: TEST_ADMIN.password })
+    .expect(200);
+  const body = response.body;
   return { id: body.user_id as string, token: body.session_token as string };
 }
 
 /** `resource:action` -> permission id, read over HTTP as the admin. */
 async function permissionIds(app: FastifyInstance, adminToken: string): Promise<Map<string, string>> {
-  const response = await call(app, 'GET', '/v1/permissions', adminToken);
-  expectStatus(response, 200);
-  const permissions = response.json().data as { id: string; resource: string; action: string }[];
+  const response = await client(app, adminToken).get('/v1/permissions', host).expect(200);
+  const permissions = response.body.data as { id: string; resource: string; action: string }[];
   return new Map(permissions.map((p) => [`${p.resource}:${p.action}`, p.id]));
 }
 
@@ -158,37 +155,37 @@ describe('authentication and authorisation of the access endpoints', () => {
   ];
 
   it.each(endpoints)('%s %s without credentials is 401', async (method, url, _permission, payload) => {
-    expectError(await call(t.app, method, url, undefined, payload), 401, UNAUTHORIZED);
+    expectError(await client(t.app).raw({ method, url, payload, ...host }), 401, UNAUTHORIZED);
   });
 
   it.each(endpoints)('%s %s with a garbage bearer token is 401', async (method, url, _permission, payload) => {
-    expectError(await call(t.app, method, url, 'not-a-real-token', payload), 401, UNAUTHORIZED);
+    expectError(await client(t.app, 'not-a-real-token').raw({ method, url, payload, ...host }), 401, UNAUTHORIZED);
   });
 
   it.each(endpoints)(
     '%s %s by a signed-in user without the permission is 403',
     async (method, url, permission, payload) => {
-      expectError(await call(t.app, method, url, plainUser.token, payload), 403, forbidden(permission));
+      expectError(
+        await client(t.app, plainUser.token).raw({ method, url, payload, ...host }),
+        403,
+        forbidden(permission),
+      );
     },
   );
 
   it('rejects a non-Bearer Authorization header with 401', async () => {
-    const response = await t.app.inject({
-      method: 'GET',
-      url: '/v1/roles',
-      headers: { authorization: `Basic ${plainUser.token}` },
-    });
+    const response = await client(t.app).get('/v1/roles', { headers: { authorization: `Basic ${plainUser.token}` } });
     expectError(response, 401, UNAUTHORIZED);
   });
 
   it('answers an anonymous request with an invalid body or path 401, not a validation error', async () => {
-    expectError(await call(t.app, 'POST', '/v1/roles', undefined, {}), 401, UNAUTHORIZED);
-    expectError(await call(t.app, 'GET', '/v1/roles/not-a-role-id'), 401, UNAUTHORIZED);
+    expectError(await client(t.app).post('/v1/roles', unchecked({}), host), 401, UNAUTHORIZED);
+    expectError(await client(t.app).get('/v1/roles/not-a-role-id', host), 401, UNAUTHORIZED);
   });
 
   it('answers a caller lacking the permission 403 even when the body is invalid', async () => {
     expectError(
-      await call(t.app, 'POST', '/v1/permissions', plainUser.token, { resource: 'Bad Resource' }),
+      await client(t.app, plainUser.token).post('/v1/permissions', unchecked({ resource: 'Bad Resource' }), host),
       403,
       forbidden('permissions:write'),
     );
@@ -204,9 +201,9 @@ describe('roles', () => {
   });
   afterAll(() => t.close());
 
-  const getRole = (id: string) => call(t.app, 'GET', `/v1/roles/${id}`, admin);
-  const createRole = (body: object) => call(t.app, 'POST', '/v1/roles', admin, body);
-  const patchRole = (id: string, body: object) => call(t.app, 'PATCH', `/v1/roles/${id}`, admin, body);
+  const getRole = (id: string) => client(t.app, admin).get(`/v1/roles/${id}`, host);
+  const createRole = (body: object) => client(t.app, admin).post('/v1/roles', unchecked(body), host);
+  const patchRole = (id: string, body: object) => client(t.app, admin).patch(`/v1/roles/${id}`, unchecked(body), host);
 
   const customRole = (fields: {
     id: string;
@@ -223,9 +220,8 @@ describe('roles', () => {
   });
 
   it('lists the five built-in system roles in a { data, _links } envelope without is_super_admin', async () => {
-    const response = await call(t.app, 'GET', '/v1/roles', admin);
-    expectStatus(response, 200);
-    const body = response.json();
+    const response = await client(t.app, admin).get('/v1/roles', host).expect(200);
+    const body = response.body;
     expect(body._links).toEqual({ self: `http://${HOST}/v1/roles` });
     // Other tests of this app add roles of their own; the built-in ones are the system roles.
     const roles = body.data
@@ -244,9 +240,8 @@ describe('roles', () => {
   });
 
   it('gets one role by id', async () => {
-    const response = await getRole('role_admin');
-    expectStatus(response, 200);
-    expect(response.json()).toEqual({
+    const response = await getRole('role_admin').expect(200);
+    expect(response.body).toEqual({
       data: {
         ...summaryOf('role_admin'),
         is_system: true,
@@ -269,26 +264,24 @@ describe('roles', () => {
       name: 'Fleet Managers',
       description: 'Dispatch the fleet',
       requires_two_factor: true,
-    });
-    expectStatus(response, 201);
+    }).expect(201);
     const expected = customRole({
       id: 'role_fleet_managers',
       name: 'Fleet Managers',
       description: 'Dispatch the fleet',
       requires_two_factor: true,
     });
-    expect(response.json()).toEqual({
+    expect(response.body).toEqual({
       data: expected,
       _links: { self: `http://${HOST}/v1/roles/role_fleet_managers` },
     });
     expect(response.headers.location).toBe(`http://${HOST}/v1/roles/role_fleet_managers`);
-    expect((await getRole('role_fleet_managers')).json().data).toEqual(expected);
+    expect((await getRole('role_fleet_managers').expect(200)).body.data).toEqual(expected);
   });
 
   it('defaults description to null and requires_two_factor to false', async () => {
-    const response = await createRole({ name: 'Night Shift 2' });
-    expectStatus(response, 201);
-    expect(response.json().data).toEqual(customRole({ id: 'role_night_shift_2', name: 'Night Shift 2' }));
+    const response = await createRole({ name: 'Night Shift 2' }).expect(201);
+    expect(response.body.data).toEqual(customRole({ id: 'role_night_shift_2', name: 'Night Shift 2' }));
   });
 
   it('refuses a duplicate role name, and a name that maps to an existing id, with 409', async () => {
@@ -304,33 +297,30 @@ describe('roles', () => {
   });
 
   it('ignores is_system in a create body: a created role is never a system role', async () => {
-    const response = await createRole({ name: 'Pretenders', is_system: true });
-    expectStatus(response, 201);
-    expect(response.json().data.is_system).toBe(false);
+    const response = await createRole({ name: 'Pretenders', is_system: true }).expect(201);
+    expect(response.body.data.is_system).toBe(false);
   });
 
   it('updates only the fields provided', async () => {
     await createRole({ name: 'Patch Target', description: 'before' });
-    const described = await patchRole('role_patch_target', { description: 'after' });
-    expectStatus(described, 200);
-    expect(described.json()).toEqual({
+    const described = await patchRole('role_patch_target', { description: 'after' }).expect(200);
+    expect(described.body).toEqual({
       data: customRole({ id: 'role_patch_target', name: 'Patch Target', description: 'after' }),
       _links: { self: `http://${HOST}/v1/roles/role_patch_target` },
     });
-    const flagged = await patchRole('role_patch_target', { requires_two_factor: true });
-    expect(flagged.json().data).toEqual(
+    const flagged = await patchRole('role_patch_target', { requires_two_factor: true }).expect(200);
+    expect(flagged.body.data).toEqual(
       customRole({ id: 'role_patch_target', name: 'Patch Target', description: 'after', requires_two_factor: true }),
     );
-    const cleared = await patchRole('role_patch_target', { description: null });
-    expect(cleared.json().data).toMatchObject({ name: 'Patch Target', description: null, requires_two_factor: true });
+    const cleared = await patchRole('role_patch_target', { description: null }).expect(200);
+    expect(cleared.body.data).toMatchObject({ name: 'Patch Target', description: null, requires_two_factor: true });
   });
 
   it('renames a custom role and keeps its id', async () => {
     await createRole({ name: 'Old Name' });
-    const response = await patchRole('role_old_name', { name: 'New Name' });
-    expectStatus(response, 200);
-    expect(response.json().data).toMatchObject({ id: 'role_old_name', name: 'New Name' });
-    expect((await getRole('role_old_name')).json().data.name).toBe('New Name');
+    const response = await patchRole('role_old_name', { name: 'New Name' }).expect(200);
+    expect(response.body.data).toMatchObject({ id: 'role_old_name', name: 'New Name' });
+    expect((await getRole('role_old_name').expect(200)).body.data.name).toBe('New Name');
   });
 
   it('refuses renaming a role to a name another role has with 409', async () => {
@@ -351,11 +341,13 @@ describe('roles', () => {
 
   it('refuses renaming a system role with 400 but lets its description change', async () => {
     expectError(await patchRole('role_user', { name: 'Members' }), 400, 'System roles cannot be renamed');
-    expect((await getRole('role_user')).json().data.name).toBe('User');
-    const original = (await getRole('role_developer')).json().data.description;
-    const described = await patchRole('role_developer', { name: 'Developer', description: 'Builds integrations' });
-    expectStatus(described, 200);
-    expect(described.json().data).toMatchObject({
+    expect((await getRole('role_user').expect(200)).body.data.name).toBe('User');
+    const original = (await getRole('role_developer').expect(200)).body.data.description;
+    const described = await patchRole('role_developer', {
+      name: 'Developer',
+      description: 'Builds integrations',
+    }).expect(200);
+    expect(described.body.data).toMatchObject({
       id: 'role_developer',
       name: 'Developer',
       description: 'Builds integrations',
@@ -376,50 +368,56 @@ describe('roles', () => {
       description: 'climbing',
       is_system: true,
       is_super_admin: true,
-    });
-    expectStatus(response, 200);
-    expect(response.json().data).toMatchObject({ id: 'role_climbers', description: 'climbing', is_system: false });
+    }).expect(200);
+    expect(response.body.data).toMatchObject({ id: 'role_climbers', description: 'climbing', is_system: false });
     const freshHolder = await createUser(t.app, ['role_climbers']);
     expectError(
-      await call(t.app, 'GET', `/v1/users/${UNKNOWN_UUID}/roles`, freshHolder.token),
+      await client(t.app, freshHolder.token).get(`/v1/users/${UNKNOWN_UUID}/roles`, host),
       403,
       forbidden('users:read'),
     );
-    expectStatus(await call(t.app, 'DELETE', '/v1/roles/role_climbers', admin), 204);
+    expectStatus(await client(t.app, admin).delete('/v1/roles/role_climbers', host), 204);
   });
 
   it('a role manager cannot turn their own role into a super-admin role through PATCH', async () => {
     const escalators = await createRoleWith(t.app, 'Escalators', ['roles:read', 'roles:write']);
     const manager = await createUser(t.app, [escalators]);
     // Whether the unknown field is stripped (200) or refused (400) is secondary; it must never take effect.
-    const patch = await call(t.app, 'PATCH', `/v1/roles/${escalators}`, manager.token, {
-      description: 'trying',
-      is_super_admin: true,
-    });
-    expect([200, 400]).toContain(patch.statusCode);
+    const patch = await client(t.app, manager.token).patch(
+      `/v1/roles/${escalators}`,
+      {
+        description: 'trying',
+        is_super_admin: true,
+      },
+      host,
+    );
+    expect([200, 400]).toContain(patch.status);
     const freshSession = await login(t.app, manager.username, manager.password);
-    const attempt = await call(t.app, 'POST', '/v1/permissions', freshSession, {
-      resource: 'escalation',
-      action: 'done',
-    });
+    const attempt = await client(t.app, freshSession).post(
+      '/v1/permissions',
+      {
+        resource: 'escalation',
+        action: 'done',
+      },
+      host,
+    );
     expectError(attempt, 403, forbidden('permissions:write'));
   });
 
   it('deletes a custom role with 204 and an empty body', async () => {
     await createRole({ name: 'Short Lived' });
-    const response = await call(t.app, 'DELETE', '/v1/roles/role_short_lived', admin);
-    expectStatus(response, 204);
+    const response = await client(t.app, admin).delete('/v1/roles/role_short_lived', host).expect(204);
     expect(response.body).toBe('');
     expectError(await getRole('role_short_lived'), 404, 'Role not found');
   });
 
   it.each(BUILT_IN_ROLES.map((role) => role.id))('refuses deleting the system role %s with 403', async (id) => {
-    expectError(await call(t.app, 'DELETE', `/v1/roles/${id}`, admin), 403, 'System roles cannot be deleted');
+    expectError(await client(t.app, admin).delete(`/v1/roles/${id}`, host), 403, 'System roles cannot be deleted');
     expectStatus(await getRole(id), 200);
   });
 
   it('answers DELETE of an unknown role with 404', async () => {
-    expectError(await call(t.app, 'DELETE', '/v1/roles/role_nonexistent', admin), 404, 'Role not found');
+    expectError(await client(t.app, admin).delete('/v1/roles/role_nonexistent', host), 404, 'Role not found');
   });
 });
 
@@ -434,7 +432,7 @@ describe('role permissions', () => {
     t = await buildTestApp();
     admin = (await signInAdmin(t.app)).token;
     // The seeded catalogue has no roles:*; add it so a wildcard beyond roles:read + roles:write can be tried.
-    expectStatus(await call(t.app, 'POST', '/v1/permissions', admin, { resource: 'roles', action: '*' }), 201);
+    expectStatus(await client(t.app, admin).post('/v1/permissions', { resource: 'roles', action: '*' }, host), 201);
     ids = await permissionIds(t.app, admin);
     await createRoleWith(t.app, 'Grant Target', []);
     const managers = await createRoleWith(t.app, 'Role Managers', ['roles:read', 'roles:write']);
@@ -442,33 +440,35 @@ describe('role permissions', () => {
   });
   afterAll(() => t.close());
 
-  const listOf = (role: string, token = admin) => call(t.app, 'GET', `/v1/roles/${role}/permissions`, token);
+  const listOf = (role: string, token = admin) => client(t.app, token).get(`/v1/roles/${role}/permissions`, host);
   const grant = (role: string, permission: string, token = admin) =>
-    call(t.app, 'POST', `/v1/roles/${role}/permissions`, token, { permission_id: id(permission) });
+    client(t.app, token).post(`/v1/roles/${role}/permissions`, { permission_id: id(permission) }, host);
   const revoke = (role: string, permission: string, token = admin) =>
-    call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${id(permission)}`, token);
-  const heldBy = async (role: string) => names((await listOf(role)).json().data).sort();
+    client(t.app, token).delete(`/v1/roles/${role}/permissions/${id(permission)}`, host);
+  const heldBy = async (role: string) => names((await listOf(role).expect(200)).body.data).sort();
 
   it('lets a role manager change or delete only roles whose permissions they all hold', async () => {
     const wide = await createRoleWith(t.app, 'Wide Role', ['users:delete', 'roles:read']);
     const narrow = await createRoleWith(t.app, 'Narrow Role', ['roles:read']);
     const refusal = "The role holds 'users:delete', which you do not hold";
     expectError(
-      await call(t.app, 'PATCH', `/v1/roles/${wide}`, roleManager, { requires_two_factor: true }),
+      await client(t.app, roleManager).patch(`/v1/roles/${wide}`, { requires_two_factor: true }, host),
       403,
       refusal,
     );
-    expectStatus(await call(t.app, 'PATCH', `/v1/roles/${narrow}`, roleManager, { requires_two_factor: true }), 200);
+    expectStatus(
+      await client(t.app, roleManager).patch(`/v1/roles/${narrow}`, { requires_two_factor: true }, host),
+      200,
+    );
     const deleter = await createRoleWith(t.app, 'Role Deleters', ['roles:read', 'roles:delete']);
     const deleterToken = (await createUser(t.app, [deleter])).token;
-    expectError(await call(t.app, 'DELETE', `/v1/roles/${wide}`, deleterToken), 403, refusal);
-    expectStatus(await call(t.app, 'DELETE', `/v1/roles/${narrow}`, deleterToken), 204);
+    expectError(await client(t.app, deleterToken).delete(`/v1/roles/${wide}`, host), 403, refusal);
+    expectStatus(await client(t.app, deleterToken).delete(`/v1/roles/${narrow}`, host), 204);
   });
 
   it("lists a role's permissions as full permission objects", async () => {
-    const response = await listOf('role_api_read_only');
-    expectStatus(response, 200);
-    const body = response.json();
+    const response = await listOf('role_api_read_only').expect(200);
+    const body = response.body;
     expect(body._links).toEqual({ self: `http://${HOST}/v1/roles/role_api_read_only/permissions` });
     expect(names(body.data).sort()).toEqual(READ_ONLY_PERMISSIONS);
     expect(body.data.find((p: { action: string; resource: string }) => p.resource === 'gps')).toEqual({
@@ -492,9 +492,8 @@ describe('role permissions', () => {
   });
 
   it('grants a permission with 201 and the permission in the body', async () => {
-    const response = await grant('role_grant_target', 'trips:delete');
-    expectStatus(response, 201);
-    expect(response.json()).toEqual({
+    const response = await grant('role_grant_target', 'trips:delete').expect(201);
+    expect(response.body).toEqual({
       data: {
         id: id('trips:delete'),
         resource: 'trips',
@@ -514,40 +513,45 @@ describe('role permissions', () => {
   });
 
   it('answers granting an unknown permission or to an unknown role with 404', async () => {
-    const unknownPermission = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {
-      permission_id: UNKNOWN_UUID,
-    });
+    const unknownPermission = await client(t.app, admin).post(
+      '/v1/roles/role_grant_target/permissions',
+      {
+        permission_id: UNKNOWN_UUID,
+      },
+      host,
+    );
     expectError(unknownPermission, 404, 'Permission not found');
     expectError(await grant('role_nonexistent', 'trips:read'), 404, 'Role not found');
   });
 
   it('refuses a permission_id that is missing or not a uuid with 400', async () => {
     expectError(
-      await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {}),
+      await client(t.app, admin).post('/v1/roles/role_grant_target/permissions', unchecked({}), host),
       400,
       "Body field 'permission_id' is required",
     );
-    const notUuid = await call(t.app, 'POST', '/v1/roles/role_grant_target/permissions', admin, {
-      permission_id: 'trips:read',
-    });
+    const notUuid = await client(t.app, admin).post(
+      '/v1/roles/role_grant_target/permissions',
+      {
+        permission_id: 'trips:read',
+      },
+      host,
+    );
     expectError(notUuid, 400, /^Body field 'permission_id' must match format "uuid"$/);
   });
 
   it('revokes a granted permission with 204, and answers 404 once it is gone', async () => {
     expectStatus(await grant('role_grant_target', 'devices:write'), 201);
-    const response = await revoke('role_grant_target', 'devices:write');
-    expectStatus(response, 204);
+    const response = await revoke('role_grant_target', 'devices:write').expect(204);
     expect(response.body).toBe('');
     expect(await heldBy('role_grant_target')).not.toContain('devices:write');
     expectError(await revoke('role_grant_target', 'devices:write'), 404, 'The role does not have this permission');
   });
 
   it('answers revoking an unknown permission or from an unknown role with 404', async () => {
-    const unknownPermission = await call(
-      t.app,
-      'DELETE',
+    const unknownPermission = await client(t.app, admin).delete(
       `/v1/roles/role_grant_target/permissions/${UNKNOWN_UUID}`,
-      admin,
+      host,
     );
     expectError(unknownPermission, 404, 'The role does not have this permission');
     expectError(await revoke('role_nonexistent', 'trips:read'), 404, 'Role not found');
@@ -588,19 +592,19 @@ describe('role permissions', () => {
       expectError(await grant('role_admin', 'roles:read', roleManager), 403, message);
       expectError(await revoke('role_admin', '*:*', roleManager), 403, message);
       expectError(
-        await call(t.app, 'PATCH', '/v1/roles/role_admin', roleManager, { description: 'mine now' }),
+        await client(t.app, roleManager).patch('/v1/roles/role_admin', { description: 'mine now' }, host),
         403,
         message,
       );
       expect(await heldBy('role_admin')).toEqual(['*:*']);
-      expect((await call(t.app, 'GET', '/v1/roles/role_admin', admin)).json().data.description).toBe(
+      expect((await client(t.app, admin).get('/v1/roles/role_admin', host).expect(200)).body.data.description).toBe(
         'Super administrator: may do everything',
       );
     });
 
     it('may not delete roles without roles:delete', async () => {
       expectError(
-        await call(t.app, 'DELETE', '/v1/roles/role_grant_target', roleManager),
+        await client(t.app, roleManager).delete('/v1/roles/role_grant_target', host),
         403,
         forbidden('roles:delete'),
       );
@@ -622,11 +626,11 @@ describe('role and permission changes apply to live credentials', () => {
   afterAll(() => t.close());
 
   const grant = (role: string, permission: string) =>
-    call(t.app, 'POST', `/v1/roles/${role}/permissions`, admin, { permission_id: ids.get(permission) });
+    client(t.app, admin).post(`/v1/roles/${role}/permissions`, { permission_id: ids.get(permission)! }, host);
   const revoke = (role: string, permission: string) =>
-    call(t.app, 'DELETE', `/v1/roles/${role}/permissions/${ids.get(permission)}`, admin);
+    client(t.app, admin).delete(`/v1/roles/${role}/permissions/${ids.get(permission)}`, host);
   /** Needs users:read: the other user's roles. */
-  const readOthersRoles = (token: string) => call(t.app, 'GET', `/v1/users/${other.id}/roles`, token);
+  const readOthersRoles = (token: string) => client(t.app, token).get(`/v1/users/${other.id}/roles`, host);
 
   it('a permission granted to a held role works on the next request, and stops working once revoked', async () => {
     const role = await createRoleWith(t.app, 'Live Grants', []);
@@ -634,9 +638,8 @@ describe('role and permission changes apply to live credentials', () => {
     expectError(await readOthersRoles(user.token), 403, forbidden('users:read'));
 
     expectStatus(await grant(role, 'users:read'), 201);
-    const allowed = await readOthersRoles(user.token);
-    expectStatus(allowed, 200);
-    expect(allowed.json()).toEqual({ roles: [summaryOf('role_user')] });
+    const allowed = await readOthersRoles(user.token).expect(200);
+    expect(allowed.body).toEqual({ roles: [summaryOf('role_user')] });
 
     expectStatus(await revoke(role, 'users:read'), 204);
     expectError(await readOthersRoles(user.token), 403, forbidden('users:read'));
@@ -644,27 +647,27 @@ describe('role and permission changes apply to live credentials', () => {
 
   it('a role assigned to a user works on the next request, and stops working once removed', async () => {
     const user = await createUser(t.app);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
+    expectError(await client(t.app, user.token).get('/v1/roles', host), 403, forbidden('roles:read'));
 
     expectStatus(
-      await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_api_read_only' }),
+      await client(t.app, admin).post(`/v1/users/${user.id}/roles`, { role_id: 'role_api_read_only' }, host),
       201,
     );
-    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
+    expectStatus(await client(t.app, user.token).get('/v1/roles', host), 200);
 
-    expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
+    expectStatus(await client(t.app, admin).delete(`/v1/users/${user.id}/roles/role_api_read_only`, host), 204);
+    expectError(await client(t.app, user.token).get('/v1/roles', host), 403, forbidden('roles:read'));
   });
 
   it("a user's role change drops only that user's credentials, their own keys included", async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer', 'role_api_read_only']);
     const key = await createApiKey(t.app, user.token, { name: 'reader', scopes: ['roles:read'] });
-    expectStatus(await call(t.app, 'GET', '/v1/roles', key.key), 200);
+    expectStatus(await client(t.app, key.key).get('/v1/roles', host), 200);
     const generation = await t.kv.get('credentials:generation');
 
-    expectStatus(await call(t.app, 'DELETE', `/v1/users/${user.id}/roles/role_api_read_only`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
-    expectError(await call(t.app, 'GET', '/v1/roles', key.key), 403, forbidden('roles:read'));
+    expectStatus(await client(t.app, admin).delete(`/v1/users/${user.id}/roles/role_api_read_only`, host), 204);
+    expectError(await client(t.app, user.token).get('/v1/roles', host), 403, forbidden('roles:read'));
+    expectError(await client(t.app, key.key).get('/v1/roles', host), 403, forbidden('roles:read'));
     // No new generation: everybody else's cached credentials stay where they are.
     expect(await t.kv.get('credentials:generation')).toBe(generation);
   });
@@ -672,9 +675,9 @@ describe('role and permission changes apply to live credentials', () => {
   it('deleting a custom role takes its permissions from holders on the next request', async () => {
     const role = await createRoleWith(t.app, 'Doomed', ['roles:read']);
     const user = await createUser(t.app, [role]);
-    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
-    expectStatus(await call(t.app, 'DELETE', `/v1/roles/${role}`, admin), 204);
-    expectError(await call(t.app, 'GET', '/v1/roles', user.token), 403, forbidden('roles:read'));
+    expectStatus(await client(t.app, user.token).get('/v1/roles', host), 200);
+    expectStatus(await client(t.app, admin).delete(`/v1/roles/${role}`, host), 204);
+    expectError(await client(t.app, user.token).get('/v1/roles', host), 403, forbidden('roles:read'));
   });
 
   it('a revoke takes effect even when it lands in the same millisecond as the grant before it', async () => {
@@ -702,18 +705,17 @@ describe('permission catalogue', () => {
   });
   afterAll(() => t.close());
 
-  const createPermission = (body: object) => call(t.app, 'POST', '/v1/permissions', admin, body);
+  const createPermission = (body: object) => client(t.app, admin).post('/v1/permissions', unchecked(body), host);
   const listPermissions = async () =>
-    (await call(t.app, 'GET', '/v1/permissions', admin)).json().data as {
+    (await client(t.app, admin).get('/v1/permissions', host).expect(200)).body.data as {
       id: string;
       resource: string;
       action: string;
     }[];
 
   it('lists the seeded catalogue in a { data, _links } envelope', async () => {
-    const response = await call(t.app, 'GET', '/v1/permissions', admin);
-    expectStatus(response, 200);
-    const body = response.json();
+    const response = await client(t.app, admin).get('/v1/permissions', host).expect(200);
+    const body = response.body;
     expect(body._links).toEqual({ self: `http://${HOST}/v1/permissions` });
     expect(names(body.data)).toEqual(
       expect.arrayContaining([
@@ -739,9 +741,8 @@ describe('permission catalogue', () => {
 
   it('gets one permission by id', async () => {
     const twoFactor = (await listPermissions()).find((p) => p.resource === 'two_factor' && p.action === 'manage')!;
-    const response = await call(t.app, 'GET', `/v1/permissions/${twoFactor.id}`, admin);
-    expectStatus(response, 200);
-    expect(response.json()).toEqual({
+    const response = await client(t.app, admin).get(`/v1/permissions/${twoFactor.id}`, host).expect(200);
+    expect(response.body).toEqual({
       data: {
         id: twoFactor.id,
         resource: 'two_factor',
@@ -755,18 +756,21 @@ describe('permission catalogue', () => {
   });
 
   it('answers 404 for an unknown permission id and 400 for one that is not a uuid', async () => {
-    expectError(await call(t.app, 'GET', `/v1/permissions/${UNKNOWN_UUID}`, admin), 404, 'Permission not found');
+    expectError(await client(t.app, admin).get(`/v1/permissions/${UNKNOWN_UUID}`, host), 404, 'Permission not found');
     expectError(
-      await call(t.app, 'GET', '/v1/permissions/gps:read', admin),
+      await client(t.app, admin).get('/v1/permissions/gps:read', host),
       400,
       /^Path parameter 'id' must match format "uuid"$/,
     );
   });
 
   it('creates a permission with 201; it is then listed and retrievable', async () => {
-    const response = await createPermission({ resource: 'reports', action: 'export', description: 'Export reports' });
-    expectStatus(response, 201);
-    const created = response.json();
+    const response = await createPermission({
+      resource: 'reports',
+      action: 'export',
+      description: 'Export reports',
+    }).expect(201);
+    const created = response.body;
     expect(created).toEqual({
       data: {
         id: UUID,
@@ -779,13 +783,14 @@ describe('permission catalogue', () => {
       _links: { self: `http://${HOST}/v1/permissions/${created.data?.id}` },
     });
     expect(names(await listPermissions())).toContain('reports:export');
-    expect((await call(t.app, 'GET', `/v1/permissions/${created.data.id}`, admin)).json().data).toEqual(created.data);
+    expect((await client(t.app, admin).get(`/v1/permissions/${created.data.id}`, host).expect(200)).body.data).toEqual(
+      created.data,
+    );
   });
 
   it('creates a permission without a description and with a dotted action', async () => {
-    const response = await createPermission({ resource: 'community', action: 'channel.sync' });
-    expectStatus(response, 201);
-    expect(response.json().data).toMatchObject({ resource: 'community', action: 'channel.sync', description: null });
+    const response = await createPermission({ resource: 'community', action: 'channel.sync' }).expect(201);
+    expect(response.body.data).toMatchObject({ resource: 'community', action: 'channel.sync', description: null });
   });
 
   it('refuses a duplicate permission with 409', async () => {
@@ -820,17 +825,17 @@ describe('wildcard permissions', () => {
   afterAll(() => t.close());
 
   const grant = (role: string, permission: string, token: string) =>
-    call(t.app, 'POST', `/v1/roles/${role}/permissions`, token, { permission_id: ids.get(permission) });
+    client(t.app, token).post(`/v1/roles/${role}/permissions`, { permission_id: ids.get(permission)! }, host);
 
   it('API Full Access (gps:*, users:read, roles:read) may list roles but not create them', async () => {
     const user = await createUser(t.app, ['role_api_full_access']);
-    expectStatus(await call(t.app, 'GET', '/v1/roles', user.token), 200);
+    expectStatus(await client(t.app, user.token).get('/v1/roles', host), 200);
     expectError(
-      await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Not Allowed' }),
+      await client(t.app, user.token).post('/v1/roles', { name: 'Not Allowed' }, host),
       403,
       forbidden('roles:write'),
     );
-    expectError(await call(t.app, 'GET', '/v1/permissions', user.token), 403, forbidden('permissions:read'));
+    expectError(await client(t.app, user.token).get('/v1/permissions', host), 403, forbidden('permissions:read'));
   });
 
   it('a held resource:* covers every action of that resource when granting, but not other resources', async () => {
@@ -851,33 +856,36 @@ describe('wildcard permissions', () => {
   });
 
   it('a custom role holding *:* allows everything, yet its holder is not a super admin', async () => {
-    const created = await call(t.app, 'POST', '/v1/roles', admin, { name: 'Everything Custom' });
-    expectStatus(created, 201);
+    const created = await client(t.app, admin).post('/v1/roles', { name: 'Everything Custom' }, host).expect(201);
     expectStatus(await grant('role_everything_custom', '*:*', admin), 201);
     const user = await createUser(t.app);
     const other = await createUser(t.app);
     expectStatus(
-      await call(t.app, 'POST', `/v1/users/${user.id}/roles`, admin, { role_id: 'role_everything_custom' }),
+      await client(t.app, admin).post(`/v1/users/${user.id}/roles`, { role_id: 'role_everything_custom' }, host),
       201,
     );
 
-    expectStatus(await call(t.app, 'GET', `/v1/users/${other.id}/roles`, user.token), 200);
-    expectStatus(await call(t.app, 'POST', '/v1/roles', user.token, { name: 'Made By Wildcard' }), 201);
+    expectStatus(await client(t.app, user.token).get(`/v1/users/${other.id}/roles`, host), 200);
+    expectStatus(await client(t.app, user.token).post('/v1/roles', { name: 'Made By Wildcard' }, host), 201);
     expectStatus(
-      await call(t.app, 'POST', '/v1/permissions', user.token, { resource: 'wildcard', action: 'made' }),
+      await client(t.app, user.token).post('/v1/permissions', { resource: 'wildcard', action: 'made' }, host),
       201,
     );
     expectStatus(await grant('role_made_by_wildcard', 'users:delete', user.token), 201);
 
     const superAdminOnly = 'Only super admins may change a super-admin role';
     expectError(
-      await call(t.app, 'PATCH', '/v1/roles/role_admin', user.token, { description: 'x' }),
+      await client(t.app, user.token).patch('/v1/roles/role_admin', { description: 'x' }, host),
       403,
       superAdminOnly,
     );
-    const assignAdmin = await call(t.app, 'POST', `/v1/users/${other.id}/roles`, user.token, { role_id: 'role_admin' });
+    const assignAdmin = await client(t.app, user.token).post(
+      `/v1/users/${other.id}/roles`,
+      { role_id: 'role_admin' },
+      host,
+    );
     expectError(assignAdmin, 403, 'You can only assign or remove roles you hold yourself');
-    expect((await call(t.app, 'GET', `/v1/users/${user.id}/permissions`, user.token)).json()).toEqual({
+    expect((await client(t.app, user.token).get(`/v1/users/${user.id}/permissions`, host)).body).toEqual({
       permissions: ['*:*', ...OWN_ACCOUNT],
     });
   });
@@ -918,23 +926,22 @@ describe('roles and permissions of users', () => {
   });
   afterAll(() => t.close());
 
-  const rolesOf = (userId: string, token: string) => call(t.app, 'GET', `/v1/users/${userId}/roles`, token);
-  const permissionsOf = (userId: string, token: string) => call(t.app, 'GET', `/v1/users/${userId}/permissions`, token);
+  const rolesOf = (userId: string, token: string) => client(t.app, token).get(`/v1/users/${userId}/roles`, host);
+  const permissionsOf = (userId: string, token: string) =>
+    client(t.app, token).get(`/v1/users/${userId}/permissions`, host);
   const assign = (userId: string, roleId: string, token = admin.token) =>
-    call(t.app, 'POST', `/v1/users/${userId}/roles`, token, { role_id: roleId });
+    client(t.app, token).post(`/v1/users/${userId}/roles`, { role_id: roleId }, host);
   const remove = (userId: string, roleId: string, token = admin.token) =>
-    call(t.app, 'DELETE', `/v1/users/${userId}/roles/${roleId}`, token);
+    client(t.app, token).delete(`/v1/users/${userId}/roles/${roleId}`, host);
   const roleIdsOf = async (userId: string) =>
-    ((await rolesOf(userId, admin.token)).json().roles as { id: string }[]).map((r) => r.id).sort();
+    ((await rolesOf(userId, admin.token).expect(200)).body.roles as { id: string }[]).map((r) => r.id).sort();
 
   it('a user without users:read sees their own roles and permissions', async () => {
     const user = await createUser(t.app);
-    const roles = await rolesOf(user.id, user.token);
-    expectStatus(roles, 200);
-    expect(roles.json()).toEqual({ roles: [summaryOf('role_user')] });
-    const permissions = await permissionsOf(user.id, user.token);
-    expectStatus(permissions, 200);
-    expect(permissions.json()).toEqual({ permissions: OWN_ACCOUNT });
+    const roles = await rolesOf(user.id, user.token).expect(200);
+    expect(roles.body).toEqual({ roles: [summaryOf('role_user')] });
+    const permissions = await permissionsOf(user.id, user.token).expect(200);
+    expect(permissions.body).toEqual({ permissions: OWN_ACCOUNT });
   });
 
   it("a user without users:read may not see another user's roles or permissions", async () => {
@@ -946,10 +953,9 @@ describe('roles and permissions of users', () => {
 
   it("the super admin sees anyone's roles and permissions", async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
-    const roles = await rolesOf(user.id, admin.token);
-    expectStatus(roles, 200);
-    expect(roles.json()).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
-    expect((await permissionsOf(user.id, admin.token)).json()).toEqual({
+    const roles = await rolesOf(user.id, admin.token).expect(200);
+    expect(roles.body).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
+    expect((await permissionsOf(user.id, admin.token)).body).toEqual({
       permissions: [
         'api_keys:delete',
         'api_keys:read',
@@ -960,14 +966,13 @@ describe('roles and permissions of users', () => {
         'oauth_clients:write',
       ],
     });
-    expect((await permissionsOf(admin.id, admin.token)).json()).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
+    expect((await permissionsOf(admin.id, admin.token)).body).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });
 
   it('returns effective permissions sorted and without duplicates across roles', async () => {
     const user = await createUser(t.app, ['role_api_read_only', 'role_api_full_access']);
-    const response = await permissionsOf(user.id, user.token);
-    expectStatus(response, 200);
-    const { permissions } = response.json();
+    const response = await permissionsOf(user.id, user.token).expect(200);
+    const { permissions } = response.body;
     expect(permissions).toEqual([...permissions].sort());
     expect(permissions.filter((p: string) => p === 'users:read')).toEqual(['users:read']);
     expect(permissions).toEqual(expect.arrayContaining(['gps:*', 'gps:read', 'roles:read', 'settings:*']));
@@ -975,7 +980,7 @@ describe('roles and permissions of users', () => {
 
   it('lists exactly the API Read Only permissions for its holder', async () => {
     const user = await createUser(t.app, ['role_api_read_only']);
-    expect((await permissionsOf(user.id, user.token)).json()).toEqual({ permissions: READ_ONLY_PERMISSIONS });
+    expect((await permissionsOf(user.id, user.token)).body).toEqual({ permissions: READ_ONLY_PERMISSIONS });
   });
 
   it('answers 404 for an unknown user and 400 for an id that is not a uuid', async () => {
@@ -986,9 +991,8 @@ describe('roles and permissions of users', () => {
 
   it('the super admin assigns any role with 201 and the resulting roles in the body', async () => {
     const user = await createUser(t.app);
-    const response = await assign(user.id, 'role_api_full_access');
-    expectStatus(response, 201);
-    expect(response.json()).toEqual({ roles: [summaryOf('role_api_full_access'), summaryOf('role_user')] });
+    const response = await assign(user.id, 'role_api_full_access').expect(201);
+    expect(response.body).toEqual({ roles: [summaryOf('role_api_full_access'), summaryOf('role_user')] });
     expect(await roleIdsOf(user.id)).toEqual(['role_api_full_access', 'role_user']);
   });
 
@@ -1009,9 +1013,8 @@ describe('roles and permissions of users', () => {
     it('may read other users and assign a role they hold', async () => {
       const user = await createUser(t.app);
       expectStatus(await rolesOf(user.id, userManager.token), 200);
-      const response = await assign(user.id, 'role_user_managers', userManager.token);
-      expectStatus(response, 201);
-      expect(response.json()).toEqual({
+      const response = await assign(user.id, 'role_user_managers', userManager.token).expect(201);
+      expect(response.body).toEqual({
         roles: [summaryOf('role_user'), { id: 'role_user_managers', name: 'User Managers', description: null }],
       });
     });
@@ -1036,7 +1039,11 @@ describe('roles and permissions of users', () => {
         scopes: ['users:read', 'users:write'],
       });
       expectStatus(
-        await call(t.app, 'POST', `/v1/api-keys/${key.id}/roles`, admin.token, { role_id: 'role_api_full_access' }),
+        await client(t.app, admin.token).post(
+          `/v1/api-keys/${key.id}/roles`,
+          { role_id: 'role_api_full_access' },
+          host,
+        ),
         201,
       );
       const user = await createUser(t.app);
@@ -1070,8 +1077,7 @@ describe('roles and permissions of users', () => {
 
   it('removes a role with 204, and answers 404 when the user does not hold it', async () => {
     const user = await createUser(t.app, ['role_user', 'role_developer']);
-    const response = await remove(user.id, 'role_developer');
-    expectStatus(response, 204);
+    const response = await remove(user.id, 'role_developer').expect(204);
     expect(response.body).toBe('');
     expect(await roleIdsOf(user.id)).toEqual(['role_user']);
     expectError(await remove(user.id, 'role_developer'), 404, 'The user does not have this role');
@@ -1088,16 +1094,16 @@ describe('roles and permissions of users', () => {
     // However the id is spelled: upper case names the same user.
     expectError(await remove(admin.id.toUpperCase(), 'role_admin'), 409, 'The last super admin cannot lose that role');
     expect(await roleIdsOf(admin.id)).toContain('role_admin');
-    expectStatus(await call(t.app, 'GET', '/v1/roles', admin.token), 200);
+    expectStatus(await client(t.app, admin.token).get('/v1/roles', host), 200);
   });
 
   it('lets a second super admin lose the Admin role while the bootstrap admin keeps it', async () => {
     const second = await createUser(t.app);
     expectStatus(await assign(second.id, 'role_admin'), 201);
-    expectStatus(await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Made' }), 201);
+    expectStatus(await client(t.app, second.token).post('/v1/roles', { name: 'Second Admin Made' }, host), 201);
     expectStatus(await remove(second.id, 'role_admin'), 204);
     expectError(
-      await call(t.app, 'POST', '/v1/roles', second.token, { name: 'Second Admin Again' }),
+      await client(t.app, second.token).post('/v1/roles', { name: 'Second Admin Again' }, host),
       403,
       forbidden('roles:write'),
     );
@@ -1113,9 +1119,9 @@ describe('OpenAPI document of the access endpoints', () => {
   afterAll(() => t.close());
 
   it('marks GET /v1/roles as bearer-protected and requiring roles:read', async () => {
-    const response = await call(t.app, 'GET', '/v1/openapi.json');
+    const response = await client(t.app).raw({ url: '/v1/openapi.json', ...host });
     expectStatus(response, 200);
-    const { paths } = response.json();
+    const { paths } = response.body;
     expect(paths['/v1/roles'].get).toMatchObject({
       security: [{ bearer: [] }],
       'x-permission': 'roles:read',
@@ -1127,7 +1133,7 @@ describe('OpenAPI document of the access endpoints', () => {
   });
 
   it('documents the "or self" rule on a user\'s roles and permissions', async () => {
-    const { paths } = (await call(t.app, 'GET', '/v1/openapi.json')).json();
+    const { paths } = (await client(t.app).raw({ url: '/v1/openapi.json', ...host })).body;
     for (const path of ['/v1/users/{id}/roles', '/v1/users/{id}/permissions']) {
       expect(paths[path].get).toMatchObject({
         security: [{ bearer: [] }],

@@ -14708,7 +14708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14878,7 +14878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -14995,7 +14995,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15139,7 +15139,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15401,7 +15401,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15517,7 +15517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -15660,7 +15660,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Not found: `sharing.share_not_found` */
+            /** @description Not found: `sharing.share_not_found`, `device.not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -82,14 +82,27 @@ export function createGroupsService(deps: Deps) {
   }
 
   /** Deletes a group in the caller's transaction: what hangs on it goes with it (`group.deleting`). */
+  /**
+   * Deletes a locked group and records `group_deleted` (by `actorId`; none when its last member is purged, whose
+   * events are pseudonymised in the same transaction), in the caller's transaction.
+   */
   async function deleteLocked(
     groupId: string,
     memberIds: string[],
     trx: Kysely<Schema>,
     onCommit: TransactionalEvent['onCommit'],
+    by: { request: FastifyRequest | null; actorId: string | null; reason?: string },
   ) {
+    const name = await repo.nameOf(groupId, trx);
     await deps.events.emit('group.deleting', { groupId, memberIds, trx, onCommit });
     await repo.deleteGroup(groupId, trx);
+    const metadata = { name, members: memberIds.length, ...(by.reason && { reason: by.reason }) };
+    const actor = by.actorId ? { userId: by.actorId, actorId: by.actorId } : {};
+    await record(
+      by.request,
+      { eventType: 'group_deleted', ...actor, resourceType: 'group', resourceId: groupId, metadata },
+      trx,
+    );
   }
 
   async function memberView(member: { user_id: string; is_admin: boolean; joined_at: Date }) {
@@ -257,21 +270,8 @@ export function createGroupsService(deps: Deps) {
       const { onCommit, committed } = afterCommit();
       const memberIds = await db.transaction().execute(async (trx) => {
         await lockAsAdmin(groupId, userId, trx);
-        const name = await repo.nameOf(groupId, trx);
         const ids = (await repo.roster(groupId, trx)).map((member) => member.user_id);
-        await deleteLocked(groupId, ids, trx, onCommit);
-        await record(
-          request,
-          {
-            eventType: 'group_deleted',
-            userId,
-            actorId: userId,
-            resourceType: 'group',
-            resourceId: groupId,
-            metadata: { name, members: ids.length },
-          },
-          trx,
-        );
+        await deleteLocked(groupId, ids, trx, onCommit, { request, actorId: userId });
         return ids;
       });
       await committed();
@@ -332,20 +332,11 @@ export function createGroupsService(deps: Deps) {
           if (caller.is_admin && others.length > 0 && !others.some((row) => row.is_admin))
             throw GroupErrors.last_admin();
           if (others.length === 0) {
-            const name = await repo.nameOf(groupId, trx);
-            await deleteLocked(groupId, [userId], trx, onCommit);
-            await record(
+            await deleteLocked(groupId, [userId], trx, onCommit, {
               request,
-              {
-                eventType: 'group_deleted',
-                userId,
-                actorId: userId,
-                resourceType: 'group',
-                resourceId: groupId,
-                metadata: { name, members: 1, reason: 'last_member_left' },
-              },
-              trx,
-            );
+              actorId: userId,
+              reason: 'last_member_left',
+            });
           } else {
             await repo.removeMember(groupId, userId, trx);
           }
@@ -536,18 +527,12 @@ export function createGroupsService(deps: Deps) {
         const self = roster.find((row) => row.user_id === userId)!;
         const others = roster.filter((row) => row.user_id !== userId);
         if (others.length === 0) {
-          await deleteLocked(groupId, [userId], trx, onCommit);
           // Nobody is named: the user is being removed, and their events are pseudonymised in this transaction.
-          await record(
-            null,
-            {
-              eventType: 'group_deleted',
-              resourceType: 'group',
-              resourceId: groupId,
-              metadata: { members: 1, reason: 'last_member_purged' },
-            },
-            trx,
-          );
+          await deleteLocked(groupId, [userId], trx, onCommit, {
+            request: null,
+            actorId: null,
+            reason: 'last_member_purged',
+          });
         } else if (self.is_admin && !others.some((row) => row.is_admin)) {
           const successor = others[0]!;
           await repo.setAdmin(groupId, successor.user_id, true, trx);

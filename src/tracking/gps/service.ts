@@ -291,24 +291,22 @@ export function createGpsService(deps: Deps) {
   }
 
   /**
-   * Why a point may not be written to a device in the scope, or undefined when it may: a self-service user
-   * writes only to devices they own; without device_id, to the device of their key.
+   * The error a point written to a device in the scope would get, or undefined when it may be written: a
+   * self-service user writes only to devices they own; without device_id, to the device of their key.
    */
   async function writableDevices(caller: Caller, scope: OwnScope) {
     const keyDevice = caller.apiKeyId ? await deps.devices.deviceOfKey(caller.apiKeyId) : null;
-    return (deviceId: string | undefined): string | undefined => {
+    return (deviceId: string | undefined) => {
       const target = deviceId ?? keyDevice?.id;
-      if (target === undefined) return GpsErrors.device_required.message;
-      if (!scope.access.seesLive(target)) return GpsErrors.unknown_device.message;
-      return scope.access.level(target) === 'owner' ? undefined : GpsErrors.device_not_writable.message;
+      if (target === undefined) return GpsErrors.device_required;
+      if (!scope.access.seesLive(target)) return GpsErrors.unknown_device;
+      return scope.access.level(target) === 'owner' ? undefined : GpsErrors.device_not_writable;
     };
   }
 
   async function assertWritable(caller: Caller, scope: OwnScope, deviceId?: string): Promise<void> {
     const refusal = (await writableDevices(caller, scope))(deviceId);
-    if (refusal === GpsErrors.device_required.message) throw GpsErrors.device_required();
-    if (refusal === GpsErrors.unknown_device.message) throw GpsErrors.unknown_device();
-    if (refusal) throw GpsErrors.device_not_writable();
+    if (refusal) throw refusal();
   }
 
   return {
@@ -454,7 +452,7 @@ export function createGpsService(deps: Deps) {
         const input = item as GpsPointInput;
         const refusal = writable && writable(options.deviceId ?? input.device_id);
         if (refusal) {
-          refused.push({ index, field: 'device_id', message: refusal });
+          refused.push({ index, field: 'device_id', message: refusal.message });
           continue;
         }
         writes.push(

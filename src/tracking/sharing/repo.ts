@@ -1,18 +1,11 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
-import type { DeviceSharesTable, ShareLevel } from '../../platform/db/schema/tracking.js';
+import type { DeviceSharesTable } from '../../platform/db/schema/tracking.js';
 
 export type ShareRow = Selectable<DeviceSharesTable>;
 
-export interface NewShare {
-  owner_id: string;
-  device_id: string | null;
-  user_id: string | null;
-  group_id: string | null;
-  level: ShareLevel;
-  history_days: number | null;
-  expires_at: Date | null;
-}
+/** A share as written: every column but the generated ones, none left out (null says "none"). */
+export type NewShare = Required<Omit<Insertable<DeviceSharesTable>, 'id' | 'created_at' | 'updated_at'>>;
 
 export function createSharesRepo(db: Kysely<Schema>) {
   const shares = () => db.selectFrom('device_shares').selectAll();

@@ -6,6 +6,7 @@ import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
 import { created, errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { SharingErrors } from './errors.js';
+import { DeviceErrors } from '../devices/errors.js';
 import type { ShareRow } from './repo.js';
 import { CreateOwnerShareBody, CreateShareBody, Share, ShareParams, SharesQuery, UpdateShareBody } from './schemas.js';
 import type { SharingService } from './service.js';
@@ -16,6 +17,7 @@ const writeErrors = [
   RequestErrors.validation,
   DatabaseErrors.missing_reference,
   SharingErrors.share_not_found,
+  DeviceErrors.not_found,
   SharingErrors.not_owner,
   SharingErrors.not_a_member,
   SharingErrors.self_share,

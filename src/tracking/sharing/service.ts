@@ -7,6 +7,7 @@ import type { Schema } from '../../platform/db/schema/index.js';
 import type { CacheOptions, Caches } from '../../platform/kv/cache.js';
 import { createSharesRepo, type NewShare, type ShareRow } from './repo.js';
 import { SharingErrors } from './errors.js';
+import { DeviceErrors } from '../devices/errors.js';
 import type { CreateOwnerShareBody, UpdateShareBody } from './schemas.js';
 import { DeviceAccess, EVERY_DEVICE, type Grant, type TrackingScope } from './scope.js';
 
@@ -106,12 +107,12 @@ export function createSharingService(deps: {
   async function ownerForSharing(caller: Caller, deviceId: string): Promise<string> {
     const device = await deps.devices.ownerOf(deviceId);
     const global = hasPermission(caller, 'devices:write');
-    if (!device) throw SharingErrors.share_not_found('Device not found');
+    if (!device) throw DeviceErrors.not_found();
     if (device.owner_id === caller.userId && device.owner_id !== null) return device.owner_id;
     if (!global) {
       const scope = await scopeOf(caller, 'devices:read');
       // A device the caller does not see is not found; one they see but do not own may not be shared by them.
-      if (!scope.all && !scope.access.seesLive(deviceId)) throw SharingErrors.share_not_found('Device not found');
+      if (!scope.all && !scope.access.seesLive(deviceId)) throw DeviceErrors.not_found();
       throw SharingErrors.not_owner();
     }
     if (!device.owner_id) throw SharingErrors.not_owner('The device has no owner to share it');

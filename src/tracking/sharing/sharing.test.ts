@@ -236,7 +236,7 @@ describe('self-service tracking and sharing', () => {
     expect(
       (await friend.api.post(`/v1/devices/${device.id}/shares`, { user_id: friend.id, level: 'full' }).expect(404)).body
         .code,
-    ).toBe('sharing.share_not_found');
+    ).toBe('device.not_found');
   });
 
   it('hands a device to another user, ending its shares', async () => {

@@ -81,10 +81,10 @@ export function createGroupsService(deps: Deps) {
     return group;
   }
 
-  /** Deletes a group in the caller's transaction: what hangs on it goes with it (`group.deleting`). */
   /**
-   * Deletes a locked group and records `group_deleted` (by `actorId`; none when its last member is purged, whose
-   * events are pseudonymised in the same transaction), in the caller's transaction.
+   * Deletes a locked group in the caller's transaction (what hangs on it goes with it: `group.deleting`) and
+   * records `group_deleted` (by `actorId`; none when its last member is purged, whose events are pseudonymised in
+   * the same transaction).
    */
   async function deleteLocked(
     groupId: string,

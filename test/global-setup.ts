@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -32,6 +32,8 @@ export default async function setup(project: TestProject) {
 /** Where migrated PGlite templates are kept between runs (node_modules is never committed, and CI starts without it). */
 const TEMPLATE_CACHE = join(process.cwd(), 'node_modules', '.cache', 'waygate-test');
 
+const STALE_TEMPLATE_MS = 3_600_000;
+
 /** A name for the migrated database: the migrations and the PGlite version, hashed (either changes it). */
 function templateKey(): string {
   const hash = createHash('sha256');
@@ -47,7 +49,8 @@ function templateKey(): string {
 /**
  * The migrated PGlite dump the test files load, made once per set of migrations: a run of one test file on an
  * unchanged tree skips creating and migrating a database (seconds). Written beside its final name and renamed,
- * so two runs at once never read half a file; older templates are removed.
+ * so two runs at once never read half a file. Other templates are removed once an hour old: a run started before
+ * a migration was added may still be loading its own.
  */
 async function setupPglite(project: TestProject) {
   const path = join(TEMPLATE_CACHE, `pglite-${templateKey()}.tar`);
@@ -61,8 +64,9 @@ async function setupPglite(project: TestProject) {
     writeFileSync(partial, Buffer.from(await dump.arrayBuffer()));
     renameSync(partial, path);
     for (const name of readdirSync(TEMPLATE_CACHE)) {
-      if (name.startsWith('pglite-') && join(TEMPLATE_CACHE, name) !== path && !name.endsWith('.partial'))
-        rmSync(join(TEMPLATE_CACHE, name), { force: true });
+      const other = join(TEMPLATE_CACHE, name);
+      if (!name.startsWith('pglite-') || other === path || name.endsWith('.partial')) continue;
+      if (Date.now() - statSync(other).mtimeMs > STALE_TEMPLATE_MS) rmSync(other, { force: true });
     }
   }
   project.provide('pgliteTemplate', path);

@@ -18,7 +18,6 @@ const NOT_YET_CONVERTED = [
   'src/operations/console/console-tools.browser.test.ts',
   'src/operations/console/console.browser.test.ts',
   'src/operations/console/markup-names.browser.test.ts',
-  'src/operations/console/trips.browser.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

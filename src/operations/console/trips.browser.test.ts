@@ -9,7 +9,7 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { bearer, TEST_ADMIN } from '../../../test/helpers.js';
+import { TEST_ADMIN } from '../../../test/helpers.js';
 
 /** The console's trips page in Chromium: an opened trip is drawn with History's track module from GET /v1/gps/track. */
 let setup: ConsoleInChromium | undefined;
@@ -30,15 +30,11 @@ it(
   { timeout: 120_000 },
   async () => {
     const { t, base, browser, admin } = setup!;
-    const call = async (method: 'POST' | 'PATCH', url: string, payload: unknown) => {
-      const response = await t.app.inject({ method, url, headers: bearer(admin), payload: payload as object });
-      expect(response.statusCode, response.body).toBeLessThan(300);
-      return response.json();
-    };
-    const device = (await call('POST', '/v1/devices', { name: `Tug ${Date.now()}` })).data.id as string;
+    const api = t.as(admin);
+    const device = (await api.post('/v1/devices', { name: `Tug ${Date.now()}` }).expect(201)).body.data.id;
     const name = `Elbe ${Date.now()}`;
-    const trip = (await call('POST', '/v1/trips', { name, device_id: device, gps_logging_enabled: true })).data
-      .id as string;
+    const trip = (await api.post('/v1/trips', { name, device_id: device, gps_logging_enabled: true }).expect(201)).body
+      .data.id;
     const start = Date.UTC(2026, 2, 10, 9, 0, 0) / 1000;
     const point = (i: number) => ({
       device_id: device,
@@ -50,22 +46,12 @@ it(
       ...speeds(10 + (i % 40)),
     });
     // Before the trip is active: the device's points then are not the trip's, and earlier than its first.
-    expect(
-      await call(
-        'POST',
-        '/v1/gps/batch',
-        [0, 1, 2].map((i) => point(i - 10)),
-      ),
-    ).toMatchObject({ stored: 3 });
-    await call('PATCH', `/v1/trips/${trip}`, { status: 'active' });
-    expect(
-      await call(
-        'POST',
-        '/v1/gps/batch',
-        Array.from({ length: 120 }, (_, i) => point(i)),
-      ),
-    ).toMatchObject({ stored: 120 });
-    await call('PATCH', `/v1/trips/${trip}`, { status: 'completed' });
+    const before = [0, 1, 2].map((i) => point(i - 10));
+    expect((await api.post('/v1/gps/batch', before).expect(200)).body).toMatchObject({ stored: 3 });
+    await api.patch(`/v1/trips/${trip}`, { status: 'active' }).expect(200);
+    const during = Array.from({ length: 120 }, (_, i) => point(i));
+    expect((await api.post('/v1/gps/batch', during).expect(200)).body).toMatchObject({ stored: 120 });
+    await api.patch(`/v1/trips/${trip}`, { status: 'completed' }).expect(200);
 
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     const { page, problems } = await openConsole(context, base);

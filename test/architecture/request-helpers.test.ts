@@ -17,7 +17,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/sign-in/sign-in.test.ts',
   'src/operations/console/console-tools.browser.test.ts',
   'src/operations/console/console.browser.test.ts',
-  'src/operations/console/markup-names.browser.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -9,7 +9,8 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { bearer, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import type { Client } from '../../../test/client.js';
+import { TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /**
  * Names users choose are text wherever the console shows them: in lists, in Leaflet's tooltips and popups.
@@ -26,20 +27,14 @@ let setup: ConsoleInChromium | undefined;
 let t: TestApp;
 let base: string;
 let browser: Browser;
-let admin: string;
+let api: Client;
 
 beforeAll(async () => {
   setup = await startConsoleInChromium();
-  ({ t, base, browser, admin } = setup);
+  ({ t, base, browser } = setup);
+  api = t.as(setup.admin);
 });
 afterAll(() => stopConsoleInChromium(setup), 180_000);
-
-async function create(url: string, payload: Record<string, unknown>): Promise<{ id: string }> {
-  const response = await t.app.inject({ method: 'POST', url, headers: bearer(admin), payload });
-  expect(response.statusCode, response.body).toBe(201);
-  const body = response.json();
-  return body.data ?? body.client ?? body;
-}
 
 /** The page shows `text` literally, nothing of it was parsed, and the page is still the console. */
 async function expectText(page: Page, text: string) {
@@ -49,12 +44,9 @@ async function expectText(page: Page, text: string) {
 }
 
 it('shows markup in every user-chosen name as text: lists, tooltips, popups', { timeout: 180_000 }, async () => {
-  const device = await create('/v1/devices', { name: MARKUP });
-  const point = await t.app.inject({
-    method: 'POST',
-    url: '/v1/gps',
-    headers: bearer(admin),
-    payload: {
+  const device = (await api.post('/v1/devices', { name: MARKUP }).expect(201)).body.data;
+  await api
+    .post('/v1/gps', {
       device_id: device.id,
       latitude: 54.32,
       longitude: 10.14,
@@ -65,19 +57,20 @@ it('shows markup in every user-chosen name as text: lists, tooltips, popups', { 
       speed_mps: 5,
       speed_mph: 11.18,
       speed_knots: 9.72,
-    },
-  });
-  expect(point.statusCode, point.body).toBe(201);
-  await create('/v1/geofences', { name: MARKUP, latitude: 54.32, longitude: 10.14, radius_km: 1 });
-  await create('/v1/trips', { name: MARKUP });
-  await create('/v1/api-keys', { name: SHORT, scopes: ['gps:read'] });
-  await create('/v1/roles', { name: SHORT, description: MARKUP });
-  await create('/v1/oauth/clients', {
-    name: SHORT,
-    redirect_uris: ['https://app.example.org/callback'],
-    client_type: 'confidential',
-  });
-  await create('/v1/settings', { key: 'markup.name', value: MARKUP, description: MARKUP });
+    })
+    .expect(201);
+  await api.post('/v1/geofences', { name: MARKUP, latitude: 54.32, longitude: 10.14, radius_km: 1 }).expect(201);
+  await api.post('/v1/trips', { name: MARKUP }).expect(201);
+  await api.post('/v1/api-keys', { name: SHORT, scopes: ['gps:read'] }).expect(201);
+  await api.post('/v1/roles', { name: SHORT, description: MARKUP }).expect(201);
+  await api
+    .post('/v1/oauth/clients', {
+      name: SHORT,
+      redirect_uris: ['https://app.example.org/callback'],
+      client_type: 'confidential',
+    })
+    .expect(201);
+  await api.post('/v1/settings', { key: 'markup.name', value: MARKUP, description: MARKUP }).expect(201);
 
   const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
   // Anything the markup would fetch or open, were it parsed: the other site, or the image `x` beside the page.

@@ -16,7 +16,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
   'src/operations/console/console-tools.browser.test.ts',
-  'src/operations/console/console.browser.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

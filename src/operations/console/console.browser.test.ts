@@ -12,7 +12,8 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { bearer, createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import type { RequestBody } from '../../../test/client.js';
+import { createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 import { gpsloggerUrl } from '../../../console/js/trackers.js';
 
 let t: TestApp;
@@ -44,20 +45,11 @@ const point = (latitude: number, longitude: number, extra: Record<string, unknow
 });
 
 async function createDevice(name: string): Promise<string> {
-  const response = await t.app.inject({
-    method: 'POST',
-    url: '/v1/devices',
-    headers: bearer(admin),
-    payload: { name },
-  });
-  expect(response.statusCode).toBe(201);
-  return response.json().data.id;
+  return (await t.as(admin).post('/v1/devices', { name }).expect(201)).body.data.id;
 }
 
-async function postPoint(token: string, body: Record<string, unknown>) {
-  const response = await t.app.inject({ method: 'POST', url: '/v1/gps', headers: bearer(token), payload: body });
-  expect(response.statusCode, response.body).toBe(201);
-  return response.json().data;
+async function postPoint(token: string, body: RequestBody<'post', '/v1/gps'>) {
+  return (await t.as(token).post('/v1/gps', body).expect(201)).body.data;
 }
 
 // A loaded machine (Chromium, PGlite and the app on two shared cores) is slow; each test gets two minutes.
@@ -162,13 +154,11 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await screenshot(page, 'connect');
 
     const recorded = await postPoint(key, point(48.14, 11.58));
-    const device = (
-      await t.app.inject({ method: 'GET', url: `/v1/devices/${recorded.device_id}`, headers: bearer(admin) })
-    ).json().data;
+    const device = (await t.as(admin).get(`/v1/devices/${recorded.device_id}`).expect(200)).body.data;
     expect(device.name).toBe(name);
-    const scopes = (await t.app.inject({ method: 'GET', url: '/v1/api-keys', headers: bearer(admin) }))
-      .json()
-      .data.find((k: { name: string }) => k.name === `Device: ${name}`).scopes;
+    const scopes = (await t.as(admin).get('/v1/api-keys').expect(200)).body.data.find(
+      (k) => k.name === `Device: ${name}`,
+    )?.scopes;
     expect(scopes).toEqual(['gps:write']);
     expect(problems).toEqual([]);
     await context.close();
@@ -176,12 +166,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('speaks German to a user whose locale is de, and shows only the pages they may use', async () => {
     const user = await createUser(t.app, ['role_user']);
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/users/${user.id}/locale`,
-      headers: bearer(user.token),
-      payload: { locale: 'de' },
-    });
+    await t.as(user.token).patch(`/v1/users/${user.id}/locale`, { locale: 'de' }).expect(200);
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, colorScheme: 'dark' });
     const { page, problems } = await openConsole(context);
     await signIn(page, user.username, user.password);
@@ -196,21 +181,10 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it("signs in with the two-factor step (a backup code) and shows the API's message for a wrong code", async () => {
     const user = await createUser(t.app, ['role_user']);
-    const enrolment = await t.app.inject({
-      method: 'POST',
-      url: '/v1/users/me/2fa/setup',
-      headers: bearer(user.token),
-      payload: {},
-    });
-    const secret = enrolment.json().secret as string;
+    const api = t.as(user.token);
+    const { secret } = (await api.post('/v1/users/me/2fa/setup', {}).expect(200)).body;
     const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) });
-    const verify = await t.app.inject({
-      method: 'POST',
-      url: '/v1/users/me/2fa/verify',
-      headers: bearer(user.token),
-      payload: { code },
-    });
-    const [backupCode] = verify.json().backup_codes as string[];
+    const [backupCode] = (await api.post('/v1/users/me/2fa/verify', { code }).expect(200)).body.backup_codes;
     const context = await browser.newContext({ viewport: VIEWPORTS.phone, locale: 'en-GB' });
     const { page, problems } = await openConsole(context);
     await signIn(page, user.username, user.password);
@@ -231,13 +205,9 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
 
   it('an admin draws a geofence, moves a trip along its states, revokes a session and bans a user; every page passes axe', async () => {
     const target = await createUser(t.app, ['role_user']);
-    const trip = await t.app.inject({
-      method: 'POST',
-      url: '/v1/trips',
-      headers: bearer(admin),
-      payload: { name: `Run ${Date.now()}` },
-    });
-    const tripName = trip.json().data.name as string;
+    const api = t.as(admin);
+    const trip = (await api.post('/v1/trips', { name: `Run ${Date.now()}` }).expect(201)).body.data;
+    const tripName = trip.name;
     const context = await browser.newContext({ viewport: VIEWPORTS.desktop });
     const { page, problems } = await openConsole(context);
     await signIn(page, 'admin', TEST_ADMIN.password);
@@ -250,9 +220,9 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Radius (km)').fill('0.8');
     await page.getByRole('button', { name: 'Save geofence' }).click();
     await page.getByRole('button', { name: new RegExp(`^${fence}`) }).waitFor();
-    const saved = (await t.app.inject({ method: 'GET', url: '/v1/geofences?limit=100', headers: bearer(admin) }))
-      .json()
-      .data.find((g: { name: string }) => g.name === fence);
+    const saved = (await api.get('/v1/geofences', { query: { limit: 100 } }).expect(200)).body.data.find(
+      (g) => g.name === fence,
+    );
     expect(saved).toMatchObject({ name: fence, radius_km: 0.8 });
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'geofences');
@@ -260,10 +230,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.goto(`${base}/console/#/trips`);
     await page.getByRole('button', { name: `Set to active: ${tripName}` }).click();
     await page.getByRole('button', { name: `Set to paused: ${tripName}` }).waitFor();
-    expect(
-      (await t.app.inject({ method: 'GET', url: `/v1/trips/${trip.json().data.id}`, headers: bearer(admin) })).json()
-        .data.status,
-    ).toBe('active');
+    expect((await api.get(`/v1/trips/${trip.id}`).expect(200)).body.data.status).toBe('active');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'trips');
 
@@ -273,10 +240,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel(`Reason for banning ${target.username}`).fill('spam');
     await page.getByRole('button', { name: `Ban: ${target.username}` }).click();
     await page.getByRole('button', { name: `Unban: ${target.username}` }).waitFor();
-    expect(
-      (await t.app.inject({ method: 'GET', url: `/v1/users/${target.id}/ban`, headers: bearer(admin) })).json()
-        .is_banned,
-    ).toBe(true);
+    expect((await api.get(`/v1/users/${target.id}/ban`).expect(200)).body.is_banned).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin');
 
@@ -294,9 +258,7 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await revoke.waitFor();
     await revoke.click();
     await expect.poll(() => revoke.count()).toBe(0);
-    expect((await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(owner.token) })).statusCode).toBe(
-      401,
-    );
+    expect((await t.as(owner.token).get('/v1/users/me')).status).toBe(401);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account');
     expect(problems).toEqual([]);

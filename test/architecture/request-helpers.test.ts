@@ -15,7 +15,6 @@ const NOT_YET_CONVERTED = [
   'src/identity/registration/registration.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',
-  'src/operations/console/console-tools.browser.test.ts',
 ];
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -12,7 +12,7 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { bearer, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import { createUser, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
 /** The console's history (track, timeline, export, import), account and administration pages in Chromium. */
 let t: TestApp;
@@ -65,9 +65,7 @@ const GPX = (times: string[]) =>
 describe('web console tools in Chromium', { timeout: 120_000 }, () => {
   it('history: draws a range of a device as a speed-coloured track, scrubs it, exports it as CSV and imports a GPX file', async () => {
     const name = `Barge ${Date.now()}`;
-    const device = (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })
-    ).json().data.id as string;
+    const device = (await t.as(admin).post('/v1/devices', { name }).expect(201)).body.data.id;
     const start = Date.UTC(2026, 0, 15, 8, 0, 0) / 1000;
     const points = Array.from({ length: 300 }, (_, i) => ({
       device_id: device,
@@ -78,9 +76,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
       heading: 0,
       ...speeds((i % 100) * 0.9),
     }));
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
-    ).toMatchObject({ stored: 300 });
+    expect((await t.as(admin).post('/v1/gps/batch', points).expect(200)).body).toMatchObject({ stored: 300 });
 
     const { context, page, problems } = await showTrack(name, '2026-01-15');
     await expect.poll(() => page.locator('.history .map').getAttribute('data-points')).toBe('300');
@@ -119,9 +115,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
 
   it('history: a long track is drawn thinned for the map, and read again in more detail when zoomed in', async () => {
     const name = `Ferry ${Date.now()}`;
-    const device = (
-      await t.app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name } })
-    ).json().data.id as string;
+    const device = (await t.as(admin).post('/v1/devices', { name }).expect(201)).body.data.id;
     const start = Date.UTC(2026, 1, 3, 8, 0, 0) / 1000;
     // A hundred points within 55 m (waiting at a pier: a few pixels at the fitted zoom), then a hundred 111 m apart.
     const latitudes = [
@@ -137,9 +131,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
       heading: 0,
       ...speeds(20),
     }));
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/gps/batch', headers: bearer(admin), payload: points })).json(),
-    ).toMatchObject({ stored: 200 });
+    expect((await t.as(admin).post('/v1/gps/batch', points).expect(200)).body).toMatchObject({ stored: 200 });
 
     const { context, page, problems } = await showTrack(name, '2026-02-03');
     const map = page.locator('.history .map');
@@ -177,22 +169,18 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: 'Turn on' }).click();
     await page.locator('ul.codes li').first().waitFor();
     expect(await page.locator('ul.codes li').count()).toBeGreaterThanOrEqual(8);
-    expect(
-      (await t.app.inject({ method: 'GET', url: '/v1/users/me/2fa/status', headers: bearer(user.token) })).json()
-        .enabled,
-    ).toBe(true);
+    expect((await t.as(user.token).get('/v1/users/me/2fa/status').expect(200)).body.enabled).toBe(true);
 
     await page.getByLabel('Current password', { exact: true }).fill(user.password);
     await page.getByLabel('New password (at least 8 characters)').fill('a new long passphrase');
     await page.getByLabel('New password again').fill('a new long passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText(/^Password changed\. Other sessions signed out: 1\./).waitFor();
-    const relogin = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/login',
-      payload: { identifier: user.username, password: 'a new long passphrase' },
-    });
-    expect(relogin.json().requires_2fa).toBe(true);
+    const relogin = await t
+      .as(null)
+      .post('/v1/auth/login', { identifier: user.username, password: 'a new long passphrase' })
+      .expect(200);
+    expect(relogin.body.requires_2fa).toBe(true);
 
     await page.getByLabel('New email address').fill(`new-${user.username}@example.org`);
     await page.getByRole('button', { name: 'Send confirmation link' }).click();
@@ -218,9 +206,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await admin_.page.getByLabel(`Role to assign to ${user.username}`).selectOption({ label: 'Developer' });
     await admin_.page.locator('details[open]').getByRole('button', { name: 'Assign role' }).click();
     await admin_.page.getByRole('button', { name: `Remove Developer from ${user.username}` }).waitFor();
-    const held = (
-      await t.app.inject({ method: 'GET', url: `/v1/users/${user.id}/roles`, headers: bearer(admin) })
-    ).json().roles as { id: string }[];
+    const held = (await t.as(admin).get(`/v1/users/${user.id}/roles`).expect(200)).body.roles;
     expect(held.map((role) => role.id).sort()).toEqual(['role_developer', 'role_user']);
     expect(await axeViolations(admin_.page)).toEqual([]);
     await screenshot(admin_.page, 'admin-users');
@@ -233,9 +219,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => keyNotice.isEnabled()).toBe(true);
     await keyNotice.uncheck();
     await expect
-      .poll(async () =>
-        (await t.app.inject({ url: '/v1/users/me/security-notifications', headers: bearer(user.token) })).json(),
-      )
+      .poll(async () => (await t.as(user.token).get('/v1/users/me/security-notifications').expect(200)).body)
       .toEqual({ new_sign_in: true, new_api_key: false });
     await keyNotice.scrollIntoViewIfNeeded();
     await screenshot(page, 'account-notices');
@@ -251,9 +235,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
       .getByText(/^Your account is deleted and you are signed out\. It is removed for good on /)
       .first()
       .waitFor();
-    const status = (
-      await t.app.inject({ url: `/v1/admin/users/${user.id}/deletion-status`, headers: bearer(admin) })
-    ).json();
+    const status = (await t.as(admin).get(`/v1/admin/users/${user.id}/deletion-status`).expect(200)).body;
     expect(status.is_scheduled_for_deletion).toBe(true);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'account-deleted');
@@ -273,8 +255,9 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     };
     await create();
     await page.getByText(`${key} created.`).waitFor();
-    const stored = await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) });
-    expect(stored.json().data).toMatchObject({ key, value: 'kmh', is_public: true });
+    const api = t.as(admin);
+    const stored = await api.get(`/v1/settings/${key}`).expect(200);
+    expect(stored.body.data).toMatchObject({ key, value: 'kmh', is_public: true });
     await create();
     await page.getByRole('alert').getByText(`Setting '${key}' already exists`).waitFor();
     await page.getByRole('button', { name: `Save: ${key}` }).waitFor();
@@ -283,19 +266,15 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('button', { name: `Delete: ${key}` }).click();
     await page.getByRole('button', { name: `Really delete: ${key}` }).click();
     await page.getByText(`${key} deleted.`).waitFor();
-    expect((await t.app.inject({ url: `/v1/settings/${key}`, headers: bearer(admin) })).statusCode).toBe(404);
+    expect((await api.get(`/v1/settings/${key}`)).status).toBe(404);
 
     const [kept, gone] = [await createUser(t.app, ['role_user']), await createUser(t.app, ['role_user'])];
-    for (const user of [kept, gone])
-      expect(
-        (await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode,
-      ).toBe(204);
-    const deletion = (id: string) =>
-      t.app.inject({ url: `/v1/admin/users/${id}/deletion-status`, headers: bearer(admin) });
+    for (const user of [kept, gone]) await api.delete(`/v1/users/${user.id}`).expect(204);
+    const deletion = (id: string) => api.get(`/v1/admin/users/${id}/deletion-status`);
     await page.getByRole('link', { name: 'Users', exact: true }).click();
     await page.getByRole('button', { name: `Restore: ${kept.username}` }).click();
     await page.getByText(`${kept.username} is restored and can sign in again.`).waitFor();
-    expect((await deletion(kept.id)).json().is_scheduled_for_deletion).toBe(false);
+    expect((await deletion(kept.id).expect(200)).body.is_scheduled_for_deletion).toBe(false);
     await page.getByRole('button', { name: `Delete for good: ${gone.username}` }).click();
     await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
     expect(await page.getByRole('alert').textContent()).toMatch(/reason/);
@@ -304,23 +283,18 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await screenshot(page, 'admin-users-deleted');
     await page.getByRole('button', { name: `Really delete for good: ${gone.username}` }).click();
     await page.getByText(`${gone.username} is deleted for good.`).waitFor();
-    expect((await deletion(gone.id)).statusCode).toBe(404);
+    expect((await deletion(gone.id)).status).toBe(404);
     expect(problems).toEqual([]);
     await context.close();
   });
 
   it("administration: roles and permissions, the activity log filtered, a report resolved, an OAuth client registered (a refusal shown as the API's message), a config value changed", async () => {
     const reporter = await createUser(t.app, ['role_user']);
-    const events = (
-      await t.app.inject({ method: 'GET', url: '/v1/users/me/audit?limit=1', headers: bearer(reporter.token) })
-    ).json().events;
-    const reported = await t.app.inject({
-      method: 'POST',
-      url: `/v1/users/me/audit/${events[0].id}/report`,
-      headers: bearer(reporter.token),
-      payload: { reason: 'not_me', description: `Not me ${reporter.username}` },
-    });
-    expect(reported.statusCode).toBe(201);
+    const asReporter = t.as(reporter.token);
+    const [event] = (await asReporter.get('/v1/users/me/audit', { query: { limit: 1 } }).expect(200)).body.events;
+    await asReporter
+      .post(`/v1/users/me/audit/${event!.id}/report`, { reason: 'not_me', description: `Not me ${reporter.username}` })
+      .expect(201);
     const { context, page, problems } = await signedIn('admin', TEST_ADMIN.password);
 
     await page.goto(`${base}/console/#/admin/roles`);
@@ -331,18 +305,11 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Permission to give').selectOption({ label: 'gps:read' });
     await page.getByRole('button', { name: 'Give permission' }).click();
     await page.getByRole('button', { name: 'Take away: gps:read' }).waitFor();
-    const roles = (await t.app.inject({ method: 'GET', url: '/v1/roles', headers: bearer(admin) })).json().data as {
-      id: string;
-      name: string;
-    }[];
-    const granted = (
-      await t.app.inject({
-        method: 'GET',
-        url: `/v1/roles/${roles.find((r) => r.name === role)!.id}/permissions`,
-        headers: bearer(admin),
-      })
-    ).json().data;
-    expect(granted.map((p: { resource: string; action: string }) => `${p.resource}:${p.action}`)).toEqual(['gps:read']);
+    const api = t.as(admin);
+    const roles = (await api.get('/v1/roles').expect(200)).body.data;
+    const created = roles.find((r) => r.name === role)!;
+    const granted = (await api.get(`/v1/roles/${created.id}/permissions`).expect(200)).body.data;
+    expect(granted.map((p) => `${p.resource}:${p.action}`)).toEqual(['gps:read']);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin-roles');
 
@@ -380,20 +347,11 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Value of tracking.units (JSON)').fill('"imperial"');
     await page.getByRole('button', { name: 'Save: tracking.units' }).click();
     await page.getByText('tracking.units saved.').waitFor();
-    const units = await t.app.inject({
-      method: 'GET',
-      url: '/v1/system-config/tracking.units',
-      headers: bearer(admin),
-    });
-    expect(units.json().data.value).toBe('imperial');
+    const units = await api.get('/v1/system-config/tracking.units').expect(200);
+    expect(units.body.data.value).toBe('imperial');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'admin-settings');
-    await t.app.inject({
-      method: 'PATCH',
-      url: '/v1/system-config/tracking.units',
-      headers: bearer(admin),
-      payload: { value: 'metric' },
-    });
+    await api.patch('/v1/system-config/tracking.units', { value: 'metric' }).expect(200);
     expect(problems).toEqual([]);
     await context.close();
   });

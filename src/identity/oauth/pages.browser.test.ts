@@ -4,7 +4,7 @@ import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../../test/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
+import { buildTestApp, createUser, freePort, type TestApp } from '../../../test/helpers.js';
 
 let t: TestApp;
 let base: string;
@@ -39,18 +39,16 @@ afterAll(async () => {
 describe('sign-in and consent pages in Chromium', () => {
   it('a user signs in, consents, and the relying party receives a code it can redeem', async () => {
     const developer = await createUser(t.app, ['role_user', 'role_developer']);
-    const registered = await t.app.inject({
-      method: 'POST',
-      url: '/v1/oauth/clients',
-      headers: bearer(developer.token),
-      payload: {
+    const registered = await t
+      .as(developer.token)
+      .post('/v1/oauth/clients', {
         name: 'Crew Planner',
         homepage_url: 'https://crew.example.org',
         redirect_uris: [callbackUrl],
         client_type: 'public',
-      },
-    });
-    const clientId = registered.json().client.id as string;
+      })
+      .expect(201);
+    const clientId = registered.body.client.id;
     // Discovered as an OAuth 2.0 client does (RFC 8414, the path-inserted address), the issuer checked.
     const rp = await client.discovery(new URL(`${base}/v1/oauth`), clientId, undefined, client.None(), {
       algorithm: 'oauth2',
@@ -101,8 +99,6 @@ describe('sign-in and consent pages in Chromium', () => {
       expectedState: state,
     });
     expect(tokens.claims()).toMatchObject({ sub: user.id, aud: clientId });
-    expect(
-      (await t.app.inject({ method: 'GET', url: '/v1/users/me', headers: bearer(tokens.access_token) })).json().data.id,
-    ).toBe(user.id);
+    expect((await t.as(tokens.access_token).get('/v1/users/me').expect(200)).body.data.id).toBe(user.id);
   });
 });

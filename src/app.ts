@@ -236,7 +236,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(selfDeletionRoutes, { selfDeletion: services.selfDeletion });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(securityNoticeRoutes, { notices: services.securityNotices });
-  await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles });
+  await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles, sharing: services.sharing });
   await app.register(gpsRoutes, { gps: services.gps, sharing: services.sharing });
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock, sharing: services.sharing });
   await app.register(deviceRoutes, { devices: services.devices, sharing: services.sharing });

@@ -1,4 +1,5 @@
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import type { RequestBody } from './client.js';
 
 /** Just enough CBOR (RFC 8949) for attestation objects and COSE keys: integers, byte and text strings, maps. */
 type Cbor = number | string | Uint8Array | Map<number | string, Cbor>;
@@ -24,6 +25,16 @@ const FLAG_AT = 0x40;
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest();
 const b64url = (data: Buffer | string) => Buffer.from(data).toString('base64url');
 
+/** What the routes take: the registration response, and the assertion (of a sign-in or a second factor). */
+type Registration = RequestBody<'post', '/v1/users/me/passkeys'>['response'];
+type Assertion = RequestBody<'post', '/v1/auth/passkey'>['response'];
+
+/**
+ * Options as the server hands them out: a challenge, and for a creation the user's handle under `user.id`
+ * (the document types the rest loosely, so the handle is checked when it is read).
+ */
+type ServerOptions = { challenge: string } & Record<string, unknown>;
+
 interface Credential {
   id: Buffer;
   privateKey: KeyObject;
@@ -34,7 +45,7 @@ interface Credential {
 
 /**
  * A software authenticator (a "none" attestation, ES256 keys from node:crypto): answers the options the
- * server hands out with the JSON a browser's PublicKeyCredential.toJSON() gives.
+ * server hands out with the JSON a browser's PublicKeyCredential.toJSON() gives, typed as the routes take it.
  */
 export function softwareAuthenticator(origin: string, options: { userVerification?: boolean } = {}) {
   const rpId = new URL(origin).hostname;
@@ -52,7 +63,9 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
     credentials,
 
     /** Answers creation options (POST /v1/users/me/passkeys/options) with a new resident credential. */
-    create(creationOptions: { challenge: string; user: { id: string } }) {
+    create(creationOptions: ServerOptions) {
+      const userHandle = (creationOptions.user as { id?: unknown } | undefined)?.id;
+      if (typeof userHandle !== 'string') throw new Error('creation options without user.id');
       const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
       const jwk = publicKey.export({ format: 'jwk' });
       const cose = cbor(
@@ -65,7 +78,7 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
         ]),
       );
       const id = randomBytes(16);
-      const credential = { id, privateKey, cose, userHandle: creationOptions.user.id, counter: 0 };
+      const credential = { id, privateKey, cose, userHandle, counter: 0 };
       credentials.push(credential);
       const idLength = Buffer.alloc(2);
       idLength.writeUInt16BE(id.length);
@@ -88,7 +101,7 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
       return {
         id: b64url(id),
         rawId: b64url(id),
-        type: 'public-key',
+        type: 'public-key' as const,
         authenticatorAttachment: 'platform',
         clientExtensionResults: {},
         response: {
@@ -96,11 +109,11 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
           attestationObject: b64url(attestationObject),
           transports: ['internal'],
         },
-      };
+      } satisfies Registration;
     },
 
     /** Answers request options with an assertion of `credential` (the first by default), its counter moved by `step`. */
-    get(requestOptions: { challenge: string }, credential: Credential = credentials[0]!, step = 1) {
+    get(requestOptions: ServerOptions, credential: Credential = credentials[0]!, step = 1) {
       credential.counter += step;
       const authData = Buffer.concat([sha256(rpId), Buffer.from([flags()]), counterBytes(credential.counter)]);
       const clientDataJSON = clientData('webauthn.get', requestOptions.challenge);
@@ -108,7 +121,7 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
       return {
         id: b64url(credential.id),
         rawId: b64url(credential.id),
-        type: 'public-key',
+        type: 'public-key' as const,
         authenticatorAttachment: 'platform',
         clientExtensionResults: {},
         response: {
@@ -117,7 +130,7 @@ export function softwareAuthenticator(origin: string, options: { userVerificatio
           signature: b64url(signature),
           userHandle: credential.userHandle,
         },
-      };
+      } satisfies Assertion;
     },
   };
 }

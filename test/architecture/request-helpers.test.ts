@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
  * the list. (An ESLint rule will take this over.)
  */
 const NOT_YET_CONVERTED = [
-  'src/identity/passkeys/passkeys.test.ts',
   'src/identity/registration/registration.test.ts',
   'src/identity/sign-in/reauthentication.test.ts',
   'src/identity/sign-in/sign-in.test.ts',

@@ -1173,9 +1173,9 @@ export interface paths {
         };
         /**
          * A device's track over a time range as columns of numbers, thinned for a map
-         * @description Points between from and to (both inclusive), oldest first, as four arrays of the same length. With zoom, or with width and height (the zoom at which the points fit that view), consecutive points in the same pixel are left out, so a long track is as many points as the map can show; without them every point, up to 100,000 (more answer 400). No answer holds more than 100,000 points: when more than that are left at a zoom, they are thinned again evenly (the first of each of 100,000 equal runs; the first and last kept), so the answer is always drawable. For files, use GET /v1/gps/export.
+         * @description Points between from and to (both inclusive), oldest first, as four arrays of the same length. With zoom, or with width and height (the zoom at which the points fit that view), consecutive points in the same pixel are left out, so a long track is as many points as the map can show; without them every point, up to 100,000 (more answer 400). No answer holds more than 100,000 points: when more than that are left at a zoom, they are thinned again evenly (the first of each of 100,000 equal runs; the first and last kept), so the answer is always drawable. For files, use GET /v1/gps/export. A caller without gps:read reaches their own devices (every point) and those shared with them: a history or full share shows the points of its days, a live share an empty track (total 0).
          *
-         *     Requires permission `gps:read`.
+         *     Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["getGpsTrack"];
         put?: never;
@@ -12510,7 +12510,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12519,8 +12519,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generate } from 'otplib';
-import { bearer, buildTestApp, createApiKey, createUser, signedInBody, type TestApp } from '../../../test/helpers.js';
+import { unchecked, type RequestBody } from '../../../test/client.js';
+import { buildTestApp, createApiKey, createUser, signedInBody, type TestApp } from '../../../test/helpers.js';
 import { softwareAuthenticator } from '../../../test/webauthn-authenticator.js';
 import { PASSKEY_CHALLENGE_TTL_SECS } from './service.js';
 
@@ -13,33 +14,25 @@ describe('passkeys (WebAuthn)', () => {
   });
   afterAll(() => t.close());
 
-  const post = (url: string, payload: unknown, token?: string) =>
-    t.app.inject({
-      method: 'POST',
-      url,
-      payload: payload as Record<string, unknown>,
-      headers: token ? bearer(token) : {},
-    });
+  const creationOptions = async (token: string) =>
+    (await t.as(token).post('/v1/users/me/passkeys/options', {}).expect(200)).body;
 
   /** A user with a passkey on a fresh software authenticator. */
   async function userWithPasskey(options: { userVerification?: boolean; roles?: string[] } = {}) {
     const user = await createUser(t.app, options.roles);
     const authenticator = softwareAuthenticator(ORIGIN, options);
-    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
-    const registered = await post(
-      '/v1/users/me/passkeys',
-      { name: 'Phone', response: authenticator.create(creation) },
-      user.token,
-    );
-    expect(registered.statusCode).toBe(201);
-    return { user, authenticator, passkey: registered.json() };
+    const response = authenticator.create(await creationOptions(user.token));
+    const registered = await t.as(user.token).post('/v1/users/me/passkeys', { name: 'Phone', response }).expect(201);
+    return { user, authenticator, passkey: registered.body };
   }
-  const signInOptions = async (payload: Record<string, unknown> = {}) =>
-    (await post('/v1/auth/passkey/options', payload)).json();
+  const signInOptions = async (body: { identifier?: string } = {}) =>
+    (await t.as(null).post('/v1/auth/passkey/options', body).expect(200)).body;
+  const signIn = (response: RequestBody<'post', '/v1/auth/passkey'>['response']) =>
+    t.as(null).post('/v1/auth/passkey', { response });
 
   it('registers a resident passkey for the signed-in user, lists, renames and removes it, with an audit event each', async () => {
     const user = await createUser(t.app);
-    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
+    const creation = await creationOptions(user.token);
     expect(creation).toMatchObject({
       rp: { id: 'id.waygate.test' },
       user: { name: user.username },
@@ -47,36 +40,24 @@ describe('passkeys (WebAuthn)', () => {
       authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
     });
     const authenticator = softwareAuthenticator(ORIGIN);
-    const created = await post(
-      '/v1/users/me/passkeys',
-      { name: 'Phone', response: authenticator.create(creation) },
-      user.token,
-    );
-    expect(created.statusCode).toBe(201);
-    expect(created.json()).toMatchObject({
+    const api = t.as(user.token);
+    const created = await api
+      .post('/v1/users/me/passkeys', { name: 'Phone', response: authenticator.create(creation) })
+      .expect(201);
+    expect(created.body).toMatchObject({
       name: 'Phone',
       user_verified: true,
       transports: ['internal'],
       last_used_at: null,
     });
-    const id = created.json().id as string;
+    const id = created.body.id;
     expect(created.headers.location).toContain(`/v1/users/me/passkeys/${id}`);
 
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([
-      created.json(),
-    ]);
-    const renamed = await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/users/me/passkeys/${id}`,
-      headers: bearer(user.token),
-      payload: { name: 'Work phone' },
-    });
-    expect(renamed.json().name).toBe('Work phone');
-    expect(
-      (await t.app.inject({ method: 'DELETE', url: `/v1/users/me/passkeys/${id}`, headers: bearer(user.token) }))
-        .statusCode,
-    ).toBe(204);
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data).toEqual([]);
+    expect((await api.get('/v1/users/me/passkeys').expect(200)).body.data).toEqual([created.body]);
+    const renamed = await api.patch(`/v1/users/me/passkeys/${id}`, { name: 'Work phone' }).expect(200);
+    expect(renamed.body.name).toBe('Work phone');
+    expect((await api.delete(`/v1/users/me/passkeys/${id}`)).status).toBe(204);
+    expect((await api.get('/v1/users/me/passkeys').expect(200)).body.data).toEqual([]);
     const events = await t.database.db
       .selectFrom('audit_events')
       .select('event_type')
@@ -89,39 +70,34 @@ describe('passkeys (WebAuthn)', () => {
 
   it('a challenge works once: the same registration response again is refused', async () => {
     const user = await createUser(t.app);
-    const creation = (await post('/v1/users/me/passkeys/options', {}, user.token)).json();
-    const response = softwareAuthenticator(ORIGIN).create(creation);
-    expect((await post('/v1/users/me/passkeys', { response }, user.token)).statusCode).toBe(201);
-    const again = await post('/v1/users/me/passkeys', { response }, user.token);
-    expect(again.statusCode).toBe(400);
-    expect(again.json().code).toBe('passkey.invalid_response');
+    const response = softwareAuthenticator(ORIGIN).create(await creationOptions(user.token));
+    expect((await t.as(user.token).post('/v1/users/me/passkeys', { response })).status).toBe(201);
+    const again = await t.as(user.token).post('/v1/users/me/passkeys', { response }).expect(400);
+    expect(again.body.code).toBe('passkey.invalid_response');
   });
 
   it('a challenge expires after 5 minutes (by the clock)', async () => {
     const { authenticator } = await userWithPasskey();
     const options = await signInOptions();
     t.clock.advance(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000);
-    const late = await post('/v1/auth/passkey', { response: authenticator.get(options) }).finally(() =>
-      t.clock.advance(-(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000)),
-    );
-    expect(late.json().code).toBe('passkey.sign_in_failed');
+    const late = await signIn(authenticator.get(options))
+      .expect(401)
+      .finally(() => t.clock.advance(-(PASSKEY_CHALLENGE_TTL_SECS * 1000 + 1000)));
+    expect(late.body.code).toBe('passkey.sign_in_failed');
   });
 
   it('signs in without a username, answering as POST /v1/auth/login, and the session works', async () => {
     const { user, authenticator } = await userWithPasskey();
     const options = await signInOptions();
     expect(options.allowCredentials ?? []).toEqual([]);
-    const response = await post('/v1/auth/passkey', { response: authenticator.get(options) });
-    expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({
+    const response = await signIn(authenticator.get(options)).expect(200);
+    expect(response.body).toMatchObject({
       ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }),
       provider: 'passkey',
     });
-    expect(
-      (await t.app.inject({ url: '/v1/users/me', headers: bearer(response.json().session_token) })).statusCode,
-    ).toBe(200);
+    expect((await t.as(response.body.session_token).get('/v1/users/me')).status).toBe(200);
     // The same assertion again: its challenge is spent.
-    expect((await post('/v1/auth/passkey', { response: authenticator.get(options) })).statusCode).toBe(401);
+    expect((await signIn(authenticator.get(options))).status).toBe(401);
   });
 
   it("with an identifier lists that user's passkeys; an unknown identifier answers like none", async () => {
@@ -141,12 +117,9 @@ describe('passkeys (WebAuthn)', () => {
 
   it('refuses a cloned authenticator (a counter that does not go forward) and records passkey_clone_suspected', async () => {
     const { user, authenticator } = await userWithPasskey();
-    expect(
-      (await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, 5) })).statusCode,
-    ).toBe(200);
-    const clone = await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions(), undefined, -2) });
-    expect(clone.statusCode).toBe(401);
-    expect(clone.json().code).toBe('passkey.cloned');
+    expect((await signIn(authenticator.get(await signInOptions(), undefined, 5))).status).toBe(200);
+    const clone = await signIn(authenticator.get(await signInOptions(), undefined, -2)).expect(401);
+    expect(clone.body.code).toBe('passkey.cloned');
     const event = await t.database.db
       .selectFrom('audit_events')
       .selectAll()
@@ -159,10 +132,10 @@ describe('passkeys (WebAuthn)', () => {
   it('a passkey with user verification is both factors; one without asks for the 2FA code when 2FA is on', async () => {
     for (const userVerification of [true, false]) {
       const { user, authenticator } = await userWithPasskey({ userVerification });
-      const { secret } = (await post('/v1/users/me/2fa/setup', {}, user.token)).json();
-      const enabled = await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token);
-      expect(enabled.statusCode).toBe(200);
-      const answer = (await post('/v1/auth/passkey', { response: authenticator.get(await signInOptions()) })).json();
+      const { secret } = (await t.as(user.token).post('/v1/users/me/2fa/setup', {}).expect(200)).body;
+      const enabled = await t.as(user.token).post('/v1/users/me/2fa/verify', { code: await generate({ secret }) });
+      expect(enabled.status).toBe(200);
+      const answer = (await signIn(authenticator.get(await signInOptions())).expect(200)).body;
       expect(answer.requires_2fa).toBe(!userVerification);
       expect(Boolean(answer.session_token)).toBe(userVerification);
     }
@@ -170,30 +143,32 @@ describe('passkeys (WebAuthn)', () => {
 
   it('is the second factor after a password instead of a code, and counts towards the 2FA requirement', async () => {
     const { user, authenticator } = await userWithPasskey();
-    const requirement = await t.app.inject({ url: '/v1/users/me/2fa/requirement', headers: bearer(user.token) });
-    expect(requirement.json()).toEqual({ required: false, enabled: false, reason: null, passkeys: 1, satisfied: true });
-    const { secret } = (await post('/v1/users/me/2fa/setup', {}, user.token)).json();
-    expect((await post('/v1/users/me/2fa/verify', { code: await generate({ secret }) }, user.token)).statusCode).toBe(
-      200,
-    );
-    const { temp_token } = (
-      await post('/v1/auth/login', { identifier: user.username, password: user.password })
-    ).json();
+    const api = t.as(user.token);
+    const requirement = await api.get('/v1/users/me/2fa/requirement');
+    expect(requirement.body).toEqual({ required: false, enabled: false, reason: null, passkeys: 1, satisfied: true });
+    const { secret } = (await api.post('/v1/users/me/2fa/setup', {}).expect(200)).body;
+    expect((await api.post('/v1/users/me/2fa/verify', { code: await generate({ secret }) })).status).toBe(200);
+    const temp_token = (
+      await t.as(null).post('/v1/auth/login', { identifier: user.username, password: user.password }).expect(200)
+    ).body.temp_token!;
+    const secondFactorOptions = () => t.as(null).post('/v1/auth/2fa/passkey/options', { temp_token });
 
-    const options = (await post('/v1/auth/2fa/passkey/options', { temp_token })).json();
+    const options = (await secondFactorOptions().expect(200)).body;
     expect(options.allowCredentials).toEqual([
       expect.objectContaining({ id: authenticator.credentials[0]!.id.toString('base64url') }),
     ]);
     const other = await userWithPasskey();
-    const foreign = await post('/v1/auth/2fa/passkey', { temp_token, response: other.authenticator.get(options) });
-    expect(foreign.statusCode).toBe(401);
-    expect(foreign.json().code).toBe('passkey.sign_in_failed');
-    const done = await post('/v1/auth/2fa/passkey', {
+    const foreign = await t
+      .as(null)
+      .post('/v1/auth/2fa/passkey', { temp_token, response: other.authenticator.get(options) })
+      .expect(401);
+    expect(foreign.body.code).toBe('passkey.sign_in_failed');
+    const done = await t.as(null).post('/v1/auth/2fa/passkey', {
       temp_token,
-      response: authenticator.get((await post('/v1/auth/2fa/passkey/options', { temp_token })).json()),
+      response: authenticator.get((await secondFactorOptions().expect(200)).body),
     });
-    expect(done.statusCode).toBe(200);
-    expect(done.json()).toMatchObject({
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
       ...signedInBody({ email: `${user.username}@example.org`, username: user.username, user_id: user.id }),
       provider: 'email',
     });
@@ -205,37 +180,32 @@ describe('passkeys (WebAuthn)', () => {
       .executeTakeFirstOrThrow();
     expect(event.metadata).toMatchObject({ code_type: 'passkey', provider: 'email' });
     // The temporary token is spent.
-    expect((await post('/v1/auth/2fa/passkey/options', { temp_token })).json().code).toBe(
-      'two_factor.invalid_challenge',
-    );
+    expect((await secondFactorOptions().expect(401)).body.code).toBe('two_factor.invalid_challenge');
   });
 
   it('a session only for managing passkeys; the last passkey of an account without a password stays', async () => {
     const { user, passkey } = await userWithPasskey({ roles: ['role_user', 'role_developer'] });
     const { key } = await createApiKey(t.app, user.token, { name: 'script', scopes: [] });
-    expect((await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(key) })).json().code).toBe(
-      'session.session_required',
-    );
+    expect((await t.as(key).get('/v1/users/me/passkeys').expect(403)).body.code).toBe('session.session_required');
     await t.database.db
       .updateTable('platform_accounts')
       .set({ password_hash: null })
       .where('user_id', '=', user.id)
       .execute();
-    const last = await t.app.inject({
-      method: 'DELETE',
-      url: `/v1/users/me/passkeys/${passkey.id}`,
-      headers: bearer(user.token),
-    });
-    expect(last.statusCode).toBe(409);
-    expect(last.json().code).toBe('passkey.last_credential');
-    expect(
-      (await t.app.inject({ url: '/v1/users/me/passkeys', headers: bearer(user.token) })).json().data,
-    ).toHaveLength(1);
+    const last = await t.as(user.token).delete(`/v1/users/me/passkeys/${passkey.id}`).expect(409);
+    expect(last.body.code).toBe('passkey.last_credential');
+    expect((await t.as(user.token).get('/v1/users/me/passkeys').expect(200)).body.data).toHaveLength(1);
   });
 
   it('has the GraphQL mutations of the REST routes, camelCase, with the same gates', async () => {
+    // GraphQL's variables are typed as none in the document: they go unchecked.
     const gql = async (query: string, variables: Record<string, unknown> = {}, token?: string) =>
-      (await post('/v1/gql', { query, variables }, token)).json() as {
+      (
+        await t
+          .as(token)
+          .post('/v1/gql', { query, variables: unchecked(variables) })
+          .expect(200)
+      ).body as {
         data: Record<string, any> | null;
         errors?: { extensions: { code: string } }[];
       };

@@ -6,6 +6,7 @@ import { errorResponses, locateCreated, single, SingleEnvelope } from '../../pla
 import { RequestErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
+import type { SharingService } from '../sharing/service.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
 import { chooseFormat, type ExportFile as File } from './export.js';
@@ -47,7 +48,7 @@ function sendFile(reply: FastifyReply, file: File) {
 
 export async function gpsFileRoutes(
   fastify: FastifyInstance,
-  { gpsFiles }: { gpsFiles: GpsFilesService },
+  { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
@@ -101,7 +102,7 @@ export async function gpsFileRoutes(
   );
 
   await app.register(importRoutes, { gpsFiles });
-  await app.register(trackRoutes, { gpsFiles });
+  await app.register(trackRoutes, { gpsFiles, sharing });
 }
 
 const IMPORT_NOTE =

@@ -18,8 +18,8 @@ import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
 import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
-// Files, tracks and imports demand the global permissions (gps:read, gps:write) for now: every device.
-import { EVERY_DEVICE } from '../sharing/index.js';
+// Device exports and imports demand the global permissions (gps:read, gps:write) for now: every device.
+import { EVERY_DEVICE, type TrackingScope } from '../sharing/index.js';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -53,6 +53,21 @@ function rangeOf(input: { from?: string | undefined; to?: string | undefined }) 
   if (from && to && from > to) throw GpsFileErrors.bad_range();
   return { from, to };
 }
+
+/**
+ * The earliest time of a device's points the scope may read (scope.ts): null for all of them (the global
+ * permission, the owner, a share without a day limit), undefined for none (a device reached only live).
+ */
+const pointsSince = (scope: TrackingScope, deviceId: string) => (scope.all ? null : scope.access.pointsSince(deviceId));
+
+/** The range narrowed to the points from `since` on (a grantee's window of N days). */
+function within<R extends { from?: Date | undefined }>(range: R, since: number | null): R {
+  if (since === null || (range.from && range.from.getTime() >= since)) return range;
+  return { ...range, from: new Date(since) };
+}
+
+/** A track without points, as the GPS module answers an empty range. */
+const EMPTY_COLUMNS = '{"time":[],"latitude":[],"longitude":[],"speed_kmh":[]}';
 
 export function createGpsFilesService(deps: Deps) {
   const repo = createGpsImportsRepo(deps.db);
@@ -192,17 +207,26 @@ export function createGpsFilesService(deps: Deps) {
       );
     },
 
-    /** A device's track for a map (GET /v1/gps/track): 404 for an unknown device, 400 for from after to or too many points unthinned. */
-    async track(input: {
-      deviceId: string;
-      from?: string | undefined;
-      to?: string | undefined;
-      zoom?: number | undefined;
-      view?: { width: number; height: number } | undefined;
-    }) {
+    /**
+     * A device's track for a map (GET /v1/gps/track): 404 for a device the scope does not see, 400 for from after
+     * to or too many points unthinned. A grantee's track holds the points of their window only: none for `live`.
+     */
+    async track(
+      scope: TrackingScope,
+      input: {
+        deviceId: string;
+        from?: string | undefined;
+        to?: string | undefined;
+        zoom?: number | undefined;
+        view?: { width: number; height: number } | undefined;
+      },
+    ) {
       const range = rangeOf(input);
-      await deps.devices.get(EVERY_DEVICE, input.deviceId);
-      const track = await deps.gps.trackOfDevice(input.deviceId, range, input);
+      await deps.devices.get(scope, input.deviceId);
+      const since = pointsSince(scope, input.deviceId);
+      if (since === undefined)
+        return { total: 0, bounds: null, zoom: input.zoom ?? null, kept: 0, columnsJson: EMPTY_COLUMNS };
+      const track = await deps.gps.trackOfDevice(input.deviceId, within(range, since), input);
       if (!track) throw GpsFileErrors.track_too_long();
       return track;
     },

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from 'typebox';
-import { requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { Nullable, Uuid } from '../../platform/http/schemas.js';
 import { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from '../gps/service.js';
 import { DeviceErrors } from '../devices/errors.js';
+import { SharingErrors } from '../sharing/errors.js';
+import type { SharingService } from '../sharing/service.js';
 import { GpsFileErrors } from './errors.js';
 import type { GpsFilesService } from './service.js';
 
@@ -82,14 +84,14 @@ export const Track = Type.Object({
  */
 export async function trackRoutes(
   fastify: FastifyInstance,
-  { gpsFiles }: { gpsFiles: GpsFilesService },
+  { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(
     '/v1/gps/track',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags: ['GPS data'],
         summary: "A device's track over a time range as columns of numbers, thinned for a map",
@@ -99,7 +101,8 @@ export async function trackRoutes(
           `so a long track is as many points as the map can show; without them every point, up to ${CAP} (more answer 400). ` +
           `No answer holds more than ${CAP} points: when more than that are left at a zoom, they are thinned again evenly ` +
           `(the first of each of ${CAP} equal runs; the first and last kept), so the answer is always drawable. ` +
-          'For files, use GET /v1/gps/export.',
+          'For files, use GET /v1/gps/export. A caller without gps:read reaches their own devices (every point) and those ' +
+          'shared with them: a history or full share shows the points of its days, a live share an empty track (total 0).',
         querystring: TrackQuery,
         response: {
           200: Track,
@@ -108,13 +111,15 @@ export async function trackRoutes(
             GpsFileErrors.bad_range,
             GpsFileErrors.track_too_long,
             DeviceErrors.not_found,
+            SharingErrors.self_service_off,
           ),
         },
       },
     },
     async (request, reply) => {
       const { device_id: deviceId, from, to, zoom, width, height } = request.query;
-      const track = await gpsFiles.track({
+      const scope = await sharing.scopeOf(callerOf(request), 'gps:read');
+      const track = await gpsFiles.track(scope, {
         deviceId,
         from,
         to,

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '../../../test/client.js';
+import { buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+
+const DAY = 86_400_000;
+const SPEEDS = { speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
+
+/**
+ * GPS files (track, export, import) follow the visibility rule of issue 43 (docs/sharing.md): a self-service
+ * user reaches their own devices, a grantee a shared one at its level, a stranger nothing; a holder of the
+ * global permissions every device, as the interface spec says.
+ */
+describe('GPS files in the caller’s scope', () => {
+  let t: TestApp;
+  let admin: Client;
+  /** The owner (role User only), a grantee at each level (history and full: 7 days), a stranger. */
+  let owner: { id: string; api: Client };
+  let live: Client;
+  let history: Client;
+  let full: Client;
+  let stranger: Client;
+  let device: string;
+  /** The device's points, 8 days, 1 day and 0 days old (latitudes 54.1, 54.2, 54.3), as times in ms. */
+  let times: { old: number; recent: number; now: number };
+
+  const person = async () => {
+    const user = await createUser(t.app);
+    return { id: user.id, api: t.as(user.token) };
+  };
+  const pointAt = async (deviceId: string, daysAgo: number, latitude: number) => {
+    const timestamp = Math.floor((t.clock.nowMs() - daysAgo * DAY) / 1000);
+    await owner.api
+      .post('/v1/gps', { device_id: deviceId, latitude, longitude: 10.1, ...SPEEDS, timestamp })
+      .expect(201);
+    return timestamp * 1000;
+  };
+
+  beforeAll(async () => {
+    t = await buildTestApp({ config: { rateLimit: { ...testConfig().rateLimit, gpsWrite: 10_000, user: 10_000 } } });
+    admin = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
+    owner = await person();
+    device = (await owner.api.post('/v1/devices', { name: 'Boat' }).expect(201)).body.data.id;
+    times = {
+      old: await pointAt(device, 8, 54.1),
+      recent: await pointAt(device, 1, 54.2),
+      now: await pointAt(device, 0, 54.3),
+    };
+    const grantee = async (share: { level: 'live' | 'history' | 'full'; history_days?: number }) => {
+      const user = await person();
+      await owner.api.post(`/v1/devices/${device}/shares`, { user_id: user.id, ...share }).expect(201);
+      return user.api;
+    };
+    live = await grantee({ level: 'live' });
+    history = await grantee({ level: 'history', history_days: 7 });
+    full = await grantee({ level: 'full', history_days: 7 });
+    stranger = (await person()).api;
+  });
+  afterAll(() => t.close());
+
+  const NOT_FOUND = { error: 'NotFound', message: 'Device not found', code: 'device.not_found' };
+
+  describe('GET /v1/gps/track', () => {
+    const trackOf = (api: Client, from?: number) =>
+      api.get('/v1/gps/track', {
+        query: { device_id: device, ...(from !== undefined && { from: new Date(from).toISOString() }) },
+      });
+    /** The track body of the points at these latitudes (of 54.1, 54.2, 54.3). */
+    const columns = (...latitudes: number[]) => {
+      const at = { 54.1: times.old, 54.2: times.recent, 54.3: times.now } as Record<number, number>;
+      return {
+        device_id: device,
+        total: latitudes.length,
+        points: latitudes.length,
+        zoom: null,
+        bounds: latitudes.length
+          ? { south: Math.min(...latitudes), west: 10.1, north: Math.max(...latitudes), east: 10.1 }
+          : null,
+        time: latitudes.map((latitude) => at[latitude]),
+        latitude: latitudes,
+        longitude: latitudes.map(() => 10.1),
+        speed_kmh: latitudes.map(() => 1),
+      };
+    };
+
+    it('answers the owner and a holder of gps:read every point', async () => {
+      expect((await trackOf(owner.api).expect(200)).body).toEqual(columns(54.1, 54.2, 54.3));
+      expect((await trackOf(admin).expect(200)).body).toEqual(columns(54.1, 54.2, 54.3));
+    });
+
+    it('answers a history or full grantee the points of their 7 days, whatever from asks', async () => {
+      expect((await trackOf(history).expect(200)).body).toEqual(columns(54.2, 54.3));
+      expect((await trackOf(full).expect(200)).body).toEqual(columns(54.2, 54.3));
+      expect((await trackOf(history, times.old).expect(200)).body).toEqual(columns(54.2, 54.3));
+      expect((await trackOf(history, times.now).expect(200)).body).toEqual(columns(54.3));
+    });
+
+    it('answers a live grantee an empty track, and a stranger 404', async () => {
+      expect((await trackOf(live).expect(200)).body).toEqual(columns());
+      expect((await trackOf(stranger).expect(404)).body).toEqual(NOT_FOUND);
+    });
+  });
+});

@@ -1085,9 +1085,9 @@ export interface paths {
         };
         /**
          * A device's GPS points over a time range, as a GPX, GeoJSON, KML or CSV file
-         * @description Points of the device between from and to (both inclusive, both optional), oldest first. format (gpx, geojson, kml, csv) or else Accept (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv; GPX for *\/*) chooses the file. GPX is 1.1 (speed and course in <extensions>, namespace urn:waygate:gpx:1), GeoJSON a FeatureCollection of Point features (RFC 7946), KML 2.2 one Placemark with a TimeStamp per point, CSV one header line and one line per point. Streamed as read, so any number of points.
+         * @description Points of the device between from and to (both inclusive, both optional), oldest first. format (gpx, geojson, kml, csv) or else Accept (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv; GPX for *\/*) chooses the file. GPX is 1.1 (speed and course in <extensions>, namespace urn:waygate:gpx:1), GeoJSON a FeatureCollection of Point features (RFC 7946), KML 2.2 one Placemark with a TimeStamp per point, CSV one header line and one line per point. Streamed as read, so any number of points. A caller without gps:read exports their own devices, and those shared with them at level full (the points of the share's days); a live or history share answers 403 gps_file.export_not_allowed.
          *
-         *     Requires permission `gps:read`.
+         *     Requires permission `gps:read` (every device) or `gps:read_own` (your own devices and those shared with you).
          */
         get: operations["getGpsExport"];
         put?: never;
@@ -11917,7 +11917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `gps_file.export_not_allowed`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -11926,8 +11926,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the device's owner, or someone it is shared with at level full, may export its points",
+                     *       "code": "gps_file.export_not_allowed"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -6,6 +6,10 @@ export const GpsFileErrors = defineErrors('gps_file', {
     'Accept names no format this export writes (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv)',
   ],
   bad_range: [400, 'from must not be after to'],
+  export_not_allowed: [
+    403,
+    "Only the device's owner, or someone it is shared with at level full, may export its points",
+  ],
   track_too_long: [
     400,
     'The range holds more than 100,000 points: give zoom (or width and height) to thin it, or a shorter range; GET /v1/gps/export streams any number',

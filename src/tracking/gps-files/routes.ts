@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import { callerOf, requirePermission } from '../../platform/auth/hooks.js';
+import { callerOf, requirePermission, requireTracking } from '../../platform/auth/hooks.js';
 import { errorResponses, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
+import { SharingErrors } from '../sharing/errors.js';
 import type { SharingService } from '../sharing/service.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
@@ -55,11 +56,14 @@ export async function gpsFileRoutes(
   app.get(
     '/v1/gps/export',
     {
-      config: { auth: requirePermission('gps:read') },
+      config: { auth: requireTracking('gps:read') },
       schema: {
         tags,
         summary: "A device's GPS points over a time range, as a GPX, GeoJSON, KML or CSV file",
-        description: `Points of the device between from and to (both inclusive, both optional), oldest first. ${FORMAT_NOTE}`,
+        description:
+          `Points of the device between from and to (both inclusive, both optional), oldest first. ${FORMAT_NOTE} ` +
+          'A caller without gps:read exports their own devices, and those shared with them at level full (the points ' +
+          "of the share's days); a live or history share answers 403 gps_file.export_not_allowed.",
         querystring: DeviceExportQuery,
         response: {
           200: fileResponse,
@@ -67,7 +71,9 @@ export async function gpsFileRoutes(
             RequestErrors.validation,
             GpsFileErrors.bad_range,
             DeviceErrors.not_found,
+            GpsFileErrors.export_not_allowed,
             GpsFileErrors.not_acceptable,
+            SharingErrors.self_service_off,
           ),
         },
       },
@@ -75,7 +81,8 @@ export async function gpsFileRoutes(
     async (request, reply) => {
       const { device_id: deviceId, from, to } = request.query;
       const format = chooseFormat(request.query.format, request.headers.accept);
-      return sendFile(reply, await gpsFiles.exportDevice({ deviceId, from, to, format }));
+      const scope = await sharing.scopeOf(callerOf(request), 'gps:read');
+      return sendFile(reply, await gpsFiles.exportDevice(scope, { deviceId, from, to, format }));
     },
   );
 

@@ -18,7 +18,7 @@ import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
 import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
-// Device exports and imports demand the global permissions (gps:read, gps:write) for now: every device.
+// Imports demand the global permission (gps:write) for now: every device.
 import { EVERY_DEVICE, type TrackingScope } from '../sharing/index.js';
 
 interface Deps {
@@ -193,17 +193,27 @@ export function createGpsFilesService(deps: Deps) {
     /** Resolves once every running import has ended (tests wait on this). */
     idle: () => Promise.all(running).then(() => undefined),
 
-    /** A device's points over a time range, as a file. Throws (404, 400) before any byte is sent. */
-    async exportDevice(input: { deviceId: string; from?: string; to?: string; format: ExportFormat }) {
+    /**
+     * A device's points over a time range, as a file. Throws (404, 403, 400) before any byte is sent. A caller
+     * without the global permission exports their own devices and those shared with them at level full, within
+     * the share's days; a live or history grantee may not (403), a device the scope does not see is not found.
+     */
+    async exportDevice(
+      scope: TrackingScope,
+      input: { deviceId: string; from?: string; to?: string; format: ExportFormat },
+    ) {
       const { from, to } = rangeOf(input);
-      const device = await deps.devices.get(EVERY_DEVICE, input.deviceId);
+      const device = await deps.devices.get(scope, input.deviceId);
+      const since = pointsSince(scope, device.id);
+      if (since === undefined || (!scope.all && !scope.access.atLeast(device.id, 'full')))
+        throw GpsFileErrors.export_not_allowed();
       const exportedAt = deps.clock.now();
       const day = (from ?? exportedAt).toISOString().slice(0, 10);
       return exportFile(
         input.format,
         `track-${fileSlug(device.name, device.id)}-${day}`,
         { name: device.name, exportedAt },
-        deps.gps.pointsOfDevice(device.id, { from, to }),
+        deps.gps.pointsOfDevice(device.id, within({ from, to }, since)),
       );
     },
 

@@ -99,4 +99,42 @@ describe('GPS files in the caller’s scope', () => {
       expect((await trackOf(stranger).expect(404)).body).toEqual(NOT_FOUND);
     });
   });
+
+  describe('GET /v1/gps/export', () => {
+    const exportOf = (api: Client, from?: number) =>
+      api.get('/v1/gps/export', {
+        query: { device_id: device, format: 'csv', ...(from !== undefined && { from: new Date(from).toISOString() }) },
+      });
+    /** The times and latitudes of a CSV export's points. */
+    const rowsOf = (csv: string) =>
+      csv
+        .split('\r\n')
+        .slice(1, -1)
+        .map((line) => line.split(',').slice(0, 2).join(','));
+    const rows = (...latitudes: number[]) => {
+      const at = { 54.1: times.old, 54.2: times.recent, 54.3: times.now } as Record<number, number>;
+      return latitudes.map((latitude) => `${new Date(at[latitude]!).toISOString()},${latitude}`);
+    };
+
+    it('exports every point to the owner and a holder of gps:read', async () => {
+      expect(rowsOf((await exportOf(owner.api).expect(200)).text)).toEqual(rows(54.1, 54.2, 54.3));
+      expect(rowsOf((await exportOf(admin).expect(200)).text)).toEqual(rows(54.1, 54.2, 54.3));
+    });
+
+    it('exports to a full grantee the points of their 7 days, whatever from asks', async () => {
+      expect(rowsOf((await exportOf(full).expect(200)).text)).toEqual(rows(54.2, 54.3));
+      expect(rowsOf((await exportOf(full, times.old).expect(200)).text)).toEqual(rows(54.2, 54.3));
+    });
+
+    it('refuses a live or history grantee with 403, a stranger with 404', async () => {
+      const refused = {
+        error: 'Forbidden',
+        message: "Only the device's owner, or someone it is shared with at level full, may export its points",
+        code: 'gps_file.export_not_allowed',
+      };
+      expect((await exportOf(history).expect(403)).body).toEqual(refused);
+      expect((await exportOf(live).expect(403)).body).toEqual(refused);
+      expect((await exportOf(stranger).expect(404)).body).toEqual(NOT_FOUND);
+    });
+  });
 });

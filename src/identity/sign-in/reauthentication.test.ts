@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenFromMail, type FakeSmtp } from '../../../test/fakes/smtp.js';
 import {
-  bearer,
   buildMailingTestApp,
   createApiKey,
   createUser,
@@ -29,57 +28,40 @@ describe('re-authentication before a new passkey or API key', () => {
   });
   afterAll(() => t.close());
 
-  const post = (url: string, token: string | undefined, payload?: object) =>
-    t.app.inject({
-      method: 'POST',
-      url,
-      ...(token ? { headers: bearer(token) } : {}),
-      ...(payload ? { payload } : {}),
-    });
   const developer = () => createUser(t.app, ['role_user', 'role_developer']);
   /** Moves past the window in which a sign-in counts as recent (the test clock only: nothing else in this file relies on it). */
   const later = () => t.clock.advance(RECENT_SIGN_IN_MS + 1000);
-  const expectRefused = (response: { statusCode: number; json(): unknown }) =>
-    expect({ status: response.statusCode, body: response.json() }).toEqual({ status: 403, body: REAUTHENTICATE });
+  const expectRefused = (response: { status: number; body: unknown }) =>
+    expect({ status: response.status, body: response.body }).toEqual({ status: 403, body: REAUTHENTICATE });
   const authenticator = softwareAuthenticator(ORIGIN);
 
-  async function addPasskey(token: string, name: string, payload?: object) {
-    const options = await post('/v1/users/me/passkeys/options', token, payload);
-    expect(options.statusCode).toBe(200);
-    const created = await post('/v1/users/me/passkeys', token, {
-      name,
-      response: authenticator.create(options.json()),
-    });
-    expect(created.statusCode).toBe(201);
-    return created.json() as { id: string };
+  async function addPasskey(token: string, name: string, body?: { current_password: string }) {
+    const options = await t.as(token).post('/v1/users/me/passkeys/options', body).expect(200);
+    const created = await t
+      .as(token)
+      .post('/v1/users/me/passkeys', { name, response: authenticator.create(options.body) })
+      .expect(201);
+    return created.body;
   }
 
   it('lets a session signed in more than 15 minutes ago create a key only with its current password or after a new sign-in', async () => {
     const user = await developer();
-    expect((await post('/v1/api-keys', user.token, { name: 'fresh', scopes: [] })).statusCode).toBe(201);
+    const api = t.as(user.token);
+    expect((await api.post('/v1/api-keys', { name: 'fresh', scopes: [] })).status).toBe(201);
     later();
-    expectRefused(await post('/v1/api-keys', user.token, { name: 'stale', scopes: [] }));
-    const wrong = await post('/v1/api-keys', user.token, {
-      name: 'stale',
-      scopes: [],
-      current_password: 'not the password',
-    });
-    expect({ status: wrong.statusCode, code: wrong.json().code }).toEqual({
-      status: 400,
-      code: 'password_change.wrong_current_password',
-    });
-    const confirmed = await post('/v1/api-keys', user.token, {
-      name: 'confirmed',
-      scopes: [],
-      current_password: user.password,
-    });
-    expect({ status: confirmed.statusCode, name: confirmed.json().name }).toEqual({ status: 201, name: 'confirmed' });
+    expectRefused(await api.post('/v1/api-keys', { name: 'stale', scopes: [] }));
+    const wrong = await api
+      .post('/v1/api-keys', { name: 'stale', scopes: [], current_password: 'not the password' })
+      .expect(400);
+    expect(wrong.body.code).toBe('password_change.wrong_current_password');
+    const confirmed = await api
+      .post('/v1/api-keys', { name: 'confirmed', scopes: [], current_password: user.password })
+      .expect(201);
+    expect(confirmed.body.name).toBe('confirmed');
 
     const again = await login(t.app, user.username, user.password);
-    expect((await post('/v1/api-keys', again, { name: 'signed in again', scopes: [] })).statusCode).toBe(201);
-    const keys = (await t.app.inject({ url: '/v1/api-keys', headers: bearer(again) }))
-      .json()
-      .data.map((key: { name: string }) => key.name);
+    expect((await t.as(again).post('/v1/api-keys', { name: 'signed in again', scopes: [] })).status).toBe(201);
+    const keys = (await t.as(again).get('/v1/api-keys').expect(200)).body.data.map((key) => key.name);
     expect(keys.sort()).toEqual(['confirmed', 'fresh', 'signed in again']);
   });
 
@@ -91,31 +73,30 @@ describe('re-authentication before a new passkey or API key', () => {
     });
     const { id } = await createApiKey(t.app, user.token, { name: 'tracker', scopes: [] });
     later();
-    expectRefused(await post(`/v1/api-keys/${id}/regenerate`, user.token));
+    expectRefused(await t.as(user.token).post(`/v1/api-keys/${id}/regenerate`));
     expect(
-      (await post(`/v1/api-keys/${id}/regenerate`, user.token, { current_password: user.password })).statusCode,
+      (await t.as(user.token).post(`/v1/api-keys/${id}/regenerate`, { current_password: user.password })).status,
     ).toBe(200);
-    expect((await post(`/v1/api-keys/${id}/regenerate`, manager.key)).statusCode).toBe(200);
-    expect((await post('/v1/api-keys', manager.key, { name: 'made by a key', scopes: [] })).statusCode).toBe(201);
+    expect((await t.as(manager.key).post(`/v1/api-keys/${id}/regenerate`)).status).toBe(200);
+    expect((await t.as(manager.key).post('/v1/api-keys', { name: 'made by a key', scopes: [] })).status).toBe(201);
   });
 
   it('lets a session signed in more than 15 minutes ago add a passkey only with its current password or after a new sign-in', async () => {
     const user = await createUser(t.app);
     await addPasskey(user.token, 'fresh');
     later();
-    expectRefused(await post('/v1/users/me/passkeys/options', user.token));
-    expectRefused(await post('/v1/users/me/passkeys/options', user.token, {}));
+    expectRefused(await t.as(user.token).post('/v1/users/me/passkeys/options'));
+    expectRefused(await t.as(user.token).post('/v1/users/me/passkeys/options', {}));
     await addPasskey(user.token, 'confirmed', { current_password: user.password });
     await addPasskey(await login(t.app, user.username, user.password), 'signed in again');
 
-    const gql = (query: string) =>
-      t.app.inject({ method: 'POST', url: '/v1/gql', headers: bearer(user.token), payload: { query } });
-    const refused = (await gql('mutation { passkeyCreationOptions }')).json();
-    expect(refused.errors[0].extensions.code).toBe('auth.reauthentication_required');
+    const gql = (query: string) => t.as(user.token).post('/v1/gql', { query }).expect(200);
+    const refused = (await gql('mutation { passkeyCreationOptions }')).body;
+    expect(refused.errors?.[0]?.extensions?.code).toBe('auth.reauthentication_required');
     const options = (
       await gql(`mutation { passkeyCreationOptions(currentPassword: ${JSON.stringify(user.password)}) }`)
-    ).json();
-    expect(options.data.passkeyCreationOptions.challenge).toEqual(expect.any(String));
+    ).body;
+    expect(options.data?.passkeyCreationOptions).toMatchObject({ challenge: expect.any(String) });
   });
 
   describe('a new password that asks for it removes every passkey and API key', () => {
@@ -138,7 +119,7 @@ describe('re-authentication before a new passkey or API key', () => {
               .executeTakeFirstOrThrow()
           ).n,
         );
-      const works = (await t.app.inject({ url: '/v1/users/me', headers: bearer(user.key) })).statusCode === 200;
+      const works = (await t.as(user.key).get('/v1/users/me')).status === 200;
       return { passkeys: await count('passkeys'), api_keys: await count('api_keys'), key_works: works };
     }
     const changedMail = async (user: { username: string }) => {
@@ -148,21 +129,21 @@ describe('re-authentication before a new passkey or API key', () => {
 
     it('by change: kept without the option, removed with it, and the mail says so', async () => {
       const keeping = await userWithPasskeyAndKeys();
-      const kept = await post('/v1/users/me/password', keeping.token, {
+      const kept = await t.as(keeping.token).post('/v1/users/me/password', {
         current_password: keeping.password,
         new_password: 'a brand new password',
       });
-      expect(kept.statusCode).toBe(200);
+      expect(kept.status).toBe(200);
       expect(await left(keeping)).toEqual({ passkeys: 1, api_keys: 1, key_works: true });
       expect((await changedMail(keeping)).text).not.toContain('passkey');
 
       const removing = await userWithPasskeyAndKeys();
-      const removed = await post('/v1/users/me/password', removing.token, {
+      const removed = await t.as(removing.token).post('/v1/users/me/password', {
         current_password: removing.password,
         new_password: 'a brand new password',
         revoke_passkeys_and_keys: true,
       });
-      expect(removed.json()).toEqual({
+      expect(removed.body).toEqual({
         message: 'Password changed; your other sessions have ended',
         other_sessions_ended: 0,
       });
@@ -180,28 +161,28 @@ describe('re-authentication before a new passkey or API key', () => {
     });
 
     async function resetToken(user: { username: string }) {
-      expect((await post('/v1/auth/reset-password', undefined, { email: emailOf(user) })).statusCode).toBe(200);
+      expect((await t.as(null).post('/v1/auth/reset-password', { email: emailOf(user) })).status).toBe(200);
       return tokenFromMail(await smtp.waitFor(emailOf(user), (mail) => mail.subject === 'Reset your Waygate password'));
     }
 
     it('by reset: kept without the option, removed with it, and the mail says so', async () => {
       const keeping = await userWithPasskeyAndKeys();
-      const kept = await post('/v1/auth/reset-password/complete', undefined, {
+      const kept = await t.as(null).post('/v1/auth/reset-password/complete', {
         token: await resetToken(keeping),
         new_password: 'a brand new password',
         revoke_passkeys_and_keys: false,
       });
-      expect(kept.statusCode).toBe(200);
+      expect(kept.status).toBe(200);
       expect(await left(keeping)).toEqual({ passkeys: 1, api_keys: 1, key_works: true });
       expect((await changedMail(keeping)).text).not.toContain('passkey');
 
       const removing = await userWithPasskeyAndKeys();
-      const removed = await post('/v1/auth/reset-password/complete', undefined, {
+      const removed = await t.as(null).post('/v1/auth/reset-password/complete', {
         token: await resetToken(removing),
         new_password: 'a brand new password',
         revoke_passkeys_and_keys: true,
       });
-      expect(removed.json()).toEqual({ message: 'Password updated; please sign in with the new password' });
+      expect(removed.body).toEqual({ message: 'Password updated; please sign in with the new password' });
       expect(await left(removing)).toEqual({ passkeys: 0, api_keys: 0, key_works: false });
       expect((await changedMail(removing)).text).toContain(
         'As asked, every passkey (1) and API key (1) of your account was removed too; system keys stay.',
@@ -211,11 +192,12 @@ describe('re-authentication before a new passkey or API key', () => {
     it('by the reset page: its box removes them too, and the page says so', async () => {
       const user = await userWithPasskeyAndKeys();
       const token = await resetToken(user);
-      const form = await t.app.inject({ url: `/reset-password?token=${token}` });
-      expect(form.body).toContain(
+      // The reset page is HTML outside the OpenAPI document, and its form posts are form-encoded.
+      const form = await t.as(null).raw({ url: `/reset-password?token=${token}` });
+      expect(form.text).toContain(
         '<input type="checkbox" name="revoke_passkeys_and_keys" value="true"> Also remove all passkeys and API keys</label>',
       );
-      const done = await t.app.inject({
+      const done = await t.as(null).raw({
         method: 'POST',
         url: '/reset-password',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -226,8 +208,8 @@ describe('re-authentication before a new passkey or API key', () => {
           revoke_passkeys_and_keys: 'true',
         }).toString(),
       });
-      expect(done.statusCode).toBe(200);
-      expect(done.body).toContain('Every passkey and API key of the account was removed too');
+      expect(done.status).toBe(200);
+      expect(done.text).toContain('Every passkey and API key of the account was removed too');
       expect(await left(user)).toEqual({ passkeys: 0, api_keys: 0, key_works: false });
     });
   });

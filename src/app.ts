@@ -241,10 +241,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock, sharing: services.sharing });
   await app.register(deviceRoutes, { devices: services.devices, sharing: services.sharing });
   await app.register(sharingRoutes, { sharing: services.sharing });
-  await app.register(tripRoutes, { trips: services.trips });
+  await app.register(tripRoutes, { trips: services.trips, sharing: services.sharing });
   await app.register(locationRoutes, { locations: services.locations });
   await app.register(tripCategoryRoutes, { tripCategories: services.tripCategories });
-  await app.register(geofenceRoutes, { geofences: services.geofences });
+  await app.register(geofenceRoutes, { geofences: services.geofences, sharing: services.sharing });
   await app.register(tripTemplateRoutes, { tripTemplates: services.tripTemplates });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(statsRoutes, { stats: services.stats });

@@ -252,6 +252,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     latestPositionOf: gps.latest,
     defaultGpsLogging: () => settings.configValue('trips.default_gps_logging', false),
     pointsOfTrip: gps.pointsOfTrip,
+    countOfTripSince: gps.countOfTripSince,
   });
   const gpsFiles = createGpsFilesService({
     db,

@@ -893,7 +893,7 @@ describe('wildcard permissions', () => {
 
 /**
  * What role_user holds: the permissions a key needs on routes of its owner's own account (issue 36), their
- * own devices (issue 43) and their groups.
+ * own devices, trips and geofences (issue 43) and their groups.
  */
 const OWN_ACCOUNT = [
   'audit:read_own',
@@ -905,6 +905,9 @@ const OWN_ACCOUNT = [
   'devices:read_own',
   'devices:write_own',
   'export:read',
+  'geofences:delete_own',
+  'geofences:read_own',
+  'geofences:write_own',
   'gps:delete_own',
   'gps:read_own',
   'gps:write_own',
@@ -912,6 +915,9 @@ const OWN_ACCOUNT = [
   'groups:write',
   'integrations:read',
   'integrations:write',
+  'trips:delete_own',
+  'trips:read_own',
+  'trips:write_own',
 ];
 
 describe('roles and permissions of users', () => {
@@ -964,7 +970,7 @@ describe('roles and permissions of users', () => {
         'oauth_clients:delete',
         'oauth_clients:read',
         'oauth_clients:write',
-      ],
+      ].sort(),
     });
     expect((await permissionsOf(admin.id, admin.token)).body).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });

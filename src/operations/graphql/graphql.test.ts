@@ -96,8 +96,11 @@ describe('permission gates match the REST routes', () => {
       device: { id: device.id, name: 'Kutter', isActive: true, createdAt: device.created_at },
     });
 
+    // A registered user reaches their own devices only (docs/sharing.md), as on REST: another's is not there.
     const plainUser = await createUser(app);
-    expect(codesOf(await run(plainUser.token, query, { id: device.id }))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(plainUser.token, query, { id: device.id }))).toEqual(['device.not_found']);
+    const tripsOnly = (await createApiKey(app, admin, { name: 'gql trips', scopes: ['trips:read'] })).key;
+    expect(codesOf(await run(tripsOnly, query, { id: device.id }))).toEqual(['auth.forbidden']);
     expect(codesOf(await run(TEST_SYSTEM_KEY, query, { id: device.id }))).toEqual(['auth.system_key_not_permitted']);
     expect(codesOf(await run(reader, query, { id: UNKNOWN_ID }))).toEqual(['device.not_found']);
     expect(codesOf(await run(reader, query, { id: 'not-a-uuid' }))).toEqual(['request.validation']);
@@ -209,7 +212,9 @@ describe('permission gates match the REST routes', () => {
       .data;
     const mutation = 'mutation ($id: ID!) { deleteGpsData(id: $id) }';
     const user = await createUser(app);
-    expect(codesOf(await run(user.token, mutation, { id }))).toEqual(['auth.forbidden']);
+    expect(codesOf(await run(user.token, mutation, { id }))).toEqual(['gps.point_not_found']);
+    const reader = (await createApiKey(app, admin, { name: 'gql gps reader', scopes: ['gps:read'] })).key;
+    expect(codesOf(await run(reader, mutation, { id }))).toEqual(['auth.forbidden']);
     expect((await run(admin, mutation, { id })).data).toEqual({ deleteGpsData: true });
     expect(codesOf(await run(admin, mutation, { id }))).toEqual(['gps.point_not_found']);
   });

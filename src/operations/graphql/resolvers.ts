@@ -7,6 +7,7 @@ import {
   refusalFor,
   requireAuthenticated,
   requirePermission,
+  requireTracking,
   userIdOf,
   type RouteAuth,
 } from '../../platform/auth/hooks.js';
@@ -49,8 +50,8 @@ import { UpdateDeviceBody } from '../../tracking/devices/schemas.js';
 import { keyOfPoint } from '../../tracking/gps/schemas.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
 import type { TripsService } from '../../tracking/trips/service.js';
-// GraphQL's tracking fields demand the global permissions (gps:read, ...): they answer every device.
-import { EVERY_DEVICE } from '../../tracking/sharing/index.js';
+import type { TrackingScope } from '../../tracking/sharing/index.js';
+import type { SharingService } from '../../tracking/sharing/service.js';
 
 /** The services the resolvers call: the same functions the REST routes call, so no rule lives twice. */
 export interface GraphQLServices {
@@ -78,7 +79,8 @@ export interface GraphQLServices {
   audit: Pick<AuditService, 'ingest'>;
   devices: Pick<DevicesService, 'page' | 'get' | 'byIds' | 'update'>;
   trips: Pick<TripsService, 'page' | 'get' | 'points'>;
-  gps: Pick<GpsService, 'page' | 'get' | 'latest' | 'latestPerDevice' | 'remove' | 'firstPointsOfTrips'>;
+  gps: Pick<GpsService, 'page' | 'get' | 'latestIn' | 'latestPerDeviceIn' | 'remove' | 'firstPointsOfTrips'>;
+  sharing: Pick<SharingService, 'scopeOf'>;
   locations: Pick<LocationsService, 'page'>;
 }
 
@@ -120,15 +122,20 @@ function pageArgs(args: Args): { page: number; limit: number } {
   return { page, limit: args.limit as number };
 }
 
-/** A paginated list resolver: the REST route's permission, its page function, the REST pagination object. */
-function pageOf(
-  permission: string,
-  load: (limit: number, offset: number, args: Args) => Promise<{ rows: unknown[]; total: number }>,
+/**
+ * A paginated list resolver: the REST route's permission (or its scope, `scoped`), its page function, the REST
+ * pagination object.
+ */
+function pageOf<S = undefined>(
+  permission: string | ((context: GraphQLContext) => Promise<S>),
+  load: (limit: number, offset: number, args: Args, scope: S) => Promise<{ rows: unknown[]; total: number }>,
 ) {
   return async (_: unknown, args: Args, context: GraphQLContext) => {
-    guard(context, requirePermission(permission));
+    let scope = undefined as S;
+    if (typeof permission === 'string') guard(context, requirePermission(permission));
+    else scope = await permission(context);
     const { page, limit } = pageArgs(args);
-    const { rows, total } = await load(limit, offsetOf({ page, limit }), args);
+    const { rows, total } = await load(limit, offsetOf({ page, limit }), args, scope);
     return { data: rows, pagination: { page, limit, total, total_pages: totalPagesOf(total, limit) } };
   };
 }
@@ -225,7 +232,23 @@ export function createLoaders(services: GraphQLServices) {
     }),
     /** Keyed by limit, then trip: the points of every trip on the page in one query. */
     tripPoints: new Map<number, DataLoader<string, Row[]>>(),
+    /** The caller's tracking scope per permission, worked out once per request. */
+    scopes: new Map<string, Promise<TrackingScope>>(),
   };
+}
+
+/**
+ * The scope a tracking field answers in, as its REST route's (`requireTracking`): every device with the global
+ * permission, else the caller's own and shared devices (docs/sharing.md).
+ */
+function scopeIn(services: GraphQLServices, context: GraphQLContext, permission: string): Promise<TrackingScope> {
+  const caller = guard(context, requireTracking(permission));
+  let scope = context.loaders.scopes.get(permission);
+  if (!scope) {
+    scope = services.sharing.scopeOf(caller, permission);
+    context.loaders.scopes.set(permission, scope);
+  }
+  return scope;
 }
 
 function tripPointsLoader(
@@ -249,6 +272,7 @@ function tripPointsLoader(
 /** `defaultLocale`: what a user without a preferred locale is shown (GraphQL's session fields are non-null). */
 export function createResolvers(services: GraphQLServices, defaultLocale: string) {
   const { devices, trips, gps, locations } = services;
+  const scoped = (permission: string) => (context: GraphQLContext) => scopeIn(services, context, permission);
   return {
     Query: {
       me: (_: unknown, __: Args, context: GraphQLContext) => {
@@ -261,41 +285,34 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
           isSuperAdmin: caller.isSuperAdmin,
         };
       },
-      devices: pageOf('devices:read', (limit, offset) => devices.page(EVERY_DEVICE, limit, offset)),
-      device: (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('devices:read'));
-        return devices.get(EVERY_DEVICE, uuidArg(args, 'id'));
-      },
-      trips: pageOf('trips:read', (limit, offset, args) =>
-        trips.page(limit, offset, args.status as Parameters<typeof trips.page>[2]),
+      devices: pageOf(scoped('devices:read'), (limit, offset, _, scope) => devices.page(scope, limit, offset)),
+      device: async (_: unknown, args: Args, context: GraphQLContext) =>
+        devices.get(await scopeIn(services, context, 'devices:read'), uuidArg(args, 'id')),
+      trips: pageOf(scoped('trips:read'), (limit, offset, args, scope) =>
+        trips.page(scope, limit, offset, args.status as Parameters<typeof trips.page>[3]),
       ),
-      trip: (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('trips:read'));
-        return trips.get(uuidArg(args, 'id'));
-      },
+      trip: async (_: unknown, args: Args, context: GraphQLContext) =>
+        trips.get(await scopeIn(services, context, 'trips:read'), uuidArg(args, 'id')),
       gpsPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:read'));
+        const scope = await scopeIn(services, context, 'gps:read');
         const page = keysetPageOfArgs('gps', args);
-        return pointPage(page, await gps.page(EVERY_DEVICE, page.limit, startOf(page)));
+        return pointPage(page, await gps.page(scope, page.limit, startOf(page)));
       },
       tripPoints: async (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('trips:read'));
+        const scope = await scopeIn(services, context, 'trips:read');
         const tripId = uuidArg(args, 'tripId');
         const page = keysetPageOfArgs(`trip:${tripId}`, args);
-        return pointPage(page, { ...(await trips.points(tripId, page.limit, startOf(page))), estimated: false });
+        return pointPage(page, { ...(await trips.points(scope, tripId, page.limit, startOf(page))), estimated: false });
       },
-      gpsPoint: (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:read'));
-        return gps.get(EVERY_DEVICE, uuidArg(args, 'id'));
-      },
-      latestPosition: (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:read'));
-        return gps.latest(args.deviceId == null ? undefined : uuidArg(args, 'deviceId'));
-      },
-      latestPositions: (_: unknown, __: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:read'));
-        return gps.latestPerDevice();
-      },
+      gpsPoint: async (_: unknown, args: Args, context: GraphQLContext) =>
+        gps.get(await scopeIn(services, context, 'gps:read'), uuidArg(args, 'id')),
+      latestPosition: async (_: unknown, args: Args, context: GraphQLContext) =>
+        gps.latestIn(
+          await scopeIn(services, context, 'gps:read'),
+          args.deviceId == null ? undefined : uuidArg(args, 'deviceId'),
+        ),
+      latestPositions: async (_: unknown, __: Args, context: GraphQLContext) =>
+        gps.latestPerDeviceIn(await scopeIn(services, context, 'gps:read')),
       locations: pageOf('locations:read', (limit, offset) => locations.page(limit, offset)),
       mySessions: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
@@ -407,18 +424,17 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
         const caller = guard(context, requireAuthenticated({ oauthTokens: true }));
         return services.realtime.mintTicket(caller, bearerTokenHash(context.request)!);
       },
-      updateDevice: (_: unknown, args: { id: unknown; input: Args }, context: GraphQLContext) => {
-        const caller = guard(context, requirePermission('devices:write'));
+      updateDevice: async (_: unknown, args: { id: unknown; input: Args }, context: GraphQLContext) => {
+        const scope = await scopeIn(services, context, 'devices:write');
         return devices.update(
-          caller,
-          EVERY_DEVICE,
+          context.caller!,
+          scope,
           uuidArg(args, 'id'),
           bodyFrom<Static<typeof UpdateDeviceBody>>(checks.updateDevice, args.input),
         );
       },
       deleteGpsData: async (_: unknown, args: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:delete'));
-        await gps.remove(EVERY_DEVICE, uuidArg(args, 'id'));
+        await gps.remove(await scopeIn(services, context, 'gps:delete'), uuidArg(args, 'id'));
         return true;
       },
       // The service decides (system key, audit:write, the app assertion for end-user actors), as for POST /v1/internal/audit.
@@ -429,14 +445,23 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     },
 
     // Nested fields demand what their own REST route does: a trip reader sees the trip's device only with
-    // devices:read, and a device's position only with gps:read.
+    // devices:read (or its own scope: then only a device it reaches), and a device's position only with gps:read.
     Trip: {
-      device: (trip: Row, _: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('devices:read'));
-        return trip.device_id ? context.loaders.device.load(trip.device_id as string) : null;
+      device: async (trip: Row, _: Args, context: GraphQLContext) => {
+        const scope = await scopeIn(services, context, 'devices:read');
+        const deviceId = trip.device_id as string | null;
+        if (!deviceId || (!scope.all && !scope.access.seesLive(deviceId))) return null;
+        return context.loaders.device.load(deviceId);
       },
-      points: (trip: Row, args: Args, context: GraphQLContext) =>
-        tripPointsLoader(services, context, args.limit as number).load(trip.id as string),
+      // A self-service reader gets the first points within what it may read of the device (so possibly fewer).
+      points: async (trip: Row, args: Args, context: GraphQLContext) => {
+        const scope = await scopeIn(services, context, 'trips:read');
+        const points = await tripPointsLoader(services, context, args.limit as number).load(trip.id as string);
+        if (scope.all) return points;
+        return points.filter((point) =>
+          scope.access.seesPoint(point.device_id as string, (point.timestamp as Date).getTime()),
+        );
+      },
     },
 
     TwoFactorLogin: {
@@ -457,10 +482,8 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
     },
 
     Device: {
-      latestPosition: (device: Row, _: Args, context: GraphQLContext) => {
-        guard(context, requirePermission('gps:read'));
-        return gps.latest(device.id as string);
-      },
+      latestPosition: async (device: Row, _: Args, context: GraphQLContext) =>
+        gps.latestIn(await scopeIn(services, context, 'gps:read'), device.id as string),
     },
   };
 }

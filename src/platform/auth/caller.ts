@@ -71,6 +71,12 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   'devices:read_own',
   'devices:write_own',
   'devices:delete_own',
+  'trips:read_own',
+  'trips:write_own',
+  'trips:delete_own',
+  'geofences:read_own',
+  'geofences:write_own',
+  'geofences:delete_own',
 ]);
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
@@ -17,6 +17,7 @@ import { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js';
 import type { DevicesService } from './service.js';
 import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
 import type { SharingService } from '../sharing/service.js';
+import { requestScopeOf } from '../sharing/request-scope.js';
 import { SharingErrors } from '../sharing/errors.js';
 import { TransferBody } from '../sharing/schemas.js';
 import { DeviceErrors } from './errors.js';
@@ -30,7 +31,7 @@ export async function deviceRoutes(
   { devices, sharing }: { devices: DevicesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const scopeOf = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
+  const scopeOf = requestScopeOf(sharing);
   const scoped = SharingErrors.self_service_off;
 
   app.get(
@@ -45,7 +46,7 @@ export async function deviceRoutes(
       },
     },
     async (request) => {
-      const scope = await scopeOf(request, 'devices:read');
+      const scope = await scopeOf(request);
       const { rows, total } = await devices.page(scope, request.query.limit, offsetOf(request.query));
       return paginated(request, rows, total, request.query);
     },
@@ -65,7 +66,7 @@ export async function deviceRoutes(
         },
       },
     },
-    async (request) => single(request, await devices.get(await scopeOf(request, 'devices:read'), request.params.id)),
+    async (request) => single(request, await devices.get(await scopeOf(request), request.params.id)),
   );
 
   app.post(
@@ -89,7 +90,7 @@ export async function deviceRoutes(
       },
     },
     async (request, reply) => {
-      const scope = await scopeOf(request, 'devices:write');
+      const scope = await scopeOf(request);
       return created(request, reply, '/v1/devices', await devices.create(callerOf(request), scope, request.body));
     },
   );
@@ -118,7 +119,7 @@ export async function deviceRoutes(
       },
     },
     async (request) => {
-      const scope = await scopeOf(request, 'devices:write');
+      const scope = await scopeOf(request);
       return single(request, await devices.update(callerOf(request), scope, request.params.id, request.body));
     },
   );
@@ -138,7 +139,7 @@ export async function deviceRoutes(
       },
     },
     async (request, reply) => {
-      await devices.remove(await scopeOf(request, 'devices:delete'), request.params.id);
+      await devices.remove(await scopeOf(request), request.params.id);
       return reply.status(204).send(null);
     },
   );
@@ -168,7 +169,7 @@ export async function deviceRoutes(
       },
     },
     async (request) => {
-      const scope = await scopeOf(request, 'devices:write');
+      const scope = await scopeOf(request);
       return single(request, await devices.transfer(scope, request.params.id, request.body.user_id));
     },
   );

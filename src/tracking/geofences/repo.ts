@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
@@ -24,6 +24,11 @@ export interface GeofenceFields {
   metadata?: Record<string, unknown>;
 }
 
+/** The makers whose geofences a self-service user reaches (undefined: every geofence, the global permission). */
+export type GeofenceOwners = string[] | undefined;
+
+const ownedBy = (owners: string[]) => (eb: ExpressionBuilder<Schema, 'geofences'>) => eb('owner_id', 'in', owners);
+
 /** metadata is jsonb: written as JSON text so both database drivers store the object as sent. */
 const toRow = <T extends GeofenceFields>({ metadata, ...fields }: T) => ({
   ...fields,
@@ -32,11 +37,12 @@ const toRow = <T extends GeofenceFields>({ metadata, ...fields }: T) => ({
 
 export function createGeofencesRepo(db: Kysely<Schema>) {
   return {
-    async page(limit: number, offset: number) {
+    async page(limit: number, offset: number, owners?: GeofenceOwners) {
       const [rows, count] = await Promise.all([
         db
           .selectFrom('geofences')
           .select(COLUMNS)
+          .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
           .orderBy('created_at', 'desc')
           .orderBy('id')
           .limit(limit)
@@ -45,15 +51,29 @@ export function createGeofencesRepo(db: Kysely<Schema>) {
         db
           .selectFrom('geofences')
           .select((eb) => eb.fn.countAll<number>().as('n'))
+          .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
           .executeTakeFirstOrThrow(),
       ]);
       return { rows, total: Number(count.n) };
     },
 
-    get: (id: string) => db.selectFrom('geofences').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
+    get: (id: string, owners?: GeofenceOwners) =>
+      db
+        .selectFrom('geofences')
+        .select([...COLUMNS, 'owner_id'])
+        .where('id', '=', id)
+        .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
+        .executeTakeFirst(),
 
-    insert: (fields: GeofenceFields & { name: string; latitude: number; longitude: number; radius_km: number }) =>
-      db.insertInto('geofences').values(toRow(fields)).returning(COLUMNS).executeTakeFirstOrThrow(),
+    insert: (
+      fields: GeofenceFields & { name: string; latitude: number; longitude: number; radius_km: number },
+      ownerId: string | null,
+    ) =>
+      db
+        .insertInto('geofences')
+        .values({ ...toRow(fields), owner_id: ownerId })
+        .returning(COLUMNS)
+        .executeTakeFirstOrThrow(),
 
     update: (id: string, fields: GeofenceFields) =>
       db

@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { requirePermission } from '../../platform/auth/hooks.js';
+import { requireTracking } from '../../platform/auth/hooks.js';
+import type { SharingService } from '../sharing/service.js';
+import { SharingErrors } from '../sharing/errors.js';
+import { requestScopeOf } from '../sharing/request-scope.js';
 import {
   created,
   errorResponses,
@@ -22,23 +25,29 @@ const tags = ['Geofences'];
 
 export async function geofenceRoutes(
   fastify: FastifyInstance,
-  { geofences }: { geofences: GeofencesService },
+  { geofences, sharing }: { geofences: GeofencesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = requestScopeOf(sharing);
+  const scoped = SharingErrors.self_service_off;
 
   app.get(
     '/v1/geofences',
     {
-      config: { auth: requirePermission('geofences:read') },
+      config: { auth: requireTracking('geofences:read') },
       schema: {
         tags,
         summary: 'List geofences, newest first',
         querystring: PageQuery(10),
-        response: { 200: PageEnvelope(Geofence) },
+        response: { 200: PageEnvelope(Geofence), ...errorResponses(RequestErrors.validation, scoped) },
       },
     },
     async (request) => {
-      const { rows, total } = await geofences.page(request.query.limit, offsetOf(request.query));
+      const { rows, total } = await geofences.page(
+        await scopeOf(request),
+        request.query.limit,
+        offsetOf(request.query),
+      );
       return paginated(request, rows, total, request.query);
     },
   );
@@ -46,38 +55,39 @@ export async function geofenceRoutes(
   app.get(
     '/v1/geofences/:id',
     {
-      config: { auth: requirePermission('geofences:read') },
+      config: { auth: requireTracking('geofences:read') },
       schema: {
         tags,
         summary: 'Get a geofence',
         params: IdParams,
         response: {
           200: SingleEnvelope(Geofence),
-          ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found),
+          ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found, scoped),
         },
       },
     },
-    async (request) => single(request, await geofences.get(request.params.id)),
+    async (request) => single(request, await geofences.get(await scopeOf(request), request.params.id)),
   );
 
   app.post(
     '/v1/geofences',
     {
-      config: { auth: requirePermission('geofences:write') },
+      config: { auth: requireTracking('geofences:write') },
       schema: {
         tags,
         summary: 'Create a circular geofence',
         body: CreateGeofenceBody,
-        response: { 201: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation) },
+        response: { 201: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation, scoped) },
       },
     },
-    async (request, reply) => created(request, reply, '/v1/geofences', await geofences.create(request.body)),
+    async (request, reply) =>
+      created(request, reply, '/v1/geofences', await geofences.create(await scopeOf(request), request.body)),
   );
 
   app.patch(
     '/v1/geofences/:id',
     {
-      config: { auth: requirePermission('geofences:write') },
+      config: { auth: requireTracking('geofences:write') },
       schema: {
         tags,
         summary: 'Update a geofence (at least one field; metadata is replaced as a whole)',
@@ -85,26 +95,29 @@ export async function geofenceRoutes(
         body: UpdateGeofenceBody,
         response: {
           200: SingleEnvelope(Geofence),
-          ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found),
+          ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found, GeofenceErrors.not_owner, scoped),
         },
       },
     },
-    async (request) => single(request, await geofences.update(request.params.id, request.body)),
+    async (request) => single(request, await geofences.update(await scopeOf(request), request.params.id, request.body)),
   );
 
   app.delete(
     '/v1/geofences/:id',
     {
-      config: { auth: requirePermission('geofences:delete') },
+      config: { auth: requireTracking('geofences:delete') },
       schema: {
         tags,
         summary: 'Delete a geofence',
         params: IdParams,
-        response: { 204: Type.Null(), ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found) },
+        response: {
+          204: Type.Null(),
+          ...errorResponses(RequestErrors.validation, GeofenceErrors.not_found, GeofenceErrors.not_owner, scoped),
+        },
       },
     },
     async (request, reply) => {
-      await geofences.remove(request.params.id);
+      await geofences.remove(await scopeOf(request), request.params.id);
       return reply.status(204).send(null);
     },
   );

@@ -394,9 +394,20 @@ export function gpsQueries(db: Kysely<Schema>) {
         .offset(skipped);
     },
 
-    /** A page of a trip's points, oldest first, ties by id (a range of gps_points_trip_time_id). */
-    tripPage: (tripId: string, limit: number, start: PageStart) =>
-      startingAt(db.selectFrom('gps_points').select(GPS_COLUMNS).where('trip_id', '=', tripId), start, '>')
+    /**
+     * A page of a trip's points, oldest first, ties by id (a range of gps_points_trip_time_id); with `since`, only
+     * those from then on (a grantee's history window).
+     */
+    tripPage: (tripId: string, limit: number, start: PageStart, since?: Date) =>
+      startingAt(
+        db
+          .selectFrom('gps_points')
+          .select(GPS_COLUMNS)
+          .where('trip_id', '=', tripId)
+          .$if(since !== undefined, (query) => query.where('timestamp', '>=', since!)),
+        start,
+        '>',
+      )
         .orderBy('timestamp')
         .orderBy('id')
         .limit(limit),
@@ -510,8 +521,19 @@ export function createGpsRepo(db: Kysely<Schema>) {
     },
 
     /** A page of a trip's points, oldest first, and whether more follow (the trip keeps their total). */
-    pointsOfTrip: (tripId: string, limit: number, start: PageStart) =>
-      withMore((n) => queries.tripPage(tripId, n, start), limit),
+    pointsOfTrip: (tripId: string, limit: number, start: PageStart, since?: Date) =>
+      withMore((n) => queries.tripPage(tripId, n, start, since), limit),
+
+    /** How many of a trip's points are from `since` on (a grantee's window; the trip keeps the whole count). */
+    async countOfTripSince(tripId: string, since: Date): Promise<number> {
+      const row = await db
+        .selectFrom('gps_points')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('trip_id', '=', tripId)
+        .where('timestamp', '>=', since)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
 
     /** The first `limit` points (by time) of each of these trips, in one query: one index range per trip. */
     async firstPointsOfTrips(tripIds: readonly string[], limit: number) {

@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import type { SharingService } from '../sharing/service.js';
+import { requestScopeOf } from '../sharing/request-scope.js';
 import { SharingErrors } from '../sharing/errors.js';
 import {
   created,
@@ -53,7 +54,7 @@ export async function gpsRoutes(
   { gps, sharing }: { gps: GpsService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const scopeOf = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
+  const scopeOf = requestScopeOf(sharing);
   const scoped = SharingErrors.self_service_off;
   // Runs once in-flight requests are answered: whatever is still queued is committed before the database closes.
   app.addHook('onClose', () => gps.stop());
@@ -75,7 +76,7 @@ export async function gpsRoutes(
     },
     async (request, reply) => {
       const page = keysetPageOf('gps', request.query);
-      const list = await gps.page(await scopeOf(request, 'gps:read'), page.limit, startOf(page));
+      const list = await gps.page(await scopeOf(request), page.limit, startOf(page));
       sayIfEstimated(reply, list.estimated);
       return keysetPaginated(request, list, page, keyOfPoint);
     },
@@ -98,7 +99,7 @@ export async function gpsRoutes(
       },
     },
     async (request, reply) => {
-      const point = await gps.latestIn(await scopeOf(request, 'gps:read'), request.query.device_id);
+      const point = await gps.latestIn(await scopeOf(request), request.query.device_id);
       if (!point)
         throw GpsErrors.no_point(request.query.device_id ? 'No GPS point for this device' : 'No GPS point yet');
       return sendSerializedSingle(request, reply, point);
@@ -115,7 +116,7 @@ export async function gpsRoutes(
         response: { 200: Type.Array(GpsPoint), ...errorResponses(scoped) },
       },
     },
-    async (request) => gps.latestPerDeviceIn(await scopeOf(request, 'gps:read')),
+    async (request) => gps.latestPerDeviceIn(await scopeOf(request)),
   );
 
   app.get(
@@ -132,7 +133,7 @@ export async function gpsRoutes(
         },
       },
     },
-    async (request) => single(request, await gps.get(await scopeOf(request, 'gps:read'), request.params.id)),
+    async (request) => single(request, await gps.get(await scopeOf(request), request.params.id)),
   );
 
   app.post(
@@ -162,7 +163,7 @@ export async function gpsRoutes(
       },
     },
     async (request, reply) => {
-      const scope = await scopeOf(request, 'gps:write');
+      const scope = await scopeOf(request);
       return created(request, reply, '/v1/gps', await gps.record(callerOf(request), scope, request.body));
     },
   );
@@ -198,7 +199,7 @@ export async function gpsRoutes(
     },
     async (request, reply) => {
       const allOrNothing = request.query.all_or_nothing === true;
-      const scope = await scopeOf(request, 'gps:write');
+      const scope = await scopeOf(request);
       const result = await gps.insertBatch(callerOf(request), scope, request.body, { allOrNothing });
       if (allOrNothing && result.refused.length > 0) {
         const refusal = GpsErrors.batch_refused();
@@ -230,7 +231,7 @@ export async function gpsRoutes(
       },
     },
     async (request, reply) => {
-      await gps.remove(await scopeOf(request, 'gps:delete'), request.params.id);
+      await gps.remove(await scopeOf(request), request.params.id);
       return reply.status(204).send(null);
     },
   );

@@ -321,6 +321,7 @@ export function createGpsService(deps: Deps) {
     },
     /** A page of a trip's points by time (the trips area answers 404 for an unknown trip). */
     pointsOfTrip: repo.pointsOfTrip,
+    countOfTripSince: repo.countOfTripSince,
     firstPointsOfTrips: repo.firstPointsOfTrips,
 
     /** Every point a user sent, in time order, a batch at a time (for streaming out). */

@@ -44,6 +44,19 @@ export class DeviceAccess {
     return [...this.#byDevice.keys()];
   }
 
+  /** The devices reached at `level` or more (`full`: their trips are seen; `owner`: they may be changed). */
+  deviceIdsAtLeast(level: AccessLevel): string[] {
+    return this.deviceIds().filter((deviceId) => this.atLeast(deviceId, level));
+  }
+
+  /** The owners who share a device at `level` or more (`full`: their geofences are seen). */
+  sharersAtLeast(level: AccessLevel): string[] {
+    const sharers = new Set<string>();
+    for (const grants of this.#byDevice.values())
+      for (const grant of grants) if (grant.shared_by && RANK[grant.level] >= RANK[level]) sharers.add(grant.shared_by);
+    return [...sharers];
+  }
+
   /** The highest level of any grant on the device, or undefined when the device is not reached. */
   level(deviceId: string): AccessLevel | undefined {
     let best: AccessLevel | undefined;

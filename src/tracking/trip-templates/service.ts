@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
 
+import { EVERY_DEVICE } from '../sharing/index.js';
 import type { TripsService } from '../trips/service.js';
 import { createTripTemplatesRepo } from './repo.js';
 import { TripTemplateErrors } from './errors.js';
@@ -36,11 +37,12 @@ export function createTripTemplatesService(deps: { db: Kysely<Schema>; trips: Pi
 
     /**
      * A new draft trip with every value of the template and the given weight.
-     * It goes through the trips service so trips keep one place for their rules.
+     * It goes through the trips service so trips keep one place for their rules (with the global permission:
+     * templates are staff's, trip_templates:write).
      */
     async createTrip(id: string, weightKg: number) {
       const template = await requireTemplate(id);
-      return deps.trips.create({
+      return deps.trips.create(EVERY_DEVICE, {
         name: `${template.name} (from template)`,
         description: template.description,
         category_id: template.category_id,

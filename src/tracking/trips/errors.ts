@@ -8,5 +8,6 @@ export const TripErrors = defineErrors('trip', {
     'Another active trip is already logging GPS on this device',
     { constraint: 'trips_one_logging_trip_per_device' },
   ],
+  not_owner: [403, "Only the trip's maker or its device's owner (or a holder of trips:write) may change it"],
   not_deletable: [409, 'An active or paused trip cannot be deleted; complete it first'],
 });

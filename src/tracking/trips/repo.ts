@@ -1,4 +1,4 @@
-import type { Expression, Kysely, Updateable } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Updateable } from 'kysely';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 
 export const TRIP_COLUMNS = [
@@ -26,9 +26,23 @@ export const TRIP_COLUMNS = [
 
 export type TripFields = Omit<Updateable<Schema['trips']>, 'id' | 'created_at' | 'updated_at'>;
 
+/**
+ * The trips a self-service user reaches (docs/sharing.md): their own, and those of these devices (reached at
+ * `full` to read, owned to change). Undefined: every trip (the global permission).
+ */
+export interface TripFilter {
+  userId: string;
+  deviceIds: string[];
+}
+
+const reachedBy =
+  ({ userId, deviceIds }: TripFilter) =>
+  (eb: ExpressionBuilder<Schema, 'trips'>) =>
+    eb.or([eb('owner_id', '=', userId), ...(deviceIds.length > 0 ? [eb('device_id', 'in', deviceIds)] : [])]);
+
 export function createTripsRepo(db: Kysely<Schema>) {
   return {
-    async page(limit: number, offset: number, status?: TripStatus) {
+    async page(limit: number, offset: number, status?: TripStatus, filter?: TripFilter) {
       let rows = db
         .selectFrom('trips')
         .select(TRIP_COLUMNS)
@@ -41,12 +55,21 @@ export function createTripsRepo(db: Kysely<Schema>) {
         rows = rows.where('status', '=', status);
         count = count.where('status', '=', status);
       }
+      if (filter) {
+        rows = rows.where(reachedBy(filter));
+        count = count.where(reachedBy(filter));
+      }
       const [data, total] = await Promise.all([rows.execute(), count.executeTakeFirstOrThrow()]);
       return { rows: data, total: Number(total.n) };
     },
 
-    get: (id: string, executor: Kysely<Schema> = db) =>
-      executor.selectFrom('trips').select(TRIP_COLUMNS).where('id', '=', id).executeTakeFirst(),
+    get: (id: string, filter?: TripFilter) =>
+      db
+        .selectFrom('trips')
+        .select(TRIP_COLUMNS)
+        .where('id', '=', id)
+        .$if(filter !== undefined, (query) => query.where(reachedBy(filter!)))
+        .executeTakeFirst(),
 
     /** The trip row, locked until the transaction ends, so status changes of one trip run one at a time. */
     getForUpdate: (trx: Kysely<Schema>, id: string) =>

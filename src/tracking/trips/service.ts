@@ -6,8 +6,11 @@ import type { PageStart } from '../../platform/db/page.js';
 import type { Schema, TripStatus } from '../../platform/db/schema/index.js';
 import { afterCommit, type DomainEventBus } from '../../platform/events.js';
 
+import { DatabaseErrors } from '../../platform/http/errors.js';
+import { DeviceErrors } from '../devices/errors.js';
 import type { GpsService } from '../gps/service.js';
-import { createTripsRepo, type TripFields } from './repo.js';
+import type { TrackingScope } from '../sharing/index.js';
+import { createTripsRepo, type TripFields, type TripFilter } from './repo.js';
 import type { UpdateTripBody } from './schemas.js';
 import { TripErrors } from './errors.js';
 
@@ -37,17 +40,50 @@ interface Deps {
   latestPositionOf: (deviceId: string) => Promise<Position | null>;
   /** gps_logging_enabled of a new trip that does not say (system config trips.default_gps_logging). */
   defaultGpsLogging: () => Promise<boolean>;
-  /** A page of a trip's points by time (the GPS area's). */
+  /** A page of a trip's points by time, and a count of them within a window (the GPS area's). */
   pointsOfTrip: GpsService['pointsOfTrip'];
+  countOfTripSince: GpsService['countOfTripSince'];
+}
+
+/**
+ * The trips a scope reads (docs/sharing.md): every one for the global permission; else the caller's own and
+ * those of devices they reach at `full` (or own, to change them).
+ */
+function filterOf(scope: TrackingScope, level: 'full' | 'owner'): TripFilter | undefined {
+  return scope.all ? undefined : { userId: scope.userId, deviceIds: scope.access.deviceIdsAtLeast(level) };
+}
+
+/** The device a trip logs to: a self-service caller names one they own (one they do not see is not there). */
+function checkDevice(scope: TrackingScope, deviceId: string | null | undefined): void {
+  if (scope.all || deviceId === undefined || deviceId === null) return;
+  if (!scope.access.seesLive(deviceId))
+    throw DatabaseErrors.missing_reference('device_id does not name an existing device');
+  if (!scope.access.atLeast(deviceId, 'owner')) throw DeviceErrors.not_owner('A trip logs only to a device you own');
 }
 
 export function createTripsService(deps: Deps) {
   const repo = createTripsRepo(deps.db);
 
-  async function requireTrip(id: string) {
-    const trip = await repo.get(id);
+  async function requireTrip(scope: TrackingScope, id: string) {
+    const trip = await repo.get(id, filterOf(scope, 'full'));
     if (!trip) throw TripErrors.not_found();
     return trip;
+  }
+
+  /** A trip the scope may change or delete: 404 when it is not seen, 403 when seen but not the caller's. */
+  async function changeableTrip(scope: TrackingScope, id: string) {
+    const trip = await requireTrip(scope, id);
+    if (!scope.all && !(await repo.get(id, filterOf(scope, 'owner')))) throw TripErrors.not_owner();
+    return trip;
+  }
+
+  /** The earliest point of the trip the scope reads: undefined for all (the trip's own or its device's owner). */
+  async function windowOf(scope: TrackingScope, id: string): Promise<Date | undefined> {
+    if (scope.all) return undefined;
+    const trip = await requireTrip(scope, id);
+    if (!trip.device_id || (await repo.get(id, filterOf(scope, 'owner')))) return undefined;
+    const since = scope.access.pointsSince(trip.device_id);
+    return since === null || since === undefined ? undefined : new Date(since);
   }
 
   /** Where a status change happened: the request's start/end coordinates, else the device's latest point. */
@@ -61,18 +97,24 @@ export function createTripsService(deps: Deps) {
   }
 
   return {
-    page: repo.page,
+    page: (scope: TrackingScope, limit: number, offset: number, status?: TripStatus) =>
+      repo.page(limit, offset, status, filterOf(scope, 'full')),
     get: requireTrip,
-    history: async (id: string) => {
-      await requireTrip(id);
+    history: async (scope: TrackingScope, id: string) => {
+      await requireTrip(scope, id);
       return repo.history(id);
     },
     /**
      * A page of the trip's points by time. The total is the trip's own count, kept exact by a trigger on
-     * gps_points (migration 0007: every insert, delete and change of trip_id), so no page counts points.
+     * gps_points (migration 0007: every insert, delete and change of trip_id), so no page counts points; a
+     * grantee whose history window starts later gets the points within it, counted.
      */
-    points: async (id: string, limit: number, start: PageStart) => {
-      const [page, total] = await Promise.all([deps.pointsOfTrip(id, limit, start), repo.pointCount(id)]);
+    points: async (scope: TrackingScope, id: string, limit: number, start: PageStart) => {
+      const since = await windowOf(scope, id);
+      const [page, total] = await Promise.all([
+        deps.pointsOfTrip(id, limit, start, since),
+        since ? deps.countOfTripSince(id, since) : repo.pointCount(id),
+      ]);
       if (total === undefined) throw TripErrors.not_found();
       return { ...page, total };
     },
@@ -88,10 +130,12 @@ export function createTripsService(deps: Deps) {
     },
     loggingTripOf: repo.loggingTripOf,
 
-    /** New trips start as drafts. */
-    async create(input: TripInput & { name: string }) {
+    /** New trips start as drafts; one made in the own scope belongs to its maker (else instance-wide). */
+    async create(scope: TrackingScope, input: TripInput & { name: string }) {
+      checkDevice(scope, input.device_id);
       const gpsLogging = input.gps_logging_enabled ?? (await deps.defaultGpsLogging()) === true;
-      return repo.insert({ ...input, gps_logging_enabled: gpsLogging, status: 'draft' });
+      const owner = scope.all ? {} : { owner_id: scope.userId };
+      return repo.insert({ ...input, ...owner, gps_logging_enabled: gpsLogging, status: 'draft' });
     },
 
     /**
@@ -100,9 +144,10 @@ export function createTripsService(deps: Deps) {
      * GPS-logging trip fails with 409 while another one logs on the same device
      * (checked under a row lock and guaranteed by a partial unique index).
      */
-    async update(caller: Caller, id: string, input: TripInput) {
+    async update(caller: Caller, scope: TrackingScope, id: string, input: TripInput) {
       const { status, ...fields } = input;
-      const before = await requireTrip(id);
+      const before = await changeableTrip(scope, id);
+      checkDevice(scope, fields.device_id);
       // Read outside the transaction: the embedded database has a single connection.
       const position = status ? await positionOf(status, input, fields.device_id ?? before.device_id) : null;
       // A concurrent activation that slips past the check hits trips_one_logging_trip_per_device,
@@ -138,7 +183,8 @@ export function createTripsService(deps: Deps) {
       });
     },
 
-    async remove(id: string) {
+    async remove(scope: TrackingScope, id: string) {
+      await changeableTrip(scope, id);
       const { onCommit, committed } = afterCommit();
       await deps.db.transaction().execute(async (trx) => {
         const trip = await repo.getForUpdate(trx, id);

@@ -97,6 +97,8 @@ export interface TripsTable {
   status: Generated<TripStatus>;
   gps_logging_enabled: Generated<boolean>;
   device_id: string | null;
+  /** The user who made the trip in their own scope (null: made with the global permission; docs/sharing.md). */
+  owner_id: Generated<string | null>;
   category_id: string | null;
   origin_id: string | null;
   destination_id: string | null;
@@ -172,6 +174,8 @@ export interface GeofencesTable {
   radius_km: number;
   is_active: Generated<boolean>;
   metadata: JsonObject;
+  /** The user who made the geofence in their own scope (null: instance-wide; docs/sharing.md). */
+  owner_id: Generated<string | null>;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

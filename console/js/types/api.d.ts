@@ -1131,9 +1131,9 @@ export interface paths {
         put?: never;
         /**
          * Import a GPS file (GPX, KML, KMZ, TCX, GeoJSON, CSV, OwnTracks .rec, Google location history) into a device
-         * @description The file is the request body, any content type, up to IMPORT_MAX_BYTES (413 beyond); it is stored to a temporary file as it arrives, then answered 202 with the import, which runs on: follow Location (GET /v1/gps/imports/{id}) for its status (running, done, failed), the points imported, the duplicates skipped (a point of the same time and position the device already has), the refused points or lines (all counted, the first 100 listed with where and why) and the bytes read of the total. Formats: GPX 1.0/1.1 (trkpt, rtept, wpt with a time), KML 2.2 (Placemarks with a TimeStamp, gx:Track), GeoJSON (Point features with a time property, lines with coordTimes), CSV (a header naming time, latitude and longitude columns), OwnTracks Recorder .rec lines, TCX (Garmin, Strava), KMZ (zipped KML), and Google's location history: Records.json, Semantic Location History (timelineObjects), Timeline.json (semanticSegments, rawSignals) and the iOS Google Maps export. XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 1 MiB in one entry, fail the import. A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408.
+         * @description The file is the request body, any content type, up to IMPORT_MAX_BYTES (413 beyond); it is stored to a temporary file as it arrives, then answered 202 with the import, which runs on: follow Location (GET /v1/gps/imports/{id}) for its status (running, done, failed), the points imported, the duplicates skipped (a point of the same time and position the device already has), the refused points or lines (all counted, the first 100 listed with where and why) and the bytes read of the total. Formats: GPX 1.0/1.1 (trkpt, rtept, wpt with a time), KML 2.2 (Placemarks with a TimeStamp, gx:Track), GeoJSON (Point features with a time property, lines with coordTimes), CSV (a header naming time, latitude and longitude columns), OwnTracks Recorder .rec lines, TCX (Garmin, Strava), KMZ (zipped KML), and Google's location history: Records.json, Semantic Location History (timelineObjects), Timeline.json (semanticSegments, rawSignals) and the iOS Google Maps export. XML with a DOCTYPE is refused (400); XML nested deeper than 64 elements or with a text, tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 1 MiB in one entry, fail the import. A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408. A caller without gps:write imports only into a device they own: 403 gps.device_not_writable for one shared with them, 400 gps.device_required without a device_id (or a key linked to one of theirs).
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         post: operations["importGps"];
         delete?: never;
@@ -1151,9 +1151,9 @@ export interface paths {
         };
         /**
          * An import: its status, counts, refusals and progress
-         * @description Needs gps:write, the permission that starts imports. Updated several times a second while the file is read.
+         * @description Needs gps:write, the permission that starts imports (or gps:write_own: then only the imports you started). Updated several times a second while the file is read.
          *
-         *     Requires permission `gps:write`.
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
          */
         get: operations["getGpsImport"];
         put?: never;
@@ -12187,7 +12187,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Bad request: `request.validation`, `gps_file.device_required`, `gps_file.empty_file`, `gps_file.unknown_format`, `gps_file.doctype_refused` */
+            /** @description Bad request: `request.validation`, `gps_file.device_required`, `gps.device_required`, `gps_file.empty_file`, `gps_file.unknown_format`, `gps_file.doctype_refused` */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -12219,7 +12219,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12228,8 +12228,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Points may be sent only to a device you own",
+                     *       "code": "gps.device_not_writable"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12375,7 +12375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12384,8 +12384,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -47,7 +47,13 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
   return {
     create: (row: { device_id: string; created_by: string | null; format: string; bytes_total: number }) =>
       db.insertInto('gps_imports').values(row).returning(COLUMNS).executeTakeFirstOrThrow(),
-    get: (id: string) => db.selectFrom('gps_imports').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
+    /** A record and who started it (null: the system key), which only readers' rights need. */
+    get: (id: string) =>
+      db
+        .selectFrom('gps_imports')
+        .select([...COLUMNS, 'created_by'])
+        .where('id', '=', id)
+        .executeTakeFirst(),
     progress: (id: string, progress: ImportProgress, at: Date) =>
       db.updateTable('gps_imports').set(progressColumns(progress, at)).where('id', '=', id).execute(),
     /** Tells readers these running imports still have a process (their updated_at is the heartbeat). */
@@ -96,7 +102,7 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
   };
 }
 
-type Row = NonNullable<Awaited<ReturnType<ReturnType<typeof createGpsImportsRepo>['get']>>>;
+type Row = Awaited<ReturnType<ReturnType<typeof createGpsImportsRepo>['create']>>;
 
 /** A record as the API shows it. */
 export const toGpsImport = ({ error_code, error_message, ...row }: Row) => ({

@@ -6,6 +6,7 @@ import { errorResponses, locateCreated, single, SingleEnvelope } from '../../pla
 import { RequestErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
+import { GpsErrors } from '../gps/errors.js';
 import { SharingErrors } from '../sharing/errors.js';
 import type { SharingService } from '../sharing/service.js';
 import { TripErrors } from '../trips/errors.js';
@@ -108,7 +109,7 @@ export async function gpsFileRoutes(
     },
   );
 
-  await app.register(importRoutes, { gpsFiles });
+  await app.register(importRoutes, { gpsFiles, sharing });
   await app.register(trackRoutes, { gpsFiles, sharing });
 }
 
@@ -125,10 +126,15 @@ const IMPORT_NOTE =
   'tag or comment over 4 MiB, JSON nested deeper than 32 levels or with more than 1 MiB in one entry, fail the import. ' +
   'A user has at most IMPORT_MAX_PER_USER imports uploading or running on a node, a node IMPORT_MAX_CONCURRENT (429 beyond); ' +
   'a node whose spooled uploads would pass IMPORT_SPOOL_MAX_BYTES answers 503, an upload slower than ' +
-  'IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408.';
+  'IMPORT_MIN_BYTES_PER_SECOND over IMPORT_RATE_WINDOW_SECS is cut off with 408. A caller without gps:write imports ' +
+  'only into a device they own: 403 gps.device_not_writable for one shared with them, 400 gps.device_required ' +
+  'without a device_id (or a key linked to one of theirs).';
 
 /** The import routes take any body as a stream (their own parser, in this scope only). */
-async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: GpsFilesService }): Promise<void> {
+async function importRoutes(
+  fastify: FastifyInstance,
+  { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
+): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
@@ -142,7 +148,7 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
   app.post(
     '/v1/gps/import',
     {
-      config: { auth: requirePermission('gps:write') },
+      config: { auth: requireTracking('gps:write') },
       schema: {
         tags,
         summary:
@@ -155,7 +161,10 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
           ...errorResponses(
             RequestErrors.validation,
             GpsFileErrors.device_required,
+            GpsErrors.device_required,
             DeviceErrors.not_found,
+            GpsErrors.device_not_writable,
+            SharingErrors.self_service_off,
             GpsFileErrors.empty_file,
             GpsFileErrors.unknown_format,
             GpsFileErrors.doctype_refused,
@@ -171,8 +180,10 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
     async (request, reply) => {
       const length = request.headers['content-length'];
       const body = (request.body as Readable | undefined) ?? request.raw;
+      const caller = callerOf(request);
       const started = await gpsFiles.startImport(
-        callerOf(request),
+        caller,
+        await sharing.scopeOf(caller, 'gps:write'),
         request.query,
         body,
         length === undefined ? undefined : Number(length),
@@ -185,19 +196,24 @@ async function importRoutes(fastify: FastifyInstance, { gpsFiles }: { gpsFiles: 
   app.get(
     '/v1/gps/imports/:id',
     {
-      config: { auth: requirePermission('gps:write') },
+      config: { auth: requireTracking('gps:write') },
       schema: {
         tags,
         summary: 'An import: its status, counts, refusals and progress',
         description:
-          'Needs gps:write, the permission that starts imports. Updated several times a second while the file is read.',
+          'Needs gps:write, the permission that starts imports (or gps:write_own: then only the imports you started). ' +
+          'Updated several times a second while the file is read.',
         params: IdParams,
         response: {
           200: SingleEnvelope(GpsImport),
-          ...errorResponses(RequestErrors.validation, GpsFileErrors.import_not_found),
+          ...errorResponses(RequestErrors.validation, GpsFileErrors.import_not_found, SharingErrors.self_service_off),
         },
       },
     },
-    async (request) => single(request, await gpsFiles.getImport(request.params.id)),
+    async (request) =>
+      single(
+        request,
+        await gpsFiles.getImport(await sharing.scopeOf(callerOf(request), 'gps:write'), request.params.id),
+      ),
   );
 }

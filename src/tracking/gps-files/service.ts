@@ -18,8 +18,8 @@ import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
 import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
-// Imports demand the global permission (gps:write) for now: every device.
 import { EVERY_DEVICE, type TrackingScope } from '../sharing/index.js';
+import { GpsErrors } from '../gps/errors.js';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -88,10 +88,24 @@ export function createGpsFilesService(deps: Deps) {
       .catch((err: unknown) => deps.log.warn({ err }, 'could not stamp the running GPS imports'));
   }
 
-  async function deviceOf(caller: Caller, named: string | undefined) {
+  /**
+   * The device a file is imported into: the one named, else the one linked to the calling key. A caller without
+   * the global permission imports only into a device they own, as POST /v1/gps writes (docs/sharing.md).
+   */
+  async function deviceOf(caller: Caller, scope: TrackingScope, named: string | undefined) {
     const linked = named ?? (caller.apiKeyId ? (await deps.devices.ofApiKeys([caller.apiKeyId]))[0]?.id : undefined);
-    if (!linked) throw GpsFileErrors.device_required();
-    return deps.devices.get(EVERY_DEVICE, linked);
+    if (!linked) throw scope.all ? GpsFileErrors.device_required() : GpsErrors.device_required();
+    const device = await deps.devices.get(scope, linked);
+    if (!scope.all && !scope.access.atLeast(device.id, 'owner')) throw GpsErrors.device_not_writable();
+    return device;
+  }
+
+  /** An import's record, if the scope may read it: a caller without the global permission, only their own. */
+  async function readableImport(scope: TrackingScope, id: string) {
+    const found = await repo.get(id);
+    if (!found) return undefined;
+    const { created_by: startedBy, ...record } = found;
+    return scope.all || startedBy === scope.userId ? record : undefined;
   }
 
   return {
@@ -103,12 +117,13 @@ export function createGpsFilesService(deps: Deps) {
      */
     async startImport(
       caller: Caller,
+      scope: TrackingScope,
       query: Static<typeof ImportQuery>,
       body: Readable,
       contentLength: number | undefined,
     ) {
       if (stopping.signal.aborted) throw GpsFileErrors.stopping();
-      const device = await deviceOf(caller, query.device_id);
+      const device = await deviceOf(caller, scope, query.device_id);
       if (contentLength !== undefined && contentLength > deps.importMaxBytes) throw GpsFileErrors.too_large();
       const place = admission.admit(caller.userId ?? caller.apiKeyId ?? 'system');
       let file: Spooled;
@@ -167,11 +182,12 @@ export function createGpsFilesService(deps: Deps) {
     },
 
     /**
-     * An import's record. One still `running` that no process has stamped for IMPORT_STALE_MS (the node that ran
-     * it crashed) is marked failed (interrupted) first, so it never shows as running forever.
+     * An import's record: a caller without the global permission reads only the imports they started (404 for
+     * any other). One still `running` that no process has stamped for IMPORT_STALE_MS (the node that ran it
+     * crashed) is marked failed (interrupted) first, so it never shows as running forever.
      */
-    async getImport(id: string) {
-      let record = await repo.get(id);
+    async getImport(scope: TrackingScope, id: string) {
+      let record = await readableImport(scope, id);
       if (!record) throw GpsFileErrors.import_not_found();
       const now = deps.clock.now();
       if (
@@ -179,7 +195,7 @@ export function createGpsFilesService(deps: Deps) {
         !runningIds.has(id) &&
         (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))
       ) {
-        record = (await repo.get(id)) ?? record;
+        record = (await readableImport(scope, id)) ?? record;
       }
       return toGpsImport(record);
     },

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../../test/client.js';
-import { buildTestApp, createUser, login, TEST_ADMIN, testConfig, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createUser,
+  login,
+  onEveryNode,
+  TEST_ADMIN,
+  testConfig,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const DAY = 86_400_000;
 const SPEEDS = { speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
@@ -135,6 +143,78 @@ describe('GPS files in the caller’s scope', () => {
       expect((await exportOf(history).expect(403)).body).toEqual(refused);
       expect((await exportOf(live).expect(403)).body).toEqual(refused);
       expect((await exportOf(stranger).expect(404)).body).toEqual(NOT_FOUND);
+    });
+  });
+
+  describe('POST /v1/gps/import and GET /v1/gps/imports/{id}', () => {
+    const CSV = 'time,latitude,longitude\n2026-01-01T00:00:00Z,54.5,10.5\n';
+    const importInto = (api: Client, deviceId?: string) =>
+      api.post('/v1/gps/import', CSV, {
+        query: deviceId === undefined ? {} : { device_id: deviceId },
+        headers: { 'content-type': 'text/csv' },
+      });
+    /** Waits for the imports running to end. */
+    const ended = () => onEveryNode(t, (services) => services.gpsFiles.idle());
+    const reportOf = (reader: Client, id: string) => reader.get(`/v1/gps/imports/${id}`);
+    const done = (id: string, deviceId: string) => ({
+      data: {
+        id,
+        device_id: deviceId,
+        format: 'csv',
+        status: 'done',
+        imported: 1,
+        duplicates: 0,
+        refused_count: 0,
+        refused: [],
+        notes_count: 0,
+        notes: [],
+        bytes_read: CSV.length,
+        bytes_total: CSV.length,
+        error: null,
+        created_at: expect.any(String),
+        finished_at: expect.any(String),
+      },
+      _links: { self: expect.stringMatching(new RegExp(`/v1/gps/imports/${id}$`)) },
+    });
+    const IMPORT_NOT_FOUND = { error: 'NotFound', message: 'Import not found', code: 'gps_file.import_not_found' };
+
+    it('imports into a device of the owner’s, whose report only they and a holder of gps:write read', async () => {
+      const own = (await owner.api.post('/v1/devices', { name: 'Imported' }).expect(201)).body.data.id;
+      const started = (await importInto(owner.api, own).expect(202)).body.data;
+      expect(started).toMatchObject({ device_id: own, format: 'csv', status: 'running' });
+      await ended();
+      expect((await reportOf(owner.api, started.id).expect(200)).body).toEqual(done(started.id, own));
+      expect((await reportOf(admin, started.id).expect(200)).body).toEqual(done(started.id, own));
+      for (const other of [full, stranger])
+        expect((await reportOf(other, started.id).expect(404)).body).toEqual(IMPORT_NOT_FOUND);
+
+      // An import a holder of gps:write made into the owner's device is not the owner's to read.
+      const byAdmin = (await importInto(admin, own).expect(202)).body.data;
+      await ended();
+      expect((await reportOf(admin, byAdmin.id).expect(200)).body).toMatchObject({ data: { status: 'done' } });
+      expect((await reportOf(owner.api, byAdmin.id).expect(404)).body).toEqual(IMPORT_NOT_FOUND);
+    });
+
+    it('refuses a grantee at any level with 403, a stranger with 404, and a user naming no device with 400', async () => {
+      for (const grantee of [live, history, full])
+        expect((await importInto(grantee, device).expect(403)).body).toEqual({
+          error: 'Forbidden',
+          message: 'Points may be sent only to a device you own',
+          code: 'gps.device_not_writable',
+        });
+      expect((await importInto(stranger, device).expect(404)).body).toEqual(NOT_FOUND);
+      expect((await importInto(owner.api).expect(400)).body).toEqual({
+        error: 'BadRequest',
+        message: 'device_id is required: your points land on one of your devices (or link your API key to one)',
+        code: 'gps.device_required',
+      });
+      expect((await importInto(admin).expect(400)).body).toEqual({
+        error: 'BadRequest',
+        message: 'device_id is required unless the calling API key is linked to a device',
+        code: 'gps_file.device_required',
+      });
+      // Nothing reached the shared device.
+      expect((await owner.api.get('/v1/gps/track', { query: { device_id: device } }).expect(200)).body.total).toBe(3);
     });
   });
 });

@@ -8,6 +8,7 @@ import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { GpsErrors } from '../gps/errors.js';
 import { SharingErrors } from '../sharing/errors.js';
+import { requestScopeOf } from '../sharing/request-scope.js';
 import type { SharingService } from '../sharing/service.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';
@@ -53,6 +54,7 @@ export async function gpsFileRoutes(
   { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = requestScopeOf(sharing);
 
   app.get(
     '/v1/gps/export',
@@ -82,8 +84,7 @@ export async function gpsFileRoutes(
     async (request, reply) => {
       const { device_id: deviceId, from, to } = request.query;
       const format = chooseFormat(request.query.format, request.headers.accept);
-      const scope = await sharing.scopeOf(callerOf(request), 'gps:read');
-      return sendFile(reply, await gpsFiles.exportDevice(scope, { deviceId, from, to, format }));
+      return sendFile(reply, await gpsFiles.exportDevice(await scopeOf(request), { deviceId, from, to, format }));
     },
   );
 
@@ -136,6 +137,7 @@ async function importRoutes(
   { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = requestScopeOf(sharing);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   // The body is the request stream, never checked: its schemas (ImportFileBody) only document the file.
@@ -180,10 +182,9 @@ async function importRoutes(
     async (request, reply) => {
       const length = request.headers['content-length'];
       const body = (request.body as Readable | undefined) ?? request.raw;
-      const caller = callerOf(request);
       const started = await gpsFiles.startImport(
-        caller,
-        await sharing.scopeOf(caller, 'gps:write'),
+        callerOf(request),
+        await scopeOf(request),
         request.query,
         body,
         length === undefined ? undefined : Number(length),
@@ -210,10 +211,6 @@ async function importRoutes(
         },
       },
     },
-    async (request) =>
-      single(
-        request,
-        await gpsFiles.getImport(await sharing.scopeOf(callerOf(request), 'gps:write'), request.params.id),
-      ),
+    async (request) => single(request, await gpsFiles.getImport(await scopeOf(request), request.params.id)),
   );
 }

@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TSchema } from 'typebox';
-import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
+import { requireTracking } from '../../platform/auth/hooks.js';
 import { errorResponses } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { Nullable, Uuid } from '../../platform/http/schemas.js';
 import { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from '../gps/service.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { SharingErrors } from '../sharing/errors.js';
+import { requestScopeOf } from '../sharing/request-scope.js';
 import type { SharingService } from '../sharing/service.js';
 import { GpsFileErrors } from './errors.js';
 import type { GpsFilesService } from './service.js';
@@ -87,6 +88,7 @@ export async function trackRoutes(
   { gpsFiles, sharing }: { gpsFiles: GpsFilesService; sharing: Pick<SharingService, 'scopeOf'> },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const scopeOf = requestScopeOf(sharing);
 
   app.get(
     '/v1/gps/track',
@@ -118,8 +120,7 @@ export async function trackRoutes(
     },
     async (request, reply) => {
       const { device_id: deviceId, from, to, zoom, width, height } = request.query;
-      const scope = await sharing.scopeOf(callerOf(request), 'gps:read');
-      const track = await gpsFiles.track(scope, {
+      const track = await gpsFiles.track(await scopeOf(request), {
         deviceId,
         from,
         to,

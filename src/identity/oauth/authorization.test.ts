@@ -186,12 +186,8 @@ describe('authorization code flow with PKCE', () => {
     const { tokens } = await codeFlow(await registerClient(), adminSignIn as never, 'openid gps:read');
     expect((await me(tokens.access_token).expect(200)).body.data.username).toBe(TEST_ADMIN.username);
     // A super admin's token does only what it was granted: GPS reads, not the user list.
-    expect(
-      (await t.app.inject({ method: 'GET', url: '/v1/gps', headers: bearer(tokens.access_token) })).statusCode,
-    ).toBe(200);
-    expect(
-      (await t.app.inject({ method: 'GET', url: '/v1/users', headers: bearer(tokens.access_token) })).statusCode,
-    ).toBe(403);
+    expect((await t.as(tokens.access_token).get('/v1/gps')).status).toBe(200);
+    expect((await t.as(tokens.access_token).get('/v1/users')).status).toBe(403);
   });
 
   it('stops answering an access token once it expires, cached or not', async () => {
@@ -242,13 +238,14 @@ describe('authorization code flow with PKCE', () => {
     expect(locked.status).toBe(429);
     expect(await locked.text()).toContain('Too many failed sign-in attempts');
     // The same lock holds on POST /v1/auth/login.
-    const api = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/login',
-      payload: { identifier: `${user.username}@example.org`, password: user.password },
-      remoteAddress: '10.0.5.1',
-    });
-    expect(api.json()).toMatchObject({ code: 'sign_in.locked_out' });
+    const api = await t
+      .as(null)
+      .post(
+        '/v1/auth/login',
+        { identifier: `${user.username}@example.org`, password: user.password },
+        { remoteAddress: '10.0.5.1' },
+      );
+    expect(api.body).toMatchObject({ code: 'sign_in.locked_out' });
   });
 
   it('shows the bot check when bot protection is on, and refuses a sign-in without its token', async () => {
@@ -262,22 +259,23 @@ describe('authorization code flow with PKCE', () => {
     });
     try {
       await guarded.app.listen({ host: '127.0.0.1', port });
-      const signedIn = await guarded.app.inject({
-        method: 'POST',
-        url: '/v1/auth/login',
-        payload: { identifier: TEST_ADMIN.email, password: TEST_ADMIN.password, turnstile_token: 'human' },
-      });
-      const created = await guarded.app.inject({
-        method: 'POST',
-        url: '/v1/oauth/clients',
-        headers: bearer(signedIn.json().session_token),
-        payload: { name: 'Guarded', redirect_uris: [REDIRECT] },
-      });
+      const signedIn = await guarded
+        .as(null)
+        .post('/v1/auth/login', {
+          identifier: TEST_ADMIN.email,
+          password: TEST_ADMIN.password,
+          turnstile_token: 'human',
+        })
+        .expect(200);
+      const created = await guarded
+        .as(signedIn.body.session_token)
+        .post('/v1/oauth/clients', { name: 'Guarded', redirect_uris: [REDIRECT] })
+        .expect(201);
       const rp = await client.discovery(
         new URL(`http://127.0.0.1:${port}/v1/oauth`),
-        created.json().client.id,
+        created.body.client.id,
         undefined,
-        client.ClientSecretBasic(created.json().client_secret),
+        client.ClientSecretBasic(created.body.client_secret!),
         { execute: [client.allowInsecureRequests] },
       );
       const flow = await startFlow(rp, 'openid profile');
@@ -402,13 +400,10 @@ describe('what an access token may do', () => {
   });
 
   it('is never granted a wildcard: clients cannot list one', async () => {
-    const response = await t.app.inject({
-      method: 'POST',
-      url: '/v1/oauth/clients',
-      headers: bearer(owner.token),
-      payload: { name: 'Greedy', redirect_uris: [REDIRECT], allowed_scopes: ['openid', '*:*'] },
-    });
-    expect(response.statusCode).toBe(400);
+    const response = await t
+      .as(owner.token)
+      .post('/v1/oauth/clients', { name: 'Greedy', redirect_uris: [REDIRECT], allowed_scopes: ['openid', '*:*'] });
+    expect(response.status).toBe(400);
     const discovery = (await (await fetch(`${base}/v1/oauth/.well-known/openid-configuration`)).json()) as {
       scopes_supported: string[];
     };
@@ -419,30 +414,19 @@ describe('what an access token may do', () => {
   it('stops when its client is deactivated', async () => {
     const registered = await registerClient();
     const { tokens } = await codeFlow(registered);
-    await t.app.inject({
-      method: 'PATCH',
-      url: `/v1/oauth/clients/${registered.client.id}`,
-      headers: bearer(owner.token),
-      payload: { is_active: false },
-    });
+    await t.as(owner.token).patch(`/v1/oauth/clients/${registered.client.id}`, { is_active: false }).expect(200);
     expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
   });
 
   it('stops at once, though already in use, when its client is deactivated or deleted through an upper-case id', async () => {
-    for (const [method, payload] of [
-      ['PATCH', { is_active: false }],
-      ['DELETE', undefined],
-    ] as const) {
+    for (const method of ['patch', 'delete'] as const) {
       const registered = await registerClient();
       const { tokens } = await codeFlow(registered);
       expect((await me(tokens.access_token)).status).toBe(200);
-      const changed = await t.app.inject({
-        method,
-        url: `/v1/oauth/clients/${registered.client.id.toUpperCase()}`,
-        headers: bearer(owner.token),
-        payload,
-      });
-      expect(changed.statusCode).toBeLessThan(300);
+      const path = `/v1/oauth/clients/${registered.client.id.toUpperCase()}` as const;
+      const api = t.as(owner.token);
+      const changed = method === 'patch' ? await api.patch(path, { is_active: false }) : await api.delete(path);
+      expect(changed.status).toBeLessThan(300);
       expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
     }
   });
@@ -450,9 +434,7 @@ describe('what an access token may do', () => {
   it('stops when its user is deleted', async () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
-    expect(
-      (await t.app.inject({ method: 'DELETE', url: `/v1/users/${user.id}`, headers: bearer(admin) })).statusCode,
-    ).toBeLessThan(300);
+    expect((await t.as(admin).delete(`/v1/users/${user.id}`)).status).toBeLessThan(300);
     expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
   });
 
@@ -540,23 +522,14 @@ describe('revocation', () => {
     const one = await codeFlow(first, user);
     const two = await codeFlow(second, user);
 
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/logout-app',
-      headers: bearer(user.token),
-      payload: { clientId: first.client.id },
-    });
+    await t.as(user.token).post('/v1/auth/logout-app', { clientId: first.client.id }).expect(200);
     expect((await me(one.tokens.access_token)).status).toBe(401);
     expect((await client.tokenIntrospection(one.rp, one.tokens.refresh_token!)).active).toBe(false);
     expect((await me(two.tokens.access_token)).status).toBe(200);
 
     // With the app's own token, as a first-party backend does (rule 8).
-    const everywhere = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/logout-everywhere',
-      headers: bearer(two.tokens.access_token),
-    });
-    expect(everywhere.statusCode).toBe(200);
+    const everywhere = await t.as(two.tokens.access_token).post('/v1/auth/logout-everywhere');
+    expect(everywhere.status).toBe(200);
     expect((await me(two.tokens.access_token)).status).toBe(401);
     // Consent is kept: signing in again goes straight back to the app.
     const again = await codeFlow(second, user);
@@ -584,7 +557,8 @@ describe('revocation', () => {
     const user = await createUser(t.app);
     const registered = await registerClient();
     const { tokens } = await codeFlow(registered, user);
-    const revoke = (token: string) => t.as(token).post('/v1/oauth/revoke', { client_id: registered.client.id });
+    const revoke = (token: string | null, clientId = registered.client.id) =>
+      t.as(token).post('/v1/oauth/revoke', { client_id: clientId });
 
     const response = await revoke(user.token);
     expect(response.body).toEqual({ success: true, message: 'Consent withdrawn; the app has been signed out' });
@@ -593,20 +567,8 @@ describe('revocation', () => {
       expect.objectContaining({ resource_id: registered.client.id }),
     ]);
     expect((await revoke(user.token)).body).toMatchObject({ code: 'oauth.consent_not_found' });
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: '/v1/oauth/revoke',
-          headers: bearer(user.token),
-          payload: { client_id: 'x' },
-        })
-      ).statusCode,
-    ).toBe(400);
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/oauth/revoke', payload: { client_id: registered.client.id } }))
-        .statusCode,
-    ).toBe(401);
+    expect((await revoke(user.token, 'x')).status).toBe(400);
+    expect((await revoke(null)).status).toBe(401);
 
     // The next authorization asks again.
     const flow = await startFlow(await relyingParty(registered));
@@ -670,16 +632,7 @@ describe("the provider's browser session and the user's tokens", () => {
     const user = await createUser(t.app);
     const first = await connected(user);
     const second = await codeFlow(await registerClient(), user);
-    expect(
-      (
-        await t.app.inject({
-          method: 'POST',
-          url: `/v1/users/${user.id}/ban`,
-          headers: bearer(admin),
-          payload: { reason: 'spam' },
-        })
-      ).statusCode,
-    ).toBe(200);
+    expect((await t.as(admin).post(`/v1/users/${user.id}/ban`, { reason: 'spam' })).status).toBe(200);
     for (const { rp, tokens } of [first, second]) {
       expect((await me(tokens.access_token)).body).toEqual(UNAUTHORIZED);
       expect(await refreshed(rp, tokens.refresh_token!)).toBe('invalid_grant');
@@ -690,10 +643,7 @@ describe("the provider's browser session and the user's tokens", () => {
   it('logout-everywhere ends the sign-in on the provider too: the next authorization asks for the password', async () => {
     const user = await createUser(t.app);
     const { landing } = await connected(user);
-    expect(
-      (await t.app.inject({ method: 'POST', url: '/v1/auth/logout-everywhere', headers: bearer(user.token) }))
-        .statusCode,
-    ).toBe(200);
+    expect((await t.as(user.token).post('/v1/auth/logout-everywhere')).status).toBe(200);
     expect(await providerSessionsOf(t.database.db, user.id)).toBe(0);
     expect((await landing()).startsWith(`${base}/v1/oauth/interaction/`)).toBe(true);
   });
@@ -705,17 +655,15 @@ describe("the provider's browser session and the user's tokens", () => {
     try {
       await mailing.app.listen({ host: '127.0.0.1', port });
       const user = await createUser(mailing.app, ['role_user', 'role_developer']);
-      const created = await mailing.app.inject({
-        method: 'POST',
-        url: '/v1/oauth/clients',
-        headers: bearer(user.token),
-        payload: { name: 'Harbour Log', redirect_uris: [REDIRECT] },
-      });
+      const created = await mailing
+        .as(user.token)
+        .post('/v1/oauth/clients', { name: 'Harbour Log', redirect_uris: [REDIRECT] })
+        .expect(201);
       const rp = await client.discovery(
         new URL(`${here}/v1/oauth`),
-        created.json().client.id,
+        created.body.client.id,
         undefined,
-        client.ClientSecretBasic(created.json().client_secret),
+        client.ClientSecretBasic(created.body.client_secret!),
         { execute: [client.allowInsecureRequests] },
       );
       const browser = new FormBrowser(here);
@@ -740,16 +688,14 @@ describe("the provider's browser session and the user's tokens", () => {
       expect((await landing((await startFlow(rp, 'openid profile')).url)).url.startsWith(REDIRECT)).toBe(true);
 
       const email = `${user.username}@example.org`;
-      await mailing.app.inject({ method: 'POST', url: '/v1/auth/reset-password', payload: { email } });
+      await mailing.as(null).post('/v1/auth/reset-password', { email }).expect(200);
       const token = tokenFromMail(await smtp.waitFor(email));
       expect(
         (
-          await mailing.app.inject({
-            method: 'POST',
-            url: '/v1/auth/reset-password/complete',
-            payload: { token, new_password: 'a brand new password' },
-          })
-        ).statusCode,
+          await mailing
+            .as(null)
+            .post('/v1/auth/reset-password/complete', { token, new_password: 'a brand new password' })
+        ).status,
       ).toBe(200);
 
       expect((await asApp()).body).toEqual(UNAUTHORIZED);
@@ -870,14 +816,9 @@ describe('an access token granted audit:write', () => {
       writer,
       'openid audit:write',
     );
-    const event = { event_type: 'user_updated', user_id: writer.id, metadata: { via: 'oauth' } };
-    const rest = await t.app.inject({
-      method: 'POST',
-      url: '/v1/internal/audit',
-      headers: bearer(tokens.access_token),
-      payload: event,
-    });
-    expect(rest.statusCode).toBe(201);
+    const event = { event_type: 'user_updated' as const, user_id: writer.id, metadata: { via: 'oauth' } };
+    const rest = await t.as(tokens.access_token).post('/v1/internal/audit', event);
+    expect(rest.status).toBe(201);
     const gql = await fetch(`${base}/v1/gql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...bearer(tokens.access_token) },
@@ -895,13 +836,8 @@ describe('tokens of a user deleted for good', () => {
     const user = await createUser(t.app);
     const { tokens } = await codeFlow(await registerClient(), user);
     expect((await me(tokens.access_token)).status).toBe(200);
-    const purge = await t.app.inject({
-      method: 'POST',
-      url: `/v1/admin/users/${user.id}/force-delete`,
-      headers: bearer(admin),
-      payload: { reason: 'abuse' },
-    });
-    expect(purge.statusCode).toBe(200);
+    const purge = await t.as(admin).post(`/v1/admin/users/${user.id}/force-delete`, { reason: 'abuse' });
+    expect(purge.status).toBe(200);
     expect((await me(tokens.access_token)).status).toBe(401);
   });
 });
@@ -915,17 +851,14 @@ describe('tokens of a user changed through a path spelling the id in upper case'
       const { tokens } = await codeFlow(await registerClient(), user);
       expect((await gps(tokens.access_token)).status).toBe(200);
       const upper = user.id.toUpperCase();
+      const api = t.as(admin);
       const changed =
         change === 'ban'
-          ? await t.app.inject({ method: 'POST', url: `/v1/users/${upper}/ban`, headers: bearer(admin), payload: {} })
+          ? await api.post(`/v1/users/${upper}/ban`, {})
           : change === 'delete'
-            ? await t.app.inject({ method: 'DELETE', url: `/v1/users/${upper}`, headers: bearer(admin) })
-            : await t.app.inject({
-                method: 'DELETE',
-                url: `/v1/users/${upper}/roles/role_api_read_only`,
-                headers: bearer(admin),
-              });
-      expect(changed.statusCode).toBeLessThan(300);
+            ? await api.delete(`/v1/users/${upper}`)
+            : await api.delete(`/v1/users/${upper}/roles/role_api_read_only`);
+      expect(changed.status).toBeLessThan(300);
       expect((await gps(tokens.access_token)).status, change).toBe(change === 'role' ? 403 : 401);
     }
   });

@@ -15,29 +15,23 @@ afterAll(() => t.close());
 describe('mailed links with FRONTEND_URL', () => {
   it('lead to the front end, and verify-email sends the user on there too', async () => {
     const email = `front${Date.now()}@example.org`;
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/register',
-      payload: { email, username: `front${Date.now()}`, password: 'front password 1' },
-    });
+    await t
+      .as(null)
+      .post('/v1/auth/register', { email, username: `front${Date.now()}`, password: 'front password 1' })
+      .expect(200);
     const registration = await smtp.waitFor(email);
     expect(registration.text).toMatch(/https:\/\/app\.waygate\.test\/verify-email\?token=\S+/);
-    const verified = await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/verify-email',
-      payload: { token: tokenFromMail(registration) },
-    });
-    expect(verified.json()).toMatchObject({
+    const verified = await t.as(null).post('/v1/auth/verify-email', { token: tokenFromMail(registration) });
+    expect(verified.body).toMatchObject({
       verification_type: 'registration',
       redirect_url: 'https://app.waygate.test/login',
     });
 
     const user = await createUser(t.app);
-    await t.app.inject({
-      method: 'POST',
-      url: '/v1/auth/reset-password',
-      payload: { email: `${user.username}@example.org` },
-    });
+    await t
+      .as(null)
+      .post('/v1/auth/reset-password', { email: `${user.username}@example.org` })
+      .expect(200);
     expect((await smtp.waitFor(`${user.username}@example.org`)).text).toMatch(
       /https:\/\/app\.waygate\.test\/reset-password\?token=\S+/,
     );

@@ -340,7 +340,9 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
       passkeys: passkeys.listOfUser,
       securityNotifications: securityNotices.personalDataOf,
       devicesOfApiKeys: devices.ofApiKeys,
+      ownedDevices: devices.ofOwner,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
+      pointsOfOwnedDevices: (userId, deviceIds) => gps.pointsOfDevicesNotSentBy(deviceIds, userId),
       tracksGpx: (userId, name) => gpsFiles.gpxOfSender(userId, name),
     },
   });

@@ -3788,7 +3788,7 @@ export interface paths {
         };
         /**
          * Download everything the service holds about you, as a ZIP archive
-         * @description The archive service-data-export-{date}.zip holds data.json (camelCase; API keys by name and prefix only, never a key, hash or secret; also the devices reporting with your keys and the GPS points you sent), tracks.gpx (the same points as one GPX 1.1 track), report.pdf (a summary in your language) and README.txt. It is streamed as it is made. A failure before the first byte answers 500; one during the transfer cuts the connection, so a broken archive is never mistaken for a whole one.
+         * @description The archive service-data-export-{date}.zip holds data.json (camelCase; API keys by name and prefix only, never a key, hash or secret; also the devices reporting with your keys and the GPS points you sent, the devices you own and the points others sent to them), tracks.gpx (the points you sent as one GPX 1.1 track), report.pdf (a summary in your language) and README.txt. It is streamed as it is made. A failure before the first byte answers 500; one during the transfer cuts the connection, so a broken archive is never mistaken for a whole one.
          *
          *     Acts on your own account: a session may; an API key or OAuth access token needs permission `export:read`.
          */

@@ -92,7 +92,9 @@ describe('GET /v1/user/export', () => {
       'sessions',
       'integrations',
       'devices',
+      'ownedDevices',
       'gpsPoints',
+      'ownedDevicePoints',
     ]);
     expect(data.exportInfo).toEqual({ exportedAt: '2026-11-25T09:30:00.000Z', format: 'json', version: '1.0' });
     expect(data.user).toEqual({
@@ -140,6 +142,9 @@ describe('GET /v1/user/export', () => {
       speedKmh: 0,
     });
     expect(data.gpsPoints[2499].timestamp).toBe('2026-11-01T00:41:39.000Z');
+    // The boat is the user's (the owner of the key it was made with); every point of it they sent themselves.
+    expect(data.ownedDevices).toEqual([expect.objectContaining({ id: user.deviceId, name: 'Boat', ownerId: user.id })]);
+    expect(data.ownedDevicePoints).toEqual([]);
 
     // Nothing secret: not the key, not a hash, no password.
     const text = files.get('data.json')!.toString('utf8');
@@ -151,6 +156,8 @@ describe('GET /v1/user/export', () => {
     expect(report).toContain('Your personal data');
     expect(report).toContain(`Export for ${user.username}, made 2026-11-25 09:30 (UTC).`);
     expect(report).toContain('GPS points you sent: 2500');
+    expect(report).toContain('Devices you own: 1');
+    expect(report).toContain('GPS points of your devices sent by others: 0');
     expect(files.get('README.txt')!.toString('utf8')).toContain('data.json');
 
     const logs = (await t.as(user.token).get('/v1/user/export/logs', AGENT).expect(200)).body;
@@ -223,6 +230,61 @@ describe('GET /v1/user/export', () => {
     ]);
     expect(theirs.devices).toEqual([]);
     expect(theirs.gpsPoints.map((p: { latitude: number }) => p.latitude)).toEqual([1, 2]);
+    // The boat still belongs to the first crew (it was never handed over): the point the second sent is theirs too.
+    expect(mine.ownedDevices).toEqual([]);
+    expect(mine.ownedDevicePoints).toEqual([]);
+    expect(theirs.ownedDevices).toEqual([expect.objectContaining({ id: device.id, ownerId: first.id })]);
+    expect(theirs.ownedDevicePoints.map((p: { latitude: number }) => p.latitude)).toEqual([3]);
+  });
+
+  it('holds the devices the user owns and the points others sent to them, each point once', async () => {
+    const owner = await createUser(t.app);
+    const friend = await createUser(t.app);
+    const api = t.as(owner.token);
+    const phone = (await api.post('/v1/devices', { name: 'Phone' }).expect(201)).body.data;
+    const theirs = (await t.as(friend.token).post('/v1/devices', { name: 'Friend' }).expect(201)).body.data;
+    await t.as(friend.token).post(`/v1/devices/${theirs.id}/shares`, { user_id: owner.id, level: 'full' }).expect(201);
+    const at = (minute: number) => Math.floor(Date.parse('2026-11-20T10:00:00Z') / 1000) + minute * 60;
+    const point = (deviceId: string, minute: number) => ({
+      device_id: deviceId,
+      latitude: 50 + minute,
+      longitude: 8,
+      timestamp: at(minute),
+      speed_kmh: 0,
+      speed_mps: 0,
+      speed_mph: 0,
+      speed_knots: 0,
+    });
+    await api.post('/v1/gps', point(phone.id, 2)).expect(201); // sent by the owner
+    await t.as(admin).post('/v1/gps', point(phone.id, 3)).expect(201); // sent by someone else
+    await t.database.db // sent by nobody (the system key, or before senders were recorded)
+      .insertInto('gps_points')
+      .values({ ...point(phone.id, 1), timestamp: new Date(at(1) * 1000) })
+      .execute();
+    await t.as(friend.token).post('/v1/gps', point(theirs.id, 4)).expect(201); // shared with the owner, not theirs
+
+    const files = await unzip((await api.get('/v1/user/export', AGENT).expect(200)).bytes);
+    const data = JSON.parse(files.get('data.json')!.toString('utf8'));
+    expect(data.devices).toEqual([]);
+    expect(data.ownedDevices).toEqual([
+      expect.objectContaining({ id: phone.id, name: 'Phone', ownerId: owner.id, apiKeyId: null }),
+    ]);
+    const where = (p: { deviceId: string; latitude: number }) => [p.deviceId, p.latitude];
+    expect(data.gpsPoints.map(where)).toEqual([[phone.id, 52]]);
+    expect(data.ownedDevicePoints.map(where)).toEqual([
+      [phone.id, 51],
+      [phone.id, 53],
+    ]);
+    const report = await pdfText(files.get('report.pdf')!);
+    expect(report).toContain('Devices you own: 1');
+    expect(report).toContain('GPS points of your devices sent by others: 2');
+    const logged = await t.database.db
+      .selectFrom('audit_events')
+      .select('metadata')
+      .where('user_id', '=', owner.id)
+      .where('event_type', '=', 'data_exported')
+      .executeTakeFirstOrThrow();
+    expect(logged.metadata).toMatchObject({ gps_points: 3 });
   });
 
   it("writes the report in the user's language and lists earlier exports in data.json", async () => {

@@ -17,6 +17,8 @@ export interface ReportFacts {
     integrations: number;
     devices: number;
     gpsPoints: number;
+    ownedDevices: number;
+    ownedDevicePoints: number;
     exports: number;
   };
 }
@@ -53,6 +55,8 @@ export function writeReport(out: Writable, texts: ExportTexts, facts: ReportFact
     [texts.integrations, facts.counts.integrations],
     [texts.devices, facts.counts.devices],
     [texts.gpsPoints, facts.counts.gpsPoints],
+    [texts.ownedDevices, facts.counts.ownedDevices],
+    [texts.ownedDevicePoints, facts.counts.ownedDevicePoints],
     [texts.exports, facts.counts.exports],
   ]);
   doc.moveDown(1.5).fontSize(9).fillColor('#555555').text(texts.footer);

@@ -21,7 +21,8 @@ export async function exportRoutes(fastify: FastifyInstance, { exports }: { expo
         summary: 'Download everything the service holds about you, as a ZIP archive',
         description:
           'The archive service-data-export-{date}.zip holds data.json (camelCase; API keys by name and prefix only, ' +
-          'never a key, hash or secret; also the devices reporting with your keys and the GPS points you sent), tracks.gpx (the same points as one GPX 1.1 track), report.pdf (a ' +
+          'never a key, hash or secret; also the devices reporting with your keys and the GPS points you sent, the devices ' +
+          'you own and the points others sent to them), tracks.gpx (the points you sent as one GPX 1.1 track), report.pdf (a ' +
           'summary in your language) and README.txt. It is streamed as it is made. A failure before the first byte ' +
           'answers 500; one during the transfer cuts the connection, so a broken archive is never mistaken for a whole one.',
         response: {

@@ -58,8 +58,12 @@ export interface PersonalDataSources {
   /** Which optional security notices the user gets, and when each browser and network known as theirs was seen. */
   securityNotifications(userId: string): Promise<object>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
+  /** The devices the user owns (owner_id). */
+  ownedDevices(userId: string): Promise<{ id: string }[]>;
   /** Every point the user sent, in time order, a batch at a time. */
   pointsSentBy(userId: string): AsyncIterable<object[]>;
+  /** The points of these devices (the user's own) that the user did not send, a batch at a time. */
+  pointsOfOwnedDevices(userId: string, deviceIds: string[]): AsyncIterable<object[]>;
   /** The same points as one GPX 1.1 track (tracks.gpx), as text a batch at a time. */
   tracksGpx(userId: string, name: string): AsyncIterable<string>;
 }
@@ -110,6 +114,7 @@ export function createExportService(deps: Deps) {
       integrations,
       passkeys,
       securityNotifications,
+      ownedDevices,
       earlier,
     ] = await Promise.all([
       sources.platformAccounts(userId),
@@ -123,6 +128,7 @@ export function createExportService(deps: Deps) {
       sources.integrations(userId),
       sources.passkeys(userId),
       sources.securityNotifications(userId),
+      sources.ownedDevices(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
     const devices = await sources.devicesOfApiKeys(apiKeys.map((key) => key.id));
@@ -149,8 +155,15 @@ export function createExportService(deps: Deps) {
       sessions,
       integrations,
       devices,
+      ownedDevices,
     };
-    return { user, data: camelCased(data) as Record<string, unknown>, devices, earlierExports: earlier.total };
+    return {
+      user,
+      data: camelCased(data) as Record<string, unknown>,
+      devices,
+      ownedDeviceIds: ownedDevices.map((device) => device.id),
+      earlierExports: earlier.total,
+    };
   }
 
   return {
@@ -174,17 +187,25 @@ export function createExportService(deps: Deps) {
       const texts = exportTexts(locale);
       // Loaded on the first export: the zip and PDF writers took about a tenth of a second of every start.
       const [{ ZipArchive }, { writeReport }] = await Promise.all([import('archiver'), import('./report.js')]);
-      let gpsPoints = 0;
+      const points = { sent: 0, ofOwnedDevices: 0 };
+
+      /** The points of `batches` as the items of a JSON array, counted into points[counter]. */
+      async function* pointItems(batches: AsyncIterable<object[]>, counter: keyof typeof points) {
+        let separator = '';
+        for await (const batch of batches) {
+          points[counter] += batch.length;
+          yield separator + batch.map((point) => JSON.stringify(camelCased(point))).join(',');
+          separator = ',';
+        }
+      }
 
       async function* dataJson() {
         const head = JSON.stringify(snapshot.data);
         yield `${head.slice(0, -1)},"gpsPoints":[`;
-        let separator = '';
-        for await (const batch of sources.pointsSentBy(userId)) {
-          gpsPoints += batch.length;
-          yield separator + batch.map((point) => JSON.stringify(camelCased(point))).join(',');
-          separator = ',';
-        }
+        yield* pointItems(sources.pointsSentBy(userId), 'sent');
+        // A point the user sent to a device of theirs is in gpsPoints already: each point is in the file once.
+        yield '],"ownedDevicePoints":[';
+        yield* pointItems(sources.pointsOfOwnedDevices(userId, snapshot.ownedDeviceIds), 'ofOwnedDevices');
         yield ']}';
         // The report counts the points, so it is written once they have all gone out (archive entries are sequential).
         writeReport(report, texts, {
@@ -201,7 +222,9 @@ export function createExportService(deps: Deps) {
             apiKeys: (snapshot.data.apiKeys as unknown[]).length,
             integrations: (snapshot.data.integrations as unknown[]).length,
             devices: snapshot.devices.length,
-            gpsPoints,
+            gpsPoints: points.sent,
+            ownedDevices: snapshot.ownedDeviceIds.length,
+            ownedDevicePoints: points.ofOwnedDevices,
             exports: snapshot.earlierExports,
           },
         });
@@ -216,6 +239,7 @@ export function createExportService(deps: Deps) {
           done(null, chunk);
         },
         flush: (done) => {
+          const gpsPoints = points.sent + points.ofOwnedDevices;
           record(request, userId, { exportedAt, locale, bytes, gpsPoints }).then(() => done(), done);
         },
       });

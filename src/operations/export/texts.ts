@@ -21,6 +21,8 @@ const EN = {
   integrations: 'Streaming-platform integrations (without their tokens)',
   devices: 'Devices reporting with your keys',
   gpsPoints: 'GPS points you sent',
+  ownedDevices: 'Devices you own',
+  ownedDevicePoints: 'GPS points of your devices sent by others',
   exports: 'Earlier exports',
   footer: 'The complete data is in data.json, in the same archive.',
   readme: (at: string) =>
@@ -60,6 +62,8 @@ const TEXTS: Record<string, ExportTexts> = {
     integrations: 'Streaming-Plattform-Integrationen (ohne ihre Tokens)',
     devices: 'Geräte, die mit Ihren Schlüsseln melden',
     gpsPoints: 'Von Ihnen gesendete GPS-Punkte',
+    ownedDevices: 'Ihre eigenen Geräte',
+    ownedDevicePoints: 'Von anderen gesendete GPS-Punkte Ihrer Geräte',
     exports: 'Frühere Exporte',
     footer: 'Die vollständigen Daten stehen in data.json im selben Archiv.',
     readme: (at: string) =>

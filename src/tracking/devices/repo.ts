@@ -111,6 +111,10 @@ export function createDevicesRepo(db: Kysely<Schema>) {
             .where('id', 'in', [...ids])
             .execute(),
 
+    /** Every device a user owns, oldest first. */
+    ofOwner: (ownerId: string) =>
+      db.selectFrom('devices').select(COLUMNS).where('owner_id', '=', ownerId).orderBy('created_at').execute(),
+
     ofApiKeys: (apiKeyIds: string[]) =>
       apiKeyIds.length === 0
         ? Promise.resolve([])

@@ -112,6 +112,8 @@ export function createDevicesService(deps: {
       (await keyDevices.get(apiKeyId, async () => (await repo.byApiKey(apiKeyId)) ?? null)) ?? null,
     /** The devices that report with these API keys (a user's own, for their data export). */
     ofApiKeys: repo.ofApiKeys,
+    /** The devices a user owns (their data export). */
+    ofOwner: repo.ofOwner,
 
     /** Owned by the owner of the key it is linked to, else by its creator (none for the system key). */
     async create(caller: Caller, scope: TrackingScope, input: Static<typeof CreateDeviceBody>) {

@@ -810,6 +810,43 @@ limit
   $5;
 -- parameters: ["44444444-4444-4444-8444-444444444444","2026-03-14T11:00:00.000Z","2026-03-14T11:00:00.000Z","aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa",1000]
 
+-- a device's points others sent, after a cursor (personal data export of its owner)
+select
+  "id",
+  "device_id",
+  "trip_id",
+  "latitude",
+  "longitude",
+  "altitude",
+  "heading",
+  "timestamp",
+  "speed_kmh",
+  "speed_mps",
+  "speed_mph",
+  "speed_knots",
+  "pdop",
+  "hdop",
+  "vdop",
+  "accuracy",
+  "battery_level",
+  "charging",
+  "motion",
+  "alarm",
+  "created_at"
+from
+  "gps_points"
+where
+  "device_id" = $1
+  and "sent_by" is distinct from $2
+  and "timestamp" >= $3
+  and ("timestamp", "id") > ($4, $5)
+order by
+  "timestamp",
+  "id"
+limit
+  $6;
+-- parameters: ["11111111-1111-4111-8111-111111111111","44444444-4444-4444-8444-444444444444","2026-03-14T11:00:00.000Z","2026-03-14T11:00:00.000Z","aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa",1000]
+
 -- track: extent of a time range
 select
   count(*) as total,

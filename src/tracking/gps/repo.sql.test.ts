@@ -119,6 +119,9 @@ it('matches the SQL committed in repo.sql', async () => {
   await sql.record("a user's points after a cursor (personal data export)", () =>
     repo.pointsSentByAfter(USER, AFTER.after, 1000),
   );
+  await sql.record("a device's points others sent, after a cursor (personal data export of its owner)", () =>
+    repo.pointsOfDeviceNotSentByAfter(DEVICE, USER, AFTER.after, 1000),
+  );
 
   const range = { from: AT, to: new Date('2026-03-15T00:00:00.000Z') };
   const extent = [[{ total: '0', south: null, west: null, north: null, east: null }]];

@@ -500,6 +500,27 @@ export function createGpsRepo(db: Kysely<Schema>) {
       ).map(toGpsPoint),
 
     /**
+     * A device's points that `userId` did not send (someone else did, or nobody) by time, then id, after a
+     * (timestamp, id) cursor: one range of gps_points_device_time a batch (the personal data export of its owner).
+     */
+    pointsOfDeviceNotSentByAfter: async (deviceId: string, userId: string, after: RowKey | null, limit: number) =>
+      (
+        await startingAt(
+          db
+            .selectFrom('gps_points')
+            .select(GPS_COLUMNS)
+            .where('device_id', '=', deviceId)
+            .where('sent_by', 'is distinct from', userId),
+          after ? { after } : { offset: 0 },
+          '>',
+        )
+          .orderBy('timestamp')
+          .orderBy('id')
+          .limit(limit)
+          .execute()
+      ).map(toGpsPoint),
+
+    /**
      * A device's points in [from, to] by time, then id, after a (timestamp, id) cursor: one range of
      * gps_points_device_time a batch, however many points the device has (file export, import duplicates).
      */

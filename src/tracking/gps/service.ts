@@ -367,6 +367,22 @@ export function createGpsService(deps: Deps) {
         after = { at: last.timestamp, id: last.id };
       }
     },
+    /**
+     * The points of these devices that `userId` did not send, device by device, each in time order, a batch at a
+     * time (the personal data export: the points of a user's own devices beside those they sent).
+     */
+    async *pointsOfDevicesNotSentBy(deviceIds: readonly string[], userId: string, batchSize = 1000) {
+      for (const deviceId of deviceIds) {
+        let after: RowKey | null = null;
+        for (;;) {
+          const batch = await repo.pointsOfDeviceNotSentByAfter(deviceId, userId, after, batchSize);
+          if (batch.length > 0) yield batch;
+          if (batch.length < batchSize) break;
+          const last = batch[batch.length - 1]!;
+          after = { at: last.timestamp, id: last.id };
+        }
+      }
+    },
     /** A user is purged: the points they sent stay (tracking data is the installation's), no longer naming them. */
     forgetSender: (userId: string, trx: Kysely<Schema>) => repo.forgetSender(userId, trx),
     count: repo.count,

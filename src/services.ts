@@ -220,6 +220,10 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     db,
     devices,
     groups,
+    users: {
+      idOfUsername: async (username) => (await users.findByUsername(username))?.id,
+      usernamesOf: users.usernamesOf,
+    },
     caches,
     clock,
     selfService: () => settings.configValue('tracking.self_service', true),

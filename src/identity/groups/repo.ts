@@ -189,6 +189,16 @@ export function createGroupsRepo(db: Kysely<Schema>) {
       return { rows, total: Number(total.n) };
     },
 
+    async namesOf(ids: readonly string[]): Promise<Map<string, string>> {
+      if (ids.length === 0) return new Map();
+      const rows = await db
+        .selectFrom('groups')
+        .select(['id', 'name'])
+        .where('id', 'in', [...ids])
+        .execute();
+      return new Map(rows.map((row) => [row.id, row.name]));
+    },
+
     async groupIdsOf(userId: string): Promise<string[]> {
       const rows = await db.selectFrom('group_members').select('group_id').where('user_id', '=', userId).execute();
       return rows.map((row) => row.group_id);

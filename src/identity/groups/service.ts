@@ -481,6 +481,8 @@ export function createGroupsService(deps: Deps) {
       (await repo.roster(groupId)).map((member) => member.user_id),
     isMember: async (groupId: string, userId: string): Promise<boolean> =>
       Boolean(await repo.membership(groupId, userId)),
+    /** Group names by id (a share names its group). */
+    namesOf: repo.namesOf,
 
     // Reactions (src/reactions.ts).
 

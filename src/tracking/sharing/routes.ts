@@ -7,9 +7,8 @@ import { created, errorResponses, single, SingleEnvelope } from '../../platform/
 import { IdParams } from '../../platform/http/schemas.js';
 import { SharingErrors } from './errors.js';
 import { DeviceErrors } from '../devices/errors.js';
-import type { ShareRow } from './repo.js';
 import { CreateOwnerShareBody, CreateShareBody, Share, ShareParams, SharesQuery, UpdateShareBody } from './schemas.js';
-import type { SharingService } from './service.js';
+import type { NamedShare, SharingService } from './service.js';
 
 const tags = ['Sharing'];
 const ShareList = Type.Object({ data: Type.Array(Share) });
@@ -32,7 +31,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** The self-service switch applies to sharing as to the rest of tracking. */
   const inScope = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
-  const answer = (request: FastifyRequest, reply: FastifyReply, result: { share: ShareRow; created: boolean }) =>
+  const answer = (request: FastifyRequest, reply: FastifyReply, result: { share: NamedShare; created: boolean }) =>
     result.created ? created(request, reply, '/v1/shares', result.share) : single(request, result.share);
 
   app.get(

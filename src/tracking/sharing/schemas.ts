@@ -12,10 +12,12 @@ export const Share = named(
   Type.Object({
     id: Uuid,
     owner_id: Uuid,
+    owner_username: Nullable(Type.String({ description: 'Who shares (null: their account was removed)' })),
     /** null: every device of the owner, those added later too. */
     device_id: Nullable(Uuid),
     user_id: Nullable(Uuid),
     group_id: Nullable(Uuid),
+    grantee_name: Nullable(Type.String({ description: "The user's username, or the group's name" })),
     level: Level,
     history_days: Nullable(Type.Integer()),
     expires_at: Nullable(DateTime),
@@ -29,6 +31,9 @@ const ExpiresAt = Type.String({ format: 'date-time', description: 'When the shar
 
 const shareFields = {
   user_id: Type.Optional(uuid({ description: 'Share with this user…' })),
+  username: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 100, description: '…or with the user of this username…' }),
+  ),
   group_id: Type.Optional(uuid({ description: '…or with every member of this group (one of yours)' })),
   level: Level,
   history_days: Type.Optional(Nullable(HistoryDays)),

@@ -24,6 +24,16 @@ export interface GroupMemberships {
   groupIdsOf(userId: string): Promise<string[]>;
   memberIdsOf(groupId: string): Promise<string[]>;
   isMember(groupId: string, userId: string): Promise<boolean>;
+  namesOf(groupIds: readonly string[]): Promise<Map<string, string>>;
+}
+
+/** A share as answered: with the sharer's username and the grantee's name. */
+export type NamedShare = ShareRow & { owner_username: string | null; grantee_name: string | null };
+
+/** What sharing needs of users: who a username is, and the names a share shows (the users module answers). */
+export interface UserNames {
+  idOfUsername(username: string): Promise<string | undefined>;
+  usernamesOf(userIds: readonly string[]): Promise<Map<string, string>>;
 }
 
 /**
@@ -39,6 +49,7 @@ export function createSharingService(deps: {
   db: Kysely<Schema>;
   devices: DeviceOwners;
   groups: GroupMemberships;
+  users: UserNames;
   caches: Caches;
   clock: Clock;
   /** Whether self-service tracking is on (system config tracking.self_service). */
@@ -132,12 +143,37 @@ export function createSharingService(deps: {
     return { all: false, userId: caller.userId, access };
   }
 
-  async function checkGrantee(caller: Caller, ownerId: string, share: { user_id?: string; group_id?: string }) {
-    if ((share.user_id === undefined) === (share.group_id === undefined))
-      throw SharingErrors.unknown_grantee('Name exactly one of user_id and group_id');
-    if (share.user_id !== undefined && share.user_id.toLowerCase() === ownerId) throw SharingErrors.self_share();
-    if (share.group_id !== undefined && !(await deps.groups.isMember(share.group_id, caller.userId ?? '')))
-      throw SharingErrors.not_a_member();
+  /** Who a new share reaches: a user (by id or username) or a group the sharer belongs to. */
+  async function granteeOf(
+    caller: Caller,
+    ownerId: string,
+    share: { user_id?: string; username?: string; group_id?: string },
+  ): Promise<{ user_id: string | null; group_id: string | null }> {
+    const named = [share.user_id, share.username, share.group_id].filter((name) => name !== undefined);
+    if (named.length !== 1) throw SharingErrors.unknown_grantee('Name exactly one of user_id, username and group_id');
+    if (share.group_id !== undefined) {
+      if (!(await deps.groups.isMember(share.group_id, caller.userId ?? ''))) throw SharingErrors.not_a_member();
+      return { user_id: null, group_id: share.group_id.toLowerCase() };
+    }
+    const userId = share.user_id?.toLowerCase() ?? (await deps.users.idOfUsername(share.username!.toLowerCase()));
+    if (!userId) throw SharingErrors.unknown_grantee('username names nobody');
+    if (userId === ownerId) throw SharingErrors.self_share();
+    return { user_id: userId, group_id: null };
+  }
+
+  /** Shares as answered: with the sharer's username and the grantee's name (one query each for a list). */
+  async function named(rows: ShareRow[]): Promise<NamedShare[]> {
+    const [usernames, groupNames] = await Promise.all([
+      deps.users.usernamesOf([
+        ...new Set(rows.flatMap((row) => [row.owner_id, ...(row.user_id ? [row.user_id] : [])])),
+      ]),
+      deps.groups.namesOf([...new Set(rows.flatMap((row) => (row.group_id ? [row.group_id] : [])))]),
+    ]);
+    return rows.map((row) => ({
+      ...row,
+      owner_username: usernames.get(row.owner_id) ?? null,
+      grantee_name: (row.user_id ? usernames.get(row.user_id) : groupNames.get(row.group_id ?? '')) ?? null,
+    }));
   }
 
   function checkExpiry(expiresAt: string | null | undefined): Date | null {
@@ -200,34 +236,34 @@ export function createSharingService(deps: {
       const deviceId = input.device_id ?? null;
       const ownerId = deviceId ? await ownerForSharing(caller, deviceId) : (caller.userId ?? '');
       if (!ownerId) throw SharingErrors.not_owner('Only a user shares their devices');
-      await checkGrantee(caller, ownerId, input);
+      const grantee = await granteeOf(caller, ownerId, input);
       const counts = await repo.counts(ownerId, deviceId);
       if (counts.owner >= MAX_SHARES_PER_OWNER || (deviceId && counts.device >= MAX_SHARES_PER_DEVICE))
         throw SharingErrors.too_many();
       const share: NewShare = {
         owner_id: ownerId,
         device_id: deviceId,
-        user_id: input.user_id?.toLowerCase() ?? null,
-        group_id: input.group_id?.toLowerCase() ?? null,
+        ...grantee,
         level: input.level,
         history_days: input.level === 'live' ? null : (input.history_days ?? null),
         expires_at: checkExpiry(input.expires_at),
       };
       const result = await repo.upsert(share);
       await forget(await granteesOf([result.share]));
-      return result;
+      const [answered] = await named([result.share]);
+      return { share: answered!, created: result.created };
     },
 
     async listOfDevice(caller: Caller, deviceId: string) {
       const ownerId = await ownerForSharing(caller, deviceId);
-      return repo.byOwners([ownerId], deviceId);
+      return named(await repo.byOwners([ownerId], deviceId));
     },
 
     /** outgoing: the shares I made; incoming: those reaching me (directly or through my groups). */
     async list(caller: Caller, direction: 'incoming' | 'outgoing') {
       if (!caller.userId) return [];
-      if (direction === 'outgoing') return repo.byOwners([caller.userId]);
-      return repo.reaching(caller.userId, await deps.groups.groupIdsOf(caller.userId));
+      if (direction === 'outgoing') return named(await repo.byOwners([caller.userId]));
+      return named(await repo.reaching(caller.userId, await deps.groups.groupIdsOf(caller.userId)));
     },
 
     async update(caller: Caller, shareId: string, input: Static<typeof UpdateShareBody>, deviceId?: string) {
@@ -241,7 +277,8 @@ export function createSharingService(deps: {
       });
       if (!updated) throw SharingErrors.share_not_found();
       await forget(await granteesOf([updated]));
-      return updated;
+      const [answered] = await named([updated]);
+      return answered!;
     },
 
     async remove(caller: Caller, shareId: string, deviceId?: string) {

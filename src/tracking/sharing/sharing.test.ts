@@ -28,8 +28,8 @@ describe('self-service tracking and sharing', () => {
 
   /** A registered user (role User only) with a client. */
   const person = async () => {
-    const user = await createUser(t.app);
-    return { id: user.id, api: t.as(user.token) };
+    const user = (await createUser(t.app)) as { id: string; username: string; token: string };
+    return { id: user.id, username: user.username, api: t.as(user.token) };
   };
   const deviceOf = async (api: Client, name = 'Phone') =>
     (await api.post('/v1/devices', { name }).expect(201)).body.data;
@@ -116,15 +116,22 @@ describe('self-service tracking and sharing', () => {
     const now = await pointAt(owner.api, device.id, 0, 54.3);
 
     await owner.api.post(`/v1/devices/${device.id}/shares`, { user_id: live.id, level: 'live' }).expect(201);
+    // By username, as a person types it: the answer names both sides.
     const shared = await owner.api
-      .post(`/v1/devices/${device.id}/shares`, { user_id: history.id, level: 'history', history_days: 7 })
+      .post(`/v1/devices/${device.id}/shares`, {
+        username: history.username.toUpperCase(),
+        level: 'history',
+        history_days: 7,
+      })
       .expect(201);
     expect(shared.body.data).toEqual({
       id: expect.any(String),
       owner_id: owner.id,
+      owner_username: owner.username,
       device_id: device.id,
       user_id: history.id,
       group_id: null,
+      grantee_name: history.username,
       level: 'history',
       history_days: 7,
       expires_at: null,
@@ -157,7 +164,7 @@ describe('self-service tracking and sharing', () => {
 
     // Both sides are listed.
     const incoming = (await history.api.get('/v1/shares', { query: { direction: 'incoming' } }).expect(200)).body;
-    expect(incoming.data.map((s) => s.id)).toEqual([shared.body.data.id]);
+    expect(incoming.data.map((s) => [s.id, s.owner_username])).toEqual([[shared.body.data.id, owner.username]]);
     const outgoing = (await owner.api.get('/v1/shares').expect(200)).body.data;
     expect(outgoing.map((s) => s.user_id).sort()).toEqual([live.id, history.id].sort());
 
@@ -210,7 +217,10 @@ describe('self-service tracking and sharing', () => {
       await owner.api.post(`/v1/groups/${group.id}/invitations`, { username: member.username }).expect(201)
     ).body.data;
     await memberApi.post(`/v1/invitations/${invitation.id}/accept`).expect(200);
-    await owner.api.post(`/v1/devices/${device.id}/shares`, { group_id: group.id, level: 'live' }).expect(201);
+    const share = (
+      await owner.api.post(`/v1/devices/${device.id}/shares`, { group_id: group.id, level: 'live' }).expect(201)
+    ).body.data;
+    expect(share.grantee_name).toBe('Family');
     expect(await deviceIds(memberApi)).toEqual([device.id]);
 
     await memberApi.delete(`/v1/groups/${group.id}/members/${member.id}`).expect(204);
@@ -225,6 +235,17 @@ describe('self-service tracking and sharing', () => {
     expect((await owner.api.post(`/v1/devices/${device.id}/shares`, share('live')).expect(400)).body.code).toBe(
       'sharing.self_share',
     );
+    expect(
+      (await owner.api.post(`/v1/devices/${device.id}/shares`, { username: 'nobody-here', level: 'live' }).expect(400))
+        .body.code,
+    ).toBe('sharing.unknown_grantee');
+    expect(
+      (
+        await owner.api
+          .post(`/v1/devices/${device.id}/shares`, { username: friend.username, user_id: friend.id, level: 'live' })
+          .expect(400)
+      ).body.code,
+    ).toBe('sharing.unknown_grantee');
     const past = new Date(t.clock.nowMs() - 1000).toISOString();
     expect(
       (

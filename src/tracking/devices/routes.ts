@@ -17,7 +17,7 @@ import { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js';
 import type { DevicesService } from './service.js';
 import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
 import type { SharingService } from '../sharing/service.js';
-import { requestScopeOf } from '../sharing/request-scope.js';
+import { requestScopeOf } from '../sharing/index.js';
 import { SharingErrors } from '../sharing/errors.js';
 import { TransferBody } from '../sharing/schemas.js';
 import { DeviceErrors } from './errors.js';

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { requireTracking } from '../../platform/auth/hooks.js';
 import type { SharingService } from '../sharing/service.js';
 import { SharingErrors } from '../sharing/errors.js';
-import { requestScopeOf } from '../sharing/request-scope.js';
+import { requestScopeOf } from '../sharing/index.js';
 import {
   created,
   errorResponses,

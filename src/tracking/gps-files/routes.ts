@@ -8,7 +8,7 @@ import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { GpsErrors } from '../gps/errors.js';
 import { SharingErrors } from '../sharing/errors.js';
-import { requestScopeOf } from '../sharing/request-scope.js';
+import { requestScopeOf } from '../sharing/index.js';
 import type { SharingService } from '../sharing/service.js';
 import { TripErrors } from '../trips/errors.js';
 import { GpsFileErrors } from './errors.js';

@@ -8,7 +8,7 @@ import { Nullable, Uuid } from '../../platform/http/schemas.js';
 import { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from '../gps/service.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { SharingErrors } from '../sharing/errors.js';
-import { requestScopeOf } from '../sharing/request-scope.js';
+import { requestScopeOf } from '../sharing/index.js';
 import type { SharingService } from '../sharing/service.js';
 import { GpsFileErrors } from './errors.js';
 import type { GpsFilesService } from './service.js';

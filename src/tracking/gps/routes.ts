@@ -3,7 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import type { SharingService } from '../sharing/service.js';
-import { requestScopeOf } from '../sharing/request-scope.js';
+import { requestScopeOf } from '../sharing/index.js';
 import { SharingErrors } from '../sharing/errors.js';
 import {
   created,

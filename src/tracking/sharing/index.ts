@@ -8,3 +8,5 @@ export {
   type Grant,
   type TrackingScope,
 } from './scope.js';
+/** A tracking route's scope, read from the permission its requireTracking declared. */
+export { requestScopeOf, type RequestScope } from './request-scope.js';

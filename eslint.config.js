@@ -1,6 +1,7 @@
 // @ts-check
 import tseslint from 'typescript-eslint';
 import noAdjacentDocBlocks from './scripts/eslint/no-adjacent-doc-blocks.js';
+import noLocalRequestHelper from './scripts/eslint/no-local-request-helper.js';
 
 /**
  * Few rules, all errors (docs/development.md): what review keeps missing. Formatting is Prettier's (`npm run format`).
@@ -24,11 +25,19 @@ export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'console/js/types/**', 'console/vendor/**', 'coverage/**', '**/*.d.ts'] },
   {
     files: ['**/*.{ts,js,mjs}'],
-    plugins: { waygate: { rules: { 'no-adjacent-doc-blocks': noAdjacentDocBlocks } } },
+    plugins: {
+      waygate: {
+        rules: { 'no-adjacent-doc-blocks': noAdjacentDocBlocks, 'no-local-request-helper': noLocalRequestHelper },
+      },
+    },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {
       'waygate/no-adjacent-doc-blocks': 'error',
     },
+  },
+  {
+    files: ['**/*.test.ts'],
+    rules: { 'waygate/no-local-request-helper': 'error' },
   },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'vitest.config.ts'],
@@ -46,10 +55,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'Read the injected Clock (deps.clock.nowMs()), not Date.now().' },
+        {
+          selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']",
+          message: 'Read the injected Clock (deps.clock.nowMs()), not Date.now().',
+        },
         {
           // A plain stamp (`updated_at`, `last_synced_at`) may (ARCHITECTURE.md): no rule compares it with now.
-          selector: "NewExpression[callee.name='Date'][arguments.length=0]:not(Property[key.name=/_at$/] > NewExpression)",
+          selector:
+            "NewExpression[callee.name='Date'][arguments.length=0]:not(Property[key.name=/_at$/] > NewExpression)",
           message: 'Read the injected Clock (deps.clock.now()), not new Date().',
         },
       ],

@@ -214,7 +214,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     completeEmailChange: users.completeEmailChange,
     completeEmailLink: accounts.completeEmailLink,
   });
-  const devices = createDevicesService({ db, apiKeys, events, caches });
+  const devices = createDevicesService({ db, apiKeys, events, caches, audit });
   const settings = createSettingsService({ db, log, caches });
   const sharing = createSharingService({
     db,
@@ -226,6 +226,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     },
     caches,
     clock,
+    audit,
     selfService: () => settings.configValue('tracking.self_service', true),
   });
   const realtime = createRealtimeService({

@@ -37,7 +37,7 @@ export const AUDIT_EVENT_TYPES = [
 /**
  * Types beyond the interface's list: one event per changed platform setting, which the interface asks
  * for, bans being imposed and lifted, which an activity log of an identity service must show, passkeys,
- * the reset of secrets at rest, and groups.
+ * the reset of secrets at rest, groups, and the shares and hand-overs of devices.
  */
 export const EXTRA_AUDIT_EVENT_TYPES = [
   'platform_setting_changed',
@@ -61,6 +61,11 @@ export const EXTRA_AUDIT_EVENT_TYPES = [
   'group_member_removed',
   'group_member_left',
   'group_admin_changed',
+  // Devices (issue 43): a share made (or changed by sharing again), changed, ended; a device handed to another user.
+  'device_shared',
+  'device_share_changed',
+  'device_share_ended',
+  'device_transferred',
 ] as const;
 
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number] | (typeof EXTRA_AUDIT_EVENT_TYPES)[number];

@@ -188,7 +188,35 @@ const OPERATIONS: Partial<Record<AuditEventType | (typeof EXTRA_AUDIT_EVENT_TYPE
     await t.as(admin).delete(`/v1/users/${user.id}/ban`).expect(200);
     return user.id;
   },
+  device_shared: async () => (await sharer()).id,
+  device_share_changed: async () => {
+    const owner = await sharer();
+    await t.as(owner.token).patch(`/v1/shares/${owner.shareId}`, { level: 'full' }).expect(200);
+    return owner.id;
+  },
+  device_share_ended: async () => {
+    const owner = await sharer();
+    await t.as(owner.token).delete(`/v1/shares/${owner.shareId}`).expect(204);
+    return owner.id;
+  },
+  device_transferred: async () => {
+    const owner = await sharer();
+    const heir = await createUser(t.app);
+    await t.as(owner.token).post(`/v1/devices/${owner.deviceId}/transfer`, { user_id: heir.id }).expect(200);
+    return heir.id;
+  },
 };
+
+/** A user who shares a device of theirs with another. */
+async function sharer() {
+  const user = await createUser(t.app);
+  const friend = await createUser(t.app);
+  const api = t.as(user.token);
+  const device = (await api.post('/v1/devices', { name: 'Audited boat' }).expect(201)).body.data;
+  const share = (await api.post(`/v1/devices/${device.id}/shares`, { user_id: friend.id, level: 'live' }).expect(201))
+    .body.data;
+  return { ...user, deviceId: device.id, shareId: share.id };
+}
 
 async function resetPassword() {
   const user = await createUser(t.app);

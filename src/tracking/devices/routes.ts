@@ -170,7 +170,8 @@ export async function deviceRoutes(
     },
     async (request) => {
       const scope = await scopeOf(request);
-      return single(request, await devices.transfer(scope, request.params.id, request.body.user_id));
+      const { id } = request.params;
+      return single(request, await devices.transfer(request, callerOf(request), scope, id, request.body.user_id));
     },
   );
 }

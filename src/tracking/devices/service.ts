@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
+import type { AuditWriter } from '../../platform/audit.js';
 import type { Caller } from '../../platform/auth/caller.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { afterCommit, type DomainEventBus } from '../../platform/events.js';
@@ -34,6 +36,7 @@ export function createDevicesService(deps: {
   apiKeys: ApiKeyLookup;
   events: Pick<DomainEventBus, 'emit'>;
   caches: Caches;
+  audit: AuditWriter;
 }) {
   const repo = createDevicesRepo(deps.db);
   const keyDevices = deps.caches.define('device_of_api_key', KEY_DEVICE_CACHE);
@@ -142,8 +145,11 @@ export function createDevicesService(deps: {
       await deps.events.emit('device.deleted', { deviceId: id, ownerId: deleted.owner_id });
     },
 
-    /** Hands the device to another user (its owner, or a holder of devices:write); its shares end. */
-    async transfer(scope: TrackingScope, id: string, toUserId: string) {
+    /**
+     * Hands the device to another user (its owner, or a holder of devices:write); its shares end. Both owners'
+     * activity logs show it (`device_transferred`, one event each), committed with the handover.
+     */
+    async transfer(request: FastifyRequest, caller: Caller, scope: TrackingScope, id: string, toUserId: string) {
       await changeable(scope, id);
       const to = toUserId.toLowerCase();
       const { onCommit, committed } = afterCommit();
@@ -158,6 +164,20 @@ export function createDevicesService(deps: {
           trx,
           onCommit,
         });
+        const metadata = { device_id: id, from_user_id: from, to_user_id: to };
+        for (const userId of new Set([to, ...(from === null ? [] : [from])]))
+          await deps.audit.record(
+            request,
+            {
+              eventType: 'device_transferred',
+              userId,
+              actorId: caller.userId,
+              resourceType: 'device',
+              resourceId: id,
+              metadata,
+            },
+            trx,
+          );
         return moved;
       });
       await committed();

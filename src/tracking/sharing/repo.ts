@@ -8,7 +8,7 @@ export type ShareRow = Selectable<DeviceSharesTable>;
 export type NewShare = Required<Omit<Insertable<DeviceSharesTable>, 'id' | 'created_at' | 'updated_at'>>;
 
 export function createSharesRepo(db: Kysely<Schema>) {
-  const shares = () => db.selectFrom('device_shares').selectAll();
+  const shares = (executor: Kysely<Schema> = db) => executor.selectFrom('device_shares').selectAll();
   return {
     /** Shares to this user, directly or through one of these groups (what reaches them). */
     reaching: (userId: string, groupIds: string[]) =>
@@ -45,15 +45,15 @@ export function createSharesRepo(db: Kysely<Schema>) {
     },
 
     /** A new share, or the one for the same device and grantee changed: one share per pair. */
-    async upsert(share: NewShare) {
-      const existing = await shares()
+    async upsert(trx: Kysely<Schema>, share: NewShare) {
+      const existing = await shares(trx)
         .where('owner_id', '=', share.owner_id)
         .where((eb) => (share.device_id === null ? eb('device_id', 'is', null) : eb('device_id', '=', share.device_id)))
         .where((eb) => (share.user_id === null ? eb('user_id', 'is', null) : eb('user_id', '=', share.user_id)))
         .where((eb) => (share.group_id === null ? eb('group_id', 'is', null) : eb('group_id', '=', share.group_id)))
         .executeTakeFirst();
       if (existing) {
-        const changed = await db
+        const changed = await trx
           .updateTable('device_shares')
           .set({
             level: share.level,
@@ -67,20 +67,25 @@ export function createSharesRepo(db: Kysely<Schema>) {
         return { share: changed, created: false };
       }
       return {
-        share: await db.insertInto('device_shares').values(share).returningAll().executeTakeFirstOrThrow(),
+        share: await trx.insertInto('device_shares').values(share).returningAll().executeTakeFirstOrThrow(),
         created: true,
       };
     },
 
-    update: (id: string, fields: Partial<Pick<NewShare, 'level' | 'history_days' | 'expires_at'>>) =>
-      db
+    update: (
+      trx: Kysely<Schema>,
+      id: string,
+      fields: Partial<Pick<NewShare, 'level' | 'history_days' | 'expires_at'>>,
+    ) =>
+      trx
         .updateTable('device_shares')
         .set({ ...fields, updated_at: new Date() })
         .where('id', '=', id)
         .returningAll()
         .executeTakeFirst(),
 
-    delete: (id: string) => db.deleteFrom('device_shares').where('id', '=', id).returningAll().executeTakeFirst(),
+    delete: (trx: Kysely<Schema>, id: string) =>
+      trx.deleteFrom('device_shares').where('id', '=', id).returningAll().executeTakeFirst(),
 
     /** A device changed hands: its own shares were the old owner's to give, so they end. */
     deleteOfDevice: (trx: Kysely<Schema>, deviceId: string) =>

@@ -71,7 +71,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       return answer(
         request,
         reply,
-        await sharing.create(callerOf(request), { ...request.body, device_id: request.params.id }),
+        await sharing.create(request, callerOf(request), { ...request.body, device_id: request.params.id }),
       );
     },
   );
@@ -91,7 +91,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
     async (request) => {
       await inScope(request, 'devices:write');
       const { id, share_id: shareId } = request.params;
-      return single(request, await sharing.update(callerOf(request), shareId, request.body, id));
+      return single(request, await sharing.update(request, callerOf(request), shareId, request.body, id));
     },
   );
 
@@ -108,7 +108,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
     },
     async (request, reply) => {
       await inScope(request, 'devices:write');
-      await sharing.remove(callerOf(request), request.params.share_id, request.params.id);
+      await sharing.remove(request, callerOf(request), request.params.share_id, request.params.id);
       return reply.status(204).send(null);
     },
   );
@@ -143,7 +143,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
     },
     async (request, reply) => {
       await inScope(request, 'devices:write');
-      return answer(request, reply, await sharing.create(callerOf(request), request.body));
+      return answer(request, reply, await sharing.create(request, callerOf(request), request.body));
     },
   );
 
@@ -161,7 +161,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
     },
     async (request) => {
       await inScope(request, 'devices:write');
-      return single(request, await sharing.update(callerOf(request), request.params.id, request.body));
+      return single(request, await sharing.update(request, callerOf(request), request.params.id, request.body));
     },
   );
 
@@ -178,7 +178,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
     },
     async (request, reply) => {
       await inScope(request, 'devices:write');
-      await sharing.remove(callerOf(request), request.params.id);
+      await sharing.remove(request, callerOf(request), request.params.id);
       return reply.status(204).send(null);
     },
   );

@@ -1,5 +1,7 @@
+import type { FastifyRequest } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
+import type { AuditEventType, AuditWriter } from '../../platform/audit.js';
 import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import { missingPermission } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
@@ -52,6 +54,7 @@ export function createSharingService(deps: {
   users: UserNames;
   caches: Caches;
   clock: Clock;
+  audit: AuditWriter;
   /** Whether self-service tracking is on (system config tracking.self_service). */
   selfService: () => Promise<boolean>;
 }) {
@@ -149,8 +152,8 @@ export function createSharingService(deps: {
     ownerId: string,
     share: { user_id?: string; username?: string; group_id?: string },
   ): Promise<{ user_id: string | null; group_id: string | null }> {
-    const named = [share.user_id, share.username, share.group_id].filter((name) => name !== undefined);
-    if (named.length !== 1) throw SharingErrors.unknown_grantee('Name exactly one of user_id, username and group_id');
+    const names = [share.user_id, share.username, share.group_id].filter((name) => name !== undefined);
+    if (names.length !== 1) throw SharingErrors.unknown_grantee('Name exactly one of user_id, username and group_id');
     if (share.group_id !== undefined) {
       if (!(await deps.groups.isMember(share.group_id, caller.userId ?? ''))) throw SharingErrors.not_a_member();
       return { user_id: null, group_id: share.group_id.toLowerCase() };
@@ -182,6 +185,47 @@ export function createSharingService(deps: {
     if (at.getTime() <= deps.clock.nowMs()) throw SharingErrors.expired();
     return at;
   }
+
+  /** A share's event on its owner's activity log, by the caller, with what the share grants now (or granted). */
+  const record = (
+    request: FastifyRequest,
+    caller: Caller,
+    eventType: AuditEventType,
+    share: ShareRow,
+    trx: Kysely<Schema>,
+  ) =>
+    deps.audit.record(
+      request,
+      {
+        eventType,
+        userId: share.owner_id,
+        actorId: caller.userId,
+        resourceType: 'device_share',
+        resourceId: share.id,
+        metadata: {
+          device_id: share.device_id,
+          user_id: share.user_id,
+          group_id: share.group_id,
+          level: share.level,
+          history_days: share.history_days,
+          expires_at: share.expires_at?.toISOString() ?? null,
+        },
+      },
+      trx,
+    );
+
+  /** A write of one share and its event, in one transaction (none: there was no such share). */
+  const audited = (
+    request: FastifyRequest,
+    caller: Caller,
+    eventType: AuditEventType,
+    write: (trx: Kysely<Schema>) => Promise<ShareRow | undefined>,
+  ) =>
+    deps.db.transaction().execute(async (trx) => {
+      const share = await write(trx);
+      if (share) await record(request, caller, eventType, share, trx);
+      return share;
+    });
 
   /** The share, if the caller may change it: its owner, or a holder of devices:write. */
   async function manageable(caller: Caller, shareId: string, deviceId?: string): Promise<ShareRow> {
@@ -232,7 +276,7 @@ export function createSharingService(deps: {
       onCommit(async () => forget(await granteesOf(ended)));
     },
 
-    async create(caller: Caller, input: Static<typeof CreateOwnerShareBody>) {
+    async create(request: FastifyRequest, caller: Caller, input: Static<typeof CreateOwnerShareBody>) {
       const deviceId = input.device_id ?? null;
       const ownerId = deviceId ? await ownerForSharing(caller, deviceId) : (caller.userId ?? '');
       if (!ownerId) throw SharingErrors.not_owner('Only a user shares their devices');
@@ -248,7 +292,11 @@ export function createSharingService(deps: {
         history_days: input.level === 'live' ? null : (input.history_days ?? null),
         expires_at: checkExpiry(input.expires_at),
       };
-      const result = await repo.upsert(share);
+      const result = await deps.db.transaction().execute(async (trx) => {
+        const written = await repo.upsert(trx, share);
+        await record(request, caller, 'device_shared', written.share, trx);
+        return written;
+      });
       await forget(await granteesOf([result.share]));
       const [answered] = await named([result.share]);
       return { share: answered!, created: result.created };
@@ -266,24 +314,33 @@ export function createSharingService(deps: {
       return named(await repo.reaching(caller.userId, await deps.groups.groupIdsOf(caller.userId)));
     },
 
-    async update(caller: Caller, shareId: string, input: Static<typeof UpdateShareBody>, deviceId?: string) {
+    async update(
+      request: FastifyRequest,
+      caller: Caller,
+      shareId: string,
+      input: Static<typeof UpdateShareBody>,
+      deviceId?: string,
+    ) {
       const share = await manageable(caller, shareId, deviceId);
       const level = input.level ?? share.level;
-      const updated = await repo.update(shareId, {
+      const fields = {
         level,
         ...(input.history_days !== undefined && { history_days: input.history_days }),
         ...(level === 'live' && { history_days: null }),
         ...(input.expires_at !== undefined && { expires_at: checkExpiry(input.expires_at) }),
-      });
+      };
+      const updated = await audited(request, caller, 'device_share_changed', (trx) =>
+        repo.update(trx, shareId, fields),
+      );
       if (!updated) throw SharingErrors.share_not_found();
       await forget(await granteesOf([updated]));
       const [answered] = await named([updated]);
       return answered!;
     },
 
-    async remove(caller: Caller, shareId: string, deviceId?: string) {
+    async remove(request: FastifyRequest, caller: Caller, shareId: string, deviceId?: string) {
       await manageable(caller, shareId, deviceId);
-      const removed = await repo.delete(shareId);
+      const removed = await audited(request, caller, 'device_share_ended', (trx) => repo.delete(trx, shareId));
       if (!removed) throw SharingErrors.share_not_found();
       await forget(await granteesOf([removed]));
     },

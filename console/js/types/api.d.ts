@@ -1109,7 +1109,7 @@ export interface paths {
          * A trip's GPS points as a GPX, GeoJSON, KML or CSV file
          * @description The trip's points, oldest first (as GET /v1/trips/{id}/gps lists them). format (gpx, geojson, kml, csv) or else Accept (application/gpx+xml, application/geo+json, application/vnd.google-earth.kml+xml, text/csv; GPX for *\/*) chooses the file. GPX is 1.1 (speed and course in <extensions>, namespace urn:waygate:gpx:1), GeoJSON a FeatureCollection of Point features (RFC 7946), KML 2.2 one Placemark with a TimeStamp per point, CSV one header line and one line per point. Streamed as read, so any number of points.
          *
-         *     Requires permission `trips:read`.
+         *     Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).
          */
         get: operations["getTripExport"];
         put?: never;
@@ -1559,13 +1559,13 @@ export interface paths {
         };
         /**
          * List trips, newest first
-         * @description Requires permission `trips:read`.
+         * @description Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).
          */
         get: operations["listTrips"];
         put?: never;
         /**
          * Create a trip (as a draft)
-         * @description Requires permission `trips:write`.
+         * @description Requires permission `trips:write` (every device) or `trips:write_own` (your own devices and those shared with you).
          */
         post: operations["createTrip"];
         delete?: never;
@@ -1583,14 +1583,14 @@ export interface paths {
         };
         /**
          * Get a trip
-         * @description Requires permission `trips:read`.
+         * @description Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).
          */
         get: operations["getTrip"];
         put?: never;
         post?: never;
         /**
          * Delete a draft or completed trip (its GPS points stay)
-         * @description Requires permission `trips:delete`.
+         * @description Requires permission `trips:delete` (every device) or `trips:delete_own` (your own devices and those shared with you).
          */
         delete: operations["deleteTrip"];
         options?: never;
@@ -1599,7 +1599,7 @@ export interface paths {
          * Update a trip, or move it through its status lifecycle
          * @description status: draft → active, active → paused or completed, paused → active or completed; anything else is 400. Activating a GPS-logging trip while another one logs on the same device is 409. Each status change is recorded in the history with the start (activation) or end (completion) coordinates of the request, else the device's latest position.
          *
-         *     Requires permission `trips:write`.
+         *     Requires permission `trips:write` (every device) or `trips:write_own` (your own devices and those shared with you).
          */
         patch: operations["updateTrip"];
         trace?: never;
@@ -1615,7 +1615,7 @@ export interface paths {
          * A trip's GPS points, oldest first
          * @description Oldest first; points of the same time by id. Numbered pages (page) or, from any next link, the page after a cursor (after), which costs the same however deep. total is exact: the trip's own count of its points.
          *
-         *     Requires permission `trips:read`.
+         *     Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).
          */
         get: operations["listTripGpsPoints"];
         put?: never;
@@ -1635,7 +1635,7 @@ export interface paths {
         };
         /**
          * A trip's status changes, oldest first (bare array)
-         * @description Requires permission `trips:read`.
+         * @description Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).
          */
         get: operations["listTripHistory"];
         put?: never;
@@ -1807,13 +1807,13 @@ export interface paths {
         };
         /**
          * List geofences, newest first
-         * @description Requires permission `geofences:read`.
+         * @description Requires permission `geofences:read` (every device) or `geofences:read_own` (your own devices and those shared with you).
          */
         get: operations["listGeofences"];
         put?: never;
         /**
          * Create a circular geofence
-         * @description Requires permission `geofences:write`.
+         * @description Requires permission `geofences:write` (every device) or `geofences:write_own` (your own devices and those shared with you).
          */
         post: operations["createGeofence"];
         delete?: never;
@@ -1831,21 +1831,21 @@ export interface paths {
         };
         /**
          * Get a geofence
-         * @description Requires permission `geofences:read`.
+         * @description Requires permission `geofences:read` (every device) or `geofences:read_own` (your own devices and those shared with you).
          */
         get: operations["getGeofence"];
         put?: never;
         post?: never;
         /**
          * Delete a geofence
-         * @description Requires permission `geofences:delete`.
+         * @description Requires permission `geofences:delete` (every device) or `geofences:delete_own` (your own devices and those shared with you).
          */
         delete: operations["deleteGeofence"];
         options?: never;
         head?: never;
         /**
          * Update a geofence (at least one field; metadata is replaced as a whole)
-         * @description Requires permission `geofences:write`.
+         * @description Requires permission `geofences:write` (every device) or `geofences:write_own` (your own devices and those shared with you).
          */
         patch: operations["updateGeofence"];
         trace?: never;
@@ -4470,12 +4470,16 @@ export interface components {
             id: string;
             /** Format: uuid */
             owner_id: string;
+            /** @description Who shares (null: their account was removed) */
+            owner_username: string | null;
             /** Format: uuid */
             device_id: string | null;
             /** Format: uuid */
             user_id: string | null;
             /** Format: uuid */
             group_id: string | null;
+            /** @description The user's username, or the group's name */
+            grantee_name: string | null;
             /** @description live: the current position only; history: live and the points of the last history_days days (all without history_days); full: history and the device’s trips, geofences and exports */
             level: "live" | "history" | "full";
             history_days: number | null;
@@ -5630,6 +5634,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Service unavailable: `bot_check.unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "ServiceUnavailable",
+                     *       "message": "The bot check is unavailable; try again shortly",
+                     *       "code": "bot_check.unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     logout: {
@@ -5787,6 +5807,22 @@ export interface operations {
                      *       "error": "InternalServerError",
                      *       "message": "The verification email could not be sent; please try again later",
                      *       "code": "mail.not_sent"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Service unavailable: `bot_check.unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "ServiceUnavailable",
+                     *       "message": "The bot check is unavailable; try again shortly",
+                     *       "code": "bot_check.unavailable"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -6023,6 +6059,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Service unavailable: `bot_check.unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "ServiceUnavailable",
+                     *       "message": "The bot check is unavailable; try again shortly",
+                     *       "code": "bot_check.unavailable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     completePasswordReset: {
@@ -6093,6 +6145,22 @@ export interface operations {
                      *       "error": "TooManyRequests",
                      *       "message": "Rate limit exceeded",
                      *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Service unavailable: `bot_check.unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "ServiceUnavailable",
+                     *       "message": "The bot check is unavailable; try again shortly",
+                     *       "code": "bot_check.unavailable"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -12041,7 +12109,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -12050,8 +12118,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -14782,6 +14850,8 @@ export interface operations {
                      * @description Share with this user…
                      */
                     user_id?: string;
+                    /** @description …or with the user of this username… */
+                    username?: string;
                     /**
                      * Format: uuid
                      * @description …or with every member of this group (one of yours)
@@ -15305,6 +15375,8 @@ export interface operations {
                      * @description Share with this user…
                      */
                     user_id?: string;
+                    /** @description …or with the user of this username… */
+                    username?: string;
                     /**
                      * Format: uuid
                      * @description …or with every member of this group (one of yours)
@@ -15786,7 +15858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15795,8 +15867,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -15918,7 +15990,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `device.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -15927,8 +15999,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the owner of the device (or a holder of devices:write) may change it",
+                     *       "code": "device.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16010,7 +16082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16019,8 +16091,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16110,7 +16182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `trip.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16119,8 +16191,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the trip's maker or its device's owner (or a holder of trips:write) may change it",
+                     *       "code": "trip.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16277,7 +16349,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `trip.not_owner`, `device.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16286,8 +16358,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the trip's maker or its device's owner (or a holder of trips:write) may change it",
+                     *       "code": "trip.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16422,7 +16494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16431,8 +16503,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -16524,7 +16596,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -16533,8 +16605,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -18091,7 +18163,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18100,8 +18172,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -18205,7 +18277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18214,8 +18286,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -18297,7 +18369,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18306,8 +18378,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -18397,7 +18469,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `geofence.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18406,8 +18478,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the maker of the geofence (or a holder of geofences:write) may change it",
+                     *       "code": "geofence.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];
@@ -18526,7 +18598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Forbidden: `auth.forbidden` */
+            /** @description Forbidden: `geofence.not_owner`, `sharing.self_service_off`, `auth.forbidden` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18535,8 +18607,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "error": "Forbidden",
-                     *       "message": "Insufficient permissions for this operation",
-                     *       "code": "auth.forbidden"
+                     *       "message": "Only the maker of the geofence (or a holder of geofences:write) may change it",
+                     *       "code": "geofence.not_owner"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

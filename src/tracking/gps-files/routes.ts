@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
-import { callerOf, requirePermission, requireTracking } from '../../platform/auth/hooks.js';
+import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import { errorResponses, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { RequestErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
@@ -91,7 +91,7 @@ export async function gpsFileRoutes(
   app.get(
     '/v1/trips/:id/export',
     {
-      config: { auth: requirePermission('trips:read') },
+      config: { auth: requireTracking('trips:read') },
       schema: {
         tags,
         summary: "A trip's GPS points as a GPX, GeoJSON, KML or CSV file",
@@ -100,13 +100,18 @@ export async function gpsFileRoutes(
         querystring: TripExportQuery,
         response: {
           200: fileResponse,
-          ...errorResponses(RequestErrors.validation, TripErrors.not_found, GpsFileErrors.not_acceptable),
+          ...errorResponses(
+            RequestErrors.validation,
+            TripErrors.not_found,
+            GpsFileErrors.not_acceptable,
+            SharingErrors.self_service_off,
+          ),
         },
       },
     },
     async (request, reply) => {
       const format = chooseFormat(request.query.format, request.headers.accept);
-      return sendFile(reply, await gpsFiles.exportTrip(request.params.id, format));
+      return sendFile(reply, await gpsFiles.exportTrip(await scopeOf(request), request.params.id, format));
     },
   );
 

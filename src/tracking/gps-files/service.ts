@@ -18,7 +18,7 @@ import { createGpsImportsRepo, toGpsImport } from './repo.js';
 import type { ImportQuery } from './schemas.js';
 import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
-import { EVERY_DEVICE, type TrackingScope } from '../sharing/index.js';
+import type { TrackingScope } from '../sharing/index.js';
 import { GpsErrors } from '../gps/errors.js';
 
 interface Deps {
@@ -27,7 +27,7 @@ interface Deps {
   log: FastifyBaseLogger;
   gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy' | 'trackOfDevice'>;
   devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
-  trips: Pick<TripsService, 'get'>;
+  trips: Pick<TripsService, 'readable'>;
   sink: PointSink;
   /** The largest file an import takes (IMPORT_MAX_BYTES). */
   importMaxBytes: number;
@@ -258,14 +258,14 @@ export function createGpsFilesService(deps: Deps) {
     },
 
     /** A trip's points, oldest first, as a file (404 for an unknown trip). */
-    async exportTrip(tripId: string, format: ExportFormat) {
-      const trip = await deps.trips.get(EVERY_DEVICE, tripId);
+    async exportTrip(scope: TrackingScope, tripId: string, format: ExportFormat) {
+      const { trip, since } = await deps.trips.readable(scope, tripId);
       const exportedAt = deps.clock.now();
       return exportFile(
         format,
         `trip-${fileSlug(trip.name, trip.id)}`,
         { name: trip.name, exportedAt },
-        pagesOf((limit, start) => deps.gps.pointsOfTrip(trip.id, limit, start)),
+        pagesOf((limit, start) => deps.gps.pointsOfTrip(trip.id, limit, start, since)),
       );
     },
 

@@ -77,13 +77,15 @@ export function createTripsService(deps: Deps) {
     return trip;
   }
 
-  /** The earliest point of the trip the scope reads: undefined for all (the trip's own or its device's owner). */
-  async function windowOf(scope: TrackingScope, id: string): Promise<Date | undefined> {
-    if (scope.all) return undefined;
+  /**
+   * A trip the scope reads, and the earliest of its points it may read: `since` undefined for all (every caller
+   * but a grantee whose share shows fewer days than the trip spans).
+   */
+  async function readable(scope: TrackingScope, id: string) {
     const trip = await requireTrip(scope, id);
-    if (!trip.device_id || (await repo.get(id, filterOf(scope, 'owner')))) return undefined;
+    if (scope.all || !trip.device_id || (await repo.get(id, filterOf(scope, 'owner')))) return { trip };
     const since = scope.access.pointsSince(trip.device_id);
-    return since === null || since === undefined ? undefined : new Date(since);
+    return { trip, since: since === null || since === undefined ? undefined : new Date(since) };
   }
 
   /** Where a status change happened: the request's start/end coordinates, else the device's latest point. */
@@ -109,8 +111,9 @@ export function createTripsService(deps: Deps) {
      * gps_points (migration 0007: every insert, delete and change of trip_id), so no page counts points; a
      * grantee whose history window starts later gets the points within it, counted.
      */
+    readable,
     points: async (scope: TrackingScope, id: string, limit: number, start: PageStart) => {
-      const since = await windowOf(scope, id);
+      const since = scope.all ? undefined : (await readable(scope, id)).since;
       const [page, total] = await Promise.all([
         deps.pointsOfTrip(id, limit, start, since),
         since ? deps.countOfTripSince(id, since) : repo.pointCount(id),

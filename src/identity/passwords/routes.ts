@@ -81,7 +81,12 @@ export async function passwordResetRoutes(
         body: ResetPasswordBody,
         response: {
           200: MessageBody,
-          ...errorResponses(BotCheckErrors.failed, BotCheckErrors.token_missing, UserErrors.invalid_email),
+          ...errorResponses(
+            BotCheckErrors.failed,
+            BotCheckErrors.unavailable,
+            BotCheckErrors.token_missing,
+            UserErrors.invalid_email,
+          ),
         },
       },
     },
@@ -105,6 +110,7 @@ export async function passwordResetRoutes(
           200: MessageBody,
           ...errorResponses(
             BotCheckErrors.failed,
+            BotCheckErrors.unavailable,
             BotCheckErrors.token_missing,
             MailedTokenErrors.invalid,
             UserErrors.password_too_short,

@@ -39,6 +39,7 @@ export async function registrationRoutes(
           200: Registered,
           ...errorResponses(
             BotCheckErrors.failed,
+            BotCheckErrors.unavailable,
             BotCheckErrors.token_missing,
             RegistrationErrors.disabled,
             UserErrors.invalid_email,

@@ -27,6 +27,7 @@ export async function signInRoutes(fastify: FastifyInstance, { signIn }: { signI
           200: AuthResponse,
           ...errorResponses(
             BotCheckErrors.failed,
+            BotCheckErrors.unavailable,
             BotCheckErrors.token_missing,
             LoginErrors.invalid_credentials,
             BannedErrors.banned,

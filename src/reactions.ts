@@ -27,7 +27,7 @@ export interface Reacting {
   auditLog: Pick<AuditService, 'pseudonymiseUser'>;
   realtime: Pick<RealtimeService, 'accessChanged' | 'pointsRecorded'>;
   gps: Pick<GpsService, 'forgetLatest' | 'forgetLatestOfTrip' | 'forgetSender'>;
-  sharing: Pick<SharingService, 'forgetAudienceOf' | 'endSharesOfDevice' | 'forgetUsers'>;
+  sharing: Pick<SharingService, 'forgetAudienceOf' | 'endSharesOfDevice' | 'forgetUsers' | 'deviceDeleting'>;
 }
 
 /**
@@ -77,10 +77,9 @@ export function registerReactions({
     await realtime.accessChanged(userId);
   });
   events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
-  events.on('device.deleted', async ({ deviceId, ownerId }) => {
-    await gps.forgetLatest(deviceId);
-    await sharing.forgetAudienceOf([ownerId], deviceId);
-  });
+  // Who reaches a device is read while its shares still exist: they go with it (on delete cascade).
+  events.on('device.deleting', (event) => sharing.deviceDeleting(event));
+  events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));
   events.on('device.created', ({ ownerId }) => sharing.forgetAudienceOf([ownerId]));
   // A group's shares go with it (on delete cascade); what its members reach is read anew after the commit.
   events.on('group.members_changed', ({ userIds }) => sharing.forgetUsers(userIds));

@@ -37,9 +37,11 @@ export interface DomainEvents {
   /** A device was made (after commit): its owner's audience (who sees all their devices) re-reads its grants. */
   'device.created': { deviceId: string; ownerId: string | null };
   /**
-   * A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it,
-   * and those it was shared with re-read their grants.
+   * A device is being deleted: those who reach it (its owner, the grantees of its shares and of its owner's shares
+   * of every device) are read before its shares go with it, and re-read their grants after the commit.
    */
+  'device.deleting': { deviceId: string; ownerId: string | null } & TransactionalEvent;
+  /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
   'device.deleted': { deviceId: string; ownerId: string | null };
   /** A device is changing hands: its shares (the old owner's to give) end in the same transaction. */
   'device.transferring': { deviceId: string; fromUserId: string | null; toUserId: string } & TransactionalEvent;

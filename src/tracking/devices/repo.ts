@@ -157,8 +157,8 @@ export function createDevicesRepo(db: Kysely<Schema>) {
     },
 
     /** The deleted device's key (null: it had none), or undefined when there was no such device. */
-    async delete(id: string): Promise<{ api_key_id: string | null; owner_id: string | null } | undefined> {
-      return db.deleteFrom('devices').where('id', '=', id).returning(['api_key_id', 'owner_id']).executeTakeFirst();
+    async delete(trx: Kysely<Schema>, id: string): Promise<{ api_key_id: string | null } | undefined> {
+      return trx.deleteFrom('devices').where('id', '=', id).returning(['api_key_id']).executeTakeFirst();
     },
   };
 }

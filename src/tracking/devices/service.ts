@@ -136,13 +136,24 @@ export function createDevicesService(deps: {
       return save(caller, scope, input, id, (trx, fields) => repo.update(trx, id, fields));
     },
 
-    /** Its points stay without device; the latest-point cache is told (device.deleted), and its key's cached device forgotten. */
+    /**
+     * Its points stay without device. Those who reach it are read before its shares go with it (device.deleting)
+     * and told after the commit; the latest-point cache is told (device.deleted), and its key's cached device forgotten.
+     */
     async remove(scope: TrackingScope, id: string) {
       await changeable(scope, id);
-      const deleted = await repo.delete(id);
-      if (!deleted) throw DeviceErrors.not_found();
-      await forgetKeys([deleted.api_key_id]);
-      await deps.events.emit('device.deleted', { deviceId: id, ownerId: deleted.owner_id });
+      const { onCommit, committed } = afterCommit();
+      const ownerId = await deps.db.transaction().execute(async (trx) => {
+        const owner = await repo.ownerIn(trx, id);
+        if (owner === undefined) throw DeviceErrors.not_found();
+        await deps.events.emit('device.deleting', { deviceId: id, ownerId: owner, trx, onCommit });
+        const deleted = await repo.delete(trx, id);
+        if (!deleted) throw DeviceErrors.not_found();
+        await forgetKeys([deleted.api_key_id]);
+        return owner;
+      });
+      await committed();
+      await deps.events.emit('device.deleted', { deviceId: id, ownerId });
     },
 
     /**

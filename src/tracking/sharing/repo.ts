@@ -87,6 +87,17 @@ export function createSharesRepo(db: Kysely<Schema>) {
     delete: (trx: Kysely<Schema>, id: string) =>
       trx.deleteFrom('device_shares').where('id', '=', id).returningAll().executeTakeFirst(),
 
+    /** The shares through which a device is seen: its own, and its owner's of every device. */
+    reachingDevice: (trx: Kysely<Schema>, deviceId: string, ownerId: string | null) =>
+      shares(trx)
+        .where((eb) =>
+          eb.or([
+            eb('device_id', '=', deviceId),
+            ...(ownerId === null ? [] : [eb.and([eb('device_id', 'is', null), eb('owner_id', '=', ownerId)])]),
+          ]),
+        )
+        .execute(),
+
     /** A device changed hands: its own shares were the old owner's to give, so they end. */
     deleteOfDevice: (trx: Kysely<Schema>, deviceId: string) =>
       trx.deleteFrom('device_shares').where('device_id', '=', deviceId).returningAll().execute(),

@@ -6,6 +6,7 @@ import { hasPermission, type Caller } from '../../platform/auth/caller.js';
 import { missingPermission } from '../../platform/auth/hooks.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { DomainEvents } from '../../platform/events.js';
 import type { CacheOptions, Caches } from '../../platform/kv/cache.js';
 import { createSharesRepo, type NewShare, type ShareRow } from './repo.js';
 import { SharingErrors } from './errors.js';
@@ -274,6 +275,15 @@ export function createSharingService(deps: {
     async endSharesOfDevice(trx: Kysely<Schema>, deviceId: string, onCommit: (task: () => Promise<void>) => void) {
       const ended = await repo.deleteOfDevice(trx, deviceId);
       onCommit(async () => forget(await granteesOf(ended)));
+    },
+
+    /**
+     * A device is being deleted: who reaches it (its owner, and the grantees of its shares and of its owner's shares
+     * of every device) is read before its shares go with it, and re-reads their grants after the commit.
+     */
+    async deviceDeleting({ deviceId, ownerId, trx, onCommit }: DomainEvents['device.deleting']) {
+      const shares = await repo.reachingDevice(trx, deviceId, ownerId);
+      onCommit(async () => forget([...(ownerId === null ? [] : [ownerId]), ...(await granteesOf(shares))]));
     },
 
     async create(request: FastifyRequest, caller: Caller, input: Static<typeof CreateOwnerShareBody>) {

@@ -2,9 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '../../../test/client.js';
 import { adminIdOf, buildTestApp, createUser, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
 
+const SPEEDS = { speed_kmh: 1, speed_mps: 0.28, speed_mph: 0.62, speed_knots: 0.54 };
+
 /**
  * Shares and hand-overs on the activity log (issue 43): each share made, changed and ended, and each device handed
- * to another user, is an audit event on the owner's log, written with the change.
+ * to another user, is an audit event on the owner's log, written with the change; and a deleted device's grantees
+ * re-read what they reach at once.
  */
 describe('shares and hand-overs of devices', () => {
   let t: TestApp;
@@ -23,6 +26,19 @@ describe('shares and hand-overs of devices', () => {
   };
   const deviceOf = async (api: Client, name = 'Phone') =>
     (await api.post('/v1/devices', { name }).expect(201)).body.data;
+  const pointOf = async (api: Client, deviceId: string) =>
+    (
+      await api
+        .post('/v1/gps', {
+          device_id: deviceId,
+          latitude: 54.3,
+          longitude: 10.1,
+          ...SPEEDS,
+          timestamp: Math.floor(t.clock.nowMs() / 1000),
+        })
+        .expect(201)
+    ).body.data;
+
   /** The events of a resource type on the user's own activity log, oldest first, with the fields under test. */
   const ownEvents = async (api: Client, resourceType: string) =>
     (
@@ -137,5 +153,40 @@ describe('shares and hand-overs of devices', () => {
     };
     expect(await ownEvents(owner.api, 'device')).toEqual([{ ...event, user_id: owner.id }]);
     expect(await ownEvents(heir.api, 'device')).toEqual([{ ...event, user_id: heir.id }]);
+  });
+
+  it('makes a deleted device vanish at once for everyone it was shared with', async () => {
+    const owner = await person();
+    const friend = await person();
+    const member = await person();
+    const everyDevice = await person();
+    const device = await deviceOf(owner.api);
+    await pointOf(owner.api, device.id);
+    const group = (await owner.api.post('/v1/groups', { name: 'Family' }).expect(201)).body.data;
+    const invitation = (
+      await owner.api.post(`/v1/groups/${group.id}/invitations`, { username: member.username }).expect(201)
+    ).body.data;
+    await member.api.post(`/v1/invitations/${invitation.id}/accept`).expect(200);
+    await owner.api.post(`/v1/devices/${device.id}/shares`, { user_id: friend.id, level: 'live' }).expect(201);
+    await owner.api.post(`/v1/devices/${device.id}/shares`, { group_id: group.id, level: 'live' }).expect(201);
+    await owner.api.post('/v1/shares', { user_id: everyDevice.id, level: 'live' }).expect(201);
+    const grantees = [friend, member, everyDevice];
+    for (const grantee of grantees) {
+      // Read now, so what each reaches is cached.
+      const seen = (await grantee.api.get('/v1/devices').expect(200)).body.data.map((d) => d.id);
+      expect(seen).toEqual([device.id]);
+      expect((await grantee.api.get('/v1/gps/current/devices').expect(200)).body).toHaveLength(1);
+    }
+
+    // Every node hears which users' grants are forgotten (a node tells its own listeners before answering).
+    const told = new Set<string>();
+    for (const node of t.nodes) node.services.sharing.onChanged((userIds) => userIds.forEach((id) => told.add(id)));
+    await owner.api.delete(`/v1/devices/${device.id}`).expect(204);
+
+    expect([...told].sort()).toEqual([owner.id, friend.id, member.id, everyDevice.id].sort());
+    for (const grantee of grantees) {
+      expect((await grantee.api.get('/v1/devices').expect(200)).body.data).toEqual([]);
+      expect((await grantee.api.get('/v1/gps/current/devices').expect(200)).body).toEqual([]);
+    }
   });
 });

@@ -459,6 +459,32 @@ export function countingStatements(database: Database): { database: Database; co
 }
 
 /**
+ * The database with the SQL text of every statement kept as it is sent, `begin` and `commit` included (to prove
+ * a code path runs only the statements it should, not just how many): every connection the app is handed,
+ * in or out of a transaction, passes each statement through here on its way to the driver.
+ */
+export function recordingStatements(database: Database): { database: Database; statements: string[] } {
+  const statements: string[] = [];
+  const db = database.db.withoutPlugins();
+  const executor = db.getExecutor();
+  const provide = executor.provideConnection.bind(executor);
+  executor.provideConnection = (consumer) =>
+    provide((connection) =>
+      consumer({
+        executeQuery: (query) => {
+          statements.push(query.sql);
+          return connection.executeQuery(query);
+        },
+        streamQuery: (query, chunkSize) => {
+          statements.push(query.sql);
+          return connection.streamQuery(query, chunkSize);
+        },
+      }),
+    );
+  return { database: { ...database, db }, statements };
+}
+
+/**
  * The plan of a query the code runs, its parameters bound as the code binds them, with the planner's
  * `disabled` methods (e.g. `enable_seqscan`) priced out: a small test table would rightly prefer a scan,
  * so a plan test turns scans off and checks that an index can answer.

@@ -21,6 +21,7 @@ import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/
 import { selfDeletionRoutes } from './identity/self-deletion/routes.js';
 import { passkeyRoutes } from './identity/passkeys/routes.js';
 import { securityNoticeRoutes } from './identity/security-notices/routes.js';
+import { preferenceRoutes } from './identity/preferences/routes.js';
 import { registrationRoutes } from './identity/registration/routes.js';
 import { linkPageRoutes } from './identity/link-pages/routes.js';
 import { deviceRoutes } from './tracking/devices/routes.js';
@@ -236,6 +237,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(selfDeletionRoutes, { selfDeletion: services.selfDeletion });
   await app.register(passkeyRoutes, { passkeys: services.passkeys });
   await app.register(securityNoticeRoutes, { notices: services.securityNotices });
+  await app.register(preferenceRoutes, { preferences: services.preferences });
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles, sharing: services.sharing });
   await app.register(gpsRoutes, { gps: services.gps, sharing: services.sharing });
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock, sharing: services.sharing });

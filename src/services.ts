@@ -52,6 +52,7 @@ import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
 import { createIntegrationsService } from './identity/integrations/service.js';
 import { createSecurityNotices } from './identity/security-notices/service.js';
+import { createPreferencesService } from './identity/preferences/service.js';
 import { registerReactions } from './reactions.js';
 import { createJobs } from './jobs.js';
 
@@ -326,6 +327,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     contactOf: users.noticeContactOf,
     sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
   });
+  const preferences = createPreferencesService({ db });
   const exports = createExportService({
     db,
     clock,
@@ -344,6 +346,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
       integrations: (userId) => integrations.list(userId),
       passkeys: passkeys.listOfUser,
       securityNotifications: securityNotices.personalDataOf,
+      preferences: preferences.of,
       devicesOfApiKeys: devices.ofApiKeys,
       ownedDevices: devices.ofOwner,
       pointsSentBy: (userId) => gps.pointsSentBy(userId),
@@ -396,6 +399,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   return {
     scheduler,
     securityNotices,
+    preferences,
     gpsFiles,
     caches,
     events,

@@ -1076,6 +1076,34 @@ export interface paths {
         patch: operations["updateUsersMeSecurityNotifications"];
         trace?: never;
     };
+    "/v1/users/me/preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your units, time zone and coordinate format
+         * @description Defaults until you change them: kmh, km, the browser's time zone (null), decimal. The console shows speeds, distances, times and coordinates this way; mails and the names of export files will follow them too.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `preferences:read`.
+         */
+        get: operations["getMyPreferences"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change your preferences (at least one field); answers all of them
+         * @description time_zone is an IANA name (Europe/Berlin), kept as the server spells it; null goes back to the browser’s.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `preferences:write`.
+         */
+        patch: operations["updateMyPreferences"];
+        trace?: never;
+    };
     "/v1/gps/export": {
         parameters: {
             query?: never;
@@ -4357,6 +4385,17 @@ export interface components {
             new_sign_in: boolean;
             /** @description Mail when an API key is created for you */
             new_api_key: boolean;
+        };
+        /** @description How the console shows speeds, distances, times and coordinates to this user */
+        UserPreferences: {
+            /** @description Speeds in km/h, miles per hour or knots (default kmh) */
+            speed_unit: "kmh" | "mph" | "knots";
+            /** @description Distances in kilometres, miles or nautical miles (default km) */
+            distance_unit: "km" | "mi" | "nmi";
+            /** @description An IANA time zone (Europe/Berlin); null: the browser's (the default) */
+            time_zone: string | null;
+            /** @description Decimal degrees (53.55012), degrees and decimal minutes (53° 33.007′), or degrees, minutes and seconds (53° 33′ 0.4″); default decimal */
+            coordinate_format: "decimal" | "dm" | "dms";
         };
         GpsImport: {
             /** Format: uuid */
@@ -11901,6 +11940,190 @@ export interface operations {
                      *       "error": "Forbidden",
                      *       "message": "This endpoint requires a session token",
                      *       "code": "session.session_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getMyPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserPreferences"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateMyPreferences: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "speed_unit": "knots",
+                 *       "distance_unit": "nmi",
+                 *       "time_zone": "Europe/Berlin"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Speeds in km/h, miles per hour or knots (default kmh) */
+                    speed_unit?: "kmh" | "mph" | "knots";
+                    /** @description Distances in kilometres, miles or nautical miles (default km) */
+                    distance_unit?: "km" | "mi" | "nmi";
+                    /** @description An IANA time zone (Europe/Berlin); null: the browser's (the default) */
+                    time_zone?: string | null;
+                    /** @description Decimal degrees (53.55012), degrees and decimal minutes (53° 33.007′), or degrees, minutes and seconds (53° 33′ 0.4″); default decimal */
+                    coordinate_format?: "decimal" | "dm" | "dms";
+                } | unknown | unknown | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["UserPreferences"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `preferences.unknown_time_zone`, `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "time_zone is not an IANA time zone this server knows (e.g. Europe/Berlin)",
+                     *       "code": "preferences.unknown_time_zone"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -893,7 +893,7 @@ describe('wildcard permissions', () => {
 
 /**
  * What role_user holds: the permissions a key needs on routes of its owner's own account (issue 36), their
- * own devices, trips and geofences (issue 43) and their groups.
+ * own devices, trips and geofences (issue 43), their groups and their preferences (issue 49).
  */
 const OWN_ACCOUNT = [
   'audit:read_own',
@@ -915,6 +915,8 @@ const OWN_ACCOUNT = [
   'groups:write',
   'integrations:read',
   'integrations:write',
+  'preferences:read',
+  'preferences:write',
   'trips:delete_own',
   'trips:read_own',
   'trips:write_own',

@@ -64,6 +64,7 @@ describe('GET /v1/user/export', () => {
       .as(user.token)
       .patch('/v1/users/me/security-notifications', { new_api_key: false })
       .expect(200);
+    await t.as(user.token).patch('/v1/users/me/preferences', { speed_unit: 'knots' }).expect(200);
     await onEveryNode(t, (services) => services.securityNotices.settled()); // the sign-in's browser and network are recorded after its answer
     const response = await t.as(user.token).get('/v1/user/export', AGENT).expect(200);
     expect(response.headers['content-type']).toBe('application/zip');
@@ -87,6 +88,7 @@ describe('GET /v1/user/export', () => {
       'twoFactorAuth',
       'passkeys',
       'securityNotifications',
+      'preferences',
       'deletionStatus',
       'exportLogs',
       'sessions',
@@ -128,6 +130,12 @@ describe('GET /v1/user/export', () => {
       newSignIn: true,
       newApiKey: false,
       knownSignIns: [{ firstSeenAt: expect.any(String), lastSeenAt: expect.any(String) }],
+    });
+    expect(data.preferences).toEqual({
+      speedUnit: 'knots',
+      distanceUnit: 'km',
+      timeZone: null,
+      coordinateFormat: 'decimal',
     });
     expect(data.deletionStatus).toBeNull();
     expect(data.sessions).toEqual([

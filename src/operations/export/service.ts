@@ -57,6 +57,8 @@ export interface PersonalDataSources {
   passkeys(userId: string): Promise<object[]>;
   /** Which optional security notices the user gets, and when each browser and network known as theirs was seen. */
   securityNotifications(userId: string): Promise<object>;
+  /** The user's units, time zone and coordinate format. */
+  preferences(userId: string): Promise<object>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   /** The devices the user owns (owner_id). */
   ownedDevices(userId: string): Promise<{ id: string }[]>;
@@ -114,6 +116,7 @@ export function createExportService(deps: Deps) {
       integrations,
       passkeys,
       securityNotifications,
+      preferences,
       ownedDevices,
       earlier,
     ] = await Promise.all([
@@ -128,6 +131,7 @@ export function createExportService(deps: Deps) {
       sources.integrations(userId),
       sources.passkeys(userId),
       sources.securityNotifications(userId),
+      sources.preferences(userId),
       sources.ownedDevices(userId),
       repo.logsOf(userId, EXPORT_LOGS_MAX_LIMIT, 0),
     ]);
@@ -150,6 +154,7 @@ export function createExportService(deps: Deps) {
       twoFactorAuth,
       passkeys,
       securityNotifications,
+      preferences,
       deletionStatus: deletion.is_scheduled_for_deletion ? deletion : null,
       exportLogs: earlier.logs,
       sessions,

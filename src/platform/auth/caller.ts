@@ -61,6 +61,9 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   'connected_apps:sign_out',
   'connected_apps:read',
   'connected_apps:revoke',
+  // How the console shows units, times and coordinates to the user (issue 49).
+  'preferences:read',
+  'preferences:write',
   // Groups a user belongs to (issue 43): an admin of a group has power over its members only within it.
   'groups:read',
   'groups:write',

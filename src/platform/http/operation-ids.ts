@@ -48,6 +48,8 @@ const NAMED: Record<string, string> = {
   'POST /v1/users/me/2fa/verify': 'confirmTwoFactorSetup',
   'DELETE /v1/users/me/2fa': 'disableTwoFactor',
   'POST /v1/users/me/2fa/backup-codes/regenerate': 'regenerateBackupCodes',
+  'GET /v1/users/me/preferences': 'getMyPreferences',
+  'PATCH /v1/users/me/preferences': 'updateMyPreferences',
   'GET /v1/users/me/audit': 'listMyAuditEvents',
   'GET /v1/users/{user_id}/audit': 'listUserAuditEvents',
   'GET /v1/admin/audit': 'listAuditEvents',

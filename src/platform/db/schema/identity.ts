@@ -215,6 +215,15 @@ export interface IdentityTables {
     new_api_key: Generated<boolean>;
     updated_at: UpdatedAt;
   };
+  /** Owner: identity/preferences (units, time zone and coordinate format; no row: the defaults). */
+  user_preferences: {
+    user_id: string;
+    speed_unit: Generated<'kmh' | 'mph' | 'knots'>;
+    distance_unit: Generated<'km' | 'mi' | 'nmi'>;
+    time_zone: string | null;
+    coordinate_format: Generated<'decimal' | 'dm' | 'dms'>;
+    updated_at: UpdatedAt;
+  };
   /** Owner: identity/oauth-clients. */
   oauth_clients: OAuthClientsTable;
   /** Owner: identity/oauth (the provider's state, as oidc-provider stores it). */

@@ -3,7 +3,7 @@ import { api, gql, session, whenUnauthorized } from './api.js';
 import { announce, h, show } from './dom.js';
 import { setLocale, t } from './i18n.js';
 import { signInPage } from './pages/signin.js';
-import { can, me, signOut, whenSignedOut } from './session.js';
+import { can, canTrack, me, signOut, whenSignedOut } from './session.js';
 
 /**
  * The console's shell: sign-in when there is no session, otherwise the navigation of the pages the
@@ -14,26 +14,44 @@ import { can, me, signOut, whenSignedOut } from './session.js';
 const config = JSON.parse(document.getElementById('console-config')?.textContent ?? '{}');
 
 /**
- * A page of the navigation: the permissions it needs (all of `needs`, and one of `anyOf` when given) and its module.
- * @typedef {{ path: string, label: string, needs: string[], anyOf?: string[], load: () => Promise<{ mount: import('./types/console').Mount }> }} Page
+ * A page of the navigation: the permissions it needs (all of `needs`, an entry that is a list met by any one of
+ * it, and one of `anyOf` when given) and its module.
+ * @typedef {{ path: string, label: string, needs: (string | string[])[], anyOf?: string[], load: () => Promise<{ mount: import('./types/console').Mount }> }} Page
  */
+
+/**
+ * A tracking permission or its own-scope twin: `gps:read` reaches every device, `gps:read_own` the user's own
+ * and those shared with them (docs/sharing.md). Either opens the page; the API answers in the caller's scope.
+ * @param {string} permission
+ */
+const own = (permission) => [permission, `${permission}_own`];
 
 /** @type {Page[]} */
 
 const PAGES = [
-  { path: 'map', label: 'nav.map', needs: ['gps:read', 'devices:read'], load: () => import('./pages/map.js') },
+  {
+    path: 'map',
+    label: 'nav.map',
+    needs: [own('gps:read'), own('devices:read')],
+    load: () => import('./pages/map.js'),
+  },
   {
     path: 'history',
     label: 'nav.history',
-    needs: ['gps:read', 'devices:read'],
+    needs: [own('gps:read'), own('devices:read')],
     load: () => import('./pages/history.js'),
   },
-  { path: 'trips', label: 'nav.trips', needs: ['trips:read'], load: () => import('./pages/trips.js') },
-  { path: 'geofences', label: 'nav.geofences', needs: ['geofences:read'], load: () => import('./pages/geofences.js') },
+  { path: 'trips', label: 'nav.trips', needs: [own('trips:read')], load: () => import('./pages/trips.js') },
+  {
+    path: 'geofences',
+    label: 'nav.geofences',
+    needs: [own('geofences:read')],
+    load: () => import('./pages/geofences.js'),
+  },
   {
     path: 'connect',
     label: 'nav.connect',
-    needs: ['devices:write', 'api_keys:write', 'gps:write'],
+    needs: [own('devices:write'), 'api_keys:write', own('gps:write')],
     load: () => import('./pages/connect.js'),
   },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
@@ -48,8 +66,12 @@ const PAGES = [
   },
 ];
 
+/** @param {string | string[]} need a permission, or a list of which one suffices */
+const meets = (need) => (Array.isArray(need) ? need.some(can) : can(need));
 /** @param {Page} page */
-const allowed = (page) => page.needs.every(can) && (!page.anyOf || page.anyOf.some(can));
+const allowed = (page) => page.needs.every(meets) && (!page.anyOf || page.anyOf.some(can));
+/** Whether the user may open the page at #/`path` (a page links to another only then). @param {string} path */
+const opens = (path) => PAGES.some((page) => page.path === path && allowed(page));
 
 /** An element of index.html, which is there: the page is served with it. @param {string} selector */
 const element = (selector) => /** @type {HTMLElement} */ (document.querySelector(selector));
@@ -132,7 +154,7 @@ async function route() {
   const container = h('div', { class: 'page-root' });
   show(main, container);
   main.className = '';
-  const stop = (await module.mount(container, { config, me, can })) ?? (() => {});
+  const stop = (await module.mount(container, { config, me, can, canTrack, opens })) ?? (() => {});
   if (mine === routes) unmount = stop;
   else stop();
 }

@@ -64,6 +64,25 @@ export function field(label, attributes = {}) {
 }
 
 /**
+ * A problem shown at its field: the text right below the input, which is marked invalid and described by it (a
+ * screen reader reads the problem with the field). Without `message`, the field's problem is taken away.
+ * @param {HTMLElement} input
+ * @param {string} [message]
+ */
+export function fieldProblem(input, message) {
+  const id = `${input.id}-problem`;
+  input.parentElement?.querySelector(`[id="${id}"]`)?.remove();
+  if (!message) {
+    input.removeAttribute('aria-invalid');
+    input.removeAttribute('aria-describedby');
+    return;
+  }
+  input.setAttribute('aria-invalid', 'true');
+  input.setAttribute('aria-describedby', id);
+  input.after(h('p', { class: 'field-problem', id, role: 'alert' }, message));
+}
+
+/**
  * Announces a message to screen readers (the page's live region).
  * @param {string} message
  */

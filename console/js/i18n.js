@@ -38,6 +38,8 @@ export function t(key, values = {}) {
 
 /** @param {string | number | Date} iso */
 export const formatTime = (iso) => new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium' });
+/** A day without its time ("31/12/2026", in the locale's way). @param {string | number | Date} iso */
+export const formatDate = (iso) => new Date(iso).toLocaleDateString(locale, { dateStyle: 'medium' });
 /** @param {number | string} value */
 export const formatNumber = (value, digits = 5) =>
   Number(value).toLocaleString(locale, { maximumFractionDigits: digits });

@@ -23,6 +23,13 @@ export function can(permission) {
   return me.permissions.some((held) => held === permission || held === '*:*' || held === `${resource}:*`);
 }
 
+/**
+ * Whether the user holds a tracking permission (`gps:write`: every device) or its own-scope twin (`gps:write_own`:
+ * their own devices and, for reading, those shared with them); the API answers either in the caller's scope.
+ * @param {string} permission
+ */
+export const canTrack = (permission) => can(permission) || can(`${permission}_own`);
+
 /** @type {(message: string) => void} */
 let onSignedOut = () => {};
 /**

@@ -7,14 +7,15 @@ import { gpsloggerUrl, ingestUrls } from '../trackers.js';
 
 /**
  * Connect a device: one API key that may only write GPS points (POST /v1/api-keys, scopes
- * ['gps:write']) and a device linked to it (POST /v1/devices with api_key_id), so whatever the phone
- * posts with the key lands on that device. Then the settings for the common apps, with the key where
+ * ['gps:write'], or ['gps:write_own'] for a user who tracks only their own devices: a key never exceeds its owner)
+ * and a device linked to it (POST /v1/devices with api_key_id), so whatever the phone posts with the key lands on
+ * that device, which belongs to the user. Then the settings for the common apps, with the key where
  * each app sends it: Traccar Client's device identifier (`id`), OwnTracks' HTTP Basic password,
  * Overland's Bearer token, GPSLogger's custom URL. The key is shown here once and kept nowhere.
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { config }) {
+export async function mount(root, { config, can }) {
   const name = field(t('connect.name'), { name: 'device-name', required: true, maxlength: 100, autocomplete: 'off' });
   const problem = h('div');
   const submit = h('button', { type: 'submit' }, t('connect.submit'));
@@ -38,7 +39,7 @@ export async function mount(root, { config }) {
     try {
       const key = await post('/v1/api-keys', {
         name: `Device: ${deviceName}`.slice(0, 100),
-        scopes: ['gps:write'],
+        scopes: [can('gps:write') ? 'gps:write' : 'gps:write_own'],
         ...password.body(),
       });
       password.clear();

@@ -5,12 +5,12 @@ import { formatNumber, t } from '../i18n.js';
 import { createMap, L, removeMap } from '../map.js';
 
 /**
- * Geofences as circles (GET /v1/geofences). With geofences:write a click on the map places a new one;
- * the form (labelled fields, also the keyboard way) saves it through POST /v1/geofences.
+ * Geofences as circles (GET /v1/geofences). With geofences:write (or geofences:write_own: one's own) a click on
+ * the map places a new one; the form (labelled fields, also the keyboard way) saves it through POST /v1/geofences.
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { config, can }) {
+export async function mount(root, { config, canTrack }) {
   const problem = h('div');
   const list = h('ul');
   const mapElement = h('div', { class: 'map geofence-map' });
@@ -39,7 +39,7 @@ export async function mount(root, { config, can }) {
     value: '0.5',
     required: true,
   });
-  const form = can('geofences:write')
+  const form = canTrack('geofences:write')
     ? h(
         'form',
         { class: 'card' },
@@ -110,7 +110,7 @@ export async function mount(root, { config, can }) {
       'li',
       {},
       h('button', { type: 'button', class: 'secondary', onclick: () => map.fitBounds(circle.getBounds()) }, label),
-      can('geofences:delete')
+      canTrack('geofences:delete')
         ? [
             ' ',
             h(

@@ -17,11 +17,12 @@ const localValue = (date) =>
  * points in one pixel left out), read into typed arrays and drawn on one canvas coloured by speed (track.js).
  * Zoomed in past the zoom it was thinned for, the track is read again for the new zoom. The timeline scrubs
  * through the points drawn; the export buttons save every point of the same device and range as GPX, GeoJSON or
- * CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write).
+ * CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write; with
+ * gps:write_own only into a device of one's own, so the form is offered only for those).
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { config, can }) {
+export async function mount(root, { config, me, can, canTrack }) {
   const problem = h('div');
   const summary = h('p', { role: 'status', class: 'summary' });
   const device = field(t('history.device'), { tag: 'select', name: 'device', required: true });
@@ -63,9 +64,15 @@ export async function mount(root, { config, can }) {
     { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
     ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail),
   );
-  const imports = can('gps:write')
+  const imports = canTrack('gps:write')
     ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() })
     : null;
+  /** @type {Map<string, string | null>} device id → its owner */
+  const ownerOf = new Map();
+  const offerImport = () => {
+    if (imports) imports.hidden = !can('gps:write') && ownerOf.get(device.input.value) !== me.userId;
+  };
+  device.input.addEventListener('change', offerImport);
   const mapElement = h('div', { class: 'map' });
   show(
     root,
@@ -99,8 +106,11 @@ export async function mount(root, { config, can }) {
 
   try {
     const devices = await all('/v1/devices');
-    for (const d of devices.sort((a, b) => a.name.localeCompare(b.name)))
+    for (const d of devices.sort((a, b) => a.name.localeCompare(b.name))) {
       device.input.append(h('option', { value: d.id }, d.name));
+      ownerOf.set(d.id, d.owner_id);
+    }
+    offerImport();
   } catch (err) {
     show(problem, errorBox(err));
   }

@@ -19,18 +19,19 @@ const NEXT = { draft: ['active'], active: ['paused', 'completed'], paused: ['act
  * opened as its track, drawn as History draws one (track.js): GET /v1/gps/track of the device of the trip's
  * first point, from that point's time to its last point's (GET /v1/trips/{id}/gps, one point a page), thinned
  * for the map and read again when zoomed in past that. Points the device sent while the trip was paused lie in
- * that range too and are drawn with it.
+ * that range too and are drawn with it. (With trips:write_own the API changes only the user's own trips and says so
+ * for others, trip.not_owner.)
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { config, can }) {
+export async function mount(root, { config, canTrack }) {
   const problem = h('div');
   const table = h('tbody');
   const mapElement = h('div', { class: 'map trip-map' });
   const exports = h('div', { class: 'row exports', role: 'group', hidden: true });
   const legend = h('p', { class: 'legend', hidden: true });
   const create = field(t('trips.name'), { name: 'trip-name', maxlength: 200, required: true });
-  const createForm = can('trips:write')
+  const createForm = canTrack('trips:write')
     ? h('form', { class: 'row card' }, create.wrapper, h('button', { type: 'submit' }, t('trips.create')))
     : null;
   show(
@@ -158,7 +159,7 @@ export async function mount(root, { config, can }) {
    * @returns {HTMLTableRowElement}
    */
   function row(trip) {
-    const actions = can('trips:write')
+    const actions = canTrack('trips:write')
       ? NEXT[trip.status].map((status) =>
           h(
             'button',

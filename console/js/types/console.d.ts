@@ -26,6 +26,10 @@ export interface PageContext {
   config: ConsoleConfig;
   me: Me;
   can: (permission: string) => boolean;
+  /** Whether the user holds a tracking permission or its own-scope twin (`trips:write` or `trips:write_own`). */
+  canTrack: (permission: string) => boolean;
+  /** Whether the user may open the page at #/path (its permissions, as the navigation shows it). */
+  opens: (path: string) => boolean;
 }
 
 /** A page: mounted into its root, answers what unmounts it (or nothing). */

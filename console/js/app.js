@@ -54,6 +54,8 @@ const PAGES = [
     needs: [own('devices:write'), 'api_keys:write', own('gps:write')],
     load: () => import('./pages/connect.js'),
   },
+  // Groups, invitations and what is shared with whom: every user holds groups:read (migration 0041).
+  { path: 'groups', label: 'nav.groups', needs: [], anyOf: ['groups:read'], load: () => import('./pages/groups.js') },
   { path: 'account', label: 'nav.account', needs: [], load: () => import('./pages/account.js') },
   { path: 'passkeys', label: 'nav.passkeys', needs: [], load: () => import('./pages/passkeys.js') },
   // Administration: shown to whoever may use one of its parts (admin.js shows only those parts).

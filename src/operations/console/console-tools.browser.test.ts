@@ -156,6 +156,8 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
   it('account: sets up two-factor authentication from its QR code, changes the password and the email, downloads the data export', async () => {
     const user = await createUser(t.app, ['role_user']);
     const { context, page, problems } = await signedIn(user.username, user.password);
+    // A user with the User role lands on the map (issue 43): the account is one link away.
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
     await page.getByRole('button', { name: 'Set up two-factor authentication' }).click();
     const qr = page.getByRole('img', { name: /^QR code of the two-factor secret/ });
@@ -214,6 +216,8 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await admin_.context.close();
 
     const { context, page, problems } = await signedIn(user.username, user.password);
+    // A user with the User role lands on the map (issue 43): the account is one link away.
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
     const keyNotice = page.getByRole('switch', { name: 'Mail me when an API key is created for me' });
     await expect.poll(() => keyNotice.isEnabled()).toBe(true);

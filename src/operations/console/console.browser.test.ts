@@ -198,6 +198,8 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     await field.fill(backupCode!);
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
+    // A user with the User role lands on the map (issue 43): the account is one link away.
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
     expect(problems).toEqual([]);
     await context.close();
@@ -253,6 +255,8 @@ describe('web console in Chromium', { timeout: 120_000 }, () => {
     const owner = await createUser(t.app, ['role_user']);
     await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await signIn(page, owner.username, owner.password);
+    // A user with the User role lands on the map (issue 43): the account is one link away.
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
     await page.getByRole('heading', { name: /^Account/ }).waitFor();
     const revoke = page.getByRole('button', { name: /^Revoke:/ });
     await revoke.waitFor();

@@ -4495,6 +4495,10 @@ export interface components {
             is_active: boolean;
             /** @description Live positions go to anyone on the WebSocket vessels channel, signed in or not */
             is_public: boolean;
+            /** @description Its colour on the map, #rrggbb; null: the console picks one */
+            color: string | null;
+            /** @description Its marker on the map (default generic) */
+            icon: "car" | "van" | "boat" | "person" | "bike" | "generic";
             /** Format: uuid */
             api_key_id: string | null;
             /** Format: uuid */
@@ -14370,7 +14374,9 @@ export interface operations {
                  * @example {
                  *       "name": "Van 3",
                  *       "description": "Ford Transit, HH-WG 303",
-                 *       "device_type": "vehicle_tracker"
+                 *       "device_type": "vehicle_tracker",
+                 *       "color": "#1f6feb",
+                 *       "icon": "van"
                  *     }
                  */
                 "application/json": {
@@ -14379,6 +14385,10 @@ export interface operations {
                     device_type?: string | null;
                     /** @description Show live positions to anonymous subscribers of the vessels channel (default false) */
                     is_public?: boolean;
+                    /** @description A CSS hex colour, #rrggbb (kept in lower case); null: the console picks one */
+                    color?: string | null;
+                    /** @description Its marker on the map (default generic) */
+                    icon?: "car" | "van" | "boat" | "person" | "bike" | "generic";
                     /**
                      * Format: uuid
                      * @description Link this API key to the device: a key you own, or a system key
@@ -14699,13 +14709,17 @@ export interface operations {
                     device_type?: string | null;
                     /** @description Show live positions to anonymous subscribers of the vessels channel (default false) */
                     is_public?: boolean;
+                    /** @description A CSS hex colour, #rrggbb (kept in lower case); null: the console picks one */
+                    color?: string | null;
+                    /** @description Its marker on the map (default generic) */
+                    icon?: "car" | "van" | "boat" | "person" | "bike" | "generic";
                     /**
                      * Format: uuid
                      * @description Link this API key to the device: a key you own, or a system key
                      */
                     api_key_id?: string;
                     is_active?: boolean;
-                } | unknown | unknown | unknown | unknown | unknown | unknown;
+                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
             };
         };
         responses: {

@@ -219,7 +219,7 @@ describe('permission gates match the REST routes', () => {
     expect(codesOf(await run(admin, mutation, { id }))).toEqual(['gps.point_not_found']);
   });
 
-  it('updates a device with devices:write (isPublic among its fields), checked against the REST body schema', async () => {
+  it('updates a device with devices:write (isPublic, color and icon among its fields), checked against the REST body schema', async () => {
     const { id } = (
       await app.inject({ method: 'POST', url: '/v1/devices', headers: bearer(admin), payload: { name: 'Jolle' } })
     ).json().data;
@@ -231,6 +231,12 @@ describe('permission gates match the REST routes', () => {
       updateDevice: { id, name: 'Jolle', isPublic: true },
     });
     expect(codesOf(await run(admin, mutation, { id, input: {} }))).toEqual(['request.validation']);
+    const drawn =
+      'mutation ($id: ID!, $input: UpdateDeviceInput!) { updateDevice(id: $id, input: $input) { color icon } }';
+    expect((await run(admin, drawn, { id, input: { color: '#1F6FEB', icon: 'boat' } })).data).toEqual({
+      updateDevice: { color: '#1f6feb', icon: 'boat' },
+    });
+    expect(codesOf(await run(admin, drawn, { id, input: { icon: 'tractor' } }))).toEqual(['request.validation']);
   });
 });
 

@@ -154,6 +154,10 @@ export const typeDefs = /* GraphQL */ `
     isActive: Boolean!
     "Live positions go to anyone on the WebSocket vessels channel, signed in or not."
     isPublic: Boolean!
+    "Its colour on the map, #rrggbb; null: the console picks one."
+    color: String
+    "Its marker on the map: car, van, boat, person, bike or generic."
+    icon: String!
     apiKeyId: ID
     createdAt: DateTime!
     updatedAt: DateTime!
@@ -349,6 +353,10 @@ export const typeDefs = /* GraphQL */ `
     isActive: Boolean
     "Show live positions to anonymous subscribers of the vessels channel."
     isPublic: Boolean
+    "A CSS hex colour, #rrggbb (kept in lower case); null: the console picks one."
+    color: String
+    "car, van, boat, person, bike or generic."
+    icon: String
     "Link this API key to the device: a key you own, or a system key."
     apiKeyId: ID
   }

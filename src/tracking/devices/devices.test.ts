@@ -37,6 +37,8 @@ describe('devices', () => {
       device_type: 'tracker-v2',
       is_active: true,
       is_public: false,
+      color: null,
+      icon: 'generic',
       api_key_id: null,
       owner_id: await adminIdOf(t),
       created_at: expect.any(String),
@@ -55,7 +57,7 @@ describe('devices', () => {
     for (const body of [{}, { id: device.id, type: 'boat' }]) {
       expect((await api.patch(`/v1/devices/${device.id}`, body)).body).toEqual({
         error: 'BadRequest',
-        message: 'Give at least one of: name, description, device_type, is_public, api_key_id, is_active',
+        message: 'Give at least one of: name, description, device_type, is_public, color, icon, api_key_id, is_active',
         code: 'request.validation',
       });
     }
@@ -75,6 +77,29 @@ describe('devices', () => {
     const reader = (await createApiKey(t.app, admin, { name: 'device reader', scopes: ['devices:read'] })).key;
     expect((await t.as(reader).patch(`/v1/devices/${created.id}`, { is_public: true })).status).toBe(403);
     expect((await api.get(`/v1/devices/${created.id}`).expect(200)).body.data.is_public).toBe(false);
+  });
+
+  it('takes a colour (#rrggbb, kept in lower case, null to clear) and an icon, on create or by PATCH', async () => {
+    const boat = (await api.post('/v1/devices', { name: 'Kutter', color: '#1F6FEB', icon: 'boat' }).expect(201)).body
+      .data;
+    expect(boat).toMatchObject({ name: 'Kutter', color: '#1f6feb', icon: 'boat' });
+    const patched = await api.patch(`/v1/devices/${boat.id}`, { color: null, icon: 'person' }).expect(200);
+    expect(patched.body.data).toEqual({ ...boat, color: null, icon: 'person', updated_at: expect.any(String) });
+    const recoloured = await api.patch(`/v1/devices/${boat.id}`, { color: '#00aa55' }).expect(200);
+    expect(recoloured.body.data).toMatchObject({ color: '#00aa55', icon: 'person' });
+
+    for (const color of ['red', '#12345', '#1234567', '#gggggg', 'rgb(0,0,0)'])
+      expect((await api.patch(`/v1/devices/${boat.id}`, { color }).expect(400)).body).toEqual({
+        error: 'BadRequest',
+        message: 'Body field \'color\' must match pattern "^#[0-9A-Fa-f]{6}$"',
+        code: 'request.validation',
+      });
+    const tractor = await api.patch(`/v1/devices/${boat.id}`, unchecked({ icon: 'tractor' })).expect(400);
+    expect(tractor.body.code).toBe('request.validation');
+    expect((await api.get(`/v1/devices/${boat.id}`).expect(200)).body.data).toMatchObject({
+      color: '#00aa55',
+      icon: 'person',
+    });
   });
 
   it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () =>

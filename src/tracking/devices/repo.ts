@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Schema } from '../../platform/db/schema/index.js';
+import type { DeviceIcon, Schema } from '../../platform/db/schema/index.js';
 
 const COLUMNS = [
   'id',
@@ -8,6 +8,8 @@ const COLUMNS = [
   'device_type',
   'is_active',
   'is_public',
+  'color',
+  'icon',
   'api_key_id',
   'owner_id',
   'created_at',
@@ -21,6 +23,8 @@ export interface DeviceFields {
   device_type?: string | null;
   is_active?: boolean;
   is_public?: boolean;
+  color?: string | null;
+  icon?: DeviceIcon;
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {

@@ -1,6 +1,19 @@
 import { Type } from 'typebox';
 import { Body, DateTime, named, Nullable, uuid, Uuid } from '../../platform/http/schemas.js';
 
+/** What a device's marker shows. */
+const DeviceIcon = Type.Union(
+  [
+    Type.Literal('car'),
+    Type.Literal('van'),
+    Type.Literal('boat'),
+    Type.Literal('person'),
+    Type.Literal('bike'),
+    Type.Literal('generic'),
+  ],
+  { description: 'Its marker on the map (default generic)' },
+);
+
 export const Device = named(
   'Device',
   Type.Object({
@@ -12,6 +25,8 @@ export const Device = named(
     is_public: Type.Boolean({
       description: 'Live positions go to anyone on the WebSocket vessels channel, signed in or not',
     }),
+    color: Nullable(Type.String({ description: 'Its colour on the map, #rrggbb; null: the console picks one' })),
+    icon: DeviceIcon,
     api_key_id: Nullable(Uuid),
     owner_id: Nullable(Uuid),
     created_at: DateTime,
@@ -27,12 +42,29 @@ const fields = {
       description: 'Show live positions to anonymous subscribers of the vessels channel (default false)',
     }),
   ),
+  color: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: '^#[0-9A-Fa-f]{6}$',
+        description: 'A CSS hex colour, #rrggbb (kept in lower case); null: the console picks one',
+      }),
+    ),
+  ),
+  icon: Type.Optional(DeviceIcon),
   api_key_id: Type.Optional(uuid({ description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 
 export const CreateDeviceBody = Body(
   { name: Type.String({ minLength: 1, maxLength: 200 }), ...fields },
-  { example: { name: 'Van 3', description: 'Ford Transit, HH-WG 303', device_type: 'vehicle_tracker' } },
+  {
+    example: {
+      name: 'Van 3',
+      description: 'Ford Transit, HH-WG 303',
+      device_type: 'vehicle_tracker',
+      color: '#1f6feb',
+      icon: 'van',
+    },
+  },
 );
 
 export const UpdateDeviceBody = Body(

@@ -84,6 +84,8 @@ export function createDevicesService(deps: {
     write: (trx: Kysely<Schema>, fields: DeviceFields, keyOwner: string | null) => Promise<Device | undefined>,
   ) {
     const { api_key_id: apiKeyId, ...fields } = input;
+    // One spelling per colour, so the console and clients can compare them.
+    if (fields.color) fields.color = fields.color.toLowerCase();
     const keyOwner = apiKeyId === undefined ? null : await assertLinkable(caller, scope, apiKeyId);
     return deps.db.transaction().execute(async (trx) => {
       const previousKey = id === undefined ? null : await repo.keyOf(trx, id);

@@ -20,5 +20,5 @@ export type {
   OAuthClientType,
   UsersTable,
 } from './identity.js';
-export type { TripStatus } from './tracking.js';
+export type { DeviceIcon, TripStatus } from './tracking.js';
 export type { AuditReportReason, AuditReportStatus, AuditStatus } from './operations.js';

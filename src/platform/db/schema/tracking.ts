@@ -3,6 +3,8 @@ import type { CreatedAt, Id, JsonObject, UpdatedAt } from './columns.js';
 
 export type TripStatus = 'draft' | 'active' | 'paused' | 'completed';
 
+export type DeviceIcon = 'car' | 'van' | 'boat' | 'person' | 'bike' | 'generic';
+
 export interface DevicesTable {
   id: Id;
   name: string;
@@ -11,6 +13,9 @@ export interface DevicesTable {
   is_active: Generated<boolean>;
   /** Shown to anonymous subscribers of the vessels channel. */
   is_public: Generated<boolean>;
+  /** `#rrggbb` in lower case; null: the console picks one. */
+  color: string | null;
+  icon: Generated<DeviceIcon>;
   api_key_id: string | null;
   /** The user the device belongs to (null: its owner was purged). */
   owner_id: string | null;

@@ -896,6 +896,9 @@ describe('wildcard permissions', () => {
  * own devices, trips and geofences (issue 43), their groups and their preferences (issue 49).
  */
 const OWN_ACCOUNT = [
+  'api_keys:delete',
+  'api_keys:read',
+  'api_keys:write',
   'audit:read_own',
   'audit:report_own',
   'connected_apps:read',
@@ -964,15 +967,7 @@ describe('roles and permissions of users', () => {
     const roles = await rolesOf(user.id, admin.token).expect(200);
     expect(roles.body).toEqual({ roles: [summaryOf('role_developer'), summaryOf('role_user')] });
     expect((await permissionsOf(user.id, admin.token)).body).toEqual({
-      permissions: [
-        'api_keys:delete',
-        'api_keys:read',
-        'api_keys:write',
-        ...OWN_ACCOUNT,
-        'oauth_clients:delete',
-        'oauth_clients:read',
-        'oauth_clients:write',
-      ].sort(),
+      permissions: [...OWN_ACCOUNT, 'oauth_clients:delete', 'oauth_clients:read', 'oauth_clients:write'].sort(),
     });
     expect((await permissionsOf(admin.id, admin.token)).body).toEqual({ permissions: ['*:*', ...OWN_ACCOUNT] });
   });

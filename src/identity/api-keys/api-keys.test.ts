@@ -294,6 +294,14 @@ describe('creating and reading API keys', () => {
     });
   });
 
+  it('lets a registered user make a key for their phone within their own reach, and see only their own keys', async () => {
+    const phone = (await createAs(ordinary.token, { name: 'Phone', scopes: ['gps:write_own'] }).expect(201)).body;
+    expect(phone.scopes).toEqual(['gps:write_own']);
+    expect((await createAs(ordinary.token, { name: 'Too wide', scopes: ['gps:write'] })).status).toBe(403);
+    const listed = (await t.as(ordinary.token).get('/v1/api-keys').expect(200)).body;
+    expect(listed.data.map((key) => key.id)).toEqual([phone.id]);
+  });
+
   it('refuses an expires_at in the past with 400', async () => {
     const past = new Date(t.clock.nowMs() - 60_000).toISOString();
     expectBadRequest(
@@ -765,7 +773,7 @@ describe('api-keys route guards', () => {
   });
 
   it('answers 403 on every route to a user without api_keys permissions', async () => {
-    const user = await createUser(t.app);
+    const user = await createUser(t.app, []);
     const { id } = await createApiKey(t.app, admin, { name: 'guarded' });
     for (const [method, url, payload] of routes(id)) {
       const permission =

@@ -10,7 +10,7 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { createUser } from '../../../test/helpers.js';
+import { createRoleWith, createUser } from '../../../test/helpers.js';
 
 /**
  * The console for self-service tracking, sharing and groups (issue 43): a registered user lands on the map with the
@@ -45,8 +45,18 @@ const dateInPage = (page: Page, iso: string) =>
 describe('self-service tracking, sharing and groups in the console', { timeout: 120_000 }, () => {
   it('lands a registered user on the map with the call to connect a phone; the card goes once the phone reports', async () => {
     const { t } = setup!;
-    // A user holding only the User role: the map and the tracking pages, but no API key for a phone (api_keys:write).
-    const ada = await createUser(t.app);
+    // A role that tracks but may not make API keys (a phone needs one): the map and the tracking pages, and a card
+    // that says whom to ask.
+    const trackers = await createRoleWith(t.app, `Trackers ${Date.now()}`, [
+      'devices:read_own',
+      'devices:write_own',
+      'gps:read_own',
+      'gps:write_own',
+      'trips:read_own',
+      'geofences:read_own',
+      'groups:read',
+    ]);
+    const ada = await createUser(t.app, [trackers]);
     const first = await signedIn(ada.username, ada.password);
     const card = first.page.locator('.connect-card');
     await card.getByRole('heading', { name: 'Connect your phone' }).waitFor();
@@ -69,8 +79,9 @@ describe('self-service tracking, sharing and groups in the console', { timeout: 
     expect(first.problems).toEqual([]);
     await first.context.close();
 
-    // One who may make keys (the Developer role) is sent to Connect a device, which makes a key of their own scope.
-    const ben = await createUser(t.app, ['role_user', 'role_developer']);
+    // A registered user (the User role, which may make keys of their own) is sent to Connect a device, which makes
+    // a key of their own scope.
+    const ben = await createUser(t.app);
     const { context, page, problems } = await signedIn(ben.username, ben.password);
     await page
       .locator('.connect-card')

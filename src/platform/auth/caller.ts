@@ -46,7 +46,7 @@ export function hasPermission(caller: Caller, permission: string): boolean {
 
 /**
  * Permissions that act on the holder's own account only (their OAuth clients, activity log, data export,
- * integrations, connected apps, groups, own devices): every user holds them through the default role, and holding them gives no
+ * integrations, connected apps, API keys, groups, own devices): every user holds them through the default role, and holding them gives no
  * power over anyone else, so they do not count when judging whether a caller may manage another user.
  */
 export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
@@ -64,6 +64,10 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   // How the console shows units, times and coordinates to the user (issue 49).
   'preferences:read',
   'preferences:write',
+  // One's own API keys (issue 43: a user's phone reports with one); only super admins reach other users' keys.
+  'api_keys:read',
+  'api_keys:write',
+  'api_keys:delete',
   // Groups a user belongs to (issue 43): an admin of a group has power over its members only within it.
   'groups:read',
   'groups:write',

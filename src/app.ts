@@ -15,6 +15,7 @@ import { createRateLimit, credentialLookupLimit } from './platform/rate-limit.js
 import { openGeoIp } from './platform/geoip.js';
 import { accessRoutes } from './identity/access/routes.js';
 import { apiKeyRoutes } from './identity/api-keys/routes.js';
+import { DEVICE_KEY_ERRORS } from './identity/api-keys/service.js';
 import { userRoutes } from './identity/users/routes.js';
 import { signInRoutes, unimplementedSignInRoutes } from './identity/sign-in/routes.js';
 import { passwordChangeRoutes, passwordResetRoutes } from './identity/passwords/routes.js';
@@ -241,7 +242,11 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(gpsFileRoutes, { gpsFiles: services.gpsFiles, sharing: services.sharing });
   await app.register(gpsRoutes, { gps: services.gps, sharing: services.sharing });
   await app.register(ingestRoutes, { gps: services.gps, clock: services.clock, sharing: services.sharing });
-  await app.register(deviceRoutes, { devices: services.devices, sharing: services.sharing });
+  await app.register(deviceRoutes, {
+    devices: services.devices,
+    sharing: services.sharing,
+    keyErrors: DEVICE_KEY_ERRORS,
+  });
   await app.register(sharingRoutes, { sharing: services.sharing });
   await app.register(tripRoutes, { trips: services.trips, sharing: services.sharing });
   await app.register(locationRoutes, { locations: services.locations });

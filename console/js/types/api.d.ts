@@ -1458,6 +1458,28 @@ export interface paths {
         patch: operations["updateDevice"];
         trace?: never;
     };
+    "/v1/devices/{id}/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give the device a new API key; the key it reported with stops working at once
+         * @description The owner (or a holder of devices:write) gets a new key linked to the device, its value in this answer only; the key linked before is revoked in the same transaction (401 from the next request on, on every node). The new key is yours: replacing a key of yours it keeps its name and scopes, else it gets those Connect a device asks for (gps:write, or gps:write_own without it). Its scopes must be within your permissions; api_keys:write is not needed. A device reporting with a system key answers 409. A session signed in more than 15 minutes ago gives current_password or signs in again, as for POST /v1/api-keys. The body is optional.
+         *
+         *     Requires permission `devices:write` (every device) or `devices:write_own` (your own devices and those shared with you).
+         */
+        post: operations["replaceDeviceKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/devices/{id}/transfer": {
         parameters: {
             query?: never;
@@ -4507,6 +4529,26 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        NewDeviceKey: {
+            /** Format: uuid */
+            id: string;
+            /** @description The full key: shown only now */
+            key: string;
+            /** @description The first characters of the key, to recognise it */
+            key_prefix: string;
+            name: string;
+            scopes: string[];
+            /** Format: uuid */
+            user_id: string | null;
+            /** Format: date-time */
+            expires_at: string | null;
+            device: components["schemas"]["Device"];
+            /**
+             * Format: uuid
+             * @description The key the device reported with, now revoked; null: it had none
+             */
+            revoked_key_id: string | null;
         };
         DeviceShare: {
             /** Format: uuid */
@@ -14813,6 +14855,136 @@ export interface operations {
                      *       "error": "TooManyRequests",
                      *       "message": "Rate limit exceeded",
                      *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    replaceDeviceKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct-horse-battery"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A session signed in more than 15 minutes ago gives its current password (or signs in again); API keys leave it out */
+                    current_password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewDeviceKey"];
+                };
+            };
+            /** @description Bad request: `request.validation`, `password_change.wrong_current_password` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `device.not_owner`, `sharing.self_service_off`, `role.scope_beyond_caller`, `auth.reauthentication_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Only the owner of the device (or a holder of devices:write) may change it",
+                     *       "code": "device.not_owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `device.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Device not found",
+                     *       "code": "device.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `api_key.system_key_on_device` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The device reports with a system key, which is never revoked this way; link another key to it first (PATCH /v1/devices/{id} with api_key_id)",
+                     *       "code": "api_key.system_key_on_device"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `sign_in.locked_out` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Too many failed sign-in attempts; try again later",
+                     *       "code": "sign_in.locked_out"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -10,4 +10,8 @@ export const ApiKeyErrors = defineErrors('api_key', {
   system_key_delete: [403, 'System keys cannot be deleted'],
   invalid_expiry: [400, 'expires_at must be an ISO 8601 date-time'],
   expiry_in_past: [400, 'expires_at must be in the future'],
+  system_key_on_device: [
+    409,
+    'The device reports with a system key, which is never revoked this way; link another key to it first (PATCH /v1/devices/{id} with api_key_id)',
+  ],
 });

@@ -44,8 +44,8 @@ export function createApiKeysRepo(db: Kysely<Schema>, clock: Clock) {
       return rows.map((row) => row.key_hash);
     },
 
-    get: (id: string) =>
-      db
+    get: (id: string, executor: Kysely<Schema> = db) =>
+      executor
         .selectFrom('api_keys')
         .select([...API_KEY_COLUMNS, 'key_hash'])
         .where('id', '=', id)

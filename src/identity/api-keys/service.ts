@@ -3,7 +3,7 @@ import type { DomainEventBus } from '../../platform/events.js';
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { AuditWriter } from '../../platform/audit.js';
-import { grants, type Caller } from '../../platform/auth/caller.js';
+import { grants, hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import { API_KEY_PREFIX, displayPrefix, hashToken, newToken, sameSecret } from '../../platform/auth/tokens.js';
 import type { Schema } from '../../platform/db/schema/index.js';
@@ -13,6 +13,9 @@ import type { Reauthentication } from '../sign-in/index.js';
 import type { UsersService } from '../users/service.js';
 import { createApiKeysRepo, type ApiKeyChanges } from './repo.js';
 import { ApiKeyErrors } from './errors.js';
+import { RoleErrors } from '../access/errors.js';
+import { CurrentPasswordErrors, ReauthenticationErrors } from '../sign-in/errors.js';
+import { SignInErrors } from '../sign-in-throttle/service.js';
 import type { CreateApiKeyBody, UpdateApiKeyBody } from './schemas.js';
 import type { Clock } from '../../platform/clock.js';
 
@@ -38,6 +41,18 @@ interface Deps {
 export const NO_SCOPES_MESSAGE =
   'This key has no scopes: until it gets some (PATCH /v1/api-keys/{id} with scopes, e.g. ["gps:read","gps:write"]) or a role ' +
   '(POST /v1/api-keys/{id}/roles), it can call only routes that need no permission, such as GET /v1/users/me';
+
+/** What making a device's new key (POST /v1/devices/{id}/key) may answer besides the device's own errors. */
+export const DEVICE_KEY_ERRORS = [
+  ApiKeyErrors.system_key_on_device,
+  RoleErrors.scope_beyond_caller,
+  ReauthenticationErrors.reauthentication_required,
+  CurrentPasswordErrors.wrong_current_password,
+  SignInErrors.locked_out,
+] as const;
+
+/** The scopes of a device's first key, as the console's Connect a device asks for them. */
+const deviceKeyScopes = (caller: Caller) => [hasPermission(caller, 'gps:write') ? 'gps:write' : 'gps:write_own'];
 
 /**
  * API keys: random values shown once and stored as SHA-256 hashes. The rules
@@ -201,6 +216,95 @@ export function createApiKeysService(deps: Deps) {
         key,
         ...(created.scopes.length === 0 && !created.is_system ? { message: NO_SCOPES_MESSAGE } : {}),
       };
+    },
+
+    /**
+     * A device's new key (POST /v1/devices/{id}/key), before its transaction. It belongs to the caller, as every key
+     * one makes, and is named after the device. Replacing a key of the caller's own it keeps that key's name,
+     * description and scopes (not its roles or expiry); else (no key, or another's) it gets what Connect a device
+     * asks for: gps:write, or gps:write_own without it. The scopes must be within the caller's permissions, and a
+     * session shows who it is again as for POST /v1/api-keys; api_keys:write is not needed (docs/access.md).
+     */
+    async planDeviceKey(
+      request: FastifyRequest,
+      caller: Caller,
+      device: { name: string; apiKeyId: string | null },
+      currentPassword: string | undefined,
+    ) {
+      const old = device.apiKeyId === null ? undefined : await repo.get(device.apiKeyId);
+      if (old?.is_system) throw ApiKeyErrors.system_key_on_device();
+      const own = old !== undefined && old.user_id === caller.userId;
+      const plan = own
+        ? { name: old.name, description: old.description, scopes: old.scopes }
+        : { name: `Device: ${device.name}`.slice(0, 100), description: null, scopes: deviceKeyScopes(caller) };
+      deps.access.assertScopesWithin(caller, plan.scopes);
+      await deps.reauthentication.confirm(request, caller, currentPassword, 'device_key_replace');
+      return plan;
+    },
+
+    /**
+     * In the device's transaction: the planned key is made and `replacing` (the key linked now) deleted, each with
+     * its audit event; after the commit every node forgets the old key and the new key's owner is told of it.
+     */
+    async makeDeviceKey(
+      request: FastifyRequest,
+      caller: Caller,
+      plan: { name: string; description: string | null; scopes: string[] },
+      device: { id: string; replacing: string | null },
+      trx: Kysely<Schema>,
+      onCommit: (task: () => Promise<void>) => void,
+    ) {
+      const old = device.replacing === null ? undefined : await repo.get(device.replacing, trx);
+      if (old?.is_system) throw ApiKeyErrors.system_key_on_device();
+      const key = newToken(API_KEY_PREFIX);
+      const inserted = await repo.insert(
+        {
+          key_hash: hashToken(key),
+          key_prefix: displayPrefix(key),
+          ...plan,
+          is_system: false,
+          user_id: caller.userId,
+          expires_at: null,
+        },
+        trx,
+      );
+      const event = { actorId: caller.userId, resourceType: 'api_key' };
+      await deps.audit.record(
+        request,
+        {
+          ...event,
+          eventType: 'api_key_created',
+          userId: inserted.user_id,
+          resourceId: inserted.id,
+          metadata: { name: inserted.name, scopes: inserted.scopes, is_system: false, device_id: device.id },
+        },
+        trx,
+      );
+      if (old) {
+        await repo.delete(old.id, trx);
+        await deps.audit.record(
+          request,
+          {
+            ...event,
+            eventType: 'api_key_revoked',
+            userId: old.user_id,
+            resourceId: old.id,
+            metadata: { name: old.name, device_id: device.id, replaced_by: inserted.id },
+          },
+          trx,
+        );
+        onCommit(() => deps.credentials.invalidate([old.key_hash]));
+      }
+      const owner = inserted.user_id;
+      if (owner)
+        onCommit(async () => {
+          await deps.events.emit('user.security_changed', {
+            userId: owner,
+            kind: 'api_key_created',
+            name: inserted.name,
+          });
+        });
+      return { ...inserted, key };
     },
 
     async update(caller: Caller, id: string, input: ApiKeyInput) {

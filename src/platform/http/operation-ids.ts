@@ -64,6 +64,7 @@ const NAMED: Record<string, string> = {
   'POST /v1/admin/users/{id}/force-delete': 'forceDeleteUser',
   'GET /v1/user/export': 'exportMyData',
   'GET /v1/user/export/logs': 'listMyExportLogs',
+  'POST /v1/devices/{id}/key': 'replaceDeviceKey',
   'GET /v1/gps': 'listGpsPoints',
   'POST /v1/gps': 'createGpsPoint',
   'GET /v1/gps/{id}': 'getGpsPoint',

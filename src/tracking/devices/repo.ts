@@ -128,6 +128,14 @@ export function createDevicesRepo(db: Kysely<Schema>) {
     byApiKey: (apiKeyId: string) =>
       db.selectFrom('devices').select(['id', 'is_public']).where('api_key_id', '=', apiKeyId).executeTakeFirst(),
 
+    /**
+     * The key a device reports with (null: none), its row locked until the transaction ends; undefined: no such
+     * device.
+     */
+    lockedKeyOf: async (trx: Kysely<Schema>, id: string) =>
+      (await trx.selectFrom('devices').select('api_key_id').where('id', '=', id).forUpdate().executeTakeFirst())
+        ?.api_key_id,
+
     /** The key a device reports with, read in a write's transaction (its cached device must be forgotten). */
     keyOf: async (trx: Kysely<Schema>, id: string) =>
       (await trx.selectFrom('devices').select('api_key_id').where('id', '=', id).executeTakeFirst())?.api_key_id ??

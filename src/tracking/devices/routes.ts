@@ -5,6 +5,7 @@ import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
 import {
   created,
   errorResponses,
+  locateCreated,
   offsetOf,
   PageEnvelope,
   PageQuery,
@@ -13,9 +14,9 @@ import {
   SingleEnvelope,
 } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
-import { CreateDeviceBody, Device, UpdateDeviceBody } from './schemas.js';
+import { CreateDeviceBody, Device, NewDeviceKey, ReplaceKeyBody, UpdateDeviceBody } from './schemas.js';
 import type { DevicesService } from './service.js';
-import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
+import { DatabaseErrors, RequestErrors, type ErrorDefinition } from '../../platform/http/errors.js';
 import type { SharingService } from '../sharing/service.js';
 import { requestScopeOf } from '../sharing/index.js';
 import { SharingErrors } from '../sharing/errors.js';
@@ -28,7 +29,16 @@ const linkRule =
 
 export async function deviceRoutes(
   fastify: FastifyInstance,
-  { devices, sharing }: { devices: DevicesService; sharing: Pick<SharingService, 'scopeOf'> },
+  {
+    devices,
+    sharing,
+    keyErrors,
+  }: {
+    devices: DevicesService;
+    sharing: Pick<SharingService, 'scopeOf'>;
+    /** What making a device's key may answer beyond the device's errors (the API-key module declares them). */
+    keyErrors: readonly ErrorDefinition[];
+  },
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const scopeOf = requestScopeOf(sharing);
@@ -121,6 +131,47 @@ export async function deviceRoutes(
     async (request) => {
       const scope = await scopeOf(request);
       return single(request, await devices.update(callerOf(request), scope, request.params.id, request.body));
+    },
+  );
+
+  app.post(
+    '/v1/devices/:id/key',
+    {
+      config: { auth: requireTracking('devices:write') },
+      schema: {
+        tags,
+        summary: 'Give the device a new API key; the key it reported with stops working at once',
+        description:
+          'The owner (or a holder of devices:write) gets a new key linked to the device, its value in this answer only; ' +
+          'the key linked before is revoked in the same transaction (401 from the next request on, on every node). ' +
+          'The new key is yours: replacing a key of yours it keeps its name and scopes, else it gets those Connect a ' +
+          'device asks for (gps:write, or gps:write_own without it). Its scopes must be within your permissions; ' +
+          'api_keys:write is not needed. A device reporting with a system key answers 409. A session signed in more ' +
+          'than 15 minutes ago gives current_password or signs in again, as for POST /v1/api-keys. The body is optional.',
+        params: IdParams,
+        body: ReplaceKeyBody,
+        response: {
+          201: NewDeviceKey,
+          ...errorResponses(
+            RequestErrors.validation,
+            DeviceErrors.not_found,
+            DeviceErrors.not_owner,
+            scoped,
+            ...keyErrors,
+          ),
+        },
+      },
+      // Without a body: validated as `{}`.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const scope = await scopeOf(request);
+      const { id } = request.params;
+      const made = await devices.replaceKey(request, callerOf(request), scope, id, request.body.current_password);
+      locateCreated(request, reply, `/v1/api-keys/${made.id}`);
+      return made;
     },
   );
 

@@ -75,3 +75,33 @@ export const UpdateDeviceBody = Body(
   },
   { atLeastOne: true, example: { is_active: false } },
 );
+
+/** POST /v1/devices/{id}/key (the body is optional). */
+export const ReplaceKeyBody = Body(
+  {
+    current_password: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 1024,
+        description:
+          'A session signed in more than 15 minutes ago gives its current password (or signs in again); API keys leave it out',
+      }),
+    ),
+  },
+  { example: { current_password: 'correct-horse-battery' } },
+);
+
+export const NewDeviceKey = named(
+  'NewDeviceKey',
+  Type.Object({
+    id: Uuid,
+    key: Type.String({ description: 'The full key: shown only now' }),
+    key_prefix: Type.String({ description: 'The first characters of the key, to recognise it' }),
+    name: Type.String(),
+    scopes: Type.Array(Type.String()),
+    user_id: Nullable(Uuid),
+    expires_at: Nullable(DateTime),
+    device: Device,
+    revoked_key_id: Nullable(uuid({ description: 'The key the device reported with, now revoked; null: it had none' })),
+  }),
+);

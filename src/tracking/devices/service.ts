@@ -15,9 +15,50 @@ import type { CreateDeviceBody, UpdateDeviceBody } from './schemas.js';
 /** What create and update take: the bodies of POST /v1/devices and PATCH /v1/devices/{id}. */
 type DeviceInput = Static<typeof CreateDeviceBody> | Static<typeof UpdateDeviceBody>;
 
-/** What devices need to know of an API key: its owner and whether it is a system key (the API-key module answers). */
+/** What devices need of the API-key module: whether a key may be linked, and a new key for a device. */
 export interface ApiKeyLookup {
+  /** A key's owner and whether it is a system key. */
   linkable(id: string): Promise<{ is_system: boolean; user_id: string | null } | undefined>;
+  /**
+   * Before a device's new key is made (outside its transaction): what the key will hold, decided from the key it
+   * replaces, and checked against the caller (their permissions; a session's recent sign-in or current password).
+   */
+  planDeviceKey(
+    request: FastifyRequest,
+    caller: Caller,
+    device: { name: string; apiKeyId: string | null },
+    currentPassword: string | undefined,
+  ): Promise<DeviceKeyPlan>;
+  /**
+   * In the device's transaction: makes the planned key and revokes `replacing` (the key linked to the device now),
+   * both on the activity log; `onCommit` gets what must wait for the commit (every node forgetting the old key).
+   */
+  makeDeviceKey(
+    request: FastifyRequest,
+    caller: Caller,
+    plan: DeviceKeyPlan,
+    device: { id: string; replacing: string | null },
+    trx: Kysely<Schema>,
+    onCommit: (task: () => Promise<void>) => void,
+  ): Promise<NewDeviceKey>;
+}
+
+/** What a device's new key will be: the API-key module decides and reads it back. */
+export interface DeviceKeyPlan {
+  name: string;
+  description: string | null;
+  scopes: string[];
+}
+
+/** A device's new key as made: its value is in this answer only. */
+export interface NewDeviceKey {
+  id: string;
+  key: string;
+  key_prefix: string;
+  name: string;
+  scopes: string[];
+  user_id: string | null;
+  expires_at: Date | null;
 }
 
 /** What a new point of an API key needs of the device it reports to; null: the key has none. */
@@ -136,6 +177,40 @@ export function createDevicesService(deps: {
     async update(caller: Caller, scope: TrackingScope, id: string, input: Static<typeof UpdateDeviceBody>) {
       await changeable(scope, id);
       return save(caller, scope, input, id, (trx, fields) => repo.update(trx, id, fields));
+    },
+
+    /**
+     * POST /v1/devices/{id}/key: a new API key linked to the device, and the key it reported with revoked in the
+     * same transaction. The key linked when the transaction holds the device's row is the one revoked, so two
+     * replacements at once leave one key, not two.
+     */
+    async replaceKey(
+      request: FastifyRequest,
+      caller: Caller,
+      scope: TrackingScope,
+      id: string,
+      currentPassword: string | undefined,
+    ) {
+      await changeable(scope, id);
+      const device = await repo.get(id);
+      if (!device) throw DeviceErrors.not_found();
+      const plan = await deps.apiKeys.planDeviceKey(
+        request,
+        caller,
+        { name: device.name, apiKeyId: device.api_key_id },
+        currentPassword,
+      );
+      const { onCommit, committed } = afterCommit();
+      const made = await deps.db.transaction().execute(async (trx) => {
+        const replacing = await repo.lockedKeyOf(trx, id);
+        if (replacing === undefined) throw DeviceErrors.not_found();
+        const key = await deps.apiKeys.makeDeviceKey(request, caller, plan, { id, replacing }, trx, onCommit);
+        const linked = await repo.linkKey(trx, id, key.id);
+        await forgetKeys([replacing, key.id]);
+        return { ...key, device: linked, revoked_key_id: replacing };
+      });
+      await committed();
+      return made;
     },
 
     /**

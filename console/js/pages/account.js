@@ -1,10 +1,10 @@
 // @ts-check
-import { del, get, patch, post } from '../api.js';
+import { del, get, patch } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatTime, setLocale, t } from '../i18n.js';
 import { dataSection, noticesSection } from './account-data.js';
 import { emailSection, passwordSection, twoFactorSection } from './account-security.js';
-import { reauthField } from '../reauth.js';
+import { keysSection } from './account-keys.js';
 
 /**
  * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
@@ -13,10 +13,9 @@ import { reauthField } from '../reauth.js';
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { config, me, can }) {
+export async function mount(root, { config, me, can, canTrack }) {
   const problem = h('div');
   const sessions = h('ul');
-  const keys = h('ul');
   const twoFactor = twoFactorSection(me);
   const email = emailSection(me);
   const notices = noticesSection();
@@ -39,9 +38,7 @@ export async function mount(root, { config, me, can }) {
       show(problem, errorBox(err));
     }
   });
-  const keySection = can('api_keys:read')
-    ? h('section', { 'aria-labelledby': 'keys-title' }, h('h2', { id: 'keys-title' }, t('account.keys')), keys)
-    : null;
+  const keys = can('api_keys:read') ? keysSection({ me, can, canTrack }) : null;
   show(
     root,
     h(
@@ -61,7 +58,7 @@ export async function mount(root, { config, me, can }) {
       passwordSection(),
       email.section,
       notices.section,
-      keySection,
+      keys?.section,
       dataSection({ me, can }),
     ),
   );
@@ -119,67 +116,7 @@ export async function mount(root, { config, me, can }) {
     }
   }
 
-  async function loadKeys() {
-    const result = await get('/v1/api-keys');
-    show(
-      keys,
-      ...result.data.map((key) =>
-        h(
-          'li',
-          {},
-          h('strong', {}, key.name),
-          ' ',
-          h('code', {}, `${key.key_prefix}…`),
-          ' ',
-          h('span', { class: 'muted' }, key.scopes.join(', ')),
-        ),
-      ),
-    );
-    if (!result.data.length) show(keys, h('li', { class: 'muted' }, t('none')));
-    if (can('api_keys:write')) keySection?.append(keyForm());
-  }
-
-  function keyForm() {
-    const name = field(t('account.keyName'), { name: 'key-name', maxlength: 100, required: true });
-    const scopeBoxes = me.permissions
-      .filter((p) => !p.includes('*'))
-      .sort()
-      .map((permission) => {
-        const id = `scope-${permission.replace(/[^a-z0-9]/gi, '-')}`;
-        return h('input', { type: 'checkbox', id, value: permission });
-      });
-    const scopeLabels = scopeBoxes.map((box) => h('label', { for: box.id, class: 'scope' }, box, ` ${box.value}`));
-    const secret = h('div', { role: 'status' });
-    const submit = h('button', { type: 'submit' }, t('account.createKey'));
-    const password = reauthField();
-    const form = h(
-      'form',
-      { class: 'card' },
-      name.wrapper,
-      h('fieldset', {}, h('legend', {}, t('account.scopes')), ...scopeLabels),
-      password.wrapper,
-      submit,
-      secret,
-    );
-    form.addEventListener('submit', async (event) => {
-      event.preventDefault();
-      const scopes = scopeBoxes.filter((box) => box.checked).map((box) => box.value);
-      try {
-        const created = await post('/v1/api-keys', { name: name.input.value.trim(), scopes, ...password.body() });
-        password.clear();
-        show(secret, h('p', { class: 'ok' }, t('account.secretOnce'), ' ', h('code', { id: 'new-key' }, created.key)));
-        submit.disabled = true;
-        show(problem);
-      } catch (err) {
-        show(problem, errorBox(password.asked(err) ?? err));
-      }
-    });
-    return form;
-  }
-
   await Promise.all(
-    [loadSessions(), twoFactor.load(), email.load(), notices.load(), keySection ? loadKeys() : null].map((step) =>
-      step?.catch(fail),
-    ),
+    [loadSessions(), twoFactor.load(), email.load(), notices.load(), keys?.load()].map((step) => step?.catch(fail)),
   );
 }

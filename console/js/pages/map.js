@@ -5,19 +5,29 @@ import { formatNumber, formatTime, t } from '../i18n.js';
 import { incomingShareOf, shareText } from '../shares.js';
 import { openLive } from '../live.js';
 import { createMap, L, removeMap } from '../map.js';
+import { createAccuracy } from '../map/accuracy.js';
+import { createClusters } from '../map/clusters.js';
+import { createDeviceList } from '../map/list.js';
+import { createPositions } from '../map/positions.js';
+import { createSelection } from '../map/selection.js';
+import { ago, STATUS_TEXT, statusOf } from '../map/status.js';
+import { createTrails } from '../map/trails.js';
 import { signOut } from '../session.js';
 
 /** @typedef {import('../types/routes').Schema<'GpsPoint'>} GpsPoint */
 /**
- * A device on the map: its latest point, its marker and its entry in the list, once there.
- * @typedef {{ device: import('../types/routes').Schema<'Device'>, point: GpsPoint | null, marker: L.Marker | null, item: HTMLLIElement | null }} Entry
+ * A device on the map: its latest point and its entry in the list, once there (its marker: map/positions.js).
+ * @typedef {{ device: import('../types/routes').Schema<'Device'>, point: GpsPoint | null, item: HTMLLIElement | null }} Entry
  */
 
 /**
  * The live map: every device the user may see at its latest position (GET /v1/devices and
  * GET /v1/gps/current/devices once), then moved by the points the WebSocket brings (no polling).
- * Points arriving together are applied once per animation frame. The list beside the map is the
- * keyboard way in: each entry centres the map on its device and opens its details, and says whose the device is:
+ * Points arriving together are applied once per animation frame. Each map concern is its own module under map/
+ * (positions, clusters, selection and follow, trails, accuracy, the list's search, filter and order); this page
+ * reads the data and hands each point to them. The list beside the map is the keyboard way in: each entry
+ * zooms to its device, opens its details and follows it, says its status (moving, stopped, offline, never
+ * reported) with how long ago it reported, its speed and battery, and whose the device is:
  * the user's own (with a Share button opening the sharing dialog), or shared with them by whom, at what level and
  * until when (GET /v1/shares?direction=incoming). While no device has a position, a card over the map asks the user
  * to connect their phone.
@@ -62,10 +72,36 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
   performance.mark('map-data');
   let shareOf = incomingShareOf(incoming);
   /** @type {Map<string, Entry>} device id → its entry */
-  const entries = new Map(devices.map((device) => [device.id, { device, point: null, marker: null, item: null }]));
+  const entries = new Map(devices.map((device) => [device.id, { device, point: null, item: null }]));
   const staleAfterMs = config.staleAfterSecs * 1000;
-  /** @param {GpsPoint} point */
-  const isStale = (point) => Date.now() - Date.parse(point.timestamp) > staleAfterMs;
+  /** @param {Entry} entry */
+  const status = (entry) => statusOf(entry.point, staleAfterMs);
+
+  const clusters = createClusters(map);
+  const positions = createPositions(clusters, {
+    popup: (id) => {
+      const entry = entries.get(id);
+      return entry?.point ? details({ ...entry, point: entry.point }) : h('div');
+    },
+    onClick: (id) => selection.select(id),
+  });
+  const selection = createSelection(map, (id) => {
+    const entry = entries.get(id);
+    const marker = positions.marker(id);
+    if (!entry || !marker) return null;
+    return { name: entry.device.name, latLng: () => marker.getLatLng(), open: () => openDetails(marker) };
+  });
+  mapElement.after(selection.bar);
+  const trails = createTrails(map);
+  const accuracy = createAccuracy(map, () => entries.values());
+  const deviceList = createDeviceList({
+    list,
+    entries: () => entries.values(),
+    statusOf: status,
+    renderEntry: renderItem,
+  });
+  aside.insertBefore(deviceList.controls, list);
+  aside.insertBefore(deviceList.count, list);
 
   /**
    * A located device's popup.
@@ -78,9 +114,11 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       {},
       h('strong', {}, device.name),
       h('br'),
-      formatTime(point.timestamp),
+      statusText(status(entry), point),
       h('br'),
       t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 1) }),
+      point.battery_level !== null ? [' · ', t('map.battery', { level: formatNumber(point.battery_level, 0) })] : null,
+      point.accuracy !== null ? [' · ', t('map.accuracy', { metres: formatNumber(point.accuracy, 0) })] : null,
       h('br'),
       t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
     );
@@ -99,19 +137,20 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
   /** @param {Entry} entry */
   function renderItem(entry) {
     const { device, point } = entry;
-    const stale = point && isStale(point);
+    const now = status(entry);
     const meta = point
       ? [
-          t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
-          ' · ',
-          h('time', { datetime: point.timestamp }, formatTime(point.timestamp)),
-          stale ? [' · ', h('span', { class: 'stale' }, t('map.stale'))] : null,
+          h('span', { class: `status is-${now}` }, statusText(now, point)),
+          now === 'moving' ? [' · ', t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 0) })] : null,
+          point.battery_level !== null
+            ? [' · ', t('map.battery', { level: formatNumber(point.battery_level, 0) })]
+            : null,
         ]
-      : [t('map.noDevices')];
+      : [h('span', { class: 'status is-never' }, t('map.never'))];
     const mark = whose(device);
     const button = h(
       'button',
-      { type: 'button', 'data-device': device.id, disabled: !point, onclick: () => focusDevice(entry) },
+      { type: 'button', 'data-device': device.id, disabled: !point, onclick: () => selection.select(device.id) },
       h('span', { class: 'name' }, device.name),
       h('span', { class: 'meta' }, ...meta),
       mark ? h('span', { class: 'whose' }, mark) : null,
@@ -119,6 +158,16 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     if (!entry.item) entry.item = h('li');
     show(entry.item, button, mine(device) ? shareButton(device) : null);
     return entry.item;
+  }
+
+  /**
+   * The status in words with how long ago the device reported: "moving · 2 min ago", "offline since 3 days ago".
+   * @param {import('../map/status.js').Status} now
+   * @param {GpsPoint} point
+   */
+  function statusText(now, point) {
+    const when = h('time', { datetime: point.timestamp, title: formatTime(point.timestamp) }, ago(point.timestamp));
+    return now === 'offline' ? [t('map.offlineSince'), ' ', when] : [t(STATUS_TEXT[now]), ' · ', when];
   }
 
   /** Whether the user may share the device: their own, with devices:write or its own-scope twin. @param {Entry['device']} device */
@@ -148,42 +197,28 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     card = null;
   }
 
-  /** @param {Entry} entry */
-  function place(entry) {
+  /**
+   * Puts the device's marker at its point, with what follows a point: the trail, the accuracy circle, the map when
+   * the device is followed.
+   * @param {Entry} entry
+   * @param {boolean} [live] whether the point came live (a trail grows only from those)
+   */
+  function place(entry, live = false) {
     const { device, point } = entry;
     if (!point) return;
-    const located = { ...entry, point };
-    /** @type {L.LatLngTuple} */
-    const position = [point.latitude, point.longitude];
-    if (!entry.marker) {
-      const icon = L.divIcon({ className: 'device-marker', iconSize: [18, 18] });
-      entry.marker = L.marker(position, { icon, keyboard: true, title: device.name, alt: device.name }).addTo(map);
-      entry.marker.bindPopup(() => details({ ...entry, point: entry.point ?? point }));
-    } else {
-      entry.marker.setLatLng(position);
-      if (entry.marker.isPopupOpen()) entry.marker.setPopupContent(details(located));
-    }
-    const element = entry.marker.getElement();
-    if (!element) return;
-    element.setAttribute('aria-label', device.name);
-    element.dataset.device = device.id;
-    element.dataset.latitude = String(point.latitude);
-    element.dataset.longitude = String(point.longitude);
-    element.classList.toggle('is-stale', isStale(point));
+    positions.place(device, point, status(entry));
+    if (live) trails.add(device, point);
+    accuracy.moved(device, point);
+    selection.moved(device.id);
   }
 
-  /** @param {Entry} entry */
-  function focusDevice(entry) {
-    if (!entry.marker) return;
-    map.setView(entry.marker.getLatLng(), Math.max(map.getZoom(), 14));
-    entry.marker.openPopup();
-    entry.marker.getElement()?.focus({ preventScroll: true });
-  }
-
-  function renderList() {
-    const sorted = [...entries.values()].sort((a, b) => a.device.name.localeCompare(b.device.name));
-    show(list, ...sorted.map(renderItem));
-    if (sorted.length === 0) show(list, h('li', { class: 'muted' }, t('map.noDevices')));
+  /**
+   * Opens a marker's details once it is on the map (out of its cluster).
+   * @param {L.Marker} marker
+   */
+  function openDetails(marker) {
+    marker.openPopup();
+    marker.getElement()?.focus({ preventScroll: true });
   }
 
   for (const point of latest) {
@@ -197,10 +232,22 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       maxZoom: 14,
       animate: false,
     });
+  positions.begin();
   for (const entry of entries.values()) place(entry);
-  renderList();
+  positions.end();
+  deviceList.render();
   updateCard();
   performance.mark('map-placed');
+
+  // A list in the order of last seen, or filtered by status, is listed again at most once a second while points come.
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let relistTimer;
+  function relist() {
+    relistTimer ??= setTimeout(() => {
+      relistTimer = undefined;
+      deviceList.render();
+    }, 1000);
+  }
 
   // Live updates, one render per frame however many points arrive in it.
   /** @type {Map<string, GpsPoint>} device id → its newest point not yet shown */
@@ -212,10 +259,12 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       const entry = point.device_id ? entries.get(point.device_id) : undefined;
       if (!entry || (entry.point && Date.parse(entry.point.timestamp) > Date.parse(point.timestamp))) continue;
       entry.point = point;
-      place(entry);
-      renderItem(entry);
+      place(entry, true);
+      // Only rows in the page are drawn again: the list renders the others when they scroll into view.
+      if (!deviceList.reorders() && entry.item?.isConnected) renderItem(entry);
     }
     pending.clear();
+    if (deviceList.reorders()) relist();
     updateCard();
   }
   /** @param {string} id a device the map does not know yet (new, or just shared with the user) */
@@ -227,8 +276,8 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       ]);
       incoming = shares.data;
       shareOf = incomingShareOf(incoming);
-      if (!entries.has(id)) entries.set(id, { device: data, point: null, marker: null, item: null });
-      renderList();
+      if (!entries.has(id)) entries.set(id, { device: data, point: null, item: null });
+      deviceList.render();
       apply();
     } catch {
       // A device the user may not read stays off the map.
@@ -247,13 +296,17 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     },
     onSignedOut: () => signOut(false),
   });
-  // Staleness is a matter of the clock, not of new data: re-marked locally, nothing is fetched; only the
-  // devices that turned stale since are drawn again (a thousand re-rendered list items would stall the page).
-  const staleTimer = setInterval(() => {
+  // Statuses and "2 min ago" are a matter of the clock, not of new data: nothing is fetched. The times are rewritten
+  // in place, and only the devices whose status changed since (went offline, stopped) are drawn again (a thousand
+  // re-rendered list items would stall the page).
+  const clockTimer = setInterval(() => {
     for (const entry of entries.values()) {
-      if (!entry.point || entry.item?.querySelector('.stale') || !isStale(entry.point)) continue;
+      if (!entry.point) continue;
+      const time = entry.item?.querySelector('.status time');
+      if (time) time.textContent = ago(entry.point.timestamp);
+      if (entry.item?.querySelector(`.status.is-${status(entry)}`)) continue;
       place(entry);
-      renderItem(entry);
+      if (entry.item?.isConnected) renderItem(entry);
     }
   }, 30_000);
 
@@ -261,7 +314,11 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     // A sharing dialog still open belongs to this page.
     document.querySelector('dialog.share-dialog')?.remove();
     stopLive();
-    clearInterval(staleTimer);
+    clearInterval(clockTimer);
+    clearTimeout(relistTimer);
+    trails.stop();
+    accuracy.stop();
+    deviceList.stop();
     if (frame) cancelAnimationFrame(frame);
     removeMap(map);
   };

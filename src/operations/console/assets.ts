@@ -7,9 +7,10 @@ import { fileURLToPath } from 'node:url';
 /**
  * The console's static files, read once at start: the ES modules and styles of `console/` at the
  * package root (no front-end build) and Leaflet's distribution from node_modules, served under
- * `vendor/leaflet/`. One hash over every file names the version: the assets live under
- * `/console/assets/<version>/…`, so they can be cached for good (`immutable`) and a new release,
- * changing any file, changes every URL. Relative imports between the modules keep working.
+ * `vendor/leaflet/` (Leaflet.markercluster's script under `vendor/leaflet.markercluster/`). One hash over
+ * every file names the version: the assets live under `/console/assets/<version>/…`, so they can be
+ * cached for good (`immutable`) and a new release, changing any file, changes every URL. Relative imports
+ * between the modules keep working.
  */
 export interface ConsoleAssets {
   version: string;
@@ -29,6 +30,11 @@ const TYPES: Record<string, string> = {
 /** console/ at the package root: from src/operations/console (tests) and dist/operations/console (build) alike. */
 export const CONSOLE_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'console');
 const LEAFLET_DIST = join(dirname(createRequire(import.meta.url).resolve('leaflet/package.json')), 'dist');
+// Leaflet.markercluster (MIT), the cluster layer of the live map: its script only; the console styles the clusters.
+const MARKERCLUSTER_DIST = join(
+  dirname(createRequire(import.meta.url).resolve('leaflet.markercluster/package.json')),
+  'dist',
+);
 const LEAFLET_FILES = [
   'leaflet-src.esm.js',
   'leaflet.css',
@@ -54,6 +60,10 @@ export function loadConsoleAssets(): ConsoleAssets {
       .filter((path) => path !== 'index.html' && TYPES[extname(path)])
       .map((path): [string, string] => [path, join(CONSOLE_ROOT, path)]),
     ...LEAFLET_FILES.map((path): [string, string] => [`vendor/leaflet/${path}`, join(LEAFLET_DIST, path)]),
+    [
+      'vendor/leaflet.markercluster/leaflet.markercluster-src.js',
+      join(MARKERCLUSTER_DIST, 'leaflet.markercluster-src.js'),
+    ],
   ];
   const all = createHash('sha256');
   const files = new Map<string, { body: Buffer; type: string; etag: string }>();

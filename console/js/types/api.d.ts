@@ -1192,6 +1192,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/gps/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your imports, newest first, with their reports
+         * @description The imports you started (device_id: into that device only). all=true lists everyone’s: holders of gps:write only (403 with gps:write_own). A credential without a user has imports of its own only with all=true.
+         *
+         *     Requires permission `gps:write` (every device) or `gps:write_own` (your own devices and those shared with you).
+         */
+        get: operations["listGpsImports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/gps/imports/{id}/points": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove the points an import stored
+         * @description Removes exactly the points this import stored on its device (never one the device had already, nor one sent meanwhile) and marks it reverted (reverted_at, removed). Points that belong to a trip stay, as DELETE /v1/gps/{id} keeps them (kept_in_trips counts them); delete or change the trip first and call again. The import’s starter while they own its device (gps:delete_own), or a holder of gps:delete. 409 while it runs, and for an import made before imports recorded their points.
+         *
+         *     Requires permission `gps:delete` (every device) or `gps:delete_own` (your own devices and those shared with you).
+         */
+        delete: operations["removeGpsImportPoints"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/gps/track": {
         parameters: {
             query?: never;
@@ -4453,6 +4497,28 @@ export interface components {
                 code: string;
                 message: string;
             } | null;
+            /**
+             * Format: uuid
+             * @description Who started it (null: the system key, or a user since purged)
+             */
+            created_by: string | null;
+            /**
+             * Format: date-time
+             * @description The time of its earliest point sent to be stored (null: none yet, or an import made before this was kept)
+             */
+            first_point_at: string | null;
+            /**
+             * Format: date-time
+             * @description The time of its latest point sent to be stored
+             */
+            last_point_at: string | null;
+            /**
+             * Format: date-time
+             * @description When its points were last removed (DELETE /v1/gps/imports/{id}/points); null: never
+             */
+            reverted_at: string | null;
+            /** @description Points of it removed so far */
+            removed: number;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -12739,6 +12805,249 @@ export interface operations {
                      *       "error": "NotFound",
                      *       "message": "Import not found",
                      *       "code": "gps_file.import_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listGpsImports: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+                /** @description Only the imports into this device */
+                device_id?: string;
+                /** @description Everyone's imports, not only yours: holders of gps:write only (default false) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["GpsImport"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    removeGpsImportPoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Points removed now */
+                            removed: number;
+                            /** @description Points of the import left in place because they belong to a trip (as DELETE /v1/gps/{id} keeps them) */
+                            kept_in_trips: number;
+                            import: components["schemas"]["GpsImport"];
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `gps.device_not_writable`, `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Points may be sent only to a device you own",
+                     *       "code": "gps.device_not_writable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `gps_file.import_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Import not found",
+                     *       "code": "gps_file.import_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `gps_file.import_running`, `gps_file.import_not_revertible` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "The import is still running; remove its points once it has ended",
+                     *       "code": "gps_file.import_running"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -66,6 +66,7 @@ const NAMED: Record<string, string> = {
   'GET /v1/user/export/logs': 'listMyExportLogs',
   'POST /v1/devices/{id}/key': 'replaceDeviceKey',
   'GET /v1/gps': 'listGpsPoints',
+  'DELETE /v1/gps/imports/{id}/points': 'removeGpsImportPoints',
   'POST /v1/gps': 'createGpsPoint',
   'GET /v1/gps/{id}': 'getGpsPoint',
   'DELETE /v1/gps/{id}': 'deleteGpsPoint',

@@ -20,6 +20,11 @@ export const GpsFileErrors = defineErrors('gps_file', {
   too_large: [413, 'The file is larger than IMPORT_MAX_BYTES'],
   empty_file: [400, 'The file is empty'],
   import_not_found: [404, 'Import not found'],
+  import_running: [409, 'The import is still running; remove its points once it has ended'],
+  import_not_revertible: [
+    409,
+    'The import was made before imports recorded their points, so its points cannot be told from the device’s others',
+  ],
   stopping: [503, 'The service is shutting down; send the file again'],
   too_many_imports: [429, 'Too many imports at once; send the file again later'],
   spool_full: [503, 'The node has no room left for uploads (IMPORT_SPOOL_MAX_BYTES); send the file again later'],

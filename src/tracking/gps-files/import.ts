@@ -57,6 +57,17 @@ function failureOf(err: unknown, signal: AbortSignal): { code: string; message: 
   return undefined;
 }
 
+/** The earliest and the latest time of a chunk's points. */
+function timesOf(points: readonly ImportedPoint[]): { first: Date; last: Date } {
+  let first = points[0]!.timestamp;
+  let last = first;
+  for (const { timestamp } of points) {
+    if (timestamp < first) first = timestamp;
+    if (timestamp > last) last = timestamp;
+  }
+  return { first, last };
+}
+
 /**
  * Reads a spooled file with its format's parser, checks each point, stores them IMPORT_CHUNK at a time
  * through the sink (which skips duplicates), and keeps the record's counters current. Ends done or failed,
@@ -88,9 +99,13 @@ export async function runImport(deps: Deps, job: ImportJob): Promise<void> {
   };
   async function store(points: ImportedPoint[]) {
     if (points.length > 0) {
+      // The record covers the chunk's times before its points are stored: removing the import's points finds
+      // them in that range, even those of a process that stops right after storing them.
+      await deps.repo.cover(job.id, timesOf(points));
       const { stored, duplicates } = await deps.sink.insertBatch({
         deviceId: job.deviceId,
         sentBy: job.sentBy,
+        importId: job.id,
         points,
       });
       progress.imported += stored;

@@ -9,6 +9,8 @@ export interface PointSink {
   insertBatch(input: {
     deviceId: string;
     sentBy: string | null;
+    /** The import storing them: each point names it. */
+    importId: string;
     points: ImportedPoint[];
   }): Promise<{ stored: number; duplicates: number }>;
 }
@@ -45,13 +47,13 @@ function withSpeeds(point: ImportedPoint) {
  * The GPS module's batch store: one statement (one transaction) per batch, through the writer every point
  * takes (trips, the latest-point cache, the gps channel see imported points too), duplicates skipped by the
  * unique index on device, time and position, so two imports of one file at once store each point once.
- * The points are the importing user's (sent_by), on the device the import names.
+ * The points are the importing user's (sent_by), on the device the import names, and name the import (import_id).
  */
 export function createPointSinkOverBatch(gps: Pick<GpsService, 'importPoints'>): PointSink {
   return {
-    async insertBatch({ deviceId, sentBy, points }) {
+    async insertBatch({ deviceId, sentBy, importId, points }) {
       if (points.length === 0) return { stored: 0, duplicates: 0 };
-      return gps.importPoints({ deviceId, sentBy }, points.map(withSpeeds));
+      return gps.importPoints({ deviceId, sentBy, importId }, points.map(withSpeeds));
     },
   };
 }

@@ -16,6 +16,11 @@ const COLUMNS = [
   'bytes_total',
   'error_code',
   'error_message',
+  'created_by',
+  'first_point_at',
+  'last_point_at',
+  'reverted_at',
+  'removed',
   'created_at',
   'finished_at',
 ] as const;
@@ -47,12 +52,39 @@ export function createGpsImportsRepo(db: Kysely<Schema>) {
   return {
     create: (row: { device_id: string; created_by: string | null; format: string; bytes_total: number }) =>
       db.insertInto('gps_imports').values(row).returning(COLUMNS).executeTakeFirstOrThrow(),
-    /** A record and who started it (null: the system key), which only readers' rights need. */
-    get: (id: string) =>
+    get: (id: string) => db.selectFrom('gps_imports').select(COLUMNS).where('id', '=', id).executeTakeFirst(),
+
+    /** A page of imports, newest first: those a user started (or every one), of one device or all, and their total. */
+    async page(filter: { startedBy?: string; deviceId?: string }, limit: number, offset: number) {
+      let query = db.selectFrom('gps_imports');
+      if (filter.startedBy !== undefined) query = query.where('created_by', '=', filter.startedBy);
+      if (filter.deviceId !== undefined) query = query.where('device_id', '=', filter.deviceId);
+      const [rows, total] = await Promise.all([
+        query.select(COLUMNS).orderBy('created_at', 'desc').orderBy('id').limit(limit).offset(offset).execute(),
+        query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+      ]);
+      return { rows, total: Number(total.n) };
+    },
+
+    /** Widens the record's time range to cover a chunk's points (before they are stored). */
+    cover: (id: string, times: { first: Date; last: Date }) =>
       db
-        .selectFrom('gps_imports')
-        .select([...COLUMNS, 'created_by'])
+        .updateTable('gps_imports')
+        .set((eb) => ({
+          first_point_at: eb.fn('least', [eb.fn.coalesce('first_point_at', eb.val(times.first)), eb.val(times.first)]),
+          last_point_at: eb.fn('greatest', [eb.fn.coalesce('last_point_at', eb.val(times.last)), eb.val(times.last)]),
+        }))
         .where('id', '=', id)
+        .execute()
+        .then(() => undefined),
+
+    /** Its points were removed: `removed` more of them, now. */
+    reverted: (id: string, removed: number, at: Date) =>
+      db
+        .updateTable('gps_imports')
+        .set((eb) => ({ reverted_at: at, removed: eb('removed', '+', removed), updated_at: at }))
+        .where('id', '=', id)
+        .returning(COLUMNS)
         .executeTakeFirst(),
     progress: (id: string, progress: ImportProgress, at: Date) =>
       db.updateTable('gps_imports').set(progressColumns(progress, at)).where('id', '=', id).execute(),

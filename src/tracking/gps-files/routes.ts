@@ -1,9 +1,19 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Readable } from 'node:stream';
+import { Type } from 'typebox';
 import { callerOf, requireTracking } from '../../platform/auth/hooks.js';
-import { errorResponses, locateCreated, single, SingleEnvelope } from '../../platform/http/envelopes.js';
-import { RequestErrors } from '../../platform/http/errors.js';
+import {
+  errorResponses,
+  locateCreated,
+  offsetOf,
+  PageEnvelope,
+  PageQuery,
+  paginated,
+  single,
+  SingleEnvelope,
+} from '../../platform/http/envelopes.js';
+import { AuthErrors, RequestErrors } from '../../platform/http/errors.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { GpsErrors } from '../gps/errors.js';
@@ -18,8 +28,10 @@ import {
   ExportFile,
   GpsImport,
   ImportFileBody,
+  ImportListQuery,
   ImportQuery,
   MAX_REFUSALS_LISTED,
+  RevertedImport,
   TripExportQuery,
 } from './schemas.js';
 import type { GpsFilesService } from './service.js';
@@ -217,5 +229,62 @@ async function importRoutes(
       },
     },
     async (request) => single(request, await gpsFiles.getImport(await scopeOf(request), request.params.id)),
+  );
+
+  app.get(
+    '/v1/gps/imports',
+    {
+      config: { auth: requireTracking('gps:write') },
+      schema: {
+        tags,
+        summary: 'Your imports, newest first, with their reports',
+        description:
+          'The imports you started (device_id: into that device only). all=true lists everyone’s: holders of gps:write ' +
+          'only (403 with gps:write_own). A credential without a user has imports of its own only with all=true.',
+        querystring: Type.Intersect([PageQuery(20), ImportListQuery]),
+        response: {
+          200: PageEnvelope(GpsImport),
+          ...errorResponses(RequestErrors.validation, AuthErrors.user_required, SharingErrors.self_service_off),
+        },
+      },
+    },
+    async (request) => {
+      const { page, limit, ...filter } = request.query;
+      const { rows, total } = await gpsFiles.listImports(callerOf(request), await scopeOf(request), filter, {
+        limit,
+        offset: offsetOf({ page, limit }),
+      });
+      return paginated(request, rows, total, { page, limit });
+    },
+  );
+
+  app.delete(
+    '/v1/gps/imports/:id/points',
+    {
+      config: { auth: requireTracking('gps:delete') },
+      schema: {
+        tags,
+        summary: 'Remove the points an import stored',
+        description:
+          'Removes exactly the points this import stored on its device (never one the device had already, nor one ' +
+          'sent meanwhile) and marks it reverted (reverted_at, removed). Points that belong to a trip stay, as ' +
+          'DELETE /v1/gps/{id} keeps them (kept_in_trips counts them); delete or change the trip first and call again. ' +
+          'The import’s starter while they own its device (gps:delete_own), or a holder of gps:delete. 409 while it runs, ' +
+          'and for an import made before imports recorded their points.',
+        params: IdParams,
+        response: {
+          200: SingleEnvelope(RevertedImport),
+          ...errorResponses(
+            RequestErrors.validation,
+            GpsFileErrors.import_not_found,
+            GpsErrors.device_not_writable,
+            GpsFileErrors.import_running,
+            GpsFileErrors.import_not_revertible,
+            SharingErrors.self_service_off,
+          ),
+        },
+      },
+    },
+    async (request) => single(request, await gpsFiles.revertImport(await scopeOf(request), request.params.id)),
   );
 }

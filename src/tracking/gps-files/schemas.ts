@@ -108,6 +108,9 @@ export const ImportFileBody = {
 
 export const MAX_REFUSALS_LISTED = 100;
 
+const timeOrNull = (description: string) =>
+  Nullable(Type.Unsafe<Date | string>({ type: 'string', format: 'date-time', description }));
+
 export const GpsImport = named(
   'GpsImport',
   Type.Object({
@@ -143,7 +146,29 @@ export const GpsImport = named(
     error: Nullable(
       Type.Object({ code: Type.String(), message: Type.String() }, { description: 'Why a failed import stopped' }),
     ),
+    created_by: Nullable(uuid({ description: 'Who started it (null: the system key, or a user since purged)' })),
+    first_point_at: timeOrNull(
+      'The time of its earliest point sent to be stored (null: none yet, or an import made before this was kept)',
+    ),
+    last_point_at: timeOrNull('The time of its latest point sent to be stored'),
+    reverted_at: timeOrNull('When its points were last removed (DELETE /v1/gps/imports/{id}/points); null: never'),
+    removed: Type.Integer({ description: 'Points of it removed so far' }),
     created_at: DateTime,
     finished_at: Nullable(DateTime),
   }),
 );
+
+export const ImportListQuery = Type.Object({
+  device_id: Type.Optional(uuid({ description: 'Only the imports into this device' })),
+  all: Type.Optional(
+    Type.Boolean({ description: "Everyone's imports, not only yours: holders of gps:write only (default false)" }),
+  ),
+});
+
+export const RevertedImport = Type.Object({
+  removed: Type.Integer({ description: 'Points removed now' }),
+  kept_in_trips: Type.Integer({
+    description: 'Points of the import left in place because they belong to a trip (as DELETE /v1/gps/{id} keeps them)',
+  }),
+  import: GpsImport,
+});

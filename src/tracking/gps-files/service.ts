@@ -20,12 +20,14 @@ import { headOf, removeDeadSpools, spool, type Spooled } from './spool.js';
 import { createAdmission, type ImportLimits } from './admission.js';
 import type { TrackingScope } from '../sharing/index.js';
 import { GpsErrors } from '../gps/errors.js';
+import { missingPermission } from '../../platform/auth/hooks.js';
+import { AuthErrors } from '../../platform/http/errors.js';
 
 interface Deps {
   db: Kysely<Schema>;
   clock: Clock;
   log: FastifyBaseLogger;
-  gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy' | 'trackOfDevice'>;
+  gps: Pick<GpsService, 'pointsOfDevice' | 'pointsOfTrip' | 'pointsSentBy' | 'trackOfDevice' | 'removeImported'>;
   devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
   trips: Pick<TripsService, 'readable'>;
   sink: PointSink;
@@ -102,10 +104,34 @@ export function createGpsFilesService(deps: Deps) {
 
   /** An import's record, if the scope may read it: a caller without the global permission, only their own. */
   async function readableImport(scope: TrackingScope, id: string) {
-    const found = await repo.get(id);
-    if (!found) return undefined;
-    const { created_by: startedBy, ...record } = found;
-    return scope.all || startedBy === scope.userId ? record : undefined;
+    const record = await repo.get(id);
+    return record && (scope.all || record.created_by === scope.userId) ? record : undefined;
+  }
+
+  /**
+   * An import's record as it stands (404 for one the scope may not read). One still `running` that no process
+   * has stamped for IMPORT_STALE_MS (the node that ran it crashed) is marked failed (interrupted) first, so it
+   * never shows as running forever.
+   */
+  async function currentImport(scope: TrackingScope, id: string) {
+    const record = await readableImport(scope, id);
+    if (!record) throw GpsFileErrors.import_not_found();
+    const now = deps.clock.now();
+    if (
+      record.status === 'running' &&
+      !runningIds.has(id) &&
+      (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))
+    ) {
+      return (await readableImport(scope, id)) ?? record;
+    }
+    return record;
+  }
+
+  /** Marks the import reverted (its device may be deleted by now, and the record with it: 404). */
+  async function reverted(id: string, outcome: { removed: number; keptInTrips: number }) {
+    const record = await repo.reverted(id, outcome.removed, deps.clock.now());
+    if (!record) throw GpsFileErrors.import_not_found();
+    return { removed: outcome.removed, kept_in_trips: outcome.keptInTrips, import: toGpsImport(record) };
   }
 
   return {
@@ -181,23 +207,48 @@ export function createGpsFilesService(deps: Deps) {
       }
     },
 
+    /** An import's record: a caller without the global permission reads only the imports they started (404 for any other). */
+    getImport: async (scope: TrackingScope, id: string) => toGpsImport(await currentImport(scope, id)),
+
     /**
-     * An import's record: a caller without the global permission reads only the imports they started (404 for
-     * any other). One still `running` that no process has stamped for IMPORT_STALE_MS (the node that ran it
-     * crashed) is marked failed (interrupted) first, so it never shows as running forever.
+     * GET /v1/gps/imports: the imports the caller started, newest first, of one device or all; with `all` (only a
+     * holder of the global permission) everyone's. A running import shows as it was last stamped.
      */
-    async getImport(scope: TrackingScope, id: string) {
-      let record = await readableImport(scope, id);
-      if (!record) throw GpsFileErrors.import_not_found();
-      const now = deps.clock.now();
-      if (
-        record.status === 'running' &&
-        !runningIds.has(id) &&
-        (await repo.failIfStale(id, new Date(now.getTime() - IMPORT_STALE_MS), now, INTERRUPTED))
-      ) {
-        record = (await readableImport(scope, id)) ?? record;
+    async listImports(
+      caller: Caller,
+      scope: TrackingScope,
+      query: { all?: boolean | undefined; device_id?: string | undefined },
+      page: { limit: number; offset: number },
+    ) {
+      if (query.all && !scope.all) throw missingPermission('gps:write');
+      if (!query.all && !caller.userId) throw AuthErrors.user_required();
+      const filter = { startedBy: query.all ? undefined : caller.userId!, deviceId: query.device_id };
+      const { rows, total } = await repo.page(filter, page.limit, page.offset);
+      return { rows: rows.map(toGpsImport), total };
+    },
+
+    /**
+     * DELETE /v1/gps/imports/{id}/points: removes the points the import stored, but those of a trip (which
+     * DELETE /v1/gps/{id} refuses too), and marks it reverted. Its starter, while they own the device (a caller
+     * without the global gps:delete), or a holder of gps:delete. Not while it runs (409); again later, it
+     * removes what is left (points freed from a trip meanwhile).
+     */
+    async revertImport(scope: TrackingScope, id: string) {
+      const record = await currentImport(scope, id);
+      if (!scope.all && !scope.access.atLeast(record.device_id, 'owner')) throw GpsErrors.device_not_writable();
+      if (record.status === 'running') throw GpsFileErrors.import_running();
+      if (record.first_point_at === null || record.last_point_at === null) {
+        // Points stored before imports named them (migration 0047) cannot be told from the device's others.
+        if (record.imported > 0) throw GpsFileErrors.import_not_revertible();
+        return reverted(id, { removed: 0, keptInTrips: 0 });
       }
-      return toGpsImport(record);
+      const outcome = await deps.gps.removeImported({
+        deviceId: record.device_id,
+        importId: id,
+        from: record.first_point_at,
+        to: record.last_point_at,
+      });
+      return reverted(id, outcome);
     },
 
     /** The imports still running end as failed (interrupted), with their reports, before the database closes. */

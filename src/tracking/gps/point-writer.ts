@@ -56,6 +56,7 @@ export function newRow(fields: Omit<PointFields, 'timestamp'>, timestamp: Date, 
     motion: fields.motion ?? null,
     alarm: fields.alarm ?? null,
     sent_by: sentBy,
+    import_id: null,
   };
 }
 

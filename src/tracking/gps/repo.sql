@@ -404,6 +404,146 @@ from
   and "gps_points"."longitude" = "fix"."longitude";
 -- parameters: ["{11111111-1111-4111-8111-111111111111}","{2026-03-14T11:00:00.000Z}","{52.52}","{13.405}"]
 
+-- insert of a file import's points: each names the import
+with
+  "logging_trip" as materialized (
+    select
+      "device_id"."device_id" as "device_id",
+      (
+        select
+          "trip"."id"
+        from
+          (
+            select
+              "id"
+            from
+              "trips"
+            where
+              "device_id" = "device_id"."device_id"
+              and "status" = $1
+              and "gps_logging_enabled" = $2
+            for no key update
+          ) as "trip"
+      ) as "trip_id"
+    from
+      unnest($3::uuid[]) as "device_id"
+  ),
+  "inserted" as (
+    insert into
+      "gps_points" (
+        "id",
+        "device_id",
+        "latitude",
+        "longitude",
+        "timestamp",
+        "speed_kmh",
+        "speed_mps",
+        "speed_mph",
+        "speed_knots",
+        "sent_by",
+        "import_id",
+        "trip_id"
+      )
+    select
+      "new_point"."id" as "id",
+      "new_point"."device_id" as "device_id",
+      "new_point"."latitude" as "latitude",
+      "new_point"."longitude" as "longitude",
+      "new_point"."timestamp" as "timestamp",
+      "new_point"."speed_kmh" as "speed_kmh",
+      "new_point"."speed_mps" as "speed_mps",
+      "new_point"."speed_mph" as "speed_mph",
+      "new_point"."speed_knots" as "speed_knots",
+      "new_point"."sent_by" as "sent_by",
+      "new_point"."import_id" as "import_id",
+      (
+        select
+          "logging_trip"."trip_id"
+        from
+          "logging_trip"
+        where
+          "logging_trip"."device_id" = "new_point"."device_id"
+      ) as "trip_id"
+    from
+      unnest(
+        $4::uuid[],
+        $5::uuid[],
+        $6::float8[],
+        $7::float8[],
+        $8::timestamptz[],
+        $9::float8[],
+        $10::float8[],
+        $11::float8[],
+        $12::float8[],
+        $13::uuid[],
+        $14::uuid[]
+      ) as "new_point" (
+        "id",
+        "device_id",
+        "latitude",
+        "longitude",
+        "timestamp",
+        "speed_kmh",
+        "speed_mps",
+        "speed_mph",
+        "speed_knots",
+        "sent_by",
+        "import_id"
+      )
+    on conflict ("device_id", "timestamp", "latitude", "longitude") do nothing
+    returning
+      "id"
+  )
+select
+  (
+    select
+      count(*)
+    from
+      inserted
+  )::int as "stored",
+  (
+    select
+      string_agg(inserted.id::text, ',')
+    from
+      inserted
+    having
+      count(*) < $15::int
+  ) as "ids",
+  now() as "created_at",
+  (
+    select
+      json_agg(logging_trip)
+    from
+      logging_trip
+  ) as "trips";
+-- parameters: ["active",true,["11111111-1111-4111-8111-111111111111"],"{eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee}","{11111111-1111-4111-8111-111111111111}","{52.52}","{13.405}","{2026-03-14T11:00:04.000Z}","{0}","{0}","{0}","{0}","{44444444-4444-4444-8444-444444444444}","{66666666-6666-4666-8666-666666666666}",1]
+
+-- removal of a file import's points, but those of a trip
+delete from "gps_points"
+where
+  (
+    "device_id" = $1
+    and "timestamp" >= $2
+    and "timestamp" <= $3
+    and "import_id" = $4
+  )
+  and "trip_id" is null;
+-- parameters: ["11111111-1111-4111-8111-111111111111","2026-03-14T11:00:00.000Z","2026-03-14T12:00:00.000Z","66666666-6666-4666-8666-666666666666"]
+
+-- a file import's points still stored
+select
+  count(*) as "n"
+from
+  "gps_points"
+where
+  (
+    "device_id" = $1
+    and "timestamp" >= $2
+    and "timestamp" <= $3
+    and "import_id" = $4
+  );
+-- parameters: ["11111111-1111-4111-8111-111111111111","2026-03-14T11:00:00.000Z","2026-03-14T12:00:00.000Z","66666666-6666-4666-8666-666666666666"]
+
 -- latest point
 select
   "id",

@@ -13,6 +13,7 @@ const OTHER_DEVICE = '22222222-2222-4222-8222-222222222222';
 const TRIP = '33333333-3333-4333-8333-333333333333';
 const USER = '44444444-4444-4444-8444-444444444444';
 const POINT = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa';
+const IMPORT = '66666666-6666-4666-8666-666666666666';
 const AT = new Date('2026-03-14T11:00:00.000Z');
 const AFTER = { after: { at: AT, id: POINT } };
 
@@ -43,6 +44,7 @@ const point = (
   motion: null,
   alarm: null,
   sent_by: USER,
+  import_id: null,
   ...fields,
 });
 
@@ -101,6 +103,18 @@ it('matches the SQL committed in repo.sql', async () => {
     () => repo.insertMany([point(POINT, DEVICE, 0)], loggingTrip),
     inserted(0, [{ device_id: DEVICE, trip_id: TRIP }]),
   );
+
+  await sql.record(
+    "insert of a file import's points: each names the import",
+    () =>
+      repo.insertMany([point('eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee', DEVICE, 4, { import_id: IMPORT })], loggingTrip, {
+        readBack: false,
+      }),
+    inserted(1, [{ device_id: DEVICE, trip_id: null }]),
+  );
+  const imported = { deviceId: DEVICE, importId: IMPORT, from: AT, to: new Date('2026-03-14T12:00:00.000Z') };
+  await sql.record("removal of a file import's points, but those of a trip", () => repo.deleteImported(imported), [[]]);
+  await sql.record("a file import's points still stored", () => repo.countImported(imported), [[{ n: '0' }]]);
 
   await sql.record('latest point', () => repo.latest());
   await sql.record('latest point of a device', () => repo.latest(DEVICE));

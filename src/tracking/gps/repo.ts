@@ -3,6 +3,7 @@ import {
   sql,
   type CompiledQuery,
   type Expression,
+  type ExpressionBuilder,
   type Kysely,
   type Selectable,
   type SelectQueryBuilder,
@@ -59,6 +60,7 @@ const INSERTED = {
   motion: 'text',
   alarm: 'text',
   sent_by: 'uuid',
+  import_id: 'uuid',
 } as const;
 type InsertedColumn = keyof typeof INSERTED;
 const INSERTED_COLUMNS = Object.keys(INSERTED) as InsertedColumn[];
@@ -298,6 +300,23 @@ export type LoggingTripQuery = (
 ) => SelectQueryBuilder<Schema, 'trips', { id: string }>;
 
 export type NewGpsPoint = Omit<Schema['gps_points'], 'id' | 'created_at'> & { timestamp: Date };
+
+/** The points a file import stored: its device, its id, and the times of its first and last point. */
+export interface ImportedPoints {
+  deviceId: string;
+  importId: string;
+  from: Date;
+  to: Date;
+}
+
+/** An import's points, found by the device's index over the import's time range (no index on import_id). */
+const importedPoints = (eb: ExpressionBuilder<Schema, 'gps_points'>, target: ImportedPoints) =>
+  eb.and([
+    eb('device_id', '=', target.deviceId),
+    eb('timestamp', '>=', target.from),
+    eb('timestamp', '<=', target.to),
+    eb('import_id', '=', target.importId),
+  ]);
 
 /**
  * `query` from `start`: the rows past a key (`<` newest first, `>` oldest first), or `offset` rows in. The key's
@@ -664,6 +683,29 @@ export function createGpsRepo(db: Kysely<Schema>) {
         .where('sent_by', '=', userId)
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
+    },
+
+    /**
+     * Deletes the points a file import stored on its device within its time range (see migration 0047), but those
+     * of a trip; how many went.
+     */
+    async deleteImported(target: ImportedPoints): Promise<number> {
+      const result = await db
+        .deleteFrom('gps_points')
+        .where((eb) => importedPoints(eb, target))
+        .where('trip_id', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    /** How many points of a file import are still stored (after `deleteImported`: those of trips). */
+    async countImported(target: ImportedPoints): Promise<number> {
+      const row = await db
+        .selectFrom('gps_points')
+        .where((eb) => importedPoints(eb, target))
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
     },
 
     /** Deletes a point that no trip holds; reports what stood in the way otherwise. */

@@ -18,7 +18,7 @@ const MAX_FRIENDS = 100;
 type OwnScope = Exclude<TrackingScope, { all: true }>;
 import { createTrackReader, fitZoom, MAX_UNTHINNED_TRACK_POINTS, type TrackRange } from './track.js';
 import { compileItemCheck } from '../../platform/http/validation.js';
-import { createGpsRepo } from './repo.js';
+import { createGpsRepo, type ImportedPoints } from './repo.js';
 import { GpsErrors } from './errors.js';
 import {
   createPointWriter,
@@ -417,14 +417,15 @@ export function createGpsService(deps: Deps) {
      * the device had already (same time and position).
      */
     async importPoints(
-      target: { deviceId: string; sentBy: string | null },
+      target: { deviceId: string; sentBy: string | null; importId: string },
       points: PointFields[],
     ): Promise<{ stored: number; duplicates: number }> {
-      const writes = points.map((point) => ({
-        row: newRow(point, point.timestamp, target.sentBy),
-        deviceId: target.deviceId,
-        apiKeyId: undefined,
-      }));
+      const writes = points.map((point) => {
+        const row = newRow(point, point.timestamp, target.sentBy);
+        // Which import stored it, so that its points can be removed again (and only those).
+        row.import_id = target.importId;
+        return { row, deviceId: target.deviceId, apiKeyId: undefined };
+      });
       const { stored, duplicates } = await storeAll(writes);
       return { stored, duplicates };
     },
@@ -536,6 +537,18 @@ export function createGpsService(deps: Deps) {
 
     /** The latest point of every device that has one, by device id. */
     latestPerDevice: async () => repo.latestPerDevice(await deps.devices.ids()),
+
+    /**
+     * The points a file import stored (DELETE /v1/gps/imports/{id}/points): those of a trip stay, as
+     * DELETE /v1/gps/{id} refuses to delete one; how many went and how many stay in trips. The device's cached
+     * latest point, which may have been one of them, is forgotten.
+     */
+    async removeImported(target: ImportedPoints): Promise<{ removed: number; keptInTrips: number }> {
+      const removed = await repo.deleteImported(target);
+      const keptInTrips = await repo.countImported(target);
+      if (removed > 0) await forgetLatest(target.deviceId);
+      return { removed, keptInTrips };
+    },
 
     /** A self-service user deletes only points of devices they own. */
     async remove(scope: TrackingScope, id: string) {

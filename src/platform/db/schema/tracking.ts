@@ -67,6 +67,8 @@ export interface GpsPointsTable {
   alarm: string | null;
   /** The user whose key or session posted the point (null: the system key, or before migration 0023). */
   sent_by: string | null;
+  /** The file import that stored the point (migration 0047; null: not from a file, or stored before). */
+  import_id: string | null;
   created_at: CreatedAt;
 }
 
@@ -93,6 +95,12 @@ export interface GpsImportsTable {
   created_at: CreatedAt;
   updated_at: UpdatedAt;
   finished_at: Date | null;
+  /** The time of the earliest and the latest point sent to be stored (null: none yet, or before migration 0047). */
+  first_point_at: Date | null;
+  last_point_at: Date | null;
+  /** When its points were last removed (DELETE /v1/gps/imports/{id}/points), and how many in all. */
+  reverted_at: Date | null;
+  removed: Generated<number>;
 }
 
 export interface TripsTable {

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { GpsPointsTable } from '../../../platform/db/schema/tracking.js';
 
 /** A stored point as the writers see it (the GPS module's point, read a batch at a time). */
-export type ExportPoint = Omit<Selectable<GpsPointsTable>, 'device_id' | 'sent_by' | 'created_at'>;
+export type ExportPoint = Omit<Selectable<GpsPointsTable>, 'device_id' | 'sent_by' | 'import_id' | 'created_at'>;
 
 /** What a file is about: its name in the file and when it was made. */
 export interface ExportMeta {

@@ -65,8 +65,9 @@ export function createTrails(map) {
         trail = { device, points: [], lines: [] };
         trails.set(device.id, trail);
       }
+      // (Two points in one second are both kept: trackers send whole seconds.)
       const last = trail.points.at(-1);
-      if (last && last.at >= at) return;
+      if (last && last.at > at) return;
       trail.points.push({ at, latLng: L.latLng(point.latitude, point.longitude) });
       draw(trail, now);
     },

@@ -56,6 +56,32 @@ async function offCentre(page: Page, marker: Locator) {
   return Math.hypot(a.x - b.x, a.y - b.y);
 }
 
+/**
+ * The most opaque pixel the map's canvases (trails, accuracy circles) hold at a point of the page, as 0–255: what
+ * is drawn there, whatever lies over it.
+ */
+async function drawnAt(page: Page, at: { x: number; y: number }) {
+  return page.locator('.leaflet-overlay-pane canvas').evaluateAll(
+    (canvases, point) =>
+      Math.max(
+        0,
+        ...canvases.map((canvas) => {
+          const element = canvas as unknown as {
+            getBoundingClientRect(): { left: number; top: number; width: number };
+            width: number;
+            getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: number[] } };
+          };
+          const box = element.getBoundingClientRect();
+          const scale = element.width / box.width;
+          const x = Math.round((point.x - box.left) * scale);
+          const y = Math.round((point.y - box.top) * scale);
+          return element.getContext('2d').getImageData(x, y, 1, 1).data[3] ?? 0;
+        }),
+      ),
+    at,
+  );
+}
+
 /** The names in the device list, in its order. */
 const listed = (page: Page) => page.locator('.devices li .name').allTextContents();
 
@@ -147,6 +173,12 @@ describe('the live map in Chromium', { timeout: 180_000 }, () => {
       await expect.poll(() => offCentre(page, marker), { timeout: 3000 }).toBeLessThan(30);
       if (step === 0) await page.keyboard.press('Escape');
     }
+    // Behind the marker (west, where it came from) its trail; north of it only its accuracy circle's faint fill.
+    const centre = await middle(marker.locator('.device-dot'));
+    expect(await drawnAt(page, { x: centre.x - 24, y: centre.y })).toBeGreaterThan(150);
+    const north = await drawnAt(page, { x: centre.x, y: centre.y - 22 });
+    expect(north).toBeGreaterThan(10);
+    expect(north).toBeLessThan(100);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'live-map-follow');
 

@@ -16,6 +16,32 @@ import { colourOf, iconSvg } from './icons.js';
 const HALF = 14;
 
 /**
+ * A device's look, built when its marker is drawn (not when it is made: of ten thousand markers most wait inside a
+ * cluster, and one leaving a cluster is drawn anew).
+ */
+class DeviceIcon extends L.DivIcon {
+  /** @param {Device} device */
+  constructor(device) {
+    super({ className: 'device-marker', iconSize: [HALF * 2, HALF * 2] });
+    this.device = device;
+  }
+
+  /** @param {HTMLElement} [old] */
+  createIcon(old) {
+    const look = h(
+      'span',
+      { class: 'device-look' },
+      h('span', { class: 'device-heading', 'aria-hidden': 'true' }),
+      h('span', { class: 'device-dot' }, iconSvg(this.device.icon)),
+      h('span', { class: 'device-label', 'aria-hidden': 'true' }, this.device.name),
+    );
+    look.style.setProperty('--device-colour', colourOf(this.device));
+    this.options.html = look;
+    return super.createIcon(old);
+  }
+}
+
+/**
  * @param {import('./clusters.js').Clusters} layer
  * @param {{ popup: (id: string) => HTMLElement, onClick: (id: string) => void }} handlers
  */
@@ -27,19 +53,6 @@ export function createPositions(layer, { popup, onClick }) {
   /** @type {L.Marker[]} markers made while the page loads, added to the layer in one call */
   let batch = [];
   let batching = false;
-
-  /** @param {Device} device */
-  function iconOf(device) {
-    const element = h(
-      'span',
-      { class: 'device-look' },
-      h('span', { class: 'device-heading', 'aria-hidden': 'true' }),
-      h('span', { class: 'device-dot' }, iconSvg(device.icon)),
-      h('span', { class: 'device-label', 'aria-hidden': 'true' }, device.name),
-    );
-    element.style.setProperty('--device-colour', colourOf(device));
-    return L.divIcon({ className: 'device-marker', iconSize: [HALF * 2, HALF * 2], html: element });
-  }
 
   /**
    * Marks the marker's element with the device and its state (the tests and the benchmark read these too).
@@ -83,7 +96,12 @@ export function createPositions(layer, { popup, onClick }) {
       const position = [point.latitude, point.longitude];
       let marker = markers.get(device.id);
       if (!marker) {
-        marker = L.marker(position, { icon: iconOf(device), keyboard: true, title: device.name, alt: device.name });
+        marker = L.marker(position, {
+          icon: new DeviceIcon(device),
+          keyboard: true,
+          title: device.name,
+          alt: device.name,
+        });
         marker.bindPopup(() => popup(device.id));
         marker.on('click', () => onClick(device.id));
         // Out of a cluster (or back in view) the marker gets a new element: marked again.
@@ -104,6 +122,8 @@ export function createPositions(layer, { popup, onClick }) {
     },
     /** @param {string} id */
     marker: (id) => markers.get(id),
+    /** Whether the device's marker is on the map by itself (not inside a cluster). @param {string} id */
+    alone: (id) => Boolean(markers.get(id)?.getElement()),
     /** @param {string} id */
     remove(id) {
       const marker = markers.get(id);

@@ -45,18 +45,23 @@ export function createTrails(map) {
   const timer = setInterval(() => {
     const now = Date.now();
     for (const [id, trail] of trails) {
-      draw(trail, now);
+      // Trails on the map fade; those of clustered devices only forget their old points.
+      if (trail.lines.length) draw(trail, now);
+      else trail.points = trail.points.filter((point) => now - point.at <= TRAIL_MS);
       if (!trail.points.length) trails.delete(id);
     }
   }, 20_000);
 
   return {
     /**
-     * A live point of the device: its trail grows (a point older than the trail's newest is left out).
+     * A live point of the device: its trail grows (a point older than the trail's newest is left out). It is drawn
+     * only when `shown` (the device's marker stands alone on the map, not inside a cluster): a thousand devices
+     * moving each second far out are points kept, not lines drawn.
      * @param {Device} device
      * @param {GpsPoint} point
+     * @param {boolean} shown
      */
-    add(device, point) {
+    add(device, point, shown) {
       const at = Date.parse(point.timestamp);
       const now = Date.now();
       if (now - at > TRAIL_MS) return;
@@ -69,7 +74,8 @@ export function createTrails(map) {
       const last = trail.points.at(-1);
       if (last && last.at > at) return;
       trail.points.push({ at, latLng: L.latLng(point.latitude, point.longitude) });
-      draw(trail, now);
+      if (shown) draw(trail, now);
+      else if (trail.points.length > MAX_POINTS) trail.points.shift();
     },
     /** @param {string} id */
     has: (id) => (trails.get(id)?.lines.length ?? 0) > 0,

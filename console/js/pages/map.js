@@ -207,7 +207,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     const { device, point } = entry;
     if (!point) return;
     positions.place(device, point, status(entry));
-    if (live) trails.add(device, point);
+    if (live) trails.add(device, point, positions.alone(device.id));
     accuracy.moved(device, point);
     selection.moved(device.id);
   }

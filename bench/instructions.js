@@ -45,20 +45,27 @@ try {
   const results = [];
   for (const scenario of selected) {
     const env = { ...serviceEnv, DATA_DIR: dataDir, HOST: '127.0.0.1' };
-    const service = await count(
-      'service',
-      [join(ROOT, 'dist', 'main.js'), 'serve'],
-      env,
-      '/v1/health',
-      async (url) => ({
+    /** Instructions per request of the scenario's request, as `prepare` sets it up. */
+    const countOf = (prepare) =>
+      count('service', [join(ROOT, 'dist', 'main.js'), 'serve'], env, '/v1/health', async (url) => ({
         ...scenario.request,
-        ...(scenario.prepare ? await scenario.prepare(url) : {}),
-      }),
-    );
+        ...(prepare ? await prepare(url, { dataDir }) : {}),
+      }));
+    const service = await countOf(scenario.prepare);
     const ratio = Math.round((baseline / service) * 100) / 100;
-    results.push({ scenario: scenario.name, instructions_per_request: service, ratio });
+    // A comparison (see scenarios.js): the other caller's count of the same request, and the ratio of the two.
+    const versus = scenario.versus && (await countOf(scenario.versus.prepare));
+    results.push({
+      scenario: scenario.name,
+      instructions_per_request: service,
+      ratio,
+      ...(versus ? { versus: { label: scenario.versus.label, instructions_per_request: versus } } : {}),
+    });
     console.log(
-      `${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request  | ratio to baseline ${ratio.toFixed(2)}`,
+      `${scenario.name.padEnd(34)} ${service.toLocaleString('en').padStart(9)} instructions per request  | ratio to baseline ${ratio.toFixed(2)}` +
+        (versus
+          ? `  | ${scenario.versus.label} ${versus.toLocaleString('en')}, this caller / ${scenario.versus.label} ${(service / versus).toFixed(3)}`
+          : ''),
     );
   }
   console.log(

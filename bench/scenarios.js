@@ -1,10 +1,14 @@
 /**
  * Load scenarios run against the service. Each names the request autocannon
  * repeats; `prepare` may create what the request needs (keys, data) through
- * the service's own API and return extra request options. `cachedRead`: served
- * without the database (what `npm run bench:instructions` counts by default).
+ * the service's own API and return extra request options (it is given the service's URL and `{ dataDir }`, its
+ * DATA_DIR). `cachedRead`: served without the database (what `npm run bench:instructions` counts by default).
+ * `versus`: the same request by another caller (`label`, `prepare`), measured in the same rounds, the two taking
+ * turns, and compared (run.js prints and stores the ratios).
  */
 import { createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_ADMIN, BENCH_ID_APP_SECRET } from './service-env.js';
 
@@ -108,6 +112,92 @@ async function withLongTrip(baseUrl) {
   return { path: `/v1/trips/${trip.data.id}/gps`, ...(await withKey(baseUrl)) };
 }
 
+/** A user who signed up as anyone does (role User only): registered, then the mailed link followed (DATA_DIR/outbox). */
+async function signedUp(baseUrl, dataDir, username) {
+  const email = `${username}@example.org`;
+  await post(baseUrl, '/v1/auth/register', { email, username, password: BENCH_ADMIN.password });
+  const signedIn = await post(baseUrl, '/v1/auth/register/verify', { token: mailedToken(dataDir, email) });
+  return { id: signedIn.user_id, token: signedIn.session_token };
+}
+
+/** The token of the link mailed to `email`: without SMTP_URL the service writes its mail to DATA_DIR/outbox. */
+function mailedToken(dataDir, email) {
+  const outbox = join(dataDir, 'outbox');
+  for (const file of readdirSync(outbox).sort().reverse()) {
+    // Quoted-printable: soft line breaks and =XX escapes undone.
+    const mail = readFileSync(join(outbox, file), 'utf8')
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_, hex) => String.fromCharCode(parseInt(hex, 16)));
+    if (!mail.includes(`To: ${email}`)) continue;
+    const token = /[?&]token=([^&\s"<>]+)/.exec(mail)?.[1];
+    if (token) return decodeURIComponent(token);
+  }
+  throw new Error(`no mail with a token to ${email} in ${outbox}`);
+}
+
+const OWN_DEVICES = 5;
+const SHARED_DEVICES = 20;
+const POINTS_PER_DEVICE = 10;
+let sharing;
+
+/**
+ * Issue 43's like-for-like: a self-service user owning 5 devices, 20 more shared with them by 4 people (5 each, at
+ * live, history of 7 days and full in turn), every device with points, and those 25 devices the only ones of the
+ * instance with points: for a holder of gps:read, /v1/gps/current/devices answers every device of the instance, so
+ * both callers read the same 25 latest points (and /v1/gps/current the same newest one). Made once; it runs before
+ * any scenario that writes points, and refuses to measure when the instance holds other points.
+ */
+function sharingFixture(baseUrl, { dataDir }) {
+  sharing ??= (async () => {
+    const holder = await admin(baseUrl);
+    const self = await signedUp(baseUrl, dataDir, 'bench_self');
+    const deviceIds = [];
+    for (let i = 0; i < OWN_DEVICES; i++)
+      deviceIds.push((await post(baseUrl, '/v1/devices', { name: `own ${i}` }, self.token)).data.id);
+    const levels = ['live', 'history', 'full'];
+    for (let owner = 0; owner < SHARED_DEVICES / 5; owner++) {
+      const sharer = await signedUp(baseUrl, dataDir, `bench_sharer_${owner}`);
+      for (let i = 0; i < 5; i++) {
+        const { id } = (await post(baseUrl, '/v1/devices', { name: `shared ${owner}.${i}` }, sharer.token)).data;
+        const level = levels[deviceIds.length % levels.length];
+        const share = { user_id: self.id, level, ...(level === 'history' ? { history_days: 7 } : {}) };
+        await post(baseUrl, `/v1/devices/${id}/shares`, share, sharer.token);
+        deviceIds.push(id);
+      }
+    }
+    const now = Math.floor(Date.now() / 1000);
+    const points = deviceIds.flatMap((device_id, d) =>
+      Array.from({ length: POINTS_PER_DEVICE }, (_, i) => ({
+        ...POINT,
+        device_id,
+        latitude: 53.5 + d / 100,
+        timestamp: now - (POINTS_PER_DEVICE - i) * 60 - d,
+      })),
+    );
+    await post(baseUrl, '/v1/gps/batch', points, holder);
+    for (const [who, token] of [
+      ['the self-service user', self.token],
+      ['the admin (gps:read)', holder],
+    ]) {
+      const latest = await request(baseUrl, 'GET', '/v1/gps/current/devices', undefined, token);
+      if (latest.length !== deviceIds.length)
+        throw new Error(
+          `GET /v1/gps/current/devices answered ${latest.length} points to ${who}, not ${deviceIds.length}: ` +
+            'the sharing scenarios need an instance whose only points are theirs (run them first, or alone)',
+        );
+    }
+    return { self: self.token, holder };
+  })();
+  return sharing;
+}
+
+const asSelfService = async (baseUrl, context) => ({
+  headers: { authorization: `Bearer ${(await sharingFixture(baseUrl, context)).self}` },
+});
+const asGlobalHolder = async (baseUrl, context) => ({
+  headers: { authorization: `Bearer ${(await sharingFixture(baseUrl, context)).holder}` },
+});
+
 const CALLBACK = 'https://bench.example.org/cb';
 const form = (fields) => new URLSearchParams(fields).toString();
 
@@ -189,6 +279,20 @@ async function withRefreshTokens(baseUrl) {
 }
 
 export const scenarios = [
+  // Issue 43 (goal: the self-service calls within 5% of the global ones, p50). First: their instance must hold no
+  // other points (see sharingFixture). BENCH_ONLY=sharing runs both.
+  {
+    name: 'GET /v1/gps/current (sharing: 5 own + 20 shared vs gps:read)',
+    request: { method: 'GET', path: '/v1/gps/current' },
+    prepare: asSelfService,
+    versus: { label: 'gps:read', prepare: asGlobalHolder },
+  },
+  {
+    name: 'GET /v1/gps/current/devices (sharing: 5 own + 20 shared vs gps:read)',
+    request: { method: 'GET', path: '/v1/gps/current/devices' },
+    prepare: asSelfService,
+    versus: { label: 'gps:read', prepare: asGlobalHolder },
+  },
   { name: 'GET /v1/health', request: { method: 'GET', path: '/v1/health' } },
   { name: 'GET /v1 (anonymous)', request: { method: 'GET', path: '/v1' }, cachedRead: true },
   // The same cheap route with a credential: the difference is the cost of authentication.

@@ -65,7 +65,7 @@ export async function mount(root, { config, can }) {
  * The settings of each app for the new device, and the OwnTracks link its QR code holds.
  * @param {{ base: string, key: string, device: import('../types/routes').Schema<'Device'> }} created
  */
-function settingsFor({ base, key, device }) {
+export function settingsFor({ base, key, device }) {
   const urls = ingestUrls(base);
   const owntracks = {
     _type: 'configuration',
@@ -166,7 +166,7 @@ function settingsFor({ base, key, device }) {
  * @param {string} text
  * @param {HTMLImageElement} img
  */
-async function qrFor(text, img) {
+export async function qrFor(text, img) {
   const response = await fetch('/console/qr', {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}` },

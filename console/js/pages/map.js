@@ -121,6 +121,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       point.accuracy !== null ? [' · ', t('map.accuracy', { metres: formatNumber(point.accuracy, 0) })] : null,
       h('br'),
       t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
+      changeable(device) ? h('div', { class: 'popup-actions' }, editButton(entries.get(device.id) ?? entry)) : null,
     );
   }
 
@@ -151,13 +152,47 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     const button = h(
       'button',
       { type: 'button', 'data-device': device.id, disabled: !point, onclick: () => selection.select(device.id) },
-      h('span', { class: 'name' }, device.name),
+      h('span', { class: 'name' }, device.name, device.is_active ? null : ` (${t('device.inactive')})`),
       h('span', { class: 'meta' }, ...meta),
       mark ? h('span', { class: 'whose' }, mark) : null,
     );
     if (!entry.item) entry.item = h('li');
-    show(entry.item, button, mine(device) ? shareButton(device) : null);
+    show(entry.item, button, changeable(device) ? editButton(entry) : null, mine(device) ? shareButton(device) : null);
     return entry.item;
+  }
+
+  /** Whether the user may change the device (rename, colour, key, delete): their own, or any with devices:write. */
+  const changeable = (/** @type {Entry['device']} */ device) => can('devices:write') || mine(device);
+
+  /** The button that opens the device's dialog (its module loaded when first wanted). @param {Entry} entry */
+  function editButton(entry) {
+    const label = t('device.editLabel', { name: entry.device.name });
+    const button = h('button', { type: 'button', class: 'edit', 'aria-label': label }, t('device.edit'));
+    button.addEventListener('click', async () => {
+      const { openDeviceDialog } = await import('./device-dialog.js');
+      openDeviceDialog(entry.device, {
+        me,
+        can,
+        publicUrl: config.publicUrl,
+        // The list may have drawn the entry anew meanwhile: its button then.
+        opener: () => (button.isConnected ? button : entry.item?.querySelector('button.edit')),
+        onChanged: (device) => {
+          // A new name or look: the marker is made anew (its title, label, colour and icon show them).
+          const { name, icon, color } = entry.device;
+          if (device.name !== name || device.icon !== icon || device.color !== color) positions.remove(device.id);
+          entry.device = device;
+          place(entry);
+          deviceList.render();
+        },
+        onDeleted: (id) => {
+          positions.remove(id);
+          entries.delete(id);
+          deviceList.render();
+          updateCard();
+        },
+      });
+    });
+    return button;
   }
 
   /**
@@ -313,6 +348,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
   return () => {
     // A sharing dialog still open belongs to this page.
     document.querySelector('dialog.share-dialog')?.remove();
+    document.querySelector('dialog.device-dialog')?.remove();
     stopLive();
     clearInterval(clockTimer);
     clearTimeout(relistTimer);

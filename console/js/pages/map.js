@@ -53,7 +53,8 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
   let loaded;
   try {
     loaded = await Promise.all([
-      all('/v1/devices'),
+      // Every device, however many (all() stops at 2,000 unless told): the map is meant for ten thousand.
+      all('/v1/devices', 50_000),
       get('/v1/gps/current/devices'),
       // The marks only: a map without them is still a map.
       get('/v1/shares?direction=incoming').then(

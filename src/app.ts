@@ -291,6 +291,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
       ...config.console,
       supportedLocales: config.supportedLocales,
       turnstileSiteKey,
+      registrationEnabled: config.registrationEnabled,
     });
   }
   if (options.extraRoutes) await app.register(options.extraRoutes);

@@ -3,10 +3,12 @@
  * The console's only way to the service: the public REST API (and /v1/gql, /v1/ws) with the
  * signed-in user's session token, so it can do nothing the user could not do with curl.
  *
- * Where the token lives: in sessionStorage of this tab, never in a cookie (no ambient credential, so
- * no cross-site request can use it) and never in a URL (links, history and logs stay free of it).
- * It is gone when the tab closes; a reload of the tab keeps it. The strict CSP (no inline script,
- * scripts only from this origin) is what keeps injected code from reading it.
+ * Where the token lives: in this origin's localStorage, so a reload and every other tab of the console are
+ * signed in too, until signing out (in any tab: the others hear it through the storage event) or the session's
+ * end. Never in a cookie (no ambient credential, so no cross-site request can use it) and never in a URL (links,
+ * history and logs stay free of it). Its exposure (docs/access.md, Security model): any script running on this
+ * origin could read it, and it stays on the computer after the browser closes; the strict CSP (no inline script,
+ * scripts only from this origin) is what keeps injected code from running at all.
  */
 import { t } from './i18n.js';
 
@@ -50,13 +52,29 @@ function refusal(response, body) {
 
 export const session = {
   get token() {
-    return sessionStorage.getItem(TOKEN_KEY);
+    return localStorage.getItem(TOKEN_KEY);
   },
   set token(value) {
-    if (value) sessionStorage.setItem(TOKEN_KEY, value);
-    else sessionStorage.removeItem(TOKEN_KEY);
+    if (value) localStorage.setItem(TOKEN_KEY, value);
+    else localStorage.removeItem(TOKEN_KEY);
   },
 };
+
+// A tab signed in before the token moved to localStorage keeps its session.
+const held = sessionStorage.getItem(TOKEN_KEY);
+if (held) {
+  session.token ??= held;
+  sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/**
+ * Signing in or out in another tab of the console: `handler` gets whether a session is held now.
+ * @param {(signedIn: boolean) => void} handler
+ */
+export const whenOtherTabChanges = (handler) =>
+  window.addEventListener('storage', (event) => {
+    if (event.key === TOKEN_KEY || event.key === null) handler(Boolean(session.token));
+  });
 
 let onUnauthorized = () => {};
 /**

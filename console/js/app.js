@@ -1,5 +1,5 @@
 // @ts-check
-import { api, gql, session, whenUnauthorized } from './api.js';
+import { api, gql, session, whenOtherTabChanges, whenUnauthorized } from './api.js';
 import { announce, h, show } from './dom.js';
 import { setLocale, t } from './i18n.js';
 import { signInPage } from './pages/signin.js';
@@ -102,13 +102,23 @@ async function start() {
   await route();
 }
 
+/** The pages before sign-in besides the sign-in itself (#/reset-password, #/signup: pages/signed-out.js). */
+const SIGNED_OUT = ['reset-password', 'signup'];
+
 /** @param {string} [message] */
-function showSignIn(message) {
+async function showSignIn(message) {
   unmount();
   unmount = () => {};
   bar.hidden = true;
-  document.title = `${t('signin.title')}`;
-  show(main, signInPage({ message, onSignedIn: start, turnstileSiteKey: config.turnstileSiteKey }));
+  const wanted = location.hash.replace(/^#\/?/, '');
+  const { turnstileSiteKey, registration } = config;
+  if (SIGNED_OUT.includes(wanted) && !message) {
+    const { resetPage, signUpPage } = await import('./pages/signed-out.js');
+    show(main, (wanted === 'signup' ? signUpPage : resetPage)({ turnstileSiteKey }));
+  } else {
+    document.title = `${t('signin.title')}`;
+    show(main, signInPage({ message, onSignedIn: start, turnstileSiteKey, registration }));
+  }
   main.querySelector('input')?.focus();
 }
 
@@ -162,6 +172,12 @@ async function route() {
 }
 
 window.addEventListener('hashchange', () => {
+  if (!session.token) return void showSignIn();
   route().then(() => main.focus({ preventScroll: true }));
+});
+// One session for every tab of the console: signed out in one, the others follow; signed in in one, the others too.
+whenOtherTabChanges((signedIn) => {
+  if (!signedIn && !bar.hidden) signOut(false);
+  else if (signedIn && bar.hidden) start();
 });
 start();

@@ -1,5 +1,6 @@
 // @ts-check
 import { post, session } from './api.js';
+import { forgetBrowserTracker } from './browser-tracker.js';
 import { t } from './i18n.js';
 
 /**
@@ -44,5 +45,7 @@ export const whenSignedOut = (handler) => {
 export async function signOut(callApi = true, message = t('signin.signedOut')) {
   if (callApi && session.token) await post('/v1/auth/logout').catch(() => {});
   session.token = null;
+  // The browser tracker's key is the user's: the next person signing in on this browser must not find it.
+  forgetBrowserTracker();
   onSignedOut(message);
 }

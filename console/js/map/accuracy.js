@@ -76,6 +76,9 @@ export function createAccuracy(map, devices) {
     stop() {
       map.off('moveend', redraw);
       group.remove();
+      // Removing the paths asked the canvas for a redraw: removed with them, it is cancelled (a redraw after the
+      // map's removal would find no canvas).
+      renderer.remove();
     },
   };
 }

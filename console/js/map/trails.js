@@ -82,6 +82,9 @@ export function createTrails(map) {
     stop() {
       clearInterval(timer);
       group.remove();
+      // Removing the paths asked the canvas for a redraw: removed with them, it is cancelled (a redraw after the
+      // map's removal would find no canvas).
+      renderer.remove();
     },
   };
 }

@@ -111,8 +111,21 @@ export async function mount(root, { config, me, can, canTrack }) {
       ownerOf.set(d.id, d.owner_id);
     }
     offerImport();
+    if (location.hash === '#/history/import') openImport();
   } catch (err) {
     show(problem, errorBox(err));
+  }
+
+  /** Arrived from the empty map's "Import history": the import form, into a device of the user's own, or why not. */
+  function openImport() {
+    const own = [...ownerOf].find(([, owner]) => owner === me.userId)?.[0];
+    if (imports?.hidden && own) {
+      device.input.value = own;
+      offerImport();
+    }
+    if (!imports || imports.hidden) return show(problem, h('p', { role: 'status' }, t('history.importNeedsDevice')));
+    imports.scrollIntoView({ block: 'nearest' });
+    imports.querySelector('input')?.focus();
   }
 
   /** @param {number} index */

@@ -13,6 +13,7 @@ import { createSelection } from '../map/selection.js';
 import { ago, STATUS_TEXT, statusOf } from '../map/status.js';
 import { createTrails } from '../map/trails.js';
 import { signOut } from '../session.js';
+import { firstRun } from './first-run.js';
 
 /** @typedef {import('../types/routes').Schema<'GpsPoint'>} GpsPoint */
 /**
@@ -45,8 +46,12 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     list,
   );
   const mapElement = h('div', { class: 'map', id: 'map' });
-  let card = canTrack('devices:write') ? connectCard(opens('connect')) : null;
-  show(root, h('div', { class: 'live' }, aside, h('div', { class: 'map-area' }, mapElement, card?.element)));
+  const empty = canTrack('devices:write') ? firstRun({ config, me, can, canTrack, opens }) : null;
+  let card = empty?.card ?? null;
+  show(
+    root,
+    h('div', { class: 'live' }, aside, h('div', { class: 'map-area' }, mapElement, card?.element, empty?.tracker)),
+  );
   root.classList.add('fill');
   const map = createMap(mapElement, config, t('map.label'));
 
@@ -66,6 +71,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     // (Self-service tracking switched off on this instance, say: the API's words.)
     show(list, h('li', {}, errorBox(err)));
     card?.element.remove();
+    empty?.tracker?.remove();
     return () => removeMap(map);
   }
   const [devices, latest] = loaded;
@@ -351,6 +357,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     document.querySelector('dialog.share-dialog')?.remove();
     document.querySelector('dialog.device-dialog')?.remove();
     stopLive();
+    empty?.stop();
     clearInterval(clockTimer);
     clearTimeout(relistTimer);
     trails.stop();
@@ -358,30 +365,5 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     deviceList.stop();
     if (frame) cancelAnimationFrame(frame);
     removeMap(map);
-  };
-}
-
-/**
- * The card over the empty map: connect your phone (Connect a device), and what happens then. A user who may not make
- * the API key a phone sends with is told so instead of being sent to a page they cannot use.
- * @param {boolean} canConnect whether the user may open Connect a device
- */
-function connectCard(canConnect) {
-  const waiting = h('p', { class: 'muted', hidden: true });
-  const element = h(
-    'section',
-    { class: 'connect-card card', 'aria-labelledby': 'connect-title' },
-    h('h2', { id: 'connect-title' }, t('map.connectTitle')),
-    h('p', {}, t(canConnect ? 'map.connectNext' : 'map.connectNoKeys')),
-    waiting,
-    canConnect ? h('a', { class: 'button', href: '#/connect' }, t('map.connectAction')) : null,
-  );
-  return {
-    element,
-    /** @param {string[]} names the devices without a position yet */
-    waiting: (names) => {
-      waiting.hidden = names.length === 0;
-      waiting.textContent = names.length ? t('map.waiting', { names: names.slice(0, 3).join(', ') }) : '';
-    },
   };
 }

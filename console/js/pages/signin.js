@@ -4,6 +4,7 @@ import { errorBox, field, h, messageOf, show } from '../dom.js';
 import { t } from '../i18n.js';
 import { botCheck } from '../turnstile.js';
 import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webauthn.js';
+import { registrationOpen } from './signed-out.js';
 
 /**
  * Sign-in with username or email (POST /v1/auth/login), then the code step when the account has
@@ -11,9 +12,11 @@ import { conditionalUiAvailable, getPasskey, passkeysSupported } from '../webaut
  * lockout, ban, bot check) is shown as the API's own message. With passkeys: a button (and, where the
  * browser offers it, the username field's autofill) signs in without a username (POST /v1/auth/passkey),
  * and the code step can be answered with a passkey instead (POST /v1/auth/2fa/passkey).
- * @param {{ message?: string, onSignedIn: () => void, turnstileSiteKey?: string | null }} options
+ * Below the form, the ways to the other signed-out pages: "Forgot your password?" (#/reset-password) and, while
+ * sign-up is open, "Create an account" (#/signup).
+ * @param {{ message?: string, onSignedIn: () => void, turnstileSiteKey?: string | null, registration?: boolean }} options
  */
-export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
+export function signInPage({ message, onSignedIn, turnstileSiteKey, registration }) {
   const container = h('div', { class: 'signin' });
   // The autofill offer of passkeys (conditional UI) must be withdrawn before any other passkey request.
   let autofill = new AbortController();
@@ -62,6 +65,13 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
       passkeysSupported()
         ? h('button', { type: 'button', class: 'secondary', onclick: () => withPasskey() }, t('signin.passkey'))
         : null,
+    );
+    const signUp = h('a', { href: '#/signup', hidden: true }, t('signin.signup'));
+    const links = h('p', { class: 'signin-links' }, h('a', { href: '#/reset-password' }, t('signin.forgot')), signUp);
+    // Offered only while sign-up is open (else the link would lead to a refusal); unknown: not offered.
+    registrationOpen(registration).then(
+      (open) => (signUp.hidden = !open),
+      () => {},
     );
 
     /**
@@ -112,7 +122,7 @@ export function signInPage({ message, onSignedIn, turnstileSiteKey }) {
         submit.disabled = false;
       }
     });
-    show(container, form);
+    show(container, form, links);
   }
 
   /** @param {string} tempToken the first step's, for the second */

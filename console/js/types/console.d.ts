@@ -9,6 +9,8 @@ export interface ConsoleConfig {
   publicUrl: string;
   assets: string;
   turnstileSiteKey?: string | null;
+  /** REGISTRATION_ENABLED, the global sign-up switch (the email platform's own switches are public: GET /v1/platforms/email). */
+  registration?: boolean;
 }
 
 /** The signed-in user (session.js). */

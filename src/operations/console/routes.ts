@@ -19,6 +19,8 @@ export interface ConsoleOptions {
   supportedLocales: string[];
   /** With bot protection on, the sign-in form shows Turnstile with this site key (and the CSP allows it). */
   turnstileSiteKey?: string | undefined;
+  /** REGISTRATION_ENABLED: the sign-in page offers sign-up only while it (and the email platform's switches) allow it. */
+  registrationEnabled?: boolean;
 }
 
 // Pages for people, not operations of the API: kept out of the OpenAPI document.
@@ -120,6 +122,7 @@ export async function consoleRoutes(fastify: FastifyInstance, options: ConsoleOp
         publicUrl: publicBaseUrl(request),
         assets: base,
         turnstileSiteKey: options.turnstileSiteKey,
+        registration: options.registrationEnabled ?? true,
       };
       const html = assets.index.replaceAll('{{ASSETS}}', base).replace('{{CONFIG}}', escapeJson(config));
       return secure(reply)

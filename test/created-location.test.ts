@@ -199,6 +199,13 @@ const CASES: Record<string, Case> = {
     create: () => asCreated(api().post('/v1/devices', { name: 'Located boat' })),
     path: (body) => `/v1/devices/${id(body)}`,
   },
+  'POST /v1/devices/{id}/key': {
+    create: async () => {
+      const device = (await api().post('/v1/devices', { name: 'Rekeyed boat' }).expect(201)).body.data;
+      return asCreated(api().post(`/v1/devices/${device.id}/key`));
+    },
+    path: (body) => `/v1/api-keys/${body.id as string}`,
+  },
   'POST /v1/groups': {
     create: () => asCreated(api().post('/v1/groups', { name: 'Located crew' })),
     path: (body) => `/v1/groups/${id(body)}`,

@@ -82,7 +82,7 @@ describe('health and info', () => {
     expect(codes(paths['/v1/trips/{id}'].patch)).toEqual({
       400: ['database.missing_reference', 'request.validation', 'trip.invalid_transition'],
       401: ['auth.unauthorized'],
-      403: ['auth.forbidden'],
+      403: ['trip.not_owner', 'device.not_owner', 'sharing.self_service_off', 'auth.forbidden'],
       404: ['trip.not_found'],
       409: ['trip.logging_conflict'],
       429: ['request.rate_limited'],
@@ -92,7 +92,9 @@ describe('health and info', () => {
       403: ['auth.banned', 'auth.system_key_required'],
     });
     // A GET route's HEAD twin shares its schema: the requirement is still stated once.
-    expect(paths['/v1/trips'].get.description).toBe('Requires permission `trips:read`.');
+    expect(paths['/v1/trips'].get.description).toBe(
+      'Requires permission `trips:read` (every device) or `trips:read_own` (your own devices and those shared with you).',
+    );
   });
 
   it('documents the accountability routes with their security, their 4xx responses and examples', async () => {

@@ -145,6 +145,34 @@ describe('the first run in the console', { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it('tracks this browser in German', async () => {
+    const { t, browser, base } = setup!;
+    const user = await createUser(t.app);
+    const context = await browser.newContext({
+      viewport: VIEWPORTS.phone,
+      locale: 'de-DE',
+      permissions: ['geolocation'],
+      geolocation: HAMBURG,
+    });
+    const { page, problems } = await openConsole(context, base);
+    await page.getByLabel('Benutzername oder E-Mail').fill(user.username);
+    await page.getByLabel('Passwort').fill(user.password);
+    await page.getByRole('button', { name: 'Anmelden' }).click();
+    await page.getByRole('button', { name: 'Diesen Browser jetzt verfolgen' }).click();
+    const panel = page.getByRole('region', { name: 'Dieser Browser' });
+    await panel.getByText('Gesendete Positionen: 1, die letzte bei 53,5511, 9,9937 (auf 12 m genau).').waitFor();
+    expect(await panel.getByRole('switch', { name: 'Position dieses Browsers senden' }).isChecked()).toBe(true);
+    // On a phone what is sent is folded, one tap away.
+    await panel.getByText('Was gesendet wird').click();
+    await panel
+      .getByText(/^Solange eingeschaltet, geht jede Position, die der Browser meldet, an Ihr Gerät „Dieser Browser“/)
+      .waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'first-run-tracking-de');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
   it('leads from the sign-in page to password reset and sign-up, offering sign-up only while it is open', async () => {
     const { t, browser, base, admin } = setup!;
     const ada = await createUser(t.app);

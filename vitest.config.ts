@@ -26,7 +26,12 @@ const ONE_NODE_ONLY = /\.browser\.test\.ts$|^test\/(fuzz|client-generators)\.tes
 const testAppFiles = () =>
   ['src', 'test']
     .flatMap((dir) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((file) => join(dir, file)))
-    .filter((file) => file.endsWith('.test.ts') && !ONE_NODE_ONLY.test(file) && /\bbuild(Mailing)?TestApp\(/.test(readFileSync(file, 'utf8')));
+    .filter(
+      (file) =>
+        file.endsWith('.test.ts') &&
+        !ONE_NODE_ONLY.test(file) &&
+        /\bbuild(Mailing)?TestApp\(/.test(readFileSync(file, 'utf8')),
+    );
 
 /**
  * In CI (or with TEST_SEED) files and the tests in them run in a random order, so a test that leans on
@@ -47,18 +52,35 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     setupFiles: ['test/setup.ts'],
     pool: 'forks',
+    // A worker runs its files one after another in one process, the modules imported once: each file builds its
+    // own app, database and store anyway, and spies are restored. Isolating each file cost about a third of a
+    // run in imports (docs/development.md); a shuffled CI order still catches a file leaning on another.
+    isolate: false,
     testTimeout: 30_000,
     sequence: shuffle ? { shuffle: { files: true, tests: true }, seed } : {},
     hookTimeout: 60_000,
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: { json: 'test-results.json' },
     projects: [
-      { extends: true as const, test: { name: 'embedded', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'embedded' } } },
+      {
+        extends: true as const,
+        test: { name: 'embedded', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'embedded' } },
+      },
       ...(external
-        ? [{ extends: true as const, test: { name: 'postgres+redis', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'external' } } }]
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'postgres+redis', include: ALL_TESTS, env: { WAYGATE_TEST_BACKEND: 'external' } },
+            },
+          ]
         : []),
       ...(twoNodes
-        ? [{ extends: true as const, test: { name: 'two-nodes', include: testAppFiles(), env: { WAYGATE_TEST_BACKEND: 'two-nodes' } } }]
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'two-nodes', include: testAppFiles(), env: { WAYGATE_TEST_BACKEND: 'two-nodes' } },
+            },
+          ]
         : []),
     ],
   },

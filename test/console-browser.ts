@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { launchChromium } from './chromium.js';
 import { startFakeTileServer } from './fakes/tiles.js';
 import type { Config } from '../src/config.js';
@@ -56,6 +56,19 @@ export async function screenshot(page: Page, name: string) {
     await page.waitForTimeout(150);
     await page.screenshot({ path: `${SHOTS}/${name}-${size}.png` });
   }
+}
+
+/** A new browser context (desktop unless `options` say otherwise) signed in as this user, on the page it lands on. */
+export async function signedInContext(
+  setup: ConsoleInChromium,
+  user: { username: string; password: string },
+  options: BrowserContextOptions = {},
+): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+  const context = await setup.browser.newContext({ viewport: VIEWPORTS.desktop, ...options });
+  const { page, problems } = await openConsole(context, setup.base);
+  await signIn(page, user.username, user.password);
+  await page.locator('#sign-out').waitFor(); // (by id: its label is in the user's language)
+  return { context, page, problems };
 }
 
 /** What a console browser test file shares: a local tile server, the app serving the console with it, Chromium, the admin's session. */

@@ -2,9 +2,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   axeViolations,
-  openConsole,
   screenshot,
-  signIn,
+  signedInContext,
   startConsoleInChromium,
   stopConsoleInChromium,
   VIEWPORTS,
@@ -27,14 +26,8 @@ afterAll(() => stopConsoleInChromium(setup), 180_000);
 const SPEEDS = { speed_kmh: 12, speed_mps: 3.33, speed_mph: 7.46, speed_knots: 6.48 };
 const nowSecs = () => Math.floor(Date.now() / 1000);
 
-/** A browser context signed in as this user, on the page the console lands on. */
-async function signedIn(user: { username: string; password: string }, options: { colorScheme?: 'dark' } = {}) {
-  const context = await setup!.browser.newContext({ viewport: VIEWPORTS.desktop, ...options });
-  const { page, problems } = await openConsole(context, setup!.base);
-  await signIn(page, user.username, user.password);
-  await page.locator('#sign-out').waitFor();
-  return { context, page, problems };
-}
+const signedIn = (user: { username: string; password: string }, options: { colorScheme?: 'dark' } = {}) =>
+  signedInContext(setup!, user, options);
 
 /** A user of the User role with a phone as Connect a device makes it: a key of gps:write_own and its device. */
 async function withPhone(name: string) {

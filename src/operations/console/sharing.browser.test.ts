@@ -2,9 +2,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   axeViolations,
-  openConsole,
   screenshot,
-  signIn,
+  signedInContext,
   startConsoleInChromium,
   stopConsoleInChromium,
   VIEWPORTS,
@@ -26,14 +25,7 @@ afterAll(() => stopConsoleInChromium(setup), 180_000);
 const SPEEDS = { speed_kmh: 12, speed_mps: 3.33, speed_mph: 7.46, speed_knots: 6.48 };
 const nowSecs = () => Math.floor(Date.now() / 1000);
 
-/** A browser context signed in as this user, on the page the console lands on. */
-async function signedIn(username: string, password: string) {
-  const context = await setup!.browser.newContext({ viewport: VIEWPORTS.desktop });
-  const { page, problems } = await openConsole(context, setup!.base);
-  await signIn(page, username, password);
-  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor();
-  return { context, page, problems };
-}
+const signedIn = (username: string, password: string) => signedInContext(setup!, { username, password });
 
 /** The names of the navigation's links. */
 const navigation = (page: Page) => page.locator('#nav a').allTextContents();

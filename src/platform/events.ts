@@ -42,7 +42,7 @@ export interface DomainEvents {
    */
   'device.deleting': { deviceId: string; ownerId: string | null } & TransactionalEvent;
   /** A device was deleted (after commit; its points stay, without device): the latest-point cache forgets it. */
-  'device.deleted': { deviceId: string; ownerId: string | null };
+  'device.deleted': { deviceId: string };
   /** A device is changing hands: its shares (the old owner's to give) end in the same transaction. */
   'device.transferring': { deviceId: string; fromUserId: string | null; toUserId: string } & TransactionalEvent;
   /**

@@ -220,17 +220,16 @@ export function createDevicesService(deps: {
     async remove(scope: TrackingScope, id: string) {
       await changeable(scope, id);
       const { onCommit, committed } = afterCommit();
-      const ownerId = await deps.db.transaction().execute(async (trx) => {
+      await deps.db.transaction().execute(async (trx) => {
         const owner = await repo.ownerIn(trx, id);
         if (owner === undefined) throw DeviceErrors.not_found();
         await deps.events.emit('device.deleting', { deviceId: id, ownerId: owner, trx, onCommit });
         const deleted = await repo.delete(trx, id);
         if (!deleted) throw DeviceErrors.not_found();
         await forgetKeys([deleted.api_key_id]);
-        return owner;
       });
       await committed();
-      await deps.events.emit('device.deleted', { deviceId: id, ownerId });
+      await deps.events.emit('device.deleted', { deviceId: id });
     },
 
     /**

@@ -162,7 +162,7 @@ describe('devices and API keys in the console', { timeout: 120_000 }, () => {
     const { owner, api, key } = await withPhone(name);
     const spare = (await api.post('/v1/api-keys', { name: 'Spare', scopes: ['gps:read_own'] }).expect(201)).body;
     const { context, page, problems } = await signedIn(owner);
-    await page.getByRole('link', { name: 'Account' }).click();
+    await page.getByRole('link', { name: 'Account', exact: true }).click();
     const keys = page.locator('li.key');
     await expect.poll(() => keys.count()).toBe(2);
     const phoneKey = keys.filter({ hasText: `Device: ${name}` });

@@ -120,7 +120,7 @@ it('asks a session signed in more than 15 minutes ago for its password before a 
   await page.getByRole('button', { name: 'Add a passkey' }).click();
   await page.getByRole('button', { name: 'Remove: Phone' }).waitFor();
 
-  await page.getByRole('link', { name: 'Account' }).click();
+  await page.getByRole('link', { name: 'Account', exact: true }).click();
   // (The key form's password, asked only when needed, has the same label: the one of the password section.)
   await page.locator('input[name="current-password"]').fill(user.password);
   await page.getByLabel('New password (at least 8 characters)').fill('a brand new password');

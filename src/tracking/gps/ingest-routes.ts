@@ -10,6 +10,7 @@ import { GpsErrors } from './errors.js';
 import type { GpsService } from './service.js';
 import { ownTracksFriendMessages } from './owntracks-friends.js';
 import { hasPermission } from '../../platform/auth/caller.js';
+import { requestScopeOf } from '../sharing/index.js';
 import type { SharingService } from '../sharing/service.js';
 import { SharingErrors } from '../sharing/errors.js';
 import {
@@ -81,7 +82,7 @@ export async function ingestRoutes(
 ): Promise<void> {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** A self-service user's key writes only to a device they own (docs/access.md, "Self-service tracking"). */
-  const writeScope = (request: FastifyRequest) => sharing.scopeOf(callerOf(request), 'gps:write');
+  const writeScope = requestScopeOf(sharing);
   // Traccar Client 10.x posts forms (only within these routes).
   await app.register(formBody, { bodyLimit: 64 * 1024 });
   // OwnTracks posts a zero-length JSON body to clear a contact; it must be answered 200 [] like any message.

@@ -6,6 +6,7 @@ import { DatabaseErrors, RequestErrors } from '../../platform/http/errors.js';
 import { created, errorResponses, single, SingleEnvelope } from '../../platform/http/envelopes.js';
 import { IdParams } from '../../platform/http/schemas.js';
 import { SharingErrors } from './errors.js';
+import { requestScopeOf } from './request-scope.js';
 import { DeviceErrors } from '../devices/errors.js';
 import { CreateOwnerShareBody, CreateShareBody, Share, ShareParams, SharesQuery, UpdateShareBody } from './schemas.js';
 import type { NamedShare, SharingService } from './service.js';
@@ -30,7 +31,7 @@ const writeErrors = [
 export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sharing: SharingService }) {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   /** The self-service switch applies to sharing as to the rest of tracking. */
-  const inScope = (request: FastifyRequest, permission: string) => sharing.scopeOf(callerOf(request), permission);
+  const inScope = requestScopeOf(sharing);
   const answer = (request: FastifyRequest, reply: FastifyReply, result: { share: NamedShare; created: boolean }) =>
     result.created ? created(request, reply, '/v1/shares', result.share) : single(request, result.share);
 
@@ -46,7 +47,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       return { data: await sharing.listOfDevice(callerOf(request), request.params.id) };
     },
   );
@@ -67,7 +68,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request, reply) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       return answer(
         request,
         reply,
@@ -89,7 +90,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       const { id, share_id: shareId } = request.params;
       return single(request, await sharing.update(request, callerOf(request), shareId, request.body, id));
     },
@@ -107,7 +108,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request, reply) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       await sharing.remove(request, callerOf(request), request.params.share_id, request.params.id);
       return reply.status(204).send(null);
     },
@@ -125,7 +126,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request) => {
-      await inScope(request, 'devices:read');
+      await inScope(request);
       return { data: await sharing.list(callerOf(request), request.query.direction ?? 'outgoing') };
     },
   );
@@ -142,7 +143,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request, reply) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       return answer(request, reply, await sharing.create(request, callerOf(request), request.body));
     },
   );
@@ -160,7 +161,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       return single(request, await sharing.update(request, callerOf(request), request.params.id, request.body));
     },
   );
@@ -177,7 +178,7 @@ export async function sharingRoutes(fastify: FastifyInstance, { sharing }: { sha
       },
     },
     async (request, reply) => {
-      await inScope(request, 'devices:write');
+      await inScope(request);
       await sharing.remove(request, callerOf(request), request.params.id);
       return reply.status(204).send(null);
     },

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Client } from '../../../test/client.js';
 import {
   adminIdOf,
@@ -24,8 +24,12 @@ describe('POST /v1/devices/{id}/key', () => {
   let adminId: string;
   beforeAll(async () => {
     t = await buildTestApp({ config: { publicUrl: PUBLIC_URL } });
-    admin = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
     adminId = await adminIdOf(t);
+  });
+  // A fresh session per test: a test that advances the clock past the re-authentication window must not age the
+  // admin's sign-in for the tests shuffled after it.
+  beforeEach(async () => {
+    admin = t.as(await login(t.app, 'admin', TEST_ADMIN.password));
   });
   afterAll(() => t.close());
 

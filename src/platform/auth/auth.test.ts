@@ -28,6 +28,14 @@ describe('permission matching', () => {
   it('grants when any held permission covers the request', () => {
     expect(grants(['trips:read', 'gps:*'], 'gps:delete')).toBe(true);
     expect(grants([], 'gps:read')).toBe(false);
+    // The same list asked again (its index is built once) and with a wildcard request no exact one covers.
+    const held = ['gps:read', 'trips:*'];
+    expect([grants(held, 'gps:read'), grants(held, 'gps:read'), grants(held, 'gps:*')]).toEqual([true, true, false]);
+    expect([grants(held, 'trips:*'), grants(held, 'trips:delete'), grants(held, 'gps:write')]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 });
 

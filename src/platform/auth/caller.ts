@@ -31,8 +31,36 @@ export function covers(held: string, requested: string): boolean {
   return (heldResource === '*' || heldResource === resource) && (heldAction === '*' || heldAction === action);
 }
 
+/** A held permission list made fast to ask: its exact permissions in a set, the wildcard ones apart. */
+interface PermissionIndex {
+  exact: ReadonlySet<string>;
+  wildcards: readonly string[];
+}
+
+/**
+ * Each list indexed once, on its first check: a caller's lists live as long as its cached credential and are
+ * asked several times per request (the route's permission, then a scope's `_own` one). No code changes a
+ * caller's list once made (they are built anew when roles change), so the index cannot go stale.
+ */
+const indexes = new WeakMap<readonly string[], PermissionIndex>();
+
+function indexOf(held: readonly string[]): PermissionIndex {
+  let index = indexes.get(held);
+  if (!index) {
+    index = {
+      exact: new Set(held.filter((permission) => !permission.includes('*'))),
+      wildcards: held.filter((permission) => permission.includes('*')),
+    };
+    indexes.set(held, index);
+  }
+  return index;
+}
+
 export function grants(held: readonly string[], requested: string): boolean {
-  return held.some((permission) => covers(permission, requested));
+  const index = indexOf(held);
+  // A held permission without a wildcard covers only itself.
+  if (index.exact.has(requested)) return true;
+  return index.wildcards.some((permission) => covers(permission, requested));
 }
 
 /** Super admins and system keys hold everything; everybody else what their permissions (and a key's owner's) cover. */

@@ -26,6 +26,21 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
     expect(await kv.get('greeting')).toBeNull();
   });
 
+  it('reads several keys in one call, null for each missing or expired one, in their order', async () => {
+    expect(await kv.getMany([])).toEqual([]);
+    await kv.set('many:a', 'first');
+    await kv.set('many:b', 'second');
+    await kv.set('many:short', 'gone', 0.05);
+    await sleep(100);
+    expect(await kv.getMany(['many:b', 'many:missing', 'many:a', 'many:short', 'many:b'])).toEqual([
+      'second',
+      null,
+      'first',
+      null,
+      'second',
+    ]);
+  });
+
   it('expires values after their TTL', async () => {
     await kv.set('short', 'lived', 0.2);
     await kv.set('long', 'lived', 60);

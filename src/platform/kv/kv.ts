@@ -6,6 +6,8 @@
 export interface KeyValueStore {
   readonly kind: 'memory' | 'redis';
   get(key: string): Promise<string | null>;
+  /** The values of several keys in one call (one MGET on Redis), null for each missing one, in their order. */
+  getMany(keys: readonly string[]): Promise<(string | null)[]>;
   set(key: string, value: string, ttlSecs?: number): Promise<void>;
   delete(key: string): Promise<void>;
   /** Stores the value only when the key is absent; true when it was stored. */

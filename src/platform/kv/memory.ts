@@ -29,6 +29,11 @@ export class MemoryStore implements KeyValueStore {
     return this.#live(key)?.value ?? null;
   }
 
+  async getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    const now = Date.now();
+    return keys.map((key) => this.#live(key, now)?.value ?? null);
+  }
+
   async set(key: string, value: string, ttlSecs?: number): Promise<void> {
     this.#entries.set(key, { value, expiresAt: expiry(ttlSecs) });
   }

@@ -123,6 +123,10 @@ export class RedisStore implements KeyValueStore {
     return this.#answer(() => this.#client.get(this.#ns + key));
   }
 
+  getMany(keys: readonly string[]): Promise<(string | null)[]> {
+    return this.#inScriptCalls(keys, (slice) => this.#client.mget(slice.map((key) => this.#ns + key)));
+  }
+
   set(key: string, value: string, ttlSecs?: number): Promise<void> {
     return this.#answer(async () => {
       if (ttlSecs === undefined) await this.#client.set(this.#ns + key, value);
@@ -169,7 +173,7 @@ export class RedisStore implements KeyValueStore {
   }
 
   /**
-   * Runs a many-key script over `items` in calls of at most KEYS_PER_SCRIPT keys (sent together, answered in
+   * Runs a many-key script (or MGET) over `items` in calls of at most KEYS_PER_SCRIPT keys (sent together, answered in
    * order): a script blocks Redis while it runs, and one call over 10,000 keys would hold every other client
    * for tens of milliseconds. One answer per item, in their order. Should one call fail, the whole answer fails
    * (the other calls may have been applied), as when Redis is down: callers treat it so (a cache left to fill on

@@ -28,7 +28,7 @@ export interface DeviceFields {
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {
-  const countOf = async (ids: string[]) =>
+  const countOf = async (ids: readonly string[]) =>
     Number(
       (
         await db
@@ -68,7 +68,7 @@ export function createDevicesRepo(db: Kysely<Schema>) {
     },
 
     /** A page of these devices (a self-service user's own and shared ones), newest first, and their total. */
-    async pageOf(ids: string[], limit: number, offset: number) {
+    async pageOf(ids: readonly string[], limit: number, offset: number) {
       if (ids.length === 0) return { rows: [], total: 0 };
       const rows = await db
         .selectFrom('devices')

@@ -278,6 +278,61 @@ export function createGpsService(deps: Deps) {
     return loadLatest(key, deviceId);
   }
 
+  /**
+   * Each device's cache key, made once: a key made anew is a new string, hashed again by every map it is looked
+   * up in, and a self-service read looks up one per device of its scope.
+   */
+  const deviceKeys = new Map<string, string>();
+  function deviceKeyOf(deviceId: string): string {
+    let key = deviceKeys.get(deviceId);
+    if (key === undefined) {
+      if (deviceKeys.size >= PARSED_LATEST_MAX) deviceKeys.clear();
+      key = latestKey(deviceId);
+      deviceKeys.set(deviceId, key);
+    }
+    return key;
+  }
+
+  /** The keys of a list of devices, made once per list (a scope's list lives as long as its cached grants). */
+  const keysOfLists = new WeakMap<readonly string[], readonly string[]>();
+  function keysOf(deviceIds: readonly string[]): readonly string[] {
+    let keys = keysOfLists.get(deviceIds);
+    if (!keys) {
+      keys = deviceIds.map(deviceKeyOf);
+      keysOfLists.set(deviceIds, keys);
+    }
+    return keys;
+  }
+
+  /**
+   * The newest point of each device, in their order (null where none): one cache read for all of them (a
+   * self-service user's scope holds many devices), the database only for those the cache misses.
+   */
+  async function latestOfEach(deviceIds: readonly string[]): Promise<(GpsPoint | null)[]> {
+    const keys = keysOf(deviceIds);
+    let hits: (string | null)[] = [];
+    try {
+      hits = await deps.kv.getMany(keys);
+    } catch (err) {
+      cacheFailed(err);
+    }
+    const points: (GpsPoint | null)[] = [];
+    const misses: Promise<void>[] = [];
+    keys.forEach((key, i) => {
+      const hit = hits[i];
+      if (hit) {
+        latestStats.shared++;
+        points[i] = hit === NO_POINT ? null : parseLatest(key, hit);
+      } else {
+        latestStats.loaded++;
+        misses.push(loadLatest(key, deviceIds[i]).then((point) => void (points[i] = point)));
+      }
+    });
+    // No promise per device when every one was cached (the usual case).
+    if (misses.length > 0) await Promise.all(misses);
+    return points;
+  }
+
   /** A point the scope may read (404 for any other: a point one may not see is not there). */
   async function readable(scope: TrackingScope, id: string): Promise<GpsPoint> {
     const point = await repo.get(id);
@@ -512,7 +567,7 @@ export function createGpsService(deps: Deps) {
       if (scope.all) return latest(deviceId);
       if (deviceId !== undefined) return scope.access.seesLive(deviceId) ? latest(deviceId) : null;
       let newest: GpsPoint | null = null;
-      for (const point of await Promise.all(scope.access.deviceIds().map((id) => latest(id))))
+      for (const point of await latestOfEach(scope.access.deviceIds()))
         if (point && (!newest || point.timestamp > newest.timestamp)) newest = point;
       return newest;
     },
@@ -520,8 +575,8 @@ export function createGpsService(deps: Deps) {
     /** The latest point of every device the scope sees that has one, by device id (from the cache for a user's own). */
     async latestPerDeviceIn(scope: TrackingScope): Promise<GpsPoint[]> {
       if (scope.all) return repo.latestPerDevice(await deps.devices.ids());
-      const ids = scope.access.deviceIds().sort();
-      return (await Promise.all(ids.map((id) => latest(id)))).filter((point): point is GpsPoint => point !== null);
+      const ids = [...scope.access.deviceIds()].sort();
+      return (await latestOfEach(ids)).filter((point): point is GpsPoint => point !== null);
     },
 
     /** The newest point overall or of one device; null when there is none. */
@@ -531,7 +586,7 @@ export function createGpsService(deps: Deps) {
     async friendsOf(access: DeviceAccess): Promise<Friend[]> {
       const shared = access.deviceIds().filter((id) => access.level(id) !== 'owner');
       const devices = await deps.devices.byIds(shared.slice(0, MAX_FRIENDS));
-      const latestPoints = await Promise.all(devices.map((device) => latest(device.id)));
+      const latestPoints = await latestOfEach(devices.map((device) => device.id));
       return devices.map((device, i) => ({ id: device.id, name: device.name, latest: latestPoints[i] ?? null }));
     },
 

@@ -23,25 +23,59 @@ export interface Grant {
 const RANK: Record<AccessLevel, number> = { live: 1, history: 2, full: 3, owner: 4 };
 const DAY_MS = 86_400_000;
 
+/** A list of grants grouped by device, and the span of time in which that grouping holds. */
+interface Grouping {
+  byDevice: ReadonlyMap<string, readonly Grant[]>;
+  /** The keys of `byDevice`, made once. */
+  deviceIds: readonly string[];
+  /** Built at (epoch ms): a clock set back may bring back a grant left out as expired. */
+  from: number;
+  /** The first expiry after `from` (Infinity: none), when a grant drops out. */
+  until: number;
+}
+
+/**
+ * Groupings by grants list: a user's list is cached and asked on every request, so it is grouped once and
+ * again only when one of its grants expires. The lists are never changed once loaded (a change loads anew).
+ */
+const groupings = new WeakMap<readonly Grant[], Grouping>();
+
+function groupingOf(grants: readonly Grant[], nowMs: number): Grouping {
+  const held = groupings.get(grants);
+  if (held && held.from <= nowMs && nowMs < held.until) return held;
+  const byDevice = new Map<string, Grant[]>();
+  let until = Infinity;
+  for (const grant of grants) {
+    if (grant.expires_at !== null) {
+      if (grant.expires_at <= nowMs) continue;
+      until = Math.min(until, grant.expires_at);
+    }
+    const same = byDevice.get(grant.device_id);
+    if (same) same.push(grant);
+    else byDevice.set(grant.device_id, [grant]);
+  }
+  const grouping = { byDevice, deviceIds: Object.freeze([...byDevice.keys()]), from: nowMs, until };
+  groupings.set(grants, grouping);
+  return grouping;
+}
+
 /** What a user reaches at one moment: their grants, those expired left out. */
 export class DeviceAccess {
-  readonly #byDevice = new Map<string, Grant[]>();
+  readonly #byDevice: ReadonlyMap<string, readonly Grant[]>;
+  readonly #deviceIds: readonly string[];
 
   constructor(
     grants: readonly Grant[],
     readonly nowMs: number,
   ) {
-    for (const grant of grants) {
-      if (grant.expires_at !== null && grant.expires_at <= nowMs) continue;
-      const held = this.#byDevice.get(grant.device_id);
-      if (held) held.push(grant);
-      else this.#byDevice.set(grant.device_id, [grant]);
-    }
+    const grouping = groupingOf(grants, nowMs);
+    this.#byDevice = grouping.byDevice;
+    this.#deviceIds = grouping.deviceIds;
   }
 
-  /** Every device reached, at any level. */
-  deviceIds(): string[] {
-    return [...this.#byDevice.keys()];
+  /** Every device reached, at any level (the same list each time: copy it to sort it). */
+  deviceIds(): readonly string[] {
+    return this.#deviceIds;
   }
 
   /** The devices reached at `level` or more (`full`: their trips are seen; `owner`: they may be changed). */

@@ -4805,6 +4805,8 @@ export interface components {
             /** @description Any JSON value */
             value: unknown;
             description: string | null;
+            /** @description JSON Schema of the values the service accepts for this entry (a PATCH with another is refused with 400); null: any JSON value */
+            value_schema: unknown;
             /** Format: date-time */
             updated_at: string;
         };

@@ -23,6 +23,17 @@ const checks = new Map(
   Object.entries(CONFIG_VALUES).map(([key, schema]) => [key, compileBodyCheck(Type.Object({ value: schema }))]),
 );
 
+// Plain JSON Schemas (without TypeBox's symbol keys), made once.
+const VALUE_SCHEMAS = new Map(
+  Object.entries(CONFIG_VALUES).map(([key, schema]) => [key, JSON.parse(JSON.stringify(schema)) as unknown]),
+);
+
+/**
+ * The JSON Schema of the values config entry `key` takes, or null when it takes any JSON value: clients offer a
+ * field of that type (a checkbox, a number within its limits) instead of a JSON editor.
+ */
+export const configValueSchema = (key: string): unknown => VALUE_SCHEMAS.get(key) ?? null;
+
 /** Why `value` cannot be the value of config entry `key`, or undefined when it can. */
 export function configValueProblem(key: string, value: unknown): string | undefined {
   return checks.get(key)?.({ value });

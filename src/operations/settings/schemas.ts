@@ -53,6 +53,10 @@ export const ConfigEntry = named(
     key: Type.String(),
     value: AnyJson,
     description: Nullable(Type.String()),
+    value_schema: Type.Unknown({
+      description:
+        'JSON Schema of the values the service accepts for this entry (a PATCH with another is refused with 400); null: any JSON value',
+    }),
     updated_at: DateTime,
   }),
 );

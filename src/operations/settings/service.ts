@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { Caches } from '../../platform/kv/cache.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 
-import { configValueProblem } from './config-values.js';
+import { configValueProblem, configValueSchema } from './config-values.js';
 import { createSettingsRepo } from './repo.js';
 import { SettingErrors, SystemConfigErrors } from './errors.js';
 import type { CreateSettingBody, PutSettingBody } from './schemas.js';
@@ -62,12 +62,12 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
       if (!(await repo.delete(key))) throw SettingErrors.not_found();
     },
 
-    listConfig: (prefix?: string) => repo.listConfig(prefix),
+    listConfig: async (prefix?: string) => (await repo.listConfig(prefix)).map(withValueSchema),
 
     async getConfig(key: string) {
       const entry = await repo.getConfig(key);
       if (!entry) throw SystemConfigErrors.not_found();
-      return entry;
+      return withValueSchema(entry);
     },
 
     /** A config value for the service's own use; the fallback when the entry is missing or its value is not of the entry's shape. */
@@ -82,9 +82,15 @@ export function createSettingsService(deps: { db: Kysely<Schema>; log: FastifyBa
       if (!entry) throw SystemConfigErrors.not_found();
       // Every node forgets it before the change is answered (reads that started before it too).
       await configCache.invalidate([key]);
-      return entry;
+      return withValueSchema(entry);
     },
   };
 }
+
+/** A config entry as the API shows it: with the shape its value must have. */
+const withValueSchema = <E extends { key: string }>(entry: E) => ({
+  ...entry,
+  value_schema: configValueSchema(entry.key),
+});
 
 export type SettingsService = ReturnType<typeof createSettingsService>;

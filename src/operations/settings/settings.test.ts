@@ -151,10 +151,28 @@ describe('system config', () => {
         key: 'trips.default_gps_logging',
         value: expect.any(Boolean),
         description: expect.any(String),
+        value_schema: { type: 'boolean' },
         updated_at: expect.any(String),
       },
     ]);
     expect((await api.get('/v1/system-config?prefix=%25')).body).toEqual([]);
+    // Each entry says the shape of its values, so that clients offer a typed field; an entry for client apps has none.
+    expect(Object.fromEntries(all.map((e: { key: string; value_schema: unknown }) => [e.key, e.value_schema]))).toEqual(
+      {
+        'audit.retention_days': { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36_500 }] },
+        'gps.latest_cache_ttl_secs': { type: 'integer', minimum: 1, maximum: 86_400 },
+        'gps.retention_days': { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36_500 }] },
+        'map.default_center': null,
+        'tracking.self_service': { type: 'boolean' },
+        'tracking.units': null,
+        'trips.default_gps_logging': { type: 'boolean' },
+      },
+    );
+    expect((await api.get('/v1/system-config/gps.latest_cache_ttl_secs').expect(200)).body.data.value_schema).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: 86_400,
+    });
   });
 
   it('updates a value; entries are never created', async () => {

@@ -3,22 +3,23 @@ import { all } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
 import { exportButtons, importForm } from '../files.js';
+import { pastImports } from '../imports.js';
 import { createMap, removeMap } from '../map.js';
+import { rangeFields } from '../range.js';
 import { readTrack, showLegend, thinnedFor, TrackLayer } from '../track.js';
 
-/** @param {number} value */
-const pad = (value) => String(value).padStart(2, '0');
-/** A datetime-local value (the browser's time zone) for a Date. @param {Date} date */
-const localValue = (date) =>
-  `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+/** @typedef {import('../types/routes').Schema<'Device'>} Device */
+/** @typedef {import('../types/routes').Schema<'GpsImport'>} GpsImport */
 
 /**
  * A device's track over a time range: GET /v1/gps/track thinned by the service for the map's size (consecutive
  * points in one pixel left out), read into typed arrays and drawn on one canvas coloured by speed (track.js).
- * Zoomed in past the zoom it was thinned for, the track is read again for the new zoom. The timeline scrubs
- * through the points drawn; the export buttons save every point of the same device and range as GPX, GeoJSON or
- * CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported into the chosen device (with gps:write; with
- * gps:write_own only into a device of one's own, so the form is offered only for those).
+ * Zoomed in past the zoom it was thinned for, the track is read again for the new zoom. The range has presets
+ * and previous/next day (range.js). The timeline scrubs through the points drawn; the export buttons save every
+ * point of the same device and range as GPX, GeoJSON or CSV; a file (GPX, GeoJSON, KML, CSV, Takeout) is imported
+ * into a device the user may write to (with gps:write any; with gps:write_own one of their own, or a new one made
+ * for it), after which the page shows that device over the days the import covers, its report beside; the past
+ * imports are listed with their reports, each to be shown again or its points removed (imports.js).
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
@@ -26,26 +27,13 @@ export async function mount(root, { config, me, can, canTrack }) {
   const problem = h('div');
   const summary = h('p', { role: 'status', class: 'summary' });
   const device = field(t('history.device'), { tag: 'select', name: 'device', required: true });
-  const start = new Date();
-  start.setHours(0, 0, 0, 0);
-  const from = field(t('history.from'), {
-    name: 'from',
-    type: 'datetime-local',
-    required: true,
-    value: localValue(start),
-  });
-  const to = field(t('history.to'), {
-    name: 'to',
-    type: 'datetime-local',
-    required: true,
-    value: localValue(new Date(start.getTime() + 86_399_000)),
-  });
+  const dates = rangeFields(() => showRange());
   const form = h(
     'form',
     { class: 'row' },
     device.wrapper,
-    from.wrapper,
-    to.wrapper,
+    dates.from.wrapper,
+    dates.to.wrapper,
     h('button', { type: 'submit' }, t('history.show')),
   );
   const timeline = field(t('history.timeline'), {
@@ -64,15 +52,35 @@ export async function mount(root, { config, me, can, canTrack }) {
     { class: 'row exports', role: 'group', 'aria-label': t('history.export') },
     ...exportButtons((format) => `/v1/gps/export?${query(format)}`, fail),
   );
+  /** @type {Map<string, Device>} */
+  const devices = new Map();
+  /** The devices the user may import into: any with gps:write, else their own (the API refuses others). */
+  const writable = () => [...devices.values()].filter((d) => can('gps:write') || d.owner_id === me.userId);
   const imports = canTrack('gps:write')
-    ? importForm({ deviceOf: () => device.input.value, onDone: () => form.requestSubmit() })
+    ? importForm({
+        canCreate: canTrack('devices:write'),
+        onDevice: (made) => {
+          devices.set(made.id, made);
+          device.input.append(h('option', { value: made.id }, made.name));
+        },
+        onDone: (done) => {
+          past?.add(done);
+          return showImport(done);
+        },
+      })
     : null;
-  /** @type {Map<string, string | null>} device id → its owner */
-  const ownerOf = new Map();
-  const offerImport = () => {
-    if (imports) imports.hidden = !can('gps:write') && ownerOf.get(device.input.value) !== me.userId;
-  };
-  device.input.addEventListener('change', offerImport);
+  const past = imports
+    ? pastImports({
+        deviceName: (id) => devices.get(id)?.name ?? t('imports.unknownDevice'),
+        canRemove: (item) =>
+          can('gps:delete') || (can('gps:delete_own') && devices.get(item.device_id)?.owner_id === me.userId),
+        onShow: showImport,
+        onRemoved: (item) => {
+          if (item.device_id === device.input.value && track) showRange();
+        },
+      })
+    : null;
+  device.input.addEventListener('change', () => imports?.choose(device.input.value));
   const mapElement = h('div', { class: 'map' });
   show(
     root,
@@ -84,12 +92,14 @@ export async function mount(root, { config, me, can, canTrack }) {
         { class: 'controls' },
         h('h1', { class: 'visually-hidden' }, t('history.title')),
         form,
+        dates.presets,
         problem,
         summary,
         h('div', { class: 'row timeline' }, timeline.wrapper, at),
         legend,
         exports,
-        imports,
+        imports?.element,
+        past?.element,
       ),
       mapElement,
     ),
@@ -100,32 +110,31 @@ export async function mount(root, { config, me, can, canTrack }) {
   /** @type {import('../track.js').Track | null} */
   let track = null;
 
-  const range = () => ({ from: new Date(from.input.value).toISOString(), to: new Date(to.input.value).toISOString() });
   /** @param {string} format */
-  const query = (format) => new URLSearchParams({ device_id: device.input.value, ...range(), format }).toString();
+  const query = (format) => new URLSearchParams({ device_id: device.input.value, ...dates.range(), format }).toString();
 
   try {
-    const devices = await all('/v1/devices');
-    for (const d of devices.sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const d of (await all('/v1/devices')).sort((a, b) => a.name.localeCompare(b.name))) {
       device.input.append(h('option', { value: d.id }, d.name));
-      ownerOf.set(d.id, d.owner_id);
+      devices.set(d.id, d);
     }
-    offerImport();
-    if (location.hash === '#/history/import') openImport();
+    imports?.setDevices(writable(), device.input.value);
+    await past?.load();
+    if (location.hash === '#/history/import') imports?.open();
   } catch (err) {
     show(problem, errorBox(err));
   }
 
-  /** Arrived from the empty map's "Import history": the import form, into a device of the user's own, or why not. */
-  function openImport() {
-    const own = [...ownerOf].find(([, owner]) => owner === me.userId)?.[0];
-    if (imports?.hidden && own) {
-      device.input.value = own;
-      offerImport();
-    }
-    if (!imports || imports.hidden) return show(problem, h('p', { role: 'status' }, t('history.importNeedsDevice')));
-    imports.scrollIntoView({ block: 'nearest' });
-    imports.querySelector('input')?.focus();
+  /**
+   * Shows an import's device over the whole days its points span (its report is then scrolled into view, below
+   * the import form or among the past imports).
+   * @param {GpsImport} item
+   */
+  async function showImport(item) {
+    if (!item.first_point_at || !item.last_point_at || !devices.has(item.device_id)) return;
+    device.input.value = item.device_id;
+    dates.showDays(new Date(item.first_point_at), new Date(item.last_point_at));
+    await showRange();
   }
 
   /** @param {number} index */
@@ -148,7 +157,7 @@ export async function mount(root, { config, me, can, canTrack }) {
   async function load(zoom) {
     const atTime =
       track && Number(timeline.input.value) < track.n - 1 ? track.time[Number(timeline.input.value)] : null;
-    track = await readTrack(map, { device_id: device.input.value, ...range() }, zoom);
+    track = await readTrack(map, { device_id: device.input.value, ...dates.range() }, zoom);
     performance.mark('history-parsed');
     layer?.remove();
     layer = null;
@@ -161,7 +170,6 @@ export async function mount(root, { config, me, can, canTrack }) {
       return announce(summary.textContent);
     }
     layer = new TrackLayer(track);
-    if (zoom === undefined) map.fitBounds(layer.bounds().pad(0.1), { animate: false });
     const cursor =
       atTime === null
         ? track.n - 1
@@ -181,13 +189,16 @@ export async function mount(root, { config, me, can, canTrack }) {
         ? t('history.points', { count: formatNumber(track.n, 0) })
         : t('history.pointsDrawn', { count: formatNumber(track.total, 0), drawn: formatNumber(track.n, 0) });
     summary.textContent = `${count}: ${formatTime(new Date(track.time[0]).toISOString())} – ${formatTime(new Date(track.time[track.n - 1]).toISOString())}`;
+    // The legend and the summary may have changed the controls' height, so the map's size is read again first.
+    if (zoom === undefined)
+      map.invalidateSize({ animate: false }).fitBounds(layer.bounds().pad(0.1), { animate: false });
     mapElement.dataset.drawn = String(track.n);
     performance.mark('history-drawn');
     announce(summary.textContent);
   }
 
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
+  /** Reads and draws the chosen device over the chosen range; what went wrong is shown instead. */
+  async function showRange() {
     if (!device.input.value) return;
     show(problem);
     summary.textContent = t('loading');
@@ -199,6 +210,10 @@ export async function mount(root, { config, me, can, canTrack }) {
       summary.textContent = '';
       show(problem, errorBox(err));
     }
+  }
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    showRange();
   });
 
   // Closer than the track was thinned for: its left-out points may now be pixels apart, so it is read again.

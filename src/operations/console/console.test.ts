@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildTestApp, type TestApp } from '../../../test/helpers.js';
 import { loadConfig } from '../../config.js';
 import { loadConsoleAssets } from './assets.js';
 import { consoleCsp, tileSource } from './routes.js';
@@ -48,5 +49,61 @@ describe('console settings and policy', () => {
     );
     expect(assets.index).toContain('{{ASSETS}}/js/app.js');
     expect(loadConsoleAssets().version).toBe(assets.version);
+  });
+});
+
+describe('the console as an app a phone installs', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await buildTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('links its favicon, Apple touch icon and web app manifest, and serves each with its content type', async () => {
+    const api = t.as();
+    const html = (await api.raw({ method: 'GET', url: '/console/' })).text;
+    const linked = (rel: string) => new RegExp(`<link rel="${rel}" href="([^"]+)"`).exec(html)?.[1];
+    const base = /src="(\/console\/assets\/[0-9a-f]{12})\/js\/app\.js"/.exec(html)![1]!;
+    expect({ icon: linked('icon'), apple: linked('apple-touch-icon'), manifest: linked('manifest') }).toEqual({
+      icon: `${base}/icons/favicon.svg`,
+      apple: `${base}/icons/apple-touch-icon.png`,
+      manifest: `${base}/manifest.webmanifest`,
+    });
+    const manifest = await api.raw({ method: 'GET', url: `${base}/manifest.webmanifest` });
+    expect({ status: manifest.status, type: manifest.headers['content-type'] }).toEqual({
+      status: 200,
+      type: 'application/manifest+json',
+    });
+    const { icons, ...fields } = JSON.parse(manifest.text) as {
+      icons: { src: string; sizes: string; type: string; purpose?: string }[];
+    };
+    expect(fields).toEqual({
+      id: '/console/',
+      name: 'Waygate',
+      short_name: 'Waygate',
+      description: expect.any(String),
+      start_url: '/console/',
+      scope: '/console/',
+      display: 'standalone',
+      theme_color: '#ffffff',
+      background_color: '#f4f6f8',
+    });
+    // Every icon the manifest names (relative to it) is served as the type it claims, at the size it claims.
+    const pngSize = (png: Buffer) => `${png.readUInt32BE(16)}x${png.readUInt32BE(20)}`;
+    for (const icon of [...icons, { src: 'icons/apple-touch-icon.png', sizes: '180x180', type: 'image/png' }]) {
+      const file = await api.raw({ method: 'GET', url: `${base}/${icon.src}` });
+      expect({ src: icon.src, status: file.status, type: file.headers['content-type'] }).toEqual({
+        src: icon.src,
+        status: 200,
+        type: icon.type,
+      });
+      if (icon.type === 'image/png') expect(pngSize(file.bytes)).toBe(icon.sizes);
+    }
+    expect(icons.map((icon) => [icon.sizes, icon.purpose ?? 'any'])).toEqual([
+      ['any', 'any'],
+      ['192x192', 'any'],
+      ['512x512', 'any'],
+      ['512x512', 'maskable'],
+    ]);
   });
 });

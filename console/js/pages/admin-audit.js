@@ -1,5 +1,5 @@
 // @ts-check
-import { get, patch } from '../api.js';
+import { all, get, patch } from '../api.js';
 import { errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
 
@@ -21,7 +21,8 @@ const select = (label, name, values, labelOf = (/** @type {string} */ value) => 
 };
 
 /**
- * The activity log of every user (GET /v1/admin/audit, audit:read) with its filters and pages of 50, and
+ * The activity log of every user (GET /v1/admin/audit, audit:read) with its filters and pages of 50, users named
+ * (with users:read) and linked to the Users page, and
  * the queue of events users reported (GET /v1/admin/audit/reports), whose status an admin with
  * audit:write sets with a note for the reporting user.
  * @param {HTMLElement} root
@@ -96,6 +97,41 @@ export async function mount(root, { can }) {
     ),
   );
 
+  /**
+   * Usernames by id, read once for the page (users:read; every page of GET /v1/users, up to 2,000 users) instead of
+   * once per row. A user it does not name (deleted, or beyond those) is shown by id.
+   * @type {Promise<Map<string, string>>}
+   */
+  const usernames = can('users:read')
+    ? all('/v1/users').then(
+        (users) => new Map(users.map((user) => [user.id, user.username])),
+        () => new Map(),
+      )
+    : Promise.resolve(new Map());
+  /**
+   * A user by name, linked to them on the Users page; by id when the name is not known.
+   * @param {Map<string, string>} names
+   * @param {string} id
+   */
+  const userLink = (names, id) => {
+    const name = names.get(id);
+    return name ? h('a', { href: `#/admin/users/${encodeURIComponent(name)}` }, name) : h('code', {}, id);
+  };
+  /**
+   * Who the event is of, and who acted when that was someone else (an administrator, say).
+   * @param {Map<string, string>} names
+   * @param {import('../types/routes').Schema<'AuditEvent'>} event
+   */
+  const whoCell = (names, event) =>
+    h(
+      'td',
+      {},
+      event.user_id ? userLink(names, event.user_id) : '–',
+      event.actor_id && event.actor_id !== event.user_id
+        ? [' ', h('span', { class: 'muted' }, `(${t('audit.by')} `, userLink(names, event.actor_id), ')')]
+        : null,
+    );
+
   // Only the answer to the latest request is shown: a slow unfiltered first page must not overwrite a filtered one.
   let latest = 0;
   async function load(page = 1) {
@@ -103,7 +139,7 @@ export async function mount(root, { can }) {
     for (const [name, f] of Object.entries(filters)) if (f.input.value.trim()) query.set(name, f.input.value.trim());
     const asked = ++latest;
     try {
-      const result = await get(`/v1/admin/audit?${query}`);
+      const [result, names] = await Promise.all([get(`/v1/admin/audit?${query}`), usernames]);
       if (asked !== latest) return;
       show(problem);
       show(
@@ -119,7 +155,7 @@ export async function mount(root, { can }) {
               h('code', {}, event.event_type),
               event.is_reported ? h('strong', { class: 'stale' }, ` (${t('audit.reportedMark')})`) : null,
             ),
-            h('td', {}, event.user_id ?? '–'),
+            whoCell(names, event),
             h('td', {}, event.status),
             h('td', {}, [event.ip_address, event.country_code].filter(Boolean).join(' · ') || '–'),
             h('td', {}, event.description ?? ''),
@@ -146,8 +182,11 @@ export async function mount(root, { can }) {
     }
   }
 
-  /** @param {import('../types/routes').Schema<'AuditReport'>} report */
-  function reportItem(report) {
+  /**
+   * @param {import('../types/routes').Schema<'AuditReport'>} report
+   * @param {Map<string, string>} names
+   */
+  function reportItem(report, names) {
     const status = select(t('audit.setStatus'), 'status', REPORT_STATES.slice(1), (value) => t(`report.${value}`));
     status.input.firstChild?.remove();
     const notes = field(t('audit.notes'), { tag: 'textarea', name: 'resolution_notes', maxlength: 2000, rows: 2 });
@@ -183,7 +222,11 @@ export async function mount(root, { can }) {
       ' · ',
       formatTime(report.created_at),
       h('p', {}, report.description ?? ''),
-      h('p', { class: 'muted' }, t('audit.eventOf', { event: report.audit_event_id, user: report.user_id })),
+      h(
+        'p',
+        { class: 'muted' },
+        t('audit.eventOf', { event: report.audit_event_id, user: names.get(report.user_id) ?? report.user_id }),
+      ),
       report.resolution_notes ? h('p', {}, report.resolution_notes) : null,
       report.status === 'pending' ? decide : null,
     );
@@ -192,8 +235,13 @@ export async function mount(root, { can }) {
   async function loadReports() {
     try {
       const query = new URLSearchParams(reportStatus.input.value ? { status: reportStatus.input.value } : {});
-      const list = await get(`/v1/admin/audit/reports?${query}`);
-      show(reports, list.length ? h('ul', {}, ...list.map(reportItem)) : h('p', { class: 'muted' }, t('none')));
+      const [list, names] = await Promise.all([get(`/v1/admin/audit/reports?${query}`), usernames]);
+      show(
+        reports,
+        list.length
+          ? h('ul', {}, ...list.map((report) => reportItem(report, names)))
+          : h('p', { class: 'muted' }, t('none')),
+      );
     } catch (err) {
       fail(err);
     }

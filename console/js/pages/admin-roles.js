@@ -3,8 +3,45 @@ import { del, get, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
 
+/** The actions in the order people read them: everything, then reading before changing before deleting. */
+const ACTIONS = ['*', 'read', 'read_own', 'write', 'write_own', 'delete', 'delete_own'];
+
 /**
- * Roles and their permissions: a role chosen from the list shows what it grants; with roles:write a
+ * A text of the console's, or `fallback` when it has none (an area or action added to the API after the console).
+ * @param {string} key
+ * @param {string} fallback
+ */
+const textOr = (key, fallback) => (t(key) === key ? fallback : t(key));
+const areaName = (/** @type {string} */ resource) => textOr(`area.${resource}`, resource);
+const actionName = (/** @type {string} */ action) => textOr(`action.${action}`, action);
+/** @param {string} action */
+const actionRank = (action) => (ACTIONS.includes(action) ? ACTIONS.indexOf(action) : ACTIONS.length);
+
+/**
+ * Permissions by area (the resource before the colon): "everything" (*) first, then the areas by their names;
+ * in each, the actions in the order of ACTIONS, the others after them by name.
+ * @template {{ resource: string, action: string }} P
+ * @param {P[]} permissions
+ * @returns {[string, P[]][]}
+ */
+function areasOf(permissions) {
+  /** @type {Map<string, P[]>} */
+  const areas = new Map();
+  for (const p of permissions) areas.set(p.resource, [...(areas.get(p.resource) ?? []), p]);
+  const areaRank = (/** @type {string} */ resource) => (resource === '*' ? '' : areaName(resource));
+  return [...areas]
+    .sort(([a], [b]) => areaRank(a).localeCompare(areaRank(b)))
+    .map(([resource, held]) => [
+      resource,
+      held.sort(
+        (a, b) =>
+          actionRank(a.action) - actionRank(b.action) || actionName(a.action).localeCompare(actionName(b.action)),
+      ),
+    ]);
+}
+
+/**
+ * Roles and their permissions: a role chosen from the list shows what it grants, by area; with roles:write a
  * permission is given (from GET /v1/permissions, with permissions:read) or taken, and roles are created;
  * with roles:delete a role that is not a system role is deleted.
  * @param {HTMLElement} root
@@ -95,7 +132,13 @@ export async function mount(root, { can }) {
         : null;
     const choose = field(t('roles.permission'), { tag: 'select', name: 'permission' });
     choose.input.append(
-      ...permissions.filter((p) => !held.has(p.id)).map((p) => h('option', { value: p.id }, label(p))),
+      ...areasOf(permissions.filter((p) => !held.has(p.id))).map(([resource, ungranted]) =>
+        h(
+          'optgroup',
+          { label: areaName(resource) },
+          ...ungranted.map((p) => h('option', { value: p.id }, `${actionName(p.action)} (${label(p)})`)),
+        ),
+      ),
     );
     const give =
       can('roles:write') && permissions.length
@@ -148,7 +191,20 @@ export async function mount(root, { can }) {
         role.description ?? '',
         role.requires_two_factor ? ` · ${t('roles.requires2fa')}` : '',
       ),
-      h('ul', { class: 'permissions' }, ...granted.map((p) => h('li', {}, h('code', {}, label(p)), ' ', take(p)))),
+      ...areasOf(granted).map(([resource, inArea]) =>
+        h(
+          'section',
+          { class: 'permission-area' },
+          h('h3', {}, areaName(resource)),
+          h(
+            'ul',
+            { class: 'permissions' },
+            ...inArea.map((p) =>
+              h('li', {}, actionName(p.action), ' ', h('code', { class: 'muted' }, label(p)), ' ', take(p)),
+            ),
+          ),
+        ),
+      ),
       granted.length ? null : h('p', { class: 'muted' }, t('none')),
       give,
       remove,
@@ -173,10 +229,7 @@ export async function mount(root, { can }) {
   });
 
   try {
-    if (can('permissions:read'))
-      permissions = (await get('/v1/permissions')).data.sort((a, b) =>
-        `${a.resource}:${a.action}`.localeCompare(`${b.resource}:${b.action}`),
-      );
+    if (can('permissions:read')) permissions = (await get('/v1/permissions')).data;
     await loadRoles();
   } catch (err) {
     fail(err);

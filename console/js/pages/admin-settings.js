@@ -2,10 +2,12 @@
 import { del, get, patch, post, put } from '../api.js';
 import { confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { formatTime, t } from '../i18n.js';
+import { parseJson, valueEditor } from './admin-settings-value.js';
 
 /**
  * Settings (GET/POST/PUT/DELETE /v1/settings) and the system config (GET/PATCH /v1/system-config): each value
- * as JSON, changed in place with settings:write; a new setting created with settings:write and one deleted
+ * changed in place with settings:write, in a field of its type where the entry says it (value_schema: a checkbox,
+ * a number within its limits), else as JSON; a new setting created with settings:write and one deleted
  * (a second click confirms) with settings:delete. The system config has no create or delete in the API.
  * A value that is not JSON is refused here, anything else by the API with its message.
  * @param {HTMLElement} root
@@ -18,15 +20,15 @@ export async function mount(root, { can }) {
   const done = (message) => show(problem, h('p', { class: 'ok', role: 'status' }, message));
   const settings = h('tbody');
   const config = h('tbody');
-  /** @param {boolean} withDelete */
-  const head = (withDelete) =>
+  /** @param {boolean} withDelete @param {string} valueHeader */
+  const head = (withDelete, valueHeader) =>
     h(
       'thead',
       {},
       h(
         'tr',
         {},
-        ...['settings.key', 'settings.value', 'settings.description', 'settings.updated'].map((key) =>
+        ...['settings.key', valueHeader, 'settings.description', 'settings.updated'].map((key) =>
           h('th', { scope: 'col' }, t(key)),
         ),
         withDelete ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('settings.delete'))) : null,
@@ -43,57 +45,46 @@ export async function mount(root, { can }) {
         'section',
         { 'aria-labelledby': 'settings-title' },
         h('h2', { id: 'settings-title' }, t('settings.settings')),
-        h('div', { class: 'table-wrap' }, h('table', {}, head(deletable), settings)),
+        h(
+          'div',
+          // Focusable: on a narrow screen the table scrolls sideways, which a keyboard must be able to do.
+          { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-labelledby': 'settings-title' },
+          h('table', {}, head(deletable, 'settings.value'), settings),
+        ),
         can('settings:write') ? createForm() : null,
       ),
       h(
         'section',
         { 'aria-labelledby': 'config-title' },
         h('h2', { id: 'config-title' }, t('settings.config')),
-        h('div', { class: 'table-wrap' }, h('table', {}, head(false), config)),
+        h(
+          'div',
+          { class: 'table-wrap', tabindex: 0, role: 'group', 'aria-labelledby': 'config-title' },
+          h('table', {}, head(false, 'settings.configValue'), config),
+        ),
       ),
     ),
   );
 
   /**
    * A setting or a system config value, as both lists show them.
-   * @typedef {{ key: string, value?: unknown, description?: string | null, updated_at: string }} Entry
+   * @typedef {{ key: string, value?: unknown, value_schema?: unknown, description?: string | null, updated_at: string }} Entry
    */
-
-  /**
-   * JSON typed into a field, or an error naming the key (text needs quotes).
-   * @param {string} text
-   * @param {string} key
-   */
-  function parse(text, key) {
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new Error(t('settings.notJson', { key }));
-    }
-  }
 
   /** @param {Entry} entry @param {(value: unknown) => Promise<unknown>} save */
   function valueCell(entry, save) {
-    const text = JSON.stringify(entry.value);
-    if (!can('settings:write')) return h('td', {}, h('code', {}, text));
-    const value = field(t('settings.valueOf', { key: entry.key }), {
-      name: 'value',
-      value: text,
-      spellcheck: 'false',
-      autocomplete: 'off',
-    });
-    value.wrapper.querySelector('label')?.classList.add('visually-hidden');
+    if (!can('settings:write')) return h('td', {}, h('code', {}, JSON.stringify(entry.value)));
+    const editor = valueEditor(entry);
     const form = h(
       'form',
       { class: 'row value' },
-      value.wrapper,
+      editor.element,
       h('button', { type: 'submit', class: 'secondary', 'aria-label': `${t('save')}: ${entry.key}` }, t('save')),
     );
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       try {
-        await save(parse(value.input.value, entry.key));
+        await save(editor.read());
         done(t('settings.saved', { key: entry.key }));
       } catch (err) {
         fail(err);
@@ -156,7 +147,7 @@ export async function mount(root, { can }) {
       try {
         const body = {
           key: name,
-          value: parse(value.input.value, name),
+          value: parseJson(value.input.value, name),
           description: description.input.value.trim() || undefined,
           is_public: isPublic.checked,
         };

@@ -3,23 +3,39 @@ import { all, del, get, post } from '../api.js';
 import { announce, confirmingButton, errorBox, field, h, show } from '../dom.js';
 import { t } from '../i18n.js';
 import { deletedUsersSection } from './admin-users-deleted.js';
+import { newUserSection } from './admin-users-new.js';
+
+/** The name in the address (#/admin/users/<name>, as the activity log links a user); '' when none or garbled. */
+function nameInAddress() {
+  try {
+    return decodeURIComponent(location.hash.replace(/^#\/?/, '').split('/')[2] ?? '').slice(0, 100);
+  } catch {
+    return '';
+  }
+}
 
 /**
- * Administration for users with users:read: the users (searched by name in the list the API returns;
- * the list carries no email addresses); ban with a reason and duration and unban for users:ban; a user's
+ * Administration for users with users:read: the users (searched by name in the list the API returns, or by the
+ * name in the address, #/admin/users/<name>, as the activity log links them; the list carries no email addresses);
+ * with users:write, a new user invited by mail (admin-users-new.js); ban with a reason and duration and unban for users:ban; a user's
  * roles assigned and removed for users:write (with roles:read to list them); deletion for users:delete
  * (a second click confirms it; the 7-day grace period applies), and the deleted users in that period below
  * (admin-users-deleted.js). What the API refuses is shown as its message.
  * @param {HTMLElement} root
  * @param {import('../types/console').PageContext} context
  */
-export async function mount(root, { can }) {
+export async function mount(root, { can, config }) {
   /**
    * A user of GET /v1/users, whose items do not say whether the user is banned: `is_banned` is what this page did.
    * @typedef {import('../types/routes').Item<'/v1/users'> & { is_banned?: boolean }} User
    */
   const problem = h('div');
-  const search = field(t('admin.search'), { name: 'search', type: 'search', autocomplete: 'off' });
+  const search = field(t('admin.search'), {
+    name: 'search',
+    type: 'search',
+    autocomplete: 'off',
+    value: nameInAddress(),
+  });
   const rows = h('tbody');
   const manageRoles = can('users:write') && can('roles:read');
   /** @param {string} label */
@@ -68,6 +84,7 @@ export async function mount(root, { can }) {
       ),
     ),
   );
+  if (can('users:write')) page.append(newUserSection(config));
   show(root, page);
   const fail = (/** @type {unknown} */ err) => show(problem, errorBox(err));
   // A restored user is back in the list above.

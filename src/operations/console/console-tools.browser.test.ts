@@ -307,7 +307,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     await page.getByLabel('Role name').fill(role);
     await page.getByRole('button', { name: 'Create role' }).click();
     await page.getByRole('heading', { name: role }).waitFor();
-    await page.getByLabel('Permission to give').selectOption({ label: 'gps:read' });
+    await page.getByLabel('Permission to give').selectOption({ label: 'Read (gps:read)' });
     await page.getByRole('button', { name: 'Give permission' }).click();
     await page.getByRole('button', { name: 'Take away: gps:read' }).waitFor();
     const api = t.as(admin);
@@ -324,7 +324,7 @@ describe('web console tools in Chromium', { timeout: 120_000 }, () => {
     // (The unfiltered page shows first: wait until every row is the reporter's.)
     await expect
       .poll(async () => new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents()))
-      .toEqual(new Set([reporter.id]));
+      .toEqual(new Set([reporter.username]));
     const report = page.locator('li.card', { hasText: `Not me ${reporter.username}` });
     await report.getByLabel('New status').selectOption('resolved');
     await report.getByLabel('Note to the user who reported').fill('Checked: a new phone.');

@@ -10,7 +10,7 @@ import {
   VIEWPORTS,
   type ConsoleInChromium,
 } from '../../../test/console-browser.js';
-import { createUser } from '../../../test/helpers.js';
+import { createRoleWith, createUser } from '../../../test/helpers.js';
 
 /**
  * History that follows the user (issue 49, item 4): an import moves the view to the days it covers with its report
@@ -92,6 +92,12 @@ describe('History in the console', { timeout: 120_000 }, () => {
     const entry = past.locator(`li[data-import="${imported!.id}"]`);
     expect(await entry.locator('p').first().textContent()).toBe('Done · gpx');
     expect(await entry.textContent()).toContain('3 imported, 0 already there, 1 refused');
+    // Elsewhere in time, Show brings the import's device and day back.
+    await page.getByRole('button', { name: 'Today', exact: true }).click();
+    await expect.poll(() => map.getAttribute('data-points')).toBe('0');
+    await entry.getByRole('button', { name: /^Show: Ride log, / }).click();
+    await expect.poll(() => map.getAttribute('data-points')).toBe('3');
+    expect(await page.getByLabel('From', { exact: true }).inputValue()).toBe('2026-03-02T00:00');
     await entry.getByRole('button', { name: /^Remove its points: Ride log, / }).click();
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'history-import-remove');
@@ -106,6 +112,32 @@ describe('History in the console', { timeout: 120_000 }, () => {
       .get(`/v1/gps/track?device_id=${devices[0]!.id}&from=2026-03-02T00:00:00.000Z&to=2026-03-03T00:00:00.000Z`)
       .expect(200);
     expect(left.body.total).toBe(0);
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('says what to do when there is no device to import into and none may be made', async () => {
+    const { t, base } = setup!;
+    const role = await createRoleWith(t.app, `Importer ${Date.now()}`, [
+      'gps:read_own',
+      'devices:read_own',
+      'gps:write_own',
+    ]);
+    const cy = await createUser(t.app, [role]);
+    const { context, page, problems } = await signedIn(cy);
+    await page.goto(`${base}/console/#/history/import`);
+    const form = page.locator('details.import');
+    await form
+      .getByText(
+        'An import puts its points on a device of yours, and you have none yet: connect your phone, or track this browser from the map first.',
+      )
+      .waitFor();
+    expect(await form.getAttribute('open')).toBe('');
+    expect([await form.getByLabel('Into device').isVisible(), await form.getByLabel('File').isVisible()]).toEqual([
+      false,
+      false,
+    ]);
+    expect(await axeViolations(page)).toEqual([]);
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -88,6 +88,15 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const users = createUsersService({ db, config, mailer, audit, log, clock, access, loginProviders, events, caches });
   const oauthClients = createOAuthClientsService({ db, clock, audit, users, access, events, caches });
   const bans = createBansService({ db, clock, audit, events, users, access });
+  const preferences = createPreferencesService({ db });
+  /** A user's mail contact with the time zone of their preferences: mails write times in it. */
+  const withTimeZone =
+    <C extends object>(contactOf: (userId: string) => Promise<C | undefined>) =>
+    async (userId: string) => {
+      const [contact, chosen] = await Promise.all([contactOf(userId), preferences.of(userId)]);
+      return contact && { ...contact, timeZone: chosen.time_zone };
+    };
+  const mailContactOf = withTimeZone(users.contactOf);
   const groups = createGroupsService({
     db,
     clock,
@@ -96,6 +105,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     mailer,
     log,
     users,
+    contactOf: mailContactOf,
     invitationsUrl: config.frontendUrl ? `${config.frontendUrl}/groups` : `${oauthIssuerBase(config)}/console/#/groups`,
   });
   const oauth = createOAuthService({
@@ -268,6 +278,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     devices,
     trips,
     sink: createPointSinkOverBatch(gps),
+    timeZoneOf: async (userId) => (await preferences.of(userId)).time_zone,
     importMaxBytes: config.importMaxBytes,
     importLimits: {
       perUser: config.importMaxPerUser,
@@ -303,7 +314,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     mailer,
     log,
     assertions,
-    users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: users.contactOf },
+    users: { exists: users.exists, idsMatching: users.idsMatching, contactOf: mailContactOf },
   });
   const sessions = createSessionsService({
     db,
@@ -324,10 +335,9 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     mailer,
     log,
     locate,
-    contactOf: users.noticeContactOf,
+    contactOf: withTimeZone(users.noticeContactOf),
     sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
   });
-  const preferences = createPreferencesService({ db });
   const exports = createExportService({
     db,
     clock,

@@ -1085,7 +1085,7 @@ export interface paths {
         };
         /**
          * Your units, time zone and coordinate format
-         * @description Defaults until you change them: kmh, km, the browser's time zone (null), decimal. The console shows speeds, distances, times and coordinates this way; mails and the names of export files will follow them too.
+         * @description Defaults until you change them: kmh, km, the browser's time zone (null), decimal. The console shows speeds, distances, times and coordinates this way; mails write their times, and export files take the day in their names, in the time zone.
          *
          *     Acts on your own account: a session may; an API key or OAuth access token needs permission `preferences:read`.
          */

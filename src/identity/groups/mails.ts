@@ -1,12 +1,14 @@
-import { paragraphsMail, type MailMessage } from '../../platform/mail/messages.js';
+import { mailTime, paragraphsMail, type MailMessage } from '../../platform/mail/messages.js';
 
-/** Times in mails: minutes in UTC, the same in every locale (the reader's time zone is not known). */
-const when = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** The invitation's end, in the invitee's time zone when they chose one (an address of nobody: UTC). */
+const when = (i: Invitation) => mailTime(i.expiresAt, i.timeZone ?? null);
 
 interface Invitation {
   inviter: string;
   group: string;
   expiresAt: Date;
+  /** The reader's time zone (their preferences), for the end of the invitation; none: UTC. */
+  timeZone?: string | null;
   /** Where the invitation is answered (a registered invitee) or an account is made (an address of nobody). */
   link: string;
 }
@@ -25,13 +27,13 @@ const EN: Texts = {
     `Hello ${username},`,
     `${i.inviter} invited you to join the group "${i.group}" on Waygate. Members of a group can share where their devices are with each other.`,
     `Accept or decline the invitation here: ${i.link}`,
-    `The invitation is valid until ${when(i.expiresAt)}. If you do not want to join, decline it or ignore this email.`,
+    `The invitation is valid until ${when(i)}. If you do not want to join, decline it or ignore this email.`,
   ],
   toAddress: (email, i) => [
     'Hello,',
     `${i.inviter} invited you to join the group "${i.group}" on Waygate, where members share where their devices are with each other.`,
     `To join, create an account with this email address (${email}): ${i.link}`,
-    `Once you have confirmed the address, you are a member of the group. The invitation is valid until ${when(i.expiresAt)}.`,
+    `Once you have confirmed the address, you are a member of the group. The invitation is valid until ${when(i)}.`,
     `If you do not know ${i.inviter} or do not want to join, ignore this email: no account is created.`,
   ],
 };
@@ -42,13 +44,13 @@ const DE: Texts = {
     `Guten Tag ${username},`,
     `${i.inviter} hat Sie eingeladen, der Gruppe „${i.group}“ auf Waygate beizutreten. Die Mitglieder einer Gruppe können einander zeigen, wo ihre Geräte sind.`,
     `Hier können Sie die Einladung annehmen oder ablehnen: ${i.link}`,
-    `Die Einladung gilt bis ${when(i.expiresAt)}. Wenn Sie nicht beitreten möchten, lehnen Sie sie ab oder ignorieren Sie diese E-Mail.`,
+    `Die Einladung gilt bis ${when(i)}. Wenn Sie nicht beitreten möchten, lehnen Sie sie ab oder ignorieren Sie diese E-Mail.`,
   ],
   toAddress: (email, i) => [
     'Guten Tag,',
     `${i.inviter} hat Sie eingeladen, der Gruppe „${i.group}“ auf Waygate beizutreten, deren Mitglieder einander zeigen, wo ihre Geräte sind.`,
     `Um beizutreten, legen Sie mit dieser E-Mail-Adresse (${email}) ein Konto an: ${i.link}`,
-    `Sobald Sie die Adresse bestätigt haben, sind Sie Mitglied der Gruppe. Die Einladung gilt bis ${when(i.expiresAt)}.`,
+    `Sobald Sie die Adresse bestätigt haben, sind Sie Mitglied der Gruppe. Die Einladung gilt bis ${when(i)}.`,
     `Wenn Sie ${i.inviter} nicht kennen oder nicht beitreten möchten, ignorieren Sie diese E-Mail: Es wird kein Konto angelegt.`,
   ],
 };

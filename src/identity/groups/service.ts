@@ -5,7 +5,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { afterCommit, type DomainEventBus, type TransactionalEvent } from '../../platform/events.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import type { MailMessage } from '../../platform/mail/messages.js';
+import type { MailContact, MailMessage } from '../../platform/mail/messages.js';
 import { linkBaseUrl } from '../../platform/mail/token-mail.js';
 import { normaliseEmail, type UsersService } from '../users/service.js';
 import { GroupErrors } from './errors.js';
@@ -29,7 +29,9 @@ interface Deps {
   events: Pick<DomainEventBus, 'emit'>;
   mailer: Pick<Mailer, 'send'>;
   log: FastifyBaseLogger;
-  users: Pick<UsersService, 'findByUsername' | 'findEmailAccount' | 'contactOf' | 'usernamesOf' | 'lockById'>;
+  users: Pick<UsersService, 'findByUsername' | 'findEmailAccount' | 'usernamesOf' | 'lockById'>;
+  /** Where and how to mail a user (their time zone too, for the invitation's end). */
+  contactOf: (userId: string) => Promise<MailContact | undefined>;
   /** Where a registered invitee answers invitations (the console's Groups page). */
   invitationsUrl: string;
 }
@@ -564,13 +566,20 @@ export function createGroupsService(deps: Deps) {
     invitation: InvitationRow,
     to: { address: string; user?: { id: string } },
   ): Promise<void> {
-    const inviter = await deps.users.contactOf(inviterId);
+    const inviter = await deps.contactOf(inviterId);
     const details = { inviter: inviter?.username ?? '?', group: groupName, expiresAt: invitation.expires_at };
     if (to.user) {
-      const invitee = await deps.users.contactOf(to.user.id);
+      const invitee = await deps.contactOf(to.user.id);
       const address = invitee?.email;
       if (!invitee || !address) return;
-      await mail(address, invitationMail(invitee.locale, invitee.username, { ...details, link: deps.invitationsUrl }));
+      await mail(
+        address,
+        invitationMail(invitee.locale, invitee.username, {
+          ...details,
+          timeZone: invitee.timeZone,
+          link: deps.invitationsUrl,
+        }),
+      );
       return;
     }
     const link = new URL(linkBaseUrl(request) + SIGN_UP_PATH);

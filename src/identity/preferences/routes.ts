@@ -9,7 +9,7 @@ import { PreferenceErrors } from './errors.js';
 
 const tags = ['Users'];
 const later =
-  'The console shows speeds, distances, times and coordinates this way; mails and the names of export files will follow them too.';
+  'The console shows speeds, distances, times and coordinates this way; mails write their times, and export files take the day in their names, in the time zone.';
 
 export async function preferenceRoutes(
   fastify: FastifyInstance,

@@ -1,5 +1,5 @@
 import type { SecurityChange } from '../../platform/events.js';
-import { paragraphsMail, type MailMessage } from '../../platform/mail/messages.js';
+import { mailTime, paragraphsMail, type MailMessage } from '../../platform/mail/messages.js';
 
 type Change = SecurityChange extends infer C ? (C extends SecurityChange ? Omit<C, 'userId'> : never) : never;
 
@@ -12,14 +12,14 @@ export type Notice =
 
 export type NoticeKind = Notice['kind'];
 
-/** Times in mails: minutes in UTC, the same in every locale (the reader's time zone is not known). */
-const when = (at: Date) => `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** How a notice writes a time: `mailTime` in the reader's time zone. */
+type When = (at: Date) => string;
 
 interface Texts {
   greeting: (username: string) => string;
   notYou: string;
   subject: (notice: Notice) => string;
-  body: (notice: Notice) => string[];
+  body: (notice: Notice, when: When) => string[];
 }
 
 const EN: Texts = {
@@ -38,7 +38,7 @@ const EN: Texts = {
       banned: 'Your Waygate account was suspended',
       deletion_scheduled: 'Your Waygate account is scheduled for deletion',
     })[n.kind],
-  body: (n) => {
+  body: (n, when) => {
     switch (n.kind) {
       case 'new_sign_in':
         return [
@@ -81,41 +81,42 @@ const EN: Texts = {
   },
 };
 
+// German in the formal address (Sie), as every German text of Waygate.
 const DE: Texts = {
-  greeting: (username) => `Hallo ${username},`,
-  notYou: 'Wenn du das nicht warst, setze sofort dein Passwort zurück und wende dich an deinen Administrator.',
+  greeting: (username) => `Guten Tag ${username},`,
+  notYou: 'Wenn Sie das nicht waren, setzen Sie sofort Ihr Passwort zurück und wenden Sie sich an Ihren Administrator.',
   subject: (n) =>
     ({
-      new_sign_in: 'Neue Anmeldung bei deinem Waygate-Konto',
-      password_changed: 'Dein Waygate-Passwort wurde geändert',
-      email_changed: 'Die E-Mail-Adresse deines Waygate-Kontos wurde geändert',
-      two_factor_enabled: 'Zwei-Faktor-Authentifizierung für dein Waygate-Konto eingeschaltet',
-      two_factor_disabled: 'Zwei-Faktor-Authentifizierung für dein Waygate-Konto ausgeschaltet',
-      passkey_added: 'Deinem Waygate-Konto wurde ein Passkey hinzugefügt',
-      passkey_removed: 'Von deinem Waygate-Konto wurde ein Passkey entfernt',
-      api_key_created: 'Für dein Waygate-Konto wurde ein neuer API-Schlüssel erstellt',
-      banned: 'Dein Waygate-Konto wurde gesperrt',
-      deletion_scheduled: 'Dein Waygate-Konto wird gelöscht',
+      new_sign_in: 'Neue Anmeldung bei Ihrem Waygate-Konto',
+      password_changed: 'Ihr Waygate-Passwort wurde geändert',
+      email_changed: 'Die E-Mail-Adresse Ihres Waygate-Kontos wurde geändert',
+      two_factor_enabled: 'Zwei-Faktor-Authentifizierung für Ihr Waygate-Konto eingeschaltet',
+      two_factor_disabled: 'Zwei-Faktor-Authentifizierung für Ihr Waygate-Konto ausgeschaltet',
+      passkey_added: 'Ihrem Waygate-Konto wurde ein Passkey hinzugefügt',
+      passkey_removed: 'Von Ihrem Waygate-Konto wurde ein Passkey entfernt',
+      api_key_created: 'Für Ihr Waygate-Konto wurde ein neuer API-Schlüssel erstellt',
+      banned: 'Ihr Waygate-Konto wurde gesperrt',
+      deletion_scheduled: 'Ihr Waygate-Konto wird gelöscht',
     })[n.kind],
-  body: (n) => {
+  body: (n, when) => {
     switch (n.kind) {
       case 'new_sign_in':
         return [
-          `bei deinem Konto hat sich jemand aus einem bisher unbekannten Browser und Netz angemeldet: ${n.device}${n.place ? `, in der Nähe von ${n.place}` : ''}${n.ip ? ` (${n.ip})` : ''}, am ${when(n.at)}.`,
-          `Wenn du das warst, ist nichts zu tun. Wenn nicht, beende diese Sitzung unter ${n.sessionsUrl} und ändere dein Passwort.`,
+          `bei Ihrem Konto hat sich jemand aus einem bisher unbekannten Browser und Netz angemeldet: ${n.device}${n.place ? `, in der Nähe von ${n.place}` : ''}${n.ip ? ` (${n.ip})` : ''}, am ${when(n.at)}.`,
+          `Wenn Sie das waren, ist nichts zu tun. Wenn nicht, beenden Sie diese Sitzung unter ${n.sessionsUrl} und ändern Sie Ihr Passwort.`,
         ];
       case 'password_changed':
         return [
-          'das Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.',
+          'das Passwort Ihres Kontos wurde geändert; Ihre anderen Sitzungen wurden beendet.',
           ...(n.removed
             ? [
-                `Wie gewünscht wurden auch alle Passkeys (${n.removed.passkeys}) und API-Schlüssel (${n.removed.api_keys}) deines Kontos entfernt; Systemschlüssel bleiben. Füge die, die du brauchst, neu hinzu.`,
+                `Wie gewünscht wurden auch alle Passkeys (${n.removed.passkeys}) und API-Schlüssel (${n.removed.api_keys}) Ihres Kontos entfernt; Systemschlüssel bleiben. Fügen Sie die, die Sie brauchen, neu hinzu.`,
               ]
             : []),
         ];
       case 'email_changed':
         return [
-          `die E-Mail-Adresse deines Kontos wurde in ${n.newEmail} geändert. An diese Adresse geht keine Post des Kontos mehr.`,
+          `die E-Mail-Adresse Ihres Kontos wurde in ${n.newEmail} geändert. An diese Adresse geht keine Post des Kontos mehr.`,
         ];
       case 'two_factor_enabled':
         return [
@@ -126,32 +127,37 @@ const DE: Texts = {
           'die Zwei-Faktor-Authentifizierung wurde ausgeschaltet: Bei der Anmeldung wird kein Code mehr abgefragt.',
         ];
       case 'passkey_added':
-        return [`der Passkey „${n.name}“ wurde hinzugefügt: Mit ihm kann man sich jetzt bei deinem Konto anmelden.`];
+        return [`der Passkey „${n.name}“ wurde hinzugefügt: Mit ihm kann man sich jetzt bei Ihrem Konto anmelden.`];
       case 'passkey_removed':
-        return [`der Passkey „${n.name}“ wurde von deinem Konto entfernt.`];
+        return [`der Passkey „${n.name}“ wurde von Ihrem Konto entfernt.`];
       case 'api_key_created':
-        return [`für dein Konto wurde der API-Schlüssel „${n.name}“ erstellt.`];
+        return [`für Ihr Konto wurde der API-Schlüssel „${n.name}“ erstellt.`];
       case 'banned':
         return [
-          `dein Konto wurde gesperrt${n.expiresAt ? ` bis ${when(n.expiresAt)}` : ''}. Solange die Sperre gilt, kannst du dich nicht anmelden.`,
+          `Ihr Konto wurde gesperrt${n.expiresAt ? ` bis ${when(n.expiresAt)}` : ''}. Solange die Sperre gilt, können Sie sich nicht anmelden.`,
           ...(n.reason ? [`Grund: ${n.reason}`] : []),
         ];
       case 'deletion_scheduled':
         return [
-          `dein Konto wurde gelöscht und wird am ${when(n.purgeAt)} endgültig entfernt. Bis dahin kann ein Administrator es wiederherstellen.`,
+          `Ihr Konto wurde gelöscht und wird am ${when(n.purgeAt)} endgültig entfernt. Bis dahin kann ein Administrator es wiederherstellen.`,
         ];
     }
   },
 };
 
-/** The notice in the user's locale (`de…` German, anything else English). */
-export function securityNoticeMail(locale: string | null, username: string, notice: Notice): MailMessage {
+/** The notice in the user's locale (`de…` German, anything else English), its times in their time zone. */
+export function securityNoticeMail(
+  locale: string | null,
+  username: string,
+  notice: Notice,
+  timeZone: string | null = null,
+): MailMessage {
   const texts = locale?.toLowerCase().startsWith('de') ? DE : EN;
   // A ban and a deletion are an administrator's doing and the new sign-in says what to do itself; the rest could be an intruder's.
   const warn = !['banned', 'deletion_scheduled', 'new_sign_in'].includes(notice.kind);
   return paragraphsMail(texts.subject(notice), [
     texts.greeting(username),
-    ...texts.body(notice),
+    ...texts.body(notice, (at) => mailTime(at, timeZone)),
     ...(warn ? [texts.notYou] : []),
   ]);
 }

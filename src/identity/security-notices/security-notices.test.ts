@@ -76,10 +76,10 @@ describe('security notices', () => {
       t.as(user.token).post('/v1/users/me/password', { current_password: from, new_password: to });
     await change(user.password, 'second password 2').expect(200);
     const mail = await smtp.waitFor(emailOf(user));
-    expect(mail.subject).toBe('Dein Waygate-Passwort wurde geändert');
+    expect(mail.subject).toBe('Ihr Waygate-Passwort wurde geändert');
     expect(mail.text).toBe(
-      `Hallo ${user.username},\n\ndas Passwort deines Kontos wurde geändert; deine anderen Sitzungen wurden beendet.\n\n` +
-        'Wenn du das nicht warst, setze sofort dein Passwort zurück und wende dich an deinen Administrator.\n',
+      `Guten Tag ${user.username},\n\ndas Passwort Ihres Kontos wurde geändert; Ihre anderen Sitzungen wurden beendet.\n\n` +
+        'Wenn Sie das nicht waren, setzen Sie sofort Ihr Passwort zurück und wenden Sie sich an Ihren Administrator.\n',
     );
     await change('second password 2', 'third password 3').expect(200);
     expect(await mailsTo(emailOf(user))).toHaveLength(1);
@@ -99,6 +99,26 @@ describe('security notices', () => {
     await t.as(admin).post(`/v1/users/${user.id}/ban`, { reason: 'spam' }).expect(200);
     const banned = await smtp.waitFor(emailOf(user), (m) => m.subject === 'Your Waygate account was suspended');
     expect(banned.text).toContain('Reason: spam');
+    // A time in a notice is in the reader's chosen time zone (their preferences), named; without one, in UTC.
+    /** Bans for an hour; the ban's end as the API answers it, in epoch ms. */
+    const banForAnHour = async (userId: string) =>
+      Date.parse(
+        (await t.as(admin).post(`/v1/users/${userId}/ban`, { duration_seconds: 3600 }).expect(200)).body.data
+          .expires_at!,
+      );
+    const minutes = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+    const suspended = (address: string) =>
+      smtp.waitFor(address, (m) => m.subject === 'Your Waygate account was suspended' && !m.text.includes('spam'));
+    const utcUser = await createUser(t.app);
+    const utcEnd = await banForAnHour(utcUser.id);
+    expect((await suspended(emailOf(utcUser))).text).toContain(`suspended until ${minutes(utcEnd)} UTC.`);
+    const tokyo = await createUser(t.app);
+    await t.as(tokyo.token).patch('/v1/users/me/preferences', { time_zone: 'Asia/Tokyo' }).expect(200);
+    const tokyoEnd = await banForAnHour(tokyo.id);
+    // Japan keeps UTC+09:00 all year.
+    expect((await suspended(emailOf(tokyo))).text).toContain(
+      `suspended until ${minutes(tokyoEnd + 9 * 3_600_000)} (Asia/Tokyo).`,
+    );
 
     await t.as(admin).delete(`/v1/users/${other.id}`).expect(204);
     expect(await mailsTo(emailOf(other))).toEqual(['Your Waygate account is scheduled for deletion']);

@@ -11,6 +11,7 @@ import type { Locate } from '../../platform/geoip.js';
 import { parseUserAgent } from '../../platform/http/user-agent.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
+import type { MailContact } from '../../platform/mail/messages.js';
 import { SessionErrors } from '../sessions/errors.js';
 import { securityNoticeMail, type Notice } from './mails.js';
 import { createSecurityNoticesRepo } from './repo.js';
@@ -38,8 +39,8 @@ interface Deps {
   mailer: Pick<Mailer, 'send'>;
   log: FastifyBaseLogger;
   locate?: Locate;
-  /** The user's name, locale and email address, also while their deletion is pending (the users module's). */
-  contactOf: (userId: string) => Promise<{ username: string; email: string | null; locale: string | null } | undefined>;
+  /** The user's name, locale, time zone and email address, also while their deletion is pending. */
+  contactOf: (userId: string) => Promise<MailContact | undefined>;
   /** Where a user sees and ends their sessions (linked from the new sign-in notice). */
   sessionsUrl: string;
 }
@@ -81,7 +82,7 @@ export function createSecurityNotices(deps: Deps) {
       if (!(notice.kind === 'new_sign_in' ? settings.new_sign_in : settings.new_api_key)) return;
     }
     if (!neverHeldBack(notice) && !(await claimSlot(userId, notice.kind))) return;
-    await deps.mailer.send(address, securityNoticeMail(contact.locale, contact.username, notice));
+    await deps.mailer.send(address, securityNoticeMail(contact.locale, contact.username, notice, contact.timeZone));
   }
 
   async function signedIn({ userId, ipAddress, userAgent }: DomainEvents['user.signed_in']): Promise<void> {

@@ -9,7 +9,7 @@ import type { Clock } from '../../platform/clock.js';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { isUuid } from '../../platform/http/schemas.js';
 import type { Mailer } from '../../platform/mail/mailer.js';
-import { reportReviewedMail } from '../../platform/mail/messages.js';
+import { reportReviewedMail, type MailContact } from '../../platform/mail/messages.js';
 import { AuditErrors, AuditReportErrors } from './errors.js';
 import { createAuditRepo, type AuditFilters, type AuditOrder } from './repo.js';
 import type { AdminAuditQuery, InternalAuditBody, ReportBody, ReviewReportBody, UserAuditQuery } from './schemas.js';
@@ -20,7 +20,7 @@ export interface AuditUsers {
   exists(userId: string): Promise<boolean>;
   /** Ids of the users a search term names: an id, a username or an email address. */
   idsMatching(term: string): Promise<string[]>;
-  contactOf(userId: string): Promise<{ username: string; email: string | null; locale: string | null } | undefined>;
+  contactOf(userId: string): Promise<MailContact | undefined>;
 }
 
 interface Deps {
@@ -252,6 +252,7 @@ export function createAuditService(deps: Deps) {
     const review = {
       eventType: event.event_type,
       eventAt: event.created_at,
+      timeZone: contact.timeZone,
       status: report.status,
       resolutionNotes: report.resolution_notes,
     };

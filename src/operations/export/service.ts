@@ -11,6 +11,7 @@ import { ExportErrors } from './errors.js';
 import { createExportRepo } from './repo.js';
 import { EXPORT_LOGS_MAX_LIMIT } from './schemas.js';
 import { exportLocale, exportTexts } from './texts.js';
+import { dayIn } from '../../platform/days.js';
 
 /** Where a user's personal data lives: each owning module answers for its own (wired in services.ts). */
 export interface PersonalDataSources {
@@ -58,7 +59,7 @@ export interface PersonalDataSources {
   /** Which optional security notices the user gets, and when each browser and network known as theirs was seen. */
   securityNotifications(userId: string): Promise<object>;
   /** The user's units, time zone and coordinate format. */
-  preferences(userId: string): Promise<object>;
+  preferences(userId: string): Promise<{ time_zone: string | null }>;
   devicesOfApiKeys(apiKeyIds: string[]): Promise<{ id: string }[]>;
   /** The devices the user owns (owner_id). */
   ownedDevices(userId: string): Promise<{ id: string }[]>;
@@ -168,6 +169,7 @@ export function createExportService(deps: Deps) {
       devices,
       ownedDeviceIds: ownedDevices.map((device) => device.id),
       earlierExports: earlier.total,
+      timeZone: preferences.time_zone,
     };
   }
 
@@ -266,7 +268,9 @@ export function createExportService(deps: Deps) {
         date: exportedAt,
       });
       void archive.finalize().catch((err: unknown) => counted.destroy(err as Error));
-      return { fileName: `service-data-export-${exportedAt.toISOString().slice(0, 10)}.zip`, stream: counted };
+      // Named by the day in the user's time zone (their preferences), as they would name it.
+      const day = dayIn(exportedAt, snapshot.timeZone);
+      return { fileName: `service-data-export-${day}.zip`, stream: counted };
     },
   };
 

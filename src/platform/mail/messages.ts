@@ -106,6 +106,25 @@ function linkMail(parts: {
   };
 }
 
+/** Whom a mail goes to, and how it speaks to them: their locale, and the time zone its times are in. */
+export interface MailContact {
+  username: string;
+  email: string | null;
+  locale: string | null;
+  /** Chosen in the user's preferences; null: times in UTC. */
+  timeZone: string | null;
+}
+
+/**
+ * A time in a mail, to the minute: in the reader's time zone when they chose one (their preferences), named, else
+ * in UTC. Written year first in every language ("2026-11-29 20:15 (Europe/Berlin)"), which no reader misreads.
+ */
+export function mailTime(at: Date, timeZone: string | null = null): string {
+  if (!timeZone) return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const local = new Intl.DateTimeFormat('sv-SE', { timeZone, dateStyle: 'short', timeStyle: 'short' }).format(at);
+  return `${local} (${timeZone})`;
+}
+
 function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -113,6 +132,8 @@ function escapeHtml(value: string): string {
 interface ReportReview {
   eventType: string;
   eventAt: Date;
+  /** The reporter's time zone (their preferences) for the event's time; none: UTC. */
+  timeZone: string | null;
   status: string;
   resolutionNotes: string | null;
 }
@@ -122,14 +143,14 @@ const REPORT_REVIEWED_TEXT = {
     subject: `Your ${PRODUCT} activity report was reviewed`,
     greeting: (username: string) => `Hello ${username},`,
     body: (r: ReportReview) =>
-      `an administrator reviewed your report about the "${r.eventType}" event of ${r.eventAt.toISOString()}. Its status is now: ${r.status}.`,
+      `an administrator reviewed your report about the "${r.eventType}" event of ${mailTime(r.eventAt, r.timeZone)}. Its status is now: ${r.status}.`,
     notes: 'Notes from the administrator:',
   },
   de: {
-    subject: `Deine ${PRODUCT}-Aktivitätsmeldung wurde geprüft`,
-    greeting: (username: string) => `Hallo ${username},`,
+    subject: `Ihre ${PRODUCT}-Aktivitätsmeldung wurde geprüft`,
+    greeting: (username: string) => `Guten Tag ${username},`,
     body: (r: ReportReview) =>
-      `ein Administrator hat deine Meldung zum Ereignis „${r.eventType}“ vom ${r.eventAt.toISOString()} geprüft. Ihr Status ist jetzt: ${r.status}.`,
+      `ein Administrator hat Ihre Meldung zum Ereignis „${r.eventType}“ vom ${mailTime(r.eventAt, r.timeZone)} geprüft. Ihr Status ist jetzt: ${r.status}.`,
     notes: 'Anmerkungen des Administrators:',
   },
 };

@@ -5,6 +5,7 @@ import type { Client } from '../../../test/client.js';
 import {
   buildTestApp,
   createApiKey,
+  createUser,
   expectPermissionChecks,
   login,
   TEST_ADMIN,
@@ -78,6 +79,17 @@ describe('GPS file export', () => {
       '<trkpt lat="53.5" lon="9.9"><ele>10</ele><time>2026-01-01T00:00:00.000Z</time><hdop>0.9</hdop><extensions><wg:speed>10</wg:speed><wg:course>90</wg:course></extensions></trkpt>',
     );
     expect(response.text).toContain('<trkpt lat="0.0000001" lon="-180">');
+  });
+
+  it("names the file by the day in the reader's time zone (their preferences)", async () => {
+    const user = await createUser(t.app);
+    const own = t.as(user.token);
+    await own.patch('/v1/users/me/preferences', { time_zone: 'Asia/Tokyo' }).expect(200);
+    const device = (await own.post('/v1/devices', { name: 'Kayak' }).expect(201)).body.data.id;
+    // 23:30 UTC on New Year's Day is 08:30 on 2 January in Tokyo.
+    const query = { device_id: device, from: '2026-01-01T23:30:00.000Z', format: 'csv' as const };
+    const response = await own.get('/v1/gps/export', { query }).expect(200);
+    expect(response.headers['content-disposition']).toBe('attachment; filename="track-Kayak-2026-01-02.csv"');
   });
 
   it('keeps to the time range, both ends inclusive', async () => {

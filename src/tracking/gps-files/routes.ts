@@ -96,7 +96,11 @@ export async function gpsFileRoutes(
     async (request, reply) => {
       const { device_id: deviceId, from, to } = request.query;
       const format = chooseFormat(request.query.format, request.headers.accept);
-      return sendFile(reply, await gpsFiles.exportDevice(await scopeOf(request), { deviceId, from, to, format }));
+      const reader = callerOf(request).userId;
+      return sendFile(
+        reply,
+        await gpsFiles.exportDevice(await scopeOf(request), { deviceId, from, to, format }, reader),
+      );
     },
   );
 

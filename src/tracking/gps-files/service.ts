@@ -22,6 +22,7 @@ import type { TrackingScope } from '../sharing/index.js';
 import { GpsErrors } from '../gps/errors.js';
 import { missingPermission } from '../../platform/auth/hooks.js';
 import { AuthErrors } from '../../platform/http/errors.js';
+import { dayIn } from '../../platform/days.js';
 
 interface Deps {
   db: Kysely<Schema>;
@@ -31,6 +32,8 @@ interface Deps {
   devices: Pick<DevicesService, 'get' | 'ofApiKeys'>;
   trips: Pick<TripsService, 'readable'>;
   sink: PointSink;
+  /** The time zone of a user's preferences (null: none chosen), for the day in an export's file name. */
+  timeZoneOf: (userId: string) => Promise<string | null>;
   /** The largest file an import takes (IMPORT_MAX_BYTES). */
   importMaxBytes: number;
   /** How many imports and spooled bytes a node takes at once, and the slowest upload it waits for. */
@@ -268,6 +271,7 @@ export function createGpsFilesService(deps: Deps) {
     async exportDevice(
       scope: TrackingScope,
       input: { deviceId: string; from?: string; to?: string; format: ExportFormat },
+      reader: string | null,
     ) {
       const { from, to } = rangeOf(input);
       const device = await deps.devices.get(scope, input.deviceId);
@@ -275,7 +279,8 @@ export function createGpsFilesService(deps: Deps) {
       if (since === undefined || (!scope.all && !scope.access.atLeast(device.id, 'full')))
         throw GpsFileErrors.export_not_allowed();
       const exportedAt = deps.clock.now();
-      const day = (from ?? exportedAt).toISOString().slice(0, 10);
+      // The file is named by the day in the reader's time zone (their preferences; none: UTC).
+      const day = dayIn(from ?? exportedAt, reader ? await deps.timeZoneOf(reader) : null);
       return exportFile(
         input.format,
         `track-${fileSlug(device.name, device.id)}-${day}`,

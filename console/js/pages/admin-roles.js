@@ -130,8 +130,10 @@ export async function mount(root, { can }) {
             t('roles.take'),
           )
         : null;
-    const choose = field(t('roles.permission'), { tag: 'select', name: 'permission' });
+    const choose = field(t('roles.permission'), { tag: 'select', name: 'permission', required: true });
+    // Nothing chosen at first: the first in the list is "Everything", which must not be given by one click.
     choose.input.append(
+      h('option', { value: '' }, t('roles.choosePermission')),
       ...areasOf(permissions.filter((p) => !held.has(p.id))).map(([resource, ungranted]) =>
         h(
           'optgroup',

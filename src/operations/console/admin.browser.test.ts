@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   axeViolations,
   openConsole,
-  screenshot,
+  SHOTS,
   signedInContext,
   startConsoleInChromium,
   stopConsoleInChromium,
@@ -52,13 +52,18 @@ async function adminOn(part: string, options: { locale?: string; colorScheme?: '
   return { ...signedIn, context: page.context() };
 }
 
-/** Axe finds nothing at desktop and at phone width; the screenshots of both are written, of `part` when given. */
+/**
+ * Axe finds nothing at desktop and at phone width; the screenshots of both are written,
+ * scrolled to `part` when given.
+ */
 async function looked(page: Page, name: string, part?: Locator) {
-  expect(await axeViolations(page)).toEqual([]);
-  await part?.scrollIntoViewIfNeeded();
-  await screenshot(page, name);
-  await page.setViewportSize(VIEWPORTS.phone);
-  expect(await axeViolations(page)).toEqual([]);
+  for (const [size, viewport] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(viewport);
+    await page.waitForTimeout(150);
+    expect(await axeViolations(page)).toEqual([]);
+    await part?.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SHOTS}/${name}-${size}.png` });
+  }
   await page.setViewportSize(VIEWPORTS.desktop);
 }
 
@@ -239,7 +244,7 @@ describe('administration without JSON', { timeout: 120_000 }, () => {
     await expect
       .poll(async () => new Set(await page.locator('tbody tr td:nth-child(3)').allTextContents()))
       .toEqual(new Set([user.username, `${user.username} (by admin)`]));
-    await looked(page, 'admin-audit-names');
+    await looked(page, 'admin-audit-names', page.locator('tbody tr').first());
     await page.getByRole('link', { name: user.username, exact: true }).first().click();
     await page.waitForURL((url) => url.hash === `#/admin/users/${user.username}`);
     expect(await page.getByLabel('Search users').inputValue()).toBe(user.username);
@@ -271,6 +276,8 @@ describe('administration without JSON', { timeout: 120_000 }, () => {
       ]);
     // The permissions to give are grouped by area too.
     const choose = page.getByLabel('Permission to give');
+    // Nothing is chosen at first ("Everything" leads the list).
+    expect(await choose.locator('option:checked').textContent()).toBe('Choose a permission');
     expect(await choose.locator('optgroup[label="Trips"] option').allTextContents()).toEqual([
       'Everything (trips:*)',
       'Read (trips:read)',
@@ -283,7 +290,7 @@ describe('administration without JSON', { timeout: 120_000 }, () => {
     await choose.selectOption({ label: 'Read (trips:read)' });
     await page.getByRole('button', { name: 'Give permission' }).click();
     await expect.poll(() => areasShown(page)).toContainEqual(['Trips', ['Read trips:read']]);
-    await looked(page, 'admin-roles-areas');
+    await looked(page, 'admin-roles-areas', page.locator('section.permission-area').first());
     expect(problems).toEqual([]);
     await context.close();
   });
@@ -309,7 +316,7 @@ describe('administration without JSON', { timeout: 120_000 }, () => {
 
     await page.getByRole('link', { name: 'Aktivitätsprotokoll' }).click();
     await page.locator('tbody tr td:nth-child(3) a').first().waitFor();
-    await looked(page, 'admin-audit-names-de');
+    await looked(page, 'admin-audit-names-de', page.locator('tbody tr td:nth-child(3) a').first());
 
     await page.getByRole('link', { name: 'Rollen und Berechtigungen' }).click();
     await page.getByRole('button', { name: role }).click();
@@ -319,7 +326,7 @@ describe('administration without JSON', { timeout: 120_000 }, () => {
         ['Geräte', ['Lesen devices:read']],
         ['GPS-Punkte', ['Eigene lesen gps:read_own']],
       ]);
-    await looked(page, 'admin-roles-areas-de');
+    await looked(page, 'admin-roles-areas-de', page.locator('section.permission-area').first());
     expect(problems).toEqual([]);
     await context.close();
   });

@@ -24,6 +24,9 @@ const DYNAMIC: Record<string, string[]> = {
   'report.': ['pending', 'reviewed', 'resolved', 'dismissed'], // a reported event's status
   'reason.': ['not_me', 'suspicious', 'unknown_device', 'unknown_location', 'other'], // why an event was reported
   'notices.': ['new_sign_in', 'new_api_key'], // the security mails a user may turn off
+  'imports.': ['running', 'done', 'failed'], // a past import's status, in its list
+  'unit.': ['kmh', 'mph', 'knots', 'km', 'mi', 'nmi'], // the units of a user's preferences
+  'compass.': ['N', 'S', 'E', 'W'], // the hemisphere of a coordinate in degrees and minutes
 };
 
 /** Where each match of `pattern` (its first group) occurs in the console's code, as "file: match". */

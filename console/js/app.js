@@ -1,7 +1,7 @@
 // @ts-check
 import { api, gql, session, whenOtherTabChanges, whenUnauthorized } from './api.js';
 import { announce, h, show } from './dom.js';
-import { setLocale, t } from './i18n.js';
+import { DEFAULT_PREFERENCES, setLocale, setPreferences, t } from './i18n.js';
 import { signInPage } from './pages/signin.js';
 import { can, canTrack, me, signOut, whenSignedOut } from './session.js';
 
@@ -87,10 +87,13 @@ async function start() {
   whenUnauthorized(() => signOut(false));
   if (!session.token) return showSignIn();
   try {
-    const [{ me: caller }, user] = await Promise.all([
+    const [{ me: caller }, user, preferences] = await Promise.all([
       gql('{ me { userId roles permissions isSuperAdmin } }'),
       api('GET', '/v1/users/me'),
+      // Units, time zone and coordinate format (docs/console.md); the defaults should they not load.
+      api('GET', '/v1/users/me/preferences').catch(() => ({ data: DEFAULT_PREFERENCES })),
     ]);
+    setPreferences(preferences.data ?? DEFAULT_PREFERENCES);
     Object.assign(me, caller, { username: user.data?.username ?? '', locale: user.data?.preferred_locale ?? null });
     if (me.locale) localStorage.setItem('waygate.locale', me.locale);
     setLocale(me.locale ?? localStorage.getItem('waygate.locale'));

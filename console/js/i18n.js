@@ -36,10 +36,75 @@ export function t(key, values = {}) {
   return text.replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ''));
 }
 
+/**
+ * The user's preferences (GET /v1/users/me/preferences), kept on the account: every page formats speeds,
+ * distances, times and coordinates through the functions below, so one change shows everywhere.
+ * @typedef {import('./types/api').components['schemas']['UserPreferences']} Preferences
+ */
+/** @type {Preferences} */
+export const DEFAULT_PREFERENCES = Object.freeze({
+  speed_unit: 'kmh',
+  distance_unit: 'km',
+  time_zone: null,
+  coordinate_format: 'decimal',
+});
+/** @type {Preferences} */
+let preferences = DEFAULT_PREFERENCES;
+
+/** @param {Preferences} chosen */
+export function setPreferences(chosen) {
+  preferences = { ...DEFAULT_PREFERENCES, ...chosen };
+}
+export const currentPreferences = () => preferences;
+
+/** The time zone times are shown in: the chosen one, else the browser's. */
+const timeZone = () => preferences.time_zone ?? undefined;
+
 /** @param {string | number | Date} iso */
-export const formatTime = (iso) => new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium' });
+export const formatTime = (iso) =>
+  new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium', timeZone: timeZone() });
 /** A day without its time ("31/12/2026", in the locale's way). @param {string | number | Date} iso */
-export const formatDate = (iso) => new Date(iso).toLocaleDateString(locale, { dateStyle: 'medium' });
+export const formatDate = (iso) =>
+  new Date(iso).toLocaleDateString(locale, { dateStyle: 'medium', timeZone: timeZone() });
 /** @param {number | string} value */
 export const formatNumber = (value, digits = 5) =>
   Number(value).toLocaleString(locale, { maximumFractionDigits: digits });
+
+/** Per unit: its factor from km/h (its label: the text `unit.<name>`). */
+const SPEEDS = { kmh: 1, mph: 1 / 1.609344, knots: 1 / 1.852 };
+/** Per unit: metres in one (its label: the text `unit.<name>`). */
+const DISTANCES = { km: 1000, mi: 1609.344, nmi: 1852 };
+
+/** A speed given in km/h, in the user's unit, with it ("18 km/h", "9.7 kn"). @param {number} kmh */
+export const formatSpeed = (kmh, digits = 0) => `${formatNumber(speedIn(kmh), digits)} ${speedUnit()}`;
+/** A speed given in km/h as a bare number in the user's unit (chart axes, legends). @param {number} kmh */
+export const speedIn = (kmh) => kmh * SPEEDS[preferences.speed_unit];
+/** The label of the user's speed unit. */
+export const speedUnit = () => t(`unit.${preferences.speed_unit}`);
+
+/** A distance given in metres, in the user's unit ("12.4 km", "6.7 nmi"). @param {number} metres */
+export const formatDistance = (metres, digits = 1) =>
+  `${formatNumber(metres / DISTANCES[preferences.distance_unit], digits)} ${t(`unit.${preferences.distance_unit}`)}`;
+
+/**
+ * One coordinate in the user's format: decimal degrees, degrees and decimal minutes, or degrees, minutes and
+ * seconds, the last two with the hemisphere's letter (N, S, E, W; in German O for east).
+ * @param {number} value @param {'lat' | 'lon'} axis
+ */
+function formatCoordinate(value, axis) {
+  const format = preferences.coordinate_format;
+  if (format === 'decimal') return formatNumber(value, 5);
+  const hemisphere = t(`compass.${axis === 'lat' ? (value < 0 ? 'S' : 'N') : value < 0 ? 'W' : 'E'}`);
+  // Counted in steps of the last digit shown, so rounding carries into the degree (never a 60′).
+  if (format === 'dm') {
+    const thousandths = Math.round(Math.abs(value) * 60_000);
+    return `${Math.floor(thousandths / 60_000)}° ${formatNumber((thousandths % 60_000) / 1000, 3)}′ ${hemisphere}`;
+  }
+  const tenths = Math.round(Math.abs(value) * 36_000);
+  const seconds = formatNumber((tenths % 600) / 10, 1);
+  return `${Math.floor(tenths / 36_000)}° ${Math.floor((tenths % 36_000) / 600)}′ ${seconds}″ ${hemisphere}`;
+}
+
+/** A position in the user's coordinate format ("53.55012, 9.99301" or "53° 33.007′ N, 9° 59.581′ E"). */
+export const formatPosition = (/** @type {number} */ latitude, /** @type {number} */ longitude) =>
+  `${formatCoordinate(latitude, 'lat')}, ${formatCoordinate(longitude, 'lon')}`;

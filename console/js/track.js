@@ -1,7 +1,7 @@
 // @ts-check
 import { get } from './api.js';
 import { h, show } from './dom.js';
-import { formatNumber, t } from './i18n.js';
+import { formatNumber, speedIn, speedUnit, t } from './i18n.js';
 import { L } from './map.js';
 
 /**
@@ -74,8 +74,9 @@ export function showLegend(element, layer) {
       element,
       t('history.legend'),
       ' ',
-      ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(end, 0)}`)),
-      ' km/h',
+      // The bands are in km/h, as the track's speeds; shown in the user's unit.
+      ...layer.bands.map((end, i) => h('span', { class: `band band-${i}` }, `≤ ${formatNumber(speedIn(end), 0)}`)),
+      ` ${speedUnit()}`,
     );
 }
 

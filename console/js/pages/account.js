@@ -5,9 +5,10 @@ import { formatTime, setLocale, t } from '../i18n.js';
 import { dataSection, noticesSection } from './account-data.js';
 import { emailSection, passwordSection, twoFactorSection } from './account-security.js';
 import { keysSection } from './account-keys.js';
+import { preferencesSection } from './account-preferences.js';
 
 /**
- * The signed-in user's own account: language, sessions (revoke one, or all others), two-factor
+ * The signed-in user's own account: language, units and time zone, sessions (revoke one, or all others), two-factor
  * authentication, password, email, the optional security notices, API keys (scopes chosen from the user's
  * own permissions, the secret shown once), the personal data export and deleting the account.
  * @param {HTMLElement} root
@@ -47,6 +48,7 @@ export async function mount(root, { config, me, can, canTrack }) {
       h('h1', {}, `${t('account.title')}: ${me.username}`),
       problem,
       h('div', { class: 'card' }, language.wrapper),
+      preferencesSection(),
       h(
         'section',
         { 'aria-labelledby': 'sessions-title' },

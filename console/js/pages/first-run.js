@@ -1,7 +1,7 @@
 // @ts-check
 import { ApiError } from '../api.js';
 import { announce, errorBox, h, show } from '../dom.js';
-import { formatNumber, t } from '../i18n.js';
+import { formatNumber, formatPosition, t } from '../i18n.js';
 import { reauthField } from '../reauth.js';
 
 /**
@@ -107,8 +107,7 @@ function trackerPanel(me, can) {
           show(problem);
           state.textContent = t('tracker.sent', {
             count: formatNumber(count, 0),
-            lat: formatNumber(point.latitude),
-            lon: formatNumber(point.longitude),
+            position: formatPosition(point.latitude, point.longitude),
             accuracy: formatNumber(point.accuracy ?? 0, 0),
           });
         },

@@ -1,7 +1,7 @@
 // @ts-check
 import { all, del, post } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
-import { formatNumber, t } from '../i18n.js';
+import { formatDistance, formatPosition, t } from '../i18n.js';
 import { createMap, L, removeMap } from '../map.js';
 
 /**
@@ -96,7 +96,7 @@ export async function mount(root, { config, canTrack }) {
   /** @typedef {import('../types/routes').Schema<'Geofence'>} Geofence */
   /** @param {Geofence} fence */
   function describe(fence) {
-    return `${fence.name} · ${formatNumber(fence.latitude)}, ${formatNumber(fence.longitude)} · ${formatNumber(fence.radius_km, 2)} km`;
+    return `${fence.name} · ${formatPosition(fence.latitude, fence.longitude)} · ${formatDistance(fence.radius_km * 1000, 2)}`;
   }
 
   /** @param {Geofence} fence */

@@ -1,7 +1,7 @@
 // @ts-check
 import { all } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
-import { formatNumber, formatTime, t } from '../i18n.js';
+import { formatNumber, formatSpeed, formatTime, t } from '../i18n.js';
 import { exportButtons, importForm } from '../files.js';
 import { pastImports } from '../imports.js';
 import { createMap, removeMap } from '../map.js';
@@ -140,7 +140,7 @@ export async function mount(root, { config, me, can, canTrack }) {
   /** @param {number} index */
   function describe(index) {
     if (!track?.n) return '';
-    return `${formatTime(new Date(track.time[index]).toISOString())} · ${t('map.speed', { speed: formatNumber(track.speed[index], 1) })}`;
+    return `${formatTime(new Date(track.time[index]).toISOString())} · ${formatSpeed(track.speed[index] ?? 0, 1)}`;
   }
 
   timeline.input.addEventListener('input', () => {

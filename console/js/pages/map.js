@@ -1,7 +1,7 @@
 // @ts-check
 import { all, get } from '../api.js';
 import { announce, errorBox, h, show } from '../dom.js';
-import { formatNumber, formatTime, t } from '../i18n.js';
+import { formatNumber, formatPosition, formatSpeed, formatTime, t } from '../i18n.js';
 import { incomingShareOf, shareText } from '../shares.js';
 import { openLive } from '../live.js';
 import { createMap, L, removeMap } from '../map.js';
@@ -123,11 +123,11 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
       h('br'),
       statusText(status(entry), point),
       h('br'),
-      t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 1) }),
+      formatSpeed(point.speed_kmh ?? 0, 1),
       point.battery_level !== null ? [' · ', t('map.battery', { level: formatNumber(point.battery_level, 0) })] : null,
       point.accuracy !== null ? [' · ', t('map.accuracy', { metres: formatNumber(point.accuracy, 0) })] : null,
       h('br'),
-      t('map.position', { lat: formatNumber(point.latitude), lon: formatNumber(point.longitude) }),
+      formatPosition(point.latitude, point.longitude),
       changeable(device) ? h('div', { class: 'popup-actions' }, editButton(entries.get(device.id) ?? entry)) : null,
     );
   }
@@ -149,7 +149,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
     const meta = point
       ? [
           h('span', { class: `status is-${now}` }, statusText(now, point)),
-          now === 'moving' ? [' · ', t('map.speed', { speed: formatNumber(point.speed_kmh ?? 0, 0) })] : null,
+          now === 'moving' ? [' · ', formatSpeed(point.speed_kmh ?? 0)] : null,
           point.battery_level !== null
             ? [' · ', t('map.battery', { level: formatNumber(point.battery_level, 0) })]
             : null,

@@ -44,7 +44,10 @@ async function sailor() {
 }
 
 /** Opens a page of the console, as its navigation does. */
-const open = (page: Page, path: string) => page.evaluate((hash) => void (location.hash = hash), `#/${path}`);
+const open = (page: Page, path: string) =>
+  page.evaluate((hash) => {
+    (globalThis as unknown as { location: { hash: string } }).location.hash = hash;
+  }, `#/${path}`);
 
 /** The map's details of the device (its popup), opened from the list. */
 async function details(page: Page, name: string) {

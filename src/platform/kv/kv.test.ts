@@ -28,11 +28,11 @@ describe(`key-value store (${usesRedis ? 'redis' : 'memory'})`, () => {
 
   it('reads several keys in one call, null for each missing or expired one, in their order', async () => {
     expect(await kv.getMany([])).toEqual([]);
-    await kv.set('many:a', 'first');
-    await kv.set('many:b', 'second');
-    await kv.set('many:short', 'gone', 0.05);
+    await kv.set('get-many:a', 'first');
+    await kv.set('get-many:b', 'second');
+    await kv.set('get-many:short', 'gone', 0.05);
     await sleep(100);
-    expect(await kv.getMany(['many:b', 'many:missing', 'many:a', 'many:short', 'many:b'])).toEqual([
+    expect(await kv.getMany(['get-many:b', 'get-many:missing', 'get-many:a', 'get-many:short', 'get-many:b'])).toEqual([
       'second',
       null,
       'first',

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../platform/auth/tokens.js';
 import { buildApp } from '../../app.js';
-import type { RequestBody } from '../../../test/client.js';
+import { client, type RequestBody } from '../../../test/client.js';
 import {
   bearer,
   buildTestApp,
@@ -435,14 +435,19 @@ describe('relayed users', () => {
 
 describe('health and two nodes', () => {
   it("health counts this node's connections and subscriptions", async () => {
-    const before = (await t.as(null).get('/v1/health').expect(200)).body.services.websocket;
+    // Asked of each node: the counts are per node, and on two nodes the socket is on one of them.
+    const websocketOfEach = async () =>
+      Promise.all(
+        t.nodes.map(async (node) => (await client(node, null).get('/v1/health').expect(200)).body.services.websocket),
+      );
+    const before = await websocketOfEach();
     const { socket } = await connect();
     await subscribe(socket, 'vessels');
-    const after = (await t.as(null).get('/v1/health').expect(200)).body.services.websocket;
-    expect(after.status).toBe('up');
-    expect(after.connections).toBeGreaterThanOrEqual(1);
-    expect(after.subscriptions).toBeGreaterThanOrEqual(1);
-    expect(typeof before.connections).toBe('number');
+    const after = await websocketOfEach();
+    expect(after.map((node) => node.status)).toEqual(t.nodes.map(() => 'up'));
+    expect(Math.max(...after.map((node) => node.connections))).toBeGreaterThanOrEqual(1);
+    expect(Math.max(...after.map((node) => node.subscriptions))).toBeGreaterThanOrEqual(1);
+    expect(before.map((node) => typeof node.connections)).toEqual(t.nodes.map(() => 'number'));
   });
 
   it('a point recorded and a sign-out on one node reach a client of the other', async () => {

@@ -200,9 +200,10 @@ describe('self-service tracking, sharing and groups in the console', { timeout: 
     await mine.page.getByRole('heading', { name: 'I share' }).waitFor();
     expect(await axeViolations(mine.page)).toEqual([]);
     await screenshot(mine.page, 'sharing-groups-admin');
-    expect(await mine.page.locator('ul.share-list').nth(1).locator('li > span').textContent()).toBe(
-      `${name} · with ${cleo.username}, full access, 7 days, until ${untilText}`,
-    );
+    // The share lists load after the groups: wait for their rows, not for the page.
+    await expect
+      .poll(() => mine.page.locator('ul.share-list').nth(1).locator('li > span').allTextContents())
+      .toEqual([`${name} · with ${cleo.username}, full access, 7 days, until ${untilText}`]);
 
     // … and Cleo accepts on her Groups page, where she also reads what is shared with her.
     await theirs.page.getByRole('link', { name: 'Groups & sharing' }).click();
@@ -211,9 +212,9 @@ describe('self-service tracking, sharing and groups in the console', { timeout: 
     expect(await invitation.locator('p').textContent()).toMatch(
       new RegExp(`^${group} · invited by ${owner.username}, open until `),
     );
-    expect(await theirs.page.locator('ul.share-list').first().textContent()).toBe(
-      `${name} · by ${owner.username}, full access, 7 days, until ${untilText}`,
-    );
+    await expect
+      .poll(() => theirs.page.locator('ul.share-list').first().textContent())
+      .toBe(`${name} · by ${owner.username}, full access, 7 days, until ${untilText}`);
     await theirs.page.getByRole('button', { name: `Accept: ${group}` }).click();
     const joined = theirs.page.locator('li.group').filter({ has: theirs.page.getByRole('heading', { name: group }) });
     await joined.waitFor();

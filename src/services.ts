@@ -299,7 +299,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     : null;
   const locations = createLocationsService({ db });
   const tripCategories = createTripCategoriesService({ db });
-  const geofences = createGeofencesService({ db });
+  const geofences = createGeofencesService({ db, caches });
   const tripTemplates = createTripTemplatesService({ db, trips });
   const assertions = createAppAssertionVerifier({
     secrets: config.internalAppSecrets,

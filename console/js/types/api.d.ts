@@ -4761,10 +4761,19 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             };
+            polygon: components["schemas"]["GeofencePolygon"] | null;
+            /** @description Minutes inside after which geofence_dwell fires, once per stay (null: never) */
+            dwell_minutes: number | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description GeoJSON Polygon: the outer ring, then holes; each ring closed with at least 4 positions, at most 1,000 positions in all */
+        GeofencePolygon: {
+            /** @enum {string} */
+            type: "Polygon";
+            coordinates: number[][][];
         };
         TripTemplate: {
             /** Format: uuid */
@@ -18937,15 +18946,18 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    latitude: number;
-                    longitude: number;
+                    latitude?: number;
+                    longitude?: number;
                     /** @description Radius in kilometres, greater than 0 */
-                    radius_km: number;
+                    radius_km?: number;
                     description?: string | null;
                     /** @description Free JSON object */
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description Minutes inside after which geofence_dwell fires, once per stay (null: never) */
+                    dwell_minutes?: number | null;
+                    polygon?: components["schemas"]["GeofencePolygon"];
                 };
             };
         };
@@ -19266,8 +19278,11 @@ export interface operations {
                     metadata?: {
                         [key: string]: unknown;
                     };
+                    /** @description Minutes inside after which geofence_dwell fires, once per stay (null: never) */
+                    dwell_minutes?: number | null;
+                    polygon?: components["schemas"]["GeofencePolygon"] | null;
                     is_active?: boolean;
-                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
+                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
             };
         };
         responses: {

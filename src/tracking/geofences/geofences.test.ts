@@ -31,6 +31,8 @@ describe('geofences', () => {
       ...CENTRE,
       is_active: true,
       metadata,
+      polygon: null,
+      dwell_minutes: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -104,7 +106,8 @@ describe('geofences', () => {
       const refused = await api.patch(`/v1/geofences/${geofence.id}`, body).expect(400);
       expect(refused.body).toEqual({
         error: 'BadRequest',
-        message: 'Give at least one of: name, latitude, longitude, radius_km, description, metadata, is_active',
+        message:
+          'Give at least one of: name, latitude, longitude, radius_km, description, metadata, dwell_minutes, polygon, is_active',
         code: 'request.validation',
       });
     }
@@ -114,6 +117,97 @@ describe('geofences', () => {
       message: "Body field 'radius_km' must be > 0",
       code: 'request.validation',
     });
+  });
+
+  // A square of about 2.2 km around Kiel's inner basin with a square hole in its middle.
+  const OUTER = [
+    [10.12, 54.31],
+    [10.16, 54.31],
+    [10.16, 54.33],
+    [10.12, 54.33],
+    [10.12, 54.31],
+  ];
+  const HOLE = [
+    [10.135, 54.315],
+    [10.145, 54.315],
+    [10.145, 54.325],
+    [10.135, 54.325],
+    [10.135, 54.315],
+  ];
+
+  it('stores a polygon with a hole and fills the circle fields with its centre and enclosing radius', async () => {
+    const polygon = { type: 'Polygon' as const, coordinates: [OUTER, HOLE] };
+    const response = await api.post('/v1/geofences', { name: 'Basin', polygon, dwell_minutes: 15 }).expect(201);
+    const geofence = response.body.data;
+    expect(geofence).toMatchObject({ name: 'Basin', polygon, dwell_minutes: 15 });
+    expect(geofence.latitude).toBeCloseTo(54.32, 10);
+    expect(geofence.longitude).toBeCloseTo(10.14, 10);
+    // From the centre to a corner: 0.02° of longitude at 54.32° N (1.298 km) and 0.01° of latitude (1.112 km).
+    expect(geofence.radius_km).toBeCloseTo(1.709, 2);
+    expect((await api.get(`/v1/geofences/${geofence.id}`).expect(200)).body.data).toEqual(geofence);
+    // Circle fields sent beside a polygon are ignored: the computed ones stand.
+    const ignored = await api
+      .post('/v1/geofences', { name: 'Basin 2', polygon, latitude: 1, longitude: 1, radius_km: 9 })
+      .expect(201);
+    expect(ignored.body.data.radius_km).toBe(geofence.radius_km);
+  });
+
+  it('turns a circle into a polygon and back, and refuses circle fields on a polygon', async () => {
+    const geofence = await newGeofence();
+    const polygon = { type: 'Polygon' as const, coordinates: [OUTER] };
+    const made = await api.patch(`/v1/geofences/${geofence.id}`, { polygon }).expect(200);
+    expect(made.body.data.polygon).toEqual(polygon);
+    const refused = await api.patch(`/v1/geofences/${geofence.id}`, { radius_km: 3 }).expect(400);
+    expect(refused.body).toEqual({
+      error: 'BadRequest',
+      message: "Body field 'radius_km' is computed for a polygon geofence (send polygon: null to make it a circle)",
+      code: 'request.validation',
+    });
+    const circle = await api.patch(`/v1/geofences/${geofence.id}`, { polygon: null, radius_km: 3 }).expect(200);
+    expect(circle.body.data).toMatchObject({ polygon: null, radius_km: 3 });
+  });
+
+  const ring = (n: number) => [
+    ...Array.from({ length: n - 1 }, (_, i) => [
+      10 + Math.cos((i / (n - 1)) * 2 * Math.PI) / 100,
+      54 + Math.sin((i / (n - 1)) * 2 * Math.PI) / 100,
+    ]),
+    [10.01, 54],
+  ];
+  it.each([
+    ["Body field 'polygon.coordinates' must NOT have fewer than 1 items", { type: 'Polygon', coordinates: [] }],
+    [
+      "Body field 'polygon.coordinates.0' must NOT have fewer than 4 items",
+      { type: 'Polygon', coordinates: [OUTER.slice(0, 3)] },
+    ],
+    ["Body field 'polygon.type' must be equal to constant", { type: 'Point', coordinates: [OUTER] }],
+    [
+      "Body field 'polygon.coordinates.0' must be closed (its last position equal to its first)",
+      { type: 'Polygon', coordinates: [[...OUTER.slice(0, 4), [10.12, 54.3]]] },
+    ],
+    [
+      "Body field 'polygon.coordinates.0.0' must have a longitude between -180 and 180",
+      { type: 'Polygon', coordinates: [[[190, 54], ...OUTER.slice(1, 4), [190, 54]]] },
+    ],
+    [
+      "Body field 'polygon.coordinates.1.0' must have a latitude between -90 and 90",
+      { type: 'Polygon', coordinates: [OUTER, [[10.13, 95], ...HOLE.slice(1, 4), [10.13, 95]]] },
+    ],
+    [
+      "Body field 'polygon.coordinates' must have at most 1000 positions in all",
+      { type: 'Polygon', coordinates: [ring(600), ring(401)] },
+    ],
+  ])('refuses a polygon with 400: %s', async (message, polygon) => {
+    const response = await api.post('/v1/geofences', unchecked({ name: 'x', polygon })).expect(400);
+    expect(response.body).toEqual({ error: 'BadRequest', message, code: 'request.validation' });
+  });
+
+  it('takes 1000 positions and refuses a dwell time out of range', async () => {
+    await api
+      .post('/v1/geofences', { name: 'Round', polygon: { type: 'Polygon', coordinates: [ring(600), ring(400)] } })
+      .expect(201);
+    const response = await api.post('/v1/geofences', { name: 'x', ...CENTRE, dwell_minutes: 0 }).expect(400);
+    expect(response.body.message).toBe("Body field 'dwell_minutes' must be >= 1");
   });
 
   it('deletes with 204', async () => {

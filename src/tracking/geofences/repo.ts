@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import type { PolygonGeometry } from './geometry.js';
 
 const COLUMNS = [
   'id',
@@ -10,6 +11,8 @@ const COLUMNS = [
   'radius_km',
   'is_active',
   'metadata',
+  'polygon',
+  'dwell_minutes',
   'created_at',
   'updated_at',
 ] as const;
@@ -22,6 +25,8 @@ export interface GeofenceFields {
   radius_km?: number;
   is_active?: boolean;
   metadata?: Record<string, unknown>;
+  polygon?: PolygonGeometry | null;
+  dwell_minutes?: number | null;
 }
 
 /** The makers whose geofences a self-service user reaches (undefined: every geofence, the global permission). */
@@ -29,10 +34,11 @@ export type GeofenceOwners = string[] | undefined;
 
 const ownedBy = (owners: string[]) => (eb: ExpressionBuilder<Schema, 'geofences'>) => eb('owner_id', 'in', owners);
 
-/** metadata is jsonb: written as JSON text so both database drivers store the object as sent. */
-const toRow = <T extends GeofenceFields>({ metadata, ...fields }: T) => ({
+/** metadata and polygon are jsonb: written as JSON text so both database drivers store the object as sent. */
+const toRow = <T extends GeofenceFields>({ metadata, polygon, ...fields }: T) => ({
   ...fields,
   ...(metadata === undefined ? {} : { metadata: JSON.stringify(metadata) }),
+  ...(polygon === undefined ? {} : { polygon: polygon === null ? null : JSON.stringify(polygon) }),
 });
 
 export function createGeofencesRepo(db: Kysely<Schema>) {
@@ -64,6 +70,14 @@ export function createGeofencesRepo(db: Kysely<Schema>) {
         .where('id', '=', id)
         .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
         .executeTakeFirst(),
+
+    /** Every active geofence, with what evaluating points needs (the events module's index). */
+    active: () =>
+      db
+        .selectFrom('geofences')
+        .select(['id', 'name', 'owner_id', 'latitude', 'longitude', 'radius_km', 'polygon', 'dwell_minutes'])
+        .where('is_active', '=', true)
+        .execute(),
 
     insert: (
       fields: GeofenceFields & { name: string; latitude: number; longitude: number; radius_km: number },

@@ -1,11 +1,42 @@
 import { Type } from 'typebox';
 import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
+import { MAX_POLYGON_POSITIONS, MAX_POLYGON_RINGS, type PolygonGeometry } from './geometry.js';
 
 /** Any JSON object (arrays, strings and null are refused). */
 const Metadata = Type.Unsafe<Record<string, unknown>>({
   type: 'object',
   additionalProperties: true,
   description: 'Free JSON object',
+});
+
+/** A GeoJSON Polygon geometry (RFC 7946 3.1.6): closed rings of [longitude, latitude], the first the outer one. */
+export const Polygon = named(
+  'GeofencePolygon',
+  Type.Unsafe<PolygonGeometry>(
+    Type.Object(
+      {
+        type: Type.Literal('Polygon'),
+        coordinates: Type.Array(
+          Type.Array(Type.Array(Type.Number(), { minItems: 2, maxItems: 3 }), {
+            minItems: 4,
+            maxItems: MAX_POLYGON_POSITIONS,
+          }),
+          { minItems: 1, maxItems: MAX_POLYGON_RINGS },
+        ),
+      },
+      {
+        additionalProperties: false,
+        description:
+          'GeoJSON Polygon: the outer ring, then holes; each ring closed with at least 4 positions, at most 1,000 positions in all',
+      },
+    ),
+  ),
+);
+
+const DwellMinutes = Type.Integer({
+  minimum: 1,
+  maximum: 10080,
+  description: 'Minutes inside after which geofence_dwell fires, once per stay (null: never)',
 });
 
 export const Geofence = named(
@@ -19,6 +50,8 @@ export const Geofence = named(
     radius_km: Type.Number(),
     is_active: Type.Boolean(),
     metadata: Metadata,
+    polygon: Nullable(Polygon),
+    dwell_minutes: Nullable(DwellMinutes),
     created_at: DateTime,
     updated_at: DateTime,
   }),
@@ -34,10 +67,23 @@ const required = {
 const optional = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
   metadata: Type.Optional(Metadata),
+  dwell_minutes: Type.Optional(Nullable(DwellMinutes)),
 };
 
+/**
+ * A circle needs latitude, longitude and radius_km (the spec's required fields; the service answers 400
+ * "Body field 'latitude' is required" as the schema would); with a polygon they are computed from it (its
+ * centre and enclosing radius) and any sent are ignored.
+ */
 export const CreateGeofenceBody = Body(
-  { ...required, ...optional },
+  {
+    name: required.name,
+    latitude: Type.Optional(required.latitude),
+    longitude: Type.Optional(required.longitude),
+    radius_km: Type.Optional(required.radius_km),
+    ...optional,
+    polygon: Type.Optional(Polygon),
+  },
   {
     example: {
       name: 'Depot',
@@ -56,6 +102,7 @@ export const UpdateGeofenceBody = Body(
     longitude: Type.Optional(required.longitude),
     radius_km: Type.Optional(required.radius_km),
     ...optional,
+    polygon: Type.Optional(Nullable(Polygon)),
     is_active: Type.Optional(Type.Boolean()),
   },
   { atLeastOne: true, example: { radius_km: 0.75 } },

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import type { Static } from 'typebox';
 import type { Schema } from '../../platform/db/schema/index.js';
-
+import type { Caches } from '../../platform/kv/cache.js';
+import { RequestErrors } from '../../platform/http/errors.js';
 import type { TrackingScope } from '../sharing/index.js';
 import { createGeofencesRepo, type GeofenceOwners } from './repo.js';
 import { GeofenceErrors } from './errors.js';
+import { enclosingCircle, polygonProblem, type PolygonGeometry } from './geometry.js';
 import type { CreateGeofenceBody, UpdateGeofenceBody } from './schemas.js';
 
 /**
@@ -15,9 +17,31 @@ function readersOwners(scope: TrackingScope): GeofenceOwners {
   return scope.all ? undefined : [scope.userId, ...scope.access.sharersAtLeast('full')];
 }
 
-/** Circular geofences: a centre and a radius in kilometres (the route schemas and table checks hold the ranges). */
-export function createGeofencesService(deps: { db: Kysely<Schema> }) {
+/** A polygon checked (400 naming the field) and the circle fields computed from it. */
+function polygonFields(polygon: PolygonGeometry) {
+  const problem = polygonProblem(polygon);
+  if (problem) throw RequestErrors.validation(problem);
+  return { polygon, ...enclosingCircle(polygon) };
+}
+
+/** An active geofence as the events module evaluates points against it. */
+export type ActiveGeofence = Awaited<ReturnType<ReturnType<typeof createGeofencesRepo>['active']>>[number];
+
+/**
+ * Geofences: a circle (a centre and a radius in kilometres), or a GeoJSON polygon whose centre and enclosing
+ * radius fill the circle fields (docs/gps.md, "Geofences"). The route schemas and table checks hold the ranges.
+ * Every change is told to every node (`onChanged`): the events module keeps an index of them in memory.
+ */
+export function createGeofencesService(deps: { db: Kysely<Schema>; caches: Caches }) {
   const repo = createGeofencesRepo(deps.db);
+  const listeners: (() => void)[] = [];
+  // Holds no values: its invalidations are the message "geofences changed" to every node (this one included).
+  const changes = deps.caches.define<never>('geofences_changed', {
+    sharedTtlSecs: 1,
+    localTtlMs: 1,
+    onInvalidated: () => listeners.forEach((listener) => listener()),
+  });
+  const changed = () => changes.invalidate(['all']);
 
   async function visible(scope: TrackingScope, id: string) {
     const geofence = await repo.get(id, readersOwners(scope));
@@ -26,9 +50,10 @@ export function createGeofencesService(deps: { db: Kysely<Schema> }) {
   }
 
   /** One the scope may change: 404 when not seen, 403 when seen but made by someone else. */
-  async function changeable(scope: TrackingScope, id: string): Promise<void> {
+  async function changeable(scope: TrackingScope, id: string) {
     const geofence = await visible(scope, id);
     if (!scope.all && geofence.owner_id !== scope.userId) throw GeofenceErrors.not_owner();
+    return geofence;
   }
 
   return {
@@ -40,19 +65,51 @@ export function createGeofencesService(deps: { db: Kysely<Schema> }) {
     },
 
     /** One made in the own scope belongs to its maker; one made with the global permission is instance-wide. */
-    create: (scope: TrackingScope, input: Static<typeof CreateGeofenceBody>) =>
-      repo.insert(input, scope.all ? null : scope.userId),
+    async create(scope: TrackingScope, input: Static<typeof CreateGeofenceBody>) {
+      const { polygon, latitude, longitude, radius_km, ...rest } = input;
+      let shape;
+      if (polygon) shape = polygonFields(polygon);
+      else {
+        // A circle: the spec's required fields, refused as the schema would refuse them.
+        const missing = (['latitude', 'longitude', 'radius_km'] as const).find((name) => input[name] === undefined);
+        if (missing) throw RequestErrors.validation(`Body field '${missing}' is required`);
+        shape = { latitude: latitude!, longitude: longitude!, radius_km: radius_km! };
+      }
+      const geofence = await repo.insert({ ...rest, ...shape }, scope.all ? null : scope.userId);
+      await changed();
+      return geofence;
+    },
 
     async update(scope: TrackingScope, id: string, fields: Static<typeof UpdateGeofenceBody>) {
-      await changeable(scope, id);
-      const geofence = await repo.update(id, fields);
+      const current = await changeable(scope, id);
+      const { polygon, ...rest } = fields;
+      let shape = {};
+      if (polygon) shape = polygonFields(polygon);
+      else if (polygon === undefined && current.polygon) {
+        const circle = (['latitude', 'longitude', 'radius_km'] as const).find((name) => rest[name] !== undefined);
+        if (circle)
+          throw RequestErrors.validation(
+            `Body field '${circle}' is computed for a polygon geofence (send polygon: null to make it a circle)`,
+          );
+      }
+      const geofence = await repo.update(id, { ...rest, ...(polygon === null ? { polygon: null } : {}), ...shape });
       if (!geofence) throw GeofenceErrors.not_found();
+      await changed();
       return geofence;
     },
 
     async remove(scope: TrackingScope, id: string) {
       await changeable(scope, id);
       if (!(await repo.delete(id))) throw GeofenceErrors.not_found();
+      await changed();
+    },
+
+    /** Every active geofence (for the events module's index; read again when `onChanged` says so). */
+    active: () => repo.active(),
+
+    /** Told on every node when any node creates, changes or deletes a geofence. */
+    onChanged(listener: () => void): void {
+      listeners.push(listener);
     },
   };
 }

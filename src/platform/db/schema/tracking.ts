@@ -187,6 +187,10 @@ export interface GeofencesTable {
   radius_km: number;
   is_active: Generated<boolean>;
   metadata: JsonObject;
+  /** A GeoJSON Polygon (null: a circle); read as the object, written as JSON text. */
+  polygon: ColumnType<{ type: 'Polygon'; coordinates: number[][][] } | null, string | null | undefined, string | null>;
+  /** Minutes inside after which geofence_dwell fires (null: never). */
+  dwell_minutes: ColumnType<number | null, number | null | undefined, number | null>;
   /** The user who made the geofence in their own scope (null: instance-wide; docs/sharing.md). */
   owner_id: Generated<string | null>;
   created_at: CreatedAt;

@@ -183,6 +183,24 @@ export async function all(path, max = 2000) {
 }
 
 /**
+ * Every device the user may see (GET /v1/map/devices: pages of 5,000, ten thousand devices in two requests where
+ * the numbered list takes a hundred), for the map and the device pickers. At most 50,000.
+ * @returns {Promise<import('./types/routes').Schema<'Device'>[]>}
+ */
+export async function allDevices() {
+  const devices = [];
+  /** @type {string | null} */
+  let after = null;
+  do {
+    /** @type {Answer<'get', '/v1/map/devices'>} */
+    const page = await get(after ? `/v1/map/devices?after=${after}` : '/v1/map/devices');
+    devices.push(...page.data);
+    after = page.next;
+  } while (after && devices.length < 50_000);
+  return devices;
+}
+
+/**
  * A GraphQL query; errors come back as ApiError with the first error's message. (Its answer is not typed: the
  * types come from the REST routes' OpenAPI document.)
  * @param {string} query

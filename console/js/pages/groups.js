@@ -1,5 +1,5 @@
 // @ts-check
-import { all, ApiError, del, get, patch, post } from '../api.js';
+import { all, allDevices, ApiError, del, get, patch, post } from '../api.js';
 import { announce, confirmingButton, errorBox, field, fieldProblem, h, messageOf, show } from '../dom.js';
 import { formatDate, t } from '../i18n.js';
 import { shareText } from '../shares.js';
@@ -349,7 +349,7 @@ export async function mount(root, { me, can, canTrack }) {
       // Device names, only when some share names a device.
       const names = new Map(
         [...toMe, ...mine].some((share) => share.device_id)
-          ? (await all('/v1/devices')).map((device) => [device.id, device.name])
+          ? (await allDevices()).map((device) => [device.id, device.name])
           : [],
       );
       /** @param {Share} share @param {string} everything what a share of every device is called */

@@ -1,5 +1,5 @@
 // @ts-check
-import { all } from '../api.js';
+import { allDevices } from '../api.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatSpeed, formatTime, t } from '../i18n.js';
 import { exportButtons, importForm } from '../files.js';
@@ -114,7 +114,7 @@ export async function mount(root, { config, me, can, canTrack }) {
   const query = (format) => new URLSearchParams({ device_id: device.input.value, ...dates.range(), format }).toString();
 
   try {
-    for (const d of (await all('/v1/devices')).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const d of (await allDevices()).sort((a, b) => a.name.localeCompare(b.name))) {
       device.input.append(h('option', { value: d.id }, d.name));
       devices.set(d.id, d);
     }

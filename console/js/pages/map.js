@@ -1,5 +1,5 @@
 // @ts-check
-import { all, get } from '../api.js';
+import { allDevices, get } from '../api.js';
 import { announce, errorBox, h, show } from '../dom.js';
 import { formatNumber, formatPosition, formatSpeed, formatTime, t } from '../i18n.js';
 import { incomingShareOf, shareText } from '../shares.js';
@@ -22,7 +22,7 @@ import { firstRun } from './first-run.js';
  */
 
 /**
- * The live map: every device the user may see at its latest position (GET /v1/devices and
+ * The live map: every device the user may see at its latest position (GET /v1/map/devices and
  * GET /v1/gps/current/devices once), then moved by the points the WebSocket brings (no polling).
  * Points arriving together are applied once per animation frame. Each map concern is its own module under map/
  * (positions, clusters, selection and follow, trails, accuracy, the list's search, filter and order); this page
@@ -58,8 +58,7 @@ export async function mount(root, { config, me, can, canTrack, opens }) {
   let loaded;
   try {
     loaded = await Promise.all([
-      // Every device, however many (all() stops at 2,000 unless told): the map is meant for ten thousand.
-      all('/v1/devices', 50_000),
+      allDevices(),
       get('/v1/gps/current/devices'),
       // The marks only: a map without them is still a map.
       get('/v1/shares?direction=incoming').then(

@@ -1,5 +1,5 @@
 // @ts-check
-import { all, get, patch, post } from '../api.js';
+import { all, allDevices, get, patch, post } from '../api.js';
 import { exportButtons } from '../files.js';
 import { announce, errorBox, field, h, show } from '../dom.js';
 import { formatNumber, formatTime, t } from '../i18n.js';
@@ -267,7 +267,7 @@ export async function mount(root, { config, me, can, canTrack }) {
   try {
     const [trips, devices, categories, locations] = await Promise.all([
       all('/v1/trips'),
-      all('/v1/devices'),
+      allDevices(),
       can('trip_categories:read') ? get('/v1/trip-categories') : noCategories,
       can('locations:read') ? all('/v1/locations') : noLocations,
     ]);

@@ -1472,6 +1472,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/map/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every device you may see, for a map: pages of up to 5,000, in the order of their ids
+         * @description Beyond the spec, for clients that show every device at once (the console's map: ten thousand devices in two requests, where GET /v1/devices takes a hundred). Each device as GET /v1/devices has it. Follow `next` (as `after`) until it is null.
+         *
+         *     Requires permission `devices:read` (every device) or `devices:read_own` (your own devices and those shared with you).
+         */
+        get: operations["listMapDevices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/devices/{id}": {
         parameters: {
             query?: never;
@@ -14818,6 +14840,102 @@ export interface operations {
                      *       "error": "Forbidden",
                      *       "message": "Only a key you own, or a system key, may be linked to a device",
                      *       "code": "device.api_key_not_linkable"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listMapDevices: {
+        parameters: {
+            query?: {
+                /** @description Devices per page (default and most 5,000) */
+                limit?: number;
+                /** @description The id a page's `next` gave: answers the devices after it (leave out for the first page) */
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Device"][];
+                        /**
+                         * Format: uuid
+                         * @description Pass as `after` for the next page; null: this was the last
+                         */
+                        next: string | null;
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -113,6 +113,31 @@ describe('devices', () => {
     expect(body._links.next).toContain('page=2');
   });
 
+  it('pages every device for the map by id, each once, and refuses a limit past 5,000 or an id that is no UUID', async () => {
+    const made = [];
+    for (let i = 0; i < 3; i++) made.push((await api.post('/v1/devices', { name: `map ${i}` }).expect(201)).body.data);
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const query = after ? { limit: 2, after } : { limit: 2 };
+      const page = (await api.get('/v1/map/devices', { query }).expect(200)).body;
+      expect(page.data.length).toBeLessThanOrEqual(2);
+      seen.push(...page.data.map((device) => device.id));
+      if (page.next === null) break;
+      expect(page.next).toBe(page.data.at(-1)?.id);
+      after = page.next;
+    }
+    expect(seen).toEqual([...seen].sort());
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(expect.arrayContaining(made.map((device) => device.id)));
+    expect(seen).toHaveLength((await api.get('/v1/devices').expect(200)).body.pagination.total);
+
+    const refused = async (query: Record<string, string>) =>
+      (await api.get('/v1/map/devices', { query: unchecked(query) }).expect(400)).body.message;
+    expect(await refused({ limit: '5001' })).toBe("Query parameter 'limit' must be <= 5000");
+    expect(await refused({ after: 'nope' })).toBe('Query parameter \'after\' must match format "uuid"');
+  });
+
   it('deletes with 204', async () => {
     const device = (await api.post('/v1/devices', { name: 'gone' }).expect(201)).body.data;
     const response = await api.delete(`/v1/devices/${device.id}`).expect(204);

@@ -84,6 +84,22 @@ export function createDevicesRepo(db: Kysely<Schema>) {
       return { rows, total };
     },
 
+    /**
+     * Up to `limit` devices (of these ids, or every one), in the order of their ids, past the id `after`, and
+     * whether more follow (read as one row past the limit). A range of the primary key: any page costs the same.
+     */
+    async chunk(ids: readonly string[] | null, limit: number, after: string | undefined) {
+      if (ids?.length === 0) return { rows: [], more: false };
+      let query = db.selectFrom('devices').select(COLUMNS);
+      if (ids) query = query.where('id', 'in', ids);
+      if (after) query = query.where('id', '>', after);
+      const rows = await query
+        .orderBy('id')
+        .limit(limit + 1)
+        .execute();
+      return { rows: rows.slice(0, limit), more: rows.length > limit };
+    },
+
     /** The devices these users own. */
     ownedBy: (ownerIds: string[]) =>
       ownerIds.length === 0

@@ -105,3 +105,20 @@ export const NewDeviceKey = named(
     revoked_key_id: Nullable(uuid({ description: 'The key the device reported with, now revoked; null: it had none' })),
   }),
 );
+
+/** Devices in a map's page: the most one answer holds (a few MB of JSON at most, serialised in one go). */
+export const MAP_DEVICES_PAGE = 5000;
+
+export const MapDevicesQuery = Type.Object({
+  limit: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAP_DEVICES_PAGE, description: 'Devices per page (default and most 5,000)' }),
+  ),
+  after: Type.Optional(
+    uuid({ description: "The id a page's `next` gave: answers the devices after it (leave out for the first page)" }),
+  ),
+});
+
+export const MapDevicesPage = Type.Object({
+  data: Type.Array(Device),
+  next: Nullable(uuid({ description: 'Pass as `after` for the next page; null: this was the last' })),
+});

@@ -141,6 +141,9 @@ export function createDevicesService(deps: {
     /** A page of the devices the scope reaches, newest first. */
     page: (scope: TrackingScope, limit: number, offset: number) =>
       scope.all ? repo.page(limit, offset) : repo.pageOf(scope.access.deviceIds(), limit, offset),
+    /** Up to `limit` devices the scope reaches, in the order of their ids, after the id `after`. */
+    chunk: (scope: TrackingScope, limit: number, after?: string) =>
+      repo.chunk(scope.all ? null : scope.access.deviceIds(), limit, after),
     count: repo.count,
     ids: repo.ids,
 

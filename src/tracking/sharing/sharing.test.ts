@@ -198,6 +198,27 @@ describe('self-service tracking and sharing', () => {
     expect(await deviceIds(friend.api)).toEqual([]);
   });
 
+  it("answers the map's device pages with the devices the caller may see, theirs and shared ones, and no other", async () => {
+    const owner = await person();
+    const friend = await person();
+    const stranger = await person();
+    const [boat, car] = [await deviceOf(owner.api, 'Boat'), await deviceOf(owner.api, 'Car')];
+    const own = await deviceOf(friend.api, 'Bike');
+    await deviceOf(stranger.api, 'Van');
+    await owner.api.post(`/v1/devices/${boat.id}/shares`, { user_id: friend.id, level: 'live' }).expect(201);
+    const [first, second] = [boat, own].sort((a, b) => a.id.localeCompare(b.id)) as [typeof own, typeof own];
+
+    const page = (await friend.api.get('/v1/map/devices', { query: { limit: 1 } }).expect(200)).body;
+    expect(page).toEqual({ data: [first], next: first.id });
+    const last = (await friend.api.get('/v1/map/devices', { query: { limit: 1, after: first.id } }).expect(200)).body;
+    expect(last).toEqual({ data: [second], next: null });
+    // Both sides of a share see the same representation as GET /v1/devices/{id} gives.
+    expect((await owner.api.get('/v1/map/devices').expect(200)).body).toEqual({
+      data: [boat, car].sort((a, b) => a.id.localeCompare(b.id)),
+      next: null,
+    });
+  });
+
   it('shares every device of the owner, those made later too', async () => {
     const owner = await person();
     const friend = await person();

@@ -36,7 +36,9 @@ export { MAX_TRACK_POINTS, MAX_TRACK_ZOOM } from './track.js';
 export const LATEST_CACHE_TTL_SECS = 300;
 const NO_POINT = 'none';
 /** Latest points kept parsed in memory; beyond this many keys the memo starts over. */
-const PARSED_LATEST_MAX = 10_000;
+const PARSED_LATEST_MAX = 20_000;
+/** Devices whose latest points the cache misses that are each read alone; more are read in one query. */
+const MISSES_ONE_BY_ONE = 16;
 
 /** A new point as POST /v1/gps takes it (its route schema is the one source of the type). */
 export type GpsPointInput = Static<typeof CreateGpsPointBody>;
@@ -317,7 +319,7 @@ export function createGpsService(deps: Deps) {
       cacheFailed(err);
     }
     const points: (GpsPoint | null)[] = [];
-    const misses: Promise<void>[] = [];
+    const missed: number[] = [];
     keys.forEach((key, i) => {
       const hit = hits[i];
       if (hit) {
@@ -325,12 +327,28 @@ export function createGpsService(deps: Deps) {
         points[i] = hit === NO_POINT ? null : parseLatest(key, hit);
       } else {
         latestStats.loaded++;
-        misses.push(loadLatest(key, deviceIds[i]).then((point) => void (points[i] = point)));
+        missed.push(i);
       }
     });
-    // No promise per device when every one was cached (the usual case).
-    if (misses.length > 0) await Promise.all(misses);
+    // No promise per device when every one was cached (the usual case); many misses (a cold cache under a map of
+    // thousands of devices) are one query, not one each.
+    if (missed.length > MISSES_ONE_BY_ONE) await loadLatestOfMany(deviceIds, missed, points);
+    else if (missed.length > 0)
+      await Promise.all(missed.map(async (i) => void (points[i] = await loadLatest(keys[i]!, deviceIds[i]))));
     return points;
+  }
+
+  /** The newest points of the devices at these places of the list, in one query, into `points` and the cache. */
+  async function loadLatestOfMany(deviceIds: readonly string[], places: number[], points: (GpsPoint | null)[]) {
+    const found = new Map((await repo.latestPerDevice(places.map((i) => deviceIds[i]!))).map((p) => [p.device_id, p]));
+    const offers = places.map((i) => {
+      const point = found.get(deviceIds[i]!) ?? null;
+      points[i] = point;
+      return { key: deviceKeyOf(deviceIds[i]!), value: point ? JSON.stringify(point) : NO_POINT };
+    });
+    // As loadLatest: every write compares, so a point written meanwhile is not undone.
+    const ttl = await cacheTtl();
+    await cached(() => deps.kv.keepNewest(offers, ttl, 'set'));
   }
 
   /** A point the scope may read (404 for any other: a point one may not see is not there). */
@@ -574,8 +592,8 @@ export function createGpsService(deps: Deps) {
 
     /** The latest point of every device the scope sees that has one, by device id (from the cache for a user's own). */
     async latestPerDeviceIn(scope: TrackingScope): Promise<GpsPoint[]> {
-      if (scope.all) return repo.latestPerDevice(await deps.devices.ids());
-      const ids = [...scope.access.deviceIds()].sort();
+      const ids = scope.all ? await deps.devices.ids() : [...scope.access.deviceIds()];
+      ids.sort();
       return (await latestOfEach(ids)).filter((point): point is GpsPoint => point !== null);
     },
 

@@ -60,6 +60,48 @@ export const currentPreferences = () => preferences;
 /** The time zone times are shown in: the chosen one, else the browser's. */
 const timeZone = () => preferences.time_zone ?? undefined;
 
+/** @type {Map<string, Intl.DateTimeFormat>} */
+const wallFormats = new Map();
+/**
+ * The wall-clock time of an instant in the chosen time zone (else the browser's), as a datetime-local field
+ * holds it: "2026-11-29T22:05".
+ * @param {Date} date
+ */
+export function wallTime(date) {
+  const zone = timeZone() ?? '';
+  let format = wallFormats.get(zone);
+  if (!format) {
+    const options = { hourCycle: /** @type {const} */ ('h23'), timeZone: timeZone() };
+    format = new Intl.DateTimeFormat('en-CA', {
+      ...options,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+    });
+    wallFormats.set(zone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(date).map(({ type, value }) => [type, value]));
+  return `${part.year}-${part.month}-${part.day}T${part.hour}:${part.minute}`;
+}
+
+/** Minutes since the epoch of a wall time read as if it were UTC. @param {string} value "YYYY-MM-DDTHH:mm" */
+const asUtc = (value) => Date.parse(`${value.slice(0, 16)}:00Z`);
+
+/**
+ * The instant a wall-clock time (a datetime-local field's value) names in the chosen time zone (else the
+ * browser's). The zone's offset is found by asking what wall time a guess shows, twice (the second pass settles a
+ * guess that crossed a clock change); a time skipped by a clock change moves forward by the change.
+ * @param {string} value "YYYY-MM-DDTHH:mm"
+ */
+export function fromWallTime(value) {
+  const wanted = asUtc(value);
+  let instant = wanted;
+  for (let pass = 0; pass < 2; pass++) instant += wanted - asUtc(wallTime(new Date(instant)));
+  return new Date(instant);
+}
+
 /** @param {string | number | Date} iso */
 export const formatTime = (iso) =>
   new Date(iso).toLocaleString(locale, { dateStyle: 'short', timeStyle: 'medium', timeZone: timeZone() });

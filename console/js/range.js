@@ -1,42 +1,39 @@
 // @ts-check
 import { field, h } from './dom.js';
-import { t } from './i18n.js';
-
-/** @param {number} value */
-const pad = (value) => String(value).padStart(2, '0');
-/** A datetime-local value (the browser's time zone) for a Date. @param {Date} date */
-const localValue = (date) =>
-  `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+import { fromWallTime, t, wallTime } from './i18n.js';
 
 /**
- * The start of the day `date` is in, `days` days later (calendar days: a day of a clock change still starts at 0:00).
- * @param {Date} date
+ * A wall time `days` calendar days later (calendar arithmetic on the wall time itself: a day of a clock change
+ * still starts at 0:00).
+ * @param {string} value "YYYY-MM-DDTHH:mm"
+ * @param {number} days
  */
-function dayStart(date, days = 0) {
-  const start = new Date(date);
-  start.setHours(0, 0, 0, 0);
-  start.setDate(start.getDate() + days);
-  return start;
-}
-/** The last minute of the day `date` is in (the field's precision; the range's end takes that minute in whole). */
-const dayEnd = (/** @type {Date} */ date) => new Date(dayStart(date, 1).getTime() - 60_000);
+const addDays = (value, days) =>
+  new Date(Date.parse(`${value.slice(0, 16)}:00Z`) + days * 86_400_000).toISOString().slice(0, 16);
+/** The start of the day `value` is in, `days` days later. @param {string} value */
+const dayStart = (value, days = 0) => addDays(`${value.slice(0, 10)}T00:00`, days);
+/** The last minute of the day `value` is in (the field's precision; the range's end takes that minute in whole). */
+const dayEnd = (/** @type {string} */ value) => `${value.slice(0, 10)}T23:59`;
+/** Now, as the fields show it. */
+const now = () => wallTime(new Date());
 
 /**
- * History's From and To (datetime-local, the browser's time zone, to the minute; To takes its minute in whole),
- * with the presets Today, Yesterday and Last 7 days, and Previous and Next day, which move the range a calendar
- * day, keeping its times and length. Each button sets the range and calls `onChange` (History then reads it).
+ * History's From and To (datetime-local, to the minute, in the time zone of the user's preferences, else the
+ * browser's; To takes its minute in whole), with the presets Today, Yesterday and Last 7 days, and Previous and
+ * Next day, which move the range a calendar day, keeping its times and length. Each button sets the range and
+ * calls `onChange` (History then reads it).
  * @param {() => void} onChange
  */
 export function rangeFields(onChange) {
   const from = field(t('history.from'), { name: 'from', type: 'datetime-local', required: true });
   const to = field(t('history.to'), { name: 'to', type: 'datetime-local', required: true });
 
-  /** Shows `start` to `end`, both within whole days when `whole` (the end then its day's last minute). */
-  const set = (/** @type {Date} */ start, /** @type {Date} */ end, whole = false) => {
-    from.input.value = localValue(whole ? dayStart(start) : start);
-    to.input.value = localValue(whole ? dayEnd(end) : end);
+  /** Shows `start` to `end` (wall times), both within whole days when `whole` (the end then its day's last minute). */
+  const set = (/** @type {string} */ start, /** @type {string} */ end, whole = false) => {
+    from.input.value = whole ? dayStart(start) : start;
+    to.input.value = whole ? dayEnd(end) : end;
   };
-  set(new Date(), new Date(), true);
+  set(now(), now(), true);
 
   /** @param {string} label @param {() => void} choose */
   const button = (label, choose) =>
@@ -53,20 +50,14 @@ export function rangeFields(onChange) {
       label,
     );
   /** Moves the range `days` calendar days. @param {number} days */
-  const shift = (days) => {
-    const start = new Date(from.input.value);
-    const end = new Date(to.input.value);
-    start.setDate(start.getDate() + days);
-    end.setDate(end.getDate() + days);
-    set(start, end);
-  };
+  const shift = (days) => set(addDays(from.input.value, days), addDays(to.input.value, days));
   const presets = h(
     'div',
     { class: 'row presets', role: 'group', 'aria-label': t('history.presets') },
     button(t('history.previousDay'), () => shift(-1)),
-    button(t('history.today'), () => set(new Date(), new Date(), true)),
-    button(t('history.yesterday'), () => set(dayStart(new Date(), -1), dayStart(new Date(), -1), true)),
-    button(t('history.lastWeek'), () => set(dayStart(new Date(), -6), new Date(), true)),
+    button(t('history.today'), () => set(now(), now(), true)),
+    button(t('history.yesterday'), () => set(dayStart(now(), -1), dayStart(now(), -1), true)),
+    button(t('history.lastWeek'), () => set(dayStart(now(), -6), now(), true)),
     button(t('history.nextDay'), () => shift(1)),
   );
 
@@ -75,11 +66,11 @@ export function rangeFields(onChange) {
     to,
     presets,
     /** Shows the whole days from `start`'s to `end`'s (an import's range). */
-    showDays: (/** @type {Date} */ start, /** @type {Date} */ end) => set(start, end, true),
+    showDays: (/** @type {Date} */ start, /** @type {Date} */ end) => set(wallTime(start), wallTime(end), true),
     /** The range as ISO times for the API; To's minute counts in whole. */
     range: () => ({
-      from: new Date(from.input.value).toISOString(),
-      to: new Date(new Date(to.input.value).getTime() + 59_999).toISOString(),
+      from: fromWallTime(from.input.value).toISOString(),
+      to: new Date(fromWallTime(to.input.value).getTime() + 59_999).toISOString(),
     }),
   };
 }

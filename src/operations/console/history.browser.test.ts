@@ -142,7 +142,7 @@ describe('History in the console', { timeout: 120_000 }, () => {
     await context.close();
   });
 
-  it('moves between days with the presets and previous and next day (German, dark)', async () => {
+  it('moves between days with the presets and previous and next day (German, dark), in the chosen time zone', async () => {
     const { t, base } = setup!;
     const bo = await createUser(t.app);
     const api = t.as(bo.token);
@@ -202,6 +202,16 @@ describe('History in the console', { timeout: 120_000 }, () => {
     await expect.poll(range).toEqual(['2026-02-26T00:00', '2026-03-04T23:59', '9']);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'history-presets-de-dark');
+
+    // In the time zone of Bo's preferences (UTC+14, where it is 00:00 on the 5th): days begin there, not in the
+    // browser's UTC.
+    await api.patch('/v1/users/me/preferences', { time_zone: 'Pacific/Kiritimati' }).expect(200);
+    await page.reload();
+    await page.getByLabel('Gerät', { exact: true }).selectOption({ label: 'Kutter' });
+    await choose('Heute');
+    await expect.poll(range).toEqual(['2026-03-05T00:00', '2026-03-05T23:59', '1']);
+    await choose('Gestern');
+    await expect.poll(range).toEqual(['2026-03-04T00:00', '2026-03-04T23:59', '4']);
     expect(problems).toEqual([]);
     await context.close();
   });

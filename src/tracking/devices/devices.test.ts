@@ -41,6 +41,8 @@ describe('devices', () => {
       icon: 'generic',
       api_key_id: null,
       owner_id: await adminIdOf(t),
+      offline_after_minutes: null,
+      speed_limit_kmh: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -57,7 +59,8 @@ describe('devices', () => {
     for (const body of [{}, { id: device.id, type: 'boat' }]) {
       expect((await api.patch(`/v1/devices/${device.id}`, body)).body).toEqual({
         error: 'BadRequest',
-        message: 'Give at least one of: name, description, device_type, is_public, color, icon, api_key_id, is_active',
+        message:
+          'Give at least one of: name, description, device_type, is_public, color, icon, offline_after_minutes, speed_limit_kmh, api_key_id, is_active',
         code: 'request.validation',
       });
     }
@@ -100,6 +103,27 @@ describe('devices', () => {
       color: '#00aa55',
       icon: 'person',
     });
+  });
+
+  it('takes the event settings offline_after_minutes and speed_limit_kmh, null to clear, within their bounds', async () => {
+    const made = (await api.post('/v1/devices', { name: 'Ferry', speed_limit_kmh: 45.5 }).expect(201)).body.data;
+    expect([made.offline_after_minutes, made.speed_limit_kmh]).toEqual([null, 45.5]);
+    const changed = (await api.patch(`/v1/devices/${made.id}`, { offline_after_minutes: 30 }).expect(200)).body.data;
+    expect([changed.offline_after_minutes, changed.speed_limit_kmh]).toEqual([30, 45.5]);
+    const cleared = (await api.patch(`/v1/devices/${made.id}`, { speed_limit_kmh: null }).expect(200)).body.data;
+    expect([cleared.offline_after_minutes, cleared.speed_limit_kmh]).toEqual([30, null]);
+    expect((await api.get(`/v1/devices/${made.id}`).expect(200)).body.data).toEqual(cleared);
+
+    const refused = async (body: object) =>
+      (await api.patch(`/v1/devices/${made.id}`, unchecked(body)).expect(400)).body.message;
+    expect(await refused({ offline_after_minutes: 0 })).toBe("Body field 'offline_after_minutes' must be >= 1");
+    expect(await refused({ offline_after_minutes: 43_201 })).toBe(
+      "Body field 'offline_after_minutes' must be <= 43200",
+    );
+    expect(await refused({ offline_after_minutes: 1.5 })).toBe(
+      "Body field 'offline_after_minutes' must be integer,null",
+    );
+    expect(await refused({ speed_limit_kmh: 0 })).toBe("Body field 'speed_limit_kmh' must be > 0");
   });
 
   it('answers 404 for unknown ids and 400 for ids that are not UUIDs', () =>

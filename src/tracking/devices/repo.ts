@@ -12,6 +12,8 @@ const COLUMNS = [
   'icon',
   'api_key_id',
   'owner_id',
+  'offline_after_minutes',
+  'speed_limit_kmh',
   'created_at',
   'updated_at',
 ] as const;
@@ -25,6 +27,8 @@ export interface DeviceFields {
   is_public?: boolean;
   color?: string | null;
   icon?: DeviceIcon;
+  offline_after_minutes?: number | null;
+  speed_limit_kmh?: number | null;
 }
 
 export function createDevicesRepo(db: Kysely<Schema>) {

@@ -29,6 +29,12 @@ export const Device = named(
     icon: DeviceIcon,
     api_key_id: Nullable(Uuid),
     owner_id: Nullable(Uuid),
+    offline_after_minutes: Nullable(
+      Type.Integer({ description: 'Minutes without a point after which the device is offline; null: never' }),
+    ),
+    speed_limit_kmh: Nullable(
+      Type.Number({ description: 'Points faster than this (km/h) are overspeeds; null: none' }),
+    ),
     created_at: DateTime,
     updated_at: DateTime,
   }),
@@ -51,6 +57,24 @@ const fields = {
     ),
   ),
   icon: Type.Optional(DeviceIcon),
+  offline_after_minutes: Type.Optional(
+    Nullable(
+      Type.Integer({
+        minimum: 1,
+        maximum: 43_200,
+        description: 'Minutes without a point after which the device is offline (an event); null: never (default)',
+      }),
+    ),
+  ),
+  speed_limit_kmh: Type.Optional(
+    Nullable(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 2000,
+        description: 'A point faster than this (km/h) is an overspeed (an event); null: no limit (default)',
+      }),
+    ),
+  ),
   api_key_id: Type.Optional(uuid({ description: 'Link this API key to the device: a key you own, or a system key' })),
 };
 

@@ -19,6 +19,10 @@ export interface DevicesTable {
   api_key_id: string | null;
   /** The user the device belongs to (null: its owner was purged). */
   owner_id: string | null;
+  /** Minutes without a point after which the device is offline (device_offline); null: never. */
+  offline_after_minutes: number | null;
+  /** km/h above which a point is an overspeed; null: no limit. */
+  speed_limit_kmh: number | null;
   created_at: CreatedAt;
   updated_at: UpdatedAt;
 }

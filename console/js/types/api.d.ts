@@ -4613,6 +4613,10 @@ export interface components {
             api_key_id: string | null;
             /** Format: uuid */
             owner_id: string | null;
+            /** @description Minutes without a point after which the device is offline; null: never */
+            offline_after_minutes: number | null;
+            /** @description Points faster than this (km/h) are overspeeds; null: none */
+            speed_limit_kmh: number | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -14773,6 +14777,10 @@ export interface operations {
                     color?: string | null;
                     /** @description Its marker on the map (default generic) */
                     icon?: "car" | "van" | "boat" | "person" | "bike" | "generic";
+                    /** @description Minutes without a point after which the device is offline (an event); null: never (default) */
+                    offline_after_minutes?: number | null;
+                    /** @description A point faster than this (km/h) is an overspeed (an event); null: no limit (default) */
+                    speed_limit_kmh?: number | null;
                     /**
                      * Format: uuid
                      * @description Link this API key to the device: a key you own, or a system key
@@ -15193,13 +15201,17 @@ export interface operations {
                     color?: string | null;
                     /** @description Its marker on the map (default generic) */
                     icon?: "car" | "van" | "boat" | "person" | "bike" | "generic";
+                    /** @description Minutes without a point after which the device is offline (an event); null: never (default) */
+                    offline_after_minutes?: number | null;
+                    /** @description A point faster than this (km/h) is an overspeed (an event); null: no limit (default) */
+                    speed_limit_kmh?: number | null;
                     /**
                      * Format: uuid
                      * @description Link this API key to the device: a key you own, or a system key
                      */
                     api_key_id?: string;
                     is_active?: boolean;
-                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
+                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
             };
         };
         responses: {

@@ -121,6 +121,8 @@ const DISTANCES = { km: 1000, mi: 1609.344, nmi: 1852 };
 export const formatSpeed = (kmh, digits = 0) => `${formatNumber(speedIn(kmh), digits)} ${speedUnit()}`;
 /** A speed given in km/h as a bare number in the user's unit (chart axes, legends). @param {number} kmh */
 export const speedIn = (kmh) => kmh * SPEEDS[preferences.speed_unit];
+/** A speed given in the user's unit, in km/h (what the API takes). @param {number} value */
+export const kmhFrom = (value) => value / SPEEDS[preferences.speed_unit];
 /** The label of the user's speed unit. */
 export const speedUnit = () => t(`unit.${preferences.speed_unit}`);
 

@@ -1,7 +1,7 @@
 // @ts-check
 import { del, patch, post } from '../api.js';
 import { announce, confirmingButton, errorBox, field, h, show } from '../dom.js';
-import { t } from '../i18n.js';
+import { kmhFrom, speedIn, speedUnit, t } from '../i18n.js';
 import { reauthField } from '../reauth.js';
 import { qrFor, settingsFor } from './connect.js';
 
@@ -162,7 +162,8 @@ export function openDeviceDialog(device, { me, can, publicUrl, opener, onChanged
 }
 
 /**
- * The device's name, description, colour (its own, or none: the console picks one), icon and whether it is active.
+ * The device's name, description, colour (its own, or none: the console picks one), icon, the settings of its events
+ * (offline after how many minutes, speed limit) and whether it is active.
  * @param {Device} device
  * @param {{ problem: HTMLElement, onSaved: (device: Device) => void }} options
  */
@@ -181,6 +182,24 @@ function detailsForm(device, { problem, onSaved }) {
   const icon = field(t('device.icon'), { tag: 'select', name: 'icon' });
   for (const [value, label] of ICONS)
     icon.input.append(h('option', { value, selected: value === device.icon }, t(label)));
+  // The events' settings (docs/events.md): empty is none. The limit in the user's speed unit, sent in km/h.
+  const offline = field(t('device.offlineAfter'), {
+    type: 'number',
+    name: 'offline_after_minutes',
+    min: 1,
+    max: 43_200,
+    step: 1,
+    inputmode: 'numeric',
+    value: device.offline_after_minutes === null ? '' : String(device.offline_after_minutes),
+  });
+  const limit = field(t('device.speedLimit', { unit: speedUnit() }), {
+    type: 'number',
+    name: 'speed_limit',
+    min: 1,
+    step: 'any',
+    inputmode: 'decimal',
+    value: device.speed_limit_kmh === null ? '' : String(Math.round(speedIn(device.speed_limit_kmh) * 10) / 10),
+  });
   const active = h('input', {
     type: 'checkbox',
     id: 'device-active',
@@ -210,6 +229,8 @@ function detailsForm(device, { problem, onSaved }) {
         h('label', { for: automatic.id, class: 'check' }, automatic, ` ${t('device.autoColor')}`),
       ),
     ),
+    h('div', { class: 'row' }, offline.wrapper, limit.wrapper),
+    h('p', { class: 'muted hint' }, t('device.eventsHint')),
     h('label', { for: active.id, class: 'check' }, active, ` ${t('device.active')}`),
     h('p', { id: 'device-active-hint', class: 'muted hint' }, t('device.activeHint')),
     submit,
@@ -227,6 +248,8 @@ function detailsForm(device, { problem, onSaved }) {
         color: automatic.checked ? null : color.input.value,
         icon: /** @type {Icon} */ (icon.input.value),
         is_active: active.checked,
+        offline_after_minutes: offline.input.value ? Number(offline.input.value) : null,
+        speed_limit_kmh: limit.input.value ? kmhFrom(Number(limit.input.value)) : null,
       });
       device = data;
       onSaved(data);

@@ -53,6 +53,8 @@ describe('devices and API keys in the console', { timeout: 120_000 }, () => {
   it('renames, recolours, switches off and deletes a device from the map; the dialog says first what stays', async () => {
     const name = `Van ${Date.now()}`;
     const { owner, api, device } = await withPhone(name);
+    // A sailor: speeds in knots, the speed limit too.
+    await api.patch('/v1/users/me/preferences', { speed_unit: 'knots' }).expect(200);
     const { context, page, problems } = await signedIn(owner);
     const dialog = await openDialog(page, name);
     expect(await dialog.getByLabel('Colour chosen by Waygate').isChecked()).toBe(true);
@@ -64,6 +66,8 @@ describe('devices and API keys in the console', { timeout: 120_000 }, () => {
     await dialog.getByLabel('Icon').selectOption('van');
     await dialog.getByLabel('Colour chosen by Waygate').uncheck();
     await dialog.getByLabel('Colour', { exact: true }).fill('#d4380d');
+    await dialog.getByLabel('Offline after (minutes)').fill('30');
+    await dialog.getByLabel('Speed limit (kn)').fill('10');
     await dialog.getByLabel('Active').uncheck();
     await dialog.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('dialog', { name: renamed }).waitFor();
@@ -75,6 +79,8 @@ describe('devices and API keys in the console', { timeout: 120_000 }, () => {
       '#d4380d',
       false,
     ]);
+    // 10 knots are 18.52 km/h, as the API keeps speeds.
+    expect([saved.offline_after_minutes, saved.speed_limit_kmh?.toFixed(2)]).toEqual([30, '18.52']);
     // The list names it anew, marked inactive, and so does its marker.
     const entry = page.locator('.devices li').filter({ hasText: renamed });
     await expect.poll(() => entry.locator('.name').textContent()).toBe(`${renamed} (inactive)`);

@@ -102,6 +102,25 @@ try {
   ).text();
   const exportCsvMs = Math.round(performance.now() - exportStarted);
   console.log(`CSV export of the track: ${exportCsvMs} ms, ${(csv.length / 1e6).toFixed(1)} MB`);
+  // The server's part of the first paint: the map's requests, each alone, read to the end in Node.
+  const timed = async (path) => {
+    const started = performance.now();
+    const text = await (await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${token}` } })).text();
+    return {
+      path: path.replace(/after=.*/, 'after=…'),
+      ms: Math.round(performance.now() - started),
+      kB: Math.round(text.length / 1000),
+      text,
+    };
+  };
+  const firstPage = await timed('/v1/map/devices');
+  const mapRequests = [
+    firstPage,
+    await timed(`/v1/map/devices?after=${JSON.parse(firstPage.text).next}`),
+    await timed('/v1/gps/current/devices'),
+  ].map(({ text, ...rest }) => rest);
+  console.log("the map's requests alone:");
+  console.table(mapRequests);
   const trackStarted = performance.now();
   // The day the history page shows (the device's one point of today, from makeDevices, is not in it).
   const day = `from=${new Date((trackStart - 86_400) * 1000).toISOString()}&to=${new Date((trackStart + 2 * 86_400) * 1000).toISOString()}`;
@@ -129,6 +148,7 @@ try {
     export_csv_bytes: csv.length,
     track_api_ms: trackApiMs,
     track_api_bytes: thinned.length,
+    map_requests: mapRequests,
     latency_devices: FLEET,
     latency,
     runs,

@@ -86,6 +86,10 @@ async function start() {
   element('.skip').textContent = t('skip');
   whenUnauthorized(() => signOut(false));
   if (!session.token) return showSignIn();
+  // The page asked for is loaded while who the user is comes: its module is then ready when it is mounted (the
+  // map's, with Leaflet and the clusters, takes longer to load than those three answers).
+  const wanted = wantedPath();
+  (PAGES.find((page) => page.path === wanted) ?? PAGES[0])?.load().catch(() => {});
   try {
     const [{ me: caller }, user, preferences] = await Promise.all([
       gql('{ me { userId roles permissions isSuperAdmin } }'),
@@ -146,9 +150,12 @@ function renderShell() {
 
 let routes = 0;
 
+/** The page the address asks for ("map" for #/map/…; empty for none). */
+const wantedPath = () => location.hash.replace(/^#\/?/, '').split('/')[0];
+
 async function route() {
   if (!session.token) return;
-  const wanted = location.hash.replace(/^#\/?/, '').split('/')[0];
+  const wanted = wantedPath();
   const pages = PAGES.filter(allowed);
   const page = pages.find((candidate) => candidate.path === wanted) ?? pages[0];
   if (!page) return;

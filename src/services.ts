@@ -47,6 +47,7 @@ import { createTwoFactorService } from './identity/two-factor/service.js';
 import { createLocationsService } from './tracking/locations/service.js';
 import { createTripCategoriesService } from './tracking/trip-categories/service.js';
 import { createGeofencesService } from './tracking/geofences/service.js';
+import { createEventsService } from './tracking/events/service.js';
 import { createTripTemplatesService } from './tracking/trip-templates/service.js';
 import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
@@ -300,6 +301,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   const locations = createLocationsService({ db });
   const tripCategories = createTripCategoriesService({ db });
   const geofences = createGeofencesService({ db, caches });
+  const trackingEvents = createEventsService({ db, clock, log, events, geofences, sharing });
   const tripTemplates = createTripTemplatesService({ db, trips });
   const assertions = createAppAssertionVerifier({
     secrets: config.internalAppSecrets,
@@ -366,6 +368,8 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   });
   // Hooks that would close a cycle, and the reactions to domain events: registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
+  gps.usePointObserver(trackingEvents.pointObserver);
+  gps.useTransitionRecorder(trackingEvents.recordDeviceTransition);
   users.useBanStatus(bans.isBanned);
   twoFactor.usePasskeys(passkeys.verifyingCountOf);
   credentials.useLookups({
@@ -450,6 +454,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     locations,
     tripCategories,
     geofences,
+    trackingEvents,
     tripTemplates,
     loginProviders,
     accounts,

@@ -52,6 +52,11 @@ export interface DomainEvents {
   'trip.deleting': { tripId: string } & TransactionalEvent;
   /** GPS points were stored, one or a whole batch (after commit): live subscribers are told, in one message. */
   'gps.points_recorded': { points: { point: RecordedGpsPoint; devicePublic: boolean }[] };
+  /**
+   * Events of devices were stored (after commit; geofence transitions, later offline, overspeed and the others):
+   * each once, on the node that stored it, whatever node another copy of the same batch reached.
+   */
+  'event.recorded': { events: RecordedEvent[] };
   /** A user signed in with a password, a second factor or a passkey (after commit): a new browser and network is told by mail. */
   'user.signed_in': { userId: string; ipAddress: string | null; userAgent: string | null };
   /** Something the user must hear of changed on their account (after commit): the security notices mail them. */
@@ -84,6 +89,20 @@ export type SecurityChange = { userId: string } & (
   | { kind: 'email_changed'; oldEmail: string; newEmail: string }
   | { kind: 'passkey_added' | 'passkey_removed' | 'api_key_created'; name: string }
 );
+
+/** An event row as stored (tracking/events owns the table `events`). */
+export interface RecordedEvent {
+  id: string;
+  type: string;
+  device_id: string;
+  geofence_id: string | null;
+  occurred_at: Date;
+  source: 'server' | 'device';
+  latitude: number | null;
+  longitude: number | null;
+  details: Record<string, unknown>;
+  created_at: Date;
+}
 
 /** A stored GPS point as the API shows it (the gps module's GpsPoint schema). */
 export interface RecordedGpsPoint {

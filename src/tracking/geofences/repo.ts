@@ -77,6 +77,8 @@ export function createGeofencesRepo(db: Kysely<Schema>) {
         .selectFrom('geofences')
         .select(['id', 'name', 'owner_id', 'latitude', 'longitude', 'radius_km', 'polygon', 'dwell_minutes'])
         .where('is_active', '=', true)
+        .orderBy('created_at')
+        .orderBy('id')
         .execute(),
 
     insert: (

@@ -19,6 +19,7 @@ import {
   osmandPoint,
   overlandPoint,
   ownTracksPoint,
+  ownTracksTransition,
   traccarJsonBatch,
   traccarJsonPoint,
 } from './trackers.js';
@@ -183,8 +184,9 @@ export async function ingestRoutes(
           'Set the API key as the password of HTTP Basic (any user name), or send it as Bearer or a key parameter. A ' +
           '`_type: location` message (or one without _type that has lat or lon) is stored (tst Unix seconds, vel km/h, ' +
           'acc and alt metres, batt percent, bs), or refused with 400 naming the field when it cannot be; every other ' +
-          'message (transition, waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so ' +
-          'the app never retries it. ' +
+          'message (waypoint, status, card, encrypted, an empty body) is answered 200 [] and not stored, so the app ' +
+          'never retries it; a transition (event enter or leave, desc, tst) is recorded as a geofence event of the ' +
+          "key's device (docs/events.md) and answered 200 [] (one without event, desc or tst is dropped). " +
           credentialNote,
         body: OwnTracksBody,
         response: {
@@ -204,6 +206,11 @@ export async function ingestRoutes(
       const location =
         message._type === 'location' ||
         (message._type === undefined && (message.lat !== undefined || message.lon !== undefined));
+      if (message._type === 'transition') {
+        const transition = ownTracksTransition(message);
+        if (transition) await gps.recordTransition(callerOf(request), await writeScope(request), transition);
+        return [];
+      }
       if (!location) return [];
       const caller = callerOf(request);
       await gps.recordForKeyDevice(caller, await writeScope(request), ownTracksPoint(message));

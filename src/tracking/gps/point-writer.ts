@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
 import { classifyDatabaseError } from '../../platform/db/errors.js';
 import { createGroupCommit, type Outcome } from '../../platform/db/group-commit.js';
 import type { DevicesService } from '../devices/service.js';
@@ -27,7 +29,26 @@ export type PointFields = Pick<
     >
   >;
 
-type NewRow = NewGpsPoint & { id: string };
+export type NewRow = NewGpsPoint & { id: string };
+
+/**
+ * What a module evaluating new points (the events module: geofence transitions) does with a batch. It registers
+ * itself at start-up (it reads geofences and sharing, which GPS must not depend on), and is asked before each insert.
+ */
+export interface PointObserver {
+  /**
+   * What to evaluate of these rows in the insert's transaction; undefined: nothing (the insert runs on its own,
+   * as without an observer). Called once per batch, before its insert.
+   */
+  plan(rows: readonly NewRow[]): Promise<PointEvaluation | undefined>;
+}
+
+export interface PointEvaluation {
+  /** In the insert's transaction, after the insert: `stored` are the rows stored now (not those stored before). */
+  run(trx: Kysely<Schema>, stored: readonly NewRow[]): Promise<void>;
+  /** After the commit (what was found is told: pub/sub, the event bus). */
+  committed(): Promise<void>;
+}
 
 /**
  * The row of a new point, made once per point (a batch makes 10,000; every copy counts): the optional fields
@@ -84,6 +105,9 @@ interface Deps {
   repo: Repo;
   devices: Pick<DevicesService, 'byIds' | 'deviceOfKey'>;
   loggingTripOf: () => LoggingTripOf | undefined;
+  /** The point observer registered (see `PointObserver`), and the database to open its transactions on. */
+  observer: () => PointObserver | undefined;
+  db: Kysely<Schema>;
   /** Runs on each committed batch before its points are answered (the latest-point cache, the gps channel). */
   afterCommit: (points: WrittenPoint[]) => Promise<void>;
   /** `afterCommit` threw: the points are committed and answered all the same. */
@@ -133,7 +157,20 @@ export function createPointWriter(deps: Deps) {
       p.row.device_id = device?.id ?? null;
       rows.push(p.row);
     });
-    const stored = rows.length > 0 ? await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack }) : [];
+    const evaluation = rows.length > 0 ? await deps.observer()?.plan(rows) : undefined;
+    let stored: Awaited<ReturnType<Repo['insertMany']>> = [];
+    if (evaluation) {
+      // The insert and the evaluation of what it stored commit together.
+      stored = await deps.db.transaction().execute(async (trx) => {
+        const inserted = await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack }, trx);
+        await evaluation.run(
+          trx,
+          rows.filter((_, i) => inserted[i] !== undefined && !inserted[i].duplicate),
+        );
+        return inserted;
+      });
+      await evaluation.committed().catch(deps.afterCommitFailed);
+    } else if (rows.length > 0) stored = await deps.repo.insertMany(rows, deps.loggingTripOf(), { readBack });
     let next = 0;
     return devices.map((device) => {
       if (device instanceof Error) return { error: device };

@@ -437,11 +437,11 @@ export function createGpsRepo(db: Kysely<Schema>) {
   const queries = gpsQueries(db);
   const FIX_TYPES = { device_id: 'uuid', timestamp: 'timestamptz', latitude: 'float8', longitude: 'float8' };
   /** The stored points of these fixes (device, time, position): a walk of gps_points_same_fix per fix. */
-  async function storedFixes(fixes: readonly NewGpsPoint[]) {
+  async function storedFixes(fixes: readonly NewGpsPoint[], executor: Kysely<Schema> = db) {
     const read = (withDevice: boolean) => {
       const keys = fixes.filter((fix) => (fix.device_id !== null) === withDevice);
       if (keys.length === 0) return Promise.resolve([]);
-      return db
+      return executor
         .selectFrom(unnestOf(SAME_FIX, FIX_TYPES, (column) => arrayLiteral(keys, column, FIX_TYPES[column]), 'fix'))
         .innerJoin('gps_points', (join) =>
           (withDevice
@@ -621,6 +621,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
       points: (NewGpsPoint & { id: string })[],
       loggingTrip: LoggingTripQuery | undefined,
       options: { readBack: boolean } = { readBack: true },
+      /** The transaction to insert in (the point observer's), else on its own. */
+      executor: Kysely<Schema> = db,
     ) {
       // In the order of gps_points_same_fix (device, time, position): two batches holding the same points wait on each other in one order.
       const rows = inFixOrder(points);
@@ -629,7 +631,8 @@ export function createGpsRepo(db: Kysely<Schema>) {
       const columns = INSERTED_COLUMNS.filter(
         (column) => ALWAYS_SENT.has(column) || rows.some((row) => row[column] !== null),
       );
-      const [result] = (await db.executeQuery(insertStatement(loggingTrip, columns).filled([...devices], rows))).rows;
+      const [result] = (await executor.executeQuery(insertStatement(loggingTrip, columns).filled([...devices], rows)))
+        .rows;
       const tripOf = new Map((result?.trips ?? []).map((trip) => [trip.device_id, trip.trip_id]));
       const createdAt = result!.created_at;
       // Null: every point was stored.
@@ -641,7 +644,7 @@ export function createGpsRepo(db: Kysely<Schema>) {
       });
       const resent = options.readBack && storedIds ? points.filter((point) => !storedIds.has(point.id)) : [];
       if (resent.length > 0) {
-        const existing = new Map((await storedFixes(resent)).map((row) => [fixKey(row), toGpsPoint(row)]));
+        const existing = new Map((await storedFixes(resent, executor)).map((row) => [fixKey(row), toGpsPoint(row)]));
         points.forEach((point, i) => {
           const found = stored[i] ? undefined : existing.get(fixKey(point));
           // Deleted between the insert and this read: nothing to answer with but the point as sent.

@@ -24,6 +24,9 @@ import {
   createPointWriter,
   newRow,
   type LoggingTripOf,
+  type NewRow,
+  type PointEvaluation,
+  type PointObserver,
   type PointFields,
   type PointToWrite,
   type WrittenPoint,
@@ -94,17 +97,36 @@ interface Deps {
   commitConcurrency: number;
 }
 
-export type { LoggingTripOf };
+export type { LoggingTripOf, PointObserver, PointEvaluation, NewRow as NewPointRow };
+
+/** A geofence transition a tracker app reports itself (OwnTracks `transition`). */
+export interface DeviceTransition {
+  event: 'enter' | 'leave';
+  /** The app's name of the region. */
+  region: string;
+  timestamp: Date;
+  latitude: number | null;
+  longitude: number | null;
+  accuracy: number | null;
+  /** The message as sent (kept in the event's details). */
+  message: Record<string, unknown>;
+}
+export type TransitionRecorder = (deviceId: string, transition: DeviceTransition) => Promise<void>;
 
 export function createGpsService(deps: Deps) {
   const repo = createGpsRepo(deps.db);
   const tracks = createTrackReader(deps.db);
   // Until the trips module registers its query, points join no trip.
   let loggingTripOf: LoggingTripOf | undefined;
+  // Until the events module registers itself, new points are evaluated by nothing.
+  let pointObserver: PointObserver | undefined;
+  let transitionRecorder: TransitionRecorder | undefined;
   const writer = createPointWriter({
     repo,
+    db: deps.db,
     devices: deps.devices,
     loggingTripOf: () => loggingTripOf,
+    observer: () => pointObserver,
     afterCommit: published,
     afterCommitFailed: (err) =>
       deps.log.warn({ err }, 'could not finish a committed batch of GPS points (the latest-point cache may lag)'),
@@ -383,6 +405,27 @@ export function createGpsService(deps: Deps) {
   }
 
   return {
+    /** The events module evaluates every new point (see `PointObserver`); registered at start-up. */
+    usePointObserver(observer: PointObserver): void {
+      pointObserver = observer;
+    },
+
+    /** Who records a tracker app's own geofence transitions (OwnTracks `transition`); registered at start-up. */
+    useTransitionRecorder(recorder: TransitionRecorder): void {
+      transitionRecorder = recorder;
+    },
+
+    /**
+     * A tracker app's own geofence transition (OwnTracks `transition`), on the device of the caller's key: recorded
+     * as an event of that device when the events module is there, else dropped. A key without a device: 403.
+     */
+    async recordTransition(caller: Caller, scope: TrackingScope, transition: DeviceTransition): Promise<void> {
+      if (!scope.all) await assertWritable(caller, scope, undefined);
+      const device = caller.apiKeyId ? await deps.devices.deviceOfKey(caller.apiKeyId) : null;
+      if (!device) throw GpsErrors.no_device_for_credential();
+      await transitionRecorder?.(device.id, transition);
+    },
+
     useLoggingTripOf(lookup: LoggingTripOf): void {
       loggingTripOf = lookup;
     },

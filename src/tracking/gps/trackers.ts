@@ -1,5 +1,5 @@
 import { GpsErrors } from './errors.js';
-import type { PointFields } from './service.js';
+import type { DeviceTransition, PointFields } from './service.js';
 
 /**
  * What tracker apps send, read into points (docs/gps.md, "Tracker apps", says what each app sends; the tests
@@ -267,4 +267,41 @@ export function basicPassword(header: string | undefined): string | null {
   const colon = decoded.indexOf(':');
   const password = colon < 0 ? '' : decoded.slice(colon + 1);
   return password === '' ? null : password;
+}
+
+/** The fields of an OwnTracks `transition` kept with its event (strings cut to 200 characters). */
+const TRANSITION_FIELDS = ['event', 'desc', 'tid', 't', 'tst', 'wtst', 'acc', 'lat', 'lon', 'rid', '_id'] as const;
+
+/**
+ * An OwnTracks `transition` message (the app's own geofencing: `event` enter or leave, the region's name in
+ * `desc`, `tst` Unix seconds, optionally where with `lat`, `lon`, `acc`), or null when it lacks what an event
+ * needs or holds what cannot be stored: such a message is answered 200 [] and dropped (a 4xx would make iOS
+ * drop it with an alert and Android retry it).
+ */
+export function ownTracksTransition(message: Record<string, unknown>): DeviceTransition | null {
+  const event = message.event;
+  const desc = message.desc;
+  const tst = message.tst;
+  if ((event !== 'enter' && event !== 'leave') || typeof desc !== 'string' || desc.length === 0) return null;
+  if (typeof tst !== 'number' || !Number.isFinite(tst) || tst < 0 || tst > 32503680000) return null;
+  const number = (value: unknown, limit: number) =>
+    typeof value === 'number' && Number.isFinite(value) && Math.abs(value) <= limit ? value : null;
+  let latitude = number(message.lat, 90);
+  let longitude = number(message.lon, 180);
+  if (latitude === null || longitude === null) latitude = longitude = null;
+  const kept: Record<string, unknown> = {};
+  for (const field of TRANSITION_FIELDS) {
+    const value = message[field];
+    if (typeof value === 'string') kept[field] = value.slice(0, 200);
+    else if (typeof value === 'number' && Number.isFinite(value)) kept[field] = value;
+  }
+  return {
+    event,
+    region: desc.slice(0, 200),
+    timestamp: new Date(Math.round(tst) * 1000),
+    latitude,
+    longitude,
+    accuracy: number(message.acc, 1e7),
+    message: kept,
+  };
 }

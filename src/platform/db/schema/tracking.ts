@@ -201,6 +201,45 @@ export interface GeofencesTable {
   updated_at: UpdatedAt;
 }
 
+export type EventType =
+  | 'geofence_enter'
+  | 'geofence_exit'
+  | 'geofence_dwell'
+  | 'device_offline'
+  | 'device_online'
+  | 'overspeed'
+  | 'low_battery'
+  | 'sos';
+
+export interface EventsTable {
+  id: Id;
+  type: EventType;
+  device_id: string;
+  geofence_id: string | null;
+  /** What makes the transition unique with device, type and time: the geofence's id, a region's name, or ''. */
+  subject: Generated<string>;
+  occurred_at: Date;
+  source: Generated<'server' | 'device'>;
+  latitude: number | null;
+  longitude: number | null;
+  details: JsonObject;
+  created_at: CreatedAt;
+}
+
+export interface EventDeviceStateTable {
+  device_id: string;
+  last_point_at: Date | null;
+}
+
+export interface GeofencePresenceTable {
+  device_id: string;
+  geofence_id: string;
+  inside: boolean;
+  since: Date;
+  last_point_at: Date;
+  dwell_fired: Generated<boolean>;
+}
+
 export interface TripTemplatesTable {
   id: Id;
   name: string;
@@ -238,4 +277,10 @@ export interface TrackingTables {
   geofences: GeofencesTable;
   /** Owner: tracking/trip-templates. */
   trip_templates: TripTemplatesTable;
+  /** Owner: tracking/events. */
+  events: EventsTable;
+  /** Owner: tracking/events. */
+  event_device_state: EventDeviceStateTable;
+  /** Owner: tracking/events. */
+  geofence_presence: GeofencePresenceTable;
 }

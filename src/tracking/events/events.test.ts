@@ -1,0 +1,288 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { client, type Client } from '../../../test/client.js';
+import {
+  buildTestApp,
+  createUser,
+  deviceWithKey,
+  login,
+  onEveryNode,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
+
+const SPEEDS = { speed_kmh: 0, speed_mps: 0, speed_mph: 0, speed_knots: 0 };
+/** Seconds: a point time of these tests (2026-01-01T00:00:00Z plus the offset). */
+const at = (offsetSecs: number) => 1_767_225_600 + offsetSecs;
+/** About 1 km north in degrees of latitude. */
+const KM = 1 / 111.195;
+
+/**
+ * Geofence events evaluated as points arrive (docs/events.md). Geofences made by the admin are instance-wide,
+ * so they apply to every device of this app: each test works at a longitude of its own, away from the others.
+ */
+describe('geofence events', () => {
+  let t: TestApp;
+  let admin: string;
+  let api: Client;
+  let area = 0;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
+  });
+  afterAll(() => t.close());
+
+  /** A longitude no other test uses. */
+  const nextArea = () => 20 + ++area;
+  const newDevice = async () => (await api.post('/v1/devices', { name: 'walker' }).expect(201)).body.data.id as string;
+  const circle = async (longitude: number, body: Record<string, unknown> = {}) =>
+    (await api.post('/v1/geofences', { name: 'Home', latitude: 54, longitude, radius_km: 1, ...body }).expect(201)).body
+      .data.id as string;
+  const point = (deviceId: string, latitude: number, longitude: number, offsetSecs: number, accuracy?: number) => ({
+    device_id: deviceId,
+    latitude,
+    longitude,
+    timestamp: at(offsetSecs),
+    ...SPEEDS,
+    ...(accuracy === undefined ? {} : { accuracy }),
+  });
+  const batch = async (points: unknown[], via: Client = api) =>
+    (await via.post('/v1/gps/batch', points as never).expect(200)).body;
+  const eventsOf = (deviceId: string) =>
+    t.database.db
+      .selectFrom('events')
+      .select(['type', 'geofence_id', 'occurred_at', 'source', 'details'])
+      .where('device_id', '=', deviceId)
+      .orderBy('occurred_at')
+      .orderBy('type')
+      .execute();
+  const kinds = async (deviceId: string) =>
+    (await eventsOf(deviceId)).map((event) => [event.type, event.occurred_at.getTime() / 1000 - at(0)]);
+
+  it('fires enter and exit for a circle, once each however the points come', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    const fence = await circle(lon);
+    await batch([point(device, 54 + 3 * KM, lon, 0), point(device, 54, lon, 60), point(device, 54.0001, lon, 120)]);
+    await api.post('/v1/gps', point(device, 54 + 3 * KM, lon, 180)).expect(201);
+    // Sent again: stored before, evaluated before.
+    await batch([point(device, 54, lon, 60), point(device, 54 + 3 * KM, lon, 180)]);
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 60],
+      ['geofence_exit', 180],
+    ]);
+    const [enter] = await eventsOf(device);
+    expect(enter).toMatchObject({ geofence_id: fence, source: 'server', details: { geofence_name: 'Home' } });
+  });
+
+  it('fires for a polygon, not inside its hole', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    const ring = (size: number) => [
+      [lon - size, 54 - size],
+      [lon + size, 54 - size],
+      [lon + size, 54 + size],
+      [lon - size, 54 + size],
+      [lon - size, 54 - size],
+    ];
+    const fence = (
+      await api
+        .post('/v1/geofences', { name: 'Yard', polygon: { type: 'Polygon', coordinates: [ring(0.02), ring(0.005)] } })
+        .expect(201)
+    ).body.data.id;
+    await batch([
+      point(device, 54, lon, 0), // in the hole: outside
+      point(device, 54.01, lon, 60), // between the rings: inside
+      point(device, 54.001, lon + 0.001, 120), // in the hole again: outside
+      point(device, 54.05, lon, 180), // beyond the outer ring
+    ]);
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 60],
+      ['geofence_exit', 120],
+    ]);
+    expect((await eventsOf(device))[0]!.geofence_id).toBe(fence);
+  });
+
+  it('does not flip the state while the accuracy circle straddles the border', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    await circle(lon);
+    // 30 m inside the border: not inside with an accuracy of 50 m, inside with 10 m.
+    const nearBorder = 54 + 0.97 * KM;
+    await batch([point(device, 54 + 3 * KM, lon, 0), point(device, nearBorder, lon, 60, 50)]);
+    expect(await kinds(device)).toEqual([]);
+    await batch([point(device, nearBorder, lon, 120, 10)]);
+    expect(await kinds(device)).toEqual([['geofence_enter', 120]]);
+    // 30 m outside with 50 m accuracy: still inside; with no accuracy: outside.
+    const outside = 54 + 1.03 * KM;
+    await batch([point(device, outside, lon, 180, 50)]);
+    expect(await kinds(device)).toHaveLength(1);
+    await batch([point(device, outside, lon, 240)]);
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 120],
+      ['geofence_exit', 240],
+    ]);
+  });
+
+  it('lets a late point change nothing', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    await circle(lon);
+    await batch([point(device, 54, lon, 600)]);
+    // Older than the point evaluated: neither an exit nor, afterwards, an enter.
+    await batch([point(device, 54 + 3 * KM, lon, 300), point(device, 54, lon, 400)]);
+    await batch([point(device, 54 + 3 * KM, lon, 900)]);
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 600],
+      ['geofence_exit', 900],
+    ]);
+  });
+
+  it('fires dwell once per stay', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    await circle(lon, { dwell_minutes: 10 });
+    await batch([point(device, 54, lon, 0), point(device, 54, lon, 300), point(device, 54, lon, 600)]);
+    await batch([point(device, 54, lon, 1200), point(device, 54 + 3 * KM, lon, 1300)]);
+    await batch([point(device, 54, lon, 1400), point(device, 54, lon, 1999), point(device, 54, lon, 2000)]);
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 0],
+      ['geofence_dwell', 600],
+      ['geofence_exit', 1300],
+      ['geofence_enter', 1400],
+      ['geofence_dwell', 2000],
+    ]);
+  });
+
+  it('fires nothing for an imported year of points, and the next live point still enters', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    await circle(lon);
+    const lines = ['time,lat,lon'];
+    for (let day = 0; day < 365; day++) {
+      const time = new Date(Date.UTC(2025, 0, 1) + day * 86_400_000).toISOString();
+      lines.push(`${time},${day % 2 === 0 ? 54 : 54 + 3 * KM},${lon}`);
+    }
+    const response = await api
+      .post('/v1/gps/import', lines.join('\n'), {
+        query: { device_id: device, format: 'csv' },
+        headers: { 'content-type': 'application/octet-stream' },
+      })
+      .expect(202);
+    await onEveryNode(t, (services) => services.gpsFiles.idle());
+    const report = (await api.get(`/v1/gps/imports/${response.body.data.id}`).expect(200)).body.data;
+    expect(report).toMatchObject({ status: 'done' });
+    expect(await kinds(device)).toEqual([]);
+    await batch([point(device, 54, lon, 0)]);
+    expect(await kinds(device)).toEqual([['geofence_enter', 0]]);
+  });
+
+  it('applies a user geofence to the devices its owner sees, not to others', async () => {
+    const lon = nextArea();
+    const owner = await createUser(t.app);
+    const friend = await createUser(t.app);
+    const ownerApi = t.as(owner.token);
+    const own = (await ownerApi.post('/v1/devices', { name: 'own' }).expect(201)).body.data.id as string;
+    const shared = (await t.as(friend.token).post('/v1/devices', { name: 'shared' }).expect(201)).body.data
+      .id as string;
+    await t.as(friend.token).post(`/v1/devices/${shared}/shares`, { user_id: owner.id, level: 'live' }).expect(201);
+    const stranger = await newDevice();
+    await ownerApi.post('/v1/geofences', { name: 'Mine', latitude: 54, longitude: lon, radius_km: 1 }).expect(201);
+    await batch([point(own, 54, lon, 0), point(shared, 54, lon, 0), point(stranger, 54, lon, 0)]);
+    expect(await kinds(own)).toEqual([['geofence_enter', 0]]);
+    expect(await kinds(shared)).toEqual([['geofence_enter', 0]]);
+    expect(await kinds(stranger)).toEqual([]);
+  });
+
+  it('stores one event per transition when the same batch reaches two nodes at once', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    await circle(lon, { dwell_minutes: 1 });
+    const points = [
+      point(device, 54 + 3 * KM, lon, 0),
+      point(device, 54, lon, 60),
+      point(device, 54, lon, 120),
+      point(device, 54 + 3 * KM, lon, 180),
+    ];
+    const nodes = t.nodes.length > 1 ? t.nodes : [t.app, t.app];
+    await Promise.all(nodes.map((node) => batch(points, client(node, admin))));
+    expect(await kinds(device)).toEqual([
+      ['geofence_enter', 60],
+      ['geofence_dwell', 120],
+      ['geofence_exit', 180],
+    ]);
+  });
+
+  it('sees a geofence made on the other node at once', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    const [first, second] = t.nodes.length > 1 ? t.nodes : [t.app, t.app];
+    await batch([point(device, 54, lon, 0)], client(first!, admin));
+    await client(second!, admin)
+      .post('/v1/geofences', { name: 'Late', latitude: 54, longitude: lon, radius_km: 1 })
+      .expect(201);
+    await batch([point(device, 54, lon, 60)], client(first!, admin));
+    expect(await kinds(device)).toEqual([['geofence_enter', 60]]);
+  });
+
+  it('records OwnTracks transitions as geofence events of the key device', async () => {
+    const lon = nextArea();
+    const { key, deviceId } = await deviceWithKey(t.app, admin, { name: 'owntracks' });
+    const fence = await circle(lon, { name: `Office ${lon}` });
+    const owntracks = (body: Record<string, unknown>) =>
+      t.as(null).raw({
+        method: 'POST',
+        url: '/v1/ingest/owntracks',
+        headers: {
+          authorization: `Basic ${Buffer.from(`jane:${key}`).toString('base64')}`,
+          'content-type': 'application/json; charset=utf-8',
+          'user-agent': 'Owntracks-Android/gms/420500',
+          'x-limit-u': 'jane',
+          'x-limit-d': 'pixel7',
+        },
+        payload: JSON.stringify(body),
+      });
+    const enter = {
+      _type: 'transition',
+      wtst: 1718360000,
+      lat: 54.0001,
+      lon,
+      tst: 1718370000,
+      acc: 12,
+      tid: 'p7',
+      event: 'enter',
+      desc: `Office ${lon}`,
+      t: 'c',
+      rid: 'a1b2c3',
+      _id: 'e5f6a7b8',
+    };
+    for (const message of [enter, enter, { ...enter, event: 'leave', desc: 'Gym', tst: 1718373600 }]) {
+      const response = await owntracks(message);
+      expect([response.status, response.body]).toEqual([200, []]);
+    }
+    // One without what an event needs is answered as delivered and dropped.
+    expect((await owntracks({ _type: 'transition', event: 'enter' })).status).toBe(200);
+    const { _type: _dropped, ...kept } = enter;
+    const events = await eventsOf(deviceId);
+    expect(events).toEqual([
+      {
+        type: 'geofence_enter',
+        geofence_id: fence,
+        occurred_at: new Date(1718370000_000),
+        source: 'device',
+        details: { geofence_name: `Office ${lon}`, accuracy: 12, message: kept },
+      },
+      {
+        type: 'geofence_exit',
+        geofence_id: null,
+        occurred_at: new Date(1718373600_000),
+        source: 'device',
+        details: {
+          geofence_name: 'Gym',
+          accuracy: 12,
+          message: { ...kept, event: 'leave', desc: 'Gym', tst: 1718373600 },
+        },
+      },
+    ]);
+  });
+});

@@ -1,0 +1,106 @@
+import type { Kysely } from 'kysely';
+import type { Schema } from '../../platform/db/schema/index.js';
+import type { EventType } from '../../platform/db/schema/tracking.js';
+
+export const EVENT_COLUMNS = [
+  'id',
+  'type',
+  'device_id',
+  'geofence_id',
+  'occurred_at',
+  'source',
+  'latitude',
+  'longitude',
+  'details',
+  'created_at',
+] as const;
+
+export interface NewEvent {
+  type: EventType;
+  device_id: string;
+  geofence_id: string | null;
+  subject: string;
+  occurred_at: Date;
+  source: 'server' | 'device';
+  latitude: number | null;
+  longitude: number | null;
+  details: Record<string, unknown>;
+}
+
+export interface PresenceRow {
+  device_id: string;
+  geofence_id: string;
+  inside: boolean;
+  since: Date;
+  last_point_at: Date;
+  dwell_fired: boolean;
+}
+
+export function createEventsRepo(db: Kysely<Schema>) {
+  return {
+    /**
+     * Locks the devices' evaluation rows (made when missing), in the order of their ids so two batches never wait
+     * on each other crosswise, and answers the time of each device's newest evaluated point.
+     */
+    async lockDevices(trx: Kysely<Schema>, deviceIds: readonly string[]): Promise<Map<string, Date | null>> {
+      const rows = await trx
+        .insertInto('event_device_state')
+        .values([...deviceIds].sort().map((device_id) => ({ device_id, last_point_at: null })))
+        .onConflict((oc) => oc.column('device_id').doUpdateSet((eb) => ({ device_id: eb.ref('excluded.device_id') })))
+        .returning(['device_id', 'last_point_at'])
+        .execute();
+      return new Map(rows.map((row) => [row.device_id, row.last_point_at]));
+    },
+
+    /** The presence rows of these devices (read after their lock: the latest committed). */
+    presenceOf: (trx: Kysely<Schema>, deviceIds: readonly string[]): Promise<PresenceRow[]> =>
+      trx
+        .selectFrom('geofence_presence')
+        .select(['device_id', 'geofence_id', 'inside', 'since', 'last_point_at', 'dwell_fired'])
+        .where('device_id', 'in', deviceIds)
+        .execute(),
+
+    /** New events; one already there (the same transition, recorded by another node) is not stored twice. */
+    insert: (trx: Kysely<Schema>, events: readonly NewEvent[]) =>
+      trx
+        .insertInto('events')
+        .values(events.map((event) => ({ ...event, details: JSON.stringify(event.details) })))
+        .onConflict((oc) => oc.constraint('events_transition').doNothing())
+        .returning(EVENT_COLUMNS)
+        .execute(),
+
+    savePresence: (trx: Kysely<Schema>, rows: readonly PresenceRow[]) =>
+      trx
+        .insertInto('geofence_presence')
+        .values([...rows])
+        .onConflict((oc) =>
+          oc.columns(['device_id', 'geofence_id']).doUpdateSet((eb) => ({
+            inside: eb.ref('excluded.inside'),
+            since: eb.ref('excluded.since'),
+            last_point_at: eb.ref('excluded.last_point_at'),
+            dwell_fired: eb.ref('excluded.dwell_fired'),
+          })),
+        )
+        .execute(),
+
+    saveDeviceTimes: (trx: Kysely<Schema>, times: readonly { device_id: string; last_point_at: Date }[]) =>
+      trx
+        .insertInto('event_device_state')
+        .values([...times])
+        .onConflict((oc) =>
+          oc.column('device_id').doUpdateSet((eb) => ({ last_point_at: eb.ref('excluded.last_point_at') })),
+        )
+        .execute(),
+
+    /** Outside any transaction: a device-reported event (on conflict, as above). */
+    insertOne: (event: NewEvent) =>
+      db
+        .insertInto('events')
+        .values({ ...event, details: JSON.stringify(event.details) })
+        .onConflict((oc) => oc.constraint('events_transition').doNothing())
+        .returning(EVENT_COLUMNS)
+        .execute(),
+  };
+}
+
+export type EventRow = Awaited<ReturnType<ReturnType<typeof createEventsRepo>['insertOne']>>[number];

@@ -34,6 +34,7 @@ import { gpsFileRoutes } from './tracking/gps-files/routes.js';
 import { locationRoutes } from './tracking/locations/routes.js';
 import { tripCategoryRoutes } from './tracking/trip-categories/routes.js';
 import { geofenceRoutes } from './tracking/geofences/routes.js';
+import { eventRoutes } from './tracking/events/routes.js';
 import { tripTemplateRoutes } from './tracking/trip-templates/routes.js';
 import { settingsRoutes } from './operations/settings/routes.js';
 import { statsRoutes } from './operations/stats/routes.js';
@@ -252,6 +253,7 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(locationRoutes, { locations: services.locations });
   await app.register(tripCategoryRoutes, { tripCategories: services.tripCategories });
   await app.register(geofenceRoutes, { geofences: services.geofences, sharing: services.sharing });
+  await app.register(eventRoutes, { events: services.trackingEvents, sharing: services.sharing });
   await app.register(tripTemplateRoutes, { tripTemplates: services.tripTemplates });
   await app.register(settingsRoutes, { settings: services.settings });
   await app.register(statsRoutes, { stats: services.stats });

@@ -1966,6 +1966,48 @@ export interface paths {
         patch: operations["updateGeofence"];
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events (geofence enter, exit, dwell, ...), newest first
+         * @description Events of the devices you may see (every device with events:read), newest first; events of the same time by id, descending. Filters: device_id, geofence_id, type, from and to (occurred_at, inclusive). Numbered pages (page) or, from any next link, the page after a cursor (after). total is exact up to 10,000 events; beyond, it is PostgreSQL's estimate and the response carries X-Total-Count-Estimated: true.
+         *
+         *     Requires permission `events:read` (every device) or `events:read_own` (your own devices and those shared with you).
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an event
+         * @description Requires permission `events:read` (every device) or `events:read_own` (your own devices and those shared with you).
+         */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trip-templates": {
         parameters: {
             query?: never;
@@ -4800,6 +4842,34 @@ export interface components {
             /** @enum {string} */
             type: "Polygon";
             coordinates: number[][][];
+        };
+        Event: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description What happened (docs/events.md)
+             * @enum {string}
+             */
+            type: "geofence_enter" | "geofence_exit" | "geofence_dwell" | "device_offline" | "device_online" | "overspeed" | "low_battery" | "sos";
+            /** Format: uuid */
+            device_id: string;
+            /**
+             * Format: uuid
+             * @description The geofence (null: a region the device named that no geofence of it is, or deleted)
+             */
+            geofence_id: string | null;
+            /** Format: date-time */
+            occurred_at: string;
+            /** @description server: evaluated from the points; device: reported by the tracker app (OwnTracks transition) */
+            source: "server" | "device";
+            latitude: number | null;
+            longitude: number | null;
+            /** @description geofence_name; point_id and accuracy of the point (server); the app message (device) */
+            details: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
         };
         TripTemplate: {
             /** Format: uuid */
@@ -19490,6 +19560,235 @@ export interface operations {
                      *       "error": "NotFound",
                      *       "message": "Geofence not found",
                      *       "code": "geofence.not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 (default 1). Not together with after */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+                /** @description A cursor: answers the page after the one it ended. Every page's next link carries one; following next links reads each page as an index range, without skipping rows by offset. Not together with page */
+                after?: string;
+                /** @description Events of this device only */
+                device_id?: string;
+                /** @description Events of this geofence only */
+                geofence_id?: string;
+                /** @description What happened (docs/events.md) */
+                type?: "geofence_enter" | "geofence_exit" | "geofence_dwell" | "device_offline" | "device_online" | "overspeed" | "low_battery" | "sos";
+                /** @description Events at or after this time */
+                from?: string;
+                /** @description Events at or before this time */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Event"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `sharing.self_service_off`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "Self-service tracking is switched off on this instance (system config tracking.self_service)",
+                     *       "code": "sharing.self_service_off"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `event.not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Event not found",
+                     *       "code": "event.not_found"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

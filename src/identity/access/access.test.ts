@@ -31,6 +31,7 @@ const summaryOf = (id: string) => BUILT_IN_ROLES.find((role) => role.id === id)!
 
 const READ_ONLY_PERMISSIONS = [
   'devices:read',
+  'events:read',
   'geofences:read',
   'gps:read',
   'locations:read',
@@ -907,6 +908,7 @@ const OWN_ACCOUNT = [
   'devices:delete_own',
   'devices:read_own',
   'devices:write_own',
+  'events:read_own',
   'export:read',
   'geofences:delete_own',
   'geofences:read_own',

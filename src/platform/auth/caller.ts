@@ -112,6 +112,7 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   'geofences:read_own',
   'geofences:write_own',
   'geofences:delete_own',
+  'events:read_own',
 ]);
 
 export const PERMISSION_PATTERN = '^([a-z][a-z0-9_]*|\\*):([a-z][a-z0-9_.]*|\\*)$';

@@ -286,3 +286,108 @@ describe('geofence events', () => {
     ]);
   });
 });
+
+describe('reading events', () => {
+  let t: TestApp;
+  let admin: string;
+  let api: Client;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+    api = t.as(admin);
+  });
+  afterAll(() => t.close());
+
+  const point = (deviceId: string, latitude: number, offsetSecs: number) => ({
+    device_id: deviceId,
+    latitude,
+    longitude: 30,
+    timestamp: at(offsetSecs),
+    ...SPEEDS,
+  });
+
+  it('lists the events of the devices one may see, filtered and paged by cursor', async () => {
+    const owner = await createUser(t.app);
+    const grantee = await createUser(t.app);
+    const stranger = await createUser(t.app);
+    const ownerApi = t.as(owner.token);
+    const device = (await ownerApi.post('/v1/devices', { name: 'boat' }).expect(201)).body.data.id as string;
+    const fence = (
+      await api.post('/v1/geofences', { name: 'Harbour', latitude: 54, longitude: 30, radius_km: 1 }).expect(201)
+    ).body.data.id as string;
+    // In, out, in, out: four events.
+    await ownerApi
+      .post('/v1/gps/batch', [
+        point(device, 54, 0),
+        point(device, 54 + 3 * KM, 60),
+        point(device, 54, 120),
+        point(device, 54 + 3 * KM, 180),
+      ])
+      .expect(200);
+    const all = (await ownerApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body;
+    expect(all.data.map((event: { type: string }) => event.type)).toEqual([
+      'geofence_exit',
+      'geofence_enter',
+      'geofence_exit',
+      'geofence_enter',
+    ]);
+    expect(all.data[3]).toEqual({
+      id: expect.any(String),
+      type: 'geofence_enter',
+      device_id: device,
+      geofence_id: fence,
+      occurred_at: new Date(at(0) * 1000).toISOString(),
+      source: 'server',
+      latitude: 54,
+      longitude: 30,
+      details: { geofence_name: 'Harbour', point_id: expect.any(String), accuracy: null },
+      created_at: expect.any(String),
+    });
+    expect(all.pagination).toEqual({ page: 1, limit: 50, total: 4, total_pages: 1 });
+    // Filters, and a cursor page.
+    const enters = await ownerApi
+      .get('/v1/events', { query: { device_id: device, type: 'geofence_enter' } })
+      .expect(200);
+    expect(enters.body.data.map((event: { occurred_at: string }) => event.occurred_at)).toEqual([
+      new Date(at(120) * 1000).toISOString(),
+      new Date(at(0) * 1000).toISOString(),
+    ]);
+    const from = new Date(at(60) * 1000).toISOString();
+    const to = new Date(at(120) * 1000).toISOString();
+    const ranged = await ownerApi.get('/v1/events', { query: { geofence_id: fence, from, to } }).expect(200);
+    expect(ranged.body.data).toEqual([all.data[1], all.data[2]]);
+    const first = (await ownerApi.get('/v1/events', { query: { device_id: device, limit: 3 } }).expect(200)).body;
+    const next = new URL(first._links.next!).searchParams.get('after')!;
+    const second = await ownerApi
+      .get('/v1/events', { query: { device_id: device, limit: 3, after: next } })
+      .expect(200);
+    expect([...first.data, ...second.body.data]).toEqual(all.data);
+    expect((await ownerApi.get(`/v1/events/${all.data[0]!.id}`).expect(200)).body.data).toEqual(all.data[0]);
+
+    // A stranger sees none of it; a grantee sees it once the device is shared; the admin (events:read) sees it.
+    const strangerApi = t.as(stranger.token);
+    expect((await strangerApi.get('/v1/events').expect(200)).body.data).toEqual([]);
+    expect((await strangerApi.get(`/v1/events/${all.data[0]!.id}`).expect(404)).body).toEqual({
+      error: 'NotFound',
+      message: 'Event not found',
+      code: 'event.not_found',
+    });
+    const granteeApi = t.as(grantee.token);
+    expect((await granteeApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual([]);
+    await ownerApi.post(`/v1/devices/${device}/shares`, { user_id: grantee.id, level: 'live' }).expect(201);
+    expect((await granteeApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual(
+      all.data,
+    );
+    expect((await api.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual(all.data);
+  });
+
+  it('refuses bad filters with 400 naming the field', async () => {
+    const bad = await api.get('/v1/events', { query: { type: 'nonsense' as never } }).expect(400);
+    expect(bad.body.message).toBe(
+      "Query parameter 'type' must be one of: geofence_enter, geofence_exit, geofence_dwell, device_offline, device_online, overspeed, low_battery, sos",
+    );
+    const cursor = await api.get('/v1/events', { query: { after: 'abc' } }).expect(400);
+    expect(cursor.body.message).toBe("Query parameter 'after' is not a valid cursor; take it from a page's next link");
+    expect((await t.as(null).get('/v1/events')).status).toBe(401);
+  });
+});

@@ -1,5 +1,7 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
+import { cappedCount } from '../../platform/db/count.js';
+import type { PageStart } from '../../platform/db/page.js';
 import type { EventType } from '../../platform/db/schema/tracking.js';
 
 export const EVENT_COLUMNS = [
@@ -36,8 +38,57 @@ export interface PresenceRow {
   dwell_fired: boolean;
 }
 
+export interface EventFilter {
+  device_id?: string;
+  geofence_id?: string;
+  type?: EventType;
+  from?: Date;
+  to?: Date;
+  /** Only these devices' (undefined: every device's). */
+  devices?: readonly string[];
+}
+
+function filtered<O>(query: SelectQueryBuilder<Schema, 'events', O>, filter: EventFilter) {
+  return query
+    .$if(filter.devices !== undefined, (q) => q.where('device_id', 'in', filter.devices!))
+    .$if(filter.device_id !== undefined, (q) => q.where('device_id', '=', filter.device_id!))
+    .$if(filter.geofence_id !== undefined, (q) => q.where('geofence_id', '=', filter.geofence_id!))
+    .$if(filter.type !== undefined, (q) => q.where('type', '=', filter.type!))
+    .$if(filter.from !== undefined, (q) => q.where('occurred_at', '>=', filter.from!))
+    .$if(filter.to !== undefined, (q) => q.where('occurred_at', '<=', filter.to!));
+}
+
 export function createEventsRepo(db: Kysely<Schema>) {
   return {
+    /** Newest first (time, then id), one row past the limit read to tell whether more follow; the total capped. */
+    async page(filter: EventFilter, limit: number, start: PageStart) {
+      const base = filtered(db.selectFrom('events').select(EVENT_COLUMNS), filter);
+      const rows = await (
+        'after' in start
+          ? base
+              .where('occurred_at', '<=', start.after.at)
+              .where((eb) => eb(eb.refTuple('occurred_at', 'id'), '<', eb.tuple(start.after.at, start.after.id)))
+          : base.offset(start.offset)
+      )
+        .orderBy('occurred_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit + 1)
+        .execute();
+      const counted = await cappedCount(db, filtered(db.selectFrom('events').select('id'), filter));
+      return { rows: rows.slice(0, limit), more: rows.length > limit, ...counted };
+    },
+
+    get: (id: string) => db.selectFrom('events').select(EVENT_COLUMNS).where('id', '=', id).executeTakeFirst(),
+
+    /** Events that happened before `before` go (the retention job), at most `limit` a call. */
+    async purgeBefore(before: Date, limit: number): Promise<number> {
+      const result = await db
+        .deleteFrom('events')
+        .where('id', 'in', (eb) => eb.selectFrom('events').select('id').where('occurred_at', '<', before).limit(limit))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
     /**
      * Locks the devices' evaluation rows (made when missing), in the order of their ids so two batches never wait
      * on each other crosswise, and answers the time of each device's newest evaluated point.

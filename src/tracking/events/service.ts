@@ -9,7 +9,10 @@ import type { SharingService } from '../sharing/service.js';
 import type { GeofencesService } from '../geofences/service.js';
 import { boundsOf, shapeOf, signedDistanceM, type Shape } from '../geofences/index.js';
 import type { DeviceTransition, NewPointRow, PointEvaluation, PointObserver } from '../gps/service.js';
-import { createEventsRepo, type EventRow, type NewEvent, type PresenceRow } from './repo.js';
+import type { PageStart } from '../../platform/db/page.js';
+import type { TrackingScope } from '../sharing/index.js';
+import { createEventsRepo, type EventFilter, type EventRow, type NewEvent, type PresenceRow } from './repo.js';
+import { EventErrors } from './errors.js';
 
 /** The index is read again this often even when no change was heard (a lost pub/sub message heals). */
 const INDEX_MAX_AGE_MS = 5 * 60_000;
@@ -262,7 +265,33 @@ export function createEventsService(deps: {
     },
   };
 
+  /** The devices a scope's events are of (undefined: every device). */
+  const devicesOf = (scope: TrackingScope) => (scope.all ? undefined : scope.access.deviceIds());
+
   return {
+    /** Events of the devices the scope may see, newest first (docs/events.md, "Reading events"). */
+    async page(scope: TrackingScope, filter: Omit<EventFilter, 'devices'>, limit: number, start: PageStart) {
+      const devices = devicesOf(scope);
+      if (devices?.length === 0) return { rows: [], more: false, total: 0, estimated: false };
+      return repo.page({ ...filter, devices }, limit, start);
+    },
+
+    async get(scope: TrackingScope, id: string) {
+      const event = await repo.get(id);
+      if (!event || (!scope.all && !scope.access.deviceIds().includes(event.device_id))) throw EventErrors.not_found();
+      return event;
+    },
+
+    /** The retention job: events older than `before` go, in rounds of 10,000; answers how many went. */
+    async purgeBefore(before: Date): Promise<number> {
+      let removed = 0;
+      for (;;) {
+        const n = await repo.purgeBefore(before, 10_000);
+        removed += n;
+        if (n < 10_000) return removed;
+      }
+    },
+
     /** Registered with the GPS service at start-up (`gps.usePointObserver`). */
     pointObserver: observer,
 

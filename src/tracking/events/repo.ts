@@ -1,3 +1,4 @@
+import { inSlices } from '../../platform/db/slices.js';
 import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 import { cappedCount } from '../../platform/db/count.js';
@@ -112,36 +113,44 @@ export function createEventsRepo(db: Kysely<Schema>) {
         .execute(),
 
     /** New events; one already there (the same transition, recorded by another node) is not stored twice. */
+    // A batch of 10,000 points can make thousands of events and presence rows: each insert goes in slices below
+    // PostgreSQL's parameter limit (the columns counted are those each row binds).
     insert: (trx: Kysely<Schema>, events: readonly NewEvent[]) =>
-      trx
-        .insertInto('events')
-        .values(events.map((event) => ({ ...event, details: JSON.stringify(event.details) })))
-        .onConflict((oc) => oc.constraint('events_transition').doNothing())
-        .returning(EVENT_COLUMNS)
-        .execute(),
+      inSlices(events, 10, (slice) =>
+        trx
+          .insertInto('events')
+          .values(slice.map((event) => ({ ...event, details: JSON.stringify(event.details) })))
+          .onConflict((oc) => oc.constraint('events_transition').doNothing())
+          .returning(EVENT_COLUMNS)
+          .execute(),
+      ),
 
     savePresence: (trx: Kysely<Schema>, rows: readonly PresenceRow[]) =>
-      trx
-        .insertInto('geofence_presence')
-        .values([...rows])
-        .onConflict((oc) =>
-          oc.columns(['device_id', 'geofence_id']).doUpdateSet((eb) => ({
-            inside: eb.ref('excluded.inside'),
-            since: eb.ref('excluded.since'),
-            last_point_at: eb.ref('excluded.last_point_at'),
-            dwell_fired: eb.ref('excluded.dwell_fired'),
-          })),
-        )
-        .execute(),
+      inSlices(rows, 6, (slice) =>
+        trx
+          .insertInto('geofence_presence')
+          .values(slice)
+          .onConflict((oc) =>
+            oc.columns(['device_id', 'geofence_id']).doUpdateSet((eb) => ({
+              inside: eb.ref('excluded.inside'),
+              since: eb.ref('excluded.since'),
+              last_point_at: eb.ref('excluded.last_point_at'),
+              dwell_fired: eb.ref('excluded.dwell_fired'),
+            })),
+          )
+          .execute(),
+      ),
 
     saveDeviceTimes: (trx: Kysely<Schema>, times: readonly { device_id: string; last_point_at: Date }[]) =>
-      trx
-        .insertInto('event_device_state')
-        .values([...times])
-        .onConflict((oc) =>
-          oc.column('device_id').doUpdateSet((eb) => ({ last_point_at: eb.ref('excluded.last_point_at') })),
-        )
-        .execute(),
+      inSlices(times, 2, (slice) =>
+        trx
+          .insertInto('event_device_state')
+          .values(slice)
+          .onConflict((oc) =>
+            oc.column('device_id').doUpdateSet((eb) => ({ last_point_at: eb.ref('excluded.last_point_at') })),
+          )
+          .execute(),
+      ),
 
     /** Outside any transaction: a device-reported event (on conflict, as above). */
     insertOne: (event: NewEvent) =>

@@ -25,7 +25,7 @@ export interface Reacting {
   oauthClients: Pick<OAuthClientsService, 'forgetOwnedBy'>;
   groups: Pick<GroupsService, 'registering' | 'purging'>;
   auditLog: Pick<AuditService, 'pseudonymiseUser'>;
-  realtime: Pick<RealtimeService, 'accessChanged' | 'pointsRecorded'>;
+  realtime: Pick<RealtimeService, 'accessChanged' | 'pointsRecorded' | 'eventsRecorded'>;
   gps: Pick<GpsService, 'forgetLatest' | 'forgetLatestOfTrip' | 'forgetSender'>;
   sharing: Pick<SharingService, 'forgetAudienceOf' | 'endSharesOfDevice' | 'forgetUsers' | 'deviceDeleting'>;
 }
@@ -77,6 +77,7 @@ export function registerReactions({
     await realtime.accessChanged(userId);
   });
   events.on('gps.points_recorded', ({ points }) => realtime.pointsRecorded(points));
+  events.on('event.recorded', ({ events: recorded }) => realtime.eventsRecorded(recorded));
   // Who reaches a device is read while its shares still exist: they go with it (on delete cascade).
   events.on('device.deleting', (event) => sharing.deviceDeleting(event));
   events.on('device.deleted', ({ deviceId }) => gps.forgetLatest(deviceId));

@@ -63,6 +63,8 @@ export interface Connection {
 export function channelAccess(peer: Peer, channel: string): 'allowed' | 'forbidden' | undefined {
   if (channel === 'vessels' || channel.startsWith('public')) return 'allowed';
   if (channel === 'gps') return peer.may('gps:read') || peer.liveGrants ? 'allowed' : 'forbidden';
+  if (channel === 'events')
+    return peer.may('events:read') || (peer.may('events:read_own') && peer.liveGrants) ? 'allowed' : 'forbidden';
   return undefined;
 }
 

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { GpsPoint } from '../../tracking/gps/schemas.js';
+import { Event } from '../../tracking/events/schemas.js';
 import { BotChannel, BotGuild, BotMember, BotRole } from '../community/schemas.js';
 
 /**
@@ -14,7 +15,9 @@ const Channel = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '^[A-Za-z0-9_.:-]+$',
-  description: '`gps` (needs gps:read), `vessels` (anyone), or any name starting with `public` (anyone)',
+  description:
+    '`gps` (needs gps:read), `events` (events:read, or events:read_own for the devices one sees), `vessels` ' +
+    '(anyone), or any name starting with `public` (anyone)',
 });
 /** Echoed in the answer, so a client can match acknowledgements and errors to its requests. */
 const RequestId = Type.Optional(Type.String({ maxLength: 100, description: 'Echoed in the acknowledgement or error' }));
@@ -125,6 +128,10 @@ export const ServerMessages = {
   GpsPoint: Type.Object(
     { type: Type.Literal('GpsPoint'), channel: Type.Literal('gps'), data: GpsPoint },
     { description: 'A point was recorded (the same shape as GET /v1/gps/{id} returns).' },
+  ),
+  Event: Type.Object(
+    { type: Type.Literal('Event'), channel: Type.Literal('events'), data: Event },
+    { description: 'An event was stored (geofence enter, exit, dwell, ...; the shape of GET /v1/events/{id}).' },
   ),
   VesselPosition: Type.Object(
     { type: Type.Literal('VesselPosition'), channel: Type.Literal('vessels'), data: VesselPosition },

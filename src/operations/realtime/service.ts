@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import { grants, hasPermission, type Caller } from '../../platform/auth/caller.js';
 import type { CredentialResolver } from '../../platform/auth/credentials.js';
 import type { Clock } from '../../platform/clock.js';
-import type { RecordedGpsPoint } from '../../platform/events.js';
+import type { RecordedEvent, RecordedGpsPoint } from '../../platform/events.js';
 import type { KeyValueStore } from '../../platform/kv/index.js';
 import { singleUseTickets } from '../../platform/kv/tickets.js';
 import { AuthErrors } from '../../platform/http/errors.js';
@@ -54,6 +54,8 @@ const ASK_ABOVE_POINTS = 64;
 const pointJson = serializerOf<RecordedGpsPoint>(GpsPoint);
 /** The channels new points are delivered on. */
 const POINT_CHANNELS = ['gps', 'vessels'];
+/** New events (a JSON array of rows), for the events channel; a node subscribes while one of its connections listens. */
+const EVENTS = 'ws:events:v1';
 const USERS = 'ws:users';
 const PUBLIC = 'ws:public';
 /** Re-checking credentials after an invalidation: this many lookups at a time. */
@@ -110,12 +112,15 @@ export function createRealtimeService(deps: Deps) {
       channelChanged: (channel): Promise<void> | undefined =>
         POINT_CHANNELS.includes(channel)
           ? pointsFeed.want(POINT_CHANNELS.some((c) => hub.hasSubscribers(c)))
-          : undefined,
+          : channel === 'events'
+            ? eventsFeed.want(hub.hasSubscribers('events'))
+            : undefined,
     },
     log,
     () => clock.nowMs(),
   );
   const pointsFeed = toggledSubscription(kv, POINTS, guarded(onPoints), log);
+  const eventsFeed = toggledSubscription(kv, EVENTS, guarded(onEvents), log);
   /** Points are published in the order they were recorded, whether or not a batch first asked who listens. */
   let pointsPublished: Promise<void> = Promise.resolve();
   const unsubscribers: (() => Promise<void> | void)[] = [];
@@ -213,6 +218,25 @@ export function createRealtimeService(deps: Deps) {
     if (access === undefined) return;
     if (!access) connection.socket.close(CloseCodes.credentialRevoked, 'user no longer active');
     else hub.updatePeer(connection, relayedPeerOf(userId, access, systemKeyHash));
+  }
+
+  /**
+   * A message of eventsRecorded: to each subscriber of events who may see the event's device (events:read: every
+   * device; events:read_own: the devices of their unexpired grants, at any level).
+   */
+  function onEvents(message: string): void {
+    if (!hub.hasSubscribers('events')) return;
+    const now = clock.nowMs();
+    for (const event of JSON.parse(message) as { device_id: string }[]) {
+      const mayRead = (peer: Peer) =>
+        peer.may('events:read') ||
+        (peer.may('events:read_own') &&
+          (peer.liveGrants?.some(
+            (grant) => grant.device_id === event.device_id && (grant.expires_at === null || grant.expires_at > now),
+          ) ??
+            false));
+      hub.deliver('events', Buffer.from(JSON.stringify({ type: 'Event', channel: 'events', data: event })), mayRead);
+    }
   }
 
   /** A message of pointsRecorded: a line per point (JSON text never holds a raw line break). */
@@ -316,7 +340,11 @@ export function createRealtimeService(deps: Deps) {
 
     async stop(): Promise<void> {
       hub.stop();
-      await Promise.all([...unsubscribers.splice(0).map((unsubscribe) => unsubscribe()), pointsFeed.want(false)]);
+      await Promise.all([
+        ...unsubscribers.splice(0).map((unsubscribe) => unsubscribe()),
+        pointsFeed.want(false),
+        eventsFeed.want(false),
+      ]);
     },
 
     /** POST /v1/ws/ticket: a single-use ticket standing for the caller's own credential. */
@@ -378,6 +406,14 @@ export function createRealtimeService(deps: Deps) {
     /** The user's roles changed: connections the system key relays for them, on every node, get their new access. */
     async accessChanged(userId: string): Promise<void> {
       await kv.publish(USERS, JSON.stringify({ userId, accessChanged: true }));
+    },
+
+    /** New events (after their commit, on the node that stored them), for the events channel on every node. */
+    async eventsRecorded(events: readonly RecordedEvent[]): Promise<void> {
+      if (events.length === 0) return;
+      await kv.publish(EVENTS, JSON.stringify(events)).catch((err: unknown) => {
+        log.warn({ err }, 'could not publish new events to WebSocket subscribers');
+      });
     },
 
     /**

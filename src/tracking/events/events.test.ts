@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../../../test/client.js';
+import { socketAs } from '../../../test/ws-client.js';
 import {
   buildTestApp,
   createUser,
@@ -379,6 +380,28 @@ describe('reading events', () => {
       all.data,
     );
     expect((await api.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual(all.data);
+  });
+
+  it('streams events on the WebSocket channel events to those who may see the device', async () => {
+    const owner = await createUser(t.app);
+    const stranger = await createUser(t.app);
+    const ownerApi = t.as(owner.token);
+    const device = (await ownerApi.post('/v1/devices', { name: 'kayak' }).expect(201)).body.data.id as string;
+    await ownerApi.post('/v1/geofences', { name: 'Jetty', latitude: 55, longitude: 30, radius_km: 1 }).expect(201);
+    const base = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const sockets = await Promise.all([socketAs(base, owner.token), socketAs(base, stranger.token)]);
+    try {
+      const [mine, theirs] = sockets;
+      for (const socket of sockets)
+        await socket.request({ type: 'Subscribe', channel: 'events', id: 'e' }, 'Subscribed');
+      await ownerApi.post('/v1/gps/batch', [point(device, 55, 0)]).expect(200);
+      const listed = (await ownerApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data;
+      expect(await mine!.next('Event')).toEqual({ type: 'Event', channel: 'events', data: listed[0] });
+      await theirs!.request({ type: 'Ping' }, 'Pong');
+      expect(theirs!.pending()).toEqual([]);
+    } finally {
+      for (const socket of sockets) socket.close();
+    }
   });
 
   it('refuses bad filters with 400 naming the field', async () => {

@@ -44,6 +44,7 @@ import { jobRoutes } from './operations/system/jobs-routes.js';
 import { auditRoutes } from './operations/audit/routes.js';
 import { banRoutes } from './identity/bans/routes.js';
 import { groupRoutes } from './identity/groups/routes.js';
+import { notificationRoutes } from './operations/notifications/routes.js';
 import { oauthClientRoutes } from './identity/oauth-clients/routes.js';
 import { oauthRoutes } from './identity/oauth/routes.js';
 import { oauthInteractionRoutes } from './identity/oauth/interaction-routes.js';
@@ -186,6 +187,9 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
     services.mailer.close();
   });
   if (options.scheduledJobs !== false) services.scheduler.start();
+  // Every node sends due notifications (tests call sendDue themselves).
+  if (options.scheduledJobs !== false) services.notificationOutbox.start();
+  app.addHook('onClose', () => services.notificationOutbox.stop());
   app.addHook('onClose', () => services.scheduler.stop());
   services.sessions.activity.start();
   app.addHook('onClose', () => services.sessions.activity.stop());
@@ -265,6 +269,10 @@ export async function buildApp(config: Config, deps: AppDependencies, options: B
   await app.register(auditRoutes, { audit: services.auditLog });
   await app.register(banRoutes, { bans: services.bans });
   await app.register(groupRoutes, { groups: services.groups });
+  await app.register(notificationRoutes, {
+    notifications: services.notifications,
+    outbox: services.notificationOutbox,
+  });
   await app.register(oauthClientRoutes, { clients: services.oauthClients });
   await app.register(oauthRoutes, { oauth: services.oauth, assertions: services.assertions });
   await app.register(oauthInteractionRoutes, {

@@ -60,6 +60,18 @@ export interface Config {
   integrations: { twitch?: { clientId: string; clientSecret: string; authUrl: string; apiUrl: string } };
   /** The web console at /console/ (CONSOLE_ENABLED), its map tiles (MAP_TILE_URL, MAP_TILE_ATTRIBUTION) and when a device counts as stale. */
   console: { enabled: boolean; tileUrl: string; tileAttribution: string; staleAfterSecs: number };
+  /**
+   * Notifications (docs/notifications.md): NOTIFY_ALLOW_PRIVATE_TARGETS lets webhooks, ntfy and Gotify reach
+   * loopback, private and link-local addresses; NOTIFY_NTFY_SERVER and NOTIFY_TELEGRAM_BOT_TOKEN are the
+   * instance's, used by channels that name none.
+   */
+  notifications: {
+    allowPrivateTargets: boolean;
+    ntfyServer: string | undefined;
+    telegramBotToken: string | undefined;
+    /** NOTIFY_TELEGRAM_API_URL: the Bot API's base (a local Bot API server); default https://api.telegram.org. */
+    telegramApiUrl: string | undefined;
+  };
   secretKey: string | undefined;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   bodyLimitBytes: number;
@@ -208,6 +220,12 @@ function readConfig(env: Env): Config {
       tileUrl: tileUrlOf(read.optional('MAP_TILE_URL') ?? 'https://tile.openstreetmap.org/{z}/{x}/{y}.png'),
       tileAttribution: read.string('MAP_TILE_ATTRIBUTION', '© OpenStreetMap contributors'),
       staleAfterSecs: read.integer('CONSOLE_STALE_AFTER_SECS', 600, 10, 31_536_000),
+    },
+    notifications: {
+      allowPrivateTargets: read.boolean('NOTIFY_ALLOW_PRIVATE_TARGETS', false),
+      ntfyServer: read.url('NOTIFY_NTFY_SERVER', ['http:', 'https:'])?.replace(/\/+$/, ''),
+      telegramBotToken: read.optional('NOTIFY_TELEGRAM_BOT_TOKEN'),
+      telegramApiUrl: read.url('NOTIFY_TELEGRAM_API_URL', ['http:', 'https:'])?.replace(/\/+$/, ''),
     },
     secretKey: read.optional('SECRET_KEY'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const),

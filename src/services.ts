@@ -49,6 +49,8 @@ import { createTripCategoriesService } from './tracking/trip-categories/service.
 import { createGeofencesService } from './tracking/geofences/service.js';
 import { createEventsService } from './tracking/events/service.js';
 import { createTripTemplatesService } from './tracking/trip-templates/service.js';
+import { createNotificationsService } from './operations/notifications/service.js';
+import { createNotificationOutbox } from './operations/notifications/outbox.js';
 import { createRealtimeService } from './operations/realtime/service.js';
 import { createCommunityService } from './operations/community/service.js';
 import { createIntegrationsService } from './identity/integrations/service.js';
@@ -340,6 +342,34 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     contactOf: withTimeZone(users.noticeContactOf),
     sessionsUrl: `${oauthIssuerBase(config)}/console/#/account`,
   });
+  const notifications = createNotificationsService({
+    db,
+    clock,
+    log,
+    caches,
+    secretBox,
+    mailer,
+    contactOf: mailContactOf,
+    sharing,
+    geofences,
+    settings: {
+      ...config.notifications,
+      vapidSubject: vapidSubjectOf(config),
+      consoleUrl: config.frontendUrl ?? `${oauthIssuerBase(config)}/console/`,
+    },
+  });
+  const notificationOutbox = createNotificationOutbox({
+    db,
+    clock,
+    log,
+    notifications,
+    sharing,
+    devices,
+    timeZoneOf: async (userId) => (await preferences.of(userId)).time_zone,
+    mailer,
+    contactOf: mailContactOf,
+    consoleUrl: config.frontendUrl ?? `${oauthIssuerBase(config)}/console/`,
+  });
   const exports = createExportService({
     db,
     clock,
@@ -460,10 +490,19 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     accounts,
     sessions,
     twoFactor,
+    notifications,
+    notificationOutbox,
   };
 }
 
 export type Services = ReturnType<typeof createServices>;
+
+/** Who push services may contact about our pushes (RFC 8292): PUBLIC_URL when https, else MAIL_FROM's address. */
+function vapidSubjectOf(config: Config): string {
+  if (config.publicUrl?.startsWith('https:')) return config.publicUrl;
+  const address = /<([^>]+)>/.exec(config.mailFrom)?.[1] ?? config.mailFrom;
+  return `mailto:${address.trim()}`;
+}
 
 /**
  * Passkeys are bound to PUBLIC_URL's host (the server's own address without it); their ceremonies may

@@ -210,6 +210,22 @@ const CASES: Record<string, Case> = {
     create: () => asCreated(api().post('/v1/groups', { name: 'Located crew' })),
     path: (body) => `/v1/groups/${id(body)}`,
   },
+  'POST /v1/notification-channels': {
+    create: () =>
+      asCreated(api().post('/v1/notification-channels', { type: 'email', name: 'Located mail', config: {} })),
+    path: (body) => `/v1/notification-channels/${id(body)}`,
+  },
+  'POST /v1/notification-rules': {
+    create: async () => {
+      const channel = (
+        await api().post('/v1/notification-channels', { type: 'email', name: 'Rule mail', config: {} }).expect(201)
+      ).body.data;
+      return asCreated(
+        api().post('/v1/notification-rules', { name: 'Located rule', event_types: ['sos'], channel_ids: [channel.id] }),
+      );
+    },
+    path: (body) => `/v1/notification-rules/${id(body)}`,
+  },
   'POST /v1/groups/{id}/invitations': {
     create: async () => {
       const group = (await api().post('/v1/groups', { name: 'Inviting crew' }).expect(201)).body.data;

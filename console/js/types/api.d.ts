@@ -3414,6 +3414,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notification-channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification channels, oldest first (secrets never shown)
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["listNotificationChannels"];
+        put?: never;
+        /**
+         * Create a notification channel; a webhook's signing secret is in this answer only
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        post: operations["createNotificationChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-channels/web-push-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The instance's VAPID public key, for a browser's push subscription (applicationServerKey)
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["getNotificationChannelsWebPushKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-channels/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your notification channels (secrets never shown)
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["getNotificationChannel"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a notification channel and its deliveries
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        delete: operations["deleteNotificationChannel"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a notification channel (config replaces the old; secrets left out are kept)
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        patch: operations["updateNotificationChannel"];
+        trace?: never;
+    };
+    "/v1/notification-channels/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test notification now and answer what the far side said
+         * @description Your own only: another user's is not found (404). A failure of the far side is answered 200 with ok false and its detail.
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        post: operations["testNotificationChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your notification rules, oldest first
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["listNotificationRules"];
+        put?: never;
+        /**
+         * Create a notification rule: these event types of these devices and geofences go to these channels
+         * @description Devices and geofences must be ones you may see and channels your own (400 naming the field otherwise).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        post: operations["createNotificationRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of your notification rules
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["getNotificationRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a notification rule
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        delete: operations["deleteNotificationRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a notification rule
+         * @description Your own only: another user's is not found (404).
+         *
+         *     Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:write`.
+         */
+        patch: operations["updateNotificationRule"];
+        trace?: never;
+    };
+    "/v1/notification-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries to your channels, newest first: status, attempts, what the far side last said
+         * @description Acts on your own account: a session may; an API key or OAuth access token needs permission `notifications:read`.
+         */
+        get: operations["listNotificationDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/oauth/clients": {
         parameters: {
             query?: never;
@@ -5266,6 +5446,85 @@ export interface components {
             status: "pending" | "accepted" | "declined" | "expired";
             /** Format: date-time */
             answered_at: string | null;
+        };
+        NotificationChannel: {
+            /** Format: uuid */
+            id: string;
+            type: "email" | "webhook" | "ntfy" | "gotify" | "telegram" | "web_push";
+            name: string;
+            enabled: boolean;
+            /** @description The configuration without its secrets (tokens, the signing secret, the push keys) */
+            config: {
+                [key: string]: unknown;
+            };
+            /** @description Whether the channel holds a secret: a webhook signing secret, a token, push subscription keys */
+            has_token: boolean;
+            last_status: number | null;
+            last_error: string | null;
+            /** Format: date-time */
+            last_success_at: string | null;
+            /** Format: date-time */
+            last_failure_at: string | null;
+            /** @description Deliveries keep failing (the owner was mailed); cleared by a success */
+            failing: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        NotificationSendResult: {
+            ok: boolean;
+            /** @description The far side's HTTP status; null when none came */
+            status: number | null;
+            /** @description What the far side said, or why nothing was sent */
+            detail: string;
+            retryable: boolean;
+            retry_after_ms?: number;
+            gone?: boolean;
+        };
+        NotificationRule: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            event_types: string[];
+            device_ids: string[] | null;
+            geofence_ids: string[] | null;
+            channel_ids: string[];
+            quiet_hours: {
+                /** @description HH:MM */
+                from: string;
+                /** @description HH:MM */
+                to: string;
+            } | null;
+            enabled: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        NotificationDelivery: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            event_id: string;
+            event_type: string;
+            /** Format: uuid */
+            channel_id: string;
+            /** Format: uuid */
+            rule_id: string | null;
+            /** @description pending (due at next_attempt_at), sending, sent, failed (given up) or gone (the far side ended it) */
+            status: "pending" | "sending" | "sent" | "failed" | "gone";
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string;
+            last_status: number | null;
+            last_error: string | null;
+            /** Format: date-time */
+            sent_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
         };
         /**
          * @example {
@@ -28438,6 +28697,1461 @@ export interface operations {
                      *       "error": "Conflict",
                      *       "message": "The invitation was already answered",
                      *       "code": "group.invitation_answered"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listNotificationChannels: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationChannel"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "ntfy",
+                 *       "name": "Phone",
+                 *       "config": {
+                 *         "topic": "my-waygate-alerts"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    type: "email" | "webhook" | "ntfy" | "gotify" | "telegram" | "web_push";
+                    name: string;
+                    /** @description The type's configuration (docs/notifications.md): checked against the type's schema, 400 naming the field */
+                    config: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationChannel"] & {
+                            /** @description A webhook's signing secret (whsec_…), shown once */
+                            secret?: string;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `notification.too_many_channels` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "You have as many notification channels as one user may have",
+                     *       "code": "notification.too_many_channels"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNotificationChannelsWebPushKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            public_key: string;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationChannel"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.channel_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification channel not found",
+                     *       "code": "notification.channel_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.channel_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification channel not found",
+                     *       "code": "notification.channel_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    /** @description The type's configuration (docs/notifications.md): checked against the type's schema, 400 naming the field */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    enabled?: boolean;
+                } | unknown | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationChannel"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.channel_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification channel not found",
+                     *       "code": "notification.channel_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    testNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationSendResult"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.channel_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification channel not found",
+                     *       "code": "notification.channel_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listNotificationRules: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationRule"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Home",
+                 *       "event_types": [
+                 *         "geofence_enter",
+                 *         "geofence_exit"
+                 *       ],
+                 *       "channel_ids": [
+                 *         "3f2b8c1e-8d4a-4f6e-9b1a-2c3d4e5f6a7b"
+                 *       ],
+                 *       "quiet_hours": {
+                 *         "from": "22:00",
+                 *         "to": "07:00"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    event_types: ("geofence_enter" | "geofence_exit" | "geofence_dwell" | "device_offline" | "device_online" | "overspeed" | "low_battery" | "sos")[];
+                    device_ids?: string[] | null;
+                    geofence_ids?: string[] | null;
+                    /** @description Your channels */
+                    channel_ids: string[];
+                    quiet_hours?: {
+                        /** @description HH:MM */
+                        from: string;
+                        /** @description HH:MM */
+                        to: string;
+                    } | null;
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationRule"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Conflict: `notification.too_many_rules` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "You have as many notification rules as one user may have",
+                     *       "code": "notification.too_many_rules"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationRule"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.rule_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification rule not found",
+                     *       "code": "notification.rule_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.rule_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification rule not found",
+                     *       "code": "notification.rule_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": false
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    event_types?: ("geofence_enter" | "geofence_exit" | "geofence_dwell" | "device_offline" | "device_online" | "overspeed" | "low_battery" | "sos")[];
+                    device_ids?: string[] | null;
+                    geofence_ids?: string[] | null;
+                    /** @description Your channels */
+                    channel_ids?: string[];
+                    quiet_hours?: {
+                        /** @description HH:MM */
+                        from: string;
+                        /** @description HH:MM */
+                        to: string;
+                    } | null;
+                    enabled?: boolean;
+                } | unknown | unknown | unknown | unknown | unknown | unknown | unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationRule"];
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found: `notification.rule_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "NotFound",
+                     *       "message": "Notification rule not found",
+                     *       "code": "notification.rule_not_found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many requests: `request.rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "TooManyRequests",
+                     *       "message": "Rate limit exceeded",
+                     *       "code": "request.rate_limited"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listNotificationDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Items per page, at most 100 */
+                limit?: number;
+                status?: "pending" | "sending" | "sent" | "failed" | "gone";
+                channel_id?: string;
+                event_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationDelivery"][];
+                        pagination: {
+                            page: number;
+                            limit: number;
+                            total: number;
+                            total_pages: number;
+                        };
+                        _links: {
+                            /** Format: uri */
+                            self: string;
+                            /** Format: uri */
+                            first: string;
+                            /** Format: uri */
+                            prev?: string;
+                            /** Format: uri */
+                            next?: string;
+                            /** Format: uri */
+                            last: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request: `request.validation` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "BadRequest",
+                     *       "message": "Invalid request",
+                     *       "code": "request.validation"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Unauthorized: `auth.unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Unauthorized",
+                     *       "message": "Invalid or missing authentication token",
+                     *       "code": "auth.unauthorized"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Forbidden: `auth.user_required`, `auth.forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Forbidden",
+                     *       "message": "This credential does not belong to a user",
+                     *       "code": "auth.user_required"
                      *     }
                      */
                     "application/json": components["schemas"]["ErrorBody"];

@@ -920,6 +920,8 @@ const OWN_ACCOUNT = [
   'groups:write',
   'integrations:read',
   'integrations:write',
+  'notifications:read',
+  'notifications:write',
   'preferences:read',
   'preferences:write',
   'trips:delete_own',

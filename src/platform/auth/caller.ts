@@ -92,6 +92,9 @@ export const OWN_ACCOUNT_ONLY: ReadonlySet<string> = new Set([
   // How the console shows units, times and coordinates to the user (issue 49).
   'preferences:read',
   'preferences:write',
+  // One's own notification channels and rules (issue 44): they only ever tell the user about what they may see.
+  'notifications:read',
+  'notifications:write',
   // One's own API keys (issue 43: a user's phone reports with one); only super admins reach other users' keys.
   'api_keys:read',
   'api_keys:write',

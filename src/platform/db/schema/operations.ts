@@ -160,6 +160,73 @@ export interface CommunityGuildSettingsTable {
   updated_at: UpdatedAt;
 }
 
+export type NotificationChannelType = 'email' | 'webhook' | 'ntfy' | 'gotify' | 'telegram' | 'web_push';
+
+export interface NotificationChannelsTable {
+  id: Id;
+  user_id: string;
+  type: NotificationChannelType;
+  name: string;
+  /** The settings that are not secret. */
+  config: JsonObject;
+  /** The secrets, one JSON object sealed with SECRET_KEY. */
+  secrets_sealed: string | null;
+  enabled: Generated<boolean>;
+  last_status: number | null;
+  last_error: string | null;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  failures_in_row: Generated<number>;
+  failing: Generated<boolean>;
+  failing_notified_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface NotificationRulesTable {
+  id: Id;
+  user_id: string;
+  name: string;
+  event_types: ColumnType<string[], string, string>;
+  device_ids: ColumnType<string[] | null, string | null, string | null>;
+  geofence_ids: ColumnType<string[] | null, string | null, string | null>;
+  channel_ids: ColumnType<string[], string, string>;
+  quiet_from: string | null;
+  quiet_to: string | null;
+  enabled: Generated<boolean>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface NotificationVapidKeysTable {
+  id: Generated<boolean>;
+  public_key: string;
+  private_key_sealed: string;
+  created_at: CreatedAt;
+}
+
+export type NotificationDeliveryStatus = 'pending' | 'sending' | 'sent' | 'failed' | 'gone';
+
+export interface NotificationDeliveriesTable {
+  id: Id;
+  event_id: string;
+  channel_id: string;
+  rule_id: string | null;
+  user_id: string;
+  /** The event as stored, for the notification's texts. */
+  payload: JsonObject;
+  status: Generated<NotificationDeliveryStatus>;
+  attempts: Generated<number>;
+  /** When it is due; while sending, when its lease ends. */
+  next_attempt_at: Date;
+  give_up_at: Date;
+  last_status: number | null;
+  last_error: string | null;
+  sent_at: Date | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface OperationsTables {
   /** Owner: operations/community (every community_* table). */
   community_guilds: CommunityGuildsTable;
@@ -179,4 +246,12 @@ export interface OperationsTables {
   settings: SettingsTable;
   /** Owner: operations/settings. */
   system_config: SystemConfigTable;
+  /** Owner: operations/notifications. */
+  notification_channels: NotificationChannelsTable;
+  /** Owner: operations/notifications. */
+  notification_rules: NotificationRulesTable;
+  /** Owner: operations/notifications. */
+  notification_vapid_keys: NotificationVapidKeysTable;
+  /** Owner: operations/notifications (the outbox). */
+  notification_deliveries: NotificationDeliveriesTable;
 }

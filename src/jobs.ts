@@ -16,6 +16,7 @@ import { createGpsPartitions, MONTHS_AHEAD } from './tracking/gps/retention.js';
 import { MONTHS_AHEAD as AUDIT_MONTHS_AHEAD, type AuditService } from './operations/audit/service.js';
 import type { CommunityService } from './operations/community/service.js';
 import type { SettingsService } from './operations/settings/service.js';
+import type { EventsService } from './tracking/events/service.js';
 
 const HOUR_MS = 3600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -39,6 +40,7 @@ export interface JobSources {
   securityNotices: Pick<SecurityNotices, 'purgeStaleDevices'>;
   settings: Pick<SettingsService, 'configValue'>;
   auditLog: Pick<AuditService, 'addMonths' | 'expire'>;
+  trackingEvents: Pick<EventsService, 'purgeBefore'>;
 }
 
 /**
@@ -61,6 +63,7 @@ export function createJobs({
   securityNotices,
   settings,
   auditLog,
+  trackingEvents,
 }: JobSources) {
   /** Hourly: rows that can never be used again (several hold password hashes), and users past their deletion grace period. */
   const purgeExpired = async () => ({
@@ -116,6 +119,21 @@ export function createJobs({
     description: 'Removes activity-log events older than audit.retention_days (null keeps them)',
     intervalMs: DAY_MS,
     run: async () => auditLog.expire(await retentionDays('audit.retention_days')),
+  });
+  scheduler.define({
+    name: 'events-retention',
+    description: 'Removes events older than events.retention_days (null keeps them)',
+    intervalMs: DAY_MS,
+    run: async () => {
+      const days = await retentionDays('events.retention_days');
+      if (days === null) return { retention_days: null, events_deleted: 0 };
+      const cutoff = new Date(clock.nowMs() - days * DAY_MS);
+      return {
+        retention_days: days,
+        cutoff: cutoff.toISOString(),
+        events_deleted: await trackingEvents.purgeBefore(cutoff),
+      };
+    },
   });
   return { scheduler, purgeExpired };
 }

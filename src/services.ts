@@ -439,6 +439,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
     securityNotices,
     settings,
     auditLog,
+    trackingEvents,
   });
   return {
     scheduler,

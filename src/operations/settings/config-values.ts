@@ -14,6 +14,7 @@ const CONFIG_VALUES: Record<string, TSchema> = {
   // Days kept; null keeps for ever. At most 100 years.
   'gps.retention_days': Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36_500 })]),
   'audit.retention_days': Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36_500 })]),
+  'events.retention_days': Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36_500 })]),
 };
 
 export const CONFIG_KEYS = Object.keys(CONFIG_VALUES).sort();

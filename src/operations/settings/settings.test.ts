@@ -135,6 +135,7 @@ describe('system config', () => {
     expect(Array.isArray(all)).toBe(true);
     expect(all.map((e: { key: string }) => e.key)).toEqual([
       'audit.retention_days',
+      'events.retention_days',
       'gps.latest_cache_ttl_secs',
       'gps.retention_days',
       'map.default_center',
@@ -160,6 +161,7 @@ describe('system config', () => {
     expect(Object.fromEntries(all.map((e: { key: string; value_schema: unknown }) => [e.key, e.value_schema]))).toEqual(
       {
         'audit.retention_days': { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36_500 }] },
+        'events.retention_days': { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36_500 }] },
         'gps.latest_cache_ttl_secs': { type: 'integer', minimum: 1, maximum: 86_400 },
         'gps.retention_days': { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36_500 }] },
         'map.default_center': null,

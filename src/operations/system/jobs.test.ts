@@ -17,6 +17,7 @@ const JOBS = [
   'audit-partitions',
   'audit-retention',
   ...(usesPostgres ? [] : ['database-maintenance']),
+  'events-retention',
   'gps-partitions',
   'gps-retention',
   'purge-expired',

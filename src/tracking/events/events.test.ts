@@ -414,3 +414,43 @@ describe('reading events', () => {
     expect((await t.as(null).get('/v1/events')).status).toBe(401);
   });
 });
+
+describe('events retention', () => {
+  let t: TestApp;
+  let admin: string;
+  beforeAll(async () => {
+    t = await buildTestApp();
+    admin = await login(t.app, 'admin', TEST_ADMIN.password);
+  });
+  afterAll(() => t.close());
+
+  it('keeps events for ever by default, and removes those older than events.retention_days', async () => {
+    const api = t.as(admin);
+    const runJob = async () =>
+      (await api.post('/v1/system/jobs/events-retention/run').expect(200)).body.data.last_result as Record<
+        string,
+        unknown
+      >;
+    const device = (await api.post('/v1/devices', { name: 'old and new' }).expect(201)).body.data.id as string;
+    await api.post('/v1/geofences', { name: 'Dock', latitude: 56, longitude: 30, radius_km: 1 }).expect(201);
+    const now = Math.floor(t.clock.nowMs() / 1000);
+    const old = now - 40 * 86_400;
+    const fix = (timestamp: number, latitude: number) => ({
+      device_id: device,
+      latitude,
+      longitude: 30,
+      timestamp,
+      ...SPEEDS,
+    });
+    await api.post('/v1/gps/batch', [fix(old, 56), fix(old + 60, 56 + 3 * KM), fix(now - 60, 56)]).expect(200);
+    const listed = async () =>
+      (await api.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data.map(
+        (event: { type: string }) => event.type,
+      );
+    expect(await listed()).toEqual(['geofence_enter', 'geofence_exit', 'geofence_enter']);
+    expect(await runJob()).toEqual({ retention_days: null, events_deleted: 0 });
+    await api.patch('/v1/system-config/events.retention_days', { value: 30 }).expect(200);
+    expect(await runJob()).toMatchObject({ retention_days: 30, events_deleted: 2 });
+    expect(await listed()).toEqual(['geofence_enter']);
+  });
+});

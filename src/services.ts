@@ -399,6 +399,7 @@ export function createServices({ db, kv, config, log, clock, locate, databaseKin
   // Hooks that would close a cycle, and the reactions to domain events: registered once every service exists.
   gps.useLoggingTripOf(trips.loggingTripOf);
   gps.usePointObserver(trackingEvents.pointObserver);
+  trackingEvents.useDeliveries(notificationOutbox);
   gps.useTransitionRecorder(trackingEvents.recordDeviceTransition);
   users.useBanStatus(bans.isBanned);
   twoFactor.usePasskeys(passkeys.verifyingCountOf);

@@ -255,4 +255,35 @@ describe('the notification outbox', () => {
       failing: false,
     });
   });
+  it('delivers a geofence entry that real points set off, once, in the transaction that stored them', async () => {
+    const { api, deviceId } = await newUser();
+    const { channelId, receiver } = await webhookOf(api);
+    const geofenceId = (
+      await api.post('/v1/geofences', { name: 'Depot', latitude: -33, longitude: 151, radius_km: 1 }).expect(201)
+    ).body.data.id;
+    await ruleFor(api, [channelId], { geofence_ids: [geofenceId] });
+    const now = Math.floor(t.clock.nowMs() / 1000);
+    const point = (latitude: number, secondsAgo: number) => ({
+      device_id: deviceId,
+      latitude,
+      longitude: 151,
+      timestamp: now - secondsAgo,
+      speed_kmh: 0,
+      speed_mps: 0,
+      speed_mph: 0,
+      speed_knots: 0,
+    });
+    const points = [point(-33.05, 120), point(-33, 60)];
+    await api.post('/v1/gps/batch', points as never).expect(200);
+    // The same batch again (a retrying tracker): stored and evaluated before, no second event or delivery.
+    await api.post('/v1/gps/batch', points as never).expect(200);
+    await sendDue();
+    expect(receiver.rejected).toEqual([]);
+    expect(receiver.received).toHaveLength(1);
+    expect(receiver.received[0]!.payload).toMatchObject({
+      type: 'geofence_enter',
+      title: 'Van 3 entered Depot',
+      data: { device_id: deviceId, geofence_id: geofenceId },
+    });
+  });
 });

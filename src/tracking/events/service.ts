@@ -42,6 +42,16 @@ interface GeofenceIndex {
 }
 
 /**
+ * Who writes what new events set off in their transaction (the notification outbox, registered at start-up with
+ * `useDeliveries`): `prepare` before the transaction reads what it needs for events of these devices; `write` in it.
+ */
+export interface EventDeliveries {
+  prepare(
+    deviceIds: readonly string[],
+  ): Promise<{ write(trx: Kysely<Schema>, events: readonly EventRow[]): Promise<number> } | undefined>;
+}
+
+/**
  * Events (docs/events.md): geofence transitions evaluated as points arrive, inside the insert's transaction
  * (the GPS point writer asks this module through its `PointObserver` hook), and those a tracker app reports
  * itself (OwnTracks `transition`). Stored once each: a transition is unique by device, type, subject (the
@@ -62,6 +72,7 @@ export function createEventsService(deps: {
   sharing: Pick<SharingService, 'accessOf'>;
 }) {
   const repo = createEventsRepo(deps.db);
+  let deliveries: EventDeliveries | undefined;
   let index: Promise<GeofenceIndex> | undefined;
   deps.geofences.onChanged(() => {
     index = undefined;
@@ -254,10 +265,14 @@ export function createEventsService(deps: {
       const current = await currentIndex();
       if (current.fences.length === 0) return undefined;
       const plan = await planFor(current, rows);
+      const writer = await deliveries?.prepare([
+        ...new Set(rows.flatMap((row) => (row.device_id !== null && row.import_id === null ? [row.device_id] : []))),
+      ]);
       let stored: EventRow[] = [];
       const evaluation: PointEvaluation = {
         run: async (trx, points) => {
           stored = await evaluate(trx, current, points, plan);
+          if (writer && stored.length > 0) await writer.write(trx, stored);
         },
         committed: () => told(stored),
       };
@@ -306,7 +321,8 @@ export function createEventsService(deps: {
       const owners = new Set(named.flatMap((fence) => (fence.owner_id ? [fence.owner_id] : [])));
       const access = owners.size > 0 ? await accessOfOwners(owners) : new Map<string, DeviceAccess>();
       const fence = named.find((candidate) => applies(candidate, deviceId, access));
-      const events = await repo.insertOne({
+      const writer = await deliveries?.prepare([deviceId]);
+      const event: NewEvent = {
         type: transition.event === 'enter' ? 'geofence_enter' : 'geofence_exit',
         device_id: deviceId,
         geofence_id: fence?.id ?? null,
@@ -320,8 +336,18 @@ export function createEventsService(deps: {
           accuracy: transition.accuracy,
           message: transition.message,
         },
+      };
+      const events = await deps.db.transaction().execute(async (trx) => {
+        const stored = await createEventsRepo(trx).insertOne(event);
+        if (writer && stored.length > 0) await writer.write(trx, stored);
+        return stored;
       });
       await told(events);
+    },
+
+    /** Registered at start-up: the notification outbox writes the deliveries of new events in their transaction. */
+    useDeliveries(hook: EventDeliveries): void {
+      deliveries = hook;
     },
   };
 }

@@ -49,6 +49,8 @@ import type { GpsService } from '../../tracking/gps/service.js';
 import { UpdateDeviceBody } from '../../tracking/devices/schemas.js';
 import { keyOfPoint } from '../../tracking/gps/schemas.js';
 import type { LocationsService } from '../../tracking/locations/service.js';
+import type { EventsService } from '../../tracking/events/service.js';
+import { EVENT_TYPES, keyOfEvent } from '../../tracking/events/schemas.js';
 import type { TripsService } from '../../tracking/trips/service.js';
 import type { TrackingScope } from '../../tracking/sharing/index.js';
 import type { SharingService } from '../../tracking/sharing/service.js';
@@ -82,6 +84,7 @@ export interface GraphQLServices {
   gps: Pick<GpsService, 'page' | 'get' | 'latestIn' | 'latestPerDeviceIn' | 'remove' | 'firstPointsOfTrips'>;
   sharing: Pick<SharingService, 'scopeOf'>;
   locations: Pick<LocationsService, 'page'>;
+  trackingEvents: Pick<EventsService, 'page'>;
 }
 
 export interface GraphQLContext {
@@ -138,6 +141,16 @@ function pageOf<S = undefined>(
     const { rows, total } = await load(limit, offsetOf({ page, limit }), args, scope);
     return { data: rows, pagination: { page, limit, total, total_pages: totalPagesOf(total, limit) } };
   };
+}
+
+/** An optional ISO 8601 time argument (400 naming it when it is not one). */
+function timeArg(args: Args, name: string): Date | undefined {
+  const value = args[name];
+  if (value === undefined || value === null) return undefined;
+  const time = typeof value === 'string' ? new Date(value) : undefined;
+  if (!time || Number.isNaN(time.getTime()) || !/^\d{4}-\d{2}-\d{2}T/.test(value as string))
+    throw RequestErrors.validation(`Argument '${name}' must be an ISO 8601 date-time`);
+  return time;
 }
 
 /** The page `page`/`limit`/`after` ask for on a keyset list (see platform/http/keyset.ts). */
@@ -314,6 +327,36 @@ export function createResolvers(services: GraphQLServices, defaultLocale: string
       latestPositions: async (_: unknown, __: Args, context: GraphQLContext) =>
         gps.latestPerDeviceIn(await scopeIn(services, context, 'gps:read')),
       locations: pageOf('locations:read', (limit, offset) => locations.page(limit, offset)),
+      events: async (_: unknown, args: Args, context: GraphQLContext) => {
+        const scope = await scopeIn(services, context, 'events:read');
+        const page = keysetPageOfArgs('events', args);
+        const type = args.type ?? undefined;
+        if (type !== undefined && !(EVENT_TYPES as readonly unknown[]).includes(type))
+          throw RequestErrors.validation(`Argument 'type' must be one of: ${EVENT_TYPES.join(', ')}`);
+        const found = await services.trackingEvents.page(
+          scope,
+          {
+            device_id: args.deviceId == null ? undefined : uuidArg(args, 'deviceId'),
+            geofence_id: args.geofenceId == null ? undefined : uuidArg(args, 'geofenceId'),
+            type: type as (typeof EVENT_TYPES)[number] | undefined,
+            from: timeArg(args, 'from'),
+            to: timeArg(args, 'to'),
+          },
+          page.limit,
+          startOf(page),
+        );
+        return {
+          data: found.rows,
+          pagination: {
+            page: page.page,
+            limit: page.limit,
+            total: found.total,
+            total_pages: totalPagesOf(found.total, page.limit),
+          },
+          total_estimated: found.estimated,
+          next: nextCursor(found, page, keyOfEvent) ?? null,
+        };
+      },
       mySessions: async (_: unknown, __: Args, context: GraphQLContext) => {
         const caller = guard(context, requireAuthenticated());
         return (await services.sessions.listMine(caller)).sessions;

@@ -38,6 +38,21 @@ export const typeDefs = /* GraphQL */ `
     latestPositions: [GpsPoint!]!
     "Locations by name. locations:read"
     locations(page: Int = 1, limit: Int = 10): LocationPage!
+    """
+    Events (geofence enter, exit, dwell, ...) of the devices you may see, newest first (ties by id, descending), as
+    GET /v1/events: filters deviceId, geofenceId, type, from and to (ISO 8601, inclusive); numbered pages or the
+    page after a cursor (after: a page's next). events:read (every device) or events:read_own
+    """
+    events(
+      page: Int
+      limit: Int = 50
+      after: String
+      deviceId: ID
+      geofenceId: ID
+      type: String
+      from: String
+      to: String
+    ): EventPage!
     "Your live sessions. A session token."
     mySessions: [Session!]!
     "API keys: your own (super admins: all). api_keys:read"
@@ -255,6 +270,31 @@ export const typeDefs = /* GraphQL */ `
   type GpsPointPage {
     data: [GpsPoint!]!
     "gpsPoints: total is exact up to 10,000 points, beyond that PostgreSQL's estimate (totalEstimated). tripPoints: exact."
+    pagination: Pagination!
+    totalEstimated: Boolean!
+    "The cursor of the next page (pass it as after); null on the last page."
+    next: String
+  }
+
+  "Something that happened to a device (docs/events.md), as GET /v1/events/{id} shows it."
+  type Event {
+    id: ID!
+    "geofence_enter, geofence_exit, geofence_dwell, device_offline, device_online, overspeed, low_battery or sos"
+    type: String!
+    deviceId: ID!
+    geofenceId: ID
+    occurredAt: DateTime!
+    "server: evaluated from the points; device: reported by the tracker app"
+    source: String!
+    latitude: Float
+    longitude: Float
+    details: JSON!
+    createdAt: DateTime!
+  }
+
+  type EventPage {
+    data: [Event!]!
+    "total is exact up to 10,000 events, beyond that PostgreSQL's estimate (totalEstimated)."
     pagination: Pagination!
     totalEstimated: Boolean!
     "The cursor of the next page (pass it as after); null on the last page."

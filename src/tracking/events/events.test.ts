@@ -404,6 +404,48 @@ describe('reading events', () => {
     }
   });
 
+  it('answers the GraphQL query events as the REST list, under the same visibility', async () => {
+    const owner = await createUser(t.app);
+    const stranger = await createUser(t.app);
+    const ownerApi = t.as(owner.token);
+    const device = (await ownerApi.post('/v1/devices', { name: 'canoe' }).expect(201)).body.data.id as string;
+    await ownerApi.post('/v1/geofences', { name: 'Weir', latitude: 57, longitude: 30, radius_km: 1 }).expect(201);
+    await ownerApi.post('/v1/gps/batch', [point(device, 57, 0), point(device, 57 + 3 * KM, 60)]).expect(200);
+    const [latest] = (await ownerApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data;
+    const query =
+      'query ($device: ID, $type: String) { events(deviceId: $device, type: $type, limit: 1) { data { id type deviceId ' +
+      'geofenceId occurredAt source latitude longitude details createdAt } pagination { total } totalEstimated next } }';
+    const ask = async (token: string, variables: Record<string, unknown>) =>
+      (await t.as(token).raw({ method: 'POST', url: '/v1/gql', payload: { query, variables } })).body as {
+        data?: { events: Record<string, unknown> };
+        errors?: { message: string }[];
+      };
+    const answer = await ask(owner.token, { device });
+    expect(answer.data!.events).toEqual({
+      data: [
+        {
+          id: latest!.id,
+          type: 'geofence_exit',
+          deviceId: device,
+          geofenceId: latest!.geofence_id,
+          occurredAt: latest!.occurred_at,
+          source: 'server',
+          latitude: latest!.latitude,
+          longitude: 30,
+          details: latest!.details,
+          createdAt: latest!.created_at,
+        },
+      ],
+      pagination: { total: 2 },
+      totalEstimated: false,
+      next: expect.any(String),
+    });
+    expect((await ask(stranger.token, { device })).data!.events).toMatchObject({ data: [], pagination: { total: 0 } });
+    expect((await ask(owner.token, { device, type: 'nonsense' })).errors![0]!.message).toBe(
+      "Argument 'type' must be one of: geofence_enter, geofence_exit, geofence_dwell, device_offline, device_online, overspeed, low_battery, sos",
+    );
+  });
+
   it('refuses bad filters with 400 naming the field', async () => {
     const bad = await api.get('/v1/events', { query: { type: 'nonsense' as never } }).expect(400);
     expect(bad.body.message).toBe(

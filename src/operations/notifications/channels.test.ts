@@ -155,6 +155,35 @@ describe('notification channels', () => {
     expect(JSON.parse(push.received.at(-1)!.plaintext)).toMatchObject({ title: 'Waygate test notification' });
   });
 
+  it('answers why when the secrets cannot be opened (sealed with another key), and takes them again', async () => {
+    const api = t.as((await createUser(t.app)).token);
+    const id = (
+      await api
+        .post('/v1/notification-channels', {
+          type: 'gotify',
+          name: 'Gotify',
+          config: { server: gotify.url, token: 'AppToken.1' },
+        })
+        .expect(201)
+    ).body.data.id;
+    await t.database.db
+      .updateTable('notification_channels')
+      .set({ secrets_sealed: 'v1.sealed.with.another-key' })
+      .where('id', '=', id)
+      .execute();
+    expect((await api.post(`/v1/notification-channels/${id}/test`).expect(200)).body.data).toEqual({
+      ok: false,
+      status: null,
+      detail: "the channel's secrets cannot be opened with this SECRET_KEY: save its configuration again",
+      retryable: false,
+    });
+    await api.patch(`/v1/notification-channels/${id}`, { config: { server: 'https://g.example' } }).expect(400);
+    await api
+      .patch(`/v1/notification-channels/${id}`, { config: { server: gotify.url, token: 'AppToken.1' } })
+      .expect(200);
+    expect((await api.post(`/v1/notification-channels/${id}/test`).expect(200)).body.data.ok).toBe(true);
+  });
+
   it("refuses another user's channel as not found", async () => {
     const owner = t.as((await createUser(t.app)).token);
     const other = t.as((await createUser(t.app)).token);

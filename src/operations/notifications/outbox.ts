@@ -212,6 +212,11 @@ export function createNotificationOutbox(deps: {
       await fail('failed', null, channel ? 'the channel is disabled' : 'the channel is gone');
       return;
     }
+    // Claimed again after its lease ended past the give-up time (its senders kept being lost): not sent any more.
+    if (now.getTime() > delivery.give_up_at.getTime()) {
+      await fail('failed', delivery.last_status, delivery.last_error ?? 'not sent within 24 hours of the event');
+      return;
+    }
     const payload = delivery.payload as unknown as DeliveryPayload;
     const notification = notificationOf(delivery.id, delivery.event_id, payload, deviceName, deps.consoleUrl);
     const result = await deps.notifications.send(channel, notification);

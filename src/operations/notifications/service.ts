@@ -125,7 +125,12 @@ export function createNotificationsService(deps: NotificationsDeps) {
   /** Sends once through the channel's type; never throws. */
   async function send(channel: ChannelRow, notification: Notification): Promise<SendResult> {
     const options = { clock: deps.clock };
-    const config = { ...channel.config, ...secretsOf(channel, deps.secretBox) } as unknown as AnyConfig;
+    let config: AnyConfig;
+    try {
+      config = { ...channel.config, ...secretsOf(channel, deps.secretBox) } as unknown as AnyConfig;
+    } catch {
+      return failed("the channel's secrets cannot be opened with this SECRET_KEY: save its configuration again");
+    }
     try {
       switch (channel.type) {
         case 'email': {
@@ -216,7 +221,12 @@ export function createNotificationsService(deps: NotificationsDeps) {
       const current = await ownChannel(userId, id);
       let split = {};
       if (body.config) {
-        const kept = secretsOf(current, deps.secretBox);
+        let kept: Record<string, unknown> = {};
+        try {
+          kept = secretsOf(current, deps.secretBox);
+        } catch {
+          // Sealed with a key no longer in use (`waygate secrets reset`): the config sent must hold them again.
+        }
         checkConfig(current.type, { ...kept, ...body.config });
         split = splitConfig(current.type, body.config, deps.secretBox, kept);
       }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Schema } from '../../platform/db/schema/index.js';
 import type { NotificationChannelType } from '../../platform/db/schema/operations.js';
 
@@ -133,14 +133,23 @@ export function createNotificationsRepo(db: Kysely<Schema>) {
         .returning(CHANNEL_COLUMNS)
         .executeTakeFirst(),
 
-    async deleteChannel(id: string, userId: string): Promise<boolean> {
-      const result = await db
-        .deleteFrom('notification_channels')
-        .where('id', '=', id)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
-    },
+    /** Deletes the channel and takes it out of the owner's rules, in one transaction. */
+    deleteChannel: (id: string, userId: string): Promise<boolean> =>
+      db.transaction().execute(async (trx) => {
+        const result = await trx
+          .deleteFrom('notification_channels')
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        await trx
+          .updateTable('notification_rules')
+          .set({ channel_ids: sql<string>`channel_ids - ${id}::text`, updated_at: new Date() })
+          .where('user_id', '=', userId)
+          .where(sql<boolean>`channel_ids ? ${id}::text`)
+          .execute();
+        return true;
+      }),
 
     rules: (userId: string, limit: number, offset: number) =>
       db

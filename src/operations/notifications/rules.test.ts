@@ -59,6 +59,13 @@ describe('notification rules', () => {
         .expect(200)
     ).body.data;
     expect(changed).toEqual({ ...rule, device_ids: null, quiet_hours: null, enabled: false });
+    // A channel deleted leaves the rules naming it.
+    const second = (
+      await api.post('/v1/notification-channels', { type: 'email', name: 'Second', config: {} }).expect(201)
+    ).body.data.id;
+    await api.patch(`/v1/notification-rules/${made.id}`, { channel_ids: [channelId, second] }).expect(200);
+    await api.delete(`/v1/notification-channels/${channelId}`).expect(204);
+    expect((await api.get(`/v1/notification-rules/${made.id}`).expect(200)).body.data.channel_ids).toEqual([second]);
     await api.delete(`/v1/notification-rules/${made.id}`).expect(204);
     expect((await api.get('/v1/notification-rules').expect(200)).body.data).toEqual([]);
   });

@@ -239,8 +239,10 @@ export function createNotificationsService(deps: NotificationsDeps) {
       return channelView(row);
     },
 
+    /** Its deliveries go with it, and it leaves the owner's rules. */
     async deleteChannel(userId: string, id: string) {
       if (!(await repo.deleteChannel(id, userId))) throw NotificationErrors.channel_not_found();
+      await rulesChanged();
     },
 
     /** Sends a test notification now: what the far side said. */

@@ -374,11 +374,22 @@ describe('reading events', () => {
       code: 'event.not_found',
     });
     const granteeApi = t.as(grantee.token);
-    expect((await granteeApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual([]);
-    await ownerApi.post(`/v1/devices/${device}/shares`, { user_id: grantee.id, level: 'live' }).expect(201);
-    expect((await granteeApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual(
-      all.data,
-    );
+    const seen = async () =>
+      (await granteeApi.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data;
+    expect(await seen()).toEqual([]);
+    // As far back as the device's points: a live share reads no stored event (new ones come on the WebSocket), a
+    // history share of 7 days none of these (they are months old), one of 400 days all of them.
+    const share = (
+      await ownerApi.post(`/v1/devices/${device}/shares`, { user_id: grantee.id, level: 'live' }).expect(201)
+    ).body.data;
+    expect(await seen()).toEqual([]);
+    await granteeApi.get(`/v1/events/${all.data[0]!.id}`).expect(404);
+    const shareUrl = `/v1/devices/${device}/shares/${share.id}` as const;
+    await ownerApi.patch(shareUrl, { level: 'history', history_days: 7 }).expect(200);
+    expect(await seen()).toEqual([]);
+    await ownerApi.patch(shareUrl, { history_days: 400 }).expect(200);
+    expect(await seen()).toEqual(all.data);
+    expect((await granteeApi.get(`/v1/events/${all.data[0]!.id}`).expect(200)).body.data).toEqual(all.data[0]);
     expect((await api.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data).toEqual(all.data);
   });
 

@@ -45,13 +45,31 @@ export interface EventFilter {
   type?: EventType;
   from?: Date;
   to?: Date;
-  /** Only these devices' (undefined: every device's). */
-  devices?: readonly string[];
+  /**
+   * Only these devices' events, each group's from its time on (null: all of them): a grantee reads a device's events
+   * as far back as its points (undefined: every device's, all of them).
+   */
+  windows?: readonly EventWindow[];
+}
+
+export interface EventWindow {
+  since: Date | null;
+  devices: readonly string[];
 }
 
 function filtered<O>(query: SelectQueryBuilder<Schema, 'events', O>, filter: EventFilter) {
   return query
-    .$if(filter.devices !== undefined, (q) => q.where('device_id', 'in', filter.devices!))
+    .$if(filter.windows !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or(
+          filter.windows!.map(({ since, devices }) =>
+            since === null
+              ? eb('device_id', 'in', devices)
+              : eb.and([eb('device_id', 'in', devices), eb('occurred_at', '>=', since)]),
+          ),
+        ),
+      ),
+    )
     .$if(filter.device_id !== undefined, (q) => q.where('device_id', '=', filter.device_id!))
     .$if(filter.geofence_id !== undefined, (q) => q.where('geofence_id', '=', filter.geofence_id!))
     .$if(filter.type !== undefined, (q) => q.where('type', '=', filter.type!))

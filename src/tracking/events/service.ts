@@ -11,7 +11,14 @@ import { boundsOf, shapeOf, signedDistanceM, type Shape } from '../geofences/ind
 import type { DeviceTransition, NewPointRow, PointEvaluation, PointObserver } from '../gps/service.js';
 import type { PageStart } from '../../platform/db/page.js';
 import type { TrackingScope } from '../sharing/index.js';
-import { createEventsRepo, type EventFilter, type EventRow, type NewEvent, type PresenceRow } from './repo.js';
+import {
+  createEventsRepo,
+  type EventFilter,
+  type EventRow,
+  type EventWindow,
+  type NewEvent,
+  type PresenceRow,
+} from './repo.js';
 import { EventErrors } from './errors.js';
 
 /** The index is read again this often even when no change was heard (a lost pub/sub message heals). */
@@ -280,20 +287,36 @@ export function createEventsService(deps: {
     },
   };
 
-  /** The devices a scope's events are of (undefined: every device). */
-  const devicesOf = (scope: TrackingScope) => (scope.all ? undefined : scope.access.deviceIds());
+  /**
+   * The devices a scope's events are of, grouped by the time from which they may be read: as far back as the
+   * device's points (a history share of 7 days reads a week of events; a live share none stored, only new ones on
+   * the WebSocket). Undefined: every device, every event. A few groups at most: one per distinct history length.
+   */
+  function windowsOf(scope: TrackingScope): EventWindow[] | undefined {
+    if (scope.all) return undefined;
+    const groups = new Map<number | null, string[]>();
+    for (const deviceId of scope.access.deviceIds()) {
+      const since = scope.access.pointsSince(deviceId);
+      if (since === undefined) continue;
+      const group = groups.get(since);
+      if (group) group.push(deviceId);
+      else groups.set(since, [deviceId]);
+    }
+    return [...groups].map(([since, devices]) => ({ since: since === null ? null : new Date(since), devices }));
+  }
 
   return {
     /** Events of the devices the scope may see, newest first (docs/events.md, "Reading events"). */
     async page(scope: TrackingScope, filter: Omit<EventFilter, 'devices'>, limit: number, start: PageStart) {
-      const devices = devicesOf(scope);
-      if (devices?.length === 0) return { rows: [], more: false, total: 0, estimated: false };
-      return repo.page({ ...filter, devices }, limit, start);
+      const windows = windowsOf(scope);
+      if (windows?.length === 0) return { rows: [], more: false, total: 0, estimated: false };
+      return repo.page({ ...filter, windows }, limit, start);
     },
 
     async get(scope: TrackingScope, id: string) {
       const event = await repo.get(id);
-      if (!event || (!scope.all && !scope.access.deviceIds().includes(event.device_id))) throw EventErrors.not_found();
+      if (!event || (!scope.all && !scope.access.seesPoint(event.device_id, event.occurred_at.getTime())))
+        throw EventErrors.not_found();
       return event;
     },
 

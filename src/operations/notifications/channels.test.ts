@@ -184,6 +184,19 @@ describe('notification channels', () => {
     expect((await api.post(`/v1/notification-channels/${id}/test`).expect(200)).body.data.ok).toBe(true);
   });
 
+  it('says so when an ntfy channel names no server and the instance has none (NOTIFY_NTFY_SERVER)', async () => {
+    const api = t.as((await createUser(t.app)).token);
+    const id = (
+      await api.post('/v1/notification-channels', { type: 'ntfy', name: 'ntfy', config: { topic: 'x' } }).expect(201)
+    ).body.data.id;
+    expect((await api.post(`/v1/notification-channels/${id}/test`).expect(200)).body.data).toEqual({
+      ok: false,
+      status: null,
+      detail: 'no ntfy server: the channel names none and the instance has no default',
+      retryable: false,
+    });
+  });
+
   it("refuses another user's channel as not found", async () => {
     const owner = t.as((await createUser(t.app)).token);
     const other = t.as((await createUser(t.app)).token);

@@ -11,6 +11,7 @@ export async function recordTestEvent(
     type: 'geofence_enter' | 'geofence_exit' | 'device_offline' | 'overspeed' | 'low_battery' | 'sos';
     device_id: string;
     geofence_id?: string | null;
+    geofence_owner_id?: string | null;
     occurred_at?: Date;
     details?: Record<string, unknown>;
   },
@@ -23,13 +24,24 @@ export async function recordTestEvent(
         type: event.type,
         device_id: event.device_id,
         geofence_id: event.geofence_id ?? null,
+        geofence_owner_id: event.geofence_owner_id ?? null,
         subject: `test:${Math.random()}`,
         occurred_at: event.occurred_at ?? t.clock.now(),
         latitude: 54.3,
         longitude: 10.1,
         details: JSON.stringify(event.details ?? {}),
       })
-      .returning(['id', 'type', 'device_id', 'geofence_id', 'occurred_at', 'latitude', 'longitude', 'details'])
+      .returning([
+        'id',
+        'type',
+        'device_id',
+        'geofence_id',
+        'geofence_owner_id',
+        'occurred_at',
+        'latitude',
+        'longitude',
+        'details',
+      ])
       .executeTakeFirstOrThrow();
     const deliveries = writer ? await writer.write(trx, [row]) : 0;
     return { ...row, deliveries };

@@ -96,6 +96,8 @@ export interface RecordedEvent {
   type: string;
   device_id: string;
   geofence_id: string | null;
+  /** The geofence's owner: a user's geofence is theirs to read (null: instance-wide, or none). Not published. */
+  geofence_owner_id: string | null;
   occurred_at: Date;
   source: 'server' | 'device';
   latitude: number | null;

@@ -33,6 +33,8 @@ export interface OutboxEvent {
   type: string;
   device_id: string;
   geofence_id: string | null;
+  /** The geofence's owner (null: instance-wide, or none): a user's geofence notifies only who may read it. */
+  geofence_owner_id: string | null;
   occurred_at: Date;
   latitude: number | null;
   longitude: number | null;
@@ -136,7 +138,11 @@ export function createNotificationOutbox(deps: {
         if (rule.device_ids && !rule.device_ids.includes(event.device_id)) continue;
         if (rule.geofence_ids && (event.geofence_id === null || !rule.geofence_ids.includes(event.geofence_id)))
           continue;
-        if (!known.access.get(rule.user_id)?.seesLive(event.device_id)) continue;
+        const access = known.access.get(rule.user_id);
+        if (!access?.seesLive(event.device_id)) continue;
+        // Another user's geofence is theirs: its events notify them and their full grantees, no one else.
+        const fenceOwner = event.geofence_owner_id;
+        if (fenceOwner && fenceOwner !== rule.user_id && !access.sharersAtLeast('full').includes(fenceOwner)) continue;
         const quiet =
           rule.quiet_from && rule.quiet_to
             ? quietUntil(now, { from: rule.quiet_from, to: rule.quiet_to }, known.timeZones.get(rule.user_id) ?? null)

@@ -222,19 +222,27 @@ export function createRealtimeService(deps: Deps) {
 
   /**
    * A message of eventsRecorded: to each subscriber of events who may see the event's device (events:read: every
-   * device; events:read_own: the devices of their unexpired grants, at any level).
+   * device; events:read_own: the devices of their unexpired grants, at any level) and, for a user's geofence, may
+   * read that geofence (its owner, or one they share a device with at level full). Its owner is not sent.
    */
   function onEvents(message: string): void {
     if (!hub.hasSubscribers('events')) return;
     const now = clock.nowMs();
-    for (const event of JSON.parse(message) as { device_id: string }[]) {
+    const unexpired = (grant: Grant) => grant.expires_at === null || grant.expires_at > now;
+    for (const recorded of JSON.parse(message) as RecordedEvent[]) {
+      const { geofence_owner_id: fenceOwner, ...event } = recorded;
+      const readsFence = (peer: Peer) =>
+        fenceOwner === null ||
+        peer.userId === fenceOwner ||
+        (peer.liveGrants?.some(
+          (grant) => grant.shared_by === fenceOwner && grant.level === 'full' && unexpired(grant),
+        ) ??
+          false);
       const mayRead = (peer: Peer) =>
         peer.may('events:read') ||
         (peer.may('events:read_own') &&
-          (peer.liveGrants?.some(
-            (grant) => grant.device_id === event.device_id && (grant.expires_at === null || grant.expires_at > now),
-          ) ??
-            false));
+          readsFence(peer) &&
+          (peer.liveGrants?.some((grant) => grant.device_id === event.device_id && unexpired(grant)) ?? false));
       hub.deliver('events', Buffer.from(JSON.stringify({ type: 'Event', channel: 'events', data: event })), mayRead);
     }
   }

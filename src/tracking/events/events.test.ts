@@ -195,6 +195,37 @@ describe('geofence events', () => {
     expect(await kinds(stranger)).toEqual([]);
   });
 
+  it("keeps a user's geofence private: its events are not shown to the device's owner or other grantees", async () => {
+    const lon = nextArea();
+    const owner = await createUser(t.app);
+    const friend = await createUser(t.app);
+    const ownerApi = t.as(owner.token);
+    const friendApi = t.as(friend.token);
+    const device = (await ownerApi.post('/v1/devices', { name: 'car' }).expect(201)).body.data.id as string;
+    const share = (
+      await ownerApi.post(`/v1/devices/${device}/shares`, { user_id: friend.id, level: 'live' }).expect(201)
+    ).body.data;
+    // The friend's own geofence, which the owner may not read, and an instance-wide one: both apply to the car.
+    const secret = (
+      await friendApi.post('/v1/geofences', { name: 'Clinic', latitude: 54, longitude: lon, radius_km: 1 }).expect(201)
+    ).body.data.id as string;
+    await ownerApi.get(`/v1/geofences/${secret}`).expect(404);
+    const open = await circle(lon);
+    await ownerApi.post('/v1/gps/batch', [point(device, 54, lon, 0)] as never).expect(200);
+    const fencesIn = async (reader: Client) =>
+      (await reader.get('/v1/events', { query: { device_id: device } }).expect(200)).body.data.map(
+        (event: { geofence_id: string | null }) => event.geofence_id,
+      );
+    expect((await fencesIn(api)).sort()).toEqual([open, secret].sort());
+    expect(await fencesIn(ownerApi)).toEqual([open]);
+    const hidden = (await api.get('/v1/events', { query: { geofence_id: secret } }).expect(200)).body.data[0]!;
+    await ownerApi.get(`/v1/events/${hidden.id}`).expect(404);
+    // The friend reads its own geofence's event once the share shows history.
+    await ownerApi.patch(`/v1/devices/${device}/shares/${share.id}`, { level: 'history' }).expect(200);
+    expect((await fencesIn(friendApi)).sort()).toEqual([open, secret].sort());
+    expect((await friendApi.get(`/v1/events/${hidden.id}`).expect(200)).body.data).toEqual(hidden);
+  });
+
   it('stores one event per transition when the same batch reaches two nodes at once', async () => {
     const lon = nextArea();
     const device = await newDevice();

@@ -10,6 +10,7 @@ export const EVENT_COLUMNS = [
   'type',
   'device_id',
   'geofence_id',
+  'geofence_owner_id',
   'occurred_at',
   'source',
   'latitude',
@@ -22,6 +23,7 @@ export interface NewEvent {
   type: EventType;
   device_id: string;
   geofence_id: string | null;
+  geofence_owner_id: string | null;
   subject: string;
   occurred_at: Date;
   source: 'server' | 'device';
@@ -50,6 +52,11 @@ export interface EventFilter {
    * as far back as its points (undefined: every device's, all of them).
    */
   windows?: readonly EventWindow[];
+  /**
+   * Only events of geofences these users own, or of none or an instance-wide one (undefined: every event): a
+   * user's geofence is read by them and by those they share a device with at level full.
+   */
+  geofenceOwners?: readonly string[];
 }
 
 export interface EventWindow {
@@ -68,6 +75,11 @@ function filtered<O>(query: SelectQueryBuilder<Schema, 'events', O>, filter: Eve
               : eb.and([eb('device_id', 'in', devices), eb('occurred_at', '>=', since)]),
           ),
         ),
+      ),
+    )
+    .$if(filter.geofenceOwners !== undefined, (q) =>
+      q.where((eb) =>
+        eb.or([eb('geofence_owner_id', 'is', null), eb('geofence_owner_id', 'in', filter.geofenceOwners!)]),
       ),
     )
     .$if(filter.device_id !== undefined, (q) => q.where('device_id', '=', filter.device_id!))

@@ -190,6 +190,7 @@ export function createEventsService(deps: {
               type,
               device_id: deviceId,
               geofence_id: fence.id,
+              geofence_owner_id: fence.owner_id,
               subject: fence.id,
               occurred_at: point.timestamp,
               source: 'server',
@@ -288,6 +289,13 @@ export function createEventsService(deps: {
   };
 
   /**
+   * Whose geofences' events the scope reads besides instance-wide ones: a user's geofence is theirs and their full
+   * grantees' to read (as GET /v1/geofences shows it), though its events are stored on devices others see too.
+   */
+  const geofenceReaders = (scope: TrackingScope) =>
+    scope.all ? undefined : [scope.userId, ...scope.access.sharersAtLeast('full')];
+
+  /**
    * The devices a scope's events are of, grouped by the time from which they may be read: as far back as the
    * device's points (a history share of 7 days reads a week of events; a live share none stored, only new ones on
    * the WebSocket). Undefined: every device, every event. A few groups at most: one per distinct history length.
@@ -307,16 +315,26 @@ export function createEventsService(deps: {
 
   return {
     /** Events of the devices the scope may see, newest first (docs/events.md, "Reading events"). */
-    async page(scope: TrackingScope, filter: Omit<EventFilter, 'devices'>, limit: number, start: PageStart) {
+    async page(
+      scope: TrackingScope,
+      filter: Omit<EventFilter, 'windows' | 'geofenceOwners'>,
+      limit: number,
+      start: PageStart,
+    ) {
       const windows = windowsOf(scope);
       if (windows?.length === 0) return { rows: [], more: false, total: 0, estimated: false };
-      return repo.page({ ...filter, windows }, limit, start);
+      return repo.page({ ...filter, windows, geofenceOwners: geofenceReaders(scope) }, limit, start);
     },
 
     async get(scope: TrackingScope, id: string) {
       const event = await repo.get(id);
-      if (!event || (!scope.all && !scope.access.seesPoint(event.device_id, event.occurred_at.getTime())))
-        throw EventErrors.not_found();
+      const readers = geofenceReaders(scope);
+      const seen =
+        event &&
+        (scope.all ||
+          (scope.access.seesPoint(event.device_id, event.occurred_at.getTime()) &&
+            (event.geofence_owner_id === null || readers!.includes(event.geofence_owner_id))));
+      if (!seen) throw EventErrors.not_found();
       return event;
     },
 
@@ -349,6 +367,7 @@ export function createEventsService(deps: {
         type: transition.event === 'enter' ? 'geofence_enter' : 'geofence_exit',
         device_id: deviceId,
         geofence_id: fence?.id ?? null,
+        geofence_owner_id: fence?.owner_id ?? null,
         subject: `device:${fence?.id ?? transition.region}`,
         occurred_at: transition.timestamp,
         source: 'device',

@@ -216,6 +216,8 @@ export interface EventsTable {
   type: EventType;
   device_id: string;
   geofence_id: string | null;
+  /** The geofence's owner (null: instance-wide, or no geofence): who may read the event besides the device's viewers. */
+  geofence_owner_id: string | null;
   /** What makes the transition unique with device, type and time: the geofence's id, a region's name, or ''. */
   subject: Generated<string>;
   occurred_at: Date;

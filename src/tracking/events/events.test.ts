@@ -226,6 +226,17 @@ describe('geofence events', () => {
     expect((await friendApi.get(`/v1/events/${hidden.id}`).expect(200)).body.data).toEqual(hidden);
   });
 
+  it('stores the points of a batch when a geofence the index still holds is gone', async () => {
+    const lon = nextArea();
+    const device = await newDevice();
+    const fence = await circle(lon);
+    await batch([point(device, 54 + 3 * KM, lon, 0)]);
+    // Deleted behind the index's back (as between another node's delete and the message that tells this one).
+    await t.database.db.deleteFrom('geofences').where('id', '=', fence).execute();
+    expect(await batch([point(device, 54, lon, 60)])).toMatchObject({ stored: 1 });
+    expect(await kinds(device)).toEqual([]);
+  });
+
   it('stores one event per transition when the same batch reaches two nodes at once', async () => {
     const lon = nextArea();
     const device = await newDevice();

@@ -75,7 +75,7 @@ export function createEventsService(deps: {
   clock: Clock;
   log: FastifyBaseLogger;
   events: Pick<DomainEventBus, 'emit'>;
-  geofences: Pick<GeofencesService, 'active' | 'onChanged'>;
+  geofences: Pick<GeofencesService, 'active' | 'onChanged' | 'existing'>;
   sharing: Pick<SharingService, 'accessOf'>;
 }) {
   const repo = createEventsRepo(deps.db);
@@ -248,8 +248,26 @@ export function createEventsService(deps: {
       if (last !== null && last !== before) times.push({ device_id: deviceId, last_point_at: last });
     }
     if (times.length > 0) await repo.saveDeviceTimes(trx, times);
-    if (changed.size > 0) await repo.savePresence(trx, [...changed]);
-    return events.length > 0 ? repo.insert(trx, events) : [];
+    const { presence: kept, events: found } = await withoutDeleted(trx, [...changed], events);
+    if (kept.length > 0) await repo.savePresence(trx, kept);
+    return found.length > 0 ? repo.insert(trx, found) : [];
+  }
+
+  /**
+   * The presence rows and events of geofences that still exist, locked against deletion until the commit: the index
+   * may hold one deleted since it was read (on any node), whose rows would fail the whole batch's insert.
+   */
+  async function withoutDeleted(trx: Kysely<Schema>, presence: PresenceRow[], events: NewEvent[]) {
+    const ids = new Set<string>();
+    for (const row of presence) ids.add(row.geofence_id);
+    for (const event of events) if (event.geofence_id) ids.add(event.geofence_id);
+    if (ids.size === 0) return { presence, events };
+    const existing = await deps.geofences.existing(trx, [...ids]);
+    if (existing.size === ids.size) return { presence, events };
+    return {
+      presence: presence.filter((row) => existing.has(row.geofence_id)),
+      events: events.filter((event) => event.geofence_id === null || existing.has(event.geofence_id)),
+    };
   }
 
   async function told(events: EventRow[]): Promise<void> {

@@ -71,6 +71,17 @@ export function createGeofencesRepo(db: Kysely<Schema>) {
         .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
         .executeTakeFirst(),
 
+    /**
+     * Which of these geofences exist, locked against deletion until `trx` ends (`for key share`): the events of a
+     * batch refer to them, and one deleted since the index was read must not fail the batch's insert.
+     */
+    existing: async (trx: Kysely<Schema>, ids: readonly string[]) =>
+      new Set(
+        (await trx.selectFrom('geofences').select('id').where('id', 'in', ids).forKeyShare().execute()).map(
+          (row) => row.id,
+        ),
+      ),
+
     /** Every active geofence, with what evaluating points needs (the events module's index). */
     active: () =>
       db

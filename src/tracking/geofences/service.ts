@@ -104,6 +104,8 @@ export function createGeofencesService(deps: { db: Kysely<Schema>; caches: Cache
       await changed();
     },
 
+    /** Which of these geofences exist, locked against deletion in `trx` (the events of a batch refer to them). */
+    existing: repo.existing,
     /** Every active geofence (for the events module's index; read again when `onChanged` says so). */
     active: () => repo.active(),
 

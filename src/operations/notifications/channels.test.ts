@@ -71,7 +71,10 @@ describe('notification channels', () => {
     const receiver = await startFakeWebhookReceiver(secret);
     try {
       const id = made.body.data.id;
-      await api.patch(`/v1/notification-channels/${id}`, { config: { url: `${receiver.url}/hook` } }).expect(200);
+      // A secret of the client's choosing is not taken, nor a field the type does not have.
+      const changed = { url: `${receiver.url}/hook`, secret: `whsec_${'A'.repeat(43)}=`, junk: 'x'.repeat(10_000) };
+      const patched = await api.patch(`/v1/notification-channels/${id}`, { config: unchecked(changed) }).expect(200);
+      expect(patched.body.data.config).toEqual({ url: `${receiver.url}/hook` });
       const listed = (await api.get('/v1/notification-channels').expect(200)).body;
       expect(listed.data).toEqual([
         channel({ id, type: 'webhook', name: 'Hook', config: { url: `${receiver.url}/hook` }, has_token: true }),

@@ -227,8 +227,14 @@ export function createNotificationsService(deps: NotificationsDeps) {
         } catch {
           // Sealed with a key no longer in use (`waygate secrets reset`): the config sent must hold them again.
         }
-        checkConfig(current.type, { ...kept, ...body.config });
-        split = splitConfig(current.type, body.config, deps.secretBox, kept);
+        // A webhook's secret is the service's to make, never the client's; fields the type does not name are
+        // dropped by the check (from the merged copy: only what survives it is stored).
+        const sent = Object.keys(body.config).filter((name) => !(current.type === 'webhook' && name === 'secret'));
+        const checked: Record<string, unknown> = { ...kept };
+        for (const name of sent) checked[name] = body.config[name];
+        checkConfig(current.type, checked);
+        const stored = Object.fromEntries(sent.filter((name) => name in checked).map((name) => [name, checked[name]]));
+        split = splitConfig(current.type, stored, deps.secretBox, kept);
       }
       const row = await repo.updateChannel(id, userId, {
         ...(body.name === undefined ? {} : { name: body.name }),

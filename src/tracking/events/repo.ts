@@ -134,12 +134,14 @@ export function createEventsRepo(db: Kysely<Schema>) {
       return new Map(rows.map((row) => [row.device_id, row.last_point_at]));
     },
 
-    /** The presence rows of these devices (read after their lock: the latest committed). */
+    /** The rows of these devices inside a geofence (read after their lock: the latest committed). */
     presenceOf: (trx: Kysely<Schema>, deviceIds: readonly string[]): Promise<PresenceRow[]> =>
       trx
         .selectFrom('geofence_presence')
         .select(['device_id', 'geofence_id', 'inside', 'since', 'last_point_at', 'dwell_fired'])
         .where('device_id', 'in', deviceIds)
+        // Rows of geofences left are kept (an upsert makes them inside again) but not read: no row is outside.
+        .where('inside', '=', true)
         .execute(),
 
     /** New events; one already there (the same transition, recorded by another node) is not stored twice. */

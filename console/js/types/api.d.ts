@@ -19484,6 +19484,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Conflict: `geofence.too_many` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "Conflict",
+                     *       "message": "You have as many geofences as one user may have (1,000): delete one first",
+                     *       "code": "geofence.too_many"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description Too many requests: `request.rate_limited` */
             429: {
                 headers: {

@@ -35,9 +35,8 @@ interface Fence {
 }
 
 interface Plan {
-  /** Per point, the positions in the index of the geofences whose bounding box holds it. */
+  /** Per point, the positions in the index of the geofences that apply to its device and whose box holds it. */
   candidates: Map<NewPointRow, number[]>;
-  access: Map<string, DeviceAccess>;
 }
 
 interface GeofenceIndex {
@@ -129,19 +128,27 @@ export function createEventsService(deps: {
    * and what the owners of those geofences may see.
    */
   async function planFor(tree: GeofenceIndex, rows: readonly NewPointRow[]): Promise<Plan> {
-    const owners = new Set<string>();
+    const evaluated = rows.filter((row) => row.device_id !== null && row.import_id === null);
     const candidates = new Map<NewPointRow, number[]>();
-    for (const row of rows) {
-      if (row.device_id === null || row.import_id !== null || !tree.tree) continue;
-      const found = tree.tree.search(row.longitude, row.latitude, row.longitude, row.latitude);
-      if (found.length === 0) continue;
-      candidates.set(row, found);
-      for (const i of found) {
+    if (!tree.tree || evaluated.length === 0) return { candidates };
+    const boxes = tree.tree;
+    const search = (row: NewPointRow, keep: (i: number) => boolean) =>
+      boxes.search(row.longitude, row.latitude, row.longitude, row.latitude, keep);
+    // Two passes, keeping no list of geofences that do not apply: first whose boxes hold the points, then only
+    // those that apply to each point's device (another user's geofence over the same town costs a visit, no more).
+    const owners = new Set<string>();
+    for (const row of evaluated)
+      search(row, (i) => {
         const owner = tree.fences[i]!.owner_id;
         if (owner !== null) owners.add(owner);
-      }
+        return false;
+      });
+    const access = owners.size > 0 ? await accessOfOwners(owners) : new Map<string, DeviceAccess>();
+    for (const row of evaluated) {
+      const found = search(row, (i) => applies(tree.fences[i]!, row.device_id!, access));
+      if (found.length > 0) candidates.set(row, found);
     }
-    return { candidates, access: owners.size > 0 ? await accessOfOwners(owners) : new Map() };
+    return { candidates };
   }
 
   const applies = (fence: Fence, deviceId: string, access: Map<string, DeviceAccess>) =>
@@ -153,7 +160,7 @@ export function createEventsService(deps: {
    * only by more than it (hysteresis; no accuracy: exact). Answers the events stored (not those already there).
    */
   async function evaluate(trx: Kysely<Schema>, tree: GeofenceIndex, points: readonly NewPointRow[], plan: Plan) {
-    const { candidates, access } = plan;
+    const { candidates } = plan;
     const byDevice = new Map<string, NewPointRow[]>();
     for (const point of points) {
       if (point.device_id === null || point.import_id !== null) continue;
@@ -241,7 +248,8 @@ export function createEventsService(deps: {
         for (const i of candidates.get(point) ?? []) {
           const fence = tree.fences[i]!;
           const row = ofDevice.get(fence.id);
-          if (row?.inside || !applies(fence, deviceId, access)) continue;
+          // (The candidates are those that apply to the device: planFor kept no other.)
+          if (row?.inside) continue;
           step(fence, row);
         }
       }

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { unchecked, type Client } from '../../../test/client.js';
-import { buildTestApp, createApiKey, expectIdChecks, login, TEST_ADMIN, type TestApp } from '../../../test/helpers.js';
+import {
+  buildTestApp,
+  createApiKey,
+  createUser,
+  expectIdChecks,
+  login,
+  TEST_ADMIN,
+  type TestApp,
+} from '../../../test/helpers.js';
 
 const CENTRE = { latitude: 54.32, longitude: 10.14, radius_km: 1.5 };
 
@@ -208,6 +216,44 @@ describe('geofences', () => {
       .expect(201);
     const response = await api.post('/v1/geofences', { name: 'x', ...CENTRE, dwell_minutes: 0 }).expect(400);
     expect(response.body.message).toBe("Body field 'dwell_minutes' must be >= 1");
+  });
+
+  it("bounds a user's own geofences: at most 100 km in radius and 1,000 of them; the global holders' stay unbounded", async () => {
+    const user = await createUser(t.app);
+    const own = t.as(user.token);
+    const refused = async (body: Record<string, unknown>) =>
+      (await own.post('/v1/geofences', { name: 'Wide', ...CENTRE, ...body } as never).expect(400)).body.message;
+    expect(await refused({ radius_km: 100.5 })).toBe(
+      "Body field 'radius_km' makes a geofence wider than 100 km across its radius, the most for your own",
+    );
+    // A polygon's enclosing radius counts: about 150 km here.
+    const square = [
+      [9, 53],
+      [11, 53],
+      [11, 55],
+      [9, 55],
+      [9, 53],
+    ];
+    expect(await refused({ polygon: { type: 'Polygon', coordinates: [square] } })).toBe(
+      "Body field 'polygon' makes a geofence wider than 100 km across its radius, the most for your own",
+    );
+    const made = (await own.post('/v1/geofences', { name: 'Home', ...CENTRE, radius_km: 100 }).expect(201)).body.data;
+    expect((await own.patch(`/v1/geofences/${made.id}`, { radius_km: 500 }).expect(400)).body.message).toMatch(
+      /^Body field 'radius_km' makes a geofence wider than 100 km/,
+    );
+    await api.post('/v1/geofences', { name: 'Country', ...CENTRE, radius_km: 500 }).expect(201);
+
+    // The 1,000th is made, the next refused (999 made here without the API, to keep the test short).
+    await t.database.db
+      .insertInto('geofences')
+      .values(Array.from({ length: 998 }, (_, i) => ({ name: `Fence ${i}`, ...CENTRE, owner_id: user.id })))
+      .execute();
+    await own.post('/v1/geofences', { name: 'Last', ...CENTRE }).expect(201);
+    expect((await own.post('/v1/geofences', { name: 'One more', ...CENTRE }).expect(409)).body).toEqual({
+      error: 'Conflict',
+      message: 'You have as many geofences as one user may have (1,000): delete one first',
+      code: 'geofence.too_many',
+    });
   });
 
   it('deletes with 204', async () => {

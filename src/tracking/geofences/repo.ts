@@ -71,6 +71,18 @@ export function createGeofencesRepo(db: Kysely<Schema>) {
         .$if(owners !== undefined, (query) => query.where(ownedBy(owners!)))
         .executeTakeFirst(),
 
+    /** How many geofences the user made. */
+    countOf: async (ownerId: string) =>
+      Number(
+        (
+          await db
+            .selectFrom('geofences')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('owner_id', '=', ownerId)
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+
     /**
      * Which of these geofences exist, locked against deletion until `trx` ends (`for key share`): the events of a
      * batch refer to them, and one deleted since the index was read must not fail the batch's insert.

@@ -77,7 +77,10 @@ export async function geofenceRoutes(
         tags,
         summary: 'Create a circular geofence',
         body: CreateGeofenceBody,
-        response: { 201: SingleEnvelope(Geofence), ...errorResponses(RequestErrors.validation, scoped) },
+        response: {
+          201: SingleEnvelope(Geofence),
+          ...errorResponses(RequestErrors.validation, GeofenceErrors.too_many, scoped),
+        },
       },
     },
     async (request, reply) =>

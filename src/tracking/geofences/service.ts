@@ -17,6 +17,23 @@ function readersOwners(scope: TrackingScope): GeofenceOwners {
   return scope.all ? undefined : [scope.userId, ...scope.access.sharersAtLeast('full')];
 }
 
+/**
+ * A user's own geofences (beyond the spec's global holders, who keep its rules unchanged) are bounded: every one
+ * is checked against every point of the devices its owner sees, so their number and size are what a person needs
+ * (a home, a school, a town), not a continent covered thousands of times over.
+ */
+export const MAX_OWN_GEOFENCES = 1000;
+export const MAX_OWN_RADIUS_KM = 100;
+
+/** 400 naming the field when a user's own geofence is larger than they may make. */
+function assertOwnSize(scope: TrackingScope, shape: { radius_km?: number; polygon?: unknown }) {
+  if (scope.all || shape.radius_km === undefined || shape.radius_km <= MAX_OWN_RADIUS_KM) return;
+  const field = shape.polygon ? 'polygon' : 'radius_km';
+  throw RequestErrors.validation(
+    `Body field '${field}' makes a geofence wider than ${MAX_OWN_RADIUS_KM} km across its radius, the most for your own`,
+  );
+}
+
 /** A polygon checked (400 naming the field) and the circle fields computed from it. */
 function polygonFields(polygon: PolygonGeometry) {
   const problem = polygonProblem(polygon);
@@ -75,6 +92,8 @@ export function createGeofencesService(deps: { db: Kysely<Schema>; caches: Cache
         if (missing) throw RequestErrors.validation(`Body field '${missing}' is required`);
         shape = { latitude: latitude!, longitude: longitude!, radius_km: radius_km! };
       }
+      assertOwnSize(scope, { radius_km: shape.radius_km, polygon });
+      if (!scope.all && (await repo.countOf(scope.userId)) >= MAX_OWN_GEOFENCES) throw GeofenceErrors.too_many();
       const geofence = await repo.insert({ ...rest, ...shape }, scope.all ? null : scope.userId);
       await changed();
       return geofence;
@@ -83,7 +102,7 @@ export function createGeofencesService(deps: { db: Kysely<Schema>; caches: Cache
     async update(scope: TrackingScope, id: string, fields: Static<typeof UpdateGeofenceBody>) {
       const current = await changeable(scope, id);
       const { polygon, ...rest } = fields;
-      let shape = {};
+      let shape: Partial<ReturnType<typeof polygonFields>> = {};
       if (polygon) shape = polygonFields(polygon);
       else if (polygon === undefined && current.polygon) {
         const circle = (['latitude', 'longitude', 'radius_km'] as const).find((name) => rest[name] !== undefined);
@@ -92,6 +111,7 @@ export function createGeofencesService(deps: { db: Kysely<Schema>; caches: Cache
             `Body field '${circle}' is computed for a polygon geofence (send polygon: null to make it a circle)`,
           );
       }
+      assertOwnSize(scope, { radius_km: shape.radius_km ?? rest.radius_km, polygon });
       const geofence = await repo.update(id, { ...rest, ...(polygon === null ? { polygon: null } : {}), ...shape });
       if (!geofence) throw GeofenceErrors.not_found();
       await changed();

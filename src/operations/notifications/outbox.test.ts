@@ -232,6 +232,36 @@ describe('the notification outbox', () => {
     }
   });
 
+  it('sends nothing held back once the device is no longer shared with the rule owner', async () => {
+    const owner = await newUser();
+    const friend = await newUser();
+    const share = (
+      await owner.api
+        .post(`/v1/devices/${owner.deviceId}/shares`, { user_id: friend.user.id, level: 'live' })
+        .expect(201)
+    ).body.data;
+    const { channelId, receiver } = await webhookOf(friend.api);
+    const now = t.clock.now();
+    const hhmm = (date: Date) => date.toISOString().slice(11, 16);
+    await ruleFor(friend.api, [channelId], {
+      quiet_hours: { from: hhmm(new Date(now.getTime() - 3600_000)), to: hhmm(new Date(now.getTime() + 3600_000)) },
+    });
+    const event = await recordTestEvent(t, { type: 'sos', device_id: owner.deviceId });
+    expect(event.deliveries).toBe(1);
+    await owner.api.delete(`/v1/devices/${owner.deviceId}/shares/${share.id}`).expect(204);
+    t.clock.advance(3600_000 + 60_000);
+    try {
+      await sendDue();
+      expect(receiver.received).toEqual([]);
+      const delivery = (
+        await friend.api.get('/v1/notification-deliveries', { query: { event_id: event.id } }).expect(200)
+      ).body.data[0]!;
+      expect(delivery).toMatchObject({ status: 'failed', last_error: "the channel's owner no longer sees the device" });
+    } finally {
+      t.clock.advance(-(3600_000 + 60_000));
+    }
+  });
+
   it('marks a channel that keeps failing and mails its owner once, until it works again', async () => {
     const { user, api, deviceId } = await newUser();
     const { channelId, receiver } = await webhookOf(api);

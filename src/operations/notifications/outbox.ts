@@ -224,6 +224,13 @@ export function createNotificationOutbox(deps: {
       return;
     }
     const payload = delivery.payload as unknown as DeliveryPayload;
+    // Sent hours later (quiet hours, retries): only while the channel's owner may still see the device (a share
+    // that ended, a user banned or deleted, stops it; their grants come from the sharing module's cache).
+    const access = await deps.sharing.accessOf(delivery.user_id).catch(() => undefined);
+    if (!access?.seesLive(payload.device_id)) {
+      await fail('failed', null, "the channel's owner no longer sees the device");
+      return;
+    }
     const notification = notificationOf(delivery.id, delivery.event_id, payload, deviceName, deps.consoleUrl);
     const result = await deps.notifications.send(channel, notification);
     if (result.ok) {

@@ -251,7 +251,7 @@ describe('notification channels to private addresses', () => {
       ok: false,
       status: null,
       detail:
-        'the host 127.0.0.1 resolves to 127.0.0.1, a loopback, private or link-local address (NOTIFY_ALLOW_PRIVATE_TARGETS allows it)',
+        'the host 127.0.0.1 resolves to a loopback, private or link-local address (NOTIFY_ALLOW_PRIVATE_TARGETS allows it)',
       retryable: false,
     });
   });

@@ -23,6 +23,12 @@ for (const [address, prefix] of [
 for (const [address, prefix] of [
   ['::', 128],
   ['::1', 128],
+  // IPv4-compatible (deprecated, ::a.b.c.d), 6to4 (an IPv4 inside), site-local, discard and documentation ranges.
+  ['::', 96],
+  ['2002::', 16],
+  ['fec0::', 10],
+  ['100::', 64],
+  ['2001:db8::', 32],
   ['64:ff9b::', 96],
   ['fc00::', 7],
   ['fe80::', 10],
@@ -55,10 +61,10 @@ export async function privateTargetProblem(url: string): Promise<{ detail: strin
   } catch {
     return { detail: `the host ${host} could not be resolved`, retryable: true };
   }
-  const blocked = addresses.find(isPrivateAddress);
-  return blocked
+  // Which address it was is not said: the answer goes to the channel's owner, and would map the inside network.
+  return addresses.some(isPrivateAddress)
     ? {
-        detail: `the host ${host} resolves to ${blocked}, a loopback, private or link-local address (NOTIFY_ALLOW_PRIVATE_TARGETS allows it)`,
+        detail: `the host ${host} resolves to a loopback, private or link-local address (NOTIFY_ALLOW_PRIVATE_TARGETS allows it)`,
         retryable: false,
       }
     : undefined;

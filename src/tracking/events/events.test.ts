@@ -268,6 +268,33 @@ describe('geofence events', () => {
     expect(await kinds(device)).toEqual([['geofence_enter', 60]]);
   });
 
+  it("matches an OwnTracks region among the device owner's geofences, never a grantee's of that name", async () => {
+    const lon = nextArea();
+    const owner = await createUser(t.app);
+    const friend = await createUser(t.app);
+    const { key, deviceId } = await deviceWithKey(t.app, owner.token, { name: 'phone', scopes: ['gps:write_own'] });
+    await t.as(owner.token).post(`/v1/devices/${deviceId}/shares`, { user_id: friend.id, level: 'full' }).expect(201);
+    const region = `Gym ${lon}`;
+    await t
+      .as(friend.token)
+      .post('/v1/geofences', { name: region, latitude: 54, longitude: lon, radius_km: 1 })
+      .expect(201);
+    const message = { _type: 'transition', event: 'enter', desc: region, tst: 1718370000, acc: 12, t: 'c' };
+    const answer = await t.as(null).raw({
+      method: 'POST',
+      url: '/v1/ingest/owntracks',
+      headers: {
+        authorization: `Basic ${Buffer.from(`ann:${key}`).toString('base64')}`,
+        'content-type': 'application/json',
+      },
+      payload: JSON.stringify(message),
+    });
+    expect(answer.status).toBe(200);
+    expect((await eventsOf(deviceId)).map((event) => [event.type, event.geofence_id])).toEqual([
+      ['geofence_enter', null],
+    ]);
+  });
+
   it('records OwnTracks transitions as geofence events of the key device', async () => {
     const lon = nextArea();
     const { key, deviceId } = await deviceWithKey(t.app, admin, { name: 'owntracks' });

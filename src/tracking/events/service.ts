@@ -387,7 +387,11 @@ export function createEventsService(deps: {
       const named = current.fences.filter((fence) => fence.name === transition.region);
       const owners = new Set(named.flatMap((fence) => (fence.owner_id ? [fence.owner_id] : [])));
       const access = owners.size > 0 ? await accessOfOwners(owners) : new Map<string, DeviceAccess>();
-      const fence = named.find((candidate) => applies(candidate, deviceId, access));
+      // The phone's region is its owner's: matched among the device owner's geofences and instance-wide ones, never
+      // a grantee's of the same name (which would show the owner's event under another user's private geofence).
+      const fence = named.find(
+        (candidate) => candidate.owner_id === null || access.get(candidate.owner_id)?.level(deviceId) === 'owner',
+      );
       const writer = await deliveries?.prepare([deviceId]);
       const event: NewEvent = {
         type: transition.event === 'enter' ? 'geofence_enter' : 'geofence_exit',

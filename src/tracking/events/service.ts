@@ -124,8 +124,8 @@ export function createEventsService(deps: {
 
   /**
    * Read before the insert's transaction (the grants may need the database, which the embedded back end's one
-   * connection cannot serve while the transaction holds it): the geofences whose bounding box holds each point,
-   * and what the owners of those geofences may see.
+   * connection cannot serve while the transaction holds it): per point, the geofences whose bounding box holds it
+   * and that apply to its device (instance-wide ones, and those of users who may see it).
    */
   async function planFor(tree: GeofenceIndex, rows: readonly NewPointRow[]): Promise<Plan> {
     const evaluated = rows.filter((row) => row.device_id !== null && row.import_id === null);

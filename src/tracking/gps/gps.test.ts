@@ -238,31 +238,35 @@ describe('GPS points', () => {
     expect(ids).not.toContain(silent.id);
   });
 
-  it('lists the latest points from the cache, and reads the many a cold cache misses in one query', async () => {
-    const devices = [];
-    for (let i = 0; i < 20; i++) devices.push(await newDevice({ name: `cold ${i}` }));
-    const at = newerBase();
-    const points = [];
-    for (const [i, device] of devices.entries())
-      points.push((await send(admin, { ...POINT, device_id: device.id, timestamp: at + i }).expect(201)).body.data);
-    const before = (await api.get('/v1/gps/current/devices').expect(200)).body;
-    expect(before).toEqual(expect.arrayContaining(points));
+  // Counts the queries of the first node's database (t.database): on two nodes the request may land on the other.
+  it.skipIf(twoNodes)(
+    'lists the latest points from the cache, and reads the many a cold cache misses in one query',
+    async () => {
+      const devices = [];
+      for (let i = 0; i < 20; i++) devices.push(await newDevice({ name: `cold ${i}` }));
+      const at = newerBase();
+      const points = [];
+      for (const [i, device] of devices.entries())
+        points.push((await send(admin, { ...POINT, device_id: device.id, timestamp: at + i }).expect(201)).body.data);
+      const before = (await api.get('/v1/gps/current/devices').expect(200)).body;
+      expect(before).toEqual(expect.arrayContaining(points));
 
-    // Cached: no point read from the database (the device ids are).
-    const reads = vi.spyOn(t.database.db, 'selectFrom');
-    expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
-    expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toEqual([]);
-    reads.mockClear();
+      // Cached: no point read from the database (the device ids are).
+      const reads = vi.spyOn(t.database.db, 'selectFrom');
+      expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
+      expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toEqual([]);
+      reads.mockClear();
 
-    // Cold for these 20 (as after a restart): one read of the points for all of them, and the cache filled again.
-    for (const device of devices) await t.kv.delete(`gps:latest:v2:device:${device.id}`);
-    expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
-    expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toHaveLength(1);
-    reads.mockClear();
-    expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
-    expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toEqual([]);
-    reads.mockRestore();
-  });
+      // Cold for these 20 (as after a restart): one read of the points for all of them, and the cache filled again.
+      for (const device of devices) await t.kv.delete(`gps:latest:v2:device:${device.id}`);
+      expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
+      expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toHaveLength(1);
+      reads.mockClear();
+      expect((await api.get('/v1/gps/current/devices').expect(200)).body).toEqual(before);
+      expect(reads.mock.calls.filter(([table]) => table !== 'devices')).toEqual([]);
+      reads.mockRestore();
+    },
+  );
 
   it('pages points newest first with a default limit of 10', async () => {
     const at = newerBase();

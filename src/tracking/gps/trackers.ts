@@ -275,8 +275,9 @@ const TRANSITION_FIELDS = ['event', 'desc', 'tid', 't', 'tst', 'wtst', 'acc', 'l
 /**
  * An OwnTracks `transition` message (the app's own geofencing: `event` enter or leave, the region's name in
  * `desc`, `tst` Unix seconds, optionally where with `lat`, `lon`, `acc`), or null when it lacks what an event
- * needs or holds what cannot be stored: such a message is answered 200 [] and dropped (a 4xx would make iOS
- * drop it with an alert and Android retry it).
+ * needs: such a message is answered 200 [] and dropped (a 4xx would make iOS drop it with an alert and Android
+ * retry it). Text PostgreSQL cannot store (a NUL character) never gets here: the API refuses any request holding
+ * it with 400 naming the field, as for every route.
  */
 export function ownTracksTransition(message: Record<string, unknown>): DeviceTransition | null {
   const event = message.event;

@@ -232,6 +232,31 @@ describe('the notification outbox', () => {
     }
   });
 
+  it('sends an event of 20 hours ago when quiet hours end 6 hours later, past the 24 hours', async () => {
+    const { api, deviceId } = await newUser();
+    // (ntfy, not a webhook: a webhook receiver refuses a signature time hours from its own clock.)
+    const topic = `late_${deviceId.slice(0, 8)}`;
+    const channelId = (
+      await api
+        .post('/v1/notification-channels', { type: 'ntfy', name: 'ntfy', config: { server: ntfy.url, topic } })
+        .expect(201)
+    ).body.data.id;
+    const now = t.clock.now();
+    const hhmm = (date: Date) => date.toISOString().slice(11, 16);
+    await ruleFor(api, [channelId], {
+      quiet_hours: { from: hhmm(new Date(now.getTime() - 3600_000)), to: hhmm(new Date(now.getTime() + 6 * 3600_000)) },
+    });
+    const occurred = new Date(now.getTime() - 20 * 3600_000);
+    expect((await recordTestEvent(t, { type: 'sos', device_id: deviceId, occurred_at: occurred })).deliveries).toBe(1);
+    t.clock.advance(6 * 3600_000 + 60_000);
+    try {
+      await sendDue();
+      expect(ntfy.messages.filter((message) => message.topic === topic)).toHaveLength(1);
+    } finally {
+      t.clock.advance(-(6 * 3600_000 + 60_000));
+    }
+  });
+
   it('sends nothing held back once the device is no longer shared with the rule owner', async () => {
     const owner = await newUser();
     const friend = await newUser();

@@ -159,7 +159,8 @@ export function createNotificationOutbox(deps: {
             user_id: rule.user_id,
             payload: payloadOf(event),
             next_attempt_at: due,
-            give_up_at: new Date(event.occurred_at.getTime() + GIVE_UP_AFTER_MS),
+            // 24 hours after the event, or an hour after quiet hours end when that is later: held, not dropped.
+            give_up_at: new Date(Math.max(event.occurred_at.getTime() + GIVE_UP_AFTER_MS, due.getTime() + 3600_000)),
           });
         }
       }

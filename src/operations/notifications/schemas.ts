@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { EVENT_TYPES } from '../../tracking/events/schemas.js';
 import { Body, DateTime, named, Nullable, Uuid } from '../../platform/http/schemas.js';
 
 /**
@@ -93,17 +94,8 @@ export type ChannelConfig<T extends ChannelType> = Static<(typeof ChannelConfigs
 
 // ---- The routes' shapes (channels, rules, deliveries) ----
 
-/** The event types a rule may name (the events module's types, docs/events.md). */
-export const NotifiedEventTypes = [
-  'geofence_enter',
-  'geofence_exit',
-  'geofence_dwell',
-  'device_offline',
-  'device_online',
-  'overspeed',
-  'low_battery',
-  'sos',
-] as const;
+/** The event types a rule may name: every type the events module records (docs/events.md). */
+const NotifiedEventTypes = EVENT_TYPES;
 
 const ChannelName = Type.String({ minLength: 1, maxLength: 100 });
 const ChannelConfigObject = Type.Unsafe<Record<string, unknown>>({
